@@ -1,0 +1,1 @@
+"""Oriole: LLM agents navigating 2D mazes as reproducible experiments on AWS Step Functions."""

@@ -1,0 +1,104 @@
+"""The parameter catalog: every Parameter Store entry the system reads, declared once.
+
+CDK creates the parameters from this list, the local runner seeds its emulated Parameter Store
+from it, StartExperiment resolves an experiment's configuration against it, and `oriole params list`
+prints it. Each entry that is read at start can be overridden per experiment in the execution
+input's ``config`` under its camelCase key (``max-actions-per-turn`` -> ``maxActionsPerTurn``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+
+PREFIX = "/oriole"
+PROMPTS_PATH = f"{PREFIX}/prompts"
+PRICING_PATH = f"{PREFIX}/pricing"
+SHIPPED_PROMPT_VERSIONS = ("v1",)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One tunable value: where it lives, its type, its default and when the system reads it."""
+
+    path: str
+    type: type
+    default: object
+    description: str
+    read_at: str = "start"
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+
+    @property
+    def key(self) -> str:
+        """The camelCase key used in an execution input's ``config``."""
+        head, *rest = self.path.rsplit("/", 1)[-1].split("-")
+        return head + "".join(word.capitalize() for word in rest)
+
+    @property
+    def name(self) -> str:
+        return f"{PREFIX}/{self.path}"
+
+    @property
+    def overridable(self) -> bool:
+        return self.read_at == "start"
+
+
+CATALOG: tuple[Parameter, ...] = (
+    Parameter("experiments/max-moves", int, 10000,
+              "Actions allowed per experiment (moves, failed moves, recalls and invalid calls all count).",
+              minimum=1),
+    Parameter("experiments/max-duration-minutes", float, 120.0,
+              "Wall-clock minutes allowed per experiment before FinalizeTimeout.", minimum=0),
+    Parameter("experiments/max-execution-seconds", int, 7200,
+              "Step Functions execution timeout; read when the stack is deployed.",
+              read_at="deploy", minimum=60),
+    Parameter("experiments/max-actions-per-turn", int, 8,
+              "Actions one agent task may take before the turn ends.", minimum=1),
+    Parameter("experiments/max-turns-per-execution", int, 1000,
+              "Turns one execution runs before it continues as a new execution "
+              "(about 16 history events per turn, under the 25,000-event limit).", minimum=1),
+    Parameter("experiments/recall-interval", int, 10,
+              "Moves required between two uses of recall_all.", minimum=0),
+    Parameter("experiments/max-recall-actions", int, 50,
+              "How many recent actions recall_all summarises.", minimum=1),
+    Parameter("experiments/history-actions", int, 20,
+              "Recent actions shown to the model in each turn's context.", minimum=0),
+    Parameter("experiments/seed", int, -1,
+              "Seed for baseline agents and Ollama; -1 draws a random seed per experiment (stored).",
+              minimum=-1),
+    Parameter("gameplay/vision-range", int, 3,
+              "Tiles the agent sees along each cardinal ray.", minimum=0),
+    Parameter("gameplay/goal-condition", str, "reach",
+              "reach: stand on the goal; sight: see the goal.", choices=("reach", "sight")),
+    Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server."),
+    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256),
+    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0),
+    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0),
+    Parameter("ollama/request-timeout-seconds", float, 120.0,
+              "Timeout of one model request.", minimum=1),
+)
+
+BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
+BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
+
+
+def prompt_name(version: str) -> str:
+    return f"{PROMPTS_PATH}/{version}"
+
+
+def shipped_prompt(version: str) -> str:
+    """The text of a prompt version shipped with the code (``oriole/prompts/<version>.md``)."""
+    return resources.files("oriole.prompts").joinpath(f"{version}.md").read_text(encoding="utf-8")
+
+
+def prompt_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def defaults() -> dict[str, str]:
+    """Every catalog value and shipped prompt as Parameter Store would hold it (name -> string)."""
+    values = {p.name: str(p.default) for p in CATALOG}
+    values.update({prompt_name(v): shipped_prompt(v) for v in SHIPPED_PROMPT_VERSIONS})
+    return values

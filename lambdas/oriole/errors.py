@@ -1,0 +1,42 @@
+"""Named errors. A handler's exception class name becomes the Step Functions error name,
+so each name says what went wrong and the message says what to do about it."""
+
+
+class OrioleError(Exception):
+    """Base of every error this project raises on purpose."""
+
+
+class InvalidExecutionInput(OrioleError):
+    """The execution input is malformed: a missing or unknown field, a wrong type, an unknown provider."""
+
+
+class UnknownMaze(InvalidExecutionInput):
+    """The execution input names a maze that is not in the maze set."""
+
+
+class UnknownPromptVersion(InvalidExecutionInput):
+    """No prompt is stored under /oriole/prompts/<version>."""
+
+
+class InvalidConfig(InvalidExecutionInput):
+    """A config override has an unknown key or a value of the wrong type or range."""
+
+
+class InvalidParameter(OrioleError):
+    """A Parameter Store value cannot be parsed as the catalog declares it."""
+
+
+class ExperimentNotFound(OrioleError):
+    """A task was given an experiment id that is not in the database."""
+
+
+class ExperimentNotRunning(OrioleError):
+    """A task was asked to advance an experiment that is already completed."""
+
+
+class TurnOutOfOrder(OrioleError):
+    """A turn arrived that does not follow the experiment's last committed turn."""
+
+
+class ProviderNotImplemented(OrioleError):
+    """The provider's agent task is not available in this version; the experiment fails cleanly."""

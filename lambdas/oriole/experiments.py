@@ -1,0 +1,243 @@
+"""The experiment lifecycle, one function per state-machine task.
+
+Handlers call these with their event and the adapters they need (the store, a parameter reader, an
+agent factory); here the event is validated, the core is called and the result is written. Each
+function is safe to retry: a retried start, turn or finalize finds its earlier work and returns it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+
+from oriole import catalog, inputs, mazeset, progress
+from oriole.baselines import BASELINE_NAMES, make_baseline
+from oriole.config import resolve
+from oriole.errors import (
+    ExperimentNotFound,
+    ExperimentNotRunning,
+    InvalidExecutionInput,
+    TurnOutOfOrder,
+    UnknownPromptVersion,
+)
+from oriole.maze import goal_visible, vision
+from oriole.store import NewExperiment, Store, StoredMaze, stored_maze
+from oriole.tools import Memory, Rules, WorldState
+from oriole.turn_loop import Agent, TurnOutcome, run_turn, turn_context
+
+AgentFactory = Callable[[dict, StoredMaze], Agent]
+_MAZE_CACHE: OrderedDict[int, StoredMaze] = OrderedDict()
+_MAZE_CACHE_SIZE = 64
+
+
+def _state(experiment_id: int, provider: str, turn_number: int, part: int) -> dict:
+    """The small state the execution carries between tasks: ids and counters, never history."""
+    return {"experimentId": experiment_id, "llmProvider": provider, "turnNumber": turn_number,
+            "turnsInExecution": 0, "part": part}
+
+
+def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[str, str]]) -> dict:
+    """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
+
+    A successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
+    Nothing is written until every check has passed, so a bad input leaves no row behind.
+    """
+    raw, execution_arn = event.get("input"), event.get("executionArn")
+    if not isinstance(execution_arn, str) or not execution_arn:
+        raise InvalidExecutionInput("StartExperiment needs the executionArn from the context object")
+    if isinstance(raw, dict) and "experimentId" in raw:
+        return _resume(inputs.parse(inputs.Continuation, raw, "continuation input"), execution_arn, store)
+    request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
+    entry = mazeset.get_maze(request.mazeId)
+    if request.llmProvider == "baseline" and request.modelName not in BASELINE_NAMES:
+        raise InvalidExecutionInput(f"modelName {request.modelName!r} is not a baseline agent; "
+                                    f"expected one of {', '.join(BASELINE_NAMES)}")
+    stored = read_parameters()
+    config = resolve(stored, request.config)
+    prompt = stored.get(catalog.prompt_name(request.promptVersion))
+    if not prompt:
+        known = sorted(n.rsplit("/", 1)[-1] for n in stored if n.startswith(catalog.PROMPTS_PATH + "/"))
+        raise UnknownPromptVersion(f"no prompt at {catalog.prompt_name(request.promptVersion)}; stored versions: "
+                                   f"{', '.join(known) or 'none'}")
+    if config["seed"] == -1:
+        config["seed"] = secrets.randbelow(2**31)
+    maze = entry.maze
+    row = store.create_experiment(NewExperiment(
+        maze_id=entry.id, llm_provider=request.llmProvider, model_name=request.modelName,
+        prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
+        agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
+        start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
+        else None, execution_arn=execution_arn,
+    ))
+    return _state(row["id"], row["llm_provider"], row["turn_count"] + 1, part=1)
+
+
+def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
+    row = store.attach_execution(request.experimentId, execution_arn)
+    if row is None:
+        raise ExperimentNotFound(f"experiment {request.experimentId} does not exist; cannot continue it")
+    if row["status"] != "running":
+        raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row['status']}")
+    return _state(row["id"], row["llm_provider"], row["turn_count"] + 1, part=row["parts"])
+
+
+def _cached_maze(experiment_id: int) -> StoredMaze | None:
+    if experiment_id in _MAZE_CACHE:
+        _MAZE_CACHE.move_to_end(experiment_id)
+        return _MAZE_CACHE[experiment_id]
+    return None
+
+
+def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
+    _MAZE_CACHE[experiment_id] = maze
+    while len(_MAZE_CACHE) > _MAZE_CACHE_SIZE:
+        _MAZE_CACHE.popitem(last=False)
+
+
+def baseline_agent(row: dict, maze: StoredMaze) -> Agent:
+    return make_baseline(row["model_name"], maze.maze, row["seed"], row["agent_state"])
+
+
+def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> dict:
+    """One agent task: load the experiment, play one turn, write it in one statement.
+
+    A turn that is already committed (a retry after a lost response) is returned from the database
+    without calling the agent again.
+    """
+    request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
+    experiment_id, turn_number = request.experimentId, request.turnNumber
+    maze = _cached_maze(experiment_id)
+    row = store.load_turn(experiment_id, turn_number, _RECENT_LIMIT, with_maze=maze is None)
+    if row is None:
+        raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
+    if row["committed_turn"]:
+        return _turn_result(turn_number, row["committed_turn"], row)
+    if row["status"] != "running":
+        raise ExperimentNotRunning(f"experiment {experiment_id} is {row['status']}; turn {turn_number} not played")
+    if row["turn_count"] != turn_number - 1:
+        raise TurnOutOfOrder(f"experiment {experiment_id} has {row['turn_count']} turns; "
+                             f"turn {turn_number} cannot be next")
+    if maze is None:
+        maze = stored_maze(row["maze"])
+        _cache_maze(experiment_id, maze)
+    return _play(row, maze, turn_number, store, agent_factory(row, maze))
+
+
+_RECENT_LIMIT = 200  # upper bound on recent actions loaded per turn (history + recall window)
+
+
+def _play(row: dict, maze: StoredMaze, turn_number: int, store: Store, agent: Agent) -> dict:
+    config = row["config"]
+    started_at = datetime.now(UTC)
+    world = WorldState(
+        position=(row["current_x"], row["current_y"]), step=row["action_count"], moves=row["move_count"],
+        failed_moves=row["failed_move_count"], recalls=row["recall_count"], invalid_calls=row["invalid_call_count"],
+        moves_at_last_recall=row["moves_at_last_recall"], goal_found=row["goal_found"],
+        goal_first_seen_step=row["goal_first_seen_step"], goal_reached_step=row["goal_reached_step"],
+    )
+    game = Rules(maze.maze, config["visionRange"], config["goalCondition"], config["recallInterval"],
+                 config["maxRecallActions"])
+    recent = row["recent_actions"]
+    memory = Memory(config["maxRecallActions"],
+                    [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in recent[-config["maxRecallActions"]:]])
+    history = [_history_entry(a) for a in recent[-config["historyActions"]:]] if config["historyActions"] else []
+    remaining = config["maxMoves"] - world.step
+    per_turn = config["maxActionsPerTurn"]
+    budget, budget_reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
+    outcome = run_turn(agent, row["prompt_text"], world, game, memory,
+                       turn_context(world, game, history, config["maxMoves"]), budget, budget_reason)
+    store.commit_turn(row["id"], turn_number, _turn_row(outcome, world, started_at),
+                      [_action_row(a) for a in outcome.actions],
+                      _experiment_update(outcome, world, row, getattr(agent, "state", {})))
+    return {"turnNumber": turn_number, "actions": len(outcome.actions), "endReason": outcome.end_reason,
+            "goalFound": world.goal_found, "position": list(world.position)}
+
+
+def _history_entry(action: dict) -> dict:
+    entry = {"step": action["step_number"], "action": action["action_type"],
+             "position": [action["to_x"], action["to_y"]], "success": action["success"]}
+    if action["error"]:
+        entry["error"] = action["error"]
+    return entry
+
+
+def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime) -> dict:
+    usage = outcome.usage
+    return {"first_step": world.step - len(outcome.actions) + 1, "action_count": len(outcome.actions),
+            "model_calls": len(outcome.responses), "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens, "cost_usd": 0, "latency_ms": usage.latency_ms,
+            "end_reason": outcome.end_reason, "started_at": started_at}
+
+
+def _action_row(a) -> dict:
+    return {"step_number": a.step_number, "action_type": a.action_type, "tool_name": a.tool_name,
+            "arguments": a.arguments, "reasoning": a.reasoning, "from_x": a.from_pos[0], "from_y": a.from_pos[1],
+            "to_x": a.to_pos[0], "to_y": a.to_pos[1], "success": a.success, "error": a.error,
+            "tiles_seen": a.tiles_seen, "goal_visible": a.goal_visible}
+
+
+def _experiment_update(outcome: TurnOutcome, world: WorldState, row: dict, agent_state: dict) -> dict:
+    """Counter increments for this turn (the SQL adds them), and the new position and goal steps."""
+    return {
+        "x": world.position[0], "y": world.position[1], "action_count": len(outcome.actions),
+        "move_count": world.moves - row["move_count"],
+        "failed_move_count": world.failed_moves - row["failed_move_count"],
+        "recall_count": world.recalls - row["recall_count"],
+        "invalid_call_count": world.invalid_calls - row["invalid_call_count"],
+        "moves_at_last_recall": world.moves_at_last_recall, "goal_found": world.goal_found,
+        "goal_first_seen_step": world.goal_first_seen_step, "goal_reached_step": world.goal_reached_step,
+        "agent_state": agent_state,
+    }
+
+
+def _turn_result(turn_number: int, turn: dict, row: dict) -> dict:
+    return {"turnNumber": turn_number, "actions": turn["action_count"], "endReason": turn["end_reason"],
+            "goalFound": row["goal_found"], "position": [row["current_x"], row["current_y"]]}
+
+
+def check_progress(event: Mapping, store: Store) -> dict:
+    """CheckProgress: read the experiment's counters and decide what the state machine does next."""
+    request = inputs.parse(inputs.ProgressRequest, dict(event), "CheckProgress input")
+    row = store.progress(request.experimentId)
+    if row is None:
+        raise ExperimentNotFound(f"experiment {request.experimentId} does not exist")
+    if row["status"] != "running":
+        raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row['status']}")
+    decision = progress.decide(
+        progress.Progress(row["goal_found"], row["action_count"], row["elapsed_seconds"], request.turnsInExecution),
+        row["config"],
+    )
+    return {"decision": decision.decision, "reason": decision.reason, "actions": row["action_count"],
+            "goalFound": row["goal_found"]}
+
+
+def finalize(event: Mapping, store: Store, status: str) -> dict:
+    """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
+
+    For a failure the reason is built from the caught error (its name and message); a failure before
+    any experiment existed (a rejected input) has nothing to close.
+    """
+    experiment_id = event.get("experimentId")
+    if status == "failed":
+        reason = failure_reason(event.get("error") or {})
+    else:
+        reason = event.get("reason") if status != "succeeded" else None
+    if not isinstance(experiment_id, int):
+        return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
+    closed = store.finalize(experiment_id, status, reason)
+    return {"experimentId": experiment_id, "status": status, "closed": closed, "failureReason": reason}
+
+
+def failure_reason(error: Mapping) -> str:
+    """``Error: message`` from a Step Functions Catch result, unwrapping a Lambda error payload."""
+    name = error.get("Error") or "UnknownError"
+    cause = error.get("Cause") or ""
+    try:
+        payload = json.loads(cause)
+    except (TypeError, json.JSONDecodeError):
+        payload = None
+    message = payload.get("errorMessage", cause) if isinstance(payload, dict) else cause
+    return f"{name}: {message}" if message else name

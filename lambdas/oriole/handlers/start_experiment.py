@@ -1,0 +1,22 @@
+"""StartExperiment: validate the execution input, snapshot the configuration, create the experiment."""
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities import parameters
+
+from oriole import catalog, db, experiments
+from oriole.store import Store
+
+logger = Logger(service="oriole")
+
+
+def read_parameters() -> dict[str, str]:
+    """Every parameter under the catalog prefix, fresh (a snapshot must not come from a stale cache)."""
+    values = parameters.get_parameters(catalog.PREFIX, recursive=True, force_fetch=True)
+    return {f"{catalog.PREFIX}/{name.lstrip('/')}": value for name, value in values.items()}
+
+
+@logger.inject_lambda_context
+def handler(event: dict, context) -> dict:
+    state = experiments.start(event, Store(db.connection()), read_parameters)
+    logger.info("experiment started", extra={"experiment_id": state["experimentId"], "part": state["part"]})
+    return state

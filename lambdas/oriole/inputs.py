@@ -1,0 +1,70 @@
+"""Task inputs as the state machine sends them, validated at the boundary with clear messages."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oriole.errors import InvalidExecutionInput
+
+PROVIDERS = ("bedrock", "ollama", "baseline")
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ExecutionInput(BaseModel):
+    """What a researcher pastes into the console to start an experiment."""
+
+    model_config = _STRICT
+
+    mazeId: str | int
+    llmProvider: Literal["bedrock", "ollama", "baseline"] = "bedrock"
+    modelName: str = Field(min_length=1, max_length=200)
+    promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    agentId: str | None = Field(None, max_length=200)
+    comment: str | None = Field(None, max_length=2000)
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class Continuation(BaseModel):
+    """The input of a successor execution: only the experiment it carries on."""
+
+    model_config = _STRICT
+
+    experimentId: int = Field(gt=0)
+
+
+class TurnRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+    experimentId: int = Field(gt=0)
+    turnNumber: int = Field(gt=0)
+
+
+class ProgressRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+    experimentId: int = Field(gt=0)
+    turnsInExecution: int = Field(ge=0)
+
+
+def _describe(err: ValidationError) -> str:
+    problems = []
+    for item in err.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "input"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"{where}: unknown field")
+        else:
+            problems.append(f"{where}: {item['msg']}" + (f" (got {item['input']!r})" if "input" in item and
+                                                           item["type"] != "missing" else ""))
+    return "; ".join(problems)
+
+
+def parse(model: type[BaseModel], data: object, what: str) -> BaseModel:
+    """Validate ``data`` as ``model``; any problem raises InvalidExecutionInput listing every field at fault."""
+    if not isinstance(data, dict):
+        raise InvalidExecutionInput(f"{what} must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise InvalidExecutionInput(f"invalid {what}: {_describe(err)}") from None

@@ -1,0 +1,1 @@
+"""Running the system on one machine: embedded Postgres, moto for AWS, the CLI."""

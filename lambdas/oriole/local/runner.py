@@ -1,0 +1,179 @@
+"""Run the real state machine on one machine: moto's Step Functions interpreter executes the ASL file,
+Parameter Store is moto's, seeded from the catalog, and every Lambda invoke is routed to the real
+handler in this process. Everything but the AWS services is the production code path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+import time
+import traceback
+import uuid
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from unittest import mock
+
+import boto3
+
+from oriole import catalog, db
+from oriole.handlers import FUNCTIONS
+from oriole.store import Store
+
+ASL_PATH = Path(__file__).resolve().parents[3] / "infra" / "state_machine.asl.json"
+REGION = "us-east-1"
+STATE_MACHINE_NAME = "oriole-experiment"
+TERMINAL = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+
+
+def function_name(placeholder: str) -> str:
+    """``StartExperimentFunctionArn`` -> ``oriole-StartExperiment``."""
+    return "oriole-" + placeholder.removesuffix("FunctionArn")
+
+
+@dataclass(frozen=True)
+class LambdaContext:
+    """The attributes of a Lambda context object that Powertools reads."""
+
+    function_name: str
+    invoked_function_arn: str
+    aws_request_id: str
+    memory_limit_in_mb: int = 512
+
+
+class LocalAws:
+    """A context manager holding moto's AWS, the state machine and the handler routing."""
+
+    def __init__(self, database_url: str, passthrough_urls: tuple[str, ...] = ()):
+        self.database_url = database_url
+        self.passthrough_urls = passthrough_urls
+        self._handlers: dict[str, Callable] = {}
+        self._patches: list = []
+
+    def __enter__(self) -> LocalAws:
+        from moto import mock_aws
+        from moto.awslambda_simple.models import LambdaSimpleBackend
+
+        self._patches = [
+            mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
+                                         "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")}),
+            mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},
+                             "core": {"passthrough": {"urls": list(self.passthrough_urls), "services": []}}}),
+            mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
+        ]
+        for patch in self._patches:
+            patch.start()
+        db.reset()
+        self.sfn = boto3.client("stepfunctions", region_name=REGION)
+        self.state_machine_arn = self._deploy()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for patch in reversed(self._patches):
+            patch.stop()
+        db.reset()
+
+    def _make_invoke(self):
+        handlers = self._handlers
+
+        def invoke(backend, function_name, qualifier, body, headers, response_headers):
+            """Run the real handler for ``function_name``; report an exception as Lambda does."""
+            name = function_name.rsplit(":", 1)[-1]
+            context = LambdaContext(name, f"arn:aws:lambda:{REGION}:123456789012:function:{name}",
+                                    str(uuid.uuid4()))
+            try:
+                result = handlers[name](json.loads(body or "{}"), context)
+            except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
+                response_headers["x-amz-function-error"] = "Unhandled"
+                result = {"errorType": type(err).__name__, "errorMessage": str(err),
+                          "stackTrace": traceback.format_tb(err.__traceback__)}
+            return json.dumps(result, default=str).encode()
+
+        return invoke
+
+    def _deploy(self) -> str:
+        iam = boto3.client("iam", region_name=REGION)
+        role = iam.create_role(RoleName="oriole-local", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        awslambda = boto3.client("lambda", region_name=REGION)
+        code = io.BytesIO()
+        with zipfile.ZipFile(code, "w") as archive:
+            archive.writestr("handler.py", "# the local runner routes invocations to the real handlers\n")
+        substitutions = {}
+        for placeholder, target in FUNCTIONS.items():
+            name = function_name(placeholder)
+            module, attribute = target.rsplit(".", 1)
+            self._handlers[name] = getattr(importlib.import_module(module), attribute)
+            arn = awslambda.create_function(FunctionName=name, Runtime="python3.12", Role=role, Handler=target,
+                                            Code={"ZipFile": code.getvalue()})["FunctionArn"]
+            substitutions[placeholder] = arn
+        ssm = boto3.client("ssm", region_name=REGION)
+        for name, value in catalog.defaults().items():
+            ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True)
+        definition = ASL_PATH.read_text(encoding="utf-8")
+        for placeholder, arn in substitutions.items():
+            definition = definition.replace("${%s}" % placeholder, arn)
+        return self.sfn.create_state_machine(name=STATE_MACHINE_NAME, definition=definition,
+                                             roleArn=role)["stateMachineArn"]
+
+    def start(self, execution_input: dict, name: str | None = None) -> str:
+        name = name or f"local-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        return self.sfn.start_execution(stateMachineArn=self.state_machine_arn, name=name,
+                                        input=json.dumps(execution_input))["executionArn"]
+
+    def describe(self, execution_arn: str) -> dict:
+        return self.sfn.describe_execution(executionArn=execution_arn)
+
+    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None] | None = None,
+             poll_seconds: float = 0.2) -> RunResult:
+        """Follow an execution and its successors until the experiment is closed (or the start failed)."""
+        experiment_id = None
+        while True:
+            execution = self.describe(execution_arn)
+            if experiment_id is None:
+                row = store.experiment_by_execution(execution_arn)
+                experiment_id = row["id"] if row else None
+            if experiment_id is None and execution["status"] in TERMINAL:
+                return RunResult(execution_arn, execution, None)
+            if experiment_id is not None:
+                summary = store.summary(experiment_id)
+                if on_progress:
+                    on_progress(summary)
+                last = self.describe(summary["execution_arns"][-1])
+                # A SUCCEEDED execution of an open experiment has handed over to a successor: keep following.
+                if last["status"] in TERMINAL and (summary["completed"] or last["status"] != "SUCCEEDED"):
+                    return RunResult(execution_arn, last, summary)
+            time.sleep(poll_seconds)
+
+    def history(self, execution_arn: str) -> list[dict]:
+        events, token = [], None
+        while True:
+            page = self.sfn.get_execution_history(executionArn=execution_arn, maxResults=1000,
+                                                  **({"nextToken": token} if token else {}))
+            events.extend(page["events"])
+            token = page.get("nextToken")
+            if not token:
+                return events
+
+
+@dataclass(frozen=True)
+class RunResult:
+    execution_arn: str
+    execution: dict
+    summary: dict | None
+
+    def as_json(self) -> dict:
+        """The one JSON object ``oriole run --json`` prints (scripts and sweeps read it)."""
+        if self.summary is None:
+            return {"experiment_id": None, "status": "rejected", "goal_found": False, "actions": 0, "turns": 0,
+                    "shortest_path_length": None, "path_efficiency": None,
+                    "failure_reason": f"{self.execution.get('error')}: {self.execution.get('cause')}",
+                    "execution_arn": self.execution_arn}
+        keys = ("experiment_id", "status", "goal_found", "actions", "turns", "moves", "failed_moves",
+                "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
+                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
+                "duration_seconds", "execution_arns")
+        return {k: self.summary[k] for k in keys}

@@ -1,0 +1,216 @@
+"""The maze rules: the grid, moves, vision, recall and the goal condition.
+
+Everything an agent can experience of a maze is decided here, as pure functions over plain data,
+so the rules are tested without a database or a model and every provider plays the same game.
+
+Coordinates are ``(x, y)``; ``grid[y][x]`` holds 0 (empty), 1 (wall) or 2 (goal). North is ``y - 1``.
+Outside the grid counts as wall.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+EMPTY, WALL, GOAL = 0, 1, 2
+Position = tuple[int, int]
+
+DIRECTIONS: dict[str, Position] = {
+    "north": (0, -1),
+    "south": (0, 1),
+    "east": (1, 0),
+    "west": (-1, 0),
+}
+
+GOAL_CONDITIONS = ("reach", "sight")
+
+
+class InvalidMaze(ValueError):
+    """A maze definition breaks a rule every experiment relies on (shape, start, goal, reachability)."""
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One tile an agent saw: its position and what is there."""
+
+    x: int
+    y: int
+    cell: int
+
+    def as_list(self) -> list[int]:
+        return [self.x, self.y, self.cell]
+
+
+@dataclass(frozen=True)
+class Maze:
+    """An immutable maze: the grid plus where the agent starts and where the goal is."""
+
+    grid: tuple[tuple[int, ...], ...]
+    start: Position
+    goal: Position
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[int]], start: Position, goal: Position) -> Maze:
+        return cls(tuple(tuple(int(c) for c in row) for row in rows), tuple(start), tuple(goal))
+
+    @property
+    def width(self) -> int:
+        return len(self.grid[0]) if self.grid else 0
+
+    @property
+    def height(self) -> int:
+        return len(self.grid)
+
+    def inside(self, pos: Position) -> bool:
+        x, y = pos
+        return 0 <= x < self.width and 0 <= y < self.height
+
+    def cell(self, pos: Position) -> int:
+        """The cell at ``pos``; anything outside the grid is a wall."""
+        if not self.inside(pos):
+            return WALL
+        return self.grid[pos[1]][pos[0]]
+
+    def passable(self, pos: Position) -> bool:
+        return self.cell(pos) != WALL
+
+    def neighbours(self, pos: Position) -> Iterable[Position]:
+        for dx, dy in DIRECTIONS.values():
+            nxt = (pos[0] + dx, pos[1] + dy)
+            if self.passable(nxt):
+                yield nxt
+
+    def shortest_path(self) -> list[Position] | None:
+        """Positions from start to goal (both included) on a shortest path, or None if unreachable."""
+        return shortest_path(self.start, self.goal.__eq__, self.neighbours)
+
+    def shortest_path_length(self) -> int | None:
+        """The number of moves on a shortest path from start to goal."""
+        path = self.shortest_path()
+        return None if path is None else len(path) - 1
+
+    def content_hash(self) -> str:
+        """A SHA-256 over grid, start and goal: two mazes with the same hash play identically."""
+        payload = json.dumps(
+            {"grid": self.grid, "start": self.start, "goal": self.goal}, separators=(",", ":")
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def validate(self) -> int:
+        """Check the maze is playable and return its shortest-path length; raise InvalidMaze otherwise."""
+        if self.height == 0 or any(len(row) != self.width for row in self.grid):
+            raise InvalidMaze("the grid must be a non-empty rectangle")
+        bad = {c for row in self.grid for c in row} - {EMPTY, WALL, GOAL}
+        if bad:
+            raise InvalidMaze(f"cells must be 0, 1 or 2; found {sorted(bad)}")
+        goals = [(x, y) for y, row in enumerate(self.grid) for x, c in enumerate(row) if c == GOAL]
+        if goals != [self.goal]:
+            raise InvalidMaze(f"the grid must hold exactly one goal cell at {self.goal}; found {goals}")
+        if not self.inside(self.start) or not self.passable(self.start):
+            raise InvalidMaze(f"start {self.start} is a wall or outside the grid")
+        if self.start == self.goal:
+            raise InvalidMaze("start and goal are the same tile")
+        length = self.shortest_path_length()
+        if length is None:
+            raise InvalidMaze(f"goal {self.goal} is not reachable from start {self.start}")
+        return length
+
+
+def shortest_path(
+    start: Position, is_target: Callable[[Position], bool], neighbours: Callable[[Position], Iterable[Position]]
+) -> list[Position] | None:
+    """Breadth-first search from ``start`` to the nearest position where ``is_target`` holds.
+
+    Returns the path (both ends included) or None. Any neighbour function works, so agents search
+    the map they know and the maze set searches the true grid with the same code.
+    """
+    came_from: dict[Position, Position | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        pos = queue.popleft()
+        if is_target(pos):
+            path = [pos]
+            while came_from[path[-1]] is not None:
+                path.append(came_from[path[-1]])
+            return path[::-1]
+        for nxt in neighbours(pos):
+            if nxt not in came_from:
+                came_from[nxt] = pos
+                queue.append(nxt)
+    return None
+
+
+def move(maze: Maze, pos: Position, direction: str) -> tuple[Position, bool]:
+    """Try one step; a wall or the grid edge leaves the agent where it is and the move fails."""
+    dx, dy = DIRECTIONS[direction]
+    target = (pos[0] + dx, pos[1] + dy)
+    if maze.passable(target):
+        return target, True
+    return pos, False
+
+
+def vision(maze: Maze, pos: Position, vision_range: int) -> list[Tile]:
+    """The agent's own tile plus four cardinal rays of ``vision_range`` tiles.
+
+    A ray includes the first wall it meets and stops there; it also stops at the grid edge
+    (nothing outside the grid is ever reported).
+    """
+    tiles = [Tile(pos[0], pos[1], maze.cell(pos))]
+    for dx, dy in DIRECTIONS.values():
+        for distance in range(1, vision_range + 1):
+            target = (pos[0] + dx * distance, pos[1] + dy * distance)
+            if not maze.inside(target):
+                break
+            cell = maze.cell(target)
+            tiles.append(Tile(target[0], target[1], cell))
+            if cell == WALL:
+                break
+    return tiles
+
+
+def goal_visible(tiles: Iterable[Tile]) -> bool:
+    return any(tile.cell == GOAL for tile in tiles)
+
+
+def goal_met(condition: str, maze: Maze, pos: Position, tiles: Iterable[Tile]) -> bool:
+    """``reach``: the agent stands on the goal. ``sight``: the goal is among the tiles it sees."""
+    if condition == "reach":
+        return pos == maze.goal
+    if condition == "sight":
+        return goal_visible(tiles)
+    raise ValueError(f"unknown goal condition {condition!r}; expected one of {GOAL_CONDITIONS}")
+
+
+def recall_moves_remaining(moves: int, moves_at_last_recall: int | None, interval: int) -> int:
+    """Moves still needed before ``recall_all`` may be used again (0 means it is allowed now)."""
+    if moves_at_last_recall is None:
+        return 0
+    return max(0, interval - (moves - moves_at_last_recall))
+
+
+def group_tiles(tiles: Iterable[Sequence[int]]) -> dict:
+    """Tiles (``[x, y, cell]``) grouped the way a model reads them: open tiles, walls and the goal."""
+    by_kind: dict[int, list[list[int]]] = {EMPTY: [], WALL: [], GOAL: []}
+    for x, y, cell in sorted(tiles, key=lambda t: (t[1], t[0])):
+        by_kind[cell].append([x, y])
+    return {"open": by_kind[EMPTY], "walls": by_kind[WALL], "goal": by_kind[GOAL][0] if by_kind[GOAL] else None}
+
+
+def recall_summary(memories: Sequence[tuple[Position, Iterable[Sequence[int]]]]) -> dict:
+    """Condense the last actions' positions and sightings into what ``recall_all`` returns.
+
+    ``memories`` holds, oldest first, each action's resulting position and the tiles it saw
+    (``[x, y, cell]``). The answer lists the positions visited (in order, without consecutive
+    repeats) and every tile seen, grouped as open tiles, walls and the goal.
+    """
+    visited: list[list[int]] = []
+    seen: dict[Position, int] = {}
+    for pos, tiles in memories:
+        if not visited or visited[-1] != list(pos):
+            visited.append(list(pos))
+        for x, y, cell in tiles:
+            seen[(x, y)] = cell
+    return {"visited": visited, **group_tiles([x, y, cell] for (x, y), cell in seen.items())}

@@ -1,0 +1,298 @@
+"""All SQL lives here: migrations, the maze set, experiments, turns and actions.
+
+The turn path is built for few round trips: one statement loads everything a turn needs, one
+statement writes the whole turn (its actions, its turn row, the experiment's position and counters)
+atomically, and CheckProgress reads one row. The write is guarded by the experiment's turn counter,
+so a retried turn that already committed writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from oriole.maze import Maze
+
+MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
+
+
+def migrations_dir() -> Path:
+    """``ORIOLE_MIGRATIONS_DIR`` when set (a Lambda bundle), else the repository's ``migrations/``."""
+    return Path(os.environ.get("ORIOLE_MIGRATIONS_DIR") or Path(__file__).resolve().parents[2] / "migrations")
+
+
+class MigrationChanged(RuntimeError):
+    """An applied migration file was edited afterwards; add a new migration instead."""
+
+
+class MazeSetMismatch(RuntimeError):
+    """The database holds a maze whose content differs from the maze set in the code."""
+
+
+@dataclass(frozen=True)
+class StoredMaze:
+    id: int
+    name: str
+    maze: Maze
+    shortest_path_length: int
+
+
+@dataclass(frozen=True)
+class NewExperiment:
+    maze_id: int
+    llm_provider: str
+    model_name: str
+    prompt_version: str
+    prompt_text: str
+    prompt_hash: str
+    agent_id: str | None
+    comment: str | None
+    config: dict
+    seed: int
+    start: tuple[int, int]
+    goal_first_seen_step: int | None
+    execution_arn: str
+
+
+def stored_maze(row: dict) -> StoredMaze:
+    """A maze as stored in the ``mazes`` table (a row, or the row as JSON)."""
+    maze = Maze.from_rows(row["grid"], (row["start_x"], row["start_y"]), (row["goal_x"], row["goal_y"]))
+    return StoredMaze(row["id"], row["name"], maze, row["shortest_path_length"])
+
+
+class Store:
+    """The data-access layer over one psycopg connection (autocommit, dict rows)."""
+
+    def __init__(self, conn: psycopg.Connection):
+        self.conn = conn
+
+    # -- schema -------------------------------------------------------------------------------
+
+    def apply_migrations(self, directory: Path | None = None) -> list[str]:
+        """Apply each pending ``NNNN_*.sql`` file once, in order, each in its own transaction.
+
+        An advisory lock serialises concurrent runners (two deploys at once); an applied file whose
+        checksum changed is refused. Returns the versions applied by this call.
+        """
+        files = sorted((directory or migrations_dir()).glob("*.sql"))
+        applied: list[str] = []
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+        try:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, "
+                "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {r["version"]: r["checksum"] for r in self.conn.execute("SELECT * FROM schema_migrations")}
+            for path in files:
+                sql = path.read_text(encoding="utf-8")
+                checksum = hashlib.sha256(sql.encode()).hexdigest()
+                if path.stem in done:
+                    if done[path.stem] != checksum:
+                        raise MigrationChanged(f"migration {path.name} changed after it was applied")
+                    continue
+                with self.conn.transaction():
+                    self.conn.execute(sql)
+                    self.conn.execute("INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)",
+                                      (path.stem, checksum))
+                applied.append(path.stem)
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+        return applied
+
+    def load_mazes(self, entries: Iterable) -> int:
+        """Insert the maze set (idempotent) and check stored mazes match it; returns how many were new."""
+        entries = list(entries)
+        rows = [
+            (e.id, e.name, e.family, e.maze.width, e.maze.height, *e.maze.start, *e.maze.goal,
+             e.shortest_path_length, e.generator, e.seed, e.content_hash, Jsonb(e.maze.grid))
+            for e in entries
+        ]
+        with self.conn.transaction():
+            with self.conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
+                    "shortest_path_length, generator, seed, content_hash, grid) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (id) DO NOTHING RETURNING id",
+                    rows, returning=True,
+                )
+                inserted = 0
+                while True:
+                    inserted += len(cur.fetchall())
+                    if not cur.nextset():
+                        break
+            stored = {r["id"]: r for r in self.conn.execute("SELECT id, name, content_hash FROM mazes")}
+        for e in entries:
+            row = stored[e.id]
+            if (row["name"], row["content_hash"]) != (e.name, e.content_hash):
+                raise MazeSetMismatch(
+                    f"maze {e.id} is stored as {row['name']} ({row['content_hash'][:12]}) but the code "
+                    f"generates {e.name} ({e.content_hash[:12]}); mazes must never change under stored runs"
+                )
+        return inserted
+
+    def maze(self, maze_id: int) -> StoredMaze:
+        row = self.conn.execute("SELECT * FROM mazes WHERE id = %s", (maze_id,)).fetchone()
+        if row is None:
+            raise LookupError(f"maze {maze_id} is not loaded; run `oriole mazes load`")
+        return stored_maze(row)
+
+    # -- experiments ----------------------------------------------------------------------------
+
+    def create_experiment(self, new: NewExperiment) -> dict:
+        """Insert the experiment, keyed on the execution that starts it: a retried start returns the
+        row the first attempt made instead of creating a second experiment."""
+        return self.conn.execute(
+            """
+            INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
+                agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
+                origin_execution_arn, execution_arns)
+            VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
+                %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s])
+            ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
+            RETURNING id, llm_provider, status, turn_count
+            """,
+            {**new.__dict__, "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
+        ).fetchone()
+
+    def attach_execution(self, experiment_id: int, execution_arn: str) -> dict | None:
+        """Record a continuation execution on its experiment (once, in order) and return the row."""
+        return self.conn.execute(
+            """
+            UPDATE experiments
+               SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
+                                         ELSE execution_arns || %(arn)s END
+             WHERE id = %(id)s
+            RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
+            """,
+            {"id": experiment_id, "arn": execution_arn},
+        ).fetchone()
+
+    def load_turn(self, experiment_id: int, turn_number: int, recent: int, with_maze: bool) -> dict | None:
+        """Everything one turn needs, in one round trip: the experiment, the last ``recent`` actions,
+        the maze when the caller has not cached it, and the turn's row if it was already committed."""
+        return self.conn.execute(
+            """
+            SELECT e.id, e.status, e.maze_id, e.model_name, e.prompt_text, e.config, e.seed,
+                   e.current_x, e.current_y, e.action_count, e.move_count, e.failed_move_count,
+                   e.recall_count, e.invalid_call_count, e.moves_at_last_recall, e.turn_count,
+                   e.goal_found, e.goal_first_seen_step, e.goal_reached_step, e.agent_state,
+                   CASE WHEN %(with_maze)s THEN to_jsonb(m) END AS maze,
+                   to_jsonb(t) AS committed_turn,
+                   (SELECT coalesce(jsonb_agg(r ORDER BY r.step_number), '[]'::jsonb)
+                      FROM (SELECT a.step_number, a.action_type, a.to_x, a.to_y, a.success, a.error,
+                                   a.tiles_seen
+                              FROM actions a
+                             WHERE a.experiment_id = e.id
+                             ORDER BY a.step_number DESC
+                             LIMIT %(recent)s) r) AS recent_actions
+              FROM experiments e
+              JOIN mazes m ON m.id = e.maze_id
+              LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
+             WHERE e.id = %(id)s
+            """,
+            {"id": experiment_id, "turn": turn_number, "recent": recent, "with_maze": with_maze},
+        ).fetchone()
+
+    def commit_turn(self, experiment_id: int, turn_number: int, turn: dict, actions: list[dict],
+                    experiment: dict) -> bool:
+        """Write a whole turn in one statement; False when the turn was already committed.
+
+        The experiment update only matches when ``turn_count`` is ``turn_number - 1`` and the experiment
+        is running; the turn and action inserts select from that update, so either all of it is written
+        or none of it.
+        """
+        row = self.conn.execute(
+            """
+            WITH advanced AS (
+                UPDATE experiments SET
+                    current_x = %(x)s, current_y = %(y)s,
+                    action_count = action_count + %(action_count)s,
+                    move_count = move_count + %(move_count)s,
+                    failed_move_count = failed_move_count + %(failed_move_count)s,
+                    recall_count = recall_count + %(recall_count)s,
+                    invalid_call_count = invalid_call_count + %(invalid_call_count)s,
+                    moves_at_last_recall = %(moves_at_last_recall)s,
+                    turn_count = turn_count + 1,
+                    input_tokens = input_tokens + %(input_tokens)s,
+                    output_tokens = output_tokens + %(output_tokens)s,
+                    cost_usd = cost_usd + %(cost_usd)s,
+                    goal_found = %(goal_found)s,
+                    goal_first_seen_step = %(goal_first_seen_step)s,
+                    goal_reached_step = %(goal_reached_step)s,
+                    agent_state = %(agent_state)s
+                 WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
+                RETURNING id
+            ), turn AS (
+                INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls,
+                                   input_tokens, output_tokens, cost_usd, latency_ms, end_reason, started_at)
+                SELECT id, %(turn)s, %(first_step)s, %(action_count)s, %(model_calls)s, %(input_tokens)s,
+                       %(output_tokens)s, %(cost_usd)s, %(latency_ms)s, %(end_reason)s, %(started_at)s
+                  FROM advanced
+                RETURNING experiment_id
+            ), stored_actions AS (
+                INSERT INTO actions (experiment_id, turn_number, step_number, action_type, tool_name, arguments,
+                                     reasoning, from_x, from_y, to_x, to_y, success, error, tiles_seen,
+                                     goal_visible)
+                SELECT turn.experiment_id, %(turn)s, a.*
+                  FROM turn, jsonb_to_recordset(%(actions)s) AS a(
+                       step_number integer, action_type text, tool_name text, arguments jsonb, reasoning text,
+                       from_x integer, from_y integer, to_x integer, to_y integer, success boolean,
+                       error text, tiles_seen jsonb, goal_visible boolean)
+                RETURNING 1
+            )
+            SELECT count(*) AS committed FROM turn
+            """,
+            {**turn, **experiment, "id": experiment_id, "turn": turn_number,
+             "agent_state": Jsonb(experiment["agent_state"]), "actions": Jsonb(actions)},
+        ).fetchone()
+        return row["committed"] == 1
+
+    def progress(self, experiment_id: int) -> dict | None:
+        return self.conn.execute(
+            "SELECT status, goal_found, action_count, config, "
+            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
+            "FROM experiments WHERE id = %s",
+            (experiment_id,),
+        ).fetchone()
+
+    def finalize(self, experiment_id: int, status: str, reason: str | None) -> bool:
+        """Close a running experiment; finalizing a completed one changes nothing (returns False)."""
+        row = self.conn.execute(
+            "UPDATE experiments SET status = %s, failure_reason = %s, completed_at = now() "
+            "WHERE id = %s AND completed_at IS NULL RETURNING id",
+            (status, reason, experiment_id),
+        ).fetchone()
+        return row is not None
+
+    def experiment_by_execution(self, execution_arn: str) -> dict | None:
+        return self.conn.execute(
+            "SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)
+        ).fetchone()
+
+    def summary(self, experiment_id: int) -> dict | None:
+        """One experiment's outcome, as the CLI reports it."""
+        return self.conn.execute(
+            """
+            SELECT e.id AS experiment_id, e.status, e.goal_found, e.action_count AS actions,
+                   e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
+                   e.current_x, e.current_y, e.failure_reason, e.llm_provider, e.model_name,
+                   e.goal_first_seen_step, e.goal_reached_step, m.name AS maze, m.shortest_path_length,
+                   CASE WHEN e.goal_found AND e.move_count > 0
+                        THEN round(m.shortest_path_length::numeric / e.move_count, 4)::float END
+                        AS path_efficiency,
+                   e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd,
+                   extract(epoch FROM coalesce(e.completed_at, now()) - e.started_at)::float AS duration_seconds,
+                   e.completed_at IS NOT NULL AS completed, e.execution_arns
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.id = %s
+            """,
+            (experiment_id,),
+        ).fetchone()
