@@ -11,8 +11,8 @@ import random
 from collections.abc import Iterable
 
 from oriole.maze import DIRECTIONS, Maze, Position, shortest_path
-from oriole.turn_loop import ModelRequest, ModelResponse
 from oriole.tools import ToolCall
+from oriole.turn_loop import ModelRequest, ModelResponse
 
 UNKNOWN, OPEN, WALL, GOAL = "?", ".", "#", "G"
 _CLOCKWISE = ("north", "east", "south", "west")
@@ -32,12 +32,23 @@ def _step_towards(start: Position, target: Position) -> str:
 
 
 class Baseline:
-    """Common plumbing: one move per answer, with a reasoning line, and a JSON state."""
+    """Common plumbing: one move per answer, with a reasoning line, and a JSON state.
+
+    ``state["size"]`` is the maze's width and height, which every agent is told in its turn context.
+    """
 
     name = "baseline"
 
-    def __init__(self, state: dict | None = None):
-        self.state = dict(state or {})
+    def __init__(self, state: dict):
+        self.state = state
+
+    def blocked(self, observation: dict) -> set[str]:
+        """Directions known to fail from here: a wall in sight, or the edge of the maze."""
+        x, y = observation["position"]
+        width, height = self.state["size"]
+        walls = {tuple(w) for w in (observation.get("visible") or {}).get("walls", ())}
+        return {d for d, (dx, dy) in DIRECTIONS.items()
+                if (x + dx, y + dy) in walls or not (0 <= x + dx < width and 0 <= y + dy < height)}
 
     def choose(self, observation: dict) -> tuple[str, str]:
         raise NotImplementedError
@@ -95,14 +106,13 @@ class RandomAgent(Baseline):
 
     name = "random"
 
-    def __init__(self, seed: int, state: dict | None = None):
+    def __init__(self, seed: int, state: dict):
         super().__init__(state)
         self.seed = seed
 
     def choose(self, observation: dict) -> tuple[str, str]:
-        pos = tuple(observation["position"])
-        walls = {tuple(w) for w in (observation.get("visible") or {}).get("walls", ())}
-        legal = [d for d, (dx, dy) in DIRECTIONS.items() if (pos[0] + dx, pos[1] + dy) not in walls]
+        blocked = self.blocked(observation)
+        legal = [d for d in DIRECTIONS if d not in blocked]
         rng = random.Random(f"{self.seed}:{self.state.get('calls', 0)}")
         return rng.choice(legal or list(DIRECTIONS)), "random legal move"
 
@@ -114,18 +124,16 @@ class WallFollower(Baseline):
 
     def choose(self, observation: dict) -> tuple[str, str]:
         pos = tuple(observation["position"])
+        failed_here = set()
         if not observation.get("success", True) and self.state.get("tried_from") == list(pos):
-            blocked = set(self.state.get("blocked", [])) | {self.state["heading"]}
-        else:
-            blocked = set()
-        walls = {tuple(w) for w in (observation.get("visible") or {}).get("walls", ())}
+            failed_here = set(self.state.get("failed_here", [])) | {self.state["heading"]}
+        blocked = self.blocked(observation) | failed_here
         heading = _CLOCKWISE.index(self.state.get("heading", "north"))
         for turn in (1, 0, -1, 2):
             direction = _CLOCKWISE[(heading + turn) % 4]
-            dx, dy = DIRECTIONS[direction]
-            if direction not in blocked and (pos[0] + dx, pos[1] + dy) not in walls:
+            if direction not in blocked:
                 break
-        self.state.update(heading=direction, tried_from=list(pos), blocked=sorted(blocked))
+        self.state.update(heading=direction, tried_from=list(pos), failed_here=sorted(failed_here))
         return direction, "keep the wall on my right"
 
 
@@ -174,7 +182,7 @@ class Oracle(Baseline):
 
     name = "oracle"
 
-    def __init__(self, maze: Maze, state: dict | None = None):
+    def __init__(self, maze: Maze, state: dict):
         super().__init__(state)
         self.maze = maze
 
@@ -189,13 +197,12 @@ BASELINE_NAMES = ("random", "wall-follower", "explorer", "oracle")
 
 def make_baseline(name: str, maze: Maze, seed: int, state: dict | None) -> Baseline:
     """Build a baseline agent, restoring the state it saved at the end of its last turn."""
-    state = dict(state or {})
+    state = {**(state or {}), "size": [maze.width, maze.height]}
     if name == "random":
         return RandomAgent(seed, state)
     if name == "wall-follower":
         return WallFollower(state)
     if name == "explorer":
-        state.setdefault("size", [maze.width, maze.height])
         return Explorer(state)
     if name == "oracle":
         return Oracle(maze, state)

@@ -40,8 +40,8 @@ def check_override(param: Parameter, value: object) -> object:
     """Validate one ``config`` override strictly: booleans are not numbers, strings are not numbers."""
     where = f"config.{param.key}"
     ok = (
-        isinstance(value, param.type) and not isinstance(value, bool)
-        or param.type is float and isinstance(value, int) and not isinstance(value, bool)
+        (isinstance(value, param.type) and not isinstance(value, bool))
+        or (param.type is float and isinstance(value, int) and not isinstance(value, bool))
     )
     if not ok:
         raise InvalidConfig(f"{where} must be {_TYPE_NAMES[param.type]}; got {value!r}")

@@ -110,7 +110,7 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> dict
     request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
     experiment_id, turn_number = request.experimentId, request.turnNumber
     maze = _cached_maze(experiment_id)
-    row = store.load_turn(experiment_id, turn_number, _RECENT_LIMIT, with_maze=maze is None)
+    row = store.load_turn(experiment_id, turn_number, with_maze=maze is None)
     if row is None:
         raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
     if row["committed_turn"]:
@@ -124,9 +124,6 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> dict
         maze = stored_maze(row["maze"])
         _cache_maze(experiment_id, maze)
     return _play(row, maze, turn_number, store, agent_factory(row, maze))
-
-
-_RECENT_LIMIT = 200  # upper bound on recent actions loaded per turn (history + recall window)
 
 
 def _play(row: dict, maze: StoredMaze, turn_number: int, store: Store, agent: Agent) -> dict:

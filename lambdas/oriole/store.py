@@ -175,9 +175,10 @@ class Store:
             {"id": experiment_id, "arn": execution_arn},
         ).fetchone()
 
-    def load_turn(self, experiment_id: int, turn_number: int, recent: int, with_maze: bool) -> dict | None:
-        """Everything one turn needs, in one round trip: the experiment, the last ``recent`` actions,
-        the maze when the caller has not cached it, and the turn's row if it was already committed."""
+    def load_turn(self, experiment_id: int, turn_number: int, with_maze: bool) -> dict | None:
+        """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
+        the history and the recall window of its configuration need), the maze when the caller has not
+        cached it, and the turn's row if it was already committed."""
         return self.conn.execute(
             """
             SELECT e.id, e.status, e.maze_id, e.model_name, e.prompt_text, e.config, e.seed,
@@ -192,13 +193,14 @@ class Store:
                               FROM actions a
                              WHERE a.experiment_id = e.id
                              ORDER BY a.step_number DESC
-                             LIMIT %(recent)s) r) AS recent_actions
+                             LIMIT greatest((e.config ->> 'historyActions')::int,
+                                            (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions
               FROM experiments e
               JOIN mazes m ON m.id = e.maze_id
               LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
              WHERE e.id = %(id)s
             """,
-            {"id": experiment_id, "turn": turn_number, "recent": recent, "with_maze": with_maze},
+            {"id": experiment_id, "turn": turn_number, "with_maze": with_maze},
         ).fetchone()
 
     def commit_turn(self, experiment_id: int, turn_number: int, turn: dict, actions: list[dict],

@@ -79,6 +79,7 @@ def turn_context(world: WorldState, game: Rules, history: Sequence[dict], max_mo
     _, seen = observation(game.maze, world.position, game.vision_range)
     return {
         **seen,
+        "maze_size": [game.maze.width, game.maze.height],
         "step": world.step,
         "actions_left": max_moves - world.step,
         "goal_condition": game.goal_condition,

@@ -5,6 +5,7 @@ handler in this process. Everything but the AWS services is the production code 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import io
 import json
@@ -45,6 +46,30 @@ class LambdaContext:
     memory_limit_in_mb: int = 512
 
 
+def _faster_moto_patches() -> list:
+    """Two caches for moto's interpreter, which re-does constant work on every state.
+
+    moto parses each JSONPath expression anew on every evaluation and builds a new boto3 client for
+    every Lambda invoke; together that was over half of a local turn. Parsed paths are immutable and
+    boto3 clients are thread-safe, so caching them changes nothing but the speed.
+    """
+    from jsonpath_ng.ext import parse
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+    from moto.stepfunctions.parser.asl.utils import json_path
+
+    new_client = lambda_eval_utils.boto_client_for
+
+    @functools.cache
+    def client_for(region: str, service: str):
+        return new_client(region=region, service=service)
+
+    def cached_client(region: str, service: str, state_credentials=None):
+        return client_for(region, service)  # moto signs every call with fixed test keys anyway
+
+    return [mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=1024)(parse)),
+            mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client)]
+
+
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
@@ -64,6 +89,7 @@ class LocalAws:
             mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},
                              "core": {"passthrough": {"urls": list(self.passthrough_urls), "services": []}}}),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
+            *_faster_moto_patches(),
         ]
         for patch in self._patches:
             patch.start()
@@ -115,7 +141,7 @@ class LocalAws:
             ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True)
         definition = ASL_PATH.read_text(encoding="utf-8")
         for placeholder, arn in substitutions.items():
-            definition = definition.replace("${%s}" % placeholder, arn)
+            definition = definition.replace(f"${{{placeholder}}}", arn)
         return self.sfn.create_state_machine(name=STATE_MACHINE_NAME, definition=definition,
                                              roleArn=role)["stateMachineArn"]
 
