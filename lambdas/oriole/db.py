@@ -1,6 +1,6 @@
 """The database connection: one per warm container, opened lazily, replaced when it was closed.
 
-Every statement goes through a counting cursor, so the benchmark can report database round trips
+Every connection counts the statements it sends, so the benchmark can report database round trips
 per turn from the connection itself rather than from an estimate.
 """
 
@@ -13,22 +13,28 @@ import psycopg
 from psycopg.rows import dict_row
 
 _lock = threading.Lock()
-_connection: psycopg.Connection | None = None
-_statements = 0
+_connection: CountingConnection | None = None
+
+
+class CountingConnection(psycopg.Connection):
+    """A connection that counts the statements sent through it (one round trip each in autocommit)."""
+
+    statements = 0
 
 
 class CountingCursor(psycopg.Cursor):
-    """A cursor that counts the statements it sends (each one is one round trip in autocommit mode)."""
-
     def execute(self, *args, **kwargs):
-        global _statements
-        _statements += 1
+        self.connection.statements += 1
         return super().execute(*args, **kwargs)
 
+    def executemany(self, *args, **kwargs):
+        self.connection.statements += 1
+        return super().executemany(*args, **kwargs)
 
-def statement_count() -> int:
-    """Statements sent through connections of this process since it started."""
-    return _statements
+
+def shared_statements() -> int:
+    """Statements sent so far through the container's shared connection."""
+    return _connection.statements if _connection is not None else 0
 
 
 def database_url() -> str:
@@ -38,13 +44,13 @@ def database_url() -> str:
     return url
 
 
-def connect(url: str | None = None) -> psycopg.Connection:
+def connect(url: str | None = None) -> CountingConnection:
     """A new autocommit connection returning rows as dicts; each statement is its own transaction."""
-    return psycopg.connect(url or database_url(), autocommit=True, row_factory=dict_row,
-                           cursor_factory=CountingCursor)
+    return CountingConnection.connect(url or database_url(), autocommit=True, row_factory=dict_row,
+                                      cursor_factory=CountingCursor)
 
 
-def connection() -> psycopg.Connection:
+def connection() -> CountingConnection:
     """The container's shared connection, reconnected if it was closed or broken since the last use."""
     global _connection
     with _lock:

@@ -78,6 +78,8 @@ class LocalAws:
         self.passthrough_urls = passthrough_urls
         self._handlers: dict[str, Callable] = {}
         self._patches: list = []
+        self.invocations: dict[str, int] = {}
+        self.statements: dict[str, int] = {}
 
     def __enter__(self) -> LocalAws:
         from moto import mock_aws
@@ -104,19 +106,21 @@ class LocalAws:
         db.reset()
 
     def _make_invoke(self):
-        handlers = self._handlers
-
         def invoke(backend, function_name, qualifier, body, headers, response_headers):
             """Run the real handler for ``function_name``; report an exception as Lambda does."""
             name = function_name.rsplit(":", 1)[-1]
             context = LambdaContext(name, f"arn:aws:lambda:{REGION}:123456789012:function:{name}",
                                     str(uuid.uuid4()))
+            before = db.shared_statements()
             try:
-                result = handlers[name](json.loads(body or "{}"), context)
+                result = self._handlers[name](json.loads(body or "{}"), context)
             except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
                 response_headers["x-amz-function-error"] = "Unhandled"
                 result = {"errorType": type(err).__name__, "errorMessage": str(err),
                           "stackTrace": traceback.format_tb(err.__traceback__)}
+            finally:
+                self.invocations[name] = self.invocations.get(name, 0) + 1
+                self.statements[name] = self.statements.get(name, 0) + db.shared_statements() - before
             return json.dumps(result, default=str).encode()
 
         return invoke

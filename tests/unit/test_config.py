@@ -1,0 +1,69 @@
+"""Resolving the configuration snapshot: defaults, stored values, overrides, and their errors."""
+
+import pytest
+from oriole import catalog
+from oriole.config import parse_assignment, resolve
+from oriole.errors import InvalidConfig, InvalidParameter
+
+
+def test_keys_are_the_camel_case_of_the_catalog_names():
+    assert catalog.BY_KEY["maxActionsPerTurn"].name == "/oriole/experiments/max-actions-per-turn"
+    assert catalog.BY_KEY["numCtx"].name == "/oriole/ollama/num-ctx"
+    assert len(catalog.BY_KEY) == len(catalog.CATALOG)
+
+
+def test_defaults_then_stored_values_then_overrides():
+    snapshot = resolve({"/oriole/experiments/max-moves": "500", "/oriole/gameplay/vision-range": "2"},
+                       {"visionRange": 1, "temperature": 0})
+    assert snapshot["maxMoves"] == 500
+    assert snapshot["visionRange"] == 1
+    assert snapshot["temperature"] == 0.0 and isinstance(snapshot["temperature"], float)
+    assert snapshot["maxActionsPerTurn"] == 8
+    assert "maxExecutionSeconds" not in snapshot  # read at deploy time only
+
+
+def test_a_zero_override_is_kept_not_dropped():
+    assert resolve({}, {"temperature": 0.0})["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"maxMovez": 3}, "unknown config key"),
+    ({"maxMoves": "500"}, "must be an integer"),
+    ({"maxMoves": 5.5}, "must be an integer"),
+    ({"maxMoves": True}, "must be an integer"),
+    ({"temperature": "hot"}, "must be a number"),
+    ({"goalCondition": "touch"}, "must be one of reach, sight"),
+    ({"maxMoves": 0}, "at least 1"),
+    ({"maxExecutionSeconds": 60}, "deploy time"),
+])
+def test_bad_overrides_name_the_key_and_the_problem(overrides, message):
+    with pytest.raises(InvalidConfig, match=message):
+        resolve({}, overrides)
+
+
+def test_a_bad_stored_value_names_the_parameter():
+    with pytest.raises(InvalidParameter, match="/oriole/experiments/max-moves"):
+        resolve({"/oriole/experiments/max-moves": "lots"}, {})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("maxMoves=200", ("maxMoves", 200)),
+    ("max-moves=200", ("maxMoves", 200)),
+    ("experiments/max-moves=200", ("maxMoves", 200)),
+    ("temperature=0", ("temperature", 0.0)),
+    ("goal-condition=sight", ("goalCondition", "sight")),
+])
+def test_cli_assignments_are_typed_by_the_catalog(text, expected):
+    assert parse_assignment(text) == expected
+
+
+@pytest.mark.parametrize("text", ["maxMoves", "nope=1", "maxMoves=many"])
+def test_bad_cli_assignments_are_refused(text):
+    with pytest.raises(InvalidConfig):
+        parse_assignment(text)
+
+
+def test_shipped_prompt_is_seeded_with_the_defaults():
+    values = catalog.defaults()
+    assert "navigating a 2D grid maze" in values["/oriole/prompts/v1"]
+    assert values["/oriole/experiments/max-moves"] == "10000"
