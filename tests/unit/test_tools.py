@@ -91,6 +91,7 @@ def test_recall_window_keeps_only_the_last_actions():
 def test_reaching_the_goal_sets_found_and_steps():
     world = WorldState(position=(4, 2))
     first, second = play(world, ToolCall("move_north"), ToolCall("move_north"))
+    assert second.to_pos == (4, 0)
     assert first.goal_visible and world.goal_first_seen_step == 1
     assert world.goal_found and world.goal_reached_step == 2
 
