@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -18,9 +19,11 @@ def server_url(tmp_path_factory) -> str:
     """A URL of a PostgreSQL server the tests may create databases on."""
     if os.environ.get("DATABASE_URL"):
         return os.environ["DATABASE_URL"]
-    import pgserver
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+        import pgserver
 
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="delete")
+        server = pgserver.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="delete")
     return server.get_uri()
 
 

@@ -36,7 +36,7 @@ _MAZE_CACHE_SIZE = 64
 def _state(experiment_id: int, provider: str, turn_number: int, part: int) -> dict:
     """The small state the execution carries between tasks: ids and counters, never history."""
     return {"experimentId": experiment_id, "llmProvider": provider, "turnNumber": turn_number,
-            "turnsInExecution": 0, "part": part}
+            "turnInExecution": 1, "part": part}
 
 
 def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[str, str]]) -> dict:
@@ -204,7 +204,7 @@ def check_progress(event: Mapping, store: Store) -> dict:
     if row["status"] != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row['status']}")
     decision = progress.decide(
-        progress.Progress(row["goal_found"], row["action_count"], row["elapsed_seconds"], request.turnsInExecution),
+        progress.Progress(row["goal_found"], row["action_count"], row["elapsed_seconds"], request.turnInExecution),
         row["config"],
     )
     return {"decision": decision.decision, "reason": decision.reason, "actions": row["action_count"],

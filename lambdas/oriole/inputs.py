@@ -45,7 +45,7 @@ class ProgressRequest(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
 
     experimentId: int = Field(gt=0)
-    turnsInExecution: int = Field(ge=0)
+    turnInExecution: int = Field(gt=0)
 
 
 def _describe(err: ValidationError) -> str:

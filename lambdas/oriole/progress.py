@@ -13,7 +13,7 @@ class Progress:
     goal_found: bool
     actions: int
     elapsed_seconds: float
-    turns_in_execution: int
+    turn_in_execution: int  # the just-played turn's number within the current execution, from 1
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,6 @@ def decide(progress: Progress, config: dict) -> Decision:
             TIMEOUT,
             f"max_duration_minutes reached: ran {minutes:.1f} of {config['maxDurationMinutes']:g} minutes",
         )
-    if progress.turns_in_execution >= config["maxTurnsPerExecution"]:
+    if progress.turn_in_execution >= config["maxTurnsPerExecution"]:
         return Decision(CONTINUE_AS_NEW)
     return Decision(CONTINUE)

@@ -59,5 +59,5 @@ def test_every_state_is_reachable_from_the_start():
 
 def test_loop_state_stays_small_and_counts_turns():
     loop = STATES["ContinueLoop"]["Parameters"]
-    assert set(loop) == {"experimentId.$", "llmProvider.$", "turnNumber.$", "turnsInExecution.$", "part.$"}
+    assert set(loop) == {"experimentId.$", "llmProvider.$", "turnNumber.$", "turnInExecution.$", "part.$"}
     assert loop["turnNumber.$"] == "States.MathAdd($.turnNumber, 1)"

@@ -4,6 +4,7 @@ folder of the project and reused between runs. Either way it is migrated and hol
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 from oriole import db, mazeset
@@ -19,9 +20,11 @@ def home() -> Path:
 
 def embedded_url(data_dir: Path | None = None) -> str:
     """Start (or reuse) the embedded server; it keeps running after this process so the next run is fast."""
-    import pgserver
+    with warnings.catch_warnings():  # pgserver asks platformdirs for a runtime dir that containers lack
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+        import pgserver
 
-    server = pgserver.get_server(data_dir or home() / "pgdata", cleanup_mode=None)
+        server = pgserver.get_server(data_dir or home() / "pgdata", cleanup_mode=None)
     return server.get_uri()
 
 

@@ -1,0 +1,157 @@
+"""Whole experiments through the real ASL file under moto, with the real handlers and PostgreSQL."""
+
+import json
+
+import pytest
+
+from oriole import catalog, mazeset
+from tests.integration.conftest import baseline
+
+
+def assert_invariants(store, experiment_id: int) -> None:
+    """What must hold after any run: gapless steps, continuous positions, totals equal sums, closed."""
+    conn = store.conn
+    exp = conn.execute("SELECT * FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
+    actions = conn.execute("SELECT * FROM actions WHERE experiment_id = %s ORDER BY step_number",
+                           (experiment_id,)).fetchall()
+    turns = conn.execute("SELECT * FROM turns WHERE experiment_id = %s ORDER BY turn_number",
+                         (experiment_id,)).fetchall()
+    maze = mazeset.get_maze(exp["maze_id"]).maze
+    assert [a["step_number"] for a in actions] == list(range(1, len(actions) + 1))
+    position = maze.start
+    for a in actions:
+        assert (a["from_x"], a["from_y"]) == position, a["step_number"]
+        position = (a["to_x"], a["to_y"])
+    assert position == (exp["current_x"], exp["current_y"])
+    assert [t["turn_number"] for t in turns] == list(range(1, len(turns) + 1))
+    assert [t["first_step"] for t in turns] == [1 + sum(t["action_count"] for t in turns[:i]) for i in range(len(turns))]
+    assert exp["turn_count"] == len(turns)
+    assert exp["action_count"] == len(actions) == sum(t["action_count"] for t in turns)
+    assert exp["input_tokens"] == sum(t["input_tokens"] for t in turns)
+    assert exp["output_tokens"] == sum(t["output_tokens"] for t in turns)
+    assert exp["move_count"] == sum(a["action_type"].startswith("move_") for a in actions)
+    assert exp["failed_move_count"] == sum(a["action_type"].startswith("move_") and not a["success"] for a in actions)
+    assert exp["completed_at"] is not None and exp["status"] != "running"
+
+
+def state_names(local, execution_arn: str) -> list[str]:
+    return [e["stateEnteredEventDetails"]["name"] for e in local.aws.history(execution_arn)
+            if "stateEnteredEventDetails" in e]
+
+
+def test_oracle_finds_the_goal_in_exactly_the_shortest_path(local):
+    result = local.run(baseline("oracle", "perfect-11"))
+    data = result.as_json()
+    entry = mazeset.get_maze("perfect-11")
+    assert result.execution["status"] == "SUCCEEDED"
+    assert data["status"] == "succeeded" and data["goal_found"]
+    assert data["moves"] == data["actions"] == entry.shortest_path_length == data["shortest_path_length"]
+    assert data["path_efficiency"] == 1.0 and data["failure_reason"] is None
+    assert data["goal_reached_step"] == data["actions"]
+    assert state_names(local, result.execution_arn)[-2:] == ["FinalizeSuccess", "ExperimentSucceeded"]
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def test_random_agent_ends_through_finalize_timeout_at_max_moves(local):
+    result = local.run(baseline("random", "medium-60", maxMoves=200))
+    data = result.as_json()
+    assert data["status"] == "timed_out" and not data["goal_found"] and data["actions"] == 200
+    assert data["failure_reason"] == "max_moves reached: 200 actions of 200 allowed"
+    assert "FinalizeTimeout" in state_names(local, result.execution_arn)
+    assert_invariants(local.store, data["experiment_id"])
+
+
+@pytest.mark.parametrize("agent", ["explorer", "wall-follower"])
+def test_searching_baselines_reach_the_goal_of_a_small_maze(local, agent):
+    data = local.run(baseline(agent, "perfect-15")).as_json()
+    assert data["status"] == "succeeded" and data["moves"] >= data["shortest_path_length"]
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def test_configuration_snapshot_and_overrides_are_stored(local):
+    data = local.run(baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1,
+                              temperature=0.0)).as_json()
+    row = local.store.conn.execute("SELECT config, seed, prompt_version, prompt_hash, prompt_text FROM experiments "
+                                   "WHERE id = %s", (data["experiment_id"],)).fetchone()
+    assert row["config"]["maxActionsPerTurn"] == 2 and row["config"]["visionRange"] == 1
+    assert row["config"]["temperature"] == 0.0  # a falsy value is stored, not dropped
+    assert row["config"]["seed"] == row["seed"] >= 0
+    assert row["prompt_version"] == "v1" and len(row["prompt_hash"]) == 64 and "maze" in row["prompt_text"]
+    turns = local.store.conn.execute("SELECT action_count FROM turns WHERE experiment_id = %s",
+                                     (data["experiment_id"],)).fetchall()
+    assert max(t["action_count"] for t in turns) == 2
+
+
+def count_experiments(local) -> int:
+    return local.store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"]
+
+
+@pytest.mark.parametrize("execution_input, error, message", [
+    ({"mazeId": "no-such-maze", "llmProvider": "baseline", "modelName": "random"}, "UnknownMaze", "no-such-maze"),
+    ({"mazeId": "perfect-7", "llmProvider": "openai", "modelName": "gpt"}, "InvalidExecutionInput", "llmProvider"),
+    (baseline("random", "perfect-7", maxMovez=5), "InvalidConfig", "maxMovez"),
+    (baseline("random", "perfect-7", maxMoves="many"), "InvalidConfig", "config.maxMoves must be an integer"),
+    ({**baseline("random", "perfect-7"), "promptVersion": "v99"}, "UnknownPromptVersion", "v99"),
+    ({"mazeId": "perfect-7", "llmProvider": "baseline"}, "InvalidExecutionInput", "modelName: Field required"),
+    ({**baseline("random", "perfect-7"), "colour": "red"}, "InvalidExecutionInput", "colour: unknown field"),
+    ({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "genius"}, "InvalidExecutionInput", "genius"),
+    ({"experimentId": 999999}, "ExperimentNotFound", "999999"),
+])
+def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local, execution_input, error, message):
+    before = count_experiments(local)
+    result = local.run(execution_input)
+    assert result.summary is None
+    assert result.execution["status"] == "FAILED"
+    assert result.execution["error"] == error
+    assert message in json.loads(result.execution["cause"])["errorMessage"]
+    assert count_experiments(local) == before
+    assert state_names(local, result.execution_arn) == ["StartExperiment", "FinalizeFailure", "ExperimentFailed"]
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "ollama"])
+def test_providers_not_yet_available_fail_the_experiment_with_a_named_error(local, provider):
+    result = local.run({"mazeId": "perfect-7", "llmProvider": provider, "modelName": "some-model"})
+    data = result.as_json()
+    assert result.execution["status"] == "FAILED" and result.execution["error"] == "ProviderNotImplemented"
+    assert data["status"] == "failed" and data["failure_reason"].startswith("ProviderNotImplemented: ")
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def test_long_experiments_continue_as_new_executions(local):
+    result = local.run(baseline("oracle", "perfect-31", maxTurnsPerExecution=3, maxActionsPerTurn=4))
+    data = result.as_json()
+    assert data["status"] == "succeeded"
+    arns = data["execution_arns"]
+    assert len(arns) == -(-data["turns"] // 3)
+    assert [a.rsplit(":", 1)[-1] for a in arns[1:]] == [
+        f"exp-{data['experiment_id']}-part-{n}" for n in range(2, len(arns) + 1)]
+    for arn in arns[:-1]:
+        assert local.aws.describe(arn)["status"] == "SUCCEEDED"
+        assert state_names(local, arn)[-2:] == ["ContinueAsNew", "HandedOver"]
+    assert state_names(local, arns[-1])[-1] == "ExperimentSucceeded"
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def turn_round_trips(local, execution_input) -> float:
+    before = dict(local.aws.statements)
+    data = local.run(execution_input).as_json()
+    used = {k: v - before.get(k, 0) for k, v in local.aws.statements.items()}
+    return (used["oriole-InvokeBaselineAgent"] + used["oriole-CheckProgress"]) / data["turns"]
+
+
+def test_database_round_trips_per_turn_do_not_grow_with_actions_per_turn(local):
+    one = turn_round_trips(local, baseline("random", "sparse-60", maxMoves=40, maxActionsPerTurn=1))
+    eight = turn_round_trips(local, baseline("random", "sparse-60", maxMoves=320, maxActionsPerTurn=8))
+    assert one == eight == 3
+
+
+def test_history_events_per_turn_stay_within_the_continue_as_new_budget(local):
+    runs = [local.run(baseline("random", "sparse-60", maxMoves=moves)) for moves in (80, 160)]
+    events = [len(local.aws.history(r.execution_arn)) for r in runs]
+    turns = [r.as_json()["turns"] for r in runs]
+    per_turn = (events[1] - events[0]) / (turns[1] - turns[0])
+    transitions = [sum(e["type"].endswith("StateEntered") for e in local.aws.history(r.execution_arn)) for r in runs]
+    assert per_turn == 16
+    assert (transitions[1] - transitions[0]) / (turns[1] - turns[0]) == 5
+    fixed = events[0] - per_turn * turns[0]
+    assert catalog.BY_KEY["maxTurnsPerExecution"].default * per_turn + fixed < 25_000
