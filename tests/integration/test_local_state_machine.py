@@ -24,7 +24,8 @@ def assert_invariants(store, experiment_id: int) -> None:
         position = (a["to_x"], a["to_y"])
     assert position == (exp["current_x"], exp["current_y"])
     assert [t["turn_number"] for t in turns] == list(range(1, len(turns) + 1))
-    assert [t["first_step"] for t in turns] == [1 + sum(t["action_count"] for t in turns[:i]) for i in range(len(turns))]
+    starts = [1 + sum(t["action_count"] for t in turns[:i]) for i in range(len(turns))]
+    assert [t["first_step"] for t in turns] == starts
     assert exp["turn_count"] == len(turns)
     assert exp["action_count"] == len(actions) == sum(t["action_count"] for t in turns)
     assert exp["input_tokens"] == sum(t["input_tokens"] for t in turns)

@@ -1,6 +1,7 @@
 """Baseline agents play through the real turn loop on the real maze set."""
 
 import pytest
+
 from oriole import mazeset
 from oriole.baselines import make_baseline
 from oriole.tools import Memory, Rules, WorldState

@@ -1,6 +1,7 @@
 """Resolving the configuration snapshot: defaults, stored values, overrides, and their errors."""
 
 import pytest
+
 from oriole import catalog
 from oriole.config import parse_assignment, resolve
 from oriole.errors import InvalidConfig, InvalidParameter

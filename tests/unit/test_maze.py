@@ -1,6 +1,7 @@
 """The maze rules on small hand-drawn grids, including the edge cases the issue names."""
 
 import pytest
+
 from oriole import maze as rules
 from oriole.maze import GOAL, WALL, InvalidMaze, Maze, Tile
 

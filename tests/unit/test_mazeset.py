@@ -6,6 +6,7 @@ import random
 from collections import deque
 
 import pytest
+
 from oriole import errors, mazeset
 from oriole.maze import GOAL, WALL
 from oriole.mazeset import MazeSetChanged, UnknownMaze, get_maze, maze_set

@@ -1,6 +1,7 @@
 """Tool-call validation and execution: every call becomes exactly one action."""
 
 import pytest
+
 from oriole.maze import Maze
 from oriole.tools import Memory, Rules, ToolCall, ToolCallError, WorldState, execute, parse_arguments
 
