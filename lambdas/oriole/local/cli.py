@@ -131,9 +131,8 @@ def _print_result(data: dict, execution_input: dict) -> None:
     for key, value in rows:
         table.add_row(f"[bold]{key}[/]", value)
     out.print(table)
-    out.print(f"\nQuery it: psql \"$(oriole db url)\" -c "
-              f"\"SELECT step_number, action_type, to_x, to_y, success FROM actions "
-              f"WHERE experiment_id = {data['experiment_id']} ORDER BY step_number\"")
+    out.print(f"\nQuery it: oriole db psql -c \"SELECT step_number, action_type, to_x, to_y, success "
+              f"FROM actions WHERE experiment_id = {data['experiment_id']} ORDER BY step_number\"", soft_wrap=True)
 
 
 @mazes_app.command("list")
@@ -184,6 +183,27 @@ def db_url() -> None:
     from oriole.local.database import local_url
 
     print(local_url())
+
+
+@db_app.command("psql", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def db_psql(ctx: typer.Context) -> None:
+    """Open psql on the experiments database (extra arguments go to psql, e.g. ``-c "SELECT ..."``).
+
+    Uses the psql on PATH, else the one that ships inside the embedded server's package.
+    """
+    import os
+    import shutil
+
+    from oriole.local.database import local_url
+
+    url = local_url()
+    psql = shutil.which("psql")
+    if psql is None:
+        from pgserver._commands import POSTGRES_BIN_PATH
+
+        psql = str(POSTGRES_BIN_PATH / "psql")
+    sys.stdout.flush()
+    os.execv(psql, [psql, url, *ctx.args])
 
 
 @db_app.command("migrate")

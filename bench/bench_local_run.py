@@ -1,0 +1,71 @@
+"""Benchmark: one long random-agent experiment through the real local state machine.
+
+Reports the figures of DESIGN section 10 for the local mode: wall time, database round trips per turn
+(statements counted on the handlers' connection, agent task plus CheckProgress), state transitions
+and history events per turn and per execution. Run with ``make bench`` or
+``python bench/bench_local_run.py --max-moves 10000 --actions-per-turn 8``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+from oriole.local.database import local_url, prepare
+from oriole.local.runner import LocalAws
+
+AGENT, CHECK = "oriole-InvokeBaselineAgent", "oriole-CheckProgress"
+
+
+def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
+    url = local_url()
+    store = prepare(url)
+    execution_input = {"mazeId": maze, "llmProvider": "baseline", "modelName": "random",
+                       "comment": "bench/bench_local_run.py",
+                       "config": {"maxMoves": max_moves, "maxActionsPerTurn": actions_per_turn, "seed": seed}}
+    with LocalAws(url) as aws:
+        started = time.perf_counter()
+        result = aws.wait(aws.start(execution_input), store, poll_seconds=0.5)
+        wall = time.perf_counter() - started
+        summary = result.summary
+        histories = [aws.history(arn) for arn in summary["execution_arns"]]
+        turns = summary["turns"]
+        return {
+            "maze": maze, "agent": "random", "status": summary["status"], "actions": summary["actions"],
+            "turns": turns, "wall_seconds": round(wall, 2),
+            "actions_per_second": round(summary["actions"] / wall),
+            "db_round_trips_per_turn": round((aws.statements[AGENT] + aws.statements[CHECK]) / turns, 2),
+            "db_round_trips_agent_task": round(aws.statements[AGENT] / aws.invocations[AGENT], 2),
+            "db_round_trips_check_progress": round(aws.statements[CHECK] / aws.invocations[CHECK], 2),
+            "executions": len(histories),
+            "history_events_per_execution": [len(h) for h in histories],
+            "state_transitions_per_execution": [sum(e["type"].endswith("StateEntered") for e in h)
+                                                for h in histories],
+            "history_events_per_turn": round(sum(len(h) for h in histories) / turns, 2),
+            "state_transitions_per_turn": round(
+                sum(sum(e["type"].endswith("StateEntered") for e in h) for h in histories) / turns, 2),
+            "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}",
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--maze", default="medium-60")
+    parser.add_argument("--max-moves", type=int, default=10_000)
+    parser.add_argument("--actions-per-turn", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args()
+    figures = run(args.maze, args.max_moves, args.actions_per_turn, args.seed)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    width = max(len(k) for k in figures)
+    for key, value in figures.items():
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""The ``oriole`` command in process, against the test database (DATABASE_URL)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from oriole.local.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli(database_url, monkeypatch, tmp_path):
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "250")
+
+    def invoke(*args):
+        return runner.invoke(app, list(args))
+    return invoke
+
+
+def test_run_json_prints_one_object_with_the_documented_keys(cli):
+    result = cli("run", "--maze", "perfect-11", "--agent", "oracle", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    for key in ("experiment_id", "status", "goal_found", "actions", "turns", "shortest_path_length",
+                "path_efficiency", "failure_reason"):
+        assert key in data
+    assert data["status"] == "succeeded" and data["actions"] == data["shortest_path_length"]
+
+
+def test_run_prints_a_summary_and_how_to_query_it(cli):
+    result = cli("run", "--maze", "sparse-60", "--agent", "random", "--max-moves", "50", "--config", "visionRange=2")
+    assert result.exit_code == 0, result.output
+    assert "timed out" in result.stdout and "max_moves reached: 50 actions" in result.stdout
+    assert 'oriole db psql -c "SELECT' in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (("run", "--agent", "genius"), "--agent must be one of"),
+    (("run", "--agent", "random", "--config", "maxMovez=3"), "unknown config key"),
+    (("run", "--agent", "random", "--config", "maxMoves"), "expects KEY=VALUE"),
+    (("run",), "say what runs the maze"),
+    (("run", "--agent", "random", "--maze", "nowhere"), "nowhere"),
+])
+def test_bad_arguments_get_a_clear_error(cli, args, message):
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_mazes_list_and_show(cli):
+    listing = cli("mazes", "list")
+    assert listing.exit_code == 0 and "sparse-60" in listing.stdout and "perfect-31" in listing.stdout
+    shown = cli("mazes", "show", "perfect-7")
+    lines = shown.stdout.splitlines()
+    assert shown.exit_code == 0 and lines[1:] == [
+        line for line in lines[1:] if set(line) <= set("#.SG")]
+    assert len(lines[1:]) == 7 and "S" in shown.stdout and "G" in shown.stdout
+    assert cli("mazes", "show", "nope").exit_code == 2
+
+
+def test_params_list_and_db_url(cli, database_url):
+    params = cli("params", "list")
+    assert params.exit_code == 0 and "/oriole/experiments/max-moves" in params.stdout
+    assert cli("db", "url").stdout.strip() == database_url

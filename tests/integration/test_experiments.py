@@ -1,0 +1,82 @@
+"""The task functions against real PostgreSQL: retries find their earlier work and write nothing."""
+
+import pytest
+
+from oriole import catalog, experiments
+from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
+from oriole.store import stored_maze
+
+
+def start(store, arn: str, **config) -> dict:
+    event = {"input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle", "config": config},
+             "executionArn": arn}
+    return experiments.start(event, store, catalog.defaults)
+
+
+def counts(store, experiment_id: int) -> tuple:
+    row = store.conn.execute(
+        "SELECT (SELECT count(*) FROM actions WHERE experiment_id = %(id)s) AS actions, "
+        "(SELECT count(*) FROM turns WHERE experiment_id = %(id)s) AS turns, "
+        "(SELECT action_count FROM experiments WHERE id = %(id)s) AS total", {"id": experiment_id}).fetchone()
+    return row["actions"], row["turns"], row["total"]
+
+
+def test_a_retried_start_returns_the_same_experiment(store):
+    first = start(store, "arn:test:start-retry")
+    again = start(store, "arn:test:start-retry")
+    assert first == again and first["turnNumber"] == 1
+
+
+def test_a_retried_turn_returns_the_stored_result_without_calling_the_agent(store):
+    state = start(store, "arn:test:turn-retry", maxActionsPerTurn=3)
+    event = {"experimentId": state["experimentId"], "turnNumber": 1}
+    first = experiments.play_turn(event, store, experiments.baseline_agent)
+    written = counts(store, state["experimentId"])
+
+    def agent_must_not_be_called(row, maze):
+        raise AssertionError("a committed turn was played again")
+
+    again = experiments.play_turn(event, store, agent_must_not_be_called)
+    assert again == first and first["actions"] == 3
+    assert counts(store, state["experimentId"]) == written == (3, 1, 3)
+
+
+def test_a_turn_out_of_order_is_refused(store):
+    state = start(store, "arn:test:out-of-order")
+    with pytest.raises(TurnOutOfOrder, match="has 0 turns; turn 3 cannot be next"):
+        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 3}, store,
+                              experiments.baseline_agent)
+
+
+def test_a_stale_concurrent_commit_writes_nothing(store):
+    """Two attempts of the same turn race: the second commit finds the turn taken and adds no row."""
+    state = start(store, "arn:test:race", maxActionsPerTurn=2)
+    event = {"experimentId": state["experimentId"], "turnNumber": 1}
+    row = store.load_turn(state["experimentId"], 1, with_maze=True)
+    experiments.play_turn(event, store, experiments.baseline_agent)
+    maze = stored_maze(row["maze"])
+    experiments._play(row, maze, 1, store, experiments.baseline_agent(row, maze))
+    assert counts(store, state["experimentId"]) == (2, 1, 2)
+
+
+def test_finalizing_twice_changes_nothing(store):
+    state = start(store, "arn:test:finalize")
+    first = experiments.finalize({"experimentId": state["experimentId"], "reason": "max_moves reached"}, store,
+                                 "timed_out")
+    again = experiments.finalize({"experimentId": state["experimentId"], "error": {"Error": "Boom"}}, store,
+                                 "failed")
+    assert first["closed"] and not again["closed"]
+    row = store.conn.execute("SELECT status, failure_reason FROM experiments WHERE id = %s",
+                             (state["experimentId"],)).fetchone()
+    assert (row["status"], row["failure_reason"]) == ("timed_out", "max_moves reached")
+    with pytest.raises(ExperimentNotRunning):
+        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store,
+                              experiments.baseline_agent)
+
+
+def test_failure_reason_unwraps_a_lambda_error_payload():
+    cause = '{"errorType": "ProviderNotImplemented", "errorMessage": "no bedrock here"}'
+    assert experiments.failure_reason({"Error": "ProviderNotImplemented", "Cause": cause}) == \
+        "ProviderNotImplemented: no bedrock here"
+    assert experiments.failure_reason({"Error": "States.Timeout", "Cause": "task timed out"}) == \
+        "States.Timeout: task timed out"
