@@ -29,6 +29,14 @@ out = Console()
 err = Console(stderr=True)
 
 
+def _print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:
+    """Plain aligned columns: never truncated, easy to grep and to paste into an issue."""
+    cells = [tuple(map(str, headers)), *(tuple(map(str, row)) for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers) - 1)]
+    for row in cells:
+        print("  ".join(value.ljust(width) for value, width in zip(row, widths, strict=False)) + "  " + row[-1])
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
     err.print(f"[bold red]error:[/] {message}")
     return typer.Exit(code)
@@ -138,11 +146,9 @@ def _print_result(data: dict, execution_input: dict) -> None:
 @mazes_app.command("list")
 def mazes_list() -> None:
     """Every maze of the set with its size and shortest path."""
-    table = Table("id", "name", "family", "size", "start", "goal", "shortest path", "generator", "seed")
-    for e in mazeset.maze_set():
-        table.add_row(str(e.id), e.name, e.family, f"{e.maze.width}x{e.maze.height}", str(e.maze.start),
-                      str(e.maze.goal), str(e.shortest_path_length), e.generator, str(e.seed))
-    out.print(table)
+    _print_columns(("id", "name", "size", "start", "goal", "shortest path", "generator", "seed"), [
+        (e.id, e.name, f"{e.maze.width}x{e.maze.height}", "{},{}".format(*e.maze.start), "{},{}".format(*e.maze.goal),
+         e.shortest_path_length, e.generator, e.seed) for e in mazeset.maze_set()])
 
 
 def draw(maze) -> str:
@@ -217,13 +223,11 @@ def db_migrate() -> None:
 
 @params_app.command("list")
 def params_list() -> None:
-    """The parameter catalog: names, defaults, when each is read, and the config key that overrides it."""
-    table = Table("name", "default", "read at", "config key", "description")
-    for p in catalog.CATALOG:
-        table.add_row(p.name, str(p.default), p.read_at, p.key if p.overridable else "-", p.description)
-    for version in catalog.SHIPPED_PROMPT_VERSIONS:
-        table.add_row(catalog.prompt_name(version), "(shipped prompt)", "start", "promptVersion", "")
-    out.print(table)
+    """The parameter catalog: names, defaults, the config key that overrides each, and when it is read."""
+    rows = [(p.name, p.default, p.key if p.overridable else "-", p.read_at, p.description) for p in catalog.CATALOG]
+    rows += [(catalog.prompt_name(v), "(shipped)", "promptVersion", "start", "System prompt text")
+             for v in catalog.SHIPPED_PROMPT_VERSIONS]
+    _print_columns(("name", "default", "config key", "read at", "description"), rows)
 
 
 def main() -> None:
