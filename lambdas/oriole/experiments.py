@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
@@ -29,7 +28,7 @@ from oriole.tools import Memory, Rules, WorldState
 from oriole.turn_loop import Agent, TurnOutcome, run_turn, turn_context
 
 AgentFactory = Callable[[dict, StoredMaze], Agent]
-_MAZE_CACHE: OrderedDict[int, StoredMaze] = OrderedDict()
+_MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid
 _MAZE_CACHE_SIZE = 64
 
 
@@ -84,17 +83,10 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> d
     return _state(row["id"], row["llm_provider"], row["turn_count"] + 1, part=row["parts"])
 
 
-def _cached_maze(experiment_id: int) -> StoredMaze | None:
-    if experiment_id in _MAZE_CACHE:
-        _MAZE_CACHE.move_to_end(experiment_id)
-        return _MAZE_CACHE[experiment_id]
-    return None
-
-
 def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
+    if len(_MAZE_CACHE) >= _MAZE_CACHE_SIZE:
+        _MAZE_CACHE.clear()
     _MAZE_CACHE[experiment_id] = maze
-    while len(_MAZE_CACHE) > _MAZE_CACHE_SIZE:
-        _MAZE_CACHE.popitem(last=False)
 
 
 def baseline_agent(row: dict, maze: StoredMaze) -> Agent:
@@ -109,7 +101,7 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> dict
     """
     request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
     experiment_id, turn_number = request.experimentId, request.turnNumber
-    maze = _cached_maze(experiment_id)
+    maze = _MAZE_CACHE.get(experiment_id)
     row = store.load_turn(experiment_id, turn_number, with_maze=maze is None)
     if row is None:
         raise ExperimentNotFound(f"experiment {experiment_id} does not exist")

@@ -85,7 +85,7 @@ def run(
     store = prepare(url)
     with LocalAws(url) as aws:
         execution_arn = aws.start(execution_input)
-        with _progress(execution_input, disable=as_json) as show:
+        with ProgressLine(execution_input, disable=as_json) as show:
             result = aws.wait(execution_arn, store, show)
     data = result.as_json()
     if as_json:
@@ -96,7 +96,7 @@ def run(
         raise typer.Exit(2)
 
 
-class _progress:
+class ProgressLine:
     """A live line while the experiment runs: turn, actions against the limit, position."""
 
     def __init__(self, execution_input: dict, disable: bool):

@@ -73,9 +73,8 @@ def _faster_moto_patches() -> list:
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
-    def __init__(self, database_url: str, passthrough_urls: tuple[str, ...] = ()):
+    def __init__(self, database_url: str):
         self.database_url = database_url
-        self.passthrough_urls = passthrough_urls
         self._handlers: dict[str, Callable] = {}
         self._patches: list = []
         self.invocations: dict[str, int] = {}
@@ -88,8 +87,7 @@ class LocalAws:
         self._patches = [
             mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
                                          "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")}),
-            mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},
-                             "core": {"passthrough": {"urls": list(self.passthrough_urls), "services": []}}}),
+            mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
             *_faster_moto_patches(),
         ]
