@@ -138,9 +138,15 @@ def _play(row: dict, maze: StoredMaze, turn_number: int, store: Store, agent: Ag
     budget, budget_reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
     outcome = run_turn(agent, row["prompt_text"], world, game, memory,
                        turn_context(world, game, history, config["maxMoves"]), budget, budget_reason)
-    store.commit_turn(row["id"], turn_number, _turn_row(outcome, world, started_at),
-                      [_action_row(a) for a in outcome.actions],
-                      _experiment_update(outcome, world, row, getattr(agent, "state", {})))
+    committed = store.commit_turn(row["id"], turn_number, _turn_row(outcome, world, started_at),
+                                  [_action_row(a) for a in outcome.actions],
+                                  _experiment_update(outcome, world, row, getattr(agent, "state", {})))
+    if not committed:  # another attempt of this turn committed first: its result is the truth
+        stored = store.load_turn(row["id"], turn_number, with_maze=False)
+        if stored is None or not stored["committed_turn"]:
+            raise TurnOutOfOrder(f"experiment {row['id']} changed while turn {turn_number} was played "
+                                 f"and the turn was not written; retry the task")
+        return _turn_result(turn_number, stored["committed_turn"], stored)
     return {"turnNumber": turn_number, "actions": len(outcome.actions), "endReason": outcome.end_reason,
             "goalFound": world.goal_found, "position": list(world.position)}
 

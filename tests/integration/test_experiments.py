@@ -53,9 +53,10 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
     state = start(store, "arn:test:race", maxActionsPerTurn=2)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
     row = store.load_turn(state["experimentId"], 1, with_maze=True)
-    experiments.play_turn(event, store, experiments.baseline_agent)
+    first = experiments.play_turn(event, store, experiments.baseline_agent)
     maze = stored_maze(row["maze"])
-    experiments._play(row, maze, 1, store, experiments.baseline_agent(row, maze))
+    late = experiments._play(row, maze, 1, store, experiments.baseline_agent(row, maze))
+    assert late == first
     assert counts(store, state["experimentId"]) == (2, 1, 2)
 
 
