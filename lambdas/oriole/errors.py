@@ -40,3 +40,23 @@ class TurnOutOfOrder(OrioleError):
 
 class ProviderNotImplemented(OrioleError):
     """The provider's agent task is not available in this version; the experiment fails cleanly."""
+
+
+class ModelUnavailable(OrioleError):
+    """The model endpoint could not be reached or kept failing (connection errors, 5xx) after bounded retries."""
+
+
+class ModelTimeout(ModelUnavailable):
+    """A model request took longer than the configured request timeout."""
+
+
+class ModelThrottled(OrioleError):
+    """The provider throttled the request; the state machine retries the task with backoff and jitter."""
+
+
+class ModelRequestRejected(OrioleError):
+    """The provider refused the request for good (unknown model, invalid request, access denied)."""
+
+
+class InvalidModelResponse(OrioleError):
+    """The provider answered with something that is not a valid response (malformed JSON, missing fields)."""

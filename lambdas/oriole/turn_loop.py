@@ -44,13 +44,19 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class ModelResponse:
-    """What the agent answered: optional text and thinking, tool calls in order, usage, stop reason."""
+    """What the agent answered: optional text and thinking, tool calls in order, usage, stop reason.
+
+    ``durations`` holds what the provider reports about its own timing (Ollama's nanosecond fields, for
+    example) and ``throttles`` how many throttled attempts preceded this answer.
+    """
 
     tool_calls: tuple[ToolCall, ...] = ()
     text: str | None = None
     thinking: str | None = None
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
+    durations: dict = field(default_factory=dict)
+    throttles: int = 0
 
 
 class Agent(Protocol):
