@@ -9,6 +9,7 @@ input's ``config`` under its camelCase key (``max-actions-per-turn`` -> ``maxAct
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from importlib import resources
 
@@ -82,6 +83,11 @@ CATALOG: tuple[Parameter, ...] = (
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
 BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
+
+
+def pricing_name(model: str) -> str:
+    """Where a model's prices live; characters Parameter Store refuses in names (``:``) become ``-``."""
+    return f"{PRICING_PATH}/{re.sub(r'[^A-Za-z0-9_.-]', '-', model)}"
 
 
 def prompt_name(version: str) -> str:

@@ -5,6 +5,7 @@ experiment."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, Parameter
@@ -94,3 +95,19 @@ def parse_assignment(text: str) -> tuple[str, object]:
     except ValueError:
         raise InvalidConfig(f"config {param.key} must be {_TYPE_NAMES[param.type]}; got {raw!r}") from None
     return param.key, value
+
+
+def parse_pricing(name: str, text: str | None) -> dict | None:
+    """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+        prices = {key: float(value[key]) for key in ("inputPerMTok", "outputPerMTok")}
+    except (ValueError, TypeError, KeyError):
+        raise InvalidParameter(
+            f"{name} must be JSON like {{\"inputPerMTok\": 3.0, \"outputPerMTok\": 15.0}}; got {text!r}"
+        ) from None
+    if min(prices.values()) < 0:
+        raise InvalidParameter(f"{name} has a negative price: {text!r}")
+    return prices

@@ -53,6 +53,10 @@ class ModelTimeout(ModelUnavailable):
 class ModelThrottled(OrioleError):
     """The provider throttled the request; the state machine retries the task with backoff and jitter."""
 
+    def __init__(self, message: str, throttles: int = 1):
+        super().__init__(message)
+        self.throttles = throttles
+
 
 class ModelRequestRejected(OrioleError):
     """The provider refused the request for good (unknown model, invalid request, access denied)."""

@@ -14,18 +14,19 @@ from datetime import UTC, datetime
 
 from oriole import catalog, inputs, mazeset, progress
 from oriole.baselines import BASELINE_NAMES, make_baseline
-from oriole.config import resolve
+from oriole.config import parse_pricing, resolve
 from oriole.errors import (
     ExperimentNotFound,
     ExperimentNotRunning,
     InvalidExecutionInput,
+    ModelThrottled,
     TurnOutOfOrder,
     UnknownPromptVersion,
 )
 from oriole.maze import goal_visible, vision
 from oriole.store import NewExperiment, Store, StoredMaze, stored_maze
 from oriole.tools import Memory, Rules, WorldState
-from oriole.turn_loop import Agent, TurnOutcome, run_turn, turn_context
+from oriole.turn_loop import Agent, ModelCall, TurnOutcome, message_as_json, run_turn, turn_context
 
 AgentFactory = Callable[[dict, StoredMaze], Agent]
 _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid
@@ -63,6 +64,8 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
                                    f"{', '.join(known) or 'none'}")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
+    pricing = catalog.pricing_name(request.modelName)
+    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if request.llmProvider != "baseline" else None
     maze = entry.maze
     row = store.create_experiment(NewExperiment(
         maze_id=entry.id, llm_provider=request.llmProvider, model_name=request.modelName,
@@ -136,10 +139,17 @@ def _play(row: dict, maze: StoredMaze, turn_number: int, store: Store, agent: Ag
     remaining = config["maxMoves"] - world.step
     per_turn = config["maxActionsPerTurn"]
     budget, budget_reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
-    outcome = run_turn(agent, row["prompt_text"], world, game, memory,
-                       turn_context(world, game, history, config["maxMoves"]), budget, budget_reason)
-    committed = store.commit_turn(row["id"], turn_number, _turn_row(outcome, world, started_at),
-                                  [_action_row(a) for a in outcome.actions],
+    context_budget = config["numCtx"] if row["llm_provider"] == "ollama" else None
+    try:
+        outcome = run_turn(agent, row["prompt_text"], world, game, memory,
+                           turn_context(world, game, history, config["maxMoves"]), budget, budget_reason,
+                           context_budget)
+    except ModelThrottled as err:
+        store.record_throttles(row["id"], err.throttles)
+        raise
+    turn = _turn_row(outcome, world, started_at, config.get("pricing"))
+    committed = store.commit_turn(row["id"], turn_number, turn, [_action_row(a) for a in outcome.actions],
+                                  [_call_row(i, call) for i, call in enumerate(outcome.calls, 1)],
                                   _experiment_update(outcome, world, row, getattr(agent, "state", {})))
     if not committed:  # another attempt of this turn committed first: its result is the truth
         stored = store.load_turn(row["id"], turn_number, with_maze=False)
@@ -159,12 +169,31 @@ def _history_entry(action: dict) -> dict:
     return entry
 
 
-def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime) -> dict:
+def cost_usd(input_tokens: int, output_tokens: int, pricing: dict | None) -> float:
+    """Dollars for the tokens at the prices captured in the snapshot (0 without a pricing entry)."""
+    if not pricing:
+        return 0.0
+    return (input_tokens * pricing["inputPerMTok"] + output_tokens * pricing["outputPerMTok"]) / 1_000_000
+
+
+def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pricing: dict | None) -> dict:
     usage = outcome.usage
     return {"first_step": world.step - len(outcome.actions) + 1, "action_count": len(outcome.actions),
-            "model_calls": len(outcome.responses), "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens, "cost_usd": 0, "latency_ms": usage.latency_ms,
+            "model_calls": len(outcome.calls), "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens, "latency_ms": usage.latency_ms, "throttles": outcome.throttles,
+            "cost_usd": round(cost_usd(usage.input_tokens, usage.output_tokens, pricing), 6),
             "end_reason": outcome.end_reason, "started_at": started_at}
+
+
+def _call_row(index: int, call: ModelCall) -> dict:
+    r = call.response
+    return {"call_index": index, "request_messages": [message_as_json(m) for m in call.new_messages],
+            "response": {"text": r.text, "thinking": r.thinking,
+                         "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments}
+                                        for c in r.tool_calls]},
+            "input_tokens": r.usage.input_tokens, "output_tokens": r.usage.output_tokens,
+            "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason, "durations": r.durations,
+            "throttles": r.throttles}
 
 
 def _action_row(a) -> dict:
@@ -175,7 +204,8 @@ def _action_row(a) -> dict:
 
 
 def _experiment_update(outcome: TurnOutcome, world: WorldState, row: dict, agent_state: dict) -> dict:
-    """Counter increments for this turn (the SQL adds them), and the new position and goal steps."""
+    """Counter increments for this turn (the SQL adds them; tokens and cost come from the turn row), and
+    the new position and goal steps."""
     return {
         "x": world.position[0], "y": world.position[1], "action_count": len(outcome.actions),
         "move_count": world.moves - row["move_count"],

@@ -181,7 +181,7 @@ class Store:
         cached it, and the turn's row if it was already committed."""
         return self.conn.execute(
             """
-            SELECT e.id, e.status, e.maze_id, e.model_name, e.prompt_text, e.config, e.seed,
+            SELECT e.id, e.status, e.maze_id, e.llm_provider, e.model_name, e.prompt_text, e.config, e.seed,
                    e.current_x, e.current_y, e.action_count, e.move_count, e.failed_move_count,
                    e.recall_count, e.invalid_call_count, e.moves_at_last_recall, e.turn_count,
                    e.goal_found, e.goal_first_seen_step, e.goal_reached_step, e.agent_state,
@@ -204,8 +204,9 @@ class Store:
         ).fetchone()
 
     def commit_turn(self, experiment_id: int, turn_number: int, turn: dict, actions: list[dict],
-                    experiment: dict) -> bool:
-        """Write a whole turn in one statement; False when the turn was already committed.
+                    calls: list[dict], experiment: dict) -> bool:
+        """Write a whole turn (actions, model calls, turn row, experiment) in one statement; False when the
+        turn was already committed.
 
         The experiment update only matches when ``turn_count`` is ``turn_number - 1`` and the experiment
         is running; the turn and action inserts select from that update, so either all of it is written
@@ -229,16 +230,29 @@ class Store:
                     goal_found = %(goal_found)s,
                     goal_first_seen_step = %(goal_first_seen_step)s,
                     goal_reached_step = %(goal_reached_step)s,
+                    throttle_count = throttle_count + %(throttles)s,
                     agent_state = %(agent_state)s
                  WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
                 RETURNING id
             ), turn AS (
                 INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls,
-                                   input_tokens, output_tokens, cost_usd, latency_ms, end_reason, started_at)
+                                   input_tokens, output_tokens, cost_usd, latency_ms, throttles, end_reason,
+                                   started_at)
                 SELECT id, %(turn)s, %(first_step)s, %(action_count)s, %(model_calls)s, %(input_tokens)s,
-                       %(output_tokens)s, %(cost_usd)s, %(latency_ms)s, %(end_reason)s, %(started_at)s
+                       %(output_tokens)s, %(cost_usd)s, %(latency_ms)s, %(throttles)s, %(end_reason)s,
+                       %(started_at)s
                   FROM advanced
                 RETURNING experiment_id
+            ), stored_calls AS (
+                INSERT INTO model_calls (experiment_id, turn_number, call_index, request_messages, response,
+                                         input_tokens, output_tokens, latency_ms, stop_reason, durations,
+                                         throttles)
+                SELECT turn.experiment_id, %(turn)s, c.*
+                  FROM turn, jsonb_to_recordset(%(calls)s) AS c(
+                       call_index integer, request_messages jsonb, response jsonb, input_tokens integer,
+                       output_tokens integer, latency_ms integer, stop_reason text, durations jsonb,
+                       throttles integer)
+                RETURNING 1
             ), stored_actions AS (
                 INSERT INTO actions (experiment_id, turn_number, step_number, action_type, tool_name, arguments,
                                      reasoning, from_x, from_y, to_x, to_y, success, error, tiles_seen,
@@ -252,8 +266,8 @@ class Store:
             )
             SELECT count(*) AS committed FROM turn
             """,
-            {**turn, **experiment, "id": experiment_id, "turn": turn_number,
-             "agent_state": Jsonb(experiment["agent_state"]), "actions": Jsonb(actions)},
+            {**experiment, **turn, "id": experiment_id, "turn": turn_number,
+             "agent_state": Jsonb(experiment["agent_state"]), "actions": Jsonb(actions), "calls": Jsonb(calls)},
         ).fetchone()
         return row["committed"] == 1
 
@@ -273,6 +287,11 @@ class Store:
             (status, reason, experiment_id),
         ).fetchone()
         return row is not None
+
+    def record_throttles(self, experiment_id: int, throttles: int) -> None:
+        """Count the throttles of an attempt that failed (its turn is retried and never wrote them)."""
+        self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
+                          (throttles, experiment_id))
 
     def experiment_by_execution(self, execution_arn: str) -> dict | None:
         return self.conn.execute(
