@@ -1,0 +1,248 @@
+"""The Bedrock adapter: the turn loop's neutral messages over the Bedrock Runtime Converse API.
+
+Converse speaks one format for every Bedrock model, so this module only maps messages and tools to
+content blocks and back, and maps AWS errors to the project's named errors. Throttling is retried here,
+not by botocore, so that every throttle is counted and stored with the turn. Nothing heavy is imported
+at module level: a Lambda that never plays a Bedrock turn does not pay for boto3.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from oriole.catalog import BY_KEY
+from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.tools import ToolCall, ToolSpec
+from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
+
+DEFAULT_MAX_TOKENS = 1024
+MAX_CONNECT_TIMEOUT_SECONDS = 10.0
+MAX_BACKOFF_SECONDS = 20.0
+
+# Worth another attempt a moment later: the service is busy, not the request wrong.
+RETRYABLE_CODES = frozenset({"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException"})
+# The request itself is refused; sending it again cannot help.
+REJECTED_CODES = frozenset({"ValidationException", "ResourceNotFoundException", "AccessDeniedException"})
+# The service or the model failed while answering; the task may be retried by the state machine.
+UNAVAILABLE_CODES = frozenset({"InternalServerException", "ModelErrorException"})
+TIMEOUT_CODES = frozenset({"ModelTimeoutException"})
+
+
+def runtime_client(timeout_seconds: float):
+    """A ``bedrock-runtime`` client whose read timeout is the configured request timeout.
+
+    botocore's own retries are switched off (one attempt in total; botocore's ``max_attempts`` would
+    count retries, not attempts) because a retry hidden inside botocore would be a throttle nobody counts.
+    """
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        read_timeout=timeout_seconds,
+        connect_timeout=min(timeout_seconds, MAX_CONNECT_TIMEOUT_SECONDS),
+        retries={"total_max_attempts": 1, "mode": "standard"},
+    )
+    return boto3.client("bedrock-runtime", config=config)
+
+
+def _document(value: object) -> object:
+    """``value`` as plain JSON types: botocore rejects tuples and other non-JSON values in documents."""
+    return json.loads(json.dumps(value))
+
+
+def _tool_input(arguments: object) -> dict:
+    """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``.
+
+    Arguments the model gave as a JSON string are parsed; anything that is not an object becomes ``{}``
+    (the invalid call was already answered with an error, the history only has to stay well formed).
+    """
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return {}
+    return _document(arguments) if isinstance(arguments, dict) else {}
+
+
+def _text(content: str | dict) -> str:
+    return content if isinstance(content, str) else json.dumps(content, separators=(",", ":"))
+
+
+def _tool_result(message: Message) -> dict:
+    """A tool message as a ``toolResult`` block; a result carrying an ``error`` is marked as failed."""
+    result = message.content
+    if isinstance(result, dict):
+        body, failed = {"json": _document(result)}, "error" in result
+    else:
+        body, failed = {"text": "" if result is None else str(result)}, False
+    return {"toolResult": {"toolUseId": message.tool_call_id, "content": [body],
+                           "status": "error" if failed else "success"}}
+
+
+def _blocks(message: Message) -> tuple[str, list[dict]]:
+    """The Converse role and content blocks of one neutral message."""
+    if message.role == "tool":
+        return "user", [_tool_result(message)]
+    blocks = [{"text": _text(message.content)}] if message.content else []
+    if message.role == "assistant":
+        blocks += [{"toolUse": {"toolUseId": call.call_id, "name": call.name, "input": _tool_input(call.arguments)}}
+                   for call in message.tool_calls]
+    return message.role, blocks
+
+
+def converse_messages(messages: Sequence[Message]) -> list[dict]:
+    """Neutral messages as Converse messages.
+
+    Converse wants roles to alternate and all tool results of an assistant turn in the next single user
+    message, so consecutive messages of the same Converse role (tool results are user content) are merged,
+    and a message with nothing to say is left out.
+    """
+    converse: list[dict] = []
+    for message in messages:
+        role, blocks = _blocks(message)
+        if not blocks:
+            continue
+        if converse and converse[-1]["role"] == role:
+            converse[-1]["content"].extend(blocks)
+        else:
+            converse.append({"role": role, "content": blocks})
+    return converse
+
+
+def tool_config(tools: Sequence[ToolSpec]) -> dict:
+    return {"tools": [{"toolSpec": {"name": t.name, "description": t.description,
+                                    "inputSchema": {"json": t.parameters}}} for t in tools]}
+
+
+def _tool_call(block: dict) -> ToolCall:
+    use = block["toolUse"]
+    if not isinstance(use, dict) or not use.get("name"):
+        raise InvalidModelResponse(f"Bedrock returned a toolUse block without a tool name: {use!r}")
+    return ToolCall(use["name"], use.get("input"), call_id=use.get("toolUseId"))
+
+
+def _reasoning(block: dict) -> str | None:
+    return ((block.get("reasoningContent") or {}).get("reasoningText") or {}).get("text")
+
+
+def parse_response(raw: dict, throttles: int = 0) -> ModelResponse:
+    """A Converse answer as a ``ModelResponse``; an answer without ``output.message`` is invalid."""
+    message = (raw.get("output") or {}).get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        raise InvalidModelResponse(f"Bedrock answer has no output.message content (stopReason "
+                                   f"{raw.get('stopReason')!r}); keys: {sorted(raw)}")
+    blocks = [b for b in message["content"] if isinstance(b, dict)]
+    texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
+    thoughts = [t for t in map(_reasoning, blocks) if t]
+    usage, metrics = raw.get("usage") or {}, raw.get("metrics") or {}
+    return ModelResponse(
+        tool_calls=tuple(_tool_call(b) for b in blocks if "toolUse" in b),
+        text="\n".join(texts) if texts else None,
+        thinking="\n".join(thoughts) if thoughts else None,
+        usage=Usage(usage.get("inputTokens", 0), usage.get("outputTokens", 0), metrics.get("latencyMs", 0)),
+        stop_reason=raw.get("stopReason"),
+        throttles=throttles,
+    )
+
+
+class _Retryable(Exception):
+    """One throttled (or busy-service) attempt, caught by the retry loop and never leaving this module."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+
+
+class BedrockAgent:
+    """An ``Agent`` answering through one Bedrock model with the Converse API."""
+
+    def __init__(self, client, model_id: str, temperature: float, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.client = client
+        self.model_id = model_id
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.max_throttle_retries = max_throttle_retries
+        self.backoff_seconds = backoff_seconds
+        self._sleep = sleep
+
+    @classmethod
+    def from_config(cls, model_id: str, config: dict, client=None) -> BedrockAgent:
+        """The agent an experiment's configuration snapshot asks for (a missing key takes the catalog default).
+
+        Without a client, one is built with the snapshot's request timeout.
+        """
+        def setting(key: str):
+            return config[key] if key in config else BY_KEY[key].default
+
+        if client is None:
+            client = runtime_client(float(setting("requestTimeoutSeconds")))
+        return cls(client, model_id, float(setting("temperature")))
+
+    def converse_request(self, request: ModelRequest) -> dict:
+        """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0)."""
+        return {
+            "modelId": self.model_id,
+            "system": [{"text": request.system_prompt}],
+            "messages": converse_messages(request.messages),
+            "toolConfig": tool_config(request.tools),
+            "inferenceConfig": {"temperature": float(self.temperature), "maxTokens": self.max_tokens},
+        }
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        """Ask the model, retrying throttles with exponential backoff and full jitter, and counting them."""
+        kwargs = self.converse_request(request)
+        throttles = 0
+        while True:
+            try:
+                return parse_response(self._converse(kwargs), throttles)
+            except _Retryable as err:
+                throttles += 1
+                if throttles > self.max_throttle_retries:
+                    raise self._throttled(throttles, err) from None
+                self._sleep(self._backoff(throttles))
+
+    def _backoff(self, attempt: int) -> float:
+        """Full jitter: a uniform wait up to an exponentially growing cap, so retrying turns spread out."""
+        return random.uniform(0, min(MAX_BACKOFF_SECONDS, self.backoff_seconds * 2 ** (attempt - 1)))
+
+    def _throttled(self, throttles: int, last: _Retryable) -> ModelThrottled:
+        return ModelThrottled(f"Bedrock throttled model {self.model_id!r} {throttles} time(s) in a row "
+                              f"(last: {last}); the turn can be retried later", throttles=throttles)
+
+    def _converse(self, kwargs: dict) -> dict:
+        """One ``converse`` call, its failures translated to named errors (``_Retryable`` for a throttle)."""
+        from botocore.exceptions import (
+            ClientError,
+            HTTPClientError,
+            ParamValidationError,
+            ReadTimeoutError,
+        )
+        from botocore.exceptions import ConnectionError as BotocoreConnectionError
+
+        try:
+            return self.client.converse(**kwargs)
+        except ClientError as err:
+            raise self._client_error(err) from err
+        except ParamValidationError as err:
+            raise ModelRequestRejected(f"request for Bedrock model {self.model_id!r} is invalid: {err}") from err
+        except ReadTimeoutError as err:
+            raise ModelTimeout(f"Bedrock model {self.model_id!r} did not answer in time: {err}") from err
+        except (BotocoreConnectionError, HTTPClientError) as err:
+            raise ModelUnavailable(f"cannot reach Bedrock for model {self.model_id!r}: {err}") from err
+
+    def _client_error(self, err) -> Exception:
+        """The named error for an AWS error answer, chosen by its code (its HTTP status if the code is new)."""
+        code = err.response.get("Error", {}).get("Code", "")
+        message = err.response.get("Error", {}).get("Message", str(err))
+        status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        if code in RETRYABLE_CODES or status == 429:
+            return _Retryable(code, message)
+        if code in TIMEOUT_CODES:
+            return ModelTimeout(f"Bedrock model {self.model_id!r} timed out ({code}): {message}")
+        if code in UNAVAILABLE_CODES or (code not in REJECTED_CODES and status >= 500):
+            return ModelUnavailable(f"Bedrock failed to answer for model {self.model_id!r} ({code}): {message}")
+        return ModelRequestRejected(f"Bedrock rejected the request for model {self.model_id!r} ({code}): {message}")
