@@ -38,10 +38,6 @@ class TurnOutOfOrder(OrioleError):
     """A turn arrived that does not follow the experiment's last committed turn."""
 
 
-class ProviderNotImplemented(OrioleError):
-    """The provider's agent task is not available in this version; the experiment fails cleanly."""
-
-
 class ModelUnavailable(OrioleError):
     """The model endpoint could not be reached or kept failing (connection errors, 5xx) after bounded retries."""
 

@@ -66,3 +66,28 @@ def test_params_list_and_db_url(cli, database_url):
     params = cli("params", "list")
     assert params.exit_code == 0 and "/oriole/experiments/max-moves" in params.stdout
     assert cli("db", "url").stdout.strip() == database_url
+
+
+def test_prompts_put_list_show_and_a_run_with_the_new_version(cli, tmp_path):
+    from tests.ollama_server import ScriptedOllama, text_reply
+
+    prompt = tmp_path / "terse.md"
+    prompt.write_text("Find the goal. Use one tool per answer.\n")
+    assert cli("prompts", "put", "terse-1", "--file", str(prompt)).exit_code == 0
+    listing = cli("prompts", "list")
+    assert "terse-1" in listing.stdout and "v1" in listing.stdout
+    assert cli("prompts", "show", "terse-1").stdout == "Find the goal. Use one tool per answer.\n"
+    assert cli("prompts", "show", "nope").exit_code == 2
+    assert "must be 1-64" in cli("prompts", "put", "bad version", "--file", str(prompt)).output
+    with ScriptedOllama(text_reply("I give up."), text_reply("Still thinking.")) as server:
+        result = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "tiny", "--prompt", "terse-1",
+                     "--ollama-url", server.url, "--max-moves", "2", "--config", "maxDurationMinutes=0.0001",
+                     "--json")
+    data = json.loads(result.stdout)
+    assert data["status"] == "timed_out" and data["actions"] == 0
+    assert server.requests[0].body["messages"][0]["content"] == "Find the goal. Use one tool per answer.\n"
+
+
+def test_run_refuses_an_unknown_provider(cli):
+    result = cli("run", "--provider", "openai", "--model", "gpt")
+    assert result.exit_code == 2 and "--provider must be bedrock or ollama" in result.output

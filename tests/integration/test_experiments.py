@@ -76,8 +76,8 @@ def test_finalizing_twice_changes_nothing(store):
 
 
 def test_failure_reason_unwraps_a_lambda_error_payload():
-    cause = '{"errorType": "ProviderNotImplemented", "errorMessage": "no bedrock here"}'
-    assert experiments.failure_reason({"Error": "ProviderNotImplemented", "Cause": cause}) == \
-        "ProviderNotImplemented: no bedrock here"
+    cause = '{"errorType": "ModelRequestRejected", "errorMessage": "unknown model x"}'
+    assert experiments.failure_reason({"Error": "ModelRequestRejected", "Cause": cause}) == \
+        "ModelRequestRejected: unknown model x"
     assert experiments.failure_reason({"Error": "States.Timeout", "Cause": "task timed out"}) == \
         "States.Timeout: task timed out"

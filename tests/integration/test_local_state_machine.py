@@ -109,15 +109,6 @@ def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local,
     assert state_names(local, result.execution_arn) == ["StartExperiment", "FinalizeFailure", "ExperimentFailed"]
 
 
-@pytest.mark.parametrize("provider", ["bedrock", "ollama"])
-def test_providers_not_yet_available_fail_the_experiment_with_a_named_error(local, provider):
-    result = local.run({"mazeId": "perfect-7", "llmProvider": provider, "modelName": "some-model"})
-    data = result.as_json()
-    assert result.execution["status"] == "FAILED" and result.execution["error"] == "ProviderNotImplemented"
-    assert data["status"] == "failed" and data["failure_reason"].startswith("ProviderNotImplemented: ")
-    assert_invariants(local.store, data["experiment_id"])
-
-
 def test_long_experiments_continue_as_new_executions(local):
     result = local.run(baseline("oracle", "perfect-31", maxTurnsPerExecution=3, maxActionsPerTurn=4))
     data = result.as_json()

@@ -2,7 +2,7 @@
 
 from oriole.maze import Maze
 from oriole.tools import Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import ModelResponse, Usage, run_turn, turn_context
+from oriole.turn_loop import ModelResponse, Usage, estimate_tokens, run_turn, turn_context
 
 MAZE = Maze.from_rows([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]], (0, 0), (11, 0))
 RULES = Rules(MAZE, vision_range=2, goal_condition="reach", recall_interval=10, max_recall_actions=50)
@@ -77,3 +77,25 @@ def test_context_tells_position_view_size_and_history_but_no_experiment_id():
     assert context["maze_size"] == [12, 1]
     assert context["visible"]["open"] == [[1, 0], [2, 0], [3, 0], [4, 0], [5, 0]]
     assert "experiment" not in str(context)
+
+
+def test_history_is_trimmed_oldest_first_to_the_context_budget_never_the_system_prompt():
+    world = WorldState(position=(0, 0))
+    history = [{"step": i, "action": "move_east", "position": [i, 0], "success": True} for i in range(1, 201)]
+    context = turn_context(world, RULES, history, max_moves=1000)
+    system = "You are in a maze. " * 50
+    agent = Scripted(ModelResponse(text="done"))
+    run_turn(agent, system, world, RULES, Memory(50), context, budget=8, context_budget=1500)
+    sent = agent.requests[0]
+    kept = sent.messages[0].content["recent_actions"]
+    assert 0 < len(kept) < 200 and kept == history[-len(kept):]
+    assert sent.system_prompt == system
+    assert estimate_tokens(sent.system_prompt) + estimate_tokens(sent.messages[0].content) < 1500
+
+
+def test_no_budget_means_no_trimming():
+    world = WorldState(position=(0, 0))
+    history = [{"step": i} for i in range(300)]
+    agent = Scripted(ModelResponse(text="done"))
+    run_turn(agent, "s", world, RULES, Memory(50), turn_context(world, RULES, history, 1000), budget=8)
+    assert len(agent.requests[0].messages[0].content["recent_actions"]) == 300

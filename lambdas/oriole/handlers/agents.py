@@ -1,10 +1,16 @@
-"""The agent tasks: one turn of the shared turn loop per invocation, one per provider."""
+"""The agent tasks: one turn of the shared turn loop per invocation, one per provider.
+
+Provider clients are built once per warm container; the local runner replaces ``bedrock_client`` with
+a client of its own (the user's credentials, or a stubbed client in tests).
+"""
+
+import functools
+import os
 
 from aws_lambda_powertools import Logger
 
 from oriole import db, experiments
-from oriole.errors import ProviderNotImplemented
-from oriole.store import Store
+from oriole.store import Store, StoredMaze
 
 logger = Logger(service="oriole")
 
@@ -16,13 +22,36 @@ def _play(event: dict, factory: experiments.AgentFactory) -> dict:
     return result
 
 
-def _not_implemented(provider: str) -> experiments.AgentFactory:
-    def factory(row: dict, maze) -> experiments.Agent:
-        raise ProviderNotImplemented(
-            f"experiment {row['id']}: the {provider} agent is not available in this version of oriole; "
-            "start the experiment with llmProvider 'baseline' (random, wall-follower, explorer, oracle)"
-        )
-    return factory
+@functools.cache
+def ollama_api_key() -> str | None:
+    """The Ollama API key: from Secrets Manager when ``OLLAMA_API_KEY_SECRET_ARN`` is set, else the
+    ``OLLAMA_API_KEY`` environment variable, else none (a local Ollama needs no key)."""
+    secret_arn = os.environ.get("OLLAMA_API_KEY_SECRET_ARN")
+    if secret_arn:
+        from aws_lambda_powertools.utilities import parameters
+
+        return parameters.get_secret(secret_arn)
+    return os.environ.get("OLLAMA_API_KEY") or None
+
+
+@functools.cache
+def bedrock_client(timeout_seconds: float):
+    from oriole.providers.bedrock import runtime_client
+
+    return runtime_client(timeout_seconds)
+
+
+def ollama_agent(row: dict, maze: StoredMaze) -> experiments.Agent:
+    from oriole.providers.ollama import OllamaAgent
+
+    return OllamaAgent.from_config(row["model_name"], row["config"], ollama_api_key())
+
+
+def bedrock_agent(row: dict, maze: StoredMaze) -> experiments.Agent:
+    from oriole.providers.bedrock import BedrockAgent
+
+    client = bedrock_client(float(row["config"]["requestTimeoutSeconds"]))
+    return BedrockAgent.from_config(row["model_name"], row["config"], client)
 
 
 @logger.inject_lambda_context
@@ -32,9 +61,9 @@ def invoke_baseline(event: dict, context) -> dict:
 
 @logger.inject_lambda_context
 def invoke_bedrock(event: dict, context) -> dict:
-    return _play(event, _not_implemented("bedrock"))
+    return _play(event, bedrock_agent)
 
 
 @logger.inject_lambda_context
 def invoke_ollama(event: dict, context) -> dict:
-    return _play(event, _not_implemented("ollama"))
+    return _play(event, ollama_agent)

@@ -21,6 +21,8 @@ app = typer.Typer(help="Run LLM maze experiments locally through the real state 
 mazes_app = typer.Typer(help="The maze set.", no_args_is_help=True)
 db_app = typer.Typer(help="The experiments database.", no_args_is_help=True)
 params_app = typer.Typer(help="The parameter catalog.", no_args_is_help=True)
+prompts_app = typer.Typer(help="Prompt versions (local, or Parameter Store with --aws).", no_args_is_help=True)
+app.add_typer(prompts_app, name="prompts")
 app.add_typer(mazes_app, name="mazes")
 app.add_typer(db_app, name="db")
 app.add_typer(params_app, name="params")
@@ -42,10 +44,25 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _real_bedrock_client(execution_input: dict):
+    """A Bedrock client with the user's own AWS credentials, made before moto replaces them."""
+    import boto3
+
+    from oriole.providers.bedrock import runtime_client
+
+    if boto3.Session().get_credentials() is None:
+        raise _fail("--provider bedrock calls Amazon Bedrock with your AWS credentials, and none were found: "
+                    "run `aws configure` or set AWS_PROFILE (and AWS_REGION) first")
+    timeout = execution_input["config"].get("requestTimeoutSeconds", catalog.BY_KEY["requestTimeoutSeconds"].default)
+    return runtime_client(float(timeout))
+
+
 def _execution_input(maze: str, agent: str | None, provider: str | None, model: str | None, prompt: str,
                      config: list[str], max_moves: int | None, comment: str | None) -> dict:
     if agent and (provider or model):
         raise _fail("--agent is a baseline agent; use either --agent or --provider/--model")
+    if provider and provider not in ("bedrock", "ollama"):
+        raise _fail(f"--provider must be bedrock or ollama; got {provider!r}")
     if agent and agent not in BASELINE_NAMES:
         raise _fail(f"--agent must be one of {', '.join(BASELINE_NAMES)}; got {agent!r}")
     if not agent and not model:
@@ -73,6 +90,8 @@ def run(
     config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")]
     = [],  # noqa: B006 - typer reads the default, never mutates it
     max_moves: Annotated[int | None, typer.Option(help="Shorthand for --config maxMoves=N.")] = None,
+    ollama_url: Annotated[str | None, typer.Option(help="Ollama endpoint (shorthand for --config endpoint=URL).")]
+    = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
 ) -> None:
@@ -80,10 +99,13 @@ def run(
     from oriole.local.database import local_url, prepare
     from oriole.local.runner import LocalAws
 
+    if ollama_url:
+        config = [*config, f"endpoint={ollama_url}"]
     execution_input = _execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
+    bedrock = _real_bedrock_client(execution_input) if execution_input["llmProvider"] == "bedrock" else None
     url = local_url()
     store = prepare(url)
-    with LocalAws(url) as aws:
+    with LocalAws(url, bedrock_client=bedrock) as aws:
         execution_arn = aws.start(execution_input)
         with ProgressLine(execution_input, disable=as_json) as show:
             result = aws.wait(execution_arn, store, show)
@@ -228,6 +250,60 @@ def params_list() -> None:
     rows += [(catalog.prompt_name(v), "(shipped)", "promptVersion", "start", "System prompt text")
              for v in catalog.SHIPPED_PROMPT_VERSIONS]
     _print_columns(("name", "default", "config key", "read at", "description"), rows)
+
+
+AwsOption = Annotated[bool, typer.Option("--aws", help="Use Parameter Store of your AWS account instead.")]
+
+
+def _prompt_store(aws: bool) -> dict[str, str]:
+    from oriole.local import prompts
+
+    if aws:
+        import boto3
+
+        return prompts.aws_prompts(boto3.client("ssm"))
+    return prompts.local_prompts()
+
+
+@prompts_app.command("list")
+def prompts_list(aws: AwsOption = False) -> None:
+    """Every prompt version with its size and hash (the hash stored on each experiment)."""
+    _print_columns(("version", "bytes", "sha256", "first line"), [
+        (v, len(t.encode()), catalog.prompt_hash(t)[:16], t.strip().splitlines()[0][:60])
+        for v, t in sorted(_prompt_store(aws).items())])
+
+
+@prompts_app.command("show")
+def prompts_show(version: str, aws: AwsOption = False) -> None:
+    """Print one prompt version."""
+    from oriole.local import prompts
+
+    try:
+        text = prompts.get(_prompt_store(aws), version)
+    except OrioleError as error:
+        raise _fail(str(error)) from None
+    print(text, end="" if text.endswith("\n") else "\n")
+
+
+@prompts_app.command("put")
+def prompts_put(version: str, file: Annotated[typer.FileText, typer.Option("--file", "-f", help="Prompt text file.")],
+                aws: AwsOption = False) -> None:
+    """Store a prompt version; experiments pick it with promptVersion (or `oriole run --prompt`)."""
+    from oriole.local import prompts
+
+    text = file.read()
+    try:
+        if aws:
+            import boto3
+
+            prompts.put_aws(boto3.client("ssm"), version, text)
+        else:
+            prompts.put_local(version, text)
+    except ValueError as error:
+        raise _fail(str(error)) from None
+    where = "Parameter Store" if aws else "the local prompt folder"
+    size, digest = len(text.encode()), catalog.prompt_hash(text)[:16]
+    out.print(f"prompt {version} stored in {where} ({size} bytes, sha256 {digest})")
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ import importlib
 import io
 import json
 import os
+import re
 import time
 import traceback
 import uuid
@@ -23,6 +24,7 @@ import boto3
 
 from oriole import catalog, db
 from oriole.handlers import FUNCTIONS
+from oriole.local import prompts
 from oriole.store import Store
 
 ASL_PATH = Path(__file__).resolve().parents[3] / "infra" / "state_machine.asl.json"
@@ -73,8 +75,11 @@ def _faster_moto_patches() -> list:
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
-    def __init__(self, database_url: str):
+    def __init__(self, database_url: str, bedrock_client=None):
+        """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
+        (its endpoint then passes through moto), or a stubbed client in tests."""
         self.database_url = database_url
+        self.bedrock_client = bedrock_client
         self._handlers: dict[str, Callable] = {}
         self._patches: list = []
         self.invocations: dict[str, int] = {}
@@ -84,13 +89,21 @@ class LocalAws:
         from moto import mock_aws
         from moto.awslambda_simple.models import LambdaSimpleBackend
 
+        passthrough = []
+        if self.bedrock_client is not None:
+            passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
         self._patches = [
             mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
                                          "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")}),
-            mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}),
+            mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},
+                             "core": {"passthrough": {"urls": passthrough, "services": []}}}),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
             *_faster_moto_patches(),
         ]
+        if self.bedrock_client is not None:
+            from oriole.handlers import agents
+
+            self._patches.append(mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client))
         for patch in self._patches:
             patch.start()
         db.reset()
@@ -139,8 +152,10 @@ class LocalAws:
                                             Code={"ZipFile": code.getvalue()})["FunctionArn"]
             substitutions[placeholder] = arn
         ssm = boto3.client("ssm", region_name=REGION)
-        for name, value in catalog.defaults().items():
-            ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True)
+        values = catalog.defaults()
+        values.update({catalog.prompt_name(v): text for v, text in prompts.local_prompts().items()})
+        for name, value in values.items():
+            ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True, Tier="Advanced")
         definition = ASL_PATH.read_text(encoding="utf-8")
         for placeholder, arn in substitutions.items():
             definition = definition.replace(f"${{{placeholder}}}", arn)

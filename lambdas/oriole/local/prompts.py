@@ -1,0 +1,62 @@
+"""Prompt versions outside a deployment: the shipped ones, plus the researcher's own kept in
+``.oriole/prompts/<version>.md`` (seeded into the local Parameter Store on every run), or Parameter
+Store itself with ``--aws``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from oriole import catalog
+from oriole.errors import UnknownPromptVersion
+from oriole.local.database import home
+
+VERSION_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+MAX_PROMPT_BYTES = 8192  # Parameter Store's advanced-tier limit for one value
+
+
+def _local_dir() -> Path:
+    path = home() / "prompts"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def check(version: str, text: str) -> None:
+    """Refuse what Parameter Store or an experiment could not use, with the reason."""
+    if not VERSION_PATTERN.match(version):
+        raise ValueError(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-'")
+    if not text.strip():
+        raise ValueError("the prompt file is empty")
+    if len(text.encode()) > MAX_PROMPT_BYTES:
+        raise ValueError(f"the prompt is {len(text.encode())} bytes; Parameter Store holds at most {MAX_PROMPT_BYTES}")
+
+
+def local_prompts() -> dict[str, str]:
+    """Version -> text: the shipped prompts, overlaid by the ones put locally."""
+    prompts = {v: catalog.shipped_prompt(v) for v in catalog.SHIPPED_PROMPT_VERSIONS}
+    prompts.update({p.stem: p.read_text(encoding="utf-8") for p in sorted(_local_dir().glob("*.md"))})
+    return prompts
+
+
+def put_local(version: str, text: str) -> None:
+    check(version, text)
+    (_local_dir() / f"{version}.md").write_text(text, encoding="utf-8")
+
+
+def aws_prompts(ssm) -> dict[str, str]:
+    paginator = ssm.get_paginator("get_parameters_by_path")
+    return {p["Name"].rsplit("/", 1)[-1]: p["Value"]
+            for page in paginator.paginate(Path=catalog.PROMPTS_PATH, Recursive=False)
+            for p in page["Parameters"]}
+
+
+def put_aws(ssm, version: str, text: str) -> None:
+    check(version, text)
+    tier = "Advanced" if len(text.encode()) > 4096 else "Standard"
+    ssm.put_parameter(Name=catalog.prompt_name(version), Value=text, Type="String", Overwrite=True, Tier=tier)
+
+
+def get(prompts: dict[str, str], version: str) -> str:
+    if version not in prompts:
+        raise UnknownPromptVersion(f"no prompt version {version!r}; known: {', '.join(sorted(prompts))}")
+    return prompts[version]
