@@ -91,3 +91,49 @@ def test_prompts_put_list_show_and_a_run_with_the_new_version(cli, tmp_path):
 def test_run_refuses_an_unknown_provider(cli):
     result = cli("run", "--provider", "openai", "--model", "gpt")
     assert result.exit_code == 2 and "--provider must be bedrock or ollama" in result.output
+
+
+class ConverseEndpoint:
+    """A loopback HTTP endpoint answering Bedrock Runtime's Converse operation with scripted bodies."""
+
+    def __init__(self, *bodies: dict):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.bodies, self.paths = list(bodies), []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                outer.paths.append(self.path)
+                payload = json.dumps(outer.bodies.pop(0)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def test_run_with_bedrock_calls_the_endpoint_with_the_users_credentials_through_moto(cli, monkeypatch):
+    move = {"toolUse": {"toolUseId": "t1", "name": "move_east", "input": {}}}
+    body = {"output": {"message": {"role": "assistant", "content": [move]}}, "stopReason": "tool_use",
+            "usage": {"inputTokens": 11, "outputTokens": 3, "totalTokens": 14}, "metrics": {"latencyMs": 5}}
+    endpoint = ConverseEndpoint(body, body)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", endpoint.url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "user-key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "user-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    result = cli("run", "--maze", "perfect-7", "--provider", "bedrock", "--model", "vendor.model-v1:0",
+                 "--max-moves", "2", "--config", "maxActionsPerTurn=1", "--json")
+    endpoint.server.shutdown()
+    data = json.loads(result.stdout)
+    assert data["status"] == "timed_out" and data["actions"] == 2 and data["input_tokens"] == 22
+    assert endpoint.paths == ["/model/vendor.model-v1%3A0/converse"] * 2

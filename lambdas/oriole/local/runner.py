@@ -100,12 +100,14 @@ class LocalAws:
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
             *_faster_moto_patches(),
         ]
-        if self.bedrock_client is not None:
-            from oriole.handlers import agents
-
-            self._patches.append(mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client))
         for patch in self._patches:
             patch.start()
+        if self.bedrock_client is not None:  # imported only now, so its logger sees the log level set above
+            from oriole.handlers import agents
+
+            patch = mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client)
+            patch.start()
+            self._patches.append(patch)
         db.reset()
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
         self.state_machine_arn = self._deploy()
