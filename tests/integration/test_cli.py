@@ -137,3 +137,19 @@ def test_run_with_bedrock_calls_the_endpoint_with_the_users_credentials_through_
     data = json.loads(result.stdout)
     assert data["status"] == "timed_out" and data["actions"] == 2 and data["input_tokens"] == 22
     assert endpoint.paths == ["/model/vendor.model-v1%3A0/converse"] * 2
+
+
+def test_prompts_with_aws_use_parameter_store(cli, monkeypatch, tmp_path):
+    from moto import mock_aws
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    long_prompt = tmp_path / "long.md"
+    long_prompt.write_text("Explore. " * 500)  # over 4 KB: needs the advanced tier
+    with mock_aws():
+        assert cli("prompts", "put", "v7", "--file", str(long_prompt), "--aws").exit_code == 0
+        import boto3
+
+        stored = boto3.client("ssm").get_parameter(Name="/oriole/prompts/v7")["Parameter"]
+        assert stored["Value"] == long_prompt.read_text()
+        assert "v7" in cli("prompts", "list", "--aws").stdout
+        assert cli("prompts", "show", "v7", "--aws").stdout.startswith("Explore. Explore.")
