@@ -38,10 +38,20 @@ def shared_statements() -> int:
 
 
 def database_url() -> str:
+    """``DATABASE_URL`` when set (local runs, tests); on AWS, the RDS secret named by ``DATABASE_SECRET_ARN``,
+    with TLS required."""
     url = os.environ.get("DATABASE_URL")
-    if not url:
-        raise RuntimeError("DATABASE_URL is not set: point it at the experiments database")
-    return url
+    if url:
+        return url
+    secret_arn = os.environ.get("DATABASE_SECRET_ARN")
+    if not secret_arn:
+        raise RuntimeError("neither DATABASE_URL nor DATABASE_SECRET_ARN is set: cannot find the experiments database")
+    from aws_lambda_powertools.utilities import parameters
+
+    secret = parameters.get_secret(secret_arn, transform="json", max_age=300)
+    return psycopg.conninfo.make_conninfo(host=secret["host"], port=secret.get("port", 5432),
+                                          dbname=secret.get("dbname", "oriole"), user=secret["username"],
+                                          password=secret["password"], sslmode="require", connect_timeout=10)
 
 
 def connect(url: str | None = None) -> CountingConnection:

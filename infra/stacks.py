@@ -1,0 +1,71 @@
+"""The two stacks: data (network and database, long-lived) and orchestrator (functions, parameters,
+state machine, migrations, monitoring), so the orchestrator can be redeployed or torn down without
+touching the results."""
+
+from __future__ import annotations
+
+from aws_cdk import ArnFormat, CfnOutput, Stack, triggers
+from constructs import Construct
+
+from infra.database import Database
+from infra.functions import Functions
+from infra.monitoring import Monitoring
+from infra.network import Network
+from infra.parameters import Parameters
+from infra.settings import Settings
+from infra.state_machine import ExperimentStateMachine, state_machine_name
+
+EXAMPLE_INPUT = ('{"mazeId": "perfect-11", "llmProvider": "baseline", "modelName": "explorer", '
+                 '"config": {"maxMoves": 500}}')
+
+
+class DataStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs):
+        super().__init__(scope, construct_id, **kwargs)
+        if settings.existing_database:
+            self.network = None
+            self.database = Database(self, "Database", vpc=None, subnets=None, deletion_protection=False,
+                                     existing=settings.existing_database)
+            return
+        self.network = Network(self, "Network", egress=settings.egress,
+                               log_retention_days=settings.log_retention_days)
+        self.database = Database(self, "Database", vpc=self.network.vpc, subnets=self.network.database_subnets,
+                                 deletion_protection=settings.deletion_protection)
+        CfnOutput(self, "DatabaseEndpoint", value=self.database.endpoint)
+        CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn)
+        CfnOutput(self, "DatabaseInstanceId", value=self.database.instance.instance_identifier)
+
+
+class OrchestratorStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, data: DataStack, **kwargs):
+        super().__init__(scope, construct_id, **kwargs)
+        database = data.database
+        subnets = data.network.function_subnets if data.network else None
+        self.functions = Functions(self, "Functions", vpc=database.vpc, subnets=subnets,
+                                   security_group=database.client_security_group, database_secret=database.secret,
+                                   log_retention_days=settings.log_retention_days)
+        Parameters(self, "Parameters")
+        self.functions.grant_parameters()
+        self.functions.grant_bedrock(settings.bedrock_model_ids)
+        self.functions.grant_ollama_key(settings.ollama_api_key_secret_arn)
+        self.functions.grant_start_execution(self.format_arn(
+            service="states", resource="stateMachine", resource_name=state_machine_name(self),
+            arn_format=ArnFormat.COLON_RESOURCE_NAME))
+        flow = ExperimentStateMachine(self, "Flow", functions=self.functions.by_placeholder,
+                                      status_finalizer=self.functions.status_finalizer,
+                                      timeout_seconds=settings.max_execution_seconds,
+                                      log_retention_days=settings.log_retention_days)
+        triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations,
+                         execute_on_handler_change=True, execute_after=[database])
+        Monitoring(self, "Monitoring", state_machine=flow.state_machine,
+                   functions=[*self.functions.by_placeholder.values(), self.functions.status_finalizer],
+                   alarm_email=settings.alarm_email)
+        self._outputs(flow, data)
+
+    def _outputs(self, flow: ExperimentStateMachine, data: DataStack) -> None:
+        arn = flow.state_machine.state_machine_arn
+        CfnOutput(self, "StateMachineArn", value=arn)
+        CfnOutput(self, "StateMachineConsole", value=f"https://{self.region}.console.aws.amazon.com/states/home"
+                  f"?region={self.region}#/statemachines/view/{arn}")
+        CfnOutput(self, "ExampleExecutionInput", value=EXAMPLE_INPUT)
+        CfnOutput(self, "MigrationsFunction", value=self.functions.migrations.function_name)

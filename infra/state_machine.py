@@ -1,0 +1,54 @@
+"""The state machine, from the one ASL file with the function ARNs substituted, plus the EventBridge
+rule that sends every terminal status change to the status-change finalizer (so an execution that
+times out or is aborted still closes its experiment)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.settings import log_retention
+
+ASL_FILE = Path(__file__).resolve().parent / "state_machine.asl.json"
+TERMINAL_STATUSES = ["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
+
+
+def state_machine_name(stack: Stack) -> str:
+    return f"{stack.stack_name}-experiment"
+
+
+class ExperimentStateMachine(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, functions: dict[str, lambda_.IFunction],
+                 status_finalizer: lambda_.IFunction, timeout_seconds: int, log_retention_days: int):
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        log_group = logs.LogGroup(self, "Logs", retention=log_retention(log_retention_days),
+                                  removal_policy=RemovalPolicy.DESTROY)
+        self.state_machine = sfn.StateMachine(
+            self, "StateMachine",
+            state_machine_name=state_machine_name(stack),
+            definition_body=sfn.DefinitionBody.from_file(str(ASL_FILE)),
+            definition_substitutions={placeholder: fn.function_arn for placeholder, fn in functions.items()},
+            timeout=Duration.seconds(timeout_seconds),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+        )
+        for fn in functions.values():
+            fn.grant_invoke(self.state_machine)
+        events.Rule(
+            self, "StatusChanges",
+            description="Close the experiment of any execution that ends, whatever ended it",
+            event_pattern=events.EventPattern(
+                source=["aws.states"], detail_type=["Step Functions Execution Status Change"],
+                detail={"stateMachineArn": [self.state_machine.state_machine_arn], "status": TERMINAL_STATUSES},
+            ),
+            targets=[targets.LambdaFunction(status_finalizer, retry_attempts=8,
+                                            max_event_age=Duration.hours(6))],
+        )

@@ -1,0 +1,18 @@
+"""The migration trigger: run on every deploy that changes the code, from inside the VPC, so a fresh
+deployment has the schema and the maze set before the first execution."""
+
+from aws_lambda_powertools import Logger
+
+from oriole import db, mazeset
+from oriole.store import Store
+
+logger = Logger(service="oriole")
+
+
+@logger.inject_lambda_context
+def handler(event: dict, context) -> dict:
+    store = Store(db.connection())
+    applied = store.apply_migrations()
+    new_mazes = store.load_mazes(mazeset.maze_set())
+    logger.info("database migrated", extra={"applied": applied, "new_mazes": new_mazes})
+    return {"applied": applied, "newMazes": new_mazes}
