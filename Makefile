@@ -1,10 +1,13 @@
-# make demo: install everything into .venv and run a real experiment through the local state machine.
-# make test: install what the tests need and run the whole suite.
+# make demo:   install everything into .venv and run a real experiment through the local state machine.
+# make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
+# make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
+# jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test lint bench
+.PHONY: demo test deploy synth bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,16 +17,30 @@ $(VENV)/.local-installed: $(BIN)/python pyproject.toml requirements.txt
 	$(BIN)/pip install --quiet -e ".[local]"
 	touch $@
 
-$(VENV)/.test-installed: $(VENV)/.local-installed
-	$(BIN)/pip install --quiet -e ".[local,test]"
+$(VENV)/.cdk-installed: $(VENV)/.local-installed
+	$(BIN)/pip install --quiet -e ".[local,cdk]"
+	touch $@
+
+$(VENV)/.test-installed: $(VENV)/.cdk-installed
+	$(BIN)/pip install --quiet -e ".[local,cdk,test]"
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
-test: $(VENV)/.test-installed
+test: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+synth: $(VENV)/.cdk-installed node_modules/.installed
+	npx cdk synth --all
+
+deploy: $(VENV)/.cdk-installed node_modules/.installed
+	npx cdk deploy --all
 
 bench: $(VENV)/.local-installed
 	$(BIN)/python bench/bench_local_run.py

@@ -2,8 +2,9 @@
 
 Local bundling installs ``requirements.txt`` as wheels for the Lambda platform (Linux arm64, the
 runtime's CPython) with ``pip --platform --only-binary``, then copies the ``oriole`` package (without
-the local runner and CLI) and the SQL migrations. Tests skip bundling with the documented context
-``aws:cdk:bundling-stacks=[]``, so synthesis needs neither Docker nor a package registry.
+the local runner and CLI) and the SQL migrations. Tests skip bundling, so synthesis needs neither
+Docker nor a package registry: in process with CDK's context ``aws:cdk:bundling-stacks=[]``, and with
+the CLI (which refuses ``aws:`` context keys) with ``cdk synth -c skipBundling=true``.
 """
 
 from __future__ import annotations
@@ -43,14 +44,19 @@ class PipBundling:
         return True
 
 
-def code_asset() -> lambda_.Code:
+SOURCES = ["*", "!lambdas", "!lambdas/**", "!migrations", "!migrations/**", "!requirements.txt",
+           "**/__pycache__", "lambdas/oriole/local"]
+
+
+def code_asset(skip_bundling: bool = False) -> lambda_.Code:
     """The shared asset; its hash covers the package, the migrations and the requirements."""
+    if skip_bundling:
+        return lambda_.Code.from_asset(str(ROOT), exclude=SOURCES)
     return lambda_.Code.from_asset(
         str(ROOT),
-        exclude=["*", "!lambdas", "!lambdas/**", "!migrations", "!migrations/**", "!requirements.txt",
-                 "**/__pycache__", "lambdas/oriole/local"],
+        exclude=SOURCES,
         bundling=BundlingOptions(
-            image=DockerImage.from_registry("local-bundling-only"),
+            image=DockerImage.from_registry("local-bundling-only"),  # never pulled: local bundling succeeds
             local=PipBundling(),
             command=["false"],
         ),

@@ -37,7 +37,7 @@ class Functions(Construct):
                  log_retention_days: int):
         super().__init__(scope, construct_id)
         self.security_group = security_group
-        self._code = code_asset()
+        self._code = code_asset(skip_bundling=bool(self.node.try_get_context("skipBundling")))
         self._common = {
             "runtime": RUNTIME, "architecture": ARCHITECTURE, "vpc": vpc, "vpc_subnets": subnets,
             "security_groups": [self.security_group], "tracing": lambda_.Tracing.ACTIVE,

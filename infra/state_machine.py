@@ -1,9 +1,14 @@
 """The state machine, from the one ASL file with the function ARNs substituted, plus the EventBridge
 rule that sends every terminal status change to the status-change finalizer (so an execution that
-times out or is aborted still closes its experiment)."""
+times out or is aborted still closes its experiment).
+
+The file is read here and given inline with ``TimeoutSeconds`` set from ``max-execution-seconds``:
+``DefinitionBody.from_file`` uploads the file untouched, so the execution timeout would be lost.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy, Stack
@@ -20,6 +25,12 @@ ASL_FILE = Path(__file__).resolve().parent / "state_machine.asl.json"
 TERMINAL_STATUSES = ["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
 
 
+def definition(timeout_seconds: int) -> str:
+    """The ASL file with the execution timeout; ``${...}`` placeholders stay for the substitutions."""
+    asl = json.loads(ASL_FILE.read_text(encoding="utf-8"))
+    return json.dumps({**asl, "TimeoutSeconds": timeout_seconds}, indent=2)
+
+
 def state_machine_name(stack: Stack) -> str:
     return f"{stack.stack_name}-experiment"
 
@@ -34,9 +45,8 @@ class ExperimentStateMachine(Construct):
         self.state_machine = sfn.StateMachine(
             self, "StateMachine",
             state_machine_name=state_machine_name(stack),
-            definition_body=sfn.DefinitionBody.from_file(str(ASL_FILE)),
+            definition_body=sfn.DefinitionBody.from_string(definition(timeout_seconds)),
             definition_substitutions={placeholder: fn.function_arn for placeholder, fn in functions.items()},
-            timeout=Duration.seconds(timeout_seconds),
             tracing_enabled=True,
             logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
         )
