@@ -69,6 +69,19 @@ class Database(Construct):
         self.instance = None
         self.endpoint = None  # the host is in the secret; CloudFormation outputs cannot read secrets
 
+    def add_bastion(self, subnets: ec2.SubnetSelection) -> ec2.BastionHostLinux:
+        """A small instance with no open port, reached only through SSM Session Manager, from which a
+        port forward gives psql on a laptop the database (``aws ssm start-session ...``, see the outputs)."""
+        bastion = ec2.BastionHostLinux(
+            self, "Bastion", vpc=self.vpc, subnet_selection=subnets,
+            instance_type=ec2.InstanceType.of(ec2.InstanceClass.BURSTABLE4_GRAVITON, ec2.InstanceSize.NANO),
+            machine_image=ec2.MachineImage.latest_amazon_linux2023(cpu_type=ec2.AmazonLinuxCpuType.ARM_64),
+            security_group=self.client_security_group, require_imdsv2=True,
+            block_devices=[ec2.BlockDevice(device_name="/dev/xvda",
+                                           volume=ec2.BlockDeviceVolume.ebs(8, encrypted=True))],
+        )
+        return bastion
+
     def _add_clients(self) -> None:
         self.client_security_group = ec2.SecurityGroup(self, "Clients", vpc=self.vpc, allow_all_outbound=True,
                                                        description="Oriole functions: may connect to the database")

@@ -23,6 +23,14 @@ def suppress_data(stack: Stack) -> None:
         NagPackSuppression(id="AwsSolutions-SMG4", reason=(
             "Rotation needs a rotation function with network access to the database; the secret is read "
             "only by the functions, with TLS required. Add rotation with instance.add_rotation_single_user().")),
+        NagPackSuppression(id="AwsSolutions-EC28", reason=(
+            "The bastion only relays Session Manager port forwards; detailed monitoring would bill for nothing.")),
+        NagPackSuppression(id="AwsSolutions-EC29", reason=(
+            "The bastion holds no state: it can be terminated and redeployed at any time.")),
+        NagPackSuppression(id="AwsSolutions-IAM5", applies_to=["Action::ssmmessages:*", "Action::ec2messages:*",
+                                                               "Resource::*"], reason=(
+            "The bastion's Session Manager agent permissions as CDK's BastionHostLinux grants them; the "
+            "messaging APIs accept no resource scope.")),
     ])
 
 

@@ -37,6 +37,7 @@ class Settings:
     existing_database: ExistingDatabase | None
     log_retention_days: int
     alarm_email: str | None
+    bastion: bool
 
     @classmethod
     def from_context(cls, scope: Construct) -> Settings:
@@ -59,6 +60,7 @@ class Settings:
             existing_database=_existing_database(get),
             log_retention_days=int(get("logRetentionDays", 30)),
             alarm_email=get("alarmEmail"),
+            bastion=_flag(get("bastion", True)),
         )
 
 

@@ -34,6 +34,12 @@ class DataStack(Stack):
         CfnOutput(self, "DatabaseEndpoint", value=self.database.endpoint)
         CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn)
         CfnOutput(self, "DatabaseInstanceId", value=self.database.instance.instance_identifier)
+        if settings.bastion and settings.egress == "nat":  # Session Manager needs a route to the SSM APIs
+            bastion = self.database.add_bastion(self.network.function_subnets)
+            CfnOutput(self, "PsqlPortForward", description="Run this, then psql on localhost:5432 (see README)",
+                      value=f"aws ssm start-session --target {bastion.instance_id} --document-name "
+                            "AWS-StartPortForwardingSessionToRemoteHost --parameters "
+                            f"host={self.database.endpoint},portNumber=5432,localPortNumber=5432")
 
 
 class OrchestratorStack(Stack):

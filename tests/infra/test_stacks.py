@@ -225,3 +225,16 @@ def test_cdk_nag_finds_nothing_unsuppressed(stacks):
         findings = [*annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")),
                     *annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*"))]
         assert not findings, [f"{f.id}: {f.entry.data[:120]}" for f in findings]
+
+
+def test_a_session_manager_bastion_gives_psql_a_port_forward(templates):
+    data, _ = templates
+    bastion = one(data, "AWS::EC2::Instance")
+    assert bastion["InstanceType"] == "t4g.nano"
+    groups = json.dumps(bastion["SecurityGroupIds"])
+    assert "DatabaseClients" in groups  # the database accepts it like a function
+    ingress_to_bastion = [r for r in resources(data, "AWS::EC2::SecurityGroupIngress").values()
+                          if "DatabaseClients" in json.dumps(r["Properties"]["GroupId"])]
+    assert not ingress_to_bastion  # no open port: Session Manager only
+    forward = data.to_json()["Outputs"]["PsqlPortForward"]["Value"]
+    assert "AWS-StartPortForwardingSessionToRemoteHost" in json.dumps(forward)
