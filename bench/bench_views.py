@@ -1,0 +1,160 @@
+"""Benchmark: the analysis views on 1,000,000 actions.
+
+Creates a scratch database on the local server (``DATABASE_URL``'s server, else the embedded one),
+migrates it, seeds experiments, turns and actions in SQL (``INSERT ... SELECT generate_series``), runs
+``VACUUM ANALYZE`` (what autovacuum does on a live database) and times each view query: the whole
+comparison, a filtered comparison, the per-experiment view whole, filtered on a model and on one
+experiment. The database is dropped at the end. DESIGN section 10: each answers in under a second.
+Run with ``python bench/bench_views.py`` (``--experiments 4000 --actions 250`` by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+import uuid
+
+import psycopg
+from psycopg import sql
+
+from oriole.local.database import local_url, prepare
+
+MODELS = (("baseline", "random"), ("baseline", "explorer"), ("baseline", "wall-follower"), ("baseline", "oracle"),
+          ("ollama", "qwen2.5:7b"), ("ollama", "llama3.1:8b"), ("bedrock", "anthropic.claude-3-5-haiku"),
+          ("bedrock", "amazon.nova-lite"))
+
+QUERIES = {
+    "model_comparison (all)": "SELECT * FROM model_comparison",
+    "compare_experiments(tag => one sweep)": "SELECT * FROM compare_experiments(tag => 'sweep:bench-3')",
+    "compare_experiments(by_maze => true)": "SELECT * FROM compare_experiments(by_maze => true)",
+    "experiment_results (all rows)": "SELECT * FROM experiment_results",
+    "experiment_results WHERE model_name = ...": "SELECT * FROM experiment_results WHERE model_name = 'qwen2.5:7b'",
+    "experiment_results WHERE experiment_id = ...": "SELECT * FROM experiment_results WHERE experiment_id = 1234",
+}
+
+SEED_SQL = """
+SELECT setseed(0.42);
+CREATE TEMP TABLE plan AS
+SELECT g AS n, (g - 1) %% %(models)s AS model, m.id AS maze_id, m.width, m.height, m.start_x, m.start_y,
+       m.shortest_path_length
+  FROM generate_series(1, %(experiments)s) g
+  JOIN LATERAL (SELECT * FROM mazes ORDER BY id OFFSET (g %% (SELECT count(*) FROM mazes)) LIMIT 1) m ON true;
+
+INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, agent_id,
+                         comment, config, seed, status, goal_found, goal_first_seen_step, goal_reached_step,
+                         current_x, current_y, action_count, move_count, failed_move_count, turn_count,
+                         input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason,
+                         origin_execution_arn, execution_arns)
+SELECT p.maze_id, (%(providers)s::text[])[p.model + 1], (%(names)s::text[])[p.model + 1],
+       'v' || (1 + p.n %% 2), md5('prompt' || (1 + p.n %% 2)), 'prompt text',
+       'bench-' || (p.n %% 10) || '/' || md5(p.n::text) || '/r1', 'sweep:bench-' || (p.n %% 10),
+       jsonb_build_object('maxMoves', 10000, 'maxActionsPerTurn', 8, 'visionRange', 3, 'goalCondition', 'reach',
+                          'temperature', CASE WHEN p.n %% 3 = 0 THEN 0.0 ELSE 0.2 END, 'seed', p.n,
+                          'historyActions', 20, 'maxRecallActions', 50, 'recallInterval', 10),
+       p.n, CASE WHEN p.n %% 5 < 3 THEN 'succeeded' WHEN p.n %% 5 = 3 THEN 'timed_out' ELSE 'failed' END,
+       p.n %% 5 < 3, CASE WHEN p.n %% 5 < 3 THEN %(actions)s - 9 END, CASE WHEN p.n %% 5 < 3 THEN %(actions)s END,
+       p.start_x, p.start_y, %(actions)s, %(actions)s - 10, %(actions)s / 5, %(turns)s,
+       CASE WHEN p.model >= 4 THEN %(actions)s * 900 ELSE 0 END,
+       CASE WHEN p.model >= 4 THEN %(actions)s * 40 ELSE 0 END,
+       CASE WHEN p.model >= 6 THEN %(actions)s * 0.0009 ELSE 0 END,
+       now() - make_interval(hours => p.n), now() - make_interval(hours => p.n) + interval '3 minutes',
+       CASE WHEN p.n %% 5 = 3 THEN 'max_moves reached' WHEN p.n %% 5 = 4 THEN 'ModelUnavailable: bench' END,
+       'arn:bench:' || p.n, ARRAY['arn:bench:' || p.n]
+  FROM plan p ORDER BY p.n;
+
+INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls, input_tokens, output_tokens,
+                   cost_usd, latency_ms, end_reason, started_at)
+SELECT e.id, t, (t - 1) * 8 + 1, 8, CASE WHEN e.llm_provider = 'baseline' THEN 0 ELSE 2 END,
+       e.input_tokens / %(turns)s, e.output_tokens / %(turns)s, 0,
+       CASE WHEN e.llm_provider = 'baseline' THEN 0 ELSE 800 + (random() * 400)::int END, 'action_budget', e.started_at
+  FROM experiments e CROSS JOIN generate_series(1, %(turns)s) t;
+
+INSERT INTO actions (experiment_id, step_number, turn_number, action_type, tool_name, reasoning, from_x, from_y,
+                     to_x, to_y, success, tiles_seen, goal_visible)
+SELECT e.id, s, (s - 1) / 8 + 1, 'move_east', 'move_east',
+       CASE WHEN e.llm_provider <> 'baseline' THEN 'The corridor to the east is open; follow it.' END,
+       0, 0, (random() * least(m.width - 1, 11))::int, (random() * least(m.height - 1, 11))::int, random() > 0.2,
+       '[[4,3,0],[4,2,0],[4,1,1],[5,3,0],[6,3,0],[7,3,1],[4,4,0],[4,5,1],[3,3,0],[2,3,1]]'::jsonb, false
+  FROM experiments e JOIN mazes m ON m.id = e.maze_id CROSS JOIN generate_series(1, %(actions)s) s;
+"""
+
+
+def _with_database(url: str, name: str) -> str:
+    info = psycopg.conninfo.conninfo_to_dict(url)
+    info["dbname"] = name
+    return psycopg.conninfo.make_conninfo(**info)
+
+
+def seed(conn: psycopg.Connection, experiments: int, actions: int) -> float:
+    started = time.perf_counter()
+    # several statements with parameters: bound on the client, sent as one script
+    psycopg.ClientCursor(conn).execute(SEED_SQL, {"experiments": experiments, "actions": actions,
+                                                  "turns": -(-actions // 8),
+                                                  "models": len(MODELS), "providers": [p for p, _ in MODELS],
+                                                  "names": [n for _, n in MODELS]})
+    conn.execute("VACUUM ANALYZE")
+    return time.perf_counter() - started
+
+
+def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
+    figures = {}
+    for label, query in QUERIES.items():
+        walls = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            rows = conn.execute(query).fetchall()
+            walls.append(time.perf_counter() - started)
+        plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query).fetchone()[0][0]
+        figures[label] = {"rows": len(rows), "median_ms": round(statistics.median(walls) * 1000, 1),
+                          "min_ms": round(min(walls) * 1000, 1), "explain_ms": round(plan["Execution Time"], 1)}
+    return figures
+
+
+def run(experiments: int, actions: int, repeats: int) -> dict:
+    server = local_url()
+    name = f"oriole_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        url = _with_database(server, name)
+        prepare(url).conn.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            seconds = seed(conn, experiments, actions)
+            counts = conn.execute("SELECT (SELECT count(*) FROM experiments), (SELECT count(*) FROM turns), "
+                                  "(SELECT count(*) FROM actions)").fetchone()
+            version = conn.execute("SHOW server_version").fetchone()[0]
+            return {"experiments": counts[0], "turns": counts[1], "actions": counts[2],
+                    "seed_seconds": round(seconds, 1), "queries": time_queries(conn, repeats),
+                    "postgres": version,
+                    "machine": f"{platform.python_implementation()} {platform.python_version()}, "
+                               f"{platform.machine()}"}
+    finally:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--experiments", type=int, default=4000)
+    parser.add_argument("--actions", type=int, default=250, help="actions per experiment")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args()
+    figures = run(args.experiments, args.actions, args.repeats)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    for key in ("experiments", "turns", "actions", "seed_seconds"):
+        print(f"{key:<46}{figures[key]}")
+    print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
+    for label, f in figures["queries"].items():
+        print(f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['explain_ms']:>20}")
+    print(f"{'postgres':<46}{figures['postgres']}")
+    print(f"{'machine':<46}{figures['machine']}")
+
+
+if __name__ == "__main__":
+    main()

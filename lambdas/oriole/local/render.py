@@ -1,0 +1,494 @@
+"""Pictures of a run: the maze, the path in the order it was walked, the tiles the agent saw, where it first
+saw the goal and every move into a wall; as PNG and SVG, and as replays (an animated GIF, and a
+self-contained HTML page with step controls).
+
+Rendering is pure: a ``Run`` (plain data built from the stored experiment) goes in, bytes or text come out,
+so every format is tested without a database. ``oriole render`` loads the run through the store and
+writes the files. Model text in the HTML replay is data, never markup: it travels as escaped JSON and is
+shown through ``textContent``.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from oriole.maze import DIRECTIONS, WALL, Maze, Position, vision
+
+OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
+WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
+GOAL_FILL, START_FILL = "#f5b301", "#16a34a"
+PATH_FIRST, PATH_LAST = (37, 99, 235), (219, 39, 119)  # the path fades from blue (first move) to pink (last)
+BUMP, SIGHT, INK = "#dc2626", "#f59e0b", "#111827"
+TITLE_PX = 64
+LEGEND = "path: blue first, pink last · x: move into a wall · ring: goal first seen · pale: never seen"
+MIN_WIDTH_PX = 480  # room for the title under a small maze
+PATH_CHUNKS = 48  # colour steps along the path
+GIF_FRAMES = 120
+
+
+@dataclass(frozen=True)
+class Step:
+    """One stored action, as a picture needs it."""
+
+    number: int
+    turn: int
+    action: str
+    start: Position
+    end: Position
+    success: bool
+    error: str | None
+    reasoning: str | None
+    tiles_seen: tuple[Position, ...]
+
+    @property
+    def bumped(self) -> bool:
+        """A move into a wall (or off the grid): the agent stayed where it was."""
+        return self.action.startswith("move_") and not self.success
+
+
+@dataclass(frozen=True)
+class Run:
+    """An experiment to draw: its maze, its actions in order and what is written around them."""
+
+    experiment_id: int
+    title: str
+    outcome: str
+    maze: Maze
+    steps: tuple[Step, ...]
+    goal_first_seen_step: int | None
+    start_seen: frozenset[Position]
+    model_text: dict[int, str]
+
+    @classmethod
+    def from_record(cls, record: dict) -> Run:
+        """From ``Store.experiment_run``: the experiment row with its maze, actions and model text."""
+        maze = Maze.from_rows(record["grid"], (record["start_x"], record["start_y"]),
+                              (record["goal_x"], record["goal_y"]))
+        steps = tuple(Step(a["step"], a["turn"], a["action"], tuple(a["from"]), tuple(a["to"]), a["success"],
+                           a["error"], a["reasoning"], tuple((x, y) for x, y, _ in a["tiles_seen"]))
+                      for a in record["actions"])
+        outcome = {"succeeded": "goal found", "timed_out": "timed out"}.get(record["status"], record["status"])
+        outcome += f" after {len(steps)} actions"
+        if record["status"] == "succeeded" and steps:
+            moves = sum(s.action.startswith("move_") for s in steps)
+            outcome += f", path efficiency {record['shortest_path_length'] / moves:.3f}"
+        if record["failure_reason"]:
+            outcome += f" ({record['failure_reason']})"
+        return cls(
+            experiment_id=record["experiment_id"],
+            title=f"experiment {record['experiment_id']}: {record['llm_provider']}/{record['model_name']} "
+                  f"(prompt {record['prompt_version']}) on {record['maze']}",
+            outcome=outcome, maze=maze, steps=steps, goal_first_seen_step=record["goal_first_seen_step"],
+            start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record["vision_range"] or 0)),
+            model_text={int(turn): text for turn, text in record["model_text"].items()},
+        )
+
+    def positions(self, upto: int | None = None) -> list[Position]:
+        """Where the agent stood: the start, then after each of the first ``upto`` actions (all by default)."""
+        return [self.maze.start, *(s.end for s in self.steps[:upto])]
+
+    def first_seen(self) -> dict[Position, int]:
+        """Each tile the agent saw, with the step it first saw it at (0: from the start)."""
+        seen = dict.fromkeys(self.start_seen, 0)
+        for step in self.steps:
+            for tile in step.tiles_seen:
+                seen.setdefault(tile, step.number)
+        return seen
+
+    def sight_position(self) -> Position | None:
+        """Where the agent stood when it first saw the goal."""
+        if self.goal_first_seen_step is None:
+            return None
+        return self.positions(self.goal_first_seen_step)[-1]
+
+
+# --- geometry shared by the PNG and SVG painters ---------------------------------------------------------
+
+
+def cell_size(maze: Maze, target_px: int = 720) -> int:
+    """Pixels per tile: the maze about ``target_px`` wide, tiles between 6 and 40 pixels."""
+    return max(6, min(40, target_px // max(maze.width, maze.height)))
+
+
+def canvas(maze: Maze, cell: int) -> tuple[int, int]:
+    """The picture's width and height: the title band above the maze."""
+    return max(MIN_WIDTH_PX, maze.width * cell), TITLE_PX + maze.height * cell
+
+
+def _centre(pos: Position, cell: int) -> tuple[float, float]:
+    return (pos[0] + 0.5) * cell, TITLE_PX + (pos[1] + 0.5) * cell
+
+
+def _tile_fill(maze: Maze, pos: Position, seen: bool) -> str:
+    if maze.cell(pos) == WALL:
+        return WALL_SEEN if seen else WALL_UNSEEN
+    return OPEN_SEEN if seen else OPEN_UNSEEN
+
+
+def _row_runs(maze: Maze, seen: set[Position] | dict) -> list[tuple[int, int, int, str]]:
+    """Each row as runs of tiles with the same fill: (y, x0, length, fill). Far fewer shapes than tiles."""
+    runs = []
+    for y in range(maze.height):
+        x0, fill = 0, _tile_fill(maze, (0, y), (0, y) in seen)
+        for x in range(1, maze.width + 1):
+            nxt = _tile_fill(maze, (x, y), (x, y) in seen) if x < maze.width else None
+            if nxt != fill:
+                runs.append((y, x0, x - x0, fill))
+                x0, fill = x, nxt
+    return runs
+
+
+def _ramp(t: float) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*(round(a + (b - a) * t) for a, b in zip(PATH_FIRST, PATH_LAST, strict=True)))
+
+
+def _path_chunks(points: list[Position]) -> list[tuple[int, int, str]]:
+    """The path cut into up to ``PATH_CHUNKS`` consecutive pieces, (first index, last index, colour): the
+    colour says when a stretch was walked, from the first move to the last."""
+    if len(points) < 2:
+        return []
+    segments = len(points) - 1
+    size = max(1, -(-segments // PATH_CHUNKS))
+    chunks = []
+    for first in range(0, segments, size):
+        last = min(first + size, segments)
+        chunks.append((first, last, _ramp(first / max(1, segments - 1))))
+    return chunks
+
+
+def _bump_mark(step: Step, cell: int) -> tuple[tuple[float, float], float]:
+    """A failed move's cross: at the edge of the tile the agent tried to leave, on the wall's side."""
+    dx, dy = DIRECTIONS[step.action.removeprefix("move_")]
+    cx, cy = _centre(step.start, cell)
+    return (cx + dx * cell * 0.42, cy + dy * cell * 0.42), max(2.0, cell * 0.16)
+
+
+# --- SVG -------------------------------------------------------------------------------------------------
+
+
+def svg(run: Run, interactive: bool = False) -> str:
+    """The whole run as one SVG document.
+
+    ``interactive`` (for the HTML replay) draws every tile as seen, with a fog shape over each tile that
+    records the step it was first seen at (``data-seen``; -1: never), and tags the failed-move crosses and
+    the first-sight marks with their step, so a script can show the run at any step.
+    """
+    maze, cell = run.maze, cell_size(run.maze)
+    width, height = canvas(maze, cell)
+    first_seen = run.first_seen()
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" font-family="sans-serif">',
+             f"<title>{html.escape(run.title)}</title>",
+             f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+             f'<text x="6" y="18" font-size="14" fill="{INK}">{html.escape(run.title)}</text>',
+             f'<text x="6" y="37" font-size="12" fill="#4b5563">{html.escape(run.outcome)}</text>',
+             f'<text x="6" y="55" font-size="10" fill="#6b7280">{html.escape(LEGEND)}</text>',
+             '<g class="tiles" shape-rendering="crispEdges">']
+    all_tiles = {(x, y) for y in range(maze.height) for x in range(maze.width)}
+    for y, x0, length, fill in _row_runs(maze, all_tiles if interactive else first_seen):
+        parts.append(f'<rect x="{x0 * cell}" y="{TITLE_PX + y * cell}" width="{length * cell}" height="{cell}" '
+                     f'fill="{fill}"/>')
+    parts.append("</g>")
+    if interactive:
+        parts.append('<g class="fog" shape-rendering="crispEdges">')
+        for pos in sorted(all_tiles - run.start_seen, key=lambda p: (p[1], p[0])):
+            wall = maze.cell(pos) == WALL
+            parts.append(f'<rect x="{pos[0] * cell}" y="{TITLE_PX + pos[1] * cell}" width="{cell}" '
+                         f'height="{cell}" fill="{WALL_UNSEEN if wall else OPEN_UNSEEN}" '
+                         f'data-seen="{first_seen.get(pos, -1)}"/>')
+        parts.append("</g>")
+    parts += _svg_marks(run, cell, interactive)
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _svg_marks(run: Run, cell: int, interactive: bool) -> list[str]:
+    maze, half = run.maze, cell / 2
+    parts = []
+    for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
+        x, y = pos[0] * cell, TITLE_PX + pos[1] * cell
+        parts.append(f'<rect class="{"start" if label == "S" else "goal"}" x="{x + 1}" y="{y + 1}" '
+                     f'width="{cell - 2}" height="{cell - 2}" fill="{fill}" rx="{cell / 6:.1f}"/>')
+        parts.append(f'<text x="{x + half}" y="{y + half}" font-size="{cell * 0.6:.1f}" text-anchor="middle" '
+                     f'dominant-baseline="central" fill="#ffffff">{label}</text>')
+    points = run.positions()
+    line = max(1.5, cell * 0.18)
+    if interactive:
+        parts.append(f'<polyline id="trail" fill="none" stroke="{_ramp(0)}" stroke-width="{line:.1f}" '
+                     f'stroke-linejoin="round" stroke-linecap="round" points=""/>')
+    else:
+        for first, last, colour in _path_chunks(points):
+            coords = " ".join("{:.1f},{:.1f}".format(*_centre(p, cell)) for p in points[first:last + 1])
+            parts.append(f'<polyline class="path" data-steps="{first + 1}-{last}" fill="none" stroke="{colour}" '
+                         f'stroke-width="{line:.1f}" stroke-linejoin="round" stroke-linecap="round" '
+                         f'points="{coords}"/>')
+    for step in run.steps:
+        if step.bumped:
+            (bx, by), r = _bump_mark(step, cell)
+            parts.append(f'<path class="bump" data-step="{step.number}" stroke="{BUMP}" '
+                         f'stroke-width="{max(1.5, cell * 0.08):.1f}" '
+                         f'd="M{bx - r:.1f},{by - r:.1f}L{bx + r:.1f},{by + r:.1f}'
+                         f'M{bx - r:.1f},{by + r:.1f}L{bx + r:.1f},{by - r:.1f}"/>')
+    sight = run.sight_position()
+    if sight is not None:
+        (sx, sy), (gx, gy) = _centre(sight, cell), _centre(maze.goal, cell)
+        parts.append(f'<g class="goal-first-seen" data-step="{run.goal_first_seen_step}">'
+                     f'<line x1="{sx:.1f}" y1="{sy:.1f}" x2="{gx:.1f}" y2="{gy:.1f}" stroke="{SIGHT}" '
+                     f'stroke-width="{max(1.0, cell * 0.08):.1f}" stroke-dasharray="{cell * 0.25:.1f}"/>'
+                     f'<circle cx="{sx:.1f}" cy="{sy:.1f}" r="{cell * 0.42:.1f}" fill="none" stroke="{SIGHT}" '
+                     f'stroke-width="{max(1.5, cell * 0.12):.1f}"/></g>')
+    ax, ay = _centre(points[-1], cell)
+    parts.append(f'<circle id="agent" cx="{ax:.1f}" cy="{ay:.1f}" r="{cell * 0.28:.1f}" fill="{_ramp(1)}" '
+                 f'stroke="{INK}" stroke-width="{max(1.0, cell * 0.06):.1f}"/>')
+    return parts
+
+
+# --- PNG and GIF (Pillow) --------------------------------------------------------------------------------
+
+
+def _paint(run: Run, upto: int | None, cell: int):
+    """The run as a Pillow image, as it stood after ``upto`` actions (all by default)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    maze = run.maze
+    upto = len(run.steps) if upto is None else upto
+    image = Image.new("RGB", canvas(maze, cell), "#ffffff")
+    draw = ImageDraw.Draw(image)
+    draw.text((6, 5), run.title, fill=INK, font=ImageFont.load_default(14))
+    status = run.outcome if upto == len(run.steps) else f"step {upto} of {len(run.steps)}"
+    draw.text((6, 26), status, fill="#4b5563", font=ImageFont.load_default(12))
+    draw.text((6, 45), LEGEND, fill="#6b7280", font=ImageFont.load_default(11))
+    seen = {pos for pos, step in run.first_seen().items() if step <= upto}
+    for y, x0, length, fill in _row_runs(maze, seen):
+        draw.rectangle((x0 * cell, TITLE_PX + y * cell, (x0 + length) * cell - 1, TITLE_PX + (y + 1) * cell - 1),
+                       fill=fill)
+    for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
+        x, y = pos[0] * cell, TITLE_PX + pos[1] * cell
+        draw.rounded_rectangle((x + 1, y + 1, x + cell - 2, y + cell - 2), radius=max(1, cell // 6), fill=fill)
+        draw.text(_centre(pos, cell), label, fill="#ffffff", anchor="mm", font=ImageFont.load_default(cell * 0.6))
+    points = run.positions(upto)
+    line = max(2, round(cell * 0.18))
+    for first, last, colour in _path_chunks(points):
+        draw.line([_centre(p, cell) for p in points[first:last + 1]], fill=colour, width=line, joint="curve")
+    for step in run.steps[:upto]:
+        if step.bumped:
+            (bx, by), r = _bump_mark(step, cell)
+            width = max(2, round(cell * 0.08))
+            draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=width)
+            draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=width)
+    sight = run.sight_position()
+    if sight is not None and run.goal_first_seen_step <= upto:
+        (sx, sy), r = _centre(sight, cell), cell * 0.42
+        draw.line((sx, sy, *_centre(maze.goal, cell)), fill=SIGHT, width=max(1, round(cell * 0.08)))
+        draw.ellipse((sx - r, sy - r, sx + r, sy + r), outline=SIGHT, width=max(2, round(cell * 0.12)))
+    (ax, ay), r = _centre(points[-1], cell), cell * 0.28
+    draw.ellipse((ax - r, ay - r, ax + r, ay + r), fill=_ramp(1), outline=INK, width=max(1, round(cell * 0.06)))
+    return image
+
+
+def png(run: Run) -> bytes:
+    buffer = io.BytesIO()
+    _paint(run, None, cell_size(run.maze)).save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def frame_steps(steps: int, frames: int = GIF_FRAMES) -> list[int]:
+    """The steps a replay shows: every step of a short run, else ``frames`` evenly spaced ones; always the
+    start (0) and the end."""
+    if steps + 1 <= frames:
+        return list(range(steps + 1))
+    return sorted({round(i * steps / (frames - 1)) for i in range(frames)})
+
+
+def gif(run: Run) -> bytes:
+    """An animated replay: the run at evenly spaced steps, the last frame held."""
+    from PIL import Image
+
+    cell = cell_size(run.maze, target_px=480)
+    shown = frame_steps(len(run.steps))
+    frames = [_paint(run, k, cell).convert("P", palette=Image.Palette.ADAPTIVE, colors=64) for k in shown]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], loop=0,
+                   duration=[90] * (len(frames) - 1) + [2500])
+    return buffer.getvalue()
+
+
+# --- HTML replay -----------------------------------------------------------------------------------------
+
+
+def _json_for_script(data: object) -> str:
+    """JSON that is safe inside a <script> element: no character of it can close the element or start markup."""
+    return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def replay_data(run: Run) -> dict:
+    """What the replay's script reads: positions, the actions and each turn's model text (all as data)."""
+    cell = cell_size(run.maze)
+    return {
+        "centres": [[round(c, 1) for c in _centre(p, cell)] for p in run.positions()],
+        "steps": [{"n": s.number, "turn": s.turn, "action": s.action, "from": s.start, "to": s.end,
+                   "success": s.success, "error": s.error, "reasoning": s.reasoning} for s in run.steps],
+        "modelText": {str(turn): text for turn, text in run.model_text.items()},
+    }
+
+
+def replay_html(run: Run) -> str:
+    """A self-contained page (no network): the maze, step controls, and for each step the action, its
+    result, the reasoning and the turn's model text."""
+    values = {"title": html.escape(run.title), "outcome": html.escape(run.outcome),
+              "svg": svg(run, interactive=True), "data": _json_for_script(replay_data(run))}
+    # one pass, so text put in is never searched for placeholders again
+    return re.sub(r"\{(title|outcome|svg|data)\}", lambda match: values[match[1]], _HTML)
+
+
+_HTML = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+body { font-family: sans-serif; margin: 16px; color: #111827; }
+#controls { margin: 8px 0; display: flex; gap: 6px; align-items: center; }
+#controls input[type=range] { width: 320px; }
+#panel { max-width: 760px; }
+#panel .label { color: #6b7280; font-size: 12px; margin-top: 8px; }
+#panel pre { white-space: pre-wrap; background: #f3f4f6; padding: 8px; margin: 2px 0; font-size: 13px; }
+.failed { color: #dc2626; }
+</style>
+</head>
+<body>
+<h1 style="font-size: 18px">{title}</h1>
+<p>{outcome}</p>
+<div id="controls">
+  <button id="first" title="start (Home)">&#x23EE;</button>
+  <button id="prev" title="previous step (Left)">&#x25C0;</button>
+  <button id="play" title="play or pause (Space)">&#x25B6;</button>
+  <button id="next" title="next step (Right)">&#x25B6;&#x7C;</button>
+  <button id="last" title="end (End)">&#x23ED;</button>
+  <input id="slider" type="range" min="0" value="0">
+  <select id="speed"><option value="400">slow</option><option value="120" selected>normal</option>
+  <option value="25">fast</option></select>
+  <span id="counter"></span>
+</div>
+<div id="maze">
+{svg}
+</div>
+<div id="panel">
+  <div class="label">action</div><div id="action"></div>
+  <div class="label">reasoning</div><pre id="reasoning"></pre>
+  <div class="label">model text of this turn</div><pre id="model-text"></pre>
+</div>
+<script id="run-data" type="application/json">{data}</script>
+<script>
+"use strict";
+const run = JSON.parse(document.getElementById("run-data").textContent);
+const total = run.steps.length;
+const slider = document.getElementById("slider");
+slider.max = total;
+const fog = Array.from(document.querySelectorAll(".fog rect"), el => [el, Number(el.dataset.seen)]);
+const marks = Array.from(document.querySelectorAll("[data-step]"), el => [el, Number(el.dataset.step)]);
+const trail = document.getElementById("trail");
+const agent = document.getElementById("agent");
+let step = 0, timer = null;
+
+function show(k) {
+  step = Math.max(0, Math.min(total, k));
+  slider.value = step;
+  document.getElementById("counter").textContent = "step " + step + " of " + total;
+  for (const [el, seen] of fog) el.style.display = (seen >= 0 && seen <= step) ? "none" : "";
+  for (const [el, at] of marks) el.style.display = at <= step ? "" : "none";
+  trail.setAttribute("points", run.centres.slice(0, step + 1).map(c => c.join(",")).join(" "));
+  agent.setAttribute("cx", run.centres[step][0]);
+  agent.setAttribute("cy", run.centres[step][1]);
+  const action = document.getElementById("action");
+  if (step === 0) {
+    action.textContent = "start";
+    action.className = "";
+    document.getElementById("reasoning").textContent = "";
+    document.getElementById("model-text").textContent = "";
+    return;
+  }
+  const s = run.steps[step - 1];
+  action.textContent = "step " + s.n + " (turn " + s.turn + "): " + s.action + " from (" + s.from.join(", ") +
+    ") to (" + s.to.join(", ") + ")" + (s.success ? "" : " failed: " + (s.error || ""));
+  action.className = s.success ? "" : "failed";
+  document.getElementById("reasoning").textContent = s.reasoning || "";
+  document.getElementById("model-text").textContent = run.modelText[String(s.turn)] || "";
+}
+
+function pause() { clearInterval(timer); timer = null; document.getElementById("play").innerHTML = "&#x25B6;"; }
+function play() {
+  if (step >= total) show(0);
+  document.getElementById("play").innerHTML = "&#x23F8;";
+  timer = setInterval(() => { if (step >= total) pause(); else show(step + 1); },
+                      Number(document.getElementById("speed").value));
+}
+document.getElementById("play").onclick = () => (timer ? pause() : play());
+document.getElementById("first").onclick = () => { pause(); show(0); };
+document.getElementById("prev").onclick = () => { pause(); show(step - 1); };
+document.getElementById("next").onclick = () => { pause(); show(step + 1); };
+document.getElementById("last").onclick = () => { pause(); show(total); };
+document.getElementById("speed").onchange = () => { if (timer) { pause(); play(); } };
+slider.oninput = () => { pause(); show(Number(slider.value)); };
+document.addEventListener("keydown", e => {
+  if (e.key === "ArrowRight") { pause(); show(step + 1); }
+  else if (e.key === "ArrowLeft") { pause(); show(step - 1); }
+  else if (e.key === "Home") { pause(); show(0); }
+  else if (e.key === "End") { pause(); show(total); }
+  else if (e.key === " ") { e.preventDefault(); timer ? pause() : play(); }
+});
+show(0);
+</script>
+</body>
+</html>
+"""
+
+
+# --- the command -----------------------------------------------------------------------------------------
+
+WRITERS = {".png": png, ".svg": svg, ".gif": gif, ".html": replay_html}
+
+
+def render(
+    experiment: Annotated[int, typer.Argument(help="Experiment id.")],
+    output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
+                                               "(.png, .svg, .gif, .html). Repeatable.")] = [],  # noqa: B006
+    replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
+                                                          "pictures (PNG and SVG).")] = False,
+    directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
+    aws: Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL).")] = False,
+) -> None:
+    """Draw a run: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
+
+    Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
+    """
+    from oriole.local.database import results_store
+
+    unknown = sorted({path.suffix for path in output} - set(WRITERS))
+    if unknown:
+        raise typer.BadParameter(f"cannot write {', '.join(unknown) or 'files without a suffix'}; "
+                                 f"use {', '.join(WRITERS)}", param_hint="--output")
+    store = results_store(aws)
+    record = store.experiment_run(experiment)
+    if record is None:
+        typer.echo(f"error: experiment {experiment} does not exist", err=True)
+        raise typer.Exit(2)
+    run = Run.from_record(record)
+    targets = output or [directory / f"experiment-{experiment}{suffix}"
+                         for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
+    for path in targets:
+        content = WRITERS[path.suffix](run)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        typer.echo(f"wrote {path}")

@@ -1,0 +1,487 @@
+"""``oriole sweep FILE``: a matrix of experiments (agents x prompt versions x mazes x configurations x
+repetitions), run with concurrency caps and a spend cap, resumable.
+
+Tagging needs no field beyond the execution input's own: every experiment of sweep ``S`` gets the comment
+``sweep:S`` (a tag that ``oriole report --tag`` and the views' ``sweep_id`` column read) and the agent id
+``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze,
+config overrides). Running the file again reads the sweep's experiments back by that agent id and skips
+every repetition that already ended (succeeded, timed out, and, unless ``--retry-failed``, failed or
+aborted); a repetition still open is followed on AWS (its execution runs there) and started again
+locally (the process that ran it is gone).
+
+Locally the experiments run through one ``LocalAws`` (moto executes the state machine, each execution on
+its own thread); with ``--aws`` the CLI starts executions of the deployed state machine with boto3. Both
+wait for an experiment the same way, by reading its row, so the scheduling below is the same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+import tomllib
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol
+
+import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from oriole import mazeset
+from oriole.baselines import BASELINE_NAMES
+from oriole.config import resolve
+from oriole.errors import OrioleError
+from oriole.inputs import PROVIDERS
+from oriole.local.report import GroupBy, render_report
+from oriole.local.runner import TERMINAL, RunResult
+from oriole.store import Store
+
+ENDED = ("succeeded", "timed_out")  # ended on the agent's merits: never run again
+ERRORS = ("failed", "aborted")  # run again only with --retry-failed
+NOT_STARTED = "not started"
+AWS_PROVIDER_CONCURRENCY = {"bedrock": 4, "ollama": 1, "baseline": 8}
+LOCAL_CONCURRENCY = 2
+
+
+class SweepFileError(OrioleError):
+    """The sweep file cannot be read or describes an impossible matrix."""
+
+
+class SweepFile(BaseModel):
+    """The sweep file (TOML or JSON); see the README's "Sweeps" section."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
+    agents: list[str] = Field(min_length=1)  # "provider/model", e.g. "baseline/explorer", "ollama/qwen2.5:7b"
+    prompts: list[str] = Field(["v1"], min_length=1)
+    mazes: list[str | int] = Field(min_length=1)
+    repetitions: int = Field(1, ge=1, le=1000)
+    configs: list[dict[str, Any]] = Field([{}], min_length=1)  # override sets, each one value of the matrix
+    grid: dict[str, list[Any]] = Field(default_factory=dict)  # every combination of these values, per config
+    concurrency: int | None = Field(None, ge=1)
+    provider_concurrency: dict[Literal["bedrock", "ollama", "baseline"], int] = Field(default_factory=dict)
+    spend_limit_usd: float | None = Field(None, ge=0)
+    comment: str | None = Field(None, max_length=1000)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the matrix: who plays which maze, with which prompt and overrides."""
+
+    provider: str
+    model: str
+    prompt: str
+    maze: str
+    config_json: str  # the overrides as canonical JSON (hashable)
+
+    @property
+    def config(self) -> dict:
+        return json.loads(self.config_json)
+
+    @property
+    def key(self) -> str:
+        """A stable short hash of the cell: the same file always gives the same keys."""
+        identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.config], sort_keys=True)
+        return hashlib.sha256(identity.encode()).hexdigest()[:12]
+
+    def describe(self) -> str:
+        overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.config.items()))
+        return " ".join(filter(None, (f"{self.provider}/{self.model}", self.prompt, self.maze, overrides)))
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One repetition of a cell: one experiment to have."""
+
+    cell: Cell
+    repetition: int
+
+    def agent_id(self, sweep_id: str) -> str:
+        return f"{sweep_id}/{self.cell.key}/r{self.repetition}"
+
+    def execution_input(self, sweep_id: str, comment: str | None) -> dict:
+        return {"mazeId": self.cell.maze, "llmProvider": self.cell.provider, "modelName": self.cell.model,
+                "promptVersion": self.cell.prompt, "agentId": self.agent_id(sweep_id),
+                "comment": " ".join(filter(None, (f"sweep:{sweep_id}", comment))), "config": self.cell.config}
+
+    def execution_name(self, sweep_id: str) -> str:
+        """Unique per attempt (at most 80 characters): a retried repetition gets a new execution."""
+        return f"{sweep_id}-{self.cell.key}-r{self.repetition}-{uuid.uuid4().hex[:8]}"
+
+
+def load(path: Path) -> SweepFile:
+    """Read and validate a sweep file (``.toml`` or ``.json``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        return SweepFile.model_validate(data)
+    except OSError as error:
+        raise SweepFileError(f"cannot read {path}: {error.strerror}") from None
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
+        raise SweepFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {error}") from None
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in error.errors())
+        raise SweepFileError(f"{path}: {problems}") from None
+
+
+def _agent(text: str) -> tuple[str, str]:
+    provider, _, model = text.partition("/")
+    if provider not in PROVIDERS or not model:
+        raise SweepFileError(f"agent {text!r} must be provider/model with provider one of {', '.join(PROVIDERS)}")
+    if provider == "baseline" and model not in BASELINE_NAMES:
+        raise SweepFileError(f"agent {text!r}: the baselines are {', '.join(BASELINE_NAMES)}")
+    return provider, model
+
+
+def cells(spec: SweepFile) -> list[Cell]:
+    """Every cell of the matrix, each checked before anything starts: agents, mazes and overrides."""
+    agents = [_agent(a) for a in spec.agents]
+    try:
+        mazes = [mazeset.get_maze(m).name for m in spec.mazes]
+    except mazeset.UnknownMaze as error:
+        raise SweepFileError(str(error)) from None
+    keys = sorted(spec.grid)
+    configs = [{**base, **dict(zip(keys, values, strict=True))}
+               for base in spec.configs for values in product(*(spec.grid[k] for k in keys))]
+    for overrides in configs:
+        resolve({}, overrides)  # unknown keys, wrong types and ranges fail here, not in the middle of the sweep
+    return [Cell(provider, model, prompt, maze, json.dumps(overrides, sort_keys=True))
+            for (provider, model), prompt, maze, overrides in product(agents, spec.prompts, mazes, configs)]
+
+
+def plan(spec: SweepFile) -> list[Planned]:
+    """Every experiment of the sweep, first repetitions first: stopped early (spend cap, Ctrl-C), a sweep
+    has covered every cell evenly."""
+    matrix = cells(spec)
+    return [Planned(cell, repetition) for repetition in range(1, spec.repetitions + 1) for cell in matrix]
+
+
+def pending(sweep_id: str, planned: list[Planned], rows: list[dict], retry_failed: bool
+            ) -> list[tuple[Planned, dict | None]]:
+    """What is left to run, given the sweep's stored experiments (oldest first): each planned experiment
+    with its still-open experiment row, if it has one."""
+    history: dict[str, list[dict]] = {}
+    for row in rows:
+        history.setdefault(row["agent_id"], []).append(row)
+    todo = []
+    for item in planned:
+        attempts = history.get(item.agent_id(sweep_id), [])
+        statuses = {row["status"] for row in attempts}
+        if statuses & set(ENDED) or (statuses & set(ERRORS) and not retry_failed):
+            continue
+        latest = attempts[-1] if attempts else None
+        todo.append((item, latest if latest and latest["status"] == "running" else None))
+    return todo
+
+
+# --- launching and waiting -------------------------------------------------------------------------------
+
+
+class Launcher(Protocol):
+    """Starts executions of the state machine and waits for their experiments to end."""
+
+    follows_open: bool  # an open experiment found on resume is still being run (AWS), or was abandoned (local)
+
+    def start(self, execution_input: dict, name: str) -> str: ...
+
+    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None]) -> RunResult: ...
+
+
+class LocalLauncher:
+    """Executions of the local state machine (moto, in this process)."""
+
+    follows_open = False
+
+    def __init__(self, aws, poll_seconds: float = 0.1):
+        self.aws, self.poll_seconds = aws, poll_seconds
+
+    def start(self, execution_input: dict, name: str) -> str:
+        return self.aws.start(execution_input, name)
+
+    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None]) -> RunResult:
+        return self.aws.wait(execution_arn, store, on_progress, poll_seconds=self.poll_seconds)
+
+
+class AwsLauncher:
+    """Executions of the deployed state machine, started with boto3; an experiment is done when its row
+    is closed (by the state machine, or by the status-change finalizer when an execution dies)."""
+
+    follows_open = True
+
+    def __init__(self, sfn, state_machine_arn: str, poll_seconds: float = 5.0):
+        self.sfn, self.state_machine_arn, self.poll_seconds = sfn, state_machine_arn, poll_seconds
+
+    def start(self, execution_input: dict, name: str) -> str:
+        return self.sfn.start_execution(stateMachineArn=self.state_machine_arn, name=name,
+                                        input=json.dumps(execution_input))["executionArn"]
+
+    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None]) -> RunResult:
+        experiment_id = None
+        while True:
+            if experiment_id is None:
+                row = store.experiment_by_execution(execution_arn)
+                experiment_id = row["id"] if row else None
+            if experiment_id is None:
+                execution = self.sfn.describe_execution(executionArn=execution_arn)
+                if execution["status"] in TERMINAL:  # ended before StartExperiment made a row: rejected
+                    return RunResult(execution_arn, execution, None)
+            else:
+                summary = store.summary(experiment_id)
+                on_progress(summary)
+                if summary["completed"]:
+                    last = self.sfn.describe_execution(executionArn=summary["execution_arns"][-1])
+                    return RunResult(execution_arn, last, summary)
+            time.sleep(self.poll_seconds)
+
+
+# --- running the sweep -----------------------------------------------------------------------------------
+
+
+class Interrupted(Exception):
+    """Raised inside a worker's wait when the sweep is being stopped (Ctrl-C)."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What became of one planned experiment."""
+
+    planned: Planned
+    status: str  # an experiment status, "rejected", or NOT_STARTED
+    summary: dict | None
+    reason: str | None = None
+
+
+class Tracker:
+    """Progress on stderr: a bar over the whole sweep, and a line per experiment as it ends."""
+
+    def __init__(self, console: Console, total: int, show_lines: bool = True):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[running]} running · ${task.fields[spent]:.4f}"),
+                                 TimeElapsedColumn(), console=console, transient=True)
+        self.task = self.progress.add_task("sweep", total=total, running=0, spent=0.0)
+        self.lock = threading.Lock()
+        self.running = 0
+        self.show_lines = show_lines
+
+    def __enter__(self) -> Tracker:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def started(self) -> None:
+        with self.lock:
+            self.running += 1
+            self.progress.update(self.task, running=self.running)
+
+    def finished(self, result: Finished, spent: float | None, was_running: bool) -> None:
+        with self.lock:
+            self.running -= was_running
+            fields = {"running": self.running} | ({"spent": spent} if spent is not None else {})
+            self.progress.update(self.task, advance=1, **fields)
+            if self.show_lines:
+                summary = result.summary
+                what = f"#{summary['experiment_id']} {result.status}, {summary['actions']} actions" if summary \
+                    else result.status + (f": {result.reason}" if result.reason else "")
+                self.progress.console.print(f"{result.planned.cell.describe()} r{result.planned.repetition}: {what}",
+                                            highlight=False, markup=False)
+
+
+def _semaphore(limit: int | None):
+    return threading.BoundedSemaphore(limit) if limit else nullcontext()
+
+
+def execute(sweep_id: str, todo: list[tuple[Planned, dict | None]], launcher: Launcher,
+            connect: Callable[[], Store], tracker: Tracker, *, concurrency: int | None,
+            provider_concurrency: dict[str, int], spend_limit: float | None, comment: str | None
+            ) -> list[Finished]:
+    """Run ``todo`` under the caps: at most ``concurrency`` experiments at once in all, at most
+    ``provider_concurrency[p]`` of provider ``p``; before each start, the sweep's spend so far (running
+    experiments included) is read and nothing more starts once it reaches ``spend_limit``.
+
+    Each provider has its own worker pool, so a provider at its cap never holds up another.
+    """
+    total = _semaphore(concurrency)
+    spend_reached, stop = threading.Event(), threading.Event()
+
+    def check(_summary: dict) -> None:
+        if stop.is_set():
+            raise Interrupted
+
+    def one(item: Planned, open_row: dict | None) -> Finished:
+        with total, _store(connect) as store:
+            if stop.is_set():
+                return Finished(item, NOT_STARTED, None, "interrupted")
+            if open_row is not None and launcher.follows_open:
+                arn = open_row["origin_execution_arn"]
+            else:
+                if spend_limit is not None and (spend_reached.is_set() or store.sweep_spend(sweep_id) >= spend_limit):
+                    spend_reached.set()
+                    result = Finished(item, NOT_STARTED, None, f"spend limit ${spend_limit:g} reached")
+                    tracker.finished(result, None, was_running=False)
+                    return result
+                arn = launcher.start(item.execution_input(sweep_id, comment), item.execution_name(sweep_id))
+            tracker.started()
+            try:
+                run = launcher.wait(arn, store, check)
+            except Interrupted:
+                return Finished(item, NOT_STARTED, None, "interrupted")
+            if run.summary is None:
+                result = Finished(item, "rejected", None, run.as_json()["failure_reason"])
+            else:
+                result = Finished(item, run.summary["status"], run.summary, run.summary["failure_reason"])
+            tracker.finished(result, store.sweep_spend(sweep_id), was_running=True)
+            return result
+
+    providers = sorted({item.cell.provider for item, _ in todo})
+    pools = {p: ThreadPoolExecutor(max_workers=min(filter(None, (concurrency, provider_concurrency.get(p),
+                                                                   sum(i.cell.provider == p for i, _ in todo)))),
+                                   thread_name_prefix=f"sweep-{p}") for p in providers}
+    futures = [pools[item.cell.provider].submit(one, item, open_row) for item, open_row in todo]
+    try:
+        return [future.result() for future in futures]
+    except BaseException:  # Ctrl-C: the waiting workers see ``stop`` at their next poll and return
+        stop.set()
+        raise
+    finally:
+        for pool in pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def _store(connect: Callable[[], Store]) -> Iterator[Store]:
+    store = connect()
+    try:
+        yield store
+    finally:
+        store.conn.close()
+
+
+def summarize(results: list[Finished], skipped: int, spent: float) -> str:
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    parts = [f"{n} {status.replace('_', ' ')}" for status, n in sorted(counts.items())]
+    return (f"{len(results) + skipped} planned: {skipped} already done"
+            + (f", {', '.join(parts)}" if parts else "") + f"; spent ${spent:.4f}\n")
+
+
+# --- the command -----------------------------------------------------------------------------------------
+
+
+def _provider_caps(spec: SweepFile, options: list[str], aws: bool) -> dict[str, int]:
+    caps = dict(AWS_PROVIDER_CONCURRENCY) if aws else {}
+    caps.update(spec.provider_concurrency)
+    for option in options:
+        provider, _, value = option.partition("=")
+        if provider not in PROVIDERS or not value.isdigit() or int(value) < 1:
+            raise typer.BadParameter(f"expects PROVIDER=N with a provider among {', '.join(PROVIDERS)}; "
+                                     f"got {option!r}", param_hint="--provider-concurrency")
+        caps[provider] = int(value)
+    return caps
+
+
+def sweep(
+    file: Annotated[Path, typer.Argument(help="The sweep file (TOML or JSON).")],
+    aws: Annotated[bool, typer.Option("--aws", help="Start executions of the deployed state machine; "
+                                                    "DATABASE_URL points at the deployed database.")] = False,
+    state_machine_arn: Annotated[str | None, typer.Option(help="With --aws: the state machine (default: the "
+                                                               "StateMachineArn output of --stack).")]
+    = None,
+    stack: Annotated[str, typer.Option(help="With --aws: the stack whose StateMachineArn output to use.")]
+    = "OrioleOrchestrator",
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Experiments at once in all (local default "
+                                                                f"{LOCAL_CONCURRENCY}).")] = None,
+    provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
+                                                                 "(repeatable).")] = [],  # noqa: B006
+    retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
+                                                    "aborted.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
+    by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
+    = GroupBy.family,
+    quiet: Annotated[bool, typer.Option(help="No line per finished experiment.")] = False,
+) -> None:
+    """Run a sweep file's matrix of experiments, resuming: what already ended is skipped.
+
+    Every experiment is tagged (comment sweep:ID, agent id ID/<cell>/r<n>). Prints a summary and the
+    sweep's report at the end. Exit status 3 when the spend limit left experiments unstarted, 130 when
+    interrupted (run the same command again to go on).
+    """
+    from oriole.local.database import results_store, results_url
+
+    spec = load(file)
+    planned = plan(spec)
+    url = results_url(aws)
+    store = results_store(aws)
+    todo = pending(spec.id, planned, store.sweep_experiments(spec.id), retry_failed)
+    skipped = len(planned) - len(todo)
+    err = Console(stderr=True)
+    err.print(f"sweep {spec.id}: {len(planned)} experiments ({len(planned) // spec.repetitions} cells x "
+              f"{spec.repetitions} repetitions), {skipped} already done, {len(todo)} to run", highlight=False,
+              soft_wrap=True)
+    if dry_run:
+        for item, open_row in todo:
+            state = f" (open: experiment {open_row['id']})" if open_row else ""
+            typer.echo(f"{item.agent_id(spec.id)}  {item.cell.describe()} r{item.repetition}{state}")
+        return
+    results = _run(spec, todo, url, aws, state_machine_arn, stack, err, quiet,
+                   concurrency=concurrency or spec.concurrency or (None if aws else LOCAL_CONCURRENCY),
+                   provider_concurrency=_provider_caps(spec, provider_concurrency, aws)) if todo else []
+    typer.echo(summarize(results, skipped, store.sweep_spend(spec.id)), nl=False)
+    typer.echo(render_report(store, by=by, tag=f"sweep:{spec.id}"), nl=False)
+    if any(r.status == NOT_STARTED for r in results):  # only the spend limit leaves some unstarted
+        raise typer.Exit(3)
+
+
+def _run(spec: SweepFile, todo: list[tuple[Planned, dict | None]], url: str, aws: bool,
+         state_machine_arn: str | None, stack: str, err: Console, quiet: bool, *, concurrency: int | None,
+         provider_concurrency: dict[str, int]) -> list[Finished]:
+    from oriole import db
+
+    with Tracker(err, total=len(todo), show_lines=not quiet) as tracker, \
+            _launcher(aws, url, state_machine_arn, stack, todo) as launcher:
+        try:
+            return execute(spec.id, todo, launcher, lambda: Store(db.connect(url)), tracker,
+                           concurrency=concurrency, provider_concurrency=provider_concurrency,
+                           spend_limit=spec.spend_limit_usd, comment=spec.comment)
+        except KeyboardInterrupt:
+            err.print("interrupted: run the same command again to resume")
+            raise typer.Exit(130) from None
+
+
+@contextmanager
+def _launcher(aws: bool, url: str, state_machine_arn: str | None, stack: str,
+              todo: list[tuple[Planned, dict | None]]) -> Iterator[Launcher]:
+    if aws:
+        import boto3
+
+        from oriole.local import cloud
+
+        if state_machine_arn is None:
+            try:
+                state_machine_arn = cloud.stack_outputs(boto3.client("cloudformation"), stack)["StateMachineArn"]
+            except cloud.DeploymentNotFound as error:
+                typer.echo(f"error: {error}", err=True)
+                raise typer.Exit(2) from None
+        yield AwsLauncher(boto3.client("stepfunctions"), state_machine_arn)
+        return
+    from oriole.local.runner import LocalAws
+
+    client = None
+    bedrock = next((item for item, _ in todo if item.cell.provider == "bedrock"), None)
+    if bedrock is not None:  # the user's credentials, taken before moto replaces them
+        from oriole.local.cli import _real_bedrock_client
+
+        client = _real_bedrock_client(bedrock.execution_input("", None))
+    with LocalAws(url, bedrock_client=client) as local:
+        yield LocalLauncher(local)

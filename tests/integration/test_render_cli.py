@@ -1,0 +1,81 @@
+"""`oriole render` on a run that went through the local state machine: a scripted model bumps into a wall,
+walks two tiles and says things that must stay text in the HTML replay."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from oriole import mazeset
+from oriole.local import render
+from oriole.local.cli import app
+from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
+from tests.pictures import Page, svg_path
+
+EVIL = "<script>alert('pwned')</script>"
+PATH = [(1, 1), (1, 1), (1, 2), (1, 3)]  # perfect-7 from the start: north is a wall, then south twice
+
+
+@pytest.fixture(scope="module")
+def scripted_run(local) -> int:
+    script = [tool_calls(("move_north", {"reasoning": "<b>up</b> & away"}), ("move_south", {"reasoning": "down"}),
+                         content=EVIL + " heading south"),
+              text_reply("Turn over </script><img src=x onerror=alert(1)>"),
+              tool_calls(("move_south", {}))]
+    with ScriptedOllama(*script) as server:
+        result = local.run({"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": "scripted",
+                            "config": {"endpoint": server.url, "maxMoves": 3}})
+    assert result.summary["status"] == "timed_out" and result.summary["failed_moves"] == 1
+    return result.summary["experiment_id"]
+
+
+@pytest.fixture
+def cli(database_url, monkeypatch, tmp_path):
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
+    return lambda *args: CliRunner().invoke(app, ["render", *map(str, args)])
+
+
+def centres(cell: int) -> list[tuple[float, float]]:
+    return [((x + 0.5) * cell, render.TITLE_PX + (y + 0.5) * cell) for x, y in PATH]
+
+
+def test_render_writes_a_png_and_an_svg_with_the_path(cli, scripted_run, tmp_path):
+    outcome = cli(scripted_run, "--dir", tmp_path)
+    assert outcome.exit_code == 0, outcome.output
+    image = Image.open(tmp_path / f"experiment-{scripted_run}.png")
+    image.load()
+    cell = render.cell_size(mazeset.get_maze("perfect-7").maze)
+    tiles = {render.OPEN_SEEN, render.OPEN_UNSEEN, render.WALL_SEEN, render.WALL_UNSEEN}
+    for x, y in centres(cell):
+        assert "#{:02x}{:02x}{:02x}".format(*image.getpixel((int(x), int(y)))) not in tiles
+    root = ET.parse(tmp_path / f"experiment-{scripted_run}.svg").getroot()
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    assert svg_path(root) == centres(cell)
+    assert [b.get("data-step") for b in root.findall(".//s:path[@class='bump']", ns)] == ["1"]
+
+
+def test_render_replay_writes_a_gif_and_an_html_page_that_keeps_model_text_as_text(cli, scripted_run, tmp_path):
+    outcome = cli(scripted_run, "--replay", "-o", tmp_path / "run.gif", "-o", tmp_path / "run.html")
+    assert outcome.exit_code == 0, outcome.output
+    assert Image.open(io.BytesIO((tmp_path / "run.gif").read_bytes())).n_frames == len(PATH)
+    page_text = (tmp_path / "run.html").read_text()
+    assert EVIL not in page_text and "<img src=x" not in page_text and "<b>up</b>" not in page_text
+    page = Page()
+    page.feed(page_text)
+    data = json.loads(page.scripts[0][1])
+    assert data["modelText"]["1"] == EVIL + " heading south\nTurn over </script><img src=x onerror=alert(1)>"
+    assert data["steps"][0]["reasoning"] == "<b>up</b> & away" and data["steps"][0]["success"] is False
+
+
+def test_render_refuses_unknown_formats_and_experiments(cli, scripted_run, tmp_path):
+    bad = cli(scripted_run, "-o", tmp_path / "run.bmp")
+    assert bad.exit_code == 2 and "cannot write .bmp" in bad.output
+    missing = cli(987654, "--dir", tmp_path)
+    assert missing.exit_code == 2 and "experiment 987654 does not exist" in missing.output
+

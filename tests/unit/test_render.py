@@ -1,0 +1,202 @@
+"""Pictures of a run, from plain data: the path in order, what was seen, wall hits, where the goal was
+first seen; the PNG decodes, the SVG and HTML parse, and model text in the HTML stays text."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+from PIL import Image
+
+from oriole.local import render
+from oriole.maze import Maze, vision
+from tests.pictures import Page, svg_path
+
+GRID = [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 2]]  # start (0, 0), goal (3, 2)
+MAZE = Maze.from_rows(GRID, (0, 0), (3, 2))
+WALK = [("move_east", (0, 0), (1, 0), True), ("move_south", (1, 0), (1, 0), False),
+        ("move_east", (1, 0), (2, 0), True), ("move_east", (2, 0), (3, 0), True),
+        ("move_south", (3, 0), (3, 1), True), ("move_south", (3, 1), (3, 2), True)]
+EVIL = "<script>alert('x')</script>"
+
+
+def record(**changes) -> dict:
+    """What ``Store.experiment_run`` returns for a run of WALK with vision range 1."""
+    actions = [{"step": n, "turn": 1 if n <= 3 else 2, "action": a, "from": list(f), "to": list(t), "success": ok,
+                "error": None if ok else "cannot move south: wall at the target tile",
+                "reasoning": f"step {n} </script><b>bold</b>",
+                "tiles_seen": [tile.as_list() for tile in vision(MAZE, t, 1)], "goal_visible": False}
+               for n, (a, f, t, ok) in enumerate(WALK, 1)]
+    return {"experiment_id": 7, "llm_provider": "ollama", "model_name": "qwen<&>", "prompt_version": "v1",
+            "status": "succeeded", "goal_found": True, "goal_first_seen_step": 5, "goal_reached_step": 6,
+            "failure_reason": None, "vision_range": 1, "maze": "corridor", "grid": GRID, "start_x": 0, "start_y": 0,
+            "goal_x": 3, "goal_y": 2, "shortest_path_length": 5, "actions": actions,
+            "model_text": {"1": EVIL + " going east", "2": "almost there"}, **changes}
+
+
+@pytest.fixture
+def run() -> render.Run:
+    return render.Run.from_record(record())
+
+
+def centre(pos, run) -> tuple[float, float]:
+    cell = render.cell_size(run.maze)
+    return (pos[0] + 0.5) * cell, render.TITLE_PX + (pos[1] + 0.5) * cell
+
+
+def test_the_run_knows_its_positions_what_was_seen_and_where_the_goal_came_into_sight(run):
+    assert run.positions() == [(0, 0), (1, 0), (1, 0), (2, 0), (3, 0), (3, 1), (3, 2)]
+    assert run.positions(2) == [(0, 0), (1, 0), (1, 0)]
+    seen = run.first_seen()
+    assert seen[(0, 0)] == 0 and seen[(0, 1)] == 0 and seen[(1, 1)] == 1 and seen[(3, 2)] == 5
+    assert (0, 2) not in seen and (1, 2) not in seen
+    assert run.sight_position() == (3, 1)
+    assert [s.number for s in run.steps if s.bumped] == [2]
+    assert run.title == "experiment 7: ollama/qwen<&> (prompt v1) on corridor"
+
+
+def test_efficiency_in_the_caption_counts_the_wall_hit_as_a_move(run):
+    assert run.outcome == "goal found after 6 actions, path efficiency 0.833"  # shortest 5 / 6 moves
+
+
+def test_svg_parses_and_draws_the_path_in_order(run):
+    root = ET.fromstring(render.svg(run))
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    assert root.find("s:title", ns).text == run.title  # escaped in the file, intact once parsed
+    assert svg_path(root) == [centre(p, run) for p in run.positions()]
+    bumps = root.findall(".//s:path[@class='bump']", ns)
+    assert [b.get("data-step") for b in bumps] == ["2"]
+    sight = root.find(".//s:g[@class='goal-first-seen']/s:circle", ns)
+    assert (float(sight.get("cx")), float(sight.get("cy"))) == centre((3, 1), run)
+
+
+def test_svg_of_a_long_path_cuts_it_into_coloured_stretches_from_first_to_last():
+    walk = [("move_east", (0, 0), (1, 0), True), ("move_west", (1, 0), (0, 0), True)] * 100
+    long_run = render.Run.from_record(record(actions=[
+        {**record()["actions"][0], "step": n, "action": a, "from": list(f), "to": list(t), "success": ok}
+        for n, (a, f, t, ok) in enumerate(walk, 1)], goal_first_seen_step=None))
+    root = ET.fromstring(render.svg(long_run))
+    lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
+    assert 1 < len(lines) <= render.PATH_CHUNKS
+    strokes = [line.get("stroke") for line in lines]
+    assert strokes[0] == "#2563eb" and len(set(strokes)) == len(strokes)  # blue first, a new colour each stretch
+    assert sum(len(line.get("points").split()) - 1 for line in lines) == len(walk)  # every move drawn once
+    assert root.find(".//{http://www.w3.org/2000/svg}g[@class='goal-first-seen']") is None
+
+
+def test_png_decodes_with_the_path_on_every_tile_walked_and_unseen_tiles_pale(run):
+    image = Image.open(io.BytesIO(render.png(run)))
+    image.load()
+    assert image.format == "PNG" and image.size == render.canvas(run.maze, render.cell_size(run.maze))
+    tiles = {render.OPEN_SEEN, render.OPEN_UNSEEN, render.WALL_SEEN, render.WALL_UNSEEN}
+
+    def colour(xy) -> str:
+        return "#{:02x}{:02x}{:02x}".format(*image.getpixel(tuple(map(int, xy))))
+
+    assert all(colour(centre(pos, run)) not in tiles for pos in run.positions())
+    assert colour(centre((0, 2), run)) == render.OPEN_UNSEEN and colour(centre((1, 1), run)) == render.WALL_SEEN
+    cell = render.cell_size(run.maze)
+    assert colour((2 * cell + 2, render.TITLE_PX + 2 * cell + 2)) == render.OPEN_SEEN  # (2, 2): seen, not walked
+
+
+def test_gif_replays_every_step_of_a_short_run(run):
+    image = Image.open(io.BytesIO(render.gif(run)))
+    assert image.format == "GIF" and image.n_frames == len(run.steps) + 1
+
+
+def test_frame_steps_keep_the_start_and_the_end():
+    assert render.frame_steps(3) == [0, 1, 2, 3]
+    steps = render.frame_steps(10_000, frames=50)
+    assert len(steps) == 50 and steps[0] == 0 and steps[-1] == 10_000 and steps == sorted(steps)
+
+
+def test_html_replay_is_self_contained_and_carries_the_run_as_data(run):
+    page_text = render.replay_html(run)
+    page = Page()
+    page.feed(page_text)
+    assert [name for name, _ in page.scripts] == ["run-data", None]
+    assert json.loads(page.scripts[0][1]) == json.loads(json.dumps(render.replay_data(run)))
+    assert page.titles == [run.title, run.title]
+    data = json.loads(page.scripts[0][1])
+    cell = render.cell_size(run.maze)
+    assert data["centres"] == [[(x + 0.5) * cell, render.TITLE_PX + (y + 0.5) * cell] for x, y in run.positions()]
+    script = page.scripts[1][1]
+    assert set(re.findall(r'getElementById\("([\w-]+)"\)', script)) <= page.ids
+    assert not re.search(r"(src|href)=", page_text)  # nothing loaded from elsewhere
+
+
+def test_html_replay_escapes_model_text(run):
+    page_text = render.replay_html(run)
+    assert EVIL not in page_text and "<b>bold</b>" not in page_text and "qwen<&>" not in page_text
+    assert page_text.count("<script") == 2 and page_text.count("</script>") == 2
+    page = Page()
+    page.feed(page_text)
+    data = json.loads(page.scripts[0][1])
+    assert data["modelText"]["1"] == EVIL + " going east"  # intact as data, shown with textContent
+    assert data["steps"][0]["reasoning"] == "step 1 </script><b>bold</b>"
+    assert "textContent = run.modelText" in page.scripts[1][1] and "innerHTML = s." not in page.scripts[1][1]
+
+
+def test_html_fog_records_when_each_tile_was_first_seen(run):
+    root = ET.fromstring(render.svg(run, interactive=True))
+    fog = {(int(float(r.get("x"))), int(float(r.get("y")))): int(r.get("data-seen"))
+           for r in root.findall(".//{http://www.w3.org/2000/svg}g[@class='fog']/{http://www.w3.org/2000/svg}rect")}
+    cell = render.cell_size(run.maze)
+    by_tile = {(x // cell, (y - render.TITLE_PX) // cell): seen for (x, y), seen in fog.items()}
+    assert by_tile[(1, 1)] == 1 and by_tile[(0, 2)] == -1 and (0, 0) not in by_tile  # seen from the start: no fog
+
+
+NODE_DOM = """
+const elements = {};
+function el(id) {
+  return elements[id] || (elements[id] = {textContent: "", className: "", innerHTML: "", style: {}, attrs: {},
+                                          value: "120", setAttribute(k, v) { this.attrs[k] = String(v); }});
+}
+const fogEls = FOG.map(s => ({style: {}, dataset: {seen: String(s)}}));
+const markEls = MARKS.map(s => ({style: {}, dataset: {step: String(s)}}));
+el("run-data").textContent = DATA;
+globalThis.document = {getElementById: el, querySelectorAll: s => s === ".fog rect" ? fogEls : markEls,
+                       addEventListener() {}};
+globalThis.setInterval = () => 1;
+globalThis.clearInterval = () => {};
+"""
+NODE_PROBE = """
+const seen = [];
+for (const k of [0, 2, 5, 99]) {
+  show(k);
+  seen.push({step, trail: el("trail").attrs.points.split(" ").length, fogHidden: fogEls.filter(f => f.style.display
+             === "none").length, marks: markEls.filter(m => m.style.display === "").length,
+             action: el("action").textContent, modelText: el("model-text").textContent});
+}
+el("first").onclick();
+el("next").onclick();
+seen.push({afterFirstNext: step});
+console.log(JSON.stringify(seen));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run the replay's script")
+def test_html_replay_step_controls_move_the_agent_lift_the_fog_and_show_the_turns_text(run):
+    """The page's own script, run by Node over a minimal DOM: what each step shows."""
+    page = Page()
+    page.feed(render.replay_html(run))
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(render.svg(run, interactive=True))
+    fog = [int(r.get("data-seen")) for r in root.findall(f".//{ns}g[@class='fog']/{ns}rect")]
+    marks = [int(e.get("data-step")) for e in root.iter() if e.get("data-step")]
+    dom = (NODE_DOM.replace("FOG", json.dumps(fog)).replace("MARKS", json.dumps(marks))
+           .replace("DATA", json.dumps(page.scripts[0][1])))
+    done = subprocess.run(["node", "-e", dom + page.scripts[1][1] + NODE_PROBE], capture_output=True, text=True,
+                          timeout=30, check=True)
+    start, wall_hit, sighted, end, stepped = json.loads(done.stdout)
+    assert (start["trail"], start["fogHidden"], start["marks"], start["action"]) == (1, 0, 0, "start")
+    assert wall_hit["trail"] == 3 and wall_hit["marks"] == 1 and "failed" in wall_hit["action"]
+    assert wall_hit["modelText"] == EVIL + " going east"  # turn 1's text, set as text
+    assert sighted["marks"] == 2 and sighted["modelText"] == "almost there"  # the goal came into sight at step 5
+    assert end["step"] == len(run.steps) and end["fogHidden"] == sum(s >= 0 for s in fog)
+    assert stepped == {"afterFirstNext": 1}
