@@ -108,10 +108,13 @@ class Functions(Construct):
         secret.grant_read(function)
         function.add_environment("OLLAMA_API_KEY_SECRET_ARN", secret_arn)
 
-    def grant_start_execution(self, state_machine_arn: str) -> None:
-        """ContinueAsNew starts the successor execution of this one state machine and nothing else."""
+    def grant_executions(self, state_machine_arn: str, execution_arns: str) -> None:
+        """ContinueAsNew starts the successor execution of this one state machine and nothing else; the
+        status-change finalizer may describe its executions (to see whether a successor is running)."""
         self.task("ContinueAsNew").add_to_role_policy(iam.PolicyStatement(
             actions=["states:StartExecution"], resources=[state_machine_arn]))
+        self.status_finalizer.add_to_role_policy(iam.PolicyStatement(
+            actions=["states:DescribeExecution"], resources=[execution_arns]))
 
 
 def _base_model(model_id: str) -> str:

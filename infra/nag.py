@@ -48,6 +48,10 @@ def suppress_orchestrator(stack: Stack) -> None:
             "Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/oriole/*"], reason=(
             "StartExperiment snapshots the whole catalog and the chosen prompt: read-only, under /oriole only.")),
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
+            {"regex": "/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
+                      ":execution:.+-experiment:\\*$/"}],
+            reason="The status-change finalizer describes executions of this one state machine (names are per run)."),
+        NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
             {"regex": "/^Resource::arn:<AWS::Partition>:bedrock:\\*::foundation-model/.+$/"}], reason=(
             "Only the configured model ids; any region, because cross-region inference profiles route the "
             "call to the foundation model in another region.")),

@@ -54,9 +54,12 @@ class OrchestratorStack(Stack):
         self.functions.grant_parameters()
         self.functions.grant_bedrock(settings.bedrock_model_ids)
         self.functions.grant_ollama_key(settings.ollama_api_key_secret_arn)
-        self.functions.grant_start_execution(self.format_arn(
-            service="states", resource="stateMachine", resource_name=state_machine_name(self),
-            arn_format=ArnFormat.COLON_RESOURCE_NAME))
+        name = state_machine_name(self)
+        self.functions.grant_executions(
+            self.format_arn(service="states", resource="stateMachine", resource_name=name,
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME),
+            self.format_arn(service="states", resource="execution", resource_name=f"{name}:*",
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME))
         flow = ExperimentStateMachine(self, "Flow", functions=self.functions.by_placeholder,
                                       status_finalizer=self.functions.status_finalizer,
                                       timeout_seconds=settings.max_execution_seconds,

@@ -189,6 +189,10 @@ def test_continue_as_new_may_start_only_this_state_machine(templates):
     _, orchestrator = templates
     start = [s for s in policies_of(orchestrator, "FunctionsContinueAsNew") if s["Action"] == "states:StartExecution"]
     assert len(start) == 1 and "stateMachine:OrioleOrchestrator-experiment" in json.dumps(start[0]["Resource"])
+    describe = [s for s in policies_of(orchestrator, "FunctionsExecutionStatusFinalizer")
+                if s["Action"] == "states:DescribeExecution"]
+    assert len(describe) == 1 and "execution:OrioleOrchestrator-experiment:*" in json.dumps(describe[0]["Resource"])
+    assert "states:" not in json.dumps(policies_of(orchestrator, "FunctionsCheckProgress"))
 
 
 def test_status_changes_reach_the_finalizer(templates):
