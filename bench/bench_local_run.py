@@ -4,6 +4,10 @@ Reports the figures of DESIGN section 10 for the local mode: wall time, database
 (statements counted on the handlers' connection, agent task plus CheckProgress), state transitions
 and history events per turn and per execution. Run with ``make bench`` or
 ``python bench/bench_local_run.py --max-moves 10000 --actions-per-turn 8``.
+
+``--actions-per-turn 1`` is the longest experiment the limits allow (10,000 turns): it shows the chain
+of executions (continue-as-new every ``maxTurnsPerExecution`` turns) keeping every execution's history
+under Step Functions' 25,000-event limit, which moto does not enforce.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
             "db_round_trips_check_progress": round(aws.statements[CHECK] / aws.invocations[CHECK], 2),
             "executions": len(histories),
             "history_events_per_execution": [len(h) for h in histories],
+            "max_history_events_per_execution": max(len(h) for h in histories),
             "state_transitions_per_execution": [sum(e["type"].endswith("StateEntered") for e in h)
                                                 for h in histories],
             "history_events_per_turn": round(sum(len(h) for h in histories) / turns, 2),

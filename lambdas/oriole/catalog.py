@@ -60,6 +60,9 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("experiments/max-turns-per-execution", int, 1000,
               "Turns one execution runs before it continues as a new execution "
               "(about 16 history events per turn, under the 25,000-event limit).", minimum=1),
+    Parameter("experiments/max-stalled-turns", int, 3,
+              "Turns in a row without a valid action (no tool call, or only invalid calls) before the "
+              "experiment ends as failed with agent_stalled.", minimum=1),
     Parameter("experiments/recall-interval", int, 10,
               "Moves required between two uses of recall_all.", minimum=0),
     Parameter("experiments/max-recall-actions", int, 50,

@@ -25,7 +25,7 @@ from oriole.errors import (
 )
 from oriole.maze import goal_visible, vision
 from oriole.store import NewExperiment, Store, StoredMaze, stored_maze
-from oriole.tools import Memory, Rules, WorldState
+from oriole.tools import INVALID_ACTION, Memory, Rules, WorldState
 from oriole.turn_loop import Agent, ModelCall, TurnOutcome, message_as_json, run_turn, turn_context
 
 AgentFactory = Callable[[dict, StoredMaze], Agent]
@@ -204,8 +204,8 @@ def _action_row(a) -> dict:
 
 
 def _experiment_update(outcome: TurnOutcome, world: WorldState, row: dict, agent_state: dict) -> dict:
-    """Counter increments for this turn (the SQL adds them; tokens and cost come from the turn row), and
-    the new position and goal steps."""
+    """Counter increments for this turn (the SQL adds them; tokens and cost come from the turn row), the
+    new position and goal steps, and whether the turn stalled (no valid action: the stall rule's count)."""
     return {
         "x": world.position[0], "y": world.position[1], "action_count": len(outcome.actions),
         "move_count": world.moves - row["move_count"],
@@ -215,6 +215,7 @@ def _experiment_update(outcome: TurnOutcome, world: WorldState, row: dict, agent
         "moves_at_last_recall": world.moves_at_last_recall, "goal_found": world.goal_found,
         "goal_first_seen_step": world.goal_first_seen_step, "goal_reached_step": world.goal_reached_step,
         "agent_state": agent_state,
+        "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions),
     }
 
 
@@ -232,7 +233,8 @@ def check_progress(event: Mapping, store: Store) -> dict:
     if row["status"] != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row['status']}")
     decision = progress.decide(
-        progress.Progress(row["goal_found"], row["action_count"], row["elapsed_seconds"], request.turnInExecution),
+        progress.Progress(row["goal_found"], row["action_count"], row["elapsed_seconds"], request.turnInExecution,
+                          row["stalled_turns"]),
         row["config"],
     )
     return {"decision": decision.decision, "reason": decision.reason, "actions": row["action_count"],
@@ -242,12 +244,15 @@ def check_progress(event: Mapping, store: Store) -> dict:
 def finalize(event: Mapping, store: Store, status: str) -> dict:
     """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
 
-    For a failure the reason is built from the caught error (its name and message); a failure before
-    any experiment existed (a rejected input) has nothing to close.
+    For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
+    the caught error (its name and message). A failed StartExperiment passes the execution input: a
+    successor's names its experiment; a rejected new input has no experiment to close.
     """
     experiment_id = event.get("experimentId")
+    if experiment_id is None and isinstance(event.get("input"), dict):
+        experiment_id = event["input"].get("experimentId")
     if status == "failed":
-        reason = failure_reason(event.get("error") or {})
+        reason = event.get("reason") or failure_reason(event.get("error") or {})
     else:
         reason = event.get("reason") if status != "succeeded" else None
     if not isinstance(experiment_id, int):
@@ -266,3 +271,65 @@ def failure_reason(error: Mapping) -> str:
         payload = None
     message = payload.get("errorMessage", cause) if isinstance(payload, dict) else cause
     return f"{name}: {message}" if message else name
+
+
+_CLOSED_BY_EXECUTION = {"FAILED": ("failed", "failed"), "TIMED_OUT": ("timed_out", "reached its execution timeout"),
+                        "ABORTED": ("aborted", "was stopped")}
+
+
+def close_after_execution(detail: Mapping, store: Store, execution_status: Callable[[str], str | None]) -> dict:
+    """The status-change finalizer: close the experiment of an execution that ended while it was open.
+
+    ``detail`` is the detail of Step Functions' "Execution Status Change" event (EventBridge on AWS, the
+    local runner's ``wait`` locally, ``oriole doctor``). The state machine closes its experiment on every
+    path it can catch; this covers the rest: the execution timed out or was aborted, the failure path
+    itself failed, or a successor execution never started (``execution_status`` tells whether the
+    successor named in a handed-over execution's output is running; None when it does not exist).
+
+    Only the execution that carries the experiment counts: its latest, or its next successor that ended
+    before attaching itself. The end of an earlier part, a closed experiment or a repeated event change
+    nothing, and the close itself only applies while that execution is still the latest.
+    """
+    arn, status, name = detail.get("executionArn"), detail.get("status"), detail.get("name") or ""
+    hint = _json_object(detail.get("input")).get("experimentId")
+    row = store.experiment_for_execution(arn, hint if type(hint) is int else None)
+    result = {"executionArn": arn, "status": status, "experimentId": row["id"] if row else None, "closed": False,
+              "failureReason": None}
+    if row is None or row["completed"]:
+        return result
+    arns = row["execution_arns"]
+    unattached = arn not in arns and name == progress.successor_name(row["id"], len(arns) + 1)
+    if arn != arns[-1] and not unattached:
+        return result
+    if status == "SUCCEEDED":
+        successor = (_json_object(detail.get("output")).get("continuation") or {}).get("successorExecutionArn")
+        successor_status = execution_status(successor) if successor else None
+        if successor_status == "RUNNING":
+            return result  # it attaches itself when it starts; its own end is reported in turn
+        new_status, reason = "failed", _continuation_reason(name, successor, successor_status)
+    elif status in _CLOSED_BY_EXECUTION:
+        new_status, what = _CLOSED_BY_EXECUTION[status]
+        reason = f"execution {status}: {name} {what}"
+        error, cause = detail.get("error"), detail.get("cause")
+        if error or cause:
+            reason += f" ({failure_reason({'Error': error, 'Cause': cause}) if error else cause})"
+    else:
+        return result
+    closed = store.finalize(row["id"], new_status, reason, last_execution=arns[-1])
+    return {**result, "closed": closed, "failureReason": reason if closed else None}
+
+
+def _continuation_reason(name: str, successor: str | None, successor_status: str | None) -> str:
+    if successor is None:
+        return f"continuation did not start: execution {name} ended with the experiment open and no successor"
+    state = f"already ended ({successor_status})" if successor_status else "does not exist"
+    return f"continuation did not start: execution {name} handed over to {successor.rsplit(':', 1)[-1]}, which {state}"
+
+
+def _json_object(text: object) -> dict:
+    """An event's JSON text (input, output) as a dict; anything else (absent, truncated, a list) as {}."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SUCCESS, TIMEOUT, CONTINUE, CONTINUE_AS_NEW = "success", "timeout", "continue", "continue_as_new"
+from oriole.catalog import BY_KEY
+
+SUCCESS, TIMEOUT, STALLED = "success", "timeout", "stalled"
+CONTINUE, CONTINUE_AS_NEW = "continue", "continue_as_new"
+STALL_REASON_PREFIX = "agent_stalled"
 
 
 @dataclass(frozen=True)
@@ -14,6 +18,7 @@ class Progress:
     actions: int
     elapsed_seconds: float
     turn_in_execution: int  # the just-played turn's number within the current execution, from 1
+    stalled_turns: int = 0  # turns in a row, up to the just-played one, without a valid action
 
 
 @dataclass(frozen=True)
@@ -23,7 +28,13 @@ class Decision:
 
 
 def decide(progress: Progress, config: dict) -> Decision:
-    """Goal found wins; then the action and time limits; then the per-execution turn budget."""
+    """Goal found wins; then the action and time limits; then the stall rule; then the per-execution
+    turn budget.
+
+    A model that keeps answering without a usable tool call would otherwise burn turns (and tokens)
+    until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
+    A snapshot taken before the parameter existed gets the catalog default.
+    """
     if progress.goal_found:
         return Decision(SUCCESS)
     max_moves = config["maxMoves"]
@@ -35,6 +46,16 @@ def decide(progress: Progress, config: dict) -> Decision:
             TIMEOUT,
             f"max_duration_minutes reached: ran {minutes:.1f} of {config['maxDurationMinutes']:g} minutes",
         )
+    max_stalled = config.get("maxStalledTurns", BY_KEY["maxStalledTurns"].default)
+    if progress.stalled_turns >= max_stalled:
+        return Decision(STALLED, f"{STALL_REASON_PREFIX}: {progress.stalled_turns} turns in a row without a valid "
+                                 f"action (no tool call, or only invalid calls); maxStalledTurns is {max_stalled}")
     if progress.turn_in_execution >= config["maxTurnsPerExecution"]:
         return Decision(CONTINUE_AS_NEW)
     return Decision(CONTINUE)
+
+
+def successor_name(experiment_id: int, part: int) -> str:
+    """The execution that carries an experiment on as its ``part``-th execution: deterministic, so a
+    retried start cannot start a second one, and the status-change finalizer can recognise it."""
+    return f"exp-{experiment_id}-part-{part}"

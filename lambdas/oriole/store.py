@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import psycopg
 from psycopg.types.json import Jsonb
 
+from oriole import db
 from oriole.maze import Maze
 
 MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
+RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, experiment id) advisory locks held by local runners
 
 
 def migrations_dir() -> Path:
@@ -67,10 +70,27 @@ def stored_maze(row: dict) -> StoredMaze:
 
 
 class Store:
-    """The data-access layer over one psycopg connection (autocommit, dict rows)."""
+    """The data-access layer over one psycopg connection (autocommit, dict rows).
 
-    def __init__(self, conn: psycopg.Connection):
+    With ``reconnect`` (the handlers' store), a statement that fails because the connection was dropped
+    (a database restart, a failover, an idle connection closed by the server) is sent once more on the
+    connection ``reconnect`` returns. That is safe for every statement sent through ``_execute``: reads,
+    the keyed experiment insert, and writes guarded so that a second run changes nothing; in particular a
+    turn whose commit reached the database but whose answer was lost is found committed on the retry.
+    """
+
+    def __init__(self, conn: psycopg.Connection, reconnect: Callable[[], psycopg.Connection] | None = None):
         self.conn = conn
+        self._reconnect = reconnect
+
+    def _execute(self, query: str, params=None) -> psycopg.Cursor:
+        try:
+            return self.conn.execute(query, params)
+        except psycopg.OperationalError:
+            if self._reconnect is None or not self.conn.broken:
+                raise  # a cancelled query or a server error: the connection is fine, sending again cannot help
+            self.conn = self._reconnect()
+            return self.conn.execute(query, params)
 
     # -- schema -------------------------------------------------------------------------------
 
@@ -148,7 +168,7 @@ class Store:
     def create_experiment(self, new: NewExperiment) -> dict:
         """Insert the experiment, keyed on the execution that starts it: a retried start returns the
         row the first attempt made instead of creating a second experiment."""
-        return self.conn.execute(
+        return self._execute(
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
@@ -164,7 +184,7 @@ class Store:
 
     def attach_execution(self, experiment_id: int, execution_arn: str) -> dict | None:
         """Record a continuation execution on its experiment (once, in order) and return the row."""
-        return self.conn.execute(
+        return self._execute(
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
@@ -179,7 +199,7 @@ class Store:
         """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
         the history and the recall window of its configuration need), the maze when the caller has not
         cached it, and the turn's row if it was already committed."""
-        return self.conn.execute(
+        return self._execute(
             """
             SELECT e.id, e.status, e.maze_id, e.llm_provider, e.model_name, e.prompt_text, e.config, e.seed,
                    e.current_x, e.current_y, e.action_count, e.move_count, e.failed_move_count,
@@ -210,9 +230,9 @@ class Store:
 
         The experiment update only matches when ``turn_count`` is ``turn_number - 1`` and the experiment
         is running; the turn and action inserts select from that update, so either all of it is written
-        or none of it.
+        or none of it. The experiment's ``stalled_turns`` counts turns in a row without a valid action.
         """
-        row = self.conn.execute(
+        row = self._execute(
             """
             WITH advanced AS (
                 UPDATE experiments SET
@@ -231,7 +251,8 @@ class Store:
                     goal_first_seen_step = %(goal_first_seen_step)s,
                     goal_reached_step = %(goal_reached_step)s,
                     throttle_count = throttle_count + %(throttles)s,
-                    agent_state = %(agent_state)s
+                    agent_state = %(agent_state)s,
+                    stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END
                  WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
                 RETURNING id
             ), turn AS (
@@ -272,35 +293,85 @@ class Store:
         return row["committed"] == 1
 
     def progress(self, experiment_id: int) -> dict | None:
-        return self.conn.execute(
-            "SELECT status, goal_found, action_count, config, "
+        return self._execute(
+            "SELECT status, goal_found, action_count, stalled_turns, config, "
             "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
         ).fetchone()
 
-    def finalize(self, experiment_id: int, status: str, reason: str | None) -> bool:
-        """Close a running experiment; finalizing a completed one changes nothing (returns False)."""
-        row = self.conn.execute(
-            "UPDATE experiments SET status = %s, failure_reason = %s, completed_at = now() "
-            "WHERE id = %s AND completed_at IS NULL RETURNING id",
-            (status, reason, experiment_id),
+    def finalize(self, experiment_id: int, status: str, reason: str | None,
+                 last_execution: str | None = None) -> bool:
+        """Close a running experiment; finalizing a completed one changes nothing (returns False).
+
+        With ``last_execution``, only while that is still the experiment's latest execution: a successor
+        that attached itself in the meantime carries the experiment on.
+        """
+        row = self._execute(
+            "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, completed_at = now() "
+            "WHERE id = %(id)s AND completed_at IS NULL "
+            "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
+            {"status": status, "reason": reason, "id": experiment_id, "last": last_execution},
         ).fetchone()
         return row is not None
 
     def record_throttles(self, experiment_id: int, throttles: int) -> None:
-        """Count the throttles of an attempt that failed (its turn is retried and never wrote them)."""
+        """Count the throttles of an attempt that failed (its turn is retried and never wrote them).
+
+        An increment, so never sent twice (not through ``_execute``): a dropped connection fails the task.
+        """
         self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
                           (throttles, experiment_id))
 
     def experiment_by_execution(self, execution_arn: str) -> dict | None:
-        return self.conn.execute(
+        return self._execute(
             "SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)
         ).fetchone()
 
+    def experiment_for_execution(self, execution_arn: str, experiment_id: int | None) -> dict | None:
+        """The experiment that ``execution_arn`` ran (any of its parts), else experiment ``experiment_id``
+        (what a successor's input names, for a successor that ended before it attached itself)."""
+        return self._execute(
+            """
+            SELECT id, completed_at IS NOT NULL AS completed, execution_arns
+              FROM experiments
+             WHERE execution_arns @> ARRAY[%(arn)s]::text[] OR id = %(id)s
+             ORDER BY execution_arns @> ARRAY[%(arn)s]::text[] DESC
+             LIMIT 1
+            """,
+            {"arn": execution_arn, "id": experiment_id},
+        ).fetchone()
+
+    def hold(self, experiment_id: int) -> None:
+        """Mark the experiment as run by this session (a local runner) until the session ends: a session
+        advisory lock, so a runner that dies lets go of its experiments with its connection."""
+        self.conn.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", (RUN_LOCK_SPACE, experiment_id))
+
+    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
+        """Experiments not closed yet, oldest first, optionally only those whose latest execution ARN starts
+        with ``execution_prefix``; ``held`` says whether a live session (a local runner) holds them."""
+        return self._execute(
+            """
+            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
+                   e.turn_count AS turns, e.action_count AS actions,
+                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
+                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution,
+                   EXISTS (SELECT 1 FROM pg_locks l
+                            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                              AND l.classid = %(space)s::bigint::oid AND l.objid = e.id::oid) AS held
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.completed_at IS NULL
+               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
+                                                              %(prefix)s))
+             ORDER BY e.id
+            """,
+            {"space": RUN_LOCK_SPACE, "prefix": execution_prefix},
+        ).fetchall()
+
     def summary(self, experiment_id: int) -> dict | None:
         """One experiment's outcome, as the CLI reports it."""
-        return self.conn.execute(
+        return self._execute(
             """
             SELECT e.id AS experiment_id, e.status, e.goal_found, e.action_count AS actions,
                    e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
@@ -317,3 +388,69 @@ class Store:
             """,
             (experiment_id,),
         ).fetchone()
+
+    # -- analysis: the report, pictures of runs, sweeps (views of migrations/0003_analysis_views.sql) -------
+
+    def comparison(self, *, model: str | None = None, prompt: str | None = None, maze: str | None = None,
+                   since: datetime | None = None, until: datetime | None = None, tag: str | None = None,
+                   by_maze: bool = False) -> list[dict]:
+        """The comparison (``compare_experiments``) over the experiments matching the filters (None: any)."""
+        return self._execute(
+            "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
+            "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
+            {"model": model, "prompt": prompt, "maze": maze, "since": since, "until": until, "tag": tag,
+             "by_maze": by_maze},
+        ).fetchall()
+
+    def experiment_run(self, experiment_id: int) -> dict | None:
+        """An experiment with its maze, every action in order and each turn's model text: what a picture
+        or a replay of the run shows."""
+        return self._execute(
+            """
+            SELECT e.id AS experiment_id, e.llm_provider, e.model_name, e.prompt_version, e.status, e.goal_found,
+                   e.goal_first_seen_step, e.goal_reached_step, e.failure_reason,
+                   (e.config ->> 'visionRange')::int AS vision_range,
+                   m.name AS maze, m.grid, m.start_x, m.start_y, m.goal_x, m.goal_y, m.shortest_path_length,
+                   (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                               'step', a.step_number, 'turn', a.turn_number, 'action', a.action_type,
+                               'from', jsonb_build_array(a.from_x, a.from_y), 'to', jsonb_build_array(a.to_x, a.to_y),
+                               'success', a.success, 'error', a.error, 'reasoning', a.reasoning,
+                               'tiles_seen', a.tiles_seen, 'goal_visible', a.goal_visible) ORDER BY a.step_number),
+                           '[]'::jsonb)
+                      FROM actions a WHERE a.experiment_id = e.id) AS actions,
+                   (SELECT coalesce(jsonb_object_agg(t.turn_number, t.text), '{}'::jsonb)
+                      FROM (SELECT c.turn_number, string_agg(c.response ->> 'text', E'\n' ORDER BY c.call_index) AS text
+                              FROM model_calls c
+                             WHERE c.experiment_id = e.id AND coalesce(c.response ->> 'text', '') <> ''
+                             GROUP BY c.turn_number) t) AS model_text
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.id = %s
+            """,
+            (experiment_id,),
+        ).fetchone()
+
+    def sweep_experiments(self, sweep_id: str) -> list[dict]:
+        """Every experiment a sweep started (``agent_id`` ``<sweep id>/...``), oldest first."""
+        return self._execute(
+            "SELECT id, agent_id, status, origin_execution_arn FROM experiments "
+            "WHERE agent_id LIKE %s ORDER BY id",
+            (_like_prefix(sweep_id + "/"),),
+        ).fetchall()
+
+    def sweep_spend(self, sweep_id: str) -> float:
+        """Dollars spent so far by a sweep's experiments, running ones included."""
+        return self._execute(
+            "SELECT coalesce(sum(cost_usd), 0)::float AS spent FROM experiments WHERE agent_id LIKE %s",
+            (_like_prefix(sweep_id + "/"),),
+        ).fetchone()["spent"]
+
+
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching strings that start with ``prefix`` (its wildcards escaped)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def shared_store() -> Store:
+    """The store the handlers use: the warm container's connection, replaced once by a fresh one when a
+    statement finds it dropped."""
+    return Store(db.connection(), reconnect=db.connection)

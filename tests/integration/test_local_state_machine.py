@@ -106,7 +106,8 @@ def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local,
     assert result.execution["error"] == error
     assert message in json.loads(result.execution["cause"])["errorMessage"]
     assert count_experiments(local) == before
-    assert state_names(local, result.execution_arn) == ["StartExperiment", "FinalizeFailure", "ExperimentFailed"]
+    assert state_names(local, result.execution_arn) == ["ReceiveInput", "StartExperiment", "FinalizeFailure",
+                                                        "ExperimentFailed"]
 
 
 def test_long_experiments_continue_as_new_executions(local):
@@ -147,3 +148,19 @@ def test_history_events_per_turn_stay_within_the_continue_as_new_budget(local):
     assert (transitions[1] - transitions[0]) / (turns[1] - turns[0]) == 5
     fixed = events[0] - per_turn * turns[0]
     assert catalog.BY_KEY["maxTurnsPerExecution"].default * per_turn + fixed < 25_000
+
+
+def test_a_long_one_action_per_turn_experiment_chains_executions_within_the_history_budget(local):
+    """A scaled version of the 10,000-action benchmark (bench/bench_local_run.py --actions-per-turn 1):
+    300 turns at one action each, 40 turns per execution."""
+    result = local.run(baseline("random", "medium-60", maxMoves=300, maxActionsPerTurn=1, maxTurnsPerExecution=40,
+                                seed=1))
+    data = result.as_json()
+    assert data["status"] == "timed_out" and data["actions"] == data["turns"] == 300
+    arns = data["execution_arns"]
+    assert len(arns) == 8 and len(set(arns)) == 8
+    events = [len(local.aws.history(arn)) for arn in arns]
+    # 16 events per turn plus a fixed start and end; every execution far below the 25,000-event limit
+    assert all(n <= 40 * 16 + 20 for n in events) and max(events) < 25_000
+    assert events[:7] == [events[0]] * 7 and events[-1] < events[0]  # 7 full parts of 40 turns, then 20 turns
+    assert_invariants(local.store, data["experiment_id"])

@@ -22,3 +22,34 @@ def test_duration_limit_times_out_with_a_reason():
 def test_continue_until_the_execution_turn_budget_then_continue_as_new():
     assert decide(Progress(False, 5, 1.0, 9), CONFIG).decision == "continue"
     assert decide(Progress(False, 5, 1.0, 10), CONFIG).decision == "continue_as_new"
+
+
+STALL = {**CONFIG, "maxStalledTurns": 3}
+
+
+def test_the_stall_limit_fails_with_a_reason_after_that_many_turns_in_a_row():
+    assert decide(Progress(False, 5, 1.0, 2, stalled_turns=2), STALL).decision == "continue"
+    decision = decide(Progress(False, 5, 1.0, 3, stalled_turns=3), STALL)
+    assert decision.decision == "stalled"
+    assert decision.reason.startswith("agent_stalled: 3 turns in a row without a valid action")
+
+
+def test_the_stall_rule_comes_after_the_goal_and_the_limits_and_before_the_execution_budget():
+    assert decide(Progress(True, 5, 1.0, 3, stalled_turns=3), STALL).decision == "success"
+    assert decide(Progress(False, 100, 1.0, 3, stalled_turns=3), STALL).decision == "timeout"
+    assert decide(Progress(False, 5, 1.0, 10, stalled_turns=3), STALL).decision == "stalled"
+
+
+def test_a_snapshot_without_the_stall_parameter_gets_the_catalog_default():
+    from oriole.catalog import BY_KEY
+
+    default = BY_KEY["maxStalledTurns"].default
+    assert "maxStalledTurns" not in CONFIG and default == 3
+    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default - 1), CONFIG).decision == "continue"
+    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default), CONFIG).decision == "stalled"
+
+
+def test_successor_names_are_deterministic():
+    from oriole.progress import successor_name
+
+    assert successor_name(42, 3) == "exp-42-part-3"

@@ -61,3 +61,53 @@ def test_loop_state_stays_small_and_counts_turns():
     loop = STATES["ContinueLoop"]["Parameters"]
     assert set(loop) == {"experimentId.$", "llmProvider.$", "turnNumber.$", "turnInExecution.$", "part.$"}
     assert loop["turnNumber.$"] == "States.MathAdd($.turnNumber, 1)"
+
+
+def test_condition_check_routes_every_decision_of_check_progress():
+    from oriole import progress
+
+    check = STATES["ConditionCheck"]
+    routes = {c["StringEquals"]: c["Next"] for c in check["Choices"]}
+    assert set(routes) | {progress.CONTINUE} == {progress.SUCCESS, progress.TIMEOUT, progress.STALLED,
+                                                 progress.CONTINUE, progress.CONTINUE_AS_NEW}
+    assert check["Default"] == "ContinueLoop"
+
+
+def test_a_stalled_agent_fails_the_experiment_with_check_progress_reason_and_a_named_error():
+    assert STATES["ConditionCheck"]["Choices"][-1] == {
+        "Variable": "$.progress.decision", "StringEquals": "stalled", "Next": "AgentStalled"}
+    stalled = STATES["AgentStalled"]
+    assert stalled["Type"] == "Pass" and stalled["Next"] == "FinalizeFailure"
+    assert stalled["Parameters"] == {"experimentId.$": "$.experimentId", "reason.$": "$.progress.reason",
+                                     "error": {"Error": "AgentStalled", "Cause.$": "$.progress.reason"}}
+
+
+def retried(state: dict) -> dict[str, dict]:
+    return {name: retrier for retrier in state.get("Retry", []) for name in retrier["ErrorEquals"]}
+
+
+def test_every_task_retries_transient_lambda_errors_with_backoff():
+    for name, state in STATES.items():
+        if state["Type"] != "Task":
+            continue
+        errors = retried(state)
+        for error in ("Lambda.ServiceException", "Lambda.ClientExecutionTimeoutException", "Lambda.Unknown"):
+            assert error in errors, (name, error)
+            assert errors[error]["BackoffRate"] >= 2 and errors[error]["JitterStrategy"] == "FULL", (name, error)
+
+
+def test_every_task_that_uses_the_database_retries_a_lost_connection():
+    """The store reconnects once in the task; a database that stays away fails the task with
+    OperationalError, which the state machine retries (every task is safe to run twice)."""
+    for name, state in STATES.items():
+        if state["Type"] != "Task" or name == "ContinueAsNew":
+            continue
+        retrier = retried(state).get("OperationalError")
+        assert retrier and retrier["MaxAttempts"] >= 2 and retrier["IntervalSeconds"] >= 2, name
+
+
+def test_the_execution_input_is_nested_first_so_that_an_input_of_any_shape_can_be_caught():
+    assert ASL["StartAt"] == "ReceiveInput"
+    assert STATES["ReceiveInput"] == {**STATES["ReceiveInput"], "Type": "Pass", "Parameters": {"input.$": "$"},
+                                      "Next": "StartExperiment"}
+    assert STATES["StartExperiment"]["Parameters"]["Payload"]["input.$"] == "$.input"

@@ -9,15 +9,15 @@ import os
 
 from aws_lambda_powertools import Logger
 
-from oriole import db, experiments
-from oriole.store import Store, StoredMaze
+from oriole import experiments
+from oriole.store import StoredMaze, shared_store
 
 logger = Logger(service="oriole")
 
 
 def _play(event: dict, factory: experiments.AgentFactory) -> dict:
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
-    result = experiments.play_turn(event, Store(db.connection()), factory)
+    result = experiments.play_turn(event, shared_store(), factory)
     logger.debug("turn played", extra=result)
     return result
 

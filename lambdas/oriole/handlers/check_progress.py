@@ -2,12 +2,12 @@
 
 from aws_lambda_powertools import Logger
 
-from oriole import db, experiments
-from oriole.store import Store
+from oriole import experiments
+from oriole.store import shared_store
 
 logger = Logger(service="oriole")
 
 
 @logger.inject_lambda_context
 def handler(event: dict, context) -> dict:
-    return experiments.check_progress(event, Store(db.connection()))
+    return experiments.check_progress(event, shared_store())

@@ -9,11 +9,9 @@ import json
 import boto3
 from aws_lambda_powertools import Logger
 
+from oriole.progress import successor_name
+
 logger = Logger(service="oriole")
-
-
-def successor_name(experiment_id: int, part: int) -> str:
-    return f"exp-{experiment_id}-part-{part}"
 
 
 @logger.inject_lambda_context

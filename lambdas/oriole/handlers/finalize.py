@@ -2,14 +2,14 @@
 
 from aws_lambda_powertools import Logger
 
-from oriole import db, experiments
-from oriole.store import Store
+from oriole import experiments
+from oriole.store import shared_store
 
 logger = Logger(service="oriole")
 
 
 def _finalize(event: dict, status: str) -> dict:
-    result = experiments.finalize(event, Store(db.connection()), status)
+    result = experiments.finalize(event, shared_store(), status)
     logger.info("experiment finalized", extra=result)
     return result
 

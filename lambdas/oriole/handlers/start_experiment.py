@@ -3,8 +3,8 @@
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities import parameters
 
-from oriole import catalog, db, experiments
-from oriole.store import Store
+from oriole import catalog, experiments
+from oriole.store import shared_store
 
 logger = Logger(service="oriole")
 
@@ -17,6 +17,6 @@ def read_parameters() -> dict[str, str]:
 
 @logger.inject_lambda_context
 def handler(event: dict, context) -> dict:
-    state = experiments.start(event, Store(db.connection()), read_parameters)
+    state = experiments.start(event, shared_store(), read_parameters)
     logger.info("experiment started", extra={"experiment_id": state["experimentId"], "part": state["part"]})
     return state

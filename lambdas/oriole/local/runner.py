@@ -1,6 +1,10 @@
 """Run the real state machine on one machine: moto's Step Functions interpreter executes the ASL file,
 Parameter Store is moto's, seeded from the catalog, and every Lambda invoke is routed to the real
 handler in this process. Everything but the AWS services is the production code path.
+
+EventBridge has no local counterpart: ``wait`` sends the status change of an execution that ended with
+its experiment open to the status-change finalizer itself, and the runner holds every experiment it
+runs (a session advisory lock), so ``oriole doctor`` can tell an experiment whose process died.
 """
 
 from __future__ import annotations
@@ -29,13 +33,18 @@ from oriole.store import Store
 
 ASL_PATH = Path(__file__).resolve().parents[3] / "infra" / "state_machine.asl.json"
 REGION = "us-east-1"
+ACCOUNT = "123456789012"  # moto's account
 STATE_MACHINE_NAME = "oriole-experiment"
+EXECUTION_PREFIX = f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{STATE_MACHINE_NAME}:"  # every local execution
 TERMINAL = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
 def function_name(placeholder: str) -> str:
     """``StartExperimentFunctionArn`` -> ``oriole-StartExperiment``."""
     return "oriole-" + placeholder.removesuffix("FunctionArn")
+
+
+START_FUNCTION = function_name("StartExperimentFunctionArn")
 
 
 @dataclass(frozen=True)
@@ -75,11 +84,15 @@ def _faster_moto_patches() -> list:
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
-    def __init__(self, database_url: str, bedrock_client=None):
+    def __init__(self, database_url: str, bedrock_client=None,
+                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].default):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
-        (its endpoint then passes through moto), or a stubbed client in tests."""
+        (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
+        is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``."""
         self.database_url = database_url
         self.bedrock_client = bedrock_client
+        self.execution_timeout_seconds = execution_timeout_seconds
+        self._substitutions: dict[str, str] = {}
         self._handlers: dict[str, Callable] = {}
         self._patches: list = []
         self.invocations: dict[str, int] = {}
@@ -109,6 +122,7 @@ class LocalAws:
             patch.start()
             self._patches.append(patch)
         db.reset()
+        self._runs = Store(db.connect(self.database_url))  # holds the experiments this runner runs
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
         self.state_machine_arn = self._deploy()
         return self
@@ -116,17 +130,20 @@ class LocalAws:
     def __exit__(self, *exc) -> None:
         for patch in reversed(self._patches):
             patch.stop()
+        self._runs.conn.close()
         db.reset()
 
     def _make_invoke(self):
         def invoke(backend, function_name, qualifier, body, headers, response_headers):
             """Run the real handler for ``function_name``; report an exception as Lambda does."""
             name = function_name.rsplit(":", 1)[-1]
-            context = LambdaContext(name, f"arn:aws:lambda:{REGION}:123456789012:function:{name}",
+            context = LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}",
                                     str(uuid.uuid4()))
             before = db.shared_statements()
             try:
                 result = self._handlers[name](json.loads(body or "{}"), context)
+                if name == START_FUNCTION:  # every execution starts here, a successor too
+                    self._runs.hold(result["experimentId"])
             except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
                 response_headers["x-amz-function-error"] = "Unhandled"
                 result = {"errorType": type(err).__name__, "errorMessage": str(err),
@@ -145,24 +162,28 @@ class LocalAws:
         code = io.BytesIO()
         with zipfile.ZipFile(code, "w") as archive:
             archive.writestr("handler.py", "# the local runner routes invocations to the real handlers\n")
-        substitutions = {}
         for placeholder, target in FUNCTIONS.items():
             name = function_name(placeholder)
             module, attribute = target.rsplit(".", 1)
             self._handlers[name] = getattr(importlib.import_module(module), attribute)
             arn = awslambda.create_function(FunctionName=name, Runtime="python3.12", Role=role, Handler=target,
                                             Code={"ZipFile": code.getvalue()})["FunctionArn"]
-            substitutions[placeholder] = arn
+            self._substitutions[placeholder] = arn
         ssm = boto3.client("ssm", region_name=REGION)
         values = catalog.defaults()
         values.update({catalog.prompt_name(v): text for v, text in prompts.local_prompts().items()})
         for name, value in values.items():
             ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True, Tier="Advanced")
-        definition = ASL_PATH.read_text(encoding="utf-8")
-        for placeholder, arn in substitutions.items():
-            definition = definition.replace(f"${{{placeholder}}}", arn)
+        definition = self.definition(self.execution_timeout_seconds)
         return self.sfn.create_state_machine(name=STATE_MACHINE_NAME, definition=definition,
                                              roleArn=role)["stateMachineArn"]
+
+    def definition(self, execution_timeout_seconds: int) -> str:
+        """The ASL file with the function ARNs substituted and the execution timeout set, as deployed."""
+        definition = ASL_PATH.read_text(encoding="utf-8")
+        for placeholder, arn in self._substitutions.items():
+            definition = definition.replace(f"${{{placeholder}}}", arn)
+        return json.dumps({**json.loads(definition), "TimeoutSeconds": execution_timeout_seconds})
 
     def start(self, execution_input: dict, name: str | None = None) -> str:
         name = name or f"local-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
@@ -174,7 +195,12 @@ class LocalAws:
 
     def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None] | None = None,
              poll_seconds: float = 0.2) -> RunResult:
-        """Follow an execution and its successors until the experiment is closed (or the start failed)."""
+        """Follow an execution and its successors until the experiment is closed (or the start failed).
+
+        When the experiment's latest execution has ended and left it open (a timeout, an abort, a
+        successor that did not start), its status change goes to the status-change finalizer, as
+        EventBridge sends it on AWS; the finalizer leaves an experiment open while its successor runs.
+        """
         experiment_id = None
         while True:
             execution = self.describe(execution_arn)
@@ -188,10 +214,25 @@ class LocalAws:
                 if on_progress:
                     on_progress(summary)
                 last = self.describe(summary["execution_arns"][-1])
+                if last["status"] in TERMINAL and not summary["completed"]:
+                    self.report_status_change(last)
+                    summary = store.summary(experiment_id)
                 # A SUCCEEDED execution of an open experiment has handed over to a successor: keep following.
                 if last["status"] in TERMINAL and (summary["completed"] or last["status"] != "SUCCEEDED"):
                     return RunResult(execution_arn, last, summary)
             time.sleep(poll_seconds)
+
+    def report_status_change(self, execution: dict) -> dict:
+        """Send an ended execution (as ``describe`` gives it) to the status-change finalizer in the shape of
+        EventBridge's "Step Functions Execution Status Change" event."""
+        from oriole.handlers import execution_status
+
+        event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Step Functions Execution Status Change",
+                 "source": "aws.states", "account": ACCOUNT, "region": REGION, "resources": [execution["executionArn"]],
+                 "detail": execution_status.status_change_detail(execution)}
+        name = "oriole-ExecutionStatusFinalizer"
+        return execution_status.handler(event, LambdaContext(
+            name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4())))
 
     def history(self, execution_arn: str) -> list[dict]:
         events, token = [], None

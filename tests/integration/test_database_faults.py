@@ -1,0 +1,88 @@
+"""Database faults against real PostgreSQL: a connection the server dropped is replaced once and the
+statement sent again, and a turn whose commit reached the database but whose answer was lost is safe
+to send again. Drops are real: the server ends the backend (``pg_terminate_backend``)."""
+
+import psycopg
+import pytest
+
+from oriole import catalog, db, experiments
+from oriole.store import Store
+
+
+def terminate(database_url: str, conn: psycopg.Connection) -> None:
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+
+
+def reconnecting_store(database_url: str) -> tuple[Store, list]:
+    fresh = []
+
+    def reconnect():
+        fresh.append(db.connect(database_url))
+        return fresh[-1]
+
+    return Store(db.connect(database_url), reconnect=reconnect), fresh
+
+
+def start(store, arn: str) -> int:
+    event = {"input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle",
+                       "config": {"maxActionsPerTurn": 3}}, "executionArn": arn}
+    return experiments.start(event, store, catalog.defaults)["experimentId"]
+
+
+def play(store, experiment_id: int, turn: int) -> dict:
+    return experiments.play_turn({"experimentId": experiment_id, "turnNumber": turn}, store,
+                                 experiments.baseline_agent)
+
+
+def written(store, experiment_id: int) -> tuple:
+    row = store.conn.execute(
+        "SELECT (SELECT count(*) FROM actions WHERE experiment_id = %(id)s) AS actions, "
+        "(SELECT count(*) FROM turns WHERE experiment_id = %(id)s) AS turns, "
+        "(SELECT action_count FROM experiments WHERE id = %(id)s) AS total", {"id": experiment_id}).fetchone()
+    return row["actions"], row["turns"], row["total"]
+
+
+def test_a_connection_dropped_between_turns_is_replaced_once(database_url):
+    store, fresh = reconnecting_store(database_url)
+    experiment_id = start(store, "arn:test:dropped-between-turns")
+    play(store, experiment_id, 1)
+    dropped = store.conn
+    terminate(database_url, dropped)
+    assert play(store, experiment_id, 2)["actions"] == 3
+    assert len(fresh) == 1 and store.conn is fresh[0] and dropped.closed
+    assert written(store, experiment_id) == (6, 2, 6)
+
+
+def test_a_commit_whose_answer_was_lost_is_sent_again_and_writes_nothing(database_url):
+    store, fresh = reconnecting_store(database_url)
+    experiment_id = start(store, "arn:test:lost-commit")
+    play(store, experiment_id, 1)
+    doomed, send = store.conn, store.conn.execute
+    seen_committed = []
+
+    def commit_then_lose_the_answer(query, params=None, **kwargs):
+        cursor = send(query, params, **kwargs)
+        if "WITH advanced AS" in query:  # the turn's one write statement has committed on the server
+            seen_committed.append(written(Store(fresh_probe), experiment_id))
+            terminate(database_url, doomed)
+            send("SELECT 1")  # the connection is gone before the answer is read: OperationalError
+        return cursor
+
+    with db.connect(database_url) as fresh_probe:
+        doomed.execute = commit_then_lose_the_answer
+        result = play(store, experiment_id, 2)
+    assert seen_committed == [(6, 2, 6)]  # the first send wrote the turn
+    assert len(fresh) == 1 and written(store, experiment_id) == (6, 2, 6)  # the second send wrote nothing
+    assert result == play(store, experiment_id, 2) and result["actions"] == 3
+
+
+def test_an_error_on_a_healthy_connection_is_not_sent_again(database_url):
+    store = Store(db.connect(database_url), reconnect=lambda: pytest.fail("the connection was not dropped"))
+    experiment_id = start(store, "arn:test:lock-timeout")
+    with psycopg.connect(database_url) as holder:  # a transaction holding the experiment's row
+        holder.execute("SELECT 1 FROM experiments WHERE id = %s FOR UPDATE", (experiment_id,))
+        store.conn.execute("SET lock_timeout = '50ms'")
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            store.finalize(experiment_id, "failed", "blocked")
+    assert not store.conn.broken
