@@ -15,6 +15,7 @@ from oriole import catalog, mazeset
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import parse_assignment
 from oriole.errors import OrioleError
+from oriole.local import render, report, sweep
 from oriole.maze import GOAL, WALL
 
 app = typer.Typer(help="Run LLM maze experiments locally through the real state machine.", no_args_is_help=True)
@@ -94,14 +95,18 @@ def run(
     = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
+    aws: Annotated[bool, typer.Option("--aws", help="Start it on the deployed state machine instead.")] = False,
 ) -> None:
-    """Run one experiment through the local state machine and print its result."""
+    """Run one experiment through the local state machine (or the deployed one) and print its result."""
     from oriole.local.database import local_url, prepare
     from oriole.local.runner import LocalAws
 
     if ollama_url:
         config = [*config, f"endpoint={ollama_url}"]
     execution_input = _execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
+    if aws:
+        _run_on_aws(execution_input, as_json)
+        return
     bedrock = _real_bedrock_client(execution_input) if execution_input["llmProvider"] == "bedrock" else None
     url = local_url()
     store = prepare(url)
@@ -116,6 +121,72 @@ def run(
         _print_result(data, execution_input)
     if result.summary is None:
         raise typer.Exit(2)
+
+
+def _aws_clients():
+    import boto3
+
+    return boto3.client("cloudformation"), boto3.client("stepfunctions")
+
+
+def _run_on_aws(execution_input: dict, as_json: bool) -> None:
+    """Start the execution on the deployed state machine and follow it (and its successors) to the end."""
+    from oriole.local import cloud
+
+    cloudformation, sfn = _aws_clients()
+    try:
+        state_machine = cloud.stack_outputs(cloudformation)["StateMachineArn"]
+    except cloud.DeploymentNotFound as error:
+        raise _fail(str(error)) from None
+    execution_arn = cloud.start(sfn, state_machine, execution_input)
+    if not as_json:
+        err.print(f"started {execution_arn}")
+    last = cloud.follow(sfn, execution_arn, lambda d: None if as_json else err.print(
+        f"{d['executionArn'].rsplit(':', 1)[-1]}: {d['status']}", highlight=False))
+    data = {"execution_arn": execution_arn, "last_execution_arn": last["executionArn"], "status": last["status"],
+            "error": last.get("error"), "cause": last.get("cause")}
+    if as_json:
+        out.print_json(json.dumps(data))
+    else:
+        out.print(f"execution {last['status']}. The experiment's outcome: `oriole status {execution_arn}`"
+                  " (with DATABASE_URL pointing at the deployed database through the port forward).")
+    if last["status"] != "SUCCEEDED":
+        raise typer.Exit(1)
+
+
+@app.command()
+def status(
+    target: Annotated[str, typer.Argument(help="An experiment id, or an execution ARN.")],
+    aws: Annotated[bool, typer.Option("--aws", help="Also describe the executions on AWS.")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Where an experiment is: its row in the database and, with --aws, the state of its executions."""
+    from oriole import db
+    from oriole.local.database import local_url
+    from oriole.store import Store
+
+    store = Store(db.connect(local_url()))
+    if target.isdigit():
+        row = store.summary(int(target))
+    else:
+        found = store.experiment_for_execution(target, None)
+        row = store.summary(found["id"]) if found else None
+    executions = []
+    if aws:
+        _, sfn = _aws_clients()
+        arns = row["execution_arns"] if row else [target]
+        executions = [{k: d.get(k) for k in ("executionArn", "status", "startDate", "stopDate", "error", "cause")}
+                      for d in (sfn.describe_execution(executionArn=arn) for arn in arns)]
+    if row is None and not executions:
+        raise _fail(f"no experiment {target} in the database (set DATABASE_URL for the deployed one)")
+    if as_json:
+        out.print_json(json.dumps({"experiment": row, "executions": executions}, default=str))
+        return
+    if row:
+        _print_columns(("field", "value"), [(k, v) for k, v in row.items() if k != "execution_arns"])
+    for execution in executions:
+        print(f"{execution['executionArn']}: {execution['status']}" + (
+            f" ({execution['error']}: {execution['cause']})" if execution.get("error") else ""))
 
 
 class ProgressLine:
@@ -244,12 +315,39 @@ def db_migrate() -> None:
 
 
 @params_app.command("list")
-def params_list() -> None:
-    """The parameter catalog: names, defaults, the config key that overrides each, and when it is read."""
-    rows = [(p.name, p.default, p.key if p.overridable else "-", p.read_at, p.description) for p in catalog.CATALOG]
+def params_list(aws: Annotated[bool, typer.Option("--aws", help="Show the values deployed in Parameter Store.")]
+                = False) -> None:
+    """The parameter catalog: names, defaults (or deployed values), config keys, and when each is read."""
+    values = {}
+    if aws:
+        import boto3
+
+        from oriole.local import cloud
+
+        values = cloud.parameter_values(boto3.client("ssm"))
+    rows = [(p.name, values.get(p.name, "(not deployed)") if aws else p.default, p.key if p.overridable else "-",
+             p.read_at, p.description) for p in catalog.CATALOG]
     rows += [(catalog.prompt_name(v), "(shipped)", "promptVersion", "start", "System prompt text")
              for v in catalog.SHIPPED_PROMPT_VERSIONS]
     _print_columns(("name", "default", "config key", "read at", "description"), rows)
+
+
+@params_app.command("set")
+def params_set(name: str, value: str,
+               aws: Annotated[bool, typer.Option("--aws", help="Required: set it in your account.")] = False) -> None:
+    """Set a parameter in Parameter Store (checked against the catalog first). Locally, use --config."""
+    if not aws:
+        raise _fail("locally every run seeds Parameter Store from the catalog: override a value for one run "
+                    "with `oriole run --config KEY=VALUE`, or pass --aws to change the deployed value")
+    import boto3
+
+    from oriole.local import cloud
+
+    try:
+        full_name = cloud.set_parameter(boto3.client("ssm"), name, value)
+    except OrioleError as error:
+        raise _fail(str(error)) from None
+    out.print(f"{full_name} = {value} (new experiments snapshot it when they start)")
 
 
 AwsOption = Annotated[bool, typer.Option("--aws", help="Use Parameter Store of your AWS account instead.")]
@@ -304,6 +402,96 @@ def prompts_put(version: str, file: Annotated[typer.FileText, typer.Option("--fi
     where = "Parameter Store" if aws else "the local prompt folder"
     size, digest = len(text.encode()), catalog.prompt_hash(text)[:16]
     out.print(f"prompt {version} stored in {where} ({size} bytes, sha256 {digest})")
+
+
+LOCAL_ZOMBIE_CAUSE = "no oriole run process holds it: the process that ran the local execution ended"
+
+
+def _zombies(store, aws: bool) -> list[tuple[dict, dict]]:
+    """Open experiments nothing runs any more, each with the status-change detail that closes it.
+
+    Locally an execution lives only in the process that started it (``oriole run``, a sweep, a test),
+    which holds every experiment it runs; an open experiment of a local execution that no live process
+    holds is a zombie. With ``--aws``: an open experiment whose latest execution is not RUNNING.
+    """
+    from oriole.handlers.execution_status import status_change_detail
+    from oriole.local.runner import EXECUTION_PREFIX
+
+    if not aws:
+        return [(row, {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
+                       "status": "ABORTED", "cause": LOCAL_ZOMBIE_CAUSE})
+                for row in store.open_experiments(EXECUTION_PREFIX) if not row["held"]]
+    import boto3
+
+    sfn = boto3.client("stepfunctions")
+    zombies = []
+    for row in store.open_experiments():
+        if row["last_execution"].startswith(EXECUTION_PREFIX):
+            continue
+        try:
+            execution = sfn.describe_execution(executionArn=row["last_execution"])
+        except (sfn.exceptions.ExecutionDoesNotExist, sfn.exceptions.InvalidArn):
+            execution = {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
+                         "status": "ABORTED", "cause": "Step Functions has no such execution (any more)"}
+        if execution["status"] != "RUNNING":
+            zombies.append((row, status_change_detail(execution)))
+    return zombies
+
+
+@app.command()
+def doctor(
+    fix: Annotated[bool, typer.Option("--fix", help="Close them, as the status-change finalizer does.")] = False,
+    aws: Annotated[bool, typer.Option("--aws", help="Judge experiments run on AWS by their executions in your "
+                                                    "account (DATABASE_URL points at that database).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """List experiments left open although no execution runs them any more; --fix closes them.
+
+    Locally: open experiments of local executions that no live `oriole run` process holds. With --aws:
+    open experiments whose latest execution is no longer RUNNING. --fix closes each through the
+    status-change finalizer (status, completed_at and a failure reason naming the execution).
+    """
+    from oriole import db, experiments
+    from oriole.handlers.execution_status import execution_status
+    from oriole.local.database import local_url
+    from oriole.store import Store
+
+    found = []
+    with db.connect(local_url()) as conn:
+        store = Store(conn)
+        for row, detail in _zombies(store, aws):
+            item = {**row, "started_at": row["started_at"].isoformat(timespec="seconds"),
+                    "last_turn_at": row["last_turn_at"] and row["last_turn_at"].isoformat(timespec="seconds"),
+                    "execution_status": detail["status"], "cause": detail.get("cause") or detail.get("error"),
+                    "closed": False, "failure_reason": None}
+            del item["held"]
+            if fix:
+                closed = experiments.close_after_execution(detail, store, execution_status)
+                item.update(closed=closed["closed"], failure_reason=closed["failureReason"])
+            found.append(item)
+    if as_json:
+        out.print_json(json.dumps({"zombies": found, "fixed": fix}))
+        return
+    if not found:
+        out.print("no open experiment without a running execution")
+        return
+    _print_columns(("experiment", "maze", "agent", "started", "turns", "actions", "last turn", "last execution"), [
+        (z["experiment_id"], z["maze"], f"{z['llm_provider']}/{z['model_name']}", z["started_at"], z["turns"],
+         z["actions"], z["last_turn_at"] or "-",
+         z["last_execution"].rsplit(":", 1)[-1] + (f" ({z['execution_status']})" if aws else "")) for z in found])
+    why = "their executions are no longer running" if aws else "no live `oriole run` process holds them"
+    if not fix:
+        out.print(f"\n{len(found)} open experiment(s): {why}. Close them with `oriole doctor --fix"
+                  f"{' --aws' if aws else ''}`.")
+        return
+    for z in found:
+        outcome = f"closed: {z['failure_reason']}" if z["closed"] else "left open: a successor execution carries it on"
+        out.print(f"experiment {z['experiment_id']} {outcome}")
+
+
+app.command()(report.report)
+app.command()(render.render)
+app.command()(sweep.sweep)
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 from oriole import db, mazeset
+from oriole.errors import OrioleError
 from oriole.store import Store
 
 
@@ -38,3 +39,25 @@ def prepare(url: str) -> Store:
     store.apply_migrations()
     store.load_mazes(mazeset.maze_set())
     return store
+
+
+def results_url(aws: bool) -> str:
+    """The database the analysis commands (report, render, sweep) use.
+
+    Locally: the local database. With ``aws``: the deployed database, which ``DATABASE_URL`` must point
+    at (from your machine, through a tunnel into its VPC).
+    """
+    if not aws:
+        return local_url()
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        raise OrioleError("--aws reads the deployed database: set DATABASE_URL to it (the OrioleData stack's "
+                          "DatabaseSecretArn output holds the credentials; connect through a tunnel into its VPC)")
+    return url
+
+
+def results_store(aws: bool) -> Store:
+    """A store on ``results_url(aws)``: the local database is migrated first, the deployed one is migrated
+    on deploy."""
+    url = results_url(aws)
+    return Store(db.connect(url)) if aws else prepare(url)

@@ -1,0 +1,62 @@
+"""The CLI's --aws paths against moto: the deployed stack's outputs, executions on the deployed state
+machine (run by the real handlers, as in the local runner), and Parameter Store."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from typer.testing import CliRunner
+
+from oriole.local.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def deployed(local, database_url, monkeypatch):
+    """A stack named like the real one whose output points at the state machine the runner deployed."""
+    monkeypatch.setenv("COLUMNS", "250")
+    cloudformation = boto3.client("cloudformation", region_name="us-east-1")
+    template = {"Resources": {"Marker": {"Type": "AWS::SSM::Parameter",
+                                         "Properties": {"Type": "String", "Value": "x", "Name": "/test/marker"}}},
+                "Outputs": {"StateMachineArn": {"Value": local.aws.state_machine_arn}}}
+    cloudformation.create_stack(StackName="OrioleOrchestrator", TemplateBody=json.dumps(template))
+    yield local
+    cloudformation.delete_stack(StackName="OrioleOrchestrator")
+
+
+def test_run_with_aws_starts_on_the_deployed_state_machine_and_follows_it(deployed):
+    result = runner.invoke(app, ["run", "--aws", "--maze", "perfect-7", "--agent", "oracle", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["status"] == "SUCCEEDED" and data["execution_arn"].startswith(deployed.aws.state_machine_arn
+                                                                              .replace(":stateMachine:", ":execution:"))
+    status = runner.invoke(app, ["status", data["execution_arn"], "--aws", "--json"])
+    assert status.exit_code == 0, status.output
+    report = json.loads(status.stdout)
+    assert report["experiment"]["status"] == "succeeded" and report["experiment"]["goal_found"]
+    assert [e["status"] for e in report["executions"]] == ["SUCCEEDED"]
+    by_id = runner.invoke(app, ["status", str(report["experiment"]["experiment_id"])])
+    assert "succeeded" in by_id.stdout
+
+
+def test_run_with_aws_without_a_deployment_says_how_to_deploy(local, monkeypatch):
+    result = runner.invoke(app, ["run", "--aws", "--agent", "oracle"])
+    assert result.exit_code == 2 and "make deploy" in result.output
+
+
+def test_params_with_aws_show_and_set_the_deployed_values(local, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    listing = runner.invoke(app, ["params", "list", "--aws"])
+    assert "/oriole/experiments/max-moves" in listing.stdout and "10000" in listing.stdout
+    assert runner.invoke(app, ["params", "set", "maxMoves", "500", "--aws"]).exit_code == 0
+    value = boto3.client("ssm", region_name="us-east-1").get_parameter(Name="/oriole/experiments/max-moves")
+    assert value["Parameter"]["Value"] == "500"
+    bad = runner.invoke(app, ["params", "set", "maxMoves", "lots", "--aws"])
+    assert bad.exit_code == 2 and "maxMoves must be an integer; got 'lots'" in bad.output
+    assert "unknown config key 'noSuchKey'" in runner.invoke(app, ["params", "set", "noSuchKey", "1", "--aws"]).output
+    assert "at least 1" in runner.invoke(app, ["params", "set", "maxMoves", "0", "--aws"]).output
+    assert "--config" in runner.invoke(app, ["params", "set", "maxMoves", "5"]).output
+    runner.invoke(app, ["params", "set", "maxMoves", "10000", "--aws"])
