@@ -1,7 +1,8 @@
 """Alarms on what needs a researcher's attention and a dashboard of what the experiments do.
 
 Custom metrics come from the handlers through Powertools Metrics (namespace ``Oriole``, dimension
-``service=oriole``): ExperimentsStarted/Succeeded/TimedOut/Failed, Turns, Actions, InputTokens, OutputTokens.
+``service=oriole``): ExperimentsStarted/Succeeded/TimedOut/Failed/ClosedByStatusChange, Turns, Actions,
+InputTokens, OutputTokens.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class Monitoring(Construct):
         dashboard.add_widgets(
             cloudwatch.GraphWidget(title="Experiments", width=12, left=[
                 oriole_metric(name) for name in
-                ("ExperimentsStarted", "ExperimentsSucceeded", "ExperimentsTimedOut", "ExperimentsFailed")]),
+                ("ExperimentsStarted", "ExperimentsSucceeded", "ExperimentsTimedOut", "ExperimentsFailed",
+                 "ExperimentsClosedByStatusChange")]),
             cloudwatch.GraphWidget(title="Turns and actions", width=12,
                                    left=[oriole_metric("Turns"), oriole_metric("Actions")]),
             cloudwatch.GraphWidget(title="Tokens", width=12,

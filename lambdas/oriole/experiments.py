@@ -158,7 +158,8 @@ def _play(row: dict, maze: StoredMaze, turn_number: int, store: Store, agent: Ag
                                  f"and the turn was not written; retry the task")
         return _turn_result(turn_number, stored["committed_turn"], stored)
     return {"turnNumber": turn_number, "actions": len(outcome.actions), "endReason": outcome.end_reason,
-            "goalFound": world.goal_found, "position": list(world.position)}
+            "goalFound": world.goal_found, "position": list(world.position),
+            "inputTokens": turn["input_tokens"], "outputTokens": turn["output_tokens"]}
 
 
 def _history_entry(action: dict) -> dict:
@@ -221,7 +222,8 @@ def _experiment_update(outcome: TurnOutcome, world: WorldState, row: dict, agent
 
 def _turn_result(turn_number: int, turn: dict, row: dict) -> dict:
     return {"turnNumber": turn_number, "actions": turn["action_count"], "endReason": turn["end_reason"],
-            "goalFound": row["goal_found"], "position": [row["current_x"], row["current_y"]]}
+            "goalFound": row["goal_found"], "position": [row["current_x"], row["current_y"]],
+            "inputTokens": turn["input_tokens"], "outputTokens": turn["output_tokens"]}
 
 
 def check_progress(event: Mapping, store: Store) -> dict:

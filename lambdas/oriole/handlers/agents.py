@@ -7,18 +7,19 @@ a client of its own (the user's credentials, or a stubbed client in tests).
 import functools
 import os
 
-from aws_lambda_powertools import Logger
-
 from oriole import experiments
+from oriole.handlers.observability import count, logger, metrics
 from oriole.store import StoredMaze, shared_store
-
-logger = Logger(service="oriole")
 
 
 def _play(event: dict, factory: experiments.AgentFactory) -> dict:
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
     result = experiments.play_turn(event, shared_store(), factory)
     logger.debug("turn played", extra=result)
+    count("Turns")
+    count("Actions", result["actions"])
+    count("InputTokens", result["inputTokens"])
+    count("OutputTokens", result["outputTokens"])
     return result
 
 
@@ -55,15 +56,18 @@ def bedrock_agent(row: dict, maze: StoredMaze) -> experiments.Agent:
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 def invoke_baseline(event: dict, context) -> dict:
     return _play(event, experiments.baseline_agent)
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 def invoke_bedrock(event: dict, context) -> dict:
     return _play(event, bedrock_agent)
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 def invoke_ollama(event: dict, context) -> dict:
     return _play(event, ollama_agent)

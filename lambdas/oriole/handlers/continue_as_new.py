@@ -7,11 +7,9 @@ idempotent on AWS; its input is only the experiment id.
 import json
 
 import boto3
-from aws_lambda_powertools import Logger
 
+from oriole.handlers.observability import logger
 from oriole.progress import successor_name
-
-logger = Logger(service="oriole")
 
 
 @logger.inject_lambda_context

@@ -6,12 +6,11 @@ of the failure path, a successor execution that never started). Locally, the run
 """
 
 import boto3
-from aws_lambda_powertools import Logger
 
 from oriole import experiments
+from oriole.handlers.observability import count, logger, metrics
 from oriole.store import shared_store
 
-logger = Logger(service="oriole")
 DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
 
 
@@ -33,7 +32,10 @@ def execution_status(execution_arn: str) -> str | None:
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 def handler(event: dict, context) -> dict:
     result = experiments.close_after_execution(event["detail"], shared_store(), execution_status)
     logger.info("execution status change", extra=result)
+    if result["closed"]:
+        count("ExperimentsClosedByStatusChange")
     return result

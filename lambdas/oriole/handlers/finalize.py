@@ -1,29 +1,35 @@
 """The finalizers: close the experiment as succeeded, timed out or failed (each at most once)."""
 
-from aws_lambda_powertools import Logger
 
 from oriole import experiments
+from oriole.handlers.observability import count, logger, metrics
 from oriole.store import shared_store
-
-logger = Logger(service="oriole")
 
 
 def _finalize(event: dict, status: str) -> dict:
     result = experiments.finalize(event, shared_store(), status)
     logger.info("experiment finalized", extra=result)
+    if result["closed"]:
+        count(_METRIC[status])
     return result
 
 
+_METRIC = {"succeeded": "ExperimentsSucceeded", "timed_out": "ExperimentsTimedOut", "failed": "ExperimentsFailed"}
+
+
 @logger.inject_lambda_context
+@metrics.log_metrics
 def success(event: dict, context) -> dict:
     return _finalize(event, "succeeded")
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 def timeout(event: dict, context) -> dict:
     return _finalize(event, "timed_out")
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 def failure(event: dict, context) -> dict:
     return _finalize(event, "failed")

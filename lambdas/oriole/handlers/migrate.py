@@ -1,12 +1,10 @@
 """The migration trigger: run on every deploy that changes the code, from inside the VPC, so a fresh
 deployment has the schema and the maze set before the first execution."""
 
-from aws_lambda_powertools import Logger
 
 from oriole import db, mazeset
+from oriole.handlers.observability import logger
 from oriole.store import Store
-
-logger = Logger(service="oriole")
 
 
 @logger.inject_lambda_context

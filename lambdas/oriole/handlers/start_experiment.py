@@ -1,12 +1,10 @@
 """StartExperiment: validate the execution input, snapshot the configuration, create the experiment."""
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities import parameters
 
 from oriole import catalog, experiments
+from oriole.handlers.observability import count, logger, metrics
 from oriole.store import shared_store
-
-logger = Logger(service="oriole")
 
 
 def read_parameters() -> dict[str, str]:
@@ -16,7 +14,10 @@ def read_parameters() -> dict[str, str]:
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 def handler(event: dict, context) -> dict:
     state = experiments.start(event, shared_store(), read_parameters)
     logger.info("experiment started", extra={"experiment_id": state["experimentId"], "part": state["part"]})
+    if state["part"] == 1:
+        count("ExperimentsStarted")
     return state

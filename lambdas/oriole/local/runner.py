@@ -107,7 +107,8 @@ class LocalAws:
             passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
         self._patches = [
             mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
-                                         "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")}),
+                                         "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+                                         "POWERTOOLS_METRICS_DISABLED": "true"}),
             mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},
                              "core": {"passthrough": {"urls": passthrough, "services": []}}}),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
