@@ -5,12 +5,20 @@ Metrics go to CloudWatch as embedded metric format in the logs (namespace ``Orio
 disables them (``POWERTOOLS_METRICS_DISABLED``) so nothing but results reaches the terminal.
 """
 
+import warnings
+
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 logger = Logger(service="oriole")
 metrics = Metrics(namespace="Oriole", service="oriole")
+# A task with nothing to count (a finalizer that found the experiment closed) is normal, not a mistake.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 
 def count(name: str, value: float = 1) -> None:
-    metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+    """Add a count to this invocation's metrics; nothing at all when metrics are disabled (locally), where
+    Powertools would otherwise keep them in memory forever without publishing them."""
+    if not is_metrics_disabled():
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
