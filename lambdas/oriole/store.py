@@ -157,12 +157,6 @@ class Store:
                 )
         return inserted
 
-    def maze(self, maze_id: int) -> StoredMaze:
-        row = self.conn.execute("SELECT * FROM mazes WHERE id = %s", (maze_id,)).fetchone()
-        if row is None:
-            raise LookupError(f"maze {maze_id} is not loaded; run `oriole mazes load`")
-        return stored_maze(row)
-
     # -- experiments ----------------------------------------------------------------------------
 
     def create_experiment(self, new: NewExperiment) -> dict:

@@ -32,3 +32,21 @@ def local(database_url) -> Iterator[Local]:
 
 def baseline(agent: str, maze: str, **config) -> dict:
     return {"mazeId": maze, "llmProvider": "baseline", "modelName": agent, "config": config}
+
+
+@pytest.fixture
+def cli(database_url, monkeypatch, tmp_path):
+    """Invoke the ``oriole`` command in process against the test database, with a private ORIOLE_HOME
+    and a wide terminal so tables are not wrapped."""
+    from typer.testing import CliRunner
+
+    from oriole.local.cli import app
+
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "250")
+    runner = CliRunner()
+
+    def invoke(*args):
+        return runner.invoke(app, list(args))
+    return invoke

@@ -3,22 +3,6 @@
 import json
 
 import pytest
-from typer.testing import CliRunner
-
-from oriole.local.cli import app
-
-runner = CliRunner()
-
-
-@pytest.fixture
-def cli(database_url, monkeypatch, tmp_path):
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
-    monkeypatch.setenv("COLUMNS", "250")
-
-    def invoke(*args):
-        return runner.invoke(app, list(args))
-    return invoke
 
 
 def test_run_json_prints_one_object_with_the_documented_keys(cli):

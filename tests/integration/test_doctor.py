@@ -6,24 +6,16 @@ import time
 
 import psycopg
 import pytest
-from typer.testing import CliRunner
 
 from oriole import catalog, experiments
-from oriole.local.cli import app
 from oriole.local.runner import EXECUTION_PREFIX, LocalAws
 from oriole.store import Store
 
-runner = CliRunner()
-
 
 @pytest.fixture
-def doctor(database_url, monkeypatch, tmp_path):
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
-    monkeypatch.setenv("COLUMNS", "250")
-
+def doctor(cli):
     def invoke(*args):
-        result = runner.invoke(app, ["doctor", *args])
+        result = cli("doctor", *args)
         assert result.exit_code == 0, result.output
         return result
     return invoke
