@@ -17,21 +17,24 @@ import json
 import platform
 import time
 
-from oriole.local.database import local_url, prepare
-from oriole.local.runner import LocalAws
+from oriole import db
+from oriole_workstation.database import local_url, prepare
+from oriole_workstation.results import Results
+from oriole_workstation.runner import LocalAws
 
 AGENT, CHECK = "oriole-InvokeBaselineAgent", "oriole-CheckProgress"
 
 
 def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
     url = local_url()
-    store = prepare(url)
+    prepare(url).conn.close()
     execution_input = {"mazeId": maze, "llmProvider": "baseline", "modelName": "random",
                        "comment": "bench/bench_local_run.py",
                        "config": {"maxMoves": max_moves, "maxActionsPerTurn": actions_per_turn, "seed": seed}}
     with LocalAws(url) as aws:
         started = time.perf_counter()
-        result = aws.wait(aws.start(execution_input), store, poll_seconds=0.5)
+        launcher = aws.launcher(poll_seconds=0.5)
+        result = launcher.follow(launcher.start(execution_input), Results(db.connect(url)))
         wall = time.perf_counter() - started
         summary = result.summary
         histories = [aws.history(arn) for arn in summary["execution_arns"]]

@@ -20,7 +20,7 @@ import uuid
 import psycopg
 from psycopg import sql
 
-from oriole.local.database import local_url, prepare
+from oriole_workstation.database import local_url, prepare
 
 MODELS = (("baseline", "random"), ("baseline", "explorer"), ("baseline", "wall-follower"), ("baseline", "oracle"),
           ("ollama", "qwen2.5:7b"), ("ollama", "llama3.1:8b"), ("bedrock", "anthropic.claude-3-5-haiku"),

@@ -1,10 +1,11 @@
 """One code asset for every Lambda, built without Docker.
 
-Local bundling installs ``requirements.txt`` as wheels for the Lambda platform (Linux arm64, the
-runtime's CPython) with ``pip --platform --only-binary``, then copies the ``oriole`` package (without
-the local runner and CLI) and the SQL migrations. Tests skip bundling, so synthesis needs neither
-Docker nor a package registry: in process with CDK's context ``aws:cdk:bundling-stacks=[]``, and with
-the CLI (which refuses ``aws:`` context keys) with ``cdk synth -c skipBundling=true``.
+The asset is the runtime package ``lambdas/oriole`` whole (its migrations, prompts and flows are package
+data) plus its dependencies: local bundling installs ``requirements.txt`` as wheels for the Lambda platform
+(Linux arm64, the runtime's CPython) with ``pip --platform --only-binary``. The workstation package lives
+elsewhere and is never copied. Tests skip bundling, so synthesis needs neither Docker nor a package
+registry: in process with CDK's context ``aws:cdk:bundling-stacks=[]``, and with the CLI (which refuses
+``aws:`` context keys) with ``cdk synth -c skipBundling=true``.
 """
 
 from __future__ import annotations
@@ -19,11 +20,28 @@ from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "lambdas" / "oriole"
+REQUIREMENTS = ROOT / "requirements.txt"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
 PLATFORM = "manylinux2014_aarch64"
 PYTHON_VERSION = "3.14"
-MIGRATIONS_IN_BUNDLE = "/var/task/migrations"
+NOT_CODE = ("__pycache__", "*.pyc")
+
+
+def copy_package(output_dir: Path) -> None:
+    """The runtime package into the asset, whole (only interpreter caches are left out)."""
+    shutil.copytree(PACKAGE, output_dir / "oriole", dirs_exist_ok=True, ignore=shutil.ignore_patterns(*NOT_CODE))
+
+
+def install_requirements(output_dir: Path) -> None:
+    """The runtime requirements as wheels for the Lambda platform."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(output_dir),
+         "--requirement", str(REQUIREMENTS), "--platform", PLATFORM, "--implementation", "cp",
+         "--python-version", PYTHON_VERSION, "--only-binary=:all:", "--upgrade"],
+        check=True,
+    )
 
 
 @jsii.implements(ILocalBundling)
@@ -31,30 +49,18 @@ class PipBundling:
     """Builds the asset on this machine; returning True tells CDK no Docker bundling is needed."""
 
     def try_bundle(self, output_dir: str, *, image=None, **_options) -> bool:
-        out = Path(output_dir)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(out),
-             "--requirement", str(ROOT / "requirements.txt"), "--platform", PLATFORM, "--implementation", "cp",
-             "--python-version", PYTHON_VERSION, "--only-binary=:all:", "--upgrade"],
-            check=True,
-        )
-        shutil.copytree(ROOT / "lambdas" / "oriole", out / "oriole", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("local", "__pycache__", "*.pyc"))
-        shutil.copytree(ROOT / "migrations", out / "migrations", dirs_exist_ok=True)
+        install_requirements(Path(output_dir))
+        copy_package(Path(output_dir))
         return True
 
 
-SOURCES = ["*", "!lambdas", "!lambdas/**", "!migrations", "!migrations/**", "!requirements.txt",
-           "**/__pycache__", "lambdas/oriole/local"]
-
-
 def code_asset(skip_bundling: bool = False) -> lambda_.Code:
-    """The shared asset; its hash covers the package, the migrations and the requirements."""
+    """The shared asset; its hash covers the runtime package and the requirements."""
     if skip_bundling:
-        return lambda_.Code.from_asset(str(ROOT), exclude=SOURCES)
+        return lambda_.Code.from_asset(str(PACKAGE.parent), exclude=list(NOT_CODE))
     return lambda_.Code.from_asset(
-        str(ROOT),
-        exclude=SOURCES,
+        str(PACKAGE.parent),
+        exclude=list(NOT_CODE),
         bundling=BundlingOptions(
             image=DockerImage.from_registry("local-bundling-only"),  # never pulled: local bundling succeeds
             local=PipBundling(),

@@ -12,7 +12,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from infra.bundling import ARCHITECTURE, MIGRATIONS_IN_BUNDLE, RUNTIME, code_asset
+from infra.bundling import ARCHITECTURE, RUNTIME, code_asset
 from infra.settings import log_retention
 from oriole.catalog import PREFIX
 from oriole.handlers import FUNCTIONS
@@ -55,17 +55,15 @@ class Functions(Construct):
             timeout = Duration.minutes(5) if name in MODEL_TASKS else Duration.seconds(60)
             self.by_placeholder[placeholder] = self._function(name, handler, timeout)
         self.status_finalizer = self._function("ExecutionStatusFinalizer", STATUS_FINALIZER, Duration.seconds(60))
-        self.migrations = self._function("Migrations", MIGRATIONS, Duration.minutes(5),
-                                         {"ORIOLE_MIGRATIONS_DIR": MIGRATIONS_IN_BUNDLE})
+        self.migrations = self._function("Migrations", MIGRATIONS, Duration.minutes(5))
         for function in self.database_users:
             database_secret.grant_read(function)
 
-    def _function(self, name: str, handler: str, timeout: Duration, extra_env: dict | None = None
-                  ) -> lambda_.Function:
+    def _function(self, name: str, handler: str, timeout: Duration) -> lambda_.Function:
         log_group = logs.LogGroup(self, f"{name}Logs", retention=log_retention(self._retention),
                                   removal_policy=RemovalPolicy.DESTROY)
         return lambda_.Function(self, name, code=self._code, handler=handler, timeout=timeout, memory_size=512,
-                                environment={**self._environment, **(extra_env or {})}, log_group=log_group,
+                                environment=dict(self._environment), log_group=log_group,
                                 description=f"Oriole {name}", **self._common)
 
     @property

@@ -9,7 +9,6 @@ The file is read here and given inline with ``TimeoutSeconds`` set from ``max-ex
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_events as events
@@ -20,15 +19,13 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.settings import log_retention
-
-ASL_FILE = Path(__file__).resolve().parent / "state_machine.asl.json"
-TERMINAL_STATUSES = ["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
+from oriole import flows
+from oriole.progress import TERMINAL_EXECUTION_STATUSES
 
 
 def definition(timeout_seconds: int) -> str:
     """The ASL file with the execution timeout; ``${...}`` placeholders stay for the substitutions."""
-    asl = json.loads(ASL_FILE.read_text(encoding="utf-8"))
-    return json.dumps({**asl, "TimeoutSeconds": timeout_seconds}, indent=2)
+    return json.dumps(flows.definition(timeout_seconds=timeout_seconds), indent=2)
 
 
 def state_machine_name(stack: Stack) -> str:
@@ -57,7 +54,8 @@ class ExperimentStateMachine(Construct):
             description="Close the experiment of any execution that ends, whatever ended it",
             event_pattern=events.EventPattern(
                 source=["aws.states"], detail_type=["Step Functions Execution Status Change"],
-                detail={"stateMachineArn": [self.state_machine.state_machine_arn], "status": TERMINAL_STATUSES},
+                detail={"stateMachineArn": [self.state_machine.state_machine_arn],
+                        "status": list(TERMINAL_EXECUTION_STATUSES)},
             ),
             targets=[targets.LambdaFunction(status_finalizer, retry_attempts=8,
                                             max_event_age=Duration.hours(6))],

@@ -55,7 +55,7 @@ def empty_database(server_url) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def database_url(server_url) -> Iterator[str]:
     """A migrated database with the maze set, shared by the tests of the session."""
-    from oriole.local.database import prepare
+    from oriole_workstation.database import prepare
 
     with scratch_database(server_url) as url:
         prepare(url).conn.close()

@@ -1,4 +1,4 @@
-"""Reading back what ``oriole.local.render`` writes: the path of an SVG, and the parts of an HTML replay."""
+"""Reading back what ``oriole_workstation.render`` writes: the path of an SVG, and the parts of an HTML replay."""
 
 from __future__ import annotations
 

@@ -38,6 +38,7 @@ class Baseline:
     """
 
     name = "baseline"
+    context_budget = None  # a baseline reads only the newest observation
 
     def __init__(self, state: dict):
         self.state = state

@@ -1,8 +1,4 @@
-"""The database connection: one per warm container, opened lazily, replaced when it was closed.
-
-Every connection counts the statements it sends, so the benchmark can report database round trips
-per turn from the connection itself rather than from an estimate.
-"""
+"""The database connection: one per warm container, opened lazily, replaced when it was closed."""
 
 from __future__ import annotations
 
@@ -12,29 +8,10 @@ import threading
 import psycopg
 from psycopg.rows import dict_row
 
+from oriole.errors import DatabaseNotConfigured
+
 _lock = threading.Lock()
-_connection: CountingConnection | None = None
-
-
-class CountingConnection(psycopg.Connection):
-    """A connection that counts the statements sent through it (one round trip each in autocommit)."""
-
-    statements = 0
-
-
-class CountingCursor(psycopg.Cursor):
-    def execute(self, *args, **kwargs):
-        self.connection.statements += 1
-        return super().execute(*args, **kwargs)
-
-    def executemany(self, *args, **kwargs):
-        self.connection.statements += 1
-        return super().executemany(*args, **kwargs)
-
-
-def shared_statements() -> int:
-    """Statements sent so far through the container's shared connection."""
-    return _connection.statements if _connection is not None else 0
+_connection: psycopg.Connection | None = None
 
 
 def database_url() -> str:
@@ -45,7 +22,8 @@ def database_url() -> str:
         return url
     secret_arn = os.environ.get("DATABASE_SECRET_ARN")
     if not secret_arn:
-        raise RuntimeError("neither DATABASE_URL nor DATABASE_SECRET_ARN is set: cannot find the experiments database")
+        raise DatabaseNotConfigured("neither DATABASE_URL nor DATABASE_SECRET_ARN is set: cannot find the "
+                                    "experiments database")
     from aws_lambda_powertools.utilities import parameters
 
     secret = parameters.get_secret(secret_arn, transform="json", max_age=300)
@@ -54,13 +32,17 @@ def database_url() -> str:
                                           password=secret["password"], sslmode="require", connect_timeout=10)
 
 
-def connect(url: str | None = None) -> CountingConnection:
+def connect(url: str | None = None) -> psycopg.Connection:
     """A new autocommit connection returning rows as dicts; each statement is its own transaction."""
-    return CountingConnection.connect(url or database_url(), autocommit=True, row_factory=dict_row,
-                                      cursor_factory=CountingCursor)
+    return psycopg.Connection.connect(url or database_url(), autocommit=True, row_factory=dict_row)
 
 
-def connection() -> CountingConnection:
+def current() -> psycopg.Connection | None:
+    """The container's shared connection if one is open (never opens one)."""
+    return _connection
+
+
+def connection() -> psycopg.Connection:
     """The container's shared connection, reconnected if it was closed or broken since the last use."""
     global _connection
     with _lock:

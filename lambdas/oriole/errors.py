@@ -11,7 +11,7 @@ class InvalidExecutionInput(OrioleError):
 
 
 class UnknownMaze(InvalidExecutionInput):
-    """The execution input names a maze that is not in the maze set."""
+    """A maze name or id that is not in the maze set (in an execution input, a sweep file, a CLI option)."""
 
 
 class UnknownPromptVersion(InvalidExecutionInput):
@@ -20,6 +20,10 @@ class UnknownPromptVersion(InvalidExecutionInput):
 
 class InvalidConfig(InvalidExecutionInput):
     """A config override has an unknown key or a value of the wrong type or range."""
+
+
+class DatabaseNotConfigured(OrioleError):
+    """Neither a database URL nor the deployment's database secret is set."""
 
 
 class InvalidParameter(OrioleError):

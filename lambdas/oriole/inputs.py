@@ -48,6 +48,52 @@ class ProgressRequest(BaseModel):
     turnInExecution: int = Field(gt=0)
 
 
+class CaughtError(BaseModel):
+    """What a Catch puts under ``$.error``: the error's name and its cause (a Lambda error payload as JSON)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    Error: str | None = None
+    Cause: str | None = None
+
+
+class FinalizeRequest(BaseModel):
+    """A finalizer's input: the whole state on the failure path, so every field is optional and lenient.
+
+    A failed StartExperiment passes the execution input under ``input``: a successor's names its
+    experiment, a rejected new input has none.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    experimentId: int | None = Field(None, strict=True)
+    reason: str | None = None
+    error: CaughtError = Field(default_factory=CaughtError)
+    input: Any = None
+
+    @property
+    def experiment_id(self) -> int | None:
+        if self.experimentId is not None:
+            return self.experimentId
+        hint = self.input.get("experimentId") if isinstance(self.input, dict) else None
+        return hint if type(hint) is int else None
+
+
+class ExecutionStatusChange(BaseModel):
+    """The detail of Step Functions' "Execution Status Change" event (EventBridge on AWS; the local runner
+    and ``oriole doctor`` build the same detail from DescribeExecution)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    executionArn: str
+    status: str
+    name: str = ""
+    input: str | None = None
+    output: str | None = None
+    error: str | None = None
+    cause: str | None = None
+
+
 def _describe(err: ValidationError) -> str:
     problems = []
     for item in err.errors():

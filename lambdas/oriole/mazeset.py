@@ -42,14 +42,7 @@ class MazeEntry:
     content_hash: str  # maze.content_hash()
 
 
-class UnknownMaze(errors.UnknownMaze, KeyError):
-    """No maze has that name or id. Also a KeyError, because it is a failed look-up by key."""
-
-    def __str__(self) -> str:  # KeyError would print the message quoted, as a repr
-        return str(self.args[0]) if self.args else ""
-
-
-class MazeSetChanged(RuntimeError):
+class MazeSetChanged(errors.OrioleError):
     """A regenerated maze differs from its pinned hash: a generator change would alter stored mazes."""
 
 
@@ -334,4 +327,4 @@ def get_maze(name_or_id: str | int) -> MazeEntry:
         if key in (entry.name, entry.id):
             return entry
     names = ", ".join(entry.name for entry in maze_set())
-    raise UnknownMaze(f"unknown maze {name_or_id!r}; known mazes (or their ids) are: {names}")
+    raise errors.UnknownMaze(f"unknown maze {name_or_id!r}; known mazes (or their ids) are: {names}")

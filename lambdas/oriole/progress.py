@@ -10,6 +10,7 @@ from oriole.catalog import BY_KEY
 SUCCESS, TIMEOUT, STALLED = "success", "timeout", "stalled"
 CONTINUE, CONTINUE_AS_NEW = "continue", "continue_as_new"
 STALL_REASON_PREFIX = "agent_stalled"
+TERMINAL_EXECUTION_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")  # a Step Functions execution's ends
 
 
 @dataclass(frozen=True)

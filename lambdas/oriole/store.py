@@ -9,32 +9,33 @@ so a retried turn that already committed writes nothing.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from oriole import db
+from oriole.errors import OrioleError
 from oriole.maze import Maze
+from oriole.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
 
 MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
-RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, experiment id) advisory locks held by local runners
 
 
-def migrations_dir() -> Path:
-    """``ORIOLE_MIGRATIONS_DIR`` when set (a Lambda bundle), else the repository's ``migrations/``."""
-    return Path(os.environ.get("ORIOLE_MIGRATIONS_DIR") or Path(__file__).resolve().parents[2] / "migrations")
+def migration_files() -> list[Traversable]:
+    """The SQL migrations shipped in the package (``oriole/migrations/NNNN_*.sql``), in order."""
+    folder = resources.files("oriole").joinpath("migrations")
+    return sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
 
 
-class MigrationChanged(RuntimeError):
+class MigrationChanged(OrioleError):
     """An applied migration file was edited afterwards; add a new migration instead."""
 
 
-class MazeSetMismatch(RuntimeError):
+class MazeSetMismatch(OrioleError):
     """The database holds a maze whose content differs from the maze set in the code."""
 
 
@@ -61,6 +62,38 @@ class NewExperiment:
     start: tuple[int, int]
     goal_first_seen_step: int | None
     execution_arn: str
+
+
+@dataclass(frozen=True)
+class ExperimentRef:
+    """An experiment as a start or a continuation finds it; ``parts`` counts its executions."""
+
+    id: int
+    llm_provider: str
+    status: str
+    turn_count: int
+    parts: int
+
+
+@dataclass(frozen=True)
+class ProgressRow:
+    """What CheckProgress reads: the counters the limits judge, and the configuration snapshot."""
+
+    status: str
+    goal_found: bool
+    action_count: int
+    stalled_turns: int
+    config: dict
+    elapsed_seconds: float
+
+
+@dataclass(frozen=True)
+class ExecutionOwner:
+    """The experiment an execution ran, with its executions in order."""
+
+    id: int
+    completed: bool
+    execution_arns: list[str]
 
 
 def stored_maze(row: dict) -> StoredMaze:
@@ -94,13 +127,13 @@ class Store:
 
     # -- schema -------------------------------------------------------------------------------
 
-    def apply_migrations(self, directory: Path | None = None) -> list[str]:
+    def apply_migrations(self, files: Iterable[Traversable] | None = None) -> list[str]:
         """Apply each pending ``NNNN_*.sql`` file once, in order, each in its own transaction.
 
         An advisory lock serialises concurrent runners (two deploys at once); an applied file whose
         checksum changed is refused. Returns the versions applied by this call.
         """
-        files = sorted((directory or migrations_dir()).glob("*.sql"))
+        files = migration_files() if files is None else sorted(files, key=lambda f: f.name)
         applied: list[str] = []
         self.conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
         try:
@@ -110,17 +143,18 @@ class Store:
             )
             done = {r["version"]: r["checksum"] for r in self.conn.execute("SELECT * FROM schema_migrations")}
             for path in files:
-                sql = path.read_text(encoding="utf-8")
-                checksum = hashlib.sha256(sql.encode()).hexdigest()
-                if path.stem in done:
-                    if done[path.stem] != checksum:
+                script = path.read_text(encoding="utf-8")
+                checksum = hashlib.sha256(script.encode()).hexdigest()
+                version = path.name.removesuffix(".sql")
+                if version in done:
+                    if done[version] != checksum:
                         raise MigrationChanged(f"migration {path.name} changed after it was applied")
                     continue
                 with self.conn.transaction():
-                    self.conn.execute(sql)
+                    self.conn.execute(script)
                     self.conn.execute("INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)",
-                                      (path.stem, checksum))
-                applied.append(path.stem)
+                                      (version, checksum))
+                applied.append(version)
         finally:
             self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
         return applied
@@ -159,10 +193,10 @@ class Store:
 
     # -- experiments ----------------------------------------------------------------------------
 
-    def create_experiment(self, new: NewExperiment) -> dict:
+    def create_experiment(self, new: NewExperiment) -> ExperimentRef:
         """Insert the experiment, keyed on the execution that starts it: a retried start returns the
         row the first attempt made instead of creating a second experiment."""
-        return self._execute(
+        row = self._execute(
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
@@ -171,14 +205,15 @@ class Store:
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
                 %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s])
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
-            RETURNING id, llm_provider, status, turn_count
+            RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
             {**new.__dict__, "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
         ).fetchone()
+        return ExperimentRef(**row)
 
-    def attach_execution(self, experiment_id: int, execution_arn: str) -> dict | None:
+    def attach_execution(self, experiment_id: int, execution_arn: str) -> ExperimentRef | None:
         """Record a continuation execution on its experiment (once, in order) and return the row."""
-        return self._execute(
+        row = self._execute(
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
@@ -188,37 +223,16 @@ class Store:
             """,
             {"id": experiment_id, "arn": execution_arn},
         ).fetchone()
+        return None if row is None else ExperimentRef(**row)
 
-    def load_turn(self, experiment_id: int, turn_number: int, with_maze: bool) -> dict | None:
+    def load_turn(self, experiment_id: int, turn_number: int, with_maze: bool) -> LoadedTurn | None:
         """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
         the history and the recall window of its configuration need), the maze when the caller has not
         cached it, and the turn's row if it was already committed."""
-        return self._execute(
-            """
-            SELECT e.id, e.status, e.maze_id, e.llm_provider, e.model_name, e.prompt_text, e.config, e.seed,
-                   e.current_x, e.current_y, e.action_count, e.move_count, e.failed_move_count,
-                   e.recall_count, e.invalid_call_count, e.moves_at_last_recall, e.turn_count,
-                   e.goal_found, e.goal_first_seen_step, e.goal_reached_step, e.agent_state,
-                   CASE WHEN %(with_maze)s THEN to_jsonb(m) END AS maze,
-                   to_jsonb(t) AS committed_turn,
-                   (SELECT coalesce(jsonb_agg(r ORDER BY r.step_number), '[]'::jsonb)
-                      FROM (SELECT a.step_number, a.action_type, a.to_x, a.to_y, a.success, a.error,
-                                   a.tiles_seen
-                              FROM actions a
-                             WHERE a.experiment_id = e.id
-                             ORDER BY a.step_number DESC
-                             LIMIT greatest((e.config ->> 'historyActions')::int,
-                                            (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions
-              FROM experiments e
-              JOIN mazes m ON m.id = e.maze_id
-              LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
-             WHERE e.id = %(id)s
-            """,
-            {"id": experiment_id, "turn": turn_number, "with_maze": with_maze},
-        ).fetchone()
+        row = self._execute(_LOAD_TURN, {"id": experiment_id, "turn": turn_number, "with_maze": with_maze}).fetchone()
+        return None if row is None else LoadedTurn.from_row(row)
 
-    def commit_turn(self, experiment_id: int, turn_number: int, turn: dict, actions: list[dict],
-                    calls: list[dict], experiment: dict) -> bool:
+    def commit_turn(self, experiment_id: int, turn_number: int, write: TurnWrite) -> bool:
         """Write a whole turn (actions, model calls, turn row, experiment) in one statement; False when the
         turn was already committed.
 
@@ -227,72 +241,21 @@ class Store:
         or none of it. The experiment's ``stalled_turns`` counts turns in a row without a valid action.
         """
         row = self._execute(
-            """
-            WITH advanced AS (
-                UPDATE experiments SET
-                    current_x = %(x)s, current_y = %(y)s,
-                    action_count = action_count + %(action_count)s,
-                    move_count = move_count + %(move_count)s,
-                    failed_move_count = failed_move_count + %(failed_move_count)s,
-                    recall_count = recall_count + %(recall_count)s,
-                    invalid_call_count = invalid_call_count + %(invalid_call_count)s,
-                    moves_at_last_recall = %(moves_at_last_recall)s,
-                    turn_count = turn_count + 1,
-                    input_tokens = input_tokens + %(input_tokens)s,
-                    output_tokens = output_tokens + %(output_tokens)s,
-                    cost_usd = cost_usd + %(cost_usd)s,
-                    goal_found = %(goal_found)s,
-                    goal_first_seen_step = %(goal_first_seen_step)s,
-                    goal_reached_step = %(goal_reached_step)s,
-                    throttle_count = throttle_count + %(throttles)s,
-                    agent_state = %(agent_state)s,
-                    stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END
-                 WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
-                RETURNING id
-            ), turn AS (
-                INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls,
-                                   input_tokens, output_tokens, cost_usd, latency_ms, throttles, end_reason,
-                                   started_at)
-                SELECT id, %(turn)s, %(first_step)s, %(action_count)s, %(model_calls)s, %(input_tokens)s,
-                       %(output_tokens)s, %(cost_usd)s, %(latency_ms)s, %(throttles)s, %(end_reason)s,
-                       %(started_at)s
-                  FROM advanced
-                RETURNING experiment_id
-            ), stored_calls AS (
-                INSERT INTO model_calls (experiment_id, turn_number, call_index, request_messages, response,
-                                         input_tokens, output_tokens, latency_ms, stop_reason, durations,
-                                         throttles)
-                SELECT turn.experiment_id, %(turn)s, c.*
-                  FROM turn, jsonb_to_recordset(%(calls)s) AS c(
-                       call_index integer, request_messages jsonb, response jsonb, input_tokens integer,
-                       output_tokens integer, latency_ms integer, stop_reason text, durations jsonb,
-                       throttles integer)
-                RETURNING 1
-            ), stored_actions AS (
-                INSERT INTO actions (experiment_id, turn_number, step_number, action_type, tool_name, arguments,
-                                     reasoning, from_x, from_y, to_x, to_y, success, error, tiles_seen,
-                                     goal_visible)
-                SELECT turn.experiment_id, %(turn)s, a.*
-                  FROM turn, jsonb_to_recordset(%(actions)s) AS a(
-                       step_number integer, action_type text, tool_name text, arguments jsonb, reasoning text,
-                       from_x integer, from_y integer, to_x integer, to_y integer, success boolean,
-                       error text, tiles_seen jsonb, goal_visible boolean)
-                RETURNING 1
-            )
-            SELECT count(*) AS committed FROM turn
-            """,
-            {**experiment, **turn, "id": experiment_id, "turn": turn_number,
-             "agent_state": Jsonb(experiment["agent_state"]), "actions": Jsonb(actions), "calls": Jsonb(calls)},
+            _COMMIT_TURN,
+            {**write.experiment, **write.turn, "id": experiment_id, "turn": turn_number,
+             "agent_state": Jsonb(write.experiment["agent_state"]), "actions": Jsonb(write.actions),
+             "calls": Jsonb(write.calls)},
         ).fetchone()
         return row["committed"] == 1
 
-    def progress(self, experiment_id: int) -> dict | None:
-        return self._execute(
+    def progress(self, experiment_id: int) -> ProgressRow | None:
+        row = self._execute(
             "SELECT status, goal_found, action_count, stalled_turns, config, "
             "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
         ).fetchone()
+        return None if row is None else ProgressRow(**row)
 
     def finalize(self, experiment_id: int, status: str, reason: str | None,
                  last_execution: str | None = None) -> bool:
@@ -317,15 +280,15 @@ class Store:
         self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
                           (throttles, experiment_id))
 
-    def experiment_by_execution(self, execution_arn: str) -> dict | None:
-        return self._execute(
-            "SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)
-        ).fetchone()
+    def experiment_by_execution(self, execution_arn: str) -> int | None:
+        """The experiment an execution started (None: its start was rejected, or has not run yet)."""
+        row = self._execute("SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()
+        return None if row is None else row["id"]
 
-    def experiment_for_execution(self, execution_arn: str, experiment_id: int | None) -> dict | None:
+    def experiment_for_execution(self, execution_arn: str, experiment_id: int | None) -> ExecutionOwner | None:
         """The experiment that ``execution_arn`` ran (any of its parts), else experiment ``experiment_id``
         (what a successor's input names, for a successor that ended before it attached itself)."""
-        return self._execute(
+        row = self._execute(
             """
             SELECT id, completed_at IS NOT NULL AS completed, execution_arns
               FROM experiments
@@ -335,116 +298,77 @@ class Store:
             """,
             {"arn": execution_arn, "id": experiment_id},
         ).fetchone()
-
-    def hold(self, experiment_id: int) -> None:
-        """Mark the experiment as run by this session (a local runner) until the session ends: a session
-        advisory lock, so a runner that dies lets go of its experiments with its connection."""
-        self.conn.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", (RUN_LOCK_SPACE, experiment_id))
-
-    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
-        """Experiments not closed yet, oldest first, optionally only those whose latest execution ARN starts
-        with ``execution_prefix``; ``held`` says whether a live session (a local runner) holds them."""
-        return self._execute(
-            """
-            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
-                   e.turn_count AS turns, e.action_count AS actions,
-                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
-                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution,
-                   EXISTS (SELECT 1 FROM pg_locks l
-                            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-                              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = e.id::oid) AS held
-              FROM experiments e JOIN mazes m ON m.id = e.maze_id
-             WHERE e.completed_at IS NULL
-               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
-                                                              %(prefix)s))
-             ORDER BY e.id
-            """,
-            {"space": RUN_LOCK_SPACE, "prefix": execution_prefix},
-        ).fetchall()
-
-    def summary(self, experiment_id: int) -> dict | None:
-        """One experiment's outcome, as the CLI reports it."""
-        return self._execute(
-            """
-            SELECT e.id AS experiment_id, e.status, e.goal_found, e.action_count AS actions,
-                   e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
-                   e.current_x, e.current_y, e.failure_reason, e.llm_provider, e.model_name,
-                   e.goal_first_seen_step, e.goal_reached_step, m.name AS maze, m.shortest_path_length,
-                   CASE WHEN e.goal_found AND e.move_count > 0
-                        THEN round(m.shortest_path_length::numeric / e.move_count, 4)::float END
-                        AS path_efficiency,
-                   e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd,
-                   extract(epoch FROM coalesce(e.completed_at, now()) - e.started_at)::float AS duration_seconds,
-                   e.completed_at IS NOT NULL AS completed, e.execution_arns
-              FROM experiments e JOIN mazes m ON m.id = e.maze_id
-             WHERE e.id = %s
-            """,
-            (experiment_id,),
-        ).fetchone()
-
-    # -- analysis: the report, pictures of runs, sweeps (views of migrations/0003_analysis_views.sql) -------
-
-    def comparison(self, *, model: str | None = None, prompt: str | None = None, maze: str | None = None,
-                   since: datetime | None = None, until: datetime | None = None, tag: str | None = None,
-                   by_maze: bool = False) -> list[dict]:
-        """The comparison (``compare_experiments``) over the experiments matching the filters (None: any)."""
-        return self._execute(
-            "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
-            "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
-            {"model": model, "prompt": prompt, "maze": maze, "since": since, "until": until, "tag": tag,
-             "by_maze": by_maze},
-        ).fetchall()
-
-    def experiment_run(self, experiment_id: int) -> dict | None:
-        """An experiment with its maze, every action in order and each turn's model text: what a picture
-        or a replay of the run shows."""
-        return self._execute(
-            """
-            SELECT e.id AS experiment_id, e.llm_provider, e.model_name, e.prompt_version, e.status, e.goal_found,
-                   e.goal_first_seen_step, e.goal_reached_step, e.failure_reason,
-                   (e.config ->> 'visionRange')::int AS vision_range,
-                   m.name AS maze, m.grid, m.start_x, m.start_y, m.goal_x, m.goal_y, m.shortest_path_length,
-                   (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                               'step', a.step_number, 'turn', a.turn_number, 'action', a.action_type,
-                               'from', jsonb_build_array(a.from_x, a.from_y), 'to', jsonb_build_array(a.to_x, a.to_y),
-                               'success', a.success, 'error', a.error, 'reasoning', a.reasoning,
-                               'tiles_seen', a.tiles_seen, 'goal_visible', a.goal_visible) ORDER BY a.step_number),
-                           '[]'::jsonb)
-                      FROM actions a WHERE a.experiment_id = e.id) AS actions,
-                   (SELECT coalesce(jsonb_object_agg(t.turn_number, t.text), '{}'::jsonb)
-                      FROM (SELECT c.turn_number, string_agg(c.response ->> 'text', E'\n' ORDER BY c.call_index) AS text
-                              FROM model_calls c
-                             WHERE c.experiment_id = e.id AND coalesce(c.response ->> 'text', '') <> ''
-                             GROUP BY c.turn_number) t) AS model_text
-              FROM experiments e JOIN mazes m ON m.id = e.maze_id
-             WHERE e.id = %s
-            """,
-            (experiment_id,),
-        ).fetchone()
-
-    def sweep_experiments(self, sweep_id: str) -> list[dict]:
-        """Every experiment a sweep started (``agent_id`` ``<sweep id>/...``), oldest first."""
-        return self._execute(
-            "SELECT id, agent_id, status, origin_execution_arn FROM experiments "
-            "WHERE agent_id LIKE %s ORDER BY id",
-            (_like_prefix(sweep_id + "/"),),
-        ).fetchall()
-
-    def sweep_spend(self, sweep_id: str) -> float:
-        """Dollars spent so far by a sweep's experiments, running ones included."""
-        return self._execute(
-            "SELECT coalesce(sum(cost_usd), 0)::float AS spent FROM experiments WHERE agent_id LIKE %s",
-            (_like_prefix(sweep_id + "/"),),
-        ).fetchone()["spent"]
-
-
-def _like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching strings that start with ``prefix`` (its wildcards escaped)."""
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
+        return None if row is None else ExecutionOwner(**row)
 
 def shared_store() -> Store:
     """The store the handlers use: the warm container's connection, replaced once by a fresh one when a
     statement finds it dropped."""
     return Store(db.connection(), reconnect=db.connection)
+
+
+_LOAD_TURN = """
+    SELECT {columns},
+           CASE WHEN %(with_maze)s THEN to_jsonb(m) END AS maze,
+           to_jsonb(t) AS committed_turn,
+           (SELECT coalesce(jsonb_agg(r ORDER BY r.step_number), '[]'::jsonb)
+              FROM (SELECT a.step_number, a.action_type, a.to_x, a.to_y, a.success, a.error, a.tiles_seen
+                      FROM actions a
+                     WHERE a.experiment_id = e.id
+                     ORDER BY a.step_number DESC
+                     LIMIT greatest((e.config ->> 'historyActions')::int,
+                                    (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions
+      FROM experiments e
+      JOIN mazes m ON m.id = e.maze_id
+      LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
+     WHERE e.id = %(id)s
+""".replace("{columns}", ", ".join(f"e.{column}" for column in COLUMNS))
+
+# The experiment's columns a turn advances (the turn state's own constants, never input): counters get this
+# turn's increments, values are replaced.
+_ADVANCE = ", ".join([*(f"{c} = {c} + %({c})s" for c in WORLD_COUNTERS),
+                      *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state"))])
+
+_COMMIT_TURN = """
+    WITH advanced AS (
+        UPDATE experiments SET
+            {advance},
+            turn_count = turn_count + 1,
+            input_tokens = input_tokens + %(input_tokens)s,
+            output_tokens = output_tokens + %(output_tokens)s,
+            cost_usd = cost_usd + %(cost_usd)s,
+            throttle_count = throttle_count + %(throttles)s,
+            stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END
+         WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
+        RETURNING id
+    ), turn AS (
+        INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls,
+                           input_tokens, output_tokens, cost_usd, latency_ms, throttles, end_reason,
+                           started_at)
+        SELECT id, %(turn)s, %(first_step)s, %(action_count)s, %(model_calls)s, %(input_tokens)s,
+               %(output_tokens)s, %(cost_usd)s, %(latency_ms)s, %(throttles)s, %(end_reason)s,
+               %(started_at)s
+          FROM advanced
+        RETURNING experiment_id
+    ), stored_calls AS (
+        INSERT INTO model_calls (experiment_id, turn_number, call_index, request_messages, response,
+                                 input_tokens, output_tokens, latency_ms, stop_reason, durations,
+                                 throttles)
+        SELECT turn.experiment_id, %(turn)s, c.*
+          FROM turn, jsonb_to_recordset(%(calls)s) AS c(
+               call_index integer, request_messages jsonb, response jsonb, input_tokens integer,
+               output_tokens integer, latency_ms integer, stop_reason text, durations jsonb,
+               throttles integer)
+        RETURNING 1
+    ), stored_actions AS (
+        INSERT INTO actions (experiment_id, turn_number, step_number, action_type, tool_name, arguments,
+                             reasoning, from_x, from_y, to_x, to_y, success, error, tiles_seen,
+                             goal_visible)
+        SELECT turn.experiment_id, %(turn)s, a.*
+          FROM turn, jsonb_to_recordset(%(actions)s) AS a(
+               step_number integer, action_type text, tool_name text, arguments jsonb, reasoning text,
+               from_x integer, from_y integer, to_x integer, to_y integer, success boolean,
+               error text, tiles_seen jsonb, goal_visible boolean)
+        RETURNING 1
+    )
+    SELECT count(*) AS committed FROM turn
+""".replace("{advance}", _ADVANCE)

@@ -61,7 +61,13 @@ class ModelResponse:
 
 
 class Agent(Protocol):
-    """Anything that answers a model request: an LLM provider adapter or a baseline agent."""
+    """Anything that answers a model request: an LLM provider adapter or a baseline agent.
+
+    ``context_budget`` is how many tokens one request may hold (the history is trimmed to fit), or None
+    when the agent has no such limit; each agent states its own, so the turn loop never asks who it is.
+    """
+
+    context_budget: int | None
 
     def respond(self, request: ModelRequest) -> ModelResponse: ...
 

@@ -6,27 +6,35 @@ from collections.abc import Iterator
 
 import pytest
 
-from oriole.local.runner import LocalAws, RunResult
+from oriole_workstation.launcher import RunResult
+from oriole_workstation.runner import LocalAws
 
 
 class Local:
-    """A LocalAws with helpers to run an experiment to its end."""
+    """A LocalAws with its launcher and the results it reads, to run an experiment to its end."""
 
-    def __init__(self, aws: LocalAws, store):
-        self.aws, self.store = aws, store
+    def __init__(self, aws: LocalAws, results):
+        self.aws, self.results, self.launcher = aws, results, aws.launcher(poll_seconds=0.05)
+        self.store = results.store
+
+    def start(self, execution_input: dict) -> str:
+        return self.launcher.start(execution_input)
+
+    def follow(self, execution_arn: str) -> RunResult:
+        return self.launcher.follow(execution_arn, self.results)
 
     def run(self, execution_input: dict) -> RunResult:
-        return self.aws.wait(self.aws.start(execution_input), self.store, poll_seconds=0.05)
+        return self.follow(self.start(execution_input))
 
 
 @pytest.fixture(scope="module")
 def local(database_url) -> Iterator[Local]:
     from oriole import db
-    from oriole.store import Store
+    from oriole_workstation.results import Results
 
     conn = db.connect(database_url)
     with LocalAws(database_url) as aws:
-        yield Local(aws, Store(conn))
+        yield Local(aws, Results(conn))
     conn.close()
 
 
@@ -40,7 +48,7 @@ def cli(database_url, monkeypatch, tmp_path):
     and a wide terminal so tables are not wrapped."""
     from typer.testing import CliRunner
 
-    from oriole.local.cli import app
+    from oriole_workstation.cli import app
 
     monkeypatch.setenv("DATABASE_URL", database_url)
     monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))

@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from oriole import db
 from oriole.config import resolve
-from oriole.errors import OrioleError
-from oriole.local.cli import app
-from oriole.local.database import prepare
+from oriole_workstation.cli import app
+from oriole_workstation.database import prepare
 from tests.conftest import scratch_database
 
 # A 4x3 maze: start (0, 0), goal (3, 2), shortest path 5 (east 3, south 2).
@@ -264,4 +263,4 @@ def test_report_with_aws_reads_the_database_that_database_url_names(report, monk
         "walker"}
     monkeypatch.delenv("DATABASE_URL")
     refused = CliRunner().invoke(app, ["report", "--aws"])
-    assert isinstance(refused.exception, OrioleError) and "set DATABASE_URL" in str(refused.exception)
+    assert refused.exit_code == 2 and "set DATABASE_URL" in refused.stderr

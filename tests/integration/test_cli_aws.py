@@ -9,7 +9,8 @@ import boto3
 import pytest
 from typer.testing import CliRunner
 
-from oriole.local.cli import app
+from oriole_workstation.cli import app
+from oriole_workstation.launcher import RESULT_KEYS
 
 runner = CliRunner()
 
@@ -31,9 +32,13 @@ def test_run_with_aws_starts_on_the_deployed_state_machine_and_follows_it(deploy
     result = runner.invoke(app, ["run", "--aws", "--maze", "perfect-7", "--agent", "oracle", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["status"] == "SUCCEEDED" and data["execution_arn"].startswith(deployed.aws.state_machine_arn
-                                                                              .replace(":stateMachine:", ":execution:"))
-    status = runner.invoke(app, ["status", data["execution_arn"], "--aws", "--json"])
+    assert tuple(data) == RESULT_KEYS  # the same object as a local run prints
+    assert data["status"] == "succeeded" and data["goal_found"] and data["actions"] == data["shortest_path_length"]
+    [execution] = data["execution_arns"]
+    assert execution.startswith(deployed.aws.state_machine_arn.replace(":stateMachine:", ":execution:"))
+    block = runner.invoke(app, ["run", "--aws", "--maze", "perfect-7", "--agent", "oracle"])
+    assert block.exit_code == 0 and "goal found" in block.stdout and "path efficiency  1.000" in block.stdout
+    status = runner.invoke(app, ["status", execution, "--aws", "--json"])
     assert status.exit_code == 0, status.output
     report = json.loads(status.stdout)
     assert report["experiment"]["status"] == "succeeded" and report["experiment"]["goal_found"]

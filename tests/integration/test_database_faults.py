@@ -49,7 +49,7 @@ def test_a_connection_dropped_between_turns_is_replaced_once(database_url):
     play(store, experiment_id, 1)
     dropped = store.conn
     terminate(database_url, dropped)
-    assert play(store, experiment_id, 2)["actions"] == 3
+    assert play(store, experiment_id, 2).actions == 3
     assert len(fresh) == 1 and store.conn is fresh[0] and dropped.closed
     assert written(store, experiment_id) == (6, 2, 6)
 
@@ -74,7 +74,7 @@ def test_a_commit_whose_answer_was_lost_is_sent_again_and_writes_nothing(databas
         result = play(store, experiment_id, 2)
     assert seen_committed == [(6, 2, 6)]  # the first send wrote the turn
     assert len(fresh) == 1 and written(store, experiment_id) == (6, 2, 6)  # the second send wrote nothing
-    assert result == play(store, experiment_id, 2) and result["actions"] == 3
+    assert result == play(store, experiment_id, 2) and result.actions == 3
 
 
 def test_an_error_on_a_healthy_connection_is_not_sent_again(database_url):

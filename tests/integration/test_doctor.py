@@ -8,8 +8,8 @@ import psycopg
 import pytest
 
 from oriole import catalog, experiments
-from oriole.local.runner import EXECUTION_PREFIX, LocalAws
-from oriole.store import Store
+from oriole_workstation.results import Results
+from oriole_workstation.runner import EXECUTION_PREFIX, LocalAws
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def test_a_local_experiment_whose_process_died_is_listed_and_fixed(doctor, store
     running = start(store, EXECUTION_PREFIX + "local-live-run")
     elsewhere = start(store, "arn:aws:states:eu-west-1:210987654321:execution:oriole-experiment:on-aws")
     with psycopg.connect(database_url, autocommit=True) as live_runner:
-        Store(live_runner).hold(running)  # what LocalAws does for every experiment it runs
+        Results(live_runner).hold(running)  # what LocalAws does for every experiment it runs
 
         found = listed(doctor("--json"))
         assert orphan in found and running not in found and elsewhere not in found
@@ -73,7 +73,7 @@ def test_with_aws_an_experiment_whose_execution_ended_is_listed_and_fixed(doctor
         running_arn = aws.sfn.start_execution(stateMachineArn=waiting, name="still-running")["executionArn"]
         failed, running = start(store, failed_arn), start(store, running_arn)
         gone = start(store, "arn:test:doctor-unknown-to-step-functions")
-        while aws.describe(failed_arn)["status"] == "RUNNING":
+        while aws.sfn.describe_execution(executionArn=failed_arn)["status"] == "RUNNING":
             time.sleep(0.01)
         try:
             found = listed(doctor("--aws", "--json"))

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from oriole import catalog, experiments
-from oriole.local.runner import LambdaContext
+from oriole.inputs import ExecutionStatusChange
+from oriole_workstation.runner import LambdaContext
 
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"
 EXECUTIONS = "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:"
@@ -21,6 +22,12 @@ def start(store, name: str) -> int:
 def detail(name: str, status: str, **fields) -> dict:
     return {"executionArn": EXECUTIONS + name, "stateMachineArn": MACHINE, "name": name, "status": status,
             "input": "{}", **fields}
+
+
+def close(event_detail: dict, store, execution_status) -> dict:
+    """The status-change finalizer's core, given the event's detail as the handler parses it."""
+    return experiments.close_after_execution(ExecutionStatusChange.model_validate(event_detail), store,
+                                             execution_status)
 
 
 def row(store, experiment_id: int) -> dict:
@@ -43,11 +50,11 @@ def no_successor(arn: str) -> str | None:
 def test_an_execution_that_ends_with_its_experiment_open_closes_it_once(store, status, fields, closed_as, reason):
     name = f"ends-{status.lower()}"
     experiment_id = start(store, name)
-    result = experiments.close_after_execution(detail(name, status, **fields), store, no_successor)
+    result = close(detail(name, status, **fields), store, no_successor)
     assert result["closed"] and result["experimentId"] == experiment_id
     closed = row(store, experiment_id)
     assert (closed["status"], closed["failure_reason"]) == (closed_as, reason.format(name=name))
-    again = experiments.close_after_execution(detail(name, "FAILED", error="Other"), store, no_successor)
+    again = close(detail(name, "FAILED", error="Other"), store, no_successor)
     assert not again["closed"] and row(store, experiment_id) == closed
 
 
@@ -55,14 +62,14 @@ def test_an_experiment_the_state_machine_closed_is_left_as_it_is(store):
     experiment_id = start(store, "finalized")
     experiments.finalize({"experimentId": experiment_id, "reason": "max_moves reached"}, store, "timed_out")
     before = row(store, experiment_id)
-    result = experiments.close_after_execution(detail("finalized", "SUCCEEDED"), store, no_successor)
+    result = close(detail("finalized", "SUCCEEDED"), store, no_successor)
     assert not result["closed"] and row(store, experiment_id) == before
 
 
 def test_the_end_of_an_earlier_part_changes_nothing(store):
     experiment_id = start(store, "part-one")
     store.attach_execution(experiment_id, EXECUTIONS + f"exp-{experiment_id}-part-2")
-    result = experiments.close_after_execution(detail("part-one", "FAILED", error="Boom"), store, no_successor)
+    result = close(detail("part-one", "FAILED", error="Boom"), store, no_successor)
     assert not result["closed"] and row(store, experiment_id)["status"] == "running"
 
 
@@ -80,7 +87,7 @@ def test_a_handed_over_execution_leaves_the_experiment_to_its_running_successor(
         asked.append(arn)
         return "RUNNING"
 
-    result = experiments.close_after_execution(handed_over("handing-over", successor), store, running)
+    result = close(handed_over("handing-over", successor), store, running)
     assert not result["closed"] and asked == [EXECUTIONS + successor]
     assert row(store, experiment_id)["status"] == "running"
 
@@ -91,7 +98,7 @@ def test_a_successor_that_never_started_fails_the_experiment(store, successor_st
     name = f"orphaned-{successor_status}"
     experiment_id = start(store, name)
     successor = f"exp-{experiment_id}-part-2"
-    result = experiments.close_after_execution(handed_over(name, successor), store, lambda arn: successor_status)
+    result = close(handed_over(name, successor), store, lambda arn: successor_status)
     assert result["closed"]
     assert row(store, experiment_id)["failure_reason"] == \
         f"continuation did not start: execution {name} handed over to {successor}, {state}"
@@ -100,15 +107,15 @@ def test_a_successor_that_never_started_fails_the_experiment(store, successor_st
 def test_a_successor_aborted_before_it_attached_itself_closes_the_experiment(store):
     experiment_id = start(store, "before-attach")
     stranger = detail("someone-else", "ABORTED", input=json.dumps({"experimentId": experiment_id}))
-    assert not experiments.close_after_execution(stranger, store, no_successor)["closed"]
+    assert not close(stranger, store, no_successor)["closed"]
     successor = f"exp-{experiment_id}-part-2"
     event = detail(successor, "ABORTED", input=json.dumps({"experimentId": experiment_id}))
-    assert experiments.close_after_execution(event, store, no_successor)["closed"]
+    assert close(event, store, no_successor)["closed"]
     assert row(store, experiment_id)["status"] == "aborted"
 
 
 def test_an_execution_without_an_experiment_is_ignored(store):
-    result = experiments.close_after_execution(detail("rejected-input", "FAILED", error="UnknownMaze"), store,
+    result = close(detail("rejected-input", "FAILED", error="UnknownMaze"), store,
                                                no_successor)
     assert result == {"executionArn": EXECUTIONS + "rejected-input", "status": "FAILED", "experimentId": None,
                       "closed": False, "failureReason": None}

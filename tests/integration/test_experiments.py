@@ -4,6 +4,7 @@ import pytest
 
 from oriole import catalog, experiments
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
+from oriole.inputs import CaughtError
 from oriole.store import stored_maze
 
 
@@ -37,7 +38,7 @@ def test_a_retried_turn_returns_the_stored_result_without_calling_the_agent(stor
         raise AssertionError("a committed turn was played again")
 
     again = experiments.play_turn(event, store, agent_must_not_be_called)
-    assert again == first and first["actions"] == 3
+    assert again == first and first.actions == 3
     assert counts(store, state["experimentId"]) == written == (3, 1, 3)
 
 
@@ -52,10 +53,10 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
     """Two attempts of the same turn race: the second commit finds the turn taken and adds no row."""
     state = start(store, "arn:test:race", maxActionsPerTurn=2)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
-    row = store.load_turn(state["experimentId"], 1, with_maze=True)
+    loaded = store.load_turn(state["experimentId"], 1, with_maze=True)
     first = experiments.play_turn(event, store, experiments.baseline_agent)
-    maze = stored_maze(row["maze"])
-    late = experiments._play(row, maze, 1, store, experiments.baseline_agent(row, maze))
+    maze = stored_maze(loaded.maze_row)
+    late = experiments._play(loaded, maze, 1, store, experiments.baseline_agent(loaded, maze))
     assert late == first
     assert counts(store, state["experimentId"]) == (2, 1, 2)
 
@@ -77,7 +78,7 @@ def test_finalizing_twice_changes_nothing(store):
 
 def test_failure_reason_unwraps_a_lambda_error_payload():
     cause = '{"errorType": "ModelRequestRejected", "errorMessage": "unknown model x"}'
-    assert experiments.failure_reason({"Error": "ModelRequestRejected", "Cause": cause}) == \
+    assert experiments.failure_reason(CaughtError(Error="ModelRequestRejected", Cause=cause)) == \
         "ModelRequestRejected: unknown model x"
-    assert experiments.failure_reason({"Error": "States.Timeout", "Cause": "task timed out"}) == \
+    assert experiments.failure_reason(CaughtError(Error="States.Timeout", Cause="task timed out")) == \
         "States.Timeout: task timed out"

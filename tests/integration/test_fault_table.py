@@ -59,7 +59,7 @@ def failing(local, function: str, error_name: str, *, after: bool, on_call: int 
 def settle(local, execution_arn: str) -> str:
     """Wait for an execution to end; its status."""
     deadline = time.monotonic() + 30
-    while (status := local.aws.describe(execution_arn)["status"]) == "RUNNING" and time.monotonic() < deadline:
+    while (status := local.launcher.describe(execution_arn)["status"]) == "RUNNING" and time.monotonic() < deadline:
         time.sleep(0.05)
     return status
 
@@ -445,11 +445,11 @@ def test_eight_concurrent_experiments_never_mix_their_actions_or_positions(local
         baseline("random", "medium-60", maxMoves=120, maxActionsPerTurn=1, seed=3),
         baseline("oracle", "perfect-11", maxActionsPerTurn=1),
     ]
-    arns = [local.aws.start(i) for i in inputs]  # all running at once in moto's execution threads
-    results = [local.aws.wait(arn, local.store, poll_seconds=0.05) for arn in arns]
+    arns = [local.start(i) for i in inputs]  # all running at once in moto's execution threads
+    results = [local.follow(arn) for arn in arns]
     data = [r.as_json() for r in results]
-    firsts = [local.aws.describe(r.summary["execution_arns"][0]) for r in results]
-    lasts = [local.aws.describe(r.summary["execution_arns"][-1]) for r in results]
+    firsts = [local.launcher.describe(r.summary["execution_arns"][0]) for r in results]
+    lasts = [local.launcher.describe(r.summary["execution_arns"][-1]) for r in results]
     assert max(f["startDate"] for f in firsts) < min(last["stopDate"] for last in lasts)  # they overlapped
     assert len({d["experiment_id"] for d in data}) == 8
     for d in data:

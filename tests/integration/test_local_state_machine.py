@@ -119,7 +119,7 @@ def test_long_experiments_continue_as_new_executions(local):
     assert [a.rsplit(":", 1)[-1] for a in arns[1:]] == [
         f"exp-{data['experiment_id']}-part-{n}" for n in range(2, len(arns) + 1)]
     for arn in arns[:-1]:
-        assert local.aws.describe(arn)["status"] == "SUCCEEDED"
+        assert local.launcher.describe(arn)["status"] == "SUCCEEDED"
         assert state_names(local, arn)[-2:] == ["ContinueAsNew", "HandedOver"]
     assert state_names(local, arns[-1])[-1] == "ExperimentSucceeded"
     assert_invariants(local.store, data["experiment_id"])

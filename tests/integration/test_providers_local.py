@@ -11,7 +11,8 @@ import pytest
 from botocore.stub import Stubber
 
 from oriole import catalog, mazeset
-from oriole.local.runner import LocalAws
+from oriole_workstation.runner import LocalAws
+from tests.integration.conftest import Local
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 
@@ -36,17 +37,16 @@ def bedrock():
 @pytest.fixture(scope="module")
 def local(database_url, bedrock):
     from oriole import db
-    from oriole.store import Store
+    from oriole_workstation.results import Results
 
     conn = db.connect(database_url)
     with LocalAws(database_url, bedrock_client=bedrock.client) as aws:
-        aws.store = Store(conn)
-        yield aws
+        yield Local(aws, Results(conn))
     conn.close()
 
 
 def run(local, execution_input: dict) -> dict:
-    result = local.wait(local.start(execution_input), local.store, poll_seconds=0.05)
+    result = local.run(execution_input)
     return result.as_json() | {"execution": result.execution}
 
 

@@ -12,8 +12,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from oriole import mazeset
-from oriole.local import render
-from oriole.local.cli import app
+from oriole_workstation import render
+from oriole_workstation.cli import app
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 from tests.pictures import Page, svg_path
 

@@ -13,10 +13,12 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from oriole import db
-from oriole.local import sweep
-from oriole.local.cli import app
-from oriole.local.runner import LocalAws
 from oriole.store import Store
+from oriole_workstation import sweep
+from oriole_workstation.cli import app
+from oriole_workstation.launcher import Launcher
+from oriole_workstation.results import Results
+from oriole_workstation.runner import LocalAws
 
 
 def max_overlap(rows: list[dict]) -> int:
@@ -75,17 +77,17 @@ def test_the_aws_launcher_holds_a_per_provider_cap_and_follows_an_experiment_lef
                            mazes=["perfect-7", "perfect-9"])
     planned = sweep.plan(spec)
     with LocalAws(database_url) as aws:
-        launcher = sweep.AwsLauncher(aws.sfn, aws.state_machine_arn, poll_seconds=0.05)
+        launcher = Launcher(aws.sfn, aws.state_machine_arn, poll_seconds=0.05)  # as on AWS: no lost-end reports
         earlier = launcher.start(planned[0].execution_input(sweep_id, None), planned[0].execution_name(sweep_id))
         open_row = {"id": None, "status": "running", "origin_execution_arn": earlier}  # what resume would find
         todo = [(planned[0], open_row), *((item, None) for item in planned[1:])]
         tracker = sweep.Tracker(Console(file=io.StringIO()), total=len(todo))
         with tracker:
-            results = sweep.execute(sweep_id, todo, launcher, lambda: Store(db.connect(database_url)), tracker,
-                                    concurrency=None, provider_concurrency={"baseline": 1}, spend_limit=None,
-                                    comment=None)
+            results = sweep.execute(sweep_id, todo, launcher, lambda: Results(db.connect(database_url)), tracker,
+                                    follows_open=True, concurrency=None, provider_concurrency={"baseline": 1},
+                                    spend_limit=None, comment=None)
     assert [r.status for r in results] == ["succeeded"] * 4
     rows = experiments(store, sweep_id)
     assert len(rows) == 4 and len({r["agent_id"] for r in rows}) == 4  # the earlier one was not started again
-    assert results[0].summary["experiment_id"] == store.experiment_by_execution(earlier)["id"]
+    assert results[0].summary["experiment_id"] == store.experiment_by_execution(earlier)
     assert max_overlap(rows) == 1

@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from oriole.local import render
 from oriole.maze import Maze, vision
+from oriole_workstation import render
 from tests.pictures import Page, svg_path
 
 GRID = [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 2]]  # start (0, 0), goal (3, 2)

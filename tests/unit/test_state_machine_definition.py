@@ -2,11 +2,11 @@
 
 import json
 import re
-from pathlib import Path
 
+from oriole import flows
 from oriole.handlers import FUNCTIONS
 
-ASL = json.loads((Path(__file__).parents[2] / "infra" / "state_machine.asl.json").read_text())
+ASL = flows.definition()
 STATES = ASL["States"]
 
 

@@ -12,8 +12,8 @@ import pytest
 from rich.console import Console
 
 from oriole.errors import InvalidConfig
-from oriole.local import sweep
-from oriole.local.runner import RunResult
+from oriole_workstation import sweep
+from oriole_workstation.launcher import RunResult
 
 
 def spec(**fields) -> sweep.SweepFile:
@@ -115,12 +115,12 @@ class CountingLauncher:
         self.running: dict[str, int] = {}
         self.peak: dict[str, int] = {}
 
-    def start(self, execution_input: dict, name: str) -> str:
+    def start(self, execution_input: dict, name: str | None = None) -> str:
         with self.lock:
             self.started.append(execution_input)
         return f"arn:{execution_input['llmProvider']}:{name}"
 
-    def wait(self, execution_arn, store, on_progress) -> RunResult:
+    def follow(self, execution_arn, results, on_progress) -> RunResult:
         provider = execution_arn.split(":")[1]
         with self.lock:
             self.waited.append(execution_arn)
@@ -151,7 +151,7 @@ def run(todo, launcher, per_start: float = 0.0, **caps) -> list[sweep.Finished]:
     options = {"concurrency": None, "provider_concurrency": {}, "spend_limit": None, **caps}
     with tracker:
         return sweep.execute("s1", todo, launcher, lambda: SpendingStore(launcher, per_start), tracker,
-                             comment=None, **options)
+                             follows_open=launcher.follows_open, comment=None, **options)
 
 
 def mixed(n: int) -> list[tuple[sweep.Planned, None]]:

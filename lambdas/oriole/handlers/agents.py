@@ -10,11 +10,12 @@ import os
 from oriole import experiments
 from oriole.handlers.observability import count, logger, metrics
 from oriole.store import StoredMaze, shared_store
+from oriole.turn_state import LoadedTurn
 
 
 def _play(event: dict, factory: experiments.AgentFactory) -> dict:
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
-    result = experiments.play_turn(event, shared_store(), factory)
+    result = experiments.play_turn(event, shared_store(), factory).as_state()
     logger.debug("turn played", extra=result)
     count("Turns")
     count("Actions", result["actions"])
@@ -42,17 +43,17 @@ def bedrock_client(timeout_seconds: float):
     return runtime_client(timeout_seconds)
 
 
-def ollama_agent(row: dict, maze: StoredMaze) -> experiments.Agent:
+def ollama_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
     from oriole.providers.ollama import OllamaAgent
 
-    return OllamaAgent.from_config(row["model_name"], row["config"], ollama_api_key())
+    return OllamaAgent.from_config(loaded.experiment["model_name"], loaded.config, ollama_api_key())
 
 
-def bedrock_agent(row: dict, maze: StoredMaze) -> experiments.Agent:
+def bedrock_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
     from oriole.providers.bedrock import BedrockAgent
 
-    client = bedrock_client(float(row["config"]["requestTimeoutSeconds"]))
-    return BedrockAgent.from_config(row["model_name"], row["config"], client)
+    client = bedrock_client(float(loaded.config["requestTimeoutSeconds"]))
+    return BedrockAgent.from_config(loaded.experiment["model_name"], loaded.config, client)
 
 
 @logger.inject_lambda_context

@@ -6,20 +6,12 @@ of the failure path, a successor execution that never started). Locally, the run
 """
 
 import boto3
+from aws_lambda_powertools.utilities.parser import envelopes, parse
 
 from oriole import experiments
 from oriole.handlers.observability import count, logger, metrics
+from oriole.inputs import ExecutionStatusChange
 from oriole.store import shared_store
-
-DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
-
-
-def status_change_detail(execution: dict) -> dict:
-    """The status-change event's detail from a DescribeExecution answer: how the local runner and
-    ``oriole doctor --aws`` report an execution's end that EventBridge did not deliver."""
-    detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}
-    detail.update({k: int(execution[k].timestamp() * 1000) for k in ("startDate", "stopDate") if k in execution})
-    return detail
 
 
 def execution_status(execution_arn: str) -> str | None:
@@ -34,7 +26,8 @@ def execution_status(execution_arn: str) -> str | None:
 @logger.inject_lambda_context
 @metrics.log_metrics
 def handler(event: dict, context) -> dict:
-    result = experiments.close_after_execution(event["detail"], shared_store(), execution_status)
+    detail = parse(event=event, model=ExecutionStatusChange, envelope=envelopes.EventBridgeEnvelope)
+    result = experiments.close_after_execution(detail, shared_store(), execution_status)
     logger.info("execution status change", extra=result)
     if result["closed"]:
         count("ExperimentsClosedByStatusChange")

@@ -158,6 +158,8 @@ class _Retryable(Exception):
 class BedrockAgent:
     """An ``Agent`` answering through one Bedrock model with the Converse API."""
 
+    context_budget = None  # Converse reports a too-long request as a ValidationException; no trimming yet
+
     def __init__(self, client, model_id: str, temperature: float, max_tokens: int = DEFAULT_MAX_TOKENS,
                  max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep):

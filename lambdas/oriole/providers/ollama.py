@@ -147,6 +147,11 @@ class OllamaAgent:
         self._clock = clock
         self._opener = urllib.request.build_opener()
 
+    @property
+    def context_budget(self) -> int | None:
+        """Ollama's context window (``options.num_ctx``): the request's history is trimmed to fit it."""
+        return self.options.get("num_ctx")
+
     @classmethod
     def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
         """An agent from an experiment's configuration snapshot; a key the snapshot lacks takes its catalog

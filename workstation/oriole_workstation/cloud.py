@@ -3,19 +3,14 @@ and Parameter Store. Everything goes through boto3 with the researcher's own cre
 
 from __future__ import annotations
 
-import json
-import time
-import uuid
-from collections.abc import Callable
-
 from oriole import catalog
 from oriole.config import check_override, parse_assignment
+from oriole.errors import OrioleError
 
 ORCHESTRATOR_STACK = "OrioleOrchestrator"
-TERMINAL = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
-class DeploymentNotFound(RuntimeError):
+class DeploymentNotFound(OrioleError):
     """The stack is not deployed in this account and region (or the credentials cannot see it)."""
 
 
@@ -26,37 +21,6 @@ def stack_outputs(cloudformation, stack: str = ORCHESTRATOR_STACK) -> dict[str, 
         raise DeploymentNotFound(f"stack {stack} not found ({err.response['Error']['Message']}); deploy with "
                                  "`make deploy`, or check AWS_PROFILE and AWS_REGION") from None
     return {o["OutputKey"]: o["OutputValue"] for o in description.get("Outputs", [])}
-
-
-def start(sfn, state_machine_arn: str, execution_input: dict) -> str:
-    name = f"oriole-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-    return sfn.start_execution(stateMachineArn=state_machine_arn, name=name,
-                               input=json.dumps(execution_input))["executionArn"]
-
-
-def follow(sfn, execution_arn: str, on_status: Callable[[dict], None], poll_seconds: float = 2.0) -> dict:
-    """Poll an execution until it ends, then follow the successor chain (``exp-<id>-part-<n>``) if it
-    handed over; returns the description of the last execution."""
-    while True:
-        description = sfn.describe_execution(executionArn=execution_arn)
-        on_status(description)
-        if description["status"] not in TERMINAL:
-            time.sleep(poll_seconds)
-            continue
-        successor = _successor(sfn, execution_arn)
-        if successor is None:
-            return description
-        execution_arn = successor
-
-
-def _successor(sfn, execution_arn: str) -> str | None:
-    """The execution this one continued as, from its ContinueAsNew task's output, if any."""
-    events = sfn.get_execution_history(executionArn=execution_arn, reverseOrder=True, maxResults=20)["events"]
-    for event in events:
-        details = event.get("taskSucceededEventDetails")
-        if details and "successorExecutionArn" in details.get("output", ""):
-            return json.loads(details["output"])["Payload"]["successorExecutionArn"]
-    return None
 
 
 def parameter_values(ssm) -> dict[str, str]:

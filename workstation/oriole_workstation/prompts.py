@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 from oriole import catalog
-from oriole.errors import UnknownPromptVersion
-from oriole.local.database import home
+from oriole.errors import OrioleError, UnknownPromptVersion
+from oriole_workstation.database import home
 
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 MAX_PROMPT_BYTES = 8192  # Parameter Store's advanced-tier limit for one value
@@ -21,14 +21,19 @@ def _local_dir() -> Path:
     return path
 
 
+class PromptRejected(OrioleError):
+    """A prompt version that Parameter Store or an experiment could not use."""
+
+
 def check(version: str, text: str) -> None:
     """Refuse what Parameter Store or an experiment could not use, with the reason."""
     if not VERSION_PATTERN.match(version):
-        raise ValueError(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-'")
+        raise PromptRejected(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-'")
     if not text.strip():
-        raise ValueError("the prompt file is empty")
+        raise PromptRejected("the prompt file is empty")
     if len(text.encode()) > MAX_PROMPT_BYTES:
-        raise ValueError(f"the prompt is {len(text.encode())} bytes; Parameter Store holds at most {MAX_PROMPT_BYTES}")
+        raise PromptRejected(f"the prompt is {len(text.encode())} bytes; Parameter Store holds at most "
+                             f"{MAX_PROMPT_BYTES}")
 
 
 def local_prompts() -> dict[str, str]:

@@ -21,22 +21,21 @@ import uuid
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from unittest import mock
 
 import boto3
+import psycopg
 
-from oriole import catalog, db
+from oriole import catalog, db, flows
 from oriole.handlers import FUNCTIONS
-from oriole.local import prompts
-from oriole.store import Store
+from oriole_workstation import prompts
+from oriole_workstation.launcher import Launcher, status_change_detail
+from oriole_workstation.results import Results
 
-ASL_PATH = Path(__file__).resolve().parents[3] / "infra" / "state_machine.asl.json"
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's account
 STATE_MACHINE_NAME = "oriole-experiment"
 EXECUTION_PREFIX = f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{STATE_MACHINE_NAME}:"  # every local execution
-TERMINAL = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
 def function_name(placeholder: str) -> str:
@@ -81,6 +80,34 @@ def _faster_moto_patches() -> list:
             mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client)]
 
 
+class CountingCursor(psycopg.Cursor):
+    """Counts the statements sent through its connection (one round trip each in autocommit), so the
+    benchmark reports database round trips per turn from the handlers' own connection."""
+
+    def execute(self, *args, **kwargs):
+        self.connection.statements += 1
+        return super().execute(*args, **kwargs)
+
+    def executemany(self, *args, **kwargs):
+        self.connection.statements += 1
+        return super().executemany(*args, **kwargs)
+
+
+_connect = db.connect
+
+
+def _counting_connect(url: str | None = None) -> psycopg.Connection:
+    conn = _connect(url)
+    conn.statements = 0
+    conn.cursor_factory = CountingCursor
+    return conn
+
+
+def _statements() -> int:
+    """Statements sent so far through the handlers' shared connection."""
+    return getattr(db.current(), "statements", 0)
+
+
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
@@ -112,6 +139,7 @@ class LocalAws:
             mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},
                              "core": {"passthrough": {"urls": passthrough, "services": []}}}),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
+            mock.patch.object(db, "connect", _counting_connect),
             *_faster_moto_patches(),
         ]
         for patch in self._patches:
@@ -123,7 +151,7 @@ class LocalAws:
             patch.start()
             self._patches.append(patch)
         db.reset()
-        self._runs = Store(db.connect(self.database_url))  # holds the experiments this runner runs
+        self._runs = Results(db.connect(self.database_url))  # holds the experiments this runner runs
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
         self.state_machine_arn = self._deploy()
         return self
@@ -140,7 +168,7 @@ class LocalAws:
             name = function_name.rsplit(":", 1)[-1]
             context = LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}",
                                     str(uuid.uuid4()))
-            before = db.shared_statements()
+            before = _statements()
             try:
                 result = self._handlers[name](json.loads(body or "{}"), context)
                 if name == START_FUNCTION:  # every execution starts here, a successor too
@@ -151,7 +179,7 @@ class LocalAws:
                           "stackTrace": traceback.format_tb(err.__traceback__)}
             finally:
                 self.invocations[name] = self.invocations.get(name, 0) + 1
-                self.statements[name] = self.statements.get(name, 0) + db.shared_statements() - before
+                self.statements[name] = self.statements.get(name, 0) + _statements() - before
             return json.dumps(result, default=str).encode()
 
         return invoke
@@ -181,47 +209,13 @@ class LocalAws:
 
     def definition(self, execution_timeout_seconds: int) -> str:
         """The ASL file with the function ARNs substituted and the execution timeout set, as deployed."""
-        definition = ASL_PATH.read_text(encoding="utf-8")
-        for placeholder, arn in self._substitutions.items():
-            definition = definition.replace(f"${{{placeholder}}}", arn)
-        return json.dumps({**json.loads(definition), "TimeoutSeconds": execution_timeout_seconds})
+        return json.dumps(flows.definition(timeout_seconds=execution_timeout_seconds,
+                                           substitutions=self._substitutions))
 
-    def start(self, execution_input: dict, name: str | None = None) -> str:
-        name = name or f"local-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        return self.sfn.start_execution(stateMachineArn=self.state_machine_arn, name=name,
-                                        input=json.dumps(execution_input))["executionArn"]
-
-    def describe(self, execution_arn: str) -> dict:
-        return self.sfn.describe_execution(executionArn=execution_arn)
-
-    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None] | None = None,
-             poll_seconds: float = 0.2) -> RunResult:
-        """Follow an execution and its successors until the experiment is closed (or the start failed).
-
-        When the experiment's latest execution has ended and left it open (a timeout, an abort, a
-        successor that did not start), its status change goes to the status-change finalizer, as
-        EventBridge sends it on AWS; the finalizer leaves an experiment open while its successor runs.
-        """
-        experiment_id = None
-        while True:
-            execution = self.describe(execution_arn)
-            if experiment_id is None:
-                row = store.experiment_by_execution(execution_arn)
-                experiment_id = row["id"] if row else None
-            if experiment_id is None and execution["status"] in TERMINAL:
-                return RunResult(execution_arn, execution, None)
-            if experiment_id is not None:
-                summary = store.summary(experiment_id)
-                if on_progress:
-                    on_progress(summary)
-                last = self.describe(summary["execution_arns"][-1])
-                if last["status"] in TERMINAL and not summary["completed"]:
-                    self.report_status_change(last)
-                    summary = store.summary(experiment_id)
-                # A SUCCEEDED execution of an open experiment has handed over to a successor: keep following.
-                if last["status"] in TERMINAL and (summary["completed"] or last["status"] != "SUCCEEDED"):
-                    return RunResult(execution_arn, last, summary)
-            time.sleep(poll_seconds)
+    def launcher(self, poll_seconds: float = 0.1) -> Launcher:
+        """A launcher on this state machine that reports lost execution ends itself (there is no EventBridge)."""
+        return Launcher(self.sfn, self.state_machine_arn, poll_seconds=poll_seconds,
+                        report_status_change=self.report_status_change)
 
     def report_status_change(self, execution: dict) -> dict:
         """Send an ended execution (as ``describe`` gives it) to the status-change finalizer in the shape of
@@ -230,7 +224,8 @@ class LocalAws:
 
         event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Step Functions Execution Status Change",
                  "source": "aws.states", "account": ACCOUNT, "region": REGION, "resources": [execution["executionArn"]],
-                 "detail": execution_status.status_change_detail(execution)}
+                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "detail": status_change_detail(execution)}
         name = "oriole-ExecutionStatusFinalizer"
         return execution_status.handler(event, LambdaContext(
             name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4())))
@@ -244,23 +239,3 @@ class LocalAws:
             token = page.get("nextToken")
             if not token:
                 return events
-
-
-@dataclass(frozen=True)
-class RunResult:
-    execution_arn: str
-    execution: dict
-    summary: dict | None
-
-    def as_json(self) -> dict:
-        """The one JSON object ``oriole run --json`` prints (scripts and sweeps read it)."""
-        if self.summary is None:
-            return {"experiment_id": None, "status": "rejected", "goal_found": False, "actions": 0, "turns": 0,
-                    "shortest_path_length": None, "path_efficiency": None,
-                    "failure_reason": f"{self.execution.get('error')}: {self.execution.get('cause')}",
-                    "execution_arn": self.execution_arn}
-        keys = ("experiment_id", "status", "goal_found", "actions", "turns", "moves", "failed_moves",
-                "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
-                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
-                "duration_seconds", "execution_arns")
-        return {k: self.summary[k] for k in keys}

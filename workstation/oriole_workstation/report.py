@@ -9,16 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated
 
-import typer
-
-from oriole.store import Store
-
-DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
+from oriole_workstation.results import Results
 
 
 class Format(StrEnum):
@@ -123,40 +117,11 @@ def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
     return text
 
 
-def render_report(store: Store, output: Format = Format.table, by: GroupBy = GroupBy.family, **filters) -> str:
-    """The comparison over the experiments matching ``filters`` (see ``Store.comparison``), formatted."""
+def render_report(store: Results, output: Format = Format.table, by: GroupBy = GroupBy.family, **filters) -> str:
+    """The comparison over the experiments matching ``filters`` (see ``Results.comparison``), formatted."""
     rows = store.comparison(by_maze=by is GroupBy.maze, **filters)
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
     return as_table(rows, by)
-
-
-def report(
-    model: Annotated[str | None, typer.Option(help="Only this model name (e.g. explorer, qwen2.5:7b).")] = None,
-    prompt: Annotated[str | None, typer.Option(help="Only this prompt version.")] = None,
-    maze: Annotated[str | None, typer.Option(help="Only this maze, or this maze family (e.g. perfect).")] = None,
-    since: Annotated[datetime | None, typer.Option(formats=DATE_FORMATS,
-                                                   help="Only experiments started at or after this time.")] = None,
-    until: Annotated[datetime | None, typer.Option(formats=DATE_FORMATS,
-                                                   help="Only experiments started before this time.")] = None,
-    tag: Annotated[str | None, typer.Option(help="Only experiments whose comment has this word, e.g. sweep:ladder.")]
-    = None,
-    by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
-    output: Annotated[Format, typer.Option("--format", help="table, csv or json.")] = Format.table,
-    aws: Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL).")] = False,
-) -> None:
-    """Compare models, prompts and settings, as a table, CSV or JSON.
-
-    Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
-    efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
-    merits (succeeded or timed out); failed and aborted ones are counted under errors. Each row is one model
-    x prompt x maze family (or maze with --by maze) x the configuration values that differ among the
-    compared experiments.
-    """
-    from oriole.local.database import results_store
-
-    text = render_report(results_store(aws), output, by, model=model, prompt=prompt, maze=maze, since=since,
-                         until=until, tag=tag)
-    typer.echo(text, nl=False)

@@ -10,11 +10,20 @@ from pathlib import Path
 from oriole import db, mazeset
 from oriole.errors import OrioleError
 from oriole.store import Store
+from oriole_workstation.results import Results
+
+CHECKOUT = Path(__file__).resolve().parents[2]  # the repository, when running from a checkout
 
 
 def home() -> Path:
-    """Where local state lives: ``ORIOLE_HOME``, else ``.oriole`` in the repository."""
-    path = Path(os.environ.get("ORIOLE_HOME") or Path(__file__).resolve().parents[3] / ".oriole")
+    """Where local state lives (the embedded database, local prompt versions): ``ORIOLE_HOME`` when set;
+    else ``.oriole`` in the repository when running from a checkout; else ``~/.oriole``."""
+    if os.environ.get("ORIOLE_HOME"):
+        path = Path(os.environ["ORIOLE_HOME"])
+    elif (CHECKOUT / "pyproject.toml").is_file() and (CHECKOUT / "lambdas" / "oriole").is_dir():
+        path = CHECKOUT / ".oriole"
+    else:
+        path = Path.home() / ".oriole"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -56,8 +65,10 @@ def results_url(aws: bool) -> str:
     return url
 
 
-def results_store(aws: bool) -> Store:
-    """A store on ``results_url(aws)``: the local database is migrated first, the deployed one is migrated
+def open_results(aws: bool) -> Results:
+    """The results on ``results_url(aws)``: the local database is migrated first, the deployed one is migrated
     on deploy."""
     url = results_url(aws)
-    return Store(db.connect(url)) if aws else prepare(url)
+    if not aws:
+        prepare(url).conn.close()
+    return Results(db.connect(url))

@@ -10,8 +10,9 @@ aborted); a repetition still open is followed on AWS (its execution runs there) 
 locally (the process that ran it is gone).
 
 Locally the experiments run through one ``LocalAws`` (moto executes the state machine, each execution on
-its own thread); with ``--aws`` the CLI starts executions of the deployed state machine with boto3. Both
-wait for an experiment the same way, by reading its row, so the scheduling below is the same code.
+its own thread); with ``--aws`` the CLI starts executions of the deployed state machine with boto3. Both go
+through the same ``Launcher``, which follows an experiment by reading its row, so the scheduling below is
+the same code.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import time
 import tomllib
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,9 +28,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
-import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -38,11 +37,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from oriole import mazeset
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import resolve
-from oriole.errors import OrioleError
+from oriole.errors import OrioleError, UnknownMaze
 from oriole.inputs import PROVIDERS
-from oriole.local.report import GroupBy, render_report
-from oriole.local.runner import TERMINAL, RunResult
-from oriole.store import Store
+from oriole_workstation.launcher import RunResult
+from oriole_workstation.results import Results
 
 ENDED = ("succeeded", "timed_out")  # ended on the agent's merits: never run again
 ERRORS = ("failed", "aborted")  # run again only with --retry-failed
@@ -147,7 +145,7 @@ def cells(spec: SweepFile) -> list[Cell]:
     agents = [_agent(a) for a in spec.agents]
     try:
         mazes = [mazeset.get_maze(m).name for m in spec.mazes]
-    except mazeset.UnknownMaze as error:
+    except UnknownMaze as error:
         raise SweepFileError(str(error)) from None
     keys = sorted(spec.grid)
     configs = [{**base, **dict(zip(keys, values, strict=True))}
@@ -187,60 +185,11 @@ def pending(sweep_id: str, planned: list[Planned], rows: list[dict], retry_faile
 
 
 class Launcher(Protocol):
-    """Starts executions of the state machine and waits for their experiments to end."""
+    """What a sweep needs of ``oriole_workstation.launcher.Launcher``: start an execution, follow it."""
 
-    follows_open: bool  # an open experiment found on resume is still being run (AWS), or was abandoned (local)
+    def start(self, execution_input: dict, name: str | None = None) -> str: ...
 
-    def start(self, execution_input: dict, name: str) -> str: ...
-
-    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None]) -> RunResult: ...
-
-
-class LocalLauncher:
-    """Executions of the local state machine (moto, in this process)."""
-
-    follows_open = False
-
-    def __init__(self, aws, poll_seconds: float = 0.1):
-        self.aws, self.poll_seconds = aws, poll_seconds
-
-    def start(self, execution_input: dict, name: str) -> str:
-        return self.aws.start(execution_input, name)
-
-    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None]) -> RunResult:
-        return self.aws.wait(execution_arn, store, on_progress, poll_seconds=self.poll_seconds)
-
-
-class AwsLauncher:
-    """Executions of the deployed state machine, started with boto3; an experiment is done when its row
-    is closed (by the state machine, or by the status-change finalizer when an execution dies)."""
-
-    follows_open = True
-
-    def __init__(self, sfn, state_machine_arn: str, poll_seconds: float = 5.0):
-        self.sfn, self.state_machine_arn, self.poll_seconds = sfn, state_machine_arn, poll_seconds
-
-    def start(self, execution_input: dict, name: str) -> str:
-        return self.sfn.start_execution(stateMachineArn=self.state_machine_arn, name=name,
-                                        input=json.dumps(execution_input))["executionArn"]
-
-    def wait(self, execution_arn: str, store: Store, on_progress: Callable[[dict], None]) -> RunResult:
-        experiment_id = None
-        while True:
-            if experiment_id is None:
-                row = store.experiment_by_execution(execution_arn)
-                experiment_id = row["id"] if row else None
-            if experiment_id is None:
-                execution = self.sfn.describe_execution(executionArn=execution_arn)
-                if execution["status"] in TERMINAL:  # ended before StartExperiment made a row: rejected
-                    return RunResult(execution_arn, execution, None)
-            else:
-                summary = store.summary(experiment_id)
-                on_progress(summary)
-                if summary["completed"]:
-                    last = self.sfn.describe_execution(executionArn=summary["execution_arns"][-1])
-                    return RunResult(execution_arn, last, summary)
-            time.sleep(self.poll_seconds)
+    def follow(self, execution_arn: str, results: Results, on_progress: Callable[[dict], None]) -> RunResult: ...
 
 
 # --- running the sweep -----------------------------------------------------------------------------------
@@ -302,14 +251,16 @@ def _semaphore(limit: int | None):
 
 
 def execute(sweep_id: str, todo: list[tuple[Planned, dict | None]], launcher: Launcher,
-            connect: Callable[[], Store], tracker: Tracker, *, concurrency: int | None,
+            connect: Callable[[], Results], tracker: Tracker, *, follows_open: bool, concurrency: int | None,
             provider_concurrency: dict[str, int], spend_limit: float | None, comment: str | None
             ) -> list[Finished]:
     """Run ``todo`` under the caps: at most ``concurrency`` experiments at once in all, at most
     ``provider_concurrency[p]`` of provider ``p``; before each start, the sweep's spend so far (running
     experiments included) is read and nothing more starts once it reaches ``spend_limit``.
 
-    Each provider has its own worker pool, so a provider at its cap never holds up another.
+    ``follows_open``: an open experiment found on resume is still being run (on AWS) and is followed, or
+    was abandoned (locally: its process is gone) and is started again. Each provider has its own worker
+    pool, so a provider at its cap never holds up another.
     """
     total = _semaphore(concurrency)
     spend_reached, stop = threading.Event(), threading.Event()
@@ -322,7 +273,7 @@ def execute(sweep_id: str, todo: list[tuple[Planned, dict | None]], launcher: La
         with total, _store(connect) as store:
             if stop.is_set():
                 return Finished(item, NOT_STARTED, None, "interrupted")
-            if open_row is not None and launcher.follows_open:
+            if open_row is not None and follows_open:
                 arn = open_row["origin_execution_arn"]
             else:
                 if spend_limit is not None and (spend_reached.is_set() or store.sweep_spend(sweep_id) >= spend_limit):
@@ -333,7 +284,7 @@ def execute(sweep_id: str, todo: list[tuple[Planned, dict | None]], launcher: La
                 arn = launcher.start(item.execution_input(sweep_id, comment), item.execution_name(sweep_id))
             tracker.started()
             try:
-                run = launcher.wait(arn, store, check)
+                run = launcher.follow(arn, store, check)
             except Interrupted:
                 return Finished(item, NOT_STARTED, None, "interrupted")
             if run.summary is None:
@@ -359,7 +310,7 @@ def execute(sweep_id: str, todo: list[tuple[Planned, dict | None]], launcher: La
 
 
 @contextmanager
-def _store(connect: Callable[[], Store]) -> Iterator[Store]:
+def _store(connect: Callable[[], Results]) -> Iterator[Results]:
     store = connect()
     try:
         yield store
@@ -376,112 +327,14 @@ def summarize(results: list[Finished], skipped: int, spent: float) -> str:
             + (f", {', '.join(parts)}" if parts else "") + f"; spent ${spent:.4f}\n")
 
 
-# --- the command -----------------------------------------------------------------------------------------
-
-
-def _provider_caps(spec: SweepFile, options: list[str], aws: bool) -> dict[str, int]:
+def provider_caps(spec: SweepFile, options: list[str], aws: bool) -> dict[str, int]:
+    """Experiments at once per provider: AWS's defaults, then the file's, then ``PROVIDER=N`` options."""
     caps = dict(AWS_PROVIDER_CONCURRENCY) if aws else {}
     caps.update(spec.provider_concurrency)
     for option in options:
         provider, _, value = option.partition("=")
         if provider not in PROVIDERS or not value.isdigit() or int(value) < 1:
-            raise typer.BadParameter(f"expects PROVIDER=N with a provider among {', '.join(PROVIDERS)}; "
-                                     f"got {option!r}", param_hint="--provider-concurrency")
+            raise SweepFileError(f"--provider-concurrency expects PROVIDER=N with a provider among "
+                                 f"{', '.join(PROVIDERS)} and N at least 1; got {option!r}")
         caps[provider] = int(value)
     return caps
-
-
-def sweep(
-    file: Annotated[Path, typer.Argument(help="The sweep file (TOML or JSON).")],
-    aws: Annotated[bool, typer.Option("--aws", help="Start executions of the deployed state machine; "
-                                                    "DATABASE_URL points at the deployed database.")] = False,
-    state_machine_arn: Annotated[str | None, typer.Option(help="With --aws: the state machine (default: the "
-                                                               "StateMachineArn output of --stack).")]
-    = None,
-    stack: Annotated[str, typer.Option(help="With --aws: the stack whose StateMachineArn output to use.")]
-    = "OrioleOrchestrator",
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Experiments at once in all (local default "
-                                                                f"{LOCAL_CONCURRENCY}).")] = None,
-    provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
-                                                                 "(repeatable).")] = [],  # noqa: B006
-    retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
-                                                    "aborted.")] = False,
-    dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
-    by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
-    = GroupBy.family,
-    quiet: Annotated[bool, typer.Option(help="No line per finished experiment.")] = False,
-) -> None:
-    """Run a sweep file's matrix of experiments, resuming: what already ended is skipped.
-
-    Every experiment is tagged (comment sweep:ID, agent id ID/<cell>/r<n>). Prints a summary and the
-    sweep's report at the end. Exit status 3 when the spend limit left experiments unstarted, 130 when
-    interrupted (run the same command again to go on).
-    """
-    from oriole.local.database import results_store, results_url
-
-    spec = load(file)
-    planned = plan(spec)
-    url = results_url(aws)
-    store = results_store(aws)
-    todo = pending(spec.id, planned, store.sweep_experiments(spec.id), retry_failed)
-    skipped = len(planned) - len(todo)
-    err = Console(stderr=True)
-    err.print(f"sweep {spec.id}: {len(planned)} experiments ({len(planned) // spec.repetitions} cells x "
-              f"{spec.repetitions} repetitions), {skipped} already done, {len(todo)} to run", highlight=False,
-              soft_wrap=True)
-    if dry_run:
-        for item, open_row in todo:
-            state = f" (open: experiment {open_row['id']})" if open_row else ""
-            typer.echo(f"{item.agent_id(spec.id)}  {item.cell.describe()} r{item.repetition}{state}")
-        return
-    results = _run(spec, todo, url, aws, state_machine_arn, stack, err, quiet,
-                   concurrency=concurrency or spec.concurrency or (None if aws else LOCAL_CONCURRENCY),
-                   provider_concurrency=_provider_caps(spec, provider_concurrency, aws)) if todo else []
-    typer.echo(summarize(results, skipped, store.sweep_spend(spec.id)), nl=False)
-    typer.echo(render_report(store, by=by, tag=f"sweep:{spec.id}"), nl=False)
-    if any(r.status == NOT_STARTED for r in results):  # only the spend limit leaves some unstarted
-        raise typer.Exit(3)
-
-
-def _run(spec: SweepFile, todo: list[tuple[Planned, dict | None]], url: str, aws: bool,
-         state_machine_arn: str | None, stack: str, err: Console, quiet: bool, *, concurrency: int | None,
-         provider_concurrency: dict[str, int]) -> list[Finished]:
-    from oriole import db
-
-    with Tracker(err, total=len(todo), show_lines=not quiet) as tracker, \
-            _launcher(aws, url, state_machine_arn, stack, todo) as launcher:
-        try:
-            return execute(spec.id, todo, launcher, lambda: Store(db.connect(url)), tracker,
-                           concurrency=concurrency, provider_concurrency=provider_concurrency,
-                           spend_limit=spec.spend_limit_usd, comment=spec.comment)
-        except KeyboardInterrupt:
-            err.print("interrupted: run the same command again to resume")
-            raise typer.Exit(130) from None
-
-
-@contextmanager
-def _launcher(aws: bool, url: str, state_machine_arn: str | None, stack: str,
-              todo: list[tuple[Planned, dict | None]]) -> Iterator[Launcher]:
-    if aws:
-        import boto3
-
-        from oriole.local import cloud
-
-        if state_machine_arn is None:
-            try:
-                state_machine_arn = cloud.stack_outputs(boto3.client("cloudformation"), stack)["StateMachineArn"]
-            except cloud.DeploymentNotFound as error:
-                typer.echo(f"error: {error}", err=True)
-                raise typer.Exit(2) from None
-        yield AwsLauncher(boto3.client("stepfunctions"), state_machine_arn)
-        return
-    from oriole.local.runner import LocalAws
-
-    client = None
-    bedrock = next((item for item, _ in todo if item.cell.provider == "bedrock"), None)
-    if bedrock is not None:  # the user's credentials, taken before moto replaces them
-        from oriole.local.cli import _real_bedrock_client
-
-        client = _real_bedrock_client(bedrock.execution_input("", None))
-    with LocalAws(url, bedrock_client=client) as local:
-        yield LocalLauncher(local)

@@ -16,10 +16,8 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
 
-import typer
-
+from oriole.errors import OrioleError
 from oriole.maze import DIRECTIONS, WALL, Maze, Position, vision
 
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
@@ -69,7 +67,7 @@ class Run:
 
     @classmethod
     def from_record(cls, record: dict) -> Run:
-        """From ``Store.experiment_run``: the experiment row with its maze, actions and model text."""
+        """From ``Results.experiment_run``: the experiment row with its maze, actions and model text."""
         maze = Maze.from_rows(record["grid"], (record["start_x"], record["start_y"]),
                               (record["goal_x"], record["goal_y"]))
         steps = tuple(Step(a["step"], a["turn"], a["action"], tuple(a["from"]), tuple(a["to"]), a["success"],
@@ -452,38 +450,21 @@ show(0);
 """
 
 
-# --- the command -----------------------------------------------------------------------------------------
+# --- writing files --------------------------------------------------------------------------------------
+
+
+class UnknownFormat(OrioleError):
+    """A file suffix no writer handles."""
+
 
 WRITERS = {".png": png, ".svg": svg, ".gif": gif, ".html": replay_html}
 
 
-def render(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.")],
-    output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
-                                               "(.png, .svg, .gif, .html). Repeatable.")] = [],  # noqa: B006
-    replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
-                                                          "pictures (PNG and SVG).")] = False,
-    directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
-    aws: Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL).")] = False,
-) -> None:
-    """Draw a run: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
-
-    Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
-    """
-    from oriole.local.database import results_store
-
-    unknown = sorted({path.suffix for path in output} - set(WRITERS))
+def write(run: Run, targets: list[Path]) -> list[Path]:
+    """Write the run in the format each target's suffix names (``WRITERS``); returns what was written."""
+    unknown = sorted({path.suffix for path in targets} - set(WRITERS))
     if unknown:
-        raise typer.BadParameter(f"cannot write {', '.join(unknown) or 'files without a suffix'}; "
-                                 f"use {', '.join(WRITERS)}", param_hint="--output")
-    store = results_store(aws)
-    record = store.experiment_run(experiment)
-    if record is None:
-        typer.echo(f"error: experiment {experiment} does not exist", err=True)
-        raise typer.Exit(2)
-    run = Run.from_record(record)
-    targets = output or [directory / f"experiment-{experiment}{suffix}"
-                         for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
+        raise UnknownFormat(f"cannot write {', '.join(unknown) or 'files without a suffix'}; use {', '.join(WRITERS)}")
     for path in targets:
         content = WRITERS[path.suffix](run)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -491,4 +472,4 @@ def render(
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
-        typer.echo(f"wrote {path}")
+    return targets

@@ -1,0 +1,29 @@
+"""The state machine definitions, one ASL file per flow, shipped as package data.
+
+CDK deploys these files (with ``definition_substitutions`` for the function ARNs) and the local runner
+hands the same files to moto's interpreter, so there is no second copy of a flow anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+EXPERIMENT = "experiment"
+
+
+def definition_text(flow: str = EXPERIMENT) -> str:
+    """The ASL file of ``flow`` as shipped, ``${...}`` placeholders included."""
+    return resources.files(__name__).joinpath(f"{flow}.asl.json").read_text(encoding="utf-8")
+
+
+def definition(flow: str = EXPERIMENT, *, timeout_seconds: int | None = None,
+               substitutions: dict[str, str] | None = None) -> dict:
+    """The parsed definition, with the placeholders replaced (locally) and the execution timeout set."""
+    text = definition_text(flow)
+    for placeholder, value in (substitutions or {}).items():
+        text = text.replace(f"${{{placeholder}}}", value)
+    asl = json.loads(text)
+    if timeout_seconds is not None:
+        asl["TimeoutSeconds"] = timeout_seconds
+    return asl

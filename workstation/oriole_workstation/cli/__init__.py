@@ -1,0 +1,36 @@
+"""The ``oriole`` command: one module per command group, composed here.
+
+Everything the commands raise on purpose is an ``OrioleError``; ``main`` turns each into one line on
+stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rich.markup import escape
+
+from oriole.errors import OrioleError
+from oriole_workstation.cli import analysis, database, doctor, mazes, params, prompts, run
+from oriole_workstation.cli.common import Commands, err
+
+app = Commands(help="Run LLM maze experiments locally through the real state machine, or on AWS.",
+                  no_args_is_help=True)
+app.command()(run.run)
+app.command()(run.status)
+app.command()(doctor.doctor)
+app.command()(analysis.report)
+app.command()(analysis.render)
+app.command()(analysis.sweep)
+app.add_typer(prompts.app, name="prompts")
+app.add_typer(mazes.app, name="mazes")
+app.add_typer(database.app, name="db")
+app.add_typer(params.app, name="params")
+
+
+def main() -> None:
+    try:
+        app()
+    except OrioleError as error:
+        err.print(f"[bold red]{type(error).__name__}:[/] {escape(str(error))}", highlight=False)
+        sys.exit(2)

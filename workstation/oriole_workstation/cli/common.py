@@ -1,0 +1,52 @@
+"""What every command group shares: the consoles, one way to fail, plain columns, the ``--aws`` option."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from oriole.errors import OrioleError
+
+out = Console()
+err = Console(stderr=True)
+
+AwsParameterStore = Annotated[bool, typer.Option("--aws", help="Use Parameter Store of your AWS account instead.")]
+AwsDatabase = Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL).")]
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print one clear line on stderr; the caller raises the returned exit."""
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    return typer.Exit(code)
+
+
+def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:
+    """Plain aligned columns: never truncated, easy to grep and to paste into an issue."""
+    cells = [tuple(map(str, headers)), *(tuple(map(str, row)) for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers) - 1)]
+    for row in cells:
+        print("  ".join(value.ljust(width) for value, width in zip(row, widths, strict=False)) + "  " + row[-1])
+
+
+def reported(function: Callable) -> Callable:
+    """The command, with every error raised on purpose (an ``OrioleError``) reported as one line, exit 2."""
+    @functools.wraps(function)
+    def command(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except OrioleError as error:
+            raise fail(f"{type(error).__name__}: {error}") from None
+    return command
+
+
+class Commands(typer.Typer):
+    """A command group whose commands all report errors through ``reported``."""
+
+    def command(self, *args, **kwargs) -> Callable[[Callable], Callable]:
+        register = super().command(*args, **kwargs)
+        return lambda function: register(reported(function))

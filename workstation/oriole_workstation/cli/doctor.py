@@ -1,0 +1,96 @@
+"""``oriole doctor``: experiments left open although no execution runs them any more, and closing them."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from oriole_workstation.cli.common import out, print_columns
+from oriole_workstation.results import Results
+
+LOCAL_ZOMBIE_CAUSE = "no oriole run process holds it: the process that ran the local execution ended"
+
+
+def _zombies(results: Results, aws: bool) -> list[tuple[dict, dict]]:
+    """Open experiments nothing runs any more, each with the status-change detail that closes it.
+
+    Locally an execution lives only in the process that started it (``oriole run``, a sweep, a test),
+    which holds every experiment it runs; an open experiment of a local execution that no live process
+    holds is a zombie. With ``--aws``: an open experiment whose latest execution is not RUNNING.
+    """
+    from oriole_workstation.launcher import status_change_detail
+    from oriole_workstation.runner import EXECUTION_PREFIX
+
+    if not aws:
+        return [(row, {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
+                       "status": "ABORTED", "cause": LOCAL_ZOMBIE_CAUSE})
+                for row in results.open_experiments(EXECUTION_PREFIX) if not row["held"]]
+    import boto3
+
+    sfn = boto3.client("stepfunctions")
+    zombies = []
+    for row in results.open_experiments():
+        if row["last_execution"].startswith(EXECUTION_PREFIX):
+            continue
+        try:
+            execution = sfn.describe_execution(executionArn=row["last_execution"])
+        except (sfn.exceptions.ExecutionDoesNotExist, sfn.exceptions.InvalidArn):
+            execution = {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
+                         "status": "ABORTED", "cause": "Step Functions has no such execution (any more)"}
+        if execution["status"] != "RUNNING":
+            zombies.append((row, status_change_detail(execution)))
+    return zombies
+
+
+
+def doctor(
+    fix: Annotated[bool, typer.Option("--fix", help="Close them, as the status-change finalizer does.")] = False,
+    aws: Annotated[bool, typer.Option("--aws", help="Judge experiments run on AWS by their executions in your "
+                                                    "account (DATABASE_URL points at that database).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """List experiments left open although no execution runs them any more; --fix closes them.
+
+    Locally: open experiments of local executions that no live `oriole run` process holds. With --aws:
+    open experiments whose latest execution is no longer RUNNING. --fix closes each through the
+    status-change finalizer (status, completed_at and a failure reason naming the execution).
+    """
+    from oriole import experiments
+    from oriole.handlers.execution_status import execution_status
+    from oriole.inputs import ExecutionStatusChange
+    from oriole_workstation.database import open_results
+
+    found = []
+    results = open_results(aws)
+    with results.conn:
+        for row, detail in _zombies(results, aws):
+            item = {**row, "started_at": row["started_at"].isoformat(timespec="seconds"),
+                    "last_turn_at": row["last_turn_at"] and row["last_turn_at"].isoformat(timespec="seconds"),
+                    "execution_status": detail["status"], "cause": detail.get("cause") or detail.get("error"),
+                    "closed": False, "failure_reason": None}
+            del item["held"]
+            if fix:
+                closed = experiments.close_after_execution(ExecutionStatusChange.model_validate(detail),
+                                                           results.store, execution_status)
+                item.update(closed=closed["closed"], failure_reason=closed["failureReason"])
+            found.append(item)
+    if as_json:
+        out.print_json(json.dumps({"zombies": found, "fixed": fix}))
+        return
+    if not found:
+        out.print("no open experiment without a running execution")
+        return
+    print_columns(("experiment", "maze", "agent", "started", "turns", "actions", "last turn", "last execution"), [
+        (z["experiment_id"], z["maze"], f"{z['llm_provider']}/{z['model_name']}", z["started_at"], z["turns"],
+         z["actions"], z["last_turn_at"] or "-",
+         z["last_execution"].rsplit(":", 1)[-1] + (f" ({z['execution_status']})" if aws else "")) for z in found])
+    why = "their executions are no longer running" if aws else "no live `oriole run` process holds them"
+    if not fix:
+        out.print(f"\n{len(found)} open experiment(s): {why}. Close them with `oriole doctor --fix"
+                  f"{' --aws' if aws else ''}`.")
+        return
+    for z in found:
+        outcome = f"closed: {z['failure_reason']}" if z["closed"] else "left open: a successor execution carries it on"
+        out.print(f"experiment {z['experiment_id']} {outcome}")

@@ -1,0 +1,58 @@
+"""``oriole prompts``: prompt versions, kept locally or in Parameter Store (``--aws``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from oriole import catalog
+from oriole_workstation.cli.common import AwsParameterStore, Commands, out, print_columns
+
+app = Commands(help="Prompt versions (local, or Parameter Store with --aws).", no_args_is_help=True)
+
+
+def _prompt_store(aws: bool) -> dict[str, str]:
+    from oriole_workstation import prompts
+
+    if aws:
+        import boto3
+
+        return prompts.aws_prompts(boto3.client("ssm"))
+    return prompts.local_prompts()
+
+
+@app.command("list")
+def prompts_list(aws: AwsParameterStore = False) -> None:
+    """Every prompt version with its size and hash (the hash stored on each experiment)."""
+    print_columns(("version", "bytes", "sha256", "first line"), [
+        (v, len(t.encode()), catalog.prompt_hash(t)[:16], t.strip().splitlines()[0][:60])
+        for v, t in sorted(_prompt_store(aws).items())])
+
+
+@app.command("show")
+def prompts_show(version: str, aws: AwsParameterStore = False) -> None:
+    """Print one prompt version."""
+    from oriole_workstation import prompts
+
+    text = prompts.get(_prompt_store(aws), version)
+    print(text, end="" if text.endswith("\n") else "\n")
+
+
+@app.command("put")
+def prompts_put(version: str, file: Annotated[typer.FileText, typer.Option("--file", "-f", help="Prompt text file.")],
+                aws: AwsParameterStore = False) -> None:
+    """Store a prompt version; experiments pick it with promptVersion (or `oriole run --prompt`)."""
+    from oriole_workstation import prompts
+
+    text = file.read()
+    if aws:
+        import boto3
+
+        prompts.put_aws(boto3.client("ssm"), version, text)
+    else:
+        prompts.put_local(version, text)
+    where = "Parameter Store" if aws else "the local prompt folder"
+    size, digest = len(text.encode()), catalog.prompt_hash(text)[:16]
+    out.print(f"prompt {version} stored in {where} ({size} bytes, sha256 {digest})")
+

@@ -1,0 +1,211 @@
+"""``oriole run`` and ``oriole status``: start an experiment (locally or on AWS), follow it, print the outcome."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from oriole import catalog
+from oriole.baselines import BASELINE_NAMES
+from oriole.config import parse_assignment
+from oriole.inputs import PROVIDERS
+from oriole_workstation.cli.common import err, fail, out, print_columns
+from oriole_workstation.launcher import Launcher, RunResult
+
+LLM_PROVIDERS = tuple(p for p in PROVIDERS if p != "baseline")
+
+
+def real_bedrock_client(execution_input: dict):
+    """A Bedrock client with the user's own AWS credentials, made before moto replaces them."""
+    import boto3
+
+    from oriole.providers.bedrock import runtime_client
+
+    if boto3.Session().get_credentials() is None:
+        raise fail("--provider bedrock calls Amazon Bedrock with your AWS credentials, and none were found: "
+                   "run `aws configure` or set AWS_PROFILE (and AWS_REGION) first")
+    timeout = execution_input["config"].get("requestTimeoutSeconds", catalog.BY_KEY["requestTimeoutSeconds"].default)
+    return runtime_client(float(timeout))
+
+
+def execution_input(maze: str, agent: str | None, provider: str | None, model: str | None, prompt: str,
+                    config: list[str], max_moves: int | None, comment: str | None) -> dict:
+    """The execution input the options describe, exactly what the console would take."""
+    if agent and (provider or model):
+        raise fail("--agent is a baseline agent; use either --agent or --provider/--model")
+    if provider and provider not in LLM_PROVIDERS:
+        raise fail(f"--provider must be one of {', '.join(LLM_PROVIDERS)}; got {provider!r}")
+    if agent and agent not in BASELINE_NAMES:
+        raise fail(f"--agent must be one of {', '.join(BASELINE_NAMES)}; got {agent!r}")
+    if not agent and not model:
+        raise fail("say what runs the maze: --agent NAME (a baseline) or --provider P --model M")
+    overrides = dict(parse_assignment(item) for item in config)
+    if max_moves is not None:
+        overrides["maxMoves"] = max_moves
+    data = {"mazeId": maze, "llmProvider": "baseline" if agent else provider or "bedrock",
+            "modelName": agent or model, "promptVersion": prompt, "config": overrides}
+    if comment:
+        data["comment"] = comment
+    return data
+
+
+@contextmanager
+def launcher_for(aws: bool, data: dict, *, stack: str = "OrioleOrchestrator", state_machine_arn: str | None = None,
+                 poll_seconds: float | None = None):
+    """A launcher on the deployed state machine (``aws``), or on the local one for as long as the block runs.
+
+    Locally a Bedrock experiment gets a client holding the user's own credentials, made before moto
+    replaces them.
+    """
+    if aws:
+        import boto3
+
+        from oriole_workstation import cloud
+
+        arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["StateMachineArn"]
+        yield Launcher(boto3.client("stepfunctions"), arn, poll_seconds=poll_seconds or 5.0)
+        return
+    from oriole_workstation.database import local_url
+    from oriole_workstation.runner import LocalAws
+
+    bedrock = real_bedrock_client(data) if data.get("llmProvider") == "bedrock" else None
+    with LocalAws(local_url(), bedrock_client=bedrock) as local:
+        yield local.launcher(poll_seconds or 0.2)
+
+
+def run(
+    maze: Annotated[str, typer.Option(help="Maze name or id (see `oriole mazes list`).")] = "perfect-11",
+    agent: Annotated[str | None, typer.Option(help=f"Baseline agent: {', '.join(BASELINE_NAMES)}.")] = None,
+    provider: Annotated[str | None, typer.Option(help=f"LLM provider: {', '.join(LLM_PROVIDERS)}.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name for the provider.")] = None,
+    prompt: Annotated[str, typer.Option(help="Prompt version stored under /oriole/prompts/.")] = "v1",
+    config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")]
+    = [],  # noqa: B006 - typer reads the default, never mutates it
+    max_moves: Annotated[int | None, typer.Option(help="Shorthand for --config maxMoves=N.")] = None,
+    ollama_url: Annotated[str | None, typer.Option(help="Ollama endpoint (shorthand for --config endpoint=URL).")]
+    = None,
+    comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
+    aws: Annotated[bool, typer.Option("--aws", help="Start it on the deployed state machine; DATABASE_URL points "
+                                                    "at the deployed database.")] = False,
+) -> None:
+    """Run one experiment through the local state machine (or the deployed one) and print its result.
+
+    Exit status: 0 when the goal was found or a limit was reached, 1 when the experiment failed or was
+    aborted, 2 when the input was rejected.
+    """
+    from oriole_workstation.database import open_results
+
+    if ollama_url:
+        config = [*config, f"endpoint={ollama_url}"]
+    data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
+    results = open_results(aws)
+    with launcher_for(aws, data) as launcher:
+        execution_arn = launcher.start(data)
+        if aws and not as_json:
+            err.print(f"started {execution_arn}", highlight=False, markup=False)
+        with ProgressLine(data, disable=as_json) as show:
+            result = launcher.follow(execution_arn, results, show)
+    if as_json:
+        out.print_json(json.dumps(result.as_json(), default=str))
+    else:
+        print_result(result)
+    raise typer.Exit(exit_status(result))
+
+
+def exit_status(result: RunResult) -> int:
+    """0: the experiment ended on the agent's merits; 1: it failed or was aborted; 2: the input was rejected."""
+    if result.summary is None:
+        return 2
+    return 0 if result.summary["status"] in ("succeeded", "timed_out") else 1
+
+
+def status(
+    target: Annotated[str, typer.Argument(help="An experiment id, or an execution ARN.")],
+    aws: Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL) and describe the "
+                                                    "executions on AWS.")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Where an experiment is: its row in the database and, with --aws, the state of its executions."""
+    from oriole_workstation.database import open_results
+
+    results = open_results(aws)
+    if target.isdigit():
+        row = results.summary(int(target))
+    else:
+        found = results.store.experiment_for_execution(target, None)
+        row = results.summary(found.id) if found else None
+    executions = []
+    if aws:
+        import boto3
+
+        sfn = boto3.client("stepfunctions")
+        arns = row["execution_arns"] if row else [target]
+        executions = [{k: d.get(k) for k in ("executionArn", "status", "startDate", "stopDate", "error", "cause")}
+                      for d in (sfn.describe_execution(executionArn=arn) for arn in arns)]
+    if row is None and not executions:
+        raise fail(f"no experiment {target} in the database (set DATABASE_URL for the deployed one)")
+    if as_json:
+        out.print_json(json.dumps({"experiment": row, "executions": executions}, default=str))
+        return
+    if row:
+        print_columns(("field", "value"), [(k, v) for k, v in row.items() if k != "execution_arns"])
+    for execution in executions:
+        print(f"{execution['executionArn']}: {execution['status']}" + (
+            f" ({execution['error']}: {execution['cause']})" if execution.get("error") else ""))
+
+
+class ProgressLine:
+    """A live line while the experiment runs: turn, actions against the limit, position."""
+
+    def __init__(self, data: dict, disable: bool):
+        limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].default
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"
+                            " actions"), TimeElapsedColumn(), console=err, disable=disable, transient=True)
+        self.task = self.bar.add_task("starting", total=limit)
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.bar.__exit__(*exc)
+
+    def __call__(self, summary: dict) -> None:
+        description = (f"experiment {summary['experiment_id']} · turn {summary['turns']} · "
+                       f"position ({summary['current_x']}, {summary['current_y']})")
+        self.bar.update(self.task, completed=summary["actions"], description=description)
+
+
+def print_result(result: RunResult) -> None:
+    """The result block: the same for a local run and a run on AWS. Stored text is shown, never interpreted."""
+    data = result.as_json()
+    if data["experiment_id"] is None:
+        raise fail(f"the execution was rejected: {data['failure_reason']}")
+    outcome = {"succeeded": "[green]goal found[/]", "timed_out": "[yellow]timed out[/]"}.get(
+        data["status"], f"[red]{escape(data['status'])}[/]")
+    table = Table(show_header=False, box=None)
+    rows = [
+        ("experiment", str(data["experiment_id"])),
+        ("agent", escape(f"{data['llm_provider']} / {data['model_name']}")),
+        ("maze", escape(f"{data['maze']} (shortest path {data['shortest_path_length']} moves)")),
+        ("outcome", outcome),
+        ("actions", f"{data['actions']} ({data['moves']} moves, {data['failed_moves']} into walls)"),
+        ("turns", str(data["turns"])),
+        ("path efficiency", "-" if data["path_efficiency"] is None else f"{data['path_efficiency']:.3f}"),
+        ("duration", f"{data['duration_seconds']:.1f} s"),
+    ]
+    if data["failure_reason"]:
+        rows.append(("reason", escape(data["failure_reason"])))
+    for key, value in rows:
+        table.add_row(f"[bold]{key}[/]", value)
+    out.print(table)
+    out.print(f"\nQuery it: oriole db psql -c \"SELECT step_number, action_type, to_x, to_y, success "
+              f"FROM actions WHERE experiment_id = {data['experiment_id']} ORDER BY step_number\"", soft_wrap=True,
+              markup=False)

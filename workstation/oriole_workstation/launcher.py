@@ -1,0 +1,116 @@
+"""One way to start an experiment and follow it to its end, locally and on AWS.
+
+A ``Launcher`` starts executions of a state machine (moto's in this process, or the deployed one), follows
+an experiment through its continue-as-new successors by reading its row, and returns the outcome as the
+database records it. ``oriole run``, ``oriole sweep`` and ``oriole status`` all go through it, so a run on
+AWS prints exactly what a local run prints.
+
+On AWS, EventBridge sends every execution's end to the status-change finalizer. Locally there is no
+EventBridge: the launcher is given ``report_status_change`` and sends the end of an execution that left
+its experiment open to the same finalizer itself.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from oriole.progress import TERMINAL_EXECUTION_STATUSES
+from oriole_workstation.results import Results
+
+RESULT_KEYS = ("experiment_id", "status", "goal_found", "actions", "turns", "moves", "failed_moves",
+               "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
+               "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
+               "duration_seconds", "execution_arns")
+DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
+
+
+def status_change_detail(execution: dict) -> dict:
+    """The status-change event's detail from a DescribeExecution answer: how the local runner and
+    ``oriole doctor --aws`` report an execution's end that EventBridge did not deliver."""
+    detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}
+    detail.update({k: int(execution[k].timestamp() * 1000) for k in ("startDate", "stopDate") if k in execution})
+    return detail
+
+
+def execution_name(prefix: str = "oriole") -> str:
+    """A unique execution name (Step Functions allows 80 characters)."""
+    return f"{prefix}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"[:80]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How one experiment ended: its last execution (as DescribeExecution gives it) and its row's summary;
+    ``summary`` is None when the execution was rejected before an experiment existed."""
+
+    execution_arn: str
+    execution: dict
+    summary: dict | None
+
+    def as_json(self) -> dict:
+        """The one JSON object ``oriole run --json`` prints (scripts and sweeps read it)."""
+        if self.summary is None:
+            return {"experiment_id": None, "status": "rejected", "goal_found": False, "actions": 0, "turns": 0,
+                    "shortest_path_length": None, "path_efficiency": None,
+                    "failure_reason": f"{self.execution.get('error')}: {self.execution.get('cause')}",
+                    "execution_arn": self.execution_arn}
+        return {k: self.summary[k] for k in RESULT_KEYS}
+
+
+class Launcher:
+    """Starts executions of one state machine and follows their experiments to the end."""
+
+    def __init__(self, sfn, state_machine_arn: str, *, poll_seconds: float,
+                 report_status_change: Callable[[dict], object] | None = None):
+        self.sfn = sfn
+        self.state_machine_arn = state_machine_arn
+        self.poll_seconds = poll_seconds
+        self.report_status_change = report_status_change
+
+    def start(self, execution_input: dict, name: str | None = None) -> str:
+        return self.sfn.start_execution(stateMachineArn=self.state_machine_arn, name=name or execution_name(),
+                                        input=json.dumps(execution_input))["executionArn"]
+
+    def describe(self, execution_arn: str) -> dict:
+        return self.sfn.describe_execution(executionArn=execution_arn)
+
+    def follow(self, execution_arn: str, results: Results,
+               on_progress: Callable[[dict], None] | None = None) -> RunResult:
+        """Follow an execution and its successors until the experiment is closed and its last execution has
+        ended (or the start was rejected). ``on_progress`` sees the experiment's summary at every poll and
+        may raise to stop following."""
+        experiment_id = None
+        while True:
+            if experiment_id is None:
+                experiment_id = results.store.experiment_by_execution(execution_arn)
+            if experiment_id is None:
+                execution = self.describe(execution_arn)
+                if execution["status"] in TERMINAL_EXECUTION_STATUSES:  # ended before StartExperiment made a row
+                    return RunResult(execution_arn, execution, None)
+            else:
+                ended = self._ended(experiment_id, results, on_progress)
+                if ended is not None:
+                    return RunResult(execution_arn, *ended)
+            time.sleep(self.poll_seconds)
+
+    def _ended(self, experiment_id: int, results: Results,
+               on_progress: Callable[[dict], None] | None) -> tuple[dict, dict] | None:
+        """The last execution and the summary once the experiment is over; None while it goes on.
+
+        A SUCCEEDED execution of an open experiment has handed over to a successor: that is not an end.
+        """
+        summary = results.summary(experiment_id)
+        if on_progress:
+            on_progress(summary)
+        last = self.describe(summary["execution_arns"][-1])
+        if last["status"] not in TERMINAL_EXECUTION_STATUSES:
+            return None
+        if not summary["completed"] and self.report_status_change is not None:
+            self.report_status_change(last)
+            summary = results.summary(experiment_id)
+        if summary["completed"] or (self.report_status_change is not None and last["status"] != "SUCCEEDED"):
+            return last, summary
+        return None
