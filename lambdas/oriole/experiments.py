@@ -205,7 +205,7 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
     """The status-change finalizer: close the experiment of an execution that ended while it was open.
 
     ``detail`` is the detail of Step Functions' "Execution Status Change" event (EventBridge on AWS, the
-    local runner's ``wait`` locally, ``oriole doctor``). The state machine closes its experiment on every
+    local launcher locally, ``oriole doctor``). The state machine closes its experiment on every
     path it can catch; this covers the rest: the execution timed out or was aborted, the failure path
     itself failed, or a successor execution never started (``execution_status`` tells whether the
     successor named in a handed-over execution's output is running; None when it does not exist).

@@ -1,4 +1,7 @@
-"""All SQL lives here: migrations, the maze set, experiments, turns and actions.
+"""The runtime's SQL: migrations, the maze set, and the turn path (experiments, turns, actions, model calls).
+
+The researcher's reads (reports, pictures, sweeps) are the workstation's (``oriole_workstation.results``)
+and never ship to Lambda.
 
 The turn path is built for few round trips: one statement loads everything a turn needs, one
 statement writes the whole turn (its actions, its turn row, the experiment's position and counters)

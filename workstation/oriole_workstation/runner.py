@@ -2,9 +2,10 @@
 Parameter Store is moto's, seeded from the catalog, and every Lambda invoke is routed to the real
 handler in this process. Everything but the AWS services is the production code path.
 
-EventBridge has no local counterpart: ``wait`` sends the status change of an execution that ended with
-its experiment open to the status-change finalizer itself, and the runner holds every experiment it
-runs (a session advisory lock), so ``oriole doctor`` can tell an experiment whose process died.
+EventBridge has no local counterpart: the runner's launcher sends the status change of an execution that
+ended with its experiment open to the status-change finalizer itself, and the runner holds every
+experiment it runs (a session advisory lock), so ``oriole doctor`` can tell an experiment whose process
+died.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The status-change finalizer: an EventBridge rule sends every terminal "Step Functions Execution Status
 Change" of the state machine here, so an experiment is closed however its execution ended, including the
 ends the state machine cannot catch itself (an execution timeout, an abort from the console, a failure
-of the failure path, a successor execution that never started). Locally, the runner's ``wait`` and
+of the failure path, a successor execution that never started). Locally, the workstation's launcher and
 ``oriole doctor`` call the same handler.
 """
 

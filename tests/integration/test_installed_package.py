@@ -1,0 +1,70 @@
+"""The package as a researcher installs it: a wheel, not the checkout, run from a folder outside it.
+
+The wheel is built from the checkout and installed (without dependencies: the test environment already
+has them) into a folder of its own; the experiment then runs from an empty folder with only that folder
+and the dependencies importable, so anything still read from the repository would fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    wheels = tmp_path_factory.mktemp("wheels")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                    "--wheel-dir", str(wheels), str(ROOT)], check=True, capture_output=True)
+    [wheel] = wheels.glob("oriole-*.whl")
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
+                    str(wheel)], check=True, capture_output=True)
+    return target
+
+
+def test_the_wheel_carries_the_flow_the_migrations_and_the_prompts(installed):
+    package = installed / "oriole"
+    assert (package / "flows" / "experiment.asl.json").is_file()
+    assert sorted(p.name for p in (package / "migrations").glob("*.sql")) == sorted(
+        p.name for p in (ROOT / "lambdas" / "oriole" / "migrations").glob("*.sql"))
+    assert (package / "prompts" / "v1.md").is_file()
+    assert (installed / "oriole_workstation" / "cli" / "__init__.py").is_file()
+
+
+def test_an_installed_package_runs_an_experiment_from_any_folder(installed, tmp_path, database_url):
+    elsewhere = tmp_path / "empty"
+    elsewhere.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed), sysconfig.get_paths()["purelib"]]),
+           "DATABASE_URL": database_url, "ORIOLE_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    probe = ("import oriole, oriole_workstation, sys; print(oriole.__file__); print(oriole_workstation.__file__); "
+             "sys.argv = ['oriole', 'run', '--maze', 'perfect-9', '--agent', 'oracle', '--json']; "
+             "from oriole_workstation.cli import main; main()")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=elsewhere, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    runtime_file, workstation_file, *rest = result.stdout.splitlines()
+    assert runtime_file.startswith(str(installed)) and workstation_file.startswith(str(installed))
+    data = json.loads("\n".join(rest))
+    assert data["status"] == "succeeded" and data["actions"] == data["shortest_path_length"]
+    assert not list(elsewhere.iterdir())  # nothing written into the working folder
+
+
+def test_local_state_lives_in_oriole_home_else_beside_a_checkout_else_in_the_home_folder(tmp_path, monkeypatch):
+    from oriole_workstation import database
+
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path / "lab"))
+    assert database.home() == tmp_path / "lab" and (tmp_path / "lab").is_dir()
+    monkeypatch.delenv("ORIOLE_HOME")
+    assert database.home() == ROOT / ".oriole"  # a checkout keeps its state beside the code
+    monkeypatch.setattr(database, "CHECKOUT", tmp_path / "site-packages")  # an installed package
+    monkeypatch.setenv("HOME", str(tmp_path / "researcher"))
+    assert database.home() == tmp_path / "researcher" / ".oriole"
