@@ -30,6 +30,7 @@ class Parameter:
     read_at: str = "start"
     choices: tuple[str, ...] = ()
     minimum: float | None = None
+    maximum: float | None = None  # numbers: what the code, the columns and the services can hold
 
     @property
     def key(self) -> str:
@@ -49,39 +50,39 @@ class Parameter:
 CATALOG: tuple[Parameter, ...] = (
     Parameter("experiments/max-moves", int, 10000,
               "Actions allowed per experiment (moves, failed moves, recalls and invalid calls all count).",
-              minimum=1),
+              minimum=1, maximum=1_000_000),
     Parameter("experiments/max-duration-minutes", float, 120.0,
-              "Wall-clock minutes allowed per experiment before FinalizeTimeout.", minimum=0),
+              "Wall-clock minutes allowed per experiment before FinalizeTimeout.", minimum=0, maximum=7 * 24 * 60),
     Parameter("experiments/max-execution-seconds", int, 7200,
               "Step Functions execution timeout; read when the stack is deployed.",
-              read_at="deploy", minimum=60),
+              read_at="deploy", minimum=60, maximum=365 * 24 * 3600),
     Parameter("experiments/max-actions-per-turn", int, 8,
-              "Actions one agent task may take before the turn ends.", minimum=1),
+              "Actions one agent task may take before the turn ends.", minimum=1, maximum=100),
     Parameter("experiments/max-turns-per-execution", int, 1000,
               "Turns one execution runs before it continues as a new execution "
-              "(about 16 history events per turn, under the 25,000-event limit).", minimum=1),
+              "(about 16 history events per turn, under the 25,000-event limit).", minimum=1, maximum=1200),
     Parameter("experiments/max-stalled-turns", int, 3,
               "Turns in a row without a valid action (no tool call, or only invalid calls) before the "
-              "experiment ends as failed with agent_stalled.", minimum=1),
+              "experiment ends as failed with agent_stalled.", minimum=1, maximum=1000),
     Parameter("experiments/recall-interval", int, 10,
-              "Moves required between two uses of recall_all.", minimum=0),
+              "Moves required between two uses of recall_all.", minimum=0, maximum=100_000),
     Parameter("experiments/max-recall-actions", int, 50,
-              "How many recent actions recall_all summarises.", minimum=1),
+              "How many recent actions recall_all summarises.", minimum=1, maximum=1000),
     Parameter("experiments/history-actions", int, 20,
-              "Recent actions shown to the model in each turn's context.", minimum=0),
+              "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000),
     Parameter("experiments/seed", int, -1,
               "Seed for baseline agents and Ollama; -1 draws a random seed per experiment (stored).",
-              minimum=-1),
+              minimum=-1, maximum=2**31 - 1),
     Parameter("gameplay/vision-range", int, 3,
-              "Tiles the agent sees along each cardinal ray.", minimum=0),
+              "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
     Parameter("gameplay/goal-condition", str, "reach",
               "reach: stand on the goal; sight: see the goal.", choices=("reach", "sight")),
     Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server."),
-    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256),
-    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0),
-    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0),
+    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576),
+    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0, maximum=2),
+    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5),
     Parameter("ollama/request-timeout-seconds", float, 120.0,
-              "Timeout of one model request.", minimum=1),
+              "Timeout of one model request.", minimum=1, maximum=900),
 )
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}

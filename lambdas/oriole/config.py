@@ -6,6 +6,7 @@ experiment."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, Parameter
@@ -15,10 +16,15 @@ _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string"}
 
 
 def _check_range(param: Parameter, value: object, where: str) -> object:
+    """Choices, finiteness and the catalog's bounds: every value that passes fits the columns and the code."""
     if param.choices and value not in param.choices:
         raise InvalidConfig(f"{where} must be one of {', '.join(param.choices)}; got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidConfig(f"{where} must be a finite number; got {value!r}")
     if param.minimum is not None and value < param.minimum:
-        raise InvalidConfig(f"{where} must be at least {param.minimum:g}; got {value!r}")
+        raise InvalidConfig(f"{where} must be at least {param.minimum:.15g}; got {value!r}")
+    if param.maximum is not None and value > param.maximum:
+        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}; got {value!r}")
     return value
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 from oriole import catalog
+from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, resolve
 from oriole.errors import InvalidConfig, InvalidParameter
 
@@ -82,3 +83,24 @@ def test_pricing_entries_parse_and_bad_ones_name_the_parameter():
     for bad in ('{"inputPerMTok": 3}', "cheap", '{"inputPerMTok": -1, "outputPerMTok": 1}'):
         with pytest.raises(InvalidParameter, match=r"qwen2\.5-7b"):
             parse_pricing(name, bad)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("maxMoves", 10**12, "at most 1000000"),
+    ("temperature", float("nan"), "finite"),
+    ("requestTimeoutSeconds", float("inf"), "finite"),
+    ("requestTimeoutSeconds", 1e300, "at most 900"),
+    ("seed", 2**40, "at most"),
+])
+def test_every_number_is_finite_and_within_the_catalog_bounds(key, value, message):
+    with pytest.raises(InvalidConfig, match=message):
+        resolve({}, {key: value})
+    name = BY_KEY[key].name
+    with pytest.raises(InvalidParameter, match=message):
+        resolve({name: str(value)}, {})
+
+
+def test_every_numeric_catalog_entry_has_both_bounds():
+    for param in CATALOG:
+        if param.type in (int, float):
+            assert param.minimum is not None and param.maximum is not None, param.name
