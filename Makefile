@@ -1,13 +1,14 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
+# make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test deploy synth bench
+.PHONY: demo test deploy synth bench lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,3 +45,9 @@ deploy: $(VENV)/.cdk-installed node_modules/.installed
 
 bench: $(VENV)/.local-installed
 	$(BIN)/python bench/bench_local_run.py
+
+# uv is a tool of this target only; the lock keeps its pins until requirements.txt asks for others.
+lock: $(BIN)/python
+	$(BIN)/pip install --quiet "uv>=0.5,<1"
+	$(BIN)/uv pip compile requirements.txt --python-platform aarch64-manylinux2014 --python-version 3.14 \
+		--generate-hashes --custom-compile-command "make lock" --output-file requirements-lambda.lock

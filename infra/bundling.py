@@ -1,27 +1,31 @@
 """One code asset for every Lambda, built without Docker.
 
 The asset is the runtime package ``lambdas/oriole`` whole (its migrations, prompts and flows are package
-data) plus its dependencies: local bundling installs ``requirements.txt`` as wheels for the Lambda platform
-(Linux arm64, the runtime's CPython) with ``pip --platform --only-binary``. The workstation package lives
-elsewhere and is never copied. Tests skip bundling, so synthesis needs neither Docker nor a package
-registry: in process with CDK's context ``aws:cdk:bundling-stacks=[]``, and with the CLI (which refuses
-``aws:`` context keys) with ``cdk synth -c skipBundling=true``.
+data) plus its dependencies: local bundling installs exactly what ``requirements-lambda.lock`` pins (``make
+lock`` resolves ``requirements.txt`` for Linux arm64 and the runtime's CPython), as wheels whose hashes pip
+checks. The asset hash covers the package files, the lock and the target platform, so the same inputs give
+the same asset and a new lock deploys new code. The workstation package lives elsewhere and is never
+copied. Tests skip bundling, so synthesis needs neither Docker nor a package registry: in process with
+CDK's context ``aws:cdk:bundling-stacks=[]``, and with the CLI (which refuses ``aws:`` context keys) with
+``cdk synth -c skipBundling=true``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import jsii
-from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lambdas" / "oriole"
-REQUIREMENTS = ROOT / "requirements.txt"
+LOCK = ROOT / "requirements-lambda.lock"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
 PLATFORM = "manylinux2014_aarch64"
@@ -35,13 +39,39 @@ def copy_package(output_dir: Path) -> None:
 
 
 def install_requirements(output_dir: Path) -> None:
-    """The runtime requirements as wheels for the Lambda platform."""
+    """Exactly the locked wheels for the Lambda platform: pip refuses any file whose hash the lock does not
+    list and resolves nothing itself (the lock names every dependency), so no build picks up a new release."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(output_dir),
-         "--requirement", str(REQUIREMENTS), "--platform", PLATFORM, "--implementation", "cp",
-         "--python-version", PYTHON_VERSION, "--only-binary=:all:", "--upgrade"],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--require-hashes", "--no-deps",
+         "--only-binary=:all:", "--platform", PLATFORM, "--implementation", "cp", "--python-version", PYTHON_VERSION,
+         "--target", str(output_dir), "--requirement", str(LOCK)],
         check=True,
     )
+
+
+def package_files(package: Path = PACKAGE) -> list[str]:
+    """The relative paths of the files ``copy_package`` copies, in an order independent of the file system."""
+    relative = (path.relative_to(package) for path in package.rglob("*") if path.is_file())
+    return sorted(path.as_posix() for path in relative if _is_code(path))
+
+
+def _is_code(relative: Path) -> bool:
+    """The test ``shutil.ignore_patterns(*NOT_CODE)`` makes in ``copy_package``, on every part of the path."""
+    return not any(fnmatch(part, pattern) for part in relative.parts for pattern in NOT_CODE)
+
+
+def asset_hash(lock: Path = LOCK, package: Path = PACKAGE) -> str:
+    """What the asset is built from: the package files (by relative path), the lock and the wheel platform.
+    CDK's own hash of the source folder would miss the lock, so a new lock would not redeploy the code."""
+    digest = hashlib.sha256(f"{PLATFORM} cp{PYTHON_VERSION}\n".encode())
+    for name in package_files(package):
+        digest.update(f"{name}\0{_sha256(package / name)}\n".encode())
+    digest.update(f"lock\0{_sha256(lock)}\n".encode())
+    return digest.hexdigest()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @jsii.implements(ILocalBundling)
@@ -55,12 +85,13 @@ class PipBundling:
 
 
 def code_asset(skip_bundling: bool = False) -> lambda_.Code:
-    """The shared asset; its hash covers the runtime package and the requirements."""
+    """The shared asset, named by ``asset_hash`` whether or not it is bundled."""
+    source = {"path": str(PACKAGE.parent), "exclude": list(NOT_CODE), "asset_hash_type": AssetHashType.CUSTOM,
+              "asset_hash": asset_hash()}
     if skip_bundling:
-        return lambda_.Code.from_asset(str(PACKAGE.parent), exclude=list(NOT_CODE))
+        return lambda_.Code.from_asset(**source)
     return lambda_.Code.from_asset(
-        str(PACKAGE.parent),
-        exclude=list(NOT_CODE),
+        **source,
         bundling=BundlingOptions(
             image=DockerImage.from_registry("local-bundling-only"),  # never pulled: local bundling succeeds
             local=PipBundling(),
