@@ -32,7 +32,7 @@ def test_arguments_as_object_or_json_string(raw, expected):
     ([1, 2], "must be an object"),
     ({"reasoning": 3}, "must be a string"),
     ({"experiment_id": 7}, "unexpected argument"),
-    ({"x": 1, "y": 2}, "tools take only 'reasoning'"),
+    ({"x": 1, "y": 2}, "takes only 'reasoning'"),
 ])
 def test_bad_arguments_are_rejected_with_a_reason(raw, message):
     with pytest.raises(ToolCallError, match=message):

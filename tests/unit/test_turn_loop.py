@@ -2,7 +2,7 @@
 
 from oriole.maze import Maze
 from oriole.tools import Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import ModelResponse, Usage, estimate_tokens, run_turn, turn_context
+from oriole.turn_loop import ModelResponse, TurnSettings, Usage, estimate_tokens, run_turn, turn_context
 
 MAZE = Maze.from_rows([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]], (0, 0), (11, 0))
 RULES = Rules(MAZE, vision_range=2, goal_condition="reach", recall_interval=10, max_recall_actions=50)
@@ -11,9 +11,10 @@ RULES = Rules(MAZE, vision_range=2, goal_condition="reach", recall_interval=10, 
 class Scripted:
     """Answers each request with the next scripted response and records what it was asked."""
 
-    def __init__(self, *responses):
+    def __init__(self, *responses, context_budget=None):
         self.responses = list(responses)
         self.requests = []
+        self.context_budget = context_budget
 
     def respond(self, request):
         self.requests.append(request)
@@ -25,10 +26,11 @@ def calls(*names):
                          usage=Usage(100, 10, 5))
 
 
-def turn(agent, budget=8, position=(0, 0)):
+def turn(agent, budget=8, position=(0, 0), **settings):
     world = WorldState(position=position)
     context = turn_context(world, RULES, [], max_moves=100)
-    return run_turn(agent, "system", world, RULES, Memory(50), context, budget), world
+    return run_turn(agent, "system", world, RULES, Memory(50), context,
+                    TurnSettings(budget=budget, actions_left=100, **settings)), world
 
 
 def test_turn_ends_when_the_model_answers_without_a_tool_call():
@@ -84,8 +86,8 @@ def test_history_is_trimmed_oldest_first_to_the_context_budget_never_the_system_
     history = [{"step": i, "action": "move_east", "position": [i, 0], "success": True} for i in range(1, 201)]
     context = turn_context(world, RULES, history, max_moves=1000)
     system = "You are in a maze. " * 50
-    agent = Scripted(ModelResponse(text="done"))
-    run_turn(agent, system, world, RULES, Memory(50), context, budget=8, context_budget=1500)
+    agent = Scripted(ModelResponse(text="done"), context_budget=1500)
+    run_turn(agent, system, world, RULES, Memory(50), context, TurnSettings(budget=8, actions_left=1000))
     sent = agent.requests[0]
     kept = sent.messages[0].content["recent_actions"]
     assert 0 < len(kept) < 200 and kept == history[-len(kept):]
@@ -97,5 +99,6 @@ def test_no_budget_means_no_trimming():
     world = WorldState(position=(0, 0))
     history = [{"step": i} for i in range(300)]
     agent = Scripted(ModelResponse(text="done"))
-    run_turn(agent, "s", world, RULES, Memory(50), turn_context(world, RULES, history, 1000), budget=8)
+    run_turn(agent, "s", world, RULES, Memory(50), turn_context(world, RULES, history, 1000),
+             TurnSettings(budget=8, actions_left=1000))
     assert len(agent.requests[0].messages[0].content["recent_actions"]) == 300
