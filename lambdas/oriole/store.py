@@ -346,7 +346,8 @@ _LOAD_TURN = """
 # The experiment's columns a turn advances (the turn state's own constants, never input): counters get this
 # turn's increments, values are replaced.
 _ADVANCE = ", ".join([*(f"{c} = {c} + %({c})s" for c in WORLD_COUNTERS),
-                      *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state"))])
+                      *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state",
+                                                     "memory"))])
 
 _COMMIT_TURN = """
     WITH advanced AS (
