@@ -17,7 +17,7 @@ class Parameters(Construct):
         for param in catalog.CATALOG:
             if param.overridable:
                 ssm.StringParameter(self, param.path.replace("/", "-"), parameter_name=param.name,
-                                    string_value=str(param.default), description=param.description[:1024])
+                                    string_value=param.default_text, description=param.description[:1024])
         for version in catalog.SHIPPED_PROMPT_VERSIONS:
             text = catalog.shipped_prompt(version)
             ssm.StringParameter(self, f"prompt-{version}", parameter_name=catalog.prompt_name(version),

@@ -55,6 +55,8 @@ class Baseline:
         raise NotImplementedError
 
     def respond(self, request: ModelRequest) -> ModelResponse:
+        if not request.tools:  # asked to write (a summary), not to act: a baseline has nothing to say
+            return ModelResponse(stop_reason="end_turn")
         observation = latest_observation(request)
         direction, reasoning = self.choose(observation)
         self.state["calls"] = self.state.get("calls", 0) + 1

@@ -9,6 +9,7 @@ input's ``config`` under its camelCase key (``max-actions-per-turn`` -> ``maxAct
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -46,6 +47,11 @@ class Parameter:
     def overridable(self) -> bool:
         return self.read_at == "start"
 
+    @property
+    def default_text(self) -> str:
+        """The default as Parameter Store holds it (booleans as ``true``/``false``, as JSON writes them)."""
+        return json.dumps(self.default) if self.type is bool else str(self.default)
+
 
 CATALOG: tuple[Parameter, ...] = (
     Parameter("experiments/max-moves", int, 10000,
@@ -73,6 +79,33 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("experiments/seed", int, -1,
               "Seed for baseline agents and Ollama; -1 draws a random seed per experiment (stored).",
               minimum=-1, maximum=2**31 - 1),
+    Parameter("agent/history-mode", str, "actions",
+              "What the model remembers across turns: actions (a context message with its last historyActions "
+              "actions), conversation (the earlier turns' messages, trimmed oldest first to the context budget) "
+              "or summary (the last historyTurns turns' messages plus a summary of everything older).",
+              choices=("actions", "conversation", "summary")),
+    Parameter("agent/history-turns", int, 10,
+              "Earlier turns whose messages are carried into a turn (historyMode conversation or summary).",
+              minimum=1, maximum=1000),
+    Parameter("agent/compaction", str, "map",
+              "How historyMode summary summarises older turns: map (deterministic: the map the agent has seen, "
+              "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
+              "accounted call).", choices=("map", "model")),
+    Parameter("agent/context-tokens", int, 32768,
+              "Context budget in tokens for providers without their own (Bedrock); Ollama uses numCtx. Requests "
+              "are trimmed to it: earlier turns first, then the oldest recent actions.",
+              minimum=256, maximum=2_000_000),
+    Parameter("agent/circuit-breaker-threshold", int, 3,
+              "Invalid tool calls in a row that end the turn (end reason circuit_breaker).", minimum=1, maximum=100),
+    Parameter("agent/repetition-threshold", int, 5,
+              "The same failing action (the same wall bumped from the same tile, recall while cooling down) this "
+              "many times in a row ends the turn (end reason repetition); 0 turns the breaker off.",
+              minimum=0, maximum=100),
+    Parameter("agent/enable-give-up", bool, False,
+              "Offer the give_up tool: the model may end the experiment with its reason (an agent ending)."),
+    Parameter("agent/text-tool-calls", bool, False,
+              "For models without native tool calling: describe the tools in the system prompt and read tool "
+              "calls written as JSON in the answer's text."),
     Parameter("gameplay/vision-range", int, 3,
               "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
     Parameter("gameplay/goal-condition", str, "reach",
@@ -109,6 +142,6 @@ def prompt_hash(text: str) -> str:
 
 def defaults() -> dict[str, str]:
     """Every catalog value and shipped prompt as Parameter Store would hold it (name -> string)."""
-    values = {p.name: str(p.default) for p in CATALOG}
+    values = {p.name: p.default_text for p in CATALOG}
     values.update({prompt_name(v): shipped_prompt(v) for v in SHIPPED_PROMPT_VERSIONS})
     return values

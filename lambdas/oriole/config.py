@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
 
-_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string"}
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+_BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+
+
+def _parse_text(param: Parameter, text: str) -> object:
+    """A Parameter Store string or a CLI value as the catalog type (ValueError when it is not one)."""
+    if param.type is bool:
+        return _BOOLEANS[text.strip().lower()]
+    return param.type(text.strip())
 
 
 def _check_range(param: Parameter, value: object, where: str) -> object:
@@ -31,8 +39,8 @@ def _check_range(param: Parameter, value: object, where: str) -> object:
 def parse_stored(param: Parameter, text: str) -> object:
     """Parse a Parameter Store string as the catalog type; a bad stored value names the parameter."""
     try:
-        value = param.type(text.strip())
-    except ValueError:
+        value = _parse_text(param, text)
+    except (ValueError, KeyError):
         raise InvalidParameter(
             f"Parameter Store value of {param.name} is {text!r}, not {_TYPE_NAMES[param.type]}; "
             f"fix it with `oriole params set` or in the console"
@@ -46,10 +54,8 @@ def parse_stored(param: Parameter, text: str) -> object:
 def check_override(param: Parameter, value: object) -> object:
     """Validate one ``config`` override strictly: booleans are not numbers, strings are not numbers."""
     where = f"config.{param.key}"
-    ok = (
-        (isinstance(value, param.type) and not isinstance(value, bool))
-        or (param.type is float and isinstance(value, int) and not isinstance(value, bool))
-    )
+    accepted = (float, int) if param.type is float else (param.type,)  # an integer is a fine number
+    ok = isinstance(value, accepted) and (param.type is bool) == isinstance(value, bool)
     if not ok:
         raise InvalidConfig(f"{where} must be {_TYPE_NAMES[param.type]}; got {value!r}")
     return _check_range(param, param.type(value), where)
@@ -97,8 +103,8 @@ def parse_assignment(text: str) -> tuple[str, object]:
     if param is None:
         raise InvalidConfig(f"unknown config key {key!r}; see `oriole params list`")
     try:
-        value = param.type(raw)
-    except ValueError:
+        value = _parse_text(param, raw)
+    except (ValueError, KeyError):
         raise InvalidConfig(f"config {param.key} must be {_TYPE_NAMES[param.type]}; got {raw!r}") from None
     return param.key, value
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 
-from oriole import catalog, inputs, mazeset, progress
+from oriole import catalog, inputs, mazeset, memory, progress
 from oriole.baselines import BASELINE_NAMES, make_baseline
 from oriole.config import parse_pricing, resolve
 from oriole.errors import (
@@ -24,9 +25,10 @@ from oriole.errors import (
     UnknownPromptVersion,
 )
 from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
-from oriole.maze import goal_visible, vision
+from oriole.maze import Maze, goal_visible, vision
 from oriole.store import ExperimentRef, NewExperiment, Store, StoredMaze, stored_maze
-from oriole.turn_loop import Agent, run_turn, turn_context
+from oriole.tools import WorldState
+from oriole.turn_loop import Agent, ModelCall, TurnOutcome, run_turn, turn_context
 from oriole.turn_state import LoadedTurn, TurnResult
 
 AgentFactory = Callable[[LoadedTurn, StoredMaze], Agent]
@@ -124,20 +126,22 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> Turn
 
 
 def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, agent: Agent) -> TurnResult:
-    config = loaded.config
     started_at = datetime.now(UTC)
     world, game = loaded.world(), loaded.rules(maze.maze)
-    remaining = config["maxMoves"] - world.step
-    per_turn = config["maxActionsPerTurn"]
-    budget, budget_reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
+    context = turn_context(world, game, loaded.history(), loaded.config["maxMoves"])
     try:
-        outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.memory(),
-                           turn_context(world, game, loaded.history(), config["maxMoves"]), budget, budget_reason,
-                           agent.context_budget)
+        summary, compaction = _summary(loaded, maze.maze, world, agent)
+        if summary is not None:
+            context["memory_summary"] = summary
+        outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.memory(game), context,
+                           loaded.settings(world, agent.context_budget), loaded.conversation())
     except ModelThrottled as err:
         store.record_throttles(loaded.id, err.throttles)
         raise
-    write = loaded.write(outcome, world, started_at, getattr(agent, "state", {}))
+    outcome = replace(outcome, calls=[*compaction, *outcome.calls])
+    record = {**(outcome.trim.as_json() if outcome.trim else {}), **(loaded.compaction_record(summary) or {})}
+    write = loaded.write(outcome, world, started_at, getattr(agent, "state", {}),
+                         _next_memory(loaded, maze.maze, outcome, summary), record or None)
     if not store.commit_turn(loaded.id, turn_number, write):
         stored = store.load_turn(loaded.id, turn_number, with_maze=False)  # another attempt committed first
         if stored is None or not stored.committed:
@@ -146,6 +150,41 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         return stored.result(turn_number)
     return TurnResult(turn_number, len(outcome.actions), outcome.end_reason, world.goal_found, world.position,
                       write.turn["input_tokens"], write.turn["output_tokens"])
+
+
+def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) -> tuple[dict | None, list[ModelCall]]:
+    """The summary of the turns older than the window (historyMode summary), and the compaction call that
+    made it, if one was needed this turn (compaction model)."""
+    if not loaded.summarised_turns():
+        return None, []
+    if loaded.setting("compaction") == memory.MAP:
+        return loaded.map_memory(maze).summary(world.position), []
+    previous = (loaded.experiment["memory"] or {}).get("summary")
+    turn = loaded.to_compact()
+    if turn is None:
+        return {"summary": previous}, []
+    request = memory.compaction_request(previous, turn)
+    response = agent.respond(request)
+    return {"summary": memory.summary_text(response) or previous}, [ModelCall(request.messages, response,
+                                                                               kind="compaction")]
+
+
+def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: dict | None) -> dict:
+    """The compaction's state after this turn: the known map with this turn's sightings (map), or the running
+    summary and the last turn it covers (model); nothing in the other memory modes."""
+    if loaded.history_mode != memory.SUMMARY:
+        return {}
+    if loaded.setting("compaction") == memory.MAP:
+        known = loaded.map_memory(maze)
+        for action in outcome.actions:
+            known.learn(action.to_pos, action.tiles_seen)
+        return known.state()
+    state = loaded.experiment["memory"] or {}
+    if summary is None:
+        return state
+    compacted = loaded.to_compact()
+    through = compacted.number if compacted else state.get("through_turn", 0)
+    return {"summary": summary["summary"], "through_turn": through}
 
 
 def check_progress(event: Mapping, store: Store) -> dict:
@@ -158,7 +197,7 @@ def check_progress(event: Mapping, store: Store) -> dict:
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     decision = progress.decide(
         progress.Progress(row.goal_found, row.action_count, row.elapsed_seconds, request.turnInExecution,
-                          row.stalled_turns),
+                          row.stalled_turns, row.gave_up_reason),
         row.config,
     )
     return {"decision": decision.decision, "reason": decision.reason, "actions": row.action_count,

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from oriole.catalog import BY_KEY
 
-SUCCESS, TIMEOUT, STALLED = "success", "timeout", "stalled"
+SUCCESS, TIMEOUT, STALLED, GAVE_UP = "success", "timeout", "stalled", "gave_up"
 CONTINUE, CONTINUE_AS_NEW = "continue", "continue_as_new"
 STALL_REASON_PREFIX = "agent_stalled"
+GAVE_UP_REASON_PREFIX = "agent_gave_up"
 TERMINAL_EXECUTION_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")  # a Step Functions execution's ends
 
 
@@ -20,6 +21,7 @@ class Progress:
     elapsed_seconds: float
     turn_in_execution: int  # the just-played turn's number within the current execution, from 1
     stalled_turns: int = 0  # turns in a row, up to the just-played one, without a valid action
+    gave_up_reason: str | None = None  # what the model said when it called give_up
 
 
 @dataclass(frozen=True)
@@ -29,8 +31,8 @@ class Decision:
 
 
 def decide(progress: Progress, config: dict) -> Decision:
-    """Goal found wins; then the action and time limits; then the stall rule; then the per-execution
-    turn budget.
+    """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule;
+    then the per-execution turn budget.
 
     A model that keeps answering without a usable tool call would otherwise burn turns (and tokens)
     until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
@@ -38,6 +40,8 @@ def decide(progress: Progress, config: dict) -> Decision:
     """
     if progress.goal_found:
         return Decision(SUCCESS)
+    if progress.gave_up_reason is not None:
+        return Decision(GAVE_UP, f"{GAVE_UP_REASON_PREFIX}: {progress.gave_up_reason}")
     max_moves = config["maxMoves"]
     if progress.actions >= max_moves:
         return Decision(TIMEOUT, f"max_moves reached: {progress.actions} actions of {max_moves} allowed")

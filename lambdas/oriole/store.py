@@ -86,6 +86,7 @@ class ProgressRow:
     goal_found: bool
     action_count: int
     stalled_turns: int
+    gave_up_reason: str | None
     config: dict
     elapsed_seconds: float
 
@@ -246,14 +247,16 @@ class Store:
         row = self._execute(
             _COMMIT_TURN,
             {**write.experiment, **write.turn, "id": experiment_id, "turn": turn_number,
-             "agent_state": Jsonb(write.experiment["agent_state"]), "actions": Jsonb(write.actions),
-             "calls": Jsonb(write.calls)},
+             "agent_state": Jsonb(write.experiment["agent_state"]), "memory": Jsonb(write.experiment["memory"]),
+             "closing_messages": Jsonb(write.turn["closing_messages"]),
+             "context": None if write.turn["context"] is None else Jsonb(write.turn["context"]),
+             "actions": Jsonb(write.actions), "calls": Jsonb(write.calls)},
         ).fetchone()
         return row["committed"] == 1
 
     def progress(self, experiment_id: int) -> ProgressRow | None:
         row = self._execute(
-            "SELECT status, goal_found, action_count, stalled_turns, config, "
+            "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
             "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
@@ -319,7 +322,21 @@ _LOAD_TURN = """
                      WHERE a.experiment_id = e.id
                      ORDER BY a.step_number DESC
                      LIMIT greatest((e.config ->> 'historyActions')::int,
-                                    (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions
+                                    (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions,
+           (SELECT jsonb_agg(jsonb_build_object(
+                       'turn', w.turn_number, 'closing', w.closing_messages, 'message_tokens', w.message_tokens,
+                       'calls', (SELECT coalesce(jsonb_agg(jsonb_build_object('request', c.request_messages,
+                                                                              'response', c.response)
+                                                           ORDER BY c.call_index), '[]'::jsonb)
+                                   FROM model_calls c
+                                  WHERE c.experiment_id = w.experiment_id AND c.turn_number = w.turn_number
+                                    AND c.kind = 'turn'))
+                       ORDER BY w.turn_number)
+              FROM (SELECT * FROM turns h
+                     WHERE h.experiment_id = e.id
+                       AND e.config ->> 'historyMode' IN ('conversation', 'summary')
+                     ORDER BY h.turn_number DESC
+                     LIMIT (e.config ->> 'historyTurns')::int + 1) w) AS earlier_turns
       FROM experiments e
       JOIN mazes m ON m.id = e.maze_id
       LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
@@ -329,7 +346,8 @@ _LOAD_TURN = """
 # The experiment's columns a turn advances (the turn state's own constants, never input): counters get this
 # turn's increments, values are replaced.
 _ADVANCE = ", ".join([*(f"{c} = {c} + %({c})s" for c in WORLD_COUNTERS),
-                      *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state"))])
+                      *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state",
+                                                     "memory"))])
 
 _COMMIT_TURN = """
     WITH advanced AS (
@@ -340,27 +358,28 @@ _COMMIT_TURN = """
             output_tokens = output_tokens + %(output_tokens)s,
             cost_usd = cost_usd + %(cost_usd)s,
             throttle_count = throttle_count + %(throttles)s,
+            history_tokens = history_tokens + %(message_tokens)s,
             stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END
          WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
         RETURNING id
     ), turn AS (
         INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls,
                            input_tokens, output_tokens, cost_usd, latency_ms, throttles, end_reason,
-                           started_at)
+                           started_at, closing_messages, message_tokens, context)
         SELECT id, %(turn)s, %(first_step)s, %(action_count)s, %(model_calls)s, %(input_tokens)s,
                %(output_tokens)s, %(cost_usd)s, %(latency_ms)s, %(throttles)s, %(end_reason)s,
-               %(started_at)s
+               %(started_at)s, %(closing_messages)s, %(message_tokens)s, %(context)s
           FROM advanced
         RETURNING experiment_id
     ), stored_calls AS (
         INSERT INTO model_calls (experiment_id, turn_number, call_index, request_messages, response,
                                  input_tokens, output_tokens, latency_ms, stop_reason, durations,
-                                 throttles)
+                                 throttles, kind)
         SELECT turn.experiment_id, %(turn)s, c.*
           FROM turn, jsonb_to_recordset(%(calls)s) AS c(
                call_index integer, request_messages jsonb, response jsonb, input_tokens integer,
                output_tokens integer, latency_ms integer, stop_reason text, durations jsonb,
-               throttles integer)
+               throttles integer, kind text)
         RETURNING 1
     ), stored_actions AS (
         INSERT INTO actions (experiment_id, turn_number, step_number, action_type, tool_name, arguments,

@@ -16,14 +16,18 @@ from oriole.maze import Maze, Position, Tile
 
 MOVE_TOOLS: dict[str, str] = {f"move_{d}": d for d in rules.DIRECTIONS}
 RECALL_TOOL = "recall_all"
+GIVE_UP_TOOL = "give_up"
 INVALID_ACTION = "invalid"
 MAX_REASONING_CHARS = 2000
 
-_ARGUMENTS_SCHEMA = {
+_REASONING = {"type": "string", "description": "One short sentence on why you chose this action."}
+_ARGUMENTS_SCHEMA = {"type": "object", "properties": {"reasoning": _REASONING}, "additionalProperties": False}
+_GIVE_UP_SCHEMA = {
     "type": "object",
-    "properties": {
-        "reasoning": {"type": "string", "description": "One short sentence on why you chose this action."}
-    },
+    "properties": {"reason": {"type": "string", "description": "Why you stop: what makes the goal unreachable "
+                                                             "for you."},
+                   "reasoning": _REASONING},
+    "required": ["reason"],
     "additionalProperties": False,
 }
 
@@ -43,6 +47,18 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(RECALL_TOOL, "Recall the tiles you have seen and the positions you visited over your recent "
                           "actions. Needs a number of moves between two uses."),
 )
+# Offered only when the experiment enables it (enableGiveUp): a loop-breaking tool that ends the experiment.
+GIVE_UP_SPEC = ToolSpec(GIVE_UP_TOOL, "Stop for good: ends the whole experiment without reaching the goal. Use it "
+                                      "only when you are sure you cannot reach the goal.", _GIVE_UP_SCHEMA)
+MAX_GIVE_UP_REASON_CHARS = 500
+
+
+def tool_specs(give_up: bool) -> tuple[ToolSpec, ...]:
+    """The tools an experiment offers its agent."""
+    return (*TOOL_SPECS, GIVE_UP_SPEC) if give_up else TOOL_SPECS
+
+
+NATIVE, TEXT = "native", "text"  # how a tool call reached us: the provider's tool calling, or JSON in the text
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,7 @@ class ToolCall:
     name: str
     arguments: object = None
     call_id: str | None = None
+    source: str = NATIVE
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,7 @@ class WorldState:
     goal_found: bool = False
     goal_first_seen_step: int | None = None
     goal_reached_step: int | None = None
+    gave_up_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,8 +121,9 @@ class ToolCallError(ValueError):
     """A tool call that cannot be executed; the message goes back to the model."""
 
 
-def parse_arguments(raw: object) -> dict:
-    """Validate a call's arguments against the tools' schema: nothing but an optional string ``reasoning``."""
+def parse_arguments(raw: object, tool: str = RECALL_TOOL) -> dict:
+    """Validate a call's arguments against the tool's schema: an optional string ``reasoning``, and for
+    ``give_up`` a required string ``reason``."""
     if raw is None or raw == "":
         return {}
     if isinstance(raw, str):
@@ -115,15 +134,26 @@ def parse_arguments(raw: object) -> dict:
                                 '{"reasoning": "..."}') from None
     if not isinstance(raw, dict):
         raise ToolCallError(f"arguments must be an object, got {type(raw).__name__}")
-    extra = sorted(set(raw) - {"reasoning"})
+    allowed = {"reasoning", "reason"} if tool == GIVE_UP_TOOL else {"reasoning"}
+    extra = sorted(set(raw) - allowed)
     if extra:
-        raise ToolCallError(f"unexpected argument(s) {', '.join(extra)}; tools take only 'reasoning'")
+        raise ToolCallError(f"unexpected argument(s) {', '.join(extra)}; {tool} takes only "
+                            + " and ".join(f"'{name}'" for name in sorted(allowed)))
+    if tool == GIVE_UP_TOOL:
+        _check_reason(raw.get("reason"))
     reasoning = raw.get("reasoning")
     if reasoning is not None and not isinstance(reasoning, str):
         raise ToolCallError("'reasoning' must be a string")
     if reasoning is not None and len(reasoning) > MAX_REASONING_CHARS:
         raise ToolCallError(f"'reasoning' is longer than {MAX_REASONING_CHARS} characters")
     return raw
+
+
+def _check_reason(reason: object) -> None:
+    if not isinstance(reason, str) or not reason.strip():
+        raise ToolCallError("give_up needs a 'reason': a string saying why you stop")
+    if len(reason) > MAX_GIVE_UP_REASON_CHARS:
+        raise ToolCallError(f"'reason' is longer than {MAX_GIVE_UP_REASON_CHARS} characters")
 
 
 def observation(maze: Maze, pos: Position, vision_range: int) -> tuple[list[Tile], dict]:
@@ -133,32 +163,48 @@ def observation(maze: Maze, pos: Position, vision_range: int) -> tuple[list[Tile
 
 
 class Memory:
-    """The recent actions recall_all summarises: each action's resulting position and the tiles it saw."""
+    """What recall_all summarises: each recent action's resulting position and the tiles it saw, and what
+    the agent saw from the start tile while the window still reaches back to it."""
 
-    def __init__(self, size: int, entries: list[tuple[Position, list[list[int]]]] = ()):
+    def __init__(self, size: int, entries: list[tuple[Position, list[list[int]]]] = (),
+                 start: tuple[Position, list[list[int]]] | None = None, actions: int = 0):
         self._entries: deque = deque(entries, maxlen=size)
+        self._size = size
+        self._start = start
+        self._actions = actions  # actions taken so far in the experiment
 
     def remember(self, record: ActionRecord) -> None:
         self._entries.append((record.to_pos, record.tiles_seen))
+        self._actions += 1
 
     def summary(self) -> dict:
-        return rules.recall_summary(list(self._entries))
+        entries = list(self._entries)
+        if self._start is not None and self._actions <= self._size:
+            entries.insert(0, self._start)
+        return rules.recall_summary(entries)
 
 
-def execute(call: ToolCall, world: WorldState, game: Rules, memory: Memory) -> ActionRecord:
-    """Validate and run one tool call against the maze, advancing ``world``; always yields one action."""
+def execute(call: ToolCall, world: WorldState, game: Rules, memory: Memory,
+            tools: tuple[ToolSpec, ...] = TOOL_SPECS) -> ActionRecord:
+    """Validate and run one tool call against the maze, advancing ``world``; always yields one action.
+
+    ``tools`` are the tools this experiment offers: a tool it does not offer is an invalid call.
+    """
     world.step += 1
     start = world.position
     try:
-        if call.name not in MOVE_TOOLS and call.name != RECALL_TOOL:
-            raise ToolCallError(f"unknown tool {call.name!r}; available: {', '.join(s.name for s in TOOL_SPECS)}")
-        arguments = parse_arguments(call.arguments)
+        if call.name not in {spec.name for spec in tools}:
+            raise ToolCallError(f"unknown tool {call.name!r}; available: {', '.join(s.name for s in tools)}")
+        arguments = parse_arguments(call.arguments, call.name)
     except ToolCallError as err:
         world.invalid_calls += 1
         record = _record(world, call, INVALID_ACTION, None, start, start, False, str(err), [])
     else:
         if call.name == RECALL_TOOL:
             record = _recall(world, call, arguments, game, memory)
+        elif call.name == GIVE_UP_TOOL:
+            world.gave_up_reason = arguments["reason"].strip()
+            record = _record(world, call, GIVE_UP_TOOL, arguments, start, start, True, None, [])
         else:
             record = _move(world, call, arguments, game)
     memory.remember(record)

@@ -2,20 +2,35 @@
 
 One turn: build the context, ask the agent, validate and execute each tool call against the maze,
 feed every result back, and repeat until the agent answers without a tool call, the turn's action
-budget is spent, the goal is found, or the circuit breaker opens after consecutive invalid calls.
-A provider only translates these neutral messages to its wire format and back.
+budget is spent, the goal is found, the agent gives up, or a breaker opens (consecutive invalid calls,
+or the same failing action repeated). A provider only translates these neutral messages to its wire
+format and back.
+
+The loop's design choices are experimental variables (``TurnSettings``): the breakers' thresholds,
+whether ``give_up`` is offered, whether tool calls are read from JSON in the text for models without
+native tool calling, and the context budget that earlier turns' messages (``history``) are trimmed to.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from oriole.tools import TOOL_SPECS, ActionRecord, Memory, Rules, ToolCall, ToolSpec, WorldState, execute, observation
-
-CIRCUIT_BREAKER_THRESHOLD = 3
+from oriole.text_tool_calls import instructions, parse_tool_calls
+from oriole.tools import (
+    INVALID_ACTION,
+    TOOL_SPECS,
+    ActionRecord,
+    Memory,
+    Rules,
+    ToolCall,
+    ToolSpec,
+    WorldState,
+    execute,
+    observation,
+)
 
 
 @dataclass(frozen=True)
@@ -74,17 +89,59 @@ class Agent(Protocol):
 
 @dataclass(frozen=True)
 class ModelCall:
-    """One call of the turn: the messages it added since the previous call, and the answer."""
+    """One call of the turn: the messages it added since the previous call, and the answer. ``kind`` is
+    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history."""
 
     new_messages: tuple[Message, ...]
     response: ModelResponse
+    kind: str = "turn"
+
+
+@dataclass(frozen=True)
+class TurnSettings:
+    """How one turn is played.
+
+    ``budget`` actions at most (``budget_reason`` is the end reason when it is reached: the per-turn
+    budget, or the experiment's remaining moves); ``actions_left`` is what the experiment has left before
+    the turn; ``circuit_breaker`` invalid calls in a row, or ``repetition_limit`` identical failing actions
+    in a row (0: off), end the turn; ``text_tool_calls`` reads tool calls from JSON in the answer's text
+    (the tools are then described in the system prompt, not sent as tools).
+    """
+
+    budget: int
+    actions_left: int
+    budget_reason: str = "action_budget"
+    circuit_breaker: int = 3
+    repetition_limit: int = 0
+    tools: tuple[ToolSpec, ...] = TOOL_SPECS
+    text_tool_calls: bool = False
+
+
+@dataclass(frozen=True)
+class ContextTrim:
+    """What was left out of the requests of a turn to fit the context budget, and the estimated tokens of
+    the largest request before and after."""
+
+    dropped_turns: int = 0
+    dropped_actions: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+    def as_json(self) -> dict:
+        return {"dropped_turns": self.dropped_turns, "dropped_actions": self.dropped_actions,
+                "tokens_before": self.tokens_before, "tokens_after": self.tokens_after}
 
 
 @dataclass(frozen=True)
 class TurnOutcome:
+    """The turn's actions, its model calls, why it ended, the tool results no call has read yet
+    (``closing``: what the last answer's calls got back, those not executed included) and any trim."""
+
     actions: list[ActionRecord]
     calls: list[ModelCall]
     end_reason: str
+    closing: tuple[Message, ...] = ()
+    trim: ContextTrim | None = None
 
     @property
     def responses(self) -> list[ModelResponse]:
@@ -112,7 +169,7 @@ def message_as_json(message: Message) -> dict:
     """A message as stored in ``model_calls`` (and as the estimate sees it)."""
     data: dict = {"role": message.role, "content": message.content}
     if message.tool_calls:
-        data["tool_calls"] = [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+        data["tool_calls"] = [_call_as_json(c) for c in message.tool_calls]
     if message.tool_call_id is not None:
         data["tool_call_id"] = message.tool_call_id
     if message.name is not None:
@@ -120,19 +177,21 @@ def message_as_json(message: Message) -> dict:
     return data
 
 
-def fit_context(system_prompt: str, tools: Sequence[ToolSpec], messages: list[Message], budget: int | None) -> None:
-    """Drop the oldest entries of the context's ``recent_actions`` until the request fits ``budget``
-    tokens. The system prompt, the tools and the current turn's messages are never trimmed."""
-    if budget is None:
-        return
-    fixed = estimate_tokens(system_prompt) + estimate_tokens([t.__dict__ for t in tools])
-    fixed += sum(estimate_tokens(message_as_json(m)) for m in messages[1:])
-    context = dict(messages[0].content)
-    history = list(context.get("recent_actions", ()))
-    while history and fixed + estimate_tokens({**context, "recent_actions": history}) > budget:
-        history.pop(0)
-    if len(history) != len(context.get("recent_actions", ())):
-        messages[0] = Message("user", {**context, "recent_actions": history})
+def _call_as_json(call: ToolCall) -> dict:
+    return {"id": call.call_id, "name": call.name, "arguments": call.arguments, "source": call.source}
+
+
+def message_from_json(data: dict) -> Message:
+    """A stored message back as a ``Message`` (the inverse of ``message_as_json``)."""
+    calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", "native"))
+                  for c in data.get("tool_calls") or ())
+    return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
+
+
+def response_as_json(response: ModelResponse) -> dict:
+    """A response as stored in ``model_calls.response``."""
+    return {"text": response.text, "thinking": response.thinking,
+            "tool_calls": [_call_as_json(c) for c in response.tool_calls]}
 
 
 def turn_context(world: WorldState, game: Rules, history: Sequence[dict], max_moves: int) -> dict:
@@ -148,38 +207,162 @@ def turn_context(world: WorldState, game: Rules, history: Sequence[dict], max_mo
     }
 
 
-def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, memory: Memory,
-             context: dict, budget: int, budget_reason: str = "action_budget",
-             context_budget: int | None = None) -> TurnOutcome:
-    """Play one turn of at most ``budget`` actions, mutating ``world`` and ``memory``.
+class _Conversation:
+    """The messages of one turn's requests: earlier turns (whole, oldest first), the turn's context, and
+    what the turn added since. Trimming to the context budget drops whole earlier turns first (a tool call
+    never loses its result), then the oldest ``recent_actions`` of the context; never the system prompt,
+    the tools or the current turn's messages."""
 
-    ``budget_reason`` names the limit the budget comes from (the per-turn budget, or the
-    experiment's remaining moves), stored as the turn's end reason when it is reached.
-    ``context_budget`` (tokens, e.g. Ollama's ``num_ctx``) trims the history before each call.
+    def __init__(self, history: Sequence[Sequence[Message]], context: dict):
+        self.history = [list(turn) for turn in history]
+        self.context = context
+        self.current: list[Message] = []
+        self.sent: int | None = None  # messages of ``current`` already sent (None: no call yet)
+        self.trim = ContextTrim()
+
+    def messages(self) -> list[Message]:
+        return [*(m for turn in self.history for m in turn), Message("user", self.context), *self.current]
+
+    def new_messages(self) -> tuple[Message, ...]:
+        """What the call just made added since the previous call of the turn (the first call: the context)."""
+        return tuple([Message("user", self.context), *self.current] if self.sent is None
+                     else self.current[self.sent:])
+
+    def answered(self, answer: Message) -> None:
+        """The model's answer joins the conversation; it is stored with its call, not as a request message."""
+        self.current.append(answer)
+        self.sent = len(self.current)
+
+    def fit(self, system_prompt: str, tools: Sequence[ToolSpec], budget: int | None) -> None:
+        if budget is None:
+            return
+        fixed = estimate_tokens(system_prompt) + estimate_tokens([t.__dict__ for t in tools])
+        before = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
+        size = before
+        turns, actions = 0, 0
+        while size > budget and self.history:
+            self.history.pop(0)
+            turns += 1
+            size = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
+        recent = list(self.context.get("recent_actions", ()))
+        while size > budget and recent:
+            recent.pop(0)
+            actions += 1
+            self.context = {**self.context, "recent_actions": recent}
+            size = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
+        if turns or actions:
+            t = self.trim
+            self.trim = ContextTrim(t.dropped_turns + turns, t.dropped_actions + actions,
+                                    max(t.tokens_before, before), max(t.tokens_after, size))
+
+
+class _Breakers:
+    """The turn's breakers: invalid calls in a row, and the same failing action repeated in a row."""
+
+    def __init__(self, settings: TurnSettings):
+        self.settings = settings
+        self.invalid = 0
+        self.repeated: tuple[object, int] = (None, 0)
+
+    def record(self, record: ActionRecord) -> str | None:
+        """The end reason this action triggers, if any."""
+        self.invalid = self.invalid + 1 if record.action_type == INVALID_ACTION else 0
+        if self.invalid >= self.settings.circuit_breaker:
+            return "circuit_breaker"
+        failing = None if record.success or record.action_type == INVALID_ACTION else (
+            record.action_type, record.from_pos, record.error)
+        key, count = self.repeated
+        self.repeated = (failing, count + 1 if failing is not None and failing == key else 1)
+        limit = self.settings.repetition_limit
+        if failing is not None and limit and self.repeated[1] >= limit:
+            return "repetition"
+        return None
+
+
+_WHY_NOT_EXECUTED = {
+    "goal_found": "the goal was found", "circuit_breaker": "the circuit breaker opened after invalid calls",
+    "repetition": "the same failing action was repeated", "gave_up": "you gave up",
+    "action_budget": "the turn's budget is spent", "max_moves": "the experiment's action budget is spent",
+}
+
+
+def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, memory: Memory,
+             context: dict, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
+    """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``memory``.
+
+    ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
+    oldest first, to the agent's context budget before each call.
     """
-    if budget < 1:
-        raise ValueError(f"a turn needs an action budget of at least 1, got {budget}")
-    messages: list[Message] = [Message("user", context)]
+    if settings.budget < 1:
+        raise ValueError(f"a turn needs an action budget of at least 1, got {settings.budget}")
+    prompt, offered = (system_prompt + "\n\n" + instructions(settings.tools), ()) if settings.text_tool_calls \
+        else (system_prompt, settings.tools)
+    conversation = _Conversation(history, context)
     actions: list[ActionRecord] = []
     calls: list[ModelCall] = []
-    sent = 0
-    invalid_in_a_row = 0
+    breakers = _Breakers(settings)
     while True:
-        fit_context(system_prompt, TOOL_SPECS, messages, context_budget)
-        response = agent.respond(ModelRequest(system_prompt, TOOL_SPECS, tuple(messages)))
-        calls.append(ModelCall(tuple(messages[sent:]), response))
-        messages.append(Message("assistant", response.text, tool_calls=response.tool_calls))
-        sent = len(messages)
+        conversation.fit(prompt, offered, agent.context_budget)
+        response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, tuple(conversation.messages()))),
+                                    settings)
+        calls.append(ModelCall(conversation.new_messages(), response))
+        conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
-            return TurnOutcome(actions, calls, "no_tool_call")
+            return TurnOutcome(actions, calls, "no_tool_call", trim=_trim(conversation))
+        results: list[Message] = []
+        end = None
         for call in response.tool_calls:
-            record = execute(call, world, game, memory)
+            if end is not None:
+                results.append(_result_message(call, {"success": False, "error": "not executed: "
+                                                      + _WHY_NOT_EXECUTED[end]}, settings))
+                continue
+            record = execute(call, world, game, memory, settings.tools)
             actions.append(record)
-            messages.append(Message("tool", record.result, tool_call_id=call.call_id, name=call.name))
-            invalid_in_a_row = invalid_in_a_row + 1 if record.action_type == "invalid" else 0
-            if world.goal_found:
-                return TurnOutcome(actions, calls, "goal_found")
-            if invalid_in_a_row >= CIRCUIT_BREAKER_THRESHOLD:
-                return TurnOutcome(actions, calls, "circuit_breaker")
-            if len(actions) >= budget:
-                return TurnOutcome(actions, calls, budget_reason)
+            end = _end_reason(record, world, breakers, len(actions), settings)
+            result = {**record.result, "actions_left_in_turn": 0 if end else settings.budget - len(actions),
+                      "actions_left": settings.actions_left - len(actions)}
+            if end in ("circuit_breaker", "repetition"):
+                result["turn_ended"] = _WHY_NOT_EXECUTED[end]
+            results.append(_result_message(call, result, settings))
+        conversation.current.extend(results)
+        if end is not None:
+            return TurnOutcome(actions, calls, end, tuple(results), _trim(conversation))
+
+
+def _end_reason(record: ActionRecord, world: WorldState, breakers: _Breakers, taken: int,
+                settings: TurnSettings) -> str | None:
+    if world.goal_found:
+        return "goal_found"
+    if world.gave_up_reason is not None:
+        return "gave_up"
+    tripped = breakers.record(record)
+    if tripped:
+        return tripped
+    if taken >= settings.budget:
+        return settings.budget_reason
+    return None
+
+
+def _read_text_calls(response: ModelResponse, settings: TurnSettings) -> ModelResponse:
+    """With text tool calls on, an answer without native calls is read for JSON tool calls in its text."""
+    if not settings.text_tool_calls or response.tool_calls or not response.text:
+        return response
+    return replace(response, tool_calls=parse_tool_calls(response.text))
+
+
+def _assistant_message(response: ModelResponse, settings: TurnSettings) -> Message:
+    """Text tool calls stay in the text the model wrote; native ones travel as tool calls."""
+    if settings.text_tool_calls:
+        return Message("assistant", response.text)
+    return Message("assistant", response.text, tool_calls=response.tool_calls)
+
+
+def _result_message(call: ToolCall, result: dict, settings: TurnSettings) -> Message:
+    """A tool result: a ``tool`` message for a native call, a user message naming the tool for a text call."""
+    if settings.text_tool_calls:
+        return Message("user", {"tool_result": call.name, **result})
+    return Message("tool", result, tool_call_id=call.call_id, name=call.name)
+
+
+def _trim(conversation: _Conversation) -> ContextTrim | None:
+    return conversation.trim if conversation.trim != ContextTrim() else None

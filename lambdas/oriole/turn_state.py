@@ -12,9 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from oriole.maze import Maze
-from oriole.tools import INVALID_ACTION, ActionRecord, Memory, Rules, WorldState
-from oriole.turn_loop import ModelCall, TurnOutcome, message_as_json
+from oriole import memory as memories
+from oriole.catalog import BY_KEY
+from oriole.maze import Maze, vision
+from oriole.tools import INVALID_ACTION, ActionRecord, Memory, Rules, WorldState, tool_specs
+from oriole.turn_loop import (
+    Message,
+    ModelCall,
+    ModelResponse,
+    TurnOutcome,
+    TurnSettings,
+    message_as_json,
+    response_as_json,
+)
 
 # experiment column -> WorldState field: counters the commit adds this turn's increments to
 WORLD_COUNTERS: dict[str, str] = {"action_count": "step", "move_count": "moves",
@@ -23,11 +33,11 @@ WORLD_COUNTERS: dict[str, str] = {"action_count": "step", "move_count": "moves",
 # experiment column -> WorldState field: values the commit replaces
 WORLD_VALUES: dict[str, str] = {"moves_at_last_recall": "moves_at_last_recall", "goal_found": "goal_found",
                                 "goal_first_seen_step": "goal_first_seen_step",
-                                "goal_reached_step": "goal_reached_step"}
+                                "goal_reached_step": "goal_reached_step", "gave_up_reason": "gave_up_reason"}
 # every experiment column a turn reads
 COLUMNS: tuple[str, ...] = ("id", "status", "maze_id", "llm_provider", "model_name", "prompt_text", "config",
-                            "seed", "current_x", "current_y", "turn_count", "agent_state",
-                            *WORLD_COUNTERS, *WORLD_VALUES)
+                            "seed", "current_x", "current_y", "turn_count", "agent_state", "memory",
+                            "history_tokens", *WORLD_COUNTERS, *WORLD_VALUES)
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,7 @@ class LoadedTurn:
     recent_actions: list[dict]
     maze_row: dict | None
     committed: CommittedTurn | None
+    earlier_turns: tuple[memories.StoredTurn, ...] = ()  # the newest ones, oldest first (conversation, summary)
 
     @classmethod
     def from_row(cls, row: dict) -> LoadedTurn:
@@ -87,6 +98,7 @@ class LoadedTurn:
             maze_row=row["maze"],
             committed=CommittedTurn(**{k: committed[k] for k in CommittedTurn.__dataclass_fields__})
             if committed else None,
+            earlier_turns=tuple(memories.StoredTurn.from_row(t) for t in row["earlier_turns"] or ()),
         )
 
     @property
@@ -119,10 +131,72 @@ class LoadedTurn:
         return Rules(maze, config["visionRange"], config["goalCondition"], config["recallInterval"],
                      config["maxRecallActions"])
 
-    def memory(self) -> Memory:
-        """What ``recall_all`` summarises: the last ``maxRecallActions`` actions' positions and sightings."""
+    def setting(self, key: str) -> object:
+        """A snapshot value; a snapshot taken before the setting existed gets the catalog default."""
+        return self.config[key] if key in self.config else BY_KEY[key].default
+
+    def memory(self, game: Rules) -> Memory:
+        """What ``recall_all`` summarises: the last ``maxRecallActions`` actions' positions and sightings, and
+        the start tile's sighting while the window reaches back to it."""
         size = self.config["maxRecallActions"]
-        return Memory(size, [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in self.recent_actions[-size:]])
+        maze = game.maze
+        start = (maze.start, [t.as_list() for t in vision(maze, maze.start, game.vision_range)])
+        return Memory(size, [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in self.recent_actions[-size:]],
+                      start=start, actions=self.experiment["action_count"])
+
+    def settings(self, world: WorldState, context_budget: int | None) -> TurnSettings:
+        """The turn's budget and the agent loop's variables from the snapshot."""
+        remaining = self.config["maxMoves"] - world.step
+        per_turn = self.config["maxActionsPerTurn"]
+        budget, reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
+        return TurnSettings(budget=budget, budget_reason=reason, actions_left=remaining,
+                            circuit_breaker=self.setting("circuitBreakerThreshold"),
+                            repetition_limit=self.setting("repetitionThreshold"),
+                            tools=tool_specs(self.setting("enableGiveUp")),
+                            text_tool_calls=self.setting("textToolCalls"))
+
+    @property
+    def history_mode(self) -> str:
+        return self.setting("historyMode")
+
+    def window(self) -> list[memories.StoredTurn]:
+        """The earlier turns whose messages the turn carries (conversation, summary), oldest first."""
+        return list(self.earlier_turns[-self.setting("historyTurns"):]) if self.history_mode != memories.ACTIONS \
+            else []
+
+    def conversation(self) -> list[list[Message]]:
+        return [turn.messages() for turn in self.window()]
+
+    def summarised_turns(self) -> int:
+        """How many turns are older than the window: what summary mode compacts."""
+        if self.history_mode != memories.SUMMARY:
+            return 0
+        return max(0, self.turn_count - self.setting("historyTurns"))
+
+    def map_memory(self, maze: Maze) -> memories.MapMemory:
+        """The map compaction's state, as the previous turn left it (the start's sighting on the first)."""
+        state = self.experiment["memory"] or {}
+        known = memories.MapMemory((maze.width, maze.height), state if "map" in state else None)
+        if "map" not in state:
+            known.learn(maze.start, [t.as_list() for t in vision(maze, maze.start, self.config["visionRange"])])
+        return known
+
+    def to_compact(self) -> memories.StoredTurn | None:
+        """For model compaction: the turn that just left the window and is not in the summary yet."""
+        through = (self.experiment["memory"] or {}).get("through_turn", 0)
+        newest_old = self.summarised_turns()
+        older = [t for t in self.earlier_turns if t.number == newest_old]
+        return older[0] if newest_old > through and older else None
+
+    def compaction_record(self, summary: object) -> dict | None:
+        """What the summary stands for on this turn: the turns it replaced and their tokens, before and after."""
+        summarised = self.summarised_turns()
+        if not summarised:
+            return None
+        window_tokens = sum(t.message_tokens for t in self.window())
+        return {"compaction": self.setting("compaction"), "turns_summarised": summarised,
+                "tokens_before": max(0, self.experiment["history_tokens"] - window_tokens),
+                "tokens_after": memories.estimate_tokens(summary)}
 
     def history(self) -> list[dict]:
         """The last ``historyActions`` actions as the model reads them in its turn context."""
@@ -136,14 +210,22 @@ class LoadedTurn:
                           self.experiment["goal_found"], self.position, self.committed.input_tokens,
                           self.committed.output_tokens)
 
-    def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: dict) -> TurnWrite:
+    def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: dict,
+              memory: dict, context: dict | None) -> TurnWrite:
         """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost
-        come from the turn row), the new position and values, and whether the turn stalled (no valid action)."""
+        come from the turn row), the new position and values, whether the turn stalled (no valid action), the
+        memory state for the next turn, and what the requests left out or summarised (``context``)."""
         turn = _turn_row(outcome, world, started_at, self.config.get("pricing"))
+        turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
+        turn_messages += [Message("assistant", c.response.text, c.response.tool_calls)
+                          for c in outcome.calls if c.kind == "turn"]
+        turn |= {"closing_messages": [message_as_json(m) for m in outcome.closing],
+                 "message_tokens": memories.message_tokens([*turn_messages, *outcome.closing]),
+                 "context": context}
         delta = {column: getattr(world, field) - self.experiment[column] for column, field in WORLD_COUNTERS.items()}
         delta |= {column: getattr(world, field) for column, field in WORLD_VALUES.items()}
         delta |= {"current_x": world.position[0], "current_y": world.position[1], "agent_state": agent_state,
-                  "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
+                  "memory": memory, "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
         return TurnWrite(turn, [_action_row(a) for a in outcome.actions],
                          [_call_row(i, call) for i, call in enumerate(outcome.calls, 1)], delta)
 
@@ -173,14 +255,11 @@ def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pri
 
 
 def _call_row(index: int, call: ModelCall) -> dict:
-    r = call.response
+    r: ModelResponse = call.response
     return {"call_index": index, "request_messages": [message_as_json(m) for m in call.new_messages],
-            "response": {"text": r.text, "thinking": r.thinking,
-                         "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments}
-                                        for c in r.tool_calls]},
-            "input_tokens": r.usage.input_tokens, "output_tokens": r.usage.output_tokens,
-            "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason, "durations": r.durations,
-            "throttles": r.throttles}
+            "response": response_as_json(r), "input_tokens": r.usage.input_tokens,
+            "output_tokens": r.usage.output_tokens, "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason,
+            "durations": r.durations, "throttles": r.throttles, "kind": call.kind}
 
 
 def _action_row(a: ActionRecord) -> dict:

@@ -38,6 +38,31 @@ def local(database_url) -> Iterator[Local]:
     conn.close()
 
 
+@pytest.fixture(scope="module")
+def bedrock():
+    """A real boto3 Bedrock Runtime client under botocore's Stubber: requests are checked against the
+    service model, answers come from the test."""
+    import boto3
+    from botocore.stub import Stubber
+
+    client = boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="test",
+                          aws_secret_access_key="test")
+    with Stubber(client) as stubber:
+        yield stubber
+
+
+@pytest.fixture(scope="module")
+def bedrock_local(database_url, bedrock) -> Iterator[Local]:
+    """The local state machine with the stubbed Bedrock client."""
+    from oriole import db
+    from oriole_workstation.results import Results
+
+    conn = db.connect(database_url)
+    with LocalAws(database_url, bedrock_client=bedrock.client) as aws:
+        yield Local(aws, Results(conn))
+    conn.close()
+
+
 def baseline(agent: str, maze: str, **config) -> dict:
     return {"mazeId": maze, "llmProvider": "baseline", "modelName": agent, "config": config}
 

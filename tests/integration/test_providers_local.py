@@ -8,11 +8,8 @@ from itertools import pairwise
 
 import boto3
 import pytest
-from botocore.stub import Stubber
 
 from oriole import catalog, mazeset
-from oriole_workstation.runner import LocalAws
-from tests.integration.conftest import Local
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 
@@ -27,22 +24,8 @@ def shortest_moves(name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def bedrock():
-    client = boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="test",
-                          aws_secret_access_key="test")
-    with Stubber(client) as stubber:
-        yield stubber
-
-
-@pytest.fixture(scope="module")
-def local(database_url, bedrock):
-    from oriole import db
-    from oriole_workstation.results import Results
-
-    conn = db.connect(database_url)
-    with LocalAws(database_url, bedrock_client=bedrock.client) as aws:
-        yield Local(aws, Results(conn))
-    conn.close()
+def local(bedrock_local):
+    return bedrock_local
 
 
 def run(local, execution_input: dict) -> dict:

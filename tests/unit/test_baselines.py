@@ -5,7 +5,7 @@ import pytest
 from oriole import mazeset
 from oriole.baselines import make_baseline
 from oriole.tools import Memory, Rules, WorldState
-from oriole.turn_loop import run_turn, turn_context
+from oriole.turn_loop import TurnSettings, run_turn, turn_context
 
 
 def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int = 3):
@@ -16,7 +16,8 @@ def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int =
     while not world.goal_found and world.step < max_moves:
         agent = make_baseline(name, entry.maze, seed, state)
         budget = min(8, max_moves - world.step)
-        run_turn(agent, "", world, rules, memory, turn_context(world, rules, [], max_moves), budget)
+        run_turn(agent, "", world, rules, memory, turn_context(world, rules, [], max_moves),
+                 TurnSettings(budget=budget, actions_left=max_moves - world.step))
         state = agent.state
     return entry, world
 

@@ -21,7 +21,7 @@ from oriole.mazeset import get_maze
 from oriole.providers import bedrock
 from oriole.providers.bedrock import BedrockAgent, runtime_client
 from oriole.tools import TOOL_SPECS, Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import Message, ModelRequest, run_turn, turn_context
+from oriole.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 CONTEXT = {"position": [1, 1], "visible": {"open": [[1, 1], [1, 2]], "walls": [[1, 0]], "goal": None}, "step": 0}
@@ -282,7 +282,8 @@ def test_a_turn_walks_the_shortest_path_and_sends_every_result_back(client, stub
     world = WorldState(position=maze.start)
     context = turn_context(world, rules, [], max_moves=100)
 
-    outcome = run_turn(agent(client), "system", world, rules, Memory(50), context, budget=len(moves) + 5)
+    outcome = run_turn(agent(client), "system", world, rules, Memory(50), context,
+                       TurnSettings(budget=len(moves) + 5, actions_left=100))
 
     assert outcome.end_reason == "goal_found" and world.position == maze.goal
     assert [a.tool_name for a in outcome.actions] == moves
@@ -295,8 +296,10 @@ def test_a_turn_walks_the_shortest_path_and_sends_every_result_back(client, stub
         if n:
             results = [block["toolResult"] for block in params["messages"][-1]["content"]]
             done = outcome.actions[2 * n - 2:2 * n]
-            assert results == [{"toolUseId": f"tu-{a.step_number - 1}", "content": [{"json": a.result}],
-                                "status": "success"} for a in done]
+            left = len(moves) + 5
+            assert results == [{"toolUseId": f"tu-{a.step_number - 1}", "status": "success", "content": [{"json": {
+                **a.result, "actions_left_in_turn": left - a.step_number, "actions_left": 100 - a.step_number}}]}
+                for a in done]
             uses = [block["toolUse"]["toolUseId"] for block in params["messages"][-2]["content"]]
             assert uses == [r["toolUseId"] for r in results]
     assert outcome.usage.input_tokens == 120 * len(sent)

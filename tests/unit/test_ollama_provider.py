@@ -15,7 +15,7 @@ from oriole.maze import DIRECTIONS
 from oriole.mazeset import get_maze
 from oriole.providers.ollama import OllamaAgent
 from oriole.tools import TOOL_SPECS, Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import Message, ModelRequest, run_turn, turn_context
+from oriole.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from tests.ollama_server import ScriptedOllama, error, slow, text_reply, tool_calls
 
 MODEL = "qwen3:8b"
@@ -306,7 +306,7 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_through_ollama():
     script += [tool_calls(*[(m, {}) for m in moves[i:i + 3]]) for i in range(1, len(moves), 3)]
     with ScriptedOllama(*script) as server:
         outcome = run_turn(agent_for(server), "Find the goal.", world, game, Memory(50), context,
-                           budget=len(moves) + 5)
+                           TurnSettings(budget=len(moves) + 5, actions_left=100))
     assert outcome.end_reason == "goal_found"
     assert [a.tool_name for a in outcome.actions] == moves
     assert [a.to_pos for a in outcome.actions] == path[1:] and world.position == maze.goal
@@ -319,5 +319,6 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_through_ollama():
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]
     assert second[2]["tool_calls"] == [{"function": {"name": moves[0], "arguments": {"reasoning": "first"}}}]
     assert second[3]["tool_name"] == moves[0]
-    assert json.loads(second[3]["content"]) == outcome.actions[0].result
+    assert json.loads(second[3]["content"]) == {**outcome.actions[0].result, "actions_left_in_turn": len(moves) + 4,
+                                                "actions_left": 99}
     assert json.loads(second[3]["content"])["position"] == list(path[1])

@@ -3,6 +3,8 @@
 import json
 import re
 
+import pytest
+
 from oriole import flows
 from oriole.handlers import FUNCTIONS
 
@@ -69,17 +71,18 @@ def test_condition_check_routes_every_decision_of_check_progress():
     check = STATES["ConditionCheck"]
     routes = {c["StringEquals"]: c["Next"] for c in check["Choices"]}
     assert set(routes) | {progress.CONTINUE} == {progress.SUCCESS, progress.TIMEOUT, progress.STALLED,
-                                                 progress.CONTINUE, progress.CONTINUE_AS_NEW}
+                                                 progress.GAVE_UP, progress.CONTINUE, progress.CONTINUE_AS_NEW}
     assert check["Default"] == "ContinueLoop"
 
 
-def test_a_stalled_agent_fails_the_experiment_with_check_progress_reason_and_a_named_error():
-    assert STATES["ConditionCheck"]["Choices"][-1] == {
-        "Variable": "$.progress.decision", "StringEquals": "stalled", "Next": "AgentStalled"}
-    stalled = STATES["AgentStalled"]
-    assert stalled["Type"] == "Pass" and stalled["Next"] == "FinalizeFailure"
-    assert stalled["Parameters"] == {"experimentId.$": "$.experimentId", "reason.$": "$.progress.reason",
-                                     "error": {"Error": "AgentStalled", "Cause.$": "$.progress.reason"}}
+@pytest.mark.parametrize("decision, state", [("stalled", "AgentStalled"), ("gave_up", "AgentGaveUp")])
+def test_an_agent_ending_fails_the_experiment_with_check_progress_reason_and_a_named_error(decision, state):
+    assert {"Variable": "$.progress.decision", "StringEquals": decision, "Next": state} in \
+        STATES["ConditionCheck"]["Choices"]
+    ending = STATES[state]
+    assert ending["Type"] == "Pass" and ending["Next"] == "FinalizeFailure"
+    assert ending["Parameters"] == {"experimentId.$": "$.experimentId", "reason.$": "$.progress.reason",
+                                    "error": {"Error": state, "Cause.$": "$.progress.reason"}}
 
 
 def retried(state: dict) -> dict[str, dict]:

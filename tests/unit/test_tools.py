@@ -2,7 +2,7 @@
 
 import pytest
 
-from oriole.maze import Maze
+from oriole.maze import Maze, vision
 from oriole.tools import Memory, Rules, ToolCall, ToolCallError, WorldState, execute, parse_arguments
 
 MAZE = Maze.from_rows([[0, 0, 0, 1, 2], [0, 1, 0, 1, 0], [0, 0, 0, 0, 0]], (0, 0), (4, 0))
@@ -32,7 +32,7 @@ def test_arguments_as_object_or_json_string(raw, expected):
     ([1, 2], "must be an object"),
     ({"reasoning": 3}, "must be a string"),
     ({"experiment_id": 7}, "unexpected argument"),
-    ({"x": 1, "y": 2}, "tools take only 'reasoning'"),
+    ({"x": 1, "y": 2}, "takes only 'reasoning'"),
 ])
 def test_bad_arguments_are_rejected_with_a_reason(raw, message):
     with pytest.raises(ToolCallError, match=message):
@@ -101,3 +101,17 @@ def test_sight_condition_is_met_when_the_goal_comes_into_view():
     world = WorldState(position=(2, 2))
     play(world, ToolCall("move_east"), ToolCall("move_east"), rules=game(goal_condition="sight"))
     assert world.goal_found and world.goal_reached_step is None and world.goal_first_seen_step == 2
+
+
+def test_recall_includes_what_the_start_tile_showed_while_the_window_reaches_back_to_it():
+    start = ((0, 0), [t.as_list() for t in vision(MAZE, (0, 0), 3)])
+    world = WorldState(position=(0, 0))
+    memory = Memory(3, start=start)
+    play(world, ToolCall("move_south"), memory=memory)
+    [recall] = play(world, ToolCall("recall_all"), memory=memory)
+    assert recall.result["memory"]["visited"][0] == [0, 0]
+    assert [2, 0] in recall.result["memory"]["open"]  # seen east from the start tile only
+    play(world, ToolCall("move_south"), ToolCall("move_east"), memory=memory)
+    world.moves_at_last_recall = None
+    [later] = play(world, ToolCall("recall_all"), memory=memory)
+    assert [0, 0] not in later.result["memory"]["visited"]  # four actions later the start is out of the window

@@ -1,8 +1,16 @@
 """The shared turn loop with a scripted agent standing in for a model."""
 
 from oriole.maze import Maze
-from oriole.tools import Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import ModelResponse, Usage, estimate_tokens, run_turn, turn_context
+from oriole.tools import Memory, Rules, ToolCall, WorldState, tool_specs
+from oriole.turn_loop import (
+    Message,
+    ModelResponse,
+    TurnSettings,
+    Usage,
+    estimate_tokens,
+    run_turn,
+    turn_context,
+)
 
 MAZE = Maze.from_rows([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]], (0, 0), (11, 0))
 RULES = Rules(MAZE, vision_range=2, goal_condition="reach", recall_interval=10, max_recall_actions=50)
@@ -11,9 +19,10 @@ RULES = Rules(MAZE, vision_range=2, goal_condition="reach", recall_interval=10, 
 class Scripted:
     """Answers each request with the next scripted response and records what it was asked."""
 
-    def __init__(self, *responses):
+    def __init__(self, *responses, context_budget=None):
         self.responses = list(responses)
         self.requests = []
+        self.context_budget = context_budget
 
     def respond(self, request):
         self.requests.append(request)
@@ -25,10 +34,11 @@ def calls(*names):
                          usage=Usage(100, 10, 5))
 
 
-def turn(agent, budget=8, position=(0, 0)):
+def turn(agent, budget=8, position=(0, 0), **settings):
     world = WorldState(position=position)
     context = turn_context(world, RULES, [], max_moves=100)
-    return run_turn(agent, "system", world, RULES, Memory(50), context, budget), world
+    return run_turn(agent, "system", world, RULES, Memory(50), context,
+                    TurnSettings(budget=budget, actions_left=100, **settings)), world
 
 
 def test_turn_ends_when_the_model_answers_without_a_tool_call():
@@ -84,8 +94,8 @@ def test_history_is_trimmed_oldest_first_to_the_context_budget_never_the_system_
     history = [{"step": i, "action": "move_east", "position": [i, 0], "success": True} for i in range(1, 201)]
     context = turn_context(world, RULES, history, max_moves=1000)
     system = "You are in a maze. " * 50
-    agent = Scripted(ModelResponse(text="done"))
-    run_turn(agent, system, world, RULES, Memory(50), context, budget=8, context_budget=1500)
+    agent = Scripted(ModelResponse(text="done"), context_budget=1500)
+    run_turn(agent, system, world, RULES, Memory(50), context, TurnSettings(budget=8, actions_left=1000))
     sent = agent.requests[0]
     kept = sent.messages[0].content["recent_actions"]
     assert 0 < len(kept) < 200 and kept == history[-len(kept):]
@@ -97,5 +107,107 @@ def test_no_budget_means_no_trimming():
     world = WorldState(position=(0, 0))
     history = [{"step": i} for i in range(300)]
     agent = Scripted(ModelResponse(text="done"))
-    run_turn(agent, "s", world, RULES, Memory(50), turn_context(world, RULES, history, 1000), budget=8)
+    run_turn(agent, "s", world, RULES, Memory(50), turn_context(world, RULES, history, 1000),
+             TurnSettings(budget=8, actions_left=1000))
     assert len(agent.requests[0].messages[0].content["recent_actions"]) == 300
+
+
+# --- the agent loop's variables ---------------------------------------------------------------------------
+
+WALLED = Maze.from_rows([[0, 1, 0, 2]], (0, 0), (3, 0))  # east of the start is a wall
+WALLED_RULES = Rules(WALLED, vision_range=1, goal_condition="reach", recall_interval=10, max_recall_actions=50)
+
+
+def test_calls_beyond_the_turns_end_get_a_result_but_are_not_actions():
+    outcome, world = turn(Scripted(calls(*["move_east"] * 5)), budget=3)
+    assert outcome.end_reason == "action_budget" and len(outcome.actions) == 3 and world.step == 3
+    assert [m.role for m in outcome.closing] == ["tool"] * 5
+    assert [m.tool_call_id for m in outcome.closing] == ["c0", "c1", "c2", "c3", "c4"]
+    skipped = [m.content for m in outcome.closing[3:]]
+    assert skipped == [{"success": False, "error": "not executed: the turn's budget is spent"}] * 2
+
+
+def test_every_tool_result_tells_the_actions_left_in_the_turn_and_the_experiment():
+    agent = Scripted(calls("move_east", "move_east"), ModelResponse(text="ok"))
+    turn(agent, budget=5)
+    results = [m.content for m in agent.requests[1].messages if m.role == "tool"]
+    assert [(r["actions_left_in_turn"], r["actions_left"]) for r in results] == [(4, 99), (3, 98)]
+
+
+def test_the_circuit_breaker_threshold_is_a_setting():
+    outcome, _ = turn(Scripted(calls("fly", "fly", "fly", "fly", "fly")), circuit_breaker=5)
+    assert outcome.end_reason == "circuit_breaker" and len(outcome.actions) == 5
+
+
+def test_the_same_failing_action_repeated_ends_the_turn_with_its_own_reason():
+    world = WorldState(position=(0, 0))
+    agent = Scripted(calls(*["move_east"] * 6))
+    outcome = run_turn(agent, "s", world, WALLED_RULES, Memory(50), turn_context(world, WALLED_RULES, [], 100),
+                       TurnSettings(budget=8, actions_left=100, repetition_limit=4))
+    assert outcome.end_reason == "repetition" and len(outcome.actions) == 4
+    assert outcome.closing[3].content["turn_ended"] == "the same failing action was repeated"
+    assert outcome.closing[4].content["error"] == "not executed: the same failing action was repeated"
+    off = run_turn(Scripted(calls(*["move_east"] * 6), ModelResponse(text="ok")), "s", WorldState(position=(0, 0)),
+                   WALLED_RULES, Memory(50), turn_context(world, WALLED_RULES, [], 100),
+                   TurnSettings(budget=8, actions_left=100))  # repetition_limit 0: the breaker is off
+    assert off.end_reason == "no_tool_call" and len(off.actions) == 6
+
+
+def test_give_up_is_offered_only_when_enabled_and_ends_the_turn_with_the_reason():
+    give_up = ModelResponse(tool_calls=(ToolCall("give_up", {"reason": "no way through"}, "g"),))
+    outcome, world = turn(Scripted(give_up, ModelResponse(text="ok")))
+    assert outcome.actions[0].action_type == "invalid" and world.gave_up_reason is None
+    agent = Scripted(give_up)
+    outcome, world = turn(agent, tools=tool_specs(give_up=True))
+    assert "give_up" in [t.name for t in agent.requests[0].tools]
+    assert outcome.end_reason == "gave_up" and world.gave_up_reason == "no way through"
+    assert outcome.actions[0].action_type == "give_up" and outcome.actions[0].success
+    nameless = ModelResponse(tool_calls=(ToolCall("give_up", {}, "g"),))
+    outcome, world = turn(Scripted(nameless, ModelResponse(text="ok")), tools=tool_specs(give_up=True))
+    assert outcome.actions[0].action_type == "invalid" and "needs a 'reason'" in outcome.actions[0].error
+
+
+def test_text_tool_calls_are_read_from_the_answer_and_the_tools_are_described_not_sent():
+    text = ('I will go east twice.\n```json\n[{"tool": "move_east", "arguments": {"reasoning": "open"}},\n'
+            ' {"name": "move_east"}]\n```\nthen {"tool": "fly"} and {"not": "a call"}')
+    agent = Scripted(ModelResponse(text=text), ModelResponse(text="done"))
+    outcome, world = turn(agent, text_tool_calls=True)
+    assert agent.requests[0].tools == () and '{"tool": "move_north"' in agent.requests[0].system_prompt
+    assert [a.action_type for a in outcome.actions] == ["move_east", "move_east", "invalid"]
+    assert outcome.actions[0].reasoning == "open" and world.position == (2, 0)
+    assert {c.source for c in outcome.calls[0].response.tool_calls} == {"text"}
+    follow_up = agent.requests[1].messages
+    assert [m.role for m in follow_up] == ["user", "assistant", "user", "user", "user"]
+    assert follow_up[1].tool_calls == () and follow_up[2].content["tool_result"] == "move_east"
+
+
+def test_earlier_turns_are_carried_whole_and_dropped_oldest_first_to_fit_the_budget():
+    def earlier(n):
+        call = ToolCall("move_east", {"reasoning": "x" * 400}, f"h{n}")
+        return [Message("user", {"turn": n}), Message("assistant", None, (call,)),
+                Message("tool", {"success": True, "pad": "y" * 400}, tool_call_id=f"h{n}", name="move_east")]
+
+    history = [earlier(n) for n in range(1, 6)]
+    agent = Scripted(ModelResponse(text="done"), context_budget=1200)
+    outcome, _ = turn_with(agent, history)
+    sent = agent.requests[0].messages
+    carried = [m.content["turn"] for m in sent if isinstance(m.content, dict) and "turn" in m.content]
+    assert carried and carried == list(range(6 - len(carried), 6))  # the newest, whole, in order
+    assert all(m.tool_call_id in {c.call_id for s in sent for c in s.tool_calls} for m in sent if m.role == "tool")
+    assert outcome.trim.dropped_turns == 5 - len(carried) and outcome.trim.tokens_after <= 1200 < \
+        outcome.trim.tokens_before
+    assert outcome.calls[0].new_messages[0].content["position"] == [0, 0]  # history is not stored again
+
+
+def test_without_a_budget_every_earlier_turn_is_carried():
+    history = [[Message("user", {"turn": n})] for n in range(1, 4)]
+    agent = Scripted(ModelResponse(text="done"))
+    outcome, _ = turn_with(agent, history)
+    assert [m.content.get("turn") for m in agent.requests[0].messages[:3]] == [1, 2, 3] and outcome.trim is None
+
+
+def turn_with(agent, history):
+    world = WorldState(position=(0, 0))
+    context = turn_context(world, RULES, [], max_moves=100)
+    return run_turn(agent, "system", world, RULES, Memory(50), context, TurnSettings(budget=8, actions_left=100),
+                    history), world

@@ -158,11 +158,10 @@ class _Retryable(Exception):
 class BedrockAgent:
     """An ``Agent`` answering through one Bedrock model with the Converse API."""
 
-    context_budget = None  # Converse reports a too-long request as a ValidationException; no trimming yet
 
     def __init__(self, client, model_id: str, temperature: float, max_tokens: int = DEFAULT_MAX_TOKENS,
                  max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
         self.client = client
         self.model_id = model_id
         self.temperature = temperature
@@ -170,6 +169,7 @@ class BedrockAgent:
         self.max_throttle_retries = max_throttle_retries
         self.backoff_seconds = backoff_seconds
         self._sleep = sleep
+        self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
 
     @classmethod
     def from_config(cls, model_id: str, config: dict, client=None) -> BedrockAgent:
@@ -182,17 +182,19 @@ class BedrockAgent:
 
         if client is None:
             client = runtime_client(float(setting("requestTimeoutSeconds")))
-        return cls(client, model_id, float(setting("temperature")))
+        return cls(client, model_id, float(setting("temperature")), context_budget=int(setting("contextTokens")))
 
     def converse_request(self, request: ModelRequest) -> dict:
         """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0)."""
-        return {
+        kwargs = {
             "modelId": self.model_id,
             "system": [{"text": request.system_prompt}],
             "messages": converse_messages(request.messages),
-            "toolConfig": tool_config(request.tools),
             "inferenceConfig": {"temperature": float(self.temperature), "maxTokens": self.max_tokens},
         }
+        if request.tools:  # Converse refuses an empty tool list: a request without tools names none
+            kwargs["toolConfig"] = tool_config(request.tools)
+        return kwargs
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """Ask the model, retrying throttles with exponential backoff and full jitter, and counting them."""

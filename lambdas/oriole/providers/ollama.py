@@ -172,8 +172,10 @@ class OllamaAgent:
         """The ``/api/chat`` request body: system prompt first, then the turn's messages, the tools, options."""
         messages = [{"role": "system", "content": request.system_prompt}]
         messages += [wire_message(m) for m in request.messages]
-        return {"model": self.model, "messages": messages, "tools": [wire_tool(t) for t in request.tools],
-                "stream": False, "options": self.options}
+        body = {"model": self.model, "messages": messages, "stream": False, "options": self.options}
+        if request.tools:  # a request without tools (a summary, text tool calls) must not name any
+            body["tools"] = [wire_tool(t) for t in request.tools]
+        return body
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
