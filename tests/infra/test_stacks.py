@@ -127,7 +127,7 @@ def test_parameters_come_from_the_catalog(templates):
              for p in resources(orchestrator, "AWS::SSM::Parameter").values()}
     for param in CATALOG:
         if param.overridable:
-            assert names[param.name] == str(param.default)
+            assert names[param.name] == param.default_text
     assert "navigating a 2D grid maze" in names["/oriole/prompts/v1"]
     assert "/oriole/experiments/max-execution-seconds" not in names  # read at deploy time only
 
