@@ -26,6 +26,7 @@ from oriole.errors import (
 )
 from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
 from oriole.maze import Maze, goal_visible, vision
+from oriole.mazeset import MazeEntry
 from oriole.store import ExperimentRef, NewExperiment, Store, StoredMaze, stored_maze
 from oriole.tools import WorldState
 from oriole.turn_loop import Agent, ModelCall, TurnOutcome, run_turn, turn_context
@@ -48,7 +49,8 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
     if isinstance(raw, dict) and "experimentId" in raw:
         return _resume(inputs.parse(inputs.Continuation, raw, "continuation input"), execution_arn, store)
     request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
-    entry = mazeset.get_maze(request.mazeId)
+    # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
+    chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
     if request.llmProvider == "baseline" and request.modelName not in BASELINE_NAMES:
         raise InvalidExecutionInput(f"modelName {request.modelName!r} is not a baseline agent; "
                                     f"expected one of {', '.join(BASELINE_NAMES)}")
@@ -63,9 +65,11 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
         config["seed"] = secrets.randbelow(2**31)
     pricing = catalog.pricing_name(request.modelName)
     config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if request.llmProvider != "baseline" else None
-    maze = entry.maze
+    if isinstance(chosen, MazeEntry):  # stored only once every check has passed
+        chosen = store.add_maze(chosen, "generated")
+    maze = chosen.maze
     row = store.create_experiment(NewExperiment(
-        maze_id=entry.id, llm_provider=request.llmProvider, model_name=request.modelName,
+        maze_id=chosen.id, llm_provider=request.llmProvider, model_name=request.modelName,
         prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
         agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
         start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))

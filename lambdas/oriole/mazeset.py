@@ -1,4 +1,12 @@
-"""The project's fixed maze set: every maze an experiment can name, generated from a seed.
+"""The maze families and the project's fixed maze set, every maze generated from a seed.
+
+Two kinds of names: the shipped set (``sparse-60``, ``perfect-11``, ...), fixed and pinned below, and
+seeded names ``FAMILY-SIZE@SEED`` (``perfect-11@42``) that name the maze a family's generator draws at that
+size from that seed, the same grid on every machine and every code version that keeps
+``GENERATOR_VERSION``. A seeded draw is validated; one that is not playable is drawn again from a derived
+seed, deterministically, so an unsolvable maze is never produced. The database is the source of truth for
+the mazes experiments use: the shipped set is loaded at migration, seeded mazes are stored on first use,
+and imported ones (``oriole mazes import``) sit beside them.
 
 Stored experiments refer to mazes by name and id, so the set must never change under them: each
 entry has a fixed seed, every generator draws only from its own ``random.Random(seed)`` (only
@@ -14,6 +22,7 @@ connected by the way they are carved. Every maze is still validated as it is gen
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -21,18 +30,25 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from oriole import errors
-from oriole.maze import EMPTY, GOAL, WALL, Maze, Position
+from oriole.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
 
 SIZE = 60
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))
 _DIAGONALS = ((1, 1), (1, -1))
 
 
+GENERATOR_VERSION = "1"  # bump when a generator's draws change: stored mazes keep the version they came from
+MAX_SIZE = 201  # the largest side of a generated or imported maze
+SEEDED_NAME = re.compile(r"^(?P<family>[a-z]+(?:-[a-z]+)*)-(?P<size>[0-9]{1,4})@(?P<seed>[0-9]{1,18})$")
+_DRAWS = 50  # attempts of a seeded family before giving up (none of the shipped families ever needs a second)
+
+
 @dataclass(frozen=True)
 class MazeEntry:
-    """One maze of the set with what experiments record about it (generator, seed, optimum, hash)."""
+    """One maze with what experiments record about it (generator, seed, optimum, hash); ``id`` is None for a
+    maze the database has not numbered yet (a seeded or imported one)."""
 
-    id: int  # stable small integer id, never reused
+    id: int | None  # the shipped set's ids are stable small integers, never reused
     name: str  # e.g. "sparse-60"
     family: str  # e.g. "sparse", "perfect"
     generator: str  # name of the generator function used, e.g. "random_walls"
@@ -193,6 +209,20 @@ def _spiral(rng: random.Random, corridor: int, size: int = SIZE) -> Maze:
     return _maze(_rows_with_walls(size, walls), place(start), place(goal))
 
 
+def _spiral_with_gaps(rng: random.Random, corridor: int, gaps: int, size: int = SIZE) -> Maze:
+    """A spiral (see ``_spiral``) with ``gaps`` openings in the one-tile walls between its rings: shortcuts that
+    make every seed a different maze (a bare spiral only has eight orientations)."""
+    maze = _spiral(rng, corridor, size)
+    rows = [list(row) for row in maze.grid]
+    thin = [(x, y) for y in range(1, size - 1) for x in range(1, size - 1) if rows[y][x] == WALL
+            and ((rows[y][x - 1] != WALL and rows[y][x + 1] != WALL)
+                 or (rows[y - 1][x] != WALL and rows[y + 1][x] != WALL))]
+    rng.shuffle(thin)  # shuffle, not sample: the draws the module docstring guarantees stay the same
+    for x, y in thin[:gaps]:
+        rows[y][x] = EMPTY
+    return Maze.from_rows(rows, maze.start, maze.goal)
+
+
 def _rooms(rng: random.Random, room: int, size: int = SIZE) -> Maze:
     """Rooms by recursive division: each dividing wall gets doors, then both halves are divided again.
 
@@ -301,6 +331,67 @@ _TABLE: tuple[_Spec, ...] = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Family:
+    """A kind of maze: its generator and the arguments it takes at a given size."""
+
+    name: str
+    generator: Callable[..., Maze]
+    arguments: Callable[[int], dict]
+    parity: int | None = None  # the sizes it draws exactly: odd (1) or even (0), or any
+    min_size: int = 5
+
+    def check_size(self, size: int) -> None:
+        if not self.min_size <= size <= MAX_SIZE:
+            raise errors.UnknownMaze(f"{self.name} mazes are {self.min_size} to {MAX_SIZE} tiles wide; got {size}")
+        if self.parity is not None and size % 2 != self.parity:
+            raise errors.UnknownMaze(f"{self.name} mazes have an {'odd' if self.parity else 'even'} size; got {size}")
+
+
+def _scaled(count: int) -> Callable[[int], int]:
+    """A count chosen for 60x60, scaled with the area."""
+    return lambda size: max(1, round(count * (size / SIZE) ** 2))
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    *(Family(name, _random_walls, lambda size, d=density: {"density": d}) for name, density in (
+        ("sparse", 0.10), ("light", 0.20), ("medium", 0.30), ("dense", 0.38), ("very-dense", 0.44),
+        ("extreme", 0.50))),
+    Family("open-field", _open_field, lambda size: {"obstacles": _scaled(16)(size)}),
+    Family("spiral", _spiral_with_gaps, lambda size: {"corridor": 3, "gaps": max(1, size // 10)}),
+    Family("rooms", _rooms, lambda size: {"room": 12}),
+    Family("multi-path", _multi_path, lambda size: {"openings": _scaled(80)(size)}, parity=0, min_size=6),
+    Family("diagonal", _diagonal_walls, lambda size: {"density": 0.25}),
+    Family("scatter", _scatter_blobs, lambda size: {"density": 0.25}),
+    Family("perfect", _perfect, lambda size: {}, parity=1),
+)}
+
+
+def seeded(name: str) -> MazeEntry:
+    """The maze a seeded name (``FAMILY-SIZE@SEED``) stands for, drawn and validated; UnknownMaze for a name
+    of another shape, an unknown family or a size the family does not draw."""
+    match = SEEDED_NAME.match(name)
+    if match is None:
+        raise errors.UnknownMaze(f"unknown maze {name!r}: neither a stored maze nor a seeded name FAMILY-SIZE@SEED "
+                                 f"(families: {', '.join(FAMILIES)}); `oriole mazes list` shows the stored ones")
+    family = FAMILIES.get(match["family"])
+    if family is None:
+        raise errors.UnknownMaze(f"unknown maze family {match['family']!r} in {name!r}; families: "
+                                 f"{', '.join(FAMILIES)}")
+    size, seed = int(match["size"]), int(match["seed"])
+    family.check_size(size)
+    for draw in range(_DRAWS):
+        maze = family.generator(random.Random(f"{family.name}-{size}@{seed}/{draw}"), size=size,
+                                **family.arguments(size))
+        try:
+            length = maze.validate()
+        except InvalidMaze:
+            continue  # deterministic: the next draw's seed is derived from the name
+        generator = family.generator.__name__.removeprefix("_")
+        return MazeEntry(None, name, family.name, generator, seed, maze, length, maze.content_hash())
+    raise errors.UnknownMaze(f"{name!r}: no playable maze in {_DRAWS} draws of the {family.name} family")
+
+
 def _generate(spec: _Spec) -> MazeEntry:
     maze = spec.generator(random.Random(spec.seed), **spec.arguments)
     length = maze.validate()
@@ -321,10 +412,14 @@ def maze_set() -> tuple[MazeEntry, ...]:
 
 
 def get_maze(name_or_id: str | int) -> MazeEntry:
-    """Look a maze up by name, or by id given as an int or a string of digits (as a CLI passes it)."""
+    """A maze of the shipped set by name or id (an int, or a string of digits as a CLI passes it), or the maze
+    a seeded name stands for."""
     key = int(name_or_id) if isinstance(name_or_id, str) and name_or_id.isdecimal() else name_or_id
     for entry in maze_set():
         if key in (entry.name, entry.id):
             return entry
+    if isinstance(key, str) and SEEDED_NAME.match(key):
+        return seeded(key)
     names = ", ".join(entry.name for entry in maze_set())
-    raise errors.UnknownMaze(f"unknown maze {name_or_id!r}; known mazes (or their ids) are: {names}")
+    raise errors.UnknownMaze(f"unknown maze {name_or_id!r}; shipped mazes (or their ids) are: {names}, and any "
+                             f"seeded name FAMILY-SIZE@SEED (families: {', '.join(FAMILIES)})")

@@ -16,7 +16,7 @@ def assert_invariants(store, experiment_id: int) -> None:
                            (experiment_id,)).fetchall()
     turns = conn.execute("SELECT * FROM turns WHERE experiment_id = %s ORDER BY turn_number",
                          (experiment_id,)).fetchall()
-    maze = mazeset.get_maze(exp["maze_id"]).maze
+    maze = store.find_maze(exp["maze_id"]).maze
     assert [a["step_number"] for a in actions] == list(range(1, len(actions) + 1))
     position = maze.start
     for a in actions:

@@ -109,6 +109,21 @@ class Results:
             (experiment_id,),
         ).fetchone()
 
+    def maze_counts(self) -> list[dict]:
+        """Per family and size: how many mazes the database holds, by source, with a few names."""
+        return self._execute(
+            """
+            SELECT family, width, height, count(*) AS mazes,
+                   count(*) FILTER (WHERE source = 'shipped') AS shipped,
+                   count(*) FILTER (WHERE source = 'generated') AS generated,
+                   count(*) FILTER (WHERE source = 'imported') AS imported,
+                   (array_agg(name ORDER BY id))[1:5] AS names
+              FROM mazes
+             GROUP BY family, width, height
+             ORDER BY min(id) FILTER (WHERE source = 'shipped') NULLS LAST, family, width
+            """
+        ).fetchall()
+
     def sweep_experiments(self, sweep_id: str) -> list[dict]:
         """Every experiment a sweep started (``agent_id`` ``<sweep id>/...``), oldest first."""
         return self._execute(

@@ -1,24 +1,36 @@
-"""``oriole mazes``: the maze set, listed, drawn in the terminal, loaded into the database."""
+"""``oriole mazes``: the mazes the database holds (families, sizes, counts), one drawn in the terminal,
+mazes imported from files, and the shipped set loaded."""
 
 from __future__ import annotations
 
-from oriole import mazeset
-from oriole.maze import GOAL, WALL, Maze
-from oriole_workstation.cli.common import Commands, out, print_columns
+from pathlib import Path
+from typing import Annotated
 
-app = Commands(help="The maze set.", no_args_is_help=True)
+import typer
+
+from oriole import mazeset
+from oriole.maze import GOAL, WALL, Maze, Position
+from oriole_workstation.cli.common import AwsDatabase, Commands, fail, out, print_columns
+
+app = Commands(help="Mazes: the shipped set, seeded families (FAMILY-SIZE@SEED) and imported mazes.",
+               no_args_is_help=True)
 
 
 @app.command("list")
-def mazes_list() -> None:
-    """Every maze of the set with its size and shortest path."""
-    print_columns(("id", "name", "size", "start", "goal", "shortest path", "generator", "seed"), [
-        (e.id, e.name, f"{e.maze.width}x{e.maze.height}", "{},{}".format(*e.maze.start), "{},{}".format(*e.maze.goal),
-         e.shortest_path_length, e.generator, e.seed) for e in mazeset.maze_set()])
+def mazes_list(aws: AwsDatabase = False) -> None:
+    """Families and sizes of the mazes the database holds, how many of each, and where they come from."""
+    from oriole_workstation.database import open_results
+
+    rows = open_results(aws).maze_counts()
+    print_columns(("family", "size", "mazes", "shipped", "generated", "imported", "names"), [
+        (r["family"], f"{r['width']}x{r['height']}", r["mazes"], r["shipped"], r["generated"], r["imported"],
+         ", ".join(r["names"]) + (", ..." if r["mazes"] > len(r["names"]) else "")) for r in rows])
+    out.print(f"\nSeeded names FAMILY-SIZE@SEED draw a new maze of a family on first use; families: "
+              f"{', '.join(mazeset.FAMILIES)}.", markup=False, highlight=False)
 
 
 def draw(maze: Maze) -> str:
-    """The maze as text: ``#`` wall, ``.`` open, ``S`` start, ``G`` goal."""
+    """The maze as text: ``#`` wall, ``.`` open, ``S`` start, ``G`` goal (what ``mazes import`` reads)."""
     lines = []
     for y, row in enumerate(maze.grid):
         chars = ["#" if c == WALL else "G" if c == GOAL else "." for c in row]
@@ -29,19 +41,63 @@ def draw(maze: Maze) -> str:
 
 
 @app.command("show")
-def mazes_show(name: str) -> None:
-    """Draw one maze in the terminal."""
-    entry = mazeset.get_maze(name)
-    out.print(f"{entry.name}: {entry.maze.width}x{entry.maze.height}, start {entry.maze.start}, "
-              f"goal {entry.maze.goal}, shortest path {entry.shortest_path_length}, hash {entry.content_hash[:12]}")
-    out.print(draw(entry.maze), highlight=False, markup=False)
+def mazes_show(name: str, aws: AwsDatabase = False) -> None:
+    """Draw one maze in the terminal: a stored one by name or id, or the maze a seeded name stands for."""
+    from oriole_workstation.database import open_results
+
+    stored = open_results(aws).store.find_maze(name)
+    maze, length, digest = (stored.maze, stored.shortest_path_length, stored.content_hash) if stored else \
+        _drawn(name)
+    out.print(f"{name}: {maze.width}x{maze.height}, start {maze.start}, goal {maze.goal}, shortest path {length}, "
+              f"hash {digest[:12]}" + ("" if stored else " (not stored yet)"), markup=False, highlight=False)
+    out.print(draw(maze), highlight=False, markup=False)
+
+
+def _drawn(name: str) -> tuple[Maze, int, str]:
+    entry = mazeset.seeded(name)
+    return entry.maze, entry.shortest_path_length, entry.content_hash
+
+
+def _point(value: str | None, option: str) -> Position | None:
+    if value is None:
+        return None
+    x, sep, y = value.partition(",")
+    if not sep or not x.strip().lstrip("-").isdigit() or not y.strip().lstrip("-").isdigit():
+        raise fail(f"{option} expects X,Y (two integers); got {value!r}")
+    return int(x), int(y)
+
+
+@app.command("import")
+def mazes_import(
+    file: Annotated[Path, typer.Argument(help="A JSON grid (grid or grid_data; 0 open, 1 wall, 2 goal) or a text "
+                                              "grid (# wall, . open, S start, G goal).")],
+    name: Annotated[str | None, typer.Option(help="The maze's name (default: the file's name field or stem).")]
+    = None,
+    start: Annotated[str | None, typer.Option(help="Start tile X,Y (required when the file gives none).")] = None,
+    goal: Annotated[str | None, typer.Option(help="Goal tile X,Y (when the grid marks none).")] = None,
+    aws: AwsDatabase = False,
+) -> None:
+    """Store a maze from a file after checking it is playable; importing the same grid again changes nothing."""
+    from oriole_workstation import mazefiles
+    from oriole_workstation.database import open_results
+
+    entry = mazefiles.read(file, name, _point(start, "--start"), _point(goal, "--goal"))
+    store = open_results(aws).store
+    existing = store.maze_with_grid(entry.content_hash)
+    if existing is not None:
+        out.print(f"already stored as {existing.name} (id {existing.id}): nothing imported", markup=False)
+        return
+    stored = store.add_maze(entry, mazefiles.IMPORTED)
+    maze = stored.maze
+    out.print(f"imported {stored.name} (id {stored.id}): {maze.width}x{maze.height}, start {maze.start}, goal "
+              f"{maze.goal}, shortest path {stored.shortest_path_length}. Run it: oriole run --maze {stored.name}",
+              markup=False, highlight=False)
 
 
 @app.command("load")
 def mazes_load() -> None:
-    """Migrate the database and load the maze set (idempotent)."""
+    """Migrate the database and load the shipped set (idempotent)."""
     from oriole_workstation.database import local_url, prepare
 
     prepare(local_url())
-    out.print(f"{len(mazeset.maze_set())} mazes loaded")
-
+    out.print(f"{len(mazeset.maze_set())} shipped mazes loaded")
