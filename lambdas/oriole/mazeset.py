@@ -322,7 +322,8 @@ def maze_set() -> tuple[MazeEntry, ...]:
 
 def get_maze(name_or_id: str | int) -> MazeEntry:
     """Look a maze up by name, or by id given as an int or a string of digits (as a CLI passes it)."""
-    key = int(name_or_id) if isinstance(name_or_id, str) and name_or_id.isdecimal() else name_or_id
+    digits = isinstance(name_or_id, str) and name_or_id.isdecimal() and len(name_or_id) < 19  # no int() of a novel
+    key = int(name_or_id) if digits else name_or_id
     for entry in maze_set():
         if key in (entry.name, entry.id):
             return entry

@@ -4,8 +4,7 @@ handler in this process. Everything but the AWS services is the production code 
 
 EventBridge has no local counterpart: the runner's launcher sends the status change of an execution that
 ended with its experiment open to the status-change finalizer itself, and the runner holds every
-experiment it runs (a session advisory lock), so ``oriole doctor`` can tell an experiment whose process
-died.
+execution it runs (``run_locks``), so ``oriole doctor`` can tell an experiment whose process died.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ import functools
 import importlib
 import io
 import json
+import logging
 import os
 import re
 import time
@@ -31,7 +31,7 @@ from oriole import catalog, db, flows
 from oriole.handlers import FUNCTIONS
 from oriole_workstation import prompts
 from oriole_workstation.launcher import Launcher, status_change_detail
-from oriole_workstation.results import Results
+from oriole_workstation.run_locks import RunLocks
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's account
@@ -45,6 +45,8 @@ def function_name(placeholder: str) -> str:
 
 
 START_FUNCTION = function_name("StartExperimentFunctionArn")
+FINALIZERS = frozenset(function_name(f"Finalize{end}FunctionArn") for end in ("Success", "Timeout", "Failure"))
+MOTO_INTERPRETER_LOG = "moto.stepfunctions.parser"  # logs every caught task error with its whole payload
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,10 @@ class LocalAws:
             patch.start()
             self._patches.append(patch)
         db.reset()
-        self._runs = Results(db.connect(self.database_url))  # holds the experiments this runner runs
+        self._locks = RunLocks(self.database_url)
+        interpreter_log = logging.getLogger(MOTO_INTERPRETER_LOG)
+        self._interpreter_log_level = interpreter_log.level
+        interpreter_log.setLevel(logging.CRITICAL)  # the state machine reports those errors; no dump on stderr
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
         self.state_machine_arn = self._deploy()
         return self
@@ -160,7 +165,8 @@ class LocalAws:
     def __exit__(self, *exc) -> None:
         for patch in reversed(self._patches):
             patch.stop()
-        self._runs.conn.close()
+        logging.getLogger(MOTO_INTERPRETER_LOG).setLevel(self._interpreter_log_level)
+        self._locks.close()
         db.reset()
 
     def _make_invoke(self):
@@ -171,9 +177,11 @@ class LocalAws:
                                     str(uuid.uuid4()))
             before = _statements()
             try:
-                result = self._handlers[name](json.loads(body or "{}"), context)
-                if name == START_FUNCTION:  # every execution starts here, a successor too
-                    self._runs.hold(result["experimentId"])
+                event = json.loads(body or "{}")
+                if name == START_FUNCTION:  # every execution starts here, a successor too: held from the start
+                    self._locks.hold(event["executionArn"])
+                result = self._handlers[name](event, context)
+                self._track(name, event, result)
             except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
                 response_headers["x-amz-function-error"] = "Unhandled"
                 result = {"errorType": type(err).__name__, "errorMessage": str(err),
@@ -184,6 +192,13 @@ class LocalAws:
             return json.dumps(result, default=str).encode()
 
         return invoke
+
+    def _track(self, function: str, event: dict, result: dict) -> None:
+        """Tie a held execution to its experiment once started; let the experiment's executions go once closed."""
+        if function == START_FUNCTION:
+            self._locks.started(event["executionArn"], result["experimentId"])
+        elif function in FINALIZERS and result.get("experimentId") is not None:
+            self._locks.let_go(result["experimentId"])
 
     def _deploy(self) -> str:
         iam = boto3.client("iam", region_name=REGION)
@@ -228,8 +243,11 @@ class LocalAws:
                  "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  "detail": status_change_detail(execution)}
         name = "oriole-ExecutionStatusFinalizer"
-        return execution_status.handler(event, LambdaContext(
+        result = execution_status.handler(event, LambdaContext(
             name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4())))
+        if result["closed"]:
+            self._locks.let_go(result["experimentId"])
+        return result
 
     def history(self, execution_arn: str) -> list[dict]:
         events, token = [], None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Annotated
 
 import typer
@@ -17,16 +18,23 @@ def _zombies(results: Results, aws: bool) -> list[tuple[dict, dict]]:
     """Open experiments nothing runs any more, each with the status-change detail that closes it.
 
     Locally an execution lives only in the process that started it (``oriole run``, a sweep, a test),
-    which holds every experiment it runs; an open experiment of a local execution that no live process
-    holds is a zombie. With ``--aws``: an open experiment whose latest execution is not RUNNING.
+    which holds every execution it runs; an open experiment of a local execution that no live process
+    holds, now and again ``LOCK_GRACE_SECONDS`` later (a live runner whose lock connection dropped takes
+    its locks again within that time), is a zombie. With ``--aws``: an open experiment whose latest
+    execution is not RUNNING.
     """
     from oriole_workstation.launcher import status_change_detail
+    from oriole_workstation.run_locks import LOCK_GRACE_SECONDS
     from oriole_workstation.runner import EXECUTION_PREFIX
 
     if not aws:
+        unheld = {row["experiment_id"] for row in results.open_experiments(EXECUTION_PREFIX) if not row["held"]}
+        if unheld:
+            time.sleep(LOCK_GRACE_SECONDS)
         return [(row, {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
                        "status": "ABORTED", "cause": LOCAL_ZOMBIE_CAUSE})
-                for row in results.open_experiments(EXECUTION_PREFIX) if not row["held"]]
+                for row in results.open_experiments(EXECUTION_PREFIX)
+                if not row["held"] and row["experiment_id"] in unheld]
     import boto3
 
     sfn = boto3.client("stepfunctions")
