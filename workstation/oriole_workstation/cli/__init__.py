@@ -13,6 +13,7 @@ from rich.markup import escape
 from oriole.errors import OrioleError
 from oriole_workstation.cli import analysis, database, doctor, mazes, params, prompts, run
 from oriole_workstation.cli.common import Commands, err
+from oriole_workstation.display import terminal_safe
 
 app = Commands(help="Run LLM maze experiments locally through the real state machine, or on AWS.",
                   no_args_is_help=True)
@@ -32,5 +33,5 @@ def main() -> None:
     try:
         app()
     except OrioleError as error:
-        err.print(f"[bold red]{type(error).__name__}:[/] {escape(str(error))}", highlight=False)
+        err.print(f"[bold red]{type(error).__name__}:[/] {escape(terminal_safe(str(error)))}", highlight=False)
         sys.exit(2)

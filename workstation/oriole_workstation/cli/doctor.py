@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Annotated
 
 import typer
 
-from oriole_workstation.cli.common import out, print_columns
+from oriole_workstation.cli.common import out, print_columns, print_json
+from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
 
 LOCAL_ZOMBIE_CAUSE = "no oriole run process holds it: the process that ran the local execution ended"
@@ -85,7 +85,7 @@ def doctor(
                 item.update(closed=closed["closed"], failure_reason=closed["failureReason"])
             found.append(item)
     if as_json:
-        out.print_json(json.dumps({"zombies": found, "fixed": fix}))
+        print_json({"zombies": found, "fixed": fix})
         return
     if not found:
         out.print("no open experiment without a running execution")
@@ -101,4 +101,4 @@ def doctor(
         return
     for z in found:
         outcome = f"closed: {z['failure_reason']}" if z["closed"] else "left open: a successor execution carries it on"
-        out.print(f"experiment {z['experiment_id']} {outcome}")
+        out.print(terminal_safe(f"experiment {z['experiment_id']} {outcome}"), markup=False, highlight=False)
