@@ -44,7 +44,7 @@ def as_csv(rows: list[dict]) -> str:
     if not rows:
         return ""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))  # RFC 4180 CRLF: a CR in a cell gets quoted
     writer.writeheader()
     for row in rows:
         writer.writerow({k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)

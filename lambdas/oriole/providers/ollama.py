@@ -154,7 +154,8 @@ def _http_opener() -> urllib.request.OpenerDirector:
     ``file:``, ``ftp:`` and ``data:`` URLs, and follow a redirect to them)."""
     opener = urllib.request.OpenerDirector()
     for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
-                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
+                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor(),
+                    urllib.request.UnknownHandler()):  # any other scheme: URLError "unknown url type"
         opener.add_handler(handler)
     return opener
 
