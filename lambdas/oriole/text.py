@@ -4,7 +4,9 @@ PostgreSQL refuses two kinds of character anywhere in ``text`` and ``jsonb``: NU
 surrogate (U+D800-U+DFFF, which has no UTF-8 form). A model may send either; a researcher's input may hold
 either. Inputs are refused (``unstorable`` names the problem); model text is data, so it is kept and made
 storable instead: ``escaped`` rewrites a whole row reversibly (``unescape`` gives the original back), and
-``replaced`` puts U+FFFD where such a character was, for copies whose exact form lives elsewhere.
+``replaced`` puts U+FFFD where such a character was, for copies whose exact form lives elsewhere. ``jsonb``
+also refuses the numbers JSON has no name for (NaN, infinities, which Python's JSON parser accepts): both
+store them as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
 
 ``bounded`` cuts a message to a length every consumer can carry: an error message becomes a Lambda error
 payload, a Step Functions state (at most 256 KB in all) and a ``failure_reason``.
@@ -12,6 +14,7 @@ payload, a Step Functions state (at most 256 KB in all) and a ``failure_reason``
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -31,9 +34,12 @@ def unstorable(text: str) -> str | None:
 
 
 def _walk(value: object, change: Callable[[str], str]) -> object:
-    """``value`` (JSON-like: dicts, lists, strings, scalars) with ``change`` applied to every string and key."""
+    """``value`` (JSON-like: dicts, lists, strings, scalars) with ``change`` applied to every string and key,
+    and every non-finite number named."""
     if isinstance(value, str):
         return change(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, dict):
         return {change(k) if isinstance(k, str) else k: _walk(v, change) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -44,6 +50,8 @@ def _walk(value: object, change: Callable[[str], str]) -> object:
 def _has_unstorable(value: object) -> bool:
     if isinstance(value, str):
         return UNSTORABLE.search(value) is not None
+    if isinstance(value, float):
+        return not math.isfinite(value)
     if isinstance(value, dict):
         return any(_has_unstorable(k) or _has_unstorable(v) for k, v in value.items())
     if isinstance(value, list | tuple):

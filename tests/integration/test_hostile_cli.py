@@ -143,6 +143,13 @@ def test_a_prompt_file_that_cannot_be_stored_is_refused_with_one_line(cli, tmp_p
     assert "v9" not in cli("prompts", "list").output
 
 
+def test_a_prompt_file_edited_into_another_encoding_is_named_not_a_traceback(cli, tmp_path):
+    (tmp_path / "prompts").mkdir(exist_ok=True)
+    (tmp_path / "prompts" / "latin.md").write_bytes("Trouvez la sortie. Café.".encode("latin-1"))
+    result = cli("run", "--agent", "random", "--maze", "perfect-7")
+    assert result.exit_code == 2 and "latin.md is not UTF-8 text" in one_clean_line(result.output)
+
+
 # -- class 6: sweeps ------------------------------------------------------------------------------------------------
 
 def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, tmp_path):
