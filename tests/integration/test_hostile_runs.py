@@ -6,26 +6,19 @@ connection and from the row's first moment. The README's "When things fail" tabl
 from __future__ import annotations
 
 import json
-from itertools import pairwise
 
 import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, db, mazeset
+from oriole import catalog, db
 from oriole.text import MAX_MESSAGE_CHARS, unescape
 from tests.integration.conftest import baseline
+from tests.integration.test_fault_table import MAZE, moves
 from tests.integration.test_local_state_machine import assert_invariants, state_names
 from tests.ollama_server import ScriptedOllama, error, text_reply, tool_calls
 
-MAZE = "perfect-7"
 SECRET = "TOP-SECRET-FILE-CONTENT"
-
-
-def moves(name: str = MAZE) -> list[str]:
-    path = mazeset.get_maze(name).maze.shortest_path()
-    names = {(0, -1): "move_north", (0, 1): "move_south", (1, 0): "move_east", (-1, 0): "move_west"}
-    return [names[(b[0] - a[0], b[1] - a[1])] for a, b in pairwise(path)]
 
 
 def ollama(endpoint: str, **config) -> dict:
