@@ -148,6 +148,8 @@ def test_a_prompt_file_edited_into_another_encoding_is_named_not_a_traceback(cli
     (tmp_path / "prompts" / "latin.md").write_bytes("Trouvez la sortie. Café.".encode("latin-1"))
     result = cli("run", "--agent", "random", "--maze", "perfect-7")
     assert result.exit_code == 2 and "latin.md is not UTF-8 text" in one_clean_line(result.output)
+    (tmp_path / "prompts" / "latin.md").unlink()  # the failed start left nothing behind: the next run works
+    assert cli("run", "--agent", "oracle", "--maze", "perfect-7").exit_code == 0
 
 
 # -- class 6: sweeps ------------------------------------------------------------------------------------------------

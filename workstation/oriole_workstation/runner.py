@@ -9,6 +9,7 @@ execution it runs (``run_locks``), so ``oriole doctor`` can tell an experiment w
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import io
@@ -124,18 +125,43 @@ class LocalAws:
         self.execution_timeout_seconds = execution_timeout_seconds
         self._substitutions: dict[str, str] = {}
         self._handlers: dict[str, Callable] = {}
-        self._patches: list = []
         self.invocations: dict[str, int] = {}
         self.statements: dict[str, int] = {}
 
     def __enter__(self) -> LocalAws:
+        """Start moto and the patches, deploy the state machine; whatever fails on the way is undone, so a
+        failed start (a prompt file that cannot be read, a database that is away) leaves no patch behind."""
+        with contextlib.ExitStack() as stack:
+            stack.callback(db.reset)
+            for patch in self._make_patches():
+                stack.enter_context(patch)
+            if self.bedrock_client is not None:  # imported only now, so its logger sees the log level set above
+                from oriole.handlers import agents
+
+                stack.enter_context(mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client))
+            db.reset()
+            self._locks = RunLocks(self.database_url)
+            stack.callback(self._locks.close)
+            interpreter_log = logging.getLogger(MOTO_INTERPRETER_LOG)
+            stack.callback(interpreter_log.setLevel, interpreter_log.level)
+            interpreter_log.setLevel(logging.CRITICAL)  # the state machine reports those errors; no dump on stderr
+            self.sfn = boto3.client("stepfunctions", region_name=REGION)
+            self.state_machine_arn = self._deploy()
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def _make_patches(self) -> list:
+        """moto's AWS and the patches that route every invoke to the real handlers, in the order they start."""
         from moto import mock_aws
         from moto.awslambda_simple.models import LambdaSimpleBackend
 
         passthrough = []
         if self.bedrock_client is not None:
             passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
-        self._patches = [
+        return [
             mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
                                          "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
                                          "POWERTOOLS_METRICS_DISABLED": "true"}),
@@ -145,29 +171,6 @@ class LocalAws:
             mock.patch.object(db, "connect", _counting_connect),
             *_faster_moto_patches(),
         ]
-        for patch in self._patches:
-            patch.start()
-        if self.bedrock_client is not None:  # imported only now, so its logger sees the log level set above
-            from oriole.handlers import agents
-
-            patch = mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client)
-            patch.start()
-            self._patches.append(patch)
-        db.reset()
-        self._locks = RunLocks(self.database_url)
-        interpreter_log = logging.getLogger(MOTO_INTERPRETER_LOG)
-        self._interpreter_log_level = interpreter_log.level
-        interpreter_log.setLevel(logging.CRITICAL)  # the state machine reports those errors; no dump on stderr
-        self.sfn = boto3.client("stepfunctions", region_name=REGION)
-        self.state_machine_arn = self._deploy()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for patch in reversed(self._patches):
-            patch.stop()
-        logging.getLogger(MOTO_INTERPRETER_LOG).setLevel(self._interpreter_log_level)
-        self._locks.close()
-        db.reset()
 
     def _make_invoke(self):
         def invoke(backend, function_name, qualifier, body, headers, response_headers):
