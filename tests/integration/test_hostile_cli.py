@@ -180,3 +180,13 @@ def test_a_hostile_sweep_file_is_one_line_and_starts_nothing(cli, store, tmp_pat
     result = cli("sweep", str(path), "--dry-run")
     assert result.exit_code == 2 and message in one_clean_line(result.output)
     assert count_experiments(store) == before
+
+
+def test_an_argument_that_is_not_utf8_is_refused_by_the_command_itself(monkeypatch, capsys):
+    from oriole_workstation.cli import main
+
+    monkeypatch.setattr("sys.argv", ["oriole", "report", "--model", b"caf\xe9".decode("utf-8", "surrogateescape")])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert "argument 3 contains an unpaired surrogate character (U+DCE9)" in one_clean_line(capsys.readouterr().err)

@@ -24,7 +24,7 @@ AwsDatabase = Annotated[bool, typer.Option("--aws", help="Read the deployed data
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one clear line on stderr (whatever text it quotes, shown, not obeyed); the caller raises the
     returned exit."""
-    err.print(f"[bold red]error:[/] {escape(terminal_safe(message))}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(terminal_safe(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 

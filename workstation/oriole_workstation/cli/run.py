@@ -136,7 +136,7 @@ def status(
     from oriole_workstation.database import open_results
 
     results = open_results(aws)
-    if target.isdigit():
+    if target.isdecimal() and len(target) < 19:  # an id (a bigint); anything else is looked up as an ARN
         row = results.summary(int(target))
     else:
         found = results.store.experiment_for_execution(target, None)
