@@ -18,6 +18,7 @@ PREFIX = "/oriole"
 PROMPTS_PATH = f"{PREFIX}/prompts"
 PRICING_PATH = f"{PREFIX}/pricing"
 SHIPPED_PROMPT_VERSIONS = ("v1",)
+MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Parameter:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None  # numbers: what the code, the columns and the services can hold
+    max_length: int | None = None  # strings without choices: the longest value accepted
+    url_schemes: tuple[str, ...] = ()  # strings that are URLs: the only schemes accepted
 
     @property
     def key(self) -> str:
@@ -110,7 +113,8 @@ CATALOG: tuple[Parameter, ...] = (
               "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
     Parameter("gameplay/goal-condition", str, "reach",
               "reach: stand on the goal; sight: see the goal.", choices=("reach", "sight")),
-    Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server."),
+    Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server (http or https).",
+              max_length=2048, url_schemes=("http", "https")),
     Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576),
     Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0, maximum=2),
     Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5),

@@ -8,12 +8,44 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
-from oriole.catalog import BY_KEY, BY_NAME, CATALOG, Parameter
+from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
+from oriole.text import bounded, unstorable
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+_SHOWN_CHARS = 200  # how much of a refused value an error message quotes
+
+
+def _shown(value: object) -> str:
+    return bounded(repr(value), _SHOWN_CHARS)
+
+
+def _check_url(param: Parameter, value: str, where: str) -> None:
+    """A base URL with one of the parameter's schemes and a host: nothing else is ever opened (a ``file:``
+    URL would be read by the HTTP client), and nothing that does not name a server."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as err:
+        raise InvalidConfig(f"{where} is not a URL ({err}); got {_shown(value)}") from None
+    if parts.scheme not in param.url_schemes or not parts.hostname:
+        raise InvalidConfig(f"{where} must be an {' or '.join(param.url_schemes)} URL with a host, like "
+                            f"{param.default}; got {_shown(value)}")
+    if parts.query or parts.fragment or any(ch.isspace() or not ch.isprintable() for ch in value):
+        raise InvalidConfig(f"{where} must be a base URL without spaces, query or fragment; got {_shown(value)}")
+
+
+def _check_text(param: Parameter, value: str, where: str) -> None:
+    problem = unstorable(value)
+    if problem:
+        raise InvalidConfig(f"{where} {problem}")
+    if param.max_length is not None and len(value) > param.max_length:
+        raise InvalidConfig(f"{where} must be at most {param.max_length} characters; got {len(value)}")
+    if param.url_schemes:
+        _check_url(param, value, where)
 
 
 def _parse_text(param: Parameter, text: str) -> object:
@@ -24,9 +56,12 @@ def _parse_text(param: Parameter, text: str) -> object:
 
 
 def _check_range(param: Parameter, value: object, where: str) -> object:
-    """Choices, finiteness and the catalog's bounds: every value that passes fits the columns and the code."""
+    """Choices, text, finiteness and the catalog's bounds: every value that passes fits the columns and the
+    code."""
     if param.choices and value not in param.choices:
-        raise InvalidConfig(f"{where} must be one of {', '.join(param.choices)}; got {value!r}")
+        raise InvalidConfig(f"{where} must be one of {', '.join(param.choices)}; got {_shown(value)}")
+    if isinstance(value, str):
+        _check_text(param, value, where)
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidConfig(f"{where} must be a finite number; got {value!r}")
     if param.minimum is not None and value < param.minimum:
@@ -42,7 +77,7 @@ def parse_stored(param: Parameter, text: str) -> object:
         value = _parse_text(param, text)
     except (ValueError, KeyError):
         raise InvalidParameter(
-            f"Parameter Store value of {param.name} is {text!r}, not {_TYPE_NAMES[param.type]}; "
+            f"Parameter Store value of {param.name} is {_shown(text)}, not {_TYPE_NAMES[param.type]}; "
             f"fix it with `oriole params set` or in the console"
         ) from None
     try:
@@ -57,8 +92,12 @@ def check_override(param: Parameter, value: object) -> object:
     accepted = (float, int) if param.type is float else (param.type,)  # an integer is a fine number
     ok = isinstance(value, accepted) and (param.type is bool) == isinstance(value, bool)
     if not ok:
-        raise InvalidConfig(f"{where} must be {_TYPE_NAMES[param.type]}; got {value!r}")
-    return _check_range(param, param.type(value), where)
+        raise InvalidConfig(f"{where} must be {_TYPE_NAMES[param.type]}; got {_shown(value)}")
+    try:
+        typed = param.type(value)
+    except OverflowError:  # an integer too large for a float
+        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}; got {_shown(value)}") from None
+    return _check_range(param, typed, where)
 
 
 def resolve(stored: Mapping[str, str], overrides: Mapping[str, object]) -> dict[str, object]:
@@ -90,23 +129,24 @@ def resolve(stored: Mapping[str, str], overrides: Mapping[str, object]) -> dict[
 
 
 def parse_assignment(text: str) -> tuple[str, object]:
-    """Turn a CLI ``KEY=VALUE`` into a config override, typed by the catalog.
+    """Turn a CLI ``KEY=VALUE`` into a config override, typed and checked against the catalog (the same check
+    as an execution input's ``config``, so ``--config`` and ``oriole params set`` refuse what a start would).
 
     KEY may be the camelCase key or the parameter's path (``max-moves``, ``experiments/max-moves``).
     """
     key, sep, raw = text.partition("=")
     if not sep or not key:
-        raise InvalidConfig(f"--config expects KEY=VALUE; got {text!r}")
+        raise InvalidConfig(f"--config expects KEY=VALUE; got {_shown(text)}")
     param = BY_KEY.get(key) or BY_NAME.get(key) or next(
         (p for p in CATALOG if p.path == key or p.path.endswith("/" + key)), None
     )
     if param is None:
-        raise InvalidConfig(f"unknown config key {key!r}; see `oriole params list`")
+        raise InvalidConfig(f"unknown config key {_shown(key)}; see `oriole params list`")
     try:
         value = _parse_text(param, raw)
     except (ValueError, KeyError):
-        raise InvalidConfig(f"config {param.key} must be {_TYPE_NAMES[param.type]}; got {raw!r}") from None
-    return param.key, value
+        raise InvalidConfig(f"config {param.key} must be {_TYPE_NAMES[param.type]}; got {_shown(raw)}") from None
+    return param.key, check_override(param, value)
 
 
 def parse_pricing(name: str, text: str | None) -> dict | None:
@@ -116,10 +156,11 @@ def parse_pricing(name: str, text: str | None) -> dict | None:
     try:
         value = json.loads(text)
         prices = {key: float(value[key]) for key in ("inputPerMTok", "outputPerMTok")}
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
         raise InvalidParameter(
-            f"{name} must be JSON like {{\"inputPerMTok\": 3.0, \"outputPerMTok\": 15.0}}; got {text!r}"
+            f"{name} must be JSON like {{\"inputPerMTok\": 3.0, \"outputPerMTok\": 15.0}}; got {_shown(text)}"
         ) from None
-    if min(prices.values()) < 0:
-        raise InvalidParameter(f"{name} has a negative price: {text!r}")
+    if not all(0 <= price <= MAX_PRICE_PER_MTOK for price in prices.values()):  # NaN fails every comparison
+        raise InvalidParameter(f"{name} must hold prices from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens; "
+                               f"got {_shown(text)}")
     return prices

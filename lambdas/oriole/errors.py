@@ -1,9 +1,19 @@
 """Named errors. A handler's exception class name becomes the Step Functions error name,
 so each name says what went wrong and the message says what to do about it."""
 
+from oriole.text import bounded
+
 
 class OrioleError(Exception):
-    """Base of every error this project raises on purpose."""
+    """Base of every error this project raises on purpose.
+
+    The message is bounded (``oriole.text.MAX_MESSAGE_CHARS``): it travels as a Lambda error payload into the
+    Step Functions state, whose 256 KB limit a quoted provider answer must never exceed, or the failure path
+    would be skipped and the cause lost.
+    """
+
+    def __init__(self, message: str = ""):
+        super().__init__(bounded(str(message)))
 
 
 class InvalidExecutionInput(OrioleError):

@@ -20,6 +20,7 @@ from oriole.errors import (
     ExperimentNotFound,
     ExperimentNotRunning,
     InvalidExecutionInput,
+    InvalidParameter,
     ModelThrottled,
     TurnOutOfOrder,
     UnknownPromptVersion,
@@ -28,6 +29,7 @@ from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
 from oriole.maze import Maze, goal_visible, vision
 from oriole.mazeset import MazeEntry
 from oriole.store import ExperimentRef, NewExperiment, Store, StoredMaze, stored_maze
+from oriole.text import stored_message, unstorable
 from oriole.tools import WorldState
 from oriole.turn_loop import Agent, ModelCall, TurnOutcome, run_turn, turn_context
 from oriole.turn_state import LoadedTurn, TurnResult
@@ -61,6 +63,9 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
         known = sorted(n.rsplit("/", 1)[-1] for n in stored if n.startswith(catalog.PROMPTS_PATH + "/"))
         raise UnknownPromptVersion(f"no prompt at {catalog.prompt_name(request.promptVersion)}; stored versions: "
                                    f"{', '.join(known) or 'none'}")
+    if problem := unstorable(prompt):
+        raise InvalidParameter(f"the prompt at {catalog.prompt_name(request.promptVersion)} {problem}; "
+                               "store it again with `oriole prompts put`")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
     pricing = catalog.pricing_name(request.modelName)
@@ -218,9 +223,9 @@ def finalize(event: Mapping, store: Store, status: str) -> dict:
     request = FinalizeRequest.model_validate(dict(event))
     experiment_id = request.experiment_id
     if status == "failed":
-        reason = request.reason or failure_reason(request.error)
+        reason = stored_message(request.reason) if request.reason else failure_reason(request.error)
     else:
-        reason = request.reason if status != "succeeded" else None
+        reason = stored_message(request.reason) if request.reason and status != "succeeded" else None
     if experiment_id is None:
         return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
     closed = store.finalize(experiment_id, status, reason)
@@ -228,15 +233,16 @@ def finalize(event: Mapping, store: Store, status: str) -> dict:
 
 
 def failure_reason(error: CaughtError) -> str:
-    """``Error: message`` from a Step Functions Catch result, unwrapping a Lambda error payload."""
+    """``Error: message`` from a Step Functions Catch result, unwrapping a Lambda error payload (never its
+    stack trace); at most ``oriole.text.MAX_MESSAGE_CHARS`` characters, however long the cause."""
     name = error.Error or "UnknownError"
     cause = error.Cause or ""
     try:
         payload = json.loads(cause)
-    except (TypeError, json.JSONDecodeError):
+    except (TypeError, ValueError, RecursionError):
         payload = None
     message = payload.get("errorMessage", cause) if isinstance(payload, dict) else cause
-    return f"{name}: {message}" if message else name
+    return stored_message(f"{name}: {message}" if message else name)
 
 
 _CLOSED_BY_EXECUTION = {"FAILED": ("failed", "failed"), "TIMED_OUT": ("timed_out", "reached its execution timeout"),
@@ -282,6 +288,7 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
             reason += f" ({failure_reason(caught) if detail.error else detail.cause})"
     else:
         return result
+    reason = stored_message(reason)
     closed = store.finalize(row.id, new_status, reason, last_execution=arns[-1])
     return {**result, "closed": closed, "failureReason": reason if closed else None}
 

@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oriole.errors import InvalidExecutionInput
+from oriole.text import bounded, unstorable
 
 PROVIDERS = ("bedrock", "ollama", "baseline")
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+_SHOWN_CHARS = 200  # how much of a refused value an error message quotes
+
+
+def _storable(value: str) -> str:
+    """Free text (a comment): anything PostgreSQL can store."""
+    problem = unstorable(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _name(value: str) -> str:
+    """A name (a model, a maze, an agent id): storable, and no control characters, which no name needs and a
+    terminal would obey."""
+    _storable(value)
+    control = next((ch for ch in value if not ch.isprintable() and ch != " "), None)
+    if control is not None:
+        raise ValueError(f"contains the control character U+{ord(control):04X}; names must be printable")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_name)]
+Text = Annotated[str, AfterValidator(_storable)]
 
 
 class ExecutionInput(BaseModel):
@@ -19,11 +43,18 @@ class ExecutionInput(BaseModel):
 
     mazeId: str | int
     llmProvider: Literal["bedrock", "ollama", "baseline"] = "bedrock"
-    modelName: str = Field(min_length=1, max_length=200)
+    modelName: Name = Field(min_length=1, max_length=200)
     promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
-    agentId: str | None = Field(None, max_length=200)
-    comment: str | None = Field(None, max_length=2000)
+    agentId: Name | None = Field(None, max_length=200)
+    comment: Text | None = Field(None, max_length=2000)
     config: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("mazeId")
+    @classmethod
+    def _maze_name(cls, value: str | int) -> str | int:
+        if isinstance(value, str) and len(value) > 200:
+            raise ValueError(f"a maze name has at most 200 characters, not {len(value)}")
+        return _name(value) if isinstance(value, str) else value
 
 
 class Continuation(BaseModel):
@@ -101,8 +132,9 @@ def _describe(err: ValidationError) -> str:
         if item["type"] == "extra_forbidden":
             problems.append(f"{where}: unknown field")
         else:
-            problems.append(f"{where}: {item['msg']}" + (f" (got {item['input']!r})" if "input" in item and
-                                                           item["type"] != "missing" else ""))
+            shown = bounded(repr(item["input"]), _SHOWN_CHARS) if "input" in item else ""
+            problems.append(f"{where}: {item['msg']}" + (f" (got {shown})" if shown and item["type"] != "missing"
+                                                         else ""))
     return "; ".join(problems)
 
 

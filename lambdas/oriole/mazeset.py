@@ -414,7 +414,8 @@ def maze_set() -> tuple[MazeEntry, ...]:
 def get_maze(name_or_id: str | int) -> MazeEntry:
     """A maze of the shipped set by name or id (an int, or a string of digits as a CLI passes it), or the maze
     a seeded name stands for."""
-    key = int(name_or_id) if isinstance(name_or_id, str) and name_or_id.isdecimal() else name_or_id
+    digits = isinstance(name_or_id, str) and name_or_id.isdecimal() and len(name_or_id) < 19  # no int() of a novel
+    key = int(name_or_id) if digits else name_or_id
     for entry in maze_set():
         if key in (entry.name, entry.id):
             return entry

@@ -129,8 +129,9 @@ def parse_arguments(raw: object, tool: str = RECALL_TOOL) -> dict:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise ToolCallError(f"arguments are not valid JSON ({err.msg}); send an object such as "
+        except (ValueError, RecursionError) as err:  # a number of 4,300+ digits, or nesting past the parser
+            detail = err.msg if isinstance(err, json.JSONDecodeError) else "too large or too deeply nested"
+            raise ToolCallError(f"arguments are not valid JSON ({detail}); send an object such as "
                                 '{"reasoning": "..."}') from None
     if not isinstance(raw, dict):
         raise ToolCallError(f"arguments must be an object, got {type(raw).__name__}")

@@ -5,6 +5,11 @@ world, the rules, the recall memory and the history the model is shown) and, aft
 rows and the experiment delta ``Store.commit_turn`` writes. ``WORLD_COUNTERS`` and ``WORLD_VALUES`` name
 which experiment columns hold which part of the world, in both directions, so the mapping lives here only.
 ``TurnResult`` is what an agent task returns to the state machine, from a fresh turn or a committed one.
+
+Model text is data and reaches the database only through ``LoadedTurn.write``, which makes it storable (see
+``oriole.text``): a model call whose text holds a NUL or a lone surrogate is stored escaped, marked
+``response.escaped``, and ``oriole.text.unescape`` gives each of its strings back exactly; the turn's actions
+keep a readable copy with U+FFFD in place of such characters. The turn is kept either way.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from datetime import datetime
 from oriole import memory as memories
 from oriole.catalog import BY_KEY
 from oriole.maze import Maze, vision
+from oriole.text import escaped, replaced
 from oriole.tools import INVALID_ACTION, ActionRecord, Memory, Rules, WorldState, tool_specs
 from oriole.turn_loop import (
     Message,
@@ -219,15 +225,16 @@ class LoadedTurn:
         turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
         turn_messages += [Message("assistant", c.response.text, c.response.tool_calls)
                           for c in outcome.calls if c.kind == "turn"]
-        turn |= {"closing_messages": [message_as_json(m) for m in outcome.closing],
+        turn |= {"closing_messages": replaced([message_as_json(m) for m in outcome.closing]),
                  "message_tokens": memories.message_tokens([*turn_messages, *outcome.closing]),
                  "context": context}
         delta = {column: getattr(world, field) - self.experiment[column] for column, field in WORLD_COUNTERS.items()}
         delta |= {column: getattr(world, field) for column, field in WORLD_VALUES.items()}
         delta |= {"current_x": world.position[0], "current_y": world.position[1], "agent_state": agent_state,
-                  "memory": memory, "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
-        return TurnWrite(turn, [_action_row(a) for a in outcome.actions],
-                         [_call_row(i, call) for i, call in enumerate(outcome.calls, 1)], delta)
+                  "memory": replaced(memory),
+                  "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
+        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions],
+                         [_stored_call(_call_row(i, call)) for i, call in enumerate(outcome.calls, 1)], delta)
 
 
 def _history_entry(action: dict) -> dict:
@@ -260,6 +267,14 @@ def _call_row(index: int, call: ModelCall) -> dict:
             "response": response_as_json(r), "input_tokens": r.usage.input_tokens,
             "output_tokens": r.usage.output_tokens, "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason,
             "durations": r.durations, "throttles": r.throttles, "kind": call.kind}
+
+
+def _stored_call(row: dict) -> dict:
+    """The call row as stored: escaped, and marked so, when any of its text cannot be stored as it came."""
+    row, altered = escaped(row)
+    if altered:
+        row["response"]["escaped"] = True
+    return row
 
 
 def _action_row(a: ActionRecord) -> dict:

@@ -36,7 +36,7 @@ def test_a_local_experiment_whose_process_died_is_listed_and_fixed(doctor, store
     running = start(store, EXECUTION_PREFIX + "local-live-run")
     elsewhere = start(store, "arn:aws:states:eu-west-1:210987654321:execution:oriole-experiment:on-aws")
     with psycopg.connect(database_url, autocommit=True) as live_runner:
-        Results(live_runner).hold(running)  # what LocalAws does for every experiment it runs
+        Results(live_runner).hold(EXECUTION_PREFIX + "local-live-run")  # what LocalAws does for each execution
 
         found = listed(doctor("--json"))
         assert orphan in found and running not in found and elsewhere not in found

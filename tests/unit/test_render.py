@@ -200,3 +200,12 @@ def test_html_replay_step_controls_move_the_agent_lift_the_fog_and_show_the_turn
     assert sighted["marks"] == 2 and sighted["modelText"] == "almost there"  # the goal came into sight at step 5
     assert end["step"] == len(run.steps) and end["fogHidden"] == sum(s >= 0 for s in fog)
     assert stepped == {"afterFirstNext": 1}
+
+
+def test_a_failure_reason_with_control_characters_still_makes_a_valid_svg():
+    failed = render.Run.from_record(record(status="failed", failure_reason="provider said \x1b[2J\x00\x07 no",
+                                           model_name="m\x1b]0;t\x07"))
+    root = ET.fromstring(render.svg(failed))  # XML refuses those characters as they are
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert any("provider said \\x1b[2J\\x00\\x07 no" in (t or "") for t in texts)
+    assert "\x1b" not in failed.title and "m\\x1b]0;t\\x07" in failed.title

@@ -4,7 +4,7 @@ and Parameter Store. Everything goes through boto3 with the researcher's own cre
 from __future__ import annotations
 
 from oriole import catalog
-from oriole.config import check_override, parse_assignment
+from oriole.config import parse_assignment
 from oriole.errors import OrioleError
 
 ORCHESTRATOR_STACK = "OrioleOrchestrator"
@@ -31,10 +31,10 @@ def parameter_values(ssm) -> dict[str, str]:
 
 
 def set_parameter(ssm, name: str, value: str) -> str:
-    """Set a catalog parameter (by name, path or config key) after checking the value's type and range;
-    returns the parameter's full name."""
+    """Set a catalog parameter (by name, path or config key) after the check an execution input's ``config``
+    gets (type, range, finiteness, text), so no value stored here can break a later start; returns the
+    parameter's full name."""
     key, typed = parse_assignment(f"{name}={value}")
     param = catalog.BY_KEY[key]
-    check_override(param, typed)
     ssm.put_parameter(Name=param.name, Value=str(typed), Type="String", Overwrite=True)
     return param.name

@@ -18,6 +18,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from oriole.experiments import failure_reason
+from oriole.inputs import CaughtError
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 
@@ -51,12 +53,14 @@ class RunResult:
     summary: dict | None
 
     def as_json(self) -> dict:
-        """The one JSON object ``oriole run --json`` prints (scripts and sweeps read it)."""
+        """The one JSON object ``oriole run --json`` prints (scripts and sweeps read it). A rejected start's
+        ``failure_reason`` is the one line a stored experiment would get (``Error: message``), never the Lambda
+        error payload with its stack trace."""
         if self.summary is None:
+            caught = CaughtError(Error=self.execution.get("error"), Cause=self.execution.get("cause"))
             return {"experiment_id": None, "status": "rejected", "goal_found": False, "actions": 0, "turns": 0,
                     "shortest_path_length": None, "path_efficiency": None,
-                    "failure_reason": f"{self.execution.get('error')}: {self.execution.get('cause')}",
-                    "execution_arn": self.execution_arn}
+                    "failure_reason": failure_reason(caught), "execution_arn": self.execution_arn}
         return {k: self.summary[k] for k in RESULT_KEYS}
 
 

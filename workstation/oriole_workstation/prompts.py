@@ -9,6 +9,7 @@ from pathlib import Path
 
 from oriole import catalog
 from oriole.errors import OrioleError, UnknownPromptVersion
+from oriole.text import unstorable
 from oriole_workstation.database import home
 
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -31,15 +32,32 @@ def check(version: str, text: str) -> None:
         raise PromptRejected(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-'")
     if not text.strip():
         raise PromptRejected("the prompt file is empty")
+    if problem := unstorable(text):
+        raise PromptRejected(f"the prompt {problem}")
     if len(text.encode()) > MAX_PROMPT_BYTES:
         raise PromptRejected(f"the prompt is {len(text.encode())} bytes; Parameter Store holds at most "
                              f"{MAX_PROMPT_BYTES}")
 
 
+def read_text(path: Path) -> str:
+    """A prompt file's text; a file that cannot be read, or is not UTF-8, is a ``PromptRejected`` naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise PromptRejected(f"cannot read {path}: {err.strerror}") from None
+    if len(data) > 4 * MAX_PROMPT_BYTES:  # no need to decode a file that can never be stored
+        raise PromptRejected(f"{path} has {len(data)} bytes; a prompt holds at most {MAX_PROMPT_BYTES}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise PromptRejected(f"{path} is not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
+                             "save it as UTF-8") from None
+
+
 def local_prompts() -> dict[str, str]:
     """Version -> text: the shipped prompts, overlaid by the ones put locally."""
     prompts = {v: catalog.shipped_prompt(v) for v in catalog.SHIPPED_PROMPT_VERSIONS}
-    prompts.update({p.stem: p.read_text(encoding="utf-8") for p in sorted(_local_dir().glob("*.md"))})
+    prompts.update({p.stem: read_text(p) for p in sorted(_local_dir().glob("*.md"))})
     return prompts
 
 

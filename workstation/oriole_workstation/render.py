@@ -19,6 +19,7 @@ from pathlib import Path
 
 from oriole.errors import OrioleError
 from oriole.maze import DIRECTIONS, WALL, Maze, Position, vision
+from oriole_workstation.display import terminal_safe
 
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
 WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
@@ -80,11 +81,11 @@ class Run:
             outcome += f", path efficiency {record['shortest_path_length'] / moves:.3f}"
         if record["failure_reason"]:
             outcome += f" ({record['failure_reason']})"
-        return cls(
-            experiment_id=record["experiment_id"],
-            title=f"experiment {record['experiment_id']}: {record['llm_provider']}/{record['model_name']} "
-                  f"(prompt {record['prompt_version']}) on {record['maze']}",
-            outcome=outcome, maze=maze, steps=steps, goal_first_seen_step=record["goal_first_seen_step"],
+        title = (f"experiment {record['experiment_id']}: {record['llm_provider']}/{record['model_name']} "
+                 f"(prompt {record['prompt_version']}) on {record['maze']}")
+        return cls(  # the one-line texts with control characters written out: SVG (XML) cannot hold them
+            experiment_id=record["experiment_id"], title=terminal_safe(title), outcome=terminal_safe(outcome),
+            maze=maze, steps=steps, goal_first_seen_step=record["goal_first_seen_step"],
             start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record["vision_range"] or 0)),
             model_text={int(turn): text for turn, text in record["model_text"].items()},
         )

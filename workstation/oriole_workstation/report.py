@@ -12,6 +12,7 @@ import json
 from decimal import Decimal
 from enum import StrEnum
 
+from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.results import Results
 
 
@@ -38,20 +39,23 @@ def as_json(rows: list[dict]) -> str:
 
 
 def as_csv(rows: list[dict]) -> str:
-    """Every column of the comparison, one row per group; ``config`` as a JSON object."""
+    """Every column of the comparison, one row per group; ``config`` as a JSON object; a text cell that a
+    spreadsheet would read as a formula is neutralised (``csv_safe``)."""
     if not rows:
         return ""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))  # RFC 4180 CRLF: a CR in a cell gets quoted
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for k, v in row.items()})
+        writer.writerow({k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
+                         for k, v in row.items()})
     return buffer.getvalue()
 
 
 def columns(headers: tuple[str, ...], rows: list[tuple]) -> str:
-    """Plain aligned columns, numbers right-aligned: never truncated, easy to paste and to grep."""
-    cells = [headers, *(tuple(map(str, row)) for row in rows)]
+    """Plain aligned columns, numbers right-aligned: never truncated, easy to paste and to grep; stored text is
+    shown, never obeyed (``terminal_safe``)."""
+    cells = [headers, *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     numeric = [all(_looks_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
     lines = ["  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric, strict=True)).rstrip()

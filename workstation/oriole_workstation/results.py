@@ -11,7 +11,7 @@ import psycopg
 
 from oriole.store import Store
 
-RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, experiment id) advisory locks held by local runners
+RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
 
 
 class Results:
@@ -24,24 +24,35 @@ class Results:
     def _execute(self, query: str, params=None) -> psycopg.Cursor:
         return self.conn.execute(query, params)
 
-    def hold(self, experiment_id: int) -> None:
-        """Mark the experiment as run by this session (a local runner) until the session ends: a session
-        advisory lock, so a runner that dies lets go of its experiments with its connection."""
-        self.conn.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", (RUN_LOCK_SPACE, experiment_id))
+    def hold(self, execution_arn: str) -> None:
+        """Mark the execution as run by this session (a local runner) until the session ends or lets go: a
+        session advisory lock keyed on the execution's ARN, known before its experiment row exists, so a runner
+        that dies lets go of its executions with its connection."""
+        self.conn.execute("SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
+
+    def ping(self) -> None:
+        """One trivial round trip: raises OperationalError when the connection was dropped."""
+        self.conn.execute("SELECT 1")
+
+    def let_go(self, execution_arn: str) -> None:
+        """Release an execution this session holds (its experiment is closed)."""
+        self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
 
     def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
         """Experiments not closed yet, oldest first, optionally only those whose latest execution ARN starts
-        with ``execution_prefix``; ``held`` says whether a live session (a local runner) holds them."""
+        with ``execution_prefix``; ``held`` says whether a live session (a local runner) holds any of their
+        executions. (Two ARNs whose 32-bit hashes collide would make a dead one look held while the other runs:
+        ``oriole doctor`` then lists it a little later, never too early.)"""
         return self._execute(
             """
             SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
                    e.turn_count AS turns, e.action_count AS actions,
                    (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
                    e.execution_arns[cardinality(e.execution_arns)] AS last_execution,
-                   EXISTS (SELECT 1 FROM pg_locks l
+                   EXISTS (SELECT 1 FROM pg_locks l, unnest(e.execution_arns) AS x(arn)
                             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = e.id::oid) AS held
+                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid) AS held
               FROM experiments e JOIN mazes m ON m.id = e.maze_id
              WHERE e.completed_at IS NULL
                AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],

@@ -4,16 +4,17 @@ handler in this process. Everything but the AWS services is the production code 
 
 EventBridge has no local counterpart: the runner's launcher sends the status change of an execution that
 ended with its experiment open to the status-change finalizer itself, and the runner holds every
-experiment it runs (a session advisory lock), so ``oriole doctor`` can tell an experiment whose process
-died.
+execution it runs (``run_locks``), so ``oriole doctor`` can tell an experiment whose process died.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import io
 import json
+import logging
 import os
 import re
 import time
@@ -31,7 +32,7 @@ from oriole import catalog, db, flows
 from oriole.handlers import FUNCTIONS
 from oriole_workstation import prompts
 from oriole_workstation.launcher import Launcher, status_change_detail
-from oriole_workstation.results import Results
+from oriole_workstation.run_locks import RunLocks
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's account
@@ -45,6 +46,8 @@ def function_name(placeholder: str) -> str:
 
 
 START_FUNCTION = function_name("StartExperimentFunctionArn")
+FINALIZERS = frozenset(function_name(f"Finalize{end}FunctionArn") for end in ("Success", "Timeout", "Failure"))
+MOTO_INTERPRETER_LOG = "moto.stepfunctions.parser"  # logs every caught task error with its whole payload
 
 
 @dataclass(frozen=True)
@@ -122,18 +125,43 @@ class LocalAws:
         self.execution_timeout_seconds = execution_timeout_seconds
         self._substitutions: dict[str, str] = {}
         self._handlers: dict[str, Callable] = {}
-        self._patches: list = []
         self.invocations: dict[str, int] = {}
         self.statements: dict[str, int] = {}
 
     def __enter__(self) -> LocalAws:
+        """Start moto and the patches, deploy the state machine; whatever fails on the way is undone, so a
+        failed start (a prompt file that cannot be read, a database that is away) leaves no patch behind."""
+        with contextlib.ExitStack() as stack:
+            stack.callback(db.reset)
+            for patch in self._make_patches():
+                stack.enter_context(patch)
+            if self.bedrock_client is not None:  # imported only now, so its logger sees the log level set above
+                from oriole.handlers import agents
+
+                stack.enter_context(mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client))
+            db.reset()
+            self._locks = RunLocks(self.database_url)
+            stack.callback(self._locks.close)
+            interpreter_log = logging.getLogger(MOTO_INTERPRETER_LOG)
+            stack.callback(interpreter_log.setLevel, interpreter_log.level)
+            interpreter_log.setLevel(logging.CRITICAL)  # the state machine reports those errors; no dump on stderr
+            self.sfn = boto3.client("stepfunctions", region_name=REGION)
+            self.state_machine_arn = self._deploy()
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def _make_patches(self) -> list:
+        """moto's AWS and the patches that route every invoke to the real handlers, in the order they start."""
         from moto import mock_aws
         from moto.awslambda_simple.models import LambdaSimpleBackend
 
         passthrough = []
         if self.bedrock_client is not None:
             passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
-        self._patches = [
+        return [
             mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
                                          "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
                                          "POWERTOOLS_METRICS_DISABLED": "true"}),
@@ -143,25 +171,6 @@ class LocalAws:
             mock.patch.object(db, "connect", _counting_connect),
             *_faster_moto_patches(),
         ]
-        for patch in self._patches:
-            patch.start()
-        if self.bedrock_client is not None:  # imported only now, so its logger sees the log level set above
-            from oriole.handlers import agents
-
-            patch = mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client)
-            patch.start()
-            self._patches.append(patch)
-        db.reset()
-        self._runs = Results(db.connect(self.database_url))  # holds the experiments this runner runs
-        self.sfn = boto3.client("stepfunctions", region_name=REGION)
-        self.state_machine_arn = self._deploy()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for patch in reversed(self._patches):
-            patch.stop()
-        self._runs.conn.close()
-        db.reset()
 
     def _make_invoke(self):
         def invoke(backend, function_name, qualifier, body, headers, response_headers):
@@ -171,9 +180,11 @@ class LocalAws:
                                     str(uuid.uuid4()))
             before = _statements()
             try:
-                result = self._handlers[name](json.loads(body or "{}"), context)
-                if name == START_FUNCTION:  # every execution starts here, a successor too
-                    self._runs.hold(result["experimentId"])
+                event = json.loads(body or "{}")
+                if name == START_FUNCTION:  # every execution starts here, a successor too: held from the start
+                    self._locks.hold(event["executionArn"])
+                result = self._handlers[name](event, context)
+                self._track(name, event, result)
             except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
                 response_headers["x-amz-function-error"] = "Unhandled"
                 result = {"errorType": type(err).__name__, "errorMessage": str(err),
@@ -184,6 +195,13 @@ class LocalAws:
             return json.dumps(result, default=str).encode()
 
         return invoke
+
+    def _track(self, function: str, event: dict, result: dict) -> None:
+        """Tie a held execution to its experiment once started; let the experiment's executions go once closed."""
+        if function == START_FUNCTION:
+            self._locks.started(event["executionArn"], result["experimentId"])
+        elif function in FINALIZERS and result.get("experimentId") is not None:
+            self._locks.let_go(result["experimentId"])
 
     def _deploy(self) -> str:
         iam = boto3.client("iam", region_name=REGION)
@@ -228,8 +246,11 @@ class LocalAws:
                  "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  "detail": status_change_detail(execution)}
         name = "oriole-ExecutionStatusFinalizer"
-        return execution_status.handler(event, LambdaContext(
+        result = execution_status.handler(event, LambdaContext(
             name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4())))
+        if result["closed"]:
+            self._locks.let_go(result["experimentId"])
+        return result
 
     def history(self, execution_arn: str) -> list[dict]:
         events, token = [], None

@@ -19,34 +19,40 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 import tomllib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from oriole import mazeset
+from oriole import inputs, mazeset
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import resolve
-from oriole.errors import OrioleError, UnknownMaze
+from oriole.errors import InvalidExecutionInput, OrioleError, UnknownMaze
 from oriole.inputs import PROVIDERS
+from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import RunResult
 from oriole_workstation.results import Results
 
 ENDED = ("succeeded", "timed_out")  # ended on the agent's merits: never run again
 ERRORS = ("failed", "aborted")  # run again only with --retry-failed
 NOT_STARTED = "not started"
+REJECTED = "rejected"  # StartExperiment refused the input: no experiment
 AWS_PROVIDER_CONCURRENCY = {"bedrock": 4, "ollama": 1, "baseline": 8}
 LOCAL_CONCURRENCY = 2
+MAX_CONCURRENCY = 1000
+MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
+MAX_FILE_BYTES = 1024 * 1024
 
 
 class SweepFileError(OrioleError):
@@ -56,7 +62,7 @@ class SweepFileError(OrioleError):
 class SweepFile(BaseModel):
     """The sweep file (TOML or JSON); see the README's "Sweeps" section."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
     agents: list[str] = Field(min_length=1)  # "provider/model", e.g. "baseline/explorer", "ollama/qwen2.5:7b"
@@ -64,9 +70,11 @@ class SweepFile(BaseModel):
     mazes: list[str | int] = Field(min_length=1)
     repetitions: int = Field(1, ge=1, le=1000)
     configs: list[dict[str, Any]] = Field([{}], min_length=1)  # override sets, each one value of the matrix
-    grid: dict[str, list[Any]] = Field(default_factory=dict)  # every combination of these values, per config
-    concurrency: int | None = Field(None, ge=1)
-    provider_concurrency: dict[Literal["bedrock", "ollama", "baseline"], int] = Field(default_factory=dict)
+    # every combination of these values, per config
+    grid: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
+    provider_concurrency: dict[Literal["bedrock", "ollama", "baseline"],
+                               Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(default_factory=dict)
     spend_limit_usd: float | None = Field(None, ge=0)
     comment: str | None = Field(None, max_length=1000)
 
@@ -117,18 +125,28 @@ class Planned:
 
 
 def load(path: Path) -> SweepFile:
-    """Read and validate a sweep file (``.toml`` or ``.json``)."""
+    """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``)."""
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-        return SweepFile.model_validate(data)
+        with path.open("rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)
     except OSError as error:
         raise SweepFileError(f"cannot read {path}: {error.strerror}") from None
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
-        raise SweepFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {error}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise SweepFileError(f"{path} is larger than {MAX_FILE_BYTES:,} bytes; a sweep file describes a matrix, "
+                             "it does not list it")
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        return SweepFile.model_validate(data)
+    except UnicodeDecodeError as error:
+        raise SweepFileError(f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})"
+                             ) from None
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in error.errors())
         raise SweepFileError(f"{path}: {problems}") from None
+    except (ValueError, RecursionError) as error:  # TOML and JSON syntax errors are ValueErrors
+        raise SweepFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: "
+                             f"{error if isinstance(error, ValueError) else 'nested too deeply'}") from None
 
 
 def _agent(text: str) -> tuple[str, str]:
@@ -140,8 +158,18 @@ def _agent(text: str) -> tuple[str, str]:
     return provider, model
 
 
+def size(spec: SweepFile) -> int:
+    """How many experiments the file describes, counted without building the matrix."""
+    dimensions = (spec.agents, spec.prompts, spec.mazes, spec.configs, *spec.grid.values())
+    return math.prod(map(len, dimensions)) * spec.repetitions
+
+
 def cells(spec: SweepFile) -> list[Cell]:
-    """Every cell of the matrix, each checked before anything starts: agents, mazes and overrides."""
+    """Every cell of the matrix, each checked before anything starts: its size, agents, mazes, overrides, the
+    execution input each cell makes, and that no cell comes out twice."""
+    if (planned := size(spec)) > MAX_EXPERIMENTS:
+        raise SweepFileError(f"the sweep describes {planned:,} experiments; at most {MAX_EXPERIMENTS:,} fit in one "
+                             "file: split it")
     agents = [_agent(a) for a in spec.agents]
     try:
         mazes = [mazeset.get_maze(m).name for m in spec.mazes]
@@ -150,10 +178,45 @@ def cells(spec: SweepFile) -> list[Cell]:
     keys = sorted(spec.grid)
     configs = [{**base, **dict(zip(keys, values, strict=True))}
                for base in spec.configs for values in product(*(spec.grid[k] for k in keys))]
-    for overrides in configs:
-        resolve({}, overrides)  # unknown keys, wrong types and ranges fail here, not in the middle of the sweep
-    return [Cell(provider, model, prompt, maze, json.dumps(overrides, sort_keys=True))
-            for (provider, model), prompt, maze, overrides in product(agents, spec.prompts, mazes, configs)]
+    typed = [_typed(overrides) for overrides in configs]
+    found: dict[tuple, Cell] = {}
+    for (provider, model), prompt, maze, (overrides, canonical) in product(agents, spec.prompts, mazes,
+                                                                          zip(configs, typed, strict=True)):
+        cell = Cell(provider, model, prompt, maze, json.dumps(overrides, sort_keys=True))
+        identity = (provider, model, prompt, maze, canonical)
+        if identity in found:
+            raise SweepFileError(f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or configuration "
+                                 "listed twice, a maze by name and by id, 1 and 1.0): its runs would share one agent "
+                                 "id and count twice")
+        found[identity] = cell
+        _check_input(spec, cell)
+    return list(found.values())
+
+
+def _typed(overrides: dict) -> str:
+    """The overrides as the experiment would hold them (checked: unknown keys, types and ranges fail here, not in
+    the middle of the sweep), as canonical JSON: ``1`` and ``1.0`` of a float setting are the same."""
+    snapshot = resolve({}, overrides)
+    return json.dumps({key: snapshot[key] for key in overrides}, sort_keys=True)
+
+
+def _check_input(spec: SweepFile, cell: Cell) -> None:
+    """The execution input of the cell's last repetition, as StartExperiment will check it (names, lengths,
+    characters), so that no experiment of the sweep is rejected for its text."""
+    try:
+        inputs.parse(inputs.ExecutionInput, Planned(cell, spec.repetitions).execution_input(spec.id, spec.comment),
+                     f"execution input of {cell.describe()}")
+    except InvalidExecutionInput as error:
+        raise SweepFileError(str(error)) from None
+
+
+def check_prompts(spec: SweepFile, known: Iterable[str]) -> None:
+    """Every prompt version the sweep names exists where it will run (checked before anything starts)."""
+    known = set(known)
+    missing = [version for version in spec.prompts if version not in known]
+    if missing:
+        raise SweepFileError(f"prompt version(s) {', '.join(missing)} not found; known: {', '.join(sorted(known))} "
+                             "(add one with `oriole prompts put`)")
 
 
 def plan(spec: SweepFile) -> list[Planned]:
@@ -242,8 +305,8 @@ class Tracker:
                 summary = result.summary
                 what = f"#{summary['experiment_id']} {result.status}, {summary['actions']} actions" if summary \
                     else result.status + (f": {result.reason}" if result.reason else "")
-                self.progress.console.print(f"{result.planned.cell.describe()} r{result.planned.repetition}: {what}",
-                                            highlight=False, markup=False)
+                line = f"{result.planned.cell.describe()} r{result.planned.repetition}: {what}"
+                self.progress.console.print(terminal_safe(line), highlight=False, markup=False)
 
 
 def _semaphore(limit: int | None):
@@ -288,7 +351,7 @@ def execute(sweep_id: str, todo: list[tuple[Planned, dict | None]], launcher: La
             except Interrupted:
                 return Finished(item, NOT_STARTED, None, "interrupted")
             if run.summary is None:
-                result = Finished(item, "rejected", None, run.as_json()["failure_reason"])
+                result = Finished(item, REJECTED, None, run.as_json()["failure_reason"])
             else:
                 result = Finished(item, run.summary["status"], run.summary, run.summary["failure_reason"])
             tracker.finished(result, store.sweep_spend(sweep_id), was_running=True)
@@ -333,8 +396,9 @@ def provider_caps(spec: SweepFile, options: list[str], aws: bool) -> dict[str, i
     caps.update(spec.provider_concurrency)
     for option in options:
         provider, _, value = option.partition("=")
-        if provider not in PROVIDERS or not value.isdigit() or int(value) < 1:
+        count = int(value) if value.isdecimal() and len(value) < 5 else 0
+        if provider not in PROVIDERS or not 1 <= count <= MAX_CONCURRENCY:
             raise SweepFileError(f"--provider-concurrency expects PROVIDER=N with a provider among "
-                                 f"{', '.join(PROVIDERS)} and N at least 1; got {option!r}")
-        caps[provider] = int(value)
+                                 f"{', '.join(PROVIDERS)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}")
+        caps[provider] = count
     return caps

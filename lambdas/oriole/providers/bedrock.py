@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from oriole.catalog import BY_KEY
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.providers import MAX_LATENCY_MS, reported_count
 from oriole.tools import ToolCall, ToolSpec
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
@@ -117,33 +118,44 @@ def tool_config(tools: Sequence[ToolSpec]) -> dict:
                                     "inputSchema": {"json": t.parameters}}} for t in tools]}
 
 
+def _object(raw: dict, key: str) -> dict:
+    """``raw[key]`` when it is an object, else an empty one: a malformed answer never raises anything unnamed."""
+    value = raw.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _tool_call(block: dict) -> ToolCall:
     use = block["toolUse"]
-    if not isinstance(use, dict) or not use.get("name"):
-        raise InvalidModelResponse(f"Bedrock returned a toolUse block without a tool name: {use!r}")
+    if not isinstance(use, dict) or not use.get("name") or not isinstance(use["name"], str):
+        raise InvalidModelResponse(f"Bedrock returned a toolUse block without a tool name: {use!r:.300}")
     return ToolCall(use["name"], use.get("input"), call_id=use.get("toolUseId"))
 
 
 def _reasoning(block: dict) -> str | None:
-    return ((block.get("reasoningContent") or {}).get("reasoningText") or {}).get("text")
+    text = _object(_object(block, "reasoningContent"), "reasoningText").get("text")
+    return text if isinstance(text, str) and text else None
 
 
 def parse_response(raw: dict, throttles: int = 0) -> ModelResponse:
-    """A Converse answer as a ``ModelResponse``; an answer without ``output.message`` is invalid."""
-    message = (raw.get("output") or {}).get("message")
+    """A Converse answer as a ``ModelResponse``; an answer without ``output.message``, or whose usage is not a
+    set of counts (see ``oriole.providers.reported_count``), is invalid."""
+    message = _object(raw, "output").get("message")
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         raise InvalidModelResponse(f"Bedrock answer has no output.message content (stopReason "
-                                   f"{raw.get('stopReason')!r}); keys: {sorted(raw)}")
+                                   f"{raw.get('stopReason')!r:.100}); keys: {sorted(map(str, raw))!s:.300}")
     blocks = [b for b in message["content"] if isinstance(b, dict)]
     texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
     thoughts = [t for t in map(_reasoning, blocks) if t]
-    usage, metrics = raw.get("usage") or {}, raw.get("metrics") or {}
+    usage, metrics = _object(raw, "usage"), _object(raw, "metrics")
+    stop = raw.get("stopReason")
     return ModelResponse(
         tool_calls=tuple(_tool_call(b) for b in blocks if "toolUse" in b),
         text="\n".join(texts) if texts else None,
         thinking="\n".join(thoughts) if thoughts else None,
-        usage=Usage(usage.get("inputTokens", 0), usage.get("outputTokens", 0), metrics.get("latencyMs", 0)),
-        stop_reason=raw.get("stopReason"),
+        usage=Usage(reported_count(usage.get("inputTokens"), "usage.inputTokens"),
+                    reported_count(usage.get("outputTokens"), "usage.outputTokens"),
+                    reported_count(metrics.get("latencyMs"), "metrics.latencyMs", MAX_LATENCY_MS)),
+        stop_reason=stop[:200] if isinstance(stop, str) else None,
         throttles=throttles,
     )
 

@@ -7,6 +7,11 @@ unknown model) is ``ModelRequestRejected`` at once, since repeating it cannot he
 the timeout is ``ModelTimeout`` at once, so a slow model cannot multiply the wait; a body that is not a chat
 response is ``InvalidModelResponse``. Tool calls come back exactly as the model sent them: judging them is
 the turn loop's job, so a malformed call becomes an invalid action rather than a lost one.
+
+What comes back is bounded: the client opens only http and https URLs and follows no redirect, a body larger
+than ``MAX_RESPONSE_BYTES`` is an ``InvalidModelResponse`` (read no further), an error body is read up to
+``MAX_ERROR_BYTES`` and quoted up to ``EXCERPT_CHARS``, and token counts must be counts (see
+``oriole.providers.reported_count``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from typing import Any
 
 from oriole.catalog import BY_KEY
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.providers import reported_count
+from oriole.text import bounded
 from oriole.tools import ToolCall, ToolSpec
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
@@ -29,6 +36,8 @@ CHAT_PATH = "/api/chat"
 DURATION_FIELDS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 EXCERPT_CHARS = 200
 JITTER_FRACTION = 0.25
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
+MAX_ERROR_BYTES = 64 * 1024
 _READ_CHUNK = 64 * 1024
 
 
@@ -78,20 +87,30 @@ def _excerpt(raw: bytes) -> str:
     return repr(text + ("..." if len(raw) > EXCERPT_CHARS else ""))
 
 
-def _error_text(raw: bytes) -> str:
-    """Ollama's error bodies are ``{"error": "..."}``; anything else is shown as an excerpt."""
+def _json(raw: bytes) -> object:
+    """The body as JSON; ValueError when it is not (RecursionError, for nesting past the parser, included)."""
     try:
-        body = json.loads(raw)
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _error_text(raw: bytes) -> str:
+    """Ollama's error bodies are ``{"error": "..."}`` (quoted up to ``EXCERPT_CHARS``); anything else is shown
+    as an excerpt."""
+    try:
+        body = _json(raw)
     except ValueError:
         return _excerpt(raw)
     if isinstance(body, dict) and isinstance(body.get("error"), str):
-        return body["error"]
+        return bounded(body["error"], EXCERPT_CHARS)
     return _excerpt(raw)
 
 
-def _count(value: object) -> int:
-    """Ollama leaves a count out when it is zero (a fully cached prompt has no ``prompt_eval_count``)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _durations(body: dict) -> dict:
+    """Ollama's own timings (nanoseconds), as far as they are counts: they are kept for reading only."""
+    return {k: body[k] for k in DURATION_FIELDS
+            if isinstance(body.get(k), int) and not isinstance(body[k], bool) and body[k] >= 0}
 
 
 def _tool_call(index: int, entry: object) -> ToolCall:
@@ -109,7 +128,7 @@ def _optional_text(value: object) -> str | None:
 def parse_response(raw: bytes, latency_ms: int) -> ModelResponse:
     """Turn a non-streaming ``/api/chat`` body into a ModelResponse; anything else is InvalidModelResponse."""
     try:
-        body = json.loads(raw)
+        body = _json(raw)
     except ValueError:
         raise InvalidModelResponse(f"Ollama answered with a body that is not JSON: {_excerpt(raw)}") from None
     if not isinstance(body, dict) or not isinstance(body.get("message"), dict):
@@ -122,10 +141,23 @@ def parse_response(raw: bytes, latency_ms: int) -> ModelResponse:
         tool_calls=tuple(_tool_call(i, entry) for i, entry in enumerate(calls)),
         text=_optional_text(message.get("content")),
         thinking=_optional_text(message.get("thinking")),
-        usage=Usage(_count(body.get("prompt_eval_count")), _count(body.get("eval_count")), latency_ms),
-        stop_reason=body.get("done_reason"),
-        durations={k: body[k] for k in DURATION_FIELDS if k in body},
+        # a count Ollama leaves out is zero (a fully cached prompt has no prompt_eval_count)
+        usage=Usage(reported_count(body.get("prompt_eval_count"), "prompt_eval_count"),
+                    reported_count(body.get("eval_count"), "eval_count"), latency_ms),
+        stop_reason=bounded(body["done_reason"], EXCERPT_CHARS) if isinstance(body.get("done_reason"), str) else None,
+        durations=_durations(body),
     )
+
+
+def _http_opener() -> urllib.request.OpenerDirector:
+    """An opener that speaks http and https only and follows no redirect (``build_opener`` would also open
+    ``file:``, ``ftp:`` and ``data:`` URLs, and follow a redirect to them)."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
+                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor(),
+                    urllib.request.UnknownHandler()):  # any other scheme: URLError "unknown url type"
+        opener.add_handler(handler)
+    return opener
 
 
 class OllamaAgent:
@@ -145,7 +177,7 @@ class OllamaAgent:
         self.backoff_seconds = backoff_seconds
         self._sleep = sleep
         self._clock = clock
-        self._opener = urllib.request.build_opener()
+        self._opener = _http_opener()
 
     @property
     def context_budget(self) -> int | None:
@@ -228,18 +260,23 @@ class OllamaAgent:
         return raw, int((self._clock() - started) * 1000)
 
     def _read(self, response: http.client.HTTPResponse, deadline: float) -> bytes:
-        """Read the body, failing once the deadline passes: the socket timeout bounds each read, not the total,
-        so a server trickling bytes would otherwise hold the request open indefinitely."""
-        chunks = []
+        """Read the body, failing once the deadline passes (the socket timeout bounds each read, not the total,
+        so a server trickling bytes would otherwise hold the request open indefinitely) or once it exceeds
+        ``MAX_RESPONSE_BYTES`` (the rest is never read into memory)."""
+        chunks, size = [], 0
         while chunk := response.read1(_READ_CHUNK):
             chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise InvalidModelResponse(f"Ollama model {self.model!r} at {self.endpoint} answered with more than "
+                                           f"{MAX_RESPONSE_BYTES:,} bytes; the answer was not read further")
             if self._clock() > deadline:
                 raise TimeoutError
         return b"".join(chunks)
 
     def _http_error(self, err: urllib.error.HTTPError) -> Exception:
         try:
-            text = _error_text(err.read())
+            text = _error_text(err.read(MAX_ERROR_BYTES))
         except (OSError, http.client.HTTPException):
             text = err.reason
         if err.code >= 500:

@@ -11,8 +11,10 @@ import sys
 from rich.markup import escape
 
 from oriole.errors import OrioleError
+from oriole.text import unstorable
 from oriole_workstation.cli import analysis, database, doctor, mazes, params, prompts, run
 from oriole_workstation.cli.common import Commands, err
+from oriole_workstation.display import terminal_safe
 
 app = Commands(help="Run LLM maze experiments locally through the real state machine, or on AWS.",
                   no_args_is_help=True)
@@ -29,8 +31,14 @@ app.add_typer(params.app, name="params")
 
 
 def main() -> None:
+    """The ``oriole`` command. An argument that is not text (bytes that are not UTF-8 reach Python as lone
+    surrogates) is refused before any command sees it: no database or terminal could take it."""
     try:
+        for number, argument in enumerate(sys.argv[1:], 1):
+            if problem := unstorable(argument):
+                raise OrioleError(f"argument {number} {problem}: is it UTF-8 text?")
         app()
     except OrioleError as error:
-        err.print(f"[bold red]{type(error).__name__}:[/] {escape(str(error))}", highlight=False)
+        err.print(f"[bold red]{type(error).__name__}:[/] {escape(terminal_safe(str(error)))}", highlight=False,
+                  soft_wrap=True)
         sys.exit(2)

@@ -14,6 +14,7 @@ import typer
 
 from oriole_workstation import sweep as sweeps
 from oriole_workstation.cli.common import AwsDatabase, err, fail
+from oriole_workstation.display import terminal_safe
 from oriole_workstation.render import WRITERS, Run, write
 from oriole_workstation.report import Format, GroupBy, render_report
 
@@ -96,13 +97,20 @@ def sweep(
     """Run a sweep file's matrix of experiments, resuming: what already ended is skipped.
 
     Every experiment is tagged (comment sweep:ID, agent id ID/<cell>/r<n>). Prints a summary and the
-    sweep's report at the end. Exit status 3 when the spend limit left experiments unstarted, 130 when
-    interrupted (run the same command again to go on).
+    sweep's report at the end. Exit status 2 when an experiment's input was rejected, 3 when the spend limit
+    left experiments unstarted, 130 when interrupted (run the same command again to go on).
     """
+    from oriole_workstation import prompts
     from oriole_workstation.database import open_results
 
     spec = sweeps.load(file)
     planned = sweeps.plan(spec)
+    if aws:
+        import boto3
+
+        sweeps.check_prompts(spec, prompts.aws_prompts(boto3.client("ssm")))
+    else:
+        sweeps.check_prompts(spec, prompts.local_prompts())
     caps = sweeps.provider_caps(spec, provider_concurrency, aws)
     results = open_results(aws)
     todo = sweeps.pending(spec.id, planned, results.sweep_experiments(spec.id), retry_failed)
@@ -113,13 +121,15 @@ def sweep(
     if dry_run:
         for item, open_row in todo:
             state = f" (open: experiment {open_row['id']})" if open_row else ""
-            typer.echo(f"{item.agent_id(spec.id)}  {item.cell.describe()} r{item.repetition}{state}")
+            typer.echo(terminal_safe(f"{item.agent_id(spec.id)}  {item.cell.describe()} r{item.repetition}{state}"))
         return
     finished = _run(spec, todo, aws, state_machine_arn, stack, quiet,
                     concurrency=concurrency or spec.concurrency or (None if aws else sweeps.LOCAL_CONCURRENCY),
                     provider_concurrency=caps) if todo else []
     typer.echo(sweeps.summarize(finished, skipped, results.sweep_spend(spec.id)), nl=False)
     typer.echo(render_report(results, by=by, tag=f"sweep:{spec.id}"), nl=False)
+    if any(r.status == sweeps.REJECTED for r in finished):
+        raise typer.Exit(2)
     if any(r.status == sweeps.NOT_STARTED for r in finished):  # only the spend limit leaves some unstarted
         raise typer.Exit(3)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Annotated
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from oriole.errors import OrioleError
+from oriole_workstation.display import terminal_safe
 
 out = Console()
 err = Console(stderr=True)
@@ -20,14 +22,22 @@ AwsDatabase = Annotated[bool, typer.Option("--aws", help="Read the deployed data
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print one clear line on stderr; the caller raises the returned exit."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    """Print one clear line on stderr (whatever text it quotes, shown, not obeyed); the caller raises the
+    returned exit."""
+    err.print(f"[bold red]error:[/] {escape(terminal_safe(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
+def print_json(data: object) -> None:
+    """One JSON object on stdout; every character beyond ASCII escaped, so stored text cannot steer the
+    terminal."""
+    out.print_json(json.dumps(data, default=str), ensure_ascii=True)
+
+
 def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:
-    """Plain aligned columns: never truncated, easy to grep and to paste into an issue."""
-    cells = [tuple(map(str, headers)), *(tuple(map(str, row)) for row in rows)]
+    """Plain aligned columns: never truncated, easy to grep and to paste into an issue; stored text in a cell
+    is shown, never obeyed (``terminal_safe``)."""
+    cells = [tuple(map(str, headers)), *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers) - 1)]
     for row in cells:
         print("  ".join(value.ljust(width) for value, width in zip(row, widths, strict=False)) + "  " + row[-1])

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import time
 from typing import Annotated
 
 import typer
 
-from oriole_workstation.cli.common import out, print_columns
+from oriole_workstation.cli.common import out, print_columns, print_json
+from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
 
 LOCAL_ZOMBIE_CAUSE = "no oriole run process holds it: the process that ran the local execution ended"
@@ -17,16 +18,23 @@ def _zombies(results: Results, aws: bool) -> list[tuple[dict, dict]]:
     """Open experiments nothing runs any more, each with the status-change detail that closes it.
 
     Locally an execution lives only in the process that started it (``oriole run``, a sweep, a test),
-    which holds every experiment it runs; an open experiment of a local execution that no live process
-    holds is a zombie. With ``--aws``: an open experiment whose latest execution is not RUNNING.
+    which holds every execution it runs; an open experiment of a local execution that no live process
+    holds, now and again ``LOCK_GRACE_SECONDS`` later (a live runner whose lock connection dropped takes
+    its locks again within that time), is a zombie. With ``--aws``: an open experiment whose latest
+    execution is not RUNNING.
     """
     from oriole_workstation.launcher import status_change_detail
+    from oriole_workstation.run_locks import LOCK_GRACE_SECONDS
     from oriole_workstation.runner import EXECUTION_PREFIX
 
     if not aws:
+        unheld = {row["experiment_id"] for row in results.open_experiments(EXECUTION_PREFIX) if not row["held"]}
+        if unheld:
+            time.sleep(LOCK_GRACE_SECONDS)
         return [(row, {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
                        "status": "ABORTED", "cause": LOCAL_ZOMBIE_CAUSE})
-                for row in results.open_experiments(EXECUTION_PREFIX) if not row["held"]]
+                for row in results.open_experiments(EXECUTION_PREFIX)
+                if not row["held"] and row["experiment_id"] in unheld]
     import boto3
 
     sfn = boto3.client("stepfunctions")
@@ -77,7 +85,7 @@ def doctor(
                 item.update(closed=closed["closed"], failure_reason=closed["failureReason"])
             found.append(item)
     if as_json:
-        out.print_json(json.dumps({"zombies": found, "fixed": fix}))
+        print_json({"zombies": found, "fixed": fix})
         return
     if not found:
         out.print("no open experiment without a running execution")
@@ -93,4 +101,4 @@ def doctor(
         return
     for z in found:
         outcome = f"closed: {z['failure_reason']}" if z["closed"] else "left open: a successor execution carries it on"
-        out.print(f"experiment {z['experiment_id']} {outcome}")
+        out.print(terminal_safe(f"experiment {z['experiment_id']} {outcome}"), markup=False, highlight=False)

@@ -42,6 +42,6 @@ def params_set(name: str, value: str,
     from oriole_workstation import cloud
 
     full_name = cloud.set_parameter(boto3.client("ssm"), name, value)
-    out.print(f"{full_name} = {value} (new experiments snapshot it when they start)")
+    out.print(f"{full_name} = {value} (new experiments snapshot it when they start)", markup=False, highlight=False)
 
 

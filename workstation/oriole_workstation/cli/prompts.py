@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -34,18 +35,19 @@ def prompts_list(aws: AwsParameterStore = False) -> None:
 def prompts_show(version: str, aws: AwsParameterStore = False) -> None:
     """Print one prompt version."""
     from oriole_workstation import prompts
+    from oriole_workstation.display import terminal_safe
 
-    text = prompts.get(_prompt_store(aws), version)
+    text = terminal_safe(prompts.get(_prompt_store(aws), version), lines=True)
     print(text, end="" if text.endswith("\n") else "\n")
 
 
 @app.command("put")
-def prompts_put(version: str, file: Annotated[typer.FileText, typer.Option("--file", "-f", help="Prompt text file.")],
+def prompts_put(version: str, file: Annotated[Path, typer.Option("--file", "-f", help="Prompt text file (UTF-8).")],
                 aws: AwsParameterStore = False) -> None:
     """Store a prompt version; experiments pick it with promptVersion (or `oriole run --prompt`)."""
     from oriole_workstation import prompts
 
-    text = file.read()
+    text = prompts.read_text(file)
     if aws:
         import boto3
 

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from oriole import catalog
 from oriole.baselines import BASELINE_NAMES
-from oriole.config import parse_assignment
+from oriole.config import check_override, parse_assignment
 from oriole.inputs import PROVIDERS
-from oriole_workstation.cli.common import err, fail, out, print_columns
+from oriole_workstation.cli.common import err, fail, out, print_columns, print_json
+from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 
 LLM_PROVIDERS = tuple(p for p in PROVIDERS if p != "baseline")
@@ -47,7 +47,7 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
         raise fail("say what runs the maze: --agent NAME (a baseline) or --provider P --model M")
     overrides = dict(parse_assignment(item) for item in config)
     if max_moves is not None:
-        overrides["maxMoves"] = max_moves
+        overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
     data = {"mazeId": maze, "llmProvider": "baseline" if agent else provider or "bedrock",
             "modelName": agent or model, "promptVersion": prompt, "config": overrides}
     if comment:
@@ -113,7 +113,7 @@ def run(
         with ProgressLine(data, disable=as_json) as show:
             result = launcher.follow(execution_arn, results, show)
     if as_json:
-        out.print_json(json.dumps(result.as_json(), default=str))
+        print_json(result.as_json())
     else:
         print_result(result)
     raise typer.Exit(exit_status(result))
@@ -136,7 +136,7 @@ def status(
     from oriole_workstation.database import open_results
 
     results = open_results(aws)
-    if target.isdigit():
+    if target.isdecimal() and len(target) < 19:  # an id (a bigint); anything else is looked up as an ARN
         row = results.summary(int(target))
     else:
         found = results.store.experiment_for_execution(target, None)
@@ -152,13 +152,13 @@ def status(
     if row is None and not executions:
         raise fail(f"no experiment {target} in the database (set DATABASE_URL for the deployed one)")
     if as_json:
-        out.print_json(json.dumps({"experiment": row, "executions": executions}, default=str))
+        print_json({"experiment": row, "executions": executions})
         return
     if row:
         print_columns(("field", "value"), [(k, v) for k, v in row.items() if k != "execution_arns"])
     for execution in executions:
-        print(f"{execution['executionArn']}: {execution['status']}" + (
-            f" ({execution['error']}: {execution['cause']})" if execution.get("error") else ""))
+        print(terminal_safe(f"{execution['executionArn']}: {execution['status']}" + (
+            f" ({execution['error']}: {execution['cause']})" if execution.get("error") else "")))
 
 
 class ProgressLine:
@@ -188,13 +188,13 @@ def print_result(result: RunResult) -> None:
     data = result.as_json()
     if data["experiment_id"] is None:
         raise fail(f"the execution was rejected: {data['failure_reason']}")
-    outcome = {"succeeded": "[green]goal found[/]", "timed_out": "[yellow]timed out[/]"}.get(
-        data["status"], f"[red]{escape(data['status'])}[/]")
+    outcome = {"succeeded": Text("goal found", "green"), "timed_out": Text("timed out", "yellow")}.get(
+        data["status"], Text(data["status"], "red"))
     table = Table(show_header=False, box=None)
     rows = [
         ("experiment", str(data["experiment_id"])),
-        ("agent", escape(f"{data['llm_provider']} / {data['model_name']}")),
-        ("maze", escape(f"{data['maze']} (shortest path {data['shortest_path_length']} moves)")),
+        ("agent", f"{data['llm_provider']} / {data['model_name']}"),
+        ("maze", f"{data['maze']} (shortest path {data['shortest_path_length']} moves)"),
         ("outcome", outcome),
         ("actions", f"{data['actions']} ({data['moves']} moves, {data['failed_moves']} into walls)"),
         ("turns", str(data["turns"])),
@@ -202,9 +202,9 @@ def print_result(result: RunResult) -> None:
         ("duration", f"{data['duration_seconds']:.1f} s"),
     ]
     if data["failure_reason"]:
-        rows.append(("reason", escape(data["failure_reason"])))
-    for key, value in rows:
-        table.add_row(f"[bold]{key}[/]", value)
+        rows.append(("reason", data["failure_reason"]))
+    for key, value in rows:  # Text cells: never parsed as markup
+        table.add_row(Text(key, "bold"), value if isinstance(value, Text) else Text(terminal_safe(value)))
     out.print(table)
     out.print(f"\nQuery it: oriole db psql -c \"SELECT step_number, action_type, to_x, to_y, success "
               f"FROM actions WHERE experiment_id = {data['experiment_id']} ORDER BY step_number\"", soft_wrap=True,

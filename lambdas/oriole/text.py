@@ -1,0 +1,99 @@
+"""Text at the boundaries: what PostgreSQL cannot store, and how long a message may grow.
+
+PostgreSQL refuses two kinds of character anywhere in ``text`` and ``jsonb``: NUL (U+0000) and a lone UTF-16
+surrogate (U+D800-U+DFFF, which has no UTF-8 form). A model may send either; a researcher's input may hold
+either. Inputs are refused (``unstorable`` names the problem); model text is data, so it is kept and made
+storable instead: ``escaped`` rewrites a whole row reversibly (``unescape`` gives the original back), and
+``replaced`` puts U+FFFD where such a character was, for copies whose exact form lives elsewhere. ``jsonb``
+also refuses the numbers JSON has no name for (NaN, infinities, which Python's JSON parser accepts): both
+store them as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
+
+``bounded`` cuts a message to a length every consumer can carry: an error message becomes a Lambda error
+payload, a Step Functions state (at most 256 KB in all) and a ``failure_reason``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+MAX_MESSAGE_CHARS = 2000  # an error message or a failure reason: a few KB, far under the 256 KB state limit
+REPLACEMENT = "\ufffd"
+_ESCAPED = re.compile(r"\\(\\|u([0-9a-f]{4}))")
+
+
+def unstorable(text: str) -> str | None:
+    """Why PostgreSQL cannot store ``text`` (its first NUL or lone surrogate), or None when it can."""
+    found = UNSTORABLE.search(text)
+    if found is None:
+        return None
+    kind = "a NUL character" if found.group() == "\x00" else "an unpaired surrogate character"
+    return f"contains {kind} (U+{ord(found.group()):04X}) at position {found.start()}, which cannot be stored"
+
+
+def _walk(value: object, change: Callable[[str], str]) -> object:
+    """``value`` (JSON-like: dicts, lists, strings, scalars) with ``change`` applied to every string and key,
+    and every non-finite number named."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {change(k) if isinstance(k, str) else k: _walk(v, change) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_walk(v, change) for v in value]
+    return value
+
+
+def _has_unstorable(value: object) -> bool:
+    if isinstance(value, str):
+        return UNSTORABLE.search(value) is not None
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_unstorable(k) or _has_unstorable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(map(_has_unstorable, value))
+    return False
+
+
+def _escape(text: str) -> str:
+    return UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text.replace("\\", "\\\\"))
+
+
+def unescape(text: str) -> str:
+    """The original of a string of an ``escaped`` row."""
+    return _ESCAPED.sub(lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(2), 16)), text)
+
+
+def escaped(value: object) -> tuple[object, bool]:
+    """``value`` made storable, and whether it had to change.
+
+    When anything in ``value`` cannot be stored, every string in it is escaped (``\\`` doubled, each NUL or
+    lone surrogate written ``\\uXXXX``), so that ``unescape`` restores each string of the row exactly;
+    otherwise ``value`` is returned as it is.
+    """
+    if not _has_unstorable(value):
+        return value, False
+    return _walk(value, _escape), True
+
+
+def replaced(value: object) -> object:
+    """``value`` with each NUL or lone surrogate replaced by U+FFFD (a readable copy; the exact text is kept
+    elsewhere, escaped)."""
+    return _walk(value, lambda s: UNSTORABLE.sub(REPLACEMENT, s)) if _has_unstorable(value) else value
+
+
+def stored_message(text: str) -> str:
+    """A message as a ``failure_reason`` stores it: bounded, and storable whatever a provider put in it."""
+    return replaced(bounded(text))
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text``, cut to at most ``limit`` characters with a note of how much was left out."""
+    if len(text) <= limit:
+        return text
+    kept = max(limit - 40, 0)  # the note takes fewer than 40 characters
+    return f"{text[:kept]}... ({len(text) - kept} more characters)"

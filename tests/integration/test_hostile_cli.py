@@ -1,0 +1,192 @@
+"""Hostile input through the ``oriole`` command (issue 14): a refused input is one line and no row, stored and
+provider text is shown and never obeyed (markup, escape sequences, spreadsheet formulas), ``params set --aws``
+refuses what a start would refuse, and prompt and sweep files fail cleanly."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from oriole import catalog, experiments
+from oriole_workstation.runner import EXECUTION_PREFIX
+from tests.ollama_server import ScriptedOllama, error, tool_calls
+
+RAW_CONTROL = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def count_experiments(store) -> int:
+    return store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"]
+
+
+def one_clean_line(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1, output
+    for dump in ("Traceback", "stackTrace", "FailureEventException", "errorType"):
+        assert dump not in output
+    return lines[0]
+
+
+# -- class 8: a rejected input is one line and no row -----------------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (("--prompt", "nope"), "UnknownPromptVersion: no prompt at /oriole/prompts/nope; stored versions: v1"),
+    (("--comment", "a\x00b"), "InvalidExecutionInput: invalid execution input: comment: Value error, contains a NUL"),
+])
+def test_a_rejected_input_prints_one_line_and_leaves_no_row(cli, store, args, message):
+    before = count_experiments(store)
+    result = cli("run", "--agent", "random", "--maze", "perfect-7", *args)
+    assert result.exit_code == 2
+    assert one_clean_line(result.output).startswith(f"error: the execution was rejected: {message}")
+    as_json = cli("run", "--agent", "random", "--maze", "perfect-7", "--json", *args)
+    assert as_json.exit_code == 2
+    data = json.loads(as_json.stdout)
+    assert data["status"] == "rejected" and data["failure_reason"].startswith(message)
+    assert "stackTrace" not in as_json.output and "FailureEventException" not in as_json.output
+    assert count_experiments(store) == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--provider", "ollama", "--model", "m", "--ollama-url", "file:///etc/passwd"),
+     "config.endpoint must be an http or https URL"),
+    (("--agent", "random", "--config", "temperature=nan"), "config.temperature must be a finite number"),
+    (("--agent", "random", "--config", "requestTimeoutSeconds=1e300"), "must be at most 900"),
+    (("--agent", "random", "--max-moves", "0"), "config.maxMoves must be at least 1"),
+])
+def test_a_bad_setting_on_the_command_line_is_refused_before_anything_starts(cli, store, args, message):
+    before = count_experiments(store)
+    result = cli("run", "--maze", "perfect-7", *args)
+    assert result.exit_code == 2 and message in one_clean_line(result.output)
+    assert count_experiments(store) == before
+
+
+# -- class 7: the terminal and spreadsheets ----------------------------------------------------------------------
+
+MARKUP_MODEL = "[/]evil[bold]x[/bold]"
+PROVIDER_ERROR = "bad model \x1b]0;pwned\x07\x1b[2J\x9b1m [/] [bold]x \u202eexe"
+
+
+def test_markup_and_escape_sequences_in_stored_text_are_shown_never_obeyed(cli, store, database_url):
+    with ScriptedOllama(error(400, PROVIDER_ERROR)) as server:
+        result = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", MARKUP_MODEL, "--ollama-url",
+                     server.url)
+    assert result.exit_code == 1, result.output
+    assert MARKUP_MODEL in result.output and "\\x1b]0;pwned\\x07\\x1b[2J\\x9b1m [/] [bold]x \\u202eexe" in result.output
+    experiment_id = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
+    zombie = experiments.start({"input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
+                                "executionArn": EXECUTION_PREFIX + "hostile-markup"}, store, catalog.defaults)
+    outputs = [result.output]
+    for args in (("status", str(experiment_id)), ("report", "--model", MARKUP_MODEL), ("doctor",),
+                 ("doctor", "--fix")):
+        shown = cli(*args)
+        assert shown.exit_code == 0, shown.output
+        outputs.append(shown.output)
+    assert MARKUP_MODEL in outputs[1] and "\\x1b]0;pwned" in outputs[1]
+    assert "ollama/" + MARKUP_MODEL in outputs[2] and f"experiment {zombie['experimentId']} closed" in outputs[4]
+    for output in outputs:
+        assert not any(char in output for char in RAW_CONTROL)
+
+
+def test_a_csv_report_writes_no_formula(cli):
+    model = '=HYPERLINK("http://evil.example","click")'
+    with ScriptedOllama(tool_calls(("move_east", {}))) as server:
+        ran = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", model, "--ollama-url", server.url,
+                  "--max-moves", "1")
+    assert ran.exit_code == 0, ran.output
+    report = cli("report", "--model", model, "--format", "csv")
+    [row] = csv.DictReader(io.StringIO(report.stdout, newline=""))
+    assert row["model_name"] == "'" + model and row["runs"] == "1"
+
+
+# -- class 2: params set --aws refuses what a start would refuse -----------------------------------------------------
+
+@pytest.mark.parametrize("key, value, message", [
+    ("temperature", "nan", "finite"), ("temperature", "inf", "finite"),
+    ("requestTimeoutSeconds", "1e300", "at most 900"), ("maxDurationMinutes", "-inf", "finite"),
+    ("maxMoves", "99999999999", "at most 1000000"), ("seed", "2147483648", "at most 2147483647"),
+    ("numCtx", "-1", "at least 256"), ("endpoint", "file:///etc/passwd", "http or https URL"),
+    ("endpoint", "http://ollama:11434/\x1b[2J", "without spaces"), ("goalCondition", "teleport", "one of reach"),
+])
+def test_params_set_with_aws_refuses_a_value_a_start_would_refuse(cli, monkeypatch, key, value, message):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        result = cli("params", "set", "--aws", "--", key, value)  # "--": a value may start with "-"
+        stored = boto3.client("ssm").get_parameters(Names=[catalog.BY_KEY[key].name])["Parameters"]
+    assert result.exit_code == 2 and message in one_clean_line(result.output)
+    assert stored == []
+
+
+def test_params_set_with_aws_stores_a_good_endpoint(cli, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        assert cli("params", "set", "endpoint", "https://ollama.example.org", "--aws").exit_code == 0
+        value = boto3.client("ssm").get_parameter(Name="/oriole/ollama/endpoint")["Parameter"]["Value"]
+    assert value == "https://ollama.example.org"
+
+
+# -- class 8: prompt files -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content, message", [
+    ("Trouvez la sortie. Café.".encode("latin-1"), "is not UTF-8 text (byte 0xe9 at offset 22)"),
+    (b"Find the goal.\x00", "the prompt contains a NUL character"),
+    (b"\xff\xfe" + "Find the goal.".encode("utf-16-le"), "is not UTF-8 text (byte 0xff at offset 0)"),
+])
+def test_a_prompt_file_that_cannot_be_stored_is_refused_with_one_line(cli, tmp_path, content, message):
+    path = tmp_path / "prompt.md"
+    path.write_bytes(content)
+    result = cli("prompts", "put", "v9", "--file", str(path))
+    assert result.exit_code == 2 and message in one_clean_line(result.output)
+    assert "v9" not in cli("prompts", "list").output
+
+
+def test_a_prompt_file_edited_into_another_encoding_is_named_not_a_traceback(cli, tmp_path):
+    (tmp_path / "prompts").mkdir(exist_ok=True)
+    (tmp_path / "prompts" / "latin.md").write_bytes("Trouvez la sortie. Café.".encode("latin-1"))
+    result = cli("run", "--agent", "random", "--maze", "perfect-7")
+    assert result.exit_code == 2 and "latin.md is not UTF-8 text" in one_clean_line(result.output)
+    (tmp_path / "prompts" / "latin.md").unlink()  # the failed start left nothing behind: the next run works
+    assert cli("run", "--agent", "oracle", "--maze", "perfect-7").exit_code == 0
+
+
+# -- class 6: sweeps ------------------------------------------------------------------------------------------------
+
+def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, tmp_path):
+    (tmp_path / "prompts").mkdir(exist_ok=True)
+    (tmp_path / "prompts" / "edited.md").write_text("Find the goal.\x00 (edited by hand)")  # passes the file check
+    path = tmp_path / "sweep.toml"
+    path.write_text('id = "hostile-rejected"\nagents = ["baseline/oracle", "baseline/explorer"]\n'
+                    'mazes = ["perfect-7"]\nprompts = ["edited"]\n')
+    before = count_experiments(store)
+    result = cli("sweep", str(path), "--quiet")
+    assert result.exit_code == 2, result.output
+    assert "2 planned: 0 already done, 2 rejected" in result.output
+    assert count_experiments(store) == before
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7", 101]\n', "comes out twice"),
+    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\ncomment = "caf\xe9"\n', "not UTF-8 text"),
+    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nprompts = ["v404"]\n', "v404 not found"),
+    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nconcurrency = 0\n', "concurrency"),
+])
+def test_a_hostile_sweep_file_is_one_line_and_starts_nothing(cli, store, tmp_path, content, message):
+    path = tmp_path / "sweep.toml"
+    path.write_bytes(content)
+    before = count_experiments(store)
+    result = cli("sweep", str(path), "--dry-run")
+    assert result.exit_code == 2 and message in one_clean_line(result.output)
+    assert count_experiments(store) == before
+
+
+def test_an_argument_that_is_not_utf8_is_refused_by_the_command_itself(monkeypatch, capsys):
+    from oriole_workstation.cli import main
+
+    monkeypatch.setattr("sys.argv", ["oriole", "report", "--model", b"caf\xe9".decode("utf-8", "surrogateescape")])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert "argument 3 contains an unpaired surrogate character (U+DCE9)" in one_clean_line(capsys.readouterr().err)

@@ -1,0 +1,403 @@
+"""Hostile input at each boundary, without a database (issue 14): each class of input is refused with a named
+error or made harmless, whatever the value; the integration tests run the same classes through the state
+machine, the CLI and PostgreSQL."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from oriole import catalog, progress
+from oriole.catalog import BY_KEY, CATALOG
+from oriole.config import parse_assignment, parse_pricing, parse_stored, resolve
+from oriole.errors import (
+    InvalidConfig,
+    InvalidExecutionInput,
+    InvalidModelResponse,
+    InvalidParameter,
+    ModelRequestRejected,
+    ModelUnavailable,
+    OrioleError,
+)
+from oriole.experiments import failure_reason
+from oriole.inputs import CaughtError, ExecutionInput, parse
+from oriole.mazeset import get_maze
+from oriole.providers import MAX_TOKENS_PER_CALL, bedrock
+from oriole.providers import ollama as ollama_provider
+from oriole.providers.ollama import MAX_RESPONSE_BYTES, OllamaAgent
+from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
+from oriole.tools import TOOL_SPECS, Memory, ToolCall
+from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, run_turn
+from oriole.turn_state import COLUMNS, LoadedTurn
+from oriole_workstation import prompts, sweep
+from oriole_workstation.display import csv_safe, terminal_safe
+from oriole_workstation.report import as_csv, as_table
+from tests.ollama_server import ScriptedOllama, error
+
+HOSTILE_TEXT = ["nul \x00 inside", "\ud800 lone high", "lone low \udfff", "\\u0000 looks escaped \\", "\x00\ud83d"]
+
+
+# --- class 3: text the database refuses -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [*HOSTILE_TEXT, "plain", "emoji \U0001f600 and \\ backslash", ""])
+def test_an_escaped_row_gives_back_every_string_exactly(text):
+    row = {"text": text, "nested": [{"key " + text: text}], "n": 3, "none": None, "other": "a \\ b"}
+    stored, altered = escaped(row)
+    assert altered == (unstorable(json.dumps(row, ensure_ascii=False)) is not None or unstorable(text) is not None)
+    flat = json.dumps(stored)
+    assert "\\u0000" not in flat.replace("\\\\u0000", "") and not any(0xD800 <= ord(c) <= 0xDFFF for c in flat)
+    if altered:
+        assert unstorable(json.dumps(stored, ensure_ascii=False)) is None
+        assert unescape(stored["text"]) == text and unescape(stored["other"]) == "a \\ b"
+        assert [unescape(k) for k in stored["nested"][0]] == ["key " + text]
+    else:
+        assert stored is row
+
+
+def test_replaced_keeps_a_readable_copy():
+    assert replaced({"reasoning": "go \x00 east \ud800"}) == {"reasoning": "go \ufffd east \ufffd"}
+    clean = {"reasoning": "fine"}
+    assert replaced(clean) is clean
+
+
+class Hostile:
+    """An agent that answers with text no database column accepts as it is, then walks east."""
+
+    context_budget = None
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        return ModelResponse(tool_calls=(ToolCall("move_east", {"reasoning": "east \x00 \ud800"}),
+                                         ToolCall("move\x00diag", {"reasoning": "?"})),
+                             text="text \x00", thinking="\udfff" * 3, stop_reason="stop\x00")
+
+
+def loaded_turn() -> LoadedTurn:
+    experiment = {column: 0 for column in COLUMNS} | {
+        "status": "running", "maze_id": 101, "llm_provider": "ollama", "model_name": "m", "prompt_text": "p",
+        "config": resolve({}, {}), "agent_state": {}, "moves_at_last_recall": None, "goal_found": False,
+        "goal_first_seen_step": None, "goal_reached_step": None, "current_x": 1, "current_y": 1,
+        "gave_up_reason": None, "memory": {}}
+    return LoadedTurn(experiment, [], None, None)
+
+
+def test_a_turn_with_unstorable_model_text_keeps_every_action_and_stores_it_recoverably():
+    loaded = loaded_turn()
+    world, maze = loaded.world(), get_maze("perfect-7").maze
+    outcome = run_turn(Hostile(), "p", world, loaded.rules(maze), Memory(5), {"recent_actions": []},
+                       TurnSettings(budget=2, actions_left=100))
+    write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)
+    assert [a["action_type"] for a in write.actions] == ["move_east", "invalid"]
+    assert write.actions[0]["reasoning"] == "east \ufffd \ufffd" and write.actions[1]["tool_name"] == "move\ufffddiag"
+    [call] = write.calls
+    assert call["response"]["escaped"] is True
+    assert unescape(call["response"]["text"]) == "text \x00" and unescape(call["stop_reason"]) == "stop\x00"
+    assert unescape(call["response"]["tool_calls"][0]["arguments"]["reasoning"]) == "east \x00 \ud800"
+    for rows in (write.actions, write.calls):
+        assert unstorable(json.dumps(rows, ensure_ascii=False)) is None
+
+
+@pytest.mark.parametrize("field, value", [
+    ("modelName", "qwen\x00"), ("modelName", "qwen\ud800"), ("modelName", "qwen\x1b[2J"), ("modelName", "a\u202eb"),
+    ("agentId", "run\x00"), ("agentId", "run\n2"), ("comment", "note \x00"), ("comment", "note \udc80"),
+    ("mazeId", "perfect-7\x00"), ("promptVersion", "v1\x00"),
+])
+def test_an_input_with_characters_that_cannot_be_stored_or_shown_is_refused(field, value):
+    data = {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random", field: value}
+    with pytest.raises(InvalidExecutionInput, match=field):
+        parse(ExecutionInput, data, "execution input")
+
+
+def test_a_comment_may_span_lines():
+    data = {"mazeId": "perfect-7", "modelName": "m", "comment": "line one\n\tline two"}
+    assert parse(ExecutionInput, data, "execution input").comment == "line one\n\tline two"
+
+
+# --- class 1: endpoints, bodies, error texts --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("endpoint", [
+    "file:///etc/passwd", "FILE:///etc/hostname", "ftp://host/x", "data:text/plain,hi", "gopher://host:70",
+    "localhost:11434", "//host:11434", "http://", "http:///path", "https://host:99999", "http://host:port",
+    "http://ho st:11434", "http://host\x00:11434", "http://host/\x1b[2J", "http://host/?q=1", "http://host/#frag",
+    "http://[::1", "http://" + "a" * 2100,
+])
+def test_only_an_http_or_https_base_url_with_a_host_is_an_endpoint(endpoint):
+    with pytest.raises(InvalidConfig, match=r"config\.endpoint"):
+        resolve({}, {"endpoint": endpoint})
+    with pytest.raises(InvalidConfig):
+        parse_assignment(f"endpoint={endpoint}")
+    with pytest.raises(InvalidParameter, match="/oriole/ollama/endpoint"):
+        parse_stored(BY_KEY["endpoint"], endpoint)
+
+
+@pytest.mark.parametrize("endpoint", ["http://localhost:11434", "https://ollama.example.org", "http://10.0.0.5:11434/",
+                                      "http://[::1]:11434", "HTTPS://Host.Example:443/ollama"])
+def test_ordinary_endpoints_are_accepted(endpoint):
+    assert resolve({}, {"endpoint": endpoint})["endpoint"] == endpoint
+
+
+def test_every_text_setting_is_bounded():
+    for param in CATALOG:
+        if param.type is str:
+            assert param.choices or param.max_length, param.name
+
+
+def test_the_http_client_opens_no_file_url_even_when_given_one(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text('{"message": {"content": "TOP-SECRET-CONTENT"}}')
+    agent = OllamaAgent("m", f"file://{secret}", {}, timeout_seconds=2, max_attempts=1)
+    with pytest.raises(ModelUnavailable) as raised:
+        agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
+    assert "TOP-SECRET" not in str(raised.value) and "unknown url type" in str(raised.value)
+
+
+def test_a_redirect_is_not_followed(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("TOP-SECRET-CONTENT")
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.send_response(307)
+            self.send_header("Location", f"file://{secret}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        agent = OllamaAgent("m", f"http://127.0.0.1:{server.server_address[1]}", {}, timeout_seconds=2)
+        with pytest.raises(ModelRequestRejected, match="HTTP 307") as raised:
+            agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
+    finally:
+        server.shutdown()
+    assert "TOP-SECRET" not in str(raised.value)
+
+
+def ask(server: ScriptedOllama) -> ModelResponse:
+    agent = OllamaAgent("m", server.url, {}, timeout_seconds=10, max_attempts=1)
+    return agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
+
+
+def test_a_body_over_the_bound_is_refused_without_reading_the_rest():
+    body = json.dumps({"message": {"content": "x" * (MAX_RESPONSE_BYTES + 1)}}).encode()
+    with ScriptedOllama((200, body)) as server, pytest.raises(InvalidModelResponse, match="more than 4,194,304 bytes"):
+        ask(server)
+
+
+def test_a_huge_error_text_is_quoted_short():
+    with ScriptedOllama(error(400, "no such model " + "\x1b[2J" * 200_000)) as server, \
+            pytest.raises(ModelRequestRejected) as raised:
+        ask(server)
+    assert len(str(raised.value)) < 600
+
+
+def test_every_named_error_and_every_failure_reason_is_bounded():
+    assert len(str(ModelRequestRejected("x" * 1_000_000))) <= MAX_MESSAGE_CHARS
+    cause = json.dumps({"errorType": "X", "errorMessage": "y" * 1_000_000, "stackTrace": ["z"] * 1000})
+    reason = failure_reason(CaughtError(Error="X", Cause=cause))
+    assert reason.startswith("X: yyy") and len(reason) <= MAX_MESSAGE_CHARS and "stackTrace" not in reason
+    assert unstorable(failure_reason(CaughtError(Error="X", Cause="bad \x00 \ud800"))) is None
+
+
+@pytest.mark.parametrize("raw", [b"[" * 100_000, b'{"message": ' * 50_000])
+def test_a_body_nested_past_the_parser_is_an_invalid_response(raw):
+    with pytest.raises(InvalidModelResponse):
+        ollama_provider.parse_response(raw, 1)
+
+
+# --- class 2: settings within what the code and the columns hold ------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["temperature=nan", "temperature=inf", "requestTimeoutSeconds=1e300",
+                                  "maxDurationMinutes=-inf", "maxMoves=99999999999", "numCtx=-1",
+                                  "seed=2147483648", "maxMoves=" + "9" * 5000, "endpoint=file:///etc/passwd"])
+def test_a_cli_assignment_gets_the_checks_of_an_execution_input(text):
+    with pytest.raises(InvalidConfig):
+        parse_assignment(text)
+
+
+@pytest.mark.parametrize("key, value", [("temperature", 10**400), ("maxMoves", 2**63),
+                                        ("requestTimeoutSeconds", 1e300)])
+def test_a_number_too_large_for_its_setting_is_refused(key, value):
+    with pytest.raises(InvalidConfig, match=rf"config\.{key} must be at most"):
+        resolve({}, {key: value})
+
+
+@pytest.mark.parametrize("text", ['{"inputPerMTok": NaN, "outputPerMTok": 1}', '{"inputPerMTok": 1, "outputPerMTok": '
+                                  'Infinity}', '{"inputPerMTok": 1e300, "outputPerMTok": 1}',
+                                  '{"inputPerMTok": -1, "outputPerMTok": 1}', '{"inputPerMTok": 1' + "0" * 400 + "}",
+                                  "[" * 5000, '{"inputPerMTok": "nan", "outputPerMTok": 1}'])
+def test_prices_must_be_finite_and_bounded(text):
+    with pytest.raises(InvalidParameter):
+        parse_pricing("/oriole/pricing/m", text)
+
+
+@pytest.mark.parametrize("end", ["minimum", "maximum"])
+def test_every_setting_at_its_bound_gives_working_agents_limits_and_timestamps(end, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    numbers = {p.key: getattr(p, end) for p in CATALOG if p.overridable and p.type in (int, float)}
+    config = resolve({}, numbers)
+    assert OllamaAgent.from_config("m", config).timeout_seconds == config["requestTimeoutSeconds"]
+    bedrock.runtime_client(config["requestTimeoutSeconds"])
+    decided = progress.decide(progress.Progress(False, 0, 1e9, 1), config)
+    assert decided.decision == "timeout"
+    assert datetime.now(UTC) + timedelta(minutes=config["maxDurationMinutes"], seconds=config["requestTimeoutSeconds"])
+
+
+# --- class 4: numbers a provider should never send ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [-1, -10**9, 1.5, 2.0, True, "12", [3], {"n": 1}, MAX_TOKENS_PER_CALL + 1, 10**30])
+def test_a_count_that_is_not_a_count_is_an_invalid_response(value):
+    body = json.dumps({"message": {"content": "hi"}, "prompt_eval_count": value, "eval_count": 3}).encode()
+    with pytest.raises(InvalidModelResponse, match="prompt_eval_count"):
+        ollama_provider.parse_response(body, 5)
+    converse = {"output": {"message": {"content": [{"text": "hi"}]}},
+                "usage": {"inputTokens": 1, "outputTokens": value}, "metrics": {"latencyMs": 3}}
+    with pytest.raises(InvalidModelResponse, match=r"usage\.outputTokens"):
+        bedrock.parse_response(converse)
+
+
+def test_absent_counts_are_zero_and_durations_that_are_not_counts_are_left_out():
+    body = json.dumps({"message": {"content": "hi"}, "eval_count": 7, "total_duration": -5, "eval_duration": "9",
+                       "load_duration": 12}).encode()
+    parsed = ollama_provider.parse_response(body, 5)
+    assert (parsed.usage.input_tokens, parsed.usage.output_tokens) == (0, 7)
+    assert parsed.durations == {"load_duration": 12}
+    with pytest.raises(InvalidModelResponse, match=r"metrics\.latencyMs"):
+        bedrock.parse_response({"output": {"message": {"content": []}}, "metrics": {"latencyMs": -3}})
+
+
+# --- class 7: the terminal and spreadsheets ----------------------------------------------------------------
+
+
+def test_control_characters_are_written_out_never_sent_to_the_terminal():
+    text = "model\x1b]0;pwned\x07\x1b[2J\r\x9b1m\u202egnp.exe\ud800"
+    shown = terminal_safe(text)
+    assert shown == "model\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\x9b1m\\u202egnp.exe\\ud800"
+    assert terminal_safe("a\nb\tc\x1b", lines=True) == "a\nb\tc\\x1b"
+
+
+def comparison_row(**fields) -> dict:
+    return {"llm_provider": "ollama", "model_name": "m", "prompt_version": "v1", "prompt_hash": "h" * 64,
+            "maze_family": "perfect", "maze": None, "config": {}, "runs": 1, "successes": 1, "success_rate": 1,
+            "success_rate_low": 0.2, "success_rate_high": 1, "median_actions_to_goal": 8,
+            "median_path_efficiency": 1, "tokens_per_run": 10, "tokens_per_success": 10, "cost_per_run": 0,
+            "cost_per_success": 0, "mean_latency_ms": 5, "errors": 0, "running": 0, **fields}
+
+
+@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"])
+def test_a_csv_cell_that_would_be_a_formula_is_text(name):
+    [header, row] = csv.reader(io.StringIO(as_csv([comparison_row(model_name=name, tokens_per_run=-1)]), newline=""))
+    cells = dict(zip(header, row, strict=True))
+    assert cells["model_name"] == "'" + name and cells["tokens_per_run"] == "-1"  # numbers stay numbers
+    assert csv_safe(name) == "'" + name and csv_safe("qwen2.5") == "qwen2.5"
+
+
+def test_the_report_table_writes_escape_sequences_out():
+    table = as_table([comparison_row(model_name="evil\x1b[2J", config={"endpoint": "http://h/\x1b]0;t\x07"})])
+    assert "\x1b" not in table and "\x07" not in table and "evil\\x1b[2J" in table
+
+
+# --- class 6: sweep files ----------------------------------------------------------------------------------
+
+
+def sweep_file(tmp_path, text: str | bytes, suffix: str = ".toml"):
+    path = tmp_path / f"sweep{suffix}"
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+BASE = 'id = "s"\nagents = ["baseline/explorer"]\nmazes = ["perfect-7"]\n'
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('agents = ["baseline/explorer", "baseline/explorer"]\nmazes = ["perfect-7"]\n', "comes out twice"),
+    ('agents = ["baseline/explorer"]\nmazes = ["perfect-7", 101]\n', "comes out twice"),
+    ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nprompts = ["v1", "v1"]\n', "comes out twice"),
+    ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nconfigs = [{temperature = 1}, {temperature = 1.0}]\n',
+     "comes out twice"),
+    ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nconfigs = [{maxMoves = 5}]\ngrid = {maxMoves = [5, 5]}\n',
+     "comes out twice"),
+])
+def test_a_cell_that_comes_out_twice_is_refused(tmp_path, extra, message):
+    with pytest.raises(sweep.SweepFileError, match=message):
+        sweep.plan(sweep.load(sweep_file(tmp_path, 'id = "s"\n' + extra)))
+
+
+def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
+    grid = ", ".join(f'{key} = [{", ".join(str(v) for v in range(1, 101))}]'
+                     for key in ("maxMoves", "historyActions", "maxRecallActions", "recallInterval", "numCtx",
+                                 "maxStalledTurns", "seed", "visionRange"))
+    started = time.monotonic()
+    with pytest.raises(sweep.SweepFileError, match="describes 10,000,000,000,000,000 experiments"):
+        sweep.plan(sweep.load(sweep_file(tmp_path, BASE + f"grid = {{ {grid} }}\n")))
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize("text, suffix, error, message", [
+    (BASE + "spend_limit_usd = inf\n", ".toml", sweep.SweepFileError, "spend_limit_usd"),
+    (BASE + "spend_limit_usd = nan\n", ".toml", sweep.SweepFileError, "spend_limit_usd"),
+    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "spend_limit_usd": Infinity}', ".json",
+     sweep.SweepFileError, "spend_limit_usd"),
+    (BASE + "[[configs]]\nmaxDurationMinutes = inf\n", ".toml", InvalidConfig, "finite"),
+    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "configs": [{"temperature": NaN}]}', ".json",
+     InvalidConfig, "finite"),
+    (BASE.encode() + b'comment = "caf\xe9"\n', ".toml", sweep.SweepFileError, "not UTF-8 text"),
+    (BASE + "concurrency = 0\n", ".toml", sweep.SweepFileError, "concurrency"),
+    (BASE + "concurrency = -3\n", ".toml", sweep.SweepFileError, "concurrency"),
+    (BASE + "provider_concurrency = { baseline = 0 }\n", ".toml", sweep.SweepFileError, "provider_concurrency"),
+    (BASE + "grid = { temperature = [] }\n", ".toml", sweep.SweepFileError, "grid"),
+    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [' + "1" * 5000 + "]}", ".json", sweep.SweepFileError,
+     "not valid JSON"),
+    ("[" * 100_000, ".json", sweep.SweepFileError, "not valid JSON"),
+    ("x = " + "[" * 100_000, ".toml", sweep.SweepFileError, "not valid TOML"),
+    (BASE + "#" * (2 * 1024 * 1024), ".toml", sweep.SweepFileError, "larger than"),
+    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "comment": "a\\u0000b"}', ".json",
+     sweep.SweepFileError, "comment"),
+    ('{"id": "s", "agents": ["ollama/q\\u001b[2J"], "mazes": [7]}', ".json", sweep.SweepFileError, "modelName"),
+    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": ["' + "9" * 5000 + '"]}', ".json", sweep.SweepFileError,
+     "unknown maze"),
+])
+def test_a_hostile_sweep_file_is_refused_with_a_named_error(tmp_path, text, suffix, error, message):
+    with pytest.raises(error, match=message):
+        sweep.plan(sweep.load(sweep_file(tmp_path, text, suffix)))
+
+
+@pytest.mark.parametrize("option", ["baseline=0", "baseline=-1", "baseline=\u00b2", "baseline=" + "9" * 5000,
+                                    "baseline=1001"])
+def test_a_provider_concurrency_option_out_of_range_is_refused(option):
+    spec = sweep.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [7]})
+    with pytest.raises(sweep.SweepFileError, match="N from 1 to 1000"):
+        sweep.provider_caps(spec, [option], aws=False)
+
+
+def test_every_prompt_a_sweep_names_must_exist():
+    spec = sweep.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": [7], "prompts": ["v1", "v9"]})
+    with pytest.raises(sweep.SweepFileError, match=r"prompt version\(s\) v9 not found; known: v1"):
+        sweep.check_prompts(spec, ["v1"])
+    sweep.check_prompts(spec, ["v1", "v9"])
+
+
+# --- class 8: prompt files --------------------------------------------------------------------------------
+
+
+def test_a_prompt_file_that_is_not_utf8_or_holds_a_nul_is_refused(tmp_path):
+    latin1 = tmp_path / "p.md"
+    latin1.write_bytes("Trouvez la sortie, café".encode("latin-1"))
+    with pytest.raises(prompts.PromptRejected, match=r"p\.md is not UTF-8 text \(byte 0xe9 at offset 22\)"):
+        prompts.read_text(latin1)
+    with pytest.raises(prompts.PromptRejected, match="NUL"):
+        prompts.check("v2", "Find the goal.\x00")
+    assert isinstance(prompts.PromptRejected("x"), OrioleError) and catalog.prompt_name("v2")
