@@ -26,6 +26,7 @@ from oriole.maze import Maze
 from oriole.mazeset import MazeEntry
 from oriole.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
 
+MAX_MAZE_ID = 2**31 - 1  # mazes.id is an integer
 MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
 
 
@@ -213,6 +214,8 @@ class Store:
     def find_maze(self, key: str | int) -> StoredMaze | None:
         """A stored maze by name, or by id (an int, or a string of digits as a CLI or an input passes it)."""
         by_id = isinstance(key, int) or key.isdecimal()
+        if by_id and not (len(str(key)) <= 10 and 0 <= int(key) <= MAX_MAZE_ID):
+            return None  # no maze has such an id (and the column could not even hold it)
         row = self._execute(f"SELECT {_MAZE_COLUMNS} FROM mazes WHERE {'id' if by_id else 'name'} = %s",
                             (int(key) if by_id else key,)).fetchone()
         return None if row is None else stored_maze(row)

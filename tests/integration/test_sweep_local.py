@@ -91,3 +91,20 @@ def test_the_aws_launcher_holds_a_per_provider_cap_and_follows_an_experiment_lef
     assert len(rows) == 4 and len({r["agent_id"] for r in rows}) == 4  # the earlier one was not started again
     assert results[0].summary["experiment_id"] == store.experiment_by_execution(earlier)
     assert max_overlap(rows) == 1
+
+
+def test_a_sweep_over_maze_samples_plays_that_many_different_mazes_and_resumes_on_the_same_ones(cli, store, tmp_path):
+    sweep_id = f"samples-{uuid.uuid4().hex[:8]}"
+    file = tmp_path / "samples.toml"
+    file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/oracle"]\n'
+                    'mazes = [{ family = "perfect", size = 9, samples = 4 }]\nconcurrency = 2\n')
+    first = cli(file)
+    assert first.exit_code == 0, first.output
+    mazes = store.conn.execute(
+        "SELECT m.name, m.content_hash, m.source, m.shortest_path_length, e.action_count, e.status "
+        "FROM experiments e JOIN mazes m ON m.id = e.maze_id WHERE e.agent_id LIKE %s", (sweep_id + "/%",)).fetchall()
+    assert len(mazes) == 4 and len({m["content_hash"] for m in mazes}) == 4
+    assert all(m["name"].startswith("perfect-9@") and m["source"] == "generated" for m in mazes)
+    assert all(m["status"] == "succeeded" and m["action_count"] == m["shortest_path_length"] for m in mazes)
+    again = cli(file)
+    assert again.exit_code == 0 and again.stdout.startswith("4 planned: 4 already done")

@@ -9,8 +9,10 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from pydantic import ValidationError
 from rich.console import Console
 
+from oriole import mazeset
 from oriole.errors import InvalidConfig
 from oriole_workstation import sweep
 from oriole_workstation.launcher import RunResult
@@ -196,3 +198,27 @@ def test_summary_counts_each_outcome():
     results = [sweep.Finished(item, "succeeded", {}), sweep.Finished(item, "timed_out", {}),
                sweep.Finished(item, "succeeded", {})]
     assert sweep.summarize(results, 4, 0.25) == "7 planned: 4 already done, 2 succeeded, 1 timed out; spent $0.2500\n"
+
+
+def test_maze_samples_expand_to_seeded_names_derived_from_the_sweep_id():
+    data = {"id": "samples", "agents": ["baseline/oracle"], "mazes": [
+        {"family": "perfect", "size": 11, "samples": 30}, {"family": "dense", "size": 21, "samples": 3}, "perfect-7"]}
+    spec = sweep.SweepFile.model_validate(data)
+    names = sweep.maze_names(spec)
+    assert len(names) == 34 == len(set(names)) and sweep.size(spec) == 34
+    assert all(n.startswith("perfect-11@") for n in names[:30]) and names[-1] == "perfect-7"
+    assert sweep.maze_names(spec) == names  # resuming draws the same mazes
+    other = sweep.SweepFile.model_validate({**data, "id": "another"})
+    assert set(sweep.maze_names(other)).isdisjoint(names[:33])  # another sweep, other mazes
+    assert len({mazeset.seeded(n).content_hash for n in names[:30]}) == 30
+
+
+@pytest.mark.parametrize("sample, message", [
+    ({"family": "labyrinth", "size": 11, "samples": 2}, "unknown maze family"),
+    ({"family": "perfect", "size": 12, "samples": 2}, "odd size"),
+    ({"family": "perfect", "size": 11, "samples": 0}, "greater than or equal to 1"),
+    ({"family": "perfect", "size": 7, "samples": 40}, "only 14 different mazes"),
+])
+def test_bad_maze_samples_are_refused_before_anything_starts(sample, message):
+    with pytest.raises((sweep.SweepFileError, ValidationError), match=message):
+        sweep.plan(sweep.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [sample]}))

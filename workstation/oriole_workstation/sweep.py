@@ -59,6 +59,46 @@ class SweepFileError(OrioleError):
     """The sweep file cannot be read or describes an impossible matrix."""
 
 
+SAMPLE_DRAWS_PER_MAZE = 20  # how hard a sample looks for mazes it does not have yet
+
+
+class MazeSample(BaseModel):
+    """``{ family = "perfect", size = 11, samples = 30 }``: that many seeded mazes of a family at a size, their
+    seeds derived from the sweep id, so running the file again draws the same mazes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    family: str
+    size: int = Field(ge=5, le=mazeset.MAX_SIZE)
+    samples: int = Field(ge=1, le=1000)
+
+    def names(self, sweep_id: str) -> list[str]:
+        """The seeded names of ``samples`` different mazes: ``FAMILY-SIZE@SEED``, each seed a hash of the sweep id
+        and an index. A draw whose grid an earlier sample already has is passed over (small mazes of a family
+        repeat: 200 seeds give only 14 different ``perfect-7``), so the samples are that many mazes."""
+        family = mazeset.FAMILIES.get(self.family)
+        if family is None:
+            raise SweepFileError(f"unknown maze family {self.family!r}; families: {', '.join(mazeset.FAMILIES)}")
+        try:
+            family.check_size(self.size)
+        except UnknownMaze as error:
+            raise SweepFileError(str(error)) from None
+        names: dict[str, str] = {}  # grid hash -> the first name that drew it
+        draws = self.samples * SAMPLE_DRAWS_PER_MAZE
+        for index in range(draws):
+            name = f"{self.family}-{self.size}@{_sample_seed(sweep_id, self, index)}"
+            names.setdefault(mazeset.seeded(name).content_hash, name)
+            if len(names) == self.samples:
+                return list(names.values())
+        raise SweepFileError(f"{self.family}-{self.size} gave only {len(names)} different mazes in {draws} draws; "
+                             f"ask for at most that many samples, or a larger size")
+
+
+def _sample_seed(sweep_id: str, sample: MazeSample, index: int) -> int:
+    digest = hashlib.sha256(f"{sweep_id}/{sample.family}-{sample.size}/{index}".encode()).hexdigest()
+    return int(digest[:12], 16)
+
+
 class SweepFile(BaseModel):
     """The sweep file (TOML or JSON); see the README's "Sweeps" section."""
 
@@ -67,7 +107,7 @@ class SweepFile(BaseModel):
     id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
     agents: list[str] = Field(min_length=1)  # "provider/model", e.g. "baseline/explorer", "ollama/qwen2.5:7b"
     prompts: list[str] = Field(["v1"], min_length=1)
-    mazes: list[str | int] = Field(min_length=1)
+    mazes: list[str | int | MazeSample] = Field(min_length=1)  # names, ids, or samples of a family
     repetitions: int = Field(1, ge=1, le=1000)
     configs: list[dict[str, Any]] = Field([{}], min_length=1)  # override sets, each one value of the matrix
     # every combination of these values, per config
@@ -160,21 +200,34 @@ def _agent(text: str) -> tuple[str, str]:
 
 def size(spec: SweepFile) -> int:
     """How many experiments the file describes, counted without building the matrix."""
-    dimensions = (spec.agents, spec.prompts, spec.mazes, spec.configs, *spec.grid.values())
-    return math.prod(map(len, dimensions)) * spec.repetitions
+    dimensions = (spec.agents, spec.prompts, spec.configs, *spec.grid.values())
+    mazes = sum(m.samples if isinstance(m, MazeSample) else 1 for m in spec.mazes)
+    return math.prod(map(len, dimensions)) * mazes * spec.repetitions
 
 
-def cells(spec: SweepFile) -> list[Cell]:
+def maze_names(spec: SweepFile, stored: Callable[[str | int], str | None] = lambda key: None) -> list[str]:
+    """The sweep's mazes by name: samples expanded to their seeded names, ids and names checked (``stored``
+    names a maze the database holds, such as an imported one; shipped and seeded names need no database)."""
+    names: list[str] = []
+    for maze in spec.mazes:
+        if isinstance(maze, MazeSample):
+            names += maze.names(spec.id)
+            continue
+        try:
+            names.append(stored(maze) or mazeset.get_maze(maze).name)
+        except UnknownMaze as error:
+            raise SweepFileError(str(error)) from None
+    return names
+
+
+def cells(spec: SweepFile, stored: Callable[[str | int], str | None] = lambda key: None) -> list[Cell]:
     """Every cell of the matrix, each checked before anything starts: its size, agents, mazes, overrides, the
     execution input each cell makes, and that no cell comes out twice."""
     if (planned := size(spec)) > MAX_EXPERIMENTS:
         raise SweepFileError(f"the sweep describes {planned:,} experiments; at most {MAX_EXPERIMENTS:,} fit in one "
                              "file: split it")
     agents = [_agent(a) for a in spec.agents]
-    try:
-        mazes = [mazeset.get_maze(m).name for m in spec.mazes]
-    except UnknownMaze as error:
-        raise SweepFileError(str(error)) from None
+    mazes = maze_names(spec, stored)
     keys = sorted(spec.grid)
     configs = [{**base, **dict(zip(keys, values, strict=True))}
                for base in spec.configs for values in product(*(spec.grid[k] for k in keys))]
@@ -219,10 +272,10 @@ def check_prompts(spec: SweepFile, known: Iterable[str]) -> None:
                              "(add one with `oriole prompts put`)")
 
 
-def plan(spec: SweepFile) -> list[Planned]:
+def plan(spec: SweepFile, stored: Callable[[str | int], str | None] = lambda key: None) -> list[Planned]:
     """Every experiment of the sweep, first repetitions first: stopped early (spend cap, Ctrl-C), a sweep
     has covered every cell evenly."""
-    matrix = cells(spec)
+    matrix = cells(spec, stored)
     return [Planned(cell, repetition) for repetition in range(1, spec.repetitions + 1) for cell in matrix]
 
 

@@ -104,7 +104,8 @@ def sweep(
     from oriole_workstation.database import open_results
 
     spec = sweeps.load(file)
-    planned = sweeps.plan(spec)
+    results = open_results(aws)
+    planned = sweeps.plan(spec, lambda key: getattr(results.store.find_maze(key), "name", None))
     if aws:
         import boto3
 
@@ -112,7 +113,6 @@ def sweep(
     else:
         sweeps.check_prompts(spec, prompts.local_prompts())
     caps = sweeps.provider_caps(spec, provider_concurrency, aws)
-    results = open_results(aws)
     todo = sweeps.pending(spec.id, planned, results.sweep_experiments(spec.id), retry_failed)
     skipped = len(planned) - len(todo)
     err.print(f"sweep {spec.id}: {len(planned)} experiments ({len(planned) // spec.repetitions} cells x "
