@@ -80,7 +80,8 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("experiments/history-actions", int, 20,
               "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000),
     Parameter("experiments/seed", int, -1,
-              "Seed for baseline agents and Ollama; -1 draws a random seed per experiment (stored).",
+              "Seed for baseline agents, Ollama and OpenAI-compatible servers; -1 draws a random seed per "
+              "experiment (stored).",
               minimum=-1, maximum=2**31 - 1),
     Parameter("agent/history-mode", str, "actions",
               "What the model remembers across turns: actions (a context message with its last historyActions "
@@ -95,8 +96,8 @@ CATALOG: tuple[Parameter, ...] = (
               "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
               "accounted call).", choices=("map", "model")),
     Parameter("agent/context-tokens", int, 32768,
-              "Context budget in tokens for providers without their own (Bedrock); Ollama uses numCtx. Requests "
-              "are trimmed to it: earlier turns first, then the oldest recent actions.",
+              "Context budget in tokens for providers without their own (Bedrock, OpenAI-compatible); Ollama uses "
+              "numCtx. Requests are trimmed to it: earlier turns first, then the oldest recent actions.",
               minimum=256, maximum=2_000_000),
     Parameter("agent/circuit-breaker-threshold", int, 3,
               "Invalid tool calls in a row that end the turn (end reason circuit_breaker).", minimum=1, maximum=100),
@@ -116,10 +117,26 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server (http or https).",
               max_length=2048, url_schemes=("http", "https")),
     Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576),
-    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0, maximum=2),
+    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama, Bedrock and OpenAI-compatible).",
+              minimum=0, maximum=2),
     Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5),
     Parameter("ollama/request-timeout-seconds", float, 120.0,
-              "Timeout of one model request.", minimum=1, maximum=900),
+              "Timeout of one model request (every provider).", minimum=1, maximum=900),
+    Parameter("openai/base-url", str, "http://localhost:8000/v1",
+              "Base URL of the OpenAI-compatible server (http or https), the OpenAI SDK's base_url: requests go to "
+              "{baseUrl}/chat/completions.", max_length=2048, url_schemes=("http", "https")),
+    Parameter("openai/max-output-tokens", int, 1024,
+              "Most tokens one answer of an OpenAI-compatible server may generate.", minimum=1, maximum=1_000_000),
+    Parameter("openai/max-tokens-field", str, "max_tokens",
+              "The request field that carries maxOutputTokens: max_tokens (vLLM, llama.cpp, SGLang and most "
+              "servers) or max_completion_tokens (required by OpenAI's reasoning models).",
+              choices=("max_tokens", "max_completion_tokens")),
+    Parameter("openai/send-seed", bool, True,
+              "Send the experiment's seed as the request's seed (OpenAI-compatible); false for a server that "
+              "refuses the field."),
+    Parameter("openai/parallel-tool-calls", bool, False,
+              "parallel_tool_calls, sent with the tools: false asks for at most one tool call per answer (as the v1 "
+              "prompt says), true lets the model return several."),
 )
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from oriole import catalog, inputs, mazeset, memory, progress
+from oriole import allowed, catalog, inputs, mazeset, memory, progress
 from oriole.baselines import BASELINE_NAMES, make_baseline
 from oriole.config import parse_pricing, resolve
 from oriole.errors import (
@@ -58,6 +58,8 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
                                     f"expected one of {', '.join(BASELINE_NAMES)}")
     stored = read_parameters()
     config = resolve(stored, request.config)
+    if request.llmProvider == "openai":
+        allowed.check_openai_base_url(config["baseUrl"])
     prompt = stored.get(catalog.prompt_name(request.promptVersion))
     if not prompt:
         known = sorted(n.rsplit("/", 1)[-1] for n in stored if n.startswith(catalog.PROMPTS_PATH + "/"))

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from oriole.errors import InvalidExecutionInput
 from oriole.text import bounded, unstorable
 
-PROVIDERS = ("bedrock", "ollama", "baseline")
+PROVIDERS = ("bedrock", "ollama", "openai", "baseline")  # llmProvider's values
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
 
@@ -42,7 +42,7 @@ class ExecutionInput(BaseModel):
     model_config = _STRICT
 
     mazeId: str | int
-    llmProvider: Literal["bedrock", "ollama", "baseline"] = "bedrock"
+    llmProvider: Literal[PROVIDERS] = "bedrock"
     modelName: Name = Field(min_length=1, max_length=200)
     promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
     agentId: Name | None = Field(None, max_length=200)

@@ -53,7 +53,7 @@ def test_a_missing_file_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("fields, error, message", [
-    ({"agents": ["openai/gpt"]}, sweep.SweepFileError, "provider one of bedrock, ollama, baseline"),
+    ({"agents": ["azure/gpt"]}, sweep.SweepFileError, "provider one of bedrock, ollama, openai, baseline"),
     ({"agents": ["baseline/genius"]}, sweep.SweepFileError, "the baselines are random"),
     ({"agents": ["ollama"]}, sweep.SweepFileError, "must be provider/model"),
     ({"mazes": ["nowhere-60"]}, sweep.SweepFileError, "nowhere-60"),
