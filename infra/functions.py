@@ -4,6 +4,8 @@ privilege each one needs."""
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -14,12 +16,13 @@ from constructs import Construct
 
 from infra.bundling import ARCHITECTURE, RUNTIME, code_asset
 from infra.settings import log_retention
+from oriole.allowed import OPENAI_BASE_URLS
 from oriole.catalog import PREFIX
 from oriole.handlers import FUNCTIONS
 
 STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
-MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent")
+MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 NO_DATABASE = ("ContinueAsNew",)
 
 
@@ -99,12 +102,22 @@ class Functions(Construct):
             actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"], resources=resources))
 
     def grant_ollama_key(self, secret_arn: str | None) -> None:
+        self._grant_key("InvokeOllamaAgent", "OllamaApiKey", "OLLAMA_API_KEY_SECRET_ARN", secret_arn)
+
+    def allow_openai(self, base_urls: tuple[str, ...], secret_arn: str | None) -> None:
+        """StartExperiment refuses any OpenAI-compatible base URL but these (none listed: no OpenAI experiment
+        runs on AWS), so the key below is sent only to a server the operator chose."""
+        self.task("StartExperiment").add_environment(OPENAI_BASE_URLS, json.dumps(list(base_urls)))
+        self._grant_key("InvokeOpenAIAgent", "OpenAIApiKey", "OPENAI_API_KEY_SECRET_ARN", secret_arn)
+
+    def _grant_key(self, task: str, construct_id: str, variable: str, secret_arn: str | None) -> None:
+        """The task may read the API key's secret, named to it by ``variable``."""
         if not secret_arn:
             return
-        secret = secretsmanager.Secret.from_secret_complete_arn(self, "OllamaApiKey", secret_arn)
-        function = self.task("InvokeOllamaAgent")
+        secret = secretsmanager.Secret.from_secret_complete_arn(self, construct_id, secret_arn)
+        function = self.task(task)
         secret.grant_read(function)
-        function.add_environment("OLLAMA_API_KEY_SECRET_ARN", secret_arn)
+        function.add_environment(variable, secret_arn)
 
     def grant_executions(self, state_machine_arn: str, execution_arns: str) -> None:
         """ContinueAsNew starts the successor execution of this one state machine and nothing else; the

@@ -17,11 +17,20 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 NAMESPACE = "Oriole"
+MAX_ALARM_METRICS = 10  # CloudWatch: the metric math of one alarm holds at most 10 metrics
 
 
 def oriole_metric(name: str, statistic: str = "Sum") -> cloudwatch.Metric:
     return cloudwatch.Metric(namespace=NAMESPACE, metric_name=name, dimensions_map={"service": "oriole"},
                              statistic=statistic, period=Duration.minutes(5))
+
+
+def _errors(functions: list[lambda_.Function]) -> cloudwatch.MathExpression:
+    """The functions' Lambda errors, summed (an alarm's math may use at most ``MAX_ALARM_METRICS`` metrics)."""
+    return cloudwatch.MathExpression(expression="+".join(f"e{i}" for i in range(len(functions))),
+                                     using_metrics={f"e{i}": fn.metric_errors(period=Duration.minutes(5))
+                                                    for i, fn in enumerate(functions)},
+                                     label="Lambda errors", period=Duration.minutes(5))
 
 
 class Monitoring(Construct):
@@ -37,12 +46,10 @@ class Monitoring(Construct):
                         "An experiment execution failed: look up its failure_reason"),
             self._alarm("ExecutionsTimedOut", state_machine.metric_timed_out(period=Duration.minutes(5)),
                         "An execution hit max-execution-seconds"),
-            self._alarm("FunctionErrors", cloudwatch.MathExpression(
-                expression="+".join(f"e{i}" for i in range(len(functions))),
-                using_metrics={f"e{i}": fn.metric_errors(period=Duration.minutes(5))
-                               for i, fn in enumerate(functions)},
-                label="Lambda errors", period=Duration.minutes(5)),
-                "A Lambda function raised an error (the state machine may have retried it)"),
+            *(self._alarm("FunctionErrors" + (f"{start // MAX_ALARM_METRICS + 1}" if start else ""),
+                          _errors(functions[start:start + MAX_ALARM_METRICS]),
+                          "A Lambda function raised an error (the state machine may have retried it)")
+              for start in range(0, len(functions), MAX_ALARM_METRICS)),
         ]
         for alarm in alarms:
             alarm.add_alarm_action(notify)

@@ -12,6 +12,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from oriole.catalog import BY_KEY
+from oriole.config import check_override
 
 EGRESS_MODES = ("nat", "endpoints")
 
@@ -34,6 +35,8 @@ class Settings:
     bedrock_model_ids: tuple[str, ...]
     max_execution_seconds: int
     ollama_api_key_secret_arn: str | None
+    openai_base_urls: tuple[str, ...]
+    openai_api_key_secret_arn: str | None
     existing_database: ExistingDatabase | None
     log_retention_days: int
     alarm_email: str | None
@@ -51,17 +54,33 @@ class Settings:
         models = get("bedrockModelIds", [])
         if isinstance(models, str):
             models = json.loads(models) if models.startswith("[") else [m for m in models.split(",") if m]
+        openai_secret = get("openaiApiKeySecretArn")
         return cls(
             egress=egress,
             deletion_protection=_flag(get("deletionProtection", True)),
             bedrock_model_ids=tuple(models),
             max_execution_seconds=int(get("maxExecutionSeconds", BY_KEY["maxExecutionSeconds"].default)),
             ollama_api_key_secret_arn=get("ollamaApiKeySecretArn"),
+            openai_base_urls=_openai_base_urls(get("openaiBaseUrls", []), keyed=bool(openai_secret)),
+            openai_api_key_secret_arn=openai_secret,
             existing_database=_existing_database(get),
             log_retention_days=int(get("logRetentionDays", 30)),
             alarm_email=get("alarmEmail"),
             bastion=_flag(get("bastion", True)),
         )
+
+
+def _openai_base_urls(value, keyed: bool) -> tuple[str, ...]:
+    """The OpenAI-compatible base URLs experiments may use on AWS (a JSON list or comma-separated), each checked
+    as ``/oriole/openai/base-url`` is; with an API key, https only: the key must not travel in clear."""
+    urls = json.loads(value) if isinstance(value, str) and value.startswith("[") else value
+    urls = [u for u in urls.split(",") if u] if isinstance(urls, str) else list(urls)
+    for url in urls:
+        check_override(BY_KEY["baseUrl"], url)
+        if keyed and not url.lower().startswith("https://"):
+            raise ValueError(f"context openaiBaseUrls lists {url!r}, plain http, but openaiApiKeySecretArn sends "
+                             "an API key: list only https base URLs")
+    return tuple(url.rstrip("/") for url in urls)
 
 
 def _flag(value) -> bool:

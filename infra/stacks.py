@@ -54,6 +54,7 @@ class OrchestratorStack(Stack):
         self.functions.grant_parameters()
         self.functions.grant_bedrock(settings.bedrock_model_ids)
         self.functions.grant_ollama_key(settings.ollama_api_key_secret_arn)
+        self.functions.allow_openai(settings.openai_base_urls, settings.openai_api_key_secret_arn)
         name = state_machine_name(self)
         self.functions.grant_executions(
             self.format_arn(service="states", resource="stateMachine", resource_name=name,

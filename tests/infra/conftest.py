@@ -11,6 +11,8 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
 
 MODEL_IDS = ["anthropic.claude-3-5-haiku-20241022-v1:0", "us.anthropic.claude-3-5-haiku-20241022-v1:0"]
 OLLAMA_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/ollama-AbCdEf"
+OPENAI_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/openai-GhIjKl"
+OPENAI_BASE_URLS = ["https://gpu-box.lab.example/v1/", "https://api.openai.com/v1"]
 
 
 def synthesize(**context):
@@ -34,7 +36,8 @@ def synthesize(**context):
 
 @pytest.fixture(scope="session")
 def stacks():
-    return synthesize(bedrockModelIds=MODEL_IDS, ollamaApiKeySecretArn=OLLAMA_SECRET, maxExecutionSeconds=3600)
+    return synthesize(bedrockModelIds=MODEL_IDS, ollamaApiKeySecretArn=OLLAMA_SECRET, maxExecutionSeconds=3600,
+                      openaiBaseUrls=OPENAI_BASE_URLS, openaiApiKeySecretArn=OPENAI_SECRET)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from aws_cdk.assertions import Annotations, Match
 from oriole import flows
 from oriole.catalog import CATALOG
 from oriole.handlers import FUNCTIONS
-from tests.infra.conftest import MODEL_IDS, OLLAMA_SECRET, synthesize
+from tests.infra.conftest import MODEL_IDS, OLLAMA_SECRET, OPENAI_BASE_URLS, OPENAI_SECRET, synthesize
 
 ASL = flows.definition()
 
@@ -185,6 +185,36 @@ def test_database_secret_is_read_only_by_the_functions_that_query(templates):
     assert OLLAMA_SECRET.rsplit("-", 1)[0] in ollama
 
 
+def test_the_openai_key_goes_only_to_its_task_and_only_listed_base_urls_are_allowed(templates):
+    _, orchestrator = templates
+    assert json.loads(one_function_env(orchestrator, "StartExperiment")["ORIOLE_OPENAI_BASE_URLS"]) == \
+        [url.rstrip("/") for url in OPENAI_BASE_URLS]
+    assert one_function_env(orchestrator, "InvokeOpenAIAgent")["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET
+    readers = {name for name in function_ids(orchestrator)
+               if OPENAI_SECRET.rsplit("-", 1)[0] in json.dumps(policies_of(orchestrator, f"Functions{name}"))}
+    assert readers == {"InvokeOpenAIAgent"}
+    timeouts = {name: resources(orchestrator, "AWS::Lambda::Function")[logical]["Properties"]["Timeout"]
+                for name, logical in function_ids(orchestrator).items()}
+    assert timeouts["InvokeOpenAIAgent"] == timeouts["InvokeOllamaAgent"] == timeouts["InvokeBedrockAgent"] == 300
+
+
+@pytest.mark.parametrize("context, message", [
+    ({"openaiBaseUrls": '["http://gpu-box:8000/v1"]', "openaiApiKeySecretArn": OPENAI_SECRET}, "plain http"),
+    ({"openaiBaseUrls": "file:///etc/passwd"}, "must be an http or https URL"),
+])
+def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refused(context, message):
+    with pytest.raises(Exception, match=message):
+        synthesize(**context)
+
+
+def test_without_a_list_no_openai_base_url_is_allowed_on_aws():
+    from aws_cdk.assertions import Template
+
+    _, orchestrator = synthesize()
+    env = one_function_env(Template.from_stack(orchestrator), "StartExperiment")
+    assert env["ORIOLE_OPENAI_BASE_URLS"] == "[]"
+
+
 def test_continue_as_new_may_start_only_this_state_machine(templates):
     _, orchestrator = templates
     start = [s for s in policies_of(orchestrator, "FunctionsContinueAsNew") if s["Action"] == "states:StartExecution"]
@@ -215,7 +245,12 @@ def test_alarms_dashboard_and_outputs(templates):
     data, orchestrator = templates
     alarms = resources(orchestrator, "AWS::CloudWatch::Alarm")
     assert {a["Properties"].get("MetricName") for a in alarms.values()} >= {"ExecutionsFailed", "ExecutionsTimedOut"}
-    assert len(alarms) == 3 and resources(orchestrator, "AWS::CloudWatch::Dashboard")
+    assert len(alarms) == 4 and resources(orchestrator, "AWS::CloudWatch::Dashboard")
+    errors = [a["Properties"]["Metrics"] for a in alarms.values() if "Metrics" in a["Properties"]]
+    watched = [m["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for group in errors for m in group
+               if "MetricStat" in m]
+    assert all(len(group) <= 11 for group in errors)  # at most 10 metrics and their sum, as CloudWatch allows
+    assert len(watched) == len(set(json.dumps(w) for w in watched)) == len(FUNCTIONS) + 1  # and the finalizer
     outputs = orchestrator.to_json()["Outputs"]
     assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput"} <= set(outputs)
     example = json.loads(outputs["ExampleExecutionInput"]["Value"])
