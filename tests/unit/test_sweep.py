@@ -79,6 +79,17 @@ def test_the_plan_crosses_every_dimension_first_repetitions_first():
         '{"maxMoves": 50, "visionRange": 2}'}
 
 
+def test_openai_agents_keep_the_slashes_of_their_model_and_are_capped_at_4_on_aws():
+    planned = sweep.plan(spec(agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
+                              configs=[{"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}]))
+    inputs = [p.execution_input("s", None) for p in planned]
+    assert [(i["llmProvider"], i["modelName"]) for i in inputs] == [("openai", "Qwen/Qwen3-8B"),
+                                                                    ("openai", "gpt-4.1-mini")]
+    assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}
+    assert sweep.provider_caps(spec(), [], aws=True)["openai"] == 4
+    assert sweep.provider_caps(spec(), ["openai=2"], aws=False) == {"openai": 2}
+
+
 def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
     a, b = sweep.plan(spec(configs=[{}, {"maxMoves": 50}]))
     assert a.cell.key == sweep.plan(spec(configs=[{}]))[0].cell.key and a.cell.key != b.cell.key
