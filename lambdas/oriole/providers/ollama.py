@@ -9,8 +9,6 @@ must be counts (see ``oriole.providers.reported_count``).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from oriole.catalog import BY_KEY
@@ -88,18 +86,15 @@ class OllamaAgent:
     """An Agent (see ``oriole.turn_loop``) backed by a model served by Ollama."""
 
     def __init__(self, model: str, endpoint: str, options: dict, timeout_seconds: float,
-                 api_key: str | None = None, max_attempts: int = 3, backoff_seconds: float = 0.5, *,
-                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
+                 api_key: str | None = None, **retries: Any):
+        """``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
         self.model = model
         self.endpoint = endpoint.rstrip("/")
         self.options = dict(options)
         server = Server("Ollama", self.endpoint, model,
                         reach_hint=f"Check that Ollama is running and reachable at {self.endpoint}, or point oriole "
-                                   "at the right server with --ollama-url or the /oriole/ollama/endpoint parameter",
-                        timeout_hint="raise requestTimeoutSeconds (/oriole/ollama/request-timeout-seconds) or use "
-                                     "a smaller model")
-        self.http = JsonPoster(server, self.endpoint + CHAT_PATH, timeout_seconds, api_key, max_attempts,
-                               backoff_seconds, sleep=sleep, clock=clock)
+                                   "at the right server with --ollama-url or the /oriole/ollama/endpoint parameter")
+        self.http = JsonPoster(server, self.endpoint + CHAT_PATH, timeout_seconds, api_key, **retries)
 
     @property
     def context_budget(self) -> int | None:

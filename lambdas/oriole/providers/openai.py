@@ -16,8 +16,6 @@ shared transport of ``oriole.providers.transport``: the standard library only, n
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from oriole.catalog import BY_KEY
@@ -108,10 +106,10 @@ class OpenAIAgent:
 
     def __init__(self, model: str, base_url: str, generation: dict, timeout_seconds: float,
                  api_key: str | None = None, parallel_tool_calls: bool | None = None,
-                 context_budget: int | None = None, max_attempts: int = 3, backoff_seconds: float = 0.5, *,
-                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
+                 context_budget: int | None = None, **retries: Any):
         """``generation`` holds the request's generation fields (``temperature``, ``max_tokens`` or
-        ``max_completion_tokens``, ``seed`` if sent); ``parallel_tool_calls`` goes with the tools, if set."""
+        ``max_completion_tokens``, ``seed`` if sent); ``parallel_tool_calls`` goes with the tools, if set;
+        ``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.generation = dict(generation)
@@ -120,11 +118,8 @@ class OpenAIAgent:
         server = Server("the OpenAI-compatible server", self.base_url, model,
                         reach_hint=f"Check that the server is running and serves the OpenAI API at {self.base_url} "
                                    "(a base URL usually ends in /v1), or point oriole at it with --openai-url or "
-                                   "the /oriole/openai/base-url parameter",
-                        timeout_hint="raise requestTimeoutSeconds (/oriole/ollama/request-timeout-seconds) or use "
-                                     "a smaller model")
-        self.http = JsonPoster(server, self.base_url + CHAT_PATH, timeout_seconds, api_key, max_attempts,
-                               backoff_seconds, sleep=sleep, clock=clock)
+                                   "the /oriole/openai/base-url parameter")
+        self.http = JsonPoster(server, self.base_url + CHAT_PATH, timeout_seconds, api_key, **retries)
 
     @classmethod
     def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
