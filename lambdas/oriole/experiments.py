@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from oriole import catalog, inputs, mazeset, progress
+from oriole import catalog, deployment, inputs, mazeset, progress
 from oriole.baselines import BASELINE_NAMES, make_baseline
 from oriole.config import parse_pricing, resolve
 from oriole.errors import (
@@ -34,11 +34,17 @@ _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm con
 _MAZE_CACHE_SIZE = 64
 
 
-def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[str, str]]) -> dict:
+ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
+
+
+def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dict:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
-    A successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
-    Nothing is written until every check has passed, so a bad input leaves no row behind.
+    ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
+    prompt, the model's price) and returns the values of those that exist (it may return more). A
+    successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
+    Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
+    checks include what the deployment allows (``oriole.deployment``).
     """
     raw, execution_arn = event.get("input"), event.get("executionArn")
     if not isinstance(execution_arn, str) or not execution_arn:
@@ -50,17 +56,22 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
     if request.llmProvider == "baseline" and request.modelName not in BASELINE_NAMES:
         raise InvalidExecutionInput(f"modelName {request.modelName!r} is not a baseline agent; "
                                     f"expected one of {', '.join(BASELINE_NAMES)}")
-    stored = read_parameters()
+    if request.llmProvider == "bedrock":
+        deployment.check_bedrock_model(request.modelName)
+    prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
+    priced = request.llmProvider != "baseline"
+    stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
     config = resolve(stored, request.config)
-    prompt = stored.get(catalog.prompt_name(request.promptVersion))
+    if request.llmProvider == "ollama":
+        deployment.check_ollama_endpoint(str(config["endpoint"]))
+    prompt = stored.get(prompt_name)
     if not prompt:
-        known = sorted(n.rsplit("/", 1)[-1] for n in stored if n.startswith(catalog.PROMPTS_PATH + "/"))
-        raise UnknownPromptVersion(f"no prompt at {catalog.prompt_name(request.promptVersion)}; stored versions: "
-                                   f"{', '.join(known) or 'none'}")
+        raise UnknownPromptVersion(f"no prompt at {prompt_name}: store it with `oriole prompts put "
+                                   f"{request.promptVersion} --file PROMPT.md` (`oriole prompts list` lists the "
+                                   "stored versions)")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
-    pricing = catalog.pricing_name(request.modelName)
-    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if request.llmProvider != "baseline" else None
+    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if priced else None
     maze = entry.maze
     row = store.create_experiment(NewExperiment(
         maze_id=entry.id, llm_provider=request.llmProvider, model_name=request.modelName,
@@ -73,9 +84,20 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
 
 
 def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
-    row = store.attach_execution(request.experimentId, execution_arn)
+    """Attach a successor execution to its experiment: only an execution named as the experiment's next
+    part (``progress.successor_name``) may carry it on, so an input naming someone else's experiment
+    cannot take it over."""
+    experiment_id, name = request.experimentId, execution_arn.rsplit(":", 1)[-1]
+    part = progress.successor_part(experiment_id, execution_arn)
+    if part is None:
+        raise InvalidExecutionInput(f"execution {name} cannot continue experiment {experiment_id}: only its "
+                                    f"successor executions, named {progress.successor_name(experiment_id, 2)}, "
+                                    f"{progress.successor_name(experiment_id, 3)}..., may")
+    row = store.attach_execution(experiment_id, execution_arn, part)
     if row is None:
-        raise ExperimentNotFound(f"experiment {request.experimentId} does not exist; cannot continue it")
+        if store.progress(experiment_id) is None:
+            raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
+        raise InvalidExecutionInput(f"execution {name} is not the next part of experiment {experiment_id}")
     if row.status != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
@@ -158,11 +180,24 @@ def check_progress(event: Mapping, store: Store) -> dict:
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     decision = progress.decide(
         progress.Progress(row.goal_found, row.action_count, row.elapsed_seconds, request.turnInExecution,
-                          row.stalled_turns),
+                          row.stalled_turns, _execution_seconds_left(request.executionStartTime)),
         row.config,
     )
     return {"decision": decision.decision, "reason": decision.reason, "actions": row.action_count,
             "goalFound": row.goal_found}
+
+
+def _execution_seconds_left(started: str | None) -> float | None:
+    """Seconds before the execution's hard timeout (the deployment's, ``oriole.deployment``); None when
+    either the start or the timeout is unknown."""
+    timeout = deployment.execution_timeout()
+    if started is None or timeout is None:
+        return None
+    try:
+        start = datetime.fromisoformat(started)
+    except ValueError:
+        raise InvalidExecutionInput(f"executionStartTime {started!r} is not an ISO 8601 time") from None
+    return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
 def finalize(event: Mapping, store: Store, status: str) -> dict:
@@ -170,7 +205,8 @@ def finalize(event: Mapping, store: Store, status: str) -> dict:
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
     the caught error (its name and message). A failed StartExperiment passes the execution input: a
-    successor's names its experiment; a rejected new input has no experiment to close.
+    successor's names its experiment, which is closed only while this execution is its latest (a refused
+    continuation closes nothing); a rejected new input has no experiment to close.
     """
     request = FinalizeRequest.model_validate(dict(event))
     experiment_id = request.experiment_id
@@ -180,7 +216,9 @@ def finalize(event: Mapping, store: Store, status: str) -> dict:
         reason = request.reason if status != "succeeded" else None
     if experiment_id is None:
         return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
-    closed = store.finalize(experiment_id, status, reason)
+    named_by_input = request.experimentId is None
+    closed = store.finalize(experiment_id, status, reason,
+                            last_execution=(request.executionArn or "") if named_by_input else None)
     return {"experimentId": experiment_id, "status": status, "closed": closed, "failureReason": reason}
 
 

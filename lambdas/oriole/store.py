@@ -214,17 +214,18 @@ class Store:
         ).fetchone()
         return ExperimentRef(**row)
 
-    def attach_execution(self, experiment_id: int, execution_arn: str) -> ExperimentRef | None:
-        """Record a continuation execution on its experiment (once, in order) and return the row."""
+    def attach_execution(self, experiment_id: int, execution_arn: str, part: int) -> ExperimentRef | None:
+        """Record a continuation execution on its experiment as its ``part``-th execution and return the row;
+        None unless the experiment exists and has ``part - 1`` executions (or this one already: a retry)."""
         row = self._execute(
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
                                          ELSE execution_arns || %(arn)s END
-             WHERE id = %(id)s
+             WHERE id = %(id)s AND (%(arn)s = ANY (execution_arns) OR cardinality(execution_arns) = %(part)s - 1)
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
-            {"id": experiment_id, "arn": execution_arn},
+            {"id": experiment_id, "arn": execution_arn, "part": part},
         ).fetchone()
         return None if row is None else ExperimentRef(**row)
 

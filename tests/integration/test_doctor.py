@@ -24,7 +24,7 @@ def doctor(cli):
 def start(store, execution_arn: str) -> int:
     event = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
              "executionArn": execution_arn}
-    return experiments.start(event, store, catalog.defaults)["experimentId"]
+    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
 def listed(result) -> dict[int, dict]:

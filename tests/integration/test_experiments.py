@@ -11,7 +11,7 @@ from oriole.store import stored_maze
 def start(store, arn: str, **config) -> dict:
     event = {"input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle", "config": config},
              "executionArn": arn}
-    return experiments.start(event, store, catalog.defaults)
+    return experiments.start(event, store, lambda names: catalog.defaults())
 
 
 def counts(store, experiment_id: int) -> tuple:

@@ -27,7 +27,7 @@ from unittest import mock
 import boto3
 import psycopg
 
-from oriole import catalog, db, flows
+from oriole import catalog, db, deployment, flows
 from oriole.handlers import FUNCTIONS
 from oriole_workstation import prompts
 from oriole_workstation.launcher import Launcher, status_change_detail
@@ -135,6 +135,7 @@ class LocalAws:
             passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
         self._patches = [
             mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
+                                         deployment.EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
                                          "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
                                          "POWERTOOLS_METRICS_DISABLED": "true"}),
             mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},

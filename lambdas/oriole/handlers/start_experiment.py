@@ -1,16 +1,43 @@
-"""StartExperiment: validate the execution input, snapshot the configuration, create the experiment."""
+"""StartExperiment: validate the execution input, snapshot the configuration, create the experiment.
 
-from aws_lambda_powertools.utilities import parameters
+Parameter Store is read by name (GetParameters, ten names a call): the catalog, the chosen prompt and the
+model's price, never every prompt version under the tree. A throttled read is retried by botocore with
+backoff; one still throttled after that is ``ParameterStoreThrottled``, which the state machine retries.
+"""
 
-from oriole import catalog, experiments
+import functools
+from collections.abc import Sequence
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from oriole import experiments
+from oriole.errors import ParameterStoreThrottled
 from oriole.handlers.observability import count, logger, metrics
 from oriole.store import shared_store
 
+GET_PARAMETERS_LIMIT = 10  # names per GetParameters call
+THROTTLED = frozenset({"ThrottlingException", "TooManyUpdates"})
 
-def read_parameters() -> dict[str, str]:
-    """Every parameter under the catalog prefix, fresh (a snapshot must not come from a stale cache)."""
-    values = parameters.get_parameters(catalog.PREFIX, recursive=True, force_fetch=True)
-    return {f"{catalog.PREFIX}/{name.lstrip('/')}": value for name, value in values.items()}
+
+@functools.cache
+def ssm_client():
+    return boto3.client("ssm", config=Config(retries={"mode": "standard", "total_max_attempts": 6}))
+
+
+def read_parameters(names: Sequence[str]) -> dict[str, str]:
+    """The values of ``names`` that exist, fresh (a snapshot must not come from a stale cache)."""
+    values: dict[str, str] = {}
+    for first in range(0, len(names), GET_PARAMETERS_LIMIT):
+        try:
+            answer = ssm_client().get_parameters(Names=list(names[first:first + GET_PARAMETERS_LIMIT]))
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") in THROTTLED:
+                raise ParameterStoreThrottled(f"Parameter Store throttled StartExperiment's read: {err}") from err
+            raise
+        values.update({p["Name"]: p["Value"] for p in answer["Parameters"]})
+    return values
 
 
 @logger.inject_lambda_context

@@ -18,7 +18,6 @@ from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrot
 from oriole.tools import ToolCall, ToolSpec
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
-DEFAULT_MAX_TOKENS = 1024
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 20.0
 
@@ -160,20 +159,22 @@ class BedrockAgent:
 
     context_budget = None  # Converse reports a too-long request as a ValidationException; no trimming yet
 
-    def __init__(self, client, model_id: str, temperature: float, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
+    def __init__(self, client, model_id: str, temperature: float, max_tokens: int = BY_KEY["maxTokens"].default,
+                 top_p: float = BY_KEY["topP"].default, max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep):
         self.client = client
         self.model_id = model_id
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.top_p = top_p
         self.max_throttle_retries = max_throttle_retries
         self.backoff_seconds = backoff_seconds
         self._sleep = sleep
 
     @classmethod
     def from_config(cls, model_id: str, config: dict, client=None) -> BedrockAgent:
-        """The agent an experiment's configuration snapshot asks for (a missing key takes the catalog default).
+        """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
+        the catalog (a snapshot taken before a key existed gets its default).
 
         Without a client, one is built with the snapshot's request timeout.
         """
@@ -182,16 +183,20 @@ class BedrockAgent:
 
         if client is None:
             client = runtime_client(float(setting("requestTimeoutSeconds")))
-        return cls(client, model_id, float(setting("temperature")))
+        return cls(client, model_id, float(setting("temperature")), int(setting("maxTokens")), float(setting("topP")))
 
     def converse_request(self, request: ModelRequest) -> dict:
-        """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0)."""
+        """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0; topP
+        only below 1, where it changes anything, since some models refuse it next to a temperature)."""
+        inference = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
+        if self.top_p < 1:
+            inference["topP"] = float(self.top_p)
         return {
             "modelId": self.model_id,
             "system": [{"text": request.system_prompt}],
             "messages": converse_messages(request.messages),
             "toolConfig": tool_config(request.tools),
-            "inferenceConfig": {"temperature": float(self.temperature), "maxTokens": self.max_tokens},
+            "inferenceConfig": inference,
         }
 
     def respond(self, request: ModelRequest) -> ModelResponse:
