@@ -120,11 +120,13 @@ def baseline_agent(loaded: LoadedTurn, maze: StoredMaze) -> Agent:
     return make_baseline(experiment["model_name"], maze.maze, experiment["seed"], experiment["agent_state"])
 
 
-def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> TurnResult:
+def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
+              seconds_left: Callable[[], float] | None = None) -> TurnResult:
     """One agent task: load the experiment, play one turn, write it in one statement.
 
     A turn that is already committed (a retry after a lost response) is returned from the database
-    without calling the agent again.
+    without calling the agent again. ``seconds_left`` is the time the task has left (its Lambda's): the
+    turn ends early (``deadline``) when another model request might not finish in it.
     """
     request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
     experiment_id, turn_number = request.experimentId, request.turnNumber
@@ -142,10 +144,19 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> Turn
     if maze is None:
         maze = stored_maze(loaded.maze_row)
         _cache_maze(experiment_id, maze)
-    return _play(loaded, maze, turn_number, store, agent_factory(loaded, maze))
+    return _play(loaded, maze, turn_number, store, agent_factory(loaded, maze), seconds_left)
 
 
-def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, agent: Agent) -> TurnResult:
+def _deadline(config: Mapping, seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
+    """Whether another model request (its timeout, and the margin to write the turn) no longer fits."""
+    if seconds_left is None:
+        return None
+    needed = float(config["requestTimeoutSeconds"]) + catalog.DEADLINE_MARGIN_SECONDS
+    return lambda: seconds_left() < needed
+
+
+def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, agent: Agent,
+          seconds_left: Callable[[], float] | None = None) -> TurnResult:
     config = loaded.config
     started_at = datetime.now(UTC)
     world, game = loaded.world(), loaded.rules(maze.maze)
@@ -155,7 +166,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
     try:
         outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.memory(),
                            turn_context(world, game, loaded.history(), config["maxMoves"]), budget, budget_reason,
-                           agent.context_budget)
+                           agent.context_budget, _deadline(config, seconds_left))
     except ModelThrottled as err:
         store.record_throttles(loaded.id, err.throttles)
         raise

@@ -9,7 +9,7 @@ A provider only translates these neutral messages to its wire format and back.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -150,12 +150,15 @@ def turn_context(world: WorldState, game: Rules, history: Sequence[dict], max_mo
 
 def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, memory: Memory,
              context: dict, budget: int, budget_reason: str = "action_budget",
-             context_budget: int | None = None) -> TurnOutcome:
+             context_budget: int | None = None, deadline: Callable[[], bool] | None = None) -> TurnOutcome:
     """Play one turn of at most ``budget`` actions, mutating ``world`` and ``memory``.
 
     ``budget_reason`` names the limit the budget comes from (the per-turn budget, or the
     experiment's remaining moves), stored as the turn's end reason when it is reached.
     ``context_budget`` (tokens, e.g. Ollama's ``num_ctx``) trims the history before each call.
+    ``deadline`` says, before each call after the first, whether another call would no longer fit in
+    the time the task has (its Lambda's); the turn then ends with the end reason ``deadline`` and is
+    written, instead of dying with its Lambda and being replayed.
     """
     if budget < 1:
         raise ValueError(f"a turn needs an action budget of at least 1, got {budget}")
@@ -165,6 +168,8 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, m
     sent = 0
     invalid_in_a_row = 0
     while True:
+        if calls and deadline is not None and deadline():
+            return TurnOutcome(actions, calls, "deadline")
         fit_context(system_prompt, TOOL_SPECS, messages, context_budget)
         response = agent.respond(ModelRequest(system_prompt, TOOL_SPECS, tuple(messages)))
         calls.append(ModelCall(tuple(messages[sent:]), response))

@@ -21,7 +21,7 @@ import traceback
 import uuid
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from unittest import mock
 
 import boto3
@@ -49,12 +49,17 @@ START_FUNCTION = function_name("StartExperimentFunctionArn")
 
 @dataclass(frozen=True)
 class LambdaContext:
-    """The attributes of a Lambda context object that Powertools reads."""
+    """The attributes of a Lambda context object that Powertools and the agent tasks read; locally every
+    invocation has the model tasks' timeout from when it started."""
 
     function_name: str
     invoked_function_arn: str
     aws_request_id: str
     memory_limit_in_mb: int = 512
+    deadline: float = field(default_factory=lambda: time.monotonic() + catalog.MODEL_TASK_SECONDS)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
 
 
 def _faster_moto_patches() -> list:
