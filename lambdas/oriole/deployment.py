@@ -97,6 +97,8 @@ def execution_timeout(environ: Mapping[str, str] = os.environ) -> int | None:
     return int(value) if value else None
 
 
-def code_version(environ: Mapping[str, str] = os.environ) -> str | None:
-    """The deployed code's version (``<package version>+<asset hash>``); None locally."""
-    return environ.get(CODE_VERSION) or None
+def code_version(environ: Mapping[str, str] = os.environ) -> str:
+    """The code's version: on AWS ``<package version>+<asset hash>`` as CDK set it; locally ``<version>+local``."""
+    from oriole import __version__
+
+    return environ.get(CODE_VERSION) or f"{__version__}+local"

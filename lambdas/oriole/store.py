@@ -18,6 +18,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from oriole import db
@@ -26,6 +27,7 @@ from oriole.maze import Maze
 from oriole.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
 
 MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
+DATABASE_ROLES = ("oriole_app", "oriole_reader")  # created by migration 0007: the functions', the researchers'
 
 
 def migration_files() -> list[Traversable]:
@@ -65,6 +67,7 @@ class NewExperiment:
     start: tuple[int, int]
     goal_first_seen_step: int | None
     execution_arn: str
+    code_version: str
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,13 @@ class Store:
             self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
         return applied
 
+    def enable_login(self, role: str, password: str) -> None:
+        """Give a role of migration 0007 its login and password (run again, it sets the password again)."""
+        if role not in DATABASE_ROLES:
+            raise ValueError(f"{role!r} is not one of the roles the migrations create: {', '.join(DATABASE_ROLES)}")
+        self.conn.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role),
+                                                                                  sql.Literal(password)))
+
     def load_mazes(self, entries: Iterable) -> int:
         """Insert the maze set (idempotent) and check stored mazes match it; returns how many were new."""
         entries = list(entries)
@@ -203,10 +213,10 @@ class Store:
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
-                origin_execution_arn, execution_arns)
+                origin_execution_arn, execution_arns, code_version)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
-                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s])
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s)
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,

@@ -140,3 +140,15 @@ def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_
     result = experiments.check_progress({"experimentId": experiment_id, "turnInExecution": 1,
                                          "executionStartTime": started}, store)
     assert result["decision"] == decision
+
+
+def test_each_experiment_records_the_code_version_it_started_with(store, monkeypatch):
+    from oriole import __version__
+
+    local = start(store, "code-local")["experimentId"]
+    monkeypatch.setenv(deployment.CODE_VERSION, f"{__version__}+0123456789ab")
+    deployed = start(store, "code-deployed")["experimentId"]
+    rows = store.conn.execute("SELECT id, code_version FROM experiments WHERE id IN (%s, %s)",
+                              (local, deployed)).fetchall()
+    versions = {r["id"]: r["code_version"] for r in rows}
+    assert versions == {local: f"{__version__}+local", deployed: f"{__version__}+0123456789ab"}

@@ -118,11 +118,15 @@ class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
     def __init__(self, database_url: str, bedrock_client=None,
-                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].default):
+                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].default,
+                 functions_url: str | None = None):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
         (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
-        is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``."""
+        is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``.
+        ``functions_url`` is what the functions connect with (on AWS the application role), when it is not
+        ``database_url`` (which the runner's own bookkeeping uses)."""
         self.database_url = database_url
+        self.functions_url = functions_url or database_url
         self.bedrock_client = bedrock_client
         self.execution_timeout_seconds = execution_timeout_seconds
         self._substitutions: dict[str, str] = {}
@@ -139,7 +143,7 @@ class LocalAws:
         if self.bedrock_client is not None:
             passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
         self._patches = [
-            mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
+            mock.patch.dict(os.environ, {"DATABASE_URL": self.functions_url, "AWS_DEFAULT_REGION": REGION,
                                          deployment.EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
                                          "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
                                          "POWERTOOLS_METRICS_DISABLED": "true"}),
