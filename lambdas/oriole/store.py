@@ -294,6 +294,24 @@ class Store:
         self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
                           (throttles, experiment_id))
 
+    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
+        """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
+        execution ARN starts with ``execution_prefix`` when it is given."""
+        return self._execute(
+            """
+            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
+                   e.turn_count AS turns, e.action_count AS actions,
+                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
+                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.completed_at IS NULL
+               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
+                                                              %(prefix)s))
+             ORDER BY e.id
+            """,
+            {"prefix": execution_prefix},
+        ).fetchall()
+
     def experiment_by_execution(self, execution_arn: str) -> int | None:
         """The experiment an execution started (None: its start was rejected, or has not run yet)."""
         row = self._execute("SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()

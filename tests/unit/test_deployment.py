@@ -34,7 +34,7 @@ def test_parameters_are_read_ten_names_a_call_and_a_throttle_is_named(monkeypatc
     from oriole.handlers import start_experiment
 
     ssm = client("ssm")
-    monkeypatch.setattr(start_experiment, "ssm_client", lambda: ssm)
+    monkeypatch.setattr(start_experiment.aws, "ssm", lambda: ssm)
     names = [f"/oriole/p{i}" for i in range(12)]
     with Stubber(ssm) as stub:
         stub.add_response("get_parameters", {"Parameters": [{"Name": "/oriole/p0", "Value": "a"}],
@@ -51,7 +51,7 @@ def test_a_throttled_successor_start_is_named(monkeypatch):
     from oriole.handlers import continue_as_new
 
     sfn = client("stepfunctions")
-    monkeypatch.setattr(continue_as_new, "stepfunctions_client", lambda: sfn)
+    monkeypatch.setattr(continue_as_new.aws, "stepfunctions", lambda: sfn)
     machine = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"
     with Stubber(sfn) as stub:
         stub.add_client_error("start_execution", "ThrottlingException", "Rate exceeded", 400)

@@ -29,27 +29,19 @@ class Results:
         advisory lock, so a runner that dies lets go of its experiments with its connection."""
         self.conn.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", (RUN_LOCK_SPACE, experiment_id))
 
-    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
-        """Experiments not closed yet, oldest first, optionally only those whose latest execution ARN starts
-        with ``execution_prefix``; ``held`` says whether a live session (a local runner) holds them."""
-        return self._execute(
+    def held(self, experiment_ids: list[int]) -> set[int]:
+        """Which of these experiments a live session (a local runner) holds (see ``hold``)."""
+        rows = self._execute(
             """
-            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
-                   e.turn_count AS turns, e.action_count AS actions,
-                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
-                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution,
-                   EXISTS (SELECT 1 FROM pg_locks l
-                            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-                              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = e.id::oid) AS held
-              FROM experiments e JOIN mazes m ON m.id = e.maze_id
-             WHERE e.completed_at IS NULL
-               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
-                                                              %(prefix)s))
-             ORDER BY e.id
+            SELECT l.objid::bigint AS experiment_id
+              FROM pg_locks l
+             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND l.classid = %(space)s::bigint::oid AND l.objid = ANY (%(ids)s::bigint[]::oid[])
             """,
-            {"space": RUN_LOCK_SPACE, "prefix": execution_prefix},
+            {"space": RUN_LOCK_SPACE, "ids": experiment_ids},
         ).fetchall()
+        return {r["experiment_id"] for r in rows}
 
     def summary(self, experiment_id: int) -> dict | None:
         """One experiment's outcome, as the CLI reports it."""

@@ -29,8 +29,9 @@ import psycopg
 
 from oriole import catalog, db, deployment, flows
 from oriole.handlers import FUNCTIONS
+from oriole.reconcile import status_change_detail
 from oriole_workstation import prompts
-from oriole_workstation.launcher import Launcher, status_change_detail
+from oriole_workstation.launcher import Launcher
 from oriole_workstation.results import Results
 
 REGION = "us-east-1"

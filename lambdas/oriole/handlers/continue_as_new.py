@@ -5,28 +5,21 @@ AWS; its input is only the experiment id. A throttled StartExecution is retried 
 one still throttled after that is ``StartExecutionThrottled``, which the state machine retries.
 """
 
-import functools
 import json
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from oriole.errors import StartExecutionThrottled
+from oriole.handlers import aws
 from oriole.handlers.observability import logger
 from oriole.progress import successor_name
-
-
-@functools.cache
-def stepfunctions_client():
-    return boto3.client("stepfunctions", config=Config(retries={"mode": "standard", "total_max_attempts": 6}))
 
 
 @logger.inject_lambda_context
 def handler(event: dict, context) -> dict:
     experiment_id, part = int(event["experimentId"]), int(event["part"]) + 1
     name = successor_name(experiment_id, part)
-    client = stepfunctions_client()
+    client = aws.stepfunctions()
     try:
         response = client.start_execution(stateMachineArn=event["stateMachineArn"], name=name,
                                           input=json.dumps({"experimentId": experiment_id}))
@@ -34,7 +27,7 @@ def handler(event: dict, context) -> dict:
     except client.exceptions.ExecutionAlreadyExists:
         arn = event["stateMachineArn"].replace(":stateMachine:", ":execution:") + f":{name}"
     except ClientError as err:
-        if err.response.get("Error", {}).get("Code") == "ThrottlingException":
+        if aws.throttled(err):
             raise StartExecutionThrottled(f"Step Functions throttled the start of {name}: {err}") from err
         raise
     logger.info("continued as new execution", extra={"experiment_id": experiment_id, "successor": arn})

@@ -5,10 +5,10 @@ of the failure path, a successor execution that never started). Locally, the wor
 ``oriole doctor`` call the same handler.
 """
 
-import boto3
 from aws_lambda_powertools.utilities.parser import envelopes, parse
 
 from oriole import experiments
+from oriole.handlers import aws
 from oriole.handlers.observability import count, logger, metrics
 from oriole.inputs import ExecutionStatusChange
 from oriole.store import shared_store
@@ -16,11 +16,8 @@ from oriole.store import shared_store
 
 def execution_status(execution_arn: str) -> str | None:
     """The execution's status, or None when it does not exist (asked only of a handed-over successor)."""
-    client = boto3.client("stepfunctions")
-    try:
-        return client.describe_execution(executionArn=execution_arn)["status"]
-    except client.exceptions.ExecutionDoesNotExist:
-        return None
+    execution = aws.describe_execution(execution_arn)
+    return None if execution is None else execution["status"]
 
 
 @logger.inject_lambda_context

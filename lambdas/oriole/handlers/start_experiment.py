@@ -5,25 +5,17 @@ model's price, never every prompt version under the tree. A throttled read is re
 backoff; one still throttled after that is ``ParameterStoreThrottled``, which the state machine retries.
 """
 
-import functools
 from collections.abc import Sequence
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from oriole import experiments
 from oriole.errors import ParameterStoreThrottled
+from oriole.handlers import aws
 from oriole.handlers.observability import count, logger, metrics
 from oriole.store import shared_store
 
 GET_PARAMETERS_LIMIT = 10  # names per GetParameters call
-THROTTLED = frozenset({"ThrottlingException", "TooManyUpdates"})
-
-
-@functools.cache
-def ssm_client():
-    return boto3.client("ssm", config=Config(retries={"mode": "standard", "total_max_attempts": 6}))
 
 
 def read_parameters(names: Sequence[str]) -> dict[str, str]:
@@ -31,9 +23,9 @@ def read_parameters(names: Sequence[str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for first in range(0, len(names), GET_PARAMETERS_LIMIT):
         try:
-            answer = ssm_client().get_parameters(Names=list(names[first:first + GET_PARAMETERS_LIMIT]))
+            answer = aws.ssm().get_parameters(Names=list(names[first:first + GET_PARAMETERS_LIMIT]))
         except ClientError as err:
-            if err.response.get("Error", {}).get("Code") in THROTTLED:
+            if aws.throttled(err):
                 raise ParameterStoreThrottled(f"Parameter Store throttled StartExperiment's read: {err}") from err
             raise
         values.update({p["Name"]: p["Value"] for p in answer["Parameters"]})
