@@ -10,13 +10,14 @@ registry: in process with CDK's context ``aws:cdk:bundling-stacks=[]``, and with
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import jsii
-from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,13 +55,32 @@ class PipBundling:
         return True
 
 
+def source_hash() -> str:
+    """A hash of what the asset is built from: every file of the runtime package and the requirements.
+    It is the asset's hash (so a change of either deploys new code) and part of the recorded code version."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and not any(p.match(n) for n in NOT_CODE)
+                   and "__pycache__" not in p.parts)
+    for path in [*files, REQUIREMENTS]:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def code_version() -> str:
+    """``<package version>+<first 12 hex digits of the source hash>``: what each experiment records."""
+    from oriole import __version__
+
+    return f"{__version__}+{source_hash()[:12]}"
+
+
 def code_asset(skip_bundling: bool = False) -> lambda_.Code:
-    """The shared asset; its hash covers the runtime package and the requirements."""
+    """The shared asset, hashed by ``source_hash``."""
+    hashed = {"asset_hash": source_hash(), "asset_hash_type": AssetHashType.CUSTOM, "exclude": list(NOT_CODE)}
     if skip_bundling:
-        return lambda_.Code.from_asset(str(PACKAGE.parent), exclude=list(NOT_CODE))
+        return lambda_.Code.from_asset(str(PACKAGE.parent), **hashed)
     return lambda_.Code.from_asset(
         str(PACKAGE.parent),
-        exclude=list(NOT_CODE),
+        **hashed,
         bundling=BundlingOptions(
             image=DockerImage.from_registry("local-bundling-only"),  # never pulled: local bundling succeeds
             local=PipBundling(),

@@ -9,11 +9,22 @@ input's ``config`` under its camelCase key (``max-actions-per-turn`` -> ``maxAct
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
 
-PREFIX = "/oriole"
+DEFAULT_DEPLOYMENT = "Oriole"
+DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
+
+
+def parameter_prefix(deployment: str) -> str:
+    """Where a deployment's parameters live: ``/oriole`` for the default deployment ``Oriole``, so that two
+    deployments in one account and region keep their parameters apart."""
+    return "/" + deployment.lower()
+
+
+PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
 PROMPTS_PATH = f"{PREFIX}/prompts"
 PRICING_PATH = f"{PREFIX}/pricing"
 SHIPPED_PROMPT_VERSIONS = ("v1",)

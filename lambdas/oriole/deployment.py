@@ -19,6 +19,8 @@ OLLAMA_ENDPOINTS = "ORIOLE_OLLAMA_ENDPOINTS"  # JSON list: the deploy-time ollam
 OLLAMA_API_KEY_SECRET = "OLLAMA_API_KEY_SECRET_ARN"  # set when the deployment sends an Ollama API key
 CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the deployed code
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
+STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
+ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its password (the migrations)
 
 # Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
 PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")

@@ -289,7 +289,8 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
     else:
         return result
     closed = store.finalize(row.id, new_status, reason, last_execution=arns[-1])
-    return {**result, "closed": closed, "failureReason": reason if closed else None}
+    return {**result, "closed": closed, "failureReason": reason if closed else None,
+            "experimentStatus": new_status if closed else None}
 
 
 def _continuation_reason(name: str, successor: str | None, successor_status: str | None) -> str:

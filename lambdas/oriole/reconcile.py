@@ -65,4 +65,5 @@ def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]
 
 
 def _outcome(result: dict) -> dict:
-    return {"closed": result["closed"], "failureReason": result["failureReason"]}
+    return {"closed": result["closed"], "failureReason": result["failureReason"],
+            "experimentStatus": result["experimentStatus"]}

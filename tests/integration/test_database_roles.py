@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from oriole import catalog, db, experiments
+from oriole import catalog, db, deployment, experiments
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ def test_the_migrations_give_the_roles_their_logins_from_their_secrets(database_
             secrets = boto3.client("secretsmanager")
             arns = {role: secrets.create_secret(Name=f"oriole/{role}", SecretString=json.dumps(
                 {"username": role, "password": "pw-" + role}))["ARN"] for role in ("oriole_app", "oriole_reader")}
-            monkeypatch.setenv(migrate.ROLE_SECRETS, json.dumps(arns))
+            monkeypatch.setenv(deployment.ROLE_SECRETS, json.dumps(arns))
             db.reset()
             result = migrate.handler({}, LambdaContext("oriole-Migrations", "arn:aws:lambda:::function:m", "r"))
         assert result["logins"] == ["oriole_app", "oriole_reader"] and result["applied"] == []

@@ -7,7 +7,7 @@ import time
 import psycopg
 import pytest
 
-from oriole import catalog, experiments
+from oriole import catalog, deployment, experiments
 from oriole_workstation.results import Results
 from oriole_workstation.runner import EXECUTION_PREFIX, LocalAws
 
@@ -112,7 +112,7 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
             while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
                 time.sleep(0.01)
         gone = start(store, ours.replace(":stateMachine:", ":execution:") + ":purged-from-history")
-        monkeypatch.setenv(reconcile.STATE_MACHINE_ARN, ours)
+        monkeypatch.setenv(deployment.STATE_MACHINE_ARN, ours)
         try:
             context = LambdaContext("oriole-Reconciler", "arn:aws:lambda:us-east-1:1:function:r", "r")
             first = reconcile.handler({}, context)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.parser import envelopes, parse
 
 from oriole import experiments
 from oriole.handlers import aws
-from oriole.handlers.observability import count, logger, metrics
+from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.inputs import ExecutionStatusChange
 from oriole.store import shared_store
 
@@ -28,4 +28,5 @@ def handler(event: dict, context) -> dict:
     logger.info("execution status change", extra=result)
     if result["closed"]:
         count("ExperimentsClosedByStatusChange")
+        count_failure(result["experimentStatus"], result["failureReason"])
     return result

@@ -4,12 +4,10 @@ event was lost (the finalizer's retries ran out; the event waits in the dead-let
 
 import os
 
-from oriole import reconcile
+from oriole import deployment, reconcile
 from oriole.handlers import aws
-from oriole.handlers.observability import count, logger, metrics
+from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.store import shared_store
-
-STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"
 
 
 def execution_prefix(state_machine_arn: str) -> str:
@@ -20,11 +18,12 @@ def execution_prefix(state_machine_arn: str) -> str:
 @logger.inject_lambda_context
 @metrics.log_metrics
 def handler(event: dict, context) -> dict:
-    prefix = execution_prefix(os.environ[STATE_MACHINE_ARN])
+    prefix = execution_prefix(os.environ[deployment.STATE_MACHINE_ARN])
     results = reconcile.close_ended(shared_store(), aws.describe_execution, lambda arn: arn.startswith(prefix))
     closed = [r for r in results if r["closed"]]
     for result in closed:
         logger.warning("closed an experiment whose execution had ended", extra=result)
+        count_failure(result["experimentStatus"], result["failureReason"])
     if closed:
         count("ExperimentsClosedByReconciler", len(closed))
     return {"found": len(results), "closed": len(closed)}
