@@ -37,8 +37,9 @@ CA_BUNDLE = "amazon-trust-services.pem"  # in oriole/certs: the trust anchors of
 
 class Database(Construct):
     """Exposes ``secret`` (the owner's connection JSON), ``app_secret`` and ``reader_secret`` (the roles'),
-    ``proxy`` (None for an existing database), ``client_security_group`` (give it to whatever must
-    connect), ``endpoint``, ``instance`` and ``vpc``.
+    ``proxy`` (None for an existing database), ``ca_bundle`` (the shipped file the server's certificate is
+    verified against, or None), ``client_security_group`` (give it to whatever must connect),
+    ``endpoint``, ``instance`` and ``vpc``.
 
     The client group lives here, with the database, so the orchestrator stack depends on this one and
     never the other way round."""
@@ -84,6 +85,7 @@ class Database(Construct):
         self.app_secret = self._role_secret("AppSecret", APP_ROLE)
         self.reader_secret = self._role_secret("ReaderSecret", READER_ROLE)
         self.proxy = self._add_proxy(subnets)
+        self.ca_bundle = CA_BUNDLE
 
     def _role_secret(self, construct_id: str, username: str) -> rds.DatabaseSecret:
         """A generated password for a role the migrations create, with the instance's host, port and dbname."""
@@ -114,6 +116,7 @@ class Database(Construct):
         self._add_clients()
         self.secret = secretsmanager.Secret.from_secret_complete_arn(self, "Secret", existing.secret_arn)
         self.app_secret = self.reader_secret = self.proxy = self.instance = None
+        self.ca_bundle = existing.ca_bundle
         self.endpoint = None  # the host is in the secret; CloudFormation outputs cannot read secrets
 
     def add_bastion(self, subnets: ec2.SubnetSelection) -> ec2.BastionHostLinux:

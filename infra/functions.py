@@ -22,7 +22,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
-from infra.database import APP_ROLE, CA_BUNDLE, READER_ROLE, Database
+from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
 from oriole import catalog, db, deployment
 from oriole.handlers import FUNCTIONS
@@ -108,12 +108,12 @@ class Functions(Construct):
         return [*flow, self.status_finalizer, self.reconciler]
 
     def _connect(self, database: Database) -> None:
-        """Who connects how: through the proxy with the server verified when the stack made the database
-        (the application role's secret for the functions, the owner's for the migrations); with the
-        researcher's secret and TLS required to an existing database."""
-        via_proxy = {}
-        if database.proxy is not None:
-            via_proxy = {db.HOST: database.proxy.endpoint, db.CA: CA_BUNDLE}
+        """Who connects how: through the proxy when the stack made the database (the application role's
+        secret for the functions, the owner's for the migrations); with the researcher's secret to an
+        existing database. The server is verified against ``ca_bundle`` when there is one."""
+        via_proxy = {db.HOST: database.proxy.endpoint} if database.proxy is not None else {}
+        if database.ca_bundle:
+            via_proxy[db.CA] = database.ca_bundle
         functions_secret = database.app_secret or database.secret
         for function in self.database_users:
             self._database_environment(function, functions_secret, via_proxy)

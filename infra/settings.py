@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -18,6 +19,7 @@ from oriole.errors import InvalidParameter
 
 EGRESS_MODES = ("nat", "endpoints")
 DEPLOYMENT_NAME = re.compile(r"^[A-Z][A-Za-z0-9]{0,23}$")
+CERTS = Path(__file__).resolve().parents[1] / "lambdas" / "oriole" / "certs"  # shipped in the asset
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class ExistingDatabase:
     subnet_ids: tuple[str, ...]
     availability_zones: tuple[str, ...]
     security_group_id: str
+    ca_bundle: str | None = None  # a file in lambdas/oriole/certs that signs its certificate: verify-full
 
 
 @dataclass(frozen=True)
@@ -130,8 +133,12 @@ def _existing_database(get) -> ExistingDatabase | None:
         value = get(key)
         return tuple(value if isinstance(value, list) else str(value).split(","))
 
+    ca_bundle = get("existingDatabaseCaBundle")
+    if ca_bundle and not (CERTS / ca_bundle).is_file():
+        raise ValueError(f"context existingDatabaseCaBundle: no file {ca_bundle!r} in {CERTS}; put the CA bundle "
+                         "that signs the database's certificate there")
     return ExistingDatabase(secret_arn, get("existingVpcId"), split("existingSubnetIds"),
-                            split("existingAvailabilityZones"), get("existingSecurityGroupId"))
+                            split("existingAvailabilityZones"), get("existingSecurityGroupId"), ca_bundle)
 
 
 _RETENTION = {1: "ONE_DAY", 3: "THREE_DAYS", 5: "FIVE_DAYS", 7: "ONE_WEEK", 14: "TWO_WEEKS", 30: "ONE_MONTH",

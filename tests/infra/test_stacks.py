@@ -116,6 +116,20 @@ def test_an_existing_database_replaces_the_instance():
     assert not resources(Template.from_stack(data), "AWS::RDS::DBInstance")
     env = one_function_env(Template.from_stack(orchestrator), "CheckProgress")
     assert env["DATABASE_SECRET_ARN"] == secret
+    assert "ORIOLE_DATABASE_CA" not in env and "ORIOLE_DATABASE_HOST" not in env  # no proxy: TLS required
+
+
+def test_an_existing_database_is_verified_against_a_bundle_shipped_for_it():
+    from aws_cdk.assertions import Template
+
+    existing = {"existingDatabaseSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf",
+                "existingVpcId": "vpc-1", "existingSubnetIds": "subnet-a", "existingAvailabilityZones": "us-east-1a",
+                "existingSecurityGroupId": "sg-1"}
+    _, orchestrator = synthesize(**existing, existingDatabaseCaBundle="amazon-trust-services.pem")
+    env = one_function_env(Template.from_stack(orchestrator), "CheckProgress")
+    assert env["ORIOLE_DATABASE_CA"] == "amazon-trust-services.pem"
+    with pytest.raises(ValueError, match=r"no file 'rds-global-bundle\.pem'"):
+        synthesize(**existing, existingDatabaseCaBundle="rds-global-bundle.pem")
 
 
 def test_an_incomplete_existing_database_context_is_refused():
