@@ -61,8 +61,8 @@ def source_hash() -> str:
     digest = hashlib.sha256()
     files = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and not any(p.match(n) for n in NOT_CODE)
                    and "__pycache__" not in p.parts)
-    for path in [*files, REQUIREMENTS]:
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for name, path in [*((str(p.relative_to(PACKAGE)), p) for p in files), ("requirements.txt", REQUIREMENTS)]:
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -202,19 +202,29 @@ def test_the_state_machine_calls_published_versions_never_latest(templates):
     assert set(sm["DefinitionSubstitutions"]) == set(FUNCTIONS)
 
 
-def test_each_function_knows_the_code_version_it_runs():
-    from infra.bundling import code_version, source_hash
+def test_every_function_records_the_version_and_the_asset_hash_of_the_code_it_runs(templates):
+    """ORIOLE_CODE_VERSION is the package version and the hash the asset is keyed by (the asset's custom
+    hash): the code a function runs."""
+    from infra.bundling import source_hash
     from oriole import __version__
-
-    assert code_version() == f"{__version__}+{source_hash()[:12]}"
-
-
-def test_the_code_version_is_set_on_every_function_and_changes_with_the_code(templates):
-    from infra.bundling import code_version
 
     _, orchestrator = templates
     for name in function_ids(orchestrator):
-        assert one_function_env(orchestrator, name)["ORIOLE_CODE_VERSION"] == code_version(), name
+        assert one_function_env(orchestrator, name)["ORIOLE_CODE_VERSION"] == f"{__version__}+{source_hash()[:12]}"
+
+
+def test_the_asset_hash_changes_with_any_file_of_the_runtime_package(tmp_path, monkeypatch):
+    import shutil
+
+    from infra import bundling
+
+    package = tmp_path / "oriole"
+    shutil.copytree(bundling.PACKAGE, package, ignore=shutil.ignore_patterns(*bundling.NOT_CODE))
+    monkeypatch.setattr(bundling, "PACKAGE", package)
+    before = bundling.source_hash()
+    assert before == bundling.source_hash()
+    (package / "migrations" / "0007_roles_and_code_version.sql").write_text("-- changed\n")
+    assert bundling.source_hash() != before
 
 
 def test_the_state_machine_logs_under_vendedlogs(templates):

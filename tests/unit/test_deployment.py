@@ -57,3 +57,18 @@ def test_a_throttled_successor_start_is_named(monkeypatch):
         stub.add_client_error("start_execution", "ThrottlingException", "Rate exceeded", 400)
         with pytest.raises(StartExecutionThrottled, match="exp-7-part-3"):
             continue_as_new.handler.__wrapped__({"experimentId": 7, "part": 2, "stateMachineArn": machine}, None)
+
+
+def test_a_named_deployment_reads_its_own_parameters():
+    """The functions of a second deployment (ORIOLE_DEPLOYMENT, set by CDK) read under its own prefix."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from oriole import catalog; print(catalog.PREFIX, catalog.START_NAMES[0], catalog.prompt_name('v1'))"
+    named = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ORIOLE_DEPLOYMENT": "OrioleLab2"},
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert named[0] == "/oriolelab2" and named[1].startswith("/oriolelab2/") and named[2] == "/oriolelab2/prompts/v1"
+    default = {k: v for k, v in os.environ.items() if k != "ORIOLE_DEPLOYMENT"}
+    plain = subprocess.run([sys.executable, "-c", code], env=default, capture_output=True, text=True, check=True)
+    assert plain.stdout.split()[0] == "/oriole"
