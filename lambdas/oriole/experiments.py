@@ -58,6 +58,20 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
                                     f"expected one of {', '.join(BASELINE_NAMES)}")
     if request.llmProvider == "bedrock":
         deployment.check_bedrock_model(request.modelName)
+    config, prompt = _snapshot(request, read_parameters)
+    maze = entry.maze
+    row = store.create_experiment(NewExperiment(
+        maze_id=entry.id, llm_provider=request.llmProvider, model_name=request.modelName,
+        prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
+        agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
+        start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
+        else None, execution_arn=execution_arn, code_version=deployment.code_version(),
+    ))
+    return _state(row)
+
+
+def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[dict, str]:
+    """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
     priced = request.llmProvider != "baseline"
     stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
@@ -72,15 +86,7 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
     config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if priced else None
-    maze = entry.maze
-    row = store.create_experiment(NewExperiment(
-        maze_id=entry.id, llm_provider=request.llmProvider, model_name=request.modelName,
-        prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
-        agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
-        start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
-        else None, execution_arn=execution_arn, code_version=deployment.code_version(),
-    ))
-    return _state(row)
+    return config, prompt
 
 
 def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
