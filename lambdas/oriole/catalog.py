@@ -10,15 +10,44 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
 
-PREFIX = "/oriole"
+DEFAULT_DEPLOYMENT = "Oriole"
+DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
+
+
+def parameter_prefix(deployment: str) -> str:
+    """Where a deployment's parameters live: ``/oriole`` for the default deployment ``Oriole``, so that two
+    deployments in one account and region keep their parameters apart."""
+    return "/" + deployment.lower()
+
+
+PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
 PROMPTS_PATH = f"{PREFIX}/prompts"
 PRICING_PATH = f"{PREFIX}/pricing"
 SHIPPED_PROMPT_VERSIONS = ("v1",)
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
+
+# Time limits that must agree with each other (see README, "Time limits").
+LAMBDA_MAX_SECONDS = 900  # the longest a Lambda invocation may run
+# A turn of 8 calls (maxActionsPerTurn) of up to 120 s (requestTimeoutSeconds) may need 9 x 120 s, more than
+# Lambda allows: the model tasks get Lambda's maximum and end the turn early (end reason "deadline").
+MODEL_TASK_SECONDS = LAMBDA_MAX_SECONDS
+DEADLINE_MARGIN_SECONDS = 30  # kept back after the turn's last model call, to write the turn
+# The first call of a turn is always made, so one request (and loading the turn) must fit in the task.
+MAX_REQUEST_TIMEOUT_SECONDS = MODEL_TASK_SECONDS - 2 * DEADLINE_MARGIN_SECONDS
+# What one more turn may take: a whole model task and CheckProgress. An execution that has less than this
+# left before its timeout continues as a new execution instead of risking the hard timeout.
+TURN_ALLOWANCE_SECONDS = MODEL_TASK_SECONDS + 60
+_DURATION_MINUTES = 120.0
+# Step Functions keeps at most 25,000 events per execution. A turn writes 16 when nothing fails; in the worst
+# case every retrier of its agent task (13 attempts) and of CheckProgress (5) runs out, 3 events per failed
+# attempt: 16 + 18 x 3 = 70 events. 350 turns and the start and end of an execution (at most 200 events with
+# their own retries) stay under 25,000 (tests/integration/test_local_state_machine.py checks it from the ASL).
+MAX_TURNS_PER_EXECUTION = 350
 
 
 @dataclass(frozen=True)
@@ -60,16 +89,18 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("experiments/max-moves", int, 10000,
               "Actions allowed per experiment (moves, failed moves, recalls and invalid calls all count).",
               minimum=1, maximum=1_000_000),
-    Parameter("experiments/max-duration-minutes", float, 120.0,
+    Parameter("experiments/max-duration-minutes", float, _DURATION_MINUTES,
               "Wall-clock minutes allowed per experiment before FinalizeTimeout.", minimum=0, maximum=7 * 24 * 60),
-    Parameter("experiments/max-execution-seconds", int, 7200,
-              "Step Functions execution timeout; read when the stack is deployed.",
-              read_at="deploy", minimum=60, maximum=365 * 24 * 3600),
+    Parameter("experiments/max-execution-seconds", int, int(_DURATION_MINUTES * 60) + TURN_ALLOWANCE_SECONDS + 300,
+              "Step Functions execution timeout, read when the stack is deployed: above the default duration "
+              "limit with room for a turn, and an execution continues as new before it reaches it.",
+              read_at="deploy", minimum=2 * TURN_ALLOWANCE_SECONDS, maximum=365 * 24 * 3600),
     Parameter("experiments/max-actions-per-turn", int, 8,
               "Actions one agent task may take before the turn ends.", minimum=1, maximum=100),
-    Parameter("experiments/max-turns-per-execution", int, 1000,
-              "Turns one execution runs before it continues as a new execution "
-              "(about 16 history events per turn, under the 25,000-event limit).", minimum=1, maximum=1200),
+    Parameter("experiments/max-turns-per-execution", int, MAX_TURNS_PER_EXECUTION,
+              "Turns one execution runs before it continues as a new execution (16 history events per turn, "
+              "70 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
+              minimum=1, maximum=MAX_TURNS_PER_EXECUTION),
     Parameter("experiments/max-stalled-turns", int, 3,
               "Turns in a row without a valid action (no tool call, or only invalid calls) before the "
               "experiment ends as failed with agent_stalled.", minimum=1, maximum=1000),
@@ -116,13 +147,21 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server (http or https).",
               max_length=2048, url_schemes=("http", "https")),
     Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576),
-    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0, maximum=2),
+    Parameter("model/temperature", float, 0.2, "Sampling temperature of every model provider (Ollama and Bedrock).",
+              minimum=0, maximum=2),
     Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5),
     Parameter("ollama/request-timeout-seconds", float, 120.0,
-              "Timeout of one model request.", minimum=1, maximum=900),
+              "Timeout of one model request (Ollama and Bedrock); one request must fit in the model task's "
+              "Lambda timeout with the deadline margin to spare.", minimum=1, maximum=MAX_REQUEST_TIMEOUT_SECONDS),
+    Parameter("bedrock/max-tokens", int, 1024,
+              "Bedrock inferenceConfig.maxTokens: the most tokens one answer may hold.", minimum=1, maximum=65536),
+    Parameter("bedrock/top-p", float, 1.0,
+              "Bedrock inferenceConfig.topP; 1 (the whole distribution) is not sent, since some models refuse "
+              "temperature and topP together.", minimum=0, maximum=1),
 )
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
+START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  # what StartExperiment reads
 BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
 
 

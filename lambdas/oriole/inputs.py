@@ -77,6 +77,7 @@ class ProgressRequest(BaseModel):
 
     experimentId: int = Field(gt=0)
     turnInExecution: int = Field(gt=0)
+    executionStartTime: str | None = None  # the context object's $$.Execution.StartTime (ISO 8601)
 
 
 class CaughtError(BaseModel):
@@ -91,8 +92,8 @@ class CaughtError(BaseModel):
 class FinalizeRequest(BaseModel):
     """A finalizer's input: the whole state on the failure path, so every field is optional and lenient.
 
-    A failed StartExperiment passes the execution input under ``input``: a successor's names its
-    experiment, a rejected new input has none.
+    A failed StartExperiment passes the execution input under ``input`` and the execution's ARN: a
+    successor's input names its experiment, a rejected new input has none.
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -101,6 +102,7 @@ class FinalizeRequest(BaseModel):
     reason: str | None = None
     error: CaughtError = Field(default_factory=CaughtError)
     input: Any = None
+    executionArn: str | None = None
 
     @property
     def experiment_id(self) -> int | None:

@@ -18,6 +18,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from oriole import db, mazeset
@@ -28,6 +29,7 @@ from oriole.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn,
 
 MAX_MAZE_ID = 2**31 - 1  # mazes.id is an integer
 MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
+DATABASE_ROLES = ("oriole_app", "oriole_reader")  # created by migration 0007: the functions', the researchers'
 
 
 def migration_files() -> list[Traversable]:
@@ -69,6 +71,7 @@ class NewExperiment:
     start: tuple[int, int]
     goal_first_seen_step: int | None
     execution_arn: str
+    code_version: str
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,13 @@ class Store:
             self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
         return applied
 
+    def enable_login(self, role: str, password: str) -> None:
+        """Give a role of migration 0007 its login and password (run again, it sets the password again)."""
+        if role not in DATABASE_ROLES:
+            raise ValueError(f"{role!r} is not one of the roles the migrations create: {', '.join(DATABASE_ROLES)}")
+        self.conn.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role),
+                                                                                  sql.Literal(password)))
+
     def load_mazes(self, entries: Iterable[MazeEntry]) -> int:
         """Insert the shipped set (idempotent) and check stored mazes match it; returns how many were new."""
         entries = list(entries)
@@ -248,10 +258,10 @@ class Store:
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
-                origin_execution_arn, execution_arns)
+                origin_execution_arn, execution_arns, code_version)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
-                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s])
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s)
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
@@ -259,17 +269,18 @@ class Store:
         ).fetchone()
         return ExperimentRef(**row)
 
-    def attach_execution(self, experiment_id: int, execution_arn: str) -> ExperimentRef | None:
-        """Record a continuation execution on its experiment (once, in order) and return the row."""
+    def attach_execution(self, experiment_id: int, execution_arn: str, part: int) -> ExperimentRef | None:
+        """Record a continuation execution on its experiment as its ``part``-th execution and return the row;
+        None unless the experiment exists and has ``part - 1`` executions (or this one already: a retry)."""
         row = self._execute(
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
                                          ELSE execution_arns || %(arn)s END
-             WHERE id = %(id)s
+             WHERE id = %(id)s AND (%(arn)s = ANY (execution_arns) OR cardinality(execution_arns) = %(part)s - 1)
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
-            {"id": experiment_id, "arn": execution_arn},
+            {"id": experiment_id, "arn": execution_arn, "part": part},
         ).fetchone()
         return None if row is None else ExperimentRef(**row)
 
@@ -329,6 +340,24 @@ class Store:
         """
         self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
                           (throttles, experiment_id))
+
+    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
+        """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
+        execution ARN starts with ``execution_prefix`` when it is given."""
+        return self._execute(
+            """
+            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
+                   e.turn_count AS turns, e.action_count AS actions,
+                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
+                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.completed_at IS NULL
+               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
+                                                              %(prefix)s))
+             ORDER BY e.id
+            """,
+            {"prefix": execution_prefix},
+        ).fetchall()
 
     def experiment_by_execution(self, execution_arn: str) -> int | None:
         """The experiment an execution started (None: its start was rejected, or has not run yet)."""

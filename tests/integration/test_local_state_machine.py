@@ -96,7 +96,7 @@ def count_experiments(local) -> int:
     ({"mazeId": "perfect-7", "llmProvider": "baseline"}, "InvalidExecutionInput", "modelName: Field required"),
     ({**baseline("random", "perfect-7"), "colour": "red"}, "InvalidExecutionInput", "colour: unknown field"),
     ({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "genius"}, "InvalidExecutionInput", "genius"),
-    ({"experimentId": 999999}, "ExperimentNotFound", "999999"),
+    ({"experimentId": 999999}, "InvalidExecutionInput", "cannot continue experiment 999999"),
 ])
 def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local, execution_input, error, message):
     before = count_experiments(local)

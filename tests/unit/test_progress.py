@@ -53,3 +53,13 @@ def test_successor_names_are_deterministic():
     from oriole.progress import successor_name
 
     assert successor_name(42, 3) == "exp-42-part-3"
+
+
+def test_an_execution_about_to_reach_its_timeout_continues_as_new():
+    """Less than one turn's allowance before Step Functions' hard timeout: a new execution goes on."""
+    from oriole.catalog import TURN_ALLOWANCE_SECONDS
+
+    room, tight = TURN_ALLOWANCE_SECONDS + 1, TURN_ALLOWANCE_SECONDS - 1
+    assert decide(Progress(False, 5, 1.0, 1, execution_seconds_left=room), CONFIG).decision == "continue"
+    assert decide(Progress(False, 5, 1.0, 1, execution_seconds_left=tight), CONFIG).decision == "continue_as_new"
+    assert decide(Progress(True, 5, 1.0, 1, execution_seconds_left=tight), CONFIG).decision == "success"

@@ -27,16 +27,6 @@ RESULT_KEYS = ("experiment_id", "status", "goal_found", "actions", "turns", "mov
                "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
                "duration_seconds", "execution_arns")
-DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
-
-
-def status_change_detail(execution: dict) -> dict:
-    """The status-change event's detail from a DescribeExecution answer: how the local runner and
-    ``oriole doctor --aws`` report an execution's end that EventBridge did not deliver."""
-    detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}
-    detail.update({k: int(execution[k].timestamp() * 1000) for k in ("startDate", "stopDate") if k in execution})
-    return detail
-
 
 def execution_name(prefix: str = "oriole") -> str:
     """A unique execution name (Step Functions allows 80 characters)."""

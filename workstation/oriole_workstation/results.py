@@ -38,29 +38,22 @@ class Results:
         """Release an execution this session holds (its experiment is closed)."""
         self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
 
-    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
-        """Experiments not closed yet, oldest first, optionally only those whose latest execution ARN starts
-        with ``execution_prefix``; ``held`` says whether a live session (a local runner) holds any of their
-        executions. (Two ARNs whose 32-bit hashes collide would make a dead one look held while the other runs:
-        ``oriole doctor`` then lists it a little later, never too early.)"""
-        return self._execute(
+    def held(self, execution_arns: list[str]) -> set[str]:
+        """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
+        32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
+        lists it a little later, never too early."""
+        rows = self._execute(
             """
-            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
-                   e.turn_count AS turns, e.action_count AS actions,
-                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
-                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution,
-                   EXISTS (SELECT 1 FROM pg_locks l, unnest(e.execution_arns) AS x(arn)
+            SELECT x.arn
+              FROM unnest(%(arns)s::text[]) AS x(arn)
+             WHERE EXISTS (SELECT 1 FROM pg_locks l
                             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid) AS held
-              FROM experiments e JOIN mazes m ON m.id = e.maze_id
-             WHERE e.completed_at IS NULL
-               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
-                                                              %(prefix)s))
-             ORDER BY e.id
+                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
             """,
-            {"space": RUN_LOCK_SPACE, "prefix": execution_prefix},
+            {"space": RUN_LOCK_SPACE, "arns": execution_arns},
         ).fetchall()
+        return {r["arn"] for r in rows}
 
     def summary(self, experiment_id: int) -> dict | None:
         """One experiment's outcome, as the CLI reports it."""

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from oriole_workstation import cloud
 from oriole_workstation import sweep as sweeps
 from oriole_workstation.cli.common import AwsDatabase, err, fail
 from oriole_workstation.display import terminal_safe
@@ -82,7 +83,7 @@ def sweep(
                                                                "StateMachineArn output of --stack).")]
     = None,
     stack: Annotated[str, typer.Option(help="With --aws: the stack whose StateMachineArn output to use.")]
-    = "OrioleOrchestrator",
+    = cloud.ORCHESTRATOR_STACK,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Experiments at once in all (local default "
                                                                 f"{sweeps.LOCAL_CONCURRENCY}).")] = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "

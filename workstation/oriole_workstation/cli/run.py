@@ -14,6 +14,7 @@ from oriole import catalog
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import check_override, parse_assignment
 from oriole.inputs import PROVIDERS
+from oriole_workstation import cloud
 from oriole_workstation.cli.common import err, fail, out, print_columns, print_json
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
@@ -56,8 +57,8 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
 
 
 @contextmanager
-def launcher_for(aws: bool, data: dict, *, stack: str = "OrioleOrchestrator", state_machine_arn: str | None = None,
-                 poll_seconds: float | None = None):
+def launcher_for(aws: bool, data: dict, *, stack: str = cloud.ORCHESTRATOR_STACK,
+                 state_machine_arn: str | None = None, poll_seconds: float | None = None):
     """A launcher on the deployed state machine (``aws``), or on the local one for as long as the block runs.
 
     Locally a Bedrock experiment gets a client holding the user's own credentials, made before moto
@@ -65,8 +66,6 @@ def launcher_for(aws: bool, data: dict, *, stack: str = "OrioleOrchestrator", st
     """
     if aws:
         import boto3
-
-        from oriole_workstation import cloud
 
         arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["StateMachineArn"]
         yield Launcher(boto3.client("stepfunctions"), arn, poll_seconds=poll_seconds or 5.0)
