@@ -17,6 +17,8 @@ PREFIX = "/oriole"
 PROMPTS_PATH = f"{PREFIX}/prompts"
 PRICING_PATH = f"{PREFIX}/pricing"
 SHIPPED_PROMPT_VERSIONS = ("v1",)
+ALL_PROVIDERS = ("bedrock", "ollama", "baseline")
+LLM_PROVIDERS = ("bedrock", "ollama")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,11 @@ class Parameter:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None  # numbers: what the code, the columns and the services can hold
+    # The providers whose experiments the value changes, and whether it is an experimental variable (what the
+    # agent faces or how the model is asked) rather than transport or bookkeeping. The analysis views
+    # compare experiments only on experimental values that apply to their provider (table config_keys).
+    providers: tuple[str, ...] = ALL_PROVIDERS
+    experimental: bool = True
 
     @property
     def key(self) -> str:
@@ -60,29 +67,39 @@ CATALOG: tuple[Parameter, ...] = (
               "Actions one agent task may take before the turn ends.", minimum=1, maximum=100),
     Parameter("experiments/max-turns-per-execution", int, 1000,
               "Turns one execution runs before it continues as a new execution "
-              "(about 16 history events per turn, under the 25,000-event limit).", minimum=1, maximum=1200),
+              "(about 16 history events per turn, under the 25,000-event limit).", minimum=1, maximum=1200,
+              experimental=False),
     Parameter("experiments/max-stalled-turns", int, 3,
               "Turns in a row without a valid action (no tool call, or only invalid calls) before the "
-              "experiment ends as failed with agent_stalled.", minimum=1, maximum=1000),
+              "experiment ends as failed with agent_stalled.", minimum=1, maximum=1000, providers=LLM_PROVIDERS),
     Parameter("experiments/recall-interval", int, 10,
-              "Moves required between two uses of recall_all.", minimum=0, maximum=100_000),
+              "Moves required between two uses of recall_all.", minimum=0, maximum=100_000,
+              providers=LLM_PROVIDERS),
     Parameter("experiments/max-recall-actions", int, 50,
-              "How many recent actions recall_all summarises.", minimum=1, maximum=1000),
+              "How many recent actions recall_all summarises.", minimum=1, maximum=1000, providers=LLM_PROVIDERS),
     Parameter("experiments/history-actions", int, 20,
-              "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000),
+              "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000,
+              providers=LLM_PROVIDERS),
     Parameter("experiments/seed", int, -1,
               "Seed for baseline agents and Ollama; -1 draws a random seed per experiment (stored).",
-              minimum=-1, maximum=2**31 - 1),
+              minimum=-1, maximum=2**31 - 1, experimental=False),
+    Parameter("experiments/stale-after-minutes", float, 5.0,
+              "A running experiment with no action for this long shows as stale (oriole ls, experiment_status).",
+              minimum=0.1, maximum=7 * 24 * 60, experimental=False),
     Parameter("gameplay/vision-range", int, 3,
               "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
     Parameter("gameplay/goal-condition", str, "reach",
               "reach: stand on the goal; sight: see the goal.", choices=("reach", "sight")),
-    Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server."),
-    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576),
-    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0, maximum=2),
-    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5),
+    Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server.",
+              providers=("ollama",), experimental=False),
+    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576,
+              providers=("ollama",)),
+    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama and Bedrock).", minimum=0, maximum=2,
+              providers=LLM_PROVIDERS),
+    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5,
+              providers=("ollama",)),
     Parameter("ollama/request-timeout-seconds", float, 120.0,
-              "Timeout of one model request.", minimum=1, maximum=900),
+              "Timeout of one model request.", minimum=1, maximum=900, providers=LLM_PROVIDERS, experimental=False),
 )
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}

@@ -6,9 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from oriole.catalog import ALL_PROVIDERS
 from oriole.errors import InvalidExecutionInput
 
-PROVIDERS = ("bedrock", "ollama", "baseline")
+PROVIDERS = ALL_PROVIDERS
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 
-RESULT_KEYS = ("experiment_id", "status", "goal_found", "actions", "turns", "moves", "failed_moves",
+RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "turns", "moves", "failed_moves",
                "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
                "duration_seconds", "execution_arns")
@@ -53,8 +53,8 @@ class RunResult:
     def as_json(self) -> dict:
         """The one JSON object ``oriole run --json`` prints (scripts and sweeps read it)."""
         if self.summary is None:
-            return {"experiment_id": None, "status": "rejected", "goal_found": False, "actions": 0, "turns": 0,
-                    "shortest_path_length": None, "path_efficiency": None,
+            return {"experiment_id": None, "status": "rejected", "ending": None, "goal_found": False, "actions": 0,
+                    "turns": 0, "shortest_path_length": None, "path_efficiency": None,
                     "failure_reason": f"{self.execution.get('error')}: {self.execution.get('cause')}",
                     "execution_arn": self.execution_arn}
         return {k: self.summary[k] for k in RESULT_KEYS}

@@ -55,7 +55,7 @@ class Results:
         """One experiment's outcome, as the CLI reports it."""
         return self._execute(
             """
-            SELECT e.id AS experiment_id, e.status, e.goal_found, e.action_count AS actions,
+            SELECT e.id AS experiment_id, e.status, e.ending, e.goal_found, e.action_count AS actions,
                    e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
                    e.current_x, e.current_y, e.failure_reason, e.llm_provider, e.model_name,
                    e.goal_first_seen_step, e.goal_reached_step, m.name AS maze, m.shortest_path_length,
@@ -112,7 +112,7 @@ class Results:
     def sweep_experiments(self, sweep_id: str) -> list[dict]:
         """Every experiment a sweep started (``agent_id`` ``<sweep id>/...``), oldest first."""
         return self._execute(
-            "SELECT id, agent_id, status, origin_execution_arn FROM experiments "
+            "SELECT id, agent_id, status, ending, origin_execution_arn FROM experiments "
             "WHERE agent_id LIKE %s ORDER BY id",
             (_like_prefix(sweep_id + "/"),),
         ).fetchall()

@@ -38,7 +38,8 @@ def report(
 
     Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
     efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
-    merits (succeeded or timed out); failed and aborted ones are counted under errors. Each row is one model
+    merits (succeeded, a limit, or an ending the agent caused such as stalling); infrastructure and provider
+    failures are counted under errors. Each row is one model
     x prompt x maze family (or maze with --by maze) x the configuration values that differ among the
     compared experiments.
     """
@@ -86,8 +87,9 @@ def sweep(
                                                                 f"{sweeps.LOCAL_CONCURRENCY}).")] = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
                                                                  "(repeatable).")] = [],  # noqa: B006
-    retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
-                                                    "aborted.")] = False,
+    retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment ended in an error "
+                                                    "(infrastructure or provider; not an agent's own ending).")]
+    = False,
     dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
     by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
     = GroupBy.family,
