@@ -124,12 +124,7 @@ SELECT e.id AS experiment_id,
        extract(epoch FROM e.completed_at - e.started_at)::float8 AS duration_seconds,
        e.model_calls,
        round(e.latency_ms::numeric / nullif(e.model_calls, 0), 1) AS mean_latency_ms,
-       -- its experimental settings whose value is not the same in every experiment they apply to
-       (SELECT coalesce(jsonb_object_agg(s.key, s.value), '{}')
-          FROM experiment_settings s
-         WHERE s.experiment_id = e.id
-           AND s.key IN (SELECT v.key FROM experiment_settings v GROUP BY v.key HAVING count(DISTINCT v.value) > 1)
-       ) AS varied_config,
+       coalesce(varied.config, '{}') AS varied_config,
        e.config,
        e.seed,
        e.agent_id,
@@ -138,7 +133,17 @@ SELECT e.id AS experiment_id,
        substring(e.comment FROM '(?:^|\s)sweep:(\S+)') AS sweep_id,
        e.failure_reason
   FROM experiments e
-  JOIN mazes m ON m.id = e.maze_id;
+  JOIN mazes m ON m.id = e.maze_id
+  -- its experimental settings whose value is not the same in every experiment they apply to (computed once per
+  -- query; a query that does not read varied_config drops the join)
+  LEFT JOIN (
+      WITH varied_keys AS MATERIALIZED (
+          SELECT v.key FROM experiment_settings v GROUP BY v.key HAVING count(DISTINCT v.value) > 1
+      )
+      SELECT s.experiment_id, jsonb_object_agg(s.key, s.value) AS config
+        FROM experiment_settings s JOIN varied_keys k ON k.key = s.key
+       GROUP BY s.experiment_id
+  ) varied ON varied.experiment_id = e.id;
 
 -- The experiments matching the filters (NULL: no filter), each with `compared_config`: its experimental
 -- settings whose value differs among these experiments, so settings never get mixed in one group. The one
@@ -164,10 +169,11 @@ LANGUAGE sql STABLE AS $$
     ), settings AS MATERIALIZED (
         SELECT s.experiment_id, s.key, s.value
           FROM experiment_settings s JOIN picked p ON p.experiment_id = s.experiment_id
+    ), varied_keys AS MATERIALIZED (
+        SELECT v.key FROM settings v GROUP BY v.key HAVING count(DISTINCT v.value) > 1
     ), varied AS (
         SELECT s.experiment_id, jsonb_object_agg(s.key, s.value) AS config
-          FROM settings s
-         WHERE s.key IN (SELECT v.key FROM settings v GROUP BY v.key HAVING count(DISTINCT v.value) > 1)
+          FROM settings s JOIN varied_keys k ON k.key = s.key
          GROUP BY s.experiment_id
     )
     SELECT p.experiment_id, coalesce(v.config, '{}')
