@@ -19,6 +19,7 @@ STYLES = (("#1b2a49", "circle", ""), ("#f4a81d", "square", "6 3"), ("#2a9d8f", "
           ("#c0392b", "diamond", "8 3 2 3"), ("#a6cee3", "circle", "4 4"), ("#6a3d9a", "square", ""),
           ("#b2df8a", "triangle", "6 3"), ("#7f7f7f", "diamond", "2 3"))
 LEGEND_ROW = 18
+CHAR_PX = 6.6  # the mean width of a character at the charts' font size, to fit labels
 
 
 @dataclass(frozen=True)
@@ -104,18 +105,32 @@ def marker(shape: str, x: float, y: float, size: float, fill: str) -> str:
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{size:.1f}" {style}/>'
 
 
+def label(text: str, x: float, y: float, room: float, anchor: str = "start") -> str:
+    """A text label cut to ``room`` pixels with an ellipsis; the whole text stays in its tooltip."""
+    fits = max(int(room / CHAR_PX), 4)
+    shown = text if len(text) <= fits else text[:fits - 1] + "…"
+    tip = f"<title>{escape(text)}</title>" if shown != text else ""
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {FONT} fill="{INK}">{tip}{escape(shown)}'
+            f"</text>")
+
+
+def label_margin(labels: Sequence[str], width: int) -> int:
+    """Room on the left for row labels: the longest, up to 40 % of the chart."""
+    return int(min(max((len(t) for t in labels), default=0) * CHAR_PX + 24, width * 0.4))
+
+
 def legend(series: Sequence[Series], width: int, with_lines: bool = False) -> tuple[str, int]:
     """The legend as rows of swatch and label, wrapped to ``width``; its SVG and its height."""
     parts, x, y, column = [], 8.0, 12.0, 0
     for s in series:
-        item_width = 40 + 7 * len(s.label)
+        item_width = min(40 + CHAR_PX * len(s.label), width - 8)
         if column and x + item_width > width:
             x, y, column = 8.0, y + LEGEND_ROW, 0
         if with_lines:
             parts.append(f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{x + 24:.1f}" y2="{y:.1f}" stroke="{s.colour}" '
                          f'stroke-width="2" stroke-dasharray="{s.dash}"/>')
         parts.append(marker(s.marker, x + 12, y, 4.5, s.colour))
-        parts.append(f'<text x="{x + 30:.1f}" y="{y + 4:.1f}" {FONT} fill="{INK}">{escape(s.label)}</text>')
+        parts.append(label(s.label, x + 30, y + 4, item_width - 40))
         x, column = x + item_width, column + 1
     return f'<g class="legend">{"".join(parts)}</g>', int(y + 12)
 
@@ -229,7 +244,7 @@ def distribution(series: Sequence[Series], samples: dict[tuple, list[Sample]], t
     """One row per series: every experiment as a dot (linked to its replay when there is one), the box from
     the first to the third quartile, the median as a thick line, and the range as a thin one."""
     row = 34
-    frame = Frame(width, 16 + 48 + row * max(len(series), 1), left=220)
+    frame = Frame(width, 16 + 48 + row * max(len(series), 1), left=label_margin([s.label for s in series], width))
     values = [s.value for group in samples.values() for s in group]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     if log_scale:
@@ -246,8 +261,7 @@ def distribution(series: Sequence[Series], samples: dict[tuple, list[Sample]], t
     value_axis(frame, ticks, x, axis_label + (" (log scale)" if log_scale else ""), horizontal=True)
     for i, s in enumerate(series):
         middle = frame.top + row * (i + 0.5)
-        frame.parts.append(f'<text x="{frame.left - 10}" y="{middle + 4:.1f}" text-anchor="end" {FONT} '
-                           f'fill="{INK}">{escape(s.label)}</text>')
+        frame.parts.append(label(s.label, frame.left - 10, middle + 4, frame.left - 14, anchor="end"))
         group = samples.get(s.key, [])
         if not group:
             frame.parts.append(f'<text x="{frame.left + 6}" y="{middle + 4:.1f}" {FONT} fill="{MUTED}">'
@@ -275,7 +289,8 @@ def _box(group: list[Sample], middle: float, x: Callable[[float], float]) -> str
 def bars(rows: Sequence[Bar], title: str, axis_label: str, chart_id: str, width: int = 470) -> str:
     """Horizontal bars, one per row, its value written at its end ("no success" when there is none)."""
     row = 26
-    frame = Frame(width, 16 + 48 + row * max(len(rows), 1), left=200, right=80)
+    frame = Frame(width, 16 + 48 + row * max(len(rows), 1), left=label_margin([r.label for r in rows], width),
+                  right=80)
     top = max([r.value for r in rows if r.value is not None] + [0.0])
     ticks = nice_ticks(0.0, top if top > 0 else 1.0, count=3)
 
@@ -285,8 +300,7 @@ def bars(rows: Sequence[Bar], title: str, axis_label: str, chart_id: str, width:
     value_axis(frame, ticks, x, axis_label, horizontal=True)
     for i, r in enumerate(rows):
         middle = frame.top + row * (i + 0.5)
-        frame.parts.append(f'<text x="{frame.left - 10}" y="{middle + 4:.1f}" text-anchor="end" {FONT} '
-                           f'fill="{INK}">{escape(r.label)}</text>')
+        frame.parts.append(label(r.label, frame.left - 10, middle + 4, frame.left - 14, anchor="end"))
         end = x(r.value or 0.0)
         if r.value is not None:
             frame.parts.append(f'<rect x="{frame.left}" y="{middle - 8:.1f}" width="{max(end - frame.left, 1):.1f}" '

@@ -143,7 +143,8 @@ def dictionary(output: Format, filters: Filters, counts: dict[str, int], types: 
     for table in EXPORT_TABLES:
         lines += [f"## {table}.{output.value} ({counts[table]:,} rows)", "", TABLES[table], "",
                   "| column | type | description |", "| --- | --- | --- |"]
-        lines += [f"| `{name}` | {TYPES.get(t, ('text',))[0]} | {descriptions[table].get(name) or ''} |"
+        lines += [f"| `{name}` | {TYPES.get(t, ('text',))[0]} | "
+                  f"{(descriptions[table].get(name) or '').replace('|', chr(92) + '|')} |"
                   for name, t in types[table].items()]
         lines.append("")
     return "\n".join(lines)

@@ -21,15 +21,17 @@ RUN_DEFINITION = ("Runs are the experiments that ended on the agent's merits: a 
                   "enter no rate; running experiments are not counted.")
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1000px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
 h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; }
 .meta, figcaption, .note { color: #555; font-size: 0.9rem; }
-table { border-collapse: collapse; font-size: 0.85rem; width: 100%; }
+table { border-collapse: collapse; font-size: 0.8rem; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.45rem; text-align: left; vertical-align: top; }
-th { background: #f2f2f2; } td.number { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f2f2f2; } td { white-space: nowrap; } .wide { overflow-x: auto; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1rem 0; } .pair { display: flex; flex-wrap: wrap; gap: 1rem; }
 svg.chart { max-width: 100%; height: auto; }
-@media print { body { margin: 0; max-width: none; } h2 { break-after: avoid; } figure { break-inside: avoid; } }
+@media print { body { margin: 0; max-width: none; } .wide { overflow: visible; } td { white-space: normal; }
+               h2 { break-after: avoid; } figure { break-inside: avoid; } }
 """
 
 
@@ -145,7 +147,7 @@ def _cell(value: object) -> str:
 def table(headers: Sequence[str], rows: Sequence[tuple], table_id: str) -> str:
     head = "".join(f"<th scope=\"col\">{escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
-    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return f'<div class="wide"><table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def experiments_table(series: dict[tuple, Series], experiments: Sequence[dict], replays: dict[int, str]) -> str:
@@ -160,7 +162,8 @@ def experiments_table(series: dict[tuple, Series], experiments: Sequence[dict], 
                  e["input_tokens"] + e["output_tokens"], f"${float(e['cost_usd']):.4f}"]
         rows.append(f'<tr><td class="number">{ident}</td>' + "".join(_cell(c) for c in cells) + "</tr>")
     head = "".join(f"<th scope=\"col\">{escape(h)}</th>" for h in headers)
-    return f'<table id="experiments-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return (f'<div class="wide"><table id="experiments-table"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def _filters_text(filters: Filters, by: GroupBy) -> str:

@@ -5,8 +5,8 @@
 --                             turn's one write (Store.commit_turn), so no view aggregates actions or turns
 --   config_keys               which configuration keys are experimental variables, for which providers (written
 --                             from the parameter catalog on every migrate, Store.load_catalog)
---   experiment_settings, experiment_results, compared_experiments, compare_experiments, model_comparison and
---   experiment_status         the views of 0003 again on top of these, and the live status view
+--   compared_experiments, experiment_results, compare_experiments, model_comparison and experiment_status
+--                             the views of 0003 again on top of these, and the live status view
 -- Every column is documented in the README ("Analysis views", "Live progress") and, for the exported tables and
 -- views, in the database itself (COMMENT ON COLUMN, what `oriole export` writes into its data dictionary).
 
@@ -84,11 +84,56 @@ CREATE TABLE config_keys (
 
 -- 4. The views.
 
--- Each experiment's experimental settings that apply to its provider: what comparisons may vary.
-CREATE VIEW experiment_settings AS
-SELECT e.id AS experiment_id, k.key, coalesce(e.config -> k.key, k.default_value) AS value
-  FROM experiments e
-  JOIN config_keys k ON k.experimental AND e.llm_provider = ANY (k.providers);
+-- The words of an experiment's comment: its tags (`oriole sweep` adds sweep:<id>).
+CREATE FUNCTION comment_tags(comment text) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(regexp_split_to_array(nullif(btrim(comment), ''), '\s+'), '{}')
+$$;
+
+-- The experiments matching the filters (NULL: no filter), each with `compared_config`: its experimental settings
+-- (config_keys: the keys that apply to its provider, the catalog default where its snapshot predates a key)
+-- whose value differs among these experiments, so settings never get mixed in one group. The one definition of
+-- the report's filters: compare_experiments, experiment_results.varied_config (no filter), `oriole report
+-- --format html` and `oriole export`.
+-- Built for many experiments: each one costs a jsonb subtraction and a hash; the settings are spread into rows
+-- only for the few distinct (provider, experimental configuration) pairs, since a study varies few values.
+CREATE FUNCTION compared_experiments(
+    model text DEFAULT NULL,         -- model_name
+    prompt text DEFAULT NULL,        -- prompt_version
+    maze text DEFAULT NULL,          -- a maze name or a maze family
+    since timestamptz DEFAULT NULL,  -- started_at >= since
+    until timestamptz DEFAULT NULL,  -- started_at < until
+    tag text DEFAULT NULL            -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+) RETURNS TABLE (experiment_id bigint, compared_config jsonb)
+LANGUAGE sql STABLE AS $$
+    WITH picked AS MATERIALIZED (
+        -- the snapshot without the keys that are never compared (transport, the seed, bookkeeping)
+        SELECT e.id, e.llm_provider,
+               e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
+                   AS settings
+          FROM experiments e
+          JOIN mazes m ON m.id = e.maze_id
+         WHERE (compared_experiments.model IS NULL OR e.model_name = compared_experiments.model)
+           AND (compared_experiments.prompt IS NULL OR e.prompt_version = compared_experiments.prompt)
+           AND (compared_experiments.maze IS NULL OR compared_experiments.maze IN (m.name, m.family))
+           AND (compared_experiments.since IS NULL OR e.started_at >= compared_experiments.since)
+           AND (compared_experiments.until IS NULL OR e.started_at < compared_experiments.until)
+           AND (compared_experiments.tag IS NULL OR compared_experiments.tag = ANY (comment_tags(e.comment)))
+    ), kinds AS MATERIALIZED (
+        SELECT DISTINCT p.llm_provider, p.settings FROM picked p
+    ), spread AS MATERIALIZED (  -- each kind's experimental settings that apply to its provider
+        SELECT d.llm_provider, d.settings, k.key, coalesce(d.settings -> k.key, k.default_value) AS value
+          FROM kinds d JOIN config_keys k ON k.experimental AND d.llm_provider = ANY (k.providers)
+    ), varied AS (
+        SELECT s.llm_provider, s.settings, jsonb_object_agg(s.key, s.value) AS config
+          FROM spread s
+         WHERE s.key IN (SELECT v.key FROM spread v GROUP BY v.key HAVING count(DISTINCT v.value) > 1)
+         GROUP BY s.llm_provider, s.settings
+    )
+    SELECT p.id, coalesce(v.config, '{}')
+      FROM picked p
+      LEFT JOIN varied v ON v.llm_provider = p.llm_provider AND v.settings = p.settings
+$$;
 
 CREATE VIEW experiment_results AS
 SELECT e.id AS experiment_id,
@@ -124,61 +169,20 @@ SELECT e.id AS experiment_id,
        extract(epoch FROM e.completed_at - e.started_at)::float8 AS duration_seconds,
        e.model_calls,
        round(e.latency_ms::numeric / nullif(e.model_calls, 0), 1) AS mean_latency_ms,
-       coalesce(varied.config, '{}') AS varied_config,
+       coalesce(everything.compared_config, '{}') AS varied_config,
        e.config,
        e.seed,
        e.agent_id,
        e.comment,
-       coalesce(regexp_split_to_array(nullif(btrim(e.comment), ''), '\s+'), '{}') AS tags,
+       comment_tags(e.comment) AS tags,
        substring(e.comment FROM '(?:^|\s)sweep:(\S+)') AS sweep_id,
        e.failure_reason
   FROM experiments e
   JOIN mazes m ON m.id = e.maze_id
-  -- its experimental settings whose value is not the same in every experiment they apply to (computed once per
-  -- query; a query that does not read varied_config drops the join)
-  LEFT JOIN (
-      WITH varied_keys AS MATERIALIZED (
-          SELECT v.key FROM experiment_settings v GROUP BY v.key HAVING count(DISTINCT v.value) > 1
-      )
-      SELECT s.experiment_id, jsonb_object_agg(s.key, s.value) AS config
-        FROM experiment_settings s JOIN varied_keys k ON k.key = s.key
-       GROUP BY s.experiment_id
-  ) varied ON varied.experiment_id = e.id;
-
--- The experiments matching the filters (NULL: no filter), each with `compared_config`: its experimental
--- settings whose value differs among these experiments, so settings never get mixed in one group. The one
--- definition of the report's filters: compare_experiments, `oriole report --format html` and `oriole export`.
-CREATE FUNCTION compared_experiments(
-    model text DEFAULT NULL,         -- model_name
-    prompt text DEFAULT NULL,        -- prompt_version
-    maze text DEFAULT NULL,          -- a maze name or a maze family
-    since timestamptz DEFAULT NULL,  -- started_at >= since
-    until timestamptz DEFAULT NULL,  -- started_at < until
-    tag text DEFAULT NULL            -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
-) RETURNS TABLE (experiment_id bigint, compared_config jsonb)
-LANGUAGE sql STABLE AS $$
-    WITH picked AS (
-        SELECT r.experiment_id
-          FROM experiment_results r
-         WHERE (compared_experiments.model IS NULL OR r.model_name = compared_experiments.model)
-           AND (compared_experiments.prompt IS NULL OR r.prompt_version = compared_experiments.prompt)
-           AND (compared_experiments.maze IS NULL OR compared_experiments.maze IN (r.maze, r.maze_family))
-           AND (compared_experiments.since IS NULL OR r.started_at >= compared_experiments.since)
-           AND (compared_experiments.until IS NULL OR r.started_at < compared_experiments.until)
-           AND (compared_experiments.tag IS NULL OR compared_experiments.tag = ANY (r.tags))
-    ), settings AS MATERIALIZED (
-        SELECT s.experiment_id, s.key, s.value
-          FROM experiment_settings s JOIN picked p ON p.experiment_id = s.experiment_id
-    ), varied_keys AS MATERIALIZED (
-        SELECT v.key FROM settings v GROUP BY v.key HAVING count(DISTINCT v.value) > 1
-    ), varied AS (
-        SELECT s.experiment_id, jsonb_object_agg(s.key, s.value) AS config
-          FROM settings s JOIN varied_keys k ON k.key = s.key
-         GROUP BY s.experiment_id
-    )
-    SELECT p.experiment_id, coalesce(v.config, '{}')
-      FROM picked p LEFT JOIN varied v ON v.experiment_id = p.experiment_id
-$$;
+  -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
+  -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
+  LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
+               FROM compared_experiments() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id;
 
 -- The comparison over the experiments matching the filters, one row per model x prompt x maze family (or maze)
 -- x compared configuration. Runs are the success and agent endings (a run without success: the limits, or a
