@@ -6,10 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from oriole.catalog import ALL_PROVIDERS
 from oriole.errors import InvalidExecutionInput
 from oriole.text import bounded, unstorable
 
-PROVIDERS = ("bedrock", "ollama", "baseline")
+PROVIDERS = ALL_PROVIDERS
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
 

@@ -11,6 +11,10 @@ SUCCESS, TIMEOUT, STALLED, GAVE_UP = "success", "timeout", "stalled", "gave_up"
 CONTINUE, CONTINUE_AS_NEW = "continue", "continue_as_new"
 STALL_REASON_PREFIX = "agent_stalled"
 GAVE_UP_REASON_PREFIX = "agent_gave_up"
+# A failure whose reason starts with one of these was the agent's own doing: a run without success, not an
+# error. Every rule that ends an experiment because of how the agent behaved adds its prefix here.
+AGENT_ENDING_PREFIXES: tuple[str, ...] = (STALL_REASON_PREFIX, GAVE_UP_REASON_PREFIX)
+SUCCESS_ENDING, AGENT_ENDING, ERROR_ENDING = "success", "agent", "error"
 TERMINAL_EXECUTION_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")  # a Step Functions execution's ends
 
 
@@ -64,6 +68,23 @@ def decide(progress: Progress, config: dict) -> Decision:
     if left is not None and left < TURN_ALLOWANCE_SECONDS:
         return Decision(CONTINUE_AS_NEW)
     return Decision(CONTINUE)
+
+
+def ending_category(status: str, failure_reason: str | None) -> str | None:
+    """How an experiment ended, for scoring: ``success``; ``agent`` (a run without success: the limits, or a
+    failure the agent caused, such as stalling); ``error`` (infrastructure or provider); None while running.
+
+    Runs are the success and agent endings, so a model that gives up scores as a run without success and
+    never looks better than one that tries and fails. Migration 0005 applies the same rule to rows stored
+    before the column existed.
+    """
+    if status == "running":
+        return None
+    if status == "succeeded":
+        return SUCCESS_ENDING
+    if status == "timed_out" or (status == "failed" and (failure_reason or "").startswith(AGENT_ENDING_PREFIXES)):
+        return AGENT_ENDING
+    return ERROR_ENDING
 
 
 def successor_name(experiment_id: int, part: int) -> str:

@@ -22,9 +22,11 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from oriole import db, mazeset
+from oriole.catalog import Parameter
 from oriole.errors import OrioleError
 from oriole.maze import Maze
 from oriole.mazeset import MazeEntry
+from oriole.progress import ending_category
 from oriole.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
 
 MAX_MAZE_ID = 2**31 - 1  # mazes.id is an integer
@@ -249,6 +251,20 @@ class Store:
                             (content_hash,)).fetchone()
         return None if row is None else stored_maze(row)
 
+    def load_catalog(self, parameters: Iterable[Parameter]) -> None:
+        """Write the catalog's view of each configuration key into ``config_keys`` (which providers it applies
+        to, whether it is an experimental variable, its default), replacing what was there.
+
+        The analysis views compare experiments on these keys only, so the catalog stays the one place that
+        says what a setting is; a new catalog entry needs nothing else.
+        """
+        rows = [(p.key, list(p.providers), p.experimental, Jsonb(p.default)) for p in parameters if p.overridable]
+        with self.conn.transaction():
+            self.conn.execute("DELETE FROM config_keys")
+            with self.conn.cursor() as cur:
+                cur.executemany("INSERT INTO config_keys (key, providers, experimental, default_value) "
+                                "VALUES (%s, %s, %s, %s)", rows)
+
     # -- experiments ----------------------------------------------------------------------------
 
     def create_experiment(self, new: NewExperiment) -> ExperimentRef:
@@ -297,7 +313,9 @@ class Store:
 
         The experiment update only matches when ``turn_count`` is ``turn_number - 1`` and the experiment
         is running; the turn and action inserts select from that update, so either all of it is written
-        or none of it. The experiment's ``stalled_turns`` counts turns in a row without a valid action.
+        or none of it. The experiment's ``stalled_turns`` counts turns in a row without a valid action; its
+        aggregates (unique tiles, model calls, latency, the last action's time) are advanced in the same
+        update, so the analysis views never aggregate actions.
         """
         row = self._execute(
             _COMMIT_TURN,
@@ -320,16 +338,18 @@ class Store:
 
     def finalize(self, experiment_id: int, status: str, reason: str | None,
                  last_execution: str | None = None) -> bool:
-        """Close a running experiment; finalizing a completed one changes nothing (returns False).
+        """Close a running experiment, with its ending category (``progress.ending_category``); finalizing a
+        completed one changes nothing (returns False).
 
         With ``last_execution``, only while that is still the experiment's latest execution: a successor
         that attached itself in the meantime carries the experiment on.
         """
         row = self._execute(
-            "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, completed_at = now() "
-            "WHERE id = %(id)s AND completed_at IS NULL "
+            "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, ending = %(ending)s, "
+            "completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
             "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
-            {"status": status, "reason": reason, "id": experiment_id, "last": last_execution},
+            {"status": status, "reason": reason, "ending": ending_category(status, reason), "id": experiment_id,
+             "last": last_execution},
         ).fetchone()
         return row is not None
 
@@ -432,7 +452,20 @@ _COMMIT_TURN = """
             cost_usd = cost_usd + %(cost_usd)s,
             throttle_count = throttle_count + %(throttles)s,
             history_tokens = history_tokens + %(message_tokens)s,
-            stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END
+            model_calls = model_calls + %(model_calls)s,
+            latency_ms = latency_ms + %(latency_ms)s,
+            last_action_at = CASE WHEN %(action_count)s > 0 THEN now() ELSE last_action_at END,
+            stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END,
+            -- tiles first stood on this turn: its positions that no earlier action ended on, the start excepted
+            -- (the statement sees the actions as they were before it; one probe of actions_position_idx each)
+            unique_tiles_visited = unique_tiles_visited + (
+                SELECT count(*)
+                  FROM (SELECT DISTINCT a.to_x, a.to_y
+                          FROM jsonb_to_recordset(%(actions)s) AS a(to_x integer, to_y integer)) p
+                 WHERE NOT EXISTS (SELECT 1 FROM mazes m
+                                    WHERE m.id = experiments.maze_id AND m.start_x = p.to_x AND m.start_y = p.to_y)
+                   AND NOT EXISTS (SELECT 1 FROM actions o
+                                    WHERE o.experiment_id = experiments.id AND o.to_x = p.to_x AND o.to_y = p.to_y))
          WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
         RETURNING id
     ), turn AS (

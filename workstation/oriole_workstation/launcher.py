@@ -23,7 +23,7 @@ from oriole.inputs import CaughtError
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 
-RESULT_KEYS = ("experiment_id", "status", "goal_found", "actions", "turns", "moves", "failed_moves",
+RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "turns", "moves", "failed_moves",
                "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
                "duration_seconds", "execution_arns")
@@ -48,8 +48,8 @@ class RunResult:
         error payload with its stack trace."""
         if self.summary is None:
             caught = CaughtError(Error=self.execution.get("error"), Cause=self.execution.get("cause"))
-            return {"experiment_id": None, "status": "rejected", "goal_found": False, "actions": 0, "turns": 0,
-                    "shortest_path_length": None, "path_efficiency": None,
+            return {"experiment_id": None, "status": "rejected", "ending": None, "goal_found": False, "actions": 0,
+                    "turns": 0, "shortest_path_length": None, "path_efficiency": None,
                     "failure_reason": failure_reason(caught), "execution_arn": self.execution_arn}
         return {k: self.summary[k] for k in RESULT_KEYS}
 

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from oriole import catalog
+from oriole import catalog, progress
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import check_override, parse_assignment
 from oriole.inputs import PROVIDERS
@@ -96,8 +96,9 @@ def run(
 ) -> None:
     """Run one experiment through the local state machine (or the deployed one) and print its result.
 
-    Exit status: 0 when the goal was found or a limit was reached, 1 when the experiment failed or was
-    aborted, 2 when the input was rejected.
+    Exit status: 0 when the experiment ended on the agent's merits (the goal found, a limit reached, or an
+    ending the agent caused such as stalling), 1 on an infrastructure or provider error, 2 when the input was
+    rejected.
     """
     from oriole_workstation.database import open_results
 
@@ -119,10 +120,11 @@ def run(
 
 
 def exit_status(result: RunResult) -> int:
-    """0: the experiment ended on the agent's merits; 1: it failed or was aborted; 2: the input was rejected."""
+    """0: the experiment ended on the agent's merits (a success, a limit, or a failure the agent caused such as
+    stalling: a run); 1: an error (infrastructure or provider); 2: the input was rejected."""
     if result.summary is None:
         return 2
-    return 0 if result.summary["status"] in ("succeeded", "timed_out") else 1
+    return 1 if result.summary["ending"] == progress.ERROR_ENDING else 0
 
 
 def status(
