@@ -263,10 +263,10 @@ def report(seeded, monkeypatch, tmp_path):
 
 def test_report_table_shows_each_group_with_its_interval(report):
     lines = report().splitlines()
-    assert lines[0].split()[:5] == ["agent", "prompt", "family", "config", "runs"]
+    assert lines[0].split()[:7] == ["agent", "prompt", "family", "size", "mazes", "config", "runs"]
     [m1] = [line for line in lines if line.startswith("ollama/m1 ")]
-    assert m1.split() == ["ollama/m1", "v1", "handmade", "temperature=0.2", "visionRange=3", "10", "80.0%",
-                          "49.0%-94.3%", "15", "0.375", "1,100", "$0.0100", "$0.0125", "1"]
+    assert m1.split() == ["ollama/m1", "v1", "handmade", "4x3", "1", "temperature=0.2", "visionRange=3", "10",
+                          "80.0%", "49.0%-94.3%", "-", "15", "0.375", "1,100", "$0.0100", "$0.0125", "1"]
     assert lines[-1] == "(2 experiment(s) still running are not counted)"
 
 

@@ -19,7 +19,8 @@ HOSTILE = "<script>alert('x')</script>"
 def group(model: str, maze: str | None, runs: int, successes: int, **extra) -> dict:
     rate = Decimal(successes) / runs if runs else None
     return {"llm_provider": "ollama", "model_name": model, "prompt_version": "v1", "prompt_hash": "h1",
-            "maze_family": "perfect", "maze": maze, "config": {}, "runs": runs, "successes": successes,
+            "maze_family": "perfect", "maze_size": "7x7", "mazes": 1, "maze": maze, "config": {}, "runs": runs,
+            "successes": successes,
             "success_rate": rate, "success_rate_low": rate and rate / 2, "success_rate_high": rate and min(rate * 2, 1),
             "median_actions_to_goal": Decimal(20), "median_path_efficiency": Decimal("0.8"),
             "tokens_per_run": Decimal(1000), "tokens_per_success": Decimal(1500) if successes else None,

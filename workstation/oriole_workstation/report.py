@@ -13,6 +13,7 @@ import json
 from decimal import Decimal
 from enum import StrEnum
 
+from oriole_workstation.bootstrap import maze_interval
 from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.results import EVERYTHING, Filters, Results
 
@@ -102,16 +103,20 @@ def prompt_labels(rows: list[dict]) -> dict[tuple[str, str], str]:
 def table_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
     """The comparison's headers and one tuple of cells per group, as the terminal and the HTML page show them."""
     prompts = prompt_labels(rows)
-    headers = ("agent", "prompt", "maze" if by is GroupBy.maze else "family", "config", "runs", "success",
-               "95% CI", "median actions", "median efficiency", "tokens/run", "cost/run", "cost/success", "errors")
+    headers = ("agent", "prompt", "maze" if by is GroupBy.maze else "family", "size", "mazes", "config", "runs",
+               "success", "95% CI", "maze CI", "median actions", "median efficiency", "tokens/run", "cost/run",
+               "cost/success", "errors")
     return headers, [(
         f"{r['llm_provider']}/{r['model_name']}",
         prompts[r["prompt_version"], r["prompt_hash"]],
         r["maze"] if by is GroupBy.maze else r["maze_family"],
+        r["maze_size"],
+        r["mazes"],
         config_text(r["config"]),
         r["runs"],
         _percent(r["success_rate"]),
         _interval(r["success_rate_low"], r["success_rate_high"]),
+        _interval(r.get("maze_ci_low"), r.get("maze_ci_high")),
         _number(r["median_actions_to_goal"], 0),
         _number(r["median_path_efficiency"], 3),
         _number(r["tokens_per_run"], 0),
@@ -135,11 +140,39 @@ def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
     return text + (note + "\n" if note else "")
 
 
+def with_maze_intervals(rows: list[dict], by_maze: list[dict]) -> list[dict]:
+    """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``bootstrap``), from
+    the same comparison per maze, where the runs share mazes (more runs than mazes) and there are at least two
+    mazes to resample (one maze says nothing about other mazes); None elsewhere."""
+    per_group: dict[tuple, list[tuple[int, int]]] = {}
+    for row in by_maze:
+        per_group.setdefault(_group_key(row), []).append((row["runs"], row["successes"]))
+    out = []
+    for row in rows:
+        shared = row["runs"] > row["mazes"] >= 2
+        interval = maze_interval(per_group.get(_group_key(row), [])) if shared else None
+        out.append({**row, "maze_ci_low": interval and round(interval[0], 4),
+                    "maze_ci_high": interval and round(interval[1], 4)})
+    return out
+
+
+def _group_key(row: dict) -> tuple:
+    return (row["llm_provider"], row["model_name"], row["prompt_version"], row["prompt_hash"], row["maze_family"],
+            row["maze_size"], json.dumps(row["config"], sort_keys=True))
+
+
+def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> list[dict]:
+    """The comparison as every format reports it: grouped by family and size (or maze), with the maze
+    bootstrap beside the Wilson interval."""
+    rows = results.comparison(filters, by_maze=by is GroupBy.maze)
+    return rows if by is GroupBy.maze else with_maze_intervals(rows, results.comparison(filters, by_maze=True))
+
+
 def render_report(results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family,
                   filters: Filters = EVERYTHING) -> str:
     """The comparison over the experiments matching ``filters``, as a table, CSV or JSON (the HTML page is
     ``report_html.render``, which builds on this module)."""
-    rows = results.comparison(filters, by_maze=by is GroupBy.maze)
+    rows = comparison_rows(results, by, filters)
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:

@@ -13,7 +13,7 @@ from html import escape
 
 from oriole_workstation import charts
 from oriole_workstation.charts import Bar, Point, Sample, Series
-from oriole_workstation.report import GroupBy, config_text, prompt_labels, running_note, table_cells
+from oriole_workstation.report import GroupBy, comparison_rows, config_text, prompt_labels, running_note, table_cells
 from oriole_workstation.results import Filters, Results
 
 RUN_DEFINITION = ("Runs are the experiments that ended on the agent's merits: a success, a limit reached, or an "
@@ -174,7 +174,7 @@ def _filters_text(filters: Filters, by: GroupBy) -> str:
 
 def render(results: Results, by: GroupBy, filters: Filters, replays: dict[int, str] | None = None) -> str:
     """The page over the experiments matching ``filters``, each linked to ``replays[experiment_id]`` when given."""
-    return page(results.comparison(filters, by_maze=by is GroupBy.maze), results.comparison(filters, by_maze=True),
+    return page(comparison_rows(results, by, filters), results.comparison(filters, by_maze=True),
                 results.compared(filters), by, filters, replays or {})
 
 
