@@ -1,11 +1,14 @@
-"""Benchmark: the analysis views on 1,000,000 actions.
+"""Benchmark: the analysis views on 10,000,000 actions.
 
 Creates a scratch database on the local server (``DATABASE_URL``'s server, else the embedded one),
-migrates it, seeds experiments, turns and actions in SQL (``INSERT ... SELECT generate_series``), runs
-``VACUUM ANALYZE`` (what autovacuum does on a live database) and times each view query: the whole
-comparison, a filtered comparison, the per-experiment view whole, filtered on a model and on one
-experiment. The database is dropped at the end. DESIGN section 10: each answers in under a second.
-Run with ``python bench/bench_views.py`` (``--experiments 4000 --actions 250`` by default).
+migrates it, seeds experiments, turns and actions in SQL (``INSERT ... SELECT generate_series``), sets the
+per-experiment aggregates from the raw rows (``recount_experiments()``, what migration 0005 does to a stored
+database), runs ``VACUUM ANALYZE`` (what autovacuum does on a live database) and times each view query: the
+whole comparison, filtered comparisons, the per-experiment view whole, filtered on a model and on one
+experiment, and the live status. The database is dropped at the end. The views read the aggregates the turn's
+write keeps, never the actions, so they scale with the experiments: model_comparison and
+compare_experiments(...) answer in under 200 ms. Run with ``python bench/bench_views.py``
+(``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ QUERIES = {
     "experiment_results (all rows)": "SELECT * FROM experiment_results",
     "experiment_results WHERE model_name = ...": "SELECT * FROM experiment_results WHERE model_name = 'qwen2.5:7b'",
     "experiment_results WHERE experiment_id = ...": "SELECT * FROM experiment_results WHERE experiment_id = 1234",
+    "experiment_status WHERE status = 'running'": "SELECT * FROM experiment_status WHERE status = 'running'",
 }
 
 SEED_SQL = """
@@ -44,7 +48,7 @@ SELECT g AS n, (g - 1) %% %(models)s AS model, m.id AS maze_id, m.width, m.heigh
   JOIN LATERAL (SELECT * FROM mazes ORDER BY id OFFSET (g %% (SELECT count(*) FROM mazes)) LIMIT 1) m ON true;
 
 INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, agent_id,
-                         comment, config, seed, status, goal_found, goal_first_seen_step, goal_reached_step,
+                         comment, config, seed, status, ending, goal_found, goal_first_seen_step, goal_reached_step,
                          current_x, current_y, action_count, move_count, failed_move_count, turn_count,
                          input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason,
                          origin_execution_arn, execution_arns)
@@ -55,6 +59,7 @@ SELECT p.maze_id, (%(providers)s::text[])[p.model + 1], (%(names)s::text[])[p.mo
                           'temperature', CASE WHEN p.n %% 3 = 0 THEN 0.0 ELSE 0.2 END, 'seed', p.n,
                           'historyActions', 20, 'maxRecallActions', 50, 'recallInterval', 10),
        p.n, CASE WHEN p.n %% 5 < 3 THEN 'succeeded' WHEN p.n %% 5 = 3 THEN 'timed_out' ELSE 'failed' END,
+       CASE WHEN p.n %% 5 < 3 THEN 'success' WHEN p.n %% 5 = 3 THEN 'agent' ELSE 'error' END,
        p.n %% 5 < 3, CASE WHEN p.n %% 5 < 3 THEN %(actions)s - 9 END, CASE WHEN p.n %% 5 < 3 THEN %(actions)s END,
        p.start_x, p.start_y, %(actions)s, %(actions)s - 10, %(actions)s / 5, %(turns)s,
        CASE WHEN p.model >= 4 THEN %(actions)s * 900 ELSE 0 END,
@@ -88,15 +93,22 @@ def _with_database(url: str, name: str) -> str:
     return psycopg.conninfo.make_conninfo(**info)
 
 
-def seed(conn: psycopg.Connection, experiments: int, actions: int) -> float:
+def seed(conn: psycopg.Connection, experiments: int, actions: int) -> dict[str, float]:
+    """Seed the tables, recount the aggregates and analyse; the seconds each stage took."""
+    seconds = {}
     started = time.perf_counter()
     # several statements with parameters: bound on the client, sent as one script
     psycopg.ClientCursor(conn).execute(SEED_SQL, {"experiments": experiments, "actions": actions,
                                                   "turns": -(-actions // 8),
                                                   "models": len(MODELS), "providers": [p for p, _ in MODELS],
                                                   "names": [n for _, n in MODELS]})
-    conn.execute("VACUUM ANALYZE")
-    return time.perf_counter() - started
+    seconds["seed_seconds"] = time.perf_counter() - started
+    for stage, statement in (("recount_seconds", "SELECT recount_experiments()"),
+                             ("vacuum_analyze_seconds", "VACUUM ANALYZE")):
+        started = time.perf_counter()
+        conn.execute(statement)
+        seconds[stage] = time.perf_counter() - started
+    return {stage: round(value, 1) for stage, value in seconds.items()}
 
 
 def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
@@ -113,47 +125,58 @@ def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
     return figures
 
 
-def run(experiments: int, actions: int, repeats: int) -> dict:
+def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
+    """Migrate and seed the database at ``url``, then time the queries on it."""
+    prepare(url).conn.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        seconds = seed(conn, experiments, actions)
+        counts = conn.execute("SELECT (SELECT count(*) FROM experiments), (SELECT count(*) FROM turns), "
+                              "(SELECT count(*) FROM actions), "
+                              "pg_size_pretty(pg_database_size(current_database()))").fetchone()
+        version = conn.execute("SHOW server_version").fetchone()[0]
+        return {"experiments": counts[0], "turns": counts[1], "actions": counts[2], "database_size": counts[3],
+                **seconds, "queries": time_queries(conn, repeats), "postgres": version,
+                "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}"}
+
+
+def run(experiments: int, actions: int, repeats: int, keep: bool = False) -> dict:
+    """The figures on a scratch database, dropped afterwards unless ``keep`` (then its URL is in the figures)."""
     server = local_url()
     name = f"oriole_bench_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = _with_database(server, name)
     try:
-        url = _with_database(server, name)
-        prepare(url).conn.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            seconds = seed(conn, experiments, actions)
-            counts = conn.execute("SELECT (SELECT count(*) FROM experiments), (SELECT count(*) FROM turns), "
-                                  "(SELECT count(*) FROM actions)").fetchone()
-            version = conn.execute("SHOW server_version").fetchone()[0]
-            return {"experiments": counts[0], "turns": counts[1], "actions": counts[2],
-                    "seed_seconds": round(seconds, 1), "queries": time_queries(conn, repeats),
-                    "postgres": version,
-                    "machine": f"{platform.python_implementation()} {platform.python_version()}, "
-                               f"{platform.machine()}"}
+        figures = measure(url, experiments, actions, repeats)
     finally:
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        if not keep:
+            with psycopg.connect(server, autocommit=True) as admin:
+                admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+    return figures | {"kept_database": url if keep else None}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiments", type=int, default=4000)
-    parser.add_argument("--actions", type=int, default=250, help="actions per experiment")
+    parser.add_argument("--actions", type=int, default=2500, help="actions per experiment")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--keep", action="store_true", help="keep the seeded database and print its URL")
     args = parser.parse_args()
-    figures = run(args.experiments, args.actions, args.repeats)
+    figures = run(args.experiments, args.actions, args.repeats, args.keep)
     if args.json:
         print(json.dumps(figures))
         return
-    for key in ("experiments", "turns", "actions", "seed_seconds"):
+    for key in ("experiments", "turns", "actions", "database_size", "seed_seconds", "recount_seconds",
+                "vacuum_analyze_seconds"):
         print(f"{key:<46}{figures[key]}")
     print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
     for label, f in figures["queries"].items():
         print(f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['explain_ms']:>20}")
     print(f"{'postgres':<46}{figures['postgres']}")
     print(f"{'machine':<46}{figures['machine']}")
+    if figures["kept_database"]:
+        print(f"{'kept database':<46}{figures['kept_database']}")
 
 
 if __name__ == "__main__":

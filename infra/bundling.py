@@ -84,6 +84,13 @@ class PipBundling:
         return True
 
 
+def code_version() -> str:
+    """``<package version>+<first 12 hex digits of the source hash>``: what each experiment records."""
+    from oriole import __version__
+
+    return f"{__version__}+{asset_hash()[:12]}"
+
+
 def code_asset(skip_bundling: bool = False) -> lambda_.Code:
     """The shared asset, named by ``asset_hash`` whether or not it is bundled."""
     source = {"path": str(PACKAGE.parent), "exclude": list(NOT_CODE), "asset_hash_type": AssetHashType.CUSTOM,

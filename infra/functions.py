@@ -1,29 +1,40 @@
-"""The Lambda functions: one per state-machine task, the status-change finalizer and the migration
-trigger, all from one code asset, in the VPC, traced, with bounded log retention and the least
-privilege each one needs."""
+"""The Lambda functions: one per state-machine task, the status-change finalizer, the reconciler and the
+migration trigger, all from one code asset, in the VPC, traced, with bounded log retention and the least
+privilege each one needs.
+
+Every function is published as a version for each code or configuration change; the state machine calls
+those versions (see ``state_machine.py``), so a deploy never changes the code under a running execution,
+and ``ORIOLE_CODE_VERSION`` (the package version and the asset's hash) is recorded on each experiment.
+"""
 
 from __future__ import annotations
 
 import json
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import CfnCondition, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.bundling import ARCHITECTURE, RUNTIME, code_asset
+from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
+from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
-from oriole.allowed import OPENAI_BASE_URLS
-from oriole.catalog import PREFIX
+from oriole import catalog, db, deployment
 from oriole.handlers import FUNCTIONS
 
 STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
+RECONCILER = "oriole.handlers.reconcile.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 NO_DATABASE = ("ContinueAsNew",)
+TASK_SECONDS = 60
+# A version a running execution calls must outlive the deploy that publishes the next one.
+RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
 
 
 def task_name(placeholder: str) -> str:
@@ -31,105 +42,153 @@ def task_name(placeholder: str) -> str:
     return placeholder.removesuffix("FunctionArn")
 
 
-class Functions(Construct):
-    """``by_placeholder`` maps each ASL placeholder to its function; ``status_finalizer`` and
-    ``migrations`` are the two functions outside the flow."""
+def geography(scope: Construct) -> str:
+    """The stack region's geographic inference-profile prefix (``oriole.deployment.GEOGRAPHIES``), resolved
+    by CloudFormation from the region's first word; ``global`` where no geography applies."""
+    stack = Stack.of(scope)
+    word = Fn.select(0, Fn.split("-", stack.region))
+    value = deployment.GLOBAL
+    for region_word, prefix in sorted(deployment.GEOGRAPHIES.items()):
+        condition = stack.node.try_find_child(f"BedrockGeography{region_word.capitalize()}") or CfnCondition(
+            stack, f"BedrockGeography{region_word.capitalize()}", expression=Fn.condition_equals(word, region_word))
+        value = Fn.condition_if(condition.logical_id, prefix, value).to_string()
+    return value
 
-    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc, subnets: ec2.SubnetSelection | None,
-                 security_group: ec2.ISecurityGroup, database_secret: secretsmanager.ISecret,
-                 log_retention_days: int):
+
+class Functions(Construct):
+    """``by_placeholder`` maps each ASL placeholder to its function; ``status_finalizer``, ``reconciler``
+    and ``migrations`` are the functions outside the flow; ``dead_letters`` holds the status changes the
+    finalizer could not process."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, database: Database,
+                 subnets: ec2.SubnetSelection | None, deployment_name: str, log_retention_days: int):
         super().__init__(scope, construct_id)
-        self.security_group = security_group
         self._code = code_asset(skip_bundling=bool(self.node.try_get_context("skipBundling")))
         self._common = {
-            "runtime": RUNTIME, "architecture": ARCHITECTURE, "vpc": vpc, "vpc_subnets": subnets,
-            "security_groups": [self.security_group], "tracing": lambda_.Tracing.ACTIVE,
+            "runtime": RUNTIME, "architecture": ARCHITECTURE, "vpc": database.vpc, "vpc_subnets": subnets,
+            "security_groups": [database.client_security_group], "tracing": lambda_.Tracing.ACTIVE,
         }
         self._environment = {
-            "DATABASE_SECRET_ARN": database_secret.secret_arn,
             "POWERTOOLS_SERVICE_NAME": "oriole",
             "POWERTOOLS_METRICS_NAMESPACE": "Oriole",
             "POWERTOOLS_LOG_LEVEL": "INFO",
+            catalog.DEPLOYMENT: deployment_name,
+            deployment.CODE_VERSION: code_version(),
         }
         self._retention = log_retention_days
         self.by_placeholder: dict[str, lambda_.Function] = {}
         for placeholder, handler in FUNCTIONS.items():
             name = task_name(placeholder)
-            timeout = Duration.minutes(5) if name in MODEL_TASKS else Duration.seconds(60)
-            self.by_placeholder[placeholder] = self._function(name, handler, timeout)
-        self.status_finalizer = self._function("ExecutionStatusFinalizer", STATUS_FINALIZER, Duration.seconds(60))
+            timeout = catalog.MODEL_TASK_SECONDS if name in MODEL_TASKS else TASK_SECONDS
+            self.by_placeholder[placeholder] = self._function(name, handler, Duration.seconds(timeout))
+        self.dead_letters = sqs.Queue(self, "FinalizerDeadLetters", enforce_ssl=True,
+                                      encryption=sqs.QueueEncryption.SQS_MANAGED,
+                                      retention_period=Duration.days(14))
+        self.status_finalizer = self._function("ExecutionStatusFinalizer", STATUS_FINALIZER,
+                                               Duration.seconds(TASK_SECONDS),
+                                               on_failure=destinations.SqsDestination(self.dead_letters),
+                                               retry_attempts=2)
+        self.reconciler = self._function("Reconciler", RECONCILER, Duration.minutes(5))
         self.migrations = self._function("Migrations", MIGRATIONS, Duration.minutes(5))
-        for function in self.database_users:
-            database_secret.grant_read(function)
+        self._connect(database)
 
-    def _function(self, name: str, handler: str, timeout: Duration) -> lambda_.Function:
+    def _function(self, name: str, handler: str, timeout: Duration, **options) -> lambda_.Function:
         log_group = logs.LogGroup(self, f"{name}Logs", retention=log_retention(self._retention),
                                   removal_policy=RemovalPolicy.DESTROY)
         return lambda_.Function(self, name, code=self._code, handler=handler, timeout=timeout, memory_size=512,
                                 environment=dict(self._environment), log_group=log_group,
-                                description=f"Oriole {name}", **self._common)
+                                description=f"Oriole {name}", current_version_options=RETAINED_VERSIONS,
+                                **self._common, **options)
 
     @property
     def database_users(self) -> list[lambda_.Function]:
+        """What connects as the application role: the flow's functions (but ContinueAsNew), the finalizer
+        and the reconciler. The migrations connect as the owner."""
         flow = [f for p, f in self.by_placeholder.items() if task_name(p) not in NO_DATABASE]
-        return [*flow, self.status_finalizer, self.migrations]
+        return [*flow, self.status_finalizer, self.reconciler]
+
+    def _connect(self, database: Database) -> None:
+        """Who connects how: through the proxy when the stack made the database (the application role's
+        secret for the functions, the owner's for the migrations); with the researcher's secret to an
+        existing database. The server is verified against ``ca_bundle`` when there is one."""
+        via_proxy = {db.HOST: database.proxy.endpoint} if database.proxy is not None else {}
+        if database.ca_bundle:
+            via_proxy[db.CA] = database.ca_bundle
+        functions_secret = database.app_secret or database.secret
+        for function in self.database_users:
+            self._database_environment(function, functions_secret, via_proxy)
+        self._database_environment(self.migrations, database.secret, via_proxy)
+        if database.app_secret is not None:
+            roles = {APP_ROLE: database.app_secret, READER_ROLE: database.reader_secret}
+            for secret in roles.values():
+                secret.grant_read(self.migrations)
+            self.migrations.add_environment(deployment.ROLE_SECRETS, json.dumps(
+                {role: secret.secret_arn for role, secret in roles.items()}))
+
+    @staticmethod
+    def _database_environment(function: lambda_.Function, secret: secretsmanager.ISecret, via_proxy: dict) -> None:
+        secret.grant_read(function)
+        function.add_environment("DATABASE_SECRET_ARN", secret.secret_arn)
+        for key, value in via_proxy.items():
+            function.add_environment(key, value)
 
     def task(self, name: str) -> lambda_.Function:
         return self.by_placeholder[f"{name}FunctionArn"]
 
-    def grant_parameters(self) -> None:
-        """StartExperiment reads the catalog and the prompts (by path, once per experiment): only under the prefix."""
+    def grant_parameters(self, prefix: str) -> None:
+        """StartExperiment reads the catalog, the chosen prompt and the model's price (by name, once per
+        experiment): only under the deployment's prefix."""
         stack = Stack.of(self)
         self.task("StartExperiment").add_to_role_policy(iam.PolicyStatement(
-            actions=["ssm:GetParametersByPath", "ssm:GetParameters", "ssm:GetParameter"],
-            resources=[stack.format_arn(service="ssm", resource="parameter", resource_name=PREFIX.lstrip("/")),
-                       stack.format_arn(service="ssm", resource="parameter",
-                                        resource_name=PREFIX.lstrip("/") + "/*")],
+            actions=["ssm:GetParameters", "ssm:GetParameter"],
+            resources=[stack.format_arn(service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*")],
         ))
 
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
-        """Invoke only the configured models: foundation models in any region (cross-region inference
-        routes there) and this account's inference profiles of the same ids."""
+        """Invoke only the configured models, and tell StartExperiment which ones they are.
+
+        A base model id is granted through the inference profiles of the deployment's geography and the
+        global one (in this region and account), and as the foundation model in any region: a profile routes
+        the call to the model in its destination regions (a global profile, to a model ARN without a
+        region). A profile id is granted as given, with its foundation model."""
+        self.task("StartExperiment").add_environment(deployment.BEDROCK_MODEL_IDS, json.dumps(list(model_ids)))
         if not model_ids:
             return
         stack = Stack.of(self)
-        resources = []
+        profiles, models = [], []
         for model_id in model_ids:
-            resources.append(f"arn:{stack.partition}:bedrock:*::foundation-model/{_base_model(model_id)}")
-            resources.append(stack.format_arn(service="bedrock", resource="inference-profile",
-                                              resource_name=model_id))
+            prefixes = [None] if deployment.profile_prefix(model_id) else [geography(self), deployment.GLOBAL]
+            for prefix in prefixes:
+                name = model_id if prefix is None else f"{prefix}.{model_id}"
+                profiles.append(stack.format_arn(service="bedrock", resource="inference-profile", resource_name=name))
+            models.append(f"arn:{stack.partition}:bedrock:*::foundation-model/{deployment.base_model(model_id)}")
         self.task("InvokeBedrockAgent").add_to_role_policy(iam.PolicyStatement(
-            actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"], resources=resources))
+            actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+            resources=[*profiles, *dict.fromkeys(models)]))
 
-    def grant_ollama_key(self, secret_arn: str | None) -> None:
-        self._grant_key("InvokeOllamaAgent", "OllamaApiKey", "OLLAMA_API_KEY_SECRET_ARN", secret_arn)
-
-    def allow_openai(self, base_urls: tuple[str, ...], secret_arn: str | None) -> None:
-        """StartExperiment refuses any OpenAI-compatible base URL but these (none listed: no OpenAI experiment
-        runs on AWS), so the key below is sent only to a server the operator chose."""
-        self.task("StartExperiment").add_environment(OPENAI_BASE_URLS, json.dumps(list(base_urls)))
-        self._grant_key("InvokeOpenAIAgent", "OpenAIApiKey", "OPENAI_API_KEY_SECRET_ARN", secret_arn)
-
-    def _grant_key(self, task: str, construct_id: str, variable: str, secret_arn: str | None) -> None:
-        """The task may read the API key's secret, named to it by ``variable``."""
+    def allow_model_servers(self, servers: deployment.ModelServers, task: str, urls: tuple[str, ...],
+                            secret_arn: str | None) -> None:
+        """The model servers (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an execution
+        name (none listed: none), and the API key the agent ``task`` sends them."""
+        start = self.task("StartExperiment")
+        start.add_environment(servers.listed, json.dumps(list(urls)))
         if not secret_arn:
             return
-        secret = secretsmanager.Secret.from_secret_complete_arn(self, construct_id, secret_arn)
+        name = task.removeprefix("Invoke").removesuffix("Agent")
+        secret = secretsmanager.Secret.from_secret_complete_arn(self, f"{name}ApiKey", secret_arn)
         function = self.task(task)
         secret.grant_read(function)
-        function.add_environment(variable, secret_arn)
+        for reader in (function, start):  # StartExperiment only learns that a key is sent, it cannot read it
+            reader.add_environment(servers.secret, secret_arn)
 
-    def grant_executions(self, state_machine_arn: str, execution_arns: str) -> None:
+    def grant_executions(self, state_machine_arn: str, execution_arns: str, timeout_seconds: int) -> None:
         """ContinueAsNew starts the successor execution of this one state machine and nothing else; the
-        status-change finalizer may describe its executions (to see whether a successor is running)."""
+        status-change finalizer and the reconciler may describe its executions (to see whether one runs);
+        CheckProgress learns the execution timeout, to continue as new before it."""
         self.task("ContinueAsNew").add_to_role_policy(iam.PolicyStatement(
             actions=["states:StartExecution"], resources=[state_machine_arn]))
-        self.status_finalizer.add_to_role_policy(iam.PolicyStatement(
-            actions=["states:DescribeExecution"], resources=[execution_arns]))
-
-
-def _base_model(model_id: str) -> str:
-    """``us.anthropic.claude-...`` (a cross-region profile id) -> ``anthropic.claude-...``."""
-    head, _, rest = model_id.partition(".")
-    return rest if head in ("us", "eu", "apac", "global", "us-gov") and rest else model_id
-
+        for function in (self.status_finalizer, self.reconciler):
+            function.add_to_role_policy(iam.PolicyStatement(
+                actions=["states:DescribeExecution"], resources=[execution_arns]))
+        self.reconciler.add_environment(deployment.STATE_MACHINE_ARN, state_machine_arn)
+        self.task("CheckProgress").add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))

@@ -45,8 +45,16 @@ def suppress_orchestrator(stack: Stack) -> None:
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[{"regex": "/^Resource::<Functions.+\\.Arn>:\\*$/"}],
                            reason="lambda:InvokeFunction on the flow's own functions, any version or alias of them."),
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
-            "Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/oriole/*"], reason=(
-            "StartExperiment snapshots the whole catalog and the chosen prompt: read-only, under /oriole only.")),
+            {"regex": "/^Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/[a-z0-9]+/\\*$/"}],
+            reason=("StartExperiment reads the catalog, the chosen prompt and the model's price by name: read-only, "
+                    "under the deployment's prefix only (prompt and model names are chosen per experiment).")),
+        NagPackSuppression(id="AwsSolutions-SQS3", reason=(
+            "FinalizerDeadLetters is itself a dead-letter queue: the on-failure destination of the status-change "
+            "finalizer and the dead-letter queue of the EventBridge targets (cdk-nag sees only SQS redrive).")),
+        NagPackSuppression(id="AwsSolutions-SF1", reason=(
+            "Level ERROR on purpose: every failed state is logged with its input and error; the five routine "
+            "transitions of each turn are traced by X-Ray and stored as turns in the database, so level ALL "
+            "would only duplicate each payload in CloudWatch Logs at a cost.")),
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
             {"regex": "/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
                       ":execution:.+-experiment:\\*$/"}],

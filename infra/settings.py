@@ -6,15 +6,20 @@ Every knob a researcher may turn at deploy time is here, with its default and wh
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from oriole.catalog import BY_KEY
-from oriole.config import check_override
+from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT
+from oriole.config import parse_stored
+from oriole.errors import InvalidParameter
 
 EGRESS_MODES = ("nat", "endpoints")
+DEPLOYMENT_NAME = re.compile(r"^[A-Z][A-Za-z0-9]{0,23}$")
+CERTS = Path(__file__).resolve().parents[1] / "lambdas" / "oriole" / "certs"  # shipped in the asset
 
 
 @dataclass(frozen=True)
@@ -26,14 +31,17 @@ class ExistingDatabase:
     subnet_ids: tuple[str, ...]
     availability_zones: tuple[str, ...]
     security_group_id: str
+    ca_bundle: str | None = None  # a file in lambdas/oriole/certs that signs its certificate: verify-full
 
 
 @dataclass(frozen=True)
 class Settings:
+    deployment: str
     egress: str
     deletion_protection: bool
     bedrock_model_ids: tuple[str, ...]
     max_execution_seconds: int
+    ollama_endpoints: tuple[str, ...]
     ollama_api_key_secret_arn: str | None
     openai_base_urls: tuple[str, ...]
     openai_api_key_secret_arn: str | None
@@ -41,6 +49,14 @@ class Settings:
     log_retention_days: int
     alarm_email: str | None
     bastion: bool
+
+    @property
+    def data_stack(self) -> str:
+        return f"{self.deployment}Data"
+
+    @property
+    def orchestrator_stack(self) -> str:
+        return f"{self.deployment}Orchestrator"
 
     @classmethod
     def from_context(cls, scope: Construct) -> Settings:
@@ -51,18 +67,21 @@ class Settings:
         egress = get("egress", "nat")
         if egress not in EGRESS_MODES:
             raise ValueError(f"context egress must be one of {', '.join(EGRESS_MODES)}; got {egress!r}")
-        models = get("bedrockModelIds", [])
-        if isinstance(models, str):
-            models = json.loads(models) if models.startswith("[") else [m for m in models.split(",") if m]
-        openai_secret = get("openaiApiKeySecretArn")
+        deployment = str(get("deployment", DEFAULT_DEPLOYMENT))
+        if not DEPLOYMENT_NAME.match(deployment):
+            raise ValueError(f"context deployment must be a capitalised name of letters and digits (up to 24), "
+                             f"like OrioleLab2; got {deployment!r}")
+        key_arn, openai_key_arn = get("ollamaApiKeySecretArn"), get("openaiApiKeySecretArn")
         return cls(
+            deployment=deployment,
             egress=egress,
             deletion_protection=_flag(get("deletionProtection", True)),
-            bedrock_model_ids=tuple(models),
-            max_execution_seconds=int(get("maxExecutionSeconds", BY_KEY["maxExecutionSeconds"].default)),
-            ollama_api_key_secret_arn=get("ollamaApiKeySecretArn"),
-            openai_base_urls=_openai_base_urls(get("openaiBaseUrls", []), keyed=bool(openai_secret)),
-            openai_api_key_secret_arn=openai_secret,
+            bedrock_model_ids=_list(get("bedrockModelIds", [])),
+            max_execution_seconds=_execution_timeout(get("maxExecutionSeconds")),
+            ollama_endpoints=_model_servers(get, "ollamaEndpoints", "ollamaApiKeySecretArn"),
+            ollama_api_key_secret_arn=key_arn,
+            openai_base_urls=_model_servers(get, "openaiBaseUrls", "openaiApiKeySecretArn"),
+            openai_api_key_secret_arn=openai_key_arn,
             existing_database=_existing_database(get),
             log_retention_days=int(get("logRetentionDays", 30)),
             alarm_email=get("alarmEmail"),
@@ -70,17 +89,35 @@ class Settings:
         )
 
 
-def _openai_base_urls(value, keyed: bool) -> tuple[str, ...]:
-    """The OpenAI-compatible base URLs experiments may use on AWS (a JSON list or comma-separated), each checked
-    as ``/oriole/openai/base-url`` is; with an API key, https only: the key must not travel in clear."""
-    urls = json.loads(value) if isinstance(value, str) and value.startswith("[") else value
-    urls = [u for u in urls.split(",") if u] if isinstance(urls, str) else list(urls)
+def _list(value) -> tuple[str, ...]:
+    """A list from context: a JSON list (from cdk.json, or ``-c key='["a", "b"]'``) or ``a,b``."""
+    if isinstance(value, str):
+        value = json.loads(value) if value.startswith("[") else [v for v in value.split(",") if v]
+    return tuple(str(v) for v in value)
+
+
+def _execution_timeout(value) -> int:
+    """The execution timeout, within the catalog's bounds (above the default duration limit plus a turn)."""
+    param = BY_KEY["maxExecutionSeconds"]
+    if value is None:
+        return param.default
+    try:
+        return parse_stored(param, str(value))
+    except InvalidParameter as err:
+        raise ValueError(f"context maxExecutionSeconds: {err}") from None
+
+
+def _model_servers(get, context: str, key_context: str) -> tuple[str, ...]:
+    """The model servers (``ollamaEndpoints``, ``openaiBaseUrls``) executions may name on AWS; never plain http
+    when an API key is sent (``key_context``)."""
+    urls = _list(get(context, []))
     for url in urls:
-        check_override(BY_KEY["baseUrl"], url)
-        if keyed and not url.lower().startswith("https://"):
-            raise ValueError(f"context openaiBaseUrls lists {url!r}, plain http, but openaiApiKeySecretArn sends "
-                             "an API key: list only https base URLs")
-    return tuple(url.rstrip("/") for url in urls)
+        if not re.match(r"^https?://[^/\s]+", url):
+            raise ValueError(f"context {context}: {url!r} is not an http(s) URL")
+        if get(key_context) and not url.startswith("https://"):
+            raise ValueError(f"context {context}: {url!r} is plain http, but {key_context} "
+                             "makes the functions send an API key: use https")
+    return urls
 
 
 def _flag(value) -> bool:
@@ -102,8 +139,12 @@ def _existing_database(get) -> ExistingDatabase | None:
         value = get(key)
         return tuple(value if isinstance(value, list) else str(value).split(","))
 
+    ca_bundle = get("existingDatabaseCaBundle")
+    if ca_bundle and not (CERTS / ca_bundle).is_file():
+        raise ValueError(f"context existingDatabaseCaBundle: no file {ca_bundle!r} in {CERTS}; put the CA bundle "
+                         "that signs the database's certificate there")
     return ExistingDatabase(secret_arn, get("existingVpcId"), split("existingSubnetIds"),
-                            split("existingAvailabilityZones"), get("existingSecurityGroupId"))
+                            split("existingAvailabilityZones"), get("existingSecurityGroupId"), ca_bundle)
 
 
 _RETENTION = {1: "ONE_DAY", 3: "THREE_DAYS", 5: "FIVE_DAYS", 7: "ONE_WEEK", 14: "TWO_WEEKS", 30: "ONE_MONTH",

@@ -14,6 +14,8 @@ from infra.network import Network
 from infra.parameters import Parameters
 from infra.settings import Settings
 from infra.state_machine import ExperimentStateMachine, state_machine_name
+from oriole import deployment
+from oriole.catalog import parameter_prefix
 
 EXAMPLE_INPUT = ('{"mazeId": "perfect-11", "llmProvider": "baseline", "modelName": "explorer", '
                  '"config": {"maxMoves": 500}}')
@@ -32,9 +34,13 @@ class DataStack(Stack):
         self.database = Database(self, "Database", vpc=self.network.vpc, subnets=self.network.database_subnets,
                                  deletion_protection=settings.deletion_protection)
         CfnOutput(self, "DatabaseEndpoint", value=self.database.endpoint)
-        CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn)
+        CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn,
+                  description="The owner's credentials (migrations only)")
+        CfnOutput(self, "ReaderSecretArn", value=self.database.reader_secret.secret_arn,
+                  description="The read-only role's credentials: psql and oriole report --aws")
+        CfnOutput(self, "DatabaseProxyEndpoint", value=self.database.proxy.endpoint)
         CfnOutput(self, "DatabaseInstanceId", value=self.database.instance.instance_identifier)
-        if settings.bastion and settings.egress == "nat":  # Session Manager needs a route to the SSM APIs
+        if settings.bastion:  # Session Manager reaches it through the NAT gateway or its interface endpoints
             bastion = self.database.add_bastion(self.network.function_subnets)
             CfnOutput(self, "PsqlPortForward", description="Run this, then psql on localhost:5432 (see README)",
                       value=f"aws ssm start-session --target {bastion.instance_id} --document-name "
@@ -46,36 +52,44 @@ class OrchestratorStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, data: DataStack, **kwargs):
         super().__init__(scope, construct_id, **kwargs)
         database = data.database
-        subnets = data.network.function_subnets if data.network else None
-        self.functions = Functions(self, "Functions", vpc=database.vpc, subnets=subnets,
-                                   security_group=database.client_security_group, database_secret=database.secret,
-                                   log_retention_days=settings.log_retention_days)
-        Parameters(self, "Parameters")
-        self.functions.grant_parameters()
+        self.functions = Functions(self, "Functions", database=database,
+                                   subnets=data.network.function_subnets if data.network else None,
+                                   deployment_name=settings.deployment, log_retention_days=settings.log_retention_days)
+        prefix = parameter_prefix(settings.deployment)
+        first = {"endpoint": settings.ollama_endpoints[:1], "baseUrl": settings.openai_base_urls[:1]}
+        Parameters(self, "Parameters", prefix=prefix, values={key: urls[0] for key, urls in first.items() if urls})
+        self.functions.grant_parameters(prefix)
         self.functions.grant_bedrock(settings.bedrock_model_ids)
-        self.functions.grant_ollama_key(settings.ollama_api_key_secret_arn)
-        self.functions.allow_openai(settings.openai_base_urls, settings.openai_api_key_secret_arn)
+        self.functions.allow_model_servers(deployment.OLLAMA, "InvokeOllamaAgent", settings.ollama_endpoints,
+                                           settings.ollama_api_key_secret_arn)
+        self.functions.allow_model_servers(deployment.OPENAI, "InvokeOpenAIAgent", settings.openai_base_urls,
+                                           settings.openai_api_key_secret_arn)
         name = state_machine_name(self)
         self.functions.grant_executions(
             self.format_arn(service="states", resource="stateMachine", resource_name=name,
                             arn_format=ArnFormat.COLON_RESOURCE_NAME),
             self.format_arn(service="states", resource="execution", resource_name=f"{name}:*",
-                            arn_format=ArnFormat.COLON_RESOURCE_NAME))
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME),
+            settings.max_execution_seconds)
         flow = ExperimentStateMachine(self, "Flow", functions=self.functions.by_placeholder,
                                       status_finalizer=self.functions.status_finalizer,
+                                      dead_letters=self.functions.dead_letters, reconciler=self.functions.reconciler,
                                       timeout_seconds=settings.max_execution_seconds,
                                       log_retention_days=settings.log_retention_days)
         triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations,
                          execute_on_handler_change=True, execute_after=[database])
         Monitoring(self, "Monitoring", state_machine=flow.state_machine,
                    functions=[*self.functions.by_placeholder.values(), self.functions.status_finalizer],
+                   dead_letters=self.functions.dead_letters, database=database.instance,
                    alarm_email=settings.alarm_email)
-        self._outputs(flow, data)
+        self._outputs(flow, settings)
 
-    def _outputs(self, flow: ExperimentStateMachine, data: DataStack) -> None:
+    def _outputs(self, flow: ExperimentStateMachine, settings: Settings) -> None:
         arn = flow.state_machine.state_machine_arn
         CfnOutput(self, "StateMachineArn", value=arn)
         CfnOutput(self, "StateMachineConsole", value=f"https://{self.region}.console.aws.amazon.com/states/home"
                   f"?region={self.region}#/statemachines/view/{arn}")
         CfnOutput(self, "ExampleExecutionInput", value=EXAMPLE_INPUT)
         CfnOutput(self, "MigrationsFunction", value=self.functions.migrations.function_name)
+        CfnOutput(self, "Deployment", value=settings.deployment,
+                  description=f"Set ORIOLE_DEPLOYMENT={settings.deployment} for the CLI when it is not Oriole")

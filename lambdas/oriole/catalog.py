@@ -10,15 +10,46 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
 
-PREFIX = "/oriole"
+DEFAULT_DEPLOYMENT = "Oriole"
+DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
+
+
+def parameter_prefix(deployment: str) -> str:
+    """Where a deployment's parameters live: ``/oriole`` for the default deployment ``Oriole``, so that two
+    deployments in one account and region keep their parameters apart."""
+    return "/" + deployment.lower()
+
+
+PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
 PROMPTS_PATH = f"{PREFIX}/prompts"
 PRICING_PATH = f"{PREFIX}/pricing"
 SHIPPED_PROMPT_VERSIONS = ("v1",)
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
+
+# Time limits that must agree with each other (see README, "Time limits").
+LAMBDA_MAX_SECONDS = 900  # the longest a Lambda invocation may run
+# A turn of 8 calls (maxActionsPerTurn) of up to 120 s (requestTimeoutSeconds) may need 9 x 120 s, more than
+# Lambda allows: the model tasks get Lambda's maximum and end the turn early (end reason "deadline").
+MODEL_TASK_SECONDS = LAMBDA_MAX_SECONDS
+DEADLINE_MARGIN_SECONDS = 30  # kept back after the turn's last model call, to write the turn
+# The first call of a turn is always made, so one request (and loading the turn) must fit in the task.
+MAX_REQUEST_TIMEOUT_SECONDS = MODEL_TASK_SECONDS - 2 * DEADLINE_MARGIN_SECONDS
+# What one more turn may take: a whole model task and CheckProgress. An execution that has less than this
+# left before its timeout continues as a new execution instead of risking the hard timeout.
+TURN_ALLOWANCE_SECONDS = MODEL_TASK_SECONDS + 60
+_DURATION_MINUTES = 120.0
+# Step Functions keeps at most 25,000 events per execution. A turn writes 16 when nothing fails; in the worst
+# case every retrier of its agent task (13 attempts) and of CheckProgress (5) runs out, 3 events per failed
+# attempt: 16 + 18 x 3 = 70 events. 350 turns and the start and end of an execution (at most 200 events with
+# their own retries) stay under 25,000 (tests/integration/test_local_state_machine.py checks it from the ASL).
+MAX_TURNS_PER_EXECUTION = 350
+ALL_PROVIDERS = ("bedrock", "ollama", "openai", "baseline")
+LLM_PROVIDERS = ("bedrock", "ollama", "openai")
 
 
 @dataclass(frozen=True)
@@ -35,6 +66,11 @@ class Parameter:
     maximum: float | None = None  # numbers: what the code, the columns and the services can hold
     max_length: int | None = None  # strings without choices: the longest value accepted
     url_schemes: tuple[str, ...] = ()  # strings that are URLs: the only schemes accepted
+    # The providers whose experiments the value changes, and whether it is an experimental variable (what the
+    # agent faces or how the model is asked) rather than transport or bookkeeping. The analysis views
+    # compare experiments only on experimental values that apply to their provider (table config_keys).
+    providers: tuple[str, ...] = ALL_PROVIDERS
+    experimental: bool = True
 
     @property
     def key(self) -> str:
@@ -60,45 +96,52 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("experiments/max-moves", int, 10000,
               "Actions allowed per experiment (moves, failed moves, recalls and invalid calls all count).",
               minimum=1, maximum=1_000_000),
-    Parameter("experiments/max-duration-minutes", float, 120.0,
+    Parameter("experiments/max-duration-minutes", float, _DURATION_MINUTES,
               "Wall-clock minutes allowed per experiment before FinalizeTimeout.", minimum=0, maximum=7 * 24 * 60),
-    Parameter("experiments/max-execution-seconds", int, 7200,
-              "Step Functions execution timeout; read when the stack is deployed.",
-              read_at="deploy", minimum=60, maximum=365 * 24 * 3600),
+    Parameter("experiments/max-execution-seconds", int, int(_DURATION_MINUTES * 60) + TURN_ALLOWANCE_SECONDS + 300,
+              "Step Functions execution timeout, read when the stack is deployed: above the default duration "
+              "limit with room for a turn, and an execution continues as new before it reaches it.",
+              read_at="deploy", minimum=2 * TURN_ALLOWANCE_SECONDS, maximum=365 * 24 * 3600),
     Parameter("experiments/max-actions-per-turn", int, 8,
               "Actions one agent task may take before the turn ends.", minimum=1, maximum=100),
-    Parameter("experiments/max-turns-per-execution", int, 1000,
-              "Turns one execution runs before it continues as a new execution "
-              "(about 16 history events per turn, under the 25,000-event limit).", minimum=1, maximum=1200),
+    Parameter("experiments/max-turns-per-execution", int, MAX_TURNS_PER_EXECUTION,
+              "Turns one execution runs before it continues as a new execution (16 history events per turn, "
+              "70 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
+              minimum=1, maximum=MAX_TURNS_PER_EXECUTION, experimental=False),
     Parameter("experiments/max-stalled-turns", int, 3,
               "Turns in a row without a valid action (no tool call, or only invalid calls) before the "
-              "experiment ends as failed with agent_stalled.", minimum=1, maximum=1000),
+              "experiment ends as failed with agent_stalled.", minimum=1, maximum=1000, providers=LLM_PROVIDERS),
     Parameter("experiments/recall-interval", int, 10,
-              "Moves required between two uses of recall_all.", minimum=0, maximum=100_000),
+              "Moves required between two uses of recall_all.", minimum=0, maximum=100_000,
+              providers=LLM_PROVIDERS),
     Parameter("experiments/max-recall-actions", int, 50,
-              "How many recent actions recall_all summarises.", minimum=1, maximum=1000),
+              "How many recent actions recall_all summarises.", minimum=1, maximum=1000, providers=LLM_PROVIDERS),
     Parameter("experiments/history-actions", int, 20,
-              "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000),
+              "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000,
+              providers=LLM_PROVIDERS),
     Parameter("experiments/seed", int, -1,
               "Seed for baseline agents, Ollama and OpenAI-compatible servers; -1 draws a random seed per "
               "experiment (stored).",
-              minimum=-1, maximum=2**31 - 1),
+              minimum=-1, maximum=2**31 - 1, experimental=False),
+    Parameter("experiments/stale-after-minutes", float, 5.0,
+              "A running experiment with no action for this long shows as stale (oriole ls, experiment_status).",
+              minimum=0.1, maximum=7 * 24 * 60, experimental=False),
     Parameter("agent/history-mode", str, "actions",
               "What the model remembers across turns: actions (a context message with its last historyActions "
               "actions), conversation (the earlier turns' messages, trimmed oldest first to the context budget) "
               "or summary (the last historyTurns turns' messages plus a summary of everything older).",
-              choices=("actions", "conversation", "summary")),
+              choices=("actions", "conversation", "summary"), providers=LLM_PROVIDERS),
     Parameter("agent/history-turns", int, 10,
               "Earlier turns whose messages are carried into a turn (historyMode conversation or summary).",
-              minimum=1, maximum=1000),
+              minimum=1, maximum=1000, providers=LLM_PROVIDERS),
     Parameter("agent/compaction", str, "map",
               "How historyMode summary summarises older turns: map (deterministic: the map the agent has seen, "
               "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
-              "accounted call).", choices=("map", "model")),
+              "accounted call).", choices=("map", "model"), providers=LLM_PROVIDERS),
     Parameter("agent/context-tokens", int, 32768,
               "Context budget in tokens for providers without their own (Bedrock, OpenAI-compatible); Ollama uses "
               "numCtx. Requests are trimmed to it: earlier turns first, then the oldest recent actions.",
-              minimum=256, maximum=2_000_000),
+              minimum=256, maximum=2_000_000, providers=("bedrock", "openai")),
     Parameter("agent/circuit-breaker-threshold", int, 3,
               "Invalid tool calls in a row that end the turn (end reason circuit_breaker).", minimum=1, maximum=100),
     Parameter("agent/repetition-threshold", int, 5,
@@ -106,40 +149,54 @@ CATALOG: tuple[Parameter, ...] = (
               "many times in a row ends the turn (end reason repetition); 0 turns the breaker off.",
               minimum=0, maximum=100),
     Parameter("agent/enable-give-up", bool, False,
-              "Offer the give_up tool: the model may end the experiment with its reason (an agent ending)."),
+              "Offer the give_up tool: the model may end the experiment with its reason (an agent ending).",
+              providers=LLM_PROVIDERS),
     Parameter("agent/text-tool-calls", bool, False,
               "For models without native tool calling: describe the tools in the system prompt and read tool "
-              "calls written as JSON in the answer's text."),
+              "calls written as JSON in the answer's text.", providers=LLM_PROVIDERS),
     Parameter("gameplay/vision-range", int, 3,
               "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
     Parameter("gameplay/goal-condition", str, "reach",
               "reach: stand on the goal; sight: see the goal.", choices=("reach", "sight")),
     Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server (http or https).",
-              max_length=2048, url_schemes=("http", "https")),
-    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576),
-    Parameter("ollama/temperature", float, 0.2, "Sampling temperature (Ollama, Bedrock and OpenAI-compatible).",
-              minimum=0, maximum=2),
-    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5),
+              max_length=2048, url_schemes=("http", "https"), providers=("ollama",), experimental=False),
+    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576,
+              providers=("ollama",)),
+    Parameter("model/temperature", float, 0.2, "Sampling temperature of every model provider.",
+              minimum=0, maximum=2, providers=LLM_PROVIDERS),
+    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5,
+              providers=("ollama",)),
     Parameter("ollama/request-timeout-seconds", float, 120.0,
-              "Timeout of one model request (every provider).", minimum=1, maximum=900),
+              "Timeout of one model request (every model provider); one request must fit in the model task's "
+              "Lambda timeout with the deadline margin to spare.", minimum=1, maximum=MAX_REQUEST_TIMEOUT_SECONDS,
+              providers=LLM_PROVIDERS, experimental=False),
+    Parameter("bedrock/max-tokens", int, 1024,
+              "Bedrock inferenceConfig.maxTokens: the most tokens one answer may hold.", minimum=1, maximum=65536,
+              providers=("bedrock",)),
+    Parameter("bedrock/top-p", float, 1.0,
+              "Bedrock inferenceConfig.topP; 1 (the whole distribution) is not sent, since some models refuse "
+              "temperature and topP together.", minimum=0, maximum=1, providers=("bedrock",)),
     Parameter("openai/base-url", str, "http://localhost:8000/v1",
               "Base URL of the OpenAI-compatible server (http or https), the OpenAI SDK's base_url: requests go to "
-              "{baseUrl}/chat/completions.", max_length=2048, url_schemes=("http", "https")),
+              "{baseUrl}/chat/completions.", max_length=2048, url_schemes=("http", "https"), providers=("openai",),
+              experimental=False),
     Parameter("openai/max-output-tokens", int, 1024,
-              "Most tokens one answer of an OpenAI-compatible server may generate.", minimum=1, maximum=1_000_000),
+              "Most tokens one answer of an OpenAI-compatible server may generate.", minimum=1, maximum=1_000_000,
+              providers=("openai",)),
     Parameter("openai/max-tokens-field", str, "max_tokens",
               "The request field that carries maxOutputTokens: max_tokens (vLLM, llama.cpp, SGLang and most "
               "servers) or max_completion_tokens (required by OpenAI's reasoning models).",
-              choices=("max_tokens", "max_completion_tokens")),
+              choices=("max_tokens", "max_completion_tokens"), providers=("openai",), experimental=False),
     Parameter("openai/send-seed", bool, True,
               "Send the experiment's seed as the request's seed (OpenAI-compatible); false for a server that "
-              "refuses the field."),
+              "refuses the field.", providers=("openai",), experimental=False),
     Parameter("openai/parallel-tool-calls", bool, False,
               "parallel_tool_calls, sent with the tools: false asks for at most one tool call per answer (as the v1 "
-              "prompt says), true lets the model return several."),
+              "prompt says), true lets the model return several.", providers=("openai",)),
 )
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
+START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  # what StartExperiment reads
 BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
 
 

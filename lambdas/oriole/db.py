@@ -1,22 +1,61 @@
-"""The database connection: one per warm container, opened lazily, replaced when it was closed."""
+"""The database connection: one per warm container, opened lazily, replaced when it was closed.
+
+On AWS the functions connect through RDS Proxy (``ORIOLE_DATABASE_HOST``), which multiplexes every warm
+container's connection onto a bounded pool of server connections. The proxy's TLS certificate is verified
+(``sslmode=verify-full``) against the trust anchors shipped in ``oriole/certs`` (``ORIOLE_DATABASE_CA``
+names the file), and prepared statements are off (``prepare_threshold=None``): a prepared statement would
+pin a client to one server connection and defeat the pool. A connection refused because the server (or
+the proxy) has no slot left is retried a few times with backoff, then reported as ``DatabaseBusy``, which
+the state machine retries.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 import threading
+import time
+from importlib import resources
+from pathlib import Path
 
 import psycopg
 from psycopg.rows import dict_row
 
-from oriole.errors import DatabaseNotConfigured
+from oriole.errors import DatabaseBusy, DatabaseNotConfigured
 
+HOST = "ORIOLE_DATABASE_HOST"  # the proxy's endpoint, in place of the secret's host
+CA = "ORIOLE_DATABASE_CA"  # a file in oriole/certs: verify the server against it
+# What PostgreSQL and RDS Proxy say when no connection slot is left.
+BUSY = ("too many connections", "remaining connection slots are reserved",
+        "timed-out waiting to acquire database connection")
+CONNECT_ATTEMPTS = 5
+CONNECT_BACKOFF_SECONDS = 0.5
+
+log = logging.getLogger(__name__)  # a child of the handlers' Powertools logger "oriole"
 _lock = threading.Lock()
 _connection: psycopg.Connection | None = None
 
 
+def ca_file(name: str) -> Path:
+    """A trust-anchor bundle shipped with the runtime package."""
+    return Path(str(resources.files("oriole.certs").joinpath(name)))
+
+
+def secret_conninfo(secret: dict, environ=os.environ) -> str:
+    """The connection string of an RDS secret (host, port, username, password, dbname) as deployed: through
+    the proxy when there is one, with the server verified when a CA bundle is named, else TLS required."""
+    tls = {"sslmode": "require"}
+    if environ.get(CA):
+        tls = {"sslmode": "verify-full", "sslrootcert": str(ca_file(environ[CA]))}
+    return psycopg.conninfo.make_conninfo(host=environ.get(HOST) or secret["host"], port=secret.get("port", 5432),
+                                          dbname=secret.get("dbname", "oriole"), user=secret["username"],
+                                          password=secret["password"], connect_timeout=10, **tls)
+
+
 def database_url() -> str:
-    """``DATABASE_URL`` when set (local runs, tests); on AWS, the RDS secret named by ``DATABASE_SECRET_ARN``,
-    with TLS required."""
+    """``DATABASE_URL`` when set (local runs, tests); on AWS, from the secret named by ``DATABASE_SECRET_ARN``
+    (the application role's for the flow, the owner's for the migrations)."""
     url = os.environ.get("DATABASE_URL")
     if url:
         return url
@@ -26,15 +65,38 @@ def database_url() -> str:
                                     "experiments database")
     from aws_lambda_powertools.utilities import parameters
 
-    secret = parameters.get_secret(secret_arn, transform="json", max_age=300)
-    return psycopg.conninfo.make_conninfo(host=secret["host"], port=secret.get("port", 5432),
-                                          dbname=secret.get("dbname", "oriole"), user=secret["username"],
-                                          password=secret["password"], sslmode="require", connect_timeout=10)
+    return secret_conninfo(parameters.get_secret(secret_arn, transform="json", max_age=300))
 
 
 def connect(url: str | None = None) -> psycopg.Connection:
-    """A new autocommit connection returning rows as dicts; each statement is its own transaction."""
-    return psycopg.Connection.connect(url or database_url(), autocommit=True, row_factory=dict_row)
+    """A new autocommit connection returning rows as dicts; each statement is its own transaction. Through a
+    proxy (on AWS) no statement is ever prepared."""
+    conn = psycopg.Connection.connect(url or database_url(), autocommit=True, row_factory=dict_row)
+    if os.environ.get(HOST):
+        conn.prepare_threshold = None
+    return conn
+
+
+def is_busy(err: psycopg.OperationalError) -> bool:
+    message = str(err).lower()
+    return any(sign in message for sign in BUSY)
+
+
+def connect_when_free(sleep=time.sleep) -> psycopg.Connection:
+    """``connect``, waiting with backoff and full jitter while the database has no free connection slot;
+    ``DatabaseBusy`` when it still has none."""
+    attempt = 0
+    while True:
+        try:
+            return connect()
+        except psycopg.OperationalError as err:
+            attempt += 1
+            if not is_busy(err):
+                raise
+            if attempt == CONNECT_ATTEMPTS:
+                raise DatabaseBusy(f"no database connection slot after {attempt} attempts: {err}") from None
+            log.warning("no free database connection slot; waiting", extra={"attempt": attempt})
+            sleep(random.uniform(0, CONNECT_BACKOFF_SECONDS * 2 ** attempt))
 
 
 def current() -> psycopg.Connection | None:
@@ -47,7 +109,7 @@ def connection() -> psycopg.Connection:
     global _connection
     with _lock:
         if _connection is None or _connection.closed or _connection.broken:
-            _connection = connect()
+            _connection = connect_when_free()
         return _connection
 
 

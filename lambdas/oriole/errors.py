@@ -32,8 +32,27 @@ class InvalidConfig(InvalidExecutionInput):
     """A config override has an unknown key or a value of the wrong type or range."""
 
 
+class ModelNotAllowed(InvalidExecutionInput):
+    """A Bedrock model the deployment does not grant (its ``bedrockModelIds``)."""
+
+
 class DatabaseNotConfigured(OrioleError):
     """Neither a database URL nor the deployment's database secret is set."""
+
+
+class DatabaseBusy(OrioleError):
+    """The database refused a new connection because it has no slot left (too many connections); the
+    state machine retries the task with backoff."""
+
+
+class ParameterStoreThrottled(OrioleError):
+    """Parameter Store kept throttling StartExperiment's read after botocore's retries; the state machine
+    retries the task with backoff."""
+
+
+class StartExecutionThrottled(OrioleError):
+    """Step Functions kept throttling the start of a successor execution; the state machine retries
+    ContinueAsNew with backoff (the successor's fixed name makes a retried start idempotent)."""
 
 
 class InvalidParameter(OrioleError):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from oriole import allowed, catalog, inputs, mazeset, memory, progress
+from oriole import catalog, deployment, inputs, mazeset, memory, progress
 from oriole.baselines import BASELINE_NAMES, make_baseline
 from oriole.config import parse_pricing, resolve
 from oriole.errors import (
@@ -39,11 +39,17 @@ _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm con
 _MAZE_CACHE_SIZE = 64
 
 
-def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[str, str]]) -> dict:
+ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
+
+
+def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dict:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
-    A successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
-    Nothing is written until every check has passed, so a bad input leaves no row behind.
+    ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
+    prompt, the model's price) and returns the values of those that exist (it may return more). A
+    successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
+    Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
+    checks include what the deployment allows (``oriole.deployment``).
     """
     raw, execution_arn = event.get("input"), event.get("executionArn")
     if not isinstance(execution_arn, str) or not execution_arn:
@@ -56,22 +62,9 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
     if request.llmProvider == "baseline" and request.modelName not in BASELINE_NAMES:
         raise InvalidExecutionInput(f"modelName {request.modelName!r} is not a baseline agent; "
                                     f"expected one of {', '.join(BASELINE_NAMES)}")
-    stored = read_parameters()
-    config = resolve(stored, request.config)
-    if request.llmProvider == "openai":
-        allowed.check_openai_base_url(config["baseUrl"])
-    prompt = stored.get(catalog.prompt_name(request.promptVersion))
-    if not prompt:
-        known = sorted(n.rsplit("/", 1)[-1] for n in stored if n.startswith(catalog.PROMPTS_PATH + "/"))
-        raise UnknownPromptVersion(f"no prompt at {catalog.prompt_name(request.promptVersion)}; stored versions: "
-                                   f"{', '.join(known) or 'none'}")
-    if problem := unstorable(prompt):
-        raise InvalidParameter(f"the prompt at {catalog.prompt_name(request.promptVersion)} {problem}; "
-                               "store it again with `oriole prompts put`")
-    if config["seed"] == -1:
-        config["seed"] = secrets.randbelow(2**31)
-    pricing = catalog.pricing_name(request.modelName)
-    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if request.llmProvider != "baseline" else None
+    if request.llmProvider == "bedrock":
+        deployment.check_bedrock_model(request.modelName)
+    config, prompt = _snapshot(request, read_parameters)
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
@@ -80,15 +73,48 @@ def start(event: Mapping, store: Store, read_parameters: Callable[[], Mapping[st
         prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
         agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
         start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
-        else None, execution_arn=execution_arn,
+        else None, execution_arn=execution_arn, code_version=deployment.code_version(),
     ))
     return _state(row)
 
 
+def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[dict, str]:
+    """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
+    prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
+    priced = request.llmProvider != "baseline"
+    stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
+    config = resolve(stored, request.config)
+    servers = {"ollama": deployment.OLLAMA, "openai": deployment.OPENAI}.get(request.llmProvider)
+    if servers is not None:
+        deployment.check_model_server(servers, str(config[servers.key]))
+    prompt = stored.get(prompt_name)
+    if not prompt:
+        raise UnknownPromptVersion(f"no prompt at {prompt_name}: store it with `oriole prompts put "
+                                   f"{request.promptVersion} --file PROMPT.md` (`oriole prompts list` lists the "
+                                   "stored versions)")
+    if problem := unstorable(prompt):
+        raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
+    if config["seed"] == -1:
+        config["seed"] = secrets.randbelow(2**31)
+    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if priced else None
+    return config, prompt
+
+
 def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
-    row = store.attach_execution(request.experimentId, execution_arn)
+    """Attach a successor execution to its experiment: only an execution named as the experiment's next
+    part (``progress.successor_name``) may carry it on, so an input naming someone else's experiment
+    cannot take it over."""
+    experiment_id, name = request.experimentId, execution_arn.rsplit(":", 1)[-1]
+    part = progress.successor_part(experiment_id, execution_arn)
+    if part is None:
+        raise InvalidExecutionInput(f"execution {name} cannot continue experiment {experiment_id}: only its "
+                                    f"successor executions, named {progress.successor_name(experiment_id, 2)}, "
+                                    f"{progress.successor_name(experiment_id, 3)}..., may")
+    row = store.attach_execution(experiment_id, execution_arn, part)
     if row is None:
-        raise ExperimentNotFound(f"experiment {request.experimentId} does not exist; cannot continue it")
+        if store.progress(experiment_id) is None:
+            raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
+        raise InvalidExecutionInput(f"execution {name} is not the next part of experiment {experiment_id}")
     if row.status != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
@@ -111,11 +137,13 @@ def baseline_agent(loaded: LoadedTurn, maze: StoredMaze) -> Agent:
     return make_baseline(experiment["model_name"], maze.maze, experiment["seed"], experiment["agent_state"])
 
 
-def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> TurnResult:
+def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
+              seconds_left: Callable[[], float] | None = None) -> TurnResult:
     """One agent task: load the experiment, play one turn, write it in one statement.
 
     A turn that is already committed (a retry after a lost response) is returned from the database
-    without calling the agent again.
+    without calling the agent again. ``seconds_left`` is the time the task has left (its Lambda's): the
+    turn ends early (``deadline``) when another model request might not finish in it.
     """
     request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
     experiment_id, turn_number = request.experimentId, request.turnNumber
@@ -133,10 +161,19 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory) -> Turn
     if maze is None:
         maze = stored_maze(loaded.maze_row)
         _cache_maze(experiment_id, maze)
-    return _play(loaded, maze, turn_number, store, agent_factory(loaded, maze))
+    return _play(loaded, maze, turn_number, store, agent_factory(loaded, maze), seconds_left)
 
 
-def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, agent: Agent) -> TurnResult:
+def _deadline(config: Mapping, seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
+    """Whether another model request (its timeout, and the margin to write the turn) no longer fits."""
+    if seconds_left is None:
+        return None
+    needed = float(config["requestTimeoutSeconds"]) + catalog.DEADLINE_MARGIN_SECONDS
+    return lambda: seconds_left() < needed
+
+
+def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, agent: Agent,
+          seconds_left: Callable[[], float] | None = None) -> TurnResult:
     started_at = datetime.now(UTC)
     world, game = loaded.world(), loaded.rules(maze.maze)
     context = turn_context(world, game, loaded.history(), loaded.config["maxMoves"])
@@ -145,7 +182,8 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         if summary is not None:
             context["memory_summary"] = summary
         outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.memory(game), context,
-                           loaded.settings(world, agent.context_budget), loaded.conversation())
+                           loaded.settings(world, _deadline(loaded.config, seconds_left)),
+                           loaded.conversation())
     except ModelThrottled as err:
         store.record_throttles(loaded.id, err.throttles)
         raise
@@ -208,11 +246,25 @@ def check_progress(event: Mapping, store: Store) -> dict:
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     decision = progress.decide(
         progress.Progress(row.goal_found, row.action_count, row.elapsed_seconds, request.turnInExecution,
-                          row.stalled_turns, row.gave_up_reason),
+                          row.stalled_turns, _execution_seconds_left(request.executionStartTime),
+                          row.gave_up_reason),
         row.config,
     )
     return {"decision": decision.decision, "reason": decision.reason, "actions": row.action_count,
             "goalFound": row.goal_found}
+
+
+def _execution_seconds_left(started: str | None) -> float | None:
+    """Seconds before the execution's hard timeout (the deployment's, ``oriole.deployment``); None when
+    either the start or the timeout is unknown."""
+    timeout = deployment.execution_timeout()
+    if started is None or timeout is None:
+        return None
+    try:
+        start = datetime.fromisoformat(started)
+    except ValueError:
+        raise InvalidExecutionInput(f"executionStartTime {started!r} is not an ISO 8601 time") from None
+    return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
 def finalize(event: Mapping, store: Store, status: str) -> dict:
@@ -220,7 +272,8 @@ def finalize(event: Mapping, store: Store, status: str) -> dict:
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
     the caught error (its name and message). A failed StartExperiment passes the execution input: a
-    successor's names its experiment; a rejected new input has no experiment to close.
+    successor's names its experiment, which is closed only while this execution is its latest (a refused
+    continuation closes nothing); a rejected new input has no experiment to close.
     """
     request = FinalizeRequest.model_validate(dict(event))
     experiment_id = request.experiment_id
@@ -230,7 +283,9 @@ def finalize(event: Mapping, store: Store, status: str) -> dict:
         reason = stored_message(request.reason) if request.reason and status != "succeeded" else None
     if experiment_id is None:
         return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
-    closed = store.finalize(experiment_id, status, reason)
+    named_by_input = request.experimentId is None
+    closed = store.finalize(experiment_id, status, reason,
+                            last_execution=(request.executionArn or "") if named_by_input else None)
     return {"experimentId": experiment_id, "status": status, "closed": closed, "failureReason": reason}
 
 
@@ -292,7 +347,8 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
         return result
     reason = stored_message(reason)
     closed = store.finalize(row.id, new_status, reason, last_execution=arns[-1])
-    return {**result, "closed": closed, "failureReason": reason if closed else None}
+    return {**result, "closed": closed, "failureReason": reason if closed else None,
+            "experimentStatus": new_status if closed else None}
 
 
 def _continuation_reason(name: str, successor: str | None, successor_status: str | None) -> str:

@@ -6,10 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from oriole.catalog import ALL_PROVIDERS
 from oriole.errors import InvalidExecutionInput
 from oriole.text import bounded, unstorable
 
-PROVIDERS = ("bedrock", "ollama", "openai", "baseline")  # llmProvider's values
+PROVIDERS = ALL_PROVIDERS
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
 
@@ -77,6 +78,7 @@ class ProgressRequest(BaseModel):
 
     experimentId: int = Field(gt=0)
     turnInExecution: int = Field(gt=0)
+    executionStartTime: str | None = None  # the context object's $$.Execution.StartTime (ISO 8601)
 
 
 class CaughtError(BaseModel):
@@ -91,8 +93,8 @@ class CaughtError(BaseModel):
 class FinalizeRequest(BaseModel):
     """A finalizer's input: the whole state on the failure path, so every field is optional and lenient.
 
-    A failed StartExperiment passes the execution input under ``input``: a successor's names its
-    experiment, a rejected new input has none.
+    A failed StartExperiment passes the execution input under ``input`` and the execution's ARN: a
+    successor's input names its experiment, a rejected new input has none.
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True)
@@ -101,6 +103,7 @@ class FinalizeRequest(BaseModel):
     reason: str | None = None
     error: CaughtError = Field(default_factory=CaughtError)
     input: Any = None
+    executionArn: str | None = None
 
     @property
     def experiment_id(self) -> int | None:

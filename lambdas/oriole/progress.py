@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oriole.catalog import BY_KEY
+from oriole.catalog import BY_KEY, TURN_ALLOWANCE_SECONDS
 
 SUCCESS, TIMEOUT, STALLED, GAVE_UP = "success", "timeout", "stalled", "gave_up"
 CONTINUE, CONTINUE_AS_NEW = "continue", "continue_as_new"
 STALL_REASON_PREFIX = "agent_stalled"
 GAVE_UP_REASON_PREFIX = "agent_gave_up"
+# A failure whose reason starts with one of these was the agent's own doing: a run without success, not an
+# error. Every rule that ends an experiment because of how the agent behaved adds its prefix here.
+AGENT_ENDING_PREFIXES: tuple[str, ...] = (STALL_REASON_PREFIX, GAVE_UP_REASON_PREFIX)
+SUCCESS_ENDING, AGENT_ENDING, ERROR_ENDING = "success", "agent", "error"
 TERMINAL_EXECUTION_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")  # a Step Functions execution's ends
 
 
@@ -21,6 +25,7 @@ class Progress:
     elapsed_seconds: float
     turn_in_execution: int  # the just-played turn's number within the current execution, from 1
     stalled_turns: int = 0  # turns in a row, up to the just-played one, without a valid action
+    execution_seconds_left: float | None = None  # before the execution's hard timeout; None when unknown
     gave_up_reason: str | None = None  # what the model said when it called give_up
 
 
@@ -31,11 +36,13 @@ class Decision:
 
 
 def decide(progress: Progress, config: dict) -> Decision:
-    """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule;
-    then the per-execution turn budget.
+    """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule; then
+    the per-execution budgets: its turns, and its time before the hard execution timeout.
 
     A model that keeps answering without a usable tool call would otherwise burn turns (and tokens)
     until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
+    An execution with less than one turn's allowance left continues as a new execution, so the graceful
+    limits (FinalizeTimeout) always win over Step Functions' timeout, whatever ``maxDurationMinutes`` is.
     A snapshot taken before the parameter existed gets the catalog default.
     """
     if progress.goal_found:
@@ -57,10 +64,39 @@ def decide(progress: Progress, config: dict) -> Decision:
                                  f"action (no tool call, or only invalid calls); maxStalledTurns is {max_stalled}")
     if progress.turn_in_execution >= config["maxTurnsPerExecution"]:
         return Decision(CONTINUE_AS_NEW)
+    left = progress.execution_seconds_left
+    if left is not None and left < TURN_ALLOWANCE_SECONDS:
+        return Decision(CONTINUE_AS_NEW)
     return Decision(CONTINUE)
+
+
+def ending_category(status: str, failure_reason: str | None) -> str | None:
+    """How an experiment ended, for scoring: ``success``; ``agent`` (a run without success: the limits, or a
+    failure the agent caused, such as stalling); ``error`` (infrastructure or provider); None while running.
+
+    Runs are the success and agent endings, so a model that gives up scores as a run without success and
+    never looks better than one that tries and fails. Migration 0005 applies the same rule to rows stored
+    before the column existed.
+    """
+    if status == "running":
+        return None
+    if status == "succeeded":
+        return SUCCESS_ENDING
+    if status == "timed_out" or (status == "failed" and (failure_reason or "").startswith(AGENT_ENDING_PREFIXES)):
+        return AGENT_ENDING
+    return ERROR_ENDING
 
 
 def successor_name(experiment_id: int, part: int) -> str:
     """The execution that carries an experiment on as its ``part``-th execution: deterministic, so a
     retried start cannot start a second one, and the status-change finalizer can recognise it."""
     return f"exp-{experiment_id}-part-{part}"
+
+
+def successor_part(experiment_id: int, execution_arn: str) -> int | None:
+    """The part an execution would carry ``experiment_id`` on as, when its name is a successor name of that
+    experiment (``exp-<id>-part-<n>``, n >= 2); None for any other execution."""
+    head, _, part = execution_arn.rsplit(":", 1)[-1].partition(f"exp-{experiment_id}-part-")
+    if head or not part.isdecimal() or part != str(int(part)) or int(part) < 2:
+        return None
+    return int(part)

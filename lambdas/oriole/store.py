@@ -18,16 +18,20 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from oriole import db, mazeset
+from oriole.catalog import Parameter
 from oriole.errors import OrioleError
 from oriole.maze import Maze
 from oriole.mazeset import MazeEntry
+from oriole.progress import ending_category
 from oriole.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
 
 MAX_MAZE_ID = 2**31 - 1  # mazes.id is an integer
 MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
+DATABASE_ROLES = ("oriole_app", "oriole_reader")  # created by migration 0007: the functions', the researchers'
 
 
 def migration_files() -> list[Traversable]:
@@ -69,6 +73,7 @@ class NewExperiment:
     start: tuple[int, int]
     goal_first_seen_step: int | None
     execution_arn: str
+    code_version: str
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,13 @@ class Store:
             self.conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
         return applied
 
+    def enable_login(self, role: str, password: str) -> None:
+        """Give a role of migration 0007 its login and password (run again, it sets the password again)."""
+        if role not in DATABASE_ROLES:
+            raise ValueError(f"{role!r} is not one of the roles the migrations create: {', '.join(DATABASE_ROLES)}")
+        self.conn.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role),
+                                                                                  sql.Literal(password)))
+
     def load_mazes(self, entries: Iterable[MazeEntry]) -> int:
         """Insert the shipped set (idempotent) and check stored mazes match it; returns how many were new."""
         entries = list(entries)
@@ -239,6 +251,20 @@ class Store:
                             (content_hash,)).fetchone()
         return None if row is None else stored_maze(row)
 
+    def load_catalog(self, parameters: Iterable[Parameter]) -> None:
+        """Write the catalog's view of each configuration key into ``config_keys`` (which providers it applies
+        to, whether it is an experimental variable, its default), replacing what was there.
+
+        The analysis views compare experiments on these keys only, so the catalog stays the one place that
+        says what a setting is; a new catalog entry needs nothing else.
+        """
+        rows = [(p.key, list(p.providers), p.experimental, Jsonb(p.default)) for p in parameters if p.overridable]
+        with self.conn.transaction():
+            self.conn.execute("DELETE FROM config_keys")
+            with self.conn.cursor() as cur:
+                cur.executemany("INSERT INTO config_keys (key, providers, experimental, default_value) "
+                                "VALUES (%s, %s, %s, %s)", rows)
+
     # -- experiments ----------------------------------------------------------------------------
 
     def create_experiment(self, new: NewExperiment) -> ExperimentRef:
@@ -248,10 +274,10 @@ class Store:
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
-                origin_execution_arn, execution_arns)
+                origin_execution_arn, execution_arns, code_version)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
-                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s])
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s)
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
@@ -259,17 +285,18 @@ class Store:
         ).fetchone()
         return ExperimentRef(**row)
 
-    def attach_execution(self, experiment_id: int, execution_arn: str) -> ExperimentRef | None:
-        """Record a continuation execution on its experiment (once, in order) and return the row."""
+    def attach_execution(self, experiment_id: int, execution_arn: str, part: int) -> ExperimentRef | None:
+        """Record a continuation execution on its experiment as its ``part``-th execution and return the row;
+        None unless the experiment exists and has ``part - 1`` executions (or this one already: a retry)."""
         row = self._execute(
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
                                          ELSE execution_arns || %(arn)s END
-             WHERE id = %(id)s
+             WHERE id = %(id)s AND (%(arn)s = ANY (execution_arns) OR cardinality(execution_arns) = %(part)s - 1)
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
-            {"id": experiment_id, "arn": execution_arn},
+            {"id": experiment_id, "arn": execution_arn, "part": part},
         ).fetchone()
         return None if row is None else ExperimentRef(**row)
 
@@ -286,7 +313,9 @@ class Store:
 
         The experiment update only matches when ``turn_count`` is ``turn_number - 1`` and the experiment
         is running; the turn and action inserts select from that update, so either all of it is written
-        or none of it. The experiment's ``stalled_turns`` counts turns in a row without a valid action.
+        or none of it. The experiment's ``stalled_turns`` counts turns in a row without a valid action; its
+        aggregates (unique tiles, model calls, latency, the last action's time) are advanced in the same
+        update, so the analysis views never aggregate actions.
         """
         row = self._execute(
             _COMMIT_TURN,
@@ -309,16 +338,18 @@ class Store:
 
     def finalize(self, experiment_id: int, status: str, reason: str | None,
                  last_execution: str | None = None) -> bool:
-        """Close a running experiment; finalizing a completed one changes nothing (returns False).
+        """Close a running experiment, with its ending category (``progress.ending_category``); finalizing a
+        completed one changes nothing (returns False).
 
         With ``last_execution``, only while that is still the experiment's latest execution: a successor
         that attached itself in the meantime carries the experiment on.
         """
         row = self._execute(
-            "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, completed_at = now() "
-            "WHERE id = %(id)s AND completed_at IS NULL "
+            "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, ending = %(ending)s, "
+            "completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
             "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
-            {"status": status, "reason": reason, "id": experiment_id, "last": last_execution},
+            {"status": status, "reason": reason, "ending": ending_category(status, reason), "id": experiment_id,
+             "last": last_execution},
         ).fetchone()
         return row is not None
 
@@ -329,6 +360,24 @@ class Store:
         """
         self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
                           (throttles, experiment_id))
+
+    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
+        """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
+        execution ARN starts with ``execution_prefix`` when it is given."""
+        return self._execute(
+            """
+            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
+                   e.turn_count AS turns, e.action_count AS actions,
+                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
+                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.completed_at IS NULL
+               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
+                                                              %(prefix)s))
+             ORDER BY e.id
+            """,
+            {"prefix": execution_prefix},
+        ).fetchall()
 
     def experiment_by_execution(self, execution_arn: str) -> int | None:
         """The experiment an execution started (None: its start was rejected, or has not run yet)."""
@@ -403,7 +452,20 @@ _COMMIT_TURN = """
             cost_usd = cost_usd + %(cost_usd)s,
             throttle_count = throttle_count + %(throttles)s,
             history_tokens = history_tokens + %(message_tokens)s,
-            stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END
+            model_calls = model_calls + %(model_calls)s,
+            latency_ms = latency_ms + %(latency_ms)s,
+            last_action_at = CASE WHEN %(action_count)s > 0 THEN now() ELSE last_action_at END,
+            stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END,
+            -- tiles first stood on this turn: its positions that no earlier action ended on, the start excepted
+            -- (the statement sees the actions as they were before it; one probe of actions_position_idx each)
+            unique_tiles_visited = unique_tiles_visited + (
+                SELECT count(*)
+                  FROM (SELECT DISTINCT a.to_x, a.to_y
+                          FROM jsonb_to_recordset(%(actions)s) AS a(to_x integer, to_y integer)) p
+                 WHERE NOT EXISTS (SELECT 1 FROM mazes m
+                                    WHERE m.id = experiments.maze_id AND m.start_x = p.to_x AND m.start_y = p.to_y)
+                   AND NOT EXISTS (SELECT 1 FROM actions o
+                                    WHERE o.experiment_id = experiments.id AND o.to_x = p.to_x AND o.to_y = p.to_y))
          WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
         RETURNING id
     ), turn AS (

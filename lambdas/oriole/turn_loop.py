@@ -14,7 +14,7 @@ native tool calling, and the context budget that earlier turns' messages (``hist
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -115,6 +115,7 @@ class TurnSettings:
     repetition_limit: int = 0
     tools: tuple[ToolSpec, ...] = TOOL_SPECS
     text_tool_calls: bool = False
+    deadline: Callable[[], bool] | None = None  # True once another model call would outlive the task
 
 
 @dataclass(frozen=True)
@@ -291,7 +292,10 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, m
     """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``memory``.
 
     ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
-    oldest first, to the agent's context budget before each call.
+    oldest first, to the agent's context budget before each call. ``settings.deadline`` says, before each
+    call after the first, whether another call would no longer fit in the time the task has (its Lambda's);
+    the turn then ends with the end reason ``deadline`` and is written, instead of dying with its Lambda
+    and being replayed.
     """
     if settings.budget < 1:
         raise ValueError(f"a turn needs an action budget of at least 1, got {settings.budget}")
@@ -301,7 +305,10 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, m
     actions: list[ActionRecord] = []
     calls: list[ModelCall] = []
     breakers = _Breakers(settings)
+    results: list[Message] = []
     while True:
+        if calls and settings.deadline is not None and settings.deadline():
+            return TurnOutcome(actions, calls, "deadline", tuple(results), _trim(conversation))
         conversation.fit(prompt, offered, agent.context_budget)
         response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, tuple(conversation.messages()))),
                                     settings)
@@ -309,7 +316,7 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, m
         conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
             return TurnOutcome(actions, calls, "no_tool_call", trim=_trim(conversation))
-        results: list[Message] = []
+        results = []
         end = None
         for call in response.tool_calls:
             if end is not None:

@@ -14,6 +14,7 @@ keep a readable copy with U+FFFD in place of such characters. The turn is kept e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -150,8 +151,8 @@ class LoadedTurn:
         return Memory(size, [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in self.recent_actions[-size:]],
                       start=start, actions=self.experiment["action_count"])
 
-    def settings(self, world: WorldState, context_budget: int | None) -> TurnSettings:
-        """The turn's budget and the agent loop's variables from the snapshot."""
+    def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None) -> TurnSettings:
+        """The turn's budget and the agent loop's variables from the snapshot (``deadline``: see run_turn)."""
         remaining = self.config["maxMoves"] - world.step
         per_turn = self.config["maxActionsPerTurn"]
         budget, reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
@@ -159,7 +160,7 @@ class LoadedTurn:
                             circuit_breaker=self.setting("circuitBreakerThreshold"),
                             repetition_limit=self.setting("repetitionThreshold"),
                             tools=tool_specs(self.setting("enableGiveUp")),
-                            text_tool_calls=self.setting("textToolCalls"))
+                            text_tool_calls=self.setting("textToolCalls"), deadline=deadline)
 
     @property
     def history_mode(self) -> str:

@@ -9,9 +9,19 @@ import pytest
 from aws_cdk.assertions import Annotations, Match
 
 from oriole import flows
-from oriole.catalog import CATALOG
+from oriole.catalog import CATALOG, MODEL_TASK_SECONDS
 from oriole.handlers import FUNCTIONS
-from tests.infra.conftest import MODEL_IDS, OLLAMA_SECRET, OPENAI_BASE_URLS, OPENAI_SECRET, synthesize
+from tests.infra.conftest import (
+    BASE_MODEL,
+    MODEL_IDS,
+    OLLAMA_ENDPOINTS,
+    OLLAMA_SECRET,
+    OPENAI_BASE_URLS,
+    OPENAI_SECRET,
+    PROFILE,
+    resolve,
+    synthesize,
+)
 
 ASL = flows.definition()
 
@@ -43,23 +53,54 @@ def policies_of(template, logical_role_prefix: str) -> list[dict]:
 def test_database_is_postgres_16_encrypted_private_with_tls_required(templates):
     data, _ = templates
     db = one(data, "AWS::RDS::DBInstance")
-    assert db["Engine"] == "postgres" and db["EngineVersion"].startswith("16.")
+    assert db["Engine"] == "postgres"
     assert db["StorageEncrypted"] is True and db["PubliclyAccessible"] is False
     assert db["DeletionProtection"] is True
-    assert one(data, "AWS::RDS::DBParameterGroup")["Parameters"]["rds.force_ssl"] == "1"
+    parameters = one(data, "AWS::RDS::DBParameterGroup")["Parameters"]
+    assert parameters["rds.force_ssl"] == "1" and int(parameters["idle_session_timeout"]) > 0
     subnets = json.dumps(one(data, "AWS::RDS::DBSubnetGroup")["SubnetIds"])
     assert "isolatedSubnet" in subnets and "public" not in subnets.lower()
-    secret = one(data, "AWS::SecretsManager::Secret")
-    assert secret["GenerateSecretString"]["SecretStringTemplate"] == '{"username":"oriole"}'
     assert len(resources(data, "AWS::EC2::NatGateway")) == 1 and resources(data, "AWS::EC2::FlowLog")
 
 
-def test_database_accepts_postgres_only_from_the_client_group(templates):
+def test_rds_is_not_pinned_to_a_minor_version_with_upgrades_on_and_uses_gp3(templates):
+    """A minor version pinned with automatic minor upgrades on: new instances of that minor are refused and
+    a later deploy tries to downgrade. The major only, RDS keeping the minor current."""
+    data, _ = templates
+    db = one(data, "AWS::RDS::DBInstance")
+    assert db["EngineVersion"] == "16" and db["AutoMinorVersionUpgrade"] is True
+    assert db["StorageType"] == "gp3"
+
+
+def test_database_and_proxy_accept_postgres_only_from_their_clients(templates):
+    """The functions reach the proxy; the proxy and the bastion (for researchers' psql) reach the database."""
     data, _ = templates
     ingress = [r["Properties"] for r in resources(data, "AWS::EC2::SecurityGroupIngress").values()]
-    assert len(ingress) == 1
-    assert ingress[0]["FromPort"] == ingress[0]["ToPort"] == 5432
-    assert "DatabaseClients" in json.dumps(ingress[0]["SourceSecurityGroupId"])
+    assert all(r["FromPort"] == r["ToPort"] for r in ingress)  # one port each: PostgreSQL's
+    assert {(r["GroupId"]["Fn::GetAtt"][0], r["SourceSecurityGroupId"]["Fn::GetAtt"][0]) for r in ingress} == {
+        ("DatabaseProxySecurityGroupCCC9DB86", "DatabaseClients539CA2ED"),
+        ("DatabaseSecurityGroup5C91FDCB", "DatabaseProxySecurityGroupCCC9DB86"),
+        ("DatabaseSecurityGroup5C91FDCB", "DatabaseClients539CA2ED")}
+
+
+def test_the_functions_connect_through_a_tls_proxy_as_the_application_role(templates):
+    data, orchestrator = templates
+    proxy = one(data, "AWS::RDS::DBProxy")
+    assert proxy["RequireTLS"] is True and proxy["EngineFamily"] == "POSTGRESQL"
+    target = one(data, "AWS::RDS::DBProxyTargetGroup")
+    assert target["ConnectionPoolConfigurationInfo"]["MaxConnectionsPercent"] <= 80
+    users = {json.loads(s["Properties"]["GenerateSecretString"]["SecretStringTemplate"])["username"]
+             for s in resources(data, "AWS::SecretsManager::Secret").values()}
+    assert users == {"oriole", "oriole_app", "oriole_reader"}
+    for name in ("StartExperiment", "InvokeBedrockAgent", "CheckProgress", "ExecutionStatusFinalizer", "Reconciler"):
+        env = one_function_env(orchestrator, name)
+        assert "DatabaseAppSecret" in json.dumps(env["DATABASE_SECRET_ARN"]), name
+        assert "DatabaseInstanceProxy" in json.dumps(env["ORIOLE_DATABASE_HOST"]), name
+        assert env["ORIOLE_DATABASE_CA"] == "amazon-trust-services.pem", name
+    migrations = one_function_env(orchestrator, "Migrations")
+    assert "DatabaseInstanceSecret" in json.dumps(migrations["DATABASE_SECRET_ARN"])  # the owner
+    roles = json.dumps(migrations["ORIOLE_ROLE_SECRETS"])
+    assert "oriole_app" in roles and "oriole_reader" in roles and "DatabaseReaderSecret" in roles
 
 
 def test_deletion_protection_and_egress_are_context_options():
@@ -85,6 +126,20 @@ def test_an_existing_database_replaces_the_instance():
     assert not resources(Template.from_stack(data), "AWS::RDS::DBInstance")
     env = one_function_env(Template.from_stack(orchestrator), "CheckProgress")
     assert env["DATABASE_SECRET_ARN"] == secret
+    assert "ORIOLE_DATABASE_CA" not in env and "ORIOLE_DATABASE_HOST" not in env  # no proxy: TLS required
+
+
+def test_an_existing_database_is_verified_against_a_bundle_shipped_for_it():
+    from aws_cdk.assertions import Template
+
+    existing = {"existingDatabaseSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf",
+                "existingVpcId": "vpc-1", "existingSubnetIds": "subnet-a", "existingAvailabilityZones": "us-east-1a",
+                "existingSecurityGroupId": "sg-1"}
+    _, orchestrator = synthesize(**existing, existingDatabaseCaBundle="amazon-trust-services.pem")
+    env = one_function_env(Template.from_stack(orchestrator), "CheckProgress")
+    assert env["ORIOLE_DATABASE_CA"] == "amazon-trust-services.pem"
+    with pytest.raises(ValueError, match=r"no file 'rds-global-bundle\.pem'"):
+        synthesize(**existing, existingDatabaseCaBundle="rds-global-bundle.pem")
 
 
 def test_an_incomplete_existing_database_context_is_refused():
@@ -100,7 +155,8 @@ def one_function_env(template, name: str) -> dict:
 def test_functions_share_one_asset_run_python_3_12_plus_on_arm64_in_the_vpc_traced(templates):
     _, orchestrator = templates
     ids = function_ids(orchestrator)
-    assert set(ids) == {p.removesuffix("FunctionArn") for p in FUNCTIONS} | {"ExecutionStatusFinalizer", "Migrations"}
+    assert set(ids) == {p.removesuffix("FunctionArn") for p in FUNCTIONS} | {"ExecutionStatusFinalizer", "Migrations",
+                                                                           "Reconciler"}
     functions = resources(orchestrator, "AWS::Lambda::Function")
     codes = set()
     for logical_id in ids.values():
@@ -126,8 +182,10 @@ def test_parameters_come_from_the_catalog(templates):
     names = {p["Properties"]["Name"]: p["Properties"]["Value"]
              for p in resources(orchestrator, "AWS::SSM::Parameter").values()}
     for param in CATALOG:
-        if param.overridable:
+        if param.overridable and param.key not in ("endpoint", "baseUrl"):
             assert names[param.name] == param.default_text
+    assert names["/oriole/ollama/endpoint"] == OLLAMA_ENDPOINTS[0]  # the deployment's, not localhost
+    assert names["/oriole/openai/base-url"] == OPENAI_BASE_URLS[0]
     assert "navigating a 2D grid maze" in names["/oriole/prompts/v1"]
     assert "/oriole/experiments/max-execution-seconds" not in names  # read at deploy time only
 
@@ -137,11 +195,55 @@ def test_state_machine_is_the_asl_file_with_substitutions_and_the_execution_time
     sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
     deployed = json.loads(sm["DefinitionString"])
     assert deployed == {**ASL, "TimeoutSeconds": 3600}
-    ids = function_ids(orchestrator)
-    assert sm["DefinitionSubstitutions"] == {
-        placeholder: {"Fn::GetAtt": [ids[placeholder.removesuffix("FunctionArn")], "Arn"]} for placeholder in FUNCTIONS}
     assert sm["TracingConfiguration"] == {"Enabled": True}
-    assert sm["LoggingConfiguration"]["Level"] == "ALL"
+    assert sm["LoggingConfiguration"]["Level"] == "ERROR" and sm["LoggingConfiguration"]["IncludeExecutionData"]
+
+
+def test_the_state_machine_calls_published_versions_never_latest(templates):
+    """A deploy must not change the code under a running execution: each task names a version, whose
+    resource is retained when a newer one replaces it."""
+    _, orchestrator = templates
+    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    versions = resources(orchestrator, "AWS::Lambda::Version")
+    ids = function_ids(orchestrator)
+    for placeholder, value in sm["DefinitionSubstitutions"].items():
+        version = versions[value["Ref"]]
+        assert version["Properties"]["FunctionName"] == {"Ref": ids[placeholder.removesuffix("FunctionArn")]}
+        assert version["DeletionPolicy"] == "Retain"
+    assert set(sm["DefinitionSubstitutions"]) == set(FUNCTIONS)
+
+
+def test_every_function_records_the_version_and_the_asset_hash_of_the_code_it_runs(templates):
+    """ORIOLE_CODE_VERSION is the package version and the hash the asset is keyed by (the asset's custom
+    hash): the code a function runs."""
+    from infra.bundling import asset_hash
+    from oriole import __version__
+
+    _, orchestrator = templates
+    for name in function_ids(orchestrator):
+        assert one_function_env(orchestrator, name)["ORIOLE_CODE_VERSION"] == f"{__version__}+{asset_hash()[:12]}"
+
+
+def test_the_asset_hash_changes_with_any_file_of_the_runtime_package(tmp_path):
+    import shutil
+
+    from infra import bundling
+
+    package = tmp_path / "oriole"
+    shutil.copytree(bundling.PACKAGE, package, ignore=shutil.ignore_patterns(*bundling.NOT_CODE))
+    before = bundling.asset_hash(package=package)
+    assert before == bundling.asset_hash(package=package)
+    (package / "migrations" / "0007_roles_and_code_version.sql").write_text("-- changed\n")
+    assert bundling.asset_hash(package=package) != before
+
+
+def test_the_state_machine_logs_under_vendedlogs(templates):
+    _, orchestrator = templates
+    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    [destination] = sm["LoggingConfiguration"]["Destinations"]
+    group_id = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    group = resources(orchestrator, "AWS::Logs::LogGroup")[group_id]["Properties"]
+    assert group["LogGroupName"] == "/aws/vendedlogs/states/OrioleOrchestrator-experiment"
 
 
 def test_state_machine_may_invoke_only_its_functions(templates):
@@ -153,24 +255,58 @@ def test_state_machine_may_invoke_only_its_functions(templates):
     assert targets == {ids[p.removesuffix("FunctionArn")] for p in FUNCTIONS}
 
 
-def test_bedrock_invoke_is_scoped_to_the_configured_models(templates):
+def bedrock_resources(template, region: str) -> list[str]:
+    [statement] = [s for s in policies_of(template, "InvokeBedrockAgent")
+                   if "bedrock:InvokeModel" in json.dumps(s["Action"])]
+    return [resolve(r, template.to_json(), region) for r in statement["Resource"]]
+
+
+@pytest.mark.parametrize(("region", "geography"), [("us-east-1", "us"), ("eu-west-1", "eu"),
+                                                    ("ap-northeast-1", "apac"), ("sa-east-1", "global")])
+def test_a_base_model_is_granted_through_its_geographys_profiles_and_a_profile_id_as_given(templates, region,
+                                                                                            geography):
+    """Current models are invoked on demand only through inference profiles: the profile of the region's
+    geography and the global one (in this region and account), and the foundation model in every region a
+    profile routes to (a global profile: the model without a region, which the wildcard matches too)."""
     _, orchestrator = templates
-    bedrock = [s for s in policies_of(orchestrator, "InvokeBedrockAgent")
-               if "bedrock:InvokeModel" in json.dumps(s["Action"])]
-    resources_json = json.dumps([s["Resource"] for s in bedrock])
-    assert "foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0" in resources_json
-    assert "inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0" in resources_json
-    assert "foundation-model/*" not in resources_json
+    granted = bedrock_resources(orchestrator, region)
+    account = f"arn:aws:bedrock:{region}:123456789012"
+    assert f"{account}:inference-profile/{geography}.{BASE_MODEL}" in granted
+    assert f"{account}:inference-profile/global.{BASE_MODEL}" in granted
+    assert f"{account}:inference-profile/{PROFILE}" in granted  # a profile id given directly
+    assert f"{account}:inference-profile/{BASE_MODEL}" not in granted  # no such profile exists
+    assert {f"arn:aws:bedrock:*::foundation-model/{m}" for m in (BASE_MODEL, PROFILE.split(".", 1)[1])} <= set(granted)
+    assert not any(r.endswith("foundation-model/*") or r.endswith("inference-profile/*") for r in granted)
     others = [s for name in ("InvokeOllamaAgent", "StartExperiment", "CheckProgress")
               for s in policies_of(orchestrator, name)]
     assert "bedrock:" not in json.dumps(others)
-    assert len(MODEL_IDS) == 2
+
+
+def test_start_experiment_knows_the_allowed_models_and_ollama_endpoints(templates):
+    _, orchestrator = templates
+    env = one_function_env(orchestrator, "StartExperiment")
+    assert json.loads(env["ORIOLE_BEDROCK_MODEL_IDS"]) == MODEL_IDS
+    assert json.loads(env["ORIOLE_OLLAMA_ENDPOINTS"]) == OLLAMA_ENDPOINTS
+    assert env["OLLAMA_API_KEY_SECRET_ARN"] == OLLAMA_SECRET
+    assert "secretsmanager" not in json.dumps(
+        [s for s in policies_of(orchestrator, "FunctionsStartExperiment") if OLLAMA_SECRET[:40] in json.dumps(s)])
+
+
+def test_a_plain_deploy_grants_the_current_model_of_cdk_json(default_stacks):
+    """cdk.json's bedrockModelIds: one current model, invocable through its us. and global. profiles."""
+    from aws_cdk.assertions import Template
+
+    orchestrator = Template.from_stack(default_stacks[1])
+    granted = bedrock_resources(orchestrator, "us-east-1")
+    assert f"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.{BASE_MODEL}" in granted
+    assert f"arn:aws:bedrock:us-east-1:123456789012:inference-profile/global.{BASE_MODEL}" in granted
 
 
 def test_parameter_store_read_is_limited_to_the_prefix_and_to_start_experiment(templates):
     _, orchestrator = templates
     ssm = [s for s in policies_of(orchestrator, "StartExperiment") if "ssm:" in json.dumps(s["Action"])]
-    assert ssm and all(":parameter/oriole" in json.dumps(s["Resource"]) for s in ssm)
+    assert ssm and all(":parameter/oriole/*" in json.dumps(s["Resource"]) for s in ssm)
+    assert "ssm:GetParametersByPath" not in json.dumps(ssm)  # names only, never the whole tree
     assert "ssm:" not in json.dumps(policies_of(orchestrator, "CheckProgress"))
 
 
@@ -180,27 +316,29 @@ def test_database_secret_is_read_only_by_the_functions_that_query(templates):
                if "secretsmanager:GetSecretValue" in json.dumps(policies_of(orchestrator, f"Functions{name}"))}
     assert "ContinueAsNew" not in readers
     assert {"StartExperiment", "InvokeBaselineAgent", "CheckProgress", "Migrations",
-            "ExecutionStatusFinalizer"} <= readers
+            "ExecutionStatusFinalizer", "Reconciler"} <= readers
     ollama = json.dumps(policies_of(orchestrator, "FunctionsInvokeOllamaAgent"))
     assert OLLAMA_SECRET.rsplit("-", 1)[0] in ollama
 
 
 def test_the_openai_key_goes_only_to_its_task_and_only_listed_base_urls_are_allowed(templates):
     _, orchestrator = templates
-    assert json.loads(one_function_env(orchestrator, "StartExperiment")["ORIOLE_OPENAI_BASE_URLS"]) == \
-        [url.rstrip("/") for url in OPENAI_BASE_URLS]
+    start = one_function_env(orchestrator, "StartExperiment")
+    assert json.loads(start["ORIOLE_OPENAI_BASE_URLS"]) == OPENAI_BASE_URLS
     assert one_function_env(orchestrator, "InvokeOpenAIAgent")["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET
+    assert start["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET  # it learns that a key is sent, cannot read it
     readers = {name for name in function_ids(orchestrator)
                if OPENAI_SECRET.rsplit("-", 1)[0] in json.dumps(policies_of(orchestrator, f"Functions{name}"))}
     assert readers == {"InvokeOpenAIAgent"}
     timeouts = {name: resources(orchestrator, "AWS::Lambda::Function")[logical]["Properties"]["Timeout"]
                 for name, logical in function_ids(orchestrator).items()}
-    assert timeouts["InvokeOpenAIAgent"] == timeouts["InvokeOllamaAgent"] == timeouts["InvokeBedrockAgent"] == 300
+    assert timeouts["InvokeOpenAIAgent"] == timeouts["InvokeOllamaAgent"] == timeouts["InvokeBedrockAgent"] == \
+        MODEL_TASK_SECONDS
 
 
 @pytest.mark.parametrize("context, message", [
     ({"openaiBaseUrls": '["http://gpu-box:8000/v1"]', "openaiApiKeySecretArn": OPENAI_SECRET}, "plain http"),
-    ({"openaiBaseUrls": "file:///etc/passwd"}, "must be an http or https URL"),
+    ({"openaiBaseUrls": "file:///etc/passwd"}, "is not an http"),
 ])
 def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refused(context, message):
     with pytest.raises(Exception, match=message):
@@ -225,12 +363,38 @@ def test_continue_as_new_may_start_only_this_state_machine(templates):
     assert "states:" not in json.dumps(policies_of(orchestrator, "FunctionsCheckProgress"))
 
 
-def test_status_changes_reach_the_finalizer(templates):
+def test_status_changes_reach_the_finalizer_and_what_it_cannot_process_is_kept(templates):
+    """The finalizer is invoked asynchronously: what fails after Lambda's retries goes to its on-failure
+    destination, what EventBridge cannot deliver to the target's dead-letter queue: one queue, alarmed."""
     _, orchestrator = templates
-    rule = one(orchestrator, "AWS::Events::Rule")
+    rules = {k: r["Properties"] for k, r in resources(orchestrator, "AWS::Events::Rule").items()}
+    [rule] = [r for r in rules.values() if "EventPattern" in r]
     assert rule["EventPattern"]["detail-type"] == ["Step Functions Execution Status Change"]
     assert set(rule["EventPattern"]["detail"]["status"]) == {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
-    assert function_ids(orchestrator)["ExecutionStatusFinalizer"] in json.dumps(rule["Targets"])
+    ids = function_ids(orchestrator)
+    [target] = rule["Targets"]
+    assert ids["ExecutionStatusFinalizer"] in json.dumps(target["Arn"])
+    [queue_id] = resources(orchestrator, "AWS::SQS::Queue")
+    assert queue_id in json.dumps(target["DeadLetterConfig"])
+    [invoke_config] = resources(orchestrator, "AWS::Lambda::EventInvokeConfig").values()
+    assert invoke_config["Properties"]["FunctionName"] == {"Ref": ids["ExecutionStatusFinalizer"]}
+    assert queue_id in json.dumps(invoke_config["Properties"]["DestinationConfig"]["OnFailure"])
+    alarms = [a["Properties"] for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()]
+    assert any(a.get("MetricName") == "ApproximateNumberOfMessagesVisible" and queue_id in json.dumps(a)
+               for a in alarms)
+
+
+def test_a_schedule_runs_the_reconciler_on_its_own_state_machine(templates):
+    _, orchestrator = templates
+    [schedule] = [r["Properties"] for r in resources(orchestrator, "AWS::Events::Rule").values()
+                  if "ScheduleExpression" in r["Properties"]]
+    assert schedule["ScheduleExpression"] == "rate(15 minutes)"
+    assert function_ids(orchestrator)["Reconciler"] in json.dumps(schedule["Targets"])
+    env = one_function_env(orchestrator, "Reconciler")
+    assert "stateMachine:OrioleOrchestrator-experiment" in json.dumps(env["ORIOLE_STATE_MACHINE_ARN"])
+    describe = [s for s in policies_of(orchestrator, "FunctionsReconciler")
+                if s["Action"] == "states:DescribeExecution"]
+    assert len(describe) == 1
 
 
 def test_migrations_run_on_deploy_from_the_vpc(templates):
@@ -241,21 +405,46 @@ def test_migrations_run_on_deploy_from_the_vpc(templates):
     assert "ORIOLE_MIGRATIONS_DIR" not in env  # the migrations are package data of the runtime package
 
 
+def alarm_metrics(template) -> set[str]:
+    """Every metric an alarm watches, directly or inside a math expression."""
+    names = set()
+    for alarm in resources(template, "AWS::CloudWatch::Alarm").values():
+        props = alarm["Properties"]
+        names.add(props.get("MetricName"))
+        names |= {m["MetricStat"]["Metric"]["MetricName"] for m in props.get("Metrics", []) if "MetricStat" in m}
+    return names - {None}
+
+
+def test_alarms_watch_real_trouble_only(templates):
+    """Throttles, the finalizer's dead letters, the database's connections, CPU credits and storage, the
+    hard timeout and failures by error page; an expected outcome (a stalled agent, a retried throttle or
+    Lambda error) does not: no alarm on all failed executions or all Lambda errors."""
+    _, orchestrator = templates
+    watched = alarm_metrics(orchestrator)
+    assert watched == {"ExecutionsTimedOut", "ExperimentsFailedByError", "Throttles",
+                       "ApproximateNumberOfMessagesVisible", "DatabaseConnections", "CPUCreditBalance",
+                       "FreeStorageSpace"}
+    assert "ExecutionsFailed" not in watched and "Errors" not in watched
+    connections = [a["Properties"] for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()
+                   if a["Properties"].get("MetricName") == "DatabaseConnections"]
+    assert connections[0]["Threshold"] < 180  # below what a db.t4g.small accepts
+
+
 def test_alarms_dashboard_and_outputs(templates):
     data, orchestrator = templates
-    alarms = resources(orchestrator, "AWS::CloudWatch::Alarm")
-    assert {a["Properties"].get("MetricName") for a in alarms.values()} >= {"ExecutionsFailed", "ExecutionsTimedOut"}
-    assert len(alarms) == 4 and resources(orchestrator, "AWS::CloudWatch::Dashboard")
-    errors = [a["Properties"]["Metrics"] for a in alarms.values() if "Metrics" in a["Properties"]]
-    watched = [m["MetricStat"]["Metric"]["Dimensions"][0]["Value"] for group in errors for m in group
+    assert resources(orchestrator, "AWS::CloudWatch::Dashboard")
+    throttles = [a["Properties"]["Metrics"] for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()
+                 if "Throttles" in json.dumps(a["Properties"].get("Metrics", []))]
+    watched = [json.dumps(m["MetricStat"]["Metric"]["Dimensions"]) for group in throttles for m in group
                if "MetricStat" in m]
-    assert all(len(group) <= 11 for group in errors)  # at most 10 metrics and their sum, as CloudWatch allows
-    assert len(watched) == len(set(json.dumps(w) for w in watched)) == len(FUNCTIONS) + 1  # and the finalizer
+    assert all(len(group) <= 11 for group in throttles)  # at most 10 metrics and their sum, as CloudWatch allows
+    assert len(watched) == len(set(watched)) == len(FUNCTIONS) + 1  # every function of the flow, the finalizer
     outputs = orchestrator.to_json()["Outputs"]
     assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput"} <= set(outputs)
     example = json.loads(outputs["ExampleExecutionInput"]["Value"])
     assert example["mazeId"] == "perfect-11"
-    assert {"DatabaseEndpoint", "DatabaseSecretArn"} <= set(data.to_json()["Outputs"])
+    assert {"DatabaseEndpoint", "DatabaseSecretArn", "ReaderSecretArn", "DatabaseProxyEndpoint"} <= set(
+        data.to_json()["Outputs"])
 
 
 def test_cdk_nag_finds_nothing_unsuppressed(stacks):
@@ -277,3 +466,133 @@ def test_a_session_manager_bastion_gives_psql_a_port_forward(templates):
     assert not ingress_to_bastion  # no open port: Session Manager only
     forward = data.to_json()["Outputs"]["PsqlPortForward"]["Value"]
     assert "AWS-StartPortForwardingSessionToRemoteHost" in json.dumps(forward)
+
+
+# -- time limits, names, egress, settings -------------------------------------------------------------------------
+
+def test_the_execution_timeout_sits_above_the_graceful_duration_limit_with_room_for_a_turn(default_stacks):
+    """A plain deploy: the experiment's own clock (maxDurationMinutes, from when StartExperiment ran) ends it
+    through FinalizeTimeout before Step Functions' timeout, even with a whole model task still to run."""
+    from aws_cdk.assertions import Template
+
+    from oriole.catalog import BY_KEY, MODEL_TASK_SECONDS
+
+    sm = one(Template.from_stack(default_stacks[1]), "AWS::StepFunctions::StateMachine")
+    timeout = json.loads(sm["DefinitionString"])["TimeoutSeconds"]
+    assert timeout > BY_KEY["maxDurationMinutes"].default * 60 + MODEL_TASK_SECONDS
+    env = one_function_env(Template.from_stack(default_stacks[1]), "CheckProgress")
+    assert env["ORIOLE_EXECUTION_TIMEOUT_SECONDS"] == str(timeout)  # to continue as new before it
+
+
+def test_a_model_task_may_run_a_whole_request_and_the_deadline_margin(templates):
+    from oriole.catalog import BY_KEY, DEADLINE_MARGIN_SECONDS, MODEL_TASK_SECONDS
+
+    _, orchestrator = templates
+    functions = resources(orchestrator, "AWS::Lambda::Function")
+    ids = function_ids(orchestrator)
+    for name in ("InvokeBedrockAgent", "InvokeOllamaAgent"):
+        assert functions[ids[name]]["Properties"]["Timeout"] == MODEL_TASK_SECONDS
+    assert BY_KEY["requestTimeoutSeconds"].maximum + 2 * DEADLINE_MARGIN_SECONDS <= MODEL_TASK_SECONDS
+
+
+def test_an_execution_timeout_too_short_for_a_turn_is_refused_at_synth():
+    with pytest.raises(ValueError, match=r"maxExecutionSeconds.*at least"):
+        synthesize(maxExecutionSeconds=600)
+
+
+def test_no_launch_template_is_named_resource_launch_template(templates):
+    data, _ = templates
+    names = [t["Properties"].get("LaunchTemplateName") for t in resources(data, "AWS::EC2::LaunchTemplate").values()]
+    assert names and "ResourceLaunchTemplate" not in names
+
+
+PHYSICAL_NAMES = ("Name", "StateMachineName", "LogGroupName", "LaunchTemplateName", "DBProxyName", "FunctionName",
+                  "QueueName", "TopicName", "DashboardName", "RoleName", "DBInstanceIdentifier", "ExportName")
+
+
+def physical_names(stacks) -> set[str]:
+    """Every name a resource claims in the account and region (the ones CloudFormation does not generate);
+    a property that refers to another resource (Ref, GetAtt, ImportValue) is not a name."""
+    from aws_cdk.assertions import Template
+
+    names = set()
+    for stack in stacks:
+        template = Template.from_stack(stack).to_json()
+        for resource in template["Resources"].values():
+            names |= {json.dumps(resource["Properties"][key]) for key in PHYSICAL_NAMES
+                      if key in resource.get("Properties", {})}
+        names |= {json.dumps(o["Export"]["Name"]) for o in template.get("Outputs", {}).values() if "Export" in o}
+        names.add(stack.stack_name)
+    return {n for n in names if not n.startswith(('{"Ref"', '{"Fn::GetAtt"', '{"Fn::ImportValue"'))}
+
+
+def test_two_deployments_fit_in_one_account_and_region(stacks):
+    second = synthesize(deployment="OrioleLab2", bedrockModelIds=MODEL_IDS)
+    assert [s.stack_name for s in second] == ["OrioleLab2Data", "OrioleLab2Orchestrator"]
+    clash = physical_names(stacks) & physical_names(second)
+    assert not clash, clash
+    from aws_cdk.assertions import Template
+
+    parameters = {p["Properties"]["Name"] for p in resources(Template.from_stack(second[1]), "AWS::SSM::Parameter")
+                  .values()}
+    assert parameters and all(name.startswith("/oriolelab2/") for name in parameters)
+    assert one_function_env(Template.from_stack(second[1]), "StartExperiment")["ORIOLE_DEPLOYMENT"] == "OrioleLab2"
+
+
+def test_switching_egress_keeps_the_database_subnets():
+    """The same subnet groups in both modes: switching egress after the first deploy changes routes and
+    endpoints, never the subnets the database (or its proxy) lives in. The endpoints mode keeps the bastion,
+    reached through Session Manager's own endpoints, for psql."""
+    from aws_cdk.assertions import Template
+
+    def database_subnets(egress: str) -> tuple[dict, dict]:
+        data = Template.from_stack(synthesize(egress=egress)[0])
+        group = one(data, "AWS::RDS::DBSubnetGroup")["SubnetIds"]
+        subnets = {ref["Ref"]: resources(data, "AWS::EC2::Subnet")[ref["Ref"]]["Properties"] for ref in group}
+        return group, {k: (v["CidrBlock"], json.dumps(v["AvailabilityZone"])) for k, v in subnets.items()}, data
+
+    nat_group, nat_subnets, _ = database_subnets("nat")
+    endpoints_group, endpoints_subnets, endpoints = database_subnets("endpoints")
+    assert nat_group == endpoints_group and nat_subnets == endpoints_subnets
+    assert resources(endpoints, "AWS::EC2::Instance")  # the bastion stays
+    services = json.dumps([r["Properties"]["ServiceName"] for r in resources(endpoints, "AWS::EC2::VPCEndpoint")
+                           .values()])
+    assert ".ssmmessages" in services and ".ec2messages" in services
+
+
+@pytest.mark.parametrize(("context", "message"), [
+    ({"ollamaEndpoints": '["http://ollama.internal:11434"]', "ollamaApiKeySecretArn": OLLAMA_SECRET}, "plain http"),
+    ({"ollamaEndpoints": '["ftp://x"]'}, "not an http"),
+    ({"deployment": "oriole lab"}, "deployment must be"),
+])
+def test_unsafe_or_malformed_settings_are_refused_at_synth(context, message):
+    with pytest.raises(ValueError, match=message):
+        synthesize(**context)
+
+
+# -- third-party validators ---------------------------------------------------------------------------------------
+
+def test_a_third_party_asl_validator_accepts_the_deployed_definition(templates, tmp_path):
+    """asl-validator (npm, pinned in package.json) checks the definition against the States Language schema,
+    offline: the file as shipped and the definition as deployed (with the timeout and the versions)."""
+    import subprocess
+
+    from tests.infra.conftest import ROOT
+
+    validator = ROOT / "node_modules" / ".bin" / "asl-validator"
+    if not validator.exists():
+        pytest.fail("asl-validator is not installed: run `npm ci` (package-lock.json pins it)")
+    _, orchestrator = templates
+    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    deployed = sm["DefinitionString"]
+    for placeholder in sm["DefinitionSubstitutions"]:
+        deployed = deployed.replace("${" + placeholder + "}", f"arn:aws:lambda:us-east-1:123456789012:function:f:{7}")
+    broken = json.dumps({**json.loads(deployed), "StartAt": "NoSuchState"})
+    for name, text in (("shipped", flows.definition_text()), ("deployed", deployed), ("broken", broken)):
+        (tmp_path / f"{name}.json").write_text(text)
+    run = [str(validator), "--json-path"]
+    for name in ("shipped", "deployed"):
+        result = subprocess.run([*run, str(tmp_path / f"{name}.json")], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stdout + result.stderr
+    refused = subprocess.run([*run, str(tmp_path / "broken.json")], capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0  # the validator does check

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from oriole import db
 from oriole.config import resolve
+from oriole.progress import ending_category
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare
 from tests.conftest import scratch_database
@@ -41,33 +42,37 @@ class Seeder:
     def experiment(self, model: str, status: str, *, provider: str = "ollama", prompt: str = "v1",
                    actions: int = 0, moves: int | None = None, walk: list | None = None, config: dict | None = None,
                    comment: str | None = None, started: str = "2025-03-01 10:00+00", tokens: tuple = (0, 0),
-                   cost: float = 0.0, turns: tuple = ()) -> int:
+                   cost: float = 0.0, turns: tuple = (), reason: str | None = None) -> int:
         """One experiment; ``walk`` stores actions (and derives the counters), ``turns`` is a list of
-        (first step, action count, model calls, latency ms)."""
+        (first step, action count, model calls, latency ms). Its aggregates are recounted from those rows, as
+        migration 0005 does for rows stored before it."""
         self.count += 1
         walk = walk or []
         if walk:
             actions = len(walk)
             moves = sum(a[0].startswith("move_") for a in walk)
         snapshot = {**resolve({}, config or {}), "seed": self.count, "pricing": None}
+        if reason is None and status not in ("running", "succeeded"):
+            reason = "reason"
         row = self.conn.execute(
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text,
-                agent_id, comment, config, seed, status, goal_found, goal_first_seen_step, current_x, current_y,
+                agent_id, comment, config, seed, status, ending, goal_found, goal_first_seen_step, current_x, current_y,
                 action_count, move_count, failed_move_count, recall_count, turn_count, input_tokens,
                 output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
                 execution_arns)
             VALUES (%(maze)s, %(provider)s, %(model)s, %(prompt)s, 'hash-' || %(prompt)s, 'text', NULL,
-                %(comment)s, %(config)s, %(seed)s, %(status)s, %(status)s = 'succeeded', %(seen)s, 0, 0,
+                %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(status)s = 'succeeded', %(seen)s, 0, 0,
                 %(actions)s, %(moves)s, %(failed)s, %(recalls)s, %(turn_count)s, %(input)s, %(output)s, %(cost)s,
                 %(started)s::timestamptz,
                 CASE WHEN %(status)s <> 'running' THEN %(started)s::timestamptz + interval '90 seconds' END,
-                CASE WHEN %(status)s NOT IN ('running', 'succeeded') THEN 'reason' END,
+                %(reason)s,
                 'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s])
             RETURNING id
             """,
             {"maze": CORRIDOR["id"], "provider": provider, "model": model, "prompt": prompt, "comment": comment,
              "config": Jsonb(snapshot), "seed": self.count, "status": status, "seen": 7 if walk else None,
+             "reason": reason, "ending": ending_category(status, reason),
              "actions": actions, "moves": actions if moves is None else moves,
              "failed": sum(a[0].startswith("move_") and not a[3] for a in walk),
              "recalls": sum(a[0] == "recall_all" for a in walk), "turn_count": len(turns),
@@ -84,6 +89,7 @@ class Seeder:
                 "INSERT INTO actions (experiment_id, step_number, turn_number, action_type, from_x, from_y, to_x, "
                 "to_y, success) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (row["id"], step, turn, action, *start, *end, success))
+        self.conn.execute("SELECT recount_experiments(ARRAY[%s]::bigint[])", (row["id"],))
         return row["id"]
 
 
@@ -121,6 +127,19 @@ def seeded(server_url) -> Iterator[tuple[str, dict]]:
                             started="2025-04-10 10:00+00")
         ids["v2"] = seed.experiment("m2", "timed_out", prompt="v2", actions=100,
                                     config={"temperature": 0.0, "visionRange": 3}, started="2025-04-11 10:00+00")
+        # Scoring: a stalled agent is a run without success, an abort an error. Settings that are not experimental
+        # (the endpoint, the request timeout) or not the provider's (temperature for a baseline) never split groups.
+        earlier = "2025-02-01 10:00+00"
+        ids["stalled"] = seed.experiment("quitter", "failed", reason="agent_stalled: 3 turns in a row without a "
+                                         "valid action", started=earlier)
+        seed.experiment("quitter", "succeeded", actions=5, started=earlier)
+        seed.experiment("quitter", "aborted", reason="execution ABORTED: stopped", started=earlier)
+        ids["baseline"] = seed.experiment("explorer", "succeeded", provider="baseline", actions=5, started=earlier,
+                                          config={"temperature": 1.5, "numCtx": 4096, "repeatPenalty": 1.0})
+        seed.experiment("explorer", "succeeded", provider="baseline", actions=5, started=earlier)
+        for endpoint, timeout in (("http://gpu-a:11434", 60.0), ("http://gpu-b:11434", 300.0)):
+            ids[endpoint] = seed.experiment("remote", "succeeded", actions=5, started=earlier,
+                                            config={"endpoint": endpoint, "requestTimeoutSeconds": timeout})
         conn.close()
         yield url, ids
 
@@ -193,6 +212,28 @@ def test_comparison_rates_medians_and_per_run_figures(query):
     assert m1["config"] == {"temperature": 0.2, "visionRange": 3}
 
 
+def test_an_agent_ending_is_a_run_without_success_and_only_infrastructure_failures_are_errors(query, seeded):
+    assert result(query, seeded[1]["stalled"])["ending"] == "agent"
+    [quitter] = query("SELECT * FROM compare_experiments(model => 'quitter')")
+    assert (quitter["runs"], quitter["successes"], quitter["errors"]) == (2, 1, 1)
+    assert float(quitter["success_rate"]) == 0.5
+    assert [r["ending"] for r in query("SELECT ending FROM experiment_results WHERE model_name = 'quitter' "
+                                       "ORDER BY experiment_id")] == ["agent", "success", "error"]
+
+
+def test_transport_and_other_providers_settings_never_split_a_comparison(query, seeded):
+    baseline = result(query, seeded[1]["baseline"])
+    assert baseline["varied_config"] == {"visionRange": 3}  # no temperature, numCtx or repeatPenalty
+    remote = result(query, seeded[1]["http://gpu-a:11434"])
+    assert "endpoint" not in remote["varied_config"] and "requestTimeoutSeconds" not in remote["varied_config"]
+    [explorer] = query("SELECT * FROM compare_experiments(model => 'explorer')")
+    assert (explorer["runs"], explorer["config"]) == (2, {})
+    [one] = query("SELECT * FROM compare_experiments(model => 'remote')")
+    assert (one["runs"], one["config"]) == (2, {})
+    [per_experiment] = query("SELECT compared_config FROM compared_experiments(model => 'remote') GROUP BY 1")
+    assert per_experiment["compared_config"] == {}
+
+
 def test_comparison_keeps_settings_apart_and_filters_before_grouping(query):
     m2 = [r for r in query("SELECT * FROM model_comparison") if r["model_name"] == "m2"]
     assert sorted((r["prompt_version"], r["config"]["visionRange"], r["runs"]) for r in m2) == [
@@ -222,10 +263,10 @@ def report(seeded, monkeypatch, tmp_path):
 
 def test_report_table_shows_each_group_with_its_interval(report):
     lines = report().splitlines()
-    assert lines[0].split()[:5] == ["agent", "prompt", "family", "config", "runs"]
+    assert lines[0].split()[:7] == ["agent", "prompt", "family", "size", "mazes", "config", "runs"]
     [m1] = [line for line in lines if line.startswith("ollama/m1 ")]
-    assert m1.split() == ["ollama/m1", "v1", "handmade", "temperature=0.2", "visionRange=3", "10", "80.0%",
-                          "49.0%-94.3%", "15", "0.375", "1,100", "$0.0100", "$0.0125", "1"]
+    assert m1.split() == ["ollama/m1", "v1", "handmade", "4x3", "1", "temperature=0.2", "visionRange=3", "10",
+                          "80.0%", "49.0%-94.3%", "-", "15", "0.375", "1,100", "$0.0100", "$0.0125", "1"]
     assert lines[-1] == "(2 experiment(s) still running are not counted)"
 
 
@@ -240,9 +281,9 @@ def test_report_csv_and_json_carry_every_column(report):
     (("--model", "m2"), {"m2"}),
     (("--prompt", "v2"), {"m2"}),
     (("--since", "2025-04-01"), {"m2"}),
-    (("--until", "2025-04-01"), {"walker", "idle", "one-step", "m1"}),
+    (("--until", "2025-04-01"), {"walker", "idle", "one-step", "m1", "quitter", "explorer", "remote"}),
     (("--tag", "pilot"), {"walker"}),
-    (("--maze", "test-corridor"), {"walker", "idle", "one-step", "m1", "m2"}),
+    (("--maze", "test-corridor"), {"walker", "idle", "one-step", "m1", "m2", "quitter", "explorer", "remote"}),
     (("--maze", "perfect"), set()),
 ])
 def test_report_filters(report, args, models):

@@ -27,7 +27,7 @@ def reconnecting_store(database_url: str) -> tuple[Store, list]:
 def start(store, arn: str) -> int:
     event = {"input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle",
                        "config": {"maxActionsPerTurn": 3}}, "executionArn": arn}
-    return experiments.start(event, store, catalog.defaults)["experimentId"]
+    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
 def play(store, experiment_id: int, turn: int) -> dict:

@@ -7,7 +7,7 @@ import time
 import psycopg
 import pytest
 
-from oriole import catalog, experiments
+from oriole import catalog, deployment, experiments
 from oriole_workstation.results import Results
 from oriole_workstation.runner import EXECUTION_PREFIX, LocalAws
 
@@ -24,7 +24,7 @@ def doctor(cli):
 def start(store, execution_arn: str) -> int:
     event = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
              "executionArn": execution_arn}
-    return experiments.start(event, store, catalog.defaults)["experimentId"]
+    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
 def listed(result) -> dict[int, dict]:
@@ -83,3 +83,47 @@ def test_with_aws_an_experiment_whose_execution_ended_is_listed_and_fixed(doctor
         finally:
             aws.sfn.stop_execution(executionArn=running_arn)
     assert fixed["closed"] and fixed["failure_reason"] == "execution FAILED: failed-run failed (Boom: it broke)"
+
+
+def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_url, monkeypatch):
+    """The deployed reconciler (an EventBridge schedule) uses the doctor's --aws logic on its own state
+    machine's executions only: an ended one is closed, a running one and another machine's are left."""
+    from oriole.handlers import reconcile
+    from oriole_workstation.runner import LambdaContext
+
+    with LocalAws(database_url) as aws:
+        def machine(name: str, state: dict) -> str:
+            states = {"S": state, "W": {"Type": "Wait", "Seconds": 30, "End": True},
+                      "F": {"Type": "Fail", "Error": "Boom", "Cause": "it broke"}}
+            return aws.sfn.create_state_machine(name=name, roleArn="arn:aws:iam::123456789012:role/r",
+                                                definition=json.dumps({"StartAt": "S", "States": states})
+                                                )["stateMachineArn"]
+
+        ours = machine("ours", {"Type": "Choice", "Choices": [{"Variable": "$.wait", "BooleanEquals": True,
+                                                               "Next": "W"}], "Default": "F"})
+        foreign = machine("foreign", {"Type": "Fail", "Error": "Elsewhere"})
+        failed_arn = aws.sfn.start_execution(stateMachineArn=ours, name="lost-event",
+                                             input='{"wait": false}')["executionArn"]
+        running_arn = aws.sfn.start_execution(stateMachineArn=ours, name="still-going",
+                                              input='{"wait": true}')["executionArn"]
+        foreign_arn = aws.sfn.start_execution(stateMachineArn=foreign, name="not-ours")["executionArn"]
+        failed, running, other = (start(store, arn) for arn in (failed_arn, running_arn, foreign_arn))
+        for arn in (failed_arn, foreign_arn):
+            while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+                time.sleep(0.01)
+        gone = start(store, ours.replace(":stateMachine:", ":execution:") + ":purged-from-history")
+        monkeypatch.setenv(deployment.STATE_MACHINE_ARN, ours)
+        try:
+            context = LambdaContext("oriole-Reconciler", "arn:aws:lambda:us-east-1:1:function:r", "r")
+            first = reconcile.handler({}, context)
+            again = reconcile.handler({}, context)
+        finally:
+            aws.sfn.stop_execution(executionArn=running_arn)
+    rows = {r["id"]: r for r in store.conn.execute(
+        "SELECT id, status, failure_reason FROM experiments WHERE id = ANY(%s)",
+        ([failed, running, other, gone],)).fetchall()}
+    assert rows[failed]["status"] == "failed"
+    assert rows[failed]["failure_reason"] == "execution FAILED: lost-event failed (Boom: it broke)"
+    assert rows[gone]["status"] == "aborted" and "no such execution" in rows[gone]["failure_reason"]
+    assert rows[running]["status"] == rows[other]["status"] == "running"
+    assert first == {"found": 2, "closed": 2} and again == {"found": 0, "closed": 0}

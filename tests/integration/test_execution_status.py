@@ -16,7 +16,7 @@ EXECUTIONS = "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:
 def start(store, name: str) -> int:
     event = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
              "executionArn": EXECUTIONS + name}
-    return experiments.start(event, store, catalog.defaults)["experimentId"]
+    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
 def detail(name: str, status: str, **fields) -> dict:
@@ -68,7 +68,7 @@ def test_an_experiment_the_state_machine_closed_is_left_as_it_is(store):
 
 def test_the_end_of_an_earlier_part_changes_nothing(store):
     experiment_id = start(store, "part-one")
-    store.attach_execution(experiment_id, EXECUTIONS + f"exp-{experiment_id}-part-2")
+    store.attach_execution(experiment_id, EXECUTIONS + f"exp-{experiment_id}-part-2", 2)
     result = close(detail("part-one", "FAILED", error="Boom"), store, no_successor)
     assert not result["closed"] and row(store, experiment_id)["status"] == "running"
 

@@ -11,7 +11,7 @@ from oriole.store import stored_maze
 def start(store, arn: str, **config) -> dict:
     event = {"input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle", "config": config},
              "executionArn": arn}
-    return experiments.start(event, store, catalog.defaults)
+    return experiments.start(event, store, lambda names: catalog.defaults())
 
 
 def counts(store, experiment_id: int) -> tuple:
@@ -82,3 +82,33 @@ def test_failure_reason_unwraps_a_lambda_error_payload():
         "ModelRequestRejected: unknown model x"
     assert experiments.failure_reason(CaughtError(Error="States.Timeout", Cause="task timed out")) == \
         "States.Timeout: task timed out"
+
+
+def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_written(store, database_url,
+                                                                                      monkeypatch):
+    """100 s left and 120 s requests (plus the margin): after its first call, the turn stops and commits."""
+    from oriole.handlers import agents
+    from oriole_workstation.runner import LambdaContext
+
+    state = start(store, "arn:test:deadline", maxActionsPerTurn=8)
+    event = {"experimentId": state["experimentId"], "turnNumber": 1}
+    result = experiments.play_turn(event, store, experiments.baseline_agent, lambda: 100.0)
+    assert result.end_reason == "deadline" and result.actions == 1
+    turn = store.conn.execute("SELECT end_reason, action_count FROM turns WHERE experiment_id = %s",
+                              (state["experimentId"],)).fetchone()
+    assert turn == {"end_reason": "deadline", "action_count": 1}
+    roomy = experiments.play_turn({**event, "turnNumber": 2}, store, experiments.baseline_agent, lambda: 899.0)
+    assert roomy.end_reason != "deadline"
+
+    # the handler reads the time left from its Lambda context
+    import time
+
+    from oriole import db
+
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    db.reset()
+    context = LambdaContext("oriole-InvokeBaselineAgent", "arn:aws:lambda:us-east-1:1:function:f", "r",
+                            deadline=time.monotonic() + 100)
+    answer = agents.invoke_baseline({**event, "turnNumber": 3}, context)
+    db.reset()
+    assert answer["endReason"] == "deadline" and answer["actions"] == 1

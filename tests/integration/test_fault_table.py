@@ -22,7 +22,7 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, db, mazeset
+from oriole import catalog, db, flows, mazeset
 from tests.integration.conftest import baseline
 from tests.integration.test_local_state_machine import assert_invariants, state_names
 from tests.ollama_server import ScriptedOllama, error, slow, text_reply, tool_calls
@@ -109,6 +109,44 @@ def test_a_lambda_error_before_the_task_ran_is_retried_and_the_retry_runs_it_cle
         result = local.run(ORACLE)
     assert len(injected) == 1
     assert_oracle_run(local, result.as_json())
+
+
+@pytest.mark.parametrize("function, error_name", [(START, "ParameterStoreThrottled"), (AGENT, "DatabaseBusy"),
+                                                  ("oriole-ContinueAsNew", "StartExecutionThrottled")])
+def test_a_throttle_or_a_full_database_is_retried_by_the_state_machine(local, function, error_name):
+    """Parameter Store or Step Functions still throttling after botocore's retries, or a database with no
+    free connection slot: a named error, retried by the state machine; the run comes out whole."""
+    with failing(local, function, error_name, after=False, on_call=2, times=2) as injected:
+        result = local.run(ORACLE)
+    assert len(injected) == 2
+    assert_oracle_run(local, result.as_json())
+
+
+def test_the_most_turns_per_execution_keep_the_worst_case_history_under_25000_events(local):
+    """Measured here: 16 events per turn and 3 per failed attempt (a clean run against the same run with one
+    retried CheckProgress). From the ASL: every retrier of the agent task and of CheckProgress spent in every
+    turn, and of the start and of every closing task once. The catalog's maxTurnsPerExecution maximum keeps
+    that worst case under Step Functions' 25,000 events per execution."""
+    states = flows.definition()["States"]
+
+    def attempts(*names: str) -> int:
+        return sum(r["MaxAttempts"] for name in names for r in states[name].get("Retry", []))
+
+    run = baseline("random", "sparse-60", maxMoves=40, seed=3)
+    clean = local.run(run)
+    with failing(local, CHECK, "Lambda.ServiceException", after=False, on_call=2):
+        retried = local.run(run)
+    events = [len(local.aws.history(r.execution_arn)) for r in (clean, retried)]
+    per_attempt, turns = events[1] - events[0], clean.as_json()["turns"]
+    assert per_attempt == 3 and retried.as_json()["turns"] == turns
+    per_turn = 16 + per_attempt * (max(attempts(s) for s in ("InvokeBedrockAgent", "InvokeOllamaAgent",
+                                                                "InvokeBaselineAgent")) + attempts("CheckProgress"))
+    closing = ("ContinueAsNew", "FinalizeSuccess", "FinalizeTimeout", "FinalizeFailure")
+    once = (events[0] - 16 * turns) + per_attempt * attempts("StartExperiment", *closing) + 5 * len(closing)
+    assert per_turn == 70
+    most = catalog.BY_KEY["maxTurnsPerExecution"].maximum
+    assert most * per_turn + once < 25_000 and most == catalog.MAX_TURNS_PER_EXECUTION
+    assert catalog.BY_KEY["maxTurnsPerExecution"].default <= most
 
 
 def test_a_database_that_stays_away_fails_the_experiment_after_the_retries(local):

@@ -34,7 +34,7 @@ def one_clean_line(output: str) -> str:
 # -- class 8: a rejected input is one line and no row -----------------------------------------------------------
 
 @pytest.mark.parametrize("args, message", [
-    (("--prompt", "nope"), "UnknownPromptVersion: no prompt at /oriole/prompts/nope; stored versions: v1"),
+    (("--prompt", "nope"), "UnknownPromptVersion: no prompt at /oriole/prompts/nope: store it with"),
     (("--comment", "a\x00b"), "InvalidExecutionInput: invalid execution input: comment: Value error, contains a NUL"),
 ])
 def test_a_rejected_input_prints_one_line_and_leaves_no_row(cli, store, args, message):
@@ -56,7 +56,7 @@ def test_a_rejected_input_prints_one_line_and_leaves_no_row(cli, store, args, me
     (("--provider", "openai", "--model", "m", "--openai-url", "ftp://gpu-box/v1"),
      "config.baseUrl must be an http or https URL"),
     (("--agent", "random", "--config", "temperature=nan"), "config.temperature must be a finite number"),
-    (("--agent", "random", "--config", "requestTimeoutSeconds=1e300"), "must be at most 900"),
+    (("--agent", "random", "--config", "requestTimeoutSeconds=1e300"), "must be at most 840"),
     (("--agent", "random", "--max-moves", "0"), "config.maxMoves must be at least 1"),
 ])
 def test_a_bad_setting_on_the_command_line_is_refused_before_anything_starts(cli, store, args, message):
@@ -80,7 +80,8 @@ def test_markup_and_escape_sequences_in_stored_text_are_shown_never_obeyed(cli, 
     assert MARKUP_MODEL in result.output and "\\x1b]0;pwned\\x07\\x1b[2J\\x9b1m [/] [bold]x \\u202eexe" in result.output
     experiment_id = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
     zombie = experiments.start({"input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
-                                "executionArn": EXECUTION_PREFIX + "hostile-markup"}, store, catalog.defaults)
+                                "executionArn": EXECUTION_PREFIX + "hostile-markup"}, store,
+                               lambda names: catalog.defaults())
     outputs = [result.output]
     for args in (("status", str(experiment_id)), ("report", "--model", MARKUP_MODEL), ("doctor",),
                  ("doctor", "--fix")):
@@ -108,7 +109,7 @@ def test_a_csv_report_writes_no_formula(cli):
 
 @pytest.mark.parametrize("key, value, message", [
     ("temperature", "nan", "finite"), ("temperature", "inf", "finite"),
-    ("requestTimeoutSeconds", "1e300", "at most 900"), ("maxDurationMinutes", "-inf", "finite"),
+    ("requestTimeoutSeconds", "1e300", "at most 840"), ("maxDurationMinutes", "-inf", "finite"),
     ("maxMoves", "99999999999", "at most 1000000"), ("seed", "2147483648", "at most 2147483647"),
     ("numCtx", "-1", "at least 256"), ("endpoint", "file:///etc/passwd", "http or https URL"),
     ("endpoint", "http://ollama:11434/\x1b[2J", "without spaces"), ("goalCondition", "teleport", "one of reach"),

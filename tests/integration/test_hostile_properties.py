@@ -76,7 +76,7 @@ def test_an_execution_input_is_refused_by_name_with_no_row_or_started_cleanly(st
     before = count(store)
     start = {"input": raw, "executionArn": ARN_PREFIX + uuid.uuid4().hex}
     try:
-        state = experiments.start(start, store, catalog.defaults)
+        state = experiments.start(start, store, lambda names: catalog.defaults())
     except OrioleError as error:
         event(f"refused: {type(error).__name__}")
         assert count(store) == before
@@ -302,7 +302,7 @@ def test_whatever_a_model_says_its_turn_is_stored_or_refused_by_name(store, expe
         return
     event(f"stored, {min(len(response.tool_calls), 3)}+ tool calls")
     start = {"input": experiment_inputs, "executionArn": ARN_PREFIX + uuid.uuid4().hex}
-    experiment_id = experiments.start(start, store, catalog.defaults)["experimentId"]
+    experiment_id = experiments.start(start, store, lambda names: catalog.defaults())["experimentId"]
     try:
         result = experiments.play_turn({"experimentId": experiment_id, "turnNumber": 1}, store,
                                        lambda loaded, maze: Scripted(response))

@@ -231,5 +231,5 @@ def test_an_experiment_whose_runner_is_gone_is_still_found(local, zombies, datab
 
     with db.connect(database_url) as conn:
         event = {"input": baseline("random", MAZE), "executionArn": EXECUTION_PREFIX + "hostile-abandoned"}
-        abandoned = experiments.start(event, Store(conn), catalog.defaults)["experimentId"]
+        abandoned = experiments.start(event, Store(conn), lambda names: catalog.defaults())["experimentId"]
     assert abandoned in zombies()

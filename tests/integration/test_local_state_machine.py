@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from oriole import catalog, mazeset
+from oriole import catalog, mazeset, progress
 from tests.integration.conftest import baseline
 
 
@@ -33,6 +33,18 @@ def assert_invariants(store, experiment_id: int) -> None:
     assert exp["move_count"] == sum(a["action_type"].startswith("move_") for a in actions)
     assert exp["failed_move_count"] == sum(a["action_type"].startswith("move_") and not a["success"] for a in actions)
     assert exp["completed_at"] is not None and exp["status"] != "running"
+    assert_aggregates(exp, actions, turns, maze.start)
+
+
+def assert_aggregates(exp: dict, actions: list[dict], turns: list[dict], start: tuple[int, int]) -> None:
+    """The aggregates the turn's write keeps on the experiment equal a recomputation from the raw rows, and the
+    ending is the one the scoring rule gives."""
+    tiles = {start} | {(a["to_x"], a["to_y"]) for a in actions}
+    assert exp["unique_tiles_visited"] == len(tiles)
+    assert exp["model_calls"] == sum(t["model_calls"] for t in turns)
+    assert exp["latency_ms"] == sum(t["latency_ms"] for t in turns)
+    assert exp["last_action_at"] == max((a["created_at"] for a in actions), default=None)
+    assert exp["ending"] == progress.ending_category(exp["status"], exp["failure_reason"])
 
 
 def state_names(local, execution_arn: str) -> list[str]:
@@ -69,6 +81,23 @@ def test_searching_baselines_reach_the_goal_of_a_small_maze(local, agent):
     assert_invariants(local.store, data["experiment_id"])
 
 
+def test_stored_aggregates_equal_a_recount_from_the_raw_actions_after_real_runs(local):
+    """Several baselines with wall hits and revisits: what each turn's write accumulated equals the aggregates
+    recomputed from the raw actions and turns, in Python and by the migration's own recount."""
+    runs = [local.run(baseline(*args, **config)).as_json()["experiment_id"] for *args, config in (
+        ("random", "medium-60", {"maxMoves": 300, "seed": 3}), ("explorer", "perfect-21", {}),
+        ("wall-follower", "rooms-60", {"maxMoves": 400}), ("oracle", "perfect-9", {"maxActionsPerTurn": 3}))]
+    conn = local.store.conn
+    view = "SELECT experiment_id, unique_tiles_visited, revisits, model_calls, mean_latency_ms, last_action_at, " \
+           "ending FROM experiment_results WHERE experiment_id = ANY (%s) ORDER BY experiment_id"
+    stored = conn.execute(view, (runs,)).fetchall()
+    assert conn.execute("SELECT recount_experiments(%s) AS n", (runs,)).fetchone()["n"] == len(runs)
+    assert conn.execute(view, (runs,)).fetchall() == stored
+    for row in stored:
+        assert_invariants(local.store, row["experiment_id"])
+    assert sum(row["revisits"] for row in stored) > 0 and all(row["unique_tiles_visited"] > 1 for row in stored)
+
+
 def test_configuration_snapshot_and_overrides_are_stored(local):
     data = local.run(baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1,
                               temperature=0.0)).as_json()
@@ -96,7 +125,7 @@ def count_experiments(local) -> int:
     ({"mazeId": "perfect-7", "llmProvider": "baseline"}, "InvalidExecutionInput", "modelName: Field required"),
     ({**baseline("random", "perfect-7"), "colour": "red"}, "InvalidExecutionInput", "colour: unknown field"),
     ({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "genius"}, "InvalidExecutionInput", "genius"),
-    ({"experimentId": 999999}, "ExperimentNotFound", "999999"),
+    ({"experimentId": 999999}, "InvalidExecutionInput", "cannot continue experiment 999999"),
 ])
 def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local, execution_input, error, message):
     before = count_experiments(local)

@@ -76,3 +76,28 @@ def bfs_length_of(row: dict) -> int | None:
     from oriole.store import stored_maze
 
     return bfs_length(stored_maze(row).maze)
+
+
+def test_every_stored_maze_has_the_shortest_path_an_independent_search_finds(local):
+    local.run(baseline("oracle", "dense-21@11"))
+    rows = local.store.conn.execute("SELECT * FROM mazes").fetchall()
+    assert len(rows) >= 19 and {r["source"] for r in rows} >= {"shipped", "generated"}
+    for row in rows:
+        assert bfs_length_of(row) == row["shortest_path_length"], row["name"]
+
+
+def test_the_comparison_groups_by_family_and_size_and_says_how_many_mazes_a_rate_rests_on(cli, local):
+    tag = "samples-view"
+    for name in ("perfect-9@1", "perfect-9@2", "perfect-9@3"):
+        for _ in range(2):
+            local.run({**baseline("explorer", name), "comment": tag})
+    local.run({**baseline("explorer", "perfect-11@1"), "comment": tag})
+    rows = json.loads(cli("report", "--tag", tag, "--format", "json").stdout)
+    by_size = {row["maze_size"]: row for row in rows}
+    assert set(by_size) == {"9x9", "11x11"} and {row["maze_family"] for row in rows} == {"perfect"}
+    nine = by_size["9x9"]
+    assert (nine["runs"], nine["mazes"]) == (6, 3)
+    assert nine["maze_ci_low"] is not None and nine["maze_ci_low"] <= nine["success_rate"] <= nine["maze_ci_high"]
+    assert by_size["11x11"]["mazes"] == 1 and by_size["11x11"]["maze_ci_low"] is None  # one maze: nothing to resample
+    table = cli("report", "--tag", tag).stdout
+    assert "maze CI" in table and "9x9" in table

@@ -10,8 +10,7 @@ from itertools import pairwise
 import boto3
 import pytest
 
-from oriole import catalog, mazeset
-from oriole.allowed import OPENAI_BASE_URLS
+from oriole import catalog, deployment, mazeset
 from oriole.handlers import agents
 from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
@@ -159,7 +158,7 @@ def test_a_model_the_openai_server_does_not_have_fails_the_experiment_with_its_m
 
 
 def test_on_aws_a_base_url_the_deployment_does_not_list_is_refused_before_any_row(local, monkeypatch):
-    monkeypatch.setenv(OPENAI_BASE_URLS, '["https://gpu-box.lab/v1"]')
+    monkeypatch.setenv(deployment.OPENAI_BASE_URLS, '["https://gpu-box.lab/v1"]')
     count = "SELECT count(*) AS n FROM experiments"
     before = local.store.conn.execute(count).fetchone()["n"]
     with openai_server.ScriptedOpenAI() as server:

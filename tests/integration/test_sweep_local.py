@@ -63,7 +63,8 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     assert {r["comment"] for r in rows} == {f"sweep:{sweep_id} integration"}
     assert max_overlap(rows) <= 2
     report = [line.split() for line in first.stdout.splitlines() if line.startswith("baseline/")]
-    assert [(line[0], line[4]) for line in report] == [("baseline/explorer", "6"), ("baseline/random", "6")]
+    assert sorted((line[0], line[3], line[6]) for line in report) == sorted(  # agent, maze size, runs
+        (agent, size, "2") for agent in ("baseline/explorer", "baseline/random") for size in ("7x7", "9x9", "11x11"))
     again = cli(file)
     assert again.exit_code == 0, again.output
     assert again.stdout.startswith("12 planned: 12 already done; spent $0.0000")

@@ -120,6 +120,29 @@ def test_from_config_sends_the_snapshot_temperature_even_when_it_is_zero(client,
     assert chosen.respond(request()).text == "ok"
 
 
+@pytest.mark.parametrize(("config", "inference"), [
+    ({"temperature": 0.5, "maxTokens": 300, "topP": 0.9}, {"temperature": 0.5, "maxTokens": 300, "topP": 0.9}),
+    ({"temperature": 0.7, "maxTokens": 2048, "topP": 1.0}, {"temperature": 0.7, "maxTokens": 2048}),
+    ({"temperature": 0.1}, {"temperature": 0.1, "maxTokens": 1024}),  # a snapshot older than the keys
+])
+def test_generation_settings_come_from_the_snapshot(client, stub, config, inference):
+    """maxTokens and topP are catalog entries like the temperature; topP 1 (no truncation) is not sent."""
+    stub.add_response("converse", answer({"text": "ok"}, stop="end_turn"),
+                      {"modelId": MODEL, "system": ANY, "messages": ANY, "toolConfig": ANY,
+                       "inferenceConfig": inference})
+    chosen = BedrockAgent.from_config(MODEL, {**config, "requestTimeoutSeconds": 30.0}, client)
+    assert chosen.respond(request()).text == "ok"
+
+
+def test_generation_settings_are_catalog_entries_with_bounds():
+    from oriole.catalog import BY_KEY
+
+    assert BY_KEY["temperature"].name == "/oriole/model/temperature"
+    for key in ("maxTokens", "topP", "temperature"):
+        assert BY_KEY[key].minimum is not None and BY_KEY[key].maximum is not None
+    assert BY_KEY["maxTokens"].name == "/oriole/bedrock/max-tokens" and BY_KEY["topP"].maximum == 1
+
+
 def test_one_tool_use_becomes_one_tool_call_with_usage_and_latency(client, stub):
     stub.add_response("converse", answer(tool_use("move_south", "tu-9", reasoning="open"), tokens=(900, 42),
                                          latency=812))

@@ -1,6 +1,7 @@
 """The OpenAI-compatible provider against a scripted Chat Completions server over real loopback HTTP (every
 request checked against the spec's shapes): translation both ways, the settings, retries, Retry-After,
-timeouts, named failures and bounds, and one real turn of the shared turn loop."""
+timeouts, named failures and bounds, and one real turn of the shared turn loop. (Which base URLs a deployment
+allows is tested with StartExperiment, in tests/integration/test_deployed_start.py.)"""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ import time
 import pytest
 
 from oriole import catalog
-from oriole.allowed import OPENAI_BASE_URLS, check_openai_base_url
 from oriole.errors import (
-    InvalidConfig,
     InvalidModelResponse,
     ModelRequestRejected,
     ModelThrottled,
@@ -292,21 +291,6 @@ def test_a_body_over_the_bound_is_refused_without_reading_the_rest():
     body = json.dumps({"choices": [{"message": {"content": "x" * (MAX_RESPONSE_BYTES + 1)}}]}).encode()
     with ScriptedOpenAI((200, body)) as server, pytest.raises(InvalidModelResponse, match="more than 4,194,304"):
         ask(agent_for(server, max_attempts=1))
-
-
-# --- where the key may go ----------------------------------------------------------------------------------------
-
-
-def test_on_aws_only_a_listed_base_url_is_accepted():
-    environ = {OPENAI_BASE_URLS: '["https://gpu-box.lab/v1", "https://api.openai.com/v1/"]'}
-    check_openai_base_url("https://api.openai.com/v1", environ)
-    check_openai_base_url("https://gpu-box.lab/v1/", environ)
-    check_openai_base_url("http://anything:1/v1", {})  # locally nothing is restricted
-    with pytest.raises(InvalidConfig, match=r"config.baseUrl 'http://evil.example/v1' is not .* \(allowed: "
-                                            r"https://gpu-box.lab/v1, https://api.openai.com/v1\)"):
-        check_openai_base_url("http://evil.example/v1", environ)
-    with pytest.raises(InvalidConfig, match="allowed: none"):
-        check_openai_base_url("http://localhost:8000/v1", {OPENAI_BASE_URLS: "[]"})
 
 
 # --- one real turn ---------------------------------------------------------------------------------------------

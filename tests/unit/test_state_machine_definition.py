@@ -118,10 +118,24 @@ def test_every_task_that_uses_the_database_retries_a_lost_connection():
             continue
         retrier = retried(state).get("OperationalError")
         assert retrier and retrier["MaxAttempts"] >= 2 and retrier["IntervalSeconds"] >= 2, name
+        assert retried(state).get("DatabaseBusy") is retrier, name  # no free connection slot: the same retries
+
+
+def test_throttled_aws_calls_are_retried_by_name():
+    """Parameter Store at the start and StartExecution in ContinueAsNew: each throttle that outlasted
+    botocore's own retries is a named error the state machine retries with backoff and jitter."""
+    for state, error in (("StartExperiment", "ParameterStoreThrottled"), ("ContinueAsNew", "StartExecutionThrottled")):
+        retrier = retried(STATES[state]).get(error)
+        assert retrier and retrier["MaxAttempts"] >= 3 and retrier["JitterStrategy"] == "FULL", state
+        assert retrier.get("MaxDelaySeconds"), state
+
+
+def test_check_progress_gets_the_execution_start_to_continue_as_new_before_the_timeout():
+    assert STATES["CheckProgress"]["Parameters"]["Payload"]["executionStartTime.$"] == "$$.Execution.StartTime"
 
 
 def test_the_execution_input_is_nested_first_so_that_an_input_of_any_shape_can_be_caught():
     assert ASL["StartAt"] == "ReceiveInput"
-    assert STATES["ReceiveInput"] == {**STATES["ReceiveInput"], "Type": "Pass", "Parameters": {"input.$": "$"},
-                                      "Next": "StartExperiment"}
+    assert STATES["ReceiveInput"] == {**STATES["ReceiveInput"], "Type": "Pass", "Next": "StartExperiment",
+                                      "Parameters": {"input.$": "$", "executionArn.$": "$$.Execution.Id"}}
     assert STATES["StartExperiment"]["Parameters"]["Payload"]["input.$"] == "$.input"

@@ -102,14 +102,15 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
 
 
 def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
-    planned = sweep.plan(spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21"]))
+    planned = sweep.plan(spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21", "perfect-31"]))
     ids = [p.agent_id("s1") for p in planned]
-    rows = [{"id": 1, "agent_id": ids[0], "status": "succeeded"},
-            {"id": 2, "agent_id": ids[1], "status": "timed_out"},
-            {"id": 3, "agent_id": ids[2], "status": "failed"},
-            {"id": 4, "agent_id": ids[3], "status": "aborted"},
-            {"id": 5, "agent_id": ids[3], "status": "running"},
-            {"id": 6, "agent_id": "s10/other/r1", "status": "running"}]
+    rows = [{"id": 1, "agent_id": ids[0], "status": "succeeded", "ending": "success"},
+            {"id": 2, "agent_id": ids[1], "status": "timed_out", "ending": "agent"},
+            {"id": 3, "agent_id": ids[2], "status": "failed", "ending": "error"},
+            {"id": 4, "agent_id": ids[3], "status": "aborted", "ending": "error"},
+            {"id": 5, "agent_id": ids[3], "status": "running", "ending": None},
+            {"id": 6, "agent_id": "s10/other/r1", "status": "running", "ending": None},
+            {"id": 7, "agent_id": ids[5], "status": "failed", "ending": "agent"}]  # stalled: a run, never again
     todo = sweep.pending("s1", planned, rows, retry_failed=False)
     assert [(p.cell.maze, row) for p, row in todo] == [("perfect-21", None)]
     again = sweep.pending("s1", planned, rows, retry_failed=True)

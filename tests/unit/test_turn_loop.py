@@ -211,3 +211,25 @@ def turn_with(agent, history):
     context = turn_context(world, RULES, [], max_moves=100)
     return run_turn(agent, "system", world, RULES, Memory(50), context, TurnSettings(budget=8, actions_left=100),
                     history), world
+
+
+def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_before_the_first():
+    """The agent task's Lambda would time out during the next call: the turn stops and is written."""
+    agent = Scripted(calls("move_east"), calls("move_east"), calls("move_east"))
+    asked = []
+
+    def deadline():
+        asked.append(len(agent.requests))
+        return len(agent.requests) >= 2
+
+    world = WorldState(position=(0, 0))
+    outcome = run_turn(agent, "system", world, RULES, Memory(50), turn_context(world, RULES, [], 100),
+                       TurnSettings(budget=8, actions_left=100, deadline=deadline))
+    assert outcome.end_reason == "deadline" and len(outcome.calls) == 2 and len(outcome.actions) == 2
+    assert asked == [1, 2]  # checked before each call after the first
+    always = Scripted(calls("move_east"))
+    world = WorldState(position=(0, 0))
+    first = run_turn(always, "system", world, RULES, Memory(50), turn_context(world, RULES, [], 100),
+                     TurnSettings(budget=8, actions_left=100, deadline=lambda: True))
+    assert first.end_reason == "deadline" and len(first.calls) == 1 and world.position == (1, 0)
+    assert [m.role for m in first.closing] == ["tool"]  # the last answer's result is kept for the next turn

@@ -3,11 +3,15 @@ and Parameter Store. Everything goes through boto3 with the researcher's own cre
 
 from __future__ import annotations
 
+import os
+
 from oriole import catalog
 from oriole.config import parse_assignment
 from oriole.errors import OrioleError
 
-ORCHESTRATOR_STACK = "OrioleOrchestrator"
+# The deployment ORIOLE_DEPLOYMENT names (cdk deploy -c deployment=...): its stack and, through the catalog,
+# its parameter prefix.
+ORCHESTRATOR_STACK = f"{os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT}Orchestrator"
 
 
 class DeploymentNotFound(OrioleError):

@@ -7,7 +7,7 @@ import os
 import warnings
 from pathlib import Path
 
-from oriole import db, mazeset
+from oriole import catalog, db, mazeset
 from oriole.errors import OrioleError
 from oriole.store import Store
 from oriole_workstation.results import Results
@@ -43,10 +43,12 @@ def local_url() -> str:
 
 
 def prepare(url: str) -> Store:
-    """Migrate the database and load the maze set (both idempotent); returns a store on it."""
+    """Migrate the database, load the maze set and the catalog's configuration keys (all idempotent); returns a
+    store on it."""
     store = Store(db.connect(url))
     store.apply_migrations()
     store.load_mazes(mazeset.maze_set())
+    store.load_catalog(catalog.CATALOG)
     return store
 
 

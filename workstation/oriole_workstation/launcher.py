@@ -23,20 +23,10 @@ from oriole.inputs import CaughtError
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 
-RESULT_KEYS = ("experiment_id", "status", "goal_found", "actions", "turns", "moves", "failed_moves",
+RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "turns", "moves", "failed_moves",
                "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
                "duration_seconds", "execution_arns")
-DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
-
-
-def status_change_detail(execution: dict) -> dict:
-    """The status-change event's detail from a DescribeExecution answer: how the local runner and
-    ``oriole doctor --aws`` report an execution's end that EventBridge did not deliver."""
-    detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}
-    detail.update({k: int(execution[k].timestamp() * 1000) for k in ("startDate", "stopDate") if k in execution})
-    return detail
-
 
 def execution_name(prefix: str = "oriole") -> str:
     """A unique execution name (Step Functions allows 80 characters)."""
@@ -58,8 +48,8 @@ class RunResult:
         error payload with its stack trace."""
         if self.summary is None:
             caught = CaughtError(Error=self.execution.get("error"), Cause=self.execution.get("cause"))
-            return {"experiment_id": None, "status": "rejected", "goal_found": False, "actions": 0, "turns": 0,
-                    "shortest_path_length": None, "path_efficiency": None,
+            return {"experiment_id": None, "status": "rejected", "ending": None, "goal_found": False, "actions": 0,
+                    "turns": 0, "shortest_path_length": None, "path_efficiency": None,
                     "failure_reason": failure_reason(caught), "execution_arn": self.execution_arn}
         return {k: self.summary[k] for k in RESULT_KEYS}
 

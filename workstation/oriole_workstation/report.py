@@ -1,7 +1,8 @@
-"""``oriole report``: the comparison view as a terminal table, CSV or JSON.
+"""``oriole report``: the comparison view as a terminal table, CSV, JSON or an HTML page.
 
-The numbers all come from SQL (``compare_experiments`` in migrations/0003_analysis_views.sql); this module
-only filters, formats and prints them, so the report and a researcher's own query always agree.
+The numbers all come from SQL (``compare_experiments`` in migrations/0005_results_and_progress.sql); this module
+only filters, formats and prints them, so the report and a researcher's own query always agree. The HTML page
+(``report_html``) adds charts drawn from the same rows and the experiments they count.
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ import json
 from decimal import Decimal
 from enum import StrEnum
 
+from oriole_workstation.bootstrap import maze_interval
 from oriole_workstation.display import csv_safe, terminal_safe
-from oriole_workstation.results import Results
+from oriole_workstation.results import EVERYTHING, Filters, Results
 
 
 class Format(StrEnum):
     table = "table"
     csv = "csv"
     json = "json"
+    html = "html"
 
 
 class GroupBy(StrEnum):
@@ -67,7 +70,7 @@ def _looks_numeric(text: str) -> bool:
     return text == "-" or text.lstrip("$").replace(".", "", 1).replace(",", "").replace("%", "").isdigit()
 
 
-def _config(config: dict) -> str:
+def config_text(config: dict) -> str:
     return " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(config.items())) or "-"
 
 
@@ -87,26 +90,33 @@ def _dollars(value: Decimal | None) -> str:
     return "-" if value is None else f"${float(value):.4f}"
 
 
-def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
-    """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config.
-
-    A prompt shows its hash as well when one version was stored with two texts.
-    """
-    if not rows:
-        return "no finished experiments match\n"
+def prompt_labels(rows: list[dict]) -> dict[tuple[str, str], str]:
+    """Each (prompt version, hash) as shown: the version, with the hash's first characters when one version
+    was stored with two texts."""
     hashes: dict[str, set[str]] = {}
     for row in rows:
         hashes.setdefault(row["prompt_version"], set()).add(row["prompt_hash"])
-    headers = ("agent", "prompt", "maze" if by is GroupBy.maze else "family", "config", "runs", "success",
-               "95% CI", "median actions", "median efficiency", "tokens/run", "cost/run", "cost/success", "errors")
-    lines = [(
+    return {(version, h): version + (f"@{h[:8]}" if len(known) > 1 else "")
+            for version, known in hashes.items() for h in known}
+
+
+def table_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
+    """The comparison's headers and one tuple of cells per group, as the terminal and the HTML page show them."""
+    prompts = prompt_labels(rows)
+    headers = ("agent", "prompt", "maze" if by is GroupBy.maze else "family", "size", "mazes", "config", "runs",
+               "success", "95% CI", "maze CI", "median actions", "median efficiency", "tokens/run", "cost/run",
+               "cost/success", "errors")
+    return headers, [(
         f"{r['llm_provider']}/{r['model_name']}",
-        r["prompt_version"] + (f"@{r['prompt_hash'][:8]}" if len(hashes[r["prompt_version"]]) > 1 else ""),
+        prompts[r["prompt_version"], r["prompt_hash"]],
         r["maze"] if by is GroupBy.maze else r["maze_family"],
-        _config(r["config"]),
+        r["maze_size"],
+        r["mazes"],
+        config_text(r["config"]),
         r["runs"],
         _percent(r["success_rate"]),
         _interval(r["success_rate_low"], r["success_rate_high"]),
+        _interval(r.get("maze_ci_low"), r.get("maze_ci_high")),
         _number(r["median_actions_to_goal"], 0),
         _number(r["median_path_efficiency"], 3),
         _number(r["tokens_per_run"], 0),
@@ -114,16 +124,55 @@ def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
         _dollars(r["cost_per_success"]),
         r["errors"],
     ) for r in rows]
-    text = columns(headers, lines)
+
+
+def running_note(rows: list[dict]) -> str:
     running = sum(r["running"] for r in rows)
-    if running:
-        text += f"({running} experiment(s) still running are not counted)\n"
-    return text
+    return f"({running} experiment(s) still running are not counted)" if running else ""
 
 
-def render_report(store: Results, output: Format = Format.table, by: GroupBy = GroupBy.family, **filters) -> str:
-    """The comparison over the experiments matching ``filters`` (see ``Results.comparison``), formatted."""
-    rows = store.comparison(by_maze=by is GroupBy.maze, **filters)
+def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
+    """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config."""
+    if not rows:
+        return "no finished experiments match\n"
+    text = columns(*table_cells(rows, by))
+    note = running_note(rows)
+    return text + (note + "\n" if note else "")
+
+
+def with_maze_intervals(rows: list[dict], by_maze: list[dict]) -> list[dict]:
+    """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``bootstrap``), from
+    the same comparison per maze, where the runs share mazes (more runs than mazes) and there are at least two
+    mazes to resample (one maze says nothing about other mazes); None elsewhere."""
+    per_group: dict[tuple, list[tuple[int, int]]] = {}
+    for row in by_maze:
+        per_group.setdefault(_group_key(row), []).append((row["runs"], row["successes"]))
+    out = []
+    for row in rows:
+        shared = row["runs"] > row["mazes"] >= 2
+        interval = maze_interval(per_group.get(_group_key(row), [])) if shared else None
+        out.append({**row, "maze_ci_low": interval and round(interval[0], 4),
+                    "maze_ci_high": interval and round(interval[1], 4)})
+    return out
+
+
+def _group_key(row: dict) -> tuple:
+    return (row["llm_provider"], row["model_name"], row["prompt_version"], row["prompt_hash"], row["maze_family"],
+            row["maze_size"], json.dumps(row["config"], sort_keys=True))
+
+
+def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> list[dict]:
+    """The comparison as every format reports it: grouped by family and size (or maze), with the maze
+    bootstrap beside the Wilson interval."""
+    rows = results.comparison(filters, by_maze=by is GroupBy.maze)
+    return rows if by is GroupBy.maze else with_maze_intervals(rows, results.comparison(filters, by_maze=True))
+
+
+def render_report(results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family,
+                  filters: Filters = EVERYTHING) -> str:
+    """The comparison over the experiments matching ``filters``, as a table, CSV or JSON (the HTML page is
+    ``report_html.render``, which builds on this module)."""
+    rows = comparison_rows(results, by, filters)
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:

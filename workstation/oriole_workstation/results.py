@@ -5,13 +5,77 @@ package (``oriole.store``); none of this ships to Lambda.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 import psycopg
+from psycopg.rows import tuple_row
+from psycopg.types.numeric import FloatLoader
+from psycopg.types.string import TextLoader
 
 from oriole.store import Store
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
+EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
+_PICKED = ("compared_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, since => %(since)s, "
+           "until => %(until)s, tag => %(tag)s)")
+# Each exported table over the picked experiments, in a stable order; the experiments file is the view.
+_EXPORTS = {
+    "experiments": f"SELECT r.* FROM {_PICKED} c JOIN experiment_results r USING (experiment_id) "
+                   "ORDER BY r.experiment_id",
+    **{table: f"SELECT t.* FROM {table} t WHERE t.experiment_id IN (SELECT experiment_id FROM {_PICKED}) "
+              f"ORDER BY {order}"
+       for table, order in (("turns", "t.experiment_id, t.turn_number"),
+                            ("actions", "t.experiment_id, t.step_number"),
+                            ("model_calls", "t.experiment_id, t.turn_number, t.call_index"))},
+}
+# Where each exported table's column descriptions live (COMMENT ON COLUMN, migration 0005).
+_DESCRIBED_BY = {"experiments": "experiment_results", "turns": "turns", "actions": "actions",
+                 "model_calls": "model_calls"}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The report's filters (None: any), the same for the comparison, the HTML report and the export."""
+
+    model: str | None = None
+    prompt: str | None = None
+    maze: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    tag: str | None = None
+
+
+EVERYTHING = Filters()  # no filter
+
+
+class ExportCursor:
+    """One exported table, streamed in batches of tuples from a server-side cursor: JSON arrives as its text,
+    numeric as float, so nothing is parsed only to be written back."""
+
+    def __init__(self, cursor: psycopg.Cursor, batch_rows: int):
+        self.cursor, self.batch_rows = cursor, batch_rows
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.cursor.description]
+
+    def type_names(self) -> list[str]:
+        """Each column's PostgreSQL type name, an array's as ``_`` and its element's (``_text``)."""
+        names = []
+        for column in self.cursor.description:
+            info = self.cursor.adapters.types.get(column.type_code)
+            names.append(("_" if info.oid != column.type_code else "") + info.name)
+        return names
+
+    def batches(self) -> Iterator[list[tuple]]:
+        while rows := self.cursor.fetchmany(self.batch_rows):
+            yield rows
+
+    def close(self) -> None:
+        self.cursor.close()
 
 
 class Results:
@@ -38,35 +102,28 @@ class Results:
         """Release an execution this session holds (its experiment is closed)."""
         self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
 
-    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
-        """Experiments not closed yet, oldest first, optionally only those whose latest execution ARN starts
-        with ``execution_prefix``; ``held`` says whether a live session (a local runner) holds any of their
-        executions. (Two ARNs whose 32-bit hashes collide would make a dead one look held while the other runs:
-        ``oriole doctor`` then lists it a little later, never too early.)"""
-        return self._execute(
+    def held(self, execution_arns: list[str]) -> set[str]:
+        """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
+        32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
+        lists it a little later, never too early."""
+        rows = self._execute(
             """
-            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
-                   e.turn_count AS turns, e.action_count AS actions,
-                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
-                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution,
-                   EXISTS (SELECT 1 FROM pg_locks l, unnest(e.execution_arns) AS x(arn)
+            SELECT x.arn
+              FROM unnest(%(arns)s::text[]) AS x(arn)
+             WHERE EXISTS (SELECT 1 FROM pg_locks l
                             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid) AS held
-              FROM experiments e JOIN mazes m ON m.id = e.maze_id
-             WHERE e.completed_at IS NULL
-               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
-                                                              %(prefix)s))
-             ORDER BY e.id
+                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
             """,
-            {"space": RUN_LOCK_SPACE, "prefix": execution_prefix},
+            {"space": RUN_LOCK_SPACE, "arns": execution_arns},
         ).fetchall()
+        return {r["arn"] for r in rows}
 
     def summary(self, experiment_id: int) -> dict | None:
         """One experiment's outcome, as the CLI reports it."""
         return self._execute(
             """
-            SELECT e.id AS experiment_id, e.status, e.goal_found, e.action_count AS actions,
+            SELECT e.id AS experiment_id, e.status, e.ending, e.goal_found, e.action_count AS actions,
                    e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
                    e.current_x, e.current_y, e.failure_reason, e.llm_provider, e.model_name,
                    e.goal_first_seen_step, e.goal_reached_step, m.name AS maze, m.shortest_path_length,
@@ -82,16 +139,61 @@ class Results:
             (experiment_id,),
         ).fetchone()
 
-    def comparison(self, *, model: str | None = None, prompt: str | None = None, maze: str | None = None,
-                   since: datetime | None = None, until: datetime | None = None, tag: str | None = None,
-                   by_maze: bool = False) -> list[dict]:
-        """The comparison (``compare_experiments``) over the experiments matching the filters (None: any)."""
+    def comparison(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[dict]:
+        """The comparison (``compare_experiments``) over the experiments matching the filters."""
         return self._execute(
             "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
             "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
-            {"model": model, "prompt": prompt, "maze": maze, "since": since, "until": until, "tag": tag,
-             "by_maze": by_maze},
+            {**asdict(filters), "by_maze": by_maze},
         ).fetchall()
+
+    def compared(self, filters: Filters = EVERYTHING) -> list[dict]:
+        """The experiments the comparison counts (``experiment_results``), each with the configuration values that
+        set its comparison group apart (``compared_config``) and its maze's size, oldest first."""
+        return self._execute(
+            f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles FROM {_PICKED} c "
+            "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
+            "ORDER BY r.experiment_id",
+            asdict(filters),
+        ).fetchall()
+
+    def status(self, *, experiment_id: int | None = None, sweep_id: str | None = None, running: bool = False,
+               limit: int | None = None) -> list[dict]:
+        """Rows of ``experiment_status``: running ones first, then the newest."""
+        return self._execute(
+            "SELECT * FROM experiment_status "
+            "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
+            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR status = 'running') "
+            "ORDER BY status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
+            {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
+        ).fetchall()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read-only transaction on one snapshot: every read inside it sees the same database, so files
+        exported while experiments run still agree with one another."""
+        with self.conn.transaction():
+            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield
+
+    def exported(self, table: str, filters: Filters, batch_rows: int = 20_000) -> ExportCursor:
+        """A server-side cursor over one exported table (``EXPORT_TABLES``) for the experiments matching the
+        filters; use it inside ``with results.snapshot():`` and close it."""
+        cursor = self.conn.cursor(name=f"export_{table}", row_factory=tuple_row)
+        for json_type in ("json", "jsonb"):
+            cursor.adapters.register_loader(json_type, TextLoader)
+        cursor.adapters.register_loader("numeric", FloatLoader)
+        cursor.execute(_EXPORTS[table], asdict(filters))
+        return ExportCursor(cursor, batch_rows)
+
+    def descriptions(self, table: str) -> dict[str, str | None]:
+        """An exported table's column descriptions, from the database (COMMENT ON COLUMN): its data dictionary."""
+        rows = self._execute(
+            "SELECT a.attname AS name, col_description(a.attrelid, a.attnum) AS description FROM pg_attribute a "
+            "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+            (_DESCRIBED_BY[table],),
+        ).fetchall()
+        return {row["name"]: row["description"] for row in rows}
 
     def experiment_run(self, experiment_id: int) -> dict | None:
         """An experiment with its maze, every action in order and each turn's model text: what a picture
@@ -138,7 +240,7 @@ class Results:
     def sweep_experiments(self, sweep_id: str) -> list[dict]:
         """Every experiment a sweep started (``agent_id`` ``<sweep id>/...``), oldest first."""
         return self._execute(
-            "SELECT id, agent_id, status, origin_execution_arn FROM experiments "
+            "SELECT id, agent_id, status, ending, origin_execution_arn FROM experiments "
             "WHERE agent_id LIKE %s ORDER BY id",
             (_like_prefix(sweep_id + "/"),),
         ).fetchall()

@@ -22,16 +22,17 @@ import traceback
 import uuid
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from unittest import mock
 
 import boto3
 import psycopg
 
-from oriole import catalog, db, flows
+from oriole import catalog, db, deployment, flows
 from oriole.handlers import FUNCTIONS
+from oriole.reconcile import status_change_detail
 from oriole_workstation import prompts
-from oriole_workstation.launcher import Launcher, status_change_detail
+from oriole_workstation.launcher import Launcher
 from oriole_workstation.run_locks import RunLocks
 
 REGION = "us-east-1"
@@ -52,12 +53,17 @@ MOTO_INTERPRETER_LOG = "moto.stepfunctions.parser"  # logs every caught task err
 
 @dataclass(frozen=True)
 class LambdaContext:
-    """The attributes of a Lambda context object that Powertools reads."""
+    """The attributes of a Lambda context object that Powertools and the agent tasks read; locally every
+    invocation has the model tasks' timeout from when it started."""
 
     function_name: str
     invoked_function_arn: str
     aws_request_id: str
     memory_limit_in_mb: int = 512
+    deadline: float = field(default_factory=lambda: time.monotonic() + catalog.MODEL_TASK_SECONDS)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
 
 
 def _faster_moto_patches() -> list:
@@ -116,11 +122,15 @@ class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
     def __init__(self, database_url: str, bedrock_client=None,
-                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].default):
+                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].default,
+                 functions_url: str | None = None):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
         (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
-        is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``."""
+        is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``.
+        ``functions_url`` is what the functions connect with (on AWS the application role), when it is not
+        ``database_url`` (which the runner's own bookkeeping uses)."""
         self.database_url = database_url
+        self.functions_url = functions_url or database_url
         self.bedrock_client = bedrock_client
         self.execution_timeout_seconds = execution_timeout_seconds
         self._substitutions: dict[str, str] = {}
@@ -162,7 +172,8 @@ class LocalAws:
         if self.bedrock_client is not None:
             passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
         return [
-            mock.patch.dict(os.environ, {"DATABASE_URL": self.database_url, "AWS_DEFAULT_REGION": REGION,
+            mock.patch.dict(os.environ, {"DATABASE_URL": self.functions_url, "AWS_DEFAULT_REGION": REGION,
+                                         deployment.EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
                                          "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
                                          "POWERTOOLS_METRICS_DISABLED": "true"}),
             mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},

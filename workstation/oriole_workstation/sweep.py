@@ -5,9 +5,9 @@ Tagging needs no field beyond the execution input's own: every experiment of swe
 ``sweep:S`` (a tag that ``oriole report --tag`` and the views' ``sweep_id`` column read) and the agent id
 ``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze,
 config overrides). Running the file again reads the sweep's experiments back by that agent id and skips
-every repetition that already ended (succeeded, timed out, and, unless ``--retry-failed``, failed or
-aborted); a repetition still open is followed on AWS (its execution runs there) and started again
-locally (the process that ran it is gone).
+every repetition that already ended (a run: succeeded, timed out or ended by the agent, such as stalled;
+and, unless ``--retry-failed``, an error); a repetition still open is followed on AWS (its execution runs
+there) and started again locally (the process that ran it is gone).
 
 Locally the experiments run through one ``LocalAws`` (moto executes the state machine, each execution on
 its own thread); with ``--aws`` the CLI starts executions of the deployed state machine with boto3. Both go
@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from oriole import inputs, mazeset
+from oriole import inputs, mazeset, progress
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import resolve
 from oriole.errors import InvalidExecutionInput, OrioleError, UnknownMaze
@@ -44,8 +44,8 @@ from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import RunResult
 from oriole_workstation.results import Results
 
-ENDED = ("succeeded", "timed_out")  # ended on the agent's merits: never run again
-ERRORS = ("failed", "aborted")  # run again only with --retry-failed
+RUNS = (progress.SUCCESS_ENDING, progress.AGENT_ENDING)  # ended on the agent's merits: never run again
+ERRORS = (progress.ERROR_ENDING,)  # infrastructure or provider errors: run again only with --retry-failed
 NOT_STARTED = "not started"
 REJECTED = "rejected"  # StartExperiment refused the input: no experiment
 AWS_PROVIDER_CONCURRENCY = {"bedrock": 4, "ollama": 1, "openai": 4, "baseline": 8}
@@ -289,8 +289,8 @@ def pending(sweep_id: str, planned: list[Planned], rows: list[dict], retry_faile
     todo = []
     for item in planned:
         attempts = history.get(item.agent_id(sweep_id), [])
-        statuses = {row["status"] for row in attempts}
-        if statuses & set(ENDED) or (statuses & set(ERRORS) and not retry_failed):
+        endings = {row["ending"] for row in attempts}
+        if endings & set(RUNS) or (endings & set(ERRORS) and not retry_failed):
             continue
         latest = attempts[-1] if attempts else None
         todo.append((item, latest if latest and latest["status"] == "running" else None))

@@ -13,9 +13,11 @@ from oriole.store import StoredMaze, shared_store
 from oriole.turn_state import LoadedTurn
 
 
-def _play(event: dict, factory: experiments.AgentFactory) -> dict:
+def _play(event: dict, context, factory: experiments.AgentFactory) -> dict:
+    """Play the turn; the Lambda's remaining time bounds it (``get_remaining_time_in_millis``)."""
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
-    result = experiments.play_turn(event, shared_store(), factory).as_state()
+    result = experiments.play_turn(event, shared_store(), factory,
+                                   lambda: context.get_remaining_time_in_millis() / 1000).as_state()
     logger.debug("turn played", extra=result)
     count("Turns")
     count("Actions", result["actions"])
@@ -75,22 +77,22 @@ def bedrock_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
 @logger.inject_lambda_context
 @metrics.log_metrics
 def invoke_baseline(event: dict, context) -> dict:
-    return _play(event, experiments.baseline_agent)
+    return _play(event, context, experiments.baseline_agent)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def invoke_bedrock(event: dict, context) -> dict:
-    return _play(event, bedrock_agent)
+    return _play(event, context, bedrock_agent)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def invoke_ollama(event: dict, context) -> dict:
-    return _play(event, ollama_agent)
+    return _play(event, context, ollama_agent)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def invoke_openai(event: dict, context) -> dict:
-    return _play(event, openai_agent)
+    return _play(event, context, openai_agent)

@@ -2,7 +2,7 @@
 
 
 from oriole import experiments
-from oriole.handlers.observability import count, logger, metrics
+from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.store import shared_store
 
 
@@ -11,6 +11,7 @@ def _finalize(event: dict, status: str) -> dict:
     logger.info("experiment finalized", extra=result)
     if result["closed"]:
         count(_METRIC[status])
+        count_failure(status, result["failureReason"])
     return result
 
 

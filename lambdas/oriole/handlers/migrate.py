@@ -1,8 +1,18 @@
 """The migration trigger: run on every deploy that changes the code, from inside the VPC, so a fresh
-deployment has the schema and the maze set before the first execution."""
+deployment has the schema, the maze set and the catalog's configuration keys before the first execution.
 
+It connects as the owner. After the migrations it gives the roles they create (``oriole_app`` for the
+functions, ``oriole_reader`` for researchers' SQL) their logins, with the passwords of the Secrets Manager
+secrets CDK generated for them (``deployment.ROLE_SECRETS``: role -> secret ARN); each deploy sets them again,
+so a rotated secret takes effect on the next deploy.
+"""
 
-from oriole import db, mazeset
+import json
+import os
+
+from aws_lambda_powertools.utilities import parameters
+
+from oriole import catalog, db, deployment, mazeset
 from oriole.handlers.observability import logger
 from oriole.store import Store
 
@@ -12,5 +22,9 @@ def handler(event: dict, context) -> dict:
     store = Store(db.connection())
     applied = store.apply_migrations()
     new_mazes = store.load_mazes(mazeset.maze_set())
-    logger.info("database migrated", extra={"applied": applied, "new_mazes": new_mazes})
-    return {"applied": applied, "newMazes": new_mazes}
+    store.load_catalog(catalog.CATALOG)
+    roles = json.loads(os.environ.get(deployment.ROLE_SECRETS, "{}"))
+    for role, secret_arn in roles.items():
+        store.enable_login(role, parameters.get_secret(secret_arn, transform="json", force_fetch=True)["password"])
+    logger.info("database migrated", extra={"applied": applied, "new_mazes": new_mazes, "logins": sorted(roles)})
+    return {"applied": applied, "newMazes": new_mazes, "logins": sorted(roles)}

@@ -11,6 +11,8 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
+from oriole.progress import STALL_REASON_PREFIX
+
 logger = Logger(service="oriole")
 metrics = Metrics(namespace="Oriole", service="oriole")
 # A task with nothing to count (a finalizer that found the experiment closed) is normal, not a mistake.
@@ -22,3 +24,10 @@ def count(name: str, value: float = 1) -> None:
     Powertools would otherwise keep them in memory forever without publishing them."""
     if not is_metrics_disabled():
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+
+def count_failure(status: str | None, reason: str | None) -> None:
+    """An experiment closed as failed for any reason but a stalled agent (an expected outcome of research)
+    is trouble: ``ExperimentsFailedByError`` is what the failure alarm watches."""
+    if status == "failed" and not (reason or "").startswith(STALL_REASON_PREFIX):
+        count("ExperimentsFailedByError")

@@ -1,16 +1,35 @@
-"""StartExperiment: validate the execution input, snapshot the configuration, create the experiment."""
+"""StartExperiment: validate the execution input, snapshot the configuration, create the experiment.
 
-from aws_lambda_powertools.utilities import parameters
+Parameter Store is read by name (GetParameters, ten names a call): the catalog, the chosen prompt and the
+model's price, never every prompt version under the tree. A throttled read is retried by botocore with
+backoff; one still throttled after that is ``ParameterStoreThrottled``, which the state machine retries.
+"""
 
-from oriole import catalog, experiments
+from collections.abc import Sequence
+
+from botocore.exceptions import ClientError
+
+from oriole import experiments
+from oriole.errors import ParameterStoreThrottled
+from oriole.handlers import aws
 from oriole.handlers.observability import count, logger, metrics
 from oriole.store import shared_store
 
+GET_PARAMETERS_LIMIT = 10  # names per GetParameters call
 
-def read_parameters() -> dict[str, str]:
-    """Every parameter under the catalog prefix, fresh (a snapshot must not come from a stale cache)."""
-    values = parameters.get_parameters(catalog.PREFIX, recursive=True, force_fetch=True)
-    return {f"{catalog.PREFIX}/{name.lstrip('/')}": value for name, value in values.items()}
+
+def read_parameters(names: Sequence[str]) -> dict[str, str]:
+    """The values of ``names`` that exist, fresh (a snapshot must not come from a stale cache)."""
+    values: dict[str, str] = {}
+    for first in range(0, len(names), GET_PARAMETERS_LIMIT):
+        try:
+            answer = aws.ssm().get_parameters(Names=list(names[first:first + GET_PARAMETERS_LIMIT]))
+        except ClientError as err:
+            if aws.throttled(err):
+                raise ParameterStoreThrottled(f"Parameter Store throttled StartExperiment's read: {err}") from err
+            raise
+        values.update({p["Name"]: p["Value"] for p in answer["Parameters"]})
+    return values
 
 
 @logger.inject_lambda_context

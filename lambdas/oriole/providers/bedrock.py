@@ -19,7 +19,6 @@ from oriole.providers import MAX_LATENCY_MS, arguments_object, content_text, rep
 from oriole.tools import ToolCall, ToolSpec
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
-DEFAULT_MAX_TOKENS = 1024
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 20.0
 
@@ -159,13 +158,14 @@ class BedrockAgent:
     """An ``Agent`` answering through one Bedrock model with the Converse API."""
 
 
-    def __init__(self, client, model_id: str, temperature: float, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
+    def __init__(self, client, model_id: str, temperature: float, max_tokens: int = BY_KEY["maxTokens"].default,
+                 top_p: float = BY_KEY["topP"].default, max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
         self.client = client
         self.model_id = model_id
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.top_p = top_p
         self.max_throttle_retries = max_throttle_retries
         self.backoff_seconds = backoff_seconds
         self._sleep = sleep
@@ -173,7 +173,8 @@ class BedrockAgent:
 
     @classmethod
     def from_config(cls, model_id: str, config: dict, client=None) -> BedrockAgent:
-        """The agent an experiment's configuration snapshot asks for (a missing key takes the catalog default).
+        """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
+        the catalog (a snapshot taken before a key existed gets its default).
 
         Without a client, one is built with the snapshot's request timeout.
         """
@@ -182,15 +183,20 @@ class BedrockAgent:
 
         if client is None:
             client = runtime_client(float(setting("requestTimeoutSeconds")))
-        return cls(client, model_id, float(setting("temperature")), context_budget=int(setting("contextTokens")))
+        return cls(client, model_id, float(setting("temperature")), int(setting("maxTokens")), float(setting("topP")),
+                   context_budget=int(setting("contextTokens")))
 
     def converse_request(self, request: ModelRequest) -> dict:
-        """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0)."""
+        """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0; topP
+        only below 1, where it changes anything, since some models refuse it next to a temperature)."""
+        inference = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
+        if self.top_p < 1:
+            inference["topP"] = float(self.top_p)
         kwargs = {
             "modelId": self.model_id,
             "system": [{"text": request.system_prompt}],
             "messages": converse_messages(request.messages),
-            "inferenceConfig": {"temperature": float(self.temperature), "maxTokens": self.max_tokens},
+            "inferenceConfig": inference,
         }
         if request.tools:  # Converse refuses an empty tool list: a request without tools names none
             kwargs["toolConfig"] = tool_config(request.tools)

@@ -12,8 +12,9 @@ from rich.markup import escape
 
 from oriole.errors import OrioleError
 from oriole.text import unstorable
-from oriole_workstation.cli import analysis, database, doctor, mazes, params, prompts, run
+from oriole_workstation.cli import analysis, database, doctor, live, mazes, params, prompts, run
 from oriole_workstation.cli.common import Commands, err
+from oriole_workstation.cli.export import export_command
 from oriole_workstation.display import terminal_safe
 
 app = Commands(help="Run LLM maze experiments locally through the real state machine, or on AWS.",
@@ -24,6 +25,9 @@ app.command()(doctor.doctor)
 app.command()(analysis.report)
 app.command()(analysis.render)
 app.command()(analysis.sweep)
+app.command("export")(export_command)
+app.command()(live.ls)
+app.command()(live.watch)
 app.add_typer(prompts.app, name="prompts")
 app.add_typer(mazes.app, name="mazes")
 app.add_typer(database.app, name="db")

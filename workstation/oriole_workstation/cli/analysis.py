@@ -6,48 +6,83 @@ read options, open the database and print.
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from oriole_workstation import cloud, report_html
 from oriole_workstation import sweep as sweeps
-from oriole_workstation.cli.common import AwsDatabase, err, fail
+from oriole_workstation.cli.common import (
+    AwsDatabase,
+    MazeFilter,
+    ModelFilter,
+    PromptFilter,
+    SinceFilter,
+    TagFilter,
+    UntilFilter,
+    err,
+    fail,
+)
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.render import WRITERS, Run, write
 from oriole_workstation.report import Format, GroupBy, render_report
+from oriole_workstation.results import Filters, Results
 
-DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
+REPLAYS = "replays"  # the folder beside an HTML report that holds its replays
 
 
 def report(
-    model: Annotated[str | None, typer.Option(help="Only this model name (e.g. explorer, qwen2.5:7b).")] = None,
-    prompt: Annotated[str | None, typer.Option(help="Only this prompt version.")] = None,
-    maze: Annotated[str | None, typer.Option(help="Only this maze, or this maze family (e.g. perfect).")] = None,
-    since: Annotated[datetime | None, typer.Option(formats=DATE_FORMATS,
-                                                   help="Only experiments started at or after this time.")] = None,
-    until: Annotated[datetime | None, typer.Option(formats=DATE_FORMATS,
-                                                   help="Only experiments started before this time.")] = None,
-    tag: Annotated[str | None, typer.Option(help="Only experiments whose comment has this word, e.g. sweep:ladder.")]
-    = None,
+    model: ModelFilter = None,
+    prompt: PromptFilter = None,
+    maze: MazeFilter = None,
+    since: SinceFilter = None,
+    until: UntilFilter = None,
+    tag: TagFilter = None,
     by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
-    output: Annotated[Format, typer.Option("--format", help="table, csv or json.")] = Format.table,
+    output: Annotated[Format, typer.Option("--format", help="table, csv, json or html.")] = Format.table,
+    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
+    = None,
+    with_replays: Annotated[bool, typer.Option(help="With --format html -o FILE: render each experiment's replay "
+                                                    "into replays/ beside the page and link it.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
-    """Compare models, prompts and settings, as a table, CSV or JSON.
+    """Compare models, prompts and settings, as a table, CSV, JSON or a self-contained HTML page.
 
     Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
     efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
-    merits (succeeded or timed out); failed and aborted ones are counted under errors. Each row is one model
-    x prompt x maze family (or maze with --by maze) x the configuration values that differ among the
-    compared experiments.
+    merits (succeeded, a limit, or an ending the agent caused such as stalling); infrastructure and provider
+    failures are counted under errors. Each row is one model x prompt x maze family (or maze with --by maze)
+    x the configuration values that differ among the compared experiments. The HTML page adds charts (the
+    success rate across the mazes, efficiency and actions to the goal, tokens and cost per success) and
+    every experiment it counts.
     """
     from oriole_workstation.database import open_results
 
-    text = render_report(open_results(aws), output, by, model=model, prompt=prompt, maze=maze, since=since,
-                         until=until, tag=tag)
-    typer.echo(text, nl=False)
+    if with_replays and (output is not Format.html or file is None):
+        raise fail("--with-replays writes replays beside the page: use it with --format html -o FILE")
+    results = open_results(aws)
+    filters = Filters(model, prompt, maze, since, until, tag)
+    replays = write_replays(results, filters, file.parent) if with_replays else None
+    text = report_html.render(results, by, filters, replays) if output is Format.html else \
+        render_report(results, output, by, filters)
+    if file is None:
+        typer.echo(text, nl=False)
+        return
+    file.write_text(text, encoding="utf-8")
+    err.print(f"wrote {file}" + (f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
+              highlight=False, markup=False)
+
+
+def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int, str]:
+    """Each experiment of the report as an HTML replay in ``folder/replays``; experiment id -> relative link."""
+    (folder / REPLAYS).mkdir(parents=True, exist_ok=True)
+    links = {}
+    for row in results.compared(filters):
+        name = f"{REPLAYS}/experiment-{row['experiment_id']}.html"
+        write(Run.from_record(results.experiment_run(row["experiment_id"])), [folder / name])
+        links[row["experiment_id"]] = name
+    return links
 
 
 def render(
@@ -82,13 +117,14 @@ def sweep(
                                                                "StateMachineArn output of --stack).")]
     = None,
     stack: Annotated[str, typer.Option(help="With --aws: the stack whose StateMachineArn output to use.")]
-    = "OrioleOrchestrator",
+    = cloud.ORCHESTRATOR_STACK,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Experiments at once in all (local default "
                                                                 f"{sweeps.LOCAL_CONCURRENCY}).")] = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
                                                                  "(repeatable).")] = [],  # noqa: B006
-    retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
-                                                    "aborted.")] = False,
+    retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment ended in an error "
+                                                    "(infrastructure or provider; not an agent's own ending).")]
+    = False,
     dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
     by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
     = GroupBy.family,
@@ -127,7 +163,7 @@ def sweep(
                     concurrency=concurrency or spec.concurrency or (None if aws else sweeps.LOCAL_CONCURRENCY),
                     provider_concurrency=caps) if todo else []
     typer.echo(sweeps.summarize(finished, skipped, results.sweep_spend(spec.id)), nl=False)
-    typer.echo(render_report(results, by=by, tag=f"sweep:{spec.id}"), nl=False)
+    typer.echo(render_report(results, by=by, filters=Filters(tag=f"sweep:{spec.id}")), nl=False)
     if any(r.status == sweeps.REJECTED for r in finished):
         raise typer.Exit(2)
     if any(r.status == sweeps.NOT_STARTED for r in finished):  # only the spend limit leaves some unstarted

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -17,6 +18,17 @@ from oriole_workstation.display import terminal_safe
 out = Console()
 err = Console(stderr=True)
 
+DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
+# The report's filters, shared by every command that selects experiments the way the report does.
+ModelFilter = Annotated[str | None, typer.Option("--model", help="Only this model name (e.g. explorer, qwen2.5:7b).")]
+PromptFilter = Annotated[str | None, typer.Option("--prompt", help="Only this prompt version.")]
+MazeFilter = Annotated[str | None, typer.Option("--maze", help="Only this maze, or this maze family (e.g. perfect).")]
+SinceFilter = Annotated[datetime | None, typer.Option("--since", formats=DATE_FORMATS,
+                                                      help="Only experiments started at or after this time.")]
+UntilFilter = Annotated[datetime | None, typer.Option("--until", formats=DATE_FORMATS,
+                                                      help="Only experiments started before this time.")]
+TagFilter = Annotated[str | None, typer.Option("--tag", help="Only experiments whose comment has this word, "
+                                                             "e.g. sweep:ladder.")]
 AwsParameterStore = Annotated[bool, typer.Option("--aws", help="Use Parameter Store of your AWS account instead.")]
 AwsDatabase = Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL).")]
 

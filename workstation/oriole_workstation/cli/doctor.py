@@ -21,36 +21,23 @@ def _zombies(results: Results, aws: bool) -> list[tuple[dict, dict]]:
     which holds every execution it runs; an open experiment of a local execution that no live process
     holds, now and again ``LOCK_GRACE_SECONDS`` later (a live runner whose lock connection dropped takes
     its locks again within that time), is a zombie. With ``--aws``: an open experiment whose latest
-    execution is not RUNNING.
+    execution is not RUNNING, judged as the deployed reconciler judges it (``oriole.reconcile``).
     """
-    from oriole_workstation.launcher import status_change_detail
+    from oriole import reconcile
     from oriole_workstation.run_locks import LOCK_GRACE_SECONDS
     from oriole_workstation.runner import EXECUTION_PREFIX
 
-    if not aws:
-        unheld = {row["experiment_id"] for row in results.open_experiments(EXECUTION_PREFIX) if not row["held"]}
-        if unheld:
-            time.sleep(LOCK_GRACE_SECONDS)
-        return [(row, {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
-                       "status": "ABORTED", "cause": LOCAL_ZOMBIE_CAUSE})
-                for row in results.open_experiments(EXECUTION_PREFIX)
-                if not row["held"] and row["experiment_id"] in unheld]
-    import boto3
+    if aws:
+        from oriole.handlers.aws import describe_execution
 
-    sfn = boto3.client("stepfunctions")
-    zombies = []
-    for row in results.open_experiments():
-        if row["last_execution"].startswith(EXECUTION_PREFIX):
-            continue
-        try:
-            execution = sfn.describe_execution(executionArn=row["last_execution"])
-        except (sfn.exceptions.ExecutionDoesNotExist, sfn.exceptions.InvalidArn):
-            execution = {"executionArn": row["last_execution"], "name": row["last_execution"].rsplit(":", 1)[-1],
-                         "status": "ABORTED", "cause": "Step Functions has no such execution (any more)"}
-        if execution["status"] != "RUNNING":
-            zombies.append((row, status_change_detail(execution)))
-    return zombies
-
+        return reconcile.ended(results.store, describe_execution, lambda arn: not arn.startswith(EXECUTION_PREFIX))
+    rows = results.store.open_experiments(EXECUTION_PREFIX)
+    unheld = {row["last_execution"] for row in rows} - results.held([row["last_execution"] for row in rows])
+    if unheld:
+        time.sleep(LOCK_GRACE_SECONDS)
+        unheld -= results.held(sorted(unheld))
+    return [(row, {**reconcile.gone(row["last_execution"]), "cause": LOCAL_ZOMBIE_CAUSE})
+            for row in rows if row["last_execution"] in unheld]
 
 
 def doctor(
@@ -65,9 +52,8 @@ def doctor(
     open experiments whose latest execution is no longer RUNNING. --fix closes each through the
     status-change finalizer (status, completed_at and a failure reason naming the execution).
     """
-    from oriole import experiments
+    from oriole import reconcile
     from oriole.handlers.execution_status import execution_status
-    from oriole.inputs import ExecutionStatusChange
     from oriole_workstation.database import open_results
 
     found = []
@@ -78,10 +64,8 @@ def doctor(
                     "last_turn_at": row["last_turn_at"] and row["last_turn_at"].isoformat(timespec="seconds"),
                     "execution_status": detail["status"], "cause": detail.get("cause") or detail.get("error"),
                     "closed": False, "failure_reason": None}
-            del item["held"]
             if fix:
-                closed = experiments.close_after_execution(ExecutionStatusChange.model_validate(detail),
-                                                           results.store, execution_status)
+                closed = reconcile.close(results.store, detail, execution_status)
                 item.update(closed=closed["closed"], failure_reason=closed["failureReason"])
             found.append(item)
     if as_json:

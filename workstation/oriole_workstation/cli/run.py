@@ -10,10 +10,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from oriole import catalog
+from oriole import catalog, progress
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import check_override, parse_assignment
 from oriole.inputs import PROVIDERS
+from oriole_workstation import cloud
 from oriole_workstation.cli.common import err, fail, out, print_columns, print_json
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
@@ -56,8 +57,8 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
 
 
 @contextmanager
-def launcher_for(aws: bool, data: dict, *, stack: str = "OrioleOrchestrator", state_machine_arn: str | None = None,
-                 poll_seconds: float | None = None):
+def launcher_for(aws: bool, data: dict, *, stack: str = cloud.ORCHESTRATOR_STACK,
+                 state_machine_arn: str | None = None, poll_seconds: float | None = None):
     """A launcher on the deployed state machine (``aws``), or on the local one for as long as the block runs.
 
     Locally a Bedrock experiment gets a client holding the user's own credentials, made before moto
@@ -65,8 +66,6 @@ def launcher_for(aws: bool, data: dict, *, stack: str = "OrioleOrchestrator", st
     """
     if aws:
         import boto3
-
-        from oriole_workstation import cloud
 
         arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["StateMachineArn"]
         yield Launcher(boto3.client("stepfunctions"), arn, poll_seconds=poll_seconds or 5.0)
@@ -100,8 +99,9 @@ def run(
 ) -> None:
     """Run one experiment through the local state machine (or the deployed one) and print its result.
 
-    Exit status: 0 when the goal was found or a limit was reached, 1 when the experiment failed or was
-    aborted, 2 when the input was rejected.
+    Exit status: 0 when the experiment ended on the agent's merits (the goal found, a limit reached, or an
+    ending the agent caused such as stalling), 1 on an infrastructure or provider error, 2 when the input was
+    rejected.
     """
     from oriole_workstation.database import open_results
 
@@ -122,10 +122,11 @@ def run(
 
 
 def exit_status(result: RunResult) -> int:
-    """0: the experiment ended on the agent's merits; 1: it failed or was aborted; 2: the input was rejected."""
+    """0: the experiment ended on the agent's merits (a success, a limit, or a failure the agent caused such as
+    stalling: a run); 1: an error (infrastructure or provider); 2: the input was rejected."""
     if result.summary is None:
         return 2
-    return 0 if result.summary["status"] in ("succeeded", "timed_out") else 1
+    return 1 if result.summary["ending"] == progress.ERROR_ENDING else 0
 
 
 def status(

@@ -1,0 +1,1 @@
+"""TLS trust anchors shipped with the runtime package (package data)."""

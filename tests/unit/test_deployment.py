@@ -1,0 +1,74 @@
+"""What a deployment allows, computed from the environment CDK sets, and the AWS throttles the handlers name."""
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.stub import Stubber
+
+from oriole import deployment
+from oriole.errors import ParameterStoreThrottled, StartExecutionThrottled
+
+HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+@pytest.mark.parametrize(("region", "geography"), [
+    ("us-east-1", "us"), ("us-west-2", "us"), ("eu-central-1", "eu"), ("ap-northeast-1", "apac"),
+    ("sa-east-1", "global"), ("", "global")])
+def test_each_region_calls_the_profiles_of_its_geography(region, geography):
+    assert deployment.geography(region) == geography
+
+
+def test_a_base_id_is_callable_as_itself_and_through_its_profiles_a_profile_id_as_given():
+    assert deployment.invocable_ids([HAIKU, f"eu.{HAIKU}", "global.amazon.nova-2-lite-v1:0"], "us") == [
+        HAIKU, f"us.{HAIKU}", f"global.{HAIKU}", f"eu.{HAIKU}", "global.amazon.nova-2-lite-v1:0"]
+    assert deployment.base_model(f"apac.{HAIKU}") == deployment.base_model(HAIKU) == HAIKU
+    assert deployment.profile_prefix("amazon.nova-pro-v1:0") is None  # "amazon" is a provider, not a geography
+
+
+def client(service: str):
+    return boto3.client(service, region_name="us-east-1", aws_access_key_id="AKIDTESTING",
+                        aws_secret_access_key="secret", config=Config(retries={"total_max_attempts": 1}))
+
+
+def test_parameters_are_read_ten_names_a_call_and_a_throttle_is_named(monkeypatch):
+    from oriole.handlers import start_experiment
+
+    ssm = client("ssm")
+    monkeypatch.setattr(start_experiment.aws, "ssm", lambda: ssm)
+    names = [f"/oriole/p{i}" for i in range(12)]
+    with Stubber(ssm) as stub:
+        stub.add_response("get_parameters", {"Parameters": [{"Name": "/oriole/p0", "Value": "a"}],
+                                             "InvalidParameters": names[1:10]}, {"Names": names[:10]})
+        stub.add_response("get_parameters", {"Parameters": [{"Name": "/oriole/p11", "Value": "b"}]},
+                          {"Names": names[10:]})
+        assert start_experiment.read_parameters(names) == {"/oriole/p0": "a", "/oriole/p11": "b"}
+        stub.add_client_error("get_parameters", "ThrottlingException", "Rate exceeded", 400)
+        with pytest.raises(ParameterStoreThrottled, match="Rate exceeded"):
+            start_experiment.read_parameters(names[:3])
+
+
+def test_a_throttled_successor_start_is_named(monkeypatch):
+    from oriole.handlers import continue_as_new
+
+    sfn = client("stepfunctions")
+    monkeypatch.setattr(continue_as_new.aws, "stepfunctions", lambda: sfn)
+    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"
+    with Stubber(sfn) as stub:
+        stub.add_client_error("start_execution", "ThrottlingException", "Rate exceeded", 400)
+        with pytest.raises(StartExecutionThrottled, match="exp-7-part-3"):
+            continue_as_new.handler.__wrapped__({"experimentId": 7, "part": 2, "stateMachineArn": machine}, None)
+
+
+def test_a_named_deployment_reads_its_own_parameters():
+    """The functions of a second deployment (ORIOLE_DEPLOYMENT, set by CDK) read under its own prefix."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from oriole import catalog; print(catalog.PREFIX, catalog.START_NAMES[0], catalog.prompt_name('v1'))"
+    named = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ORIOLE_DEPLOYMENT": "OrioleLab2"},
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert named[0] == "/oriolelab2" and named[1].startswith("/oriolelab2/") and named[2] == "/oriolelab2/prompts/v1"
+    default = {k: v for k, v in os.environ.items() if k != "ORIOLE_DEPLOYMENT"}
+    plain = subprocess.run([sys.executable, "-c", code], env=default, capture_output=True, text=True, check=True)
+    assert plain.stdout.split()[0] == "/oriole"

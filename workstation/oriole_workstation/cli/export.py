@@ -1,0 +1,47 @@
+"""``oriole export``: the experiments a report selects, as Parquet, JSON Lines or CSV files and a data dictionary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from oriole_workstation.cli.common import (
+    AwsDatabase,
+    MazeFilter,
+    ModelFilter,
+    PromptFilter,
+    SinceFilter,
+    TagFilter,
+    UntilFilter,
+    out,
+)
+from oriole_workstation.export import DICTIONARY, Format, export
+from oriole_workstation.results import Filters
+
+
+def export_command(
+    output: Annotated[Format, typer.Option("--format", help="parquet (needs pip install 'oriole[analysis]'), "
+                                                            "jsonl or csv.")],
+    folder: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the files into.")],
+    model: ModelFilter = None,
+    prompt: PromptFilter = None,
+    maze: MazeFilter = None,
+    since: SinceFilter = None,
+    until: UntilFilter = None,
+    tag: TagFilter = None,
+    aws: AwsDatabase = False,
+) -> None:
+    """Write experiments (with the result columns), turns, actions and model calls, one file per table, for the
+    experiments the report's filters select, and a data dictionary (DATA_DICTIONARY.md).
+
+    Types are kept: integers, UTC timestamps, JSON as its text. Every file comes from one snapshot of the
+    database, so they agree even while experiments run.
+    """
+    from oriole_workstation.database import open_results
+
+    counts = export(open_results(aws), Filters(model, prompt, maze, since, until, tag), output, folder)
+    for table, rows in counts.items():
+        out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
+    out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)

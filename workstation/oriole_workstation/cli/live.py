@@ -1,0 +1,129 @@
+"""``oriole ls`` and ``oriole watch``: the ``experiment_status`` view as a table, once or live until the end.
+
+A running experiment with no action for its ``staleAfterMinutes`` (catalog, default 5) is marked stale: its
+process or execution may be gone (``oriole doctor`` says) or its model very slow.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from oriole_workstation.cli.common import AwsDatabase, err, fail, out
+from oriole_workstation.results import Results
+
+SweepOption = Annotated[str | None, typer.Option("--sweep", help="Only the experiments of this sweep (its id).")]
+
+
+def _ago(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "-"
+    seconds = max((now - moment).total_seconds(), 0)
+    if seconds < 90:
+        return f"{seconds:.0f} s ago"
+    return f"{seconds / 60:.0f} min ago" if seconds < 5400 else f"{seconds / 3600:.1f} h ago"
+
+
+def status_table(rows: list[dict], now: datetime | None = None) -> Table:
+    """Running experiments first; a stale one is marked, bold, in the status column."""
+    now = now or datetime.now(UTC)
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for header, right in (("experiment", True), ("agent", False), ("maze", False), ("status", False),
+                          ("turn", True), ("actions", True), ("progress", True), ("last action", True),
+                          ("tokens", True), ("cost", True), ("sweep", False)):
+        table.add_column(header, justify="right" if right else "left", no_wrap=True)
+    for r in rows:
+        state = Text("STALE " + r["status"], style="bold yellow") if r["stale"] else Text(
+            r["status"] if r["ending"] is None or r["status"] == "succeeded" else f"{r['status']} ({r['ending']})")
+        table.add_row(str(r["experiment_id"]), Text(f"{r['llm_provider']}/{r['model_name']}"), Text(r["maze"]), state,
+                      str(r["turn"]), f"{r['actions']:,}/{r['max_actions']:,}",
+                      "-" if r["progress_percent"] is None else f"{float(r['progress_percent']):.1f}%",
+                      _ago(r["last_action_at"], now), f"{r['input_tokens'] + r['output_tokens']:,}",
+                      f"${float(r['cost_usd']):.4f}", Text(r["sweep_id"] or "-"))
+    return table
+
+
+def ls(
+    running: Annotated[bool, typer.Option("--running", help="Only running experiments.")] = False,
+    sweep: SweepOption = None,
+    limit: Annotated[int, typer.Option(min=0, help="At most this many rows (0: all).")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    aws: AwsDatabase = False,
+) -> None:
+    """List experiments with their progress: running ones first, stale ones marked, then the newest.
+
+    Stale: running with no action for staleAfterMinutes (catalog, default 5).
+    """
+    from oriole_workstation.database import open_results
+
+    rows = open_results(aws).status(sweep_id=sweep, running=running, limit=limit or None)
+    if as_json:
+        out.print_json(json.dumps(rows, default=str))
+        return
+    if not rows:
+        out.print("no experiment" + (" running" if running else "") + (f" in sweep {sweep}" if sweep else ""),
+                  markup=False)
+        return
+    out.print(status_table(rows))
+    stale = sum(r["stale"] for r in rows)
+    if stale:
+        out.print(f"\n{stale} stale: running with no action for their staleAfterMinutes; `oriole doctor` tells "
+                  "whether anything still runs them.", markup=False)
+
+
+class Watcher:
+    """Polls the status view until what it watches has ended: one experiment closed, or no experiment of the
+    sweep running at two polls in a row (a sweep starts the next experiment as one ends)."""
+
+    def __init__(self, results: Results, experiment: int | None, sweep: str | None):
+        self.results, self.experiment, self.sweep = results, experiment, sweep
+        self.quiet_polls = 0
+
+    def rows(self) -> list[dict]:
+        return self.results.status(experiment_id=self.experiment, sweep_id=self.sweep)
+
+    def ended(self, rows: list[dict]) -> bool:
+        running = any(r["status"] == "running" for r in rows)
+        self.quiet_polls = 0 if running else self.quiet_polls + 1
+        return self.quiet_polls >= (1 if self.experiment is not None else 2)
+
+
+def watch(
+    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.")] = None,
+    sweep: SweepOption = None,
+    interval: Annotated[float, typer.Option(min=0.01, help="Seconds between refreshes.")] = 2.0,
+    aws: AwsDatabase = False,
+) -> None:
+    """Watch an experiment (or every experiment of a sweep) live until it ends.
+
+    The table refreshes every --interval seconds; it stops when the experiment is closed, or when no
+    experiment of the sweep has been running for two refreshes in a row. Ctrl-C stops watching (the
+    experiments go on).
+    """
+    from oriole_workstation.database import open_results
+
+    if (experiment is None) == (sweep is None):
+        raise fail("say what to watch: an EXPERIMENT id or --sweep ID")
+    watcher = Watcher(open_results(aws), experiment, sweep)
+    rows = watcher.rows()
+    if not rows:
+        raise fail(f"no experiment {experiment}" if sweep is None else f"no experiment of sweep {sweep} yet")
+    try:
+        with Live(status_table(rows), console=out, refresh_per_second=4) as live:
+            while not watcher.ended(rows):
+                time.sleep(interval)
+                rows = watcher.rows()
+                live.update(status_table(rows))
+    except KeyboardInterrupt:
+        err.print("stopped watching; the experiments go on")
+        raise typer.Exit(130) from None
+    endings = Counter(r["ending"] or "running" for r in rows)
+    out.print("ended: " + ", ".join(f"{n} {ending}" for ending, n in sorted(endings.items())), markup=False)
