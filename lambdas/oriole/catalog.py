@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
@@ -198,6 +199,12 @@ CATALOG: tuple[Parameter, ...] = (
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
 START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  # what StartExperiment reads
 BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
+
+
+def snapshot_value(config: Mapping[str, object], key: str) -> object:
+    """A configuration snapshot's value of ``key``; a snapshot taken before the parameter existed gets its
+    catalog default, so experiments started before it still run."""
+    return config[key] if key in config else BY_KEY[key].default
 
 
 def pricing_name(model: str) -> str:

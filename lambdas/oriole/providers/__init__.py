@@ -3,7 +3,7 @@ calls the model, and turns the answer back into a ``ModelResponse``. Nothing els
 
 The helpers here are the pieces of wire format the adapters share (JSON text as the model reads it, a
 tool described as a JSON-schema function, a call's arguments as an object, reported counts checked); the
-HTTP transport of the adapters that speak HTTP is ``oriole.providers.http``.
+HTTP transport of the adapters that speak HTTP is ``oriole.providers.transport``.
 """
 
 import json

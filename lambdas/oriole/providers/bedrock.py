@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from oriole.catalog import BY_KEY
+from oriole.catalog import BY_KEY, snapshot_value
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.providers import MAX_LATENCY_MS, arguments_object, content_text, reported_count
 from oriole.tools import ToolCall, ToolSpec
@@ -179,7 +179,7 @@ class BedrockAgent:
         Without a client, one is built with the snapshot's request timeout.
         """
         def setting(key: str):
-            return config[key] if key in config else BY_KEY[key].default
+            return snapshot_value(config, key)
 
         if client is None:
             client = runtime_client(float(setting("requestTimeoutSeconds")))

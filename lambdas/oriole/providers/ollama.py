@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oriole.catalog import BY_KEY
+from oriole.catalog import snapshot_value
 from oriole.errors import InvalidModelResponse
 from oriole.providers import (
     EXCERPT_CHARS,
@@ -103,10 +103,9 @@ class OllamaAgent:
 
     @classmethod
     def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
-        """An agent from an experiment's configuration snapshot; a key the snapshot lacks takes its catalog
-        default, so experiments started before a parameter existed still run."""
+        """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
         def value(key: str) -> Any:
-            return config[key] if key in config else BY_KEY[key].default
+            return snapshot_value(config, key)
 
         options = {"num_ctx": int(value("numCtx")), "temperature": float(value("temperature")),
                    "repeat_penalty": float(value("repeatPenalty")), "seed": int(value("seed"))}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oriole.catalog import BY_KEY
+from oriole.catalog import snapshot_value
 from oriole.errors import InvalidModelResponse
 from oriole.providers import (
     EXCERPT_CHARS,
@@ -123,10 +123,9 @@ class OpenAIAgent:
 
     @classmethod
     def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
-        """An agent from an experiment's configuration snapshot; a key the snapshot lacks takes its catalog
-        default, so experiments started before a parameter existed still run."""
+        """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
         def value(key: str) -> Any:
-            return config[key] if key in config else BY_KEY[key].default
+            return snapshot_value(config, key)
 
         generation = {"temperature": float(value("temperature")),
                       str(value("maxTokensField")): int(value("maxOutputTokens"))}
