@@ -30,7 +30,7 @@ from oriole.handlers import FUNCTIONS
 STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
 RECONCILER = "oriole.handlers.reconcile.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
-MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent")
+MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 NO_DATABASE = ("ContinueAsNew",)
 TASK_SECONDS = 60
 # A version a running execution calls must outlive the deploy that publishes the next one.
@@ -166,17 +166,20 @@ class Functions(Construct):
             actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
             resources=[*profiles, *dict.fromkeys(models)]))
 
-    def allow_ollama(self, endpoints: tuple[str, ...], secret_arn: str | None) -> None:
-        """The Ollama endpoints StartExperiment lets an execution name, and the API key the agent sends."""
+    def allow_model_servers(self, servers: deployment.ModelServers, task: str, urls: tuple[str, ...],
+                            secret_arn: str | None) -> None:
+        """The model servers (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an execution
+        name (none listed: none), and the API key the agent ``task`` sends them."""
         start = self.task("StartExperiment")
-        start.add_environment(deployment.OLLAMA_ENDPOINTS, json.dumps(list(endpoints)))
+        start.add_environment(servers.listed, json.dumps(list(urls)))
         if not secret_arn:
             return
-        secret = secretsmanager.Secret.from_secret_complete_arn(self, "OllamaApiKey", secret_arn)
-        function = self.task("InvokeOllamaAgent")
+        name = task.removeprefix("Invoke").removesuffix("Agent")
+        secret = secretsmanager.Secret.from_secret_complete_arn(self, f"{name}ApiKey", secret_arn)
+        function = self.task(task)
         secret.grant_read(function)
         for reader in (function, start):  # StartExperiment only learns that a key is sent, it cannot read it
-            reader.add_environment(deployment.OLLAMA_API_KEY_SECRET, secret_arn)
+            reader.add_environment(servers.secret, secret_arn)
 
     def grant_executions(self, state_machine_arn: str, execution_arns: str, timeout_seconds: int) -> None:
         """ContinueAsNew starts the successor execution of this one state machine and nothing else; the

@@ -29,6 +29,7 @@ from infra.database import MAX_CONNECTIONS_ESTIMATE, PROXY_CONNECTIONS_PERCENT
 
 NAMESPACE = "Oriole"
 PERIOD = Duration.minutes(5)
+MAX_ALARM_METRICS = 10  # CloudWatch: the metric math of one alarm holds at most 10 metrics
 CPU_CREDITS_LOW = 20
 FREE_STORAGE_LOW_BYTES = 2 * 1024**3
 ABOVE = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
@@ -59,9 +60,11 @@ class Monitoring(Construct):
                         "An execution hit Step Functions' execution timeout instead of ending by its limits"),
             self._alarm("ExperimentsFailedByError", oriole_metric("ExperimentsFailedByError"), 1, ABOVE,
                         "An experiment failed after the retries (not a stalled agent): look up its failure_reason"),
-            self._alarm("LambdaThrottles", _sum("Lambda throttles", [f.metric_throttles(period=PERIOD)
-                                                                     for f in functions]), 1, ABOVE,
-                        "Lambda throttled a function: raise the account's concurrency quota"),
+            *(self._alarm("LambdaThrottles" + (f"{start // MAX_ALARM_METRICS + 1}" if start else ""),
+                          _sum("Lambda throttles", [f.metric_throttles(period=PERIOD)
+                                                    for f in functions[start:start + MAX_ALARM_METRICS]]), 1, ABOVE,
+                          "Lambda throttled a function: raise the account's concurrency quota")
+              for start in range(0, len(functions), MAX_ALARM_METRICS)),
             self._alarm("FinalizerDeadLetters", dead_letters.metric_approximate_number_of_messages_visible(
                 period=PERIOD, statistic="Maximum"), 1, ABOVE,
                 "A status change was not processed; the reconciler closes its experiment within 15 minutes"),

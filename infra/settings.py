@@ -43,6 +43,8 @@ class Settings:
     max_execution_seconds: int
     ollama_endpoints: tuple[str, ...]
     ollama_api_key_secret_arn: str | None
+    openai_base_urls: tuple[str, ...]
+    openai_api_key_secret_arn: str | None
     existing_database: ExistingDatabase | None
     log_retention_days: int
     alarm_email: str | None
@@ -69,15 +71,17 @@ class Settings:
         if not DEPLOYMENT_NAME.match(deployment):
             raise ValueError(f"context deployment must be a capitalised name of letters and digits (up to 24), "
                              f"like OrioleLab2; got {deployment!r}")
-        key_arn = get("ollamaApiKeySecretArn")
+        key_arn, openai_key_arn = get("ollamaApiKeySecretArn"), get("openaiApiKeySecretArn")
         return cls(
             deployment=deployment,
             egress=egress,
             deletion_protection=_flag(get("deletionProtection", True)),
             bedrock_model_ids=_list(get("bedrockModelIds", [])),
             max_execution_seconds=_execution_timeout(get("maxExecutionSeconds")),
-            ollama_endpoints=_ollama_endpoints(_list(get("ollamaEndpoints", [])), key_arn),
+            ollama_endpoints=_model_servers(get, "ollamaEndpoints", "ollamaApiKeySecretArn"),
             ollama_api_key_secret_arn=key_arn,
+            openai_base_urls=_model_servers(get, "openaiBaseUrls", "openaiApiKeySecretArn"),
+            openai_api_key_secret_arn=openai_key_arn,
             existing_database=_existing_database(get),
             log_retention_days=int(get("logRetentionDays", 30)),
             alarm_email=get("alarmEmail"),
@@ -103,15 +107,17 @@ def _execution_timeout(value) -> int:
         raise ValueError(f"context maxExecutionSeconds: {err}") from None
 
 
-def _ollama_endpoints(endpoints: tuple[str, ...], key_arn: str | None) -> tuple[str, ...]:
-    """The Ollama endpoints executions may name on AWS; never plain http when an API key is sent."""
-    for endpoint in endpoints:
-        if not re.match(r"^https?://[^/\s]+", endpoint):
-            raise ValueError(f"context ollamaEndpoints: {endpoint!r} is not an http(s) URL")
-        if key_arn and not endpoint.startswith("https://"):
-            raise ValueError(f"context ollamaEndpoints: {endpoint!r} is plain http, but ollamaApiKeySecretArn "
+def _model_servers(get, context: str, key_context: str) -> tuple[str, ...]:
+    """The model servers (``ollamaEndpoints``, ``openaiBaseUrls``) executions may name on AWS; never plain http
+    when an API key is sent (``key_context``)."""
+    urls = _list(get(context, []))
+    for url in urls:
+        if not re.match(r"^https?://[^/\s]+", url):
+            raise ValueError(f"context {context}: {url!r} is not an http(s) URL")
+        if get(key_context) and not url.startswith("https://"):
+            raise ValueError(f"context {context}: {url!r} is plain http, but {key_context} "
                              "makes the functions send an API key: use https")
-    return endpoints
+    return urls
 
 
 def _flag(value) -> bool:

@@ -14,6 +14,7 @@ from infra.network import Network
 from infra.parameters import Parameters
 from infra.settings import Settings
 from infra.state_machine import ExperimentStateMachine, state_machine_name
+from oriole import deployment
 from oriole.catalog import parameter_prefix
 
 EXAMPLE_INPUT = ('{"mazeId": "perfect-11", "llmProvider": "baseline", "modelName": "explorer", '
@@ -55,11 +56,14 @@ class OrchestratorStack(Stack):
                                    subnets=data.network.function_subnets if data.network else None,
                                    deployment_name=settings.deployment, log_retention_days=settings.log_retention_days)
         prefix = parameter_prefix(settings.deployment)
-        Parameters(self, "Parameters", prefix=prefix,
-                   values={"endpoint": settings.ollama_endpoints[0]} if settings.ollama_endpoints else {})
+        first = {"endpoint": settings.ollama_endpoints[:1], "baseUrl": settings.openai_base_urls[:1]}
+        Parameters(self, "Parameters", prefix=prefix, values={key: urls[0] for key, urls in first.items() if urls})
         self.functions.grant_parameters(prefix)
         self.functions.grant_bedrock(settings.bedrock_model_ids)
-        self.functions.allow_ollama(settings.ollama_endpoints, settings.ollama_api_key_secret_arn)
+        self.functions.allow_model_servers(deployment.OLLAMA, "InvokeOllamaAgent", settings.ollama_endpoints,
+                                           settings.ollama_api_key_secret_arn)
+        self.functions.allow_model_servers(deployment.OPENAI, "InvokeOpenAIAgent", settings.openai_base_urls,
+                                           settings.openai_api_key_secret_arn)
         name = state_machine_name(self)
         self.functions.grant_executions(
             self.format_arn(service="states", resource="stateMachine", resource_name=name,

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
@@ -48,8 +49,8 @@ _DURATION_MINUTES = 120.0
 # attempt: 16 + 18 x 3 = 70 events. 350 turns and the start and end of an execution (at most 200 events with
 # their own retries) stay under 25,000 (tests/integration/test_local_state_machine.py checks it from the ASL).
 MAX_TURNS_PER_EXECUTION = 350
-ALL_PROVIDERS = ("bedrock", "ollama", "baseline")
-LLM_PROVIDERS = ("bedrock", "ollama")
+ALL_PROVIDERS = ("bedrock", "ollama", "openai", "baseline")
+LLM_PROVIDERS = ("bedrock", "ollama", "openai")
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ CATALOG: tuple[Parameter, ...] = (
               "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000,
               providers=LLM_PROVIDERS),
     Parameter("experiments/seed", int, -1,
-              "Seed for baseline agents and Ollama; -1 draws a random seed per experiment (stored).",
+              "Seed for baseline agents, Ollama and OpenAI-compatible servers; -1 draws a random seed per "
+              "experiment (stored).",
               minimum=-1, maximum=2**31 - 1, experimental=False),
     Parameter("experiments/stale-after-minutes", float, 5.0,
               "A running experiment with no action for this long shows as stale (oriole ls, experiment_status).",
@@ -138,9 +140,9 @@ CATALOG: tuple[Parameter, ...] = (
               "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
               "accounted call).", choices=("map", "model"), providers=LLM_PROVIDERS),
     Parameter("agent/context-tokens", int, 32768,
-              "Context budget in tokens for providers without their own (Bedrock); Ollama uses numCtx. Requests "
-              "are trimmed to it: earlier turns first, then the oldest recent actions.",
-              minimum=256, maximum=2_000_000, providers=("bedrock",)),
+              "Context budget in tokens for providers without their own (Bedrock, OpenAI-compatible); Ollama uses "
+              "numCtx. Requests are trimmed to it: earlier turns first, then the oldest recent actions.",
+              minimum=256, maximum=2_000_000, providers=("bedrock", "openai")),
     Parameter("agent/circuit-breaker-threshold", int, 3,
               "Invalid tool calls in a row that end the turn (end reason circuit_breaker).", minimum=1, maximum=100),
     Parameter("agent/repetition-threshold", int, 5,
@@ -161,12 +163,12 @@ CATALOG: tuple[Parameter, ...] = (
               max_length=2048, url_schemes=("http", "https"), providers=("ollama",), experimental=False),
     Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576,
               providers=("ollama",)),
-    Parameter("model/temperature", float, 0.2, "Sampling temperature of every model provider (Ollama and Bedrock).",
+    Parameter("model/temperature", float, 0.2, "Sampling temperature of every model provider.",
               minimum=0, maximum=2, providers=LLM_PROVIDERS),
     Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5,
               providers=("ollama",)),
     Parameter("ollama/request-timeout-seconds", float, 120.0,
-              "Timeout of one model request (Ollama and Bedrock); one request must fit in the model task's "
+              "Timeout of one model request (every model provider); one request must fit in the model task's "
               "Lambda timeout with the deadline margin to spare.", minimum=1, maximum=MAX_REQUEST_TIMEOUT_SECONDS,
               providers=LLM_PROVIDERS, experimental=False),
     Parameter("bedrock/max-tokens", int, 1024,
@@ -175,11 +177,34 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("bedrock/top-p", float, 1.0,
               "Bedrock inferenceConfig.topP; 1 (the whole distribution) is not sent, since some models refuse "
               "temperature and topP together.", minimum=0, maximum=1, providers=("bedrock",)),
+    Parameter("openai/base-url", str, "http://localhost:8000/v1",
+              "Base URL of the OpenAI-compatible server (http or https), the OpenAI SDK's base_url: requests go to "
+              "{baseUrl}/chat/completions.", max_length=2048, url_schemes=("http", "https"), providers=("openai",),
+              experimental=False),
+    Parameter("openai/max-output-tokens", int, 1024,
+              "Most tokens one answer of an OpenAI-compatible server may generate.", minimum=1, maximum=1_000_000,
+              providers=("openai",)),
+    Parameter("openai/max-tokens-field", str, "max_tokens",
+              "The request field that carries maxOutputTokens: max_tokens (vLLM, llama.cpp, SGLang and most "
+              "servers) or max_completion_tokens (required by OpenAI's reasoning models).",
+              choices=("max_tokens", "max_completion_tokens"), providers=("openai",), experimental=False),
+    Parameter("openai/send-seed", bool, True,
+              "Send the experiment's seed as the request's seed (OpenAI-compatible); false for a server that "
+              "refuses the field.", providers=("openai",), experimental=False),
+    Parameter("openai/parallel-tool-calls", bool, False,
+              "parallel_tool_calls, sent with the tools: false asks for at most one tool call per answer (as the v1 "
+              "prompt says), true lets the model return several.", providers=("openai",)),
 )
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
 START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  # what StartExperiment reads
 BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
+
+
+def snapshot_value(config: Mapping[str, object], key: str) -> object:
+    """A configuration snapshot's value of ``key``; a snapshot taken before the parameter existed gets its
+    catalog default, so experiments started before it still run."""
+    return config[key] if key in config else BY_KEY[key].default
 
 
 def pricing_name(model: str) -> str:

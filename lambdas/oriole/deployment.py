@@ -1,9 +1,10 @@
 """What a deployment fixes when it is deployed: environment variables that CDK sets on the functions.
 
 On AWS an execution input must stay within what the stack was deployed for: a Bedrock model the functions
-may invoke, an Ollama endpoint the operator allowed (the API key is sent to it, and its answers land in
-``failure_reason``). StartExperiment checks both before it writes anything. Locally none of these variables
-is set and nothing is restricted: the researcher's own machine and credentials decide.
+may invoke, an Ollama endpoint or an OpenAI-compatible base URL the operator allowed (the API key is sent to
+it, and its answers land in ``failure_reason``). StartExperiment checks these before it writes anything.
+Locally none of these variables is set and nothing is restricted: the researcher's own machine and
+credentials decide.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
+from oriole.catalog import BY_KEY
 from oriole.errors import InvalidConfig, ModelNotAllowed
 
 BEDROCK_MODEL_IDS = "ORIOLE_BEDROCK_MODEL_IDS"  # JSON list: the deploy-time bedrockModelIds
 OLLAMA_ENDPOINTS = "ORIOLE_OLLAMA_ENDPOINTS"  # JSON list: the deploy-time ollamaEndpoints
 OLLAMA_API_KEY_SECRET = "OLLAMA_API_KEY_SECRET_ARN"  # set when the deployment sends an Ollama API key
+OPENAI_BASE_URLS = "ORIOLE_OPENAI_BASE_URLS"  # JSON list: the deploy-time openaiBaseUrls
+OPENAI_API_KEY_SECRET = "OPENAI_API_KEY_SECRET_ARN"  # set when the deployment sends an OpenAI-compatible API key
 CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the deployed code
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
 STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
@@ -28,6 +33,7 @@ PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
 GEOGRAPHIES = {"us": "us", "eu": "eu", "ap": "apac"}
 GLOBAL = "global"
 LOCAL_OLLAMA = "http://localhost:11434"
+LOCAL_OPENAI = "http://localhost:8000/v1"
 
 
 def geography(region: str) -> str:
@@ -74,23 +80,45 @@ def check_bedrock_model(model_name: str, environ: Mapping[str, str] = os.environ
             "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (see README)")
 
 
-def check_ollama_endpoint(endpoint: str, environ: Mapping[str, str] = os.environ) -> None:
-    """On AWS, an Ollama endpoint must be one the deployment allows; plain http is refused when an API key
-    would be sent over it."""
-    allowed = _listed(environ, OLLAMA_ENDPOINTS)
+@dataclass(frozen=True)
+class ModelServers:
+    """Model servers an experiment names by URL (Ollama's endpoint, an OpenAI-compatible base URL): its config
+    key, the deploy-time list (context and environment variable), the API key's secret variable, and the local
+    default, which a Lambda function cannot reach."""
+
+    service: str
+    noun: str
+    key: str
+    listed: str
+    context: str
+    example: str
+    secret: str
+    local: str
+
+
+OLLAMA = ModelServers("Ollama", "endpoint", "endpoint", OLLAMA_ENDPOINTS, "ollamaEndpoints",
+                      "https://your-ollama:11434", OLLAMA_API_KEY_SECRET, LOCAL_OLLAMA)
+OPENAI = ModelServers("OpenAI-compatible", "base URL", "baseUrl", OPENAI_BASE_URLS, "openaiBaseUrls",
+                      "https://your-server/v1", OPENAI_API_KEY_SECRET, LOCAL_OPENAI)
+
+
+def check_model_server(servers: ModelServers, url: str, environ: Mapping[str, str] = os.environ) -> None:
+    """On AWS, a model server must be one the deployment allows (the API key is sent to it, its answers land in
+    the database); plain http is refused when an API key would be sent over it."""
+    allowed = _listed(environ, servers.listed)
     if allowed is None:
         return
-    where = ("deploy with `cdk deploy -c ollamaEndpoints='[\"https://your-ollama:11434\"]'` and set "
-             "/oriole/ollama/endpoint to one of them (`oriole params set endpoint URL --aws`)")
-    if endpoint.rstrip("/") not in {e.rstrip("/") for e in allowed}:
-        if endpoint.rstrip("/") == LOCAL_OLLAMA:
-            raise InvalidConfig(f"config.endpoint is the local default {LOCAL_OLLAMA}, which a Lambda function "
+    where = (f"deploy with `cdk deploy -c {servers.context}='[\"{servers.example}\"]'` and set "
+             f"{BY_KEY[servers.key].name} to one of them (`oriole params set {servers.key} URL --aws`)")
+    if url.rstrip("/") not in {e.rstrip("/") for e in allowed}:
+        if url.rstrip("/") == servers.local:
+            raise InvalidConfig(f"config.{servers.key} is the local default {servers.local}, which a Lambda function "
                                 f"cannot reach; {where}")
-        raise InvalidConfig(f"config.endpoint {endpoint!r} is not an Ollama endpoint this deployment allows "
-                            f"(allowed: {', '.join(allowed) or 'none'}); {where}")
-    if environ.get(OLLAMA_API_KEY_SECRET) and not endpoint.lower().startswith("https://"):
-        raise InvalidConfig(f"config.endpoint {endpoint!r} is plain http but this deployment sends an Ollama API "
-                            "key: allow only https endpoints")
+        raise InvalidConfig(f"config.{servers.key} {url!r} is not an {servers.service} {servers.noun} this "
+                            f"deployment allows (allowed: {', '.join(allowed) or 'none'}); {where}")
+    if environ.get(servers.secret) and not url.lower().startswith("https://"):
+        raise InvalidConfig(f"config.{servers.key} {url!r} is plain http but this deployment sends an "
+                            f"{servers.service} API key: allow only https {servers.noun}s")
 
 
 def execution_timeout(environ: Mapping[str, str] = os.environ) -> int | None:

@@ -84,8 +84,9 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
     priced = request.llmProvider != "baseline"
     stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
     config = resolve(stored, request.config)
-    if request.llmProvider == "ollama":
-        deployment.check_ollama_endpoint(str(config["endpoint"]))
+    servers = {"ollama": deployment.OLLAMA, "openai": deployment.OPENAI}.get(request.llmProvider)
+    if servers is not None:
+        deployment.check_model_server(servers, str(config[servers.key]))
     prompt = stored.get(prompt_name)
     if not prompt:
         raise UnknownPromptVersion(f"no prompt at {prompt_name}: store it with `oriole prompts put "

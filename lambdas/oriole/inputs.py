@@ -43,7 +43,7 @@ class ExecutionInput(BaseModel):
     model_config = _STRICT
 
     mazeId: str | int
-    llmProvider: Literal["bedrock", "ollama", "baseline"] = "bedrock"
+    llmProvider: Literal[PROVIDERS] = "bedrock"
     modelName: Name = Field(min_length=1, max_length=200)
     promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
     agentId: Name | None = Field(None, max_length=200)

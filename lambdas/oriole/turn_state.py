@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from oriole import memory as memories
-from oriole.catalog import BY_KEY
+from oriole.catalog import snapshot_value
 from oriole.maze import Maze, vision
 from oriole.text import escaped, replaced
 from oriole.tools import INVALID_ACTION, ActionRecord, Memory, Rules, WorldState, tool_specs
@@ -140,7 +140,7 @@ class LoadedTurn:
 
     def setting(self, key: str) -> object:
         """A snapshot value; a snapshot taken before the setting existed gets the catalog default."""
-        return self.config[key] if key in self.config else BY_KEY[key].default
+        return snapshot_value(self.config, key)
 
     def memory(self, game: Rules) -> Memory:
         """What ``recall_all`` summarises: the last ``maxRecallActions`` actions' positions and sightings, and

@@ -18,6 +18,8 @@ PROFILE = "eu.anthropic.claude-sonnet-4-5-20250929-v1:0"
 MODEL_IDS = [BASE_MODEL, PROFILE]
 OLLAMA_ENDPOINTS = ["https://ollama.lab.example:11434"]
 OLLAMA_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/ollama-AbCdEf"
+OPENAI_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/openai-GhIjKl"
+OPENAI_BASE_URLS = ["https://gpu-box.lab.example/v1/", "https://api.openai.com/v1"]
 
 
 def synthesize(**context):
@@ -45,7 +47,8 @@ def synthesize(**context):
 @pytest.fixture(scope="session")
 def stacks():
     return synthesize(bedrockModelIds=MODEL_IDS, ollamaApiKeySecretArn=OLLAMA_SECRET, maxExecutionSeconds=3600,
-                      ollamaEndpoints=OLLAMA_ENDPOINTS)
+                      ollamaEndpoints=OLLAMA_ENDPOINTS, openaiBaseUrls=OPENAI_BASE_URLS,
+                      openaiApiKeySecretArn=OPENAI_SECRET)
 
 
 @pytest.fixture(scope="session")

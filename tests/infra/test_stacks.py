@@ -9,9 +9,19 @@ import pytest
 from aws_cdk.assertions import Annotations, Match
 
 from oriole import flows
-from oriole.catalog import CATALOG
+from oriole.catalog import CATALOG, MODEL_TASK_SECONDS
 from oriole.handlers import FUNCTIONS
-from tests.infra.conftest import BASE_MODEL, MODEL_IDS, OLLAMA_ENDPOINTS, OLLAMA_SECRET, PROFILE, resolve, synthesize
+from tests.infra.conftest import (
+    BASE_MODEL,
+    MODEL_IDS,
+    OLLAMA_ENDPOINTS,
+    OLLAMA_SECRET,
+    OPENAI_BASE_URLS,
+    OPENAI_SECRET,
+    PROFILE,
+    resolve,
+    synthesize,
+)
 
 ASL = flows.definition()
 
@@ -172,9 +182,10 @@ def test_parameters_come_from_the_catalog(templates):
     names = {p["Properties"]["Name"]: p["Properties"]["Value"]
              for p in resources(orchestrator, "AWS::SSM::Parameter").values()}
     for param in CATALOG:
-        if param.overridable and param.key != "endpoint":
+        if param.overridable and param.key not in ("endpoint", "baseUrl"):
             assert names[param.name] == param.default_text
     assert names["/oriole/ollama/endpoint"] == OLLAMA_ENDPOINTS[0]  # the deployment's, not localhost
+    assert names["/oriole/openai/base-url"] == OPENAI_BASE_URLS[0]
     assert "navigating a 2D grid maze" in names["/oriole/prompts/v1"]
     assert "/oriole/experiments/max-execution-seconds" not in names  # read at deploy time only
 
@@ -310,6 +321,38 @@ def test_database_secret_is_read_only_by_the_functions_that_query(templates):
     assert OLLAMA_SECRET.rsplit("-", 1)[0] in ollama
 
 
+def test_the_openai_key_goes_only_to_its_task_and_only_listed_base_urls_are_allowed(templates):
+    _, orchestrator = templates
+    start = one_function_env(orchestrator, "StartExperiment")
+    assert json.loads(start["ORIOLE_OPENAI_BASE_URLS"]) == OPENAI_BASE_URLS
+    assert one_function_env(orchestrator, "InvokeOpenAIAgent")["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET
+    assert start["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET  # it learns that a key is sent, cannot read it
+    readers = {name for name in function_ids(orchestrator)
+               if OPENAI_SECRET.rsplit("-", 1)[0] in json.dumps(policies_of(orchestrator, f"Functions{name}"))}
+    assert readers == {"InvokeOpenAIAgent"}
+    timeouts = {name: resources(orchestrator, "AWS::Lambda::Function")[logical]["Properties"]["Timeout"]
+                for name, logical in function_ids(orchestrator).items()}
+    assert timeouts["InvokeOpenAIAgent"] == timeouts["InvokeOllamaAgent"] == timeouts["InvokeBedrockAgent"] == \
+        MODEL_TASK_SECONDS
+
+
+@pytest.mark.parametrize("context, message", [
+    ({"openaiBaseUrls": '["http://gpu-box:8000/v1"]', "openaiApiKeySecretArn": OPENAI_SECRET}, "plain http"),
+    ({"openaiBaseUrls": "file:///etc/passwd"}, "is not an http"),
+])
+def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refused(context, message):
+    with pytest.raises(Exception, match=message):
+        synthesize(**context)
+
+
+def test_without_a_list_no_openai_base_url_is_allowed_on_aws():
+    from aws_cdk.assertions import Template
+
+    _, orchestrator = synthesize()
+    env = one_function_env(Template.from_stack(orchestrator), "StartExperiment")
+    assert env["ORIOLE_OPENAI_BASE_URLS"] == "[]"
+
+
 def test_continue_as_new_may_start_only_this_state_machine(templates):
     _, orchestrator = templates
     start = [s for s in policies_of(orchestrator, "FunctionsContinueAsNew") if s["Action"] == "states:StartExecution"]
@@ -390,6 +433,12 @@ def test_alarms_watch_real_trouble_only(templates):
 def test_alarms_dashboard_and_outputs(templates):
     data, orchestrator = templates
     assert resources(orchestrator, "AWS::CloudWatch::Dashboard")
+    throttles = [a["Properties"]["Metrics"] for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()
+                 if "Throttles" in json.dumps(a["Properties"].get("Metrics", []))]
+    watched = [json.dumps(m["MetricStat"]["Metric"]["Dimensions"]) for group in throttles for m in group
+               if "MetricStat" in m]
+    assert all(len(group) <= 11 for group in throttles)  # at most 10 metrics and their sum, as CloudWatch allows
+    assert len(watched) == len(set(watched)) == len(FUNCTIONS) + 1  # every function of the flow, the finalizer
     outputs = orchestrator.to_json()["Outputs"]
     assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput"} <= set(outputs)
     example = json.loads(outputs["ExampleExecutionInput"]["Value"])

@@ -1,6 +1,7 @@
-"""The agent loop's variables through the local state machine, against real model protocols: a scripted
-Ollama server over real HTTP and a real boto3 Bedrock client under botocore's Stubber (every request is
-checked against the service model). For each variable: what the model was sent turn by turn, what was
+"""The agent loop's variables through the local state machine, against real model protocols: scripted
+Ollama and OpenAI-compatible servers over real HTTP (the latter checking every request against the Chat
+Completions spec) and a real boto3 Bedrock client under botocore's Stubber (every request is checked against
+the service model). For each variable: what the model was sent turn by turn, what was
 stored, and token totals equal to the sums of the calls."""
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import json
 import pytest
 
 from oriole.memory import COMPACTION_PROMPT
+from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
-from tests.integration.test_providers_local import MAZE, converse_reply, rows, run, shortest_moves
+from tests.integration.test_providers_local import MAZE, converse_reply, openai, rows, run, shortest_moves
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 
 
@@ -178,3 +180,33 @@ def test_bedrock_conversation_memory_and_model_compaction_pass_the_service_model
     assert uses == results  # every call of the carried turn has its result
     assert (data["input_tokens"], data["output_tokens"]) == (200 * 3 + 50, 25 * 3 + 5)
     assert_invariants(local.store, data["experiment_id"])
+
+
+def test_openai_conversation_memory_carries_the_servers_tool_call_ids_across_turns(local):
+    moves = shortest_moves(MAZE)
+    script = [openai_server.tool_calls(*[(m, {}) for m in moves[:4]], prompt_tokens=100, completion_tokens=10),
+              openai_server.tool_calls(*[(m, {}) for m in moves[3:6]], prompt_tokens=200, completion_tokens=20),
+              openai_server.tool_calls(*[(m, {}) for m in moves[6:]], prompt_tokens=300, completion_tokens=30)]
+    with openai_server.ScriptedOpenAI(*script) as server:
+        data = run(local, openai(server, historyMode="conversation", maxActionsPerTurn=3, parallelToolCalls=True))
+    assert data["status"] == "succeeded" and data["actions"] == data["moves"] == 8 == data["shortest_path_length"]
+    assert (data["input_tokens"], data["output_tokens"]) == (600, 60) == stored_totals(local, data["experiment_id"])
+    third = server.requests[2].body["messages"][1:]
+    assert [m["role"] for m in third] == ["user", "assistant", *["tool"] * 4, "user", "assistant", *["tool"] * 3,
+                                          "user"]
+    issued = [call["id"] for m in third if m["role"] == "assistant" for call in m["tool_calls"]]
+    assert issued == [f"call_{i:04d}" for i in range(1, 8)] == [m["tool_call_id"] for m in third if m["role"] == "tool"]
+    not_executed = json.loads(third[5]["content"])  # turn 1's fourth call, beyond its budget of 3
+    assert not_executed["success"] is False and not_executed["error"].startswith("not executed")
+    assert all(r.body["parallel_tool_calls"] is True for r in server.requests)
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def test_text_tool_calls_over_the_openai_wire_send_no_tools(local):
+    moves = shortest_moves(MAZE)
+    script = [openai_server.text_reply("\n".join(json.dumps({"tool": m}) for m in moves[i:i + 4])) for i in (0, 4)]
+    with openai_server.ScriptedOpenAI(*script) as server:
+        data = run(local, openai(server, textToolCalls=True, maxActionsPerTurn=4))
+    assert data["status"] == "succeeded" and data["actions"] == 8
+    assert all("tools" not in r.body and "parallel_tool_calls" not in r.body for r in server.requests)
+    assert [m["role"] for m in server.requests[1].body["messages"]] == ["system", "user"]

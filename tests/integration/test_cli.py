@@ -73,8 +73,8 @@ def test_prompts_put_list_show_and_a_run_with_the_new_version(cli, tmp_path):
 
 
 def test_run_refuses_an_unknown_provider(cli):
-    result = cli("run", "--provider", "openai", "--model", "gpt")
-    assert result.exit_code == 2 and "--provider must be one of bedrock, ollama" in result.output
+    result = cli("run", "--provider", "azure", "--model", "gpt")
+    assert result.exit_code == 2 and "--provider must be one of bedrock, ollama, openai" in result.output
 
 
 class ConverseEndpoint:

@@ -1,4 +1,5 @@
-"""StartExperiment as deployed: what the stack allows (Bedrock models, Ollama endpoints) is checked before a
+"""StartExperiment as deployed: what the stack allows (Bedrock models, Ollama endpoints, OpenAI-compatible base
+URLs) is checked before a
 row is written, Parameter Store is read by name only, a continuation attaches only under its successor name,
 and an execution near its hard timeout continues as new. Real PostgreSQL; the deployment's environment
 variables set as CDK sets them."""
@@ -59,6 +60,7 @@ def test_an_eu_deployment_allows_the_eu_profile_and_not_the_us_one(store, on_aws
 def test_locally_every_model_and_endpoint_is_allowed(store):
     assert start(store, "local-bedrock", "bedrock", "vendor.any-model-v1")["experimentId"]
     assert start(store, "local-ollama", "ollama", "qwen2.5:7b")["experimentId"]
+    assert start(store, "local-openai", "openai", "Qwen/Qwen3-8B")["experimentId"]
 
 
 def test_on_aws_the_local_ollama_default_is_refused_saying_what_to_set(store, on_aws):
@@ -70,6 +72,25 @@ def test_on_aws_the_local_ollama_default_is_refused_saying_what_to_set(store, on
     assert rows(store) == before
     assert start(store, "ollama-allowed", "ollama", "qwen2.5:7b",
                  endpoint="https://ollama.lab.example:11434/")["experimentId"]
+
+
+def test_on_aws_only_a_listed_openai_base_url_is_accepted(store, on_aws):
+    on_aws.setenv(deployment.OPENAI_BASE_URLS, json.dumps(["https://gpu-box.lab.example/v1/"]))
+    before = rows(store)
+    with pytest.raises(InvalidConfig, match=r"config.baseUrl is the local default http://localhost:8000/v1.*"
+                                            r"openaiBaseUrls.*/oriole/openai/base-url.*params set baseUrl"):
+        start(store, "openai-default", "openai", "Qwen/Qwen3-8B")
+    with pytest.raises(InvalidConfig, match=r"'https://api.openai.com/v1' is not an OpenAI-compatible base URL this "
+                                            r"deployment allows \(allowed: https://gpu-box.lab.example/v1/\)"):
+        start(store, "openai-elsewhere", "openai", "gpt-4.1-mini", baseUrl="https://api.openai.com/v1")
+    assert rows(store) == before
+    assert start(store, "openai-allowed", "openai", "Qwen/Qwen3-8B",
+                 baseUrl="https://gpu-box.lab.example/v1")["experimentId"]
+    on_aws.setenv(deployment.OPENAI_BASE_URLS, json.dumps(["http://gpu-box.internal:8000/v1"]))
+    on_aws.setenv(deployment.OPENAI_API_KEY_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:key")
+    with pytest.raises(InvalidConfig, match="plain http but this deployment sends an OpenAI-compatible API key: "
+                                            "allow only https base URLs"):
+        start(store, "openai-http-key", "openai", "m", baseUrl="http://gpu-box.internal:8000/v1")
 
 
 def test_plain_http_is_refused_when_the_deployment_sends_an_api_key(store, on_aws):

@@ -53,6 +53,8 @@ def test_a_rejected_input_prints_one_line_and_leaves_no_row(cli, store, args, me
 @pytest.mark.parametrize("args, message", [
     (("--provider", "ollama", "--model", "m", "--ollama-url", "file:///etc/passwd"),
      "config.endpoint must be an http or https URL"),
+    (("--provider", "openai", "--model", "m", "--openai-url", "ftp://gpu-box/v1"),
+     "config.baseUrl must be an http or https URL"),
     (("--agent", "random", "--config", "temperature=nan"), "config.temperature must be a finite number"),
     (("--agent", "random", "--config", "requestTimeoutSeconds=1e300"), "must be at most 840"),
     (("--agent", "random", "--max-moves", "0"), "config.maxMoves must be at least 1"),

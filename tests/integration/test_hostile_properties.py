@@ -24,7 +24,7 @@ from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, resolve
 from oriole.errors import InvalidModelResponse, OrioleError
 from oriole.inputs import PROVIDERS
-from oriole.providers import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, bedrock, ollama
+from oriole.providers import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, bedrock, ollama, openai
 from oriole.text import unstorable
 from oriole.turn_loop import ModelResponse
 from oriole_workstation import sweep
@@ -205,6 +205,21 @@ OLLAMA_BODIES = st.one_of(
         optional={"prompt_eval_count": COUNTS, "eval_count": COUNTS, "done_reason": st.one_of(TEXT, JSON),
                   "total_duration": COUNTS, "eval_duration": COUNTS}).map(lambda v: json.dumps(v).encode()),
 )
+OPENAI_CALL = st.fixed_dictionaries({}, optional={
+    "id": st.one_of(TEXT, JSON), "type": st.one_of(st.just("function"), JSON),
+    "function": st.one_of(JSON, st.fixed_dictionaries({}, optional={"name": st.one_of(TEXT, JSON),
+                                                                    "arguments": st.one_of(TEXT, JSON)}))})
+OPENAI_MESSAGE = st.fixed_dictionaries({}, optional={
+    "content": st.one_of(TEXT, JSON), "refusal": st.one_of(TEXT, JSON), "reasoning_content": st.one_of(TEXT, JSON),
+    "tool_calls": st.one_of(st.lists(st.one_of(OPENAI_CALL, JSON), max_size=4), JSON)})
+OPENAI_BODIES = st.one_of(
+    st.binary(max_size=300),
+    JSON.map(lambda v: json.dumps(v).encode()),
+    st.fixed_dictionaries({"choices": st.one_of(JSON, st.lists(st.one_of(JSON, st.fixed_dictionaries(
+        {"message": st.one_of(JSON, OPENAI_MESSAGE)}, optional={"finish_reason": st.one_of(TEXT, JSON)})),
+        max_size=2))}, optional={"usage": st.one_of(JSON, st.fixed_dictionaries({}, optional={
+            "prompt_tokens": COUNTS, "completion_tokens": COUNTS}))}).map(lambda v: json.dumps(v).encode()),
+)
 BEDROCK_BLOCK = st.one_of(JSON, st.fixed_dictionaries({}, optional={
     "text": st.one_of(TEXT, JSON), "toolUse": st.one_of(JSON, st.fixed_dictionaries(
         {}, optional={"name": st.one_of(TEXT, JSON), "input": JSON, "toolUseId": st.one_of(TEXT, JSON)})),
@@ -238,6 +253,16 @@ def test_an_ollama_body_parses_to_a_well_formed_response_or_an_invalid_response(
     except InvalidModelResponse:
         return
     assert_well_formed(response)
+
+
+@given(raw=OPENAI_BODIES)
+def test_a_chat_completions_body_parses_to_a_well_formed_response_or_an_invalid_response(raw):
+    try:
+        response = openai.parse_response(raw, 12)
+    except InvalidModelResponse:
+        return
+    assert_well_formed(response)
+    assert all(isinstance(call.call_id, str) and call.call_id for call in response.tool_calls)
 
 
 @given(raw=BEDROCK_ANSWERS)

@@ -118,7 +118,7 @@ def count_experiments(local) -> int:
 
 @pytest.mark.parametrize("execution_input, error, message", [
     ({"mazeId": "no-such-maze", "llmProvider": "baseline", "modelName": "random"}, "UnknownMaze", "no-such-maze"),
-    ({"mazeId": "perfect-7", "llmProvider": "openai", "modelName": "gpt"}, "InvalidExecutionInput", "llmProvider"),
+    ({"mazeId": "perfect-7", "llmProvider": "azure", "modelName": "gpt"}, "InvalidExecutionInput", "llmProvider"),
     (baseline("random", "perfect-7", maxMovez=5), "InvalidConfig", "maxMovez"),
     (baseline("random", "perfect-7", maxMoves="many"), "InvalidConfig", "config.maxMoves must be an integer"),
     ({**baseline("random", "perfect-7"), "promptVersion": "v99"}, "UnknownPromptVersion", "v99"),

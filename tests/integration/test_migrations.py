@@ -145,4 +145,6 @@ def test_the_catalog_is_written_as_config_keys_on_every_load(empty_database):
     keys = {r["key"]: r for r in store.conn.execute("SELECT * FROM config_keys").fetchall()}
     assert set(keys) == {p.key for p in catalog.CATALOG if p.overridable}
     assert (keys["endpoint"]["providers"], keys["endpoint"]["experimental"]) == (["ollama"], False)
-    assert keys["temperature"]["providers"] == ["bedrock", "ollama"] and keys["maxMoves"]["default_value"] == 10000
+    assert keys["temperature"]["providers"] == ["bedrock", "ollama", "openai"]
+    assert keys["maxMoves"]["default_value"] == 10000
+    assert (keys["baseUrl"]["providers"], keys["baseUrl"]["experimental"]) == (["openai"], False)

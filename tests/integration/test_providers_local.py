@@ -1,6 +1,7 @@
-"""Whole experiments with real model protocols through the local state machine: Ollama over real HTTP
-(a scripted /api/chat server on loopback) and Bedrock through a real boto3 client under botocore's
-Stubber, so every request is checked against the service model."""
+"""Whole experiments with real model protocols through the local state machine: Ollama and an
+OpenAI-compatible server over real HTTP (scripted /api/chat and /v1/chat/completions servers on loopback, the
+latter checking every request against the Chat Completions spec) and Bedrock through a real boto3 client
+under botocore's Stubber, so every request is checked against the service model."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from itertools import pairwise
 import boto3
 import pytest
 
-from oriole import catalog, mazeset
+from oriole import catalog, deployment, mazeset
+from oriole.handlers import agents
+from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 
 MAZE = "perfect-7"
+OPENAI_MODEL = "Qwen/Qwen3-8B"
 
 
 def shortest_moves(name: str) -> list[str]:
@@ -75,6 +79,94 @@ def test_an_ollama_experiment_reaches_the_goal_and_stores_what_the_server_sent(l
     assert first["messages"][0] == {"role": "system", "content": catalog.shipped_prompt("v1")}
     assert "experiment" not in str(first["messages"][1:])  # the model never sees or chooses an experiment id
     assert_invariants(local.store, exp_id)
+
+
+def openai(server: openai_server.ScriptedOpenAI, **config) -> dict:
+    return {"mazeId": MAZE, "llmProvider": "openai", "modelName": OPENAI_MODEL,
+            "config": {"baseUrl": server.base_url, **config}}
+
+
+@pytest.fixture
+def openai_key(monkeypatch):
+    """OPENAI_API_KEY set for the run (the handler caches the key per container: cleared on both sides)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    agents.openai_api_key.cache_clear()
+    yield "sk-local-test"
+    agents.openai_api_key.cache_clear()
+
+
+def test_an_openai_experiment_walks_the_shortest_path_and_stores_the_usage_the_server_reported(local, openai_key):
+    moves = shortest_moves(MAZE)  # 8 moves on perfect-7
+    usage = [(300 + 40 * i, 12 + i) for i in range(9)]
+    replies = [openai_server.tool_calls((m, {"reasoning": "open"}), prompt_tokens=p, completion_tokens=c)
+               for m, (p, c) in zip(moves[:3], usage, strict=False)]
+    replies.append(openai_server.text_reply("Next turn.", *usage[3], reasoning_content="the corridor bends"))
+    replies += [openai_server.tool_calls((m, {}), prompt_tokens=p, completion_tokens=c)
+                for m, (p, c) in zip(moves[3:], usage[4:], strict=True)]
+    boto3.client("ssm", region_name="us-east-1").put_parameter(
+        Name=catalog.pricing_name(OPENAI_MODEL), Value='{"inputPerMTok": 0.5, "outputPerMTok": 1.5}',
+        Type="String", Overwrite=True)
+    with openai_server.ScriptedOpenAI(*replies, api_key=openai_key) as server:
+        data = run(local, openai(server, temperature=0.0))
+    assert data["status"] == "succeeded" and data["goal_found"] and data["turns"] == 2
+    assert data["actions"] == data["moves"] == data["shortest_path_length"] == 8
+    # every request had the spec's shape: the server answers a bad one with a 400, which would fail the run
+    assert server.remaining == 0 and len(server.requests) == 9
+    reported = (sum(p for p, _ in usage), sum(c for _, c in usage))
+    assert (data["input_tokens"], data["output_tokens"]) == reported
+    assert data["cost_usd"] == pytest.approx((reported[0] * 0.5 + reported[1] * 1.5) / 1e6)
+    exp_id = data["experiment_id"]
+    calls = rows(local, "SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index", exp_id)
+    assert [(c["input_tokens"], c["output_tokens"]) for c in calls] == usage
+    assert [c["stop_reason"] for c in calls] == ["tool_calls"] * 3 + ["stop"] + ["tool_calls"] * 5
+    assert calls[3]["response"]["thinking"] == "the corridor bends"
+    assert [c["response"]["tool_calls"][0]["id"] for c in calls if c["response"]["tool_calls"]] == \
+        [f"call_{i:04d}" for i in range(1, 9)]
+    seed = rows(local, "SELECT seed FROM experiments WHERE id = %s", exp_id)[0]["seed"]
+    for request in server.requests:
+        body = request.body
+        assert request.headers["authorization"] == f"Bearer {openai_key}"
+        assert (body["model"], body["temperature"], body["max_tokens"], body["seed"]) == (OPENAI_MODEL, 0.0, 1024, seed)
+        assert body["parallel_tool_calls"] is False and body["stream"] is False
+        assert body["messages"][0] == {"role": "system", "content": catalog.shipped_prompt("v1")}
+    assert_invariants(local.store, exp_id)
+
+
+def test_an_openai_throttle_with_a_long_retry_after_is_retried_by_the_state_machine_and_counted(local):
+    moves = shortest_moves(MAZE)
+    throttled = openai_server.error(429, "Rate limit reached", "requests", "rate_limit_exceeded",
+                                    headers={"Retry-After": "30"})
+    with openai_server.ScriptedOpenAI(openai_server.tool_calls((moves[0], {})), openai_server.text_reply("next"),
+                                      throttled, *[openai_server.tool_calls((m, {})) for m in moves[1:]]) as server:
+        data = run(local, openai(server))
+    assert data["status"] == "succeeded" and data["actions"] == 8 and server.remaining == 0
+    assert rows(local, "SELECT throttle_count FROM experiments WHERE id = %s", data["experiment_id"])[0] == \
+        {"throttle_count": 1}
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def test_a_model_the_openai_server_does_not_have_fails_the_experiment_with_its_message(local):
+    missing = openai_server.error(404, f"The model `{OPENAI_MODEL}` does not exist.", code="model_not_found")
+    with openai_server.ScriptedOpenAI(missing) as server:
+        data = run(local, openai(server))
+    assert data["execution"]["status"] == "FAILED" and data["execution"]["error"] == "ModelRequestRejected"
+    assert data["status"] == "failed" and len(server.requests) == 1
+    assert data["failure_reason"].startswith("ModelRequestRejected: the OpenAI-compatible server at ")
+    assert f"The model `{OPENAI_MODEL}` does not exist. (invalid_request_error, model_not_found)" in \
+        data["failure_reason"]
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def test_on_aws_a_base_url_the_deployment_does_not_list_is_refused_before_any_row(local, monkeypatch):
+    monkeypatch.setenv(deployment.OPENAI_BASE_URLS, '["https://gpu-box.lab/v1"]')
+    count = "SELECT count(*) AS n FROM experiments"
+    before = local.store.conn.execute(count).fetchone()["n"]
+    with openai_server.ScriptedOpenAI() as server:
+        data = run(local, openai(server))
+    assert data["status"] == "rejected" and not server.requests
+    assert data["failure_reason"].startswith(f"InvalidConfig: config.baseUrl '{server.base_url}' is not an "
+                                             "OpenAI-compatible base URL this deployment allows")
+    assert local.store.conn.execute(count).fetchone()["n"] == before
 
 
 def converse_reply(*tool_uses: str, text: str | None = None, stop: str = "tool_use", tokens=(200, 25)) -> dict:

@@ -31,7 +31,8 @@ from oriole.inputs import CaughtError, ExecutionInput, parse
 from oriole.mazeset import get_maze
 from oriole.providers import MAX_TOKENS_PER_CALL, bedrock
 from oriole.providers import ollama as ollama_provider
-from oriole.providers.ollama import MAX_RESPONSE_BYTES, OllamaAgent
+from oriole.providers.ollama import OllamaAgent
+from oriole.providers.transport import MAX_RESPONSE_BYTES
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
 from oriole.tools import TOOL_SPECS, Memory, ToolCall
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, run_turn
@@ -248,7 +249,7 @@ def test_every_setting_at_its_bound_gives_working_agents_limits_and_timestamps(e
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     numbers = {p.key: getattr(p, end) for p in CATALOG if p.overridable and p.type in (int, float)}
     config = resolve({}, numbers)
-    assert OllamaAgent.from_config("m", config).timeout_seconds == config["requestTimeoutSeconds"]
+    assert OllamaAgent.from_config("m", config).http.timeout_seconds == config["requestTimeoutSeconds"]
     bedrock.runtime_client(config["requestTimeoutSeconds"])
     decided = progress.decide(progress.Progress(False, 0, 1e9, 1), config)
     assert decided.decision == "timeout"

@@ -14,8 +14,8 @@ STATES = ASL["States"]
 
 def test_the_design_states_are_all_there():
     for name in ["StartExperiment", "AgentProviderRouter", "InvokeBedrockAgent", "InvokeOllamaAgent",
-                 "InvokeBaselineAgent", "CheckProgress", "ConditionCheck", "ContinueLoop", "FinalizeSuccess",
-                 "FinalizeTimeout", "FinalizeFailure", "ContinueAsNew", "ExperimentFailed"]:
+                 "InvokeOpenAIAgent", "InvokeBaselineAgent", "CheckProgress", "ConditionCheck", "ContinueLoop",
+                 "FinalizeSuccess", "FinalizeTimeout", "FinalizeFailure", "ContinueAsNew", "ExperimentFailed"]:
         assert name in STATES, name
 
 
@@ -38,7 +38,18 @@ def test_router_defaults_to_bedrock_and_routes_the_other_providers():
     router = STATES["AgentProviderRouter"]
     assert router["Default"] == "InvokeBedrockAgent"
     routes = {c["StringEquals"]: c["Next"] for c in router["Choices"]}
-    assert routes == {"ollama": "InvokeOllamaAgent", "baseline": "InvokeBaselineAgent"}
+    assert routes == {"ollama": "InvokeOllamaAgent", "openai": "InvokeOpenAIAgent", "baseline": "InvokeBaselineAgent"}
+
+
+def test_every_model_task_retries_and_catches_alike():
+    """The three model tasks differ only in their function: throttles, an unavailable model and a timeout are
+    retried the same way whoever serves the model."""
+    def without_function(state: dict) -> dict:
+        return {**state, "Parameters": {**state["Parameters"], "FunctionName": None}}
+
+    bedrock = without_function(STATES["InvokeBedrockAgent"])
+    assert without_function(STATES["InvokeOllamaAgent"]) == bedrock == without_function(STATES["InvokeOpenAIAgent"])
+    assert {"ModelThrottled", "ModelUnavailable", "ModelTimeout"} <= set(retried(bedrock))
 
 
 def test_every_placeholder_is_a_known_function_and_every_function_is_used():

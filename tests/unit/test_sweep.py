@@ -53,7 +53,7 @@ def test_a_missing_file_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("fields, error, message", [
-    ({"agents": ["openai/gpt"]}, sweep.SweepFileError, "provider one of bedrock, ollama, baseline"),
+    ({"agents": ["azure/gpt"]}, sweep.SweepFileError, "provider one of bedrock, ollama, openai, baseline"),
     ({"agents": ["baseline/genius"]}, sweep.SweepFileError, "the baselines are random"),
     ({"agents": ["ollama"]}, sweep.SweepFileError, "must be provider/model"),
     ({"mazes": ["nowhere-60"]}, sweep.SweepFileError, "nowhere-60"),
@@ -77,6 +77,17 @@ def test_the_plan_crosses_every_dimension_first_repetitions_first():
     assert {p.cell.config_json for p in planned} == {
         '{"visionRange": 1}', '{"visionRange": 2}', '{"maxMoves": 50, "visionRange": 1}',
         '{"maxMoves": 50, "visionRange": 2}'}
+
+
+def test_openai_agents_keep_the_slashes_of_their_model_and_are_capped_at_4_on_aws():
+    planned = sweep.plan(spec(agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
+                              configs=[{"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}]))
+    inputs = [p.execution_input("s", None) for p in planned]
+    assert [(i["llmProvider"], i["modelName"]) for i in inputs] == [("openai", "Qwen/Qwen3-8B"),
+                                                                    ("openai", "gpt-4.1-mini")]
+    assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}
+    assert sweep.provider_caps(spec(), [], aws=True)["openai"] == 4
+    assert sweep.provider_caps(spec(), ["openai=2"], aws=False) == {"openai": 2}
 
 
 def test_cells_have_stable_distinct_keys_and_tag_their_experiments():

@@ -48,7 +48,7 @@ RUNS = (progress.SUCCESS_ENDING, progress.AGENT_ENDING)  # ended on the agent's 
 ERRORS = (progress.ERROR_ENDING,)  # infrastructure or provider errors: run again only with --retry-failed
 NOT_STARTED = "not started"
 REJECTED = "rejected"  # StartExperiment refused the input: no experiment
-AWS_PROVIDER_CONCURRENCY = {"bedrock": 4, "ollama": 1, "baseline": 8}
+AWS_PROVIDER_CONCURRENCY = {"bedrock": 4, "ollama": 1, "openai": 4, "baseline": 8}
 LOCAL_CONCURRENCY = 2
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
@@ -105,7 +105,7 @@ class SweepFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
-    agents: list[str] = Field(min_length=1)  # "provider/model", e.g. "baseline/explorer", "ollama/qwen2.5:7b"
+    agents: list[str] = Field(min_length=1)  # "provider/model": "baseline/explorer", "openai/Qwen/Qwen3-8B"
     prompts: list[str] = Field(["v1"], min_length=1)
     mazes: list[str | int | MazeSample] = Field(min_length=1)  # names, ids, or samples of a family
     repetitions: int = Field(1, ge=1, le=1000)
@@ -113,7 +113,7 @@ class SweepFile(BaseModel):
     # every combination of these values, per config
     grid: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
     concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
-    provider_concurrency: dict[Literal["bedrock", "ollama", "baseline"],
+    provider_concurrency: dict[Literal[PROVIDERS],
                                Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(default_factory=dict)
     spend_limit_usd: float | None = Field(None, ge=0)
     comment: str | None = Field(None, max_length=1000)

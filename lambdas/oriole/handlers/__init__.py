@@ -8,6 +8,7 @@ FUNCTIONS: dict[str, str] = {
     "StartExperimentFunctionArn": "oriole.handlers.start_experiment.handler",
     "InvokeBedrockAgentFunctionArn": "oriole.handlers.agents.invoke_bedrock",
     "InvokeOllamaAgentFunctionArn": "oriole.handlers.agents.invoke_ollama",
+    "InvokeOpenAIAgentFunctionArn": "oriole.handlers.agents.invoke_openai",
     "InvokeBaselineAgentFunctionArn": "oriole.handlers.agents.invoke_baseline",
     "CheckProgressFunctionArn": "oriole.handlers.check_progress.handler",
     "FinalizeSuccessFunctionArn": "oriole.handlers.finalize.success",

@@ -26,16 +26,26 @@ def _play(event: dict, context, factory: experiments.AgentFactory) -> dict:
     return result
 
 
-@functools.cache
-def ollama_api_key() -> str | None:
-    """The Ollama API key: from Secrets Manager when ``OLLAMA_API_KEY_SECRET_ARN`` is set, else the
-    ``OLLAMA_API_KEY`` environment variable, else none (a local Ollama needs no key)."""
-    secret_arn = os.environ.get("OLLAMA_API_KEY_SECRET_ARN")
+def _api_key(name: str) -> str | None:
+    """A provider's API key: from the Secrets Manager secret named by ``<name>_SECRET_ARN`` when it is set (on
+    AWS), else the ``<name>`` environment variable (locally), else none (a server on your own network may
+    need none)."""
+    secret_arn = os.environ.get(f"{name}_SECRET_ARN")
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 
         return parameters.get_secret(secret_arn)
-    return os.environ.get("OLLAMA_API_KEY") or None
+    return os.environ.get(name) or None
+
+
+@functools.cache
+def ollama_api_key() -> str | None:
+    return _api_key("OLLAMA_API_KEY")
+
+
+@functools.cache
+def openai_api_key() -> str | None:
+    return _api_key("OPENAI_API_KEY")
 
 
 @functools.cache
@@ -49,6 +59,12 @@ def ollama_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
     from oriole.providers.ollama import OllamaAgent
 
     return OllamaAgent.from_config(loaded.experiment["model_name"], loaded.config, ollama_api_key())
+
+
+def openai_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
+    from oriole.providers.openai import OpenAIAgent
+
+    return OpenAIAgent.from_config(loaded.experiment["model_name"], loaded.config, openai_api_key())
 
 
 def bedrock_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
@@ -74,3 +90,9 @@ def invoke_bedrock(event: dict, context) -> dict:
 @metrics.log_metrics
 def invoke_ollama(event: dict, context) -> dict:
     return _play(event, context, ollama_agent)
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def invoke_openai(event: dict, context) -> dict:
+    return _play(event, context, openai_agent)

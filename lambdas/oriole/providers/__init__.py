@@ -1,10 +1,19 @@
 """Model providers: each adapter turns the turn loop's neutral ``ModelRequest`` into its wire format,
-calls the model, and turns the answer back into a ``ModelResponse``. Nothing else differs between them."""
+calls the model, and turns the answer back into a ``ModelResponse``. Nothing else differs between them.
+
+The helpers here are the pieces of wire format the adapters share (JSON text as the model reads it, a
+tool described as a JSON-schema function, a call's arguments as an object, reported counts checked); the
+HTTP transport of the adapters that speak HTTP is ``oriole.providers.transport``.
+"""
+
+import json
 
 from oriole.errors import InvalidModelResponse
+from oriole.tools import ToolSpec
 
 MAX_TOKENS_PER_CALL = 10_000_000  # far beyond any context window, far inside the integer columns
 MAX_LATENCY_MS = 3_600_000  # an hour: four times the longest request timeout the catalog allows
+EXCERPT_CHARS = 200  # how much of a body, an error text or a stop reason a message or a column quotes
 
 
 def reported_count(value: object, what: str, limit: int = MAX_TOKENS_PER_CALL) -> int:
@@ -17,3 +26,51 @@ def reported_count(value: object, what: str, limit: int = MAX_TOKENS_PER_CALL) -
         return value
     raise InvalidModelResponse(f"the provider reported {what} = {value!r:.100}, which is not a count from 0 to "
                                f"{limit:,}; the response was not used")
+
+
+def parse_json(raw: bytes | str) -> object:
+    """``raw`` as JSON; ValueError when it is not (RecursionError, for nesting past the parser, included)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def excerpt(raw: bytes) -> str:
+    """The start of a body, quoted, for a message that says what came back."""
+    text = raw[:EXCERPT_CHARS].decode("utf-8", errors="replace")
+    return repr(text + ("..." if len(raw) > EXCERPT_CHARS else ""))
+
+
+def json_text(value: object) -> str:
+    """Compact JSON, as the model reads it: the fewest tokens for the same content."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def content_text(content: str | dict | None) -> str:
+    """A neutral message's content as chat text: a dict (a context, a tool result) as compact JSON."""
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else json_text(content)
+
+
+def optional_text(value: object) -> str | None:
+    """A text field of an answer: kept when it is a non-empty string, else nothing."""
+    return value if isinstance(value, str) and value else None
+
+
+def arguments_object(arguments: object) -> dict:
+    """A call's arguments as an object, for a history that must stay well formed: a JSON string is parsed,
+    anything that is not an object becomes ``{}`` (the call was already answered with its error)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = parse_json(arguments)
+        except ValueError:
+            return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def function_tool(spec: ToolSpec) -> dict:
+    """A tool as a JSON-schema function, the shape Ollama and the OpenAI Chat Completions API both take."""
+    return {"type": "function",
+            "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters}}

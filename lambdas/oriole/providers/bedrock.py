@@ -13,9 +13,9 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from oriole.catalog import BY_KEY
+from oriole.catalog import BY_KEY, snapshot_value
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
-from oriole.providers import MAX_LATENCY_MS, reported_count
+from oriole.providers import MAX_LATENCY_MS, arguments_object, content_text, reported_count
 from oriole.tools import ToolCall, ToolSpec
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
@@ -54,21 +54,9 @@ def _document(value: object) -> object:
 
 
 def _tool_input(arguments: object) -> dict:
-    """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``.
-
-    Arguments the model gave as a JSON string are parsed; anything that is not an object becomes ``{}``
-    (the invalid call was already answered with an error, the history only has to stay well formed).
-    """
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            return {}
-    return _document(arguments) if isinstance(arguments, dict) else {}
-
-
-def _text(content: str | dict) -> str:
-    return content if isinstance(content, str) else json.dumps(content, separators=(",", ":"))
+    """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``
+    (see ``oriole.providers.arguments_object``)."""
+    return _document(arguments_object(arguments))
 
 
 def _tool_result(message: Message) -> dict:
@@ -86,7 +74,7 @@ def _blocks(message: Message) -> tuple[str, list[dict]]:
     """The Converse role and content blocks of one neutral message."""
     if message.role == "tool":
         return "user", [_tool_result(message)]
-    blocks = [{"text": _text(message.content)}] if message.content else []
+    blocks = [{"text": content_text(message.content)}] if message.content else []
     if message.role == "assistant":
         blocks += [{"toolUse": {"toolUseId": call.call_id, "name": call.name, "input": _tool_input(call.arguments)}}
                    for call in message.tool_calls]
@@ -191,7 +179,7 @@ class BedrockAgent:
         Without a client, one is built with the snapshot's request timeout.
         """
         def setting(key: str):
-            return config[key] if key in config else BY_KEY[key].default
+            return snapshot_value(config, key)
 
         if client is None:
             client = runtime_client(float(setting("requestTimeoutSeconds")))

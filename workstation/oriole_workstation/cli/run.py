@@ -89,6 +89,9 @@ def run(
     max_moves: Annotated[int | None, typer.Option(help="Shorthand for --config maxMoves=N.")] = None,
     ollama_url: Annotated[str | None, typer.Option(help="Ollama endpoint (shorthand for --config endpoint=URL).")]
     = None,
+    openai_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server, e.g. "
+                                                        "http://gpu-box:8000/v1 (shorthand for --config "
+                                                        "baseUrl=URL).")] = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
     aws: Annotated[bool, typer.Option("--aws", help="Start it on the deployed state machine; DATABASE_URL points "
@@ -102,8 +105,7 @@ def run(
     """
     from oriole_workstation.database import open_results
 
-    if ollama_url:
-        config = [*config, f"endpoint={ollama_url}"]
+    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url)]
     data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
     results = open_results(aws)
     with launcher_for(aws, data) as launcher:

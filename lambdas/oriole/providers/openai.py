@@ -1,0 +1,157 @@
+"""The OpenAI-compatible provider: the turn loop's neutral request as a Chat Completions request
+(``POST {base_url}/chat/completions``), and its answer back.
+
+One protocol covers the servers labs run their own models on (vLLM, SGLang, llama.cpp's llama-server,
+LM Studio, Ollama's ``/v1``) and OpenAI's hosted API. The wire format follows the Chat Completions spec:
+tools as ``{"type": "function", "function": {...}}``; an assistant turn's calls as ``tool_calls`` entries
+with an ``id`` and the arguments as a JSON string; one ``role: "tool"`` message per call naming its
+``tool_call_id``. The answer's ``choices[0].message`` carries the text and the calls (kept exactly as the
+model sent them: judging them is the turn loop's job), ``finish_reason`` is the stop reason and
+``usage.prompt_tokens``/``completion_tokens`` the tokens. A body of any other shape is an
+``InvalidModelResponse`` quoting it.
+
+The HTTP side (http/https only, no redirect, bounded reading, retries, ``Retry-After``, named errors) is the
+shared transport of ``oriole.providers.transport``: the standard library only, no ``openai`` package.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oriole.catalog import snapshot_value
+from oriole.errors import InvalidModelResponse
+from oriole.providers import (
+    EXCERPT_CHARS,
+    arguments_object,
+    content_text,
+    excerpt,
+    function_tool,
+    json_text,
+    optional_text,
+    parse_json,
+    reported_count,
+)
+from oriole.providers.transport import JsonPoster, Server
+from oriole.text import bounded
+from oriole.tools import ToolCall
+from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
+
+CHAT_PATH = "/chat/completions"
+REASONING_FIELDS = ("reasoning_content", "reasoning")  # what vLLM, SGLang and llama.cpp call a model's thinking
+
+
+def wire_arguments(arguments: object) -> str:
+    """A call's arguments as the JSON string the spec wants: the model's own string when it is a JSON object,
+    else the object (``{}`` for arguments that were not one: the call was already answered with its error)."""
+    parsed = arguments_object(arguments)
+    return arguments if isinstance(arguments, str) and parsed else json_text(parsed)
+
+
+def wire_message(message: Message) -> dict:
+    """One neutral message as a Chat Completions message."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": content_text(message.content)}
+    if not message.tool_calls:
+        return {"role": message.role, "content": content_text(message.content)}
+    return {"role": message.role, "content": content_text(message.content) or None,
+            "tool_calls": [{"id": call.call_id or "", "type": "function",
+                            "function": {"name": call.name, "arguments": wire_arguments(call.arguments)}}
+                           for call in message.tool_calls]}
+
+
+def _tool_call(index: int, entry: object) -> ToolCall:
+    """A call as the model sent it: a nameless one is kept (name "") so the loop counts it invalid; one without
+    an id gets ``call_<index>``, so its result can still name it."""
+    entry = entry if isinstance(entry, dict) else {}
+    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    name, call_id = function.get("name"), entry.get("id")
+    return ToolCall(name if isinstance(name, str) else "", function.get("arguments"),
+                    call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}")
+
+
+def _choice(raw: bytes) -> tuple[dict, dict, dict]:
+    """The body, its first choice and that choice's message, or InvalidModelResponse quoting the body."""
+    try:
+        body = parse_json(raw)
+    except ValueError:
+        raise InvalidModelResponse(f"the server answered with a body that is not JSON: {excerpt(raw)}") from None
+    choices = body.get("choices") if isinstance(body, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise InvalidModelResponse(f"the server answered without choices[0].message: {excerpt(raw)}")
+    if not isinstance(body.get("usage"), dict | None) or not isinstance(choice["message"].get("tool_calls"),
+                                                                        list | None):
+        raise InvalidModelResponse(f"the server answered with usage or tool_calls of the wrong type: {excerpt(raw)}")
+    return body, choice, choice["message"]
+
+
+def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResponse:
+    """Turn a non-streaming ``chat.completion`` body into a ModelResponse; anything else is InvalidModelResponse."""
+    body, choice, message = _choice(raw)
+    usage = body.get("usage") or {}
+    finish = choice.get("finish_reason")
+    return ModelResponse(
+        tool_calls=tuple(_tool_call(i, entry) for i, entry in enumerate(message.get("tool_calls") or [])),
+        text=optional_text(message.get("content")) or optional_text(message.get("refusal")),
+        thinking=next(filter(None, (optional_text(message.get(k)) for k in REASONING_FIELDS)), None),
+        usage=Usage(reported_count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+                    reported_count(usage.get("completion_tokens"), "usage.completion_tokens"), latency_ms),
+        stop_reason=bounded(finish, EXCERPT_CHARS) if isinstance(finish, str) else None,
+        throttles=throttles,
+    )
+
+
+class OpenAIAgent:
+    """An Agent (see ``oriole.turn_loop``) backed by a model behind an OpenAI-compatible Chat Completions API."""
+
+    def __init__(self, model: str, base_url: str, generation: dict, timeout_seconds: float,
+                 api_key: str | None = None, parallel_tool_calls: bool | None = None,
+                 context_budget: int | None = None, **retries: Any):
+        """``generation`` holds the request's generation fields (``temperature``, ``max_tokens`` or
+        ``max_completion_tokens``, ``seed`` if sent); ``parallel_tool_calls`` goes with the tools, if set;
+        ``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.generation = dict(generation)
+        self.parallel_tool_calls = parallel_tool_calls
+        self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
+        server = Server("the OpenAI-compatible server", self.base_url, model,
+                        reach_hint=f"Check that the server is running and serves the OpenAI API at {self.base_url} "
+                                   "(a base URL usually ends in /v1), or point oriole at it with --openai-url or "
+                                   "the /oriole/openai/base-url parameter")
+        self.http = JsonPoster(server, self.base_url + CHAT_PATH, timeout_seconds, api_key, **retries)
+
+    @classmethod
+    def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
+        """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
+        def value(key: str) -> Any:
+            return snapshot_value(config, key)
+
+        generation = {"temperature": float(value("temperature")),
+                      str(value("maxTokensField")): int(value("maxOutputTokens"))}
+        if value("sendSeed"):
+            generation["seed"] = int(value("seed"))
+        return cls(model, str(value("baseUrl")), generation, float(value("requestTimeoutSeconds")), api_key=api_key,
+                   parallel_tool_calls=bool(value("parallelToolCalls")), context_budget=int(value("contextTokens")),
+                   **kwargs)
+
+    @property
+    def url(self) -> str:
+        return self.http.url
+
+    def payload(self, request: ModelRequest) -> dict:
+        """The request body: the system prompt first, the turn's messages, the generation settings, and the
+        tools with ``parallel_tool_calls`` only when there are tools (the spec allows it only with tools)."""
+        messages = [{"role": "system", "content": request.system_prompt}]
+        messages += [wire_message(m) for m in request.messages]
+        body = {"model": self.model, "messages": messages, "stream": False, **self.generation}
+        if request.tools:  # a request without tools (a summary, text tool calls) must not name any
+            body["tools"] = [function_tool(t) for t in request.tools]
+            if self.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = self.parallel_tool_calls
+        return body
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
+        reply = self.http.post(self.payload(request))
+        return parse_response(reply.body, reply.latency_ms, reply.throttles)

@@ -1,0 +1,159 @@
+"""A scripted model server: real HTTP on loopback, answering each request with the next reply of a script.
+
+Tests of the HTTP providers go through a real socket, so timeouts, refused connections, status codes, headers
+and malformed bodies are the ones urllib really sees. A subclass speaks one protocol: ``problem`` says why a
+request is not one that protocol's server would accept (it is answered with that error, and still recorded),
+``render`` turns a scripted reply into a full answer, and ``error`` writes an error in the protocol's shape.
+A request beyond the script gets a 500 naming the problem, so a test that asks more than it scripted fails
+loudly instead of hanging.
+
+A reply is a dict (the subclass renders it with 200), a raw ``(status, body bytes)`` or
+``(status, body bytes, headers)`` tuple, or ``slow(seconds, reply)``. Every request is kept in ``requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+Raw = tuple[int, bytes] | tuple[int, bytes, dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Slow:
+    """Wait ``seconds`` before answering with ``reply``."""
+
+    seconds: float
+    reply: dict | tuple
+
+
+@dataclass(frozen=True)
+class ScriptedRequest:
+    """One request the server received: header names are lower-case; ``body`` is the parsed JSON (or None)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: object = field(default=None)
+
+
+def slow(seconds: float, reply: dict | tuple) -> Slow:
+    return Slow(seconds, reply)
+
+
+class ScriptedServer:
+    """An HTTP endpoint on 127.0.0.1 (ephemeral port) answering each request with the next scripted reply."""
+
+    def __init__(self, *replies: dict | tuple | Slow):
+        self._script: deque = deque(replies)
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.requests: list[ScriptedRequest] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name=type(self).__name__, daemon=True)
+
+    # --- the protocol, in a subclass ------------------------------------------------------------------------
+
+    def problem(self, request: ScriptedRequest) -> Raw | None:
+        """Why the protocol's server would refuse ``request`` (as its error answer), or None."""
+        raise NotImplementedError
+
+    def render(self, reply: dict, request: ScriptedRequest) -> Raw:
+        """A scripted dict reply as the protocol's full answer."""
+        raise NotImplementedError
+
+    def error(self, status: int, message: str) -> Raw:
+        """An error answer in the protocol's shape."""
+        raise NotImplementedError
+
+    # --- the server -----------------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def remaining(self) -> int:
+        """Scripted replies not yet used."""
+        with self._lock:
+            return len(self._script)
+
+    def add(self, *replies: dict | tuple | Slow) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopping.set()  # wakes a handler still waiting out a slow reply
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def _record(self, request: ScriptedRequest) -> int:
+        with self._lock:
+            self.requests.append(request)
+            return len(self.requests)
+
+    def _next(self, number: int) -> dict | tuple | Slow:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        return self.error(500, f"{type(self).__name__}: request #{number} was not scripted (the script is exhausted)")
+
+    def _answer(self, request: ScriptedRequest) -> Raw:
+        """The status, body and headers for one request, waiting first if the reply is slow."""
+        problem = self.problem(request)
+        number = self._record(request)
+        if problem:
+            return problem
+        reply = self._next(number)
+        if isinstance(reply, Slow):
+            if self._stopping.wait(reply.seconds):
+                return self.error(503, f"{type(self).__name__}: shutting down")
+            reply = reply.reply
+        return reply if isinstance(reply, tuple) else self.render(reply, request)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        scripted = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self._serve(self._read_json())
+
+            def do_GET(self) -> None:
+                self._serve(None)
+
+            def _read_json(self) -> object:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    return None
+
+            def _serve(self, body: object) -> None:
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                status, payload, *extra = scripted._answer(ScriptedRequest(self.command, self.path, headers, body))
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json; charset=utf-8")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in (extra[0] if extra else {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    pass  # the client gave up (a timeout test); nothing left to tell it
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        return Handler
