@@ -32,6 +32,10 @@ class InvalidConfig(InvalidExecutionInput):
     """A config override has an unknown key or a value of the wrong type or range."""
 
 
+class SweepFileError(OrioleError):
+    """A sweep file (or the sweep state machine's input) cannot be read or describes an impossible matrix."""
+
+
 class DatabaseNotConfigured(OrioleError):
     """Neither a database URL nor the deployment's database secret is set."""
 

@@ -43,7 +43,8 @@ def test_router_defaults_to_bedrock_and_routes_the_other_providers():
 
 def test_every_placeholder_is_a_known_function_and_every_function_is_used():
     placeholders = set(re.findall(r"\$\{(\w+)\}", json.dumps(ASL)))
-    assert placeholders == set(FUNCTIONS)
+    assert placeholders == flows.functions(flows.EXPERIMENT) <= set(FUNCTIONS)
+    assert set().union(*(flows.functions(flow) for flow in flows.FLOWS)) == set(FUNCTIONS)  # each used by a flow
 
 
 def test_every_state_is_reachable_from_the_start():

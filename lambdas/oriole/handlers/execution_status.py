@@ -5,22 +5,13 @@ of the failure path, a successor execution that never started). Locally, the wor
 ``oriole doctor`` call the same handler.
 """
 
-import boto3
 from aws_lambda_powertools.utilities.parser import envelopes, parse
 
 from oriole import experiments
+from oriole.handlers.executions import execution_status
 from oriole.handlers.observability import count, logger, metrics
 from oriole.inputs import ExecutionStatusChange
 from oriole.store import shared_store
-
-
-def execution_status(execution_arn: str) -> str | None:
-    """The execution's status, or None when it does not exist (asked only of a handed-over successor)."""
-    client = boto3.client("stepfunctions")
-    try:
-        return client.describe_execution(executionArn=execution_arn)["status"]
-    except client.exceptions.ExecutionDoesNotExist:
-        return None
 
 
 @logger.inject_lambda_context
