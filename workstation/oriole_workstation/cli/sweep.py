@@ -55,6 +55,9 @@ def run(
                                                                  "(repeatable).")] = [],  # noqa: B006
     retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
                                                     "aborted.")] = False,
+    wait_seconds: Annotated[int | None, typer.Option(min=1, max=3600, help="How often each running experiment's "
+                                                     "row is looked at (default: 30 on AWS, "
+                                                     f"{sweeps.LOCAL_WAIT_SECONDS} locally).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
     by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
     = GroupBy.family,
@@ -76,7 +79,7 @@ def run(
     execution_input = sweeps.run_input(
         spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
         provider_concurrency=sweeps.provider_caps(spec, provider_concurrency),
-        wait_seconds=None if aws else sweeps.LOCAL_WAIT_SECONDS)
+        wait_seconds=wait_seconds or (None if aws else sweeps.LOCAL_WAIT_SECONDS))
     todo = plans.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
         if results else range(len(planned))
     done = f"{len(planned) - len(todo)} already done, {len(todo)} to run" if results else \
