@@ -14,12 +14,14 @@ from constructs import Construct
 
 from infra.bundling import ARCHITECTURE, RUNTIME, code_asset
 from infra.settings import log_retention
+from oriole import flows
 from oriole.catalog import PREFIX
 from oriole.handlers import FUNCTIONS
 
 STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent")
+WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
 NO_DATABASE = ("ContinueAsNew",)
 
 
@@ -52,7 +54,7 @@ class Functions(Construct):
         self.by_placeholder: dict[str, lambda_.Function] = {}
         for placeholder, handler in FUNCTIONS.items():
             name = task_name(placeholder)
-            timeout = Duration.minutes(5) if name in MODEL_TASKS else Duration.seconds(60)
+            timeout = Duration.minutes(5) if name in MODEL_TASKS + WHOLE_SWEEP_TASKS else Duration.seconds(60)
             self.by_placeholder[placeholder] = self._function(name, handler, timeout)
         self.status_finalizer = self._function("ExecutionStatusFinalizer", STATUS_FINALIZER, Duration.seconds(60))
         self.migrations = self._function("Migrations", MIGRATIONS, Duration.minutes(5))
@@ -70,6 +72,10 @@ class Functions(Construct):
     def database_users(self) -> list[lambda_.Function]:
         flow = [f for p, f in self.by_placeholder.items() if task_name(p) not in NO_DATABASE]
         return [*flow, self.status_finalizer, self.migrations]
+
+    def for_flow(self, flow: str) -> dict[str, lambda_.Function]:
+        """The functions one flow's ASL file invokes, by placeholder: what its state machine may invoke."""
+        return {p: f for p, f in self.by_placeholder.items() if p in flows.functions(flow)}
 
     def task(self, name: str) -> lambda_.Function:
         return self.by_placeholder[f"{name}FunctionArn"]

@@ -14,6 +14,7 @@ from oriole.handlers import FUNCTIONS
 from tests.infra.conftest import MODEL_IDS, OLLAMA_SECRET, synthesize
 
 ASL = flows.definition()
+EXPERIMENT_FUNCTIONS = flows.functions(flows.EXPERIMENT)
 
 
 def resources(template, kind: str) -> dict[str, dict]:
@@ -23,6 +24,13 @@ def resources(template, kind: str) -> dict[str, dict]:
 def one(template, kind: str) -> dict:
     [value] = resources(template, kind).values()
     return value["Properties"]
+
+
+def state_machine(template, flow: str) -> dict:
+    """The properties of the state machine of one flow (named ``<stack>-<flow>``)."""
+    [found] = [props for props in (r["Properties"] for r in resources(template, "AWS::StepFunctions::StateMachine")
+                                   .values()) if props["StateMachineName"].endswith(f"-{flow}")]
+    return found
 
 
 def function_ids(template) -> dict[str, str]:
@@ -134,12 +142,13 @@ def test_parameters_come_from_the_catalog(templates):
 
 def test_state_machine_is_the_asl_file_with_substitutions_and_the_execution_timeout(templates):
     _, orchestrator = templates
-    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    sm = state_machine(orchestrator, flows.EXPERIMENT)
     deployed = json.loads(sm["DefinitionString"])
     assert deployed == {**ASL, "TimeoutSeconds": 3600}
     ids = function_ids(orchestrator)
     assert sm["DefinitionSubstitutions"] == {
-        placeholder: {"Fn::GetAtt": [ids[placeholder.removesuffix("FunctionArn")], "Arn"]} for placeholder in FUNCTIONS}
+        placeholder: {"Fn::GetAtt": [ids[placeholder.removesuffix("FunctionArn")], "Arn"]}
+        for placeholder in EXPERIMENT_FUNCTIONS}
     assert sm["TracingConfiguration"] == {"Enabled": True}
     assert sm["LoggingConfiguration"]["Level"] == "ALL"
 
@@ -150,7 +159,7 @@ def test_state_machine_may_invoke_only_its_functions(templates):
     statements = policies_of(orchestrator, "FlowStateMachineRole")
     invoke = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
     targets = {r["Fn::GetAtt"][0] for s in invoke for r in s["Resource"] if isinstance(r, dict) and "Fn::GetAtt" in r}
-    assert targets == {ids[p.removesuffix("FunctionArn")] for p in FUNCTIONS}
+    assert targets == {ids[p.removesuffix("FunctionArn")] for p in EXPERIMENT_FUNCTIONS}
 
 
 def test_bedrock_invoke_is_scoped_to_the_configured_models(templates):
@@ -217,7 +226,8 @@ def test_alarms_dashboard_and_outputs(templates):
     assert {a["Properties"].get("MetricName") for a in alarms.values()} >= {"ExecutionsFailed", "ExecutionsTimedOut"}
     assert len(alarms) == 3 and resources(orchestrator, "AWS::CloudWatch::Dashboard")
     outputs = orchestrator.to_json()["Outputs"]
-    assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput"} <= set(outputs)
+    assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput", "SweepStateMachineArn",
+            "ExampleSweepInput"} <= set(outputs)
     example = json.loads(outputs["ExampleExecutionInput"]["Value"])
     assert example["mazeId"] == "perfect-11"
     assert {"DatabaseEndpoint", "DatabaseSecretArn"} <= set(data.to_json()["Outputs"])
@@ -242,3 +252,46 @@ def test_a_session_manager_bastion_gives_psql_a_port_forward(templates):
     assert not ingress_to_bastion  # no open port: Session Manager only
     forward = data.to_json()["Outputs"]["PsqlPortForward"]["Value"]
     assert "AWS-StartPortForwardingSessionToRemoteHost" in json.dumps(forward)
+
+
+def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_provider(templates):
+    _, orchestrator = templates
+    sm = state_machine(orchestrator, flows.SWEEP)
+    deployed = json.loads(sm["DefinitionString"])
+    assert deployed == flows.definition(flows.SWEEP) and "TimeoutSeconds" not in deployed
+    maps = [branch["States"][branch["StartAt"]] for branch in deployed["States"]["RunRepetitions"]["Branches"]]
+    assert len(maps) == 3
+    for state in maps:
+        assert state["Type"] == "Map" and state["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+        assert state["MaxConcurrencyPath"].startswith("$.caps.")
+    ids = function_ids(orchestrator)
+    substitutions = sm["DefinitionSubstitutions"]
+    assert {k: v for k, v in substitutions.items() if k != flows.EXPERIMENT_STATE_MACHINE} == {
+        placeholder: {"Fn::GetAtt": [ids[placeholder.removesuffix("FunctionArn")], "Arn"]}
+        for placeholder in flows.functions(flows.SWEEP)}
+    assert "stateMachine:OrioleOrchestrator-experiment" in json.dumps(substitutions[flows.EXPERIMENT_STATE_MACHINE])
+    assert sm["TracingConfiguration"] == {"Enabled": True} and sm["LoggingConfiguration"]["Level"] == "ALL"
+
+
+def test_the_sweep_state_machine_starts_its_own_children_and_its_tasks_only_experiments(templates):
+    _, orchestrator = templates
+    own = json.dumps(policies_of(orchestrator, "SweepsStateMachineRole"))
+    assert "states:StartExecution" in own and "stateMachine:OrioleOrchestrator-sweep" in own
+    assert "execution:OrioleOrchestrator-sweep/*" in own and "states:StopExecution" in own
+    invoke = [s for s in policies_of(orchestrator, "SweepsStateMachineRole") if s["Action"] == "lambda:InvokeFunction"]
+    ids = function_ids(orchestrator)
+    targets = {r["Fn::GetAtt"][0] for s in invoke for r in s["Resource"] if isinstance(r, dict) and "Fn::GetAtt" in r}
+    assert targets == {ids[p.removesuffix("FunctionArn")] for p in flows.functions(flows.SWEEP)}
+    start = [s for s in policies_of(orchestrator, "FunctionsStartRepetition") if s["Action"] == "states:StartExecution"]
+    assert len(start) == 1 and "stateMachine:OrioleOrchestrator-experiment" in json.dumps(start[0]["Resource"])
+    plan = json.dumps(policies_of(orchestrator, "FunctionsPlanSweep"))
+    assert "ssm:GetParametersByPath" in plan and "parameter/oriole/prompts" in plan and "states:" not in plan
+
+
+def test_the_example_sweep_input_is_a_sweep_the_state_machine_accepts(templates):
+    from oriole import sweeps
+
+    _, orchestrator = templates
+    example = json.loads(orchestrator.to_json()["Outputs"]["ExampleSweepInput"]["Value"])
+    run = sweeps.validate(sweeps.SweepRun, example, "example")
+    assert len(sweeps.plan(run)) == 72 and run.wait_seconds == 30
