@@ -170,3 +170,20 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
     time.sleep(2)  # longer than an item's wait: a map item still alive would have started its next experiment
     assert experiments(store, sweep_id) == rows
     assert 1 <= len(rows) <= len(stopped_at) + 2  # at most the starts under way as it stopped
+
+
+def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store):
+    """A retried StartRepetition (a Lambda retry, a redriven child) meets the execution the first one started."""
+    from oriole.handlers import sweeps as tasks
+    from oriole_workstation.runner import LambdaContext
+
+    sweep = {"id": f"twice-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-9"]}
+    event = {"sweep": sweep, "index": 0, "experimentStateMachineArn": local.aws.state_machine_arn}
+    context = LambdaContext("oriole-StartRepetition", "arn:aws:lambda:us-east-1:123456789012:function:x", "r")
+    first, second = tasks.start_repetition(event, context), tasks.start_repetition(event, context)
+    assert first == second and first["outcome"] == "started" and first["executionArn"].endswith("-r1-a0")
+    local.follow(first["executionArn"])
+    assert [r["status"] for r in experiments(store, sweep["id"])] == ["succeeded"]
+    check = tasks.check_repetition({"executionArn": first["executionArn"]}, context)
+    assert check == {"closed": True, "outcome": "succeeded"}
+    assert tasks.start_repetition(event, context) == {"outcome": "succeeded", "executionArn": None}  # resumed: done
