@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 import tomllib
 from collections import Counter
@@ -38,6 +39,7 @@ MAX_FILE_BYTES = 1024 * 1024
 LOCAL_CONCURRENCY = 2  # experiments at once locally when neither the file nor the command says
 LOCAL_WAIT_SECONDS = 1  # a local item looks at its experiment's row every second (AWS: the run's default, 30)
 POLL_SECONDS = 0.5
+SUBMITTED_NAME = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)$")
 
 
 class SweepAlreadyRunning(OrioleError):
@@ -104,9 +106,11 @@ def _digest(execution_input: dict) -> str:
 
 
 def sweep_executions(sfn, state_machine_arn: str, sweep_id: str) -> list[dict]:
-    """The sweep's executions (named ``<id>-<input hash>-<n>``), newest first."""
+    """The sweep's executions submitted by ``submit`` (named ``<id>-<input hash>-<n>``), newest first, each with
+    its ``digest``."""
     pages = sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn)
-    found = [e for page in pages for e in page["executions"] if e["name"].rsplit("-", 2)[0] == sweep_id]
+    found = [{**e, "digest": match["digest"]} for page in pages for e in page["executions"]
+             if (match := SUBMITTED_NAME.match(e["name"])) and match["id"] == sweep_id]
     return sorted(found, key=lambda e: e["startDate"], reverse=True)
 
 
@@ -118,13 +122,13 @@ def submit(sfn, state_machine_arn: str, execution_input: dict) -> tuple[str, boo
     sweep_id, digest = execution_input["id"], _digest(execution_input)
     earlier = sweep_executions(sfn, state_machine_arn, sweep_id)
     running = next((e for e in earlier if e["status"] == "RUNNING"), None)
-    if running is not None and running["name"].rsplit("-", 2)[1] == digest:
+    if running is not None and running["digest"] == digest:
         return running["executionArn"], False
     if running is not None:
         raise SweepAlreadyRunning(f"sweep {sweep_id} is running another version of its file as "
                                   f"{running['executionArn']}; wait for it or stop it first (`oriole sweep status "
                                   f"{sweep_id}` follows it)")
-    runs = sum(e["name"].rsplit("-", 2)[1] == digest for e in earlier)
+    runs = sum(e["digest"] == digest for e in earlier)
     name = f"{sweep_id}-{digest}-{runs + 1}"
     try:
         arn = sfn.start_execution(stateMachineArn=state_machine_arn, name=name,
