@@ -24,13 +24,15 @@ from constructs import Construct
 from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
-from oriole import catalog, db, deployment
+from oriole import catalog, db, deployment, flows
 from oriole.handlers import FUNCTIONS
 
 STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
 RECONCILER = "oriole.handlers.reconcile.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
+WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
+WHOLE_SWEEP_SECONDS = 300
 NO_DATABASE = ("ContinueAsNew",)
 TASK_SECONDS = 60
 # A version a running execution calls must outlive the deploy that publishes the next one.
@@ -79,7 +81,8 @@ class Functions(Construct):
         self.by_placeholder: dict[str, lambda_.Function] = {}
         for placeholder, handler in FUNCTIONS.items():
             name = task_name(placeholder)
-            timeout = catalog.MODEL_TASK_SECONDS if name in MODEL_TASKS else TASK_SECONDS
+            timeout = catalog.MODEL_TASK_SECONDS if name in MODEL_TASKS else \
+                WHOLE_SWEEP_SECONDS if name in WHOLE_SWEEP_TASKS else TASK_SECONDS
             self.by_placeholder[placeholder] = self._function(name, handler, Duration.seconds(timeout))
         self.dead_letters = sqs.Queue(self, "FinalizerDeadLetters", enforce_ssl=True,
                                       encryption=sqs.QueueEncryption.SQS_MANAGED,
@@ -131,6 +134,10 @@ class Functions(Construct):
         function.add_environment("DATABASE_SECRET_ARN", secret.secret_arn)
         for key, value in via_proxy.items():
             function.add_environment(key, value)
+
+    def for_flow(self, flow: str) -> dict[str, lambda_.Function]:
+        """The functions one flow's ASL file invokes, by placeholder: what its state machine may invoke."""
+        return {p: f for p, f in self.by_placeholder.items() if p in flows.functions(flow)}
 
     def task(self, name: str) -> lambda_.Function:
         return self.by_placeholder[f"{name}FunctionArn"]

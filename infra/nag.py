@@ -58,7 +58,13 @@ def suppress_orchestrator(stack: Stack) -> None:
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
             {"regex": "/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
                       ":execution:.+-experiment:\\*$/"}],
-            reason="The status-change finalizer describes executions of this one state machine (names are per run)."),
+            reason="The status-change finalizer and a sweep's CheckRepetition describe executions of the experiment "
+                   "state machine (names are per run)."),
+        NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
+            {"regex": "/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
+                      ":execution:.+-sweep[/:]\\*$/"}],
+            reason="The sweep's distributed maps describe and stop the child executions they start, of this one "
+                   "state machine (their names are made per map run)."),
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
             {"regex": "/^Resource::arn:<AWS::Partition>:bedrock:\\*::foundation-model/.+$/"}], reason=(
             "Only the configured model ids; any region, because cross-region inference profiles route the "

@@ -14,7 +14,8 @@ from infra.network import Network
 from infra.parameters import Parameters
 from infra.settings import Settings
 from infra.state_machine import ExperimentStateMachine, state_machine_name
-from oriole import deployment
+from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine
+from oriole import deployment, flows
 from oriole.catalog import parameter_prefix
 
 EXAMPLE_INPUT = ('{"mazeId": "perfect-11", "llmProvider": "baseline", "modelName": "explorer", '
@@ -71,11 +72,14 @@ class OrchestratorStack(Stack):
             self.format_arn(service="states", resource="execution", resource_name=f"{name}:*",
                             arn_format=ArnFormat.COLON_RESOURCE_NAME),
             settings.max_execution_seconds)
-        flow = ExperimentStateMachine(self, "Flow", functions=self.functions.by_placeholder,
+        flow = ExperimentStateMachine(self, "Flow", functions=self.functions.for_flow(flows.EXPERIMENT),
                                       status_finalizer=self.functions.status_finalizer,
                                       dead_letters=self.functions.dead_letters, reconciler=self.functions.reconciler,
                                       timeout_seconds=settings.max_execution_seconds,
                                       log_retention_days=settings.log_retention_days)
+        self.sweeps = SweepStateMachine(self, "Sweeps", functions=self.functions.for_flow(flows.SWEEP),
+                                        experiment_state_machine_name=name,
+                                        log_retention_days=settings.log_retention_days)
         triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations,
                          execute_on_handler_change=True, execute_after=[database])
         Monitoring(self, "Monitoring", state_machine=flow.state_machine,
@@ -90,6 +94,9 @@ class OrchestratorStack(Stack):
         CfnOutput(self, "StateMachineConsole", value=f"https://{self.region}.console.aws.amazon.com/states/home"
                   f"?region={self.region}#/statemachines/view/{arn}")
         CfnOutput(self, "ExampleExecutionInput", value=EXAMPLE_INPUT)
+        CfnOutput(self, "SweepStateMachineArn", value=self.sweeps.state_machine.state_machine_arn)
+        CfnOutput(self, "ExampleSweepInput", value=EXAMPLE_SWEEP_INPUT,
+                  description="Paste into the sweep state machine's Start execution (the worked example)")
         CfnOutput(self, "MigrationsFunction", value=self.functions.migrations.function_name)
         CfnOutput(self, "Deployment", value=settings.deployment,
                   description=f"Set ORIOLE_DEPLOYMENT={settings.deployment} for the CLI when it is not Oriole")

@@ -36,6 +36,10 @@ class ModelNotAllowed(InvalidExecutionInput):
     """A Bedrock model the deployment does not grant (its ``bedrockModelIds``)."""
 
 
+class SweepFileError(OrioleError):
+    """A sweep file (or the sweep state machine's input) cannot be read or describes an impossible matrix."""
+
+
 class DatabaseNotConfigured(OrioleError):
     """Neither a database URL nor the deployment's database secret is set."""
 

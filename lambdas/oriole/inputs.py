@@ -128,6 +128,39 @@ class ExecutionStatusChange(BaseModel):
     cause: str | None = None
 
 
+_TASK = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+
+class RepetitionRequest(BaseModel):
+    """A sweep map item, as its ItemSelector builds it: the sweep and the index of one planned experiment."""
+
+    model_config = _TASK
+
+    sweep: dict[str, Any]
+    index: int = Field(ge=0)
+    experimentStateMachineArn: str
+
+
+class RepetitionCheck(BaseModel):
+    """A sweep item's look at the experiment it started."""
+
+    model_config = _TASK
+
+    executionArn: str
+
+
+class SweepSummaryRequest(BaseModel):
+    """The sweep's last task: the run's plan (the indices each provider's map ran)."""
+
+    model_config = _TASK
+
+    sweep: dict[str, Any]
+    planned: int = Field(ge=0)
+    alreadyDone: int = Field(ge=0)
+    indices: dict[str, list[int]]
+    experimentStateMachineArn: str
+
+
 def _describe(err: ValidationError) -> str:
     problems = []
     for item in err.errors():

@@ -1,7 +1,8 @@
-"""The runtime's SQL: migrations, the maze set, and the turn path (experiments, turns, actions, model calls).
+"""The runtime's SQL: migrations, the maze set, the turn path (experiments, turns, actions, model calls) and
+the sweep state machine's bookkeeping (a sweep's experiments, found by agent id).
 
-The researcher's reads (reports, pictures, sweeps) are the workstation's (``oriole_workstation.results``)
-and never ship to Lambda.
+The researcher's reads (reports, pictures) are the workstation's (``oriole_workstation.results``) and never
+ship to Lambda.
 
 The turn path is built for few round trips: one statement loads everything a turn needs, one
 statement writes the whole turn (its actions, its turn row, the experiment's position and counters)
@@ -398,6 +399,41 @@ class Store:
             {"arn": execution_arn, "id": experiment_id},
         ).fetchone()
         return None if row is None else ExecutionOwner(**row)
+
+    # -- sweeps: experiments tagged with the agent id <sweep id>/<cell key>/r<repetition> -----------------
+
+    def sweep_experiments(self, sweep_id: str) -> list[dict]:
+        """Every experiment a sweep started, oldest first, with the execution that runs it now."""
+        return self._execute(
+            "SELECT id, agent_id, status, ending, origin_execution_arn, "
+            "       execution_arns[cardinality(execution_arns)] AS last_execution_arn "
+            "  FROM experiments WHERE agent_id LIKE %s ORDER BY id",
+            (_like_prefix(sweep_id + "/"),),
+        ).fetchall()
+
+    def sweep_spend(self, sweep_id: str) -> float:
+        """Dollars spent so far by a sweep's experiments, running ones included."""
+        return self._execute(
+            "SELECT coalesce(sum(cost_usd), 0)::float AS spent FROM experiments WHERE agent_id LIKE %s",
+            (_like_prefix(sweep_id + "/"),),
+        ).fetchone()["spent"]
+
+    def repetition_attempts(self, agent_id: str) -> list[dict]:
+        """The experiments of one repetition of a sweep (its agent id), oldest first."""
+        return self._execute("SELECT id, status, ending FROM experiments WHERE agent_id = %s ORDER BY id",
+                             (agent_id,)).fetchall()
+
+    def execution_outcome(self, execution_arn: str) -> dict | None:
+        """The status of the experiment an execution started, and whether it is closed (None: no experiment:
+        its start was rejected, or has not run yet)."""
+        return self._execute("SELECT status, completed_at IS NOT NULL AS completed FROM experiments "
+                             "WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()
+
+
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching strings that start with ``prefix`` (its wildcards escaped)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
 
 def shared_store() -> Store:
     """The store the handlers use: the warm container's connection, replaced once by a fresh one when a

@@ -11,6 +11,7 @@ from aws_cdk.assertions import Annotations, Match
 from oriole import flows
 from oriole.catalog import CATALOG, MODEL_TASK_SECONDS
 from oriole.handlers import FUNCTIONS
+from oriole.inputs import PROVIDERS
 from tests.infra.conftest import (
     BASE_MODEL,
     MODEL_IDS,
@@ -24,6 +25,7 @@ from tests.infra.conftest import (
 )
 
 ASL = flows.definition()
+EXPERIMENT_FUNCTIONS = flows.functions(flows.EXPERIMENT)
 
 
 def resources(template, kind: str) -> dict[str, dict]:
@@ -33,6 +35,13 @@ def resources(template, kind: str) -> dict[str, dict]:
 def one(template, kind: str) -> dict:
     [value] = resources(template, kind).values()
     return value["Properties"]
+
+
+def state_machine(template, flow: str) -> dict:
+    """The properties of the state machine of one flow (named ``<stack>-<flow>``)."""
+    [found] = [props for props in (r["Properties"] for r in resources(template, "AWS::StepFunctions::StateMachine")
+                                   .values()) if props["StateMachineName"].endswith(f"-{flow}")]
+    return found
 
 
 def function_ids(template) -> dict[str, str]:
@@ -192,7 +201,7 @@ def test_parameters_come_from_the_catalog(templates):
 
 def test_state_machine_is_the_asl_file_with_substitutions_and_the_execution_timeout(templates):
     _, orchestrator = templates
-    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    sm = state_machine(orchestrator, flows.EXPERIMENT)
     deployed = json.loads(sm["DefinitionString"])
     assert deployed == {**ASL, "TimeoutSeconds": 3600}
     assert sm["TracingConfiguration"] == {"Enabled": True}
@@ -203,14 +212,14 @@ def test_the_state_machine_calls_published_versions_never_latest(templates):
     """A deploy must not change the code under a running execution: each task names a version, whose
     resource is retained when a newer one replaces it."""
     _, orchestrator = templates
-    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    sm = state_machine(orchestrator, flows.EXPERIMENT)
     versions = resources(orchestrator, "AWS::Lambda::Version")
     ids = function_ids(orchestrator)
     for placeholder, value in sm["DefinitionSubstitutions"].items():
         version = versions[value["Ref"]]
         assert version["Properties"]["FunctionName"] == {"Ref": ids[placeholder.removesuffix("FunctionArn")]}
         assert version["DeletionPolicy"] == "Retain"
-    assert set(sm["DefinitionSubstitutions"]) == set(FUNCTIONS)
+    assert set(sm["DefinitionSubstitutions"]) == set(flows.functions(flows.EXPERIMENT))
 
 
 def test_every_function_records_the_version_and_the_asset_hash_of_the_code_it_runs(templates):
@@ -239,7 +248,7 @@ def test_the_asset_hash_changes_with_any_file_of_the_runtime_package(tmp_path):
 
 def test_the_state_machine_logs_under_vendedlogs(templates):
     _, orchestrator = templates
-    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    sm = state_machine(orchestrator, flows.EXPERIMENT)
     [destination] = sm["LoggingConfiguration"]["Destinations"]
     group_id = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
     group = resources(orchestrator, "AWS::Logs::LogGroup")[group_id]["Properties"]
@@ -252,7 +261,7 @@ def test_state_machine_may_invoke_only_its_functions(templates):
     statements = policies_of(orchestrator, "FlowStateMachineRole")
     invoke = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
     targets = {r["Fn::GetAtt"][0] for s in invoke for r in s["Resource"] if isinstance(r, dict) and "Fn::GetAtt" in r}
-    assert targets == {ids[p.removesuffix("FunctionArn")] for p in FUNCTIONS}
+    assert targets == {ids[p.removesuffix("FunctionArn")] for p in EXPERIMENT_FUNCTIONS}
 
 
 def bedrock_resources(template, region: str) -> list[str]:
@@ -440,7 +449,8 @@ def test_alarms_dashboard_and_outputs(templates):
     assert all(len(group) <= 11 for group in throttles)  # at most 10 metrics and their sum, as CloudWatch allows
     assert len(watched) == len(set(watched)) == len(FUNCTIONS) + 1  # every function of the flow, the finalizer
     outputs = orchestrator.to_json()["Outputs"]
-    assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput"} <= set(outputs)
+    assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput", "SweepStateMachineArn",
+            "ExampleSweepInput"} <= set(outputs)
     example = json.loads(outputs["ExampleExecutionInput"]["Value"])
     assert example["mazeId"] == "perfect-11"
     assert {"DatabaseEndpoint", "DatabaseSecretArn", "ReaderSecretArn", "DatabaseProxyEndpoint"} <= set(
@@ -477,7 +487,7 @@ def test_the_execution_timeout_sits_above_the_graceful_duration_limit_with_room_
 
     from oriole.catalog import BY_KEY, MODEL_TASK_SECONDS
 
-    sm = one(Template.from_stack(default_stacks[1]), "AWS::StepFunctions::StateMachine")
+    sm = state_machine(Template.from_stack(default_stacks[1]), flows.EXPERIMENT)
     timeout = json.loads(sm["DefinitionString"])["TimeoutSeconds"]
     assert timeout > BY_KEY["maxDurationMinutes"].default * 60 + MODEL_TASK_SECONDS
     env = one_function_env(Template.from_stack(default_stacks[1]), "CheckProgress")
@@ -583,7 +593,7 @@ def test_a_third_party_asl_validator_accepts_the_deployed_definition(templates, 
     if not validator.exists():
         pytest.fail("asl-validator is not installed: run `npm ci` (package-lock.json pins it)")
     _, orchestrator = templates
-    sm = one(orchestrator, "AWS::StepFunctions::StateMachine")
+    sm = state_machine(orchestrator, flows.EXPERIMENT)
     deployed = sm["DefinitionString"]
     for placeholder in sm["DefinitionSubstitutions"]:
         deployed = deployed.replace("${" + placeholder + "}", f"arn:aws:lambda:us-east-1:123456789012:function:f:{7}")
@@ -596,3 +606,46 @@ def test_a_third_party_asl_validator_accepts_the_deployed_definition(templates, 
         assert result.returncode == 0, result.stdout + result.stderr
     refused = subprocess.run([*run, str(tmp_path / "broken.json")], capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0  # the validator does check
+
+
+def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_provider(templates):
+    _, orchestrator = templates
+    sm = state_machine(orchestrator, flows.SWEEP)
+    deployed = json.loads(sm["DefinitionString"])
+    assert deployed == flows.definition(flows.SWEEP) and "TimeoutSeconds" not in deployed
+    maps = [branch["States"][branch["StartAt"]] for branch in deployed["States"]["RunRepetitions"]["Branches"]]
+    assert len(maps) == len(PROVIDERS)
+    for state in maps:
+        assert state["Type"] == "Map" and state["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+        assert state["MaxConcurrencyPath"].startswith("$.caps.")
+    substitutions = sm["DefinitionSubstitutions"]
+    assert set(substitutions) == {*flows.functions(flows.SWEEP), flows.EXPERIMENT_STATE_MACHINE}
+    for placeholder in flows.functions(flows.SWEEP):  # a published version of the task's function, never $LATEST
+        assert placeholder.removesuffix("FunctionArn") in json.dumps(substitutions[placeholder])
+        assert "CurrentVersion" in json.dumps(substitutions[placeholder])
+    assert "stateMachine:OrioleOrchestrator-experiment" in json.dumps(substitutions[flows.EXPERIMENT_STATE_MACHINE])
+    assert sm["TracingConfiguration"] == {"Enabled": True} and sm["LoggingConfiguration"]["Level"] == "ERROR"
+
+
+def test_the_sweep_state_machine_starts_its_own_children_and_its_tasks_only_experiments(templates):
+    _, orchestrator = templates
+    own = json.dumps(policies_of(orchestrator, "SweepsStateMachineRole"))
+    assert "states:StartExecution" in own and "stateMachine:OrioleOrchestrator-sweep" in own
+    assert "execution:OrioleOrchestrator-sweep/*" in own and "states:StopExecution" in own
+    invoke = [s for s in policies_of(orchestrator, "SweepsStateMachineRole") if s["Action"] == "lambda:InvokeFunction"]
+    ids = function_ids(orchestrator)
+    targets = {r["Fn::GetAtt"][0] for s in invoke for r in s["Resource"] if isinstance(r, dict) and "Fn::GetAtt" in r}
+    assert targets == {ids[p.removesuffix("FunctionArn")] for p in flows.functions(flows.SWEEP)}
+    start = [s for s in policies_of(orchestrator, "FunctionsStartRepetition") if s["Action"] == "states:StartExecution"]
+    assert len(start) == 1 and "stateMachine:OrioleOrchestrator-experiment" in json.dumps(start[0]["Resource"])
+    plan = json.dumps(policies_of(orchestrator, "FunctionsPlanSweep"))
+    assert "ssm:GetParametersByPath" in plan and "parameter/oriole/prompts" in plan and "states:" not in plan
+
+
+def test_the_example_sweep_input_is_a_sweep_the_state_machine_accepts(templates):
+    from oriole import sweeps
+
+    _, orchestrator = templates
+    example = json.loads(orchestrator.to_json()["Outputs"]["ExampleSweepInput"]["Value"])
+    run = sweeps.validate(sweeps.SweepRun, example, "example")
+    assert len(sweeps.plan(run)) == 72 and run.wait_seconds == 30

@@ -22,7 +22,8 @@ def deployed(local, database_url, monkeypatch):
     cloudformation = boto3.client("cloudformation", region_name="us-east-1")
     template = {"Resources": {"Marker": {"Type": "AWS::SSM::Parameter",
                                          "Properties": {"Type": "String", "Value": "x", "Name": "/test/marker"}}},
-                "Outputs": {"StateMachineArn": {"Value": local.aws.state_machine_arn}}}
+                "Outputs": {"StateMachineArn": {"Value": local.aws.state_machine_arn},
+                            "SweepStateMachineArn": {"Value": local.aws.sweep_state_machine_arn}}}
     cloudformation.create_stack(StackName="OrioleOrchestrator", TemplateBody=json.dumps(template))
     yield local
     cloudformation.delete_stack(StackName="OrioleOrchestrator")
@@ -65,3 +66,35 @@ def test_params_with_aws_show_and_set_the_deployed_values(local, monkeypatch):
     assert "at least 1" in runner.invoke(app, ["params", "set", "maxMoves", "0", "--aws"]).output
     assert "--config" in runner.invoke(app, ["params", "set", "maxMoves", "5"]).output
     runner.invoke(app, ["params", "set", "maxMoves", "10000", "--aws"])
+
+
+def test_a_sweep_submitted_with_aws_returns_at_once_and_a_second_submit_meets_it(deployed, tmp_path):
+    import time
+    import uuid
+
+    sweep_id = f"aws-{uuid.uuid4().hex[:8]}"
+    file = tmp_path / "sweep.json"
+    file.write_text(json.dumps({"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7", "perfect-9"],
+                                "repetitions": 2}))
+    submitted = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
+    assert submitted.exit_code == 0, submitted.output
+    assert submitted.stdout.startswith("started ") and "oriole sweep status" in submitted.stderr
+    arn = submitted.stdout.split()[-1]
+    assert arn.endswith(f":{sweep_id}-" + arn.rsplit("-", 2)[1] + "-1")  # <id>-<input hash>-<run>
+    again = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
+    assert again.stdout == f"already running: {arn}\n"  # the same sweep: the same execution
+    other = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "2"])
+    assert other.exit_code == 2 and "is running another version of its file" in other.output
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    while sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+        time.sleep(0.2)
+    status = runner.invoke(app, ["sweep", "status", sweep_id, "--aws"])
+    assert status.exit_code == 0, status.output
+    assert status.stdout.startswith(f"execution {arn.rsplit(':', 1)[-1]}: SUCCEEDED at ")
+    assert "4 repetitions started: 4 succeeded; spent $0.0000" in status.stdout
+    resumed = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
+    assert resumed.stdout.strip().endswith("-2")  # submitted again once ended: a new run, which resumes
+    second = resumed.stdout.split()[-1]
+    while (done := sfn.describe_execution(executionArn=second))["status"] == "RUNNING":
+        time.sleep(0.2)
+    assert json.loads(done["output"])["alreadyDone"] == 4

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from oriole import catalog, experiments
+from oriole import catalog, experiments, sweeps
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, resolve
 from oriole.errors import InvalidModelResponse, OrioleError
@@ -182,12 +182,14 @@ def test_a_sweep_file_plans_unique_cells_within_the_bound_or_is_refused_by_name(
         path.write_bytes(content)
         try:
             spec = sweep.load(path)
-            planned = sweep.plan(spec)
-            sweep.check_prompts(spec, ["v1"])
-            sweep.provider_caps(spec, [], aws=False)
+            planned = sweeps.plan(spec)
+            sweeps.check_prompts(spec, ["v1"])
+            caps = sweeps.caps(spec, PROVIDERS)
+            sweep.run_input(spec, concurrency=None, provider_concurrency={}, retry_failed=False, wait_seconds=1)
         except OrioleError:
             return
-    assert len(planned) <= sweep.MAX_EXPERIMENTS
+    assert len(planned) <= sweeps.MAX_EXPERIMENTS
+    assert all(1 <= cap <= sweeps.MAX_CONCURRENCY for cap in caps.values())
     assert len({(p.cell.key, p.repetition) for p in planned}) == len(planned)
 
 

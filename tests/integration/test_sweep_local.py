@@ -1,24 +1,27 @@
-"""Sweeps through the local state machine: a 2 agents x 3 mazes x 2 repetitions sweep completes under its
-concurrency cap, tags its experiments, and run again starts nothing; the AWS launcher (executions started
-with boto3, here against moto's Step Functions running the real state machine) holds a per-provider cap
-and follows an experiment left running instead of starting it twice."""
+"""Sweeps through the sweep state machine under moto (the ASL file that deploys, the real tasks, PostgreSQL): the
+caps per provider hold, a failing experiment does not fail the sweep, resume starts nothing, the spend cap skips
+the rest, stopping the sweep starts nothing more and leaves no row open, and the report's Wilson intervals are
+those of the stored outcomes."""
 
 from __future__ import annotations
 
 import io
+import json
+import math
+import time
 import uuid
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
 from oriole import db
 from oriole.store import Store
-from oriole_workstation import sweep
-from oriole_workstation.cli import app
-from oriole_workstation.launcher import Launcher
+from oriole_workstation import sweep as sweep_cli
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
+from tests.integration.conftest import Local
+
+PARENT_EVENTS = 48  # a sweep's own history, whatever its size: the items run as child executions
 
 
 def max_overlap(rows: list[dict]) -> int:
@@ -34,16 +37,28 @@ def max_overlap(rows: list[dict]) -> int:
 
 def experiments(store: Store, sweep_id: str) -> list[dict]:
     return store.conn.execute(
-        "SELECT id, agent_id, comment, status, model_name, started_at, completed_at FROM experiments "
-        "WHERE agent_id LIKE %s ORDER BY id", (sweep_id + "/%",)).fetchall()
+        "SELECT e.id, e.agent_id, e.comment, e.status, e.llm_provider, e.model_name, e.started_at, e.completed_at, "
+        "       e.origin_execution_arn, e.cost_usd FROM experiments e WHERE agent_id LIKE %s ORDER BY id",
+        (sweep_id + "/%",)).fetchall()
 
 
 @pytest.fixture
-def cli(database_url, monkeypatch, tmp_path):
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
-    monkeypatch.setenv("COLUMNS", "250")
-    return lambda *args: CliRunner().invoke(app, ["sweep", *map(str, args)])
+def local(database_url):
+    """A LocalAws of the test's own (the CLI tests of this module start theirs; moto's are not nested)."""
+    conn = db.connect(database_url)
+    with LocalAws(database_url) as aws:
+        yield Local(aws, Results(conn))
+    conn.close()
+
+
+def run_sweep(local: Local, sweep: dict) -> tuple[dict, dict | None]:
+    """Submit a sweep to the local sweep state machine and follow it as `oriole sweep` does."""
+    sweep = {"wait_seconds": 1, **sweep}
+    arn, _ = sweep_cli.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
+    with sweep_cli.Tracker(Console(file=io.StringIO()), [], sweep["id"], 0, show_lines=False) as tracker:
+        execution = sweep_cli.follow_local(local.aws, arn, sweep["id"], local.results, tracker,
+                                           lambda running: None)
+    return execution, json.loads(execution["output"]) if execution["status"] == "SUCCEEDED" else None
 
 
 def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(cli, store, tmp_path):
@@ -52,46 +67,127 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/explorer"]\n'
                     'mazes = ["perfect-7", "perfect-9", "perfect-11"]\nrepetitions = 2\nconcurrency = 2\n'
                     'comment = "integration"\n[[configs]]\nmaxMoves = 60\n')
-    planned = cli(file, "--dry-run")
+    planned = cli("sweep", str(file), "--dry-run")
     assert planned.exit_code == 0 and len(planned.stdout.splitlines()) == 12 and experiments(store, sweep_id) == []
-    first = cli(file)
+    first = cli("sweep", str(file))
     assert first.exit_code == 0, first.output
     assert first.stdout.startswith("12 planned: 0 already done, ")
     rows = experiments(store, sweep_id)
     assert len(rows) == 12 and len({r["agent_id"] for r in rows}) == 12
     assert all(r["status"] in ("succeeded", "timed_out") for r in rows)
     assert {r["comment"] for r in rows} == {f"sweep:{sweep_id} integration"}
-    assert max_overlap(rows) <= 2
+    assert max_overlap(rows) == 2  # the cap held, and was used
+    assert all(r["origin_execution_arn"].endswith("-a0") for r in rows)  # deterministic names, first attempts
     report = [line.split() for line in first.stdout.splitlines() if line.startswith("baseline/")]
     assert sorted((line[0], line[3], line[6]) for line in report) == sorted(  # agent, maze size, runs
         (agent, size, "2") for agent in ("baseline/explorer", "baseline/random") for size in ("7x7", "9x9", "11x11"))
-    again = cli(file)
+    again = cli("sweep", str(file))
     assert again.exit_code == 0, again.output
     assert again.stdout.startswith("12 planned: 12 already done; spent $0.0000")
     assert "12 already done, 0 to run" in again.stderr
     assert len(experiments(store, sweep_id)) == 12
+    status = cli("sweep", "status", sweep_id)
+    assert status.exit_code == 0 and status.stdout.startswith("12 repetitions started: ")
 
 
-def test_the_aws_launcher_holds_a_per_provider_cap_and_follows_an_experiment_left_running(database_url, store):
-    sweep_id = f"aws-{uuid.uuid4().hex[:8]}"
-    spec = sweep.SweepFile(id=sweep_id, agents=["baseline/oracle", "baseline/explorer"],
-                           mazes=["perfect-7", "perfect-9"])
-    planned = sweep.plan(spec)
-    with LocalAws(database_url) as aws:
-        launcher = Launcher(aws.sfn, aws.state_machine_arn, poll_seconds=0.05)  # as on AWS: no lost-end reports
-        earlier = launcher.start(planned[0].execution_input(sweep_id, None), planned[0].execution_name(sweep_id))
-        open_row = {"id": None, "status": "running", "origin_execution_arn": earlier}  # what resume would find
-        todo = [(planned[0], open_row), *((item, None) for item in planned[1:])]
-        tracker = sweep.Tracker(Console(file=io.StringIO()), total=len(todo))
-        with tracker:
-            results = sweep.execute(sweep_id, todo, launcher, lambda: Results(db.connect(database_url)), tracker,
-                                    follows_open=True, concurrency=None, provider_concurrency={"baseline": 1},
-                                    spend_limit=None, comment=None)
-    assert [r.status for r in results] == ["succeeded"] * 4
+def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The 95% Wilson score interval, from its formula."""
+    p, n = successes / trials, trials
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+
+
+def test_the_sweeps_report_gives_the_wilson_interval_of_its_stored_outcomes(cli, store, tmp_path):
+    sweep_id = f"wilson-{uuid.uuid4().hex[:8]}"
+    file = tmp_path / "wilson.toml"
+    file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/oracle"]\nmazes = ["perfect-9"]\n'
+                    "repetitions = 5\nconcurrency = 3\n[[configs]]\nmaxMoves = 30\n")
+    assert cli("sweep", str(file), "--quiet").exit_code == 0
     rows = experiments(store, sweep_id)
-    assert len(rows) == 4 and len({r["agent_id"] for r in rows}) == 4  # the earlier one was not started again
-    assert results[0].summary["experiment_id"] == store.experiment_by_execution(earlier)
-    assert max_overlap(rows) == 1
+    report = json.loads(cli("report", "--tag", f"sweep:{sweep_id}", "--format", "json").stdout)
+    assert {r["model_name"] for r in report} == {"random", "oracle"}
+    for line in report:
+        mine = [r for r in rows if r["model_name"] == line["model_name"]]
+        successes = sum(r["status"] == "succeeded" for r in mine)
+        low, high = wilson(successes, len(mine))
+        assert (line["runs"], line["successes"]) == (len(mine), successes)
+        assert float(line["success_rate_low"]) == pytest.approx(low, abs=5e-5)
+        assert float(line["success_rate_high"]) == pytest.approx(high, abs=5e-5)
+
+
+def test_each_provider_keeps_its_cap_and_a_failing_experiment_does_not_fail_the_sweep(local, store):
+    sweep_id = f"caps-{uuid.uuid4().hex[:8]}"
+    sweep = {"id": sweep_id, "agents": ["baseline/oracle", "baseline/explorer", "ollama/nobody-listens"],
+             "mazes": ["perfect-7", "perfect-9"], "repetitions": 2,
+             "configs": [{"endpoint": "http://127.0.0.1:9", "requestTimeoutSeconds": 1}],
+             "provider_concurrency": {"baseline": 2, "ollama": 1}}
+    execution, summary = run_sweep(local, sweep)
+    assert execution["status"] == "SUCCEEDED"
+    assert (summary["planned"], summary["succeeded"], summary["failed"], summary["skipped"]) == (12, 8, 4, 0)
+    rows = experiments(store, sweep_id)
+    baselines = [r for r in rows if r["llm_provider"] == "baseline"]
+    ollama = [r for r in rows if r["llm_provider"] == "ollama"]
+    assert len(baselines) == 8 and max_overlap(baselines) == 2
+    assert len(ollama) == 4 and max_overlap(ollama) == 1 and {r["status"] for r in ollama} == {"failed"}
+    assert len(local.aws.history(execution["executionArn"])) < PARENT_EVENTS
+
+    _, again = run_sweep(local, sweep)  # resume: the failures count as done unless retried
+    assert (again["alreadyDone"], again["failed"]) == (12, 0) and len(experiments(store, sweep_id)) == 12
+    _, retried = run_sweep(local, {**sweep, "agents": ["ollama/nobody-listens"], "retry_failed": True})
+    assert (retried["planned"], retried["alreadyDone"], retried["failed"]) == (4, 0, 4)
+    second = [r for r in experiments(store, sweep_id) if r["id"] > max(r["id"] for r in rows)]
+    assert len(second) == 4 and all(r["origin_execution_arn"].endswith("-a1") for r in second)
+
+
+def test_the_spend_limit_skips_what_is_left_and_the_command_says_so(cli, store, tmp_path):
+    sweep_id = f"spend-{uuid.uuid4().hex[:8]}"
+    file = tmp_path / "spend.toml"
+    file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetitions = 2\n'
+                    "spend_limit_usd = 1.5\n")
+    assert cli("sweep", str(file), "--quiet").exit_code == 0  # baselines cost nothing: under the limit
+    store.conn.execute("UPDATE experiments SET cost_usd = 1 WHERE agent_id LIKE %s", (sweep_id + "/%",))
+    file.write_text(file.read_text().replace("repetitions = 2", "repetitions = 5"))
+    result = cli("sweep", str(file), "--quiet")
+    assert result.exit_code == 3, result.output
+    assert result.stdout.startswith("5 planned: 2 already done, 3 skipped; spent $2.0000")
+    assert len(experiments(store, sweep_id)) == 2
+
+
+def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish(local, store):
+    sweep_id = f"stop-{uuid.uuid4().hex[:8]}"
+    sweep = {"id": sweep_id, "agents": ["baseline/explorer"], "mazes": ["perfect-31"], "repetitions": 20,
+             "concurrency": 2, "wait_seconds": 1}
+    arn, _ = sweep_cli.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
+    deadline = time.monotonic() + 30
+    while not experiments(store, sweep_id) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    local.aws.sfn.stop_execution(executionArn=arn)
+    stopped_at = experiments(store, sweep_id)
+    with sweep_cli.Tracker(Console(file=io.StringIO()), [], sweep_id, 0, show_lines=False) as tracker:
+        execution = sweep_cli.follow_local(local.aws, arn, sweep_id, local.results, tracker, lambda running: None)
+    assert execution["status"] == "ABORTED"
+    rows = experiments(store, sweep_id)
+    assert all(r["completed_at"] is not None for r in rows)  # they finished: no row stays open
+    time.sleep(2)  # longer than an item's wait: a map item still alive would have started its next experiment
+    assert experiments(store, sweep_id) == rows
+    assert 1 <= len(rows) <= len(stopped_at) + 2  # at most the starts under way as it stopped
+
+
+def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store):
+    """A retried StartRepetition (a Lambda retry, a redriven child) meets the execution the first one started."""
+    from oriole.handlers import sweeps as tasks
+    from oriole_workstation.runner import LambdaContext
+
+    sweep = {"id": f"twice-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-9"]}
+    event = {"sweep": sweep, "index": 0, "experimentStateMachineArn": local.aws.state_machine_arn}
+    context = LambdaContext("oriole-StartRepetition", "arn:aws:lambda:us-east-1:123456789012:function:x", "r")
+    first, second = tasks.start_repetition(event, context), tasks.start_repetition(event, context)
+    assert first == second and first["outcome"] == "started" and first["executionArn"].endswith("-r1-a0")
+    local.follow(first["executionArn"])
+    assert [r["status"] for r in experiments(store, sweep["id"])] == ["succeeded"]
+    check = tasks.check_repetition({"executionArn": first["executionArn"]}, context)
+    assert check == {"closed": True, "outcome": "succeeded"}
+    assert tasks.start_repetition(event, context) == {"outcome": "succeeded", "executionArn": None}  # resumed: done
 
 
 def test_a_sweep_over_maze_samples_plays_that_many_different_mazes_and_resumes_on_the_same_ones(cli, store, tmp_path):
@@ -99,7 +195,7 @@ def test_a_sweep_over_maze_samples_plays_that_many_different_mazes_and_resumes_o
     file = tmp_path / "samples.toml"
     file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/oracle"]\n'
                     'mazes = [{ family = "perfect", size = 9, samples = 4 }]\nconcurrency = 2\n')
-    first = cli(file)
+    first = cli("sweep", str(file))
     assert first.exit_code == 0, first.output
     mazes = store.conn.execute(
         "SELECT m.name, m.content_hash, m.source, m.shortest_path_length, e.action_count, e.status "
@@ -107,5 +203,5 @@ def test_a_sweep_over_maze_samples_plays_that_many_different_mazes_and_resumes_o
     assert len(mazes) == 4 and len({m["content_hash"] for m in mazes}) == 4
     assert all(m["name"].startswith("perfect-9@") and m["source"] == "generated" for m in mazes)
     assert all(m["status"] == "succeeded" and m["action_count"] == m["shortest_path_length"] for m in mazes)
-    again = cli(file)
+    again = cli("sweep", str(file))
     assert again.exit_code == 0 and again.stdout.startswith("4 planned: 4 already done")

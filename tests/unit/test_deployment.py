@@ -48,10 +48,10 @@ def test_parameters_are_read_ten_names_a_call_and_a_throttle_is_named(monkeypatc
 
 
 def test_a_throttled_successor_start_is_named(monkeypatch):
-    from oriole.handlers import continue_as_new
+    from oriole.handlers import aws, continue_as_new
 
     sfn = client("stepfunctions")
-    monkeypatch.setattr(continue_as_new.aws, "stepfunctions", lambda: sfn)
+    monkeypatch.setattr(aws, "stepfunctions", lambda: sfn)
     machine = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"
     with Stubber(sfn) as stub:
         stub.add_client_error("start_execution", "ThrottlingException", "Rate exceeded", 400)

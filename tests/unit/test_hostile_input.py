@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from oriole import catalog, progress
+from oriole import catalog, progress, sweeps
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, parse_stored, resolve
 from oriole.errors import (
@@ -25,6 +25,7 @@ from oriole.errors import (
     ModelRequestRejected,
     ModelUnavailable,
     OrioleError,
+    SweepFileError,
 )
 from oriole.experiments import failure_reason
 from oriole.inputs import CaughtError, ExecutionInput, parse
@@ -334,8 +335,8 @@ BASE = 'id = "s"\nagents = ["baseline/explorer"]\nmazes = ["perfect-7"]\n'
      "comes out twice"),
 ])
 def test_a_cell_that_comes_out_twice_is_refused(tmp_path, extra, message):
-    with pytest.raises(sweep.SweepFileError, match=message):
-        sweep.plan(sweep.load(sweep_file(tmp_path, 'id = "s"\n' + extra)))
+    with pytest.raises(SweepFileError, match=message):
+        sweeps.plan(sweep.load(sweep_file(tmp_path, 'id = "s"\n' + extra)))
 
 
 def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
@@ -343,53 +344,53 @@ def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
                      for key in ("maxMoves", "historyActions", "maxRecallActions", "recallInterval", "numCtx",
                                  "maxStalledTurns", "seed", "visionRange"))
     started = time.monotonic()
-    with pytest.raises(sweep.SweepFileError, match="describes 10,000,000,000,000,000 experiments"):
-        sweep.plan(sweep.load(sweep_file(tmp_path, BASE + f"grid = {{ {grid} }}\n")))
+    with pytest.raises(SweepFileError, match="describes 10,000,000,000,000,000 experiments"):
+        sweeps.plan(sweep.load(sweep_file(tmp_path, BASE + f"grid = {{ {grid} }}\n")))
     assert time.monotonic() - started < 2
 
 
 @pytest.mark.parametrize("text, suffix, error, message", [
-    (BASE + "spend_limit_usd = inf\n", ".toml", sweep.SweepFileError, "spend_limit_usd"),
-    (BASE + "spend_limit_usd = nan\n", ".toml", sweep.SweepFileError, "spend_limit_usd"),
+    (BASE + "spend_limit_usd = inf\n", ".toml", SweepFileError, "spend_limit_usd"),
+    (BASE + "spend_limit_usd = nan\n", ".toml", SweepFileError, "spend_limit_usd"),
     ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "spend_limit_usd": Infinity}', ".json",
-     sweep.SweepFileError, "spend_limit_usd"),
+     SweepFileError, "spend_limit_usd"),
     (BASE + "[[configs]]\nmaxDurationMinutes = inf\n", ".toml", InvalidConfig, "finite"),
     ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "configs": [{"temperature": NaN}]}', ".json",
      InvalidConfig, "finite"),
-    (BASE.encode() + b'comment = "caf\xe9"\n', ".toml", sweep.SweepFileError, "not UTF-8 text"),
-    (BASE + "concurrency = 0\n", ".toml", sweep.SweepFileError, "concurrency"),
-    (BASE + "concurrency = -3\n", ".toml", sweep.SweepFileError, "concurrency"),
-    (BASE + "provider_concurrency = { baseline = 0 }\n", ".toml", sweep.SweepFileError, "provider_concurrency"),
-    (BASE + "grid = { temperature = [] }\n", ".toml", sweep.SweepFileError, "grid"),
-    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [' + "1" * 5000 + "]}", ".json", sweep.SweepFileError,
+    (BASE.encode() + b'comment = "caf\xe9"\n', ".toml", SweepFileError, "not UTF-8 text"),
+    (BASE + "concurrency = 0\n", ".toml", SweepFileError, "concurrency"),
+    (BASE + "concurrency = -3\n", ".toml", SweepFileError, "concurrency"),
+    (BASE + "provider_concurrency = { baseline = 0 }\n", ".toml", SweepFileError, "provider_concurrency"),
+    (BASE + "grid = { temperature = [] }\n", ".toml", SweepFileError, "grid"),
+    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [' + "1" * 5000 + "]}", ".json", SweepFileError,
      "not valid JSON"),
-    ("[" * 100_000, ".json", sweep.SweepFileError, "not valid JSON"),
-    ("x = " + "[" * 100_000, ".toml", sweep.SweepFileError, "not valid TOML"),
-    (BASE + "#" * (2 * 1024 * 1024), ".toml", sweep.SweepFileError, "larger than"),
+    ("[" * 100_000, ".json", SweepFileError, "not valid JSON"),
+    ("x = " + "[" * 100_000, ".toml", SweepFileError, "not valid TOML"),
+    (BASE + "#" * (2 * 1024 * 1024), ".toml", SweepFileError, "larger than"),
     ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "comment": "a\\u0000b"}', ".json",
-     sweep.SweepFileError, "comment"),
-    ('{"id": "s", "agents": ["ollama/q\\u001b[2J"], "mazes": [7]}', ".json", sweep.SweepFileError, "modelName"),
-    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": ["' + "9" * 5000 + '"]}', ".json", sweep.SweepFileError,
+     SweepFileError, "comment"),
+    ('{"id": "s", "agents": ["ollama/q\\u001b[2J"], "mazes": [7]}', ".json", SweepFileError, "modelName"),
+    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": ["' + "9" * 5000 + '"]}', ".json", SweepFileError,
      "unknown maze"),
 ])
 def test_a_hostile_sweep_file_is_refused_with_a_named_error(tmp_path, text, suffix, error, message):
     with pytest.raises(error, match=message):
-        sweep.plan(sweep.load(sweep_file(tmp_path, text, suffix)))
+        sweeps.plan(sweep.load(sweep_file(tmp_path, text, suffix)))
 
 
 @pytest.mark.parametrize("option", ["baseline=0", "baseline=-1", "baseline=\u00b2", "baseline=" + "9" * 5000,
                                     "baseline=1001"])
 def test_a_provider_concurrency_option_out_of_range_is_refused(option):
-    spec = sweep.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [7]})
-    with pytest.raises(sweep.SweepFileError, match="N from 1 to 1000"):
-        sweep.provider_caps(spec, [option], aws=False)
+    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [7]})
+    with pytest.raises(SweepFileError, match="N from 1 to 1000"):
+        sweep.provider_caps(spec, [option])
 
 
 def test_every_prompt_a_sweep_names_must_exist():
-    spec = sweep.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": [7], "prompts": ["v1", "v9"]})
-    with pytest.raises(sweep.SweepFileError, match=r"prompt version\(s\) v9 not found; known: v1"):
-        sweep.check_prompts(spec, ["v1"])
-    sweep.check_prompts(spec, ["v1", "v9"])
+    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": [7], "prompts": ["v1", "v9"]})
+    with pytest.raises(SweepFileError, match=r"prompt version\(s\) v9 not found; known: v1"):
+        sweeps.check_prompts(spec, ["v1"])
+    sweeps.check_prompts(spec, ["v1", "v9"])
 
 
 # --- class 8: prompt files --------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 A ``Launcher`` starts executions of a state machine (moto's in this process, or the deployed one), follows
 an experiment through its continue-as-new successors by reading its row, and returns the outcome as the
-database records it. ``oriole run``, ``oriole sweep`` and ``oriole status`` all go through it, so a run on
+database records it. ``oriole run`` and ``oriole status`` both go through it, so a run on
 AWS prints exactly what a local run prints.
 
 On AWS, EventBridge sends every execution's end to the status-change finalizer. Locally there is no

@@ -1,6 +1,6 @@
-"""The researcher's reads: what the CLI shows (an experiment's outcome, the comparison, a run to draw),
-a sweep's bookkeeping, and the experiments a local runner holds. The turn path's SQL stays in the runtime
-package (``oriole.store``); none of this ships to Lambda.
+"""The researcher's reads: what the CLI shows (an experiment's outcome, the comparison, a run to draw) and
+the experiments a local runner holds. The turn path's SQL and a sweep's bookkeeping (which the sweep state
+machine's tasks need) stay in the runtime package (``oriole.store``); none of this ships to Lambda.
 """
 
 from __future__ import annotations
@@ -236,23 +236,3 @@ class Results:
              ORDER BY min(id) FILTER (WHERE source = 'shipped') NULLS LAST, family, width
             """
         ).fetchall()
-
-    def sweep_experiments(self, sweep_id: str) -> list[dict]:
-        """Every experiment a sweep started (``agent_id`` ``<sweep id>/...``), oldest first."""
-        return self._execute(
-            "SELECT id, agent_id, status, ending, origin_execution_arn FROM experiments "
-            "WHERE agent_id LIKE %s ORDER BY id",
-            (_like_prefix(sweep_id + "/"),),
-        ).fetchall()
-
-    def sweep_spend(self, sweep_id: str) -> float:
-        """Dollars spent so far by a sweep's experiments, running ones included."""
-        return self._execute(
-            "SELECT coalesce(sum(cost_usd), 0)::float AS spent FROM experiments WHERE agent_id LIKE %s",
-            (_like_prefix(sweep_id + "/"),),
-        ).fetchone()["spent"]
-
-
-def _like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching strings that start with ``prefix`` (its wildcards escaped)."""
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -1,6 +1,7 @@
-"""Run the real state machine on one machine: moto's Step Functions interpreter executes the ASL file,
-Parameter Store is moto's, seeded from the catalog, and every Lambda invoke is routed to the real
-handler in this process. Everything but the AWS services is the production code path.
+"""Run the real state machines on one machine: moto's Step Functions interpreter executes the ASL files (the
+experiment flow, and the sweep flow beside it), Parameter Store is moto's, seeded from the catalog, and every
+Lambda invoke is routed to the real handler in this process. Everything but the AWS services is the
+production code path.
 
 EventBridge has no local counterpart: the runner's launcher sends the status change of an execution that
 ended with its experiment open to the status-change finalizer itself, and the runner holds every
@@ -38,6 +39,7 @@ from oriole_workstation.run_locks import RunLocks
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's account
 STATE_MACHINE_NAME = "oriole-experiment"
+SWEEP_STATE_MACHINE_NAME = "oriole-sweep"
 EXECUTION_PREFIX = f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{STATE_MACHINE_NAME}:"  # every local execution
 
 
@@ -156,7 +158,7 @@ class LocalAws:
             stack.callback(interpreter_log.setLevel, interpreter_log.level)
             interpreter_log.setLevel(logging.CRITICAL)  # the state machine reports those errors; no dump on stderr
             self.sfn = boto3.client("stepfunctions", region_name=REGION)
-            self.state_machine_arn = self._deploy()
+            self._deploy()
             self._stack = stack.pop_all()
         return self
 
@@ -214,7 +216,8 @@ class LocalAws:
         elif function in FINALIZERS and result.get("experimentId") is not None:
             self._locks.let_go(result["experimentId"])
 
-    def _deploy(self) -> str:
+    def _deploy(self) -> None:
+        """Deploy what CDK deploys: the functions, the parameters, the experiment flow and the sweep flow."""
         iam = boto3.client("iam", region_name=REGION)
         role = iam.create_role(RoleName="oriole-local", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         awslambda = boto3.client("lambda", region_name=REGION)
@@ -233,12 +236,17 @@ class LocalAws:
         values.update({catalog.prompt_name(v): text for v, text in prompts.local_prompts().items()})
         for name, value in values.items():
             ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True, Tier="Advanced")
-        definition = self.definition(self.execution_timeout_seconds)
-        return self.sfn.create_state_machine(name=STATE_MACHINE_NAME, definition=definition,
-                                             roleArn=role)["stateMachineArn"]
+        self.state_machine_arn = self.sfn.create_state_machine(
+            name=STATE_MACHINE_NAME, definition=self.definition(self.execution_timeout_seconds),
+            roleArn=role)["stateMachineArn"]
+        self._substitutions[flows.EXPERIMENT_STATE_MACHINE] = self.state_machine_arn
+        self.sweep_state_machine_arn = self.sfn.create_state_machine(
+            name=SWEEP_STATE_MACHINE_NAME, definition=json.dumps(flows.definition(
+                flows.SWEEP, substitutions=self._substitutions)), roleArn=role)["stateMachineArn"]
 
     def definition(self, execution_timeout_seconds: int) -> str:
-        """The ASL file with the function ARNs substituted and the execution timeout set, as deployed."""
+        """The experiment flow's ASL file with the function ARNs substituted and the execution timeout set,
+        as deployed."""
         return json.dumps(flows.definition(timeout_seconds=execution_timeout_seconds,
                                            substitutions=self._substitutions))
 

@@ -1,15 +1,21 @@
-"""The state machine definitions, one ASL file per flow, shipped as package data.
+"""The state machine definitions, one ASL file per flow (the experiment; the sweep that runs many experiments),
+shipped as package data.
 
-CDK deploys these files (with ``definition_substitutions`` for the function ARNs) and the local runner
-hands the same files to moto's interpreter, so there is no second copy of a flow anywhere.
+CDK deploys these files (with ``definition_substitutions`` for the ``${...}`` placeholders: function ARNs,
+and the experiment state machine's ARN in the sweep) and the local runner hands the same files to moto's
+interpreter, so there is no second copy of a flow anywhere.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 
 EXPERIMENT = "experiment"
+SWEEP = "sweep"
+FLOWS = (EXPERIMENT, SWEEP)
+EXPERIMENT_STATE_MACHINE = "ExperimentStateMachineArn"  # the sweep's placeholder for the flow it starts
 
 
 def definition_text(flow: str = EXPERIMENT) -> str:
@@ -27,3 +33,8 @@ def definition(flow: str = EXPERIMENT, *, timeout_seconds: int | None = None,
     if timeout_seconds is not None:
         asl["TimeoutSeconds"] = timeout_seconds
     return asl
+
+
+def functions(flow: str) -> set[str]:
+    """The function placeholders (``...FunctionArn``) the flow's file names: the functions it invokes."""
+    return set(re.findall(r"\$\{(\w+FunctionArn)\}", definition_text(flow)))

@@ -1,7 +1,9 @@
-"""Lambda entry points. Each is thin: parse the event, call ``oriole.experiments``, return small JSON.
+"""Lambda entry points. Each is thin: parse the event, call ``oriole.experiments`` (the experiment flow) or
+``oriole.sweep_tasks`` (the sweep flow), return small JSON.
 
-``FUNCTIONS`` maps each ``${...}`` placeholder of the state machine definition to the handler it
-stands for; CDK and the local runner both build their functions from this one table.
+``FUNCTIONS`` maps each ``${...}`` function placeholder of the state machine definitions to the handler it
+stands for; CDK and the local runner both build their functions from this one table, and give each flow
+the functions its file names (``flows.functions``).
 """
 
 FUNCTIONS: dict[str, str] = {
@@ -15,4 +17,8 @@ FUNCTIONS: dict[str, str] = {
     "FinalizeTimeoutFunctionArn": "oriole.handlers.finalize.timeout",
     "FinalizeFailureFunctionArn": "oriole.handlers.finalize.failure",
     "ContinueAsNewFunctionArn": "oriole.handlers.continue_as_new.handler",
+    "PlanSweepFunctionArn": "oriole.handlers.sweeps.plan",
+    "StartRepetitionFunctionArn": "oriole.handlers.sweeps.start_repetition",
+    "CheckRepetitionFunctionArn": "oriole.handlers.sweeps.check_repetition",
+    "SummarizeSweepFunctionArn": "oriole.handlers.sweeps.summarize",
 }

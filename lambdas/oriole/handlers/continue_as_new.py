@@ -5,12 +5,7 @@ AWS; its input is only the experiment id. A throttled StartExecution is retried 
 one still throttled after that is ``StartExecutionThrottled``, which the state machine retries.
 """
 
-import json
-
-from botocore.exceptions import ClientError
-
-from oriole.errors import StartExecutionThrottled
-from oriole.handlers import aws
+from oriole.handlers.executions import start_named
 from oriole.handlers.observability import logger
 from oriole.progress import successor_name
 
@@ -18,17 +13,6 @@ from oriole.progress import successor_name
 @logger.inject_lambda_context
 def handler(event: dict, context) -> dict:
     experiment_id, part = int(event["experimentId"]), int(event["part"]) + 1
-    name = successor_name(experiment_id, part)
-    client = aws.stepfunctions()
-    try:
-        response = client.start_execution(stateMachineArn=event["stateMachineArn"], name=name,
-                                          input=json.dumps({"experimentId": experiment_id}))
-        arn = response["executionArn"]
-    except client.exceptions.ExecutionAlreadyExists:
-        arn = event["stateMachineArn"].replace(":stateMachine:", ":execution:") + f":{name}"
-    except ClientError as err:
-        if aws.throttled(err):
-            raise StartExecutionThrottled(f"Step Functions throttled the start of {name}: {err}") from err
-        raise
+    arn = start_named(event["stateMachineArn"], successor_name(experiment_id, part), {"experimentId": experiment_id})
     logger.info("continued as new execution", extra={"experiment_id": experiment_id, "successor": arn})
     return {"successorExecutionArn": arn, "part": part}

@@ -8,16 +8,10 @@ of the failure path, a successor execution that never started). Locally, the wor
 from aws_lambda_powertools.utilities.parser import envelopes, parse
 
 from oriole import experiments
-from oriole.handlers import aws
+from oriole.handlers.executions import execution_status
 from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.inputs import ExecutionStatusChange
 from oriole.store import shared_store
-
-
-def execution_status(execution_arn: str) -> str | None:
-    """The execution's status, or None when it does not exist (asked only of a handed-over successor)."""
-    execution = aws.describe_execution(execution_arn)
-    return None if execution is None else execution["status"]
 
 
 @logger.inject_lambda_context

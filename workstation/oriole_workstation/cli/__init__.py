@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from oriole.errors import OrioleError
 from oriole.text import unstorable
-from oriole_workstation.cli import analysis, database, doctor, live, mazes, params, prompts, run
+from oriole_workstation.cli import analysis, database, doctor, live, mazes, params, prompts, run, sweep
 from oriole_workstation.cli.common import Commands, err
 from oriole_workstation.cli.export import export_command
 from oriole_workstation.display import terminal_safe
@@ -24,7 +24,6 @@ app.command()(run.status)
 app.command()(doctor.doctor)
 app.command()(analysis.report)
 app.command()(analysis.render)
-app.command()(analysis.sweep)
 app.command("export")(export_command)
 app.command()(live.ls)
 app.command()(live.watch)
@@ -32,6 +31,7 @@ app.add_typer(prompts.app, name="prompts")
 app.add_typer(mazes.app, name="mazes")
 app.add_typer(database.app, name="db")
 app.add_typer(params.app, name="params")
+app.add_typer(sweep.app, name="sweep")
 
 
 def main() -> None:

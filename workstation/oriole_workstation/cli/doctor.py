@@ -53,7 +53,7 @@ def doctor(
     status-change finalizer (status, completed_at and a failure reason naming the execution).
     """
     from oriole import reconcile
-    from oriole.handlers.execution_status import execution_status
+    from oriole.handlers.executions import execution_status
     from oriole_workstation.database import open_results
 
     found = []
