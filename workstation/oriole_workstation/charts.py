@@ -119,7 +119,7 @@ class Style:
         return self.font / 12
 
 
-PAGE = Style(width=1180, font=12, unit="px", keyed=False, panel_width=250)
+PAGE = Style(width=1180, font=12, unit="px", keyed=False, panel_width=150)
 COLUMN = Style(width=252, font=7.5, unit="pt", keyed=True, panel_width=74)  # a paper column: 3.5 in
 
 

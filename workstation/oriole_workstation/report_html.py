@@ -10,6 +10,7 @@ column, are what ``oriole report --figures DIR`` writes (``figures``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -57,12 +58,13 @@ figcaption { margin-top: 0.3rem; }
 table { border-collapse: collapse; font-size: 0.8rem; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.4rem; text-align: left; vertical-align: top; }
 thead th { background: #f2f2f2; } tbody th { font-weight: normal; }
-td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; } td { overflow-wrap: anywhere; }
+.wide { overflow-x: auto; } thead th { overflow-wrap: anywhere; }
 .detail { display: block; color: #555; font-size: 0.92em; overflow-wrap: anywhere; }
 .rate { font-weight: 600; } .interval { display: block; color: #555; font-size: 0.92em; white-space: nowrap; }
 .none { color: #777; font-style: italic; }
-#comparison-table tbody th, #experiments-table tbody th { min-width: 15rem; }
-#leaderboard { width: auto; min-width: 50%; } #leaderboard td { min-width: 7rem; } .runs { color: #555; }
+#comparison-table tbody th, #experiments-table tbody th { min-width: 11rem; }
+#leaderboard { width: auto; min-width: 50%; } .runs { color: #555; white-space: nowrap; }
 dl.provenance { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; font-size: 0.9rem; }
 dl.provenance dt { font-weight: 600; } dl.provenance dd { margin: 0; overflow-wrap: anywhere; }
 code, pre { font-size: 0.85rem; } pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f5f5f5;
@@ -270,8 +272,8 @@ def leaderboard(rows: Sequence[dict], by: GroupBy) -> str:
                          f'<span class="runs">{r["successes"]}/{r["runs"]}</span><span class="interval">'
                          f'{_percent(r["success_rate_low"])}-{_percent(r["success_rate_high"])}</span>{maze}</td>')
         body.append(f"<tr>{_agent_cell(s.agent, s.detail)}{''.join(cells)}</tr>")
-    return (f'<table id="leaderboard"><thead><tr><th scope="col">agent</th>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>")
+    return (f'<div class="wide"><table id="leaderboard"><thead><tr><th scope="col">agent</th>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _cell(value: object) -> str:
@@ -319,6 +321,11 @@ def _filters_text(filters: Filters, by: GroupBy) -> str:
         "maze" if by is GroupBy.maze else "maze family and size")
 
 
+def _natural(name: str) -> tuple:
+    """perfect-7 before perfect-11: the numbers in a name compared as numbers."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
 
@@ -345,7 +352,7 @@ def provenance(experiments: Sequence[dict], filters: Filters, by: GroupBy, datab
     codes = Counter(e.get("code_version") or "not recorded" for e in experiments)
     sweeps = Counter(e["sweep_id"] for e in experiments if e.get("sweep_id"))
     seeds = sorted({e["seed"] for e in experiments if e.get("seed") is not None})
-    mazes = sorted({e["maze"] for e in experiments})
+    mazes = sorted({e["maze"] for e in experiments}, key=_natural)
     grids = len({e.get("maze_hash") or e["maze"] for e in experiments})
     started = sorted(e["started_at"] for e in experiments if e.get("started_at"))
     items = [
