@@ -151,7 +151,8 @@ def _photograph(html: str, target: Path) -> None:
         page, shot = Path(folder) / "report.html", Path(folder) / "shot.png"
         page.write_text(html, encoding="utf-8")
         subprocess.run([*headless, f"--screenshot={shot}", page.as_uri()], check=True, capture_output=True)
-        Image.open(shot).convert("RGB").crop((0, 0, WIDTH, height)).save(target, optimize=True)
+        picture = Image.open(shot).convert("RGB").crop((0, 0, WIDTH, height))
+        picture.quantize(colors=256).save(target, optimize=True)  # a third of the bytes, the same to the eye
 
 
 def _write(record: dict) -> None:
