@@ -185,9 +185,14 @@ def marker_points(shape: str, x: float, y: float, size: float) -> list[tuple[flo
     raise ValueError(f"unknown marker {shape}")
 
 
-def _marker_style(m: Marker) -> tuple[str, str, float]:
-    """(fill, outline, outline width): filled markers are outlined dark so light colours stay visible."""
-    return ("#ffffff", m.colour, max(1.2, m.size * 0.4)) if m.hollow else (m.colour, INK, max(0.6, m.size * 0.16))
+def _marker_layers(m: Marker) -> list[tuple[float, str, str | None, float]]:
+    """The marker as shapes painted in order, ``(size, fill, outline, outline width)``: a filled marker is
+    outlined dark so a light colour stays visible; a hollow one is a ring of its colour on white with a thin dark
+    edge outside, so a light colour stays visible in grey too."""
+    if not m.hollow:
+        return [(m.size, m.colour, INK, max(0.6, m.size * 0.16))]
+    edge, ring = max(0.5, m.size * 0.14), max(1.2, m.size * 0.38)
+    return [(m.size + edge, INK, None, 0.0), (m.size, m.colour, None, 0.0), (m.size - ring, "#ffffff", None, 0.0)]
 
 
 # --- SVG -------------------------------------------------------------------------------------------------
@@ -210,6 +215,15 @@ def to_svg(drawing: Drawing, element_id: str | None = None) -> str:
             + "".join(_svg_shape(s) for s in drawing.shapes) + "</svg>")
 
 
+def _svg_marker(m: Marker, size: float, fill: str, outline: str | None, width: float) -> str:
+    n = _number
+    style = f'fill="{fill}"' + (f' stroke="{outline}" stroke-width="{n(width)}"' if outline else "")
+    if m.shape == "circle":
+        return f'<circle class="marker" cx="{n(m.x)}" cy="{n(m.y)}" r="{n(size)}" {style}/>'
+    points = " ".join(f"{n(px)},{n(py)}" for px, py in marker_points(m.shape, m.x, m.y, size))
+    return f'<polygon class="marker" points="{points}" {style}/>'
+
+
 def _number(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
@@ -225,12 +239,7 @@ def _svg_shape(shape: object) -> str:
                 f'fill="{shape.fill or "none"}"'
                 + (f' stroke="{shape.stroke}" stroke-width="{n(shape.stroke_width)}"' if shape.stroke else "") + "/>")
     if isinstance(shape, Marker):
-        fill, outline, width = _marker_style(shape)
-        style = f'fill="{fill}" stroke="{outline}" stroke-width="{n(width)}"'
-        if shape.shape == "circle":
-            return f'<circle class="marker" cx="{n(shape.x)}" cy="{n(shape.y)}" r="{n(shape.size)}" {style}/>'
-        points = " ".join(f"{n(px)},{n(py)}" for px, py in marker_points(shape.shape, shape.x, shape.y, shape.size))
-        return f'<polygon class="marker" points="{points}" {style}/>'
+        return "".join(_svg_marker(shape, *layer) for layer in _marker_layers(shape))
     if isinstance(shape, Text):
         anchor = f' text-anchor="{shape.anchor}"' if shape.anchor != "start" else ""
         weight = ' font-weight="bold"' if shape.bold else ""
@@ -305,15 +314,14 @@ class _Painter:
             draw.rectangle(box, fill=shape.fill, outline=shape.stroke,
                            width=max(1, round(shape.stroke_width * s)) if shape.stroke else 0)
         elif isinstance(shape, Marker):
-            fill, outline, width = _marker_style(shape)
-            width = max(1, round(width * s))
-            if shape.shape == "circle":
-                r = shape.size * s
-                cx, cy = shape.x * s, shape.y * s
-                draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill, outline=outline, width=width)
-            else:
-                draw.polygon(self._xy(marker_points(shape.shape, shape.x, shape.y, shape.size)), fill=fill,
-                             outline=outline, width=width)
+            for size, fill, outline, width in _marker_layers(shape):
+                width = max(1, round(width * s)) if outline else 0
+                if shape.shape == "circle":
+                    r, cx, cy = size * s, shape.x * s, shape.y * s
+                    draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill, outline=outline, width=width)
+                else:
+                    draw.polygon(self._xy(marker_points(shape.shape, shape.x, shape.y, size)), fill=fill,
+                                 outline=outline, width=width)
         elif isinstance(shape, Text):
             font = self._font(shape.size)
             anchor = {"start": "ls", "middle": "ms", "end": "rs"}[shape.anchor]
