@@ -302,7 +302,7 @@ def _panel_row(drawing: Drawing, series: Sequence[Series], panels: Sequence[Pane
 
 def _key(drawing: Drawing, series: Sequence[Series], style: Style, top: float) -> float:
     """The full label of every series under its code and marker, wrapped to the width."""
-    indent = style.font * 1.6 + text_width(max((s.code for s in series), key=len), style.small) + style.font * 0.6
+    indent = style.font * 1.6 + max(text_width(s.code, style.small) for s in series) * 1.15 + style.font * 0.5
     y = top
     for s in series:
         lines = wrap(s.label, style.width - indent - style.font * 0.3, style.small)
@@ -342,19 +342,20 @@ def dot_cell(s: Series, cell: Cell, x: Callable[[float], float], middle: float, 
 
 def distribution_cell(s: Series, cell: Cell, x: Callable[[float], float], middle: float, height: float,
                       style: Style, axis_low: float = 0.0) -> list:
-    """Every sample as a dot (linked to its replay), over a box from the first to the third quartile, the
-    median as a thick line and the range as a thin one."""
+    """Every sample as a dot (linked to its replay), the range as a thin line and, from three samples on, a box
+    from the first to the third quartile with the median as a thick line."""
     if not cell.samples:
         return _empty(cell, x, middle, style, axis_low)
     values = [sample.value for sample in cell.samples]
-    q1, median, q3 = quartiles(values)
     box = height * 0.28
-    shapes: list = [Line(x(min(values)), middle, x(max(values)), middle, MUTED, style.stroke),
-                    Rect(x(q1), middle - box, max(x(q3) - x(q1), style.stroke), 2 * box, stroke=INK,
-                         stroke_width=style.stroke),
-                    Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, INK, style.stroke * 2.5)]
+    shapes: list = [Line(x(min(values)), middle, x(max(values)), middle, MUTED, style.stroke)]
+    if len(values) >= 3:  # fewer samples have no middle half to show
+        q1, median, q3 = quartiles(values)
+        shapes += [Rect(x(q1), middle - box, max(x(q3) - x(q1), style.stroke), 2 * box, stroke=INK,
+                        stroke_width=style.stroke),
+                   Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, INK, style.stroke * 2.5)]
     for n, sample in enumerate(cell.samples):
-        jitter = ((n * 7919) % 9 - 4) / 4 * box * 0.8
+        jitter = ((n * 7919) % 9 - 4) / 4 * box * 0.8 if len(values) > 1 else 0.0
         dot = Group((s.marker(x(sample.value), middle + jitter, style.font * 0.27),), tooltip=sample.note)
         shapes.append(Group((dot,), link=sample.link) if sample.link else dot)
     return [Group(tuple(shapes), role="distribution")]

@@ -185,14 +185,16 @@ def figures(rows: Sequence[dict], experiments: Sequence[dict], by: GroupBy, styl
         series, efficiency, charts.value_axis([0.0, 1.0], "path efficiency (shortest path / moves)", False,
                                               charts.format_number), style,
         "Path efficiency of the successes",
-        "Each marker is one success's path efficiency (1 is the shortest path); the box spans the middle half, "
-        "the thick line is the median, the thin line the range; n counts the successes.")
+        "Each marker is one success's path efficiency (1 is the shortest path); the thin line is the range and, "
+        "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
+        "successes.")
     actions = sample_panels(rows, experiments, by, lambda e: e["actions"], successes, "no success", replays)
     found["actions"] = charts.distributions(
         series, actions, _axis(actions, "actions to the goal"), style,
         "Actions to the goal of the successes",
-        "Each marker is the number of actions one success took to reach the goal; the box spans the middle half, "
-        "the thick line is the median, the thin line the range; n counts the successes.")
+        "Each marker is the number of actions one success took to reach the goal; the thin line is the range and, "
+        "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
+        "successes.")
     tokens = sample_panels(rows, experiments, by, _tokens, runs, "no tokens", replays)
     spending = [s for s in series if any(s.key in p.cells and p.cells[s.key].samples for p in tokens)]
     left_out = "" if len(spending) == len(series) else "; agents without tokens (baselines) are left out"
@@ -200,8 +202,8 @@ def figures(rows: Sequence[dict], experiments: Sequence[dict], by: GroupBy, styl
         found["tokens"] = charts.distributions(
             spending, tokens, _axis(tokens, "input + output tokens per run"), style,
             "Tokens per run",
-            "Each marker is one run's input + output tokens; the box spans the middle half, the thick line is the "
-            f"median, the thin line the range; n counts the runs with tokens{left_out}.")
+            "Each marker is one run's input + output tokens; the thin line is the range and, from three runs on, "
+            f"the box spans the middle half and the thick line is the median; n counts the runs{left_out}.")
     costs = [float(r["cost_per_success"]) for r in rows if r["cost_per_success"]]
     if spending and costs:
         found["cost"] = charts.dots(
