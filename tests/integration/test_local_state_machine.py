@@ -1,6 +1,7 @@
 """Whole experiments through the real ASL file under moto, with the real handlers and PostgreSQL."""
 
 import json
+import uuid
 
 import pytest
 
@@ -160,7 +161,7 @@ def test_an_execution_started_by_hand_as_the_next_part_is_refused_and_leaves_the
     (ContinuationRefused), FinalizeFailure and the status-change finalizer close nothing, the row is as it was."""
     from oriole import experiments
 
-    first = f"{local.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:by-hand-{token}"
+    first = f"{local.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:first-part-{uuid.uuid4().hex}"
     experiment_id = experiments.start({"input": baseline("oracle", "perfect-9"), "executionArn": first},
                                       local.store, lambda names: catalog.defaults())["experimentId"]
     experiments.continue_as_new({"experimentId": experiment_id, "part": 1, "stateMachineArn": "unused"},
