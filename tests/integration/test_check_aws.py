@@ -142,9 +142,9 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
     assert checks[("code", None)]["detail"].startswith(f"{checkout_version} in all {len(flow_functions())} functions")
     assert checks[("code", None)]["detail"].endswith("as this checkout would deploy")
     assert checks[("database", None)]["detail"].endswith(f"through the proxy {PROXY}")
-    assert checks[("baseline", None)]["detail"].startswith("oracle on perfect-7 answered: experiment ")
+    assert checks[("baseline", None)]["detail"].startswith("oracle on perfect-7: experiment ")
     assert "found the goal" in checks[("baseline", None)]["detail"]
-    assert checks[("bedrock", HAIKU)]["detail"] == (f"us.{HAIKU} on perfect-7 answered: experiment "
+    assert checks[("bedrock", HAIKU)]["detail"] == (f"us.{HAIKU} on perfect-7: experiment "
                                                     f"{bedrock_row['id']} reached its limit after 1 action(s)")
     assert checks[("openai", OPENAI_URL)]["detail"].endswith("pass --openai-model NAME")
     assert "1 planned: 0 already done, 1 succeeded" in checks[("sweep", None)]["detail"]

@@ -15,6 +15,7 @@ from oriole_workstation.check import (
     bedrock_candidates,
     bedrock_fix,
     code_check,
+    database_check,
     experiment_outcome,
     not_served_by_that_id,
     server_fix,
@@ -130,3 +131,15 @@ def test_the_code_version_is_one_for_every_function_and_compared_with_the_checko
     assert newer.status == FAIL and newer.detail.endswith("this checkout would deploy 0.1.0+bbbbbbbbbbbb")
     unset = code_check({**same, "oriole-PlanSweep": None}, None)
     assert unset.status == FAIL and "no ORIOLE_CODE_VERSION in oriole-PlanSweep" in unset.detail
+
+
+def test_the_database_line_reads_the_baselines_start():
+    proxy = "orioledata-proxy.proxy-c0ffee.us-east-1.rds.amazonaws.com"
+    assert database_check(Outcome(True, "experiment 1 found the goal"), proxy, "fn").status == OK
+    away = Outcome(False, "OperationalError: connection timed out", "OperationalError", "OperationalError: ...")
+    line = database_check(away, proxy, "OrioleOrchestrator-FunctionsMigrations1234")
+    assert line.status == FAIL
+    assert "`aws rds describe-db-proxy-targets --db-proxy-name orioledata-proxy`" in line.fix
+    assert "`aws lambda invoke --function-name OrioleOrchestrator-FunctionsMigrations1234 out.json`" in line.fix
+    refused = Outcome(False, "InvalidParameter: ...", "InvalidParameter", "InvalidParameter: ...")
+    assert database_check(refused, proxy, "fn").status == "skip"

@@ -338,16 +338,18 @@ def server_fix(provider: str, url: str, model: str, outcome: Outcome) -> str:
     return SEE_EXECUTION
 
 
-def database_check(outcome: Outcome, via: str) -> Check:
-    """What the baseline run shows of the database: its functions wrote and read the experiment through ``via``."""
+def database_check(outcome: Outcome, proxy: str | None, migrations: str | None) -> Check:
+    """What the baseline run shows of the database: its functions wrote and read the experiment through the
+    ``proxy`` endpoint (none: an existing database the functions reach directly)."""
+    via = f"the proxy {proxy}" if proxy else "their own connection (an existing database)"
     if outcome.worked:
         return ok("database", f"the functions wrote and read the baseline experiment through {via}")
     if outcome.error in DATABASE_ERRORS or "UndefinedTable" in (outcome.reason or ""):
-        return failed("database", outcome.detail,
-                      f"the functions cannot use the database through {via}: check that the proxy's target is "
-                      "AVAILABLE (`aws rds describe-db-proxy-targets --db-proxy-name <proxy>`) and that this "
-                      "deploy's migrations ran (invoke the MigrationsFunction output: `aws lambda invoke "
-                      "--function-name <it> out.json`)")
+        target = (f"the proxy's target is AVAILABLE (`aws rds describe-db-proxy-targets --db-proxy-name "
+                  f"{proxy.split('.', 1)[0]}`)") if proxy else "the database accepts the functions' security group"
+        migrate = f"aws lambda invoke --function-name {migrations or '<the MigrationsFunction output>'} out.json"
+        return failed("database", outcome.detail, f"the functions cannot use the database through {via}: check "
+                      f"that {target} and that this deploy's migrations ran (`{migrate}` runs them again)")
     return skipped("database", "not shown: the baseline experiment failed before it (see baseline)")
 
 
@@ -397,12 +399,10 @@ def settle(probes: list[Probe], timeout_seconds: float, poll_seconds: float,
         probe.start()
     started = time.monotonic()
     pending = list(probes)
-    while pending:
+    while True:
         waited = time.monotonic() - started
         pending = [probe for probe in pending if not probe.poll(waited)]
-        if not pending:
-            return
-        if waited > timeout_seconds:
+        if not pending or waited > timeout_seconds:
             return
         progress(f"{len(probes) - len(pending)} of {len(probes)} executions ended ({waited:.0f} s); waiting for "
                  + ", ".join(probe.target or probe.name for probe in pending))
@@ -424,13 +424,13 @@ def not_served_by_that_id(execution: dict) -> bool:
 
 
 def _experiment_judge(fix: Callable[[str, Outcome], str], region: str) -> Callable[[Probe], Check]:
-    """Judge a probe's experiment: ``<model> answered: ...`` when it worked, else its reason and
+    """Judge a probe's experiment: ``<model> on <maze>: ...`` when it worked, else its reason and
     ``fix(model, outcome)`` with a link to the execution."""
     def judge(probe: Probe) -> Check:
         outcome = experiment_outcome(probe.execution, probe.waited)
         model = probe.input["modelName"]
         if outcome.worked:
-            return ok(probe.name, f"{model} on {MAZE} answered: {outcome.detail}", probe.target)
+            return ok(probe.name, f"{model} on {MAZE}: {outcome.detail}", probe.target)
         link = console_link(region, probe.execution_arn)
         if probe.execution is None:
             return failed(probe.name, outcome.detail, f"follow it in the console ({link}), or give the check more "
@@ -501,8 +501,8 @@ class DeploymentCheck:
         probes = [line for line in lines if isinstance(line, Probe)]
         self.progress(f"running {len(probes)} executions")
         settle(probes, self.options.timeout_seconds, self.options.poll_seconds, self.progress)
-        yield database_check(experiment_outcome(baseline.execution, baseline.waited),
-                             f"the proxy {proxy}" if proxy else "its connection")
+        yield database_check(experiment_outcome(baseline.execution, baseline.waited), proxy,
+                             outputs.get("MigrationsFunction"))
         for line in lines:
             yield line.judge(line) if isinstance(line, Probe) else line
 
