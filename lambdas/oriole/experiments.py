@@ -146,11 +146,9 @@ def continue_as_new(event: Mapping, store: Store, start_execution: StartExecutio
     issue = store.issue_continuation(experiment_id, request.part, token_hash)
     if issue is None:
         raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
-    if not issue.issued and issue.parts == request.part:
-        raise ExperimentNotRunning(f"experiment {experiment_id} is already {issue.status}; part {part} not started")
-    if not issue.issued and issue.parts < request.part:
-        raise InvalidExecutionInput(f"experiment {experiment_id} has {issue.parts} execution(s); part {request.part} "
-                                    "cannot hand it over")
+    if not issue.issued and issue.parts <= request.part:  # closed while this part ran: nothing to carry on
+        raise ExperimentNotRunning(f"experiment {experiment_id} is {issue.status} with {issue.parts} execution(s); "
+                                   f"part {part} not started")
     arn = start_execution(request.stateMachineArn, progress.successor_name(experiment_id, part),
                           {"experimentId": experiment_id, "continuationToken": token})
     return {"successorExecutionArn": arn, "part": part}

@@ -242,7 +242,7 @@ def test_a_closed_experiment_starts_no_successor(store):
     experiment_id = start(store, "closed-before-handover")["experimentId"]
     experiments.finalize({"experimentId": experiment_id, "reason": "stopped"}, store, "aborted")
     successors = Successors()
-    with pytest.raises(ExperimentNotRunning, match="already aborted; part 2 not started"):
+    with pytest.raises(ExperimentNotRunning, match="is aborted with 1 execution\\(s\\); part 2 not started"):
         hand_over(store, experiment_id, successors)
     assert successors.inputs == {}
 

@@ -14,7 +14,6 @@ from oriole.errors import OrioleError
 # its parameter prefix.
 DEPLOYMENT = os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT
 ORCHESTRATOR_STACK = f"{DEPLOYMENT}Orchestrator"
-DATA_STACK = f"{DEPLOYMENT}Data"
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 
 

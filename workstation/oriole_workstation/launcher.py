@@ -28,6 +28,7 @@ RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "tu
                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
                "duration_seconds", "execution_arns")
 
+
 def current_execution(sfn, execution_arn: str) -> dict:
     """The execution that carries the experiment ``execution_arn`` started, as DescribeExecution gives it:
     followed through each successor a handed-over execution names in its output (ContinueAsNew's
