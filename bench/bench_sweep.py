@@ -53,8 +53,8 @@ def one_child(aws: LocalAws, sweep_input: dict, wait_seconds: int) -> tuple[int,
     experiment it started."""
     described = aws.sfn.describe_state_machine(stateMachineArn=aws.sweep_state_machine_arn)
     deployed = json.loads(described["definition"])
-    branch = deployed["States"]["RunRepetitions"]["Branches"][2]  # the baseline map
-    processor = dict(branch["States"][branch["StartAt"]]["ItemProcessor"])
+    [processor] = [dict(state["ItemProcessor"]) for branch in deployed["States"]["RunRepetitions"]["Branches"]
+                   for state in branch["States"].values() if state["ItemsPath"] == "$.indices.baseline"]
     processor.pop("ProcessorConfig")
     child = aws.sfn.create_state_machine(name=f"oriole-sweep-item-{uuid.uuid4().hex[:6]}",
                                          definition=json.dumps(processor),
