@@ -67,6 +67,12 @@ def _from_payload(*fields: str) -> dict:
     return {f"{field}.$": f"$.Payload.{field}" for field in fields}
 
 
+def _end(comment: str) -> dict:
+    """An end of an item. Every end succeeds with the output {}: the map keeps each item's output in its result,
+    which must stay far below 256 KiB at 20,000 items, and a failed item's would carry its input, the sweep."""
+    return {"Type": "Succeed", "Comment": comment, "OutputPath": None}
+
+
 def item_states(label: str) -> dict:
     """One map item: start the experiment of a plan index, then look at it every ``waitSeconds`` until it is
     closed. The item holds its map slot, and so keeps the provider's cap, as long as its experiment may run:
@@ -105,35 +111,29 @@ def item_states(label: str) -> dict:
             "ResultPath": "$.check", "Next": name("MayCheckAgain")},
         name("MayCheckAgain"): {"Type": "Choice", "Choices": [
             {"Variable": "$.check.failedChecks", "NumericLessThan": MAX_FAILED_CHECKS,
-             "Next": name("WaitForExperiment")}], "Default": name("CheckKeptFailing")},
-        name("ExperimentClosed"): {
-            "Type": "Pass", "Comment": "The item's output is its outcome alone: the map's results must stay small.",
-            "InputPath": "$.check.outcome", "End": True},
-        name("NothingStarted"): {
-            "Type": "Pass", "Comment": "Ended before (resume) or skipped (spend limit).",
-            "InputPath": "$.repetition.outcome", "End": True},
-        name("StartFailed"): {
-            "Type": "Pass",
-            "Comment": "The start failed past its retries. Starting is the task's last act, and a retry that meets "
-                       "an execution already started follows it, so nothing was started (unless an answer was lost "
-                       "after the start and every retry failed too). The item ends, the sweep goes on; the summary "
-                       "reads the repetition's state from the database.",
-            "Result": "error", "End": True},
-        name("CheckKeptFailing"): {
-            "Type": "Fail",
-            "Comment": f"{MAX_FAILED_CHECKS} checks in a row failed: the deployment cannot see its experiments "
-                       "(a permission, the database secret). The item fails, with the last error's cause, and the "
-                       "map run counts it; the sweep goes on.",
-            "Error": "CheckKeptFailing", "CausePath": "$.error.Cause"},
+             "Next": name("WaitForExperiment")}], "Default": name("GaveUpChecking")},
+        name("ExperimentClosed"): _end("The experiment is closed; its row holds how it ended."),
+        name("NothingStarted"): _end("Ended before (resume) or skipped (spend limit)."),
+        name("StartFailed"): _end(
+            "The start failed past its retries. Starting is the task's last act, and a retry that meets an execution "
+            "already started follows it, so nothing was started (unless an answer was lost after the start and "
+            "every retry failed too). The item ends, the sweep goes on; the summary reads the repetition's state "
+            "from the database."),
+        name("GaveUpChecking"): _end(
+            f"{MAX_FAILED_CHECKS} checks in a row failed: the deployment cannot see its experiments (a permission, "
+            "the database secret). The item stops waiting so that the sweep can end; the summary counts the "
+            "experiment as its row stands (running, if it still runs)."),
     }
 
 
 def provider_map(provider: str, label: str) -> dict:
     """The Parallel branch of one provider: a distributed map over its plan indices, capped by its cap.
 
-    No item's failure fails the sweep: the map tolerates as many failed items as a map can have. (Written as a
-    count: ``"ToleratedFailurePercentage": 100`` says the same, but AWS takes only an integer there and moto's
-    parser only a decimal.)"""
+    The map hands the Parallel nothing (OutputPath null): the Parallel's result is every branch's output, and
+    each would otherwise be the whole plan. Items end in success by design; should one fail all the same (a
+    child past its history limit), the sweep goes on: the map tolerates as many failed items as a map can have.
+    (Written as a count: ``"ToleratedFailurePercentage": 100`` says the same, but AWS takes only an integer
+    there and moto's parser only a decimal.)"""
     state = label + "Repetitions"
     return {"StartAt": state, "States": {state: {
         "Type": "Map",
@@ -148,6 +148,7 @@ def provider_map(provider: str, label: str) -> dict:
         "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
                           "StartAt": label + "StartRepetition", "States": item_states(label)},
         "ResultPath": None,
+        "OutputPath": None,
         "End": True}}}
 
 
