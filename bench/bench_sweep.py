@@ -61,7 +61,7 @@ def one_child(aws: LocalAws, sweep_input: dict, wait_seconds: int) -> tuple[int,
                                          roleArn=described["roleArn"])
     item_sweep = {**sweep_input, "id": f"{sweep_input['id']}-child", "repetitions": 1}
     arn = aws.sfn.start_execution(stateMachineArn=child["stateMachineArn"], input=json.dumps(
-        {"index": 0, "sweep": item_sweep, "waitSeconds": wait_seconds}))["executionArn"]
+        {"index": 0, "sweep": item_sweep, "waitSeconds": wait_seconds, "check": {"failedChecks": 0}}))["executionArn"]
     while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
         time.sleep(0.1)
     history = aws.history(arn)

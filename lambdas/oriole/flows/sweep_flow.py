@@ -69,8 +69,9 @@ def _from_payload(*fields: str) -> dict:
 
 def _end(comment: str) -> dict:
     """An end of an item. Every end succeeds with the output {}: the map keeps each item's output in its result,
-    which must stay far below 256 KiB at 20,000 items, and a failed item's would carry its input, the sweep."""
-    return {"Type": "Succeed", "Comment": comment, "OutputPath": None}
+    which must stay far below 256 KiB at 20,000 items, and a failed item's would carry its input, the sweep.
+    (A Pass, not a Succeed: cfn-lint's schema refuses a Succeed's OutputPath, which the States Language allows.)"""
+    return {"Type": "Pass", "Comment": comment, "OutputPath": None, "End": True}
 
 
 def item_states(label: str) -> dict:
