@@ -1,6 +1,7 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
+# make flows:  rewrite lambdas/oriole/flows/sweep.asl.json from the module that generates it (sweep_flow.py).
 # make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock.
 VENV ?= .venv
 PYTHON ?= python3
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test deploy synth bench lock
+.PHONY: demo test deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,9 @@ deploy: $(VENV)/.cdk-installed node_modules/.installed
 
 bench: $(VENV)/.local-installed
 	$(BIN)/python bench/bench_local_run.py
+
+flows: $(VENV)/.local-installed
+	$(BIN)/python -m oriole.flows.sweep_flow
 
 # uv is a tool of this target only; the lock keeps its pins until requirements.txt asks for others.
 lock: $(BIN)/python

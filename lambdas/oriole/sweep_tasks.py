@@ -45,18 +45,27 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
     return _MATRICES[key]
 
 
-def plan_run(event: object, store: Store, known_prompts: Callable[[], Iterable[str]]) -> dict:
-    """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs) and return, per
-    provider, the plan indices left to run (resume) and the provider's concurrency cap."""
-    if len(json.dumps(event)) > sweeps.MAX_INPUT_BYTES:
+def _check_size(sweep: object) -> None:
+    """The sweep rides in every state of the sweep flow beside the plan's indices: at most MAX_INPUT_BYTES, as
+    JSON with ASCII escapes (at least its UTF-8 size as Step Functions counts it)."""
+    if len(json.dumps(sweep)) > sweeps.MAX_INPUT_BYTES:
         raise SweepFileError(f"the sweep input is larger than {sweeps.MAX_INPUT_BYTES:,} bytes; a sweep file "
                              "describes a matrix, it does not list it")
+
+
+def plan_run(event: object, store: Store, known_prompts: Callable[[], Iterable[str]]) -> dict:
+    """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs) and return, per
+    provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
+    for size as given and as carried (validated, its defaults filled in)."""
+    _check_size(event)
     run = validate(SweepRun, event, "sweep input")
+    sweep = run.model_dump(mode="json")
+    _check_size(sweep)
     sweeps.check_prompts(run, known_prompts())
     planned = sweeps.plan(run, stored_maze_names(store))
     todo = sweeps.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in PROVIDERS}
-    return {"sweep": run.model_dump(mode="json"), "planned": len(planned), "alreadyDone": len(planned) - len(todo),
+    return {"sweep": sweep, "planned": len(planned), "alreadyDone": len(planned) - len(todo),
             "indices": indices, "caps": sweeps.caps(run, [p for p in PROVIDERS if indices[p]]),
             "waitSeconds": run.wait_seconds}
 

@@ -580,34 +580,6 @@ def test_unsafe_or_malformed_settings_are_refused_at_synth(context, message):
         synthesize(**context)
 
 
-# -- third-party validators ---------------------------------------------------------------------------------------
-
-def test_a_third_party_asl_validator_accepts_the_deployed_definition(templates, tmp_path):
-    """asl-validator (npm, pinned in package.json) checks the definition against the States Language schema,
-    offline: the file as shipped and the definition as deployed (with the timeout and the versions)."""
-    import subprocess
-
-    from tests.infra.conftest import ROOT
-
-    validator = ROOT / "node_modules" / ".bin" / "asl-validator"
-    if not validator.exists():
-        pytest.fail("asl-validator is not installed: run `npm ci` (package-lock.json pins it)")
-    _, orchestrator = templates
-    sm = state_machine(orchestrator, flows.EXPERIMENT)
-    deployed = sm["DefinitionString"]
-    for placeholder in sm["DefinitionSubstitutions"]:
-        deployed = deployed.replace("${" + placeholder + "}", f"arn:aws:lambda:us-east-1:123456789012:function:f:{7}")
-    broken = json.dumps({**json.loads(deployed), "StartAt": "NoSuchState"})
-    for name, text in (("shipped", flows.definition_text()), ("deployed", deployed), ("broken", broken)):
-        (tmp_path / f"{name}.json").write_text(text)
-    run = [str(validator), "--json-path"]
-    for name in ("shipped", "deployed"):
-        result = subprocess.run([*run, str(tmp_path / f"{name}.json")], capture_output=True, text=True, timeout=60)
-        assert result.returncode == 0, result.stdout + result.stderr
-    refused = subprocess.run([*run, str(tmp_path / "broken.json")], capture_output=True, text=True, timeout=60)
-    assert refused.returncode != 0  # the validator does check
-
-
 def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_provider(templates):
     _, orchestrator = templates
     sm = state_machine(orchestrator, flows.SWEEP)
