@@ -7,7 +7,7 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, CfnOutput, Stack, triggers
 from constructs import Construct
 
-from infra.database import Database
+from infra.database import PORT_FORWARD_DOCUMENT, Database
 from infra.functions import Functions
 from infra.monitoring import Monitoring
 from infra.network import Network
@@ -45,8 +45,11 @@ class DataStack(Stack):
             bastion = self.database.add_bastion(self.network.function_subnets)
             CfnOutput(self, "PsqlPortForward", description="Run this, then psql on localhost:5432 (see README)",
                       value=f"aws ssm start-session --target {bastion.instance_id} --document-name "
-                            "AWS-StartPortForwardingSessionToRemoteHost --parameters "
+                            f"{PORT_FORWARD_DOCUMENT} --parameters "
                             f"host={self.database.endpoint},portNumber=5432,localPortNumber=5432")
+            CfnOutput(self, "AnalystPolicyArn", value=self.database.analyst_policy(bastion).managed_policy_arn,
+                      description="Attach to researchers: the port forward and the read-only role's secret")
+        self.database.protect(self)
 
 
 class OrchestratorStack(Stack):
