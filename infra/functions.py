@@ -143,13 +143,18 @@ class Functions(Construct):
         return self.by_placeholder[f"{name}FunctionArn"]
 
     def grant_parameters(self, prefix: str) -> None:
-        """StartExperiment reads the catalog, the chosen prompt and the model's price (by name, once per
-        experiment): only under the deployment's prefix."""
+        """Parameter Store, under the deployment's prefix only (from its settings, never from the synthesizing
+        shell's environment): StartExperiment reads the catalog, the chosen prompt and the model's price (by
+        name, once per experiment); PlanSweep lists the prompt versions (one path, not recursive)."""
         stack = Stack.of(self)
+
+        def parameters(name: str) -> str:
+            return stack.format_arn(service="ssm", resource="parameter", resource_name=name.lstrip("/"))
+
         self.task("StartExperiment").add_to_role_policy(iam.PolicyStatement(
-            actions=["ssm:GetParameters", "ssm:GetParameter"],
-            resources=[stack.format_arn(service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*")],
-        ))
+            actions=["ssm:GetParameters", "ssm:GetParameter"], resources=[parameters(f"{prefix}/*")]))
+        self.task("PlanSweep").add_to_role_policy(iam.PolicyStatement(
+            actions=["ssm:GetParametersByPath"], resources=[parameters(catalog.prompts_path(prefix))]))
 
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
         """Invoke only the configured models, and tell StartExperiment which ones they are.
