@@ -35,6 +35,7 @@ WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep 
 WHOLE_SWEEP_SECONDS = 300
 NO_DATABASE = ("ContinueAsNew",)
 TASK_SECONDS = 60
+MIGRATIONS_SECONDS = 300  # the migrations trigger waits longer than this (stacks.py)
 # A version a running execution calls must outlive the deploy that publishes the next one.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
 
@@ -92,7 +93,7 @@ class Functions(Construct):
                                                on_failure=destinations.SqsDestination(self.dead_letters),
                                                retry_attempts=2)
         self.reconciler = self._function("Reconciler", RECONCILER, Duration.minutes(5))
-        self.migrations = self._function("Migrations", MIGRATIONS, Duration.minutes(5))
+        self.migrations = self._function("Migrations", MIGRATIONS, Duration.seconds(MIGRATIONS_SECONDS))
         self._connect(database)
 
     def _function(self, name: str, handler: str, timeout: Duration, **options) -> lambda_.Function:

@@ -4,11 +4,11 @@ touching the results."""
 
 from __future__ import annotations
 
-from aws_cdk import ArnFormat, CfnOutput, Stack, triggers
+from aws_cdk import ArnFormat, CfnOutput, Duration, Stack, triggers
 from constructs import Construct
 
 from infra.database import PORT_FORWARD_DOCUMENT, Database
-from infra.functions import Functions
+from infra.functions import MIGRATIONS_SECONDS, Functions
 from infra.monitoring import Monitoring
 from infra.network import Network
 from infra.parameters import Parameters
@@ -18,6 +18,9 @@ from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine
 from oriole import deployment, flows
 from oriole.catalog import parameter_prefix
 
+# A trigger waits for its function's whole timeout and a little more: a slow first migration must finish, not
+# time the trigger out and roll the stack back.
+TRIGGER_MARGIN_SECONDS = 60
 EXAMPLE_INPUT = ('{"mazeId": "perfect-11", "llmProvider": "baseline", "modelName": "explorer", '
                  '"config": {"maxMoves": 500}}')
 
@@ -83,8 +86,9 @@ class OrchestratorStack(Stack):
         self.sweeps = SweepStateMachine(self, "Sweeps", functions=self.functions.for_flow(flows.SWEEP),
                                         experiment_state_machine_name=name,
                                         log_retention_days=settings.log_retention_days)
-        triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations,
-                         execute_on_handler_change=True, execute_after=[database])
+        triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations, execute_on_handler_change=True,
+                         execute_after=[database],
+                         timeout=Duration.seconds(MIGRATIONS_SECONDS + TRIGGER_MARGIN_SECONDS))
         Monitoring(self, "Monitoring", state_machine=flow.state_machine,
                    functions=[*self.functions.by_placeholder.values(), self.functions.status_finalizer],
                    dead_letters=self.functions.dead_letters, database=database.instance,
