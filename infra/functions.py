@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import CfnCondition, Duration, Fn, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, CfnCondition, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -30,13 +30,15 @@ from oriole.handlers import FUNCTIONS
 STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
 RECONCILER = "oriole.handlers.reconcile.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
+VERSION_PRUNER = "oriole.handlers.versions.handler"
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
 WHOLE_SWEEP_SECONDS = 300
 NO_DATABASE = ("ContinueAsNew",)
 TASK_SECONDS = 60
 MIGRATIONS_SECONDS = 300  # the migrations trigger waits longer than this (stacks.py)
-# A version a running execution calls must outlive the deploy that publishes the next one.
+# A version a running execution calls must outlive the deploy that publishes the next one; the version pruner
+# deletes it once no execution can call it any more.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
 
 
@@ -96,13 +98,42 @@ class Functions(Construct):
         self.migrations = self._function("Migrations", MIGRATIONS, Duration.seconds(MIGRATIONS_SECONDS))
         self._connect(database)
 
-    def _function(self, name: str, handler: str, timeout: Duration, **options) -> lambda_.Function:
+    def _function(self, name: str, handler: str, timeout: Duration, in_vpc: bool = True,
+                  **options) -> lambda_.Function:
         log_group = logs.LogGroup(self, f"{name}Logs", retention=log_retention(self._retention),
                                   removal_policy=RemovalPolicy.DESTROY)
+        common = self._common if in_vpc else {k: v for k, v in self._common.items()
+                                              if k not in ("vpc", "vpc_subnets", "security_groups")}
         return lambda_.Function(self, name, code=self._code, handler=handler, timeout=timeout, memory_size=512,
                                 environment=dict(self._environment), log_group=log_group,
                                 description=f"Oriole {name}", current_version_options=RETAINED_VERSIONS,
-                                **self._common, **options)
+                                **common, **options)
+
+    def add_version_pruner(self, sweep_state_machine_arn: str, sweep_execution_arns: str,
+                           timeout_seconds: int) -> lambda_.Function:
+        """The function that deletes the published versions no execution can call any more (see
+        ``oriole.handlers.versions``), of every function here and of itself (named, so that its own role can
+        name it). Outside the VPC: it calls only Lambda and Step Functions, which ``egress=endpoints`` gives no
+        endpoint for, and never the database."""
+        stack = Stack.of(self)
+        name = f"{stack.stack_name}-VersionPruner"
+        pruner = self._function("VersionPruner", VERSION_PRUNER, Duration.minutes(5), in_vpc=False,
+                                function_name=name)
+        own_arn = stack.format_arn(service="lambda", resource="function", resource_name=name,
+                                   arn_format=ArnFormat.COLON_RESOURCE_NAME)
+        functions = [*self.by_placeholder.values(), self.status_finalizer, self.reconciler, self.migrations]
+        pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in functions] + [name]))
+        pruner.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
+        pruner.add_environment(deployment.SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
+        arns = [f.function_arn for f in functions] + [own_arn]
+        pruner.add_to_role_policy(iam.PolicyStatement(actions=["lambda:ListVersionsByFunction"], resources=arns))
+        pruner.add_to_role_policy(iam.PolicyStatement(  # versions only (qualified ARNs): never a whole function
+            actions=["lambda:DeleteFunction"], resources=[f"{arn}:*" for arn in arns]))
+        pruner.add_to_role_policy(iam.PolicyStatement(
+            actions=["states:ListExecutions"], resources=[sweep_state_machine_arn]))
+        pruner.add_to_role_policy(iam.PolicyStatement(
+            actions=["states:DescribeStateMachineForExecution"], resources=[sweep_execution_arns]))
+        return pruner
 
     @property
     def database_users(self) -> list[lambda_.Function]:

@@ -14,7 +14,7 @@ from infra.network import Network
 from infra.parameters import Parameters
 from infra.settings import Settings
 from infra.state_machine import ExperimentStateMachine, state_machine_name
-from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine
+from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine, sweep_state_machine_name
 from oriole import deployment, flows
 from oriole.catalog import parameter_prefix
 
@@ -89,11 +89,25 @@ class OrchestratorStack(Stack):
         triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations, execute_on_handler_change=True,
                          execute_after=[database],
                          timeout=Duration.seconds(MIGRATIONS_SECONDS + TRIGGER_MARGIN_SECONDS))
+        self._prune_versions(settings, flow)
         Monitoring(self, "Monitoring", state_machine=flow.state_machine,
                    functions=[*self.functions.by_placeholder.values(), self.functions.status_finalizer],
                    dead_letters=self.functions.dead_letters, database=database.instance,
                    alarm_email=settings.alarm_email)
         self._outputs(flow, settings)
+
+    def _prune_versions(self, settings: Settings, flow: ExperimentStateMachine) -> None:
+        """After each deploy that changes the code, delete the versions no execution can call any more."""
+        sweeps = sweep_state_machine_name(self)
+        pruner = self.functions.add_version_pruner(
+            self.format_arn(service="states", resource="stateMachine", resource_name=sweeps,
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME),
+            self.format_arn(service="states", resource="execution", resource_name=f"{sweeps}:*",
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME),
+            settings.max_execution_seconds)
+        triggers.Trigger(self, "PruneVersionsOnDeploy", handler=pruner, execute_on_handler_change=True,
+                         execute_after=[flow.state_machine, self.sweeps.state_machine],
+                         timeout=Duration.seconds(pruner.timeout.to_seconds() + TRIGGER_MARGIN_SECONDS))
 
     def _outputs(self, flow: ExperimentStateMachine, settings: Settings) -> None:
         arn = flow.state_machine.state_machine_arn

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import pairwise
 
 from oriole.catalog import BY_KEY
 from oriole.errors import InvalidConfig, ModelNotAllowed
@@ -26,6 +29,8 @@ CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the de
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
 STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
 ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its password (the migrations)
+PRUNED_FUNCTIONS = "ORIOLE_PRUNED_FUNCTIONS"  # JSON list: the functions whose old versions the pruner deletes
+SWEEP_STATE_MACHINE_ARN = "ORIOLE_SWEEP_STATE_MACHINE_ARN"  # the version pruner's: running sweeps keep versions
 
 # Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
 PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
@@ -132,3 +137,36 @@ def code_version(environ: Mapping[str, str] = os.environ) -> str:
     from oriole import __version__
 
     return environ.get(CODE_VERSION) or f"{__version__}+local"
+
+
+# A deploy publishes the new versions, then updates the state machines, some minutes later: an execution
+# started in between runs on the old definition. An hour covers the longest deploy.
+DEPLOY_MARGIN = timedelta(hours=1)
+VERSION_ARN = re.compile(r"arn:[\w-]+:lambda:[\w-]+:\d{12}:function:([\w-]+):(\d+)\b")
+
+
+@dataclass(frozen=True)
+class PublishedVersion:
+    """A published Lambda version: its number and when it was published (its ``LastModified``)."""
+
+    number: int
+    published: datetime
+
+
+def versions_named(definition: str) -> set[tuple[str, int]]:
+    """The (function name, version) pairs a state machine definition invokes."""
+    return {(name, int(number)) for name, number in VERSION_ARN.findall(definition)}
+
+
+def stale_versions(versions: Iterable[PublishedVersion], now: datetime, grace: timedelta,
+                   in_use: set[int]) -> list[int]:
+    """The versions of one function that no execution can call any more, oldest first.
+
+    The newest version is what the state machines call now. An older one was replaced when its successor
+    was published; an experiment execution started before the state machine's update may call it for as long
+    as an execution lasts (``grace``: the execution timeout and ``DEPLOY_MARGIN``; its successor execution
+    starts on the new definition). A sweep has no execution timeout: the versions its running executions
+    name (``in_use``) stay whatever their age."""
+    ordered = sorted(versions, key=lambda version: version.number)
+    return [old.number for old, successor in pairwise(ordered)
+            if now - successor.published > grace and old.number not in in_use]

@@ -18,7 +18,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from infra import bundling
-from infra.functions import MIGRATIONS, STATUS_FINALIZER
+from infra.functions import MIGRATIONS, RECONCILER, STATUS_FINALIZER, VERSION_PRUNER
 from oriole.handlers import FUNCTIONS
 
 ROOT = Path(__file__).parents[2]
@@ -126,7 +126,7 @@ def test_the_asset_imports_only_the_standard_library_itself_and_its_requirements
 
 
 def test_every_handler_imports_from_the_asset_without_the_workstation(asset):
-    handlers = sorted({*FUNCTIONS.values(), STATUS_FINALIZER, MIGRATIONS})
+    handlers = sorted({*FUNCTIONS.values(), STATUS_FINALIZER, RECONCILER, MIGRATIONS, VERSION_PRUNER})
     script = "\n".join([
         "import importlib, json, sys",
         f"for handler in {handlers!r}:",

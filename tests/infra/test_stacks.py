@@ -227,15 +227,16 @@ def test_functions_share_one_asset_run_python_3_12_plus_on_arm64_in_the_vpc_trac
     _, orchestrator = templates
     ids = function_ids(orchestrator)
     assert set(ids) == {p.removesuffix("FunctionArn") for p in FUNCTIONS} | {"ExecutionStatusFinalizer", "Migrations",
-                                                                           "Reconciler"}
+                                                                           "Reconciler", "VersionPruner"}
     functions = resources(orchestrator, "AWS::Lambda::Function")
     codes = set()
-    for logical_id in ids.values():
+    for name, logical_id in ids.items():
         props = functions[logical_id]["Properties"]
         major, minor = map(int, props["Runtime"].removeprefix("python").split("."))
         assert (major, minor) >= (3, 12)
         assert props["Architectures"] == ["arm64"] and props["TracingConfig"] == {"Mode": "Active"}
-        assert props["VpcConfig"]["SubnetIds"] and "LogGroup" in props["LoggingConfig"]
+        assert "LogGroup" in props["LoggingConfig"]
+        assert name == "VersionPruner" or props["VpcConfig"]["SubnetIds"]  # it alone needs no database
         codes.add(json.dumps(props["Code"]))
     assert len(codes) == 1
     handlers = {functions[i]["Properties"]["Handler"] for i in ids.values()}
@@ -468,12 +469,62 @@ def test_a_schedule_runs_the_reconciler_on_its_own_state_machine(templates):
     assert len(describe) == 1
 
 
+def triggers(template) -> dict[str, dict]:
+    """Each trigger's properties, by the function it runs (``Migrations``, ``VersionPruner``)."""
+    return {name: props for props in (r["Properties"] for r in resources(template, "Custom::Trigger").values())
+            for name in function_ids(template) if f"Functions{name}CurrentVersion" in json.dumps(props["HandlerArn"])}
+
+
 def test_migrations_run_on_deploy_from_the_vpc(templates):
     _, orchestrator = templates
-    trigger = one(orchestrator, "Custom::Trigger")
-    assert "FunctionsMigrationsCurrentVersion" in json.dumps(trigger["HandlerArn"])  # runs the deployed code
+    assert "Migrations" in triggers(orchestrator)  # the deployed code, its published version
     env = one_function_env(orchestrator, "Migrations")
     assert "ORIOLE_MIGRATIONS_DIR" not in env  # the migrations are package data of the runtime package
+    migrations = resources(orchestrator, "AWS::Lambda::Function")[function_ids(orchestrator)["Migrations"]]
+    assert migrations["Properties"]["VpcConfig"]["SubnetIds"]
+
+
+def test_each_trigger_waits_longer_than_its_function_may_run(templates):
+    """A trigger that gives up before its function (a slow first migration: a database still starting, the
+    maze set loading) fails the custom resource and rolls the stack back. Each waits for its function's whole
+    timeout and more, and no longer than the trigger provider itself may run."""
+    _, orchestrator = templates
+    functions = resources(orchestrator, "AWS::Lambda::Function")
+    [provider] = [f["Properties"] for k, f in functions.items() if k.startswith("AWSCDKTriggerCustomResourceProvider")]
+    found = triggers(orchestrator)
+    assert set(found) == {"Migrations", "VersionPruner"}
+    for name, trigger in found.items():
+        timeout = functions[function_ids(orchestrator)[name]]["Properties"]["Timeout"]
+        assert trigger["InvocationType"] == "RequestResponse"
+        assert timeout * 1000 < int(trigger["Timeout"]) < provider["Timeout"] * 1000, name
+
+
+def test_the_version_pruner_may_delete_versions_only_and_runs_after_the_state_machines(templates):
+    """Every deploy publishes and retains versions; the pruner, run after each deploy that changes the code,
+    lists every function's versions and deletes old ones (qualified ARNs only, never a function), reading the
+    running sweeps' definitions. It needs no database, so it runs outside the VPC (no Lambda endpoint there)."""
+    _, orchestrator = templates
+    ids = function_ids(orchestrator)
+    functions = resources(orchestrator, "AWS::Lambda::Function")
+    pruner = functions[ids["VersionPruner"]]["Properties"]
+    assert "VpcConfig" not in pruner and pruner["FunctionName"] == "OrioleOrchestrator-VersionPruner"
+    env = pruner["Environment"]["Variables"]
+    named = json.dumps(env["ORIOLE_PRUNED_FUNCTIONS"])
+    assert {name for name in ids if ids[name] in named} == set(ids) - {"VersionPruner"}
+    assert "OrioleOrchestrator-VersionPruner" in named  # itself, by name
+    assert env["ORIOLE_EXECUTION_TIMEOUT_SECONDS"] == "3600"
+    assert "stateMachine:OrioleOrchestrator-sweep" in json.dumps(env["ORIOLE_SWEEP_STATE_MACHINE_ARN"])
+    statements = policies_of(orchestrator, "FunctionsVersionPruner")
+    delete = [s for s in statements if s["Action"] == "lambda:DeleteFunction"]
+    [resources_] = [s["Resource"] for s in delete]
+    assert len(resources_) == len(ids) and all(json.dumps(r).endswith(':*"]]}') for r in resources_)
+    actions = {action for s in statements for action in ([s["Action"]] if isinstance(s["Action"], str) else [])}
+    assert actions >= {"lambda:ListVersionsByFunction", "states:ListExecutions",
+                       "states:DescribeStateMachineForExecution"}
+    [trigger] = [r for r in resources(orchestrator, "Custom::Trigger").values()
+                 if "VersionPruner" in json.dumps(r["Properties"]["HandlerArn"])]
+    machines = resources(orchestrator, "AWS::StepFunctions::StateMachine")
+    assert set(machines) <= set(trigger["DependsOn"])
 
 
 def alarm_metrics(template) -> set[str]:

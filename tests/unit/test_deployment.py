@@ -72,3 +72,35 @@ def test_a_named_deployment_reads_its_own_parameters():
     default = {k: v for k, v in os.environ.items() if k != "ORIOLE_DEPLOYMENT"}
     plain = subprocess.run([sys.executable, "-c", code], env=default, capture_output=True, text=True, check=True)
     assert plain.stdout.split()[0] == "/oriole"
+
+
+# -- the versions no execution can call (the version pruner) ------------------------------------------------------
+
+def published(*hours_ago: float, now):
+    """Versions 1, 2, ... published the given hours before ``now``."""
+    from datetime import timedelta
+
+    return [deployment.PublishedVersion(number, now - timedelta(hours=hours))
+            for number, hours in enumerate(hours_ago, start=1)]
+
+
+def test_a_version_goes_once_its_successor_is_older_than_the_longest_execution():
+    """Version 1 was replaced 10 hours ago, version 2 one hour ago: an experiment execution (at most
+    ``grace``) started on version 2 may still run, none started on version 1 can. The newest always stays."""
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    grace = timedelta(seconds=8460) + deployment.DEPLOY_MARGIN
+    assert deployment.stale_versions(published(20, 10, 1, now=now), now, grace, set()) == [1]
+    assert deployment.stale_versions(published(20, 10, 5, now=now), now, grace, set()) == [1, 2]
+    assert deployment.stale_versions(published(20, now=now), now, grace, set()) == []  # the only one: current
+    assert deployment.stale_versions(published(30, 20, 10, now=now), now, grace, {1}) == [2]  # a sweep runs on 1
+
+
+def test_the_versions_a_definition_invokes_are_read_from_its_arns():
+    definition = ('{"States": {"Plan": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:'
+                  'OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ:17"}, "Start": {"Resource": "arn:aws:states:::'
+                  'states:startExecution"}, "Check": {"Resource": "arn:aws-cn:lambda:cn-north-1:123456789012:'
+                  'function:Check:3"}, "Latest": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:X"}}}')
+    assert deployment.versions_named(definition) == {("OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ", 17),
+                                                     ("Check", 3)}
