@@ -112,27 +112,28 @@ class Functions(Construct):
     def add_version_pruner(self, sweep_state_machine_arn: str, sweep_execution_arns: str,
                            timeout_seconds: int) -> lambda_.Function:
         """The function that deletes the published versions no execution can call any more (see
-        ``oriole.handlers.versions``), of every function here and of itself (named, so that its own role can
-        name it). Outside the VPC: it calls only Lambda and Step Functions, which ``egress=endpoints`` gives no
-        endpoint for, and never the database."""
+        ``oriole.handlers.versions``) of every function here that publishes versions (the flows' and the
+        triggers'), itself included (named, so that its own role can name it). Outside the VPC: it calls only
+        Lambda, Step Functions and CloudFormation, which ``egress=endpoints`` gives no endpoint for."""
         stack = Stack.of(self)
         name = f"{stack.stack_name}-VersionPruner"
         pruner = self._function("VersionPruner", VERSION_PRUNER, Duration.minutes(5), in_vpc=False,
                                 function_name=name)
-        own_arn = stack.format_arn(service="lambda", resource="function", resource_name=name,
-                                   arn_format=ArnFormat.COLON_RESOURCE_NAME)
-        functions = [*self.by_placeholder.values(), self.status_finalizer, self.reconciler, self.migrations]
-        pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in functions] + [name]))
+        versioned = [*self.by_placeholder.values(), self.migrations]
+        pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
         pruner.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
         pruner.add_environment(deployment.SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
-        arns = [f.function_arn for f in functions] + [own_arn]
-        pruner.add_to_role_policy(iam.PolicyStatement(actions=["lambda:ListVersionsByFunction"], resources=arns))
-        pruner.add_to_role_policy(iam.PolicyStatement(  # versions only (qualified ARNs): never a whole function
-            actions=["lambda:DeleteFunction"], resources=[f"{arn}:*" for arn in arns]))
-        pruner.add_to_role_policy(iam.PolicyStatement(
-            actions=["states:ListExecutions"], resources=[sweep_state_machine_arn]))
-        pruner.add_to_role_policy(iam.PolicyStatement(
-            actions=["states:DescribeStateMachineForExecution"], resources=[sweep_execution_arns]))
+        pruner.add_environment(deployment.STACK_ID, stack.stack_id)
+        arns = [f.function_arn for f in versioned] + [
+            stack.format_arn(service="lambda", resource="function", resource_name=name,
+                             arn_format=ArnFormat.COLON_RESOURCE_NAME)]
+        for actions, resources in (
+                (["lambda:ListVersionsByFunction"], arns),
+                (["lambda:DeleteFunction"], [f"{arn}:*" for arn in arns]),  # versions only: never a function
+                (["cloudformation:ListStackResources"], [stack.stack_id]),
+                (["states:ListExecutions"], [sweep_state_machine_arn]),
+                (["states:DescribeStateMachineForExecution"], [sweep_execution_arns])):
+            pruner.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=resources))
         return pruner
 
     @property

@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import pairwise
 
 from oriole.catalog import BY_KEY
 from oriole.errors import InvalidConfig, ModelNotAllowed
@@ -31,6 +30,7 @@ STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
 ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its password (the migrations)
 PRUNED_FUNCTIONS = "ORIOLE_PRUNED_FUNCTIONS"  # JSON list: the functions whose old versions the pruner deletes
 SWEEP_STATE_MACHINE_ARN = "ORIOLE_SWEEP_STATE_MACHINE_ARN"  # the version pruner's: running sweeps keep versions
+STACK_ID = "ORIOLE_STACK_ID"  # the version pruner's: the versions its stack holds stay
 
 # Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
 PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
@@ -139,8 +139,7 @@ def code_version(environ: Mapping[str, str] = os.environ) -> str:
     return environ.get(CODE_VERSION) or f"{__version__}+local"
 
 
-# A deploy publishes the new versions, then updates the state machines, some minutes later: an execution
-# started in between runs on the old definition. An hour covers the longest deploy.
+# A version becomes current when the deploy that published it succeeds, at most this long after it was published.
 DEPLOY_MARGIN = timedelta(hours=1)
 VERSION_ARN = re.compile(r"arn:[\w-]+:lambda:[\w-]+:\d{12}:function:([\w-]+):(\d+)\b")
 
@@ -153,20 +152,29 @@ class PublishedVersion:
     published: datetime
 
 
-def versions_named(definition: str) -> set[tuple[str, int]]:
-    """The (function name, version) pairs a state machine definition invokes."""
-    return {(name, int(number)) for name, number in VERSION_ARN.findall(definition)}
+def versions_named(text: str) -> set[tuple[str, int]]:
+    """The (function name, version) pairs the Lambda version ARNs in ``text`` name (a state machine
+    definition, the physical ids of a stack's versions)."""
+    return {(name, int(number)) for name, number in VERSION_ARN.findall(text)}
 
 
-def stale_versions(versions: Iterable[PublishedVersion], now: datetime, grace: timedelta,
+def stale_versions(versions: Iterable[PublishedVersion], in_stack: set[int], now: datetime, grace: timedelta,
                    in_use: set[int]) -> list[int]:
     """The versions of one function that no execution can call any more, oldest first.
 
-    The newest version is what the state machines call now. An older one was replaced when its successor
-    was published; an experiment execution started before the state machine's update may call it for as long
-    as an execution lasts (``grace``: the execution timeout and ``DEPLOY_MARGIN``; its successor execution
-    starts on the new definition). A sweep has no execution timeout: the versions its running executions
-    name (``in_use``) stay whatever their age."""
-    ordered = sorted(versions, key=lambda version: version.number)
-    return [old.number for old, successor in pairwise(ordered)
-            if now - successor.published > grace and old.number not in in_use]
+    The stack holds (``in_stack``) the version its template names now and, while a deploy runs, the one it
+    replaces: both stay, and whatever is newer (a deploy that failed leaves a version that never became
+    current). The oldest version the stack holds became current when the deploy that published it succeeded;
+    every older version stopped being current then, and an execution started on one lasts at most ``grace``
+    (the execution timeout; its successor execution starts on the new definition), which also covers the
+    deploy (``DEPLOY_MARGIN``). So once that oldest held version is older than ``grace``, every older version
+    goes, unless a running sweep names it (``in_use``: a sweep has no execution timeout)."""
+    versions = list(versions)
+    held = [version for version in versions if version.number in in_stack]
+    if not held:
+        return []
+    oldest_held = min(held, key=lambda version: version.number)
+    if now - oldest_held.published <= grace:
+        return []
+    return sorted(version.number for version in versions
+                  if version.number < oldest_held.number and version.number not in in_use)

@@ -500,9 +500,10 @@ def test_each_trigger_waits_longer_than_its_function_may_run(templates):
 
 
 def test_the_version_pruner_may_delete_versions_only_and_runs_after_the_state_machines(templates):
-    """Every deploy publishes and retains versions; the pruner, run after each deploy that changes the code,
-    lists every function's versions and deletes old ones (qualified ARNs only, never a function), reading the
-    running sweeps' definitions. It needs no database, so it runs outside the VPC (no Lambda endpoint there)."""
+    """Every deploy publishes and retains versions; the pruner, run during each deploy that changes the code,
+    lists the versions of every function that publishes some and deletes old ones (qualified ARNs only, never a
+    function), reading what the stack holds and the running sweeps' definitions. It needs no database, so it
+    runs outside the VPC (no Lambda or CloudFormation endpoint there)."""
     _, orchestrator = templates
     ids = function_ids(orchestrator)
     functions = resources(orchestrator, "AWS::Lambda::Function")
@@ -510,17 +511,20 @@ def test_the_version_pruner_may_delete_versions_only_and_runs_after_the_state_ma
     assert "VpcConfig" not in pruner and pruner["FunctionName"] == "OrioleOrchestrator-VersionPruner"
     env = pruner["Environment"]["Variables"]
     named = json.dumps(env["ORIOLE_PRUNED_FUNCTIONS"])
-    assert {name for name in ids if ids[name] in named} == set(ids) - {"VersionPruner"}
-    assert "OrioleOrchestrator-VersionPruner" in named  # itself, by name
-    assert env["ORIOLE_EXECUTION_TIMEOUT_SECONDS"] == "3600"
+    versioned = {json.dumps(v["Properties"]["FunctionName"]) for v in resources(orchestrator, "AWS::Lambda::Version")
+                 .values()}
+    by_ref = {name for name in ids if ids[name] in named}
+    assert by_ref | {"VersionPruner"} == {name for name in ids if ids[name] in "".join(versioned)}
+    assert "OrioleOrchestrator-VersionPruner" in named  # itself by name (a Ref would be a circular dependency)
+    assert env["ORIOLE_EXECUTION_TIMEOUT_SECONDS"] == "3600" and env["ORIOLE_STACK_ID"] == {"Ref": "AWS::StackId"}
     assert "stateMachine:OrioleOrchestrator-sweep" in json.dumps(env["ORIOLE_SWEEP_STATE_MACHINE_ARN"])
-    statements = policies_of(orchestrator, "FunctionsVersionPruner")
-    delete = [s for s in statements if s["Action"] == "lambda:DeleteFunction"]
-    [resources_] = [s["Resource"] for s in delete]
-    assert len(resources_) == len(ids) and all(json.dumps(r).endswith(':*"]]}') for r in resources_)
-    actions = {action for s in statements for action in ([s["Action"]] if isinstance(s["Action"], str) else [])}
-    assert actions >= {"lambda:ListVersionsByFunction", "states:ListExecutions",
-                       "states:DescribeStateMachineForExecution"}
+    statements = {s["Action"]: s["Resource"] for s in policies_of(orchestrator, "FunctionsVersionPruner")
+                  if isinstance(s["Action"], str)}
+    deletable = statements["lambda:DeleteFunction"]
+    assert len(deletable) == len(statements["lambda:ListVersionsByFunction"]) == len(versioned)
+    assert all(json.dumps(r).endswith(':*"]]}') for r in deletable)  # qualified ARNs only
+    assert statements["cloudformation:ListStackResources"] == {"Ref": "AWS::StackId"}
+    assert "states:DescribeStateMachineForExecution" in statements and "states:ListExecutions" in statements
     [trigger] = [r for r in resources(orchestrator, "Custom::Trigger").values()
                  if "VersionPruner" in json.dumps(r["Properties"]["HandlerArn"])]
     machines = resources(orchestrator, "AWS::StepFunctions::StateMachine")

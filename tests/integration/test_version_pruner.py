@@ -1,6 +1,7 @@
-"""The version pruner against Lambda and Step Functions (moto's): a deploy's versions are retained for the
-executions that may still call them, and deleted once none can; a running sweep keeps the versions its
-definition names however old they are; the newest version always stays."""
+"""The version pruner against Lambda and Step Functions (moto's) and the stack's resources (a real boto3
+CloudFormation client under botocore's Stubber: moto's stacks give no Lambda version a physical id): versions
+older than what the stack holds go once no execution can run on them; the held ones (the current, and during a
+deploy the one a rollback returns to) and a running sweep's stay, however old."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
+from botocore.stub import Stubber
 from moto import mock_aws
 
 from oriole import deployment
@@ -19,6 +21,7 @@ from oriole_workstation.runner import LambdaContext
 
 REGION = "us-east-1"
 GRACE = timedelta(seconds=8460) + deployment.DEPLOY_MARGIN
+STACK = f"arn:aws:cloudformation:{REGION}:123456789012:stack/OrioleOrchestrator/1b2c3d4e"
 
 
 @pytest.fixture
@@ -38,7 +41,7 @@ def code() -> bytes:
 
 
 def deployed_function(lambda_client, name: str, deploys: int) -> str:
-    """A function with one published version per deploy (1 .. ``deploys``)."""
+    """A function with one published version per deploy (1 .. ``deploys``); its ARN."""
     role = boto3.client("iam", region_name=REGION).create_role(
         RoleName=f"{name}-role", AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}))
     arn = lambda_client.create_function(FunctionName=name, Runtime="python3.14", Role=role["Role"]["Arn"],
@@ -59,6 +62,21 @@ def running_sweep(stepfunctions, calls: str) -> str:
     return machine
 
 
+def stack_holding(*version_arns: str):
+    """A CloudFormation client whose stack holds these versions (and a function, which is no version)."""
+    client = boto3.client("cloudformation", region_name=REGION)
+    stubber = Stubber(client)
+    summaries = [{"LogicalResourceId": f"Version{i}", "PhysicalResourceId": arn, "ResourceType": "AWS::Lambda::Version",
+                  "LastUpdatedTimestamp": datetime.now(UTC), "ResourceStatus": "CREATE_COMPLETE"}
+                 for i, arn in enumerate(version_arns)]
+    summaries.append({"LogicalResourceId": "Function", "PhysicalResourceId": "Oriole-StartExperiment",
+                      "ResourceType": "AWS::Lambda::Function", "LastUpdatedTimestamp": datetime.now(UTC),
+                      "ResourceStatus": "CREATE_COMPLETE"})
+    stubber.add_response("list_stack_resources", {"StackResourceSummaries": summaries}, {"StackName": STACK})
+    stubber.activate()
+    return client
+
+
 def remaining(lambda_client, name: str) -> list[int]:
     return sorted(int(v["Version"]) for v in lambda_client.list_versions_by_function(FunctionName=name)["Versions"]
                   if v["Version"] != "$LATEST")
@@ -66,25 +84,35 @@ def remaining(lambda_client, name: str) -> list[int]:
 
 def test_versions_no_execution_can_call_are_deleted_and_the_others_kept(aws):
     lambda_client, stepfunctions = aws
-    deployed_function(lambda_client, "Oriole-StartExperiment", deploys=3)
+    start = deployed_function(lambda_client, "Oriole-StartExperiment", deploys=3)
     plan = deployed_function(lambda_client, "Oriole-PlanSweep", deploys=3)
+    migrations = deployed_function(lambda_client, "Oriole-Migrations", deploys=4)
     sweeps = running_sweep(stepfunctions, f"{plan}:1")
-    later = datetime.now(UTC) + GRACE + timedelta(minutes=1)  # every successor is older than any execution
+    # The stack holds each function's current version; during this deploy also the migrations' replaced one
+    # (version 2, what a rollback would run again); the migrations' version 4 is a failed deploy's.
+    cloudformation = stack_holding(f"{start}:3", f"{plan}:3", f"{migrations}:2", f"{migrations}:3")
+    later = datetime.now(UTC) + GRACE + timedelta(minutes=1)  # the held versions are older than any execution
 
-    deleted = versions.prune(lambda_client, stepfunctions, ["Oriole-StartExperiment", "Oriole-PlanSweep"], sweeps,
+    deleted = versions.prune(lambda_client, stepfunctions, cloudformation,
+                             ["Oriole-StartExperiment", "Oriole-PlanSweep", "Oriole-Migrations"], STACK, sweeps,
                              GRACE, later)
-    assert deleted == {"Oriole-StartExperiment": [1, 2], "Oriole-PlanSweep": [2]}
-    assert remaining(lambda_client, "Oriole-StartExperiment") == [3]  # the newest: what the state machine calls
+    assert deleted == {"Oriole-StartExperiment": [1, 2], "Oriole-PlanSweep": [2], "Oriole-Migrations": [1]}
+    assert remaining(lambda_client, "Oriole-StartExperiment") == [3]
     assert remaining(lambda_client, "Oriole-PlanSweep") == [1, 3]  # the running sweep still calls version 1
+    assert remaining(lambda_client, "Oriole-Migrations") == [2, 3, 4]
 
 
-def test_after_a_deploy_the_versions_executions_may_still_call_stay(aws, monkeypatch):
-    """The deployed function, as the trigger runs it right after a deploy: every older version was replaced
-    moments ago, so an execution started on it may still run: nothing is deleted."""
+def test_during_a_deploy_the_versions_executions_may_still_call_stay(aws, monkeypatch):
+    """The deployed function, as the trigger runs it (moto's stack holds no version, moto's functions were
+    just published): nothing is known to be stale, nothing is deleted."""
     lambda_client, stepfunctions = aws
     deployed_function(lambda_client, "Oriole-CheckProgress", deploys=2)
+    stack = boto3.client("cloudformation", region_name=REGION).create_stack(
+        StackName="OrioleOrchestrator", TemplateBody=json.dumps(
+            {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}))["StackId"]
     monkeypatch.setenv(deployment.PRUNED_FUNCTIONS, json.dumps(["Oriole-CheckProgress"]))
     monkeypatch.setenv(deployment.EXECUTION_TIMEOUT, "8460")
+    monkeypatch.setenv(deployment.STACK_ID, stack)
     monkeypatch.setenv(deployment.SWEEP_STATE_MACHINE_ARN, running_sweep(stepfunctions, "arn:aws:states:::pass"))
     context = LambdaContext("Oriole-VersionPruner", f"arn:aws:lambda:{REGION}:123456789012:function:p", "r")
     assert versions.handler({}, context) == {"deleted": {}}

@@ -84,17 +84,20 @@ def published(*hours_ago: float, now):
             for number, hours in enumerate(hours_ago, start=1)]
 
 
-def test_a_version_goes_once_its_successor_is_older_than_the_longest_execution():
-    """Version 1 was replaced 10 hours ago, version 2 one hour ago: an experiment execution (at most
-    ``grace``) started on version 2 may still run, none started on version 1 can. The newest always stays."""
+def test_versions_older_than_what_the_stack_holds_go_once_no_execution_can_run_on_them():
+    """The stack holds the version its template names (and during a deploy the one it replaces). Every older
+    version stopped being current when the oldest held one became current: once that is longer ago than the
+    longest execution, they go; the held ones and newer ones (a failed deploy's, never current) stay."""
     from datetime import UTC, datetime, timedelta
 
     now = datetime(2026, 11, 25, 12, tzinfo=UTC)
     grace = timedelta(seconds=8460) + deployment.DEPLOY_MARGIN
-    assert deployment.stale_versions(published(20, 10, 1, now=now), now, grace, set()) == [1]
-    assert deployment.stale_versions(published(20, 10, 5, now=now), now, grace, set()) == [1, 2]
-    assert deployment.stale_versions(published(20, now=now), now, grace, set()) == []  # the only one: current
-    assert deployment.stale_versions(published(30, 20, 10, now=now), now, grace, {1}) == [2]  # a sweep runs on 1
+    versions = published(30, 20, 10, 5, now=now)  # versions 1..4, published 30, 20, 10 and 5 hours ago
+    assert deployment.stale_versions(versions, {3}, now, grace, set()) == [1, 2]  # 4: a failed deploy's
+    assert deployment.stale_versions(versions, {2, 3}, now, grace, set()) == [1]  # 2: what a rollback needs
+    assert deployment.stale_versions(versions, {3}, now, grace, {1}) == [2]  # a running sweep calls 1
+    assert deployment.stale_versions(published(30, 20, 2, now=now), {3}, now, grace, set()) == []  # too recent
+    assert deployment.stale_versions(versions, set(), now, grace, set()) == []  # nothing known: nothing goes
 
 
 def test_the_versions_a_definition_invokes_are_read_from_its_arns():
