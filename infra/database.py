@@ -36,12 +36,13 @@ from __future__ import annotations
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infra.settings import ExistingDatabase
+from infra.settings import ExistingDatabase, log_retention
 
 DATABASE_NAME = "oriole"
 OWNER, APP_ROLE, READER_ROLE = "oriole", "oriole_app", "oriole_reader"
@@ -171,11 +172,13 @@ class Database(Construct):
             iam.PolicyStatement(actions=["cloudformation:DescribeStacks"], resources=[stack.stack_id]),
         ])
 
-    def protect(self, stack: Stack) -> None:
+    def protect(self, stack: Stack, log_retention_days: int) -> None:
         """Turn the instance's deletion protection on (off with ``deletionProtection=false``) once every
         resource ``stack`` holds so far exists: call it last. The custom resource sits beside this construct,
         not in it, since it depends on the whole of it. Its call runs again whenever the setting or the
         instance changes; deleting it leaves the instance as it is."""
+        log_group = logs.LogGroup(stack, f"{self.node.id}DeletionProtectionLogs", removal_policy=RemovalPolicy.DESTROY,
+                                  retention=log_retention(log_retention_days))
         everything_else = list(stack.node.children)
         call = cr.AwsSdkCall(service="RDS", action="modifyDBInstance",
                              parameters={"DBInstanceIdentifier": self.instance.instance_identifier,
@@ -183,6 +186,7 @@ class Database(Construct):
                              physical_resource_id=cr.PhysicalResourceId.of(self.instance.instance_identifier))
         protection = cr.AwsCustomResource(
             stack, f"{self.node.id}DeletionProtection", on_create=call, on_update=call, install_latest_aws_sdk=False,
+            log_group=log_group,
             policy=cr.AwsCustomResourcePolicy.from_sdk_calls(resources=[self.instance.instance_arn]))
         protection.node.add_dependency(*everything_else)
 

@@ -52,7 +52,7 @@ class DataStack(Stack):
                             f"host={self.database.endpoint},portNumber=5432,localPortNumber=5432")
             CfnOutput(self, "AnalystPolicyArn", value=self.database.analyst_policy(bastion).managed_policy_arn,
                       description="Attach to researchers: the port forward and the read-only role's secret")
-        self.database.protect(self)
+        self.database.protect(self, settings.log_retention_days)
 
 
 class OrchestratorStack(Stack):

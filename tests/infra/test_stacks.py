@@ -244,9 +244,11 @@ def test_functions_share_one_asset_run_python_3_12_plus_on_arm64_in_the_vpc_trac
 
 
 def test_log_groups_have_bounded_retention(templates):
-    _, orchestrator = templates
-    groups = resources(orchestrator, "AWS::Logs::LogGroup").values()
-    assert groups and all(g["Properties"]["RetentionInDays"] == 30 for g in groups)
+    for template in templates:  # the deletion protection's custom resource logs too
+        groups = resources(template, "AWS::Logs::LogGroup").values()
+        assert groups and all(g["Properties"]["RetentionInDays"] == 30 for g in groups)
+    functions = resources(templates[0], "AWS::Lambda::Function").values()
+    assert all("LogGroup" in f["Properties"]["LoggingConfig"] for f in functions)
 
 
 def test_parameters_come_from_the_catalog(templates):
