@@ -385,12 +385,13 @@ def test_parameter_store_read_is_limited_to_the_prefix_and_to_start_experiment(t
 
 
 def test_every_function_reads_its_database_secret(templates):
-    """Every function queries the database (ContinueAsNew records the continuation token's hash)."""
+    """Every function queries the database (ContinueAsNew records the continuation token's hash), but the
+    version pruner, which only deletes old function versions."""
     _, orchestrator = templates
     readers = {name for name in function_ids(orchestrator)
                if "secretsmanager:GetSecretValue" in json.dumps(policies_of(orchestrator, f"Functions{name}"))}
     assert {"StartExperiment", "InvokeBaselineAgent", "CheckProgress", "ContinueAsNew", "Migrations",
-            "ExecutionStatusFinalizer", "Reconciler"} <= readers == set(function_ids(orchestrator))
+            "ExecutionStatusFinalizer", "Reconciler"} <= readers == set(function_ids(orchestrator)) - {"VersionPruner"}
     ollama = json.dumps(policies_of(orchestrator, "FunctionsInvokeOllamaAgent"))
     assert OLLAMA_SECRET.rsplit("-", 1)[0] in ollama
 
