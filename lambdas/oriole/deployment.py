@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from oriole.catalog import BY_KEY
 from oriole.errors import InvalidConfig, ModelNotAllowed
@@ -26,6 +28,9 @@ CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the de
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
 STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
 ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its password (the migrations)
+PRUNED_FUNCTIONS = "ORIOLE_PRUNED_FUNCTIONS"  # JSON list: the functions whose old versions the pruner deletes
+SWEEP_STATE_MACHINE_ARN = "ORIOLE_SWEEP_STATE_MACHINE_ARN"  # the version pruner's: running sweeps keep versions
+STACK_ID = "ORIOLE_STACK_ID"  # the version pruner's: the versions its stack holds stay
 
 # Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
 PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
@@ -132,3 +137,44 @@ def code_version(environ: Mapping[str, str] = os.environ) -> str:
     from oriole import __version__
 
     return environ.get(CODE_VERSION) or f"{__version__}+local"
+
+
+# A version becomes current when the deploy that published it succeeds, at most this long after it was published.
+DEPLOY_MARGIN = timedelta(hours=1)
+VERSION_ARN = re.compile(r"arn:[\w-]+:lambda:[\w-]+:\d{12}:function:([\w-]+):(\d+)\b")
+
+
+@dataclass(frozen=True)
+class PublishedVersion:
+    """A published Lambda version: its number and when it was published (its ``LastModified``)."""
+
+    number: int
+    published: datetime
+
+
+def versions_named(text: str) -> set[tuple[str, int]]:
+    """The (function name, version) pairs the Lambda version ARNs in ``text`` name (a state machine
+    definition, the physical ids of a stack's versions)."""
+    return {(name, int(number)) for name, number in VERSION_ARN.findall(text)}
+
+
+def stale_versions(versions: Iterable[PublishedVersion], in_stack: set[int], now: datetime, grace: timedelta,
+                   in_use: set[int]) -> list[int]:
+    """The versions of one function that no execution can call any more, oldest first.
+
+    The stack holds (``in_stack``) the version its template names now and, while a deploy runs, the one it
+    replaces: both stay, and whatever is newer (a deploy that failed leaves a version that never became
+    current). The oldest version the stack holds became current when the deploy that published it succeeded;
+    every older version stopped being current then, and an execution started on one lasts at most ``grace``
+    (the execution timeout; its successor execution starts on the new definition), which also covers the
+    deploy (``DEPLOY_MARGIN``). So once that oldest held version is older than ``grace``, every older version
+    goes, unless a running sweep names it (``in_use``: a sweep has no execution timeout)."""
+    versions = list(versions)
+    held = [version for version in versions if version.number in in_stack]
+    if not held:
+        return []
+    oldest_held = min(held, key=lambda version: version.number)
+    if now - oldest_held.published <= grace:
+        return []
+    return sorted(version.number for version in versions
+                  if version.number < oldest_held.number and version.number not in in_use)
