@@ -38,7 +38,7 @@ from tests.integration.test_sweep_local import run_sweep
 from tests.ollama_server import ScriptedOllama, tool_calls
 
 MAZE = "perfect-7"
-OPENAI_KEY = "sk-contract"
+OLLAMA_KEY, OPENAI_KEY = "ollama-contract", "sk-contract"  # the API keys in their secrets
 ROLES = ("oriole_app", "oriole_reader")  # the roles the migrations give their logins (infra/database.py)
 # What the scenario must reach, besides every secret the templates hand the functions (checked from the templates)
 PATHS = {
@@ -92,7 +92,8 @@ def cold_containers() -> Iterator[None]:
 def secrets(database_url, bedrock) -> Iterator[tuple[Local, dict]]:
     """The local state machine with the functions' credentials in Secrets Manager: ``DATABASE_URL`` unset,
     ``DATABASE_SECRET_ARN`` and the API-key secrets set as the template sets them. Yields the runner and the
-    secrets' ARNs by name."""
+    secrets' ARNs by name. The functions connect as deployed, TLS required: the embedded server's Unix socket
+    takes no TLS, a ``DATABASE_URL`` server over TCP must accept it."""
     info = psycopg.conninfo.conninfo_to_dict(database_url)
     connection = {"host": info["host"], "port": int(info.get("port") or 5432), "username": info["user"],
                   "password": info.get("password") or "", "dbname": info["dbname"]}
@@ -100,7 +101,7 @@ def secrets(database_url, bedrock) -> Iterator[tuple[Local, dict]]:
     with cold_containers(), LocalAws(database_url, bedrock_client=bedrock.client) as aws:
         client = boto3.client("secretsmanager", region_name=REGION)
         arns = {name: client.create_secret(Name=f"oriole/{name}", SecretString=value)["ARN"] for name, value in [
-            ("owner", json.dumps(connection)), ("app", json.dumps(connection)), ("ollama", "ollama-contract"),
+            ("owner", json.dumps(connection)), ("app", json.dumps(connection)), ("ollama", OLLAMA_KEY),
             ("openai", OPENAI_KEY),
             *[(role, json.dumps({"username": role, "password": f"pw-{role}"})) for role in ROLES]]}
         environment = {"DATABASE_SECRET_ARN": arns["app"], deployment.OLLAMA_API_KEY_SECRET: arns["ollama"],
@@ -136,6 +137,7 @@ def run_every_provider(local: Local, bedrock) -> None:
     with ScriptedOllama(tool_calls((first, {}))) as server:
         assert status(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b",
                               "config": {"endpoint": server.url, "maxMoves": 1}}) == "timed_out"
+    assert server.requests[0].headers["authorization"] == f"Bearer {OLLAMA_KEY}"  # read from its secret
     with openai_server.ScriptedOpenAI(openai_server.tool_calls((first, {})), api_key=OPENAI_KEY) as server:
         assert status(local, {"mazeId": MAZE, "llmProvider": "openai", "modelName": "Qwen/Qwen3-8B",
                               "config": {"baseUrl": server.base_url, "maxMoves": 1}}) == "timed_out"
