@@ -4,17 +4,20 @@ outside a handler are not the functions'; an operation without an ARN mapping is
 
 from __future__ import annotations
 
+import inspect
+
 import boto3
 import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
 from oriole import deployment
-from oriole.handlers import aws, continue_as_new
+from oriole.handlers import aws, reconcile
 from tests import aws_calls
 from tests.aws_calls import model_arns
 
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:lost"
 MODEL = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 
@@ -23,32 +26,38 @@ def client(service: str):
                         aws_secret_access_key="secret", config=Config(retries={"total_max_attempts": 1}))
 
 
-def continue_as_new_with(monkeypatch, sfn) -> list[aws_calls.Call]:
-    monkeypatch.setattr(aws, "stepfunctions", lambda: sfn)
+def reconciler_calling(monkeypatch, call) -> list[aws_calls.Call]:
+    """The reconciler's handler with its store and its search replaced by ``call(describe)``: what it records."""
+    monkeypatch.setenv(deployment.STATE_MACHINE_ARN, MACHINE)
+    monkeypatch.setattr(reconcile, "shared_store", lambda: None)
+    monkeypatch.setattr(reconcile.reconcile, "close_ended", lambda store, describe, belongs: call(describe) and [])
     mark = len(aws_calls.CALLS)
-    continue_as_new.handler.__wrapped__({"experimentId": 7, "part": 1, "stateMachineArn": MACHINE}, None)
+    inspect.unwrap(reconcile.handler)({}, None)
     return aws_calls.since(mark)
 
 
 def test_a_handlers_call_is_recorded_with_its_function_action_and_resource(monkeypatch):
     sfn = client("stepfunctions")
+    monkeypatch.setattr(aws, "stepfunctions", lambda: sfn)
     with Stubber(sfn) as stub:
-        stub.add_response("start_execution", {"executionArn": MACHINE + ":exp-7-part-2", "startDate": 0})
-        calls = continue_as_new_with(monkeypatch, sfn)
+        stub.add_client_error("describe_execution", "ExecutionDoesNotExist", http_status_code=400)
+        calls = reconciler_calling(monkeypatch, lambda describe: [describe(EXECUTION)])
         mark = len(aws_calls.CALLS)
-        stub.add_response("start_execution", {"executionArn": MACHINE + ":x", "startDate": 0})
-        sfn.start_execution(stateMachineArn=MACHINE, name="x")  # the test's own call, not a function's
-    assert calls == [aws_calls.Call("oriole.handlers.continue_as_new.handler", "states:StartExecution", MACHINE,
-                                    "us-east-1", calls[0].environment)]
+        stub.add_client_error("describe_execution", "ExecutionDoesNotExist", http_status_code=400)
+        with pytest.raises(sfn.exceptions.ExecutionDoesNotExist):
+            sfn.describe_execution(executionArn=EXECUTION)  # the test's own call, not a function's
+    [recorded] = calls
+    assert (recorded.function, recorded.action, recorded.resource, recorded.region) == (
+        "oriole.handlers.reconcile.handler", "states:DescribeExecution", EXECUTION, "us-east-1")
+    assert (deployment.STATE_MACHINE_ARN, MACHINE) in recorded.environment  # what it names the resource by
     assert aws_calls.since(mark) == []
 
 
 def test_an_operation_without_an_arn_mapping_is_recorded_as_a_problem(monkeypatch):
     ssm = client("ssm")
-    monkeypatch.setattr(continue_as_new, "start_named", lambda *args: ssm.describe_parameters())
     with Stubber(ssm) as stub:
         stub.add_response("describe_parameters", {"Parameters": []})
-        [recorded] = continue_as_new_with(monkeypatch, client("stepfunctions"))
+        [recorded] = reconciler_calling(monkeypatch, lambda describe: [ssm.describe_parameters()])
     assert (recorded.action, recorded.resource) == ("ssm:DescribeParameters", "")
     assert recorded.problem.startswith("no ARN mapping for ssm DescribeParameters")
 
