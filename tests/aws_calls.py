@@ -81,6 +81,13 @@ def model_arns(model_id: str, region: str, account: str = ACCOUNT) -> list[str]:
     return [profile, *dict.fromkeys(foundation(r) for r in (region, *deployment.DESTINATION_REGIONS[prefix]))]
 
 
+def function_arn(params: dict, region: str) -> str:
+    """The function (or, with a ``Qualifier``, the version) a Lambda request names by name or ARN."""
+    name = params["FunctionName"]
+    arn = name if name.startswith("arn:") else f"arn:aws:lambda:{region}:{ACCOUNT}:function:{name}"
+    return f"{arn}:{params['Qualifier']}" if params.get("Qualifier") else arn
+
+
 Mapper = Callable[[dict, str], list[str]]
 # (botocore service, operation) -> (IAM action, the ARNs IAM authorizes the request on): GetParametersByPath on the
 # path it names, not on the parameters it returns (Parameter Store user guide, ps-retrieval-authorization.html)
@@ -94,6 +101,10 @@ ARNS: dict[tuple[str, str], tuple[str, Mapper]] = {
     ("stepfunctions", "ListExecutions"): ("states:ListExecutions", lambda p, r: [p["stateMachineArn"]]),
     ("stepfunctions", "DescribeExecution"): ("states:DescribeExecution", lambda p, r: [p["executionArn"]]),
     ("stepfunctions", "StopExecution"): ("states:StopExecution", lambda p, r: [p["executionArn"]]),
+    ("stepfunctions", "DescribeStateMachineForExecution"): ("states:DescribeStateMachineForExecution",
+                                                            lambda p, r: [p["executionArn"]]),
+    ("lambda", "ListVersionsByFunction"): ("lambda:ListVersionsByFunction", lambda p, r: [function_arn(p, r)]),
+    ("lambda", "DeleteFunction"): ("lambda:DeleteFunction", lambda p, r: [function_arn(p, r)]),
     # Converse is authorized as InvokeModel, ConverseStream as InvokeModelWithResponseStream (Bedrock API reference)
     ("bedrock-runtime", "Converse"): ("bedrock:InvokeModel", lambda p, r: model_arns(p["modelId"], r)),
     ("bedrock-runtime", "ConverseStream"): ("bedrock:InvokeModelWithResponseStream",

@@ -9,7 +9,8 @@ account (us-east-1, 123456789012: the same on both sides).
 A local run names some resources differently; ``Deployment.translate`` maps them, and nothing else:
 
 - the state machines ``oriole-experiment`` and ``oriole-sweep`` (``runner.STATE_MACHINE_NAME``...) and their
-  executions -> the deployed ``<stack>-experiment`` and ``<stack>-sweep``;
+  executions -> the deployed ``<stack>-experiment`` and ``<stack>-sweep``; the functions ``oriole-<name>`` (and
+  their versions) -> the deployed functions;
 - a resource a function finds in its environment (``aws_calls.NAMING_VARIABLES``: the database and API-key secrets,
   the migrations' role secrets, the reconciler's state machine) -> the template's value of that variable on that
   function; a variable the template does not set on the function is left as it is, and so is denied;
@@ -66,6 +67,7 @@ def deployed(region: str = REGION) -> Deployment:
 @dataclass(frozen=True)
 class Function:
     name: str  # the construct's name: StartExperiment, Reconciler...
+    arn: str
     handler: str
     statements: list[dict]
     environment: dict  # the template's variables, unresolved
@@ -98,7 +100,8 @@ class Deployment:
         self.state_machines = {m.name: m for m in machines}
 
     def _function(self, logical_id: str, properties: dict) -> Function:
-        return Function(re.sub(r"^Functions|[0-9A-F]{8}$", "", logical_id), properties["Handler"],
+        return Function(re.sub(r"^Functions|[0-9A-F]{8}$", "", logical_id),
+                        self.resolve({"Fn::GetAtt": [logical_id, "Arn"]}), properties["Handler"],
                         self.role(properties["Role"]), properties.get("Environment", {}).get("Variables", {}))
 
     def _state_machine(self, properties: dict, arn_prefix: str) -> StateMachine:
@@ -152,6 +155,8 @@ class Deployment:
                                  (runner.SWEEP_STATE_MACHINE_NAME, flows.SWEEP)):
             yield from _with_executions(f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{local_name}",
                                         self.state_machine(flow).arn)
+        for function in self.functions.values():
+            yield f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:oriole-{function.name}", function.arn
 
     def translate(self, call: Call) -> str:
         """The deployed resource ``call`` stands for (see the module docstring)."""

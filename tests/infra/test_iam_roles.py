@@ -77,6 +77,14 @@ def test_a_call_the_deployed_role_refuses_is_reported_with_function_action_and_r
     assert unmapped == f"CheckProgress ({check}) called ssm:DescribeParameters: no ARN mapping"
 
 
+def test_a_local_function_and_its_versions_stand_for_the_deployed_function(contract):
+    check = contract.functions[FUNCTIONS["CheckProgressFunctionArn"]]
+    version = call(RECONCILER, "lambda:DeleteFunction",
+                   f"arn:aws:lambda:{runner.REGION}:{runner.ACCOUNT}:function:oriole-CheckProgress:3")
+    assert contract.translate(version) == f"{check.arn}:3"
+    assert "would be denied lambda:DeleteFunction" in contract.denial(version)
+
+
 def test_a_secret_is_read_only_where_the_template_hands_it(contract):
     """A function's secrets come from its environment: the local value stands for the template's value of the same
     variable on that function; one the template does not give the function stays local, and is refused."""

@@ -86,3 +86,11 @@ def test_a_profile_of_undocumented_destinations_is_not_guessed():
 
 def test_every_geography_a_deployment_grants_has_its_destination_regions():
     assert set(deployment.GEOGRAPHIES.values()) <= set(deployment.DESTINATION_REGIONS)
+
+
+def test_a_lambda_request_is_authorized_on_the_function_or_the_version_it_names():
+    """By name or by ARN; a qualifier makes it the version (what deleting one version is authorized on)."""
+    _, delete = aws_calls.ARNS[("lambda", "DeleteFunction")]
+    function = "arn:aws:lambda:us-east-1:123456789012:function:oriole-CheckProgress"
+    assert delete({"FunctionName": "oriole-CheckProgress", "Qualifier": "3"}, "us-east-1") == [function + ":3"]
+    assert delete({"FunctionName": function}, "us-east-1") == [function]
