@@ -60,8 +60,9 @@ def contract_stacks() -> tuple:
 def deployed(region: str = REGION) -> Deployment:
     from aws_cdk.assertions import Template
 
-    data, orchestrator = (Template.from_stack(stack).to_json() for stack in contract_stacks())
-    return Deployment(data, orchestrator, region)
+    data, orchestrator = contract_stacks()
+    return Deployment(Template.from_stack(data).to_json(), Template.from_stack(orchestrator).to_json(), region,
+                      stack=orchestrator.stack_name)
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,13 @@ class Deployment:
     """The synthesized templates with their intrinsics resolved for ``region``: each function's role and
     environment, each state machine's definition and role."""
 
-    def __init__(self, data: dict, orchestrator: dict, region: str = REGION, account: str = ACCOUNT):
+    def __init__(self, data: dict, orchestrator: dict, region: str = REGION, account: str = ACCOUNT,
+                 stack: str | None = None):
         from tests.infra.conftest import resolve
 
         self._template = orchestrator
         self.resolve = functools.partial(resolve, template=orchestrator, region=region, account=account,
-                                         exporter=data)
+                                         exporter=data, stack=stack)
         resources = orchestrator["Resources"].items()
         self.functions = {r["Properties"]["Handler"]: self._function(logical_id, r["Properties"])
                           for logical_id, r in resources if r["Type"] == "AWS::Lambda::Function"

@@ -69,12 +69,19 @@ def default_stacks():
     return synthesize()
 
 
-def resolve(value, template: dict, region: str, account: str = "123456789012", exporter: dict | None = None):
+def resolve(value, template: dict, region: str, account: str = "123456789012", exporter: dict | None = None,
+            stack: str | None = None):
     """Evaluate the intrinsic functions of a template value as CloudFormation would in ``region``: Ref of pseudo
-    parameters, Fn::Join, Fn::If on the template's conditions, Fn::Equals, Fn::Select, Fn::Split; Ref and
-    Fn::GetAtt of the template's resources give deterministic fake names and ARNs (``_reference``); Fn::ImportValue
-    reads the ``exporter`` template's outputs. Anything else raises: a value that cannot be resolved is never
-    taken for a string."""
+    parameters (the stack's name and id given ``stack``), Fn::Join, Fn::If on the template's conditions,
+    Fn::Equals, Fn::Select, Fn::Split; Ref and Fn::GetAtt of the template's resources give deterministic fake names
+    and ARNs (``_reference``); Fn::ImportValue reads the ``exporter`` template's outputs. Anything else raises: a
+    value that cannot be resolved is never taken for a string."""
+    pseudo = {"AWS::Region": region, "AWS::Partition": "aws", "AWS::AccountId": account,
+              "AWS::URLSuffix": "amazonaws.com"}
+    if stack:
+        pseudo |= {"AWS::StackName": stack,
+                   "AWS::StackId": f"arn:aws:cloudformation:{region}:{account}:stack/{stack}/0f1e2d3c-4b5a-6978-8a9b"}
+
     def ev(v):
         if isinstance(v, list):
             return [ev(x) for x in v]
@@ -85,8 +92,11 @@ def resolve(value, template: dict, region: str, account: str = "123456789012", e
             return {k: ev(x) for k, x in v.items()}
         arg = v[key]
         if key == "Ref":
-            pseudo = {"AWS::Region": region, "AWS::Partition": "aws", "AWS::AccountId": account}
-            return pseudo[arg] if arg in pseudo else _reference(arg, None, template, f"{region}:{account}", ev)
+            if arg in pseudo:
+                return pseudo[arg]
+            if arg not in template["Resources"]:
+                raise ValueError(f"resolve has no value for Ref {arg}")
+            return _reference(arg, None, template, f"{region}:{account}", ev)
         if key == "Fn::GetAtt":
             return _reference(arg[0], arg[1], template, f"{region}:{account}", ev)
         if key == "Fn::ImportValue":
