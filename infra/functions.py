@@ -33,7 +33,6 @@ MIGRATIONS = "oriole.handlers.migrate.handler"
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
 WHOLE_SWEEP_SECONDS = 300
-NO_DATABASE = ("ContinueAsNew",)
 TASK_SECONDS = 60
 # A version a running execution calls must outlive the deploy that publishes the next one.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
@@ -105,10 +104,9 @@ class Functions(Construct):
 
     @property
     def database_users(self) -> list[lambda_.Function]:
-        """What connects as the application role: the flow's functions (but ContinueAsNew), the finalizer
-        and the reconciler. The migrations connect as the owner."""
-        flow = [f for p, f in self.by_placeholder.items() if task_name(p) not in NO_DATABASE]
-        return [*flow, self.status_finalizer, self.reconciler]
+        """What connects as the application role: every function of the flows (ContinueAsNew records the
+        continuation token's hash), the finalizer and the reconciler. The migrations connect as the owner."""
+        return [*self.by_placeholder.values(), self.status_finalizer, self.reconciler]
 
     def _connect(self, database: Database) -> None:
         """Who connects how: through the proxy when the stack made the database (the application role's

@@ -48,7 +48,7 @@ def test_parameters_are_read_ten_names_a_call_and_a_throttle_is_named(monkeypatc
 
 
 def test_a_throttled_successor_start_is_named(monkeypatch):
-    from oriole.handlers import aws, continue_as_new
+    from oriole.handlers import aws, executions
 
     sfn = client("stepfunctions")
     monkeypatch.setattr(aws, "stepfunctions", lambda: sfn)
@@ -56,7 +56,7 @@ def test_a_throttled_successor_start_is_named(monkeypatch):
     with Stubber(sfn) as stub:
         stub.add_client_error("start_execution", "ThrottlingException", "Rate exceeded", 400)
         with pytest.raises(StartExecutionThrottled, match="exp-7-part-3"):
-            continue_as_new.handler.__wrapped__({"experimentId": 7, "part": 2, "stateMachineArn": machine}, None)
+            executions.start_named(machine, "exp-7-part-3", {"experimentId": 7, "continuationToken": "t"})
 
 
 def test_a_named_deployment_reads_its_own_parameters():
