@@ -37,6 +37,23 @@ PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
 # A region's first word -> the geographic profile prefix callable from it; other regions use ``global``.
 GEOGRAPHIES = {"us": "us", "eu": "eu", "ap": "apac"}
 GLOBAL = "global"
+# The regions a geographic profile may route a call to, per prefix: the union over the models of the
+# destination regions AWS documents (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html,
+# also in the CDK's CrossRegionInferenceProfileRegion). IAM must allow the foundation model in each of them
+# (geographic-cross-region-inference.html, "IAM policy requirements"). A global profile routes to any commercial
+# region and is authorized on the foundation model without a region (``arn:aws:bedrock:::foundation-model/...``,
+# global-cross-region-inference.html). No Canadian (``ca``) table is documented there yet.
+DESTINATION_REGIONS = {
+    "us": ("us-east-1", "us-east-2", "us-west-1", "us-west-2"),
+    "eu": ("eu-central-1", "eu-central-2", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-2",
+           "eu-west-3"),
+    "apac": ("ap-east-2", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1", "ap-south-2",
+             "ap-southeast-1", "ap-southeast-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-5",
+             "ap-southeast-7", "me-central-1"),
+    "jp": ("ap-northeast-1", "ap-northeast-3"),
+    "au": ("ap-southeast-2", "ap-southeast-4"),
+    "us-gov": ("us-gov-east-1", "us-gov-west-1"),
+}
 LOCAL_OLLAMA = "http://localhost:11434"
 LOCAL_OPENAI = "http://localhost:8000/v1"
 
