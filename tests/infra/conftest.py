@@ -3,6 +3,7 @@ context ``aws:cdk:bundling-stacks=[]`` (no Docker, no registry), and cdk-nag run
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -119,12 +120,14 @@ def resolve(value, template: dict, region: str, account: str = "123456789012", e
 
 def _reference(logical_id: str, attribute: str | None, template: dict, where: str, ev) -> str:
     """A resource's Ref (``attribute`` None) or Fn::GetAtt, as a fake but well-formed value (``where`` is
-    ``region:account``): functions are named by their logical id, a version is version 1, a secret's ARN ends in
-    ``-AbCdEf``."""
+    ``region:account``): a function is named by its FunctionName, else by its logical id; a version is version 1;
+    a secret's ARN ends in ``-AbCdEf``; an instance's id is derived from its logical id, and so is a database
+    instance's identifier (lower case, as RDS keeps it)."""
     resource = template["Resources"][logical_id]
     kind, properties = resource["Type"], resource.get("Properties", {})
     if kind == "AWS::Lambda::Function":
-        return logical_id if attribute is None else f"arn:aws:lambda:{where}:function:{logical_id}"
+        name = ev(properties.get("FunctionName", logical_id))
+        return name if attribute is None else f"arn:aws:lambda:{where}:function:{name}"
     if kind == "AWS::Lambda::Version" and attribute is None:
         return f"arn:aws:lambda:{where}:function:{ev(properties['FunctionName'])}:1"
     if kind == "AWS::StepFunctions::StateMachine" and attribute in (None, "Arn"):
@@ -137,4 +140,8 @@ def _reference(logical_id: str, attribute: str | None, template: dict, where: st
         return f"arn:aws:sqs:{where}:{logical_id}"
     if kind == "AWS::IAM::Role" and attribute == "Arn":
         return f"arn:aws:iam::{where.split(':')[1]}:role/{logical_id}"
+    if kind == "AWS::EC2::Instance" and attribute is None:
+        return "i-" + hashlib.sha256(logical_id.encode()).hexdigest()[:17]
+    if kind == "AWS::RDS::DBInstance" and attribute is None:
+        return logical_id.lower()
     raise ValueError(f"resolve has no fake value for {kind} {attribute or 'Ref'} ({logical_id})")
