@@ -1,9 +1,9 @@
 """The IAM contract, exercised on purpose: every path through which a function calls AWS runs here once, as
 deployed. Experiments of every provider (Bedrock through its base id and both profiles the deployment grants, an
 Ollama and an OpenAI-compatible server with their API keys), a continuation, the three finalizers, the
-status-change finalizer asking for a successor, the reconciler, a sweep and the migrations; each invocation in a
-container of its own (``cold_containers``), so every function reads its database credentials from Secrets Manager
-(moto's) as on AWS. Each recorded call must be one its deployed role allows, and each function must have read
+status-change finalizer asking for a successor, the reconciler, a sweep, the version pruner and the migrations;
+each invocation in a container of its own (``cold_containers``), so every function reads its database credentials
+from Secrets Manager (moto's) as on AWS. Each recorded call must be one its deployed role allows, and each function must have read
 every secret its template hands it. The other integration tests are held to the same contract by conftest.py,
 whatever they run."""
 
@@ -25,7 +25,8 @@ import psycopg
 import pytest
 
 from oriole import catalog, db, deployment, experiments
-from oriole.handlers import agents, migrate, reconcile, sweeps
+from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweeps, versions
+from oriole_workstation import runner
 from oriole_workstation.results import Results
 from oriole_workstation.runner import ACCOUNT, EXECUTION_PREFIX, REGION, LambdaContext, LocalAws
 from tests import aws_calls, openai_server
@@ -46,7 +47,9 @@ PATHS = {
     ("ContinueAsNew", "states:StartExecution"), ("ExecutionStatusFinalizer", "states:DescribeExecution"),
     ("Reconciler", "states:DescribeExecution"), ("PlanSweep", "ssm:GetParametersByPath"),
     ("StartRepetition", "states:StartExecution"), ("CheckRepetition", "states:DescribeExecution"),
-    ("SummarizeSweep", "states:ListExecutions"),
+    ("SummarizeSweep", "states:ListExecutions"), ("VersionPruner", "lambda:ListVersionsByFunction"),
+    ("VersionPruner", "cloudformation:ListStackResources"), ("VersionPruner", "states:ListExecutions"),
+    ("VersionPruner", "states:DescribeStateMachineForExecution"),
 }
 
 
@@ -176,6 +179,29 @@ def sweep(local: Local) -> None:
     assert check == {"closed": True, "outcome": "rejected"}
 
 
+def prune_versions(local: Local) -> None:
+    """The version pruner as its trigger runs it during a deploy: it lists the versions of the functions it is
+    given, what its stack holds (moto's, which gives no version a physical id: nothing is known to be stale, so
+    nothing is deleted; tests/infra/test_iam_roles.py holds DeleteFunction to its role) and the definitions of the
+    running sweeps (one runs, on a sweep state machine of its own)."""
+    stack = boto3.client("cloudformation", region_name=REGION).create_stack(
+        StackName=f"pruned-{uuid.uuid4().hex[:8]}",
+        TemplateBody=json.dumps({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}))["StackId"]
+    waiting = {"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 3600, "End": True}}}
+    sweeps_machine = local.aws.sfn.create_state_machine(
+        name=f"sweeps-{uuid.uuid4().hex[:8]}", roleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
+        definition=json.dumps(waiting))["stateMachineArn"]
+    running = local.aws.sfn.start_execution(stateMachineArn=sweeps_machine, name="running-sweep")["executionArn"]
+    given = [runner.function_name(placeholder) for placeholder in FUNCTIONS]
+    environment = {deployment.PRUNED_FUNCTIONS: json.dumps(given), deployment.STACK_ID: stack,
+                   deployment.SWEEP_STATE_MACHINE_ARN: sweeps_machine}
+    try:
+        with mock.patch.dict(os.environ, environment):
+            assert versions.handler({}, LambdaContext("oriole-VersionPruner", "arn", "r")) == {"deleted": {}}
+    finally:
+        local.aws.sfn.stop_execution(executionArn=running)
+
+
 def migrate_with_the_owners_secret(arns: dict, database_url: str) -> None:
     """The migrations as deployed: the owner's secret, and the roles' secrets to give them their logins."""
     environment = {"DATABASE_SECRET_ARN": arns["owner"],
@@ -196,6 +222,7 @@ def test_every_function_calls_only_what_its_role_allows_and_reads_its_secrets(se
     run_every_provider(local, bedrock)
     close_what_ended_elsewhere(local, store)
     sweep(local)
+    prune_versions(local)
     migrate_with_the_owners_secret(arns, database_url)
 
     calls = aws_calls.since(mark)
