@@ -13,7 +13,7 @@ from pathlib import Path
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT
+from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT, data_stack, orchestrator_stack
 from oriole.config import parse_stored
 from oriole.errors import InvalidParameter
 
@@ -52,11 +52,11 @@ class Settings:
 
     @property
     def data_stack(self) -> str:
-        return f"{self.deployment}Data"
+        return data_stack(self.deployment)
 
     @property
     def orchestrator_stack(self) -> str:
-        return f"{self.deployment}Orchestrator"
+        return orchestrator_stack(self.deployment)
 
     @classmethod
     def from_context(cls, scope: Construct) -> Settings:

@@ -36,7 +36,9 @@ app = Commands(cls=RunByDefault, no_args_is_help=True, subcommand_metavar="FILE 
                help="Run a sweep file's matrix of experiments through the sweep state machine, or see where a "
                     "sweep stands (`oriole sweep FILE` runs FILE).")
 
-Stack = Annotated[str, typer.Option(help="With --aws: the stack whose SweepStateMachineArn output to use.")]
+Stack = Annotated[str | None, typer.Option(help="With --aws: the stack whose SweepStateMachineArn output to use "
+                                                  "(default: the orchestrator stack of the deployment "
+                                                  "ORIOLE_DEPLOYMENT names, OrioleOrchestrator).")]
 SweepStateMachine = Annotated[str | None, typer.Option(help="With --aws: the sweep state machine (default: the "
                                                             "SweepStateMachineArn output of --stack).")]
 
@@ -47,7 +49,7 @@ def run(
     aws: Annotated[bool, typer.Option("--aws", help="Submit it to the deployed sweep state machine and return at "
                                                     "once.")] = False,
     state_machine_arn: SweepStateMachine = None,
-    stack: Stack = "OrioleOrchestrator",
+    stack: Stack = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Experiments at once in all, shared among the "
                                                                 "providers (local default "
                                                                 f"{sweeps.LOCAL_CONCURRENCY}).")] = None,
@@ -116,7 +118,7 @@ def _check_prompts(spec: plans.SweepFile, aws: bool) -> None:
         plans.check_prompts(spec, prompts.local_prompts())
 
 
-def _submit(execution_input: dict, state_machine_arn: str | None, stack: str) -> None:
+def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | None) -> None:
     import boto3
 
     from oriole_workstation import cloud
@@ -168,7 +170,7 @@ def status(
     aws: Annotated[bool, typer.Option("--aws", help="The deployed sweep: its execution, and the deployed "
                                                     "database (DATABASE_URL).")] = False,
     state_machine_arn: SweepStateMachine = None,
-    stack: Stack = "OrioleOrchestrator",
+    stack: Stack = None,
 ) -> None:
     """Where a sweep stands: its latest execution (with --aws), its repetitions by status, its spend, and the
     experiments running now."""
@@ -192,7 +194,7 @@ def status(
                         round(r["duration_seconds"])) for r in running])
 
 
-def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str) -> list[dict]:
+def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | None) -> list[dict]:
     import boto3
 
     from oriole_workstation import cloud
