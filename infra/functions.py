@@ -200,9 +200,11 @@ class Functions(Construct):
             resources=[*profiles, *dict.fromkeys(models)]))
 
     def allow_model_servers(self, servers: deployment.ModelServers, task: str, urls: tuple[str, ...],
-                            secret_arn: str | None) -> None:
+                            secret_arn: str | None, kms_key_arn: str | None = None) -> None:
         """The model servers (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an execution
-        name (none listed: none), and the API key the agent ``task`` sends them."""
+        name (none listed: none), and the API key the agent ``task`` sends them. A secret encrypted with a
+        customer-managed key (``kms_key_arn``) is readable only with kms:Decrypt on that key, which the agent gets
+        through Secrets Manager only (the kms:ViaService condition)."""
         start = self.task("StartExperiment")
         start.add_environment(servers.listed, json.dumps(list(urls)))
         if not secret_arn:
@@ -211,6 +213,11 @@ class Functions(Construct):
         secret = secretsmanager.Secret.from_secret_complete_arn(self, f"{name}ApiKey", secret_arn)
         function = self.task(task)
         secret.grant_read(function)
+        if kms_key_arn:
+            via_secrets_manager = f"secretsmanager.{Stack.of(self).region}.amazonaws.com"
+            function.add_to_role_policy(iam.PolicyStatement(
+                actions=["kms:Decrypt"], resources=[kms_key_arn],
+                conditions={"StringEquals": {"kms:ViaService": via_secrets_manager}}))
         for reader in (function, start):  # StartExperiment only learns that a key is sent, it cannot read it
             reader.add_environment(servers.secret, secret_arn)
 

@@ -102,8 +102,10 @@ def resolve(value, template: dict, region: str, account: str = "123456789012", e
             return _reference(arg[0], arg[1], template, f"{region}:{account}", ev)
         if key == "Fn::ImportValue":
             outputs = (exporter or {}).get("Outputs", {}).values()
-            [exported] = [o["Value"] for o in outputs if o.get("Export", {}).get("Name") == arg]
-            return resolve(exported, exporter, region, account)
+            exported = [o["Value"] for o in outputs if o.get("Export", {}).get("Name") == arg]
+            if len(exported) != 1:
+                raise ValueError(f"resolve finds no export {arg} (give the exporting template as exporter)")
+            return resolve(exported[0], exporter, region, account)
         if key == "Fn::Join":
             return arg[0].join(str(ev(x)) for x in ev(arg[1]))
         if key == "Fn::If":

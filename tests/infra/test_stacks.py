@@ -15,6 +15,7 @@ from oriole.inputs import PROVIDERS
 from tests.iam_policy import allows
 from tests.infra.conftest import (
     BASE_MODEL,
+    CONTEXT,
     MODEL_IDS,
     OLLAMA_ENDPOINTS,
     OLLAMA_SECRET,
@@ -447,6 +448,25 @@ def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refus
         synthesize(**context)
 
 
+def test_an_api_key_secret_under_a_customer_managed_key_is_decrypted_through_secrets_manager_only():
+    """``openaiApiKeyKmsKeyArn``: the agent that reads the secret may use that key to decrypt, through Secrets
+    Manager in the stack's region only (kms:ViaService); no other function may, and no other key."""
+    from aws_cdk.assertions import Template
+
+    key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    data, orchestrator = synthesize(**{**CONTEXT, "openaiApiKeyKmsKeyArn": key})
+    template = Template.from_stack(orchestrator)
+    users = {name for name in function_ids(template) if "kms:" in json.dumps(policies_of(template, f"Functions{name}"))}
+    assert users == {"InvokeOpenAIAgent"}
+    statements = resolve(policies_of(template, "FunctionsInvokeOpenAIAgent"), template.to_json(), REGION,
+                         exporter=Template.from_stack(data).to_json())
+    secrets_manager = {"kms:ViaService": f"secretsmanager.{REGION}.amazonaws.com"}
+    assert allows(statements, "kms:Decrypt", key, secrets_manager)
+    assert not allows(statements, "kms:Decrypt", key, {"kms:ViaService": f"s3.{REGION}.amazonaws.com"})
+    assert not allows(statements, "kms:Decrypt", key.replace("1234abcd", "9999abcd"), secrets_manager)
+    assert allows(statements, "secretsmanager:GetSecretValue", OPENAI_SECRET)
+
+
 def test_without_a_list_no_openai_base_url_is_allowed_on_aws():
     from aws_cdk.assertions import Template
 
@@ -747,6 +767,9 @@ def test_switching_egress_keeps_the_database_subnets():
     ({"ollamaEndpoints": '["http://ollama.internal:11434"]', "ollamaApiKeySecretArn": OLLAMA_SECRET}, "plain http"),
     ({"ollamaEndpoints": '["ftp://x"]'}, "not an http"),
     ({"deployment": "oriole lab"}, "deployment must be"),
+    ({"openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:key/k1"}, "set that too"),
+    ({"openaiApiKeySecretArn": OPENAI_SECRET, "openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:alias/k"},
+     "must be a KMS key ARN"),
 ])
 def test_unsafe_or_malformed_settings_are_refused_at_synth(context, message):
     with pytest.raises(ValueError, match=message):
