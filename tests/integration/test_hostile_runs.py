@@ -1,11 +1,13 @@
-"""Hostile input through the real local state machine, PostgreSQL and the scripted Ollama server (issue 14):
+"""Hostile input through the real local state machine, PostgreSQL and the scripted model servers (issues 14 and 26):
 refused inputs leave no row and no file content anywhere, provider answers are bounded and checked, hostile
 model text is stored recoverably without costing a step, and the local run lock holds through a dropped
 connection and from the row's first moment. The README's "When things fail" table lists these classes."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import time
 
 import boto3
 import psycopg
@@ -17,6 +19,10 @@ from tests.integration.conftest import baseline
 from tests.integration.test_fault_table import MAZE, moves
 from tests.integration.test_local_state_machine import assert_invariants, state_names
 from tests.ollama_server import ScriptedOllama, error, text_reply, tool_calls
+from tests.openai_server import ScriptedOpenAI
+from tests.openai_server import text_reply as openai_text
+from tests.openai_server import tool_calls as openai_calls
+from tests.scripted_server import trickle
 
 SECRET = "TOP-SECRET-FILE-CONTENT"
 
@@ -89,6 +95,41 @@ def test_a_body_over_the_bound_fails_the_turn_without_losing_the_turns_before(lo
     assert data["status"] == "failed" and data["turns"] == 1 and data["actions"] == 3
     assert data["failure_reason"].startswith("InvalidModelResponse: Ollama model 'scripted'")
     assert "more than 4,194,304 bytes" in data["failure_reason"]
+    assert_invariants(local.store, data["experiment_id"])
+
+
+# -- issue 26, class 1: a model server cannot hold a turn -------------------------------------------------------
+
+def trickled_headers():
+    """A server that sends its status line, then one header byte every 0.2 s, forever."""
+    return trickle(0.2, itertools.chain([b"HTTP/1.1 200 OK\r\nX-Slow: "], itertools.repeat(b"a")))
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_a_server_that_trickles_ends_the_turn_at_the_timeout_and_the_experiment_cleanly(local, provider):
+    path = moves()
+    if provider == "ollama":
+        server = ScriptedOllama(tool_calls(*[(m, {}) for m in path[:3]]), text_reply("next"),
+                                *[trickled_headers() for _ in range(3)])
+    else:
+        server = ScriptedOpenAI(openai_calls(*[(m, {}) for m in path[:3]]), openai_text("next"),
+                                *[trickled_headers() for _ in range(3)])
+    with server:
+        config = {"endpoint": server.url} if provider == "ollama" else {"baseUrl": server.base_url,
+                                                                         "parallelToolCalls": True}
+        started = time.monotonic()
+        result = local.run({"mazeId": MAZE, "llmProvider": provider, "modelName": "scripted",
+                            "config": {**config, "requestTimeoutSeconds": 1}})
+        elapsed = time.monotonic() - started
+        requests = len(server.requests)
+    data = result.as_json()
+    assert data["status"] == "failed" and data["failure_reason"].startswith("ModelTimeout: ")
+    assert "did not answer within 1 s" in data["failure_reason"]
+    assert (data["turns"], data["actions"]) == (1, 3)  # the turn before is kept, the held one never written
+    assert requests == 5  # the held request, and the state machine's two retries of the turn
+    # three held requests of 1 s each, the retries' waits (at most 1 + 2 s), and the local run itself
+    assert elapsed < 3 * (1 + 0.5) + 3 + 6
+    assert state_names(local, result.execution_arn)[-2:] == ["FinalizeFailure", "ExperimentFailed"]
     assert_invariants(local.store, data["experiment_id"])
 
 
