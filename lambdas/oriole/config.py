@@ -5,10 +5,11 @@ experiment."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
+import re
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
@@ -23,19 +24,66 @@ def _shown(value: object) -> str:
     return bounded(repr(value), _SHOWN_CHARS)
 
 
-def _check_url(param: Parameter, value: str, where: str) -> None:
-    """A base URL with one of the parameter's schemes and a host: nothing else is ever opened (a ``file:``
-    URL would be read by the HTTP client), and nothing that does not name a server."""
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<authority>[^/]*)(?P<path>.*)")
+_HOST = re.compile(r"\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|[A-Za-z0-9][A-Za-z0-9.-]*")
+_PORT = re.compile(r":(?P<port>[0-9]{1,5})")
+_PATH = re.compile(r"(?:/(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` as a message may quote it: whatever precedes its last ``@`` (a user name, a password) hidden."""
+    if "@" not in url:
+        return url
+    scheme = url.split("://", 1)[0] + "://" if "://" in url else ""
+    return f"{scheme}***@{url.rsplit('@', 1)[1]}"
+
+
+def url_problem(value: str, schemes: tuple[str, ...]) -> str | None:
+    """Why ``value`` is not a base URL oriole will send requests (and an API key) to, or None when it is one.
+
+    A base URL is ``scheme://host[:port][/path]`` in printable ASCII: the host a name, an IPv4 address or a
+    bracketed IPv6 address. Everything on which URL parsers disagree, and which could send a request or a
+    credential somewhere else than the host a reader sees, is refused: user information (``user:password@``,
+    and any ``@`` before the path), a backslash, a percent sign or a zone in the host, spaces and control
+    characters, a query or a fragment (``http://evil#@good``), non-ASCII characters (write a host in its
+    ``xn--`` form). Only the ``schemes`` given are opened (a ``file:`` URL would be read by the HTTP client).
+    """
+    if not all("!" <= ch <= "~" for ch in value) or "?" in value or "#" in value:
+        return "must be a base URL of printable ASCII characters without spaces, query or fragment"
+    if "\\" in value:
+        return "must not contain a backslash (URL parsers disagree on what it means)"
+    match = _URL.fullmatch(value)
+    if match is None or match["scheme"].lower() not in schemes:
+        return f"must be an {' or '.join(schemes)} URL with a host"
+    authority = match["authority"]
+    if "@" in authority:
+        return ("must not hold a user name or password (user:password@...): credentials are never sent in a URL; "
+                "an API key comes from the deployment's secret or the provider's API key variable")
+    host = _HOST.match(authority)
+    port = _PORT.fullmatch(authority[host.end():]) if host else None
+    if host is None or (port is None and host.end() != len(authority)) or (
+            host["ipv6"] is not None and not _ipv6(host["ipv6"])):
+        return (f"must be an {' or '.join(schemes)} URL with a host: a name, an IPv4 address or a bracketed IPv6 "
+                "address (no zone), and an optional port")
+    if port is not None and not 1 <= int(port["port"]) <= 65535:
+        return "must have a port from 1 to 65535"
+    if not _PATH.fullmatch(match["path"]):
+        return "must have a path of letters, digits, '/', '.', '-', '_', '~' or %XX escapes"
+    return None
+
+
+def _ipv6(text: str) -> bool:
     try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
-    except ValueError as err:
-        raise InvalidConfig(f"{where} is not a URL ({err}); got {_shown(value)}") from None
-    if parts.scheme not in param.url_schemes or not parts.hostname:
-        raise InvalidConfig(f"{where} must be an {' or '.join(param.url_schemes)} URL with a host, like "
-                            f"{param.default}; got {_shown(value)}")
-    if parts.query or parts.fragment or any(ch.isspace() or not ch.isprintable() for ch in value):
-        raise InvalidConfig(f"{where} must be a base URL without spaces, query or fragment; got {_shown(value)}")
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_url(param: Parameter, value: str, where: str) -> None:
+    problem = url_problem(value, param.url_schemes)
+    if problem:
+        raise InvalidConfig(f"{where} {problem}, like {param.default}; got {_shown(without_userinfo(value))}")
 
 
 def _check_text(param: Parameter, value: str, where: str) -> None:

@@ -572,12 +572,17 @@ def test_switching_egress_keeps_the_database_subnets():
 
 @pytest.mark.parametrize(("context", "message"), [
     ({"ollamaEndpoints": '["http://ollama.internal:11434"]', "ollamaApiKeySecretArn": OLLAMA_SECRET}, "plain http"),
-    ({"ollamaEndpoints": '["ftp://x"]'}, "not an http"),
+    ({"ollamaEndpoints": '["ftp://x"]'}, "must be an http or https URL"),
+    ({"openaiBaseUrls": '["https://lab:SECRET@gpu.example/v1"]'}, "user name or password"),
+    ({"openaiBaseUrls": '["https://gpu.example\\\\@evil.example/v1"]'}, "backslash"),
+    ({"ollamaEndpoints": '["https://[fe80::1%25eth0]:11434"]'}, "no zone"),
     ({"deployment": "oriole lab"}, "deployment must be"),
 ])
 def test_unsafe_or_malformed_settings_are_refused_at_synth(context, message):
-    with pytest.raises(ValueError, match=message):
+    """Deploy context gets the URL check of every other entry (oriole.config.url_problem), quoting no password."""
+    with pytest.raises(ValueError, match=message) as raised:
         synthesize(**context)
+    assert "SECRET" not in str(raised.value)
 
 
 # -- third-party validators ---------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Hostile input through the ``oriole`` command (issue 14): a refused input is one line and no row, stored and
-provider text is shown and never obeyed (markup, escape sequences, spreadsheet formulas), ``params set --aws``
-refuses what a start would refuse, and prompt and sweep files fail cleanly."""
+"""Hostile input through the ``oriole`` command (issues 14 and 26): a refused input is one line and no row, stored
+and provider text is shown and never obeyed (markup, escape sequences, spreadsheet formulas), ``params set --aws``
+refuses what a start would refuse, prompt and sweep files fail cleanly, and no credential reaches a row or a line."""
 
 from __future__ import annotations
 
@@ -11,10 +11,17 @@ import json
 import boto3
 import pytest
 from moto import mock_aws
+from psycopg import sql
 
 from oriole import catalog, experiments
+from oriole.handlers import agents
 from oriole_workstation.runner import EXECUTION_PREFIX
 from tests.ollama_server import ScriptedOllama, error, tool_calls
+from tests.ollama_server import text_reply as ollama_text
+from tests.openai_server import ScriptedOpenAI
+from tests.openai_server import text_reply as openai_text
+from tests.openai_server import tool_calls as openai_calls
+from tests.scripted_server import trickle
 
 RAW_CONTROL = ("\x1b", "\x07", "\x9b", "\u202e")
 
@@ -193,3 +200,110 @@ def test_an_argument_that_is_not_utf8_is_refused_by_the_command_itself(monkeypat
         main()
     assert exited.value.code == 2
     assert "argument 3 contains an unpaired surrogate character (U+DCE9)" in one_clean_line(capsys.readouterr().err)
+
+
+# -- issue 26, class 2: no credential in any row or any printed line --------------------------------------------------
+
+SECRET = "sk-test-SECRET-0123456789"
+
+
+def every_stored_text(store) -> str:
+    """Every text, JSON and array column of every table, as one string: where a leak would have to be."""
+    columns = store.conn.execute(
+        "SELECT c.table_name, c.column_name FROM information_schema.columns c JOIN information_schema.tables t "
+        "USING (table_schema, table_name) WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' "
+        "AND c.data_type IN ('text', 'jsonb', 'json', 'character varying', 'ARRAY')").fetchall()
+    assert {"failure_reason", "response", "reasoning", "request_messages"} <= {c["column_name"] for c in columns}
+    return " ".join(str(store.conn.execute(sql.SQL("SELECT string_agg({}::text, ' ') AS t FROM {}").format(
+        sql.Identifier(c["column_name"]), sql.Identifier(c["table_name"]))).fetchone()["t"]) for c in columns)
+
+
+@pytest.fixture
+def secret_keys(monkeypatch):
+    """Both providers send SECRET as their API key (read afresh: the agents cache a key per process)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("OLLAMA_API_KEY", SECRET)
+    agents.openai_api_key.cache_clear()
+    agents.ollama_api_key.cache_clear()
+    yield
+    agents.openai_api_key.cache_clear()
+    agents.ollama_api_key.cache_clear()
+
+
+def openai_echoes(other_url: str) -> dict[str, list]:
+    """Hostile OpenAI-compatible answers, each quoting the key the request carried."""
+    echo = json.dumps({"error": {"message": f"Incorrect API key provided: Bearer {SECRET}", "type": "auth",
+                                 "code": "invalid_api_key"}}).encode()
+    return {
+        "401 echo": [(401, echo)],
+        "redirect to another host": [(307, echo, {"Location": f"{other_url}/steal?key={SECRET}"})],
+        "5xx echo": [(503, f"Authorization: Bearer {SECRET}".encode())] * 9,
+        "body not JSON": [(200, f"Authorization: Bearer {SECRET}".encode())],
+        "bad status line": [trickle(0, [f"HTTP/1.1 2 Bearer {SECRET}\r\n\r\n".encode()])] * 9,
+        "answer echo": [openai_calls(("move_east", {"reasoning": SECRET}), content=SECRET, reasoning_content=SECRET),
+                        openai_text(f"my key is {SECRET}"), openai_calls(("move_west", {"reasoning": SECRET}))],
+    }
+
+
+def test_no_key_reaches_a_row_or_a_printed_line_whatever_a_server_echoes(cli, store, secret_keys, tmp_path):
+    printed = []
+    with ScriptedOpenAI() as elsewhere:
+        for name, script in openai_echoes(elsewhere.url).items():
+            with ScriptedOpenAI(*script, api_key=SECRET) as server:
+                result = cli("run", "--maze", "perfect-7", "--provider", "openai", "--model", "m", "--openai-url",
+                             server.base_url, "--config", "requestTimeoutSeconds=1", "--max-moves", "2",
+                             "--comment", name)
+                assert server.requests and all(r.headers["authorization"] == f"Bearer {SECRET}"
+                                               for r in server.requests)
+            assert result.exit_code in (0, 1), (name, result.output)
+            printed.append(result.output)
+        assert elsewhere.requests == []  # the redirect was not followed: the key went nowhere else
+    with ScriptedOllama(tool_calls(("move_east", {"reasoning": SECRET}), content=SECRET, thinking=SECRET),
+                        ollama_text(SECRET), error(401, f"key {SECRET} refused")) as server:
+        printed.append(cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "m", "--ollama-url",
+                           server.url).output)
+    newest = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
+    for args in (("status", str(newest), "--json"), ("ls", "--json"), ("ls",), ("report", "--format", "csv"),
+                 ("report", "--format", "json"), ("doctor", "--json")):
+        printed.append(cli(*args).output)
+    assert cli("export", "--format", "jsonl", "-o", str(tmp_path / "export")).exit_code == 0
+    printed += [path.read_text() for path in (tmp_path / "export").iterdir()]
+    shown = "\n".join(printed)
+    assert "[API key]" in shown  # the echoes were there, scrubbed
+    assert SECRET not in shown and SECRET not in every_stored_text(store)
+
+
+@pytest.mark.parametrize("args", [
+    ("--provider", "openai", "--model", "m", "--openai-url", f"http://lab:{SECRET}@127.0.0.1:8000/v1"),
+    ("--provider", "ollama", "--model", "m", "--ollama-url", f"http://{SECRET}@127.0.0.1:11434"),
+    ("--provider", "ollama", "--model", "m", "--config", f"endpoint=http://x:{SECRET}@127.0.0.1\\@evil"),
+])
+def test_a_url_with_a_password_is_refused_in_one_line_that_never_quotes_it(cli, store, args):
+    before = count_experiments(store)
+    result = cli("run", "--maze", "perfect-7", *args)
+    assert result.exit_code == 2 and SECRET not in one_clean_line(result.output)
+    assert count_experiments(store) == before
+
+
+def test_params_set_refuses_a_url_with_a_password_without_quoting_it(cli, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        result = cli("params", "set", "--aws", "baseUrl", f"https://lab:{SECRET}@gpu.example/v1")
+        stored = boto3.client("ssm").get_parameters(Names=[catalog.BY_KEY["baseUrl"].name])["Parameters"]
+    assert result.exit_code == 2 and "user name or password" in one_clean_line(result.output)
+    assert SECRET not in result.output and stored == []
+
+
+@pytest.mark.parametrize("key", [f"{SECRET}\n", f"{SECRET}\x1b]0;x\x07", f"{SECRET}\u2028", f"{SECRET}ключ"])
+def test_an_api_key_no_header_can_carry_is_refused_at_start_in_one_line(cli, store, monkeypatch, key):
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    agents.openai_api_key.cache_clear()
+    before = count_experiments(store)
+    try:
+        result = cli("run", "--maze", "perfect-7", "--provider", "openai", "--model", "m", "--openai-url",
+                     "http://127.0.0.1:1/v1")
+    finally:
+        agents.openai_api_key.cache_clear()
+    line = one_clean_line(result.output)
+    assert result.exit_code == 2 and "InvalidApiKey: the OPENAI_API_KEY environment variable holds" in line
+    assert SECRET not in result.output and count_experiments(store) == before

@@ -307,6 +307,96 @@ def test_a_connect_to_an_address_that_never_answers_is_bounded_too():
     assert elapsed < TIMEOUT + MARGIN
 
 
+# --- issue 26, class 2: credentials never travel or persist ------------------------------------------------
+
+SECRET = "sk-test-SECRET-0123456789"
+URL_TRICKS = [  # each would send a request, or a credential, somewhere other than the host a reader sees
+    f"http://user:{SECRET}@127.0.0.1:11434", f"https://{SECRET}@ollama.example.org", "http://good\\@evil.example",
+    "http://good.example\\.evil.example", "http://evil.example#@good.example", "http://evil.example?@good.example",
+    f"http://u:{SECRET}/x@good.example", "http://%65vil.example", "http://evil%2eexample", "http://[fe80::1%25eth0]:11434",
+    "http://[fe80::1%eth0]", "http://ollama.example\t.org", "http://ollama .example", "http://\uff4fllama.example",
+    "http://ollama.example\u3002org", "http://[::1", "http://[::g]", "http://host:0", "http://host:65536",
+    "http://host:11434:1", "http://-host", f"http://{SECRET}:{SECRET}@", "http://host/?", "http://host/#",
+    "http://host/%zz", "http://host/a b",
+]
+
+
+@pytest.mark.parametrize("url", URL_TRICKS)
+def test_a_url_with_credentials_or_a_parser_trick_is_refused_everywhere_without_quoting_a_password(url):
+    raised = []
+    for attempt in (lambda: resolve({}, {"endpoint": url}), lambda: resolve({}, {"baseUrl": url + "/v1"}),
+                    lambda: parse_assignment(f"endpoint={url}"), lambda: parse_stored(BY_KEY["baseUrl"], url)):
+        with pytest.raises((InvalidConfig, InvalidParameter)) as error:
+            attempt()
+        raised.append(str(error.value))
+    assert all(SECRET not in message for message in raised), raised
+
+
+@pytest.mark.parametrize("url", ["http://localhost:11434", "https://ollama.example.org/", "http://10.0.0.5:11434",
+                                 "http://[::1]:11434", "http://[2001:db8::1]/ollama", "HTTPS://Host.Example:443/v1",
+                                 "https://api.example/v1/a%20b", "http://xn--bcher-kva.example"])
+def test_an_ordinary_base_url_is_accepted(url):
+    assert resolve({}, {"baseUrl": url})["baseUrl"] == url
+
+
+@pytest.mark.parametrize("key, kind", [("sk-abc\n", "a control character at position 7 of 7"),
+                                       ("sk-\x00abc", "a control character"), ("sk-\x1b[2Jabc", "a control character"),
+                                       ("sk-\x85abc", "a control character"), ("sk-\u2028abc", "a control character"),
+                                       ("sk-ключ", "a character beyond Latin-1"),
+                                       ("sk-\U0001f511", "a character beyond Latin-1")])
+def test_an_api_key_no_header_can_carry_is_refused_without_quoting_it(key, kind):
+    from oriole.errors import InvalidApiKey
+
+    with pytest.raises(InvalidApiKey, match="the Ollama API key holds " + kind) as raised:
+        OllamaAgent("m", "http://127.0.0.1:1", {}, timeout_seconds=1, api_key=key)
+    assert key not in str(raised.value) and key.strip() not in str(raised.value)
+    assert OllamaAgent("m", "http://127.0.0.1:1", {}, timeout_seconds=1, api_key="sk-café").http.api_key
+
+
+ECHOES = {  # what a hostile server may send back, each quoting the key it was sent
+    "error body": (401, json.dumps({"error": {"message": f"Incorrect API key: Bearer {SECRET}", "code": 401}})
+                   .encode()),
+    "5xx body": (503, f"upstream refused Authorization: Bearer {SECRET}".encode()),
+    "redirect": (307, SECRET.encode(), {"Location": f"http://127.0.0.1:1/steal?key={SECRET}"}),
+    "Retry-After": (429, b"{}", {"Retry-After": f"Bearer {SECRET}"}),
+    "body not JSON": (200, f"Authorization: Bearer {SECRET}".encode()),
+    "answer": (200, json.dumps({"message": {"content": f"your key is {SECRET}", "thinking": SECRET, "tool_calls": [
+        {"function": {"name": "move_east", "arguments": {"reasoning": SECRET}}}]}}).encode()),
+    "status line": trickle(0, [f"HTTP/1.1 200 {SECRET}\r\nBearer: {SECRET}\r\n\r\n{{}}".encode()]),
+    "bad status line": trickle(0, [f"HTTP/1.1 2 Bearer {SECRET}\r\n\r\n".encode()]),
+}
+
+
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+def test_a_key_a_server_echoes_never_reaches_a_message_or_an_answer(echo):
+    with ScriptedOllama(*[ECHOES[echo]] * 3) as server:
+        agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=SECRET, max_attempts=3,
+                            sleep=lambda seconds: None)
+        try:
+            shown = repr(agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),))))
+        except OrioleError as error:
+            shown = str(error)
+        assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in shown and "SECRET" not in shown, shown
+    if echo == "answer":
+        assert "your key is [API key]" in shown
+
+
+def test_a_key_echoed_as_json_escapes_it_is_scrubbed_too():
+    key = 'sk-"quoted"\\back-caf\u00e9'
+    for ensure_ascii in (True, False):
+        body = json.dumps({"error": f"bad key {key}"}, ensure_ascii=ensure_ascii).encode()
+        with ScriptedOllama((401, body)) as server:
+            agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=key, max_attempts=1)
+            with pytest.raises(ModelRequestRejected) as raised:
+                agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
+        assert "bad key [API key]" in str(raised.value) and "quoted" not in str(raised.value)
+        answer = json.dumps({"message": {"content": f"echo {key}"}}, ensure_ascii=ensure_ascii).encode()
+        with ScriptedOllama((200, answer)) as server:
+            agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=key, max_attempts=1)
+            assert agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),))).text == "echo [API key]"
+
+
 # --- class 2: settings within what the code and the columns hold ------------------------------------------
 
 

@@ -29,13 +29,15 @@ def _play(event: dict, context, factory: experiments.AgentFactory) -> dict:
 def _api_key(name: str) -> str | None:
     """A provider's API key: from the Secrets Manager secret named by ``<name>_SECRET_ARN`` when it is set (on
     AWS), else the ``<name>`` environment variable (locally), else none (a server on your own network may
-    need none)."""
+    need none). A key no HTTP header can carry is refused here, naming its source and never quoting it."""
+    from oriole.providers.transport import check_api_key
+
     secret_arn = os.environ.get(f"{name}_SECRET_ARN")
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 
-        return parameters.get_secret(secret_arn)
-    return os.environ.get(name) or None
+        return check_api_key(parameters.get_secret(secret_arn), f"the secret {secret_arn} ({name})")
+    return check_api_key(os.environ.get(name) or None, f"the {name} environment variable")
 
 
 @functools.cache
@@ -46,6 +48,9 @@ def ollama_api_key() -> str | None:
 @functools.cache
 def openai_api_key() -> str | None:
     return _api_key("OPENAI_API_KEY")
+
+
+API_KEYS = {"ollama": ollama_api_key, "openai": openai_api_key}  # provider -> its key, read once per container
 
 
 @functools.cache

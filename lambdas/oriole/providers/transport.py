@@ -18,7 +18,9 @@ request never outlives ``requestTimeoutSeconds`` by more than a moment and the t
 What comes back is bounded: the client opens only http and https URLs and follows no redirect (so an API
 key goes to the configured server and nowhere else), a body larger than ``MAX_RESPONSE_BYTES`` is an
 ``InvalidModelResponse`` (read no further), an error body is read up to ``MAX_ERROR_BYTES`` and quoted up to
-``EXCERPT_CHARS``.
+``EXCERPT_CHARS``. The API key never comes back: a server that echoes it (in an error body, a status line, a
+header, an answer) has it replaced by ``[API key]`` in every message and in the body the adapters read, so no
+stored or printed text holds it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from oriole.errors import (
+    InvalidApiKey,
     InvalidModelResponse,
     ModelRequestRejected,
     ModelThrottled,
@@ -51,6 +54,7 @@ MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room 
 MAX_ERROR_BYTES = 64 * 1024
 MAX_RETRY_AFTER_SECONDS = 10.0  # a throttle asking for a wait this short is waited out inside the task
 _READ_CHUNK = 64 * 1024
+KEY_SHOWN_AS = "[API key]"
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,24 @@ def retry_after(value: str | None) -> float | None:
     if value is None or not value.strip().isdecimal() or len(value.strip()) > 6:
         return None
     return float(value.strip())
+
+
+def check_api_key(key: str | None, source: str) -> str | None:
+    """``key`` when it can travel in an ``Authorization`` header: printable Latin-1, no control character (http.client
+    refuses a header with a line break and quotes the whole header, key and all, in its error; it cannot encode
+    a character beyond Latin-1). The refusal names ``source`` and where the character is, never the key."""
+    if key is None:
+        return None
+    for position, char in enumerate(key, 1):
+        if not char.isprintable():
+            kind = "a control character"
+        elif ord(char) > 0xFF:
+            kind = "a character beyond Latin-1"
+        else:
+            continue
+        raise InvalidApiKey(f"{source} holds {kind} at position {position} of {len(key)}, which no HTTP header "
+                            "can carry: set the key again (a copied key often ends with a line break)")
+    return key
 
 
 class _Exchange:
@@ -231,7 +253,11 @@ class JsonPoster:
         self.server = server
         self.url = url
         self.timeout_seconds = timeout_seconds
-        self.api_key = api_key
+        self.api_key = check_api_key(api_key, f"the {server.service} API key") or None
+        # the key as a server may echo it: as sent, and as JSON writes it (quotes and backslashes escaped, and
+        # characters beyond ASCII as they are or as \u escapes)
+        self._key_forms = {self.api_key, json.dumps(self.api_key)[1:-1],
+                           json.dumps(self.api_key, ensure_ascii=False)[1:-1]} if self.api_key else set()
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
         self.sleep = sleep
@@ -258,15 +284,29 @@ class JsonPoster:
                 throttles += 1
                 if err.wait is None or err.wait > MAX_RETRY_AFTER_SECONDS or attempt == self.max_attempts \
                         or self._clock() + err.wait >= deadline:
-                    raise ModelThrottled(f"{self.server.service} at {self.server.base_url} throttled model "
-                                         f"{self.server.model!r}: {err}", throttles=throttles) from None
+                    raise ModelThrottled(self._scrubbed(f"{self.server.service} at {self.server.base_url} throttled "
+                                                        f"model {self.server.model!r}: {err}"),
+                                         throttles=throttles) from None
                 self.sleep(err.wait)
             else:
                 elapsed = self._clock() - started
                 if elapsed > deadline - started:  # complete, but after the request's time was up
                     raise self._timeout()
-                return Reply(body, int(elapsed * 1000), throttles)
+                return Reply(self._scrubbed_body(body), int(elapsed * 1000), throttles)
             attempt += 1
+
+    def _scrubbed(self, text: str) -> str:
+        """``text`` (a message quoting what the server sent) without the API key, as sent or as JSON writes it."""
+        for form in self._key_forms:
+            text = text.replace(form, KEY_SHOWN_AS)
+        return text
+
+    def _scrubbed_body(self, body: bytes) -> bytes:
+        """The answer without the API key: its Latin-1 and UTF-8 bytes, raw or as JSON would escape it."""
+        for form in self._key_forms:
+            for encoded in {form.encode("latin-1"), form.encode("utf-8")}:
+                body = body.replace(encoded, KEY_SHOWN_AS.encode())
+        return body
 
     def _backoff(self, retry: int) -> float:
         """Exponential backoff with a little jitter, so concurrent experiments do not retry in lockstep."""
@@ -336,12 +376,13 @@ class JsonPoster:
             if header is not None:
                 text += f" (Retry-After: {wait:g} s)" if wait is not None else f" (Retry-After: {bounded(header, 40)})"
             return _Throttled(text, wait)
-        return ModelRequestRejected(f"{self.server.service} at {self.server.base_url} rejected the request for "
-                                    f"model {self.server.model!r} (HTTP {err.code}): {text}")
+        return ModelRequestRejected(self._scrubbed(f"{self.server.service} at {self.server.base_url} rejected the "
+                                                   f"request for model {self.server.model!r} (HTTP {err.code}): "
+                                                   f"{text}"))
 
     def _unavailable(self, last: _Retryable, attempts: int) -> ModelUnavailable:
-        return ModelUnavailable(f"{self.server.asked}: {last} (failed {attempts} attempt(s)). "
-                                f"{self.server.reach_hint}")
+        return ModelUnavailable(self._scrubbed(f"{self.server.asked}: {last} (failed {attempts} attempt(s)). "
+                                               f"{self.server.reach_hint}"))
 
     def _timeout(self) -> ModelTimeout:
         return ModelTimeout(f"{self.server.asked} did not answer within {self.timeout_seconds:g} s; "

@@ -56,6 +56,15 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
     return data
 
 
+def check_api_keys(providers: set[str]) -> None:
+    """Read the API keys the providers will send (locally, from the environment) before anything starts: a key
+    no HTTP header can carry is refused now, in one line that never quotes it."""
+    from oriole.handlers.agents import API_KEYS
+
+    for provider in sorted(providers & set(API_KEYS)):
+        API_KEYS[provider]()
+
+
 @contextmanager
 def launcher_for(aws: bool, data: dict, *, stack: str = cloud.ORCHESTRATOR_STACK,
                  state_machine_arn: str | None = None, poll_seconds: float | None = None):
@@ -107,6 +116,8 @@ def run(
 
     config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url)]
     data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
+    if not aws:  # on AWS the deployed functions read the keys from their secrets
+        check_api_keys({data["llmProvider"]})
     results = open_results(aws)
     with launcher_for(aws, data) as launcher:
         execution_arn = launcher.start(data)

@@ -18,6 +18,7 @@ from oriole import sweeps as plans
 from oriole.sweep_tasks import stored_maze_names
 from oriole_workstation import sweep as sweeps
 from oriole_workstation.cli.common import Commands, err, fail, print_columns
+from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
 from oriole_workstation.results import Filters, Results
@@ -75,6 +76,8 @@ def run(
     results = _results(aws)
     planned = plans.plan(spec, stored_maze_names(results.store) if results else lambda key: None)
     _check_prompts(spec, aws)
+    if not aws:  # on AWS the deployed functions read the keys from their secrets
+        check_api_keys({item.cell.provider for item in planned})
     local_default = None if aws or spec.concurrency else sweeps.LOCAL_CONCURRENCY
     execution_input = sweeps.run_input(
         spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
