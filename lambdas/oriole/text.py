@@ -10,10 +10,17 @@ store them as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
 
 ``bounded`` cuts a message to a length every consumer can carry: an error message becomes a Lambda error
 payload, a Step Functions state (at most 256 KB in all) and a ``failure_reason``.
+
+JSON from outside (a model's answer, a file) is read by ``load_json``: an integer of more digits than
+``MAX_INT_DIGITS`` becomes a float (Python refuses to read one of more than 4,300 digits, with a ValueError no
+caller expects; a float of any length is read, as infinity at worst), nesting past the parser is a ValueError
+like any other, and ``nesting_depth`` measures a value without recursion, so a deep value can be refused
+before any recursive code (escaping, storing, a schema) meets it.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -22,6 +29,8 @@ UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MAX_MESSAGE_CHARS = 2000  # an error message or a failure reason: a few KB, far under the 256 KB state limit
 REPLACEMENT = "\ufffd"
 _ESCAPED = re.compile(r"\\(\\|u([0-9a-f]{4}))")
+MAX_INT_DIGITS = 100  # far beyond any count; a JSON integer longer than this is read as a float
+MAX_JSON_DEPTH = 64  # files and answers nest a few levels; deeper is refused before it meets recursive code
 
 
 def unstorable(text: str) -> str | None:
@@ -97,3 +106,36 @@ def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
         return text
     kept = max(limit - 40, 0)  # the note takes fewer than 40 characters
     return f"{text[:kept]}... ({len(text) - kept} more characters)"
+
+
+def bounded_int(digits: str) -> int | float:
+    """A JSON integer as Python reads it (``parse_int``): an int, or a float past ``MAX_INT_DIGITS`` digits."""
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else float(digits)
+
+
+def nesting_depth(value: object, limit: int) -> int:
+    """How deeply ``value`` nests lists and dicts (a scalar is 0), counted without recursion and no further than
+    ``limit + 1``."""
+    deepest, level = 0, [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list | tuple) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        level.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def load_json(raw: str | bytes, max_depth: int | None = MAX_JSON_DEPTH) -> object:
+    """``raw`` as JSON; ValueError naming the problem when it is not JSON, nests past the parser or past
+    ``max_depth`` (None: as deep as the parser reads)."""
+    try:
+        value = json.loads(raw, parse_int=bounded_int)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if max_depth is not None and nesting_depth(value, max_depth) > max_depth:
+        raise ValueError(f"nested deeper than {max_depth} levels")
+    return value

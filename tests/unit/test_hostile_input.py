@@ -34,12 +34,14 @@ from oriole.inputs import CaughtError, ExecutionInput, parse
 from oriole.mazeset import get_maze
 from oriole.providers import MAX_TOKENS_PER_CALL, bedrock
 from oriole.providers import ollama as ollama_provider
+from oriole.providers import openai as openai_provider
 from oriole.providers.ollama import OllamaAgent
 from oriole.providers.openai import OpenAIAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
-from oriole.tools import TOOL_SPECS, Memory, ToolCall
-from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, run_turn
+from oriole.text_tool_calls import parse_tool_calls
+from oriole.tools import TOOL_SPECS, Memory, ToolCall, WorldState, execute, model_call
+from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, Usage, run_turn
 from oriole.turn_state import COLUMNS, LoadedTurn
 from oriole_workstation import prompts, sweep
 from oriole_workstation.display import csv_safe, terminal_safe
@@ -395,6 +397,101 @@ def test_a_key_echoed_as_json_escapes_it_is_scrubbed_too():
         with ScriptedOllama((200, answer)) as server:
             agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=key, max_attempts=1)
             assert agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),))).text == "echo [API key]"
+
+
+# --- issue 26, class 3: a model's answer cannot end an experiment --------------------------------------------
+
+
+def nested(depth: int, leaf: object = 1) -> dict:
+    """``{"a": {"a": ... leaf}}``, built without recursion."""
+    value: object = leaf
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+FLOODS = {  # text a model may write with text tool calls on, each read from every bracket it holds
+    "[ flood": "[" * 4_000_000, "{ flood": "{" * 4_000_000, "string flood": '["' * 2_000_000,
+    "key flood": '{"a":' * 800_000, "list flood": "[1," * 1_300_000,
+    "deep arguments": '{"tool": "move_east", "arguments": ' + '{"a":' * 3000 + "1" + "}" * 3001,
+    "huge number": '{"tool": "move_east", "arguments": {"reasoning": 1' + "0" * 50_000 + "}}",
+    "huge exponent": '{"tool": "move_east", "arguments": {"reasoning": 1e999999}}',
+    "many calls": '{"tool": "move_east"} ' * 200_000,
+}
+
+
+@pytest.mark.parametrize("flood", sorted(FLOODS))
+def test_reading_text_tool_calls_is_bounded_whatever_the_text(flood):
+    from oriole.text_tool_calls import MAX_CALLS
+
+    started = time.monotonic()
+    calls = parse_tool_calls(FLOODS[flood])
+    assert time.monotonic() - started < 2 and len(calls) <= MAX_CALLS
+    for call in calls:  # each is a call the loop answers: valid, or invalid with a reason
+        record = execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze), Memory(5))
+        assert record.action_type in ("move_east", "invalid")
+
+
+class Nested:
+    """An agent whose calls carry arguments no schema allows: nested past any recursion, absurd numbers."""
+
+    context_budget = None
+    answered = False
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        if self.answered:
+            return ModelResponse(text="done")
+        self.answered = True
+        return ModelResponse(tool_calls=(model_call("move_east", nested(50_000)),
+                                         model_call("move_east", json.loads("[" * 20 + "]" * 20)),
+                                         model_call("move_east", {"reasoning": float("inf")}),
+                                         model_call("move_east", '{"reasoning": 1' + "0" * 10_000 + "}"),
+                                         model_call("move_east", "[" * 100_000)),
+                             text="[" * 100_000, usage=Usage(1, 1, 1), durations={})
+
+
+def test_arguments_nested_past_any_recursion_or_absurd_numbers_are_invalid_calls_and_the_turn_is_written():
+    loaded = loaded_turn()
+    world, maze = loaded.world(), get_maze("perfect-7").maze
+    outcome = run_turn(Nested(), "p", world, loaded.rules(maze), Memory(5), {"recent_actions": []},
+                       TurnSettings(budget=8, actions_left=100, circuit_breaker=8))
+    errors = [action.error for action in outcome.actions]
+    assert [action.action_type for action in outcome.actions] == ["invalid"] * 5
+    assert errors[0] == errors[1] and "nest deeper than 16 levels" in errors[0]
+    assert errors[2] == "'reasoning' must be a string"
+    assert "not valid JSON" in errors[3] and "not valid JSON" in errors[4]
+    write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)  # escaping, estimating: all bounded
+    assert json.dumps(write.calls, default=str) and write.turn["action_count"] == 5
+
+
+@pytest.mark.parametrize("arguments", ['{"a":' * 900 + "1" + "}" * 900, "[" * 900 + "]" * 900])
+def test_a_native_call_with_deeply_nested_arguments_is_an_invalid_call_not_a_failed_answer(arguments):
+    body = ('{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
+            + arguments + "}}]}}").encode()
+    [call] = ollama_provider.parse_response(body, 1).tool_calls
+    assert call.arguments is None and "nest deeper than" in call.problem
+    openai_body = ('{"choices": [{"message": {"tool_calls": [{"id": "c", "type": "function", "function": {"name": '
+                   '"move_east", "arguments": ' + json.dumps(arguments) + "}}]}}]}").encode()
+    [call] = openai_provider.parse_response(openai_body, 1).tool_calls
+    assert execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze),
+                   Memory(5)).action_type == "invalid"
+    [call] = bedrock.parse_response({"output": {"message": {"content": [{"toolUse": {
+        "name": "move_east", "toolUseId": "t", "input": nested(5000)}}]}}}).tool_calls
+    assert call.problem and call.arguments is None
+
+
+def test_absurd_numbers_in_an_answer_are_refused_or_left_out_never_a_crash():
+    huge = "1" + "0" * 100_000
+    body = ('{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
+            '{"reasoning": ' + huge + '}}}]}, "eval_count": 3, "total_duration": ' + huge + ', "load_duration": '
+            + str(10**30) + ', "eval_duration": 1e999999, "prompt_eval_duration": 1500}').encode()
+    parsed = ollama_provider.parse_response(body, 1)
+    assert parsed.durations == {"prompt_eval_duration": 1500}  # an absurd duration is left out
+    assert parsed.tool_calls[0].arguments == {"reasoning": float("inf")}
+    with pytest.raises(InvalidModelResponse, match="eval_count"):
+        ollama_provider.parse_response(b'{"message": {"content": "x"}, "eval_count": ' + huge.encode() + b"}", 1)
+    with pytest.raises(InvalidModelResponse, match="without a tool name"):
+        bedrock.parse_response({"output": {"message": {"content": [{"toolUse": nested(5000)}]}}})
 
 
 # --- class 2: settings within what the code and the columns hold ------------------------------------------
