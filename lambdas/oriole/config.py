@@ -6,14 +6,13 @@ experiment."""
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 import re
 from collections.abc import Mapping
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
-from oriole.text import bounded, unstorable
+from oriole.text import ascii_float, ascii_int, bounded, load_json, unstorable
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
@@ -97,10 +96,27 @@ def _check_text(param: Parameter, value: str, where: str) -> None:
 
 
 def _parse_text(param: Parameter, text: str) -> object:
-    """A Parameter Store string or a CLI value as the catalog type (ValueError when it is not one)."""
+    """A Parameter Store string or a CLI value as the catalog type (ValueError when it is not one): a number
+    in ASCII digits only (``oriole.text.ascii_int``), an integer setting never from ``3.0`` or ``true``."""
+    text = text.strip()
     if param.type is bool:
-        return _BOOLEANS[text.strip().lower()]
-    return param.type(text.strip())
+        return _BOOLEANS[text.lower()]
+    if param.type is str:
+        return text
+    value = ascii_int(text) if param.type is int else ascii_float(text)
+    if value is None:
+        raise ValueError(f"not {_TYPE_NAMES[param.type]}")
+    return value
+
+
+def _expected(param: Parameter) -> str:
+    """What a value of ``param`` is, as a refusal says it: ``an integer from 1 to 1000000``."""
+    bounds = f" from {param.minimum:.15g} to {param.maximum:.15g}" if param.maximum is not None else ""
+    return _TYPE_NAMES[param.type] + bounds
+
+
+def _range(param: Parameter) -> str:
+    return f" (from {param.minimum:.15g} to {param.maximum:.15g})" if param.maximum is not None else ""
 
 
 def _check_range(param: Parameter, value: object, where: str) -> object:
@@ -113,9 +129,9 @@ def _check_range(param: Parameter, value: object, where: str) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidConfig(f"{where} must be a finite number; got {value!r}")
     if param.minimum is not None and value < param.minimum:
-        raise InvalidConfig(f"{where} must be at least {param.minimum:.15g}; got {value!r}")
+        raise InvalidConfig(f"{where} must be at least {param.minimum:.15g}{_range(param)}; got {value!r}")
     if param.maximum is not None and value > param.maximum:
-        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}; got {value!r}")
+        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}{_range(param)}; got {_shown(value)}")
     return value
 
 
@@ -125,7 +141,7 @@ def parse_stored(param: Parameter, text: str) -> object:
         value = _parse_text(param, text)
     except (ValueError, KeyError):
         raise InvalidParameter(
-            f"Parameter Store value of {param.name} is {_shown(text)}, not {_TYPE_NAMES[param.type]}; "
+            f"Parameter Store value of {param.name} is {_shown(text)}, not {_expected(param)}; "
             f"fix it with `oriole params set` or in the console"
         ) from None
     try:
@@ -140,11 +156,12 @@ def check_override(param: Parameter, value: object) -> object:
     accepted = (float, int) if param.type is float else (param.type,)  # an integer is a fine number
     ok = isinstance(value, accepted) and (param.type is bool) == isinstance(value, bool)
     if not ok:
-        raise InvalidConfig(f"{where} must be {_TYPE_NAMES[param.type]}; got {_shown(value)}")
+        raise InvalidConfig(f"{where} must be {_expected(param)}; got {_shown(value)}")
     try:
         typed = param.type(value)
     except OverflowError:  # an integer too large for a float
-        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}; got {_shown(value)}") from None
+        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}{_range(param)}; got "
+                            f"{_shown(value)}") from None
     return _check_range(param, typed, where)
 
 
@@ -193,21 +210,27 @@ def parse_assignment(text: str) -> tuple[str, object]:
     try:
         value = _parse_text(param, raw)
     except (ValueError, KeyError):
-        raise InvalidConfig(f"config {param.key} must be {_TYPE_NAMES[param.type]}; got {_shown(raw)}") from None
+        raise InvalidConfig(f"config {param.key} must be {_expected(param)}; got {_shown(raw)}") from None
     return param.key, check_override(param, value)
 
 
+PRICE_KEYS = ("inputPerMTok", "outputPerMTok")
+
+
 def parse_pricing(name: str, text: str | None) -> dict | None:
-    """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None."""
+    """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None: both
+    keys and nothing else, each a JSON number (not a string, not true or false) from 0 to MAX_PRICE_PER_MTOK."""
     if text is None:
         return None
     try:
-        value = json.loads(text)
-        prices = {key: float(value[key]) for key in ("inputPerMTok", "outputPerMTok")}
-    except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
-        raise InvalidParameter(
-            f"{name} must be JSON like {{\"inputPerMTok\": 3.0, \"outputPerMTok\": 15.0}}; got {_shown(text)}"
-        ) from None
+        value = load_json(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or sorted(value) != sorted(PRICE_KEYS) or not all(
+            isinstance(value[key], int | float) and not isinstance(value[key], bool) for key in PRICE_KEYS):
+        raise InvalidParameter(f"{name} must be JSON with two numbers, like {{\"inputPerMTok\": 3.0, "
+                               f"\"outputPerMTok\": 15.0}}; got {_shown(text)}")
+    prices = {key: float(value[key]) for key in PRICE_KEYS}
     if not all(0 <= price <= MAX_PRICE_PER_MTOK for price in prices.values()):  # NaN fails every comparison
         raise InvalidParameter(f"{name} must hold prices from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens; "
                                f"got {_shown(text)}")

@@ -49,7 +49,7 @@ class MazeSample(BaseModel):
     """``{ family = "perfect", size = 11, samples = 30 }``: that many seeded mazes of a family at a size, their
     seeds derived from the sweep id, so running the file again draws the same mazes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     family: str
     size: int = Field(ge=5, le=mazeset.MAX_SIZE)
@@ -83,9 +83,10 @@ def _sample_seed(sweep_id: str, sample: MazeSample, index: int) -> int:
 
 
 class SweepFile(BaseModel):
-    """The sweep file (TOML or JSON); see the README's "Sweeps" section."""
+    """The sweep file (TOML or JSON); see the README's "Sweeps" section. Strict: a number is a number (not
+    ``"3"``, not ``true``, not ``3.0`` where a count is meant), a name a string."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
     agents: list[str] = Field(min_length=1)  # "provider/model", e.g. "baseline/explorer", "ollama/qwen2.5:7b"

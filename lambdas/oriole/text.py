@@ -16,6 +16,11 @@ JSON from outside (a model's answer, a file) is read by ``load_json``: an intege
 caller expects; a float of any length is read, as infinity at worst), nesting past the parser is a ValueError
 like any other, and ``nesting_depth`` measures a value without recursion, so a deep value can be refused
 before any recursive code (escaping, storing, a schema) meets it.
+
+A number written as text (a flag, a Parameter Store value, a header) is read by ``ascii_int`` and
+``ascii_float``: ASCII digits only, as JSON writes numbers. Python's ``int()`` and ``float()`` also take
+Arabic-Indic or fullwidth digits, ``1_000`` and surrounding spaces, none of which a researcher means as a
+number in a file or a setting.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ REPLACEMENT = "\ufffd"
 _ESCAPED = re.compile(r"\\(\\|u([0-9a-f]{4}))")
 MAX_INT_DIGITS = 100  # far beyond any count; a JSON integer longer than this is read as a float
 MAX_JSON_DEPTH = 64  # files and answers nest a few levels; deeper is refused before it meets recursive code
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|inf|infinity)",
+                         re.IGNORECASE)
 
 
 def unstorable(text: str) -> str | None:
@@ -139,3 +147,19 @@ def load_json(raw: str | bytes, max_depth: int | None = MAX_JSON_DEPTH) -> objec
     if max_depth is not None and nesting_depth(value, max_depth) > max_depth:
         raise ValueError(f"nested deeper than {max_depth} levels")
     return value
+
+
+def ascii_int(text: str, max_digits: int = MAX_INT_DIGITS, *, signed: bool = True) -> int | None:
+    """``text`` as a whole number written in ASCII digits (a sign if ``signed``, at most ``max_digits`` digits),
+    or None for anything else: ``3.0``, ``true``, ``1_000``, Arabic-Indic or fullwidth digits, spaces."""
+    if not _INT_TEXT.fullmatch(text) or len(text.lstrip("+-")) > max_digits or (not signed and text[0] in "+-"):
+        return None
+    return int(text)
+
+
+def ascii_float(text: str) -> float | None:
+    """``text`` as a number written in ASCII (an integer, a decimal, an exponent; ``nan`` and ``inf`` are read,
+    for the caller to refuse by name), or None for anything else."""
+    if len(text) > 2 * MAX_INT_DIGITS or not _FLOAT_TEXT.fullmatch(text):
+        return None
+    return float(text)

@@ -64,7 +64,12 @@ def test_a_rejected_input_prints_one_line_and_leaves_no_row(cli, store, args, me
      "config.baseUrl must be an http or https URL"),
     (("--agent", "random", "--config", "temperature=nan"), "config.temperature must be a finite number"),
     (("--agent", "random", "--config", "requestTimeoutSeconds=1e300"), "must be at most 840"),
-    (("--agent", "random", "--max-moves", "0"), "config.maxMoves must be at least 1"),
+    (("--agent", "random", "--max-moves", "0"), "'--max-moves': expects a whole number from 1 to 1,000,000; got '0'"),
+    (("--agent", "random", "--config", "maxMoves=0"), "config.maxMoves must be at least 1 (from 1 to 1000000)"),
+    (("--agent", "random", "--config", "maxMoves=\u0661\u0662"), "must be an integer from 1 to 1000000"),
+    (("--agent", "random", "--config", "maxMoves=1_000"), "must be an integer from 1 to 1000000"),
+    (("--agent", "random", "--config", "maxMoves=12.0"), "must be an integer from 1 to 1000000"),
+    (("--agent", "random", "--config", "seed=true"), "must be an integer from -1 to 2147483647"),
 ])
 def test_a_bad_setting_on_the_command_line_is_refused_before_anything_starts(cli, store, args, message):
     before = count_experiments(store)
@@ -307,3 +312,30 @@ def test_an_api_key_no_header_can_carry_is_refused_at_start_in_one_line(cli, sto
     line = one_clean_line(result.output)
     assert result.exit_code == 2 and "InvalidApiKey: the OPENAI_API_KEY environment variable holds" in line
     assert SECRET not in result.output and count_experiments(store) == before
+
+
+# -- issue 26, class 4: a number on the command line is a number, within a range the refusal states -----------------
+
+@pytest.mark.parametrize("args, message", [
+    (("watch", "\u0661"), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
+    (("watch", "0"), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
+    (("watch", "9" * 30), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
+    (("watch", "1", "--interval", "nan"), "'--interval': expects a number from 0.01 to 3600"),
+    (("watch", "1", "--interval", "1e308"), "'--interval': expects a number from 0.01 to 3600"),
+    (("watch", "1", "--interval", "\uff12"), "'--interval': expects a number from 0.01 to 3600"),
+    (("render", "1.0"), "'EXPERIMENT': expects a whole number from 1"),
+    (("render", "--", "-5"), "'EXPERIMENT': expects a whole number from 1"),
+    (("status", "99999999999999999999"), "an experiment id is a whole number from 1 to 9,223,372,036,854,775,807"),
+    (("ls", "--limit", "1_0"), "'--limit': expects a whole number from 0 to 1,000,000"),
+    (("run", "--agent", "random", "--max-moves", "\u0967\u0966"), "'--max-moves': expects a whole number from 1 to "),
+    (("sweep", "x.toml", "--concurrency", "true"), "'--concurrency': expects a whole number from 1 to 1,000"),
+    (("sweep", "x.toml", "--wait-seconds", "3601"), "'--wait-seconds': expects a whole number from 1 to 3,600"),
+    (("sweep", "x.toml", "--provider-concurrency", "baseline=\u0663"), "N from 1 to 1000"),
+    (("mazes", "import", "x.txt", "--start", "\u0661,2"), "two whole numbers from 0 to 200"),
+])
+def test_a_number_on_the_command_line_is_refused_in_one_line_that_says_the_range(cli, tmp_path, args, message):
+    (tmp_path / "x.toml").write_text('id = "n"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n')
+    (tmp_path / "x.txt").write_text("S.G\n")
+    args = tuple(str(tmp_path / a) if a in ("x.toml", "x.txt") else a for a in args)
+    result = cli(*args)
+    assert result.exit_code == 2 and message in one_clean_line(result.output)

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from oriole import catalog, progress, sweeps
+from oriole import catalog, mazeset, progress, sweeps
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, parse_stored, resolve
 from oriole.errors import (
@@ -28,6 +28,7 @@ from oriole.errors import (
     ModelUnavailable,
     OrioleError,
     SweepFileError,
+    UnknownMaze,
 )
 from oriole.experiments import failure_reason
 from oriole.inputs import CaughtError, ExecutionInput, parse
@@ -492,6 +493,78 @@ def test_absurd_numbers_in_an_answer_are_refused_or_left_out_never_a_crash():
         ollama_provider.parse_response(b'{"message": {"content": "x"}, "eval_count": ' + huge.encode() + b"}", 1)
     with pytest.raises(InvalidModelResponse, match="without a tool name"):
         bedrock.parse_response({"output": {"message": {"content": [{"toolUse": nested(5000)}]}}})
+
+
+# --- issue 26, class 4: numbers are numbers ----------------------------------------------------------------
+
+NOT_INTEGERS = ["\u0661\u0662", "\uff11\uff12", "\u0967\u0968", "1_000", "12.0", "1e3", "true", "0x10", "12abc", "",
+                "\u00b2", "9" * 120]
+NOT_NUMBERS = ["\u0661.\u0665", "\uff11.5", "1_0.5", "0x1p3", "true", "1,5", "", "--1", "1e", ".", "\u2212" + "1"]
+
+
+@pytest.mark.parametrize("text", NOT_INTEGERS)
+def test_an_integer_setting_refuses_what_int_would_take_but_a_researcher_never_means(text):
+    with pytest.raises(InvalidConfig, match=r"config maxMoves must be an integer from 1 to 1000000"):
+        parse_assignment(f"maxMoves={text}")
+    with pytest.raises(InvalidParameter, match=r"not an integer from 1 to 1000000"):
+        parse_stored(BY_KEY["maxMoves"], text)
+
+
+@pytest.mark.parametrize("text", NOT_NUMBERS)
+def test_a_number_setting_refuses_what_float_would_take_but_a_researcher_never_means(text):
+    with pytest.raises(InvalidConfig, match=r"config temperature must be a number from 0 to 2"):
+        parse_assignment(f"temperature={text}")
+
+
+@pytest.mark.parametrize("key, value", [("maxMoves", True), ("maxMoves", 12.0), ("maxMoves", "12"), ("seed", 2**31),
+                                        ("temperature", "0.5"), ("temperature", False), ("seed", -2)])
+def test_an_override_of_the_wrong_type_or_range_says_the_range(key, value):
+    param = BY_KEY[key]
+    with pytest.raises(InvalidConfig, match=f"from {param.minimum:.15g} to {param.maximum:.15g}"):
+        resolve({}, {key: value})
+
+
+@pytest.mark.parametrize("text", ['{"inputPerMTok": "3", "outputPerMTok": 1}',
+                                  '{"inputPerMTok": true, "outputPerMTok": 1}',
+                                  '{"inputPerMTok": "\u0663", "outputPerMTok": 1}', '{"inputPerMTok": 3}',
+                                  '{"inputPerMTok": 3, "outputPerMTok": 1, "cachePerMTok": 0.1}',
+                                  '{"inputPerMTok": [3], "outputPerMTok": 1}',
+                                  '{"inputPerMtok": 3, "outputPerMTok": 1}',
+                                  '{"inputPerMTok": null, "outputPerMTok": 1}', '"3"', "3"])
+def test_a_price_is_a_json_number_under_its_own_name(text):
+    with pytest.raises(InvalidParameter, match="must be JSON with two numbers"):
+        parse_pricing("/oriole/pricing/m", text)
+    assert parse_pricing("/oriole/pricing/m", '{"inputPerMTok": 3, "outputPerMTok": 0.5}') == {
+        "inputPerMTok": 3.0, "outputPerMTok": 0.5}
+
+
+@pytest.mark.parametrize("field", ['repetitions = "3"', "repetitions = true", "repetitions = 3.0", 'concurrency = "2"',
+                                   "concurrency = 2.5", "provider_concurrency = { baseline = true }",
+                                   'spend_limit_usd = "5"', "spend_limit_usd = true", 'mazes = [true]',
+                                   'mazes = [{ family = "perfect", size = "11", samples = 2 }]',
+                                   'mazes = [{ family = "perfect", size = 11.0, samples = 2 }]', 'prompts = [1]',
+                                   'agents = [1]'])
+def test_a_sweep_file_number_is_a_number_and_a_name_a_string(tmp_path, field):
+    text = 'id = "s"\n' + field + "\n" + "".join(line + "\n" for line in ('agents = ["baseline/oracle"]',
+                                                                         'mazes = ["perfect-7"]')
+                                                  if line.split(" ")[0] != field.split(" ")[0])
+    with pytest.raises(SweepFileError, match=field.split(" ")[0]):
+        sweeps.plan(sweep.load(sweep_file(tmp_path, text)))
+
+
+@pytest.mark.parametrize("name", ["\u0661\u0660\u0661", "\uff11\uff10\uff11", "+101", "101.0", " 101"])
+def test_a_maze_id_is_written_in_ascii_digits(name):
+    with pytest.raises(UnknownMaze):
+        get_maze(name)
+    assert get_maze("101").id == 101
+
+
+def test_a_seeded_name_says_the_range_of_its_seed():
+    with pytest.raises(UnknownMaze, match="seed of 'perfect-11@1000000000000000000' must be a whole number from 0 to "
+                                          "999,999,999,999,999,999"):
+        mazeset.seeded("perfect-11@1000000000000000000")
+    with pytest.raises(UnknownMaze, match="perfect mazes are 5 to 201 tiles wide"):
+        mazeset.seeded("perfect-99999@1")
 
 
 # --- class 2: settings within what the code and the columns hold ------------------------------------------

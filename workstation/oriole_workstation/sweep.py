@@ -29,6 +29,7 @@ from oriole.inputs import PROVIDERS, CaughtError
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.sweep_tasks import OUTCOMES
 from oriole.sweeps import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, validate
+from oriole.text import ascii_int
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
 
@@ -77,7 +78,7 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
     caps = dict(spec.provider_concurrency)
     for option in options:
         provider, _, value = option.partition("=")
-        count = int(value) if value.isdecimal() and len(value) < 5 else 0
+        count = ascii_int(value, 4, signed=False) or 0
         if provider not in PROVIDERS or not 1 <= count <= MAX_CONCURRENCY:
             raise SweepFileError(f"--provider-concurrency expects PROVIDER=N with a provider among "
                                  f"{', '.join(PROVIDERS)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}")

@@ -47,7 +47,7 @@ from oriole.errors import (
     OrioleError,
 )
 from oriole.providers import EXCERPT_CHARS, excerpt, parse_json
-from oriole.text import bounded
+from oriole.text import ascii_int, bounded
 
 JITTER_FRACTION = 0.25
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
@@ -119,9 +119,8 @@ def error_text(raw: bytes) -> str:
 def retry_after(value: str | None) -> float | None:
     """A ``Retry-After`` header in seconds; None when absent or not a number of seconds (an HTTP date is
     quoted in the message, never waited on)."""
-    if value is None or not value.strip().isdecimal() or len(value.strip()) > 6:
-        return None
-    return float(value.strip())
+    seconds = None if value is None else ascii_int(value.strip(), 6, signed=False)
+    return None if seconds is None else float(seconds)
 
 
 def check_api_key(key: str | None, source: str) -> str | None:

@@ -21,6 +21,7 @@ from oriole_workstation.cli.common import (
     TagFilter,
     UntilFilter,
     err,
+    experiment_id,
     fail,
 )
 from oriole_workstation.render import WRITERS, Run, write
@@ -84,7 +85,7 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
 
 
 def render(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.")],
+    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
     output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
                                                f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
     replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "

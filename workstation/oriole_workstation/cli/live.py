@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from oriole_workstation.cli.common import AwsDatabase, err, fail, out
+from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail, number, out, whole_number
 from oriole_workstation.results import Results
 
 SweepOption = Annotated[str | None, typer.Option("--sweep", help="Only the experiments of this sweep (its id).")]
@@ -54,7 +54,8 @@ def status_table(rows: list[dict], now: datetime | None = None) -> Table:
 def ls(
     running: Annotated[bool, typer.Option("--running", help="Only running experiments.")] = False,
     sweep: SweepOption = None,
-    limit: Annotated[int, typer.Option(min=0, help="At most this many rows (0: all).")] = 50,
+    limit: Annotated[int, typer.Option(help="At most this many rows (0: all).", metavar="N",
+                                       parser=whole_number(0, 1_000_000))] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
@@ -97,9 +98,11 @@ class Watcher:
 
 
 def watch(
-    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.")] = None,
+    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.", metavar="EXPERIMENT",
+                                                     parser=experiment_id)] = None,
     sweep: SweepOption = None,
-    interval: Annotated[float, typer.Option(min=0.01, help="Seconds between refreshes.")] = 2.0,
+    interval: Annotated[float, typer.Option(help="Seconds between refreshes.", metavar="SECONDS",
+                                            parser=number(0.01, 3600))] = 2.0,
     aws: AwsDatabase = False,
 ) -> None:
     """Watch an experiment (or every experiment of a sweep) live until it ends.

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from oriole import sweeps as plans
 from oriole.sweep_tasks import stored_maze_names
 from oriole_workstation import sweep as sweeps
-from oriole_workstation.cli.common import Commands, err, fail, print_columns
+from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
@@ -49,16 +49,17 @@ def run(
                                                     "once.")] = False,
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = "OrioleOrchestrator",
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Experiments at once in all, shared among the "
-                                                                "providers (local default "
-                                                                f"{sweeps.LOCAL_CONCURRENCY}).")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Experiments at once in all, shared among the providers "
+                                                         f"(local default {sweeps.LOCAL_CONCURRENCY}).", metavar="N",
+                                                    parser=whole_number(1, plans.MAX_CONCURRENCY))] = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
                                                                  "(repeatable).")] = [],  # noqa: B006
     retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
                                                     "aborted.")] = False,
-    wait_seconds: Annotated[int | None, typer.Option(min=1, max=3600, help="How often each running experiment's "
-                                                     "row is looked at (default: 30 on AWS, "
-                                                     f"{sweeps.LOCAL_WAIT_SECONDS} locally).")] = None,
+    wait_seconds: Annotated[int | None, typer.Option(help="How often each running experiment's row is looked at "
+                                                          f"(default: 30 on AWS, {sweeps.LOCAL_WAIT_SECONDS} "
+                                                          "locally).", metavar="SECONDS",
+                                                     parser=whole_number(1, 3600))] = None,
     dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
     by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
     = GroupBy.family,
