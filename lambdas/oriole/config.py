@@ -71,6 +71,19 @@ def url_problem(value: str, schemes: tuple[str, ...]) -> str | None:
     return None
 
 
+def canonical_value(param: Parameter, value: object) -> object:
+    """A checked value as two experiments are compared: ``-0.0`` is ``0.0``; a base URL without a trailing ``/``,
+    its scheme and host in lower case and a default port left out."""
+    if isinstance(value, float):
+        return value + 0.0  # -0.0 + 0.0 is 0.0
+    if not (isinstance(value, str) and param.url_schemes):
+        return value
+    match = _URL.fullmatch(value)
+    scheme, authority = match["scheme"].lower(), match["authority"].lower()
+    authority = authority.removesuffix({"http": ":80", "https": ":443"}[scheme])
+    return f"{scheme}://{authority}{match['path'].rstrip('/')}"
+
+
 def _ipv6(text: str) -> bool:
     try:
         ipaddress.IPv6Address(text)

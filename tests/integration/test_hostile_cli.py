@@ -169,16 +169,29 @@ def test_a_prompt_file_edited_into_another_encoding_is_named_not_a_traceback(cli
 
 # -- class 6: sweeps ------------------------------------------------------------------------------------------------
 
-def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, tmp_path):
-    (tmp_path / "prompts").mkdir(exist_ok=True)
-    (tmp_path / "prompts" / "edited.md").write_text("Find the goal.\x00 (edited by hand)")  # passes the file check
+def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, tmp_path, monkeypatch):
+    """What only StartExperiment knows (here, a deployment's allowed endpoints) rejects each experiment."""
+    monkeypatch.setenv("ORIOLE_OLLAMA_ENDPOINTS", '["https://ollama.example.org"]')
     path = tmp_path / "sweep.toml"
-    path.write_text('id = "hostile-rejected"\nagents = ["baseline/oracle", "baseline/explorer"]\n'
-                    'mazes = ["perfect-7"]\nprompts = ["edited"]\n')
+    path.write_text('id = "hostile-rejected"\nagents = ["ollama/q1", "ollama/q2"]\nmazes = ["perfect-7"]\n')
     before = count_experiments(store)
     result = cli("sweep", str(path), "--quiet")
     assert result.exit_code == 2, result.output
     assert "2 planned: 0 already done, 2 rejected" in result.output
+    assert count_experiments(store) == before
+
+
+@pytest.mark.parametrize("dry_run", [(), ("--dry-run",)])
+def test_a_sweep_on_a_prompt_no_experiment_could_take_is_refused_before_anything_starts(cli, store, tmp_path,
+                                                                                       dry_run):
+    (tmp_path / "prompts").mkdir(exist_ok=True)
+    (tmp_path / "prompts" / "edited.md").write_text("Find the goal.\x00 (edited by hand)")  # passes the file check
+    path = tmp_path / "sweep.toml"
+    path.write_text('id = "hostile-prompt"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n'
+                    'prompts = ["edited"]\n')
+    before = count_experiments(store)
+    result = cli("sweep", str(path), "--quiet", *dry_run)
+    assert result.exit_code == 2 and "prompt version edited contains a NUL" in one_clean_line(result.output)
     assert count_experiments(store) == before
 
 
@@ -187,6 +200,13 @@ def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, t
     (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\ncomment = "caf\xe9"\n', "not UTF-8 text"),
     (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nprompts = ["v404"]\n', "v404 not found"),
     (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nconcurrency = 0\n', "concurrency"),
+    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-11@07", "perfect-11@7"]\n', "comes out twice"),
+    (b'id = "d"\nagents = ["ollama/q"]\nmazes = ["perfect-7"]\ngrid = { temperature = [0.0, -0.0] }\n',
+     "comes out twice"),
+    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\ncomment = "' + b"x" * 900 + b'"\n'
+     + b"".join(b'[[configs]]\nseed = %d\n' % i for i in range(5000)), "larger than 65,536"),
+    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = [{ family = "sparse", size = 201, samples = 1000 }]\n',
+     "more than 2,000,000 tiles"),
 ])
 def test_a_hostile_sweep_file_is_one_line_and_starts_nothing(cli, store, tmp_path, content, message):
     path = tmp_path / "sweep.toml"

@@ -567,6 +567,53 @@ def test_a_seeded_name_says_the_range_of_its_seed():
         mazeset.seeded("perfect-99999@1")
 
 
+# --- issue 26, class 5: sweeps deduplicate what is the same, and plan in bounded time ---------------------------
+
+@pytest.mark.parametrize("mazes, configs", [
+    (["perfect-11@07", "perfect-11@7"], [{}]), (["perfect-011@7", "perfect-11@0007"], [{}]),
+    (["perfect-7", "101"], [{}]), (["perfect-7", 101], [{}]),
+    (["perfect-7"], [{"temperature": 0.0}, {"temperature": -0.0}]),
+    (["perfect-7"], [{"temperature": 1}, {"temperature": 1.0}]),
+    (["perfect-7"], [{"endpoint": "http://Ollama.Example:80/"}, {"endpoint": "http://ollama.example"}]),
+    (["perfect-7"], [{"baseUrl": "https://gpu.example:443/v1/"}, {"baseUrl": "HTTPS://GPU.example/v1"}]),
+])
+def test_the_same_maze_or_configuration_written_twice_comes_out_twice(mazes, configs):
+    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": mazes, "configs": configs})
+    with pytest.raises(SweepFileError, match="comes out twice"):
+        sweeps.plan(spec)
+
+
+def test_a_sample_passes_over_the_mazes_the_file_names():
+    named = get_maze("perfect-7")
+    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [
+        {"family": "perfect", "size": 7, "samples": 13}, "perfect-7"]})
+    names = sweeps.maze_names(spec)
+    assert names[-1] == "perfect-7" and len(names) == 14
+    assert named.content_hash not in {mazeset.seeded(name).content_hash for name in names[:-1]}
+
+
+def test_the_largest_sweep_plans_well_inside_the_lambdas_that_plan_it():
+    """The measured worst case within every bound: the draw budget spent on the family whose draws cost the most
+    per budgeted tile (open-field at 101, measured), and as many cells as a sweep may have, each checked as
+    StartExperiment will check it. PlanSweep has 300 s; a map item computing the plan again in a cold container
+    has its task's 60 s, on 512 MB (about 1/3.5 of a core)."""
+    from infra.functions import TASK_SECONDS, WHOLE_SWEEP_SECONDS
+
+    side = 101
+    samples = sweeps.MAX_DRAWN_TILES // sweeps.DrawBudget._cost(side)
+    spec = sweeps.SweepFile.model_validate({
+        "id": "worst", "agents": ["ollama/q"], "mazes": [{"family": "open-field", "size": side, "samples": samples}],
+        "grid": {"maxMoves": list(range(1, sweeps.MAX_EXPERIMENTS // samples + 1))}})
+    started = time.monotonic()
+    planned = sweeps.plan(spec)
+    elapsed = time.monotonic() - started
+    assert len(planned) > 0.99 * sweeps.MAX_EXPERIMENTS
+    assert elapsed * 3.5 < min(TASK_SECONDS, WHOLE_SWEEP_SECONDS) * 0.5, elapsed
+    with pytest.raises(SweepFileError, match="more than 2,000,000 tiles"):
+        sweeps.plan(spec.model_copy(update={"grid": {}, "mazes": [
+            sweeps.MazeSample(family="open-field", size=side, samples=samples + 1)]}))
+
+
 # --- class 2: settings within what the code and the columns hold ------------------------------------------
 
 

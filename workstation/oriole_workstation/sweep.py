@@ -28,7 +28,7 @@ from oriole.experiments import failure_reason
 from oriole.inputs import PROVIDERS, CaughtError
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.sweep_tasks import OUTCOMES
-from oriole.sweeps import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, validate
+from oriole.sweeps import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, check_input_size, validate
 from oriole.text import ascii_int
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
@@ -89,14 +89,16 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
 def run_input(spec: SweepFile, *, concurrency: int | None, provider_concurrency: dict[str, int],
               retry_failed: bool, wait_seconds: int | None) -> dict:
     """The sweep state machine's input: the file as JSON with the command line's settings in it (what the
-    console would take)."""
+    console would take), refused here if PlanSweep would refuse its size."""
     data = spec.model_dump(mode="json", exclude_none=True) | {"provider_concurrency": provider_concurrency,
                                                               "retry_failed": retry_failed}
     if concurrency is not None:
         data["concurrency"] = concurrency
     if wait_seconds is not None:
         data["wait_seconds"] = wait_seconds
-    return validate(SweepRun, data, "sweep input").model_dump(mode="json", exclude_none=True)
+    execution_input = validate(SweepRun, data, "sweep input").model_dump(mode="json", exclude_none=True)
+    check_input_size(execution_input)
+    return execution_input
 
 
 # --- submitting ----------------------------------------------------------------------------------------------

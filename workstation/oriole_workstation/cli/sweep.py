@@ -74,16 +74,16 @@ def run(
     unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
     """
     spec = sweeps.load(file)
+    local_default = None if aws or spec.concurrency else sweeps.LOCAL_CONCURRENCY
+    execution_input = sweeps.run_input(  # every check PlanSweep makes, a dry run makes too
+        spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
+        provider_concurrency=sweeps.provider_caps(spec, provider_concurrency),
+        wait_seconds=wait_seconds or (None if aws else sweeps.LOCAL_WAIT_SECONDS))
     results = _results(aws)
     planned = plans.plan(spec, stored_maze_names(results.store) if results else lambda key: None)
     _check_prompts(spec, aws)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({item.cell.provider for item in planned})
-    local_default = None if aws or spec.concurrency else sweeps.LOCAL_CONCURRENCY
-    execution_input = sweeps.run_input(
-        spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
-        provider_concurrency=sweeps.provider_caps(spec, provider_concurrency),
-        wait_seconds=wait_seconds or (None if aws else sweeps.LOCAL_WAIT_SECONDS))
     todo = plans.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
         if results else range(len(planned))
     done = f"{len(planned) - len(todo)} already done, {len(todo)} to run" if results else \
