@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import boto3
 import pytest
@@ -15,6 +16,7 @@ from psycopg import sql
 
 from oriole import catalog, experiments
 from oriole.handlers import agents
+from oriole_workstation import display
 from oriole_workstation.runner import EXECUTION_PREFIX
 from tests.ollama_server import ScriptedOllama, error, tool_calls
 from tests.ollama_server import text_reply as ollama_text
@@ -359,3 +361,91 @@ def test_a_number_on_the_command_line_is_refused_in_one_line_that_says_the_range
     args = tuple(str(tmp_path / a) if a in ("x.toml", "x.txt") else a for a in args)
     result = cli(*args)
     assert result.exit_code == 2 and message in one_clean_line(result.output)
+
+
+# -- issue 26, class 6: every place that shows stored text shows it, never obeys it ---------------------------------
+
+OBEYED = ["\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\", "\x1b[2J\x1b[3J\x1bc", "\x9d0;title\x9c",
+          "\u202e\u2066\u2067\u2068\u2069\u061c\u200e", "\u200b\ufeff\u2028\u2029\xad", "\U000e0041\U000e007f",
+          "\x07\x08\x7f\r"]
+HOSTILE_TEXT = "mo" + "".join(OBEYED) + "del"
+RAW = re.compile(f"(?![\t\n\r])[{display.OBEYED}]")  # CSV ends its rows with CR LF
+
+
+def test_stored_text_is_shown_and_never_obeyed_in_every_output(cli, store, tmp_path):
+    path = moves_on("perfect-7")
+    reasoning = "=cmd|' /C calc'!A0 " + HOSTILE_TEXT
+    with ScriptedOllama(tool_calls(*[(m, {"reasoning": reasoning}) for m in path], content=HOSTILE_TEXT,
+                                   thinking=HOSTILE_TEXT), ollama_text(HOSTILE_TEXT)) as server:
+        ran = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "m\u202eevil",
+                  "--ollama-url", server.url, "--comment", "@SUM(1) " + HOSTILE_TEXT)
+    assert ran.exit_code == 2 and "control character U+202E" in ran.output  # a name never holds one
+    with ScriptedOllama(tool_calls(*[(m, {"reasoning": reasoning}) for m in path], content=HOSTILE_TEXT,
+                                   thinking=HOSTILE_TEXT), ollama_text(HOSTILE_TEXT)) as server:
+        ran = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "=HYPERLINK(1)",
+                  "--ollama-url", server.url, "--comment", "@SUM(1) " + HOSTILE_TEXT)
+    assert ran.exit_code == 0, ran.output
+    experiment = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
+    outputs = {"run": ran.output}
+    for args in (("status", str(experiment)), ("status", str(experiment), "--json"), ("ls",), ("ls", "--json"),
+                 ("watch", str(experiment)), ("report",), ("report", "--format", "json"),
+                 ("report", "--format", "csv"), ("report", "--format", "html"), ("doctor",)):
+        result = cli(*args)
+        assert result.exit_code == 0, (args, result.output)
+        outputs[" ".join(args)] = result.output
+    for output_format in ("csv", "jsonl"):
+        assert cli("export", "--format", output_format, "-o", str(tmp_path / output_format)).exit_code == 0
+        outputs.update({str(p): p.read_text(encoding="utf-8") for p in (tmp_path / output_format).iterdir()})
+    assert cli("render", str(experiment), "--replay", "--dir", str(tmp_path)).exit_code == 0
+    outputs.update({str(p): p.read_text(encoding="utf-8") for p in tmp_path.glob("experiment-*.html")})
+    assert len(outputs) > 15
+    for where, output in outputs.items():
+        assert not RAW.findall(output), where
+    def exported(table: str) -> list[dict]:
+        rows = csv.DictReader(io.StringIO(outputs[str(tmp_path / "csv" / f"{table}.csv")], newline=""))
+        return [row for row in rows if row["experiment_id"] == str(experiment)]
+
+    assert exported("actions")[0]["reasoning"].startswith("'=cmd|")  # a formula is text
+    [row] = exported("experiments")
+    assert row["model_name"] == "'=HYPERLINK(1)" and row["comment"].startswith("'@")
+    calls = [json.loads(line) for line in outputs[str(tmp_path / "jsonl" / "model_calls.jsonl")].splitlines()]
+    assert any(json.loads(call["response"])["text"] == HOSTILE_TEXT for call in calls)  # the data itself, whole
+
+
+def moves_on(maze: str) -> list[str]:
+    from tests.integration.test_fault_table import moves
+
+    return moves(maze)
+
+
+def test_a_maze_name_that_looks_like_an_id_or_is_taken_is_refused_by_name(cli, tmp_path):
+    grid = tmp_path / "corridor.txt"
+    grid.write_text("S.G\n")
+    other = tmp_path / "other.txt"
+    other.write_text("S..G\n")
+    numeric = cli("mazes", "import", str(grid), "--name", "12345")
+    assert numeric.exit_code == 2 and "not all digits" in one_clean_line(numeric.output)
+    assert cli("mazes", "import", str(grid), "--name", "corridor-26").exit_code == 0
+    taken = cli("mazes", "import", str(other), "--name", "corridor-26")
+    assert taken.exit_code == 2 and "the name corridor-26 is taken by another maze" in one_clean_line(taken.output)
+    shipped = cli("mazes", "import", str(other), "--name", "perfect-7")
+    assert shipped.exit_code == 2 and "the name perfect-7 is taken" in one_clean_line(shipped.output)
+    control = cli("mazes", "import", str(other), "--name", "a\x1b[2Jb")
+    assert control.exit_code == 2 and "\x1b" not in control.output
+
+
+def test_a_prompt_version_that_looks_like_an_id_or_is_taken_is_refused_by_name(cli, tmp_path):
+    prompt = tmp_path / "p.md"
+    prompt.write_text("Find the goal, tersely.")
+    numeric = cli("prompts", "put", "2024", "--file", str(prompt))
+    assert numeric.exit_code == 2 and "not all digits" in one_clean_line(numeric.output)
+    shipped = cli("prompts", "put", "v1", "--file", str(prompt))
+    assert shipped.exit_code == 2 and "prompt version v1 is taken" in one_clean_line(shipped.output)
+    assert cli("prompts", "put", "terse-26", "--file", str(prompt)).exit_code == 0
+    again = cli("prompts", "put", "terse-26", "--file", str(prompt))
+    assert again.exit_code == 0 and "is already in the local prompt folder" in again.output
+    prompt.write_text("Find the goal, verbosely.")
+    changed = cli("prompts", "put", "terse-26", "--file", str(prompt))
+    assert changed.exit_code == 2 and "is taken (stored with another text" in one_clean_line(changed.output)
+    control = cli("prompts", "put", "v\u202e2", "--file", str(prompt))
+    assert control.exit_code == 2 and "\u202e" not in control.output

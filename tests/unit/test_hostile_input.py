@@ -696,12 +696,36 @@ def comparison_row(**fields) -> dict:
             "cost_per_success": 0, "mean_latency_ms": 5, "errors": 0, "running": 0, **fields}
 
 
-@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"])
-def test_a_csv_cell_that_would_be_a_formula_is_text(name):
+@pytest.mark.parametrize("name, cell", [
+    ("=HYPERLINK(\"http://x\",\"y\")", "'=HYPERLINK(\"http://x\",\"y\")"), ("+1+1", "'+1+1"), ("-2+3", "'-2+3"),
+    ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"), ("\r=1", "\\x0d=1"), (" =1+1", "' =1+1"),
+    ("\uff1d1+1", "'\uff1d1+1"), ("\x1b]8;;http://evil\x1b\\=x", "\\x1b]8;;http://evil\\x1b\\=x"),
+    ("\u202e=1", "\\u202e=1"), ("qwen2.5", "qwen2.5"),
+])
+def test_a_csv_cell_that_would_be_a_formula_or_an_escape_is_text(name, cell):
     [header, row] = csv.reader(io.StringIO(as_csv([comparison_row(model_name=name, tokens_per_run=-1)]), newline=""))
     cells = dict(zip(header, row, strict=True))
-    assert cells["model_name"] == "'" + name and cells["tokens_per_run"] == "-1"  # numbers stay numbers
-    assert csv_safe(name) == "'" + name and csv_safe("qwen2.5") == "qwen2.5"
+    assert cells["model_name"] == cell and cells["tokens_per_run"] == "-1"  # numbers stay numbers
+    assert csv_safe(name) == cell and csv_safe(-1) == -1
+
+
+def test_json_in_a_csv_cell_stays_the_same_json():
+    text = json.dumps({"reasoning": "go \u202e east \x9b1m \u2028 tag\U000e0041"}, ensure_ascii=False)
+    shown = csv_safe(text, json_text=True)
+    assert json.loads(shown) == json.loads(text)
+    assert not any(ch in shown for ch in "\u202e\x9b\u2028\U000e0041")
+
+
+def test_every_character_a_terminal_or_a_browser_would_obey_is_written_out():
+    """The listed classes (display.OBEYED) are every code point of the categories Cc, Cf, Zl, Zp and Cs."""
+    import unicodedata
+
+    obeyed = [chr(code) for code in range(0x110000)
+              if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp", "Cs")]
+    shown = terminal_safe("".join(obeyed))
+    assert shown.isascii() and not any(unicodedata.category(ch) == "Cc" for ch in shown)
+    assert terminal_safe("a\nb\tc", lines=True) == "a\nb\tc"
+    assert terminal_safe("é ü 你好 \U0001f600") == "é ü 你好 \U0001f600"
 
 
 def test_the_report_table_writes_escape_sequences_out():

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from html import escape
+
+from oriole_workstation.display import html_safe as escape  # escaped, and nothing obeyed
 
 FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 INK, GRID, MUTED = "#222222", "#d9d9d9", "#555555"

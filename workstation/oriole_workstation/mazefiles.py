@@ -36,9 +36,10 @@ def read(path: Path, name: str | None = None, start: Position | None = None,
     else:
         grid, found_start, found_goal, file_name = _from_text(path, data)
     maze_name = name or file_name or path.stem
-    if not NAME.match(maze_name) or SEEDED_NAME.match(maze_name):
-        raise MazeFileError(f"maze name {maze_name!r} must be 1-64 letters, digits, '.', '_' or '-', and not of "
-                            "the seeded form FAMILY-SIZE@SEED; choose one with --name")
+    if not NAME.match(maze_name) or maze_name.isdigit() or SEEDED_NAME.match(maze_name):
+        raise MazeFileError(f"maze name {maze_name!r} must be 1-64 letters, digits, '.', '_' or '-', not all digits "
+                            "(that reads as an id) and not of the seeded form FAMILY-SIZE@SEED; choose one with "
+                            "--name")
     return _entry(path, maze_name, grid, start or found_start, goal or found_goal)
 
 

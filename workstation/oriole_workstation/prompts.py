@@ -27,9 +27,11 @@ class PromptRejected(OrioleError):
 
 
 def check(version: str, text: str) -> None:
-    """Refuse what Parameter Store or an experiment could not use, with the reason."""
-    if not VERSION_PATTERN.match(version):
-        raise PromptRejected(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-'")
+    """Refuse what Parameter Store or an experiment could not use, with the reason; a version that is all
+    digits would read as an id."""
+    if not VERSION_PATTERN.match(version) or version.isdigit():
+        raise PromptRejected(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-', and not "
+                             "all digits")
     if not text.strip():
         raise PromptRejected("the prompt file is empty")
     if problem := unstorable(text):
@@ -61,9 +63,26 @@ def local_prompts() -> dict[str, str]:
     return prompts
 
 
-def put_local(version: str, text: str) -> None:
+def _taken(version: str, text: str, stored: str | None) -> bool:
+    """Whether ``text`` is stored already under ``version``; a version stored with another text is taken: the
+    experiments that ran it keep its hash, and a new text gets a new version."""
+    if stored is None:
+        return False
+    if stored == text:
+        return True
+    raise PromptRejected(f"prompt version {version} is taken (stored with another text, sha256 "
+                         f"{catalog.prompt_hash(stored)[:16]}): put this text under a new version")
+
+
+def put_local(version: str, text: str) -> bool:
+    """Store a version locally; False when it was stored with this very text already."""
     check(version, text)
+    path = _local_dir() / f"{version}.md"
+    shipped = catalog.shipped_prompt(version) if version in catalog.SHIPPED_PROMPT_VERSIONS else None
+    if _taken(version, text, read_text(path) if path.is_file() else shipped):
+        return False
     (_local_dir() / f"{version}.md").write_text(text, encoding="utf-8")
+    return True
 
 
 def aws_prompts(ssm) -> dict[str, str]:
@@ -73,10 +92,14 @@ def aws_prompts(ssm) -> dict[str, str]:
             for p in page["Parameters"]}
 
 
-def put_aws(ssm, version: str, text: str) -> None:
+def put_aws(ssm, version: str, text: str) -> bool:
+    """Store a version in Parameter Store; False when it was stored with this very text already."""
     check(version, text)
+    if _taken(version, text, aws_prompts(ssm).get(version)):
+        return False
     tier = "Advanced" if len(text.encode()) > 4096 else "Standard"
-    ssm.put_parameter(Name=catalog.prompt_name(version), Value=text, Type="String", Overwrite=True, Tier=tier)
+    ssm.put_parameter(Name=catalog.prompt_name(version), Value=text, Type="String", Overwrite=False, Tier=tier)
+    return True
 
 
 def get(prompts: dict[str, str], version: str) -> str:

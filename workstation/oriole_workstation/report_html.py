@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from html import escape
 
 from oriole_workstation import charts
 from oriole_workstation.charts import Bar, Point, Sample, Series
+from oriole_workstation.display import html_safe as escape  # escaped, and nothing obeyed
 from oriole_workstation.report import GroupBy, comparison_rows, config_text, prompt_labels, running_note, table_cells
 from oriole_workstation.results import Filters, Results
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import random
 import socket
 import threading
@@ -139,6 +140,11 @@ def check_api_key(key: str | None, source: str) -> str | None:
         raise InvalidApiKey(f"{source} holds {kind} at position {position} of {len(key)}, which no HTTP header "
                             "can carry: set the key again (a copied key often ends with a line break)")
     return key
+
+
+def environment_api_key(name: str) -> str | None:
+    """The API key in the environment variable ``name`` (a local run's), checked; None when unset or empty."""
+    return check_api_key(os.environ.get(name) or None, f"the {name} environment variable")
 
 
 class _Exchange:

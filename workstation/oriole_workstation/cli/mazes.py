@@ -89,6 +89,10 @@ def mazes_import(
     if existing is not None:
         out.print(f"already stored as {existing.name} (id {existing.id}): nothing imported", markup=False)
         return
+    taken = store.find_maze(entry.name)
+    if taken is not None:
+        raise fail(f"the name {entry.name} is taken by another maze (id {taken.id}, {taken.maze.width}x"
+                   f"{taken.maze.height}, another grid): choose another with --name")
     stored = store.add_maze(entry, mazefiles.IMPORTED)
     maze = stored.maze
     out.print(f"imported {stored.name} (id {stored.id}): {maze.width}x{maze.height}, start {maze.start}, goal "

@@ -69,10 +69,11 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
 def check_api_keys(providers: set[str]) -> None:
     """Read the API keys the providers will send (locally, from the environment) before anything starts: a key
     no HTTP header can carry is refused now, in one line that never quotes it."""
-    from oriole.handlers.agents import API_KEYS
+    from oriole.deployment import API_KEYS
+    from oriole.providers.transport import environment_api_key
 
     for provider in sorted(providers & set(API_KEYS)):
-        API_KEYS[provider]()
+        environment_api_key(API_KEYS[provider])
 
 
 @contextmanager
