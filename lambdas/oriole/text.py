@@ -137,11 +137,18 @@ def nesting_depth(value: object, limit: int) -> int:
     return deepest
 
 
-def load_json(raw: str | bytes, max_depth: int | None = MAX_JSON_DEPTH) -> object:
+def _refused_int(digits: str) -> int:
+    if len(digits) > MAX_INT_DIGITS:
+        raise ValueError(f"a number of {len(digits):,} digits (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def load_json(raw: str | bytes, max_depth: int | None = MAX_JSON_DEPTH, *, long_integers: bool = True) -> object:
     """``raw`` as JSON; ValueError naming the problem when it is not JSON, nests past the parser or past
-    ``max_depth`` (None: as deep as the parser reads)."""
+    ``max_depth`` (None: as deep as the parser reads). An integer past ``MAX_INT_DIGITS`` digits is read as a
+    float, or with ``long_integers=False`` (a file a person wrote) refused."""
     try:
-        value = json.loads(raw, parse_int=bounded_int)
+        value = json.loads(raw, parse_int=bounded_int if long_integers else _refused_int)
     except RecursionError:
         raise ValueError("nested too deeply") from None
     if max_depth is not None and nesting_depth(value, max_depth) > max_depth:

@@ -449,3 +449,64 @@ def test_a_prompt_version_that_looks_like_an_id_or_is_taken_is_refused_by_name(c
     assert changed.exit_code == 2 and "is taken (stored with another text" in one_clean_line(changed.output)
     control = cli("prompts", "put", "v\u202e2", "--file", str(prompt))
     assert control.exit_code == 2 and "\u202e" not in control.output
+
+
+# -- issue 26, class 7: no traceback anywhere --------------------------------------------------------------------------
+
+@pytest.fixture
+def odd_paths(tmp_path):
+    """A FIFO (reading one would wait for a writer forever), a folder, and files of hostile JSON."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.toml")
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "deep.json").write_text('{"id": "d", "agents": ["baseline/oracle"], "mazes": ' + "[" * 100 + "]" * 100
+                                        + "}")
+    (tmp_path / "deep-maze.json").write_text('{"grid": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    (tmp_path / "long-number.json").write_text('{"grid": [[1' + "0" * 5000 + "]]}")
+    (tmp_path / "sweep.toml").write_text('id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n')
+    return tmp_path
+
+
+@pytest.mark.parametrize("args, message", [
+    (("sweep", "/dev/zero"), "/dev/zero is a device or socket, not a regular file: nothing was read"),
+    (("sweep", "{tmp}/pipe.toml"), "pipe.toml is a pipe, not a regular file"),
+    (("sweep", "{tmp}/folder.json"), "folder.json is a folder, not a regular file"),
+    (("sweep", "{tmp}/deep.json", "--dry-run"), "is not valid JSON: nested deeper than 64 levels"),
+    (("prompts", "put", "v9", "--file", "/dev/zero"), "is a device or socket, not a regular file"),
+    (("prompts", "put", "v9", "--file", "{tmp}/pipe.toml"), "is a pipe, not a regular file"),
+    (("mazes", "import", "/dev/urandom"), "is a device or socket, not a regular file"),
+    (("mazes", "import", "{tmp}/deep-maze.json"), "is not valid JSON: nested too deeply"),
+    (("mazes", "import", "{tmp}/long-number.json"), "is not valid JSON: a number of 5,001 digits (at most 100)"),
+    (("report", "-o", "{tmp}/folder.json"), "folder.json: Is a directory"),
+    (("report", "-o", "/dev/null/report.txt"), "cannot write /dev/null/report.txt: Not a directory"),
+    (("report", "--format", "html", "-o", "/proc/version"), "cannot write /proc/version: "),
+    (("export", "--format", "csv", "-o", "{tmp}/sweep.toml"), "is not a folder"),
+    (("render", "1", "-o", "/dev/null/x.png"), ""),
+])
+def test_a_file_that_cannot_be_read_or_written_is_one_line(cli, odd_paths, args, message):
+    result = cli(*(arg.format(tmp=odd_paths) for arg in args))
+    assert result.exit_code == 2 and message in one_clean_line(result.output)
+
+
+@pytest.mark.parametrize("url, message", [
+    ("postgresql://oriole:SECRETPW@127.0.0.1:{closed}/oriole", "cannot use the database at 127.0.0.1:"),
+    ("postgresql://oriole:SECRETPW@127.0.0.1:{http}/oriole?connect_timeout=2", "cannot use the database at"),
+    ("postgresql://oriole:SECRETPW@127.0.0.1:{silent}/oriole?connect_timeout=1", "cannot use the database at"),
+    ("http://oriole:SECRETPW@example.org/x y", "DATABASE_URL is not a PostgreSQL connection URL"),
+    ("host=127.0.0.1 password=SECRETPW port=x", "cannot use the database"),
+])
+def test_a_database_url_that_leads_nowhere_is_one_line_without_its_password(cli, monkeypatch, url, message):
+    import socket
+
+    with socket.socket() as closed, socket.socket() as silent, ScriptedOllama() as http:
+        closed.bind(("127.0.0.1", 0))
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)  # accepts, never answers
+        url = url.format(closed=closed.getsockname()[1], silent=silent.getsockname()[1],
+                         http=http.url.rsplit(":", 1)[1])
+        monkeypatch.setenv("DATABASE_URL", url)
+        results = [cli(*args) for args in (("ls",), ("report",), ("doctor",), ("db", "migrate"))]
+    for result in results:
+        assert result.exit_code == 2 and message in one_clean_line(result.output)
+        assert "SECRETPW" not in result.output

@@ -55,6 +55,8 @@ class MissingExtra(OrioleError):
 def export(results: Results, filters: Filters, output: Format, folder: Path) -> dict[str, int]:
     """Write one file per table and the data dictionary into ``folder``; rows written per table."""
     write = _writer(output)
+    if folder.exists() and not folder.is_dir():
+        raise OrioleError(f"--output {folder} is not a folder: export writes one file per table into a folder")
     folder.mkdir(parents=True, exist_ok=True)
     counts, types = {}, {}
     with results.snapshot():

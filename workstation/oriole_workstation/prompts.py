@@ -10,6 +10,7 @@ from pathlib import Path
 from oriole import catalog
 from oriole.errors import OrioleError, UnknownPromptVersion
 from oriole.text import unstorable
+from oriole_workstation import files
 from oriole_workstation.database import home
 
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -42,18 +43,10 @@ def check(version: str, text: str) -> None:
 
 
 def read_text(path: Path) -> str:
-    """A prompt file's text; a file that cannot be read, or is not UTF-8, is a ``PromptRejected`` naming it."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise PromptRejected(f"cannot read {path}: {err.strerror}") from None
-    if len(data) > 4 * MAX_PROMPT_BYTES:  # no need to decode a file that can never be stored
-        raise PromptRejected(f"{path} has {len(data)} bytes; a prompt holds at most {MAX_PROMPT_BYTES}")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise PromptRejected(f"{path} is not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
-                             "save it as UTF-8") from None
+    """A prompt file's text; a file that cannot be read, is not a regular file, is far too large or is not UTF-8
+    is a ``PromptRejected`` naming it (``oriole_workstation.files``)."""
+    return files.read_text(path, MAX_PROMPT_BYTES, PromptRejected,
+                           f"a prompt holds at most {MAX_PROMPT_BYTES:,} bytes (Parameter Store's limit)")
 
 
 def local_prompts() -> dict[str, str]:

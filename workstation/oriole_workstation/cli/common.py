@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import sys
@@ -10,6 +11,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import typer
+from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.markup import escape
 from typer import _click as click
@@ -88,13 +90,22 @@ def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:
 
 
 def reported(function: Callable) -> Callable:
-    """The command, with every error raised on purpose (an ``OrioleError``) reported as one line, exit 2."""
+    """The command, with every error raised on purpose (an ``OrioleError``), every file the system refuses (a
+    folder or a device where a file is written, a missing folder, no permission) and every AWS call that fails
+    (no credentials, no region, access denied) reported as one line, exit 2."""
     @functools.wraps(function)
     def command(*args, **kwargs):
         try:
             return function(*args, **kwargs)
         except OrioleError as error:
             raise fail(f"{type(error).__name__}: {error}") from None
+        except (BotoCoreError, ClientError) as error:
+            raise fail(f"AWS: {error} (check AWS_PROFILE, AWS_REGION and your credentials)") from None
+        except OSError as error:
+            if error.errno == errno.EPIPE:  # the reader of stdout left (| head): nothing to say
+                raise
+            where = f"{error.filename}: " if error.filename else ""
+            raise fail(f"{where}{error.strerror or error}") from None
     return command
 
 
