@@ -347,7 +347,7 @@ def test_the_openai_key_goes_only_to_its_task_and_only_listed_base_urls_are_allo
 
 @pytest.mark.parametrize("context, message", [
     ({"openaiBaseUrls": '["http://gpu-box:8000/v1"]', "openaiApiKeySecretArn": OPENAI_SECRET}, "plain http"),
-    ({"openaiBaseUrls": "file:///etc/passwd"}, "is not an http"),
+    ({"openaiBaseUrls": "file:///etc/passwd"}, "must be an http or https URL"),
 ])
 def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refused(context, message):
     with pytest.raises(Exception, match=message):
