@@ -1,29 +1,37 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
-# make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock.
+# make flows:  rewrite lambdas/oriole/flows/sweep.asl.json from the module that generates it (sweep_flow.py).
+# make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock
+#              (keeps its pins; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest release).
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
+# The runtime dependencies are installed at the exact versions the Lambda asset ships (the lock's, without its
+# hashes, which are for the aarch64 wheels): the tests run the shipped stack.
+CONSTRAINTS := $(VENV)/lambda-constraints.txt
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test deploy synth bench lock
+.PHONY: demo test deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(VENV)/.local-installed: $(BIN)/python pyproject.toml requirements.txt
-	$(BIN)/pip install --quiet -e ".[local]"
+$(CONSTRAINTS): requirements-lambda.lock $(BIN)/python
+	sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' requirements-lambda.lock > $@
+
+$(VENV)/.local-installed: $(BIN)/python pyproject.toml requirements.txt $(CONSTRAINTS)
+	$(BIN)/pip install --quiet -e ".[local]" --constraint $(CONSTRAINTS)
 	touch $@
 
 $(VENV)/.cdk-installed: $(VENV)/.local-installed
-	$(BIN)/pip install --quiet -e ".[local,cdk]"
+	$(BIN)/pip install --quiet -e ".[local,cdk]" --constraint $(CONSTRAINTS)
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.cdk-installed
-	$(BIN)/pip install --quiet -e ".[local,cdk,test]"
+	$(BIN)/pip install --quiet -e ".[local,cdk,test]" --constraint $(CONSTRAINTS)
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -46,8 +54,13 @@ deploy: $(VENV)/.cdk-installed node_modules/.installed
 bench: $(VENV)/.local-installed
 	$(BIN)/python bench/bench_local_run.py
 
-# uv is a tool of this target only; the lock keeps its pins until requirements.txt asks for others.
+flows: $(VENV)/.local-installed
+	$(BIN)/python -m oriole.flows.sweep_flow
+
+# uv is a tool of this target only; the lock keeps its pins until requirements.txt asks for others (or
+# LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs.
+LOCK_FLAGS ?=
 lock: $(BIN)/python
 	$(BIN)/pip install --quiet "uv>=0.5,<1"
-	$(BIN)/uv pip compile requirements.txt --python-platform aarch64-manylinux2014 --python-version 3.14 \
-		--generate-hashes --custom-compile-command "make lock" --output-file requirements-lambda.lock
+	$(BIN)/uv pip compile requirements.txt --python-platform aarch64-manylinux_2_28 --python-version 3.14 \
+		--generate-hashes --custom-compile-command "make lock" --output-file requirements-lambda.lock $(LOCK_FLAGS)

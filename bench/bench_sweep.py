@@ -53,15 +53,15 @@ def one_child(aws: LocalAws, sweep_input: dict, wait_seconds: int) -> tuple[int,
     experiment it started."""
     described = aws.sfn.describe_state_machine(stateMachineArn=aws.sweep_state_machine_arn)
     deployed = json.loads(described["definition"])
-    branch = deployed["States"]["RunRepetitions"]["Branches"][2]  # the baseline map
-    processor = dict(branch["States"][branch["StartAt"]]["ItemProcessor"])
+    [processor] = [dict(state["ItemProcessor"]) for branch in deployed["States"]["RunRepetitions"]["Branches"]
+                   for state in branch["States"].values() if state["ItemsPath"] == "$.indices.baseline"]
     processor.pop("ProcessorConfig")
     child = aws.sfn.create_state_machine(name=f"oriole-sweep-item-{uuid.uuid4().hex[:6]}",
                                          definition=json.dumps(processor),
                                          roleArn=described["roleArn"])
     item_sweep = {**sweep_input, "id": f"{sweep_input['id']}-child", "repetitions": 1}
     arn = aws.sfn.start_execution(stateMachineArn=child["stateMachineArn"], input=json.dumps(
-        {"index": 0, "sweep": item_sweep, "waitSeconds": wait_seconds}))["executionArn"]
+        {"index": 0, "sweep": item_sweep, "waitSeconds": wait_seconds, "check": {"failedChecks": 0}}))["executionArn"]
     while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
         time.sleep(0.1)
     history = aws.history(arn)

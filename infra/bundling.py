@@ -28,7 +28,11 @@ PACKAGE = ROOT / "lambdas" / "oriole"
 LOCK = ROOT / "requirements-lambda.lock"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
-PLATFORM = "manylinux2014_aarch64"
+# The Lambda runtime's Amazon Linux 2023 has glibc 2.34: manylinux_2_28 wheels (psycopg-binary 3.3 ships no
+# older tag) run on it. ``make lock`` resolves for this platform; pip installs a wheel of any manylinux tag up
+# to it (pip does not widen a ``manylinux_2_x`` platform by itself, so each tag is named).
+PLATFORM = "manylinux_2_28_aarch64"
+MANYLINUX_TAGS = (*(f"manylinux_2_{minor}_aarch64" for minor in range(28, 16, -1)), "manylinux2014_aarch64")
 PYTHON_VERSION = "3.14"
 NOT_CODE = ("__pycache__", "*.pyc")
 
@@ -41,9 +45,10 @@ def copy_package(output_dir: Path) -> None:
 def install_requirements(output_dir: Path) -> None:
     """Exactly the locked wheels for the Lambda platform: pip refuses any file whose hash the lock does not
     list and resolves nothing itself (the lock names every dependency), so no build picks up a new release."""
+    platforms = [option for tag in MANYLINUX_TAGS for option in ("--platform", tag)]
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--require-hashes", "--no-deps",
-         "--only-binary=:all:", "--platform", PLATFORM, "--implementation", "cp", "--python-version", PYTHON_VERSION,
+         "--only-binary=:all:", *platforms, "--implementation", "cp", "--python-version", PYTHON_VERSION,
          "--target", str(output_dir), "--requirement", str(LOCK)],
         check=True,
     )

@@ -10,29 +10,48 @@ Connection budget: a ``db.t4g.small`` (2 GiB) accepts about 180 connections (``m
 ``DBInstanceClassMemory / 9531392``). The proxy may use at most ``PROXY_CONNECTIONS_PERCENT`` of them for
 the functions, however many warm containers there are (each holds one client connection to the proxy; a
 server connection is borrowed per statement, since every statement is its own transaction); the rest stays
-for the migrations' owner session, researchers and RDS itself. ``idle_session_timeout`` closes what a
-forgotten session holds.
+for the migrations' owner session, researchers and RDS itself. Migration 0012 sets ``idle_session_timeout``
+on the application role alone: a session of the functions' that a frozen container forgot ends after 10
+idle minutes, while a researcher's psql session (the reader, the owner) stays open.
+
+Engine version: a full version (``ENGINE_VERSION``), with RDS's automatic minor upgrades on. RDS creates an
+instance only at a version ``DescribeDBEngineVersions`` lists as available (a full ``major.minor``; a major
+alone is not a listed version, and cfn-lint's W3691 refuses ``16`` since minors of it are deprecated).
+CloudFormation sends ``EngineVersion`` to RDS on an update only when the template's value changed (its RDS
+handler diffs the previous and the desired properties), so a later deploy that keeps the pin never asks for
+an older minor than the one RDS upgraded the instance to. Raise the pin only to a version at or above the
+instance's (``aws rds describe-db-instances --query "DBInstances[].EngineVersion"``): RDS refuses a
+downgrade and the update rolls back.
+
+Deletion protection comes last: CloudFormation creates the instance unprotected, and ``DeletionProtection``
+(a custom resource that depends on every other resource of the stack) turns protection on once everything
+else exists. A first create that fails on the way (the proxy's target group, the bastion) therefore rolls
+back to nothing: the instance, unprotected, is deleted (after its final snapshot), never left behind in
+``ROLLBACK_FAILED``. The template never names ``DeletionProtection`` on the instance, so no later update
+turns it off again; the custom resource re-applies the setting whenever ``deletionProtection`` changes.
 """
 
 from __future__ import annotations
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infra.settings import ExistingDatabase
+from infra.settings import ExistingDatabase, log_retention
 
 DATABASE_NAME = "oriole"
 OWNER, APP_ROLE, READER_ROLE = "oriole", "oriole_app", "oriole_reader"
 PROXY_CONNECTIONS_PERCENT = 75
-IDLE_SESSION_TIMEOUT_MS = 10 * 60 * 1000
 MAX_CONNECTIONS_ESTIMATE = 180  # db.t4g.small, see the module docstring: what the connection alarm judges
-# The major version only: RDS applies minor upgrades itself (auto_minor_version_upgrade), and a later deploy
-# never asks for an older minor than the instance runs.
-ENGINE = rds.DatabaseInstanceEngine.postgres(version=rds.PostgresEngineVersion.of("16", "16"))
+ENGINE_VERSION = rds.PostgresEngineVersion.VER_16_13  # a full version RDS creates; see the module docstring
+ENGINE = rds.DatabaseInstanceEngine.postgres(version=ENGINE_VERSION)
 CA_BUNDLE = "amazon-trust-services.pem"  # in oriole/certs: the trust anchors of the proxy's certificate
+PORT_FORWARD_DOCUMENT = "AWS-StartPortForwardingSessionToRemoteHost"
 
 
 class Database(Construct):
@@ -55,11 +74,8 @@ class Database(Construct):
         self.security_group = ec2.SecurityGroup(self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
                                                 description="Oriole database: reachable only from its clients")
         self._add_clients()
-        parameters = rds.ParameterGroup(
-            self, "Parameters", engine=ENGINE,
-            parameters={"rds.force_ssl": "1", "log_min_duration_statement": "1000",
-                        "idle_session_timeout": str(IDLE_SESSION_TIMEOUT_MS)},
-        )
+        parameters = rds.ParameterGroup(self, "Parameters", engine=ENGINE,
+                                        parameters={"rds.force_ssl": "1", "log_min_duration_statement": "1000"})
         self.instance = rds.DatabaseInstance(
             self, "Instance",
             engine=ENGINE,
@@ -74,12 +90,13 @@ class Database(Construct):
             publicly_accessible=False,
             multi_az=False,
             backup_retention=Duration.days(7),
-            deletion_protection=deletion_protection,
+            # no deletion_protection here: DeletionProtection turns it on after the first create succeeded
             removal_policy=RemovalPolicy.SNAPSHOT if deletion_protection else RemovalPolicy.DESTROY,
             cloudwatch_logs_exports=["postgresql"],
             auto_minor_version_upgrade=True,
             port=5432,
         )
+        self.deletion_protection = deletion_protection
         self.secret = self.instance.secret
         self.endpoint = self.instance.db_instance_endpoint_address
         self.app_secret = self._role_secret("AppSecret", APP_ROLE)
@@ -132,6 +149,46 @@ class Database(Construct):
                                                                             volume_type=ec2.EbsDeviceVolumeType.GP3))],
         )
         return bastion
+
+    def analyst_policy(self, bastion: ec2.BastionHostLinux) -> iam.ManagedPolicy:
+        """What a researcher needs for read-only SQL, and nothing more: a Session Manager port forward through
+        the bastion to this database (the one session document that forwards a port to a remote host), ending
+        or resuming only their own sessions, the read-only role's secret, and the outputs of this stack. Attach
+        it to the researchers' group or role (see the README)."""
+        stack = Stack.of(self)
+        sessions = stack.format_arn(service="ssm", resource="session", resource_name="*")
+        return iam.ManagedPolicy(self, "AnalystAccess", description=(
+            f"Oriole {stack.stack_name}: psql through the bastion's port forward as the read-only role"), statements=[
+            iam.PolicyStatement(actions=["ssm:StartSession"], resources=[
+                stack.format_arn(service="ec2", resource="instance", resource_name=bastion.instance_id),
+                stack.format_arn(service="ssm", account="", resource="document", resource_name=PORT_FORWARD_DOCUMENT),
+            ]),
+            iam.PolicyStatement(actions=["ssm:TerminateSession", "ssm:ResumeSession"], resources=[sessions],
+                                conditions={"StringEquals": {
+                                    "ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}}),
+            iam.PolicyStatement(actions=["ssmmessages:OpenDataChannel"], resources=[sessions]),
+            iam.PolicyStatement(actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+                                resources=[self.reader_secret.secret_arn]),
+            iam.PolicyStatement(actions=["cloudformation:DescribeStacks"], resources=[stack.stack_id]),
+        ])
+
+    def protect(self, stack: Stack, log_retention_days: int) -> None:
+        """Turn the instance's deletion protection on (off with ``deletionProtection=false``) once every
+        resource ``stack`` holds so far exists: call it last. The custom resource sits beside this construct,
+        not in it, since it depends on the whole of it. Its call runs again whenever the setting or the
+        instance changes; deleting it leaves the instance as it is."""
+        log_group = logs.LogGroup(stack, f"{self.node.id}DeletionProtectionLogs", removal_policy=RemovalPolicy.DESTROY,
+                                  retention=log_retention(log_retention_days))
+        everything_else = list(stack.node.children)
+        call = cr.AwsSdkCall(service="RDS", action="modifyDBInstance",
+                             parameters={"DBInstanceIdentifier": self.instance.instance_identifier,
+                                         "DeletionProtection": self.deletion_protection},
+                             physical_resource_id=cr.PhysicalResourceId.of(self.instance.instance_identifier))
+        protection = cr.AwsCustomResource(
+            stack, f"{self.node.id}DeletionProtection", on_create=call, on_update=call, install_latest_aws_sdk=False,
+            log_group=log_group,
+            policy=cr.AwsCustomResourcePolicy.from_sdk_calls(resources=[self.instance.instance_arn]))
+        protection.node.add_dependency(*everything_else)
 
     def _add_clients(self) -> None:
         self.client_security_group = ec2.SecurityGroup(self, "Clients", vpc=self.vpc, allow_all_outbound=True,

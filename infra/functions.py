@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import CfnCondition, Duration, Fn, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, CfnCondition, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -30,12 +30,14 @@ from oriole.handlers import FUNCTIONS
 STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
 RECONCILER = "oriole.handlers.reconcile.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
+VERSION_PRUNER = "oriole.handlers.versions.handler"
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
 WHOLE_SWEEP_SECONDS = 300
-NO_DATABASE = ("ContinueAsNew",)
 TASK_SECONDS = 60
-# A version a running execution calls must outlive the deploy that publishes the next one.
+MIGRATIONS_SECONDS = 300  # the migrations trigger waits longer than this (stacks.py)
+# A version a running execution calls must outlive the deploy that publishes the next one; the version pruner
+# deletes it once no execution can call it any more.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
 
 
@@ -92,23 +94,52 @@ class Functions(Construct):
                                                on_failure=destinations.SqsDestination(self.dead_letters),
                                                retry_attempts=2)
         self.reconciler = self._function("Reconciler", RECONCILER, Duration.minutes(5))
-        self.migrations = self._function("Migrations", MIGRATIONS, Duration.minutes(5))
+        self.migrations = self._function("Migrations", MIGRATIONS, Duration.seconds(MIGRATIONS_SECONDS))
         self._connect(database)
 
-    def _function(self, name: str, handler: str, timeout: Duration, **options) -> lambda_.Function:
+    def _function(self, name: str, handler: str, timeout: Duration, in_vpc: bool = True,
+                  **options) -> lambda_.Function:
         log_group = logs.LogGroup(self, f"{name}Logs", retention=log_retention(self._retention),
                                   removal_policy=RemovalPolicy.DESTROY)
+        common = self._common if in_vpc else {k: v for k, v in self._common.items()
+                                              if k not in ("vpc", "vpc_subnets", "security_groups")}
         return lambda_.Function(self, name, code=self._code, handler=handler, timeout=timeout, memory_size=512,
                                 environment=dict(self._environment), log_group=log_group,
                                 description=f"Oriole {name}", current_version_options=RETAINED_VERSIONS,
-                                **self._common, **options)
+                                **common, **options)
+
+    def add_version_pruner(self, sweep_state_machine_arn: str, sweep_execution_arns: str,
+                           timeout_seconds: int) -> lambda_.Function:
+        """The function that deletes the published versions no execution can call any more (see
+        ``oriole.handlers.versions``) of every function here that publishes versions (the flows' and the
+        triggers'), itself included (named, so that its own role can name it). Outside the VPC: it calls only
+        Lambda, Step Functions and CloudFormation, which ``egress=endpoints`` gives no endpoint for."""
+        stack = Stack.of(self)
+        name = f"{stack.stack_name}-VersionPruner"
+        pruner = self._function("VersionPruner", VERSION_PRUNER, Duration.minutes(5), in_vpc=False,
+                                function_name=name)
+        versioned = [*self.by_placeholder.values(), self.migrations]
+        pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
+        pruner.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
+        pruner.add_environment(deployment.SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
+        pruner.add_environment(deployment.STACK_ID, stack.stack_id)
+        arns = [f.function_arn for f in versioned] + [
+            stack.format_arn(service="lambda", resource="function", resource_name=name,
+                             arn_format=ArnFormat.COLON_RESOURCE_NAME)]
+        for actions, resources in (
+                (["lambda:ListVersionsByFunction"], arns),
+                (["lambda:DeleteFunction"], [f"{arn}:*" for arn in arns]),  # versions only: never a function
+                (["cloudformation:ListStackResources"], [stack.stack_id]),
+                (["states:ListExecutions"], [sweep_state_machine_arn]),
+                (["states:DescribeStateMachineForExecution"], [sweep_execution_arns])):
+            pruner.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=resources))
+        return pruner
 
     @property
     def database_users(self) -> list[lambda_.Function]:
-        """What connects as the application role: the flow's functions (but ContinueAsNew), the finalizer
-        and the reconciler. The migrations connect as the owner."""
-        flow = [f for p, f in self.by_placeholder.items() if task_name(p) not in NO_DATABASE]
-        return [*flow, self.status_finalizer, self.reconciler]
+        """What connects as the application role: every function of the flows (ContinueAsNew records the
+        continuation token's hash), the finalizer and the reconciler. The migrations connect as the owner."""
+        return [*self.by_placeholder.values(), self.status_finalizer, self.reconciler]
 
     def _connect(self, database: Database) -> None:
         """Who connects how: through the proxy when the stack made the database (the application role's
@@ -143,13 +174,18 @@ class Functions(Construct):
         return self.by_placeholder[f"{name}FunctionArn"]
 
     def grant_parameters(self, prefix: str) -> None:
-        """StartExperiment reads the catalog, the chosen prompt and the model's price (by name, once per
-        experiment): only under the deployment's prefix."""
+        """Parameter Store, under the deployment's prefix only (from its settings, never from the synthesizing
+        shell's environment): StartExperiment reads the catalog, the chosen prompt and the model's price (by
+        name, once per experiment); PlanSweep lists the prompt versions (one path, not recursive)."""
         stack = Stack.of(self)
+
+        def parameters(name: str) -> str:
+            return stack.format_arn(service="ssm", resource="parameter", resource_name=name.lstrip("/"))
+
         self.task("StartExperiment").add_to_role_policy(iam.PolicyStatement(
-            actions=["ssm:GetParameters", "ssm:GetParameter"],
-            resources=[stack.format_arn(service="ssm", resource="parameter", resource_name=prefix.lstrip("/") + "/*")],
-        ))
+            actions=["ssm:GetParameters", "ssm:GetParameter"], resources=[parameters(f"{prefix}/*")]))
+        self.task("PlanSweep").add_to_role_policy(iam.PolicyStatement(
+            actions=["ssm:GetParametersByPath"], resources=[parameters(catalog.prompts_path(prefix))]))
 
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
         """Invoke only the configured models, and tell StartExperiment which ones they are.

@@ -31,6 +31,18 @@ def suppress_data(stack: Stack) -> None:
                                                                "Resource::*"], reason=(
             "The bastion's Session Manager agent permissions as CDK's BastionHostLinux grants them; the "
             "messaging APIs accept no resource scope.")),
+        NagPackSuppression(id="AwsSolutions-RDS10", reason=(
+            "Deletion protection is on, but set after the first create succeeded: the DatabaseDeletionProtection "
+            "custom resource turns it on once every other resource of the stack exists, so that a failed first "
+            "create can still delete the instance (infra/database.py).")),
+        NagPackSuppression(id="AwsSolutions-IAM4", applies_to=_LAMBDA_MANAGED[:1], reason=(
+            "The AWS-managed minimal Lambda policy (its own CloudWatch log group) of CDK's AwsCustomResource "
+            "function, which turns the database's deletion protection on.")),
+        NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
+            "Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:session/*"], reason=(
+            "The analyst policy: Session Manager sessions get their ids when they start; ending and resuming "
+            "are limited to the caller's own sessions by their session-id tag, the data channel to sessions of "
+            "this account and region.")),
     ])
 
 
@@ -43,7 +55,12 @@ def suppress_orchestrator(stack: Stack) -> None:
             "X-Ray (xray:PutTraceSegments, PutTelemetryRecords) and the state machine's log delivery "
             "(logs:CreateLogDelivery and friends) accept no resource scope.")),
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[{"regex": "/^Resource::<Functions.+\\.Arn>:\\*$/"}],
-                           reason="lambda:InvokeFunction on the flow's own functions, any version or alias of them."),
+                           reason=("lambda:InvokeFunction on the flow's own functions, any version or alias of "
+                                   "them; lambda:DeleteFunction on their versions only, for the version pruner.")),
+        NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
+            {"regex": "/^Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:"
+                      "[A-Za-z0-9]+Orchestrator-VersionPruner:\\*$/"}],
+            reason="The version pruner deletes its own old versions (qualified ARNs only, never the function)."),
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
             {"regex": "/^Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/[a-z0-9]+/\\*$/"}],
             reason=("StartExperiment reads the catalog, the chosen prompt and the model's price by name: read-only, "
@@ -64,7 +81,8 @@ def suppress_orchestrator(stack: Stack) -> None:
             {"regex": "/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
                       ":execution:.+-sweep[/:]\\*$/"}],
             reason="The sweep's distributed maps describe and stop the child executions they start, of this one "
-                   "state machine (their names are made per map run)."),
+                   "state machine (their names are made per map run); the version pruner reads the definitions "
+                   "of its running executions."),
         NagPackSuppression(id="AwsSolutions-IAM5", applies_to=[
             {"regex": "/^Resource::arn:<AWS::Partition>:bedrock:\\*::foundation-model/.+$/"}], reason=(
             "Only the configured model ids; any region, because cross-region inference profiles route the "

@@ -23,7 +23,7 @@ class Parameters(Construct):
                                     description=param.description[:1024])
         for version in catalog.SHIPPED_PROMPT_VERSIONS:
             text = catalog.shipped_prompt(version)
-            ssm.StringParameter(self, f"prompt-{version}", parameter_name=f"{prefix}/prompts/{version}",
+            ssm.StringParameter(self, f"prompt-{version}", parameter_name=catalog.prompt_name(version, prefix),
                                 string_value=text, description=f"Oriole system prompt {version}",
                                 tier=ssm.ParameterTier.ADVANCED if len(text.encode()) > 4096
                                 else ssm.ParameterTier.STANDARD)

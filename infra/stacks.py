@@ -4,20 +4,23 @@ touching the results."""
 
 from __future__ import annotations
 
-from aws_cdk import ArnFormat, CfnOutput, Stack, triggers
+from aws_cdk import ArnFormat, CfnOutput, Duration, Stack, triggers
 from constructs import Construct
 
-from infra.database import Database
-from infra.functions import Functions
+from infra.database import PORT_FORWARD_DOCUMENT, Database
+from infra.functions import MIGRATIONS_SECONDS, Functions
 from infra.monitoring import Monitoring
 from infra.network import Network
 from infra.parameters import Parameters
 from infra.settings import Settings
 from infra.state_machine import ExperimentStateMachine, state_machine_name
-from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine
+from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine, sweep_state_machine_name
 from oriole import deployment, flows
 from oriole.catalog import parameter_prefix
 
+# A trigger waits for its function's whole timeout and a little more: a slow first migration must finish, not
+# time the trigger out and roll the stack back.
+TRIGGER_MARGIN_SECONDS = 60
 EXAMPLE_INPUT = ('{"mazeId": "perfect-11", "llmProvider": "baseline", "modelName": "explorer", '
                  '"config": {"maxMoves": 500}}')
 
@@ -45,8 +48,11 @@ class DataStack(Stack):
             bastion = self.database.add_bastion(self.network.function_subnets)
             CfnOutput(self, "PsqlPortForward", description="Run this, then psql on localhost:5432 (see README)",
                       value=f"aws ssm start-session --target {bastion.instance_id} --document-name "
-                            "AWS-StartPortForwardingSessionToRemoteHost --parameters "
+                            f"{PORT_FORWARD_DOCUMENT} --parameters "
                             f"host={self.database.endpoint},portNumber=5432,localPortNumber=5432")
+            CfnOutput(self, "AnalystPolicyArn", value=self.database.analyst_policy(bastion).managed_policy_arn,
+                      description="Attach to researchers: the port forward and the read-only role's secret")
+        self.database.protect(self, settings.log_retention_days)
 
 
 class OrchestratorStack(Stack):
@@ -80,13 +86,28 @@ class OrchestratorStack(Stack):
         self.sweeps = SweepStateMachine(self, "Sweeps", functions=self.functions.for_flow(flows.SWEEP),
                                         experiment_state_machine_name=name,
                                         log_retention_days=settings.log_retention_days)
-        triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations,
-                         execute_on_handler_change=True, execute_after=[database])
+        triggers.Trigger(self, "MigrateOnDeploy", handler=self.functions.migrations, execute_on_handler_change=True,
+                         execute_after=[database],
+                         timeout=Duration.seconds(MIGRATIONS_SECONDS + TRIGGER_MARGIN_SECONDS))
+        self._prune_versions(settings, flow)
         Monitoring(self, "Monitoring", state_machine=flow.state_machine,
                    functions=[*self.functions.by_placeholder.values(), self.functions.status_finalizer],
                    dead_letters=self.functions.dead_letters, database=database.instance,
                    alarm_email=settings.alarm_email)
         self._outputs(flow, settings)
+
+    def _prune_versions(self, settings: Settings, flow: ExperimentStateMachine) -> None:
+        """After each deploy that changes the code, delete the versions no execution can call any more."""
+        sweeps = sweep_state_machine_name(self)
+        pruner = self.functions.add_version_pruner(
+            self.format_arn(service="states", resource="stateMachine", resource_name=sweeps,
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME),
+            self.format_arn(service="states", resource="execution", resource_name=f"{sweeps}:*",
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME),
+            settings.max_execution_seconds)
+        triggers.Trigger(self, "PruneVersionsOnDeploy", handler=pruner, execute_on_handler_change=True,
+                         execute_after=[flow.state_machine, self.sweeps.state_machine],
+                         timeout=Duration.seconds(pruner.timeout.to_seconds() + TRIGGER_MARGIN_SECONDS))
 
     def _outputs(self, flow: ExperimentStateMachine, settings: Settings) -> None:
         arn = flow.state_machine.state_machine_arn

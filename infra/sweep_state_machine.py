@@ -1,8 +1,9 @@
 """The sweep state machine, from its one ASL file (``oriole/flows/sweep.asl.json``) with the function ARNs and
 the experiment state machine's ARN substituted, and what it and its tasks may do: its distributed maps start,
 describe and stop child executions of this state machine; StartRepetition starts executions of the experiment
-state machine, CheckRepetition describes them, SummarizeSweep lists the failed ones, PlanSweep reads the
-prompt versions. ARNs are built from the state machines' names, so no policy waits on the resource it names.
+state machine, CheckRepetition describes them, SummarizeSweep lists the failed ones (PlanSweep's read of the
+prompt versions is granted with the other Parameter Store reads, in ``functions.py``). ARNs are built from the
+state machines' names, so no policy waits on the resource it names.
 
 No execution timeout: a sweep runs as long as its experiments do, each of which has its own.
 """
@@ -20,7 +21,7 @@ from constructs import Construct
 
 from infra.settings import log_retention
 from infra.state_machine import LOG_GROUP_PREFIX
-from oriole import catalog, flows
+from oriole import flows
 
 # Paste-ready console input: the README's worked example (sweeps/baseline-ladder.toml) as JSON.
 EXAMPLE_SWEEP_INPUT = json.dumps({
@@ -81,7 +82,3 @@ class SweepStateMachine(Construct):
             actions=["states:DescribeExecution"], resources=[_arn(stack, "execution", f"{experiment_name}:*")]))
         functions["SummarizeSweepFunctionArn"].add_to_role_policy(iam.PolicyStatement(
             actions=["states:ListExecutions"], resources=[experiment]))
-        functions["PlanSweepFunctionArn"].add_to_role_policy(iam.PolicyStatement(
-            actions=["ssm:GetParametersByPath"],
-            resources=[stack.format_arn(service="ssm", resource="parameter",
-                                        resource_name=catalog.PROMPTS_PATH.lstrip("/"))]))

@@ -1,5 +1,6 @@
 """Shared fixtures: a real PostgreSQL (``DATABASE_URL`` when set, else an embedded pgserver) with a
-fresh database per test session, migrated and holding the maze set."""
+fresh database per test session, migrated and holding the maze set. Every AWS call a function's handler makes
+is recorded from here on (``tests.aws_calls``; the integration tests hold the calls to the IAM contract)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from contextlib import contextmanager
 import psycopg
 import pytest
 from psycopg import sql
+
+from tests import aws_calls
+
+aws_calls.install()  # before any boto3 client exists: the hook joins botocore's built-in handlers
 
 
 @pytest.fixture(scope="session")

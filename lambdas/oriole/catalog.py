@@ -26,8 +26,15 @@ def parameter_prefix(deployment: str) -> str:
     return "/" + deployment.lower()
 
 
+def prompts_path(prefix: str) -> str:
+    """Where a deployment's prompt versions live (``/oriole/prompts``)."""
+    return f"{prefix}/prompts"
+
+
+# The prefix of the deployment that this process reads: the functions' (ORIOLE_DEPLOYMENT, which CDK sets on
+# them) or the CLI's. The stacks never use it: they take every name from the deployment they synthesize.
 PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
-PROMPTS_PATH = f"{PREFIX}/prompts"
+PROMPTS_PATH = prompts_path(PREFIX)
 PRICING_PATH = f"{PREFIX}/pricing"
 SHIPPED_PROMPT_VERSIONS = ("v1",)
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
@@ -212,8 +219,8 @@ def pricing_name(model: str) -> str:
     return f"{PRICING_PATH}/{re.sub(r'[^A-Za-z0-9_.-]', '-', model)}"
 
 
-def prompt_name(version: str) -> str:
-    return f"{PROMPTS_PATH}/{version}"
+def prompt_name(version: str, prefix: str = PREFIX) -> str:
+    return f"{prompts_path(prefix)}/{version}"
 
 
 def shipped_prompt(version: str) -> str:

@@ -31,6 +31,10 @@ BUSY = ("too many connections", "remaining connection slots are reserved",
         "timed-out waiting to acquire database connection")
 CONNECT_ATTEMPTS = 5
 CONNECT_BACKOFF_SECONDS = 0.5
+# The migrations run right after CloudFormation created the database and its proxy: their first connection
+# waits this long (with backoff, at most MAX_BACKOFF_SECONDS between attempts) for a database still starting.
+FIRST_CONNECTION_SECONDS = 120
+MAX_BACKOFF_SECONDS = 15
 
 log = logging.getLogger(__name__)  # a child of the handlers' Powertools logger "oriole"
 _lock = threading.Lock()
@@ -97,6 +101,24 @@ def connect_when_free(sleep=time.sleep) -> psycopg.Connection:
                 raise DatabaseBusy(f"no database connection slot after {attempt} attempts: {err}") from None
             log.warning("no free database connection slot; waiting", extra={"attempt": attempt})
             sleep(random.uniform(0, CONNECT_BACKOFF_SECONDS * 2 ** attempt))
+
+
+def connect_patiently(budget_seconds: float = FIRST_CONNECTION_SECONDS, sleep=time.sleep,
+                      clock=time.monotonic) -> psycopg.Connection:
+    """``connect`` for the migrations: a refused connection (the instance still starting, the proxy's target not
+    yet available, no free slot) is tried again with exponential backoff until ``budget_seconds`` are spent;
+    then the last error is raised, which fails the deploy with the reason."""
+    deadline, delay = clock() + budget_seconds, 1.0
+    while True:
+        try:
+            return connect()
+        except psycopg.OperationalError as err:
+            if clock() + delay > deadline:
+                raise
+            log.warning("the database refused the connection; trying again", extra={"error": str(err),
+                                                                                  "waitSeconds": delay})
+            sleep(delay)
+            delay = min(2 * delay, MAX_BACKOFF_SECONDS)
 
 
 def current() -> psycopg.Connection | None:

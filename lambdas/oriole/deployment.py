@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from oriole.catalog import BY_KEY
 from oriole.errors import InvalidConfig, ModelNotAllowed
@@ -29,12 +31,32 @@ CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the de
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
 STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
 ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its password (the migrations)
+PRUNED_FUNCTIONS = "ORIOLE_PRUNED_FUNCTIONS"  # JSON list: the functions whose old versions the pruner deletes
+SWEEP_STATE_MACHINE_ARN = "ORIOLE_SWEEP_STATE_MACHINE_ARN"  # the version pruner's: running sweeps keep versions
+STACK_ID = "ORIOLE_STACK_ID"  # the version pruner's: the versions its stack holds stay
 
 # Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
 PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
 # A region's first word -> the geographic profile prefix callable from it; other regions use ``global``.
 GEOGRAPHIES = {"us": "us", "eu": "eu", "ap": "apac"}
 GLOBAL = "global"
+# The regions a geographic profile may route a call to, per prefix: the union over the models of the
+# destination regions AWS documents (docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html,
+# also in the CDK's CrossRegionInferenceProfileRegion). IAM must allow the foundation model in each of them
+# (geographic-cross-region-inference.html, "IAM policy requirements"). A global profile routes to any commercial
+# region and is authorized on the foundation model without a region (``arn:aws:bedrock:::foundation-model/...``,
+# global-cross-region-inference.html). No Canadian (``ca``) table is documented there yet.
+DESTINATION_REGIONS = {
+    "us": ("us-east-1", "us-east-2", "us-west-1", "us-west-2"),
+    "eu": ("eu-central-1", "eu-central-2", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-2",
+           "eu-west-3"),
+    "apac": ("ap-east-2", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1", "ap-south-2",
+             "ap-southeast-1", "ap-southeast-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-5",
+             "ap-southeast-7", "me-central-1"),
+    "jp": ("ap-northeast-1", "ap-northeast-3"),
+    "au": ("ap-southeast-2", "ap-southeast-4"),
+    "us-gov": ("us-gov-east-1", "us-gov-west-1"),
+}
 LOCAL_OLLAMA = "http://localhost:11434"
 LOCAL_OPENAI = "http://localhost:8000/v1"
 
@@ -135,3 +157,44 @@ def code_version(environ: Mapping[str, str] = os.environ) -> str:
     from oriole import __version__
 
     return environ.get(CODE_VERSION) or f"{__version__}+local"
+
+
+# A version becomes current when the deploy that published it succeeds, at most this long after it was published.
+DEPLOY_MARGIN = timedelta(hours=1)
+VERSION_ARN = re.compile(r"arn:[\w-]+:lambda:[\w-]+:\d{12}:function:([\w-]+):(\d+)\b")
+
+
+@dataclass(frozen=True)
+class PublishedVersion:
+    """A published Lambda version: its number and when it was published (its ``LastModified``)."""
+
+    number: int
+    published: datetime
+
+
+def versions_named(text: str) -> set[tuple[str, int]]:
+    """The (function name, version) pairs the Lambda version ARNs in ``text`` name (a state machine
+    definition, the physical ids of a stack's versions)."""
+    return {(name, int(number)) for name, number in VERSION_ARN.findall(text)}
+
+
+def stale_versions(versions: Iterable[PublishedVersion], in_stack: set[int], now: datetime, grace: timedelta,
+                   in_use: set[int]) -> list[int]:
+    """The versions of one function that no execution can call any more, oldest first.
+
+    The stack holds (``in_stack``) the version its template names now and, while a deploy runs, the one it
+    replaces: both stay, and whatever is newer (a deploy that failed leaves a version that never became
+    current). The oldest version the stack holds became current when the deploy that published it succeeded;
+    every older version stopped being current then, and an execution started on one lasts at most ``grace``
+    (the execution timeout; its successor execution starts on the new definition), which also covers the
+    deploy (``DEPLOY_MARGIN``). So once that oldest held version is older than ``grace``, every older version
+    goes, unless a running sweep names it (``in_use``: a sweep has no execution timeout)."""
+    versions = list(versions)
+    held = [version for version in versions if version.number in in_stack]
+    if not held:
+        return []
+    oldest_held = min(held, key=lambda version: version.number)
+    if now - oldest_held.published <= grace:
+        return []
+    return sorted(version.number for version in versions
+                  if version.number < oldest_held.number and version.number not in in_use)

@@ -36,6 +36,11 @@ class ModelNotAllowed(InvalidExecutionInput):
     """A Bedrock model the deployment does not grant (its ``bedrockModelIds``)."""
 
 
+class ContinuationRefused(InvalidExecutionInput):
+    """An execution asked to carry an experiment on that its current execution did not hand over to: not its
+    next part, or without the continuation token that execution's ContinueAsNew issued."""
+
+
 class SweepFileError(OrioleError):
     """A sweep file (or the sweep state machine's input) cannot be read or describes an impossible matrix."""
 

@@ -17,6 +17,7 @@ from oriole import catalog, deployment, inputs, mazeset, memory, progress
 from oriole.baselines import BASELINE_NAMES, make_baseline
 from oriole.config import parse_pricing, resolve
 from oriole.errors import (
+    ContinuationRefused,
     ExperimentNotFound,
     ExperimentNotRunning,
     InvalidExecutionInput,
@@ -101,23 +102,56 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
 
 
 def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
-    """Attach a successor execution to its experiment: only an execution named as the experiment's next
-    part (``progress.successor_name``) may carry it on, so an input naming someone else's experiment
-    cannot take it over."""
+    """Attach a successor execution to its experiment: only the execution its current execution handed over
+    to may carry it on. It is named as the next part (``progress.successor_name``) and its input holds the
+    token that execution's ContinueAsNew issued; an execution started by hand under that name holds none, so
+    neither an input naming someone else's experiment nor a console execution can take it over. The token is
+    checked and consumed in the statement that attaches, and never quoted."""
     experiment_id, name = request.experimentId, execution_arn.rsplit(":", 1)[-1]
     part = progress.successor_part(experiment_id, execution_arn)
     if part is None:
-        raise InvalidExecutionInput(f"execution {name} cannot continue experiment {experiment_id}: only its "
-                                    f"successor executions, named {progress.successor_name(experiment_id, 2)}, "
-                                    f"{progress.successor_name(experiment_id, 3)}..., may")
-    row = store.attach_execution(experiment_id, execution_arn, part)
+        raise ContinuationRefused(f"execution {name} cannot continue experiment {experiment_id}: only its "
+                                  f"successor executions, named {progress.successor_name(experiment_id, 2)}, "
+                                  f"{progress.successor_name(experiment_id, 3)}..., may")
+    token = request.continuationToken
+    row = store.attach_execution(experiment_id, execution_arn, part,
+                                 None if token is None else progress.continuation_hash(token))
     if row is None:
         if store.progress(experiment_id) is None:
             raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
-        raise InvalidExecutionInput(f"execution {name} is not the next part of experiment {experiment_id}")
+        why = "its input has no continuationToken" if token is None else \
+            "it is not the next part, or its continuationToken was not issued by the experiment's current execution"
+        raise ContinuationRefused(f"execution {name} cannot continue experiment {experiment_id}: {why}. Only the "
+                                  "experiment's own ContinueAsNew task starts its next part; start a new experiment "
+                                  "instead")
     if row.status != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
+
+
+StartExecution = Callable[[str, str, dict], str]  # state machine ARN, execution name, input -> execution ARN
+
+
+def continue_as_new(event: Mapping, store: Store, start_execution: StartExecution) -> dict:
+    """ContinueAsNew: issue a continuation token for the next part, then start the successor execution with it.
+
+    The row keeps the token's hash; the token itself travels only in the successor's input. A retried task
+    issues another token for the same part, and the start is idempotent by the successor's fixed name: when an
+    earlier attempt started it, ``start_execution`` returns that execution, which still holds an accepted
+    token (or has attached already).
+    """
+    request = inputs.parse(inputs.ContinueRequest, dict(event), "ContinueAsNew input")
+    experiment_id, part = request.experimentId, request.part + 1
+    token, token_hash = progress.continuation_token()
+    issue = store.issue_continuation(experiment_id, request.part, token_hash)
+    if issue is None:
+        raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
+    if not issue.issued and issue.parts <= request.part:  # closed while this part ran: nothing to carry on
+        raise ExperimentNotRunning(f"experiment {experiment_id} is {issue.status} with {issue.parts} execution(s); "
+                                   f"part {part} not started")
+    arn = start_execution(request.stateMachineArn, progress.successor_name(experiment_id, part),
+                          {"experimentId": experiment_id, "continuationToken": token})
+    return {"successorExecutionArn": arn, "part": part}
 
 
 def _state(row: ExperimentRef) -> dict:
@@ -316,19 +350,23 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
     itself failed, or a successor execution never started (``execution_status`` tells whether the
     successor named in a handed-over execution's output is running; None when it does not exist).
 
-    Only the execution that carries the experiment counts: its latest, or its next successor that ended
-    before attaching itself. The end of an earlier part, a closed experiment or a repeated event change
-    nothing, and the close itself only applies while that execution is still the latest.
+    Only the execution that carries the experiment counts: its latest, or its next successor (started by
+    its ContinueAsNew: its input holds a token that task issued) that ended before attaching itself. The end
+    of an earlier part, of an execution merely named like the next part, of a closed experiment, or a repeated
+    event change nothing, and the close itself only applies while that execution is still the latest.
     """
     arn, status, name = detail.executionArn, detail.status, detail.name
-    hint = _json_object(detail.input).get("experimentId")
-    row = store.experiment_for_execution(arn, hint if type(hint) is int else None)
+    execution_input = _json_object(detail.input)
+    hint, token = execution_input.get("experimentId"), execution_input.get("continuationToken")
+    row = store.experiment_for_execution(arn, hint if type(hint) is int else None,
+                                         progress.continuation_hash(token) if isinstance(token, str) else None)
     result = {"executionArn": arn, "status": status, "experimentId": row.id if row else None, "closed": False,
               "failureReason": None}
     if row is None or row.completed:
         return result
     arns = row.execution_arns
-    unattached = arn not in arns and name == progress.successor_name(row.id, len(arns) + 1)
+    unattached = (arn not in arns and name == progress.successor_name(row.id, len(arns) + 1)
+                  and row.continuation_issued)
     if arn != arns[-1] and not unattached:
         return result
     if status == "SUCCEEDED":

@@ -59,11 +59,24 @@ class ExecutionInput(BaseModel):
 
 
 class Continuation(BaseModel):
-    """The input of a successor execution: only the experiment it carries on."""
+    """The input of a successor execution: the experiment it carries on, and the token its predecessor's
+    ContinueAsNew issued. Any string is taken as a token (it is only ever hashed and compared), so a refused
+    token is never quoted in an error."""
 
     model_config = _STRICT
 
     experimentId: int = Field(gt=0)
+    continuationToken: str | None = None
+
+
+class ContinueRequest(BaseModel):
+    """ContinueAsNew's input: the experiment, the part this execution carries, and its state machine."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+    experimentId: int = Field(gt=0)
+    part: int = Field(gt=0)
+    stateMachineArn: str = Field(min_length=1)
 
 
 class TurnRequest(BaseModel):

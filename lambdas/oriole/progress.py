@@ -3,6 +3,8 @@ execution. ConditionCheck in the state machine only routes on the decision made 
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from dataclasses import dataclass
 
 from oriole.catalog import BY_KEY, TURN_ALLOWANCE_SECONDS
@@ -100,3 +102,15 @@ def successor_part(experiment_id: int, execution_arn: str) -> int | None:
     if head or not part.isdecimal() or part != str(int(part)) or int(part) < 2:
         return None
     return int(part)
+
+
+def continuation_token() -> tuple[str, str]:
+    """A new secret for the successor's input, and the hash the experiment's row keeps: only the task that
+    drew it (ContinueAsNew) ever holds the token, so only the execution it starts can attach itself."""
+    token = secrets.token_urlsafe(32)
+    return token, continuation_hash(token)
+
+
+def continuation_hash(token: str) -> str:
+    """What the row keeps of a continuation token (SHA-256, hex): the token itself never reaches the database."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()

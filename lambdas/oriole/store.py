@@ -104,11 +104,23 @@ class ProgressRow:
 
 @dataclass(frozen=True)
 class ExecutionOwner:
-    """The experiment an execution ran, with its executions in order."""
+    """The experiment an execution ran, with its executions in order; ``continuation_issued``: whether the
+    continuation token the caller gave is one the experiment's current execution issued."""
 
     id: int
     completed: bool
     execution_arns: list[str]
+    continuation_issued: bool = False
+
+
+@dataclass(frozen=True)
+class ContinuationIssue:
+    """What ContinueAsNew found: whether its token was recorded (only while its part is the experiment's latest
+    and the experiment runs), the experiment's status and how many executions it has."""
+
+    issued: bool
+    status: str
+    parts: int
 
 
 def stored_maze(row: dict) -> StoredMaze:
@@ -278,10 +290,10 @@ class Store:
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
-                origin_execution_arn, execution_arns, code_version)
+                origin_execution_arn, execution_arns, code_version, continuation_hashes)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
-                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s)
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s, '{}')
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
@@ -289,18 +301,44 @@ class Store:
         ).fetchone()
         return ExperimentRef(**row)
 
-    def attach_execution(self, experiment_id: int, execution_arn: str, part: int) -> ExperimentRef | None:
+    def issue_continuation(self, experiment_id: int, part: int, token_hash: str) -> ContinuationIssue | None:
+        """Record the hash of a continuation token for the experiment's part ``part + 1``, while ``part`` is its
+        latest execution and it runs; None when the experiment does not exist. Each call adds a hash (a retried
+        ContinueAsNew adds its own; the successor an earlier attempt started keeps the token it holds)."""
+        row = self._execute(
+            """
+            WITH issued AS (
+                UPDATE experiments SET continuation_hashes = coalesce(continuation_hashes, '{}') || %(hash)s::text
+                 WHERE id = %(id)s AND completed_at IS NULL AND cardinality(execution_arns) = %(part)s
+                RETURNING id)
+            SELECT EXISTS (SELECT FROM issued) AS issued, status, cardinality(execution_arns) AS parts
+              FROM experiments WHERE id = %(id)s
+            """,
+            {"id": experiment_id, "part": part, "hash": token_hash},
+        ).fetchone()
+        return None if row is None else ContinuationIssue(**row)
+
+    def attach_execution(self, experiment_id: int, execution_arn: str, part: int,
+                         token_hash: str | None) -> ExperimentRef | None:
         """Record a continuation execution on its experiment as its ``part``-th execution and return the row;
-        None unless the experiment exists and has ``part - 1`` executions (or this one already: a retry)."""
+        None unless the experiment exists, has ``part - 1`` executions and lists ``token_hash`` among the hashes
+        its current execution issued (or has this execution already: a retry). Attaching consumes the issued
+        hashes in the same statement, so a token opens one part only. An experiment started before tokens
+        existed (hashes NULL) takes its next part without one."""
         row = self._execute(
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
-                                         ELSE execution_arns || %(arn)s END
-             WHERE id = %(id)s AND (%(arn)s = ANY (execution_arns) OR cardinality(execution_arns) = %(part)s - 1)
+                                         ELSE execution_arns || %(arn)s END,
+                   continuation_hashes = CASE WHEN %(arn)s = ANY (execution_arns) THEN continuation_hashes
+                                              ELSE '{}' END
+             WHERE id = %(id)s
+               AND (%(arn)s = ANY (execution_arns)
+                    OR (cardinality(execution_arns) = %(part)s - 1
+                        AND (continuation_hashes IS NULL OR %(hash)s::text = ANY (continuation_hashes))))
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
-            {"id": experiment_id, "arn": execution_arn, "part": part},
+            {"id": experiment_id, "arn": execution_arn, "part": part, "hash": token_hash},
         ).fetchone()
         return None if row is None else ExperimentRef(**row)
 
@@ -388,18 +426,22 @@ class Store:
         row = self._execute("SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()
         return None if row is None else row["id"]
 
-    def experiment_for_execution(self, execution_arn: str, experiment_id: int | None) -> ExecutionOwner | None:
+    def experiment_for_execution(self, execution_arn: str, experiment_id: int | None,
+                                 token_hash: str | None = None) -> ExecutionOwner | None:
         """The experiment that ``execution_arn`` ran (any of its parts), else experiment ``experiment_id``
-        (what a successor's input names, for a successor that ended before it attached itself)."""
+        (what a successor's input names, for a successor that ended before it attached itself), with whether
+        ``token_hash`` is one of the continuation tokens its current execution issued."""
         row = self._execute(
             """
-            SELECT id, completed_at IS NOT NULL AS completed, execution_arns
+            SELECT id, completed_at IS NOT NULL AS completed, execution_arns,
+                   coalesce(continuation_hashes IS NULL OR %(hash)s::text = ANY (continuation_hashes), false)
+                       AS continuation_issued
               FROM experiments
              WHERE execution_arns @> ARRAY[%(arn)s]::text[] OR id = %(id)s
              ORDER BY execution_arns @> ARRAY[%(arn)s]::text[] DESC
              LIMIT 1
             """,
-            {"arn": execution_arn, "id": experiment_id},
+            {"arn": execution_arn, "id": experiment_id, "hash": token_hash},
         ).fetchone()
         return None if row is None else ExecutionOwner(**row)
 

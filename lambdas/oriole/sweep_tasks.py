@@ -49,14 +49,17 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
 
 def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[str, str] | Iterable[str]]) -> dict:
     """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs) and return, per
-    provider, the plan indices left to run (resume) and the provider's concurrency cap."""
+    provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
+    for size as given and as carried (validated, its defaults filled in)."""
     sweeps.check_input_size(event)
     run = validate(SweepRun, event, "sweep input")
+    sweep = run.model_dump(mode="json")
+    sweeps.check_input_size(sweep)
     sweeps.check_prompts(run, known_prompts())
     planned = sweeps.plan(run, stored_maze_names(store))
     todo = sweeps.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in PROVIDERS}
-    return {"sweep": run.model_dump(mode="json"), "planned": len(planned), "alreadyDone": len(planned) - len(todo),
+    return {"sweep": sweep, "planned": len(planned), "alreadyDone": len(planned) - len(todo),
             "indices": indices, "caps": sweeps.caps(run, [p for p in PROVIDERS if indices[p]]),
             "waitSeconds": run.wait_seconds}
 

@@ -156,12 +156,13 @@ SweepModel = TypeVar("SweepModel", bound=SweepFile)
 
 
 def check_input_size(data: object) -> None:
-    """The sweep state machine's input fits beside its plan's indices in a state (PlanSweep refuses a larger
-    one): checked where the input is made too, so a dry run refuses what the run would."""
+    """The sweep rides in every state of the sweep flow beside the plan's indices: at most MAX_INPUT_BYTES, as
+    JSON with ASCII escapes (at least its UTF-8 size as Step Functions counts it). PlanSweep checks it, and so
+    does the command line where it makes the input, so a dry run refuses what the run would."""
     size = len(json.dumps(data))
     if size > MAX_INPUT_BYTES:
-        raise SweepFileError(f"the sweep input is {size:,} bytes as JSON, larger than {MAX_INPUT_BYTES:,}; a sweep "
-                             "file describes a matrix, it does not list it: use grid, samples or split the sweep")
+        raise SweepFileError(f"the sweep input is larger than {MAX_INPUT_BYTES:,} bytes as JSON ({size:,}); a sweep "
+                             "file describes a matrix, it does not list it: use grid or samples, or split the sweep")
 
 
 def validate(model: type[SweepModel], data: object, what: str) -> SweepModel:

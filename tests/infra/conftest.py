@@ -20,6 +20,10 @@ OLLAMA_ENDPOINTS = ["https://ollama.lab.example:11434"]
 OLLAMA_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/ollama-AbCdEf"
 OPENAI_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/openai-GhIjKl"
 OPENAI_BASE_URLS = ["https://gpu-box.lab.example/v1/", "https://api.openai.com/v1"]
+# The deployment most tests look at, and the one the IAM contract (tests/iam_contract.py) holds the code to.
+CONTEXT = {"bedrockModelIds": MODEL_IDS, "ollamaApiKeySecretArn": OLLAMA_SECRET, "maxExecutionSeconds": 3600,
+           "ollamaEndpoints": OLLAMA_ENDPOINTS, "openaiBaseUrls": OPENAI_BASE_URLS,
+           "openaiApiKeySecretArn": OPENAI_SECRET}
 
 
 def synthesize(**context):
@@ -46,9 +50,10 @@ def synthesize(**context):
 
 @pytest.fixture(scope="session")
 def stacks():
-    return synthesize(bedrockModelIds=MODEL_IDS, ollamaApiKeySecretArn=OLLAMA_SECRET, maxExecutionSeconds=3600,
-                      ollamaEndpoints=OLLAMA_ENDPOINTS, openaiBaseUrls=OPENAI_BASE_URLS,
-                      openaiApiKeySecretArn=OPENAI_SECRET)
+    """The ``CONTEXT`` deployment, synthesized once per session for these tests and the IAM contract alike."""
+    from tests.iam_contract import contract_stacks
+
+    return contract_stacks()
 
 
 @pytest.fixture(scope="session")
@@ -64,18 +69,40 @@ def default_stacks():
     return synthesize()
 
 
-def resolve(value, template: dict, region: str, account: str = "123456789012"):
-    """Evaluate the intrinsic functions of a template value as CloudFormation would in ``region`` (the few
-    the stacks use: Ref of pseudo parameters, Fn::Join, Fn::If on the template's conditions, Fn::Equals,
-    Fn::Select, Fn::Split)."""
+def resolve(value, template: dict, region: str, account: str = "123456789012", exporter: dict | None = None,
+            stack: str | None = None):
+    """Evaluate the intrinsic functions of a template value as CloudFormation would in ``region``: Ref of pseudo
+    parameters (the stack's name and id given ``stack``), Fn::Join, Fn::If on the template's conditions,
+    Fn::Equals, Fn::Select, Fn::Split; Ref and Fn::GetAtt of the template's resources give deterministic fake names
+    and ARNs (``_reference``); Fn::ImportValue reads the ``exporter`` template's outputs. Anything else raises: a
+    value that cannot be resolved is never taken for a string."""
+    pseudo = {"AWS::Region": region, "AWS::Partition": "aws", "AWS::AccountId": account,
+              "AWS::URLSuffix": "amazonaws.com"}
+    if stack:
+        pseudo |= {"AWS::StackName": stack,
+                   "AWS::StackId": f"arn:aws:cloudformation:{region}:{account}:stack/{stack}/0f1e2d3c-4b5a-6978-8a9b"}
+
     def ev(v):
         if isinstance(v, list):
             return [ev(x) for x in v]
-        if not isinstance(v, dict) or len(v) != 1:
+        if not isinstance(v, dict):
             return v
-        [(key, arg)] = v.items()
+        key = next(iter(v), "")
+        if len(v) != 1 or not (key == "Ref" or key.startswith("Fn::")):
+            return {k: ev(x) for k, x in v.items()}
+        arg = v[key]
         if key == "Ref":
-            return {"AWS::Region": region, "AWS::Partition": "aws", "AWS::AccountId": account}.get(arg, v)
+            if arg in pseudo:
+                return pseudo[arg]
+            if arg not in template["Resources"]:
+                raise ValueError(f"resolve has no value for Ref {arg}")
+            return _reference(arg, None, template, f"{region}:{account}", ev)
+        if key == "Fn::GetAtt":
+            return _reference(arg[0], arg[1], template, f"{region}:{account}", ev)
+        if key == "Fn::ImportValue":
+            outputs = (exporter or {}).get("Outputs", {}).values()
+            [exported] = [o["Value"] for o in outputs if o.get("Export", {}).get("Name") == arg]
+            return resolve(exported, exporter, region, account)
         if key == "Fn::Join":
             return arg[0].join(str(ev(x)) for x in ev(arg[1]))
         if key == "Fn::If":
@@ -86,5 +113,28 @@ def resolve(value, template: dict, region: str, account: str = "123456789012"):
             return ev(arg[1])[int(arg[0])]
         if key == "Fn::Split":
             return ev(arg[1]).split(arg[0])
-        return v
+        raise ValueError(f"resolve does not evaluate {key}: {v}")
     return ev(value)
+
+
+def _reference(logical_id: str, attribute: str | None, template: dict, where: str, ev) -> str:
+    """A resource's Ref (``attribute`` None) or Fn::GetAtt, as a fake but well-formed value (``where`` is
+    ``region:account``): functions are named by their logical id, a version is version 1, a secret's ARN ends in
+    ``-AbCdEf``."""
+    resource = template["Resources"][logical_id]
+    kind, properties = resource["Type"], resource.get("Properties", {})
+    if kind == "AWS::Lambda::Function":
+        return logical_id if attribute is None else f"arn:aws:lambda:{where}:function:{logical_id}"
+    if kind == "AWS::Lambda::Version" and attribute is None:
+        return f"arn:aws:lambda:{where}:function:{ev(properties['FunctionName'])}:1"
+    if kind == "AWS::StepFunctions::StateMachine" and attribute in (None, "Arn"):
+        return f"arn:aws:states:{where}:stateMachine:{ev(properties['StateMachineName'])}"
+    if kind == "AWS::SecretsManager::Secret" and attribute is None:
+        return f"arn:aws:secretsmanager:{where}:secret:{logical_id}-AbCdEf"
+    if kind == "AWS::SecretsManager::SecretTargetAttachment" and attribute is None:
+        return ev(properties["SecretId"])
+    if kind == "AWS::SQS::Queue" and attribute == "Arn":
+        return f"arn:aws:sqs:{where}:{logical_id}"
+    if kind == "AWS::IAM::Role" and attribute == "Arn":
+        return f"arn:aws:iam::{where.split(':')[1]}:role/{logical_id}"
+    raise ValueError(f"resolve has no fake value for {kind} {attribute or 'Ref'} ({logical_id})")

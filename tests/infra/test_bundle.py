@@ -18,7 +18,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from infra import bundling
-from infra.functions import MIGRATIONS, STATUS_FINALIZER
+from infra.functions import MIGRATIONS, RECONCILER, STATUS_FINALIZER, VERSION_PRUNER
 from oriole.handlers import FUNCTIONS
 
 ROOT = Path(__file__).parents[2]
@@ -126,7 +126,7 @@ def test_the_asset_imports_only_the_standard_library_itself_and_its_requirements
 
 
 def test_every_handler_imports_from_the_asset_without_the_workstation(asset):
-    handlers = sorted({*FUNCTIONS.values(), STATUS_FINALIZER, MIGRATIONS})
+    handlers = sorted({*FUNCTIONS.values(), STATUS_FINALIZER, RECONCILER, MIGRATIONS, VERSION_PRUNER})
     script = "\n".join([
         "import importlib, json, sys",
         f"for handler in {handlers!r}:",
@@ -157,6 +157,37 @@ def test_the_lock_holds_every_requirement_within_its_range():
     for requirement in requirements():
         name = canonicalize_name(requirement.name)
         assert name in pins and requirement.specifier.contains(pins[name]), requirement
+
+
+def test_the_lock_targets_what_the_lambda_runtime_runs():
+    """``make lock`` resolves for manylinux_2_28 on aarch64 (Lambda's Amazon Linux 2023 has glibc 2.34) and
+    bundling installs wheels of that tag or an older one, never a newer: the two name the same platform."""
+    makefile = (ROOT / "Makefile").read_text()
+    [target] = re.findall(r"--python-platform (\S+)", makefile)
+    arch, _, tag = target.partition("-")
+    assert f"{tag}_{arch}" == bundling.PLATFORM == "manylinux_2_28_aarch64"
+    glibc = [tuple(map(int, re.fullmatch(r"manylinux_(\d+)_(\d+)_aarch64", t).groups()))
+             for t in bundling.MANYLINUX_TAGS if t != "manylinux2014_aarch64"]
+    assert max(glibc) == (2, 28) and min(glibc) == (2, 17) and len(glibc) == 12  # every tag in between
+    assert f"--python-version {bundling.PYTHON_VERSION}" in makefile
+    assert bundling.RUNTIME.name == f"python{bundling.PYTHON_VERSION}"
+
+
+def test_the_tests_run_the_runtime_dependencies_at_the_versions_the_asset_ships():
+    """``make test`` installs every package of the lock at the lock's version (the lock's hashes are for the
+    aarch64 wheels, so the install is constrained by version): what the tests run is what ships."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    installed = {}
+    for locked, _ in lock_entries():
+        try:
+            installed[locked.name] = version(locked.name)
+        except PackageNotFoundError:
+            installed[locked.name] = None
+    differing = {f"{locked.name}{locked.specifier}": installed[locked.name] for locked, _ in lock_entries()
+                 if installed[locked.name] != next(iter(locked.specifier)).version}
+    assert not differing, f"run `make test` (it installs with the lock's versions as constraints): {differing}"
+    assert "--constraint $(CONSTRAINTS)" in (ROOT / "Makefile").read_text()
 
 
 def test_the_asset_hash_follows_the_lock_and_the_package_files(tmp_path):

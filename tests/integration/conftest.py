@@ -8,6 +8,20 @@ import pytest
 
 from oriole_workstation.launcher import RunResult
 from oriole_workstation.runner import LocalAws
+from tests import aws_calls, iam_contract
+
+
+@pytest.fixture(autouse=True)
+def calls_the_deployed_roles_allow():
+    """The IAM contract over every integration test: each AWS call a function makes during the test must be one
+    its role in the synthesized templates allows (tests/iam_contract.py); a refusal fails the test with the
+    function, the action and the resource."""
+    mark = len(aws_calls.CALLS)
+    yield
+    calls = aws_calls.since(mark)
+    refused = iam_contract.denials(calls) if calls else []
+    if refused:
+        pytest.fail("the deployed roles would refuse these calls:\n" + "\n".join(refused), pytrace=False)
 
 
 class Local:

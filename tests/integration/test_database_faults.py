@@ -1,6 +1,7 @@
 """Database faults against real PostgreSQL: a connection the server dropped is replaced once and the
-statement sent again, and a turn whose commit reached the database but whose answer was lost is safe
-to send again. Drops are real: the server ends the backend (``pg_terminate_backend``)."""
+statement sent again, a turn whose commit reached the database but whose answer was lost is safe to send
+again, and the migrations wait (within bounds) for a database still starting. Drops are real: the server
+ends the backend (``pg_terminate_backend``); refusals too: nothing listens on the port."""
 
 import psycopg
 import pytest
@@ -86,3 +87,42 @@ def test_an_error_on_a_healthy_connection_is_not_sent_again(database_url):
         with pytest.raises(psycopg.errors.LockNotAvailable):
             store.finalize(experiment_id, "failed", "blocked")
     assert not store.conn.broken
+
+
+class Clock:
+    """Time that passes only when the code under test sleeps."""
+
+    def __init__(self):
+        self.now, self.waits = 0.0, []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+def test_the_migrations_wait_for_a_database_that_is_still_starting(monkeypatch, database_url):
+    """The first deploy's trigger runs the migrations right after the database was created: connections are
+    refused (here: a real refusal, nothing listens on the port) until it is up, then the migrations go on."""
+    clock = Clock()
+    monkeypatch.setenv("DATABASE_URL", "postgresql://oriole@127.0.0.1:9/oriole?connect_timeout=2")
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        if len(clock.waits) == 3:  # the database comes up
+            monkeypatch.setenv("DATABASE_URL", database_url)
+
+    with db.connect_patiently(sleep=sleep, clock=clock) as conn:
+        assert conn.execute("SELECT 1 AS up").fetchone()["up"] == 1
+    assert clock.waits == [1.0, 2.0, 4.0]  # backoff
+
+
+def test_a_database_that_never_comes_up_fails_the_migrations_with_its_reason_in_bounded_time(monkeypatch):
+    clock = Clock()
+    monkeypatch.setenv("DATABASE_URL", "postgresql://oriole@127.0.0.1:9/oriole?connect_timeout=2")
+    with pytest.raises(psycopg.OperationalError, match="Connection refused"):
+        db.connect_patiently(budget_seconds=60, sleep=clock.sleep, clock=clock)
+    assert clock.waits == [1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0]  # capped backoff, all within the budget
+    assert sum(clock.waits) <= 60

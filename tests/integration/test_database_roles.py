@@ -113,3 +113,28 @@ def test_the_migrations_give_the_roles_their_logins_from_their_secrets(database_
 def test_only_the_roles_of_the_migrations_get_a_login(store):
     with pytest.raises(ValueError, match="not one of the roles"):
         store.enable_login("postgres", "x")
+
+
+def test_only_the_application_roles_sessions_end_when_idle(database_url):
+    """Migration 0012: a session that logs in as oriole_app (the functions) ends after 10 idle minutes; one
+    that logs in as oriole_reader (a researcher's psql) or as the owner keeps the server's default (never).
+    Role settings apply at login, so each role really logs in."""
+    def idle_timeout(role: str | None) -> str:
+        info = psycopg.conninfo.conninfo_to_dict(database_url)
+        if role:
+            info |= {"user": role, "password": "pw-" + role}
+        with psycopg.connect(psycopg.conninfo.make_conninfo(**info)) as conn:
+            return conn.execute("SHOW idle_session_timeout").fetchone()[0]
+
+    owner = db.connect(database_url)
+    try:
+        for role in ("oriole_app", "oriole_reader"):
+            owner.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal("pw-" + role)))
+        assert idle_timeout("oriole_app") == "10min"
+        assert idle_timeout("oriole_reader") == "0"
+        assert idle_timeout(None) == "0"  # the owner
+    finally:
+        for role in ("oriole_app", "oriole_reader"):
+            owner.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(sql.Identifier(role)))
+        owner.close()

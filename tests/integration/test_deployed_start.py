@@ -1,8 +1,7 @@
 """StartExperiment as deployed: what the stack allows (Bedrock models, Ollama endpoints, OpenAI-compatible base
-URLs) is checked before a
-row is written, Parameter Store is read by name only, a continuation attaches only under its successor name,
-and an execution near its hard timeout continues as new. Real PostgreSQL; the deployment's environment
-variables set as CDK sets them."""
+URLs) is checked before a row is written, Parameter Store is read by name only, a continuation attaches only under
+its successor name and with the token its predecessor's ContinueAsNew issued, and an execution near its hard
+timeout continues as new. Real PostgreSQL; the deployment's environment variables set as CDK sets them."""
 
 import json
 from datetime import UTC, datetime, timedelta
@@ -10,7 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from oriole import catalog, deployment, experiments
-from oriole.errors import InvalidConfig, InvalidExecutionInput, ModelNotAllowed
+from oriole.errors import (
+    ContinuationRefused,
+    ExperimentNotRunning,
+    InvalidConfig,
+    InvalidExecutionInput,
+    ModelNotAllowed,
+)
+from oriole.inputs import ExecutionStatusChange
 
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 EXECUTIONS = "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:"
@@ -117,35 +123,138 @@ def test_start_reads_only_the_catalog_the_prompt_and_the_price(store):
 
 # -- continuations ------------------------------------------------------------------------------------------------
 
+MACHINE = EXECUTIONS.replace(":execution:", ":stateMachine:").rstrip(":")
+
+
 def arns(store, experiment_id: int) -> list[str]:
     return store.conn.execute("SELECT execution_arns FROM experiments WHERE id = %s",
                               (experiment_id,)).fetchone()["execution_arns"]
 
 
-def resume(store, experiment_id: int, name: str) -> dict:
-    return experiments.start({"input": {"experimentId": experiment_id}, "executionArn": EXECUTIONS + name}, store,
+def carried(store, experiment_id: int) -> dict:
+    """What a refused continuation must leave as it was."""
+    return store.conn.execute("SELECT status, completed_at, execution_arns, continuation_hashes, turn_count "
+                              "FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
+
+
+def resume(store, experiment_id: int, name: str, token: str | None = None) -> dict:
+    execution_input = {"experimentId": experiment_id} | ({"continuationToken": token} if token else {})
+    return experiments.start({"input": execution_input, "executionArn": EXECUTIONS + name}, store,
                              lambda names: catalog.defaults())
+
+
+class Successors:
+    """Step Functions' StartExecution as ContinueAsNew sees it: a name starts once, a second start of the same
+    name returns the first execution (whatever its input)."""
+
+    def __init__(self):
+        self.inputs: dict[str, dict] = {}
+
+    def __call__(self, state_machine_arn: str, name: str, execution_input: dict) -> str:
+        self.inputs.setdefault(name, execution_input)
+        return EXECUTIONS + name
+
+
+def hand_over(store, experiment_id: int, successors: Successors, part: int = 1) -> str:
+    """ContinueAsNew of the experiment's ``part``; the token its successor was started with."""
+    handed = experiments.continue_as_new({"experimentId": experiment_id, "part": part, "stateMachineArn": MACHINE},
+                                         store, successors)
+    name = f"exp-{experiment_id}-part-{part + 1}"
+    assert handed == {"successorExecutionArn": EXECUTIONS + name, "part": part + 1}
+    return successors.inputs[name]["continuationToken"]
+
+
+def finalize_refused(store, experiment_id: int, name: str) -> dict:
+    """What the state machine does with a refused start: FinalizeFailure with the input and the execution ARN."""
+    return experiments.finalize({"input": {"experimentId": experiment_id}, "executionArn": EXECUTIONS + name,
+                                 "error": {"Error": "ContinuationRefused", "Cause": "refused"}}, store, "failed")
 
 
 @pytest.mark.parametrize("name", ["someone-elses-run", "exp-{id}-part-3", "exp-{id}0-part-2", "exp-{id}-part-02"])
 def test_a_continuation_not_named_as_the_next_part_neither_attaches_nor_closes(store, name):
     experiment_id = start(store, f"carried-{name}")["experimentId"]
+    token = hand_over(store, experiment_id, Successors())
     rogue = name.format(id=experiment_id)
-    with pytest.raises(InvalidExecutionInput, match=f"cannot continue|not the next part of experiment {experiment_id}"):
-        resume(store, experiment_id, rogue)
-    # the state machine sends the failed start to FinalizeFailure with the input and the execution ARN
-    closed = experiments.finalize({"input": {"experimentId": experiment_id}, "executionArn": EXECUTIONS + rogue,
-                                   "error": {"Error": "InvalidExecutionInput", "Cause": "refused"}}, store, "failed")
-    assert not closed["closed"]
-    row = store.conn.execute("SELECT status FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
-    assert row["status"] == "running" and arns(store, experiment_id) == [EXECUTIONS + f"carried-{name}"]
+    before = carried(store, experiment_id)
+    with pytest.raises(ContinuationRefused, match=f"cannot continue experiment {experiment_id}"):
+        resume(store, experiment_id, rogue, token)  # even with the token: not the execution it was issued to
+    assert not finalize_refused(store, experiment_id, rogue)["closed"]
+    assert carried(store, experiment_id) == before and before["status"] == "running"
+    assert arns(store, experiment_id) == [EXECUTIONS + f"carried-{name}"]
 
 
-def test_the_expected_successor_attaches_once_even_when_retried(store):
+@pytest.mark.parametrize("token", [None, "guessed", "x" * 43])
+def test_an_execution_started_by_hand_under_the_next_parts_name_is_refused_and_changes_nothing(store, token):
+    """A console execution named exp-<id>-part-2 with no token or a wrong one: refused with a named error that
+    never quotes a token, the row untouched, and neither FinalizeFailure nor the status-change finalizer closes
+    the experiment for its end; the successor ContinueAsNew starts next still attaches."""
+    experiment_id = start(store, f"by-hand-{token}")["experimentId"]
+    successors = Successors()
+    issued = hand_over(store, experiment_id, successors)
+    name = f"exp-{experiment_id}-part-2"
+    before = carried(store, experiment_id)
+    with pytest.raises(ContinuationRefused) as refused:
+        resume(store, experiment_id, name, token)
+    message = str(refused.value)
+    assert message.startswith(f"execution {name} cannot continue experiment {experiment_id}: ")
+    assert ("has no continuationToken" if token is None else "was not issued") in message
+    assert issued not in message and (token is None or token not in message)
+    assert not finalize_refused(store, experiment_id, name)["closed"]
+    ended = {"executionArn": EXECUTIONS + name, "stateMachineArn": MACHINE, "name": name, "status": "FAILED",
+             "error": "ContinuationRefused", "input": json.dumps({"experimentId": experiment_id,
+                                                                   "continuationToken": token})}
+    closed = experiments.close_after_execution(ExecutionStatusChange.model_validate(ended), store,
+                                               lambda arn: None)
+    assert not closed["closed"] and carried(store, experiment_id) == before
+    assert resume(store, experiment_id, name, issued)["part"] == 2  # the refusal consumed no issued token
+
+
+def test_the_successor_attaches_once_with_its_token_even_when_retried_and_consumes_it(store):
     experiment_id = start(store, "carried-on")["experimentId"]
+    successors = Successors()
+    token = hand_over(store, experiment_id, successors)
+    assert successors.inputs == {f"exp-{experiment_id}-part-2": {"experimentId": experiment_id,
+                                                                  "continuationToken": token}}
     for _ in range(2):
-        assert resume(store, experiment_id, f"exp-{experiment_id}-part-2")["part"] == 2
+        assert resume(store, experiment_id, f"exp-{experiment_id}-part-2", token)["part"] == 2
     assert arns(store, experiment_id)[1:] == [EXECUTIONS + f"exp-{experiment_id}-part-2"]
+    assert carried(store, experiment_id)["continuation_hashes"] == []  # consumed by the attach
+    with pytest.raises(ContinuationRefused):  # a token opens one part only
+        resume(store, experiment_id, f"exp-{experiment_id}-part-3", token)
+    assert len(arns(store, experiment_id)) == 2
+
+
+def test_a_retried_continue_as_new_leaves_the_successor_it_started_able_to_attach(store):
+    """The first attempt started the successor and its answer was lost: the retry issues another token, its
+    start meets the existing execution (the name starts once), and the successor's own token still attaches;
+    a retry after the successor attached issues nothing and returns it."""
+    experiment_id = start(store, "retried-handover")["experimentId"]
+    successors = Successors()
+    first = hand_over(store, experiment_id, successors)
+    assert hand_over(store, experiment_id, successors) == first  # the successor keeps its input
+    assert len(carried(store, experiment_id)["continuation_hashes"]) == 2
+    assert resume(store, experiment_id, f"exp-{experiment_id}-part-2", first)["part"] == 2
+    hand_over(store, experiment_id, successors)
+    assert carried(store, experiment_id)["continuation_hashes"] == []
+
+
+def test_a_closed_experiment_starts_no_successor(store):
+    experiment_id = start(store, "closed-before-handover")["experimentId"]
+    experiments.finalize({"experimentId": experiment_id, "reason": "stopped"}, store, "aborted")
+    successors = Successors()
+    with pytest.raises(ExperimentNotRunning, match="is aborted with 1 execution\\(s\\); part 2 not started"):
+        hand_over(store, experiment_id, successors)
+    assert successors.inputs == {}
+
+
+def test_an_experiment_started_before_tokens_hands_over_once_without_one(store):
+    """Migration 0013 leaves the hashes of earlier experiments NULL: their running executions hand over without
+    a token once; from then on the experiment needs tokens like any other."""
+    experiment_id = start(store, "from-before-tokens")["experimentId"]
+    store.conn.execute("UPDATE experiments SET continuation_hashes = NULL WHERE id = %s", (experiment_id,))
+    assert resume(store, experiment_id, f"exp-{experiment_id}-part-2")["part"] == 2
+    with pytest.raises(ContinuationRefused, match="has no continuationToken"):
+        resume(store, experiment_id, f"exp-{experiment_id}-part-3")
 
 
 # -- the execution's hard timeout ---------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from oriole import catalog, experiments
+from oriole import catalog, experiments, progress
 from oriole.inputs import ExecutionStatusChange
 from oriole_workstation.runner import LambdaContext
 
@@ -68,7 +68,9 @@ def test_an_experiment_the_state_machine_closed_is_left_as_it_is(store):
 
 def test_the_end_of_an_earlier_part_changes_nothing(store):
     experiment_id = start(store, "part-one")
-    store.attach_execution(experiment_id, EXECUTIONS + f"exp-{experiment_id}-part-2", 2)
+    _, token_hash = progress.continuation_token()
+    assert store.issue_continuation(experiment_id, 1, token_hash).issued
+    assert store.attach_execution(experiment_id, EXECUTIONS + f"exp-{experiment_id}-part-2", 2, token_hash)
     result = close(detail("part-one", "FAILED", error="Boom"), store, no_successor)
     assert not result["closed"] and row(store, experiment_id)["status"] == "running"
 
@@ -105,12 +107,19 @@ def test_a_successor_that_never_started_fails_the_experiment(store, successor_st
 
 
 def test_a_successor_aborted_before_it_attached_itself_closes_the_experiment(store):
+    """Only the successor ContinueAsNew started (its input holds the token that task issued) closes the
+    experiment when it ends before attaching; a stranger, or an execution merely named like it, does not."""
     experiment_id = start(store, "before-attach")
-    stranger = detail("someone-else", "ABORTED", input=json.dumps({"experimentId": experiment_id}))
-    assert not close(stranger, store, no_successor)["closed"]
+    started = {}
+    experiments.continue_as_new({"experimentId": experiment_id, "part": 1, "stateMachineArn": MACHINE}, store,
+                                lambda machine, name, execution_input: started.setdefault(name, execution_input))
     successor = f"exp-{experiment_id}-part-2"
-    event = detail(successor, "ABORTED", input=json.dumps({"experimentId": experiment_id}))
-    assert close(event, store, no_successor)["closed"]
+    stranger = detail("someone-else", "ABORTED", input=json.dumps(started[successor]))
+    assert not close(stranger, store, no_successor)["closed"]
+    for impostor in ({"experimentId": experiment_id}, {"experimentId": experiment_id, "continuationToken": "x"}):
+        assert not close(detail(successor, "ABORTED", input=json.dumps(impostor)), store, no_successor)["closed"]
+    assert row(store, experiment_id)["status"] == "running"
+    assert close(detail(successor, "ABORTED", input=json.dumps(started[successor])), store, no_successor)["closed"]
     assert row(store, experiment_id)["status"] == "aborted"
 
 

@@ -1,6 +1,7 @@
 """Whole experiments through the real ASL file under moto, with the real handlers and PostgreSQL."""
 
 import json
+import uuid
 
 import pytest
 
@@ -125,7 +126,7 @@ def count_experiments(local) -> int:
     ({"mazeId": "perfect-7", "llmProvider": "baseline"}, "InvalidExecutionInput", "modelName: Field required"),
     ({**baseline("random", "perfect-7"), "colour": "red"}, "InvalidExecutionInput", "colour: unknown field"),
     ({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "genius"}, "InvalidExecutionInput", "genius"),
-    ({"experimentId": 999999}, "InvalidExecutionInput", "cannot continue experiment 999999"),
+    ({"experimentId": 999999}, "ContinuationRefused", "cannot continue experiment 999999"),
 ])
 def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local, execution_input, error, message):
     before = count_experiments(local)
@@ -152,6 +153,30 @@ def test_long_experiments_continue_as_new_executions(local):
         assert state_names(local, arn)[-2:] == ["ContinueAsNew", "HandedOver"]
     assert state_names(local, arns[-1])[-1] == "ExperimentSucceeded"
     assert_invariants(local.store, data["experiment_id"])
+
+
+@pytest.mark.parametrize("token", [None, "not-the-issued-token"])
+def test_an_execution_started_by_hand_as_the_next_part_is_refused_and_leaves_the_experiment_running(local, token):
+    """A console execution named exp-<id>-part-2 whose input names the experiment: StartExperiment refuses it
+    (ContinuationRefused), FinalizeFailure and the status-change finalizer close nothing, the row is as it was."""
+    from oriole import experiments
+
+    first = f"{local.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:first-part-{uuid.uuid4().hex}"
+    experiment_id = experiments.start({"input": baseline("oracle", "perfect-9"), "executionArn": first},
+                                      local.store, lambda names: catalog.defaults())["experimentId"]
+    experiments.continue_as_new({"experimentId": experiment_id, "part": 1, "stateMachineArn": "unused"},
+                                local.store, lambda machine, name, execution_input: name)  # a token is issued
+    columns = "status, completed_at, execution_arns, continuation_hashes, turn_count"
+    before = local.store.conn.execute(f"SELECT {columns} FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
+    execution_input = {"experimentId": experiment_id} | ({"continuationToken": token} if token else {})
+    result = local.follow(local.launcher.start(execution_input, name=f"exp-{experiment_id}-part-2"))
+    assert result.execution["status"] == "FAILED" and result.execution["error"] == "ContinuationRefused"
+    assert f"cannot continue experiment {experiment_id}" in result.execution["cause"]
+    assert token is None or token not in result.execution["cause"]
+    assert not local.aws.report_status_change(result.execution)["closed"]
+    after = local.store.conn.execute(f"SELECT {columns} FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
+    assert after == before and after["status"] == "running" and after["execution_arns"] == [first]
+    experiments.finalize({"experimentId": experiment_id, "reason": "test over"}, local.store, "aborted")
 
 
 def turn_round_trips(local, execution_input) -> float:

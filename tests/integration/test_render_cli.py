@@ -11,9 +11,10 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from oriole import mazeset
+from oriole import db
 from oriole_workstation import render
 from oriole_workstation.cli import app
+from oriole_workstation.results import Results
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 from tests.pictures import Page, svg_path
 
@@ -41,22 +42,26 @@ def cli(database_url, monkeypatch, tmp_path):
     return lambda *args: CliRunner().invoke(app, ["render", *map(str, args)])
 
 
-def centres(cell: int) -> list[tuple[float, float]]:
-    return [((x + 0.5) * cell, render.TITLE_PX + (y + 0.5) * cell) for x, y in PATH]
+def centres(database_url: str, experiment_id: int) -> list[tuple[float, float]]:
+    """Where the path's points are drawn: the tile centres of PATH under the picture's header."""
+    with db.connect(database_url) as conn:
+        at = render.layout(render.Run.from_record(Results(conn).experiment_run(experiment_id)))
+    assert at.cell * 7 >= 480  # a 7x7 maze is drawn large
+    return [at.centre(p) for p in PATH]
 
 
-def test_render_writes_a_png_and_an_svg_with_the_path(cli, scripted_run, tmp_path):
+def test_render_writes_a_png_and_an_svg_with_the_path(cli, scripted_run, database_url, tmp_path):
     outcome = cli(scripted_run, "--dir", tmp_path)
     assert outcome.exit_code == 0, outcome.output
     image = Image.open(tmp_path / f"experiment-{scripted_run}.png")
     image.load()
-    cell = render.cell_size(mazeset.get_maze("perfect-7").maze)
     tiles = {render.OPEN_SEEN, render.OPEN_UNSEEN, render.WALL_SEEN, render.WALL_UNSEEN}
-    for x, y in centres(cell):
+    drawn = centres(database_url, scripted_run)
+    for x, y in drawn[2:]:  # the start (and the bump back onto it) is under its badge
         assert "#{:02x}{:02x}{:02x}".format(*image.getpixel((int(x), int(y)))) not in tiles
     root = ET.parse(tmp_path / f"experiment-{scripted_run}.svg").getroot()
     ns = {"s": "http://www.w3.org/2000/svg"}
-    assert svg_path(root) == centres(cell)
+    assert svg_path(root) == drawn
     assert [b.get("data-step") for b in root.findall(".//s:path[@class='bump']", ns)] == ["1"]
 
 

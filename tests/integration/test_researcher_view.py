@@ -6,12 +6,14 @@ import csv
 import json
 import threading
 import time
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from PIL import Image
 from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
@@ -69,7 +71,8 @@ def test_the_html_report_is_one_page_with_a_table_and_charts_naming_every_agent(
     assert outcome.exit_code == 0, outcome.output
     text = page_path.read_text(encoding="utf-8")
     page = parse(page_path)
-    assert page.tags.count("table") >= 1 and page.tags.count("svg") >= 4
+    assert page.tags.count("table") == 3  # the leaderboard, the comparison, the experiments
+    assert page.tags.count("svg") == 3  # success, efficiency, actions: baselines spend no tokens
     for agent in AGENTS:
         assert any(f"baseline/{agent}" in t for t in page.svg_text), agent
     assert "http://" not in text and "https://" not in text and not page.references  # nothing to fetch, no link
@@ -84,6 +87,40 @@ def test_with_replays_every_experiment_links_to_its_replay_beside_the_page(three
     links = set(parse(page_path).references)
     assert links == {f"replays/experiment-{i}.html" for i in three_agents}
     assert all((page_path.parent / link).is_file() for link in links)
+
+
+def test_the_page_names_its_provenance_and_leads_with_the_leaderboard(three_agents, cli, tmp_path):
+    page_path = tmp_path / "report.html"
+    assert cli("report", "--tag", TAG, "--format", "html", "-o", str(page_path)).exit_code == 0
+    text = page_path.read_text(encoding="utf-8")
+    assert text.index('id="leaderboard"') < text.index('id="provenance"') < text.index('id="success"')
+    provenance = text[text.index('<dl class="provenance">'):text.index("</dl>")]
+    assert "+local</code> (6 experiments)" in provenance  # the code version that ran them
+    assert "tag view-test" in provenance and "compare_experiments(tag =&gt; &#x27;view-test&#x27;" in provenance
+    assert "6 values" in provenance or provenance.count(",") >= 5  # the seeds
+
+
+def test_figures_are_written_for_a_paper_column(three_agents, cli, tmp_path):
+    folder = tmp_path / "figures"
+    outcome = cli("report", "--tag", TAG, "--figures", str(folder))
+    assert outcome.exit_code == 0, outcome.output
+    assert sorted(p.name for p in folder.iterdir()) == ["actions.png", "actions.svg", "captions.md", "efficiency.png",
+                                                        "efficiency.svg", "success.png", "success.svg"]
+    for name in ("success", "efficiency", "actions"):
+        root = ET.parse(folder / f"{name}.svg").getroot()
+        assert root.get("width") == "252pt"  # 3.5 in, a paper column
+        assert Image.open(folder / f"{name}.png").size[0] == 1050  # 3.5 in at 300 dpi
+    assert (folder / "captions.md").read_text().count("Each ") == 3
+
+
+def test_pivot_prints_the_leaderboard(three_agents, cli):
+    outcome = cli("report", "--tag", TAG, "--pivot")
+    assert outcome.exit_code == 0, outcome.output
+    lines = outcome.stdout.splitlines()
+    assert lines[0].split() == ["agent", "perfect", "7x7", "perfect", "9x9"]
+    assert lines[1].startswith("baseline/explorer") and "100.0% (20.6%-100.0%) 1/1" in lines[1]
+    refused = cli("report", "--pivot", "--format", "csv")
+    assert refused.exit_code == 2 and "--pivot prints the leaderboard" in refused.stderr
 
 
 def test_with_replays_needs_an_html_file(cli):

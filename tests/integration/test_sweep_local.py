@@ -1,7 +1,8 @@
 """Sweeps through the sweep state machine under moto (the ASL file that deploys, the real tasks, PostgreSQL): the
-caps per provider hold, a failing experiment does not fail the sweep, resume starts nothing, the spend cap skips
-the rest, stopping the sweep starts nothing more and leaves no row open, and the report's Wilson intervals are
-those of the stored outcomes."""
+caps per provider hold, also while an item's checks fail, a failing experiment does not fail the sweep, an item
+retries a full database and a throttled start, resume starts nothing, the spend cap skips the rest, stopping the
+sweep starts nothing more and leaves no row open, and the report's Wilson intervals are those of the stored
+outcomes. Task faults are injected at the runner's routing table, as in the fault table."""
 
 from __future__ import annotations
 
@@ -10,16 +11,19 @@ import json
 import math
 import time
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 from rich.console import Console
 
 from oriole import db
+from oriole.flows import sweep_flow
 from oriole.store import Store
 from oriole_workstation import sweep as sweep_cli
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
 from tests.integration.conftest import Local
+from tests.integration.test_fault_table import failing
 
 PARENT_EVENTS = 48  # a sweep's own history, whatever its size: the items run as child executions
 
@@ -205,3 +209,77 @@ def test_a_sweep_over_maze_samples_plays_that_many_different_mazes_and_resumes_o
     assert all(m["status"] == "succeeded" and m["action_count"] == m["shortest_path_length"] for m in mazes)
     again = cli("sweep", str(file))
     assert again.exit_code == 0 and again.stdout.startswith("4 planned: 4 already done")
+
+
+START, CHECK = "oriole-StartRepetition", "oriole-CheckRepetition"
+
+
+def test_an_item_retries_a_full_database_and_a_throttled_start_as_the_experiment_flow_does(local, store):
+    """DatabaseBusy and StartExecutionThrottled are retried (they ended the item, its repetition skipped)."""
+    sweep = {"id": f"retry-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-7"],
+             "repetitions": 3, "provider_concurrency": {"baseline": 1}}
+    with failing(local, START, "DatabaseBusy", after=False) as busy, \
+            failing(local, START, "StartExecutionThrottled", after=False, on_call=3) as throttled, \
+            failing(local, CHECK, "DatabaseBusy", after=False, on_call=2) as busy_check:
+        execution, summary = run_sweep(local, sweep)
+    assert (len(busy), len(throttled), len(busy_check)) == (1, 1, 1)
+    assert execution["status"] == "SUCCEEDED"
+    assert (summary["planned"], summary["succeeded"], summary["skipped"]) == (3, 3, 0)
+    assert len(experiments(store, sweep["id"])) == 3
+
+
+def test_the_cap_holds_while_an_items_checks_fail_and_the_sweep_completes(local, store):
+    """A check failing past its retries (here DescribeExecution throttled beyond botocore's retries, which the
+    flow does not retry) used to end its item while its experiment ran, so the next one started beside it. Now
+    the item waits and checks again: never more than the cap at once, every repetition run."""
+    sweep = {"id": f"hold-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-31"],
+             "repetitions": 3, "configs": [{"maxActionsPerTurn": 1}], "provider_concurrency": {"baseline": 1}}
+    checked_at = []
+    with failing(local, CHECK, "ClientError", after=False, times=3) as injected:
+        real = local.aws._handlers[CHECK]
+
+        def timed(event, context):
+            checked_at.append(datetime.now(UTC))
+            return real(event, context)
+
+        local.aws._handlers[CHECK] = timed
+        try:
+            execution, summary = run_sweep(local, sweep)
+        finally:
+            local.aws._handlers[CHECK] = real
+    assert len(injected) == 3
+    rows = experiments(store, sweep["id"])
+    assert len(rows) == 3 and max_overlap(rows) == 1
+    assert checked_at[0] < rows[0]["completed_at"]  # the first experiment ran while its check failed
+    assert execution["status"] == "SUCCEEDED" and (summary["succeeded"], summary["skipped"]) == (3, 0)
+
+
+def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store):
+    """The bound: after MAX_FAILED_CHECKS failed checks in a row the item stops waiting (GaveUpChecking) instead
+    of waiting forever; run here as the deployed baseline map's item flow with a bound of 2."""
+    described = local.aws.sfn.describe_state_machine(stateMachineArn=local.aws.sweep_state_machine_arn)
+    [processor] = [state["ItemProcessor"] for branch in json.loads(described["definition"])["States"]
+                   ["RunRepetitions"]["Branches"] for state in branch["States"].values()
+                   if state["ItemsPath"] == "$.indices.baseline"]
+    processor.pop("ProcessorConfig")
+    [bound] = processor["States"][sweep_flow.LABELS["baseline"] + "MayCheckAgain"]["Choices"]
+    assert bound["NumericLessThan"] == sweep_flow.MAX_FAILED_CHECKS
+    bound["NumericLessThan"] = 2
+    item = local.aws.sfn.create_state_machine(name=f"oriole-item-{uuid.uuid4().hex[:6]}",
+                                              definition=json.dumps(processor),
+                                              roleArn=described["roleArn"])["stateMachineArn"]
+    sweep = {"id": f"lost-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-7"]}
+    with failing(local, CHECK, "ClientError", after=False, times=10) as injected:
+        arn = local.aws.sfn.start_execution(stateMachineArn=item, input=json.dumps(
+            {"index": 0, "sweep": sweep, "waitSeconds": 1, "check": {"failedChecks": 0}}))["executionArn"]
+        deadline = time.monotonic() + 30
+        while (ended := local.aws.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING" \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert len(injected) == 2
+    assert (ended["status"], json.loads(ended["output"])) == ("SUCCEEDED", {})
+    states = [e["stateEnteredEventDetails"]["name"] for e in local.aws.history(arn) if "stateEnteredEventDetails" in e]
+    assert states[-3:] == [f"{label}{state}" for label in [sweep_flow.LABELS["baseline"]]
+                           for state in ("CheckFailed", "MayCheckAgain", "GaveUpChecking")]
+    [row] = experiments(store, sweep["id"])
+    local.follow(row["origin_execution_arn"])  # the experiment itself runs to its end

@@ -53,3 +53,4 @@ def test_another_connection_failure_is_not_waited_for(monkeypatch):
     monkeypatch.setattr(db, "connect", refused)
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         db.connect_when_free(sleep=lambda seconds: pytest.fail("waited for a wrong password"))
+

@@ -48,7 +48,7 @@ def test_parameters_are_read_ten_names_a_call_and_a_throttle_is_named(monkeypatc
 
 
 def test_a_throttled_successor_start_is_named(monkeypatch):
-    from oriole.handlers import aws, continue_as_new
+    from oriole.handlers import aws, executions
 
     sfn = client("stepfunctions")
     monkeypatch.setattr(aws, "stepfunctions", lambda: sfn)
@@ -56,7 +56,7 @@ def test_a_throttled_successor_start_is_named(monkeypatch):
     with Stubber(sfn) as stub:
         stub.add_client_error("start_execution", "ThrottlingException", "Rate exceeded", 400)
         with pytest.raises(StartExecutionThrottled, match="exp-7-part-3"):
-            continue_as_new.handler.__wrapped__({"experimentId": 7, "part": 2, "stateMachineArn": machine}, None)
+            executions.start_named(machine, "exp-7-part-3", {"experimentId": 7, "continuationToken": "t"})
 
 
 def test_a_named_deployment_reads_its_own_parameters():
@@ -72,3 +72,38 @@ def test_a_named_deployment_reads_its_own_parameters():
     default = {k: v for k, v in os.environ.items() if k != "ORIOLE_DEPLOYMENT"}
     plain = subprocess.run([sys.executable, "-c", code], env=default, capture_output=True, text=True, check=True)
     assert plain.stdout.split()[0] == "/oriole"
+
+
+# -- the versions no execution can call (the version pruner) ------------------------------------------------------
+
+def published(*hours_ago: float, now):
+    """Versions 1, 2, ... published the given hours before ``now``."""
+    from datetime import timedelta
+
+    return [deployment.PublishedVersion(number, now - timedelta(hours=hours))
+            for number, hours in enumerate(hours_ago, start=1)]
+
+
+def test_versions_older_than_what_the_stack_holds_go_once_no_execution_can_run_on_them():
+    """The stack holds the version its template names (and during a deploy the one it replaces). Every older
+    version stopped being current when the oldest held one became current: once that is longer ago than the
+    longest execution, they go; the held ones and newer ones (a failed deploy's, never current) stay."""
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 11, 25, 12, tzinfo=UTC)
+    grace = timedelta(seconds=8460) + deployment.DEPLOY_MARGIN
+    versions = published(30, 20, 10, 5, now=now)  # versions 1..4, published 30, 20, 10 and 5 hours ago
+    assert deployment.stale_versions(versions, {3}, now, grace, set()) == [1, 2]  # 4: a failed deploy's
+    assert deployment.stale_versions(versions, {2, 3}, now, grace, set()) == [1]  # 2: what a rollback needs
+    assert deployment.stale_versions(versions, {3}, now, grace, {1}) == [2]  # a running sweep calls 1
+    assert deployment.stale_versions(published(30, 20, 2, now=now), {3}, now, grace, set()) == []  # too recent
+    assert deployment.stale_versions(versions, set(), now, grace, set()) == []  # nothing known: nothing goes
+
+
+def test_the_versions_a_definition_invokes_are_read_from_its_arns():
+    definition = ('{"States": {"Plan": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:'
+                  'OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ:17"}, "Start": {"Resource": "arn:aws:states:::'
+                  'states:startExecution"}, "Check": {"Resource": "arn:aws-cn:lambda:cn-north-1:123456789012:'
+                  'function:Check:3"}, "Latest": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:X"}}}')
+    assert deployment.versions_named(definition) == {("OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ", 17),
+                                                     ("Check", 3)}

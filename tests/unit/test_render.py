@@ -15,6 +15,7 @@ from PIL import Image
 
 from oriole.maze import Maze, vision
 from oriole_workstation import render
+from oriole_workstation.drawing import text_width
 from tests.pictures import Page, svg_path
 
 GRID = [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 2]]  # start (0, 0), goal (3, 2)
@@ -45,8 +46,8 @@ def run() -> render.Run:
 
 
 def centre(pos, run) -> tuple[float, float]:
-    cell = render.cell_size(run.maze)
-    return (pos[0] + 0.5) * cell, render.TITLE_PX + (pos[1] + 0.5) * cell
+    at = render.layout(run)
+    return (pos[0] + 0.5) * at.cell, at.top + (pos[1] + 0.5) * at.cell
 
 
 def test_the_run_knows_its_positions_what_was_seen_and_where_the_goal_came_into_sight(run):
@@ -84,24 +85,28 @@ def test_svg_of_a_long_path_cuts_it_into_coloured_stretches_from_first_to_last()
     lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
     assert 1 < len(lines) <= render.PATH_CHUNKS
     strokes = [line.get("stroke") for line in lines]
-    assert strokes[0] == "#2563eb" and len(set(strokes)) == len(strokes)  # blue first, a new colour each stretch
+    assert strokes[0] == "#2563eb" and strokes[-1] == "#db2777"  # blue first, pink last
+    assert len(set(strokes)) == len(strokes)  # a new colour each stretch
     assert sum(len(line.get("points").split()) - 1 for line in lines) == len(walk)  # every move drawn once
     assert root.find(".//{http://www.w3.org/2000/svg}g[@class='goal-first-seen']") is None
 
 
-def test_png_decodes_with_the_path_on_every_tile_walked_and_unseen_tiles_pale(run):
+def test_png_decodes_with_the_path_on_every_tile_walked_the_start_on_top_and_unseen_tiles_pale(run):
     image = Image.open(io.BytesIO(render.png(run)))
     image.load()
-    assert image.format == "PNG" and image.size == render.canvas(run.maze, render.cell_size(run.maze))
+    at = render.layout(run)
+    assert image.format == "PNG" and image.size == (at.width, at.height)
     tiles = {render.OPEN_SEEN, render.OPEN_UNSEEN, render.WALL_SEEN, render.WALL_UNSEEN}
 
     def colour(xy) -> str:
         return "#{:02x}{:02x}{:02x}".format(*image.getpixel(tuple(map(int, xy))))
 
-    assert all(colour(centre(pos, run)) not in tiles for pos in run.positions())
+    under_badges = {run.maze.start, run.maze.goal}  # drawn over the path, their letters on top
+    assert all(colour(centre(pos, run)) not in tiles for pos in set(run.positions()) - under_badges)
+    x, y = centre(run.maze.start, run)
+    assert colour((x - at.cell * 0.3, y - at.cell * 0.3)) == render.START_FILL
     assert colour(centre((0, 2), run)) == render.OPEN_UNSEEN and colour(centre((1, 1), run)) == render.WALL_SEEN
-    cell = render.cell_size(run.maze)
-    assert colour((2 * cell + 2, render.TITLE_PX + 2 * cell + 2)) == render.OPEN_SEEN  # (2, 2): seen, not walked
+    assert colour((2 * at.cell + 2, at.top + 2 * at.cell + 2)) == render.OPEN_SEEN  # (2, 2): seen, not walked
 
 
 def test_gif_replays_every_step_of_a_short_run(run):
@@ -123,8 +128,7 @@ def test_html_replay_is_self_contained_and_carries_the_run_as_data(run):
     assert json.loads(page.scripts[0][1]) == json.loads(json.dumps(render.replay_data(run)))
     assert page.titles == [run.title, run.title]
     data = json.loads(page.scripts[0][1])
-    cell = render.cell_size(run.maze)
-    assert data["centres"] == [[(x + 0.5) * cell, render.TITLE_PX + (y + 0.5) * cell] for x, y in run.positions()]
+    assert data["centres"] == [list(centre(p, run)) for p in run.positions()]
     script = page.scripts[1][1]
     assert set(re.findall(r'getElementById\("([\w-]+)"\)', script)) <= page.ids
     assert not re.search(r"(src|href)=", page_text)  # nothing loaded from elsewhere
@@ -146,8 +150,8 @@ def test_html_fog_records_when_each_tile_was_first_seen(run):
     root = ET.fromstring(render.svg(run, interactive=True))
     fog = {(int(float(r.get("x"))), int(float(r.get("y")))): int(r.get("data-seen"))
            for r in root.findall(".//{http://www.w3.org/2000/svg}g[@class='fog']/{http://www.w3.org/2000/svg}rect")}
-    cell = render.cell_size(run.maze)
-    by_tile = {(x // cell, (y - render.TITLE_PX) // cell): seen for (x, y), seen in fog.items()}
+    at = render.layout(run)
+    by_tile = {(x // at.cell, (y - at.top) // at.cell): seen for (x, y), seen in fog.items()}
     assert by_tile[(1, 1)] == 1 and by_tile[(0, 2)] == -1 and (0, 0) not in by_tile  # seen from the start: no fog
 
 
@@ -158,7 +162,7 @@ function el(id) {
                                           value: "120", setAttribute(k, v) { this.attrs[k] = String(v); }});
 }
 const fogEls = FOG.map(s => ({style: {}, dataset: {seen: String(s)}}));
-const markEls = MARKS.map(s => ({style: {}, dataset: {step: String(s)}}));
+const markEls = MARKS.map(([s, kind]) => ({kind, style: {}, dataset: {step: String(s)}}));
 el("run-data").textContent = DATA;
 globalThis.document = {getElementById: el, querySelectorAll: s => s === ".fog rect" ? fogEls : markEls,
                        addEventListener() {}};
@@ -169,8 +173,10 @@ NODE_PROBE = """
 const seen = [];
 for (const k of [0, 2, 5, 99]) {
   show(k);
-  seen.push({step, trail: el("trail").attrs.points.split(" ").length, fogHidden: fogEls.filter(f => f.style.display
-             === "none").length, marks: markEls.filter(m => m.style.display === "").length,
+  const shown = markEls.filter(m => m.style.display === "");
+  seen.push({step, trail: shown.filter(m => m.kind === "line").length,
+             marks: shown.filter(m => m.kind !== "line").length, agent: el("agent").attrs.transform,
+             fogHidden: fogEls.filter(f => f.style.display === "none").length,
              action: el("action").textContent, modelText: el("model-text").textContent});
 }
 el("first").onclick();
@@ -188,17 +194,21 @@ def test_html_replay_step_controls_move_the_agent_lift_the_fog_and_show_the_turn
     ns = "{http://www.w3.org/2000/svg}"
     root = ET.fromstring(render.svg(run, interactive=True))
     fog = [int(r.get("data-seen")) for r in root.findall(f".//{ns}g[@class='fog']/{ns}rect")]
-    marks = [int(e.get("data-step")) for e in root.iter() if e.get("data-step")]
+    marks = [[int(e.get("data-step")), e.tag.removeprefix(ns)] for e in root.iter() if e.get("data-step")]
     dom = (NODE_DOM.replace("FOG", json.dumps(fog)).replace("MARKS", json.dumps(marks))
            .replace("DATA", json.dumps(page.scripts[0][1])))
     done = subprocess.run(["node", "-e", dom + page.scripts[1][1] + NODE_PROBE], capture_output=True, text=True,
                           timeout=30, check=True)
     start, wall_hit, sighted, end, stepped = json.loads(done.stdout)
-    assert (start["trail"], start["fogHidden"], start["marks"], start["action"]) == (1, 0, 0, "start")
-    assert wall_hit["trail"] == 3 and wall_hit["marks"] == 1 and "failed" in wall_hit["action"]
+    assert (start["trail"], start["fogHidden"], start["marks"], start["action"]) == (0, 0, 0, "start")
+    cell = render.layout(run).cell
+    assert start["agent"] == f"translate({-3 * cell},{-2 * cell})"  # the frame drawn at the end, moved to the start
+    assert wall_hit["trail"] == 1 and wall_hit["marks"] == 1 and "failed" in wall_hit["action"]  # a bump: no line
     assert wall_hit["modelText"] == EVIL + " going east"  # turn 1's text, set as text
-    assert sighted["marks"] == 2 and sighted["modelText"] == "almost there"  # the goal came into sight at step 5
-    assert end["step"] == len(run.steps) and end["fogHidden"] == sum(s >= 0 for s in fog)
+    assert sighted["trail"] == 4 and sighted["marks"] == 2  # the goal came into sight at step 5
+    assert sighted["modelText"] == "almost there"
+    assert end["step"] == len(run.steps) and end["fogHidden"] == sum(s >= 0 for s in fog) and end["agent"] == \
+        "translate(0,0)"
     assert stepped == {"afterFirstNext": 1}
 
 
@@ -209,3 +219,60 @@ def test_a_failure_reason_with_control_characters_still_makes_a_valid_svg():
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert any("provider said \\x1b[2J\\x00\\x07 no" in (t or "") for t in texts)
     assert "\x1b" not in failed.title and "m\\x1b]0;t\\x07" in failed.title
+
+
+# --- what a person sees: buttons, the path's colours, what is on top, sizes and titles ---------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_replay_buttons_are_drawn_as_svg_not_as_font_glyphs(run):
+    """Debian's Chromium draws U+23EE and U+23ED as empty boxes: the buttons carry their own icons."""
+    page_text = render.replay_html(run)
+    for button in ("first", "prev", "play", "next", "last"):
+        opened = re.search(rf'<button id="{button}"[^>]*>(.*?)</button>', page_text, re.S)
+        assert opened and "<svg" in opened[1] and not re.sub(r"<[^>]+>", "", opened[1]).strip(), button
+    assert not re.search(r"[\u2190-\u2bff]|&#x2[0-9a-f]{3};", page_text)  # no arrow or media glyph anywhere
+
+
+def test_the_replay_path_is_coloured_step_by_step_from_blue_to_pink(run):
+    root = ET.fromstring(render.svg(run, interactive=True))
+    lines = root.findall(f".//{SVG}g[@class='trail']/{SVG}line")
+    assert [int(line.get("data-step")) for line in lines] == [1, 3, 4, 5, 6]  # the wall hit (2) drew no line
+    reds = [int(line.get("stroke")[1:3], 16) for line in lines]
+    assert lines[0].get("stroke") == "#2563eb" and lines[-1].get("stroke") == "#db2777"
+    assert reds == sorted(reds) and len(set(reds)) == len(reds)  # a real gradient along the path
+
+
+@pytest.mark.parametrize("interactive", [False, True])
+def test_start_goal_and_agent_are_drawn_over_the_path(run, interactive):
+    order = [(e.tag.removeprefix(SVG), e.get("class") or e.get("id")) for e in ET.fromstring(
+        render.svg(run, interactive=interactive)).iter()]
+    path = max(i for i, (tag, kind) in enumerate(order) if kind in ("path", "trail"))
+    assert path < order.index(("g", "start")) < order.index(("g", "goal")) < order.index(("g", "agent"))
+    goal = ET.fromstring(render.svg(run)).find(f".//{SVG}g[@class='goal']/{SVG}text")
+    assert goal.text == "G" and goal.get("font-weight") == "bold"
+
+
+def test_a_small_maze_is_not_a_thumbnail():
+    small = render.Run.from_record(record())  # 4x3 tiles
+    seven = Maze.from_rows([[0] * 7 for _ in range(6)] + [[0] * 6 + [2]], (0, 0), (6, 6))
+    assert render.layout(small).cell == render.MAX_TILE_PX
+    assert render.cell_size(seven) * 7 >= 480
+
+
+def test_a_long_title_is_wrapped_never_clipped():
+    long_run = render.Run.from_record(record(model_name="us.anthropic.claude-haiku-4-5-20251001-v1:0-" + "x" * 60))
+    at = render.layout(long_run)
+    titles = [line for kind, _, _, _, line in at.header if kind == "title"]
+    assert len(titles) >= 3 and "".join(titles).replace(" ", "") == long_run.title.replace(" ", "")
+    assert all(text_width(line, size) <= at.width - 12 for _, _, size, _, line in at.header)
+    root = ET.fromstring(render.svg(long_run))
+    assert [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "title"] == titles
+    assert at.top > max(y for _, y, _, _, _ in at.header)  # the maze starts below the header
+
+
+def test_the_replay_keeps_a_place_for_the_conversation(run):
+    page = Page()
+    page.feed(render.replay_html(run))
+    assert "conversation" in page.ids

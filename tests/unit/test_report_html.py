@@ -1,82 +1,327 @@
-"""The HTML report and its charts, pure over hand-made rows: structure, escaping, series styles, axes."""
+"""The HTML report, its charts and the paper figures, pure over hand-made rows, read back as a reviewer would:
+no line between categories, every label whole, series apart by colour and marker, a caption per chart, "no
+runs" where there are none, provenance, the leaderboard first, and stored text shown, never obeyed."""
 
 from __future__ import annotations
 
+import io
+import math
+import re
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from decimal import Decimal
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
 
-from oriole_workstation import charts
-from oriole_workstation.report import GroupBy
-from oriole_workstation.report_html import page
+from oriole_workstation import charts, drawing, report_html
+from oriole_workstation.report import GroupBy, comparison_query, pivot_cells, sql_literal, with_maze_intervals
 from oriole_workstation.results import Filters
 
 HOSTILE = "<script>alert('x')</script>"
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+SVG = "{http://www.w3.org/2000/svg}"
 
 
-def group(model: str, maze: str | None, runs: int, successes: int, **extra) -> dict:
-    rate = Decimal(successes) / runs if runs else None
-    return {"llm_provider": "ollama", "model_name": model, "prompt_version": "v1", "prompt_hash": "h1",
-            "maze_family": "perfect", "maze_size": "7x7", "mazes": 1, "maze": maze, "config": {}, "runs": runs,
-            "successes": successes,
-            "success_rate": rate, "success_rate_low": rate and rate / 2, "success_rate_high": rate and min(rate * 2, 1),
-            "median_actions_to_goal": Decimal(20), "median_path_efficiency": Decimal("0.8"),
-            "tokens_per_run": Decimal(1000), "tokens_per_success": Decimal(1500) if successes else None,
-            "cost_per_run": Decimal("0.01"), "cost_per_success": Decimal("0.02") if successes else None,
-            "mean_latency_ms": None, "errors": 0, "running": 0, **extra}
+def wilson(successes: int, runs: int, z: float = 1.96) -> tuple[Decimal, Decimal]:
+    p = successes / runs
+    centre, spread = p + z * z / (2 * runs), z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs))
+    return (Decimal(str(round((centre - spread) / (1 + z * z / runs), 4))),
+            Decimal(str(round((centre + spread) / (1 + z * z / runs), 4))))
 
 
-def experiment(n: int, model: str, maze: str, ending: str, actions: int, efficiency: float | None) -> dict:
-    return {"experiment_id": n, "llm_provider": "ollama", "model_name": model, "prompt_version": "v1",
-            "prompt_hash": "h1", "compared_config": {}, "maze": maze, "maze_tiles": 49 if maze == "perfect-7" else 81,
-            "shortest_path_length": 8, "ending": ending, "status": "succeeded" if ending == "success" else "timed_out",
-            "actions": actions, "path_efficiency": None if efficiency is None else Decimal(str(efficiency)),
-            "input_tokens": 900, "output_tokens": 100, "cost_usd": Decimal("0.01")}
+def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[dict], list[dict]]:
+    """Comparison rows and experiments from ``(provider, model, config, family, size, endings, tokens)``, each
+    ending on its own maze (``<family>-<size>@<n>``) twice, so the runs share mazes."""
+    experiments = []
+    for provider, model, config, family, size, endings, tokens in spec:
+        for n, ending in enumerate(endings):
+            experiments.append({
+                "experiment_id": len(experiments) + 1, "llm_provider": provider, "model_name": model,
+                "prompt_version": "v1", "prompt_hash": "c0ffee" * 10 + "beef", "compared_config": config,
+                "maze": f"{family}-{size}@{n // 2}", "maze_family": family, "maze_size": f"{size}x{size}",
+                "maze_hash": f"{family}{size}-{n // 2}", "maze_tiles": size * size, "shortest_path_length": 10,
+                "ending": ending, "status": {"success": "succeeded", "agent": "timed_out"}.get(ending, "failed"),
+                "actions": 20 + 7 * n, "path_efficiency": Decimal("0.5") + Decimal(n) / 100 if ending == "success"
+                else None, "input_tokens": tokens, "output_tokens": tokens // 10,
+                "cost_usd": Decimal(tokens) / 100_000, "seed": 1000 + len(experiments),
+                "sweep_id": "mixed", "code_version": "0.9.0+local", "started_at": NOW})
+    return group(experiments, by_maze), experiments
 
 
-class Texts(HTMLParser):
-    def __init__(self):
+def group(experiments: list[dict], by_maze: bool) -> list[dict]:
+    """What ``compare_experiments`` returns for these experiments."""
+    groups: dict[tuple, list[dict]] = {}
+    for e in experiments:
+        key = (e["llm_provider"], e["model_name"], e["maze_family"], e["maze_size"],
+               e["maze"] if by_maze else None, str(e["compared_config"]))
+        groups.setdefault(key, []).append(e)
+    rows = []
+    for (provider, model, family, size, maze, _), found in groups.items():
+        runs = [e for e in found if e["ending"] in ("success", "agent")]
+        wins = [e for e in runs if e["ending"] == "success"]
+        low, high = wilson(len(wins), len(runs)) if runs else (None, None)
+        cost = sum(e["cost_usd"] for e in runs)
+        rows.append({
+            "llm_provider": provider, "model_name": model, "prompt_version": "v1",
+            "prompt_hash": found[0]["prompt_hash"],
+            "maze_family": family, "maze_size": size, "maze": maze, "mazes": len({e["maze"] for e in runs}),
+            "config": found[0]["compared_config"], "runs": len(runs), "successes": len(wins),
+            "success_rate": Decimal(len(wins)) / len(runs) if runs else None, "success_rate_low": low,
+            "success_rate_high": high, "median_actions_to_goal": Decimal(20) if wins else None,
+            "median_path_efficiency": Decimal("0.5") if wins else None,
+            "tokens_per_run": Decimal(sum(e["input_tokens"] for e in runs)) / len(runs) if runs else None,
+            "tokens_per_success": None, "cost_per_run": cost / len(runs) if runs else None,
+            "cost_per_success": cost / len(wins) if wins else None, "mean_latency_ms": None,
+            "errors": len(found) - len(runs), "running": 0})
+    return rows
+
+
+BASELINES = [("baseline", agent, {}, family, size, ["success", "success", "agent", "success"], 0)
+             for agent in ("explorer", "random") for family, size in (("perfect", 11), ("dense", 21))]
+ERRORED = ("ollama", "broken", {}, "perfect", 11, ["error"], 0)
+LLM = ("ollama", "qwen2.5:7b", {}, "perfect", 11, ["success", "agent"], 5000)
+
+
+def page(spec: list[tuple], by: GroupBy = GroupBy.family, replays: dict | None = None) -> str:
+    rows, experiments = build(spec, by_maze=by is GroupBy.maze)
+    if by is GroupBy.family:
+        rows = with_maze_intervals(rows, group(experiments, by_maze=True))
+    return report_html.page(rows, experiments, by, Filters(tag="sweep:mixed"), replays or {},
+                            database="db.example:5432/oriole", now=NOW)
+
+
+class Parsed(HTMLParser):
+    """The page's elements in order (tag, attributes), the text of each, and each inline SVG's source."""
+
+    def __init__(self, text: str):
         super().__init__()
-        self.tags, self.texts = [], []
+        self.elements, self.texts, self._open = [], [], []
+        self.feed(text)
+        self.svgs = {m[1]: m[0] for m in re.finditer(r'<svg id="([\w-]+)".*?</svg>', text, re.S)}
 
     def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
+        self.elements.append((tag, dict(attrs)))
 
     def handle_data(self, data):
         self.texts.append(data)
 
 
-@pytest.fixture
-def html() -> str:
-    rows = [group("calm", None, 2, 1), group(HOSTILE, None, 2, 0)]
-    by_maze = [group("calm", "perfect-9", 1, 0), group("calm", "perfect-7", 1, 1), group(HOSTILE, "perfect-7", 2, 0)]
-    experiments = [experiment(1, "calm", "perfect-7", "success", 10, 0.8),
-                   experiment(2, "calm", "perfect-9", "agent", 400, None),
-                   experiment(3, HOSTILE, "perfect-7", "agent", 400, None),
-                   experiment(4, HOSTILE, "perfect-7", "agent", 400, None)]
-    return page(rows, by_maze, experiments, GroupBy.family, Filters(tag="t"), {1: "replays/experiment-1.html"},
-                now=datetime(2025, 6, 1, tzinfo=UTC))
+def svg_root(text: str, chart_id: str) -> ET.Element:
+    """An inline chart as XML (given the namespace a standalone file carries)."""
+    source = Parsed(text).svgs[chart_id]
+    return ET.fromstring(source.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1))
 
 
-def test_model_text_is_never_markup(html):
-    assert HOSTILE not in html and "&lt;script&gt;" in html
-    parsed = Texts()
-    parsed.feed(html)
-    assert "script" not in parsed.tags and parsed.tags.count("svg") == 5
-    assert any(HOSTILE in t for t in parsed.texts)  # shown as text, escaped once
+def label_texts(root: ET.Element) -> list[str]:
+    """Each series label as read, its wrapped lines joined."""
+    return [" ".join(t.itertext()) for t in root.iter(f"{SVG}text") if t.get("class") == "series-label"]
 
 
-def test_the_ladder_orders_mazes_by_size_and_a_success_links_its_replay(html):
-    assert html.index(">perfect-7</text>") < html.index(">perfect-9</text>")
-    assert 'href="replays/experiment-1.html"' in html
-    assert "1 of 1 runs succeeded (100%" in html and "no success" in html
+def squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
 
 
-def test_every_series_differs_in_marker_or_dash_as_well_as_colour():
-    styles = [(s[1], s[2]) for s in charts.STYLES]
-    assert len(set(styles)) == len(styles) and len({s[0] for s in charts.STYLES}) == len(charts.STYLES)
+# --- honest charts ---------------------------------------------------------------------------------------
+
+
+def test_the_success_chart_joins_no_two_categories_with_a_line():
+    text = page([*BASELINES, LLM, ERRORED])
+    root = svg_root(text, "success")
+    assert not root.findall(f".//{SVG}polyline") and not root.findall(f".//{SVG}path")
+    assert all(p.get("class") == "marker" for p in root.iter(f"{SVG}polygon"))
+    dots = [g for g in root.iter(f"{SVG}g") if g.get("class") == "dot"]
+    assert len(dots) == 5  # one per group with runs: explorer and random on two panels, qwen on one
+    for dot in dots:  # a dot's lines are its whisker and caps: level, or upright and short
+        for line in dot.iter(f"{SVG}line"):
+            y1, y2 = float(line.get("y1")), float(line.get("y2"))
+            assert y1 == y2 or abs(y1 - y2) < 10
+
+
+def test_panels_are_the_families_and_sizes_or_the_mazes():
+    by_family = svg_root(page(BASELINES), "success")
+    titles = [t.text for t in by_family.iter(f"{SVG}text") if t.get("class") == "panel-title"]
+    assert titles == ["perfect 11x11", "dense 21x21"]
+    by_maze = svg_root(page(BASELINES, GroupBy.maze), "success")
+    titles = [t.text for t in by_maze.iter(f"{SVG}text") if t.get("class") == "panel-title"]
+    assert titles == ["perfect-11@0", "perfect-11@1", "dense-21@0", "dense-21@1"]
+
+
+def test_every_label_is_whole_however_long():
+    config = {"maxMoves": 500, "visionRange": 2, "temperature": 0.7, "memoryMode": "summary"}
+    model = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    spec = [("bedrock", model, config, "perfect", 11, ["success", "agent"], 900),
+            ("bedrock", model, {**config, "temperature": 0.0}, "perfect", 11, ["success"], 900)]
+    text = page(spec)
+    assert "…" not in text and "..." not in text
+    whole = squeezed(f"bedrock/{model} maxMoves=500 memoryMode=\"summary\" temperature=0.7 visionRange=2")
+    for chart in ("success", "efficiency", "actions", "tokens", "cost"):
+        assert whole in map(squeezed, label_texts(svg_root(text, chart))), chart
+    figure = report_html.figures(*build(spec), GroupBy.family, charts.COLUMN)["success"]
+    keyed = label_texts(ET.fromstring(drawing.to_svg(figure)))
+    assert squeezed(f"bedrock/{model} · maxMoves=500 memoryMode=\"summary\" temperature=0.0 visionRange=2") in map(
+        squeezed, keyed)
+
+
+def test_every_wrapped_line_fits_its_room():
+    spec = [("openai", "m" * 90, {"maxMoves": n}, "perfect", 11, ["success"], 10) for n in (1, 2)]
+    figure = report_html.figures(*build(spec), GroupBy.family, charts.COLUMN)["success"]
+    for shape in figure.shapes:
+        if isinstance(shape, drawing.Text) and shape.role == "series-label":
+            assert all(shape.x + drawing.text_width(line, shape.size) <= figure.width for line in shape.lines)
+
+
+def test_sixteen_series_differ_in_colour_and_marker_together():
+    series = [charts.Series((n,), f"agent-{n}", "", n) for n in range(16)]
+    assert len({(s.colour, s.shape) for s in series}) == 16
+    assert len({s.code for s in series}) == 16
+    same_shape = [(a, b) for a in series for b in series if a.index < b.index and a.shape == b.shape
+                  and a.hollow == b.hollow]
+    assert all(luminance(a.colour) - luminance(b.colour) for a, b in same_shape)  # told apart in grey too
+    assert all(abs(luminance(a.colour) - luminance(b.colour)) > 0.5 for a, b in same_shape)
+
+
+def luminance(colour: str) -> float:
+    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_every_chart_has_a_caption_saying_what_a_point_and_a_whisker_are():
+    parsed = Parsed(page([*BASELINES, LLM]))
+    figures = [a["id"] for tag, a in parsed.elements if tag == "figure"]
+    assert figures == ["figure-success", "figure-efficiency", "figure-actions", "figure-tokens", "figure-cost"]
+    text = page([*BASELINES, LLM])
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
+    assert len(captions) == len(figures) and all(c.startswith("Each ") for c in captions)
+    assert "whisker is its 95% Wilson interval" in captions[0] and "bootstrap interval over mazes" in captions[0]
+
+
+def test_an_agent_whose_only_experiment_errored_has_no_runs_not_zero_percent():
+    text = page([*BASELINES, ERRORED])
+    root = svg_root(text, "success")
+    empty = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "no-runs"]
+    assert "no runs (1 error)" in empty
+    assert "no runs" in empty  # the broken agent on dense 21x21, where it never ran
+    assert '<td class="none">no runs (1 error)</td>' in text
+
+
+def test_token_and_cost_charts_appear_only_where_there_are_tokens():
+    baselines = Parsed(page(BASELINES))
+    assert {"success", "efficiency", "actions"} == set(baselines.svgs)
+    mixed = Parsed(page([*BASELINES, LLM]))
+    assert {"tokens", "cost"} <= set(mixed.svgs)
+    tokens = svg_root(page([*BASELINES, LLM]), "tokens")
+    assert label_texts(tokens) == ["ollama/qwen2.5:7b"]  # the baselines' zeros are not drawn
+    assert [t.text for t in tokens.iter(f"{SVG}text") if t.get("class") == "no-runs"] == ["no runs"]  # dense 21x21
+    assert "agents without tokens (baselines) are left out" in tokens.find(f"{SVG}desc").text
+
+
+def test_distributions_are_split_like_the_table():
+    root = svg_root(page(BASELINES), "efficiency")
+    assert [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "panel-title"] == ["perfect 11x11",
+                                                                                             "dense 21x21"]
+    assert [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "count"] == ["n=3"] * 4
+
+
+def test_a_success_dot_links_its_replay():
+    text = page(BASELINES, replays={1: "replays/experiment-1.html"})
+    assert 'href="replays/experiment-1.html"' in Parsed(text).svgs["efficiency"]
+    assert '<a href="replays/experiment-1.html">1</a>' in text
+
+
+# --- a page that stands on its own -----------------------------------------------------------------------
+
+
+def test_the_leaderboard_comes_first_then_provenance_and_the_intervals():
+    parsed = Parsed(page(BASELINES))
+    sections = [a["id"] for tag, a in parsed.elements if tag == "section"]
+    assert sections[:4] == ["leaderboard-section", "provenance", "intervals", "success"]
+    assert sections[-2:] == ["comparison", "experiments"]
+
+
+def test_the_leaderboard_is_agent_by_family_and_size_with_intervals():
+    text = page([*BASELINES, ERRORED])
+    table = re.search(r'<table id="leaderboard">.*?</table>', text, re.S)[0]
+    assert re.findall(r'<th scope="col">(.*?)</th>', table) == ["agent", "perfect 11x11", "dense 21x21"]
+    assert re.findall(r'<th scope="row">(.*?)</th>', table) == ["baseline/explorer", "baseline/random",
+                                                                "ollama/broken"]
+    assert '<span class="rate">75.0%</span> <span class="runs">3/4</span>' in table
+    assert '<span class="interval">30.1%-95.4%</span>' in table and "maze " in table
+
+
+def test_the_pivot_is_the_same_leaderboard_for_a_terminal():
+    rows, _ = build([*BASELINES, ERRORED])
+    headers, cells = pivot_cells(rows)
+    assert headers == ("agent", "perfect 11x11", "dense 21x21")
+    assert cells[0] == ("baseline/explorer", "75.0% (30.1%-95.4%) 3/4", "75.0% (30.1%-95.4%) 3/4")
+    assert cells[2] == ("ollama/broken", "no runs (1 error)", "no runs")
+
+
+def test_the_comparison_table_puts_the_configuration_under_the_agent():
+    spec = [("baseline", "explorer", {"maxMoves": 100}, "perfect", 11, ["success"], 0),
+            ("baseline", "explorer", {"maxMoves": 900}, "perfect", 11, ["success"], 0)]
+    table = re.search(r'<table id="comparison-table">.*?</table>', page(spec), re.S)[0]
+    assert ">config<" not in table
+    assert '<th scope="row">baseline/explorer<span class="detail">maxMoves=900</span></th>' in table
+
+
+def test_provenance_names_where_the_numbers_come_from():
+    text = page([*BASELINES, LLM])
+    block = re.search(r'<dl class="provenance">.*?</dl>', text, re.S)[0]
+    terms = re.findall(r"<dt>(.*?)</dt>", block)
+    assert terms == ["generated", "database", "scope", "sweeps", "experiments", "mazes", "code versions", "prompts",
+                     "seeds", "query"]
+    assert "db.example:5432/oriole" in block and "<code>mixed</code> (18 experiments)" in block
+    assert "<code>0.9.0+local</code> (18 experiments)" in block
+    assert "v1 sha256:" + "c0ffee" * 10 + "beef" in block
+    assert "18 values, 1000 to 1017" in block and "4 different grids: dense-21@0, dense-21@1, perfect-11@0" in block
+    assert "SELECT * FROM compare_experiments(tag =&gt; &#x27;sweep:mixed&#x27;, by_maze =&gt; false);" in block
+
+
+def test_the_query_shown_quotes_what_it_is_given():
+    assert sql_literal("it's") == "'it''s'" and sql_literal(None) == "NULL" and sql_literal(True) == "true"
+    query = comparison_query(Filters(model="o'brien", since=datetime(2025, 1, 2, tzinfo=UTC)), GroupBy.maze)
+    assert query == ("SELECT * FROM compare_experiments(model => 'o''brien', since => '2025-01-02 00:00:00+00:00'"
+                     "::timestamptz, by_maze => true);")
+
+
+def test_stored_text_is_shown_never_obeyed():
+    spec = [("ollama", HOSTILE, {}, "perfect", 11, ["success"], 10),
+            ("ollama", "m\x1b[2J\u202eevil", {}, "perfect", 11, ["success"], 10)]
+    text = page(spec)
+    assert HOSTILE not in text and "&lt;script&gt;" in text and "\x1b" not in text and "\u202e" not in text
+    assert "m\\x1b[2J\\u202eevil" in text
+    parsed = Parsed(text)
+    assert "script" not in {tag for tag, _ in parsed.elements}
+    assert any(HOSTILE in t for t in parsed.texts)
+    for chart in parsed.svgs:
+        svg_root(text, chart)  # every chart is well-formed XML
+
+
+# --- figures for a paper ---------------------------------------------------------------------------------
+
+
+def test_paper_figures_are_a_column_wide_with_readable_fonts():
+    found = report_html.figures(*build([*BASELINES, LLM]), GroupBy.family, charts.COLUMN)
+    assert set(found) == {"success", "efficiency", "actions", "tokens", "cost"}
+    for d in found.values():
+        root = ET.fromstring(drawing.to_svg(d))
+        assert root.get("width") == "252pt" and root.get("height").endswith("pt")
+        assert root.find(f"{SVG}desc").text == d.caption
+        assert min(float(t.get("font-size")) for t in root.iter(f"{SVG}text")) >= 6.5
+
+
+def test_a_figure_paints_as_a_png_at_300_dpi():
+    d = report_html.figures(*build(BASELINES), GroupBy.family, charts.COLUMN)["success"]
+    image = Image.open(io.BytesIO(drawing.to_png(d)))
+    assert image.size[0] == math.ceil(252 * 300 / 72) and round(image.info["dpi"][0]) == 300
+    assert len(image.convert("L").getcolors(256)) > 10  # drawn, not blank
+
+
+# --- axes and text ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("low, high, ticks", [(0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1.0]), (0, 7, [0, 2, 4, 6, 8]),
@@ -88,3 +333,11 @@ def test_nice_ticks_cover_the_range_with_round_steps(low, high, ticks):
 def test_log_ticks_are_powers_of_ten():
     assert charts.log_ticks(30, 900) == [10, 20, 50, 100, 200, 500, 1000]  # a short range: 2 and 5 between
     assert charts.log_ticks(8, 2300) == [1, 10, 100, 1000, 10000]
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200),
+       st.floats(min_value=20, max_value=400))
+def test_wrapping_keeps_every_character_and_fits(text, width):
+    lines = drawing.wrap(text, width, 10)
+    assert squeezed(" ".join(lines)) == squeezed(text)
+    assert all(drawing.text_width(line, 10) <= width or len(line.strip()) == 1 for line in lines)

@@ -1,5 +1,7 @@
-"""The sweep flow's ASL file: a plan, then a Parallel of one distributed map per provider, each capped from the
-plan, whose items catch every failure, keep their output tiny and loop Wait/check until the experiment ends."""
+"""The sweep flow's ASL file: rendered from ``oriole.flows.sweep_flow`` (the file and the generator agree), a plan,
+then a Parallel of one distributed map per provider, each capped from the plan, whose items catch every
+failure, retry as the experiment flow's tasks do, keep their output tiny, loop Wait/check until the experiment
+ends and keep their slot while a check fails; every state name unique in the whole state machine."""
 
 import json
 import re
@@ -7,12 +9,19 @@ import re
 import pytest
 
 from oriole import flows
+from oriole.flows import sweep_flow
 from oriole.handlers import FUNCTIONS
 from oriole.inputs import PROVIDERS
+from oriole.sweeps import MAX_EXPERIMENTS
 
 ASL = flows.definition(flows.SWEEP)
 STATES = ASL["States"]
 MAPS = {branch["StartAt"]: branch["States"][branch["StartAt"]] for branch in STATES["RunRepetitions"]["Branches"]}
+
+
+def test_the_shipped_file_is_the_generators_rendering():
+    assert flows.definition_text(flows.SWEEP) == sweep_flow.render(), \
+        "sweep.asl.json and oriole/flows/sweep_flow.py disagree: run `make flows` and commit the file"
 
 
 def test_the_sweep_plans_then_runs_the_providers_side_by_side_then_summarizes():
@@ -24,44 +33,135 @@ def test_the_sweep_plans_then_runs_the_providers_side_by_side_then_summarizes():
     assert all(len(branch["States"]) == 1 for branch in parallel["Branches"])
 
 
+def provider_map(provider: str) -> dict:
+    [state] = [m for m in MAPS.values() if m["ItemsPath"] == f"$.indices.{provider}"]
+    return state
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_each_provider_has_a_distributed_map_capped_from_the_plan(provider):
-    [state] = [m for m in MAPS.values() if m["ItemsPath"] == f"$.indices.{provider}"]
+    state = provider_map(provider)
     assert state["Type"] == "Map" and state["MaxConcurrencyPath"] == f"$.caps.{provider}"
+    assert state["Label"] == sweep_flow.PROVIDERS[provider]
     assert state["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
-    assert state["ToleratedFailurePercentage"] == 100  # no item's failure fails the sweep
-    assert state["ResultPath"] is None
+    assert state["ToleratedFailureCount"] == MAX_EXPERIMENTS  # every item may fail: no item's failure fails the sweep
+    assert "ToleratedFailurePercentage" not in state
+    assert state["ResultPath"] is None and state["OutputPath"] is None  # the Parallel gets {} from each branch
     assert state["ItemSelector"] == {"index.$": "$$.Map.Item.Value", "sweep.$": "$.sweep",
-                                     "waitSeconds.$": "$.waitSeconds"}
+                                     "waitSeconds.$": "$.waitSeconds", "check": {"failedChecks": 0}}
 
 
-def test_every_providers_map_runs_the_same_item_flow():
-    processors = [json.dumps(m["ItemProcessor"], sort_keys=True) for m in MAPS.values()]
-    assert len(processors) == len(PROVIDERS) and len(set(processors)) == 1
+def state_names(states: dict) -> list[str]:
+    """Every state name under ``states``, those of maps' item flows and parallels' branches included."""
+    names = []
+    for name, state in states.items():
+        names.append(name)
+        for nested in [state.get("ItemProcessor", {}), *state.get("Branches", [])]:
+            names += state_names(nested.get("States", {}))
+    return names
 
 
-ITEM = next(iter(MAPS.values()))["ItemProcessor"]["States"]
+def test_every_state_name_is_unique_in_the_whole_state_machine():
+    """CreateStateMachine refuses a name used twice anywhere (DUPLICATE_STATE_NAMES): each map's item states
+    carry its provider's label."""
+    names = state_names(STATES)
+    assert len(names) == len(set(names))
+    for provider, label in sweep_flow.PROVIDERS.items():
+        item = provider_map(provider)["ItemProcessor"]
+        assert item["StartAt"] == f"{label}StartRepetition"
+        assert all(name.startswith(label) for name in item["States"])
 
 
-def test_every_item_task_catches_everything_and_the_item_ends_with_its_outcome_only():
-    tasks = {name: state for name, state in ITEM.items() if state["Type"] == "Task"}
+def test_every_providers_map_runs_the_same_item_flow_but_for_its_names():
+    processors = {json.dumps(m["ItemProcessor"], sort_keys=True).replace(f'"{m["Label"]}', '"')
+                  for m in MAPS.values()}
+    assert len(MAPS) == len(PROVIDERS) and len(processors) == 1
+
+
+def test_the_providers_are_data():
+    """The generator renders a map for each provider it is given (a later provider registry feeds it)."""
+    two = sweep_flow.definition({"baseline": "Baseline", "acme": "AcmeCloud"})
+    maps = [b["States"][b["StartAt"]] for b in two["States"]["RunRepetitions"]["Branches"]]
+    assert [m["ItemsPath"] for m in maps] == ["$.indices.baseline", "$.indices.acme"]
+    assert [m["ItemProcessor"]["StartAt"] for m in maps] == ["BaselineStartRepetition", "AcmeCloudStartRepetition"]
+    names = state_names(two["States"])
+    assert len(names) == len(set(names))
+
+
+ITEM = provider_map("baseline")["ItemProcessor"]["States"]
+LABEL = sweep_flow.PROVIDERS["baseline"]
+
+
+def item(state: str) -> dict:
+    return ITEM[LABEL + state]
+
+
+def test_every_item_task_catches_everything_and_every_end_succeeds_with_an_empty_output():
+    """The map keeps each item's output in its result (20,000 of them must stay far below 256 KiB) and a failed
+    item's result would carry its input, the sweep: every end succeeds with {}."""
+    tasks = {name.removeprefix(LABEL): state for name, state in ITEM.items() if state["Type"] == "Task"}
     assert set(tasks) == {"StartRepetition", "CheckRepetition"}
-    for name, state in tasks.items():
-        assert state["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error",
-                                   "Next": "RepetitionFailed"}], name
-    ends = {name: state for name, state in ITEM.items() if state.get("End")}
-    assert ends == {"ExperimentClosed": {**ITEM["ExperimentClosed"], "InputPath": "$.check.outcome"},
-                    "NothingStarted": {**ITEM["NothingStarted"], "InputPath": "$.repetition.outcome"},
-                    "RepetitionFailed": {**ITEM["RepetitionFailed"], "Result": "error"}}
+    for name, failed in (("StartRepetition", "StartFailed"), ("CheckRepetition", "CheckFailed")):
+        assert tasks[name]["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error",
+                                         "Next": LABEL + failed}], name
+    ends = {name.removeprefix(LABEL): state for name, state in ITEM.items() if state.get("End") or
+            state["Type"] in ("Succeed", "Fail")}
+    assert set(ends) == {"ExperimentClosed", "NothingStarted", "StartFailed", "GaveUpChecking"}
+    assert all(state["Type"] == "Pass" and state["OutputPath"] is None for state in ends.values())
 
 
 def test_an_item_waits_and_checks_until_the_experiment_is_closed():
-    assert ITEM["IsStarted"]["Choices"][0]["Next"] == "WaitForExperiment"
-    assert ITEM["WaitForExperiment"] == {"Type": "Wait", "SecondsPath": "$.waitSeconds", "Next": "CheckRepetition"}
-    assert ITEM["CheckRepetition"]["Next"] == "IsClosed"
-    assert ITEM["IsClosed"]["Default"] == "WaitForExperiment"
-    assert ITEM["IsClosed"]["Choices"] == [{"Variable": "$.check.closed", "BooleanEquals": True,
-                                            "Next": "ExperimentClosed"}]
+    assert item("IsStarted")["Choices"][0]["Next"] == LABEL + "WaitForExperiment"
+    assert item("WaitForExperiment") == {"Type": "Wait", "SecondsPath": "$.waitSeconds",
+                                         "Next": LABEL + "CheckRepetition"}
+    assert item("CheckRepetition")["Next"] == LABEL + "IsClosed"
+    assert item("IsClosed")["Default"] == LABEL + "WaitForExperiment"
+    assert item("IsClosed")["Choices"] == [{"Variable": "$.check.closed", "BooleanEquals": True,
+                                            "Next": LABEL + "ExperimentClosed"}]
+
+
+def test_a_failed_check_keeps_the_slot_and_checks_again_until_too_many_in_a_row():
+    """The experiment may still run when its check fails: the item waits and checks again (the cap holds); a
+    check that answers resets the count; only MAX_FAILED_CHECKS failures in a row end the item."""
+    check = item("CheckRepetition")
+    assert check["ResultPath"] == "$.check" and check["ResultSelector"]["failedChecks"] == 0
+    failed = item("CheckFailed")
+    assert failed["Type"] == "Pass" and failed["ResultPath"] == "$.check" and failed["Next"] == LABEL + "MayCheckAgain"
+    assert failed["Parameters"] == {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)"}
+    assert item("MayCheckAgain")["Choices"] == [{"Variable": "$.check.failedChecks",
+                                                 "NumericLessThan": sweep_flow.MAX_FAILED_CHECKS,
+                                                 "Next": LABEL + "WaitForExperiment"}]
+    assert item("MayCheckAgain")["Default"] == LABEL + "GaveUpChecking"
+
+
+def tasks_of(states: dict) -> dict[str, dict]:
+    """Every Task state under ``states``, nested ones included."""
+    found = {}
+    for name, state in states.items():
+        if state["Type"] == "Task":
+            found[name] = state
+        for nested in [state.get("ItemProcessor", {}), *state.get("Branches", [])]:
+            found.update(tasks_of(nested.get("States", {})))
+    return found
+
+
+def retried(task: dict) -> set[str]:
+    return {error for retrier in task["Retry"] for error in retrier["ErrorEquals"]}
+
+
+def test_every_sweep_task_retries_as_the_experiment_flows_tasks_do():
+    """Each retrier of the sweep is one of the experiment flow's, verbatim; every task retries Lambda's transient
+    errors and a full database (DatabaseBusy); StartRepetition retries a throttled start as ContinueAsNew does."""
+    experiment = tasks_of(flows.definition(flows.EXPERIMENT)["States"])
+    known = {json.dumps(retrier, sort_keys=True) for task in experiment.values() for retrier in task["Retry"]}
+    sweep = tasks_of(STATES)
+    assert len(sweep) == 2 + 2 * len(PROVIDERS)
+    for name, task in sweep.items():
+        assert {json.dumps(retrier, sort_keys=True) for retrier in task["Retry"]} <= known, name
+        assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException", "Lambda.Unknown", "OperationalError",
+                "DatabaseBusy"} <= retried(task), name
+        assert ("StartExecutionThrottled" in retried(task)) == name.endswith("StartRepetition"), name
+    assert "StartExecutionThrottled" in retried(experiment["ContinueAsNew"])
 
 
 def test_the_experiment_flow_is_a_placeholder_and_every_function_is_known():
@@ -71,7 +171,7 @@ def test_the_experiment_flow_is_a_placeholder_and_every_function_is_known():
     assert not flows.functions(flows.SWEEP) & flows.functions(flows.EXPERIMENT)
 
 
-@pytest.mark.parametrize("states, start", [(STATES, ASL["StartAt"]), (ITEM, "StartRepetition")])
+@pytest.mark.parametrize("states, start", [(STATES, ASL["StartAt"]), (ITEM, LABEL + "StartRepetition")])
 def test_every_state_is_reachable(states, start):
     seen, todo = set(), [start]
     while todo:

@@ -1,8 +1,12 @@
-"""Small SVG charts for the HTML report, drawn from numbers alone: no plotting library, no external reference.
+"""The report's charts as small multiples: one panel per maze family and size (or per maze), one row per
+series (an agent with its prompt and configuration) in every panel, drawn from numbers alone.
 
-Each chart is an inline ``<svg>`` element (HTML5 needs no namespace) with a title, labelled axes and its own
-legend. Series differ in lightness, marker shape and dash pattern, so they stay apart when printed in grey.
-Every text that comes from the data (model names, maze names) is escaped: it is never markup.
+A success rate is a dot with its interval as a whisker; a distribution is every experiment as a dot over its
+box. Categories are never joined by a line: a row or a panel stands for itself. A series keeps its colour
+(Okabe-Ito's colour-blind-safe palette) and its marker (shape, filled or hollow) in every chart, and no two
+series of a page share both, so they stay apart in grey. Labels are wrapped, never cut: on the page each row
+carries its series' whole label; a paper figure keys its rows by letter and lists every label in full below.
+The layout is a ``drawing.Drawing``, written as inline SVG, a standalone SVG or a PNG.
 """
 
 from __future__ import annotations
@@ -11,53 +15,58 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from oriole_workstation.display import html_safe as escape  # escaped, and nothing obeyed
+from oriole_workstation.drawing import INK, MARKERS, Drawing, Group, Line, Marker, Rect, Text, text_width, wrap
 
-FONT = 'font-family="system-ui, sans-serif" font-size="12"'
-INK, GRID, MUTED = "#222222", "#d9d9d9", "#555555"
-# (fill colour, marker, dash): lightness alternates dark and light, then shapes and dashes take over
-STYLES = (("#1b2a49", "circle", ""), ("#f4a81d", "square", "6 3"), ("#2a9d8f", "triangle", "2 3"),
-          ("#c0392b", "diamond", "8 3 2 3"), ("#a6cee3", "circle", "4 4"), ("#6a3d9a", "square", ""),
-          ("#b2df8a", "triangle", "6 3"), ("#7f7f7f", "diamond", "2 3"))
-LEGEND_ROW = 18
-CHAR_PX = 6.6  # the mean width of a character at the charts' font size, to fit labels
+# Okabe and Ito's palette, ordered so the series that share a shape (index i and i + 7) differ in lightness
+PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442")
+MUTED, GRID, SHADE, BAND = "#555555", "#d4d4d4", "#f3f3f3", "#b0b0b0"
 
 
 @dataclass(frozen=True)
 class Series:
-    """One agent (model, prompt, compared configuration) as every chart of a page draws it."""
+    """One agent (model, prompt, compared configuration) as every chart of a page draws it: ``agent`` and
+    ``detail`` (prompt and configuration) make its label."""
 
     key: tuple
-    label: str
+    agent: str
+    detail: str
     index: int
 
     @property
+    def label(self) -> str:
+        return f"{self.agent} · {self.detail}" if self.detail else self.agent
+
+    @property
     def colour(self) -> str:
-        return STYLES[self.index % len(STYLES)][0]
+        return PALETTE[self.index % len(PALETTE)]
 
     @property
-    def marker(self) -> str:
-        return STYLES[self.index % len(STYLES)][1]
+    def shape(self) -> str:
+        return MARKERS[self.index % len(MARKERS)]
 
     @property
-    def dash(self) -> str:
-        return STYLES[self.index % len(STYLES)][2]
+    def hollow(self) -> bool:
+        """The second eight series are drawn hollow: with colour and shape, 112 series stay apart."""
+        return (self.index // len(PALETTE)) % 2 == 1
 
+    @property
+    def code(self) -> str:
+        """A, B, ... Z, AA, AB, ...: the series' key in a figure too narrow for its label."""
+        n, code = self.index, ""
+        while True:
+            n, rest = divmod(n, 26)
+            code = chr(ord("A") + rest) + code
+            if n == 0:
+                return code
+            n -= 1
 
-@dataclass(frozen=True)
-class Point:
-    """A ladder point: the success rate at one maze, its interval, and what its tooltip says."""
-
-    category: str
-    value: float | None
-    low: float | None
-    high: float | None
-    note: str
+    def marker(self, x: float, y: float, size: float) -> Marker:
+        return Marker(self.shape, x, y, size, self.colour, self.hollow)
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One experiment in a distribution: its value, what its tooltip says, and the page it links to."""
+    """One experiment in a distribution: its value, what its tooltip says, and the replay it links to."""
 
     value: float
     note: str
@@ -65,84 +74,95 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class Bar:
-    series: Series
-    label: str
-    value: float | None
-    text: str
+class Cell:
+    """What one panel shows for one series: a dot (``value``) with a whisker (``low``-``high``) and a band
+    (``band``), or ``samples`` as a distribution; ``count`` is written at the row's right end, ``empty`` in
+    place of the row when there is nothing to draw."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    band: tuple[float, float] | None = None
+    samples: tuple[Sample, ...] = ()
+    note: str = ""
+    count: str = ""
+    empty: str = "no runs"
 
 
-@dataclass
-class Frame:
-    """A chart's plotting area inside its SVG."""
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    cells: dict[tuple, Cell]
 
-    width: int
-    height: int
-    left: int = 70
-    right: int = 24
-    top: int = 16
-    bottom: int = 48
-    parts: list[str] = field(default_factory=list)
+
+@dataclass(frozen=True)
+class Style:
+    """A chart's size and type: ``unit`` px for the page, pt for a paper figure; ``keyed`` rows are labelled
+    by their series' code, with the full labels listed below the panels."""
+
+    width: float
+    font: float
+    unit: str
+    keyed: bool
+    panel_width: float
 
     @property
-    def plot_width(self) -> float:
-        return self.width - self.left - self.right
+    def small(self) -> float:
+        return self.font * 0.88
 
     @property
-    def plot_height(self) -> float:
-        return self.height - self.top - self.bottom
+    def line(self) -> float:
+        return self.font * 1.2
+
+    @property
+    def stroke(self) -> float:
+        return self.font / 12
 
 
-def marker(shape: str, x: float, y: float, size: float, fill: str) -> str:
-    """A marker centred on (x, y); filled in the series colour, outlined dark so light colours stay visible."""
-    style = f'fill="{fill}" stroke="{INK}" stroke-width="1"'
-    if shape == "square":
-        return f'<rect x="{x - size:.1f}" y="{y - size:.1f}" width="{2 * size:.1f}" height="{2 * size:.1f}" {style}/>'
-    if shape in ("triangle", "diamond"):
-        points = ([(x, y - size * 1.2), (x + size * 1.1, y + size * 0.8), (x - size * 1.1, y + size * 0.8)]
-                  if shape == "triangle" else [(x, y - size * 1.3), (x + size * 1.1, y), (x, y + size * 1.3),
-                                               (x - size * 1.1, y)])
-        return f'<polygon points="{" ".join(f"{px:.1f},{py:.1f}" for px, py in points)}" {style}/>'
-    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{size:.1f}" {style}/>'
+PAGE = Style(width=1180, font=12, unit="px", keyed=False, panel_width=150)
+COLUMN = Style(width=252, font=7.5, unit="pt", keyed=True, panel_width=74)  # a paper column: 3.5 in
 
 
-def label(text: str, x: float, y: float, room: float, anchor: str = "start") -> str:
-    """A text label cut to ``room`` pixels with an ellipsis; the whole text stays in its tooltip."""
-    fits = max(int(room / CHAR_PX), 4)
-    shown = text if len(text) <= fits else text[:fits - 1] + "…"
-    tip = f"<title>{escape(text)}</title>" if shown != text else ""
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {FONT} fill="{INK}">{tip}{escape(shown)}'
-            f"</text>")
+@dataclass(frozen=True)
+class Axis:
+    """A horizontal value axis shared by every panel of a chart."""
+
+    low: float
+    high: float
+    title: str
+    format: Callable[[float], str]
+    log: bool = False
+    ticks: tuple[float, ...] = field(default=())
+
+    def fraction(self, value: float) -> float:
+        if self.log:
+            low, high = math.log10(self.low), math.log10(self.high)
+            return (math.log10(max(value, self.low)) - low) / (high - low)
+        return (value - self.low) / (self.high - self.low)
+
+    def tick_values(self, room: float, size: float) -> list[float]:
+        """The ticks that fit in ``room`` without their labels touching."""
+        ticks = list(self.ticks)
+        widest = max(text_width(self.format(t), size) for t in ticks) * 1.2
+        if self.log and room / (len(ticks) - 1) < widest:
+            ticks = [t for t in ticks if math.log10(t).is_integer()]
+        while len(ticks) > 2 and room / (len(ticks) - 1) < widest:
+            ticks = ticks[::2] if len(ticks) % 2 else [*ticks[:-1:2], ticks[-1]]
+        return ticks
 
 
-def label_margin(labels: Sequence[str], width: int) -> int:
-    """Room on the left for row labels: the longest, up to 40 % of the chart."""
-    return int(min(max((len(t) for t in labels), default=0) * CHAR_PX + 24, width * 0.4))
+def rate_axis(title: str) -> Axis:
+    """A rate from 0 to 1, its ticks in percent (the unit in the title keeps them narrow)."""
+    return Axis(0.0, 1.0, f"{title} (%)", lambda v: f"{v * 100:.0f}", ticks=(0.0, 0.25, 0.5, 0.75, 1.0))
 
 
-def legend(series: Sequence[Series], width: int, with_lines: bool = False) -> tuple[str, int]:
-    """The legend as rows of swatch and label, wrapped to ``width``; its SVG and its height."""
-    parts, x, y, column = [], 8.0, 12.0, 0
-    for s in series:
-        item_width = min(40 + CHAR_PX * len(s.label), width - 8)
-        if column and x + item_width > width:
-            x, y, column = 8.0, y + LEGEND_ROW, 0
-        if with_lines:
-            parts.append(f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{x + 24:.1f}" y2="{y:.1f}" stroke="{s.colour}" '
-                         f'stroke-width="2" stroke-dasharray="{s.dash}"/>')
-        parts.append(marker(s.marker, x + 12, y, 4.5, s.colour))
-        parts.append(label(s.label, x + 30, y + 4, item_width - 40))
-        x, column = x + item_width, column + 1
-    return f'<g class="legend">{"".join(parts)}</g>', int(y + 12)
-
-
-def svg(frame: Frame, title: str, legend_svg: str, legend_height: int, chart_id: str) -> str:
-    """The whole chart: a title for assistive technology, the legend on top, the plot below it."""
-    total = frame.height + legend_height
-    return (f'<svg class="chart" id="{chart_id}" role="img" aria-labelledby="{chart_id}-title" '
-            f'width="{frame.width}" height="{total}" viewBox="0 0 {frame.width} {total}">'
-            f'<title id="{chart_id}-title">{escape(title)}</title>{legend_svg}'
-            f'<g transform="translate(0,{legend_height})">{"".join(frame.parts)}</g></svg>')
+def value_axis(values: Sequence[float], title: str, log: bool, format: Callable[[float], str]) -> Axis:
+    """An axis over ``values``: from zero on a linear scale, over whole powers of ten on a log scale."""
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    ticks = log_ticks(low, high) if log else nice_ticks(min(0.0, low), max(high, 1e-9), count=4)
+    if log and len(ticks) < 2:
+        ticks = [ticks[0], ticks[0] * 10]
+    return Axis(ticks[0], ticks[-1], title + (" (log scale)" if log else ""), format, log, tuple(ticks))
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -164,72 +184,184 @@ def log_ticks(low: float, high: float) -> list[float]:
     return [t for t in ticks if 10 ** first <= t <= 10 ** last]
 
 
-def _format_tick(value: float) -> str:
+def format_number(value: float) -> str:
+    """A tick label: 20k for 20,000 (narrow enough for a paper column's panels), 1,500, 0.5."""
+    if value >= 10_000 and value % 1000 == 0:
+        return f"{value / 1_000_000:g}M" if value % 1_000_000 == 0 else f"{value / 1000:,g}k"
     return f"{value:,.0f}" if value == int(value) else f"{value:g}"
 
 
-def value_axis(frame: Frame, ticks: list[float], position: Callable[[float], float], label: str,
-               horizontal: bool, formatter: Callable[[float], str] = _format_tick) -> None:
-    """Grid lines, tick labels and the axis title along the value axis (horizontal: x, else y)."""
-    for tick in ticks:
-        p = position(tick)
-        if horizontal:
-            frame.parts.append(f'<line x1="{p:.1f}" y1="{frame.top}" x2="{p:.1f}" y2="{frame.top + frame.plot_height}"'
-                               f' stroke="{GRID}"/><text x="{p:.1f}" y="{frame.top + frame.plot_height + 16}" '
-                               f'text-anchor="middle" {FONT} fill="{MUTED}">{formatter(tick)}</text>')
-        else:
-            frame.parts.append(f'<line x1="{frame.left}" y1="{p:.1f}" x2="{frame.left + frame.plot_width}" '
-                               f'y2="{p:.1f}" stroke="{GRID}"/><text x="{frame.left - 8}" y="{p + 4:.1f}" '
-                               f'text-anchor="end" {FONT} fill="{MUTED}">{formatter(tick)}</text>')
-    if horizontal:
-        frame.parts.append(f'<text x="{frame.left + frame.plot_width / 2:.1f}" y="{frame.height - 8}" '
-                           f'text-anchor="middle" {FONT} font-weight="600" fill="{INK}">{escape(label)}</text>')
+# --- layout ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Where things go: the label column, the panels per grid row, each series' row label and height."""
+
+    style: Style
+    label_width: float
+    count_width: float
+    columns: int
+    labels: dict[tuple, tuple[str, ...]]
+    heights: dict[tuple, float]
+
+    @property
+    def panel_width(self) -> float:
+        return (self.style.width - self.label_width) / self.columns
+
+    def plot(self, column: int) -> tuple[float, float]:
+        """The left and right ends of a panel's plotting area."""
+        left = self.label_width + column * self.panel_width + self.style.font * 0.9
+        return left, left + self.panel_width - self.count_width - self.style.font * 1.9
+
+
+def _grid(series: Sequence[Series], panels: Sequence[Panel], style: Style, min_row: float) -> _Grid:
+    marker_room = style.font * 1.6
+    if style.keyed:
+        labels = {s.key: (s.code,) for s in series}
+        label_width = marker_room + max(text_width(s.code, style.font) for s in series) + style.font
     else:
-        middle = frame.top + frame.plot_height / 2
-        frame.parts.append(f'<text x="16" y="{middle:.1f}" transform="rotate(-90 16 {middle:.1f})" '
-                           f'text-anchor="middle" {FONT} font-weight="600" fill="{INK}">{escape(label)}</text>')
+        room = style.width * 0.3 - marker_room
+        labels = {s.key: tuple(wrap(s.agent, room, style.font) + (wrap(s.detail, room, style.small) if s.detail
+                                                                     else [])) for s in series}
+        widest = max(text_width(line, style.font) for lines in labels.values() for line in lines)
+        label_width = marker_room + min(room, widest) + style.font
+    counts = [c.count for p in panels for c in p.cells.values() if c.count]
+    count_width = max((text_width(c, style.small) for c in counts), default=0.0)
+    columns = max(1, min(len(panels), int((style.width - label_width) // style.panel_width)))
+    heights = {s.key: max(min_row, style.line * len(labels[s.key]) + style.font * 0.5) for s in series}
+    return _Grid(style, label_width, count_width, columns, labels, heights)
 
 
-def ladder(series: Sequence[Series], points: dict[tuple, list[Point]], categories: Sequence[str], title: str,
-           chart_id: str, width: int = 960) -> str:
-    """Success rate (0-100 %) with its interval per series across ordered categories (the mazes), joined by
-    each series' own line style; series are set side by side within a category so whiskers never overlap."""
-    frame = Frame(width, 380, bottom=110)
-    band = frame.plot_width / max(len(categories), 1)
-    spot = {c: frame.left + band * (i + 0.5) for i, c in enumerate(categories)}
-    dodge = min(12.0, band * 0.6 / max(len(series), 1))
+def panel_chart(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str,
+                caption: str, cell_shapes: Callable[[Series, Cell, Callable[[float], float], float, float, Style],
+                                                    list]) -> Drawing:
+    """Panels in rows of as many as fit the width, each with one row per series; ``cell_shapes`` draws a
+    series' cell given its x scale, its row's middle and height."""
+    spread = any(c.samples for p in panels for c in p.cells.values())
+    min_row = style.font * ((2.2 if spread else 1.6) if style.keyed else (2.6 if spread else 1.9))
+    grid = _grid(series, panels, style, min_row)
+    drawing = Drawing(style.width, 0, title, caption, style.unit)
+    y = style.font * 0.4
+    for first in range(0, len(panels), grid.columns):
+        y = _panel_row(drawing, series, panels[first:first + grid.columns], axis, grid, y, cell_shapes)
+        y += style.font * 0.9 if first + grid.columns < len(panels) else 0.0
+    left, _ = grid.plot(0)
+    _, right = grid.plot(min(len(panels), grid.columns) - 1)
+    drawing.add(Text((left + right) / 2, y + style.font, (axis.title,), style.font, anchor="middle", bold=True,
+                     role="axis-title"))
+    y += style.font * 1.8
+    if style.keyed:
+        y = _key(drawing, series, style, y)
+    drawing.height = y + style.font * 0.4
+    return drawing
 
-    def y(v: float) -> float:
-        return frame.top + frame.plot_height * (1 - v)
 
-    value_axis(frame, [i / 5 for i in range(6)], y, "success rate (95% Wilson interval)", horizontal=False,
-               formatter=lambda v: f"{v * 100:.0f}%")
-    for c in categories:
-        x, base = spot[c], frame.top + frame.plot_height
-        frame.parts.append(f'<text x="{x:.1f}" y="{base + 14}" transform="rotate(-40 {x:.1f} {base + 14})" '
-                           f'text-anchor="end" {FONT} fill="{INK}">{escape(c)}</text>')
-    frame.parts.append(f'<text x="{frame.left + frame.plot_width / 2:.1f}" y="{frame.height - 6}" '
-                       f'text-anchor="middle" {FONT} font-weight="600" fill="{INK}">maze (smallest first)</text>')
+def _panel_row(drawing: Drawing, series: Sequence[Series], panels: Sequence[Panel], axis: Axis, grid: _Grid,
+               top: float, cell_shapes: Callable) -> float:
+    """One row of panels with the row labels on its left; returns where the next begins."""
+    style = grid.style
+    titles = [wrap(p.title, grid.panel_width - style.font * 1.8, style.font) for p in panels]
+    title_height = style.line * max(len(t) for t in titles) + style.font * 0.3
+    rows_top = top + title_height
+    rows_bottom = rows_top + sum(grid.heights[s.key] for s in series)
+    for column, lines in enumerate(titles):
+        left, right = grid.plot(column)
+        drawing.add(Text(left, top + style.font, tuple(lines), style.font, bold=True, role="panel-title"))
+        for tick in axis.tick_values(right - left, style.small):
+            x = left + (right - left) * axis.fraction(tick)
+            drawing.add(Line(x, rows_top, x, rows_bottom, GRID, style.stroke),
+                        Text(x, rows_bottom + style.small * 1.3, (axis.format(tick),), style.small, MUTED,
+                             anchor="middle", role="tick"))
+    y = rows_top
+    for n, s in enumerate(series):
+        height = grid.heights[s.key]
+        middle = y + height / 2
+        if n % 2 == 0:
+            drawing.add(Rect(0, y, style.width, height, fill=SHADE))
+        lines = grid.labels[s.key]
+        first_line = middle - (style.line * len(lines)) / 2 + style.font * 0.9
+        drawing.add(s.marker(style.font * 0.7, middle, style.font * 0.38),
+                    Text(style.font * 1.6, first_line, lines, style.font, role="series-label"))
+        for column, panel in enumerate(panels):
+            left, right = grid.plot(column)
+
+            def x(value: float, left: float = left, right: float = right) -> float:
+                return left + (right - left) * axis.fraction(value)
+            cell = panel.cells.get(s.key, Cell())
+            drawing.add(*cell_shapes(s, cell, x, middle, height, style))
+            if cell.count:
+                drawing.add(Text(left + grid.panel_width - style.font * 1.2, middle + style.small * 0.35,
+                                 (cell.count,), style.small, MUTED, anchor="end", role="count"))
+        y += height
+    for column in range(len(panels)):
+        left, right = grid.plot(column)
+        drawing.add(Line(left, rows_bottom, right, rows_bottom, INK, style.stroke))
+    return rows_bottom + style.small * 2.2
+
+
+def _key(drawing: Drawing, series: Sequence[Series], style: Style, top: float) -> float:
+    """The full label of every series under its code and marker, wrapped to the width."""
+    indent = style.font * 1.6 + max(text_width(s.code, style.small) for s in series) * 1.15 + style.font * 0.5
+    y = top
     for s in series:
-        offset = (s.index - (len(series) - 1) / 2) * dodge
-        drawn = [(spot[p.category] + offset, p) for p in points.get(s.key, []) if p.value is not None]
-        if len(drawn) > 1:
-            line = " ".join(f"{x:.1f},{y(p.value):.1f}" for x, p in drawn)
-            frame.parts.append(f'<polyline points="{line}" fill="none" stroke="{s.colour}" stroke-width="1.5" '
-                               f'stroke-dasharray="{s.dash}"/>')
-        for x, p in drawn:
-            frame.parts.append(f'<g><title>{escape(p.note)}</title>'
-                               f'<line x1="{x:.1f}" y1="{y(p.low):.1f}" x2="{x:.1f}" y2="{y(p.high):.1f}" '
-                               f'stroke="{INK}" stroke-width="1"/>'
-                               f'<line x1="{x - 3:.1f}" y1="{y(p.low):.1f}" x2="{x + 3:.1f}" y2="{y(p.low):.1f}" '
-                               f'stroke="{INK}"/><line x1="{x - 3:.1f}" y1="{y(p.high):.1f}" x2="{x + 3:.1f}" '
-                               f'y2="{y(p.high):.1f}" stroke="{INK}"/>{marker(s.marker, x, y(p.value), 4.5, s.colour)}'
-                               f'</g>')
-    legend_svg, legend_height = legend(series, width, with_lines=True)
-    return svg(frame, title, legend_svg, legend_height, chart_id)
+        lines = wrap(s.label, style.width - indent - style.font * 0.3, style.small)
+        drawing.add(s.marker(style.font * 0.7, y + style.small * 0.55, style.font * 0.34),
+                    Text(style.font * 1.6, y + style.small * 0.9, (s.code,), style.small, bold=True, role="key-code"),
+                    Text(indent, y + style.small * 0.9, tuple(lines), style.small, role="series-label"))
+        y += style.small * 1.2 * len(lines) + style.small * 0.35
+    return y
 
 
-def _quartiles(values: list[float]) -> tuple[float, float, float]:
+# --- what a cell shows -----------------------------------------------------------------------------------
+
+
+def _empty(cell: Cell, x: Callable[[float], float], middle: float, style: Style, axis_low: float) -> list:
+    return [Text(x(axis_low) + style.font * 0.3, middle + style.small * 0.35, (cell.empty,), style.small, MUTED,
+                 role="no-runs")]
+
+
+def dot_cell(s: Series, cell: Cell, x: Callable[[float], float], middle: float, height: float, style: Style,
+             axis_low: float = 0.0) -> list:
+    """A dot at the value; the thin whisker and its caps are the interval, the grey band behind it the second
+    interval (the bootstrap over mazes)."""
+    if cell.value is None:
+        return _empty(cell, x, middle, style, axis_low)
+    shapes: list = []
+    if cell.band is not None:
+        shapes.append(Line(x(cell.band[0]), middle, x(cell.band[1]), middle, BAND, style.font * 0.55))
+    if cell.low is not None and cell.high is not None:
+        cap = style.font * 0.3
+        low, high = x(cell.low), x(cell.high)
+        shapes += [Line(low, middle, high, middle, INK, style.stroke * 1.2),
+                   Line(low, middle - cap, low, middle + cap, INK, style.stroke * 1.2),
+                   Line(high, middle - cap, high, middle + cap, INK, style.stroke * 1.2)]
+    shapes.append(s.marker(x(cell.value), middle, style.font * 0.4))
+    return [Group(tuple(shapes), tooltip=cell.note or None, role="dot")]
+
+
+def distribution_cell(s: Series, cell: Cell, x: Callable[[float], float], middle: float, height: float,
+                      style: Style, axis_low: float = 0.0) -> list:
+    """Every sample as a dot (linked to its replay), the range as a thin line and, from three samples on, a box
+    from the first to the third quartile with the median as a thick line."""
+    if not cell.samples:
+        return _empty(cell, x, middle, style, axis_low)
+    values = [sample.value for sample in cell.samples]
+    box = height * 0.28
+    shapes: list = [Line(x(min(values)), middle, x(max(values)), middle, MUTED, style.stroke)]
+    if len(values) >= 3:  # fewer samples have no middle half to show
+        q1, median, q3 = quartiles(values)
+        shapes += [Rect(x(q1), middle - box, max(x(q3) - x(q1), style.stroke), 2 * box, stroke=INK,
+                        stroke_width=style.stroke),
+                   Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, INK, style.stroke * 2.5)]
+    for n, sample in enumerate(cell.samples):
+        jitter = ((n * 7919) % 9 - 4) / 4 * box * 0.8 if len(values) > 1 else 0.0
+        dot = Group((s.marker(x(sample.value), middle + jitter, style.font * 0.27),), tooltip=sample.note)
+        shapes.append(Group((dot,), link=sample.link) if sample.link else dot)
+    return [Group(tuple(shapes), role="distribution")]
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
     ordered = sorted(values)
 
     def at(q: float) -> float:
@@ -240,73 +372,13 @@ def _quartiles(values: list[float]) -> tuple[float, float, float]:
     return at(0.25), at(0.5), at(0.75)
 
 
-def distribution(series: Sequence[Series], samples: dict[tuple, list[Sample]], title: str, axis_label: str,
-                 chart_id: str, log_scale: bool = False, width: int = 960) -> str:
-    """One row per series: every experiment as a dot (linked to its replay when there is one), the box from
-    the first to the third quartile, the median as a thick line, and the range as a thin one."""
-    row = 34
-    frame = Frame(width, 16 + 48 + row * max(len(series), 1), left=label_margin([s.label for s in series], width))
-    values = [s.value for group in samples.values() for s in group]
-    low, high = (min(values), max(values)) if values else (0.0, 1.0)
-    if log_scale:
-        ticks = log_ticks(low, high)
-        lo, hi = math.log10(ticks[0]), math.log10(ticks[-1]) if ticks[-1] > ticks[0] else math.log10(ticks[0]) + 1
-
-        def x(v: float) -> float:
-            return frame.left + frame.plot_width * (math.log10(max(v, ticks[0])) - lo) / (hi - lo)
-    else:
-        ticks = nice_ticks(min(0.0, low), max(high, 1e-9))
-
-        def x(v: float) -> float:
-            return frame.left + frame.plot_width * (v - ticks[0]) / (ticks[-1] - ticks[0])
-    value_axis(frame, ticks, x, axis_label + (" (log scale)" if log_scale else ""), horizontal=True)
-    for i, s in enumerate(series):
-        middle = frame.top + row * (i + 0.5)
-        frame.parts.append(label(s.label, frame.left - 10, middle + 4, frame.left - 14, anchor="end"))
-        group = samples.get(s.key, [])
-        if not group:
-            frame.parts.append(f'<text x="{frame.left + 6}" y="{middle + 4:.1f}" {FONT} fill="{MUTED}">'
-                               f'no success</text>')
-            continue
-        frame.parts.append(_box(group, middle, x))
-        for n, sample in enumerate(group):
-            jitter = ((n * 7919) % 11 - 5) * 1.6
-            dot = (f'<g><title>{escape(sample.note)}</title>'
-                   f'{marker(s.marker, x(sample.value), middle + jitter, 3.2, s.colour)}</g>')
-            frame.parts.append(f'<a href="{escape(sample.link)}">{dot}</a>' if sample.link else dot)
-    legend_svg, legend_height = legend(series, width)
-    return svg(frame, title, legend_svg, legend_height, chart_id)
+def dots(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str,
+         caption: str) -> Drawing:
+    return panel_chart(series, panels, axis, style, title, caption,
+                       lambda s, c, x, m, h, st: dot_cell(s, c, x, m, h, st, axis.low))
 
 
-def _box(group: list[Sample], middle: float, x: Callable[[float], float]) -> str:
-    q1, median, q3 = _quartiles([s.value for s in group])
-    low, high = min(s.value for s in group), max(s.value for s in group)
-    return (f'<line x1="{x(low):.1f}" y1="{middle:.1f}" x2="{x(high):.1f}" y2="{middle:.1f}" stroke="{MUTED}"/>'
-            f'<rect x="{x(q1):.1f}" y="{middle - 10:.1f}" width="{max(x(q3) - x(q1), 1):.1f}" height="20" '
-            f'fill="none" stroke="{INK}"/><line x1="{x(median):.1f}" y1="{middle - 12:.1f}" x2="{x(median):.1f}" '
-            f'y2="{middle + 12:.1f}" stroke="{INK}" stroke-width="3"/>')
-
-
-def bars(rows: Sequence[Bar], title: str, axis_label: str, chart_id: str, width: int = 470) -> str:
-    """Horizontal bars, one per row, its value written at its end ("no success" when there is none)."""
-    row = 26
-    frame = Frame(width, 16 + 48 + row * max(len(rows), 1), left=label_margin([r.label for r in rows], width),
-                  right=80)
-    top = max([r.value for r in rows if r.value is not None] + [0.0])
-    ticks = nice_ticks(0.0, top if top > 0 else 1.0, count=3)
-
-    def x(v: float) -> float:
-        return frame.left + frame.plot_width * v / ticks[-1]
-
-    value_axis(frame, ticks, x, axis_label, horizontal=True)
-    for i, r in enumerate(rows):
-        middle = frame.top + row * (i + 0.5)
-        frame.parts.append(label(r.label, frame.left - 10, middle + 4, frame.left - 14, anchor="end"))
-        end = x(r.value or 0.0)
-        if r.value is not None:
-            frame.parts.append(f'<rect x="{frame.left}" y="{middle - 8:.1f}" width="{max(end - frame.left, 1):.1f}" '
-                               f'height="16" fill="{r.series.colour}" stroke="{INK}"/>')
-        frame.parts.append(f'<text x="{end + 6:.1f}" y="{middle + 4:.1f}" {FONT} fill="{INK}">{escape(r.text)}</text>')
-    series = list({r.series.key: r.series for r in rows}.values())
-    legend_svg, legend_height = legend(series, width)
-    return svg(frame, title, legend_svg, legend_height, chart_id)
+def distributions(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str,
+                  caption: str) -> Drawing:
+    return panel_chart(series, panels, axis, style, title, caption,
+                       lambda s, c, x, m, h, st: distribution_cell(s, c, x, m, h, st, axis.low))

@@ -3,28 +3,81 @@ and Parameter Store. Everything goes through boto3 with the researcher's own cre
 
 from __future__ import annotations
 
+import json
 import os
 
 from oriole import catalog
 from oriole.config import parse_assignment
 from oriole.errors import OrioleError
 
-# The deployment ORIOLE_DEPLOYMENT names (cdk deploy -c deployment=...): its stack and, through the catalog,
+# The deployment ORIOLE_DEPLOYMENT names (cdk deploy -c deployment=...): its stacks and, through the catalog,
 # its parameter prefix.
-ORCHESTRATOR_STACK = f"{os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT}Orchestrator"
+DEPLOYMENT = os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT
+ORCHESTRATOR_STACK = f"{DEPLOYMENT}Orchestrator"
+LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 
 
 class DeploymentNotFound(OrioleError):
     """The stack is not deployed in this account and region (or the credentials cannot see it)."""
 
 
-def stack_outputs(cloudformation, stack: str = ORCHESTRATOR_STACK) -> dict[str, str]:
+def describe_stack(cloudformation, stack: str) -> dict | None:
+    """DescribeStacks of one stack; None when no stack of that name exists (a deleted one included)."""
     try:
         [description] = cloudformation.describe_stacks(StackName=stack)["Stacks"]
     except cloudformation.exceptions.ClientError as err:
-        raise DeploymentNotFound(f"stack {stack} not found ({err.response['Error']['Message']}); deploy with "
-                                 "`make deploy`, or check AWS_PROFILE and AWS_REGION") from None
+        if "does not exist" in err.response["Error"].get("Message", ""):
+            return None
+        raise
+    return description
+
+
+def outputs(description: dict) -> dict[str, str]:
     return {o["OutputKey"]: o["OutputValue"] for o in description.get("Outputs", [])}
+
+
+def stack_outputs(cloudformation, stack: str = ORCHESTRATOR_STACK) -> dict[str, str]:
+    try:
+        description = describe_stack(cloudformation, stack)
+    except cloudformation.exceptions.ClientError as err:
+        description, why = None, err.response["Error"]["Message"]
+    else:
+        why = "it does not exist"
+    if description is None:
+        raise DeploymentNotFound(f"stack {stack} not found ({why}); deploy with `make deploy`, or check "
+                                 "AWS_PROFILE and AWS_REGION")
+    return outputs(description)
+
+
+def deployments(cloudformation) -> list[str]:
+    """The Oriole deployments in this account and region: the orchestrator stacks, by their Deployment output."""
+    pages = cloudformation.get_paginator("describe_stacks").paginate()
+    return sorted({outputs(stack)["Deployment"] for page in pages for stack in page["Stacks"]
+                   if stack["StackName"].endswith("Orchestrator") and "Deployment" in outputs(stack)})
+
+
+def task_functions(sfn, state_machine_arn: str) -> dict[str, str]:
+    """State name -> the function (a published version on AWS) each Lambda task of the deployed definition
+    invokes, map iterations included."""
+    definition = json.loads(sfn.describe_state_machine(stateMachineArn=state_machine_arn)["definition"])
+    found: dict[str, str] = {}
+
+    def walk(states: dict) -> None:
+        for name, state in states.items():
+            if state.get("Resource") == LAMBDA_INVOKE:
+                found[name] = state["Parameters"]["FunctionName"]
+            for inner in (state.get("ItemProcessor"), state.get("Iterator"), *state.get("Branches", [])):
+                if inner:
+                    walk(inner["States"])
+
+    walk(definition["States"])
+    return found
+
+
+def function_environment(awslambda, function: str) -> dict[str, str]:
+    """The environment variables a function (or one of its versions, by ARN) runs with."""
+    configuration = awslambda.get_function_configuration(FunctionName=function)
+    return configuration.get("Environment", {}).get("Variables", {})
 
 
 def parameter_values(ssm) -> dict[str, str]:

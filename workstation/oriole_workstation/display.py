@@ -10,14 +10,13 @@ place that shows stored or provider text writes such characters out (``\\x1b``, 
   every character beyond ASCII (lossless, as JSON allows);
 - CSV (``report --format csv``, ``export --format csv``): ``csv_safe``, which also prefixes a formula with ``'``;
   JSON text in a cell keeps JSON's own escapes (``json_safe``);
-- HTML and SVG (the report page, the replay): ``html_safe``, escaped as well (never markup).
+- HTML and SVG (the report page, its charts, the replay): ``terminal_safe``, then escaped (never markup).
 
 (Rich markup is one more way to be obeyed: the CLI prints such text with markup off.)
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 
@@ -47,11 +46,6 @@ def terminal_safe(text: str, *, lines: bool = False) -> str:
 def json_safe(text: str) -> str:
     """JSON text with every such character as JSON's own escape (``\\u202e``): the same JSON, nothing obeyed."""
     return _UNSAFE_IN_LINES.sub(lambda match: json.dumps(match.group())[1:-1], text)
-
-
-def html_safe(value: object, *, lines: bool = False) -> str:
-    """Text for an HTML page or an SVG: such characters written out, then escaped, so it is never markup."""
-    return html.escape(terminal_safe(str(value), lines=lines))
 
 
 def csv_safe(value: object, *, json_text: bool = False) -> object:

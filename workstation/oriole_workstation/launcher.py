@@ -28,6 +28,21 @@ RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "tu
                "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
                "duration_seconds", "execution_arns")
 
+
+def current_execution(sfn, execution_arn: str) -> dict:
+    """The execution that carries the experiment ``execution_arn`` started, as DescribeExecution gives it:
+    followed through each successor a handed-over execution names in its output (ContinueAsNew's
+    ``continuation``), so an experiment is followed by Step Functions alone, without its database."""
+    while True:
+        execution = sfn.describe_execution(executionArn=execution_arn)
+        output = json.loads(execution.get("output") or "null")
+        successor = (output.get("continuation") or {}).get("successorExecutionArn") \
+            if isinstance(output, dict) else None
+        if execution["status"] != "SUCCEEDED" or not successor:
+            return execution
+        execution_arn = successor
+
+
 def execution_name(prefix: str = "oriole") -> str:
     """A unique execution name (Step Functions allows 80 characters)."""
     return f"{prefix}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"[:80]

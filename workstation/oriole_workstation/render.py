@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -20,15 +21,18 @@ from pathlib import Path
 from oriole.errors import OrioleError
 from oriole.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole_workstation.display import terminal_safe
+from oriole_workstation.drawing import wrap
 
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
 WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
-GOAL_FILL, START_FILL = "#f5b301", "#16a34a"
+GOAL_FILL, START_FILL = "#b45309", "#15803d"  # dark enough for a white letter, apart in grey
 PATH_FIRST, PATH_LAST = (37, 99, 235), (219, 39, 119)  # the path fades from blue (first move) to pink (last)
 BUMP, SIGHT, INK = "#dc2626", "#f59e0b", "#111827"
-TITLE_PX = 64
-LEGEND = "path: blue first, pink last · x: move into a wall · ring: goal first seen · pale: never seen"
-MIN_WIDTH_PX = 480  # room for the title under a small maze
+LEGEND = ("path: blue first, pink last · x: move into a wall · orange ring: where the goal was first seen · "
+          "square: the agent · pale: never seen")
+HEADER = (("title", 14, INK), ("outcome", 12, "#4b5563"), ("legend", 11, "#6b7280"))  # kind, font px, colour
+MIN_WIDTH_PX = 480  # room for the header above a small maze
+MAX_TILE_PX = 80  # a 7x7 maze is drawn 560 px wide, not as a thumbnail
 PATH_CHUNKS = 48  # colour steps along the path
 GIF_FRAMES = 120
 
@@ -118,17 +122,41 @@ class Run:
 
 
 def cell_size(maze: Maze, target_px: int = 720) -> int:
-    """Pixels per tile: the maze about ``target_px`` wide, tiles between 6 and 40 pixels."""
-    return max(6, min(40, target_px // max(maze.width, maze.height)))
+    """Pixels per tile: the maze about ``target_px`` wide, tiles between 6 and ``MAX_TILE_PX`` pixels."""
+    return max(6, min(MAX_TILE_PX, target_px // max(maze.width, maze.height)))
 
 
-def canvas(maze: Maze, cell: int) -> tuple[int, int]:
-    """The picture's width and height: the title band above the maze."""
-    return max(MIN_WIDTH_PX, maze.width * cell), TITLE_PX + maze.height * cell
+@dataclass(frozen=True)
+class Layout:
+    """Where a picture's parts go: the tile size, the canvas, and the header above the maze, its title, outcome
+    and legend wrapped to the canvas's width (``(kind, baseline, font px, colour, text)`` per line)."""
+
+    cell: int
+    width: int
+    top: int
+    height: int
+    header: tuple[tuple[str, float, int, str, str], ...]
+
+    def centre(self, pos: Position) -> tuple[float, float]:
+        return (pos[0] + 0.5) * self.cell, self.top + (pos[1] + 0.5) * self.cell
+
+    def tile(self, pos: Position) -> tuple[int, int]:
+        """The tile's top-left corner."""
+        return pos[0] * self.cell, self.top + pos[1] * self.cell
 
 
-def _centre(pos: Position, cell: int) -> tuple[float, float]:
-    return (pos[0] + 0.5) * cell, TITLE_PX + (pos[1] + 0.5) * cell
+def layout(run: Run, target_px: int = 720) -> Layout:
+    """The picture's layout for ``run``: every header line whole, however narrow the maze."""
+    cell = cell_size(run.maze, target_px)
+    width = max(MIN_WIDTH_PX, run.maze.width * cell)
+    texts = {"title": run.title, "outcome": run.outcome, "legend": LEGEND}
+    header, y = [], 4.0
+    for kind, size, colour in HEADER:
+        for line in wrap(texts[kind], width - 12, size):
+            y += size * 1.3
+            header.append((kind, y, size, colour, line))
+    top = round(y + 10)
+    return Layout(cell, width, top, top + run.maze.height * cell, tuple(header))
 
 
 def _tile_fill(maze: Maze, pos: Position, seen: bool) -> str:
@@ -161,18 +189,30 @@ def _path_chunks(points: list[Position]) -> list[tuple[int, int, str]]:
         return []
     segments = len(points) - 1
     size = max(1, -(-segments // PATH_CHUNKS))
-    chunks = []
-    for first in range(0, segments, size):
-        last = min(first + size, segments)
-        chunks.append((first, last, _ramp(first / max(1, segments - 1))))
-    return chunks
+    firsts = range(0, segments, size)
+    return [(first, min(first + size, segments), _ramp(n / max(1, len(firsts) - 1))) for n, first in enumerate(firsts)]
 
 
-def _bump_mark(step: Step, cell: int) -> tuple[tuple[float, float], float]:
+def _bump_mark(step: Step, at: Layout) -> tuple[tuple[float, float], float]:
     """A failed move's cross: at the edge of the tile the agent tried to leave, on the wall's side."""
     dx, dy = DIRECTIONS[step.action.removeprefix("move_")]
-    cx, cy = _centre(step.start, cell)
-    return (cx + dx * cell * 0.42, cy + dy * cell * 0.42), max(2.0, cell * 0.16)
+    cx, cy = at.centre(step.start)
+    return (cx + dx * at.cell * 0.42, cy + dy * at.cell * 0.42), max(2.0, at.cell * 0.16)
+
+
+def _badge(at: Layout, pos: Position) -> tuple[float, float, float]:
+    """The start's or the goal's badge over its tile: its top-left corner and side, inside the tile so the
+    path's line shows around it."""
+    x, y = at.tile(pos)
+    inset = max(1.0, at.cell * 0.1)
+    return x + inset, y + inset, at.cell - 2 * inset
+
+
+def _frame(at: Layout, pos: Position) -> tuple[float, float, float, float]:
+    """The agent's square frame around its tile: corner, side and line width."""
+    width = max(2.0, at.cell * 0.1)
+    x, y = at.tile(pos)
+    return x + width / 2, y + width / 2, at.cell - width, width
 
 
 # --- SVG -------------------------------------------------------------------------------------------------
@@ -182,125 +222,144 @@ def svg(run: Run, interactive: bool = False) -> str:
     """The whole run as one SVG document.
 
     ``interactive`` (for the HTML replay) draws every tile as seen, with a fog shape over each tile that
-    records the step it was first seen at (``data-seen``; -1: never), and tags the failed-move crosses and
-    the first-sight marks with their step, so a script can show the run at any step.
+    records the step it was first seen at (``data-seen``; -1: never), draws the path as one line per step in
+    that step's colour, and tags those lines, the failed-move crosses and the first-sight marks with their step
+    (``data-step``), so a script can show the run at any step.
     """
-    maze, cell = run.maze, cell_size(run.maze)
-    width, height = canvas(maze, cell)
+    maze, at = run.maze, layout(run)
     first_seen = run.first_seen()
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" font-family="sans-serif">',
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{at.width}" height="{at.height}" '
+             f'viewBox="0 0 {at.width} {at.height}" font-family="sans-serif">',
              f"<title>{html.escape(run.title)}</title>",
-             f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-             f'<text x="6" y="18" font-size="14" fill="{INK}">{html.escape(run.title)}</text>',
-             f'<text x="6" y="37" font-size="12" fill="#4b5563">{html.escape(run.outcome)}</text>',
-             f'<text x="6" y="55" font-size="10" fill="#6b7280">{html.escape(LEGEND)}</text>',
-             '<g class="tiles" shape-rendering="crispEdges">']
+             f'<rect width="{at.width}" height="{at.height}" fill="#ffffff"/>']
+    parts += [f'<text class="{kind}" x="6" y="{y:.1f}" font-size="{size}" fill="{colour}">{html.escape(line)}</text>'
+              for kind, y, size, colour, line in at.header]
+    parts.append('<g class="tiles" shape-rendering="crispEdges">')
     all_tiles = {(x, y) for y in range(maze.height) for x in range(maze.width)}
     for y, x0, length, fill in _row_runs(maze, all_tiles if interactive else first_seen):
-        parts.append(f'<rect x="{x0 * cell}" y="{TITLE_PX + y * cell}" width="{length * cell}" height="{cell}" '
-                     f'fill="{fill}"/>')
+        parts.append(f'<rect x="{x0 * at.cell}" y="{at.top + y * at.cell}" width="{length * at.cell}" '
+                     f'height="{at.cell}" fill="{fill}"/>')
     parts.append("</g>")
     if interactive:
         parts.append('<g class="fog" shape-rendering="crispEdges">')
         for pos in sorted(all_tiles - run.start_seen, key=lambda p: (p[1], p[0])):
             wall = maze.cell(pos) == WALL
-            parts.append(f'<rect x="{pos[0] * cell}" y="{TITLE_PX + pos[1] * cell}" width="{cell}" '
-                         f'height="{cell}" fill="{WALL_UNSEEN if wall else OPEN_UNSEEN}" '
-                         f'data-seen="{first_seen.get(pos, -1)}"/>')
+            x, y = at.tile(pos)
+            parts.append(f'<rect x="{x}" y="{y}" width="{at.cell}" height="{at.cell}" '
+                         f'fill="{WALL_UNSEEN if wall else OPEN_UNSEEN}" data-seen="{first_seen.get(pos, -1)}"/>')
         parts.append("</g>")
-    parts += _svg_marks(run, cell, interactive)
+    parts += _svg_marks(run, at, interactive)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
 
-def _svg_marks(run: Run, cell: int, interactive: bool) -> list[str]:
-    maze, half = run.maze, cell / 2
-    parts = []
-    for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
-        x, y = pos[0] * cell, TITLE_PX + pos[1] * cell
-        parts.append(f'<rect class="{"start" if label == "S" else "goal"}" x="{x + 1}" y="{y + 1}" '
-                     f'width="{cell - 2}" height="{cell - 2}" fill="{fill}" rx="{cell / 6:.1f}"/>')
-        parts.append(f'<text x="{x + half}" y="{y + half}" font-size="{cell * 0.6:.1f}" text-anchor="middle" '
-                     f'dominant-baseline="central" fill="#ffffff">{label}</text>')
+def _svg_marks(run: Run, at: Layout, interactive: bool) -> list[str]:
+    """The path, the wall hits and the first sight of the goal, then on top of them the start, the goal and
+    the agent, so the path never hides them."""
+    maze, cell = run.maze, at.cell
     points = run.positions()
     line = max(1.5, cell * 0.18)
+    style = f'fill="none" stroke-width="{line:.1f}" stroke-linejoin="round" stroke-linecap="round"'
+    parts = ['<g class="trail">'] if interactive else []
     if interactive:
-        parts.append(f'<polyline id="trail" fill="none" stroke="{_ramp(0)}" stroke-width="{line:.1f}" '
-                     f'stroke-linejoin="round" stroke-linecap="round" points=""/>')
+        for n, (start, end) in enumerate(itertools.pairwise(points), 1):
+            if start != end:
+                (x1, y1), (x2, y2) = at.centre(start), at.centre(end)
+                parts.append(f'<line data-step="{n}" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                             f'stroke="{_ramp((n - 1) / max(1, len(points) - 2))}" {style}/>')
+        parts.append("</g>")
     else:
         for first, last, colour in _path_chunks(points):
-            coords = " ".join("{:.1f},{:.1f}".format(*_centre(p, cell)) for p in points[first:last + 1])
-            parts.append(f'<polyline class="path" data-steps="{first + 1}-{last}" fill="none" stroke="{colour}" '
-                         f'stroke-width="{line:.1f}" stroke-linejoin="round" stroke-linecap="round" '
+            coords = " ".join("{:.1f},{:.1f}".format(*at.centre(p)) for p in points[first:last + 1])
+            parts.append(f'<polyline class="path" data-steps="{first + 1}-{last}" stroke="{colour}" {style} '
                          f'points="{coords}"/>')
     for step in run.steps:
         if step.bumped:
-            (bx, by), r = _bump_mark(step, cell)
+            (bx, by), r = _bump_mark(step, at)
             parts.append(f'<path class="bump" data-step="{step.number}" stroke="{BUMP}" '
                          f'stroke-width="{max(1.5, cell * 0.08):.1f}" '
                          f'd="M{bx - r:.1f},{by - r:.1f}L{bx + r:.1f},{by + r:.1f}'
                          f'M{bx - r:.1f},{by + r:.1f}L{bx + r:.1f},{by - r:.1f}"/>')
     sight = run.sight_position()
     if sight is not None:
-        (sx, sy), (gx, gy) = _centre(sight, cell), _centre(maze.goal, cell)
+        (sx, sy), (gx, gy) = at.centre(sight), at.centre(maze.goal)
         parts.append(f'<g class="goal-first-seen" data-step="{run.goal_first_seen_step}">'
                      f'<line x1="{sx:.1f}" y1="{sy:.1f}" x2="{gx:.1f}" y2="{gy:.1f}" stroke="{SIGHT}" '
                      f'stroke-width="{max(1.0, cell * 0.08):.1f}" stroke-dasharray="{cell * 0.25:.1f}"/>'
                      f'<circle cx="{sx:.1f}" cy="{sy:.1f}" r="{cell * 0.42:.1f}" fill="none" stroke="{SIGHT}" '
                      f'stroke-width="{max(1.5, cell * 0.12):.1f}"/></g>')
-    ax, ay = _centre(points[-1], cell)
-    parts.append(f'<circle id="agent" cx="{ax:.1f}" cy="{ay:.1f}" r="{cell * 0.28:.1f}" fill="{_ramp(1)}" '
-                 f'stroke="{INK}" stroke-width="{max(1.0, cell * 0.06):.1f}"/>')
+    for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
+        x, y, side = _badge(at, pos)
+        cx, cy = at.centre(pos)
+        parts.append(f'<g class="{"start" if label == "S" else "goal"}"><rect x="{x:.1f}" y="{y:.1f}" '
+                     f'width="{side:.1f}" height="{side:.1f}" rx="{side / 5:.1f}" fill="{fill}" stroke="#ffffff" '
+                     f'stroke-width="{max(1.0, cell * 0.04):.1f}"/><text x="{cx:.1f}" y="{cy:.1f}" '
+                     f'font-size="{side * 0.7:.1f}" font-weight="bold" text-anchor="middle" '
+                     f'dominant-baseline="central" fill="#ffffff">{label}</text></g>')
+    x, y, side, width = _frame(at, points[-1])
+    parts.append(f'<g id="agent" transform="translate(0,0)">'
+                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
+                 f'stroke="#ffffff" stroke-width="{width * 2:.1f}"/>'
+                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
+                 f'stroke="{INK}" stroke-width="{width:.1f}"/></g>')
     return parts
 
 
 # --- PNG and GIF (Pillow) --------------------------------------------------------------------------------
 
 
-def _paint(run: Run, upto: int | None, cell: int):
+def _paint(run: Run, upto: int | None, at: Layout):
     """The run as a Pillow image, as it stood after ``upto`` actions (all by default)."""
     from PIL import Image, ImageDraw, ImageFont
 
-    maze = run.maze
+    maze, cell = run.maze, at.cell
     upto = len(run.steps) if upto is None else upto
-    image = Image.new("RGB", canvas(maze, cell), "#ffffff")
+    image = Image.new("RGB", (at.width, at.height), "#ffffff")
     draw = ImageDraw.Draw(image)
-    draw.text((6, 5), run.title, fill=INK, font=ImageFont.load_default(14))
-    status = run.outcome if upto == len(run.steps) else f"step {upto} of {len(run.steps)}"
-    draw.text((6, 26), status, fill="#4b5563", font=ImageFont.load_default(12))
-    draw.text((6, 45), LEGEND, fill="#6b7280", font=ImageFont.load_default(11))
+    status_shown = False
+    for kind, y, size, colour, line in at.header:
+        if kind == "outcome" and upto < len(run.steps):  # a replay's frame says where it is instead
+            line, status_shown = ("" if status_shown else f"step {upto} of {len(run.steps)}"), True
+        draw.text((6, y), line, fill=colour, font=ImageFont.load_default(size), anchor="ls")
     seen = {pos for pos, step in run.first_seen().items() if step <= upto}
     for y, x0, length, fill in _row_runs(maze, seen):
-        draw.rectangle((x0 * cell, TITLE_PX + y * cell, (x0 + length) * cell - 1, TITLE_PX + (y + 1) * cell - 1),
+        draw.rectangle((x0 * cell, at.top + y * cell, (x0 + length) * cell - 1, at.top + (y + 1) * cell - 1),
                        fill=fill)
-    for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
-        x, y = pos[0] * cell, TITLE_PX + pos[1] * cell
-        draw.rounded_rectangle((x + 1, y + 1, x + cell - 2, y + cell - 2), radius=max(1, cell // 6), fill=fill)
-        draw.text(_centre(pos, cell), label, fill="#ffffff", anchor="mm", font=ImageFont.load_default(cell * 0.6))
     points = run.positions(upto)
     line = max(2, round(cell * 0.18))
-    for first, last, colour in _path_chunks(points):
-        draw.line([_centre(p, cell) for p in points[first:last + 1]], fill=colour, width=line, joint="curve")
+    all_points = run.positions()
+    for first, last, colour in _path_chunks(all_points):
+        if first < len(points) - 1:
+            draw.line([at.centre(p) for p in points[first:min(last, len(points) - 1) + 1]], fill=colour, width=line,
+                      joint="curve")
     for step in run.steps[:upto]:
         if step.bumped:
-            (bx, by), r = _bump_mark(step, cell)
+            (bx, by), r = _bump_mark(step, at)
             width = max(2, round(cell * 0.08))
             draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=width)
             draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=width)
     sight = run.sight_position()
     if sight is not None and run.goal_first_seen_step <= upto:
-        (sx, sy), r = _centre(sight, cell), cell * 0.42
-        draw.line((sx, sy, *_centre(maze.goal, cell)), fill=SIGHT, width=max(1, round(cell * 0.08)))
+        (sx, sy), r = at.centre(sight), cell * 0.42
+        draw.line((sx, sy, *at.centre(maze.goal)), fill=SIGHT, width=max(1, round(cell * 0.08)))
         draw.ellipse((sx - r, sy - r, sx + r, sy + r), outline=SIGHT, width=max(2, round(cell * 0.12)))
-    (ax, ay), r = _centre(points[-1], cell), cell * 0.28
-    draw.ellipse((ax - r, ay - r, ax + r, ay + r), fill=_ramp(1), outline=INK, width=max(1, round(cell * 0.06)))
+    for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
+        x, y, side = _badge(at, pos)
+        draw.rounded_rectangle((x, y, x + side, y + side), radius=max(1, side / 5), fill=fill, outline="#ffffff",
+                               width=max(1, round(cell * 0.04)))
+        draw.text(at.centre(pos), label, fill="#ffffff", anchor="mm", font=ImageFont.load_default(side * 0.7),
+                  stroke_width=max(0, side * 0.02), stroke_fill="#ffffff")
+    x, y, side, width = _frame(at, points[-1])
+    draw.rectangle((x - width, y - width, x + side + width, y + side + width), outline="#ffffff",
+                   width=max(1, round(width * 2)))
+    draw.rectangle((x - width / 2, y - width / 2, x + side + width / 2, y + side + width / 2), outline=INK,
+                   width=max(1, round(width)))
     return image
 
 
 def png(run: Run) -> bytes:
     buffer = io.BytesIO()
-    _paint(run, None, cell_size(run.maze)).save(buffer, format="PNG", optimize=True)
+    _paint(run, None, layout(run)).save(buffer, format="PNG", optimize=True)
     return buffer.getvalue()
 
 
@@ -316,9 +375,9 @@ def gif(run: Run) -> bytes:
     """An animated replay: the run at evenly spaced steps, the last frame held."""
     from PIL import Image
 
-    cell = cell_size(run.maze, target_px=480)
+    at = layout(run, target_px=480)
     shown = frame_steps(len(run.steps))
-    frames = [_paint(run, k, cell).convert("P", palette=Image.Palette.ADAPTIVE, colors=64) for k in shown]
+    frames = [_paint(run, k, at).convert("P", palette=Image.Palette.ADAPTIVE, colors=64) for k in shown]
     buffer = io.BytesIO()
     frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], loop=0,
                    duration=[90] * (len(frames) - 1) + [2500])
@@ -335,9 +394,9 @@ def _json_for_script(data: object) -> str:
 
 def replay_data(run: Run) -> dict:
     """What the replay's script reads: positions, the actions and each turn's model text (all as data)."""
-    cell = cell_size(run.maze)
+    at = layout(run)
     return {
-        "centres": [[round(c, 1) for c in _centre(p, cell)] for p in run.positions()],
+        "centres": [[round(c, 1) for c in at.centre(p)] for p in run.positions()],
         "steps": [{"n": s.number, "turn": s.turn, "action": s.action, "from": s.start, "to": s.end,
                    "success": s.success, "error": s.error, "reasoning": s.reasoning} for s in run.steps],
         "modelText": {str(turn): text for turn, text in run.model_text.items()},
@@ -346,12 +405,35 @@ def replay_data(run: Run) -> dict:
 
 def replay_html(run: Run) -> str:
     """A self-contained page (no network): the maze, step controls, and for each step the action, its
-    result, the reasoning and the turn's model text."""
-    values = {"title": html.escape(run.title), "outcome": html.escape(run.outcome),
+    result, the reasoning and the turn's model text; an empty conversation pane waits for the transcript."""
+    values = {"title": html.escape(run.title), "outcome": html.escape(run.outcome), "buttons": _BUTTONS,
               "svg": svg(run, interactive=True), "data": _json_for_script(replay_data(run))}
     # one pass, so text put in is never searched for placeholders again
-    return re.sub(r"\{(title|outcome|svg|data)\}", lambda match: values[match[1]], _HTML)
+    return re.sub(r"\{(title|outcome|buttons|svg|data)\}", lambda match: values[match[1]], _HTML)
 
+
+# Button icons drawn as SVG: font glyphs for these symbols are missing from some browsers' fonts (Debian's
+# Chromium draws U+23EE and U+23ED as empty boxes).
+_ICONS = {
+    "first": '<rect x="3" y="3" width="2.2" height="10"/><path d="M14 3v10L6 8z"/>',
+    "prev": '<path d="M10.5 3 5.5 8l5 5" fill="none" stroke="currentColor" stroke-width="2.4"/>',
+    "play": '<path d="M4 2v12l10-6z"/>',
+    "pause": '<rect x="4" y="3" width="3" height="10"/><rect x="9" y="3" width="3" height="10"/>',
+    "next": '<path d="M5.5 3l5 5-5 5" fill="none" stroke="currentColor" stroke-width="2.4"/>',
+    "last": '<path d="M2 3v10l8-5z"/><rect x="10.8" y="3" width="2.2" height="10"/>',
+}
+
+
+def _icon(name: str) -> str:
+    return (f'<svg id="icon-{name}" viewBox="0 0 16 16" width="16" height="16" fill="currentColor" '
+            f'aria-hidden="true">{_ICONS[name]}</svg>')
+
+
+_BUTTONS = "\n".join(
+    f'  <button id="{name}" type="button" title="{tip}" aria-label="{tip}">{icons}</button>'
+    for name, tip, icons in (("first", "start (Home)", _icon("first")), ("prev", "previous step (Left)", _icon("prev")),
+                             ("play", "play or pause (Space)", _icon("play") + _icon("pause")),
+                             ("next", "next step (Right)", _icon("next")), ("last", "end (End)", _icon("last"))))
 
 _HTML = """<!DOCTYPE html>
 <html lang="en">
@@ -360,28 +442,32 @@ _HTML = """<!DOCTYPE html>
 <title>{title}</title>
 <style>
 body { font-family: sans-serif; margin: 16px; color: #111827; }
-#controls { margin: 8px 0; display: flex; gap: 6px; align-items: center; }
-#controls input[type=range] { width: 320px; }
-#panel { max-width: 760px; }
+h1 { font-size: 18px; overflow-wrap: anywhere; }
+#controls { margin: 8px 0; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
+#controls button { display: inline-flex; align-items: center; justify-content: center; width: 34px; height: 30px;
+                   padding: 0; color: #111827; }
+#controls input[type=range] { width: 320px; max-width: 100%; }
+#icon-pause { display: none; }
+#replay { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+#maze svg { max-width: 100%; height: auto; display: block; }
+#panel { flex: 1 1 360px; max-width: 760px; }
 #panel .label { color: #6b7280; font-size: 12px; margin-top: 8px; }
-#panel pre { white-space: pre-wrap; background: #f3f4f6; padding: 8px; margin: 2px 0; font-size: 13px; }
+#panel pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 8px; margin: 2px 0;
+             font-size: 13px; }
 .failed { color: #dc2626; }
 </style>
 </head>
 <body>
-<h1 style="font-size: 18px">{title}</h1>
+<h1>{title}</h1>
 <p>{outcome}</p>
 <div id="controls">
-  <button id="first" title="start (Home)">&#x23EE;</button>
-  <button id="prev" title="previous step (Left)">&#x25C0;</button>
-  <button id="play" title="play or pause (Space)">&#x25B6;</button>
-  <button id="next" title="next step (Right)">&#x25B6;&#x7C;</button>
-  <button id="last" title="end (End)">&#x23ED;</button>
-  <input id="slider" type="range" min="0" value="0">
-  <select id="speed"><option value="400">slow</option><option value="120" selected>normal</option>
+{buttons}
+  <input id="slider" type="range" min="0" value="0" aria-label="step">
+  <select id="speed" aria-label="speed"><option value="400">slow</option><option value="120" selected>normal</option>
   <option value="25">fast</option></select>
   <span id="counter"></span>
 </div>
+<div id="replay">
 <div id="maze">
 {svg}
 </div>
@@ -389,6 +475,9 @@ body { font-family: sans-serif; margin: 16px; color: #111827; }
   <div class="label">action</div><div id="action"></div>
   <div class="label">reasoning</div><pre id="reasoning"></pre>
   <div class="label">model text of this turn</div><pre id="model-text"></pre>
+</div>
+<!-- The conversation pane: each turn as the model saw it (the transcript, issue 25) will be shown here. -->
+<section id="conversation" aria-label="conversation" hidden></section>
 </div>
 <script id="run-data" type="application/json">{data}</script>
 <script>
@@ -399,8 +488,8 @@ const slider = document.getElementById("slider");
 slider.max = total;
 const fog = Array.from(document.querySelectorAll(".fog rect"), el => [el, Number(el.dataset.seen)]);
 const marks = Array.from(document.querySelectorAll("[data-step]"), el => [el, Number(el.dataset.step)]);
-const trail = document.getElementById("trail");
 const agent = document.getElementById("agent");
+const end = run.centres[total];
 let step = 0, timer = null;
 
 function show(k) {
@@ -409,9 +498,8 @@ function show(k) {
   document.getElementById("counter").textContent = "step " + step + " of " + total;
   for (const [el, seen] of fog) el.style.display = (seen >= 0 && seen <= step) ? "none" : "";
   for (const [el, at] of marks) el.style.display = at <= step ? "" : "none";
-  trail.setAttribute("points", run.centres.slice(0, step + 1).map(c => c.join(",")).join(" "));
-  agent.setAttribute("cx", run.centres[step][0]);
-  agent.setAttribute("cy", run.centres[step][1]);
+  agent.setAttribute("transform", "translate(" + (run.centres[step][0] - end[0]) + "," +
+                     (run.centres[step][1] - end[1]) + ")");
   const action = document.getElementById("action");
   if (step === 0) {
     action.textContent = "start";
@@ -428,10 +516,14 @@ function show(k) {
   document.getElementById("model-text").textContent = run.modelText[String(s.turn)] || "";
 }
 
-function pause() { clearInterval(timer); timer = null; document.getElementById("play").innerHTML = "&#x25B6;"; }
+function playing(on) {
+  document.getElementById("icon-play").style.display = on ? "none" : "inline";
+  document.getElementById("icon-pause").style.display = on ? "inline" : "none";
+}
+function pause() { clearInterval(timer); timer = null; playing(false); }
 function play() {
   if (step >= total) show(0);
-  document.getElementById("play").innerHTML = "&#x23F8;";
+  playing(true);
   timer = setInterval(() => { if (step >= total) pause(); else show(step + 1); },
                       Number(document.getElementById("speed").value));
 }

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import asdict
+from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
@@ -126,6 +128,100 @@ def table_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[s
     ) for r in rows]
 
 
+def agent_text(row: dict) -> str:
+    return f"{row['llm_provider']}/{row['model_name']}"
+
+
+def detail_text(row: dict, prompts: dict[tuple[str, str], str], config_key: str = "config") -> str:
+    """What sets a group apart besides its agent: its prompt (when the rows hold several) and its compared
+    configuration; empty when nothing does."""
+    parts = [prompts[row["prompt_version"], row["prompt_hash"]]] if len(prompts) > 1 else []
+    if row[config_key]:
+        parts.append(config_text(row[config_key]))
+    return " · ".join(parts)
+
+
+def series_key(row: dict, config_key: str = "config") -> tuple:
+    """A series (an agent with its prompt and compared configuration): what every chart draws as one row."""
+    return (row["llm_provider"], row["model_name"], row["prompt_version"], row["prompt_hash"],
+            json.dumps(row[config_key], sort_keys=True))
+
+
+def series_order(key: tuple) -> tuple:
+    """Series sorted by agent, prompt, then configuration, numbers by value (maxMoves 400 before 1500)."""
+    config = json.loads(key[4])
+    return (*key[:4], tuple((k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v)))
+                             for k, v in sorted(config.items())))
+
+
+def panel_key(row: dict, by: GroupBy) -> tuple[str, ...]:
+    """The panel (a column of the leaderboard) a row or an experiment belongs to: its family and size, or its
+    maze."""
+    return (row["maze"],) if by is GroupBy.maze else (row["maze_family"], row["maze_size"])
+
+
+def panel_title(key: tuple[str, ...]) -> str:
+    return " ".join(key)
+
+
+def panels_in_order(rows: list[dict], by: GroupBy) -> list[tuple[str, ...]]:
+    """The panels in the comparison's order (family, then size, then maze)."""
+    return list(dict.fromkeys(panel_key(r, by) for r in rows))
+
+
+def rate_cell(row: dict | None) -> str:
+    """A leaderboard cell: the success rate, its 95% Wilson interval and successes/runs; "no runs" without runs
+    (an agent whose experiments all failed for other reasons has no rate, not 0%)."""
+    if row is None or not row["runs"]:
+        errors = row["errors"] if row else 0
+        return "no runs" + (f" ({errors} error{'s' if errors > 1 else ''})" if errors else "")
+    return (f"{_percent(row['success_rate'])} ({_interval(row['success_rate_low'], row['success_rate_high'])}) "
+            f"{row['successes']}/{row['runs']}")
+
+
+def pivot_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
+    """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
+    size (or maze), each cell a ``rate_cell``."""
+    prompts = prompt_labels(rows)
+    panels = panels_in_order(rows, by)
+    found: dict[tuple, dict[tuple, dict]] = {}
+    labels: dict[tuple, str] = {}
+    for r in rows:
+        key = series_key(r)
+        found.setdefault(key, {})[panel_key(r, by)] = r
+        detail = detail_text(r, prompts)
+        labels[key] = agent_text(r) + (f" · {detail}" if detail else "")
+    return (("agent", *map(panel_title, panels)),
+            [(labels[key], *(rate_cell(found[key].get(p)) for p in panels)) for key in sorted(found, key=series_order)])
+
+
+def as_pivot(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
+    """The leaderboard for a terminal, with what its intervals are."""
+    if not rows:
+        return "no finished experiments match\n"
+    note = running_note(rows)
+    return (columns(*pivot_cells(rows, by)) + "success rate (95% Wilson interval) successes/runs\n"
+            + (note + "\n" if note else ""))
+
+
+def sql_literal(value: object) -> str:
+    """A value as an SQL literal, for showing a query (standard_conforming_strings: only quotes double)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return f"'{value.isoformat(sep=' ')}'::timestamptz"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def comparison_query(filters: Filters, by: GroupBy) -> str:
+    """The query behind the comparison, with the filters written in: what a researcher runs to check a number."""
+    arguments = [f"{name} => {sql_literal(value)}" for name, value in asdict(filters).items() if value is not None]
+    arguments.append(f"by_maze => {sql_literal(by is GroupBy.maze)}")
+    return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
+
+
 def running_note(rows: list[dict]) -> str:
     running = sum(r["running"] for r in rows)
     return f"({running} experiment(s) still running are not counted)" if running else ""
@@ -169,12 +265,12 @@ def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> list[dic
 
 
 def render_report(results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family,
-                  filters: Filters = EVERYTHING) -> str:
-    """The comparison over the experiments matching ``filters``, as a table, CSV or JSON (the HTML page is
-    ``report_html.render``, which builds on this module)."""
+                  filters: Filters = EVERYTHING, pivot: bool = False) -> str:
+    """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
+    CSV or JSON (the HTML page is ``report_html.render``, which builds on this module)."""
     rows = comparison_rows(results, by, filters)
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_table(rows, by)
+    return as_pivot(rows, by) if pivot else as_table(rows, by)

@@ -119,6 +119,13 @@ class Results:
         ).fetchall()
         return {r["arn"] for r in rows}
 
+    def database(self) -> str:
+        """Which database these results come from, as a report names it: host, port and database name (a local
+        socket by its folder), never a password."""
+        info = self.conn.info
+        host = info.host if not info.host.startswith("/") else f"local socket {info.host}"
+        return f"{host}:{info.port}/{info.dbname}"
+
     def summary(self, experiment_id: int) -> dict | None:
         """One experiment's outcome, as the CLI reports it."""
         return self._execute(
@@ -149,11 +156,12 @@ class Results:
 
     def compared(self, filters: Filters = EVERYTHING) -> list[dict]:
         """The experiments the comparison counts (``experiment_results``), each with the configuration values that
-        set its comparison group apart (``compared_config``) and its maze's size, oldest first."""
+        set its comparison group apart (``compared_config``), its maze's size and the code that started it
+        (``code_version``), oldest first."""
         return self._execute(
-            f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles FROM {_PICKED} c "
+            f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version FROM {_PICKED} c "
             "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
-            "ORDER BY r.experiment_id",
+            "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
             asdict(filters),
         ).fetchall()
 

@@ -92,9 +92,9 @@ def run_input(spec: SweepFile, *, concurrency: int | None, provider_concurrency:
         data["concurrency"] = concurrency
     if wait_seconds is not None:
         data["wait_seconds"] = wait_seconds
-    execution_input = validate(SweepRun, data, "sweep input").model_dump(mode="json", exclude_none=True)
-    check_input_size(execution_input)
-    return execution_input
+    run = validate(SweepRun, data, "sweep input")
+    check_input_size(run.model_dump(mode="json"))  # as PlanSweep carries it, its defaults filled in
+    return run.model_dump(mode="json", exclude_none=True)
 
 
 # --- submitting ----------------------------------------------------------------------------------------------

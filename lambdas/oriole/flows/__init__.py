@@ -3,7 +3,8 @@ shipped as package data.
 
 CDK deploys these files (with ``definition_substitutions`` for the ``${...}`` placeholders: function ARNs,
 and the experiment state machine's ARN in the sweep) and the local runner hands the same files to moto's
-interpreter, so there is no second copy of a flow anywhere.
+interpreter, so there is no second copy of a flow anywhere. The sweep's file is rendered by ``sweep_flow``
+(its per-provider maps are one item flow written once).
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ import json
 import re
 from importlib import resources
 
+SUFFIX = ".asl.json"
 EXPERIMENT = "experiment"
 SWEEP = "sweep"
-FLOWS = (EXPERIMENT, SWEEP)
+FLOWS = tuple(sorted(entry.name.removesuffix(SUFFIX) for entry in resources.files(__name__).iterdir()
+                     if entry.name.endswith(SUFFIX)))  # every flow the package ships
 EXPERIMENT_STATE_MACHINE = "ExperimentStateMachineArn"  # the sweep's placeholder for the flow it starts
 
 
 def definition_text(flow: str = EXPERIMENT) -> str:
     """The ASL file of ``flow`` as shipped, ``${...}`` placeholders included."""
-    return resources.files(__name__).joinpath(f"{flow}.asl.json").read_text(encoding="utf-8")
+    return resources.files(__name__).joinpath(flow + SUFFIX).read_text(encoding="utf-8")
 
 
 def definition(flow: str = EXPERIMENT, *, timeout_seconds: int | None = None,

@@ -1,10 +1,12 @@
 """The migration trigger: run on every deploy that changes the code, from inside the VPC, so a fresh
 deployment has the schema, the maze set and the catalog's configuration keys before the first execution.
 
-It connects as the owner. After the migrations it gives the roles they create (``oriole_app`` for the
-functions, ``oriole_reader`` for researchers' SQL) their logins, with the passwords of the Secrets Manager
-secrets CDK generated for them (``deployment.ROLE_SECRETS``: role -> secret ARN); each deploy sets them again,
-so a rotated secret takes effect on the next deploy.
+It connects as the owner, on a connection of its own that waits for a database still starting
+(``db.connect_patiently``: the trigger of a first deploy runs right after the database was created). After
+the migrations it gives the roles they create (``oriole_app`` for the functions, ``oriole_reader`` for
+researchers' SQL) their logins, with the passwords of the Secrets Manager secrets CDK generated for them
+(``deployment.ROLE_SECRETS``: role -> secret ARN); each deploy sets them again, so a rotated secret takes
+effect on the next deploy.
 """
 
 import json
@@ -19,12 +21,14 @@ from oriole.store import Store
 
 @logger.inject_lambda_context
 def handler(event: dict, context) -> dict:
-    store = Store(db.connection())
-    applied = store.apply_migrations()
-    new_mazes = store.load_mazes(mazeset.maze_set())
-    store.load_catalog(catalog.CATALOG)
-    roles = json.loads(os.environ.get(deployment.ROLE_SECRETS, "{}"))
-    for role, secret_arn in roles.items():
-        store.enable_login(role, parameters.get_secret(secret_arn, transform="json", force_fetch=True)["password"])
+    with db.connect_patiently() as conn:  # a first deploy may find the database still starting
+        store = Store(conn)
+        applied = store.apply_migrations()
+        new_mazes = store.load_mazes(mazeset.maze_set())
+        store.load_catalog(catalog.CATALOG)
+        roles = json.loads(os.environ.get(deployment.ROLE_SECRETS, "{}"))
+        for role, secret_arn in roles.items():
+            password = parameters.get_secret(secret_arn, transform="json", force_fetch=True)["password"]
+            store.enable_login(role, password)
     logger.info("database migrated", extra={"applied": applied, "new_mazes": new_mazes, "logins": sorted(roles)})
     return {"applied": applied, "newMazes": new_mazes, "logins": sorted(roles)}

@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from oriole.errors import OrioleError
 from oriole.text import unstorable
-from oriole_workstation.cli import analysis, database, doctor, live, mazes, params, prompts, run, sweep
+from oriole_workstation.cli import analysis, check, database, doctor, live, mazes, params, prompts, run, sweep
 from oriole_workstation.cli.common import Commands, OneLineErrors, err
 from oriole_workstation.cli.export import export_command
 from oriole_workstation.display import terminal_safe
@@ -22,6 +22,7 @@ app = Commands(cls=OneLineErrors, help="Run LLM maze experiments locally through
 app.command()(run.run)
 app.command()(run.status)
 app.command()(doctor.doctor)
+app.command()(check.check)
 app.command()(analysis.report)
 app.command()(analysis.render)
 app.command("export")(export_command)

@@ -49,6 +49,11 @@ def report(
     = None,
     with_replays: Annotated[bool, typer.Option(help="With --format html -o FILE: render each experiment's replay "
                                                     "into replays/ beside the page and link it.")] = False,
+    pivot: Annotated[bool, typer.Option("--pivot", help="The leaderboard instead of the table: one row per agent, "
+                                                        "one column per family and size (or maze).")] = False,
+    figures: Annotated[Path | None, typer.Option("--figures", help="Also write each chart into this folder as an "
+                                                 "SVG (and a PNG) sized for a paper column, with captions.md.")]
+    = None,
     aws: AwsDatabase = False,
 ) -> None:
     """Compare models, prompts and settings, as a table, CSV, JSON or a self-contained HTML page.
@@ -57,19 +62,28 @@ def report(
     efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
     merits (succeeded, a limit, or an ending the agent caused such as stalling); infrastructure and provider
     failures are counted under errors. Each row is one model x prompt x maze family (or maze with --by maze)
-    x the configuration values that differ among the compared experiments. The HTML page adds charts (the
-    success rate across the mazes, efficiency and actions to the goal, tokens and cost per success) and
-    every experiment it counts.
+    x the configuration values that differ among the compared experiments. --pivot prints the leaderboard:
+    the success rate with its interval per agent and family and size. The HTML page starts with that
+    leaderboard and its provenance (database, sweeps, code versions, prompts, seeds, the query), then draws
+    the charts (success rates with their intervals, efficiency, actions and tokens, cost) per family and size,
+    and lists every experiment it counts.
     """
     from oriole_workstation.database import open_results
 
     if with_replays and (output is not Format.html or file is None):
         raise fail("--with-replays writes replays beside the page: use it with --format html -o FILE")
+    if pivot and output is not Format.table:
+        raise fail("--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
+                   "first; CSV and JSON carry every column)")
     results = open_results(aws)
     filters = Filters(model, prompt, maze, since, until, tag)
     replays = write_replays(results, filters, file.parent) if with_replays else None
     text = report_html.render(results, by, filters, replays) if output is Format.html else \
-        render_report(results, output, by, filters)
+        render_report(results, output, by, filters, pivot)
+    if figures is not None:
+        written = report_html.write_figures(results, by, filters, figures)
+        err.print(f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",
+                  highlight=False, markup=False)
     if file is None:
         typer.echo(text, nl=False)
         return

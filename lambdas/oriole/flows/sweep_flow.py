@@ -1,0 +1,200 @@
+"""The sweep flow, written once as code: ``sweep.asl.json`` is this module's rendering.
+
+The flow runs one distributed map per provider, and the maps differ only in their provider; Step Functions
+wants every state name unique in the whole state machine, the maps' item states included, so each map's
+states carry the provider's label as a prefix (``BedrockStartRepetition``, ``OllamaStartRepetition``...).
+Writing the four maps by hand repeated everything four times; here the item flow, its retry policy and its
+failure handling are written once and rendered for each provider of the list given.
+
+The JSON file stays the one definition CDK deploys and the local runner hands to moto; it is committed, and
+``tests/unit/test_sweep_definition.py`` fails when it and this module disagree. After editing this module:
+
+    python -m oriole.flows.sweep_flow     # or `make flows`: rewrites sweep.asl.json
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from oriole.catalog import ALL_PROVIDERS
+from oriole.sweeps import MAX_EXPERIMENTS
+
+FILE = Path(__file__).with_name("sweep.asl.json")
+LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
+EXPERIMENT_STATE_MACHINE = "${ExperimentStateMachineArn}"
+# Consecutive failed checks after which an item gives up on its experiment: an hour of failures at the default
+# wait of 30 s (each failed check also spent its retries), far longer than a database failover or a burst of
+# throttling, and a bound on a deployment that cannot check at all.
+MAX_FAILED_CHECKS = 120
+LABELS = {"bedrock": "Bedrock", "ollama": "Ollama", "openai": "OpenAI", "baseline": "Baseline"}
+PROVIDERS = {provider: LABELS[provider] for provider in ALL_PROVIDERS}  # what the shipped file is rendered for
+
+
+def _retrier(errors: list[str], interval: int, attempts: int, max_delay: int | None = None) -> dict:
+    retrier = {"ErrorEquals": errors, "IntervalSeconds": interval, "MaxAttempts": attempts, "BackoffRate": 2.0}
+    if max_delay is not None:
+        retrier["MaxDelaySeconds"] = max_delay
+    return {**retrier, "JitterStrategy": "FULL"}
+
+
+# The experiment flow's retriers (experiment.asl.json) for the errors the sweep's tasks meet too: Lambda's own
+# transient errors; a function that timed out or lost its connection, or found the database full (DatabaseBusy);
+# Step Functions throttling a start (StartExecutionThrottled).
+LAMBDA_ERRORS = _retrier(["Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException",
+                          "Lambda.AWSLambdaException", "Lambda.SdkClientException",
+                          "Lambda.TooManyRequestsException"], interval=1, attempts=3)
+DATABASE_ERRORS = _retrier(["Lambda.Unknown", "OperationalError", "DatabaseBusy"], interval=2, attempts=2)
+START_THROTTLED = _retrier(["StartExecutionThrottled"], interval=2, attempts=4, max_delay=30)
+RETRY = [LAMBDA_ERRORS, DATABASE_ERRORS]  # every task of the sweep reads the database
+
+
+def _task(function: str, payload: dict | str, result: dict, result_path: str, *, comment: str | None = None,
+          retry: list[dict] = RETRY, catch: str | None = None, next_state: str | None = None) -> dict:
+    """A Lambda task: its payload, the fields it keeps from the function's answer and where, its retriers, the
+    state a failure past them goes to, and the next state (None: the flow ends here)."""
+    task = {"Type": "Task", "Resource": LAMBDA_INVOKE, **({"Comment": comment} if comment else {}),
+            "Parameters": {"FunctionName": f"${{{function}FunctionArn}}",
+                           **({"Payload.$": payload} if isinstance(payload, str) else {"Payload": payload})},
+            "ResultSelector": result, "ResultPath": result_path, "Retry": retry}
+    if catch is not None:
+        task["Catch"] = [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": catch}]
+    return {**task, "Next": next_state} if next_state else {**task, "End": True}
+
+
+def _from_payload(*fields: str) -> dict:
+    return {f"{field}.$": f"$.Payload.{field}" for field in fields}
+
+
+def _end(comment: str) -> dict:
+    """An end of an item. Every end succeeds with the output {}: the map keeps each item's output in its result,
+    which must stay far below 256 KiB at 20,000 items, and a failed item's would carry its input, the sweep.
+    (A Pass, not a Succeed: cfn-lint's schema refuses a Succeed's OutputPath, which the States Language allows.)"""
+    return {"Type": "Pass", "Comment": comment, "OutputPath": None, "End": True}
+
+
+def item_states(label: str) -> dict:
+    """One map item: start the experiment of a plan index, then look at it every ``waitSeconds`` until it is
+    closed. The item holds its map slot, and so keeps the provider's cap, as long as its experiment may run:
+    it ends when the experiment is closed, when nothing was started, or after ``MAX_FAILED_CHECKS`` checks
+    in a row failed past their retries."""
+    def name(state: str) -> str:
+        return label + state
+
+    return {
+        name("StartRepetition"): _task(
+            "StartRepetition", {"sweep.$": "$.sweep", "index.$": "$.index",
+                                "experimentStateMachineArn": EXPERIMENT_STATE_MACHINE},
+            _from_payload("outcome", "executionArn"), "$.repetition",
+            comment="Start the experiment of this plan index under a deterministic name, unless its repetition "
+                    "already ended or the sweep spent its limit.",
+            retry=[*RETRY, START_THROTTLED], catch=name("StartFailed"), next_state=name("IsStarted")),
+        name("IsStarted"): {"Type": "Choice", "Choices": [
+            {"Variable": "$.repetition.outcome", "StringEquals": "started", "Next": name("WaitForExperiment")}],
+            "Default": name("NothingStarted")},
+        name("WaitForExperiment"): {"Type": "Wait", "SecondsPath": "$.waitSeconds", "Next": name("CheckRepetition")},
+        name("CheckRepetition"): _task(
+            "CheckRepetition", {"executionArn.$": "$.repetition.executionArn"},
+            {**_from_payload("closed", "outcome"), "failedChecks": 0}, "$.check",
+            comment="Whether the experiment is closed, from its row. A check that answers sets failedChecks "
+                    "back to 0.",
+            catch=name("CheckFailed"), next_state=name("IsClosed")),
+        name("IsClosed"): {"Type": "Choice", "Choices": [
+            {"Variable": "$.check.closed", "BooleanEquals": True, "Next": name("ExperimentClosed")}],
+            "Default": name("WaitForExperiment")},
+        name("CheckFailed"): {
+            "Type": "Pass",
+            "Comment": "The check failed past its retries (the database away, Lambda throttled), but the experiment "
+                       "may still run: the item keeps its slot, so the cap holds, and checks again after the "
+                       "wait. The error stays under $.error.",
+            "Parameters": {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)"},
+            "ResultPath": "$.check", "Next": name("MayCheckAgain")},
+        name("MayCheckAgain"): {"Type": "Choice", "Choices": [
+            {"Variable": "$.check.failedChecks", "NumericLessThan": MAX_FAILED_CHECKS,
+             "Next": name("WaitForExperiment")}], "Default": name("GaveUpChecking")},
+        name("ExperimentClosed"): _end("The experiment is closed; its row holds how it ended."),
+        name("NothingStarted"): _end("Ended before (resume) or skipped (spend limit)."),
+        name("StartFailed"): _end(
+            "The start failed past its retries. Starting is the task's last act, and a retry that meets an execution "
+            "already started follows it, so nothing was started (unless an answer was lost after the start and "
+            "every retry failed too). The item ends, the sweep goes on; the summary reads the repetition's state "
+            "from the database."),
+        name("GaveUpChecking"): _end(
+            f"{MAX_FAILED_CHECKS} checks in a row failed: the deployment cannot see its experiments (a permission, "
+            "the database secret). The item stops waiting so that the sweep can end; the summary counts the "
+            "experiment as its row stands (running, if it still runs)."),
+    }
+
+
+def provider_map(provider: str, label: str) -> dict:
+    """The Parallel branch of one provider: a distributed map over its plan indices, capped by its cap.
+
+    The map hands the Parallel nothing (OutputPath null): the Parallel's result is every branch's output, and
+    each would otherwise be the whole plan. Items end in success by design; should one fail all the same (a
+    child past its history limit), the sweep goes on: the map tolerates as many failed items as a map can have.
+    (Written as a count: ``"ToleratedFailurePercentage": 100`` says the same, but AWS takes only an integer
+    there and moto's parser only a decimal.)"""
+    state = label + "Repetitions"
+    return {"StartAt": state, "States": {state: {
+        "Type": "Map",
+        "Label": label,
+        "Comment": f"The {provider} experiments of the plan, at most caps.{provider} at once; each item is a "
+                   "child execution.",
+        "ItemsPath": f"$.indices.{provider}",
+        "MaxConcurrencyPath": f"$.caps.{provider}",
+        "ToleratedFailureCount": MAX_EXPERIMENTS,
+        "ItemSelector": {"index.$": "$$.Map.Item.Value", "sweep.$": "$.sweep", "waitSeconds.$": "$.waitSeconds",
+                         "check": {"failedChecks": 0}},
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                          "StartAt": label + "StartRepetition", "States": item_states(label)},
+        "ResultPath": None,
+        "OutputPath": None,
+        "End": True}}}
+
+
+def definition(providers: Mapping[str, str] = PROVIDERS) -> dict:
+    """The sweep flow for ``providers`` (provider -> label, the prefix of its map's state names)."""
+    return {
+        "Comment": "Oriole sweep: plan the run, then one distributed map per provider (each with its own "
+                   "concurrency cap) starts each planned experiment on the experiment state machine and waits for "
+                   "its row to close; the summary counts the outcomes from the database. An item ends only when "
+                   "its experiment is closed or nothing was started (a failed check waits and checks again, "
+                   f"up to {MAX_FAILED_CHECKS} times in a row), so the caps hold through failures. Generated by "
+                   "oriole/flows/sweep_flow.py (make flows): edit that, not this file. Placeholders are filled "
+                   "by CDK definition_substitutions or by the local runner.",
+        "StartAt": "PlanSweep",
+        "States": {
+            "PlanSweep": _task(
+                "PlanSweep", "$", _from_payload("sweep", "planned", "alreadyDone", "indices", "caps", "waitSeconds"),
+                "$", comment="Validate the sweep file; return per provider the plan indices left to run and the "
+                             "caps. A bad file fails the execution here with SweepFileError, before anything "
+                             "starts.", next_state="RunRepetitions"),
+            "RunRepetitions": {
+                "Type": "Parallel",
+                "Comment": "The providers run side by side, each capped on its own.",
+                "Branches": [provider_map(provider, label)
+                             for provider, label in providers.items()],
+                "ResultPath": None,
+                "Next": "SummarizeSweep"},
+            "SummarizeSweep": _task(
+                "SummarizeSweep", {"sweep.$": "$.sweep", "planned.$": "$.planned", "alreadyDone.$": "$.alreadyDone",
+                                   "indices.$": "$.indices", "experimentStateMachineArn": EXPERIMENT_STATE_MACHINE},
+                _from_payload("sweepId", "planned", "alreadyDone", "succeeded", "timedOut", "failed", "aborted",
+                              "running", "rejected", "skipped", "spentUsd"), "$"),
+        },
+    }
+
+
+def render(providers: Mapping[str, str] = PROVIDERS) -> str:
+    """``sweep.asl.json`` as it is committed."""
+    return json.dumps(definition(providers), indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    FILE.write_text(render(), encoding="utf-8")
+    print(f"wrote {FILE}")
+
+
+if __name__ == "__main__":
+    main()

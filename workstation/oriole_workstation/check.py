@@ -1,0 +1,553 @@
+"""``oriole check --aws``: after a deploy, exercise the deployed system through its own functions and roles, and
+say of each part that it works, or exactly what to do about it.
+
+The checks, in order: both stacks and their state; the code version every function of both flows runs; the
+catalog's parameters and the shipped prompts under the deployment's prefix; then, all at once, real executions
+of the deployed state machines: a short baseline experiment (which also shows that the functions reach the
+database through the proxy), one turn of one action for each Bedrock model the deployment grants and each
+allow-listed model server, under the agent function's own role and network, and a one-item sweep. Executions
+are judged by Step Functions alone (no database connection is needed on this machine), and each failure's
+reason is mapped to its fix (``bedrock_fix``, ``server_fix``, ``stack_fix``).
+
+The experiments it runs stay in the database like any other, tagged ``check:<stamp>`` in their comment (the
+sweep's with ``sweep:check-<stamp>``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+from oriole import catalog, deployment
+from oriole.config import parse_stored
+from oriole.errors import InvalidParameter
+from oriole.experiments import failure_reason
+from oriole.inputs import CaughtError
+from oriole.progress import TERMINAL_EXECUTION_STATUSES
+from oriole.sweeps import SweepFile, validate
+from oriole_workstation import cloud, prompts, sweep
+from oriole_workstation.database import CHECKOUT
+from oriole_workstation.launcher import current_execution, execution_name
+
+OK, FAIL, SKIP = "ok", "FAIL", "skip"
+USABLE_STACK_STATUSES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE",
+                         "IMPORT_ROLLBACK_COMPLETE")  # its resources exist: the rest can be checked
+MAZE = "perfect-7"
+# A turn of one action and nothing more: the model answers once; a model that answers without a tool call ends
+# the experiment after that one turn (maxStalledTurns 1), which still shows that it answered.
+ONE_ACTION = {"maxMoves": 1, "maxActionsPerTurn": 1, "maxStalledTurns": 1}
+AGENT_ENDINGS = ("AgentStalled", "AgentGaveUp")  # the model answered, without a move: the path works
+DATABASE_ERRORS = ("OperationalError", "InterfaceError", "DatabaseBusy", "DatabaseNotConfigured")
+CHECKOUT_VERSION_SECONDS = 120
+CODE_VERSION = re.compile(r"^\S+\+[0-9a-f]{12}$", re.MULTILINE)  # infra.bundling.code_version()
+REQUIRED_OUTPUTS = ("StateMachineArn", "SweepStateMachineArn")
+SEE_EXECUTION = "open the execution in the Step Functions console (its failed state says why)"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the check: ``ok``, ``FAIL`` with the fix, or ``skip`` with why (in ``detail``)."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+    target: str | None = None  # the model or server a per-target check is about
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def ok(name: str, detail: str, target: str | None = None) -> Check:
+    return Check(name, OK, detail, target=target)
+
+
+def failed(name: str, detail: str, fix: str, target: str | None = None) -> Check:
+    return Check(name, FAIL, detail, fix, target)
+
+
+def skipped(name: str, why: str, target: str | None = None) -> Check:
+    return Check(name, SKIP, why, target=target)
+
+
+@dataclass(frozen=True)
+class Aws:
+    """The clients the check uses, with the researcher's own credentials."""
+
+    cloudformation: object
+    sfn: object
+    awslambda: object
+    ssm: object
+    region: str
+
+
+@dataclass(frozen=True)
+class Options:
+    ollama_model: str | None = None  # the model every allow-listed Ollama endpoint is asked for
+    openai_model: str | None = None  # the model every allow-listed OpenAI-compatible base URL is asked for
+    timeout_seconds: float = 900.0
+    poll_seconds: float = 5.0
+
+
+# --- the stacks ------------------------------------------------------------------------------------------------
+
+
+def stack_fix(stack: str, status: str | None) -> str | None:
+    """What to do about a stack in ``status`` (None: it does not exist); None when there is nothing to do."""
+    events = (f"`aws cloudformation describe-stack-events --stack-name {stack} --query "
+              "\"StackEvents[?contains(ResourceStatus, 'FAILED')].[LogicalResourceId,ResourceStatusReason]\"` "
+              "says why")
+    if status is None:
+        return "deploy both stacks: `make deploy` (`npx cdk deploy --all -c deployment=<Name>` for a named one)"
+    if status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"):
+        return None
+    if status == "ROLLBACK_COMPLETE":
+        return (f"its first deploy failed and rolled back, and such a stack cannot be updated: {events}; fix that, "
+                f"delete it (`aws cloudformation delete-stack --stack-name {stack}`) and `make deploy` again")
+    if status == "UPDATE_ROLLBACK_COMPLETE":
+        return f"the last deploy failed and rolled back (the previous version runs): {events}; fix that, `make deploy`"
+    if status == "UPDATE_ROLLBACK_FAILED":
+        return (f"{events}; then `aws cloudformation continue-update-rollback --stack-name {stack}` (with "
+                "`--resources-to-skip` for what cannot roll back) and `make deploy` again")
+    if status.endswith("_FAILED"):
+        return (f"{events}; delete it (`aws cloudformation delete-stack --stack-name {stack}`, with "
+                "`--retain-resources` for what cannot be deleted) and `make deploy` again")
+    if status.endswith("_IN_PROGRESS"):
+        return "CloudFormation is still at work on it: wait for it to end (its console shows the progress) and " \
+               "check again"
+    return f"{events}; `make deploy`"
+
+
+def stacks_check(statuses: dict[str, str | None], missing_outputs: list[str]) -> Check:
+    """Both stacks exist and are complete, and the orchestrator has the outputs the check uses; the first stack at
+    fault names the fix."""
+    shown = ", ".join(f"{stack} {status or 'missing'}" for stack, status in statuses.items())
+    for stack, status in statuses.items():
+        fix = stack_fix(stack, status)
+        if fix is not None:
+            return failed("stacks", shown, f"{stack}: {fix}")
+    if missing_outputs:
+        return failed("stacks", f"{shown}; no output {', '.join(missing_outputs)}",
+                      "an earlier version deployed it: `make deploy` from this checkout")
+    return ok("stacks", shown)
+
+
+def stacks_usable(statuses: dict[str, str | None]) -> bool:
+    return all(status in USABLE_STACK_STATUSES for status in statuses.values())
+
+
+def not_found_message(deployment_name: str, others: list[str], region: str) -> str:
+    """Why there is nothing to check, and how to point the check at a deployment (or make one)."""
+    found = (f"this account has {', '.join(others)}: run `ORIOLE_DEPLOYMENT={others[0]} oriole check --aws`"
+             if others else "deploy with `make deploy` (`npx cdk deploy --all -c deployment=<Name>` for a named one)")
+    return (f"no deployment {deployment_name} (stack {deployment_name}Orchestrator) in region {region} of these "
+            f"credentials; {found}; or choose the account and region with AWS_PROFILE and AWS_REGION")
+
+
+# --- the code the functions run --------------------------------------------------------------------------------
+
+
+@functools.cache
+def checkout_code_version() -> str | None:
+    """What ``make deploy`` from this checkout would deploy (``infra.bundling.code_version``), when the CLI runs
+    from a checkout with the CDK toolchain; None otherwise. In a child process: importing the CDK starts its
+    Node.js kernel, which this process should not keep."""
+    if not (CHECKOUT / "infra" / "bundling.py").is_file():
+        return None
+    try:
+        done = subprocess.run([sys.executable, "-c", "from infra.bundling import code_version; print(code_version())"],
+                              cwd=CHECKOUT, capture_output=True, text=True, timeout=CHECKOUT_VERSION_SECONDS)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = CODE_VERSION.search(done.stdout)
+    return found.group(0) if done.returncode == 0 and found else None
+
+
+def code_check(versions: dict[str, str | None], checkout: str | None) -> Check:
+    """Every function of the flows runs one code version, the one this checkout would deploy (when known)."""
+    by_version: dict[str | None, list[str]] = {}
+    for function, version in sorted(versions.items()):
+        by_version.setdefault(version, []).append(function)
+    if len(by_version) != 1 or None in by_version:
+        *odd, (most, rest) = sorted(by_version.items(), key=lambda item: (len(item[1]), str(item[0])))
+        shown = [f"{version or 'no ORIOLE_CODE_VERSION'} in {', '.join(functions)}" for version, functions in odd]
+        shown.append(f"{most or 'no ORIOLE_CODE_VERSION'} in the other {len(rest)}")
+        return failed("code", f"the functions run different code: {'; '.join(shown)}", "deploy again: `make deploy`")
+    [version] = by_version
+    detail = f"{version} in all {len(versions)} functions"
+    if checkout is None:
+        return ok("code", f"{detail} (not compared: this CLI does not run from a checkout with the CDK toolchain)")
+    if checkout != version:
+        return failed("code", f"{detail}; this checkout would deploy {checkout}",
+                      "deploy this checkout (`make deploy`), or check out the commit that was deployed")
+    return ok("code", f"{detail}, as this checkout would deploy")
+
+
+# --- parameters and prompts ------------------------------------------------------------------------------------
+
+
+def parameters_check(values: dict[str, str], prefix: str) -> Check:
+    """Every catalog parameter read at start exists under ``prefix`` with a value the catalog accepts."""
+    expected = [p for p in catalog.CATALOG if p.overridable]
+    missing, invalid = [], []
+    for param in expected:
+        name = f"{prefix}/{param.path}"
+        if name not in values:
+            missing.append(name)
+            continue
+        try:
+            parse_stored(param, values[name])
+        except InvalidParameter as err:
+            invalid.append((param, str(err)))
+    if not missing and not invalid:
+        return ok("parameters", f"{len(expected)} catalog parameters under {prefix}, every value valid")
+    problems = ([f"missing: {', '.join(missing)}"] if missing else []) + [why for _, why in invalid]
+    fixes = (["`make deploy` creates the missing ones again (or `oriole params set KEY VALUE --aws`, defaults in "
+              "`oriole params list`)"] if missing else []) + \
+        [f"`oriole params set {param.key} {param.default_text} --aws` restores the default of {param.key}"
+         for param, _ in invalid]
+    return failed("parameters", "; ".join(problems), "; ".join(fixes))
+
+
+def prompts_check(stored: dict[str, str]) -> Check:
+    """The shipped prompt versions exist and are usable; other versions are listed."""
+    bad = []
+    for version in catalog.SHIPPED_PROMPT_VERSIONS:
+        if version not in stored:
+            bad.append(f"{version} missing")
+            continue
+        try:
+            prompts.check(version, stored[version])
+        except prompts.PromptRejected as err:
+            bad.append(f"{version}: {err}")
+    if bad:
+        return failed("prompts", "; ".join(bad), "`make deploy` stores the shipped prompts again (or `oriole "
+                      "prompts put VERSION --file PROMPT.md --aws`)")
+    shipped = [f"{v}{'' if stored[v] == catalog.shipped_prompt(v) else ' (changed since shipped)'}"
+               for v in catalog.SHIPPED_PROMPT_VERSIONS]
+    others = sorted(set(stored) - set(catalog.SHIPPED_PROMPT_VERSIONS))
+    return ok("prompts", ", ".join(shipped) + (f"; also {', '.join(others)}" if others else ""))
+
+
+# --- experiments through the deployed state machine -------------------------------------------------------------
+
+
+class Outcome(NamedTuple):
+    """How an execution the check started ended: ``worked`` when the path it tests works."""
+
+    worked: bool
+    detail: str
+    error: str | None = None  # the execution's error name
+    reason: str | None = None  # ``Error: message``
+
+
+def experiment_outcome(execution: dict | None, waited: float) -> Outcome:
+    """Judge an experiment by its (last) execution alone: SUCCEEDED is a run to its goal or its limit; an agent
+    ending (stalled, gave up) means the model answered; anything else failed with its reason."""
+    if execution is None or execution["status"] not in TERMINAL_EXECUTION_STATUSES:
+        return Outcome(False, f"still running after {waited:.0f} s", "Timeout", "the check stopped waiting")
+    if execution["status"] == "SUCCEEDED":
+        state = json.loads(execution.get("output") or "{}")
+        decision = state.get("progress") or {}
+        actions = decision.get("actions")
+        ending = "found the goal" if decision.get("decision") == "success" else "reached its limit"
+        return Outcome(True, f"experiment {state.get('experimentId')} {ending} after {actions} action(s)")
+    caught = CaughtError(Error=execution.get("error"), Cause=execution.get("cause"))
+    reason = failure_reason(caught) if execution["status"] == "FAILED" else \
+        f"execution {execution['status']}" + (f": {failure_reason(caught)}" if caught.Error else "")
+    if execution.get("error") in AGENT_ENDINGS:
+        return Outcome(True, f"the model answered without a move ({reason})")
+    return Outcome(False, reason, execution.get("error") or execution["status"], reason)
+
+
+def console_link(region: str, execution_arn: str) -> str:
+    return f"https://{region}.console.aws.amazon.com/states/home?region={region}#/v2/executions/details/{execution_arn}"
+
+
+def bedrock_fix(model_id: str, outcome: Outcome, region: str) -> str:
+    """The one thing to do about a Bedrock call that failed, from its error and Bedrock's message."""
+    reason, text = outcome.reason or "", (outcome.reason or "").lower()
+    again = "then run `oriole check --aws` again"
+    if "marketplace" in text:
+        return ("the first call of a third-party model subscribes the account through AWS Marketplace, and that "
+                "call must come from a principal allowed aws-marketplace:Subscribe and aws-marketplace:"
+                "ViewSubscriptions (the functions' role is not, on purpose): once per account, as an administrator, "
+                f"call the model once (`aws bedrock-runtime converse --region {region} --model-id {model_id} "
+                "--messages '[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]'`, or its Bedrock console "
+                f"playground), wait up to 15 minutes for the subscription, {again}")
+    if "use case" in text:
+        return ("Anthropic models need the one-time use-case form: in the Bedrock console of this region, open an "
+                "Anthropic model in the Model catalog and submit the use-case details (once per account; an "
+                "organization's management account can submit it for all), wait up to 15 minutes, " + again)
+    if "service control policy" in text:
+        return ("an SCP of your organization denies the call: a cross-region profile routes to other regions of "
+                "its geography, so ask the organization's administrator to allow bedrock:InvokeModel in every "
+                "region the profile routes to (`aws bedrock get-inference-profile --inference-profile-identifier "
+                f"{model_id}` lists them), or grant a model in this region's geography only")
+    if "not authorized to perform" in text:
+        return (f"the agent function's role may not invoke {model_id}: deploy with it granted (`npx cdk deploy "
+                "--all -c bedrockModelIds='[\"<base model id>\"]'`: a base id grants its profiles and the "
+                "foundation model in the regions they route to); a permissions boundary may also deny it")
+    if "on-demand throughput" in text:
+        return (f"{model_id} is served through an inference profile only: run experiments with the profile id "
+                f"({deployment.geography(region)}.{deployment.base_model(model_id)})")
+    if "model identifier is invalid" in text or "(ResourceNotFoundException)" in reason:
+        return (f"Bedrock does not offer {model_id} in {region}: `aws bedrock list-inference-profiles` and `aws "
+                "bedrock list-foundation-models` list what it offers; deploy with one of those in bedrockModelIds")
+    if "have access to the model" in text:
+        return ("the account has no access to the model yet: as an administrator, call it once (the Marketplace "
+                "subscription) and, for Anthropic models, submit the use-case form in the Bedrock console; " + again)
+    if outcome.error == "ModelThrottled":
+        return ("Bedrock throttled even one call: Service Quotas, Amazon Bedrock, the model's (cross-region) "
+                "on-demand requests and tokens per minute in this region; ask for more, " + again)
+    if outcome.error in ("ModelUnavailable", "ModelTimeout"):
+        return ("the agent function did not get an answer from Bedrock: with egress=endpoints the bedrock-runtime "
+                "interface endpoint must exist (it is part of the data stack); otherwise retry later")
+    if outcome.error == "ModelNotAllowed":
+        return f"StartExperiment does not accept {model_id}: deploy with it in bedrockModelIds"
+    return SEE_EXECUTION
+
+
+def server_fix(provider: str, url: str, model: str, outcome: Outcome) -> str:
+    """The one thing to do about a model server the agent function could not use."""
+    reason = outcome.reason or ""
+    if outcome.error == "ModelUnavailable":
+        return (f"the functions cannot reach {url}: the server must accept connections from the deployment's NAT "
+                "gateway address (egress=nat; egress=endpoints has no route to the internet) on that port, and "
+                "answer there")
+    if outcome.error == "ModelTimeout":
+        return (f"{url} answered too slowly: give it more time (`oriole params set requestTimeoutSeconds 300 --aws`) "
+                "or check the server's load")
+    if "HTTP 401" in reason or "HTTP 403" in reason:
+        return (f"{url} refused the API key: put the right key in the secret the deployment names "
+                f"({provider}ApiKeySecretArn), or deploy without one if the server needs none")
+    if "HTTP 404" in reason:
+        where = f"`ollama pull {model}` on that server" if provider == "ollama" else \
+            f"serve {model} there, and check that the base URL ends where /chat/completions follows (often /v1)"
+        return f"{url} has no model {model}: {where}"
+    if outcome.error == "InvalidConfig":
+        return f"StartExperiment refuses {url}: deploy with it allow-listed"
+    return SEE_EXECUTION
+
+
+def database_check(outcome: Outcome, proxy: str | None, migrations: str | None) -> Check:
+    """What the baseline run shows of the database: its functions wrote and read the experiment through the
+    ``proxy`` endpoint (none: an existing database the functions reach directly)."""
+    via = f"the proxy {proxy}" if proxy else "their own connection (an existing database)"
+    if outcome.worked:
+        return ok("database", f"the functions wrote and read the baseline experiment through {via}")
+    if outcome.error in DATABASE_ERRORS or "UndefinedTable" in (outcome.reason or ""):
+        target = (f"the proxy's target is AVAILABLE (`aws rds describe-db-proxy-targets --db-proxy-name "
+                  f"{proxy.split('.', 1)[0]}`)") if proxy else "the database accepts the functions' security group"
+        migrate = f"aws lambda invoke --function-name {migrations or '<the MigrationsFunction output>'} out.json"
+        return failed("database", outcome.detail, f"the functions cannot use the database through {via}: check "
+                      f"that {target} and that this deploy's migrations ran (`{migrate}` runs them again)")
+    return skipped("database", "not shown: the baseline experiment failed before it (see baseline)")
+
+
+@dataclass
+class Probe:
+    """One execution the check runs: its line, the inputs to try in order (a later one when ``retry_when`` says
+    the ended execution asked for it), how its execution is followed, and how its end is judged."""
+
+    name: str
+    target: str | None
+    inputs: list[dict]
+    starter: Callable[[dict], str]  # starts an execution of this input; its ARN
+    judge: Callable[[Probe], Check]
+    follow: Callable[[str], dict]
+    retry_when: Callable[[dict], bool] = lambda execution: False
+    execution_arn: str | None = None
+    execution: dict | None = None  # once ended
+    tried: int = 0
+    waited: float = 0.0
+
+    @property
+    def input(self) -> dict:
+        """The input of the execution started last."""
+        return self.inputs[self.tried - 1]
+
+    def start(self) -> None:
+        self.tried += 1
+        self.execution_arn = self.starter(self.input)
+
+    def poll(self, waited: float) -> bool:
+        """Look at the execution once; True when it has ended (a retry with the next input is started here)."""
+        execution = self.follow(self.execution_arn)
+        self.waited = waited
+        if execution["status"] not in TERMINAL_EXECUTION_STATUSES:
+            return False
+        if self.tried < len(self.inputs) and self.retry_when(execution):
+            self.start()
+            return False
+        self.execution = execution
+        return True
+
+
+def settle(probes: list[Probe], timeout_seconds: float, poll_seconds: float,
+           progress: Callable[[str], None]) -> None:
+    """Start every probe, then follow them all until each ended or the time is up."""
+    for probe in probes:
+        probe.start()
+    started = time.monotonic()
+    pending = list(probes)
+    while True:
+        waited = time.monotonic() - started
+        pending = [probe for probe in pending if not probe.poll(waited)]
+        if not pending or waited > timeout_seconds:
+            return
+        progress(f"{len(probes) - len(pending)} of {len(probes)} executions ended ({waited:.0f} s); waiting for "
+                 + ", ".join(probe.target or probe.name for probe in pending))
+        time.sleep(poll_seconds)
+
+
+def bedrock_candidates(model_id: str, region: str) -> list[str]:
+    """The ids to call a granted model by, in order: a profile id as granted; for a base id, its profile of the
+    region's geography (how most models are served) and then the base id itself."""
+    if deployment.profile_prefix(model_id):
+        return [model_id]
+    return [f"{deployment.geography(region)}.{model_id}", model_id]
+
+
+def not_served_by_that_id(execution: dict) -> bool:
+    """Bedrock's answer when a model is not called by that id in this region (try the next candidate)."""
+    text = (experiment_outcome(execution, 0).reason or "").lower()
+    return "model identifier is invalid" in text or "on-demand throughput" in text
+
+
+def _experiment_judge(fix: Callable[[str, Outcome], str], region: str) -> Callable[[Probe], Check]:
+    """Judge a probe's experiment: ``<model> on <maze>: ...`` when it worked, else its reason and
+    ``fix(model, outcome)`` with a link to the execution."""
+    def judge(probe: Probe) -> Check:
+        outcome = experiment_outcome(probe.execution, probe.waited)
+        model = probe.input["modelName"]
+        if outcome.worked:
+            return ok(probe.name, f"{model} on {MAZE}: {outcome.detail}", probe.target)
+        link = console_link(region, probe.execution_arn)
+        if probe.execution is None:
+            return failed(probe.name, outcome.detail, f"follow it in the console ({link}), or give the check more "
+                                                      "time (--timeout-seconds)", probe.target)
+        return failed(probe.name, outcome.detail, f"{fix(model, outcome)} ({link})", probe.target)
+    return judge
+
+
+class DeploymentCheck:
+    """The checks of one deployment, yielded one by one as they are decided."""
+
+    def __init__(self, aws: Aws, deployment_name: str, options: Options, progress: Callable[[str], None]):
+        self.aws, self.options, self.progress = aws, options, progress
+        self.deployment = deployment_name
+        self.data_stack, self.orchestrator_stack = f"{deployment_name}Data", f"{deployment_name}Orchestrator"
+        stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        self.tag, self.comment = f"check-{stamp}", f"check:{stamp}"  # the sweep id and agent ids; the comment
+
+    def run(self) -> Iterator[Check]:
+        data = cloud.describe_stack(self.aws.cloudformation, self.data_stack)
+        orchestrator = cloud.describe_stack(self.aws.cloudformation, self.orchestrator_stack)
+        if orchestrator is None:
+            others = cloud.deployments(self.aws.cloudformation)
+            raise cloud.DeploymentNotFound(not_found_message(self.deployment, others, self.aws.region))
+        statuses = {self.data_stack: data and data["StackStatus"], self.orchestrator_stack: orchestrator["StackStatus"]}
+        outputs = cloud.outputs(orchestrator)
+        missing = [key for key in REQUIRED_OUTPUTS if key not in outputs] if stacks_usable(statuses) else []
+        yield stacks_check(statuses, missing)
+        if not stacks_usable(statuses) or missing:
+            for name in ("code", "parameters", "prompts", "database", "baseline", "bedrock", "sweep"):
+                yield skipped(name, "the stacks are not deployed (see stacks)")
+            return
+        functions = {**cloud.task_functions(self.aws.sfn, outputs["SweepStateMachineArn"]),
+                     **cloud.task_functions(self.aws.sfn, outputs["StateMachineArn"])}
+        environments = {arn: cloud.function_environment(self.aws.awslambda, arn) for arn in set(functions.values())}
+        versions = {arn.split(":function:", 1)[-1]: env.get(deployment.CODE_VERSION)
+                    for arn, env in environments.items()}
+        self.progress("computing the code version of this checkout")
+        yield code_check(versions, checkout_code_version())
+        yield parameters_check(cloud.parameter_values(self.aws.ssm), catalog.PREFIX)
+        yield prompts_check(prompts.aws_prompts(self.aws.ssm))
+        proxy = cloud.outputs(data).get("DatabaseProxyEndpoint")
+        yield from self._executions(outputs, environments[functions["StartExperiment"]], proxy)
+
+    def _executions(self, outputs: dict[str, str], environment: dict[str, str], proxy: str | None) -> Iterator[Check]:
+        """Run every execution at once and judge each; ``environment`` is StartExperiment's, which lists the
+        granted models and the allow-listed servers. Lines in order: database, baseline, models, servers, sweep."""
+        experiments = outputs["StateMachineArn"]
+        baseline = self._probe(experiments, "baseline", None,
+                               [self._input("baseline", "baseline", "oracle", maxMoves=100)],
+                               lambda model, outcome: SEE_EXECUTION)
+        lines: list[Probe | Check] = [baseline]
+        for model_id in _listed(environment, deployment.BEDROCK_MODEL_IDS):
+            candidates = bedrock_candidates(model_id, self.aws.region)
+            lines.append(self._probe(
+                experiments, "bedrock", model_id,
+                [self._input(f"bedrock/{n}", "bedrock", c, **ONE_ACTION) for n, c in enumerate(candidates)],
+                lambda model, outcome: bedrock_fix(model, outcome, self.aws.region), retry_when=not_served_by_that_id))
+        for servers, provider, model in ((deployment.OLLAMA, "ollama", self.options.ollama_model),
+                                         (deployment.OPENAI, "openai", self.options.openai_model)):
+            for url in _listed(environment, servers.listed):
+                lines.append(skipped(provider, f"no model named to ask {url} for: pass --{provider}-model NAME", url)
+                             if model is None else self._probe(
+                    experiments, provider, url,
+                    [self._input(provider, provider, model, **{servers.key: url}, **ONE_ACTION)],
+                    lambda model, outcome, p=provider, u=url: server_fix(p, u, model, outcome)))
+        lines.append(self._sweep_probe(outputs["SweepStateMachineArn"]))
+        probes = [line for line in lines if isinstance(line, Probe)]
+        self.progress(f"running {len(probes)} executions")
+        settle(probes, self.options.timeout_seconds, self.options.poll_seconds, self.progress)
+        yield database_check(experiment_outcome(baseline.execution, baseline.waited), proxy,
+                             outputs.get("MigrationsFunction"))
+        for line in lines:
+            yield line.judge(line) if isinstance(line, Probe) else line
+
+    def _input(self, name: str, provider: str, model: str, **config) -> dict:
+        """An experiment's input, tagged as the check's (agent id ``<tag>/<name>``, comment ``check:<stamp>``)."""
+        return {"mazeId": MAZE, "llmProvider": provider, "modelName": model, "agentId": f"{self.tag}/{name}",
+                "comment": self.comment, "config": config}
+
+    def _probe(self, state_machine_arn: str, name: str, target: str | None, inputs: list[dict],
+               fix: Callable[[str, Outcome], str],
+               retry_when: Callable[[dict], bool] = lambda execution: False) -> Probe:
+        def start(execution_input: dict) -> str:
+            return self.aws.sfn.start_execution(stateMachineArn=state_machine_arn, name=execution_name(self.tag),
+                                                input=json.dumps(execution_input))["executionArn"]
+
+        return Probe(name, target, inputs, start, _experiment_judge(fix, self.aws.region),
+                     lambda arn: current_execution(self.aws.sfn, arn), retry_when)
+
+    def _sweep_probe(self, state_machine_arn: str) -> Probe:
+        spec = validate(SweepFile, {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1},
+                        "the check's sweep")
+        execution_input = sweep.run_input(spec, concurrency=1, provider_concurrency={}, retry_failed=False,
+                                          wait_seconds=max(1, round(self.options.poll_seconds)))
+
+        def judge(probe: Probe) -> Check:
+            execution = probe.execution
+            link = console_link(self.aws.region, probe.execution_arn)
+            if execution is None:
+                return failed("sweep", f"{self.tag} still running after {probe.waited:.0f} s",
+                              f"follow it: `oriole sweep status {self.tag} --aws` ({link})")
+            try:
+                summary = sweep.outcome(execution)
+            except sweep.SweepFailed as err:
+                return failed("sweep", str(err), f"open the sweep's execution in the Step Functions console ({link})")
+            line = sweep.summary_line(summary).strip()
+            if summary.get("succeeded") != 1:
+                return failed("sweep", f"{self.tag}: {line}",
+                              f"`oriole sweep status {self.tag} --aws` shows its repetition ({link})")
+            return ok("sweep", f"{self.tag}: {line}")
+
+        return Probe("sweep", None, [execution_input],
+                     lambda sweep_input: sweep.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
+                     judge, lambda arn: self.aws.sfn.describe_execution(executionArn=arn))
+
+
+def _listed(environment: dict[str, str], variable: str) -> list[str]:
+    """A deploy-time list the functions' environment carries (JSON), empty when unset."""
+    return list(json.loads(environment.get(variable) or "[]"))
