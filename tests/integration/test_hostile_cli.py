@@ -491,7 +491,7 @@ def test_a_file_that_cannot_be_read_or_written_is_one_line(cli, odd_paths, args,
 
 @pytest.mark.parametrize("url, message", [
     ("postgresql://oriole:SECRETPW@127.0.0.1:{closed}/oriole", "cannot use the database at 127.0.0.1:"),
-    ("postgresql://oriole:SECRETPW@127.0.0.1:{http}/oriole?connect_timeout=2", "cannot use the database at"),
+    ("postgresql://oriole:SECRETPW@127.0.0.1:{http}/oriole?connect_timeout=1", "cannot use the database at"),
     ("postgresql://oriole:SECRETPW@127.0.0.1:{silent}/oriole?connect_timeout=1", "cannot use the database at"),
     ("http://oriole:SECRETPW@example.org/x y", "DATABASE_URL is not a PostgreSQL connection URL"),
     ("host=127.0.0.1 password=SECRETPW port=x", "cannot use the database"),
@@ -506,7 +506,7 @@ def test_a_database_url_that_leads_nowhere_is_one_line_without_its_password(cli,
         url = url.format(closed=closed.getsockname()[1], silent=silent.getsockname()[1],
                          http=http.url.rsplit(":", 1)[1])
         monkeypatch.setenv("DATABASE_URL", url)
-        results = [cli(*args) for args in (("ls",), ("report",), ("doctor",), ("db", "migrate"))]
+        results = [cli(*args) for args in (("ls",), ("db", "migrate"))]  # reading, and migrating
     for result in results:
         assert result.exit_code == 2 and message in one_clean_line(result.output)
         assert "SECRETPW" not in result.output
