@@ -14,7 +14,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT, data_stack, orchestrator_stack
-from oriole.config import parse_stored
+from oriole.config import parse_stored, url_problem, without_userinfo
 from oriole.errors import InvalidParameter
 
 EGRESS_MODES = ("nat", "endpoints")
@@ -117,9 +117,9 @@ def _model_servers(get, context: str, key_context: str) -> tuple[str, ...]:
     when an API key is sent (``key_context``)."""
     urls = _list(get(context, []))
     for url in urls:
-        if not re.match(r"^https?://[^/\s]+", url):
-            raise ValueError(f"context {context}: {url!r} is not an http(s) URL")
-        if get(key_context) and not url.startswith("https://"):
+        if problem := url_problem(url, ("http", "https")):  # the check every other entry of a URL gets
+            raise ValueError(f"context {context}: {without_userinfo(url)!r} {problem}")
+        if get(key_context) and not url.lower().startswith("https://"):
             raise ValueError(f"context {context}: {url!r} is plain http, but {key_context} "
                              "makes the functions send an API key: use https")
     return urls

@@ -8,7 +8,9 @@ A request beyond the script gets a 500 naming the problem, so a test that asks m
 loudly instead of hanging.
 
 A reply is a dict (the subclass renders it with 200), a raw ``(status, body bytes)`` or
-``(status, body bytes, headers)`` tuple, or ``slow(seconds, reply)``. Every request is kept in ``requests``.
+``(status, body bytes, headers)`` tuple, ``slow(seconds, reply)``, or ``trickle(pause, pieces)``: raw bytes the
+test writes itself (status line, headers and body), one piece every ``pause`` seconds, for as long as the pieces
+last (they may be endless) and the client listens. Every request is kept in ``requests``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -40,14 +43,26 @@ class ScriptedRequest:
     body: object = field(default=None)
 
 
+@dataclass(frozen=True)
+class Trickle:
+    """Write ``pieces`` (raw bytes: the whole answer, as a hostile server writes it) ``pause`` seconds apart."""
+
+    pause: float
+    pieces: Iterable[bytes]
+
+
 def slow(seconds: float, reply: dict | tuple) -> Slow:
     return Slow(seconds, reply)
+
+
+def trickle(pause: float, pieces: Iterable[bytes]) -> Trickle:
+    return Trickle(pause, pieces)
 
 
 class ScriptedServer:
     """An HTTP endpoint on 127.0.0.1 (ephemeral port) answering each request with the next scripted reply."""
 
-    def __init__(self, *replies: dict | tuple | Slow):
+    def __init__(self, *replies: dict | tuple | Slow | Trickle):
         self._script: deque = deque(replies)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -84,7 +99,7 @@ class ScriptedServer:
         with self._lock:
             return len(self._script)
 
-    def add(self, *replies: dict | tuple | Slow) -> None:
+    def add(self, *replies: dict | tuple | Slow | Trickle) -> None:
         with self._lock:
             self._script.extend(replies)
 
@@ -103,14 +118,15 @@ class ScriptedServer:
             self.requests.append(request)
             return len(self.requests)
 
-    def _next(self, number: int) -> dict | tuple | Slow:
+    def _next(self, number: int) -> dict | tuple | Slow | Trickle:
         with self._lock:
             if self._script:
                 return self._script.popleft()
         return self.error(500, f"{type(self).__name__}: request #{number} was not scripted (the script is exhausted)")
 
-    def _answer(self, request: ScriptedRequest) -> Raw:
-        """The status, body and headers for one request, waiting first if the reply is slow."""
+    def _answer(self, request: ScriptedRequest) -> Raw | Trickle:
+        """The status, body and headers for one request, waiting first if the reply is slow (a trickle is
+        written as it is)."""
         problem = self.problem(request)
         number = self._record(request)
         if problem:
@@ -120,7 +136,18 @@ class ScriptedServer:
             if self._stopping.wait(reply.seconds):
                 return self.error(503, f"{type(self).__name__}: shutting down")
             reply = reply.reply
-        return reply if isinstance(reply, tuple) else self.render(reply, request)
+        return reply if isinstance(reply, tuple | Trickle) else self.render(reply, request)
+
+    def _trickle(self, answer: Trickle, out) -> None:
+        """Write the pieces one by one until they run out, the client leaves or the server stops."""
+        for piece in answer.pieces:
+            if self._stopping.wait(answer.pause):
+                return
+            try:
+                out.write(piece)
+                out.flush()
+            except OSError:
+                return  # the client gave up: what the test wanted
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         scripted = self
@@ -141,7 +168,12 @@ class ScriptedServer:
 
             def _serve(self, body: object) -> None:
                 headers = {name.lower(): value for name, value in self.headers.items()}
-                status, payload, *extra = scripted._answer(ScriptedRequest(self.command, self.path, headers, body))
+                answer = scripted._answer(ScriptedRequest(self.command, self.path, headers, body))
+                if isinstance(answer, Trickle):
+                    self.close_connection = True
+                    scripted._trickle(answer, self.wfile)
+                    return
+                status, payload, *extra = answer
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json; charset=utf-8")

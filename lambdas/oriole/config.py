@@ -5,14 +5,14 @@ experiment."""
 
 from __future__ import annotations
 
-import json
+import ipaddress
 import math
+import re
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
-from oriole.text import bounded, unstorable
+from oriole.text import ascii_float, ascii_int, bounded, load_json, unstorable
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
@@ -23,19 +23,79 @@ def _shown(value: object) -> str:
     return bounded(repr(value), _SHOWN_CHARS)
 
 
-def _check_url(param: Parameter, value: str, where: str) -> None:
-    """A base URL with one of the parameter's schemes and a host: nothing else is ever opened (a ``file:``
-    URL would be read by the HTTP client), and nothing that does not name a server."""
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<authority>[^/]*)(?P<path>.*)")
+_HOST = re.compile(r"\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|[A-Za-z0-9][A-Za-z0-9.-]*")
+_PORT = re.compile(r":(?P<port>[0-9]{1,5})")
+_PATH = re.compile(r"(?:/(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` as a message may quote it: whatever precedes its last ``@`` (a user name, a password) hidden."""
+    if "@" not in url:
+        return url
+    scheme = url.split("://", 1)[0] + "://" if "://" in url else ""
+    return f"{scheme}***@{url.rsplit('@', 1)[1]}"
+
+
+def url_problem(value: str, schemes: tuple[str, ...]) -> str | None:
+    """Why ``value`` is not a base URL oriole will send requests (and an API key) to, or None when it is one.
+
+    A base URL is ``scheme://host[:port][/path]`` in printable ASCII: the host a name, an IPv4 address or a
+    bracketed IPv6 address. Everything on which URL parsers disagree, and which could send a request or a
+    credential somewhere else than the host a reader sees, is refused: user information (``user:password@``,
+    and any ``@`` before the path), a backslash, a percent sign or a zone in the host, spaces and control
+    characters, a query or a fragment (``http://evil#@good``), non-ASCII characters (write a host in its
+    ``xn--`` form). Only the ``schemes`` given are opened (a ``file:`` URL would be read by the HTTP client).
+    """
+    if not all("!" <= ch <= "~" for ch in value) or "?" in value or "#" in value:
+        return "must be a base URL of printable ASCII characters without spaces, query or fragment"
+    if "\\" in value:
+        return "must not contain a backslash (URL parsers disagree on what it means)"
+    match = _URL.fullmatch(value)
+    if match is None or match["scheme"].lower() not in schemes:
+        return f"must be an {' or '.join(schemes)} URL with a host"
+    authority = match["authority"]
+    if "@" in authority:
+        return ("must not hold a user name or password (user:password@...): credentials are never sent in a URL; "
+                "an API key comes from the deployment's secret or the provider's API key variable")
+    host = _HOST.match(authority)
+    port = _PORT.fullmatch(authority[host.end():]) if host else None
+    if host is None or (port is None and host.end() != len(authority)) or (
+            host["ipv6"] is not None and not _ipv6(host["ipv6"])):
+        return (f"must be an {' or '.join(schemes)} URL with a host: a name, an IPv4 address or a bracketed IPv6 "
+                "address (no zone), and an optional port")
+    if port is not None and not 1 <= int(port["port"]) <= 65535:
+        return "must have a port from 1 to 65535"
+    if not _PATH.fullmatch(match["path"]):
+        return "must have a path of letters, digits, '/', '.', '-', '_', '~' or %XX escapes"
+    return None
+
+
+def canonical_value(param: Parameter, value: object) -> object:
+    """A checked value as two experiments are compared: ``-0.0`` is ``0.0``; a base URL without a trailing ``/``,
+    its scheme and host in lower case and a default port left out."""
+    if isinstance(value, float):
+        return value + 0.0  # -0.0 + 0.0 is 0.0
+    if not (isinstance(value, str) and param.url_schemes):
+        return value
+    match = _URL.fullmatch(value)
+    scheme, authority = match["scheme"].lower(), match["authority"].lower()
+    authority = authority.removesuffix({"http": ":80", "https": ":443"}[scheme])
+    return f"{scheme}://{authority}{match['path'].rstrip('/')}"
+
+
+def _ipv6(text: str) -> bool:
     try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
-    except ValueError as err:
-        raise InvalidConfig(f"{where} is not a URL ({err}); got {_shown(value)}") from None
-    if parts.scheme not in param.url_schemes or not parts.hostname:
-        raise InvalidConfig(f"{where} must be an {' or '.join(param.url_schemes)} URL with a host, like "
-                            f"{param.default}; got {_shown(value)}")
-    if parts.query or parts.fragment or any(ch.isspace() or not ch.isprintable() for ch in value):
-        raise InvalidConfig(f"{where} must be a base URL without spaces, query or fragment; got {_shown(value)}")
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_url(param: Parameter, value: str, where: str) -> None:
+    problem = url_problem(value, param.url_schemes)
+    if problem:
+        raise InvalidConfig(f"{where} {problem}, like {param.default}; got {_shown(without_userinfo(value))}")
 
 
 def _check_text(param: Parameter, value: str, where: str) -> None:
@@ -49,10 +109,27 @@ def _check_text(param: Parameter, value: str, where: str) -> None:
 
 
 def _parse_text(param: Parameter, text: str) -> object:
-    """A Parameter Store string or a CLI value as the catalog type (ValueError when it is not one)."""
+    """A Parameter Store string or a CLI value as the catalog type (ValueError when it is not one): a number
+    in ASCII digits only (``oriole.text.ascii_int``), an integer setting never from ``3.0`` or ``true``."""
+    text = text.strip()
     if param.type is bool:
-        return _BOOLEANS[text.strip().lower()]
-    return param.type(text.strip())
+        return _BOOLEANS[text.lower()]
+    if param.type is str:
+        return text
+    value = ascii_int(text) if param.type is int else ascii_float(text)
+    if value is None:
+        raise ValueError(f"not {_TYPE_NAMES[param.type]}")
+    return value
+
+
+def _expected(param: Parameter) -> str:
+    """What a value of ``param`` is, as a refusal says it: ``an integer from 1 to 1000000``."""
+    bounds = f" from {param.minimum:.15g} to {param.maximum:.15g}" if param.maximum is not None else ""
+    return _TYPE_NAMES[param.type] + bounds
+
+
+def _range(param: Parameter) -> str:
+    return f" (from {param.minimum:.15g} to {param.maximum:.15g})" if param.maximum is not None else ""
 
 
 def _check_range(param: Parameter, value: object, where: str) -> object:
@@ -65,9 +142,9 @@ def _check_range(param: Parameter, value: object, where: str) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidConfig(f"{where} must be a finite number; got {value!r}")
     if param.minimum is not None and value < param.minimum:
-        raise InvalidConfig(f"{where} must be at least {param.minimum:.15g}; got {value!r}")
+        raise InvalidConfig(f"{where} must be at least {param.minimum:.15g}{_range(param)}; got {value!r}")
     if param.maximum is not None and value > param.maximum:
-        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}; got {value!r}")
+        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}{_range(param)}; got {_shown(value)}")
     return value
 
 
@@ -77,7 +154,7 @@ def parse_stored(param: Parameter, text: str) -> object:
         value = _parse_text(param, text)
     except (ValueError, KeyError):
         raise InvalidParameter(
-            f"Parameter Store value of {param.name} is {_shown(text)}, not {_TYPE_NAMES[param.type]}; "
+            f"Parameter Store value of {param.name} is {_shown(text)}, not {_expected(param)}; "
             f"fix it with `oriole params set` or in the console"
         ) from None
     try:
@@ -92,11 +169,12 @@ def check_override(param: Parameter, value: object) -> object:
     accepted = (float, int) if param.type is float else (param.type,)  # an integer is a fine number
     ok = isinstance(value, accepted) and (param.type is bool) == isinstance(value, bool)
     if not ok:
-        raise InvalidConfig(f"{where} must be {_TYPE_NAMES[param.type]}; got {_shown(value)}")
+        raise InvalidConfig(f"{where} must be {_expected(param)}; got {_shown(value)}")
     try:
         typed = param.type(value)
     except OverflowError:  # an integer too large for a float
-        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}; got {_shown(value)}") from None
+        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}{_range(param)}; got "
+                            f"{_shown(value)}") from None
     return _check_range(param, typed, where)
 
 
@@ -145,21 +223,27 @@ def parse_assignment(text: str) -> tuple[str, object]:
     try:
         value = _parse_text(param, raw)
     except (ValueError, KeyError):
-        raise InvalidConfig(f"config {param.key} must be {_TYPE_NAMES[param.type]}; got {_shown(raw)}") from None
+        raise InvalidConfig(f"config {param.key} must be {_expected(param)}; got {_shown(raw)}") from None
     return param.key, check_override(param, value)
 
 
+PRICE_KEYS = ("inputPerMTok", "outputPerMTok")
+
+
 def parse_pricing(name: str, text: str | None) -> dict | None:
-    """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None."""
+    """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None: both
+    keys and nothing else, each a JSON number (not a string, not true or false) from 0 to MAX_PRICE_PER_MTOK."""
     if text is None:
         return None
     try:
-        value = json.loads(text)
-        prices = {key: float(value[key]) for key in ("inputPerMTok", "outputPerMTok")}
-    except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
-        raise InvalidParameter(
-            f"{name} must be JSON like {{\"inputPerMTok\": 3.0, \"outputPerMTok\": 15.0}}; got {_shown(text)}"
-        ) from None
+        value = load_json(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or sorted(value) != sorted(PRICE_KEYS) or not all(
+            isinstance(value[key], int | float) and not isinstance(value[key], bool) for key in PRICE_KEYS):
+        raise InvalidParameter(f"{name} must be JSON with two numbers, like {{\"inputPerMTok\": 3.0, "
+                               f"\"outputPerMTok\": 15.0}}; got {_shown(text)}")
+    prices = {key: float(value[key]) for key in PRICE_KEYS}
     if not all(0 <= price <= MAX_PRICE_PER_MTOK for price in prices.values()):  # NaN fails every comparison
         raise InvalidParameter(f"{name} must hold prices from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens; "
                                f"got {_shown(text)}")

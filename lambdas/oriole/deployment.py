@@ -21,9 +21,12 @@ from oriole.errors import InvalidConfig, ModelNotAllowed
 
 BEDROCK_MODEL_IDS = "ORIOLE_BEDROCK_MODEL_IDS"  # JSON list: the deploy-time bedrockModelIds
 OLLAMA_ENDPOINTS = "ORIOLE_OLLAMA_ENDPOINTS"  # JSON list: the deploy-time ollamaEndpoints
+OLLAMA_API_KEY = "OLLAMA_API_KEY"  # a local run's key (the variable); on AWS the secret below holds it
 OLLAMA_API_KEY_SECRET = "OLLAMA_API_KEY_SECRET_ARN"  # set when the deployment sends an Ollama API key
 OPENAI_BASE_URLS = "ORIOLE_OPENAI_BASE_URLS"  # JSON list: the deploy-time openaiBaseUrls
+OPENAI_API_KEY = "OPENAI_API_KEY"
 OPENAI_API_KEY_SECRET = "OPENAI_API_KEY_SECRET_ARN"  # set when the deployment sends an OpenAI-compatible API key
+API_KEYS = {"ollama": OLLAMA_API_KEY, "openai": OPENAI_API_KEY}  # provider -> the variable of its API key
 CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the deployed code
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
 STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine

@@ -80,6 +80,11 @@ class TurnOutOfOrder(OrioleError):
     """A turn arrived that does not follow the experiment's last committed turn."""
 
 
+class InvalidApiKey(OrioleError):
+    """A provider's API key that cannot travel in an HTTP header (a control or non-Latin-1 character); the
+    message names where the key came from and never quotes it."""
+
+
 class ModelUnavailable(OrioleError):
     """The model endpoint could not be reached or kept failing (connection errors, 5xx) after bounded retries."""
 

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from oriole import errors
 from oriole.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
+from oriole.text import ascii_int
 
 SIZE = 60
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))
@@ -39,7 +40,9 @@ _DIAGONALS = ((1, 1), (1, -1))
 
 GENERATOR_VERSION = "1"  # bump when a generator's draws change: stored mazes keep the version they came from
 MAX_SIZE = 201  # the largest side of a generated or imported maze
-SEEDED_NAME = re.compile(r"^(?P<family>[a-z]+(?:-[a-z]+)*)-(?P<size>[0-9]{1,4})@(?P<seed>[0-9]{1,18})$")
+# FAMILY-SIZE@SEED, in ASCII digits; leading zeros are allowed and dropped (``canonical_name``)
+SEEDED_NAME = re.compile(r"^(?P<family>[a-z]+(?:-[a-z]+)*)-(?P<size>[0-9]{1,40})@(?P<seed>[0-9]{1,40})$")
+MAX_SEED = 10**18 - 1
 _DRAWS = 50  # attempts of a seeded family before giving up (none of the shipped families ever needs a second)
 
 
@@ -367,9 +370,17 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 )}
 
 
+def canonical_name(name: str) -> str:
+    """A seeded name as it is stored, its numbers without leading zeros (``perfect-11@07`` is ``perfect-11@7``,
+    the same maze: a sweep must not count it twice, a lookup must find it); any other name as it is."""
+    match = SEEDED_NAME.match(name)
+    return f"{match['family']}-{int(match['size'])}@{int(match['seed'])}" if match else name
+
+
 def seeded(name: str) -> MazeEntry:
-    """The maze a seeded name (``FAMILY-SIZE@SEED``) stands for, drawn and validated; UnknownMaze for a name
-    of another shape, an unknown family or a size the family does not draw."""
+    """The maze a seeded name (``FAMILY-SIZE@SEED``) stands for, drawn and validated, under its canonical name;
+    UnknownMaze for a name of another shape, an unknown family, a size the family does not draw or a seed out
+    of range."""
     match = SEEDED_NAME.match(name)
     if match is None:
         raise errors.UnknownMaze(f"unknown maze {name!r}: neither a stored maze nor a seeded name FAMILY-SIZE@SEED "
@@ -380,6 +391,9 @@ def seeded(name: str) -> MazeEntry:
                                  f"{', '.join(FAMILIES)}")
     size, seed = int(match["size"]), int(match["seed"])
     family.check_size(size)
+    if seed > MAX_SEED:
+        raise errors.UnknownMaze(f"the seed of {name!r} must be a whole number from 0 to {MAX_SEED:,}")
+    name = f"{family.name}-{size}@{seed}"
     for draw in range(_DRAWS):
         maze = family.generator(random.Random(f"{family.name}-{size}@{seed}/{draw}"), size=size,
                                 **family.arguments(size))
@@ -414,8 +428,8 @@ def maze_set() -> tuple[MazeEntry, ...]:
 def get_maze(name_or_id: str | int) -> MazeEntry:
     """A maze of the shipped set by name or id (an int, or a string of digits as a CLI passes it), or the maze
     a seeded name stands for."""
-    digits = isinstance(name_or_id, str) and name_or_id.isdecimal() and len(name_or_id) < 19  # no int() of a novel
-    key = int(name_or_id) if digits else name_or_id
+    number = ascii_int(name_or_id, 18, signed=False) if isinstance(name_or_id, str) else None
+    key = number if number is not None else name_or_id
     for entry in maze_set():
         if key in (entry.name, entry.id):
             return entry

@@ -28,6 +28,7 @@ from oriole.errors import OrioleError
 from oriole.maze import Maze
 from oriole.mazeset import MazeEntry
 from oriole.progress import ending_category
+from oriole.text import ascii_int
 from oriole.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
 
 MAX_MAZE_ID = 2**31 - 1  # mazes.id is an integer
@@ -237,12 +238,14 @@ class Store:
         return inserted
 
     def find_maze(self, key: str | int) -> StoredMaze | None:
-        """A stored maze by name, or by id (an int, or a string of digits as a CLI or an input passes it)."""
-        by_id = isinstance(key, int) or key.isdecimal()
-        if by_id and not (len(str(key)) <= 10 and 0 <= int(key) <= MAX_MAZE_ID):
+        """A stored maze by name (a seeded one by its canonical name), or by id (an int, or a string of ASCII
+        digits as a CLI or an input passes it)."""
+        number = key if isinstance(key, int) else ascii_int(key, 18, signed=False)
+        if number is not None and not 0 <= number <= MAX_MAZE_ID:
             return None  # no maze has such an id (and the column could not even hold it)
+        by_id = number is not None
         row = self._execute(f"SELECT {_MAZE_COLUMNS} FROM mazes WHERE {'id' if by_id else 'name'} = %s",
-                            (int(key) if by_id else key,)).fetchone()
+                            (number if by_id else mazeset.canonical_name(key),)).fetchone()
         return None if row is None else stored_maze(row)
 
     def add_maze(self, entry: MazeEntry, source: str) -> StoredMaze:

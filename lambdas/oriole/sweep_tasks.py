@@ -8,13 +8,12 @@ plan index -> its experiment): the state machine carries indices, never the expa
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 
 from oriole import inputs, sweeps
-from oriole.errors import InvalidExecutionInput, SweepFileError
+from oriole.errors import InvalidExecutionInput
 from oriole.inputs import PROVIDERS
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.store import Store
@@ -30,8 +29,11 @@ _MATRIX_CACHE_SIZE = 8
 
 
 def stored_maze_names(store: Store) -> sweeps.StoredMaze:
-    """The look-up ``sweeps.cells`` takes: a stored (imported, seeded) maze's name by its name or id."""
-    return lambda key: getattr(store.find_maze(key), "name", None)
+    """The look-up ``sweeps.cells`` takes: a stored (imported, seeded) maze's name and grid hash by its name or id."""
+    def found(key: str | int) -> tuple[str, str] | None:
+        maze = store.find_maze(key)
+        return None if maze is None else (maze.name, maze.content_hash)
+    return found
 
 
 def _matrix(run: SweepRun, store: Store) -> list[Cell]:
@@ -45,22 +47,14 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
     return _MATRICES[key]
 
 
-def _check_size(sweep: object) -> None:
-    """The sweep rides in every state of the sweep flow beside the plan's indices: at most MAX_INPUT_BYTES, as
-    JSON with ASCII escapes (at least its UTF-8 size as Step Functions counts it)."""
-    if len(json.dumps(sweep)) > sweeps.MAX_INPUT_BYTES:
-        raise SweepFileError(f"the sweep input is larger than {sweeps.MAX_INPUT_BYTES:,} bytes; a sweep file "
-                             "describes a matrix, it does not list it")
-
-
-def plan_run(event: object, store: Store, known_prompts: Callable[[], Iterable[str]]) -> dict:
+def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[str, str] | Iterable[str]]) -> dict:
     """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs) and return, per
     provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
     for size as given and as carried (validated, its defaults filled in)."""
-    _check_size(event)
+    sweeps.check_input_size(event)
     run = validate(SweepRun, event, "sweep input")
     sweep = run.model_dump(mode="json")
-    _check_size(sweep)
+    sweeps.check_input_size(sweep)
     sweeps.check_prompts(run, known_prompts())
     planned = sweeps.plan(run, stored_maze_names(store))
     todo = sweeps.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)

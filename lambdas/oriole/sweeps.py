@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import product
 from typing import Annotated, Any, Literal, TypeVar
@@ -26,9 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from oriole import inputs, mazeset, progress
 from oriole.baselines import BASELINE_NAMES
-from oriole.config import resolve
+from oriole.catalog import BY_KEY
+from oriole.config import canonical_value, resolve
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.inputs import PROVIDERS
+from oriole.text import unstorable
 
 RUNS = (progress.SUCCESS_ENDING, progress.AGENT_ENDING)  # ended on the agent's merits: never run again
 ERRORS = (progress.ERROR_ENDING,)  # infrastructure or provider errors: run again only with retry_failed
@@ -45,27 +47,60 @@ SAMPLE_DRAWS_PER_MAZE = 20  # how hard a sample looks for mazes it does not have
 CHECK_WAIT_FRACTION = 10
 MAX_CHECK_WAIT_SECONDS = 600
 
-StoredMaze = Callable[[str | int], str | None]  # a stored maze's name by name or id (None: not stored)
+# a stored maze's name and grid hash, by name or id (None: not stored)
+StoredMaze = Callable[[str | int], tuple[str, str] | None]
+MAX_DRAWN_TILES = 2_000_000  # what drawing a sweep's mazes may cost; see ``DrawBudget``
+DRAW_OVERHEAD_TILES = 1_000  # what one draw costs beyond its tiles (a generator, a validation), in tiles
 
 
 def _not_stored(key: str | int) -> None:
     return None
 
 
+class DrawBudget:
+    """What drawing a sweep's seeded mazes may cost, so that planning (PlanSweep, and each map item that
+    computes the plan again in a cold container) always ends well inside its Lambda's timeout at the largest
+    file allowed. A draw costs its tiles plus ``DRAW_OVERHEAD_TILES``; about 3 microseconds a tile on one core
+    for the slowest family, so the whole budget is a few seconds (tests/unit/test_hostile_input.py measures the
+    worst case). It is charged before the draw."""
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+    def draw(self, name: str) -> mazeset.MazeEntry:
+        match = mazeset.SEEDED_NAME.match(name)
+        side = min(int(match["size"]), mazeset.MAX_SIZE + 1) if match else 0
+        self.expect(1, side)
+        self.spent += self._cost(side)
+        return mazeset.seeded(name)
+
+    def expect(self, draws: int, side: int) -> None:
+        """Refuse now what could not fit: ``draws`` more draws of mazes ``side`` tiles wide."""
+        if self.spent + draws * self._cost(side) > MAX_DRAWN_TILES:
+            raise SweepFileError(f"drawing the sweep's mazes would take more than {MAX_DRAWN_TILES:,} tiles (each "
+                                 f"draw counts its tiles and {DRAW_OVERHEAD_TILES:,}): ask for fewer or smaller "
+                                 "samples, or split the sweep")
+
+    @staticmethod
+    def _cost(side: int) -> int:
+        return side * side + DRAW_OVERHEAD_TILES
+
+
 class MazeSample(BaseModel):
     """``{ family = "perfect", size = 11, samples = 30 }``: that many seeded mazes of a family at a size, their
     seeds derived from the sweep id, so running the file again draws the same mazes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     family: str
     size: int = Field(ge=5, le=mazeset.MAX_SIZE)
     samples: int = Field(ge=1, le=1000)
 
-    def names(self, sweep_id: str) -> list[str]:
+    def names(self, sweep_id: str, taken: dict[str, str] | None = None, budget: DrawBudget | None = None) -> list[str]:
         """The seeded names of ``samples`` different mazes: ``FAMILY-SIZE@SEED``, each seed a hash of the sweep id
-        and an index. A draw whose grid an earlier sample already has is passed over (small mazes of a family
-        repeat: 200 seeds give only 14 different ``perfect-7``), so the samples are that many mazes."""
+        and an index. A draw whose grid is ``taken`` (grid hash -> name: the sweep's other mazes and earlier
+        samples) is passed over (small mazes of a family repeat: 200 seeds give only 14 different
+        ``perfect-7``), so the samples are that many mazes, none of them another maze of the sweep."""
         family = mazeset.FAMILIES.get(self.family)
         if family is None:
             raise SweepFileError(f"unknown maze family {self.family!r}; families: {', '.join(mazeset.FAMILIES)}")
@@ -73,13 +108,19 @@ class MazeSample(BaseModel):
             family.check_size(self.size)
         except UnknownMaze as error:
             raise SweepFileError(str(error)) from None
-        names: dict[str, str] = {}  # grid hash -> the first name that drew it
+        taken = {} if taken is None else taken
+        budget = budget or DrawBudget()
+        budget.expect(self.samples, self.size)
+        names: list[str] = []
         draws = self.samples * SAMPLE_DRAWS_PER_MAZE
         for index in range(draws):
             name = f"{self.family}-{self.size}@{_sample_seed(sweep_id, self, index)}"
-            names.setdefault(mazeset.seeded(name).content_hash, name)
+            digest = budget.draw(name).content_hash
+            if digest not in taken:
+                taken[digest] = name
+                names.append(name)
             if len(names) == self.samples:
-                return list(names.values())
+                return names
         raise SweepFileError(f"{self.family}-{self.size} gave only {len(names)} different mazes in {draws} draws; "
                              f"ask for at most that many samples, or a larger size")
 
@@ -90,9 +131,10 @@ def _sample_seed(sweep_id: str, sample: MazeSample, index: int) -> int:
 
 
 class SweepFile(BaseModel):
-    """The sweep file (TOML or JSON); see the README's "Sweeps" section."""
+    """The sweep file (TOML or JSON); see the README's "Sweeps" section. Strict: a number is a number (not
+    ``"3"``, not ``true``, not ``3.0`` where a count is meant), a name a string."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
     agents: list[str] = Field(min_length=1)  # "provider/model", e.g. "baseline/explorer", "ollama/qwen2.5:7b"
@@ -125,6 +167,16 @@ def next_check_wait(followed_seconds: int, wait_seconds: int) -> int:
 
 
 SweepModel = TypeVar("SweepModel", bound=SweepFile)
+
+
+def check_input_size(data: object) -> None:
+    """The sweep rides in every state of the sweep flow beside the plan's indices: at most MAX_INPUT_BYTES, as
+    JSON with ASCII escapes (at least its UTF-8 size as Step Functions counts it). PlanSweep checks it, and so
+    does the command line where it makes the input, so a dry run refuses what the run would."""
+    size = len(json.dumps(data))
+    if size > MAX_INPUT_BYTES:
+        raise SweepFileError(f"the sweep input is larger than {MAX_INPUT_BYTES:,} bytes as JSON ({size:,}); a sweep "
+                             "file describes a matrix, it does not list it: use grid or samples, or split the sweep")
 
 
 def validate(model: type[SweepModel], data: object, what: str) -> SweepModel:
@@ -201,18 +253,36 @@ def size(spec: SweepFile) -> int:
 
 
 def maze_names(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[str]:
-    """The sweep's mazes by name: samples expanded to their seeded names, ids and names checked (``stored``
-    names a maze the database holds, such as an imported one; shipped and seeded names need no database)."""
-    names: list[str] = []
-    for maze in spec.mazes:
+    """The sweep's mazes by name, in the file's order: samples expanded to their seeded names, ids and names
+    checked (``stored`` finds a maze the database holds, such as an imported one; shipped and seeded names need
+    no database). The same maze twice (by name and by id, ``perfect-11@07`` and ``perfect-11@7``, two names of
+    one grid) is refused; a sample passes over the grids the file names."""
+    budget = DrawBudget()
+    taken: dict[str, str] = {}  # grid hash -> the file's entry that names it
+    named: dict[int, str] = {}
+    for position, maze in enumerate(spec.mazes):
         if isinstance(maze, MazeSample):
-            names += maze.names(spec.id)
             continue
-        try:
-            names.append(stored(maze) or mazeset.get_maze(maze).name)
-        except UnknownMaze as error:
-            raise SweepFileError(str(error)) from None
-    return names
+        name, digest = _named_maze(maze, stored, budget)
+        if digest in taken:
+            raise SweepFileError(f"the maze {maze!r} comes out twice: {taken[digest]} names the same maze ({name}, "
+                                 f"grid {digest[:12]}); list it once")
+        taken[digest], named[position] = repr(maze), name
+    return [name for position, maze in enumerate(spec.mazes)
+            for name in ([named[position]] if position in named else maze.names(spec.id, taken, budget))]
+
+
+def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tuple[str, str]:
+    """A maze the file names: its name and grid hash (a seeded name not stored yet is drawn, on the budget)."""
+    found = stored(maze)
+    if found is not None:
+        return found
+    try:
+        entry = mazeset.get_maze(maze) if isinstance(maze, int) or not mazeset.SEEDED_NAME.match(maze) else \
+            budget.draw(maze)
+    except UnknownMaze as error:
+        raise SweepFileError(str(error)) from None
+    return entry.name, entry.content_hash
 
 
 def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
@@ -243,9 +313,10 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
 
 def _typed(overrides: dict) -> str:
     """The overrides as the experiment would hold them (checked: unknown keys, types and ranges fail here, not in
-    the middle of the sweep), as canonical JSON: ``1`` and ``1.0`` of a float setting are the same."""
+    the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a float setting are the
+    same, so are ``-0.0`` and ``0.0``, and two spellings of one server's URL."""
     snapshot = resolve({}, overrides)
-    return json.dumps({key: snapshot[key] for key in overrides}, sort_keys=True)
+    return json.dumps({key: canonical_value(BY_KEY[key], snapshot[key]) for key in overrides}, sort_keys=True)
 
 
 def _check_input(spec: SweepFile, cell: Cell) -> None:
@@ -258,13 +329,16 @@ def _check_input(spec: SweepFile, cell: Cell) -> None:
         raise SweepFileError(str(error)) from None
 
 
-def check_prompts(spec: SweepFile, known: Iterable[str]) -> None:
-    """Every prompt version the sweep names exists where it will run (checked before anything starts)."""
-    known = set(known)
+def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> None:
+    """Every prompt version the sweep names exists where it will run and, when ``known`` holds their texts, is
+    one StartExperiment will take (checked before anything starts, so no experiment is rejected for it)."""
     missing = [version for version in spec.prompts if version not in known]
     if missing:
         raise SweepFileError(f"prompt version(s) {', '.join(missing)} not found; known: {', '.join(sorted(known))} "
                              "(add one with `oriole prompts put`)")
+    for version in spec.prompts if isinstance(known, Mapping) else ():
+        if problem := unstorable(known[version]) if known[version].strip() else "is empty":
+            raise SweepFileError(f"prompt version {version} {problem}; store it again with `oriole prompts put`")
 
 
 def plan(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Planned]:

@@ -10,10 +10,22 @@ store them as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
 
 ``bounded`` cuts a message to a length every consumer can carry: an error message becomes a Lambda error
 payload, a Step Functions state (at most 256 KB in all) and a ``failure_reason``.
+
+JSON from outside (a model's answer, a file) is read by ``load_json``: an integer of more digits than
+``MAX_INT_DIGITS`` becomes a float (Python refuses to read one of more than 4,300 digits, with a ValueError no
+caller expects; a float of any length is read, as infinity at worst), nesting past the parser is a ValueError
+like any other, and ``nesting_depth`` measures a value without recursion, so a deep value can be refused
+before any recursive code (escaping, storing, a schema) meets it.
+
+A number written as text (a flag, a Parameter Store value, a header) is read by ``ascii_int`` and
+``ascii_float``: ASCII digits only, as JSON writes numbers. Python's ``int()`` and ``float()`` also take
+Arabic-Indic or fullwidth digits, ``1_000`` and surrounding spaces, none of which a researcher means as a
+number in a file or a setting.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -22,6 +34,11 @@ UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MAX_MESSAGE_CHARS = 2000  # an error message or a failure reason: a few KB, far under the 256 KB state limit
 REPLACEMENT = "\ufffd"
 _ESCAPED = re.compile(r"\\(\\|u([0-9a-f]{4}))")
+MAX_INT_DIGITS = 100  # far beyond any count; a JSON integer longer than this is read as a float
+MAX_JSON_DEPTH = 64  # files and answers nest a few levels; deeper is refused before it meets recursive code
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|inf|infinity)",
+                         re.IGNORECASE)
 
 
 def unstorable(text: str) -> str | None:
@@ -97,3 +114,59 @@ def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
         return text
     kept = max(limit - 40, 0)  # the note takes fewer than 40 characters
     return f"{text[:kept]}... ({len(text) - kept} more characters)"
+
+
+def bounded_int(digits: str) -> int | float:
+    """A JSON integer as Python reads it (``parse_int``): an int, or a float past ``MAX_INT_DIGITS`` digits."""
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else float(digits)
+
+
+def nesting_depth(value: object, limit: int) -> int:
+    """How deeply ``value`` nests lists and dicts (a scalar is 0), counted without recursion and no further than
+    ``limit + 1``."""
+    deepest, level = 0, [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list | tuple) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        level.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _refused_int(digits: str) -> int:
+    if len(digits) > MAX_INT_DIGITS:
+        raise ValueError(f"a number of {len(digits):,} digits (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def load_json(raw: str | bytes, max_depth: int | None = MAX_JSON_DEPTH, *, long_integers: bool = True) -> object:
+    """``raw`` as JSON; ValueError naming the problem when it is not JSON, nests past the parser or past
+    ``max_depth`` (None: as deep as the parser reads). An integer past ``MAX_INT_DIGITS`` digits is read as a
+    float, or with ``long_integers=False`` (a file a person wrote) refused."""
+    try:
+        value = json.loads(raw, parse_int=bounded_int if long_integers else _refused_int)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if max_depth is not None and nesting_depth(value, max_depth) > max_depth:
+        raise ValueError(f"nested deeper than {max_depth} levels")
+    return value
+
+
+def ascii_int(text: str, max_digits: int = MAX_INT_DIGITS, *, signed: bool = True) -> int | None:
+    """``text`` as a whole number written in ASCII digits (a sign if ``signed``, at most ``max_digits`` digits),
+    or None for anything else: ``3.0``, ``true``, ``1_000``, Arabic-Indic or fullwidth digits, spaces."""
+    if not _INT_TEXT.fullmatch(text) or len(text.lstrip("+-")) > max_digits or (not signed and text[0] in "+-"):
+        return None
+    return int(text)
+
+
+def ascii_float(text: str) -> float | None:
+    """``text`` as a number written in ASCII (an integer, a decimal, an exponent; ``nan`` and ``inf`` are read,
+    for the caller to refuse by name), or None for anything else."""
+    if len(text) > 2 * MAX_INT_DIGITS or not _FLOAT_TEXT.fullmatch(text):
+        return None
+    return float(text)

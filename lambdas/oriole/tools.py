@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 
 from oriole import maze as rules
 from oriole.maze import Maze, Position, Tile
+from oriole.text import nesting_depth
 
 MOVE_TOOLS: dict[str, str] = {f"move_{d}": d for d in rules.DIRECTIONS}
 RECALL_TOOL = "recall_all"
 GIVE_UP_TOOL = "give_up"
 INVALID_ACTION = "invalid"
 MAX_REASONING_CHARS = 2000
+MAX_ARGUMENT_DEPTH = 16  # the arguments are one flat object; deeper is answered as an invalid call, not kept
 
 _REASONING = {"type": "string", "description": "One short sentence on why you chose this action."}
 _ARGUMENTS_SCHEMA = {"type": "object", "properties": {"reasoning": _REASONING}, "additionalProperties": False}
@@ -63,12 +65,24 @@ NATIVE, TEXT = "native", "text"  # how a tool call reached us: the provider's to
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool call as a model sent it: arguments may be an object, a JSON string, or garbage."""
+    """A tool call as a model sent it: arguments may be an object, a JSON string, or garbage. ``problem`` says
+    why the call is invalid before it is read (arguments too deeply nested to keep)."""
 
     name: str
     arguments: object = None
     call_id: str | None = None
     source: str = NATIVE
+    problem: str | None = None
+
+
+def model_call(name: str, arguments: object, call_id: str | None = None, source: str = NATIVE) -> ToolCall:
+    """A call as a model sent it, kept as it came unless its arguments nest deeper than ``MAX_ARGUMENT_DEPTH``:
+    those are dropped (no recursive code meets them: escaping, storing, the history) and the call is answered
+    as invalid, saying why."""
+    if nesting_depth(arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+        return ToolCall(name, None, call_id, source, problem=f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} "
+                                                             'levels; send one object such as {"reasoning": "..."}')
+    return ToolCall(name, arguments, call_id, source)
 
 
 @dataclass(frozen=True)
@@ -196,6 +210,8 @@ def execute(call: ToolCall, world: WorldState, game: Rules, memory: Memory,
     try:
         if call.name not in {spec.name for spec in tools}:
             raise ToolCallError(f"unknown tool {call.name!r}; available: {', '.join(s.name for s in tools)}")
+        if call.problem:
+            raise ToolCallError(call.problem)
         arguments = parse_arguments(call.arguments, call.name)
     except ToolCallError as err:
         world.invalid_calls += 1

@@ -441,7 +441,7 @@ def test_the_openai_key_goes_only_to_its_task_and_only_listed_base_urls_are_allo
 
 @pytest.mark.parametrize("context, message", [
     ({"openaiBaseUrls": '["http://gpu-box:8000/v1"]', "openaiApiKeySecretArn": OPENAI_SECRET}, "plain http"),
-    ({"openaiBaseUrls": "file:///etc/passwd"}, "is not an http"),
+    ({"openaiBaseUrls": "file:///etc/passwd"}, "must be an http or https URL"),
 ])
 def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refused(context, message):
     with pytest.raises(Exception, match=message):
@@ -765,15 +765,20 @@ def test_switching_egress_keeps_the_database_subnets():
 
 @pytest.mark.parametrize(("context", "message"), [
     ({"ollamaEndpoints": '["http://ollama.internal:11434"]', "ollamaApiKeySecretArn": OLLAMA_SECRET}, "plain http"),
-    ({"ollamaEndpoints": '["ftp://x"]'}, "not an http"),
+    ({"ollamaEndpoints": '["ftp://x"]'}, "must be an http or https URL"),
+    ({"openaiBaseUrls": '["https://lab:SECRET@gpu.example/v1"]'}, "user name or password"),
+    ({"openaiBaseUrls": '["https://gpu.example\\\\@evil.example/v1"]'}, "backslash"),
+    ({"ollamaEndpoints": '["https://[fe80::1%25eth0]:11434"]'}, "no zone"),
     ({"deployment": "oriole lab"}, "deployment must be"),
     ({"openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:key/k1"}, "set that too"),
     ({"openaiApiKeySecretArn": OPENAI_SECRET, "openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:alias/k"},
      "must be a KMS key ARN"),
 ])
 def test_unsafe_or_malformed_settings_are_refused_at_synth(context, message):
-    with pytest.raises(ValueError, match=message):
+    """Deploy context gets the URL check of every other entry (oriole.config.url_problem), quoting no password."""
+    with pytest.raises(ValueError, match=message) as raised:
         synthesize(**context)
+    assert "SECRET" not in str(raised.value)
 
 
 def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_provider(templates):

@@ -74,7 +74,7 @@ def test_params_with_aws_show_and_set_the_deployed_values(local, monkeypatch):
     value = boto3.client("ssm", region_name="us-east-1").get_parameter(Name="/oriole/experiments/max-moves")
     assert value["Parameter"]["Value"] == "500"
     bad = runner.invoke(app, ["params", "set", "maxMoves", "lots", "--aws"])
-    assert bad.exit_code == 2 and "maxMoves must be an integer; got 'lots'" in bad.output
+    assert bad.exit_code == 2 and "maxMoves must be an integer from 1 to 1000000; got 'lots'" in bad.output
     assert "unknown config key 'noSuchKey'" in runner.invoke(app, ["params", "set", "noSuchKey", "1", "--aws"]).output
     assert "at least 1" in runner.invoke(app, ["params", "set", "maxMoves", "0", "--aws"]).output
     assert "--config" in runner.invoke(app, ["params", "set", "maxMoves", "5"]).output

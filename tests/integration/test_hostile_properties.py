@@ -1,7 +1,8 @@
-"""Generated hostile values (Hypothesis) at every boundary of issue 14: the execution input through
+"""Generated hostile values (Hypothesis) at every boundary of issues 14 and 26: the execution input through
 ``experiments.start`` on a real database, the config parser, the sweep file loader, the provider response
-parsers, and a parsed model answer through a real turn commit. Each must end in a named ``OrioleError`` or a
-clean result, never another exception, and a refused input never leaves a row.
+parsers, a parsed model answer through a real turn commit, and every command of the ``oriole`` CLI. Each must
+end in a named ``OrioleError`` or a clean result, never another exception, and a refused input never leaves a
+row; a command refuses in one line on stderr with exit status 2, never a traceback.
 
 Example counts are modest so the suite stays fast; ``HYPOTHESIS_PROFILE=thorough`` runs ten times as many.
 """
@@ -16,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import typer.main
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -313,3 +315,85 @@ def test_whatever_a_model_says_its_turn_is_stored_or_refused_by_name(store, expe
         assert stored["turn_count"] == 1
     finally:
         store.finalize(experiment_id, "aborted", "hypothesis: turn stored")
+
+
+# -- every command of the CLI, with hostile arguments ----------------------------------------------------------------
+
+def cli_commands() -> list[tuple[tuple[str, ...], object]]:
+    """Every command of the ``oriole`` app, by its words (``("sweep", "status")``), read from the typer app itself:
+    a command added later is driven too."""
+    from oriole_workstation.cli import app
+
+    found, groups = [], [((), typer.main.get_command(app))]
+    while groups:
+        words, group = groups.pop()
+        for name, command in group.commands.items():
+            if hasattr(command, "commands"):
+                groups.append(((*words, name), command))
+            else:
+                found.append(((*words, name), command))
+    return sorted(found, key=lambda item: item[0])
+
+
+# ``db psql`` hands its arguments to psql (it replaces the process with it): psql's errors are psql's.
+NOT_DRIVEN = {("db", "psql")}
+COMMANDS = [(words, command) for words, command in cli_commands() if words not in NOT_DRIVEN]
+ARGUMENTS = st.one_of(st.sampled_from(SPECIALS), st.text(st.characters(exclude_categories=("Cs",),
+                                                                          exclude_characters="\x00"), max_size=20),
+                      st.sampled_from(["/dev/zero", "/", "/nonexistent/dir/file.toml", "FIFO", "FOLDER", "1", "0",
+                                       "-1", "9" * 30, "1e999", "\u0661\u0662", "\uff11", "x.png", "x.html", "--",
+                                       "2024-13-45", "1.5", "true", "a" * 5000]))
+
+
+@st.composite
+def invocations(draw) -> list[str]:
+    words, command = draw(st.sampled_from(COMMANDS))
+    args = list(words)
+    for param in command.params:
+        if getattr(param, "is_flag", False):
+            if draw(st.booleans()):
+                args.append(param.opts[0])
+        elif param.param_type_name == "option":
+            if draw(st.booleans()):
+                args += [param.opts[0], draw(ARGUMENTS)]
+        elif param.required or draw(st.booleans()):
+            args.append(draw(ARGUMENTS))
+    junk = draw(st.integers(0, 9))  # now and then a word no command takes
+    return args + (["--no-such-option"] if junk == 0 else ["extra-argument"] if junk == 1 else [])
+
+
+@pytest.fixture
+def command_line(database_url, tmp_path, monkeypatch):
+    """The environment a researcher's hostile command line meets: the test database, a private home and working
+    folder (a FIFO and a folder in it), and AWS pointed at a closed port (no credentials leave, nothing waits)."""
+    os.mkfifo(tmp_path / "FIFO")
+    (tmp_path / "FOLDER").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for name, value in {"DATABASE_URL": database_url, "ORIOLE_HOME": str(tmp_path / "home"), "COLUMNS": "250",
+                        "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_DEFAULT_REGION": "us-east-1",
+                        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard"}.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_every_command_lists_its_parameters():
+    assert {("run",), ("sweep", "run"), ("sweep", "status"), ("mazes", "import"), ("export",)} <= \
+        {words for words, _ in COMMANDS}
+
+
+@given(args=invocations())
+def test_every_command_refuses_hostile_arguments_in_one_line_with_exit_2(command_line, capsys, monkeypatch, args):
+    from oriole_workstation.cli import main
+
+    event(args[0] if args[0] not in ("mazes", "sweep", "prompts", "params", "db") else " ".join(args[:2]))
+    monkeypatch.setattr("sys.argv", ["oriole", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    out, err = capsys.readouterr()
+    code = exited.value.code or 0
+    event(f"exit {code}")
+    assert "Traceback" not in out + err and "Error:" not in out, (args, err)
+    assert code in (0, 2), (args, code, err)
+    if code == 2:
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 or (not lines and "Usage" in out), (args, err)

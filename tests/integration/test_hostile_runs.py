@@ -1,11 +1,14 @@
-"""Hostile input through the real local state machine, PostgreSQL and the scripted Ollama server (issue 14):
+"""Hostile input through the real local state machine, PostgreSQL and the scripted model servers (issues 14 and 26):
 refused inputs leave no row and no file content anywhere, provider answers are bounded and checked, hostile
 model text is stored recoverably without costing a step, and the local run lock holds through a dropped
 connection and from the row's first moment. The README's "When things fail" table lists these classes."""
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import json
+import time
 
 import boto3
 import psycopg
@@ -17,6 +20,10 @@ from tests.integration.conftest import baseline
 from tests.integration.test_fault_table import MAZE, moves
 from tests.integration.test_local_state_machine import assert_invariants, state_names
 from tests.ollama_server import ScriptedOllama, error, text_reply, tool_calls
+from tests.openai_server import ScriptedOpenAI
+from tests.openai_server import text_reply as openai_text
+from tests.openai_server import tool_calls as openai_calls
+from tests.scripted_server import trickle
 
 SECRET = "TOP-SECRET-FILE-CONTENT"
 
@@ -90,6 +97,116 @@ def test_a_body_over_the_bound_fails_the_turn_without_losing_the_turns_before(lo
     assert data["failure_reason"].startswith("InvalidModelResponse: Ollama model 'scripted'")
     assert "more than 4,194,304 bytes" in data["failure_reason"]
     assert_invariants(local.store, data["experiment_id"])
+
+
+# -- issue 26, class 1: a model server cannot hold a turn -------------------------------------------------------
+
+def trickled_headers():
+    """A server that sends its status line, then one header byte every 0.2 s, forever."""
+    return trickle(0.2, itertools.chain([b"HTTP/1.1 200 OK\r\nX-Slow: "], itertools.repeat(b"a")))
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_a_server_that_trickles_ends_the_turn_at_the_timeout_and_the_experiment_cleanly(local, provider):
+    path = moves()
+    if provider == "ollama":
+        server = ScriptedOllama(tool_calls(*[(m, {}) for m in path[:3]]), text_reply("next"),
+                                *[trickled_headers() for _ in range(3)])
+    else:
+        server = ScriptedOpenAI(openai_calls(*[(m, {}) for m in path[:3]]), openai_text("next"),
+                                *[trickled_headers() for _ in range(3)])
+    with server:
+        config = {"endpoint": server.url} if provider == "ollama" else {"baseUrl": server.base_url,
+                                                                         "parallelToolCalls": True}
+        started = time.monotonic()
+        result = local.run({"mazeId": MAZE, "llmProvider": provider, "modelName": "scripted",
+                            "config": {**config, "requestTimeoutSeconds": 1}})
+        elapsed = time.monotonic() - started
+        requests = len(server.requests)
+    data = result.as_json()
+    assert data["status"] == "failed" and data["failure_reason"].startswith("ModelTimeout: ")
+    assert "did not answer within 1 s" in data["failure_reason"]
+    assert (data["turns"], data["actions"]) == (1, 3)  # the turn before is kept, the held one never written
+    assert requests == 5  # the held request, and the state machine's two retries of the turn
+    # three held requests of 1 s each, the retries' waits (at most 1 + 2 s), and the local run itself
+    assert elapsed < 3 * (1 + 0.5) + 3 + 6
+    assert state_names(local, result.execution_arn)[-2:] == ["FinalizeFailure", "ExperimentFailed"]
+    assert_invariants(local.store, data["experiment_id"])
+
+
+# -- issue 26, class 3: a model's answer cannot end an experiment ------------------------------------------------
+
+DEEP = json.loads('{"a":' * 900 + "1" + "}" * 900)
+HUGE = "1" + "0" * 100_000
+
+
+def test_hostile_arguments_are_invalid_calls_and_the_experiment_goes_on_to_its_goal(local):
+    path = moves()
+    hostile = (200, ('{"message": {"role": "assistant", "content": "", "tool_calls": ['
+                     '{"function": {"name": "move_east", "arguments": ' + json.dumps(DEEP) + "}}, "
+                     '{"function": {"name": "move_east", "arguments": {"reasoning": ' + HUGE + "}}}]}, "
+                     '"eval_count": 1, "prompt_eval_count": 1, "total_duration": ' + HUGE + "}").encode())
+    with ScriptedOllama(hostile, text_reply("[" * 1_000_000), tool_calls(*[(m, {}) for m in path])) as server:
+        data = local.run(ollama(server.url)).as_json()
+    assert data["status"] == "succeeded" and data["actions"] == len(path) + 2
+    errors = local.store.conn.execute("SELECT error FROM actions WHERE experiment_id = %s AND action_type = 'invalid' "
+                                      "ORDER BY step_number", (data["experiment_id"],)).fetchall()
+    assert "nest deeper than 16 levels" in errors[0]["error"] and errors[1]["error"] == "'reasoning' must be a string"
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def test_a_bracket_flood_with_text_tool_calls_is_read_within_its_bounds_and_the_experiment_goes_on(local):
+    path = moves()
+    flood = "[" * 2_000_000 + '{"tool": "move_east", "arguments": ' + '{"a":' * 5000 + "1" + "}" * 5001
+    calls = " ".join(json.dumps({"tool": m}) for m in path)
+    with ScriptedOllama(text_reply(flood), text_reply(calls)) as server:
+        data = local.run(ollama(server.url, textToolCalls=True)).as_json()
+    assert data["status"] == "succeeded" and data["moves"] == len(path)
+    assert_invariants(local.store, data["experiment_id"])
+
+
+def column_types(store) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
+    rows = store.conn.execute("SELECT table_name, column_name, data_type, numeric_precision, numeric_scale "
+                              "FROM information_schema.columns WHERE table_schema = 'public'").fetchall()
+    return {(r["table_name"], r["column_name"]): (r["data_type"], r["numeric_precision"], r["numeric_scale"])
+            for r in rows}
+
+
+def largest(kind: tuple[str, int | None, int | None]) -> float:
+    data_type, precision, scale = kind
+    return {"integer": 2**31 - 1, "bigint": 2**63 - 1}.get(data_type) or 10 ** (precision - scale) - 10 ** -scale
+
+
+def test_the_worst_case_of_tokens_calls_and_prices_fits_every_column(store):
+    """The bounds the code accepts, taken together, and the largest total each column may then have to hold."""
+    from oriole.providers import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL
+    from oriole.providers.transport import JsonPoster
+
+    maximum = {p.key: p.maximum for p in catalog.CATALOG if p.maximum is not None}
+    calls_per_turn = maximum["maxActionsPerTurn"] + 2  # a call per action, the answer without a call, a compaction
+    turns = maximum["maxMoves"] + (maximum["maxMoves"] + 1) * maximum["maxStalledTurns"]  # see progress.decide
+    attempts = inspect.signature(JsonPoster).parameters["max_attempts"].default
+    task_tries = 1 + 6  # the flow's ModelThrottled retrier (flows/experiment.asl.json)
+    call_cost = 2 * MAX_TOKENS_PER_CALL * catalog.MAX_PRICE_PER_MTOK / 1_000_000
+    worst = {
+        ("model_calls", "input_tokens"): MAX_TOKENS_PER_CALL, ("model_calls", "latency_ms"): MAX_LATENCY_MS,
+        ("model_calls", "throttles"): attempts,
+        ("turns", "input_tokens"): calls_per_turn * MAX_TOKENS_PER_CALL, ("turns", "model_calls"): calls_per_turn,
+        ("turns", "cost_usd"): calls_per_turn * call_cost, ("turns", "latency_ms"): calls_per_turn * MAX_LATENCY_MS,
+        ("turns", "throttles"): calls_per_turn * attempts, ("turns", "action_count"): maximum["maxActionsPerTurn"],
+        ("turns", "turn_number"): turns,
+        ("experiments", "input_tokens"): turns * calls_per_turn * MAX_TOKENS_PER_CALL,
+        ("experiments", "cost_usd"): turns * calls_per_turn * call_cost,
+        ("experiments", "model_calls"): turns * calls_per_turn,
+        ("experiments", "latency_ms"): turns * calls_per_turn * MAX_LATENCY_MS,
+        ("experiments", "throttle_count"): turns * (calls_per_turn + task_tries) * attempts,
+        ("experiments", "turn_count"): turns, ("experiments", "action_count"): maximum["maxMoves"],
+        ("experiments", "stalled_turns"): maximum["maxStalledTurns"],
+    }
+    types = column_types(store)
+    too_large = {column: (bound, types[column]) for column, bound in worst.items() if bound > largest(types[column])}
+    assert too_large == {}
+    assert worst["experiments", "cost_usd"] > 10**8  # the reason migration 0014 widened it from numeric(14, 6)
 
 
 # -- class 2: settings at their bounds --------------------------------------------------------------------------

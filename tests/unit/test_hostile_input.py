@@ -1,11 +1,12 @@
-"""Hostile input at each boundary, without a database (issue 14): each class of input is refused with a named
-error or made harmless, whatever the value; the integration tests run the same classes through the state
+"""Hostile input at each boundary, without a database (issues 14 and 26): each class of input is refused with a
+named error or made harmless, whatever the value; the integration tests run the same classes through the state
 machine, the CLI and PostgreSQL."""
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import threading
 import time
@@ -14,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from oriole import catalog, progress, sweeps
+from oriole import catalog, mazeset, progress, sweeps
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, parse_stored, resolve
 from oriole.errors import (
@@ -23,25 +24,32 @@ from oriole.errors import (
     InvalidModelResponse,
     InvalidParameter,
     ModelRequestRejected,
+    ModelTimeout,
     ModelUnavailable,
     OrioleError,
     SweepFileError,
+    UnknownMaze,
 )
 from oriole.experiments import failure_reason
 from oriole.inputs import CaughtError, ExecutionInput, parse
 from oriole.mazeset import get_maze
 from oriole.providers import MAX_TOKENS_PER_CALL, bedrock
 from oriole.providers import ollama as ollama_provider
+from oriole.providers import openai as openai_provider
 from oriole.providers.ollama import OllamaAgent
+from oriole.providers.openai import OpenAIAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
-from oriole.tools import TOOL_SPECS, Memory, ToolCall
-from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, run_turn
+from oriole.text_tool_calls import parse_tool_calls
+from oriole.tools import TOOL_SPECS, Memory, ToolCall, WorldState, execute, model_call
+from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, Usage, run_turn
 from oriole.turn_state import COLUMNS, LoadedTurn
 from oriole_workstation import prompts, sweep
 from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.report import as_csv, as_table
 from tests.ollama_server import ScriptedOllama, error
+from tests.openai_server import ScriptedOpenAI
+from tests.scripted_server import trickle
 
 HOSTILE_TEXT = ["nul \x00 inside", "\ud800 lone high", "lone low \udfff", "\\u0000 looks escaped \\", "\x00\ud83d"]
 
@@ -218,6 +226,394 @@ def test_a_body_nested_past_the_parser_is_an_invalid_response(raw):
         ollama_provider.parse_response(raw, 1)
 
 
+# --- issue 26, class 1: a model server cannot hold a request past its timeout -------------------------------
+
+OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+# Each writes a piece well within the socket timeout, so only a bound on the whole exchange ends it.
+HOLDING = {
+    "status line": (b"", b"H"),
+    "headers": (b"HTTP/1.1 200 OK\r\n", b"X-Slow: a\r\n"),
+    "a header": (OK_HEAD + b"X-Slow: ", b"a"),
+    "endless 100 Continue": (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
+    "body": (OK_HEAD + b"Content-Length: 100000\r\n\r\n{", b" "),
+    "chunked body": (OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n", b"1\r\n \r\n"),
+    "body without length": (OK_HEAD + b"Connection: close\r\n\r\n", b" "),
+    "error body": (b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 65536\r\n\r\n", b"e"),
+    "429 error body": (b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 65536\r\n\r\n", b"e"),
+    "silence": (b"", b""),
+}
+
+
+def holding(behaviour: str):
+    """The answer of a server that holds the exchange: its start, then one piece after another, forever."""
+    start, piece = HOLDING[behaviour]
+    pause = 0.005 if "Continue" in behaviour else 0.2
+    return trickle(pause, itertools.chain([start], itertools.repeat(piece)))
+
+
+TIMEOUT = 1.0
+MARGIN = 0.5  # a cut exchange ends this soon after the timeout
+
+
+def agent_on(provider: str, server, timeout: float = TIMEOUT, **retries):
+    if provider == "ollama":
+        return OllamaAgent("m", server.url, {}, timeout_seconds=timeout, **retries)
+    return OpenAIAgent("m", server.base_url, {"temperature": 0.0, "max_tokens": 10}, timeout_seconds=timeout,
+                       **retries)
+
+
+def timed_ask(agent) -> float:
+    started = time.monotonic()
+    with pytest.raises(ModelTimeout, match=f"did not answer within {TIMEOUT:g} s"):
+        agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("provider, server_class", [("ollama", ScriptedOllama), ("openai", ScriptedOpenAI)])
+@pytest.mark.parametrize("behaviour", sorted(HOLDING))
+def test_a_server_that_holds_the_exchange_is_cut_off_at_the_request_timeout(provider, server_class, behaviour):
+    with server_class(holding(behaviour), holding(behaviour)) as server:
+        elapsed = timed_ask(agent_on(provider, server))
+        assert len(server.requests) == 1  # a timeout is not retried inside the task
+    assert TIMEOUT - 0.05 <= elapsed < TIMEOUT + MARGIN, behaviour
+
+
+@pytest.mark.parametrize("provider, server_class", [("ollama", ScriptedOllama), ("openai", ScriptedOpenAI)])
+def test_retries_and_their_waits_stay_inside_the_request_timeout(provider, server_class):
+    with server_class(*[(503, b'{"error": "busy"}')] * 10) as server:
+        agent = agent_on(provider, server, max_attempts=10, backoff_seconds=0.4)
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable, match=r"failed 2 attempt\(s\)"):
+            agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
+        assert time.monotonic() - started < TIMEOUT and len(server.requests) == 2  # waits 0.4, then 0.8 would not fit
+
+
+def test_a_connect_to_an_address_that_never_answers_is_bounded_too():
+    import socket as sockets
+
+    listener = sockets.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    held = []
+    for _ in range(8):  # fill the backlog: a further connect waits for an answer that never comes
+        held.append(sockets.socket())
+        held[-1].setblocking(False)
+        held[-1].connect_ex(("127.0.0.1", port))
+    agent = OllamaAgent("m", f"http://127.0.0.1:{port}", {}, timeout_seconds=TIMEOUT, max_attempts=1)
+    try:
+        elapsed = timed_ask(agent)
+    finally:
+        for sock in held:
+            sock.close()
+        listener.close()
+    assert elapsed < TIMEOUT + MARGIN
+
+
+# --- issue 26, class 2: credentials never travel or persist ------------------------------------------------
+
+SECRET = "sk-test-SECRET-0123456789"
+URL_TRICKS = [  # each would send a request, or a credential, somewhere other than the host a reader sees
+    f"http://user:{SECRET}@127.0.0.1:11434", f"https://{SECRET}@ollama.example.org", "http://good\\@evil.example",
+    "http://good.example\\.evil.example", "http://evil.example#@good.example", "http://evil.example?@good.example",
+    f"http://u:{SECRET}/x@good.example", "http://%65vil.example", "http://evil%2eexample", "http://[fe80::1%25eth0]:11434",
+    "http://[fe80::1%eth0]", "http://ollama.example\t.org", "http://ollama .example", "http://\uff4fllama.example",
+    "http://ollama.example\u3002org", "http://[::1", "http://[::g]", "http://host:0", "http://host:65536",
+    "http://host:11434:1", "http://-host", f"http://{SECRET}:{SECRET}@", "http://host/?", "http://host/#",
+    "http://host/%zz", "http://host/a b",
+]
+
+
+@pytest.mark.parametrize("url", URL_TRICKS)
+def test_a_url_with_credentials_or_a_parser_trick_is_refused_everywhere_without_quoting_a_password(url):
+    raised = []
+    for attempt in (lambda: resolve({}, {"endpoint": url}), lambda: resolve({}, {"baseUrl": url + "/v1"}),
+                    lambda: parse_assignment(f"endpoint={url}"), lambda: parse_stored(BY_KEY["baseUrl"], url)):
+        with pytest.raises((InvalidConfig, InvalidParameter)) as error:
+            attempt()
+        raised.append(str(error.value))
+    assert all(SECRET not in message for message in raised), raised
+
+
+@pytest.mark.parametrize("url", ["http://localhost:11434", "https://ollama.example.org/", "http://10.0.0.5:11434",
+                                 "http://[::1]:11434", "http://[2001:db8::1]/ollama", "HTTPS://Host.Example:443/v1",
+                                 "https://api.example/v1/a%20b", "http://xn--bcher-kva.example"])
+def test_an_ordinary_base_url_is_accepted(url):
+    assert resolve({}, {"baseUrl": url})["baseUrl"] == url
+
+
+@pytest.mark.parametrize("key, kind", [("sk-abc\n", "a control character at position 7 of 7"),
+                                       ("sk-\x00abc", "a control character"), ("sk-\x1b[2Jabc", "a control character"),
+                                       ("sk-\x85abc", "a control character"), ("sk-\u2028abc", "a control character"),
+                                       ("sk-ключ", "a character beyond Latin-1"),
+                                       ("sk-\U0001f511", "a character beyond Latin-1")])
+def test_an_api_key_no_header_can_carry_is_refused_without_quoting_it(key, kind):
+    from oriole.errors import InvalidApiKey
+
+    with pytest.raises(InvalidApiKey, match="the Ollama API key holds " + kind) as raised:
+        OllamaAgent("m", "http://127.0.0.1:1", {}, timeout_seconds=1, api_key=key)
+    assert key not in str(raised.value) and key.strip() not in str(raised.value)
+    assert OllamaAgent("m", "http://127.0.0.1:1", {}, timeout_seconds=1, api_key="sk-café").http.api_key
+
+
+ECHOES = {  # what a hostile server may send back, each quoting the key it was sent
+    "error body": (401, json.dumps({"error": {"message": f"Incorrect API key: Bearer {SECRET}", "code": 401}})
+                   .encode()),
+    "5xx body": (503, f"upstream refused Authorization: Bearer {SECRET}".encode()),
+    "redirect": (307, SECRET.encode(), {"Location": f"http://127.0.0.1:1/steal?key={SECRET}"}),
+    "Retry-After": (429, b"{}", {"Retry-After": f"Bearer {SECRET}"}),
+    "body not JSON": (200, f"Authorization: Bearer {SECRET}".encode()),
+    "answer": (200, json.dumps({"message": {"content": f"your key is {SECRET}", "thinking": SECRET, "tool_calls": [
+        {"function": {"name": "move_east", "arguments": {"reasoning": SECRET}}}]}}).encode()),
+    "status line": trickle(0, [f"HTTP/1.1 200 {SECRET}\r\nBearer: {SECRET}\r\n\r\n{{}}".encode()]),
+    "bad status line": trickle(0, [f"HTTP/1.1 2 Bearer {SECRET}\r\n\r\n".encode()]),
+}
+
+
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+def test_a_key_a_server_echoes_never_reaches_a_message_or_an_answer(echo):
+    with ScriptedOllama(*[ECHOES[echo]] * 3) as server:
+        agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=SECRET, max_attempts=3,
+                            sleep=lambda seconds: None)
+        try:
+            shown = repr(agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),))))
+        except OrioleError as error:
+            shown = str(error)
+        assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in shown and "SECRET" not in shown, shown
+    if echo == "answer":
+        assert "your key is [API key]" in shown
+
+
+def test_a_key_echoed_as_json_escapes_it_is_scrubbed_too():
+    key = 'sk-"quoted"\\back-caf\u00e9'
+    for ensure_ascii in (True, False):
+        body = json.dumps({"error": f"bad key {key}"}, ensure_ascii=ensure_ascii).encode()
+        with ScriptedOllama((401, body)) as server:
+            agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=key, max_attempts=1)
+            with pytest.raises(ModelRequestRejected) as raised:
+                agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
+        assert "bad key [API key]" in str(raised.value) and "quoted" not in str(raised.value)
+        answer = json.dumps({"message": {"content": f"echo {key}"}}, ensure_ascii=ensure_ascii).encode()
+        with ScriptedOllama((200, answer)) as server:
+            agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=key, max_attempts=1)
+            assert agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),))).text == "echo [API key]"
+
+
+# --- issue 26, class 3: a model's answer cannot end an experiment --------------------------------------------
+
+
+def nested(depth: int, leaf: object = 1) -> dict:
+    """``{"a": {"a": ... leaf}}``, built without recursion."""
+    value: object = leaf
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+FLOODS = {  # text a model may write with text tool calls on, each read from every bracket it holds
+    "[ flood": "[" * 4_000_000, "{ flood": "{" * 4_000_000, "string flood": '["' * 2_000_000,
+    "key flood": '{"a":' * 800_000, "list flood": "[1," * 1_300_000,
+    "deep arguments": '{"tool": "move_east", "arguments": ' + '{"a":' * 3000 + "1" + "}" * 3001,
+    "huge number": '{"tool": "move_east", "arguments": {"reasoning": 1' + "0" * 50_000 + "}}",
+    "huge exponent": '{"tool": "move_east", "arguments": {"reasoning": 1e999999}}',
+    "many calls": '{"tool": "move_east"} ' * 200_000,
+}
+
+
+@pytest.mark.parametrize("flood", sorted(FLOODS))
+def test_reading_text_tool_calls_is_bounded_whatever_the_text(flood):
+    from oriole.text_tool_calls import MAX_CALLS
+
+    started = time.monotonic()
+    calls = parse_tool_calls(FLOODS[flood])
+    assert time.monotonic() - started < 2 and len(calls) <= MAX_CALLS
+    for call in calls:  # each is a call the loop answers: valid, or invalid with a reason
+        record = execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze), Memory(5))
+        assert record.action_type in ("move_east", "invalid")
+
+
+class Nested:
+    """An agent whose calls carry arguments no schema allows: nested past any recursion, absurd numbers."""
+
+    context_budget = None
+    answered = False
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        if self.answered:
+            return ModelResponse(text="done")
+        self.answered = True
+        return ModelResponse(tool_calls=(model_call("move_east", nested(50_000)),
+                                         model_call("move_east", json.loads("[" * 20 + "]" * 20)),
+                                         model_call("move_east", {"reasoning": float("inf")}),
+                                         model_call("move_east", '{"reasoning": 1' + "0" * 10_000 + "}"),
+                                         model_call("move_east", "[" * 100_000)),
+                             text="[" * 100_000, usage=Usage(1, 1, 1), durations={})
+
+
+def test_arguments_nested_past_any_recursion_or_absurd_numbers_are_invalid_calls_and_the_turn_is_written():
+    loaded = loaded_turn()
+    world, maze = loaded.world(), get_maze("perfect-7").maze
+    outcome = run_turn(Nested(), "p", world, loaded.rules(maze), Memory(5), {"recent_actions": []},
+                       TurnSettings(budget=8, actions_left=100, circuit_breaker=8))
+    errors = [action.error for action in outcome.actions]
+    assert [action.action_type for action in outcome.actions] == ["invalid"] * 5
+    assert errors[0] == errors[1] and "nest deeper than 16 levels" in errors[0]
+    assert errors[2] == "'reasoning' must be a string"
+    assert "not valid JSON" in errors[3] and "not valid JSON" in errors[4]
+    write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)  # escaping, estimating: all bounded
+    assert json.dumps(write.calls, default=str) and write.turn["action_count"] == 5
+
+
+@pytest.mark.parametrize("arguments", ['{"a":' * 900 + "1" + "}" * 900, "[" * 900 + "]" * 900])
+def test_a_native_call_with_deeply_nested_arguments_is_an_invalid_call_not_a_failed_answer(arguments):
+    body = ('{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
+            + arguments + "}}]}}").encode()
+    [call] = ollama_provider.parse_response(body, 1).tool_calls
+    assert call.arguments is None and "nest deeper than" in call.problem
+    openai_body = ('{"choices": [{"message": {"tool_calls": [{"id": "c", "type": "function", "function": {"name": '
+                   '"move_east", "arguments": ' + json.dumps(arguments) + "}}]}}]}").encode()
+    [call] = openai_provider.parse_response(openai_body, 1).tool_calls
+    assert execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze),
+                   Memory(5)).action_type == "invalid"
+    [call] = bedrock.parse_response({"output": {"message": {"content": [{"toolUse": {
+        "name": "move_east", "toolUseId": "t", "input": nested(5000)}}]}}}).tool_calls
+    assert call.problem and call.arguments is None
+
+
+def test_absurd_numbers_in_an_answer_are_refused_or_left_out_never_a_crash():
+    huge = "1" + "0" * 100_000
+    body = ('{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
+            '{"reasoning": ' + huge + '}}}]}, "eval_count": 3, "total_duration": ' + huge + ', "load_duration": '
+            + str(10**30) + ', "eval_duration": 1e999999, "prompt_eval_duration": 1500}').encode()
+    parsed = ollama_provider.parse_response(body, 1)
+    assert parsed.durations == {"prompt_eval_duration": 1500}  # an absurd duration is left out
+    assert parsed.tool_calls[0].arguments == {"reasoning": float("inf")}
+    with pytest.raises(InvalidModelResponse, match="eval_count"):
+        ollama_provider.parse_response(b'{"message": {"content": "x"}, "eval_count": ' + huge.encode() + b"}", 1)
+    with pytest.raises(InvalidModelResponse, match="without a tool name"):
+        bedrock.parse_response({"output": {"message": {"content": [{"toolUse": nested(5000)}]}}})
+
+
+# --- issue 26, class 4: numbers are numbers ----------------------------------------------------------------
+
+NOT_INTEGERS = ["\u0661\u0662", "\uff11\uff12", "\u0967\u0968", "1_000", "12.0", "1e3", "true", "0x10", "12abc", "",
+                "\u00b2", "9" * 120]
+NOT_NUMBERS = ["\u0661.\u0665", "\uff11.5", "1_0.5", "0x1p3", "true", "1,5", "", "--1", "1e", ".", "\u2212" + "1"]
+
+
+@pytest.mark.parametrize("text", NOT_INTEGERS)
+def test_an_integer_setting_refuses_what_int_would_take_but_a_researcher_never_means(text):
+    with pytest.raises(InvalidConfig, match=r"config maxMoves must be an integer from 1 to 1000000"):
+        parse_assignment(f"maxMoves={text}")
+    with pytest.raises(InvalidParameter, match=r"not an integer from 1 to 1000000"):
+        parse_stored(BY_KEY["maxMoves"], text)
+
+
+@pytest.mark.parametrize("text", NOT_NUMBERS)
+def test_a_number_setting_refuses_what_float_would_take_but_a_researcher_never_means(text):
+    with pytest.raises(InvalidConfig, match=r"config temperature must be a number from 0 to 2"):
+        parse_assignment(f"temperature={text}")
+
+
+@pytest.mark.parametrize("key, value", [("maxMoves", True), ("maxMoves", 12.0), ("maxMoves", "12"), ("seed", 2**31),
+                                        ("temperature", "0.5"), ("temperature", False), ("seed", -2)])
+def test_an_override_of_the_wrong_type_or_range_says_the_range(key, value):
+    param = BY_KEY[key]
+    with pytest.raises(InvalidConfig, match=f"from {param.minimum:.15g} to {param.maximum:.15g}"):
+        resolve({}, {key: value})
+
+
+@pytest.mark.parametrize("text", ['{"inputPerMTok": "3", "outputPerMTok": 1}',
+                                  '{"inputPerMTok": true, "outputPerMTok": 1}',
+                                  '{"inputPerMTok": "\u0663", "outputPerMTok": 1}', '{"inputPerMTok": 3}',
+                                  '{"inputPerMTok": 3, "outputPerMTok": 1, "cachePerMTok": 0.1}',
+                                  '{"inputPerMTok": [3], "outputPerMTok": 1}',
+                                  '{"inputPerMtok": 3, "outputPerMTok": 1}',
+                                  '{"inputPerMTok": null, "outputPerMTok": 1}', '"3"', "3"])
+def test_a_price_is_a_json_number_under_its_own_name(text):
+    with pytest.raises(InvalidParameter, match="must be JSON with two numbers"):
+        parse_pricing("/oriole/pricing/m", text)
+    assert parse_pricing("/oriole/pricing/m", '{"inputPerMTok": 3, "outputPerMTok": 0.5}') == {
+        "inputPerMTok": 3.0, "outputPerMTok": 0.5}
+
+
+@pytest.mark.parametrize("field", ['repetitions = "3"', "repetitions = true", "repetitions = 3.0", 'concurrency = "2"',
+                                   "concurrency = 2.5", "provider_concurrency = { baseline = true }",
+                                   'spend_limit_usd = "5"', "spend_limit_usd = true", 'mazes = [true]',
+                                   'mazes = [{ family = "perfect", size = "11", samples = 2 }]',
+                                   'mazes = [{ family = "perfect", size = 11.0, samples = 2 }]', 'prompts = [1]',
+                                   'agents = [1]'])
+def test_a_sweep_file_number_is_a_number_and_a_name_a_string(tmp_path, field):
+    text = 'id = "s"\n' + field + "\n" + "".join(line + "\n" for line in ('agents = ["baseline/oracle"]',
+                                                                         'mazes = ["perfect-7"]')
+                                                  if line.split(" ")[0] != field.split(" ")[0])
+    with pytest.raises(SweepFileError, match=field.split(" ")[0]):
+        sweeps.plan(sweep.load(sweep_file(tmp_path, text)))
+
+
+@pytest.mark.parametrize("name", ["\u0661\u0660\u0661", "\uff11\uff10\uff11", "+101", "101.0", " 101"])
+def test_a_maze_id_is_written_in_ascii_digits(name):
+    with pytest.raises(UnknownMaze):
+        get_maze(name)
+    assert get_maze("101").id == 101
+
+
+def test_a_seeded_name_says_the_range_of_its_seed():
+    with pytest.raises(UnknownMaze, match="seed of 'perfect-11@1000000000000000000' must be a whole number from 0 to "
+                                          "999,999,999,999,999,999"):
+        mazeset.seeded("perfect-11@1000000000000000000")
+    with pytest.raises(UnknownMaze, match="perfect mazes are 5 to 201 tiles wide"):
+        mazeset.seeded("perfect-99999@1")
+
+
+# --- issue 26, class 5: sweeps deduplicate what is the same, and plan in bounded time ---------------------------
+
+@pytest.mark.parametrize("mazes, configs", [
+    (["perfect-11@07", "perfect-11@7"], [{}]), (["perfect-011@7", "perfect-11@0007"], [{}]),
+    (["perfect-7", "101"], [{}]), (["perfect-7", 101], [{}]),
+    (["perfect-7"], [{"temperature": 0.0}, {"temperature": -0.0}]),
+    (["perfect-7"], [{"temperature": 1}, {"temperature": 1.0}]),
+    (["perfect-7"], [{"endpoint": "http://Ollama.Example:80/"}, {"endpoint": "http://ollama.example"}]),
+    (["perfect-7"], [{"baseUrl": "https://gpu.example:443/v1/"}, {"baseUrl": "HTTPS://GPU.example/v1"}]),
+])
+def test_the_same_maze_or_configuration_written_twice_comes_out_twice(mazes, configs):
+    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": mazes, "configs": configs})
+    with pytest.raises(SweepFileError, match="comes out twice"):
+        sweeps.plan(spec)
+
+
+def test_a_sample_passes_over_the_mazes_the_file_names():
+    named = get_maze("perfect-7")
+    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [
+        {"family": "perfect", "size": 7, "samples": 13}, "perfect-7"]})
+    names = sweeps.maze_names(spec)
+    assert names[-1] == "perfect-7" and len(names) == 14
+    assert named.content_hash not in {mazeset.seeded(name).content_hash for name in names[:-1]}
+
+
+def test_the_largest_sweep_plans_well_inside_the_lambdas_that_plan_it():
+    """The measured worst case within every bound: the draw budget spent on the family whose draws cost the most
+    per budgeted tile (open-field at 101, measured), and as many cells as a sweep may have, each checked as
+    StartExperiment will check it. PlanSweep has 300 s; a map item computing the plan again in a cold container
+    has its task's 60 s, on 512 MB (about 1/3.5 of a core)."""
+    from infra.functions import TASK_SECONDS, WHOLE_SWEEP_SECONDS
+
+    side = 101
+    samples = sweeps.MAX_DRAWN_TILES // sweeps.DrawBudget._cost(side)
+    spec = sweeps.SweepFile.model_validate({
+        "id": "worst", "agents": ["ollama/q"], "mazes": [{"family": "open-field", "size": side, "samples": samples}],
+        "grid": {"maxMoves": list(range(1, sweeps.MAX_EXPERIMENTS // samples + 1))}})
+    started = time.monotonic()
+    planned = sweeps.plan(spec)
+    elapsed = time.monotonic() - started
+    assert len(planned) > 0.99 * sweeps.MAX_EXPERIMENTS
+    assert elapsed * 3.5 < min(TASK_SECONDS, WHOLE_SWEEP_SECONDS) * 0.5, elapsed
+    with pytest.raises(SweepFileError, match="more than 2,000,000 tiles"):
+        sweeps.plan(spec.model_copy(update={"grid": {}, "mazes": [
+            sweeps.MazeSample(family="open-field", size=side, samples=samples + 1)]}))
+
+
 # --- class 2: settings within what the code and the columns hold ------------------------------------------
 
 
@@ -300,12 +696,36 @@ def comparison_row(**fields) -> dict:
             "cost_per_success": 0, "mean_latency_ms": 5, "errors": 0, "running": 0, **fields}
 
 
-@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"])
-def test_a_csv_cell_that_would_be_a_formula_is_text(name):
+@pytest.mark.parametrize("name, cell", [
+    ("=HYPERLINK(\"http://x\",\"y\")", "'=HYPERLINK(\"http://x\",\"y\")"), ("+1+1", "'+1+1"), ("-2+3", "'-2+3"),
+    ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"), ("\r=1", "\\x0d=1"), (" =1+1", "' =1+1"),
+    ("\uff1d1+1", "'\uff1d1+1"), ("\x1b]8;;http://evil\x1b\\=x", "\\x1b]8;;http://evil\\x1b\\=x"),
+    ("\u202e=1", "\\u202e=1"), ("qwen2.5", "qwen2.5"),
+])
+def test_a_csv_cell_that_would_be_a_formula_or_an_escape_is_text(name, cell):
     [header, row] = csv.reader(io.StringIO(as_csv([comparison_row(model_name=name, tokens_per_run=-1)]), newline=""))
     cells = dict(zip(header, row, strict=True))
-    assert cells["model_name"] == "'" + name and cells["tokens_per_run"] == "-1"  # numbers stay numbers
-    assert csv_safe(name) == "'" + name and csv_safe("qwen2.5") == "qwen2.5"
+    assert cells["model_name"] == cell and cells["tokens_per_run"] == "-1"  # numbers stay numbers
+    assert csv_safe(name) == cell and csv_safe(-1) == -1
+
+
+def test_json_in_a_csv_cell_stays_the_same_json():
+    text = json.dumps({"reasoning": "go \u202e east \x9b1m \u2028 tag\U000e0041"}, ensure_ascii=False)
+    shown = csv_safe(text, json_text=True)
+    assert json.loads(shown) == json.loads(text)
+    assert not any(ch in shown for ch in "\u202e\x9b\u2028\U000e0041")
+
+
+def test_every_character_a_terminal_or_a_browser_would_obey_is_written_out():
+    """The listed classes (display.OBEYED) are every code point of the categories Cc, Cf, Zl, Zp and Cs."""
+    import unicodedata
+
+    obeyed = [chr(code) for code in range(0x110000)
+              if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp", "Cs")]
+    shown = terminal_safe("".join(obeyed))
+    assert shown.isascii() and not any(unicodedata.category(ch) == "Cc" for ch in shown)
+    assert terminal_safe("a\nb\tc", lines=True) == "a\nb\tc"
+    assert terminal_safe("é ü 你好 \U0001f600") == "é ü 你好 \U0001f600"
 
 
 def test_the_report_table_writes_escape_sequences_out():

@@ -243,12 +243,12 @@ class SteppedClock:
 
 def test_latency_is_the_wall_time_of_the_http_call():
     with ScriptedOllama(text_reply("ok")) as server:
-        response = ask(agent_for(server, clock=SteppedClock(100.0, 100.0, 100.25)))
+        response = ask(agent_for(server, clock=SteppedClock(100.0, 100.25)))
     assert response.usage.latency_ms == 250
 
 
 def test_a_body_that_completes_after_the_deadline_is_a_timeout():
-    """The socket timeout bounds each read; the deadline bounds the whole response (a trickling server)."""
+    """A body complete only after the request's time is up is a timeout (test_hostile_input: a trickling server)."""
     with ScriptedOllama(text_reply("late"), text_reply("never asked")) as server:
         agent = agent_for(server, timeout_seconds=2.0, clock=SteppedClock(0.0, 2.5))
         with pytest.raises(ModelTimeout):

@@ -101,7 +101,7 @@ def test_an_answer_without_usage_counts_zero_tokens():
 
 def test_latency_is_the_wall_time_of_the_http_call():
     with ScriptedOpenAI(text_reply("ok")) as server:
-        response = ask(agent_for(server, clock=SteppedClock(100.0, 100.0, 100.25)))
+        response = ask(agent_for(server, clock=SteppedClock(100.0, 100.25)))
     assert response.usage.latency_ms == 250
 
 

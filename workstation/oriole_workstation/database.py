@@ -7,10 +7,18 @@ import os
 import warnings
 from pathlib import Path
 
+import psycopg
+
 from oriole import catalog, db, mazeset
 from oriole.errors import OrioleError
 from oriole.store import Store
 from oriole_workstation.results import Results
+
+CONNECT_TIMEOUT_SECONDS = 10  # unless the URL sets connect_timeout: a server that never answers is given up
+
+
+class DatabaseUnavailable(OrioleError):
+    """The database a URL names cannot be reached, refuses the connection, or is not PostgreSQL."""
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # the repository, when running from a checkout
 
@@ -42,10 +50,30 @@ def local_url() -> str:
     return os.environ.get("DATABASE_URL") or embedded_url()
 
 
+def connect(url: str) -> psycopg.Connection:
+    """A connection to the database at ``url``; ``DatabaseUnavailable`` in one line (never the password) when
+    the URL is not a PostgreSQL URL, or the server cannot be reached, refuses, or does not speak PostgreSQL."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:  # its message quotes the URL, password and all
+        raise DatabaseUnavailable("DATABASE_URL is not a PostgreSQL connection URL; expected "
+                                  "postgresql://USER:PASSWORD@HOST:PORT/DBNAME") from None
+    where = f"{info.get('host') or 'localhost'}:{info.get('port') or 5432}/{info.get('dbname') or ''}"
+    try:
+        return db.connect(psycopg.conninfo.make_conninfo(
+            url, connect_timeout=info.get("connect_timeout") or CONNECT_TIMEOUT_SECONDS))
+    except psycopg.Error as error:
+        said = " ".join(str(error).split())
+        if info.get("password"):
+            said = said.replace(info["password"], "***")
+        raise DatabaseUnavailable(f"cannot use the database at {where}: {said}; is it a running PostgreSQL "
+                                  "server, and is DATABASE_URL right?") from None
+
+
 def prepare(url: str) -> Store:
     """Migrate the database, load the maze set and the catalog's configuration keys (all idempotent); returns a
     store on it."""
-    store = Store(db.connect(url))
+    store = Store(connect(url))
     store.apply_migrations()
     store.load_mazes(mazeset.maze_set())
     store.load_catalog(catalog.CATALOG)
@@ -73,4 +101,4 @@ def open_results(aws: bool) -> Results:
     url = results_url(aws)
     if not aws:
         prepare(url).conn.close()
-    return Results(db.connect(url))
+    return Results(connect(url))

@@ -1,35 +1,58 @@
-"""Text written by others (model names, failure reasons, provider errors, prompts) shown, never obeyed.
+"""Text written by others (model names, failure reasons, provider errors, prompts, model text) shown, never obeyed.
 
-A terminal obeys control characters: an escape sequence in a provider's error can clear the screen or
-retitle the window, a bidirectional override can hide text. A spreadsheet evaluates a cell that starts with
-``=``, ``+``, ``-`` or ``@`` (or a tab or carriage return before one) as a formula. Every place the CLI prints
-stored or provider text goes through ``terminal_safe``; ``oriole report --format csv`` writes its text cells
-through ``csv_safe``. (Rich markup is a third way to be obeyed: the CLI prints such text with markup off.)
+A terminal obeys control characters: an escape sequence in a provider's error can clear the screen, retitle
+the window or plant a link (OSC 8). A bidirectional override or isolate reorders what a reader sees, in a
+terminal and in a browser alike; a zero-width or format character hides text. A spreadsheet evaluates a cell
+that starts with ``=``, ``+``, ``-`` or ``@`` (or a tab or carriage return before one) as a formula. So every
+place that shows stored or provider text writes such characters out (``\\x1b``, ``\\u202e``):
+
+- the terminal (tables, ``ls``/``watch``, status lines, errors): ``terminal_safe``; ``--json`` output escapes
+  every character beyond ASCII (lossless, as JSON allows);
+- CSV (``report --format csv``, ``export --format csv``): ``csv_safe``, which also prefixes a formula with ``'``;
+  JSON text in a cell keeps JSON's own escapes (``json_safe``);
+- HTML and SVG (the report page, its charts, the replay): ``terminal_safe``, then escaped (never markup).
+
+(Rich markup is one more way to be obeyed: the CLI prints such text with markup off.)
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-# C0 and C1 controls, DEL, bidirectional marks and overrides, and lone surrogates (unprintable anyway)
-_UNSAFE_IN_A_CELL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# What is obeyed or hidden rather than shown: the Unicode categories Cc (C0, DEL, C1), Cf (format characters:
+# bidirectional marks, embeddings, overrides and isolates, zero-width characters, the byte-order mark, tags),
+# Zl and Zp (line and paragraph separators) and Cs (lone surrogates). Listed, not looked up per character, so a
+# long text is checked at regex speed; tests/unit/test_hostile_input.py checks the list against unicodedata.
+OBEYED = ("\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+          "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+          "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_UNSAFE_IN_A_CELL = re.compile(f"[{OBEYED}]")
+_UNSAFE_IN_LINES = re.compile(f"(?![\t\n])[{OBEYED}]")  # a text shown whole keeps its tabs and line breaks
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 def _visible(match: re.Match) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def terminal_safe(text: str, *, lines: bool = False) -> str:
-    """``text`` with every control character written out (``\\x1b``, ``\\u202e``); with ``lines``, newlines and
-    tabs are kept (a prompt shown whole), otherwise they are written out too (a table cell, one line)."""
+    """``text`` with every character that would be obeyed written out (``\\x1b``, ``\\u202e``); with ``lines``,
+    line breaks and tabs are kept (a prompt shown whole), otherwise they are written out too (a cell, one line)."""
     return (_UNSAFE_IN_LINES if lines else _UNSAFE_IN_A_CELL).sub(_visible, text)
 
 
-def csv_safe(value: object) -> object:
-    """A CSV cell a spreadsheet shows as text: a string that would start a formula gets a leading ``'``."""
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return "'" + value
-    return value
+def json_safe(text: str) -> str:
+    """JSON text with every such character as JSON's own escape (``\\u202e``): the same JSON, nothing obeyed."""
+    return _UNSAFE_IN_LINES.sub(lambda match: json.dumps(match.group())[1:-1], text)
+
+
+def csv_safe(value: object, *, json_text: bool = False) -> object:
+    """A CSV cell a spreadsheet shows as text: such characters written out (line breaks kept: the cell is
+    quoted), and a string that would start a formula (after any spaces) prefixed with ``'``. ``json_text``: the
+    cell holds JSON, whose own escapes keep it the same JSON. Anything but a string is left as it is."""
+    if not isinstance(value, str):
+        return value
+    value = json_safe(value) if json_text else terminal_safe(value, lines=True)
+    return "'" + value if value.lstrip(" ").startswith(_FORMULA_STARTS) else value

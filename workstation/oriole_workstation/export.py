@@ -4,6 +4,9 @@ One file per table (experiments: the ``experiment_results`` view; turns; actions
 consistent snapshot and streamed in batches, so a large export never sits in memory. Types are kept:
 integers as integers, timestamps as UTC timestamps, numeric values as 64-bit floats, JSON as its text, text
 arrays as lists. Parquet needs pyarrow (``pip install 'oriole[analysis]'``); JSON Lines and CSV need nothing.
+
+Files are read by people too (``cat``, a spreadsheet): JSON Lines escape every character beyond ASCII (the
+same data), and a CSV cell is written out as ``display.csv_safe`` shows it (no escape sequence, no formula).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from oriole.errors import OrioleError
+from oriole_workstation.display import csv_safe
 from oriole_workstation.results import EXPORT_TABLES, ExportCursor, Filters, Results
 
 DICTIONARY = "DATA_DICTIONARY.md"
@@ -51,6 +55,8 @@ class MissingExtra(OrioleError):
 def export(results: Results, filters: Filters, output: Format, folder: Path) -> dict[str, int]:
     """Write one file per table and the data dictionary into ``folder``; rows written per table."""
     write = _writer(output)
+    if folder.exists() and not folder.is_dir():
+        raise OrioleError(f"--output {folder} is not a folder: export writes one file per table into a folder")
     folder.mkdir(parents=True, exist_ok=True)
     counts, types = {}, {}
     with results.snapshot():
@@ -110,23 +116,25 @@ def write_jsonl(cursor: ExportCursor, path: Path) -> int:
     with path.open("w", encoding="utf-8") as out:
         for batch in cursor.batches():
             for row in batch:
-                out.write(json.dumps({n: _plain(v) for n, v in zip(cursor.names, row, strict=True)},
-                                     ensure_ascii=False) + "\n")
+                out.write(json.dumps({n: _plain(v) for n, v in zip(cursor.names, row, strict=True)}) + "\n")
             rows += len(batch)
     return rows
 
 
-def _csv_value(value: object) -> object:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, list) else _plain(value)
+def _csv_value(value: object, json_text: bool) -> object:
+    if isinstance(value, list):
+        return csv_safe(json.dumps(value, ensure_ascii=False), json_text=True)
+    return csv_safe(_plain(value), json_text=json_text)
 
 
 def write_csv(cursor: ExportCursor, path: Path) -> int:
     rows = 0
+    json_columns = [kind in ("json", "jsonb") for kind in cursor.type_names()]
     with path.open("w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out)
         writer.writerow(cursor.names)
         for batch in cursor.batches():
-            writer.writerows([_csv_value(v) for v in row] for row in batch)
+            writer.writerows([_csv_value(v, j) for v, j in zip(row, json_columns, strict=True)] for row in batch)
             rows += len(batch)
     return rows
 

@@ -9,13 +9,14 @@ start or goal on a wall or outside the grid, or its goal cannot be reached from 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from oriole.errors import OrioleError
 from oriole.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
 from oriole.mazeset import MAX_SIZE, SEEDED_NAME, MazeEntry
+from oriole.text import load_json
+from oriole_workstation import files
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -36,30 +37,24 @@ def read(path: Path, name: str | None = None, start: Position | None = None,
     else:
         grid, found_start, found_goal, file_name = _from_text(path, data)
     maze_name = name or file_name or path.stem
-    if not NAME.match(maze_name) or SEEDED_NAME.match(maze_name):
-        raise MazeFileError(f"maze name {maze_name!r} must be 1-64 letters, digits, '.', '_' or '-', and not of "
-                            "the seeded form FAMILY-SIZE@SEED; choose one with --name")
+    if not NAME.match(maze_name) or maze_name.isdigit() or SEEDED_NAME.match(maze_name):
+        raise MazeFileError(f"maze name {maze_name!r} must be 1-64 letters, digits, '.', '_' or '-', not all digits "
+                            "(that reads as an id) and not of the seeded form FAMILY-SIZE@SEED; choose one with "
+                            "--name")
     return _entry(path, maze_name, grid, start or found_start, goal or found_goal)
 
 
 def _text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise MazeFileError(f"cannot read {path}: {error.strerror}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise MazeFileError(f"{path} is {len(raw)} bytes; a maze file holds at most {MAX_FILE_BYTES}")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise MazeFileError(f"{path} is not UTF-8 text") from None
+    return files.read_text(path, MAX_FILE_BYTES, MazeFileError, f"a maze of {MAX_SIZE}x{MAX_SIZE} is far smaller")
 
 
 def _from_json(path: Path, text: str) -> tuple[list[list[int]], Position | None, Position | None, str | None]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
+        data = load_json(text, long_integers=False)
+    except ValueError as error:
         raise MazeFileError(f"{path} is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise MazeFileError(f"{path}: expected a JSON object with 'grid' (or 'grid_data')")
     grid = data.get("grid", data.get("grid_data"))
     if not isinstance(grid, list) or not all(isinstance(row, list) for row in grid):
         raise MazeFileError(f"{path}: expected 'grid' (or 'grid_data'): a list of rows, each a list of 0, 1, 2")

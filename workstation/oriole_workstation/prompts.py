@@ -10,6 +10,7 @@ from pathlib import Path
 from oriole import catalog
 from oriole.errors import OrioleError, UnknownPromptVersion
 from oriole.text import unstorable
+from oriole_workstation import files
 from oriole_workstation.database import home
 
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -27,9 +28,11 @@ class PromptRejected(OrioleError):
 
 
 def check(version: str, text: str) -> None:
-    """Refuse what Parameter Store or an experiment could not use, with the reason."""
-    if not VERSION_PATTERN.match(version):
-        raise PromptRejected(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-'")
+    """Refuse what Parameter Store or an experiment could not use, with the reason; a version that is all
+    digits would read as an id."""
+    if not VERSION_PATTERN.match(version) or version.isdigit():
+        raise PromptRejected(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-', and not "
+                             "all digits")
     if not text.strip():
         raise PromptRejected("the prompt file is empty")
     if problem := unstorable(text):
@@ -40,18 +43,10 @@ def check(version: str, text: str) -> None:
 
 
 def read_text(path: Path) -> str:
-    """A prompt file's text; a file that cannot be read, or is not UTF-8, is a ``PromptRejected`` naming it."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise PromptRejected(f"cannot read {path}: {err.strerror}") from None
-    if len(data) > 4 * MAX_PROMPT_BYTES:  # no need to decode a file that can never be stored
-        raise PromptRejected(f"{path} has {len(data)} bytes; a prompt holds at most {MAX_PROMPT_BYTES}")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise PromptRejected(f"{path} is not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
-                             "save it as UTF-8") from None
+    """A prompt file's text; a file that cannot be read, is not a regular file, is far too large or is not UTF-8
+    is a ``PromptRejected`` naming it (``oriole_workstation.files``)."""
+    return files.read_text(path, MAX_PROMPT_BYTES, PromptRejected,
+                           f"a prompt holds at most {MAX_PROMPT_BYTES:,} bytes (Parameter Store's limit)")
 
 
 def local_prompts() -> dict[str, str]:
@@ -61,9 +56,26 @@ def local_prompts() -> dict[str, str]:
     return prompts
 
 
-def put_local(version: str, text: str) -> None:
+def _taken(version: str, text: str, stored: str | None) -> bool:
+    """Whether ``text`` is stored already under ``version``; a version stored with another text is taken: the
+    experiments that ran it keep its hash, and a new text gets a new version."""
+    if stored is None:
+        return False
+    if stored == text:
+        return True
+    raise PromptRejected(f"prompt version {version} is taken (stored with another text, sha256 "
+                         f"{catalog.prompt_hash(stored)[:16]}): put this text under a new version")
+
+
+def put_local(version: str, text: str) -> bool:
+    """Store a version locally; False when it was stored with this very text already."""
     check(version, text)
+    path = _local_dir() / f"{version}.md"
+    shipped = catalog.shipped_prompt(version) if version in catalog.SHIPPED_PROMPT_VERSIONS else None
+    if _taken(version, text, read_text(path) if path.is_file() else shipped):
+        return False
     (_local_dir() / f"{version}.md").write_text(text, encoding="utf-8")
+    return True
 
 
 def aws_prompts(ssm) -> dict[str, str]:
@@ -73,10 +85,14 @@ def aws_prompts(ssm) -> dict[str, str]:
             for p in page["Parameters"]}
 
 
-def put_aws(ssm, version: str, text: str) -> None:
+def put_aws(ssm, version: str, text: str) -> bool:
+    """Store a version in Parameter Store; False when it was stored with this very text already."""
     check(version, text)
+    if _taken(version, text, aws_prompts(ssm).get(version)):
+        return False
     tier = "Advanced" if len(text.encode()) > 4096 else "Standard"
-    ssm.put_parameter(Name=catalog.prompt_name(version), Value=text, Type="String", Overwrite=True, Tier=tier)
+    ssm.put_parameter(Name=catalog.prompt_name(version), Value=text, Type="String", Overwrite=False, Tier=tier)
+    return True
 
 
 def get(prompts: dict[str, str], version: str) -> str:

@@ -57,6 +57,11 @@ class Step:
         return self.action.startswith("move_") and not self.success
 
 
+def _shown(text: str | None) -> str | None:
+    """Model text as the replay shows it: whole, with what a browser would obey or hide written out."""
+    return None if text is None else terminal_safe(text, lines=True)
+
+
 @dataclass(frozen=True)
 class Run:
     """An experiment to draw: its maze, its actions in order and what is written around them."""
@@ -76,7 +81,7 @@ class Run:
         maze = Maze.from_rows(record["grid"], (record["start_x"], record["start_y"]),
                               (record["goal_x"], record["goal_y"]))
         steps = tuple(Step(a["step"], a["turn"], a["action"], tuple(a["from"]), tuple(a["to"]), a["success"],
-                           a["error"], a["reasoning"], tuple((x, y) for x, y, _ in a["tiles_seen"]))
+                           _shown(a["error"]), _shown(a["reasoning"]), tuple((x, y) for x, y, _ in a["tiles_seen"]))
                       for a in record["actions"])
         outcome = {"succeeded": "goal found", "timed_out": "timed out"}.get(record["status"], record["status"])
         outcome += f" after {len(steps)} actions"
@@ -91,7 +96,7 @@ class Run:
             experiment_id=record["experiment_id"], title=terminal_safe(title), outcome=terminal_safe(outcome),
             maze=maze, steps=steps, goal_first_seen_step=record["goal_first_seen_step"],
             start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record["vision_range"] or 0)),
-            model_text={int(turn): text for turn, text in record["model_text"].items()},
+            model_text={int(turn): _shown(text) for turn, text in record["model_text"].items()},
         )
 
     def positions(self, upto: int | None = None) -> list[Position]:

@@ -44,8 +44,8 @@ def as_json(rows: list[dict]) -> str:
 
 
 def as_csv(rows: list[dict]) -> str:
-    """Every column of the comparison, one row per group; ``config`` as a JSON object; a text cell that a
-    spreadsheet would read as a formula is neutralised (``csv_safe``)."""
+    """Every column of the comparison, one row per group; ``config`` as a JSON object; a text cell is shown, never
+    obeyed, by a terminal or a spreadsheet (``csv_safe``)."""
     if not rows:
         return ""
     buffer = io.StringIO()

@@ -28,7 +28,9 @@ from oriole.experiments import failure_reason
 from oriole.inputs import PROVIDERS, CaughtError
 from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.sweep_tasks import OUTCOMES
-from oriole.sweeps import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, validate
+from oriole.sweeps import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, check_input_size, validate
+from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
+from oriole_workstation import files
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
 
@@ -51,24 +53,19 @@ class SweepFailed(OrioleError):
 
 
 def load(path: Path) -> SweepFile:
-    """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``)."""
+    """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``, nested at most
+    ``MAX_JSON_DEPTH`` levels)."""
+    text = files.read_text(path, MAX_FILE_BYTES, SweepFileError,
+                           "a sweep file describes a matrix, it does not list it")
+    kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_FILE_BYTES + 1)
-    except OSError as error:
-        raise SweepFileError(f"cannot read {path}: {error.strerror}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SweepFileError(f"{path} is larger than {MAX_FILE_BYTES:,} bytes; a sweep file describes a matrix, "
-                             "it does not list it")
-    try:
-        text = raw.decode("utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except UnicodeDecodeError as error:
-        raise SweepFileError(f"{path} is not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})"
-                             ) from None
-    except (ValueError, RecursionError) as error:  # TOML and JSON syntax errors are ValueErrors
-        raise SweepFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: "
-                             f"{error if isinstance(error, ValueError) else 'nested too deeply'}") from None
+        data = load_json(text, long_integers=False) if kind == "JSON" else tomllib.loads(text)
+    except RecursionError:
+        raise SweepFileError(f"{path} is not valid TOML: nested too deeply") from None
+    except ValueError as error:  # TOML and JSON syntax errors are ValueErrors
+        raise SweepFileError(f"{path} is not valid {kind}: {error}") from None
+    if nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise SweepFileError(f"{path} is not valid {kind}: nested deeper than {MAX_JSON_DEPTH} levels")
     return validate(SweepFile, data, str(path))
 
 
@@ -77,7 +74,7 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
     caps = dict(spec.provider_concurrency)
     for option in options:
         provider, _, value = option.partition("=")
-        count = int(value) if value.isdecimal() and len(value) < 5 else 0
+        count = ascii_int(value, 4, signed=False) or 0
         if provider not in PROVIDERS or not 1 <= count <= MAX_CONCURRENCY:
             raise SweepFileError(f"--provider-concurrency expects PROVIDER=N with a provider among "
                                  f"{', '.join(PROVIDERS)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}")
@@ -88,14 +85,16 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
 def run_input(spec: SweepFile, *, concurrency: int | None, provider_concurrency: dict[str, int],
               retry_failed: bool, wait_seconds: int | None) -> dict:
     """The sweep state machine's input: the file as JSON with the command line's settings in it (what the
-    console would take)."""
+    console would take), refused here if PlanSweep would refuse its size."""
     data = spec.model_dump(mode="json", exclude_none=True) | {"provider_concurrency": provider_concurrency,
                                                               "retry_failed": retry_failed}
     if concurrency is not None:
         data["concurrency"] = concurrency
     if wait_seconds is not None:
         data["wait_seconds"] = wait_seconds
-    return validate(SweepRun, data, "sweep input").model_dump(mode="json", exclude_none=True)
+    run = validate(SweepRun, data, "sweep input")
+    check_input_size(run.model_dump(mode="json"))  # as PlanSweep carries it, its defaults filled in
+    return run.model_dump(mode="json", exclude_none=True)
 
 
 # --- submitting ----------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ a client of its own (the user's credentials, or a stubbed client in tests).
 import functools
 import os
 
-from oriole import experiments
+from oriole import deployment, experiments
 from oriole.handlers.observability import count, logger, metrics
 from oriole.store import StoredMaze, shared_store
 from oriole.turn_state import LoadedTurn
@@ -29,23 +29,25 @@ def _play(event: dict, context, factory: experiments.AgentFactory) -> dict:
 def _api_key(name: str) -> str | None:
     """A provider's API key: from the Secrets Manager secret named by ``<name>_SECRET_ARN`` when it is set (on
     AWS), else the ``<name>`` environment variable (locally), else none (a server on your own network may
-    need none)."""
+    need none). A key no HTTP header can carry is refused here, naming its source and never quoting it."""
+    from oriole.providers.transport import check_api_key, environment_api_key
+
     secret_arn = os.environ.get(f"{name}_SECRET_ARN")
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 
-        return parameters.get_secret(secret_arn)
-    return os.environ.get(name) or None
+        return check_api_key(parameters.get_secret(secret_arn), f"the secret {secret_arn} ({name})")
+    return environment_api_key(name)
 
 
 @functools.cache
 def ollama_api_key() -> str | None:
-    return _api_key("OLLAMA_API_KEY")
+    return _api_key(deployment.OLLAMA_API_KEY)
 
 
 @functools.cache
 def openai_api_key() -> str | None:
-    return _api_key("OPENAI_API_KEY")
+    return _api_key(deployment.OPENAI_API_KEY)
 
 
 @functools.cache

@@ -10,10 +10,11 @@ from oriole.handlers.observability import logger
 from oriole.store import shared_store
 
 
-def known_prompts() -> list[str]:
-    """The prompt versions in Parameter Store, fresh (one may have been put just before the sweep)."""
-    return [name.rsplit("/", 1)[-1] for name in
-            parameters.get_parameters(catalog.PROMPTS_PATH, recursive=False, force_fetch=True)]
+def known_prompts() -> dict[str, str]:
+    """The prompt versions in Parameter Store and their texts, fresh (one may have been put just before the
+    sweep)."""
+    return {name.rsplit("/", 1)[-1]: text for name, text in
+            parameters.get_parameters(catalog.PROMPTS_PATH, recursive=False, force_fetch=True).items()}
 
 
 def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:

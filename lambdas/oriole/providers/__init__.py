@@ -9,10 +9,12 @@ HTTP transport of the adapters that speak HTTP is ``oriole.providers.transport``
 import json
 
 from oriole.errors import InvalidModelResponse
-from oriole.tools import ToolSpec
+from oriole.text import load_json
+from oriole.tools import MAX_ARGUMENT_DEPTH, ToolSpec
 
 MAX_TOKENS_PER_CALL = 10_000_000  # far beyond any context window, far inside the integer columns
 MAX_LATENCY_MS = 3_600_000  # an hour: four times the longest request timeout the catalog allows
+MAX_DURATION_NS = MAX_LATENCY_MS * 1_000_000  # a duration a provider reports about itself, in nanoseconds
 EXCERPT_CHARS = 200  # how much of a body, an error text or a stop reason a message or a column quotes
 
 
@@ -29,11 +31,9 @@ def reported_count(value: object, what: str, limit: int = MAX_TOKENS_PER_CALL) -
 
 
 def parse_json(raw: bytes | str) -> object:
-    """``raw`` as JSON; ValueError when it is not (RecursionError, for nesting past the parser, included)."""
-    try:
-        return json.loads(raw)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    """A body as JSON (``oriole.text.load_json``, as deep as the parser reads: only a call's arguments are
+    bounded, by the call); ValueError when it is not JSON."""
+    return load_json(raw, max_depth=None)
 
 
 def excerpt(raw: bytes) -> str:
@@ -64,7 +64,7 @@ def arguments_object(arguments: object) -> dict:
     anything that is not an object becomes ``{}`` (the call was already answered with its error)."""
     if isinstance(arguments, str):
         try:
-            arguments = parse_json(arguments)
+            arguments = load_json(arguments, MAX_ARGUMENT_DEPTH)
         except ValueError:
             return {}
     return arguments if isinstance(arguments, dict) else {}

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 
 from oriole.catalog import BY_KEY, snapshot_value
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
-from oriole.providers import MAX_LATENCY_MS, arguments_object, content_text, reported_count
-from oriole.tools import ToolCall, ToolSpec
+from oriole.providers import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
+from oriole.text import MAX_JSON_DEPTH, nesting_depth
+from oriole.tools import ToolCall, ToolSpec, model_call
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
@@ -114,8 +115,11 @@ def _object(raw: dict, key: str) -> dict:
 def _tool_call(block: dict) -> ToolCall:
     use = block["toolUse"]
     if not isinstance(use, dict) or not use.get("name") or not isinstance(use["name"], str):
-        raise InvalidModelResponse(f"Bedrock returned a toolUse block without a tool name: {use!r:.300}")
-    return ToolCall(use["name"], use.get("input"), call_id=use.get("toolUseId"))
+        shown = excerpt(json.dumps(use, default=str).encode()) if nesting_depth(use, MAX_JSON_DEPTH) <= \
+            MAX_JSON_DEPTH else "(nested too deeply to show)"
+        raise InvalidModelResponse(f"Bedrock returned a toolUse block without a tool name: {shown}")
+    call_id = use.get("toolUseId")
+    return model_call(use["name"], use.get("input"), call_id=call_id if isinstance(call_id, str) else None)
 
 
 def _reasoning(block: dict) -> str | None:

@@ -15,6 +15,7 @@ from oriole.catalog import snapshot_value
 from oriole.errors import InvalidModelResponse
 from oriole.providers import (
     EXCERPT_CHARS,
+    MAX_DURATION_NS,
     arguments_object,
     content_text,
     excerpt,
@@ -25,7 +26,7 @@ from oriole.providers import (
 )
 from oriole.providers.transport import JsonPoster, Server
 from oriole.text import bounded
-from oriole.tools import ToolCall
+from oriole.tools import ToolCall, model_call
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
 CHAT_PATH = "/api/chat"
@@ -44,9 +45,10 @@ def wire_message(message: Message) -> dict:
 
 
 def _durations(body: dict) -> dict:
-    """Ollama's own timings (nanoseconds), as far as they are counts: they are kept for reading only."""
+    """Ollama's own timings (nanoseconds), as far as they are counts up to an hour: they are kept for reading
+    only, so an absurd one is left out rather than refused."""
     return {k: body[k] for k in DURATION_FIELDS
-            if isinstance(body.get(k), int) and not isinstance(body[k], bool) and body[k] >= 0}
+            if isinstance(body.get(k), int) and not isinstance(body[k], bool) and 0 <= body[k] <= MAX_DURATION_NS}
 
 
 def _tool_call(index: int, entry: object) -> ToolCall:
@@ -54,7 +56,7 @@ def _tool_call(index: int, entry: object) -> ToolCall:
     function = entry.get("function") if isinstance(entry, dict) else None
     function = function if isinstance(function, dict) else {}
     name = function.get("name")
-    return ToolCall(name if isinstance(name, str) else "", function.get("arguments"), call_id=f"call_{index}")
+    return model_call(name if isinstance(name, str) else "", function.get("arguments"), call_id=f"call_{index}")
 
 
 def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResponse:

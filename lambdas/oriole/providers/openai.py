@@ -33,7 +33,7 @@ from oriole.providers import (
 )
 from oriole.providers.transport import JsonPoster, Server
 from oriole.text import bounded
-from oriole.tools import ToolCall
+from oriole.tools import ToolCall, model_call
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
 CHAT_PATH = "/chat/completions"
@@ -65,8 +65,8 @@ def _tool_call(index: int, entry: object) -> ToolCall:
     entry = entry if isinstance(entry, dict) else {}
     function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
     name, call_id = function.get("name"), entry.get("id")
-    return ToolCall(name if isinstance(name, str) else "", function.get("arguments"),
-                    call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}")
+    return model_call(name if isinstance(name, str) else "", function.get("arguments"),
+                      call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}")
 
 
 def _choice(raw: bytes) -> tuple[dict, dict, dict]:

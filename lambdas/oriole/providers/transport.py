@@ -9,32 +9,53 @@ cannot be reached or keeps answering 5xx is retried a few times with backoff and
 unknown model) is ``ModelRequestRejected`` at once, since repeating it cannot help; a request slower than
 the timeout is ``ModelTimeout`` at once, so a slow model cannot multiply the wait.
 
+The timeout bounds the whole exchange, retries and waits included, not each read: a socket timeout alone
+lets a server that trickles its headers or its body, answers ``100 Continue`` forever or holds an error
+body open keep a request (and the turn, and its Lambda) alive for as long as it likes. Each attempt's
+sockets are shut down when the request's time is up (``_Exchange``), whatever is reading them, so a
+request never outlives ``requestTimeoutSeconds`` by more than a moment and the turn's deadline holds.
+
 What comes back is bounded: the client opens only http and https URLs and follows no redirect (so an API
 key goes to the configured server and nowhere else), a body larger than ``MAX_RESPONSE_BYTES`` is an
 ``InvalidModelResponse`` (read no further), an error body is read up to ``MAX_ERROR_BYTES`` and quoted up to
-``EXCERPT_CHARS``.
+``EXCERPT_CHARS``. The API key never comes back: a server that echoes it (in an error body, a status line, a
+header, an answer) has it replaced by ``[API key]`` in every message and in the body the adapters read, so no
+stored or printed text holds it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import os
 import random
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.errors import (
+    InvalidApiKey,
+    InvalidModelResponse,
+    ModelRequestRejected,
+    ModelThrottled,
+    ModelTimeout,
+    ModelUnavailable,
+    OrioleError,
+)
 from oriole.providers import EXCERPT_CHARS, excerpt, parse_json
-from oriole.text import bounded
+from oriole.text import ascii_int, bounded
 
 JITTER_FRACTION = 0.25
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
 MAX_ERROR_BYTES = 64 * 1024
 MAX_RETRY_AFTER_SECONDS = 10.0  # a throttle asking for a wait this short is waited out inside the task
 _READ_CHUNK = 64 * 1024
+KEY_SHOWN_AS = "[API key]"
 
 
 @dataclass(frozen=True)
@@ -99,16 +120,127 @@ def error_text(raw: bytes) -> str:
 def retry_after(value: str | None) -> float | None:
     """A ``Retry-After`` header in seconds; None when absent or not a number of seconds (an HTTP date is
     quoted in the message, never waited on)."""
-    if value is None or not value.strip().isdecimal() or len(value.strip()) > 6:
+    seconds = None if value is None else ascii_int(value.strip(), 6, signed=False)
+    return None if seconds is None else float(seconds)
+
+
+def check_api_key(key: str | None, source: str) -> str | None:
+    """``key`` when it can travel in an ``Authorization`` header: printable Latin-1, no control character (http.client
+    refuses a header with a line break and quotes the whole header, key and all, in its error; it cannot encode
+    a character beyond Latin-1). The refusal names ``source`` and where the character is, never the key."""
+    if key is None:
         return None
-    return float(value.strip())
+    for position, char in enumerate(key, 1):
+        if not char.isprintable():
+            kind = "a control character"
+        elif ord(char) > 0xFF:
+            kind = "a character beyond Latin-1"
+        else:
+            continue
+        raise InvalidApiKey(f"{source} holds {kind} at position {position} of {len(key)}, which no HTTP header "
+                            "can carry: set the key again (a copied key often ends with a line break)")
+    return key
+
+
+def environment_api_key(name: str) -> str | None:
+    """The API key in the environment variable ``name`` (a local run's), checked; None when unset or empty."""
+    return check_api_key(os.environ.get(name) or None, f"the {name} environment variable")
+
+
+class _Exchange:
+    """The sockets of one attempt and the moment it must end. A timer shuts them down at that moment, so a
+    read blocked on a server that trickles (the TLS handshake, the status line, a header, the body, an error
+    body, one ``100 Continue`` after another) returns at once; ``expired`` then tells the attempt it was
+    cut, not answered. Each socket is watched through a duplicate of its descriptor: shutting that down ends
+    the connection however http.client and ssl have wrapped it, and closing it never touches a descriptor
+    number the process has reused."""
+
+    def __init__(self, seconds: float):
+        self.ends = time.monotonic() + seconds
+        self.expired = False
+        self._watched: list[socket.socket] = []
+        self._over = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(seconds, 0.0), self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Exchange:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._over = True
+            for watched in self._watched:
+                watched.close()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._over:
+                return
+            self.expired = True
+            for watched in self._watched:
+                _shut(watched)
+
+    def connect(self, address: tuple[str, int], timeout: object = None,
+                source_address: tuple[str, int] | None = None) -> socket.socket:
+        """``socket.create_connection`` within the time left (each address tried gets what is left, not a
+        whole timeout of its own); the connected socket is watched."""
+        host, port = address
+        failure: OSError = TimeoutError("no time left to connect")
+        for family, kind, proto, _, target in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+            left = self.ends - time.monotonic()
+            if left <= 0:
+                break
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(left)
+                if source_address:
+                    sock.bind(source_address)
+                sock.connect(target)
+            except OSError as err:
+                sock.close()
+                failure = err
+                continue
+            with self._lock:
+                self._watched.append(sock.dup())
+                if self.expired:
+                    _shut(self._watched[-1])
+            return sock
+        raise failure
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed by the other side: nothing left to interrupt
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _watched(connection: type[http.client.HTTPConnection], request: urllib.request.Request) -> Callable:
+    """``connection`` as urllib's ``do_open`` builds it, connecting through the request's ``_Exchange``."""
+    def build(host: str, **options: object) -> http.client.HTTPConnection:
+        made = connection(host, **options)
+        made._create_connection = request.exchange.connect  # how http.client opens its socket (and a tunnel's)
+        return made
+    return build
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPConnection, req), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPSConnection, req), req, context=self._context)
 
 
 def http_opener() -> urllib.request.OpenerDirector:
-    """An opener that speaks http and https only and follows no redirect (``build_opener`` would also open
-    ``file:``, ``ftp:`` and ``data:`` URLs, and follow a redirect to them)."""
+    """An opener that speaks http and https only, follows no redirect (``build_opener`` would also open
+    ``file:``, ``ftp:`` and ``data:`` URLs, and follow a redirect to them) and connects through each request's
+    ``_Exchange`` (``request.exchange``)."""
     opener = urllib.request.OpenerDirector()
-    for handler in (urllib.request.ProxyHandler(), urllib.request.HTTPHandler(), urllib.request.HTTPSHandler(),
+    for handler in (urllib.request.ProxyHandler(), _HTTPHandler(), _HTTPSHandler(),
                     urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor(),
                     urllib.request.UnknownHandler()):  # any other scheme: URLError "unknown url type"
         opener.add_handler(handler)
@@ -126,7 +258,11 @@ class JsonPoster:
         self.server = server
         self.url = url
         self.timeout_seconds = timeout_seconds
-        self.api_key = api_key
+        self.api_key = check_api_key(api_key, f"the {server.service} API key") or None
+        # the key as a server may echo it: as sent, and as JSON writes it (quotes and backslashes escaped, and
+        # characters beyond ASCII as they are or as \u escapes)
+        self._key_forms = {self.api_key, json.dumps(self.api_key)[1:-1],
+                           json.dumps(self.api_key, ensure_ascii=False)[1:-1]} if self.api_key else set()
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
         self.sleep = sleep
@@ -134,24 +270,48 @@ class JsonPoster:
         self._opener = http_opener()
 
     def post(self, payload: dict) -> Reply:
-        """Send ``payload`` (retrying only failures a retry can fix) and return the answer's body."""
+        """Send ``payload`` (retrying only failures a retry can fix, while the request's time lasts) and return
+        the answer's body."""
         data = json.dumps(payload).encode()
-        attempt, throttles = 1, 0
+        attempt, throttles, deadline = 1, 0, None
         while True:
+            started = self._clock()
+            if deadline is None:
+                deadline = started + self.timeout_seconds
             try:
-                body, latency_ms = self._attempt(data)
-                return Reply(body, latency_ms, throttles)
+                body = self._attempt(data, deadline - started)
             except _Retryable as err:
-                if attempt == self.max_attempts:
-                    raise self._unavailable(err) from err
-                self.sleep(self._backoff(attempt - 1))
+                wait = self._backoff(attempt - 1)
+                if attempt == self.max_attempts or self._clock() + wait >= deadline:
+                    raise self._unavailable(err, attempt) from err
+                self.sleep(wait)
             except _Throttled as err:
                 throttles += 1
-                if err.wait is None or err.wait > MAX_RETRY_AFTER_SECONDS or attempt == self.max_attempts:
-                    raise ModelThrottled(f"{self.server.service} at {self.server.base_url} throttled model "
-                                         f"{self.server.model!r}: {err}", throttles=throttles) from None
+                if err.wait is None or err.wait > MAX_RETRY_AFTER_SECONDS or attempt == self.max_attempts \
+                        or self._clock() + err.wait >= deadline:
+                    raise ModelThrottled(self._scrubbed(f"{self.server.service} at {self.server.base_url} throttled "
+                                                        f"model {self.server.model!r}: {err}"),
+                                         throttles=throttles) from None
                 self.sleep(err.wait)
+            else:
+                elapsed = self._clock() - started
+                if elapsed > deadline - started:  # complete, but after the request's time was up
+                    raise self._timeout()
+                return Reply(self._scrubbed_body(body), int(elapsed * 1000), throttles)
             attempt += 1
+
+    def _scrubbed(self, text: str) -> str:
+        """``text`` (a message quoting what the server sent) without the API key, as sent or as JSON writes it."""
+        for form in self._key_forms:
+            text = text.replace(form, KEY_SHOWN_AS)
+        return text
+
+    def _scrubbed_body(self, body: bytes) -> bytes:
+        """The answer without the API key: its Latin-1 and UTF-8 bytes, raw or as JSON would escape it."""
+        for form in self._key_forms:
+            for encoded in {form.encode("latin-1"), form.encode("utf-8")}:
+                body = body.replace(encoded, KEY_SHOWN_AS.encode())
+        return body
 
     def _backoff(self, retry: int) -> float:
         """Exponential backoff with a little jitter, so concurrent experiments do not retry in lockstep."""
@@ -164,13 +324,28 @@ class JsonPoster:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def _attempt(self, data: bytes) -> tuple[bytes, int]:
-        """One HTTP attempt: the body and its wall time in ms, or a named error."""
+    def _attempt(self, data: bytes, seconds: float) -> bytes:
+        """One HTTP attempt of at most ``seconds``, from connecting to the last byte of the body (or of an error
+        body): the body, or a named error."""
+        if seconds <= 0:
+            raise self._timeout()
         request = urllib.request.Request(self.url, data=data, headers=self._headers(), method="POST")
-        started = self._clock()
+        with _Exchange(seconds) as exchange:
+            request.exchange = exchange
+            try:
+                body = self._send(request, seconds)
+            except (OrioleError, _Retryable, _Throttled):
+                if exchange.expired:
+                    raise self._timeout() from None
+                raise
+            if exchange.expired:  # a body without a length, cut short, reads like a whole one
+                raise self._timeout()
+            return body
+
+    def _send(self, request: urllib.request.Request, seconds: float) -> bytes:
         try:
-            with self._opener.open(request, timeout=self.timeout_seconds) as response:
-                raw = self._read(response, started + self.timeout_seconds)
+            with self._opener.open(request, timeout=seconds) as response:
+                return self._read(response)
         except urllib.error.HTTPError as err:
             raise self._http_error(err) from None
         except urllib.error.URLError as err:
@@ -179,14 +354,11 @@ class JsonPoster:
             raise _Retryable(f"cannot connect ({err.reason})") from err
         except TimeoutError as err:
             raise self._timeout() from err
-        except (ConnectionError, http.client.HTTPException) as err:
+        except (OSError, http.client.HTTPException) as err:
             raise _Retryable(f"the connection failed ({type(err).__name__}: {err})") from err
-        return raw, int((self._clock() - started) * 1000)
 
-    def _read(self, response: http.client.HTTPResponse, deadline: float) -> bytes:
-        """Read the body, failing once the deadline passes (the socket timeout bounds each read, not the total,
-        so a server trickling bytes would otherwise hold the request open indefinitely) or once it exceeds
-        ``MAX_RESPONSE_BYTES`` (the rest is never read into memory)."""
+    def _read(self, response: http.client.HTTPResponse) -> bytes:
+        """Read the body, failing once it exceeds ``MAX_RESPONSE_BYTES`` (the rest is never read into memory)."""
         chunks, size = [], 0
         while chunk := response.read1(_READ_CHUNK):
             chunks.append(chunk)
@@ -194,8 +366,6 @@ class JsonPoster:
             if size > MAX_RESPONSE_BYTES:
                 raise InvalidModelResponse(f"{self.server.asked} answered with more than {MAX_RESPONSE_BYTES:,} "
                                            "bytes; the answer was not read further")
-            if self._clock() > deadline:
-                raise TimeoutError
         return b"".join(chunks)
 
     def _http_error(self, err: urllib.error.HTTPError) -> Exception:
@@ -211,12 +381,13 @@ class JsonPoster:
             if header is not None:
                 text += f" (Retry-After: {wait:g} s)" if wait is not None else f" (Retry-After: {bounded(header, 40)})"
             return _Throttled(text, wait)
-        return ModelRequestRejected(f"{self.server.service} at {self.server.base_url} rejected the request for "
-                                    f"model {self.server.model!r} (HTTP {err.code}): {text}")
+        return ModelRequestRejected(self._scrubbed(f"{self.server.service} at {self.server.base_url} rejected the "
+                                                   f"request for model {self.server.model!r} (HTTP {err.code}): "
+                                                   f"{text}"))
 
-    def _unavailable(self, last: _Retryable) -> ModelUnavailable:
-        return ModelUnavailable(f"{self.server.asked}: {last} (failed {self.max_attempts} attempt(s)). "
-                                f"{self.server.reach_hint}")
+    def _unavailable(self, last: _Retryable, attempts: int) -> ModelUnavailable:
+        return ModelUnavailable(self._scrubbed(f"{self.server.asked}: {last} (failed {attempts} attempt(s)). "
+                                               f"{self.server.reach_hint}"))
 
     def _timeout(self) -> ModelTimeout:
         return ModelTimeout(f"{self.server.asked} did not answer within {self.timeout_seconds:g} s; "

@@ -13,12 +13,12 @@ from rich.markup import escape
 from oriole.errors import OrioleError
 from oriole.text import unstorable
 from oriole_workstation.cli import analysis, check, database, doctor, live, mazes, params, prompts, run, sweep
-from oriole_workstation.cli.common import Commands, err
+from oriole_workstation.cli.common import Commands, OneLineErrors, err
 from oriole_workstation.cli.export import export_command
 from oriole_workstation.display import terminal_safe
 
-app = Commands(help="Run LLM maze experiments locally through the real state machine, or on AWS.",
-                  no_args_is_help=True)
+app = Commands(cls=OneLineErrors, help="Run LLM maze experiments locally through the real state machine, or on AWS.",
+               no_args_is_help=True)
 app.command()(run.run)
 app.command()(run.status)
 app.command()(doctor.doctor)

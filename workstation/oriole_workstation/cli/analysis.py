@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from oriole_workstation import report_html
+from oriole.errors import OrioleError
+from oriole_workstation import files, report_html
 from oriole_workstation.cli.common import (
     AwsDatabase,
     MazeFilter,
@@ -21,6 +22,7 @@ from oriole_workstation.cli.common import (
     TagFilter,
     UntilFilter,
     err,
+    experiment_id,
     fail,
 )
 from oriole_workstation.render import WRITERS, Run, write
@@ -28,6 +30,10 @@ from oriole_workstation.report import Format, GroupBy, render_report
 from oriole_workstation.results import Filters, Results
 
 REPLAYS = "replays"  # the folder beside an HTML report that holds its replays
+
+
+class OutputRefused(OrioleError):
+    """A file the command was asked to write cannot be written there."""
 
 
 def report(
@@ -81,7 +87,7 @@ def report(
     if file is None:
         typer.echo(text, nl=False)
         return
-    file.write_text(text, encoding="utf-8")
+    files.write_text(file, text, OutputRefused)
     err.print(f"wrote {file}" + (f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
               highlight=False, markup=False)
 
@@ -98,7 +104,7 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
 
 
 def render(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.")],
+    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
     output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
                                                f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
     replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "

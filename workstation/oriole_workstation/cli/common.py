@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
+import sys
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.markup import escape
+from typer import _click as click
+from typer.core import TyperGroup
 
 from oriole.errors import OrioleError
+from oriole.text import ascii_float, ascii_int
 from oriole_workstation.display import terminal_safe
 
 out = Console()
@@ -29,6 +35,34 @@ UntilFilter = Annotated[datetime | None, typer.Option("--until", formats=DATE_FO
                                                       help="Only experiments started before this time.")]
 TagFilter = Annotated[str | None, typer.Option("--tag", help="Only experiments whose comment has this word, "
                                                              "e.g. sweep:ladder.")]
+MAX_EXPERIMENT_ID = 2**63 - 1  # experiments.id is a bigint
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """A typer ``parser``: a whole number in ASCII digits from ``low`` to ``high``; anything else (``3.0``,
+    ``1_000``, Arabic-Indic or fullwidth digits, a number out of range) is refused with the range."""
+    def parse(text: str | int) -> int:  # typer passes the default through the parser too
+        value = ascii_int(str(text).strip(), len(str(high)) + 1)
+        if value is None or not low <= value <= high:
+            raise typer.BadParameter(f"expects a whole number from {low:,} to {high:,}; got {text!r:.60}")
+        return value
+    return parse
+
+
+def number(low: float, high: float) -> Callable[[str], float]:
+    """A typer ``parser``: a finite number in ASCII from ``low`` to ``high`` (never ``nan`` or ``inf``)."""
+    def parse(text: str | float) -> float:
+        value = ascii_float(str(text).strip())
+        if value is None or not low <= value <= high:  # NaN fails every comparison
+            raise typer.BadParameter(f"expects a number from {low:g} to {high:g}; got {text!r:.60}")
+        return value
+    return parse
+
+
+def experiment_id(text: str | int) -> int:
+    return whole_number(1, MAX_EXPERIMENT_ID)(text)
+
+
 AwsParameterStore = Annotated[bool, typer.Option("--aws", help="Use Parameter Store of your AWS account instead.")]
 AwsDatabase = Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL).")]
 
@@ -56,14 +90,46 @@ def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:
 
 
 def reported(function: Callable) -> Callable:
-    """The command, with every error raised on purpose (an ``OrioleError``) reported as one line, exit 2."""
+    """The command, with every error raised on purpose (an ``OrioleError``), every file the system refuses (a
+    folder or a device where a file is written, a missing folder, no permission) and every AWS call that fails
+    (no credentials, no region, access denied) reported as one line, exit 2."""
     @functools.wraps(function)
     def command(*args, **kwargs):
         try:
             return function(*args, **kwargs)
         except OrioleError as error:
             raise fail(f"{type(error).__name__}: {error}") from None
+        except (BotoCoreError, ClientError) as error:
+            raise fail(f"AWS: {error} (check AWS_PROFILE, AWS_REGION and your credentials)") from None
+        except OSError as error:
+            if error.errno == errno.EPIPE:  # the reader of stdout left (| head): nothing to say
+                raise
+            where = f"{error.filename}: " if error.filename else ""
+            raise fail(f"{where}{error.strerror or error}") from None
     return command
+
+
+class OneLineErrors(TyperGroup):
+    """The ``oriole`` group: a command line click refuses (an unknown option, a bad value, a missing argument) is
+    one line on stderr and exit status 2, like every other refusal, instead of a usage box."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as error:  # the help is shown: nothing to add
+            sys.exit(error.exit_code)
+        except click.exceptions.ClickException as error:
+            command = getattr(getattr(error, "ctx", None), "command_path", None)
+            hint = f" (see `{command} --help`)" if command else ""
+            fail(error.format_message() + hint, error.exit_code)
+            sys.exit(error.exit_code)
+        except typer.Abort:
+            fail("aborted", 130)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 class Commands(typer.Typer):

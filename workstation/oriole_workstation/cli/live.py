@@ -6,7 +6,6 @@ process or execution may be gone (``oriole doctor`` says) or its model very slow
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -17,7 +16,17 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from oriole_workstation.cli.common import AwsDatabase, err, fail, out
+from oriole_workstation.cli.common import (
+    AwsDatabase,
+    err,
+    experiment_id,
+    fail,
+    number,
+    out,
+    print_json,
+    whole_number,
+)
+from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
 
 SweepOption = Annotated[str | None, typer.Option("--sweep", help="Only the experiments of this sweep (its id).")]
@@ -41,20 +50,26 @@ def status_table(rows: list[dict], now: datetime | None = None) -> Table:
                           ("tokens", True), ("cost", True), ("sweep", False)):
         table.add_column(header, justify="right" if right else "left", no_wrap=True)
     for r in rows:
-        state = Text("STALE " + r["status"], style="bold yellow") if r["stale"] else Text(
+        state = Text("STALE " + r["status"], style="bold yellow") if r["stale"] else _shown(
             r["status"] if r["ending"] is None or r["status"] == "succeeded" else f"{r['status']} ({r['ending']})")
-        table.add_row(str(r["experiment_id"]), Text(f"{r['llm_provider']}/{r['model_name']}"), Text(r["maze"]), state,
-                      str(r["turn"]), f"{r['actions']:,}/{r['max_actions']:,}",
+        table.add_row(str(r["experiment_id"]), _shown(f"{r['llm_provider']}/{r['model_name']}"), _shown(r["maze"]),
+                      state, str(r["turn"]), f"{r['actions']:,}/{r['max_actions']:,}",
                       "-" if r["progress_percent"] is None else f"{float(r['progress_percent']):.1f}%",
                       _ago(r["last_action_at"], now), f"{r['input_tokens'] + r['output_tokens']:,}",
-                      f"${float(r['cost_usd']):.4f}", Text(r["sweep_id"] or "-"))
+                      f"${float(r['cost_usd']):.4f}", _shown(r["sweep_id"] or "-"))
     return table
+
+
+def _shown(text: str) -> Text:
+    """Stored text in a cell: never markup (a Text), never obeyed (``terminal_safe``)."""
+    return Text(terminal_safe(text))
 
 
 def ls(
     running: Annotated[bool, typer.Option("--running", help="Only running experiments.")] = False,
     sweep: SweepOption = None,
-    limit: Annotated[int, typer.Option(min=0, help="At most this many rows (0: all).")] = 50,
+    limit: Annotated[int, typer.Option(help="At most this many rows (0: all).", metavar="N",
+                                       parser=whole_number(0, 1_000_000))] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
@@ -66,7 +81,7 @@ def ls(
 
     rows = open_results(aws).status(sweep_id=sweep, running=running, limit=limit or None)
     if as_json:
-        out.print_json(json.dumps(rows, default=str))
+        print_json(rows)
         return
     if not rows:
         out.print("no experiment" + (" running" if running else "") + (f" in sweep {sweep}" if sweep else ""),
@@ -97,9 +112,11 @@ class Watcher:
 
 
 def watch(
-    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.")] = None,
+    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.", metavar="EXPERIMENT",
+                                                     parser=experiment_id)] = None,
     sweep: SweepOption = None,
-    interval: Annotated[float, typer.Option(min=0.01, help="Seconds between refreshes.")] = 2.0,
+    interval: Annotated[float, typer.Option(help="Seconds between refreshes.", metavar="SECONDS",
+                                            parser=number(0.01, 3600))] = 2.0,
     aws: AwsDatabase = False,
 ) -> None:
     """Watch an experiment (or every experiment of a sweep) live until it ends.

@@ -10,6 +10,7 @@ import typer
 
 from oriole import mazeset
 from oriole.maze import GOAL, WALL, Maze, Position
+from oriole.text import ascii_int
 from oriole_workstation.cli.common import AwsDatabase, Commands, fail, out, print_columns
 
 app = Commands(help="Mazes: the shipped set, seeded families (FAMILY-SIZE@SEED) and imported mazes.",
@@ -62,9 +63,10 @@ def _point(value: str | None, option: str) -> Position | None:
     if value is None:
         return None
     x, sep, y = value.partition(",")
-    if not sep or not x.strip().lstrip("-").isdigit() or not y.strip().lstrip("-").isdigit():
-        raise fail(f"{option} expects X,Y (two integers); got {value!r}")
-    return int(x), int(y)
+    point = (ascii_int(x.strip(), 3, signed=False), ascii_int(y.strip(), 3, signed=False)) if sep else (None, None)
+    if None in point or max(point) >= mazeset.MAX_SIZE:
+        raise fail(f"{option} expects X,Y: two whole numbers from 0 to {mazeset.MAX_SIZE - 1}; got {value!r:.60}")
+    return point
 
 
 @app.command("import")
@@ -87,6 +89,10 @@ def mazes_import(
     if existing is not None:
         out.print(f"already stored as {existing.name} (id {existing.id}): nothing imported", markup=False)
         return
+    taken = store.find_maze(entry.name)
+    if taken is not None:
+        raise fail(f"the name {entry.name} is taken by another maze (id {taken.id}, {taken.maze.width}x"
+                   f"{taken.maze.height}, another grid): choose another with --name")
     stored = store.add_maze(entry, mazefiles.IMPORTED)
     maze = stored.maze
     out.print(f"imported {stored.name} (id {stored.id}): {maze.width}x{maze.height}, start {maze.start}, goal "

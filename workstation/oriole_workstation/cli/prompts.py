@@ -51,10 +51,11 @@ def prompts_put(version: str, file: Annotated[Path, typer.Option("--file", "-f",
     if aws:
         import boto3
 
-        prompts.put_aws(boto3.client("ssm"), version, text)
+        stored = prompts.put_aws(boto3.client("ssm"), version, text)
     else:
-        prompts.put_local(version, text)
+        stored = prompts.put_local(version, text)
     where = "Parameter Store" if aws else "the local prompt folder"
     size, digest = len(text.encode()), catalog.prompt_hash(text)[:16]
-    out.print(f"prompt {version} stored in {where} ({size} bytes, sha256 {digest})")
+    out.print(f"prompt {version} {'stored in' if stored else 'is already in'} {where} ({size} bytes, sha256 "
+              f"{digest})", markup=False, highlight=False)
 

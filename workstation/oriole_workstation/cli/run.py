@@ -14,12 +14,22 @@ from oriole import catalog, progress
 from oriole.baselines import BASELINE_NAMES
 from oriole.config import check_override, parse_assignment
 from oriole.inputs import PROVIDERS
+from oriole.text import ascii_int
 from oriole_workstation import cloud
-from oriole_workstation.cli.common import err, fail, out, print_columns, print_json
+from oriole_workstation.cli.common import (
+    MAX_EXPERIMENT_ID,
+    err,
+    fail,
+    out,
+    print_columns,
+    print_json,
+    whole_number,
+)
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 
 LLM_PROVIDERS = tuple(p for p in PROVIDERS if p != "baseline")
+MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
 
 
 def real_bedrock_client(execution_input: dict):
@@ -56,6 +66,16 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
     return data
 
 
+def check_api_keys(providers: set[str]) -> None:
+    """Read the API keys the providers will send (locally, from the environment) before anything starts: a key
+    no HTTP header can carry is refused now, in one line that never quotes it."""
+    from oriole.deployment import API_KEYS
+    from oriole.providers.transport import environment_api_key
+
+    for provider in sorted(providers & set(API_KEYS)):
+        environment_api_key(API_KEYS[provider])
+
+
 @contextmanager
 def launcher_for(aws: bool, data: dict, *, stack: str | None = None,
                  state_machine_arn: str | None = None, poll_seconds: float | None = None):
@@ -87,7 +107,8 @@ def run(
     prompt: Annotated[str, typer.Option(help="Prompt version stored under /oriole/prompts/.")] = "v1",
     config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")]
     = [],  # noqa: B006 - typer reads the default, never mutates it
-    max_moves: Annotated[int | None, typer.Option(help="Shorthand for --config maxMoves=N.")] = None,
+    max_moves: Annotated[int | None, typer.Option(help="Shorthand for --config maxMoves=N.", metavar="N",
+                                                  parser=whole_number(*MAX_MOVES))] = None,
     ollama_url: Annotated[str | None, typer.Option(help="Ollama endpoint (shorthand for --config endpoint=URL).")]
     = None,
     openai_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server, e.g. "
@@ -108,6 +129,8 @@ def run(
 
     config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url)]
     data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
+    if not aws:  # on AWS the deployed functions read the keys from their secrets
+        check_api_keys({data["llmProvider"]})
     results = open_results(aws)
     with launcher_for(aws, data) as launcher:
         execution_arn = launcher.start(data)
@@ -139,9 +162,12 @@ def status(
     """Where an experiment is: its row in the database and, with --aws, the state of its executions."""
     from oriole_workstation.database import open_results
 
+    number = ascii_int(target, 20, signed=False)  # an id (a bigint); anything else is looked up as an ARN
+    if number is not None and not 1 <= number <= MAX_EXPERIMENT_ID:
+        raise fail(f"an experiment id is a whole number from 1 to {MAX_EXPERIMENT_ID:,}; got {target}")
     results = open_results(aws)
-    if target.isdecimal() and len(target) < 19:  # an id (a bigint); anything else is looked up as an ARN
-        row = results.summary(int(target))
+    if number is not None:
+        row = results.summary(number)
     else:
         found = results.store.experiment_for_execution(target, None)
         row = results.summary(found.id) if found else None

@@ -17,7 +17,8 @@ from typer.core import TyperGroup
 from oriole import sweeps as plans
 from oriole.sweep_tasks import stored_maze_names
 from oriole_workstation import sweep as sweeps
-from oriole_workstation.cli.common import Commands, err, fail, print_columns
+from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
+from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
 from oriole_workstation.results import Filters, Results
@@ -50,16 +51,18 @@ def run(
                                                     "once.")] = False,
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Experiments at once in all, shared among the "
-                                                                "providers (local default "
-                                                                f"{sweeps.LOCAL_CONCURRENCY}).")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Experiments at once in all, shared among the providers "
+                                                         f"(local default {sweeps.LOCAL_CONCURRENCY}).", metavar="N",
+                                                    parser=whole_number(1, plans.MAX_CONCURRENCY))] = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
                                                                  "(repeatable).")] = [],  # noqa: B006
     retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
                                                     "aborted.")] = False,
-    wait_seconds: Annotated[int | None, typer.Option(min=1, max=3600, help="How often each running experiment's "
-                                                     "row is looked at (default: 30 on AWS, "
-                                                     f"{sweeps.LOCAL_WAIT_SECONDS} locally).")] = None,
+    wait_seconds: Annotated[int | None, typer.Option(help="How often each running experiment's row is looked at "
+                                                          f"at first (default: 30 on AWS, {sweeps.LOCAL_WAIT_SECONDS} "
+                                                          "locally); the waits grow with the experiment's age, to "
+                                                          "10 minutes.", metavar="SECONDS",
+                                                     parser=whole_number(1, 3600))] = None,
     dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
     by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
     = GroupBy.family,
@@ -74,14 +77,16 @@ def run(
     unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
     """
     spec = sweeps.load(file)
-    results = _results(aws)
-    planned = plans.plan(spec, stored_maze_names(results.store) if results else lambda key: None)
-    _check_prompts(spec, aws)
     local_default = None if aws or spec.concurrency else sweeps.LOCAL_CONCURRENCY
-    execution_input = sweeps.run_input(
+    execution_input = sweeps.run_input(  # every check PlanSweep makes, a dry run makes too
         spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
         provider_concurrency=sweeps.provider_caps(spec, provider_concurrency),
         wait_seconds=wait_seconds or (None if aws else sweeps.LOCAL_WAIT_SECONDS))
+    results = _results(aws)
+    planned = plans.plan(spec, stored_maze_names(results.store) if results else lambda key: None)
+    _check_prompts(spec, aws)
+    if not aws:  # on AWS the deployed functions read the keys from their secrets
+        check_api_keys({item.cell.provider for item in planned})
     todo = plans.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
         if results else range(len(planned))
     done = f"{len(planned) - len(todo)} already done, {len(todo)} to run" if results else \
