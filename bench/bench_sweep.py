@@ -26,6 +26,7 @@ import uuid
 from rich.console import Console
 
 from oriole import db
+from oriole.flows import sweep_flow
 from oriole_workstation import sweep
 from oriole_workstation.database import local_url, prepare
 from oriole_workstation.results import Results
@@ -61,7 +62,7 @@ def one_child(aws: LocalAws, sweep_input: dict, wait_seconds: int) -> tuple[int,
                                          roleArn=described["roleArn"])
     item_sweep = {**sweep_input, "id": f"{sweep_input['id']}-child", "repetitions": 1}
     arn = aws.sfn.start_execution(stateMachineArn=child["stateMachineArn"], input=json.dumps(
-        {"index": 0, "sweep": item_sweep, "waitSeconds": wait_seconds, "check": {"failedChecks": 0}}))["executionArn"]
+        sweep_flow.item_input(0, item_sweep, wait_seconds)))["executionArn"]
     while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
         time.sleep(0.1)
     history = aws.history(arn)

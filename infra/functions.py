@@ -25,12 +25,8 @@ from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
 from oriole import catalog, db, deployment, flows
-from oriole.handlers import FUNCTIONS
+from oriole.handlers import DEPLOYED, FUNCTIONS, task_name
 
-STATUS_FINALIZER = "oriole.handlers.execution_status.handler"
-RECONCILER = "oriole.handlers.reconcile.handler"
-MIGRATIONS = "oriole.handlers.migrate.handler"
-VERSION_PRUNER = "oriole.handlers.versions.handler"
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
 WHOLE_SWEEP_SECONDS = 300
@@ -39,11 +35,6 @@ MIGRATIONS_SECONDS = 300  # the migrations trigger waits longer than this (stack
 # A version a running execution calls must outlive the deploy that publishes the next one; the version pruner
 # deletes it once no execution can call it any more.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
-
-
-def task_name(placeholder: str) -> str:
-    """``StartExperimentFunctionArn`` -> ``StartExperiment``: the construct id and the state's name."""
-    return placeholder.removesuffix("FunctionArn")
 
 
 def geography(scope: Construct) -> str:
@@ -81,29 +72,29 @@ class Functions(Construct):
         }
         self._retention = log_retention_days
         self.by_placeholder: dict[str, lambda_.Function] = {}
-        for placeholder, handler in FUNCTIONS.items():
+        for placeholder in FUNCTIONS:
             name = task_name(placeholder)
             timeout = catalog.MODEL_TASK_SECONDS if name in MODEL_TASKS else \
                 WHOLE_SWEEP_SECONDS if name in WHOLE_SWEEP_TASKS else TASK_SECONDS
-            self.by_placeholder[placeholder] = self._function(name, handler, Duration.seconds(timeout))
+            self.by_placeholder[placeholder] = self._function(name, Duration.seconds(timeout))
         self.dead_letters = sqs.Queue(self, "FinalizerDeadLetters", enforce_ssl=True,
                                       encryption=sqs.QueueEncryption.SQS_MANAGED,
                                       retention_period=Duration.days(14))
-        self.status_finalizer = self._function("ExecutionStatusFinalizer", STATUS_FINALIZER,
-                                               Duration.seconds(TASK_SECONDS),
+        self.status_finalizer = self._function("ExecutionStatusFinalizer", Duration.seconds(TASK_SECONDS),
                                                on_failure=destinations.SqsDestination(self.dead_letters),
                                                retry_attempts=2)
-        self.reconciler = self._function("Reconciler", RECONCILER, Duration.minutes(5))
-        self.migrations = self._function("Migrations", MIGRATIONS, Duration.seconds(MIGRATIONS_SECONDS))
+        self.reconciler = self._function("Reconciler", Duration.minutes(5))
+        self.migrations = self._function("Migrations", Duration.seconds(MIGRATIONS_SECONDS))
         self._connect(database)
 
-    def _function(self, name: str, handler: str, timeout: Duration, in_vpc: bool = True,
-                  **options) -> lambda_.Function:
+    def _function(self, name: str, timeout: Duration, in_vpc: bool = True, **options) -> lambda_.Function:
+        """The function ``name`` runs its handler in ``oriole.handlers.DEPLOYED`` (a function missing there
+        cannot be made: the IAM contract's recorder knows the handlers from that table)."""
         log_group = logs.LogGroup(self, f"{name}Logs", retention=log_retention(self._retention),
                                   removal_policy=RemovalPolicy.DESTROY)
         common = self._common if in_vpc else {k: v for k, v in self._common.items()
                                               if k not in ("vpc", "vpc_subnets", "security_groups")}
-        return lambda_.Function(self, name, code=self._code, handler=handler, timeout=timeout, memory_size=512,
+        return lambda_.Function(self, name, code=self._code, handler=DEPLOYED[name], timeout=timeout, memory_size=512,
                                 environment=dict(self._environment), log_group=log_group,
                                 description=f"Oriole {name}", current_version_options=RETAINED_VERSIONS,
                                 **common, **options)
@@ -116,8 +107,7 @@ class Functions(Construct):
         Lambda, Step Functions and CloudFormation, which ``egress=endpoints`` gives no endpoint for."""
         stack = Stack.of(self)
         name = f"{stack.stack_name}-VersionPruner"
-        pruner = self._function("VersionPruner", VERSION_PRUNER, Duration.minutes(5), in_vpc=False,
-                                function_name=name)
+        pruner = self._function("VersionPruner", Duration.minutes(5), in_vpc=False, function_name=name)
         versioned = [*self.by_placeholder.values(), self.migrations]
         pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
         pruner.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
@@ -210,9 +200,11 @@ class Functions(Construct):
             resources=[*profiles, *dict.fromkeys(models)]))
 
     def allow_model_servers(self, servers: deployment.ModelServers, task: str, urls: tuple[str, ...],
-                            secret_arn: str | None) -> None:
+                            secret_arn: str | None, kms_key_arn: str | None = None) -> None:
         """The model servers (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an execution
-        name (none listed: none), and the API key the agent ``task`` sends them."""
+        name (none listed: none), and the API key the agent ``task`` sends them. A secret encrypted with a
+        customer-managed key (``kms_key_arn``) is readable only with kms:Decrypt on that key, which the agent gets
+        through Secrets Manager only (the kms:ViaService condition)."""
         start = self.task("StartExperiment")
         start.add_environment(servers.listed, json.dumps(list(urls)))
         if not secret_arn:
@@ -221,6 +213,11 @@ class Functions(Construct):
         secret = secretsmanager.Secret.from_secret_complete_arn(self, f"{name}ApiKey", secret_arn)
         function = self.task(task)
         secret.grant_read(function)
+        if kms_key_arn:
+            via_secrets_manager = f"secretsmanager.{Stack.of(self).region}.amazonaws.com"
+            function.add_to_role_policy(iam.PolicyStatement(
+                actions=["kms:Decrypt"], resources=[kms_key_arn],
+                conditions={"StringEquals": {"kms:ViaService": via_secrets_manager}}))
         for reader in (function, start):  # StartExperiment only learns that a key is sent, it cannot read it
             reader.add_environment(servers.secret, secret_arn)
 

@@ -13,12 +13,13 @@ from pathlib import Path
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT
+from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT, data_stack, orchestrator_stack
 from oriole.config import parse_stored, url_problem, without_userinfo
 from oriole.errors import InvalidParameter
 
 EGRESS_MODES = ("nat", "endpoints")
 DEPLOYMENT_NAME = re.compile(r"^[A-Z][A-Za-z0-9]{0,23}$")
+KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 CERTS = Path(__file__).resolve().parents[1] / "lambdas" / "oriole" / "certs"  # shipped in the asset
 
 
@@ -43,8 +44,10 @@ class Settings:
     max_execution_seconds: int
     ollama_endpoints: tuple[str, ...]
     ollama_api_key_secret_arn: str | None
+    ollama_api_key_kms_key_arn: str | None  # the customer-managed key that encrypts that secret, if one does
     openai_base_urls: tuple[str, ...]
     openai_api_key_secret_arn: str | None
+    openai_api_key_kms_key_arn: str | None
     existing_database: ExistingDatabase | None
     log_retention_days: int
     alarm_email: str | None
@@ -52,11 +55,11 @@ class Settings:
 
     @property
     def data_stack(self) -> str:
-        return f"{self.deployment}Data"
+        return data_stack(self.deployment)
 
     @property
     def orchestrator_stack(self) -> str:
-        return f"{self.deployment}Orchestrator"
+        return orchestrator_stack(self.deployment)
 
     @classmethod
     def from_context(cls, scope: Construct) -> Settings:
@@ -80,8 +83,10 @@ class Settings:
             max_execution_seconds=_execution_timeout(get("maxExecutionSeconds")),
             ollama_endpoints=_model_servers(get, "ollamaEndpoints", "ollamaApiKeySecretArn"),
             ollama_api_key_secret_arn=key_arn,
+            ollama_api_key_kms_key_arn=_kms_key(get, "ollamaApiKeyKmsKeyArn", "ollamaApiKeySecretArn"),
             openai_base_urls=_model_servers(get, "openaiBaseUrls", "openaiApiKeySecretArn"),
             openai_api_key_secret_arn=openai_key_arn,
+            openai_api_key_kms_key_arn=_kms_key(get, "openaiApiKeyKmsKeyArn", "openaiApiKeySecretArn"),
             existing_database=_existing_database(get),
             log_retention_days=int(get("logRetentionDays", 30)),
             alarm_email=get("alarmEmail"),
@@ -124,6 +129,20 @@ def _flag(value) -> bool:
     if isinstance(value, bool):
         return value
     return str(value).lower() in ("1", "true", "yes")
+
+
+def _kms_key(get, context: str, secret_context: str) -> str | None:
+    """The customer-managed KMS key (its key ARN) that encrypts the API-key secret of ``secret_context``: the
+    agent that reads the secret needs kms:Decrypt on it, which only a key ARN can grant (an alias cannot)."""
+    arn = get(context)
+    if not arn:
+        return None
+    if not get(secret_context):
+        raise ValueError(f"context {context} is the key of the secret {secret_context} names; set that too")
+    if not KMS_KEY_ARN.match(arn):
+        raise ValueError(f"context {context} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>); "
+                         f"got {arn!r}")
+    return arn
 
 
 def _existing_database(get) -> ExistingDatabase | None:

@@ -68,9 +68,9 @@ class OrchestratorStack(Stack):
         self.functions.grant_parameters(prefix)
         self.functions.grant_bedrock(settings.bedrock_model_ids)
         self.functions.allow_model_servers(deployment.OLLAMA, "InvokeOllamaAgent", settings.ollama_endpoints,
-                                           settings.ollama_api_key_secret_arn)
+                                           settings.ollama_api_key_secret_arn, settings.ollama_api_key_kms_key_arn)
         self.functions.allow_model_servers(deployment.OPENAI, "InvokeOpenAIAgent", settings.openai_base_urls,
-                                           settings.openai_api_key_secret_arn)
+                                           settings.openai_api_key_secret_arn, settings.openai_api_key_kms_key_arn)
         name = state_machine_name(self)
         self.functions.grant_executions(
             self.format_arn(service="states", resource="stateMachine", resource_name=name,

@@ -23,17 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from oriole import deployment
-from oriole.handlers import FUNCTIONS
+from oriole.handlers import DEPLOYED
 from oriole_workstation.runner import ACCOUNT
 
-# The deployed functions' handlers: the flows' tasks and the three outside the flows (infra/functions.py); a test
-# of the synthesized templates checks that the list is complete.
-ENTRY_POINTS = (*FUNCTIONS.values(), "oriole.handlers.execution_status.handler", "oriole.handlers.reconcile.handler",
-                "oriole.handlers.migrate.handler")
+# The deployed functions' handlers: the table infra/functions.py makes every function from (the flows' tasks and
+# those beside the flows); a test of the synthesized templates checks that the stack deploys exactly these.
+ENTRY_POINTS = tuple(DEPLOYED.values())
 # Environment variables naming resources a function calls: locally they name moto's resources, on AWS the template
 # sets them; each call keeps the values its function saw.
 NAMING_VARIABLES = ("DATABASE_SECRET_ARN", deployment.OLLAMA_API_KEY_SECRET, deployment.OPENAI_API_KEY_SECRET,
-                    deployment.ROLE_SECRETS, deployment.STATE_MACHINE_ARN)
+                    deployment.ROLE_SECRETS, deployment.STATE_MACHINE_ARN, deployment.PRUNED_FUNCTIONS,
+                    deployment.SWEEP_STATE_MACHINE_ARN, deployment.STACK_ID)
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,15 @@ def function_arn(params: dict, region: str) -> str:
     return f"{arn}:{params['Qualifier']}" if params.get("Qualifier") else arn
 
 
+def stack_arn(stack: str) -> str:
+    """The stack a CloudFormation request names: IAM authorizes it on the stack's ARN, which holds the stack's
+    id; a stack named by its name alone cannot be mapped (name the stack by its id, as the pruner does)."""
+    if not stack.startswith("arn:"):
+        raise LookupError(f"stack {stack!r} is named by its name: name it by its ARN (the stack id) so that IAM "
+                          "sees the stack the role names")
+    return stack
+
+
 Mapper = Callable[[dict, str], list[str]]
 # (botocore service, operation) -> (IAM action, the ARNs IAM authorizes the request on): GetParametersByPath on the
 # path it names, not on the parameters it returns (Parameter Store user guide, ps-retrieval-authorization.html)
@@ -105,6 +114,8 @@ ARNS: dict[tuple[str, str], tuple[str, Mapper]] = {
                                                             lambda p, r: [p["executionArn"]]),
     ("lambda", "ListVersionsByFunction"): ("lambda:ListVersionsByFunction", lambda p, r: [function_arn(p, r)]),
     ("lambda", "DeleteFunction"): ("lambda:DeleteFunction", lambda p, r: [function_arn(p, r)]),
+    ("cloudformation", "ListStackResources"): ("cloudformation:ListStackResources",
+                                               lambda p, r: [stack_arn(p["StackName"])]),
     # Converse is authorized as InvokeModel, ConverseStream as InvokeModelWithResponseStream (Bedrock API reference)
     ("bedrock-runtime", "Converse"): ("bedrock:InvokeModel", lambda p, r: model_arns(p["modelId"], r)),
     ("bedrock-runtime", "ConverseStream"): ("bedrock:InvokeModelWithResponseStream",

@@ -12,8 +12,10 @@ A local run names some resources differently; ``Deployment.translate`` maps them
   executions -> the deployed ``<stack>-experiment`` and ``<stack>-sweep``; the functions ``oriole-<name>`` (and
   their versions) -> the deployed functions;
 - a resource a function finds in its environment (``aws_calls.NAMING_VARIABLES``: the database and API-key secrets,
-  the migrations' role secrets, the reconciler's state machine) -> the template's value of that variable on that
-  function; a variable the template does not set on the function is left as it is, and so is denied;
+  the migrations' role secrets, the reconciler's state machine, the version pruner's stack and sweep state
+  machine) -> the template's value of that variable on that function; a variable the template does not set on the
+  function is left as it is, and so is denied; a function the pruner is given (``<anything>-<Name>``, as in
+  ``Oriole-CheckProgress``) -> the deployed function ``Name``, when the template gives the pruner that function;
 - a Bedrock model the deployment does not grant (local runs use made-up ids) -> the deployment's first model, under
   the same profile prefix: the deployment would have been configured with the model the run used, as a base id.
 """
@@ -151,6 +153,8 @@ class Deployment:
             if name == deployment.ROLE_SECRETS:
                 theirs = json.loads(ours)
                 yield from ((arn, theirs[role]) for role, arn in json.loads(local).items() if role in theirs)
+            elif name == deployment.PRUNED_FUNCTIONS:
+                yield from self._pruned(json.loads(local), json.loads(ours))
             else:
                 yield from _with_executions(local, ours)
         for local_name, flow in ((runner.STATE_MACHINE_NAME, flows.EXPERIMENT),
@@ -159,6 +163,16 @@ class Deployment:
                                         self.state_machine(flow).arn)
         for function in self.functions.values():
             yield f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:oriole-{function.name}", function.arn
+
+    def _pruned(self, local: list[str], theirs: list[str]) -> Iterator[tuple[str, str]]:
+        """(local, deployed) function ARNs for the functions a pruner is given: ``<anything>-<Name>`` stands for
+        the deployed function ``Name`` if the template's list (``theirs``, function names) holds it."""
+        given = {function.name: function.arn for function in self.functions.values()
+                 if function.arn.rsplit(":", 1)[-1] in theirs}
+        for name in local:
+            deployed_arn = given.get(name.rsplit("-", 1)[-1])
+            if deployed_arn:
+                yield f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", deployed_arn
 
     def translate(self, call: Call) -> str:
         """The deployed resource ``call`` stands for (see the module docstring)."""

@@ -26,6 +26,19 @@ def parameter_prefix(deployment: str) -> str:
     return "/" + deployment.lower()
 
 
+ORCHESTRATOR = "Orchestrator"  # the end of every orchestrator stack's name
+
+
+def data_stack(deployment: str) -> str:
+    """A deployment's data stack (network and database): ``OrioleData`` for the default deployment."""
+    return f"{deployment}Data"
+
+
+def orchestrator_stack(deployment: str) -> str:
+    """A deployment's orchestrator stack (functions, flows; its outputs name them): ``OrioleOrchestrator``."""
+    return f"{deployment}{ORCHESTRATOR}"
+
+
 def prompts_path(prefix: str) -> str:
     """Where a deployment's prompt versions live (``/oriole/prompts``)."""
     return f"{prefix}/prompts"

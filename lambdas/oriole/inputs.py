@@ -155,11 +155,14 @@ class RepetitionRequest(BaseModel):
 
 
 class RepetitionCheck(BaseModel):
-    """A sweep item's look at the experiment it started."""
+    """A sweep item's look at the experiment it started: the sweep's wait and how long the item has followed it
+    (the sum of its waits), from which the next wait grows."""
 
     model_config = _TASK
 
     executionArn: str
+    waitSeconds: int = Field(ge=1)
+    followedSeconds: int = Field(ge=0)
 
 
 class SweepSummaryRequest(BaseModel):

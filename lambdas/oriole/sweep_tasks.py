@@ -91,9 +91,16 @@ def start_repetition(event: object, store: Store, start: Callable[[str, str, dic
 
 
 def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> dict:
-    """CheckRepetition: whether the experiment an item started is closed, and how it ended; an execution that
-    ended before any experiment existed was rejected."""
-    arn = inputs.parse(inputs.RepetitionCheck, event, "sweep check").executionArn
+    """CheckRepetition: whether the experiment an item started is closed, and how it ended (an execution that
+    ended before any experiment existed was rejected); and, for an item that waits on, how long to wait before
+    the next look (``sweeps.next_check_wait``) and how long it will then have followed the experiment."""
+    check = inputs.parse(inputs.RepetitionCheck, event, "sweep check")
+    wait = sweeps.next_check_wait(check.followedSeconds, check.waitSeconds)
+    return {**_look(check.executionArn, store, execution_status), "waitSeconds": wait,
+            "followedSeconds": check.followedSeconds}
+
+
+def _look(arn: str, store: Store, execution_status: Callable[[str], str | None]) -> dict:
     row = store.execution_outcome(arn)
     if row is None:
         status = execution_status(arn)

@@ -39,6 +39,13 @@ MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
 SAMPLE_DRAWS_PER_MAZE = 20  # how hard a sample looks for mazes it does not have yet
+# How often a sweep item looks at its running experiment: first every wait_seconds, then every tenth of the time it
+# has followed it, at most every MAX_CHECK_WAIT_SECONDS (wait_seconds wins when it is longer). An item is a child
+# execution of at most 25,000 history events; growing waits let it follow the longest experiment the catalog allows
+# (tests/unit/test_sweep_definition.py does the arithmetic), and an experiment that ends is seen within a tenth of
+# its age, within ten minutes.
+CHECK_WAIT_FRACTION = 10
+MAX_CHECK_WAIT_SECONDS = 600
 
 # a stored maze's name and grid hash, by name or id (None: not stored)
 StoredMaze = Callable[[str | int], tuple[str, str] | None]
@@ -150,6 +157,13 @@ class SweepRun(SweepFile):
 
     retry_failed: bool = False  # run again repetitions whose experiment failed or was aborted
     wait_seconds: int = Field(30, ge=1, le=3600)  # between two looks at a running experiment's row
+
+
+def next_check_wait(followed_seconds: int, wait_seconds: int) -> int:
+    """Seconds to wait before the next look at an experiment an item has followed for ``followed_seconds`` (the
+    sum of its waits so far): a tenth of that, at least the sweep's ``wait_seconds``, at most
+    ``MAX_CHECK_WAIT_SECONDS`` unless ``wait_seconds`` is longer."""
+    return max(wait_seconds, min(MAX_CHECK_WAIT_SECONDS, followed_seconds // CHECK_WAIT_FRACTION))
 
 
 SweepModel = TypeVar("SweepModel", bound=SweepFile)

@@ -3,6 +3,7 @@ context ``aws:cdk:bundling-stacks=[]`` (no Docker, no registry), and cdk-nag run
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -101,8 +102,10 @@ def resolve(value, template: dict, region: str, account: str = "123456789012", e
             return _reference(arg[0], arg[1], template, f"{region}:{account}", ev)
         if key == "Fn::ImportValue":
             outputs = (exporter or {}).get("Outputs", {}).values()
-            [exported] = [o["Value"] for o in outputs if o.get("Export", {}).get("Name") == arg]
-            return resolve(exported, exporter, region, account)
+            exported = [o["Value"] for o in outputs if o.get("Export", {}).get("Name") == arg]
+            if len(exported) != 1:
+                raise ValueError(f"resolve finds no export {arg} (give the exporting template as exporter)")
+            return resolve(exported[0], exporter, region, account)
         if key == "Fn::Join":
             return arg[0].join(str(ev(x)) for x in ev(arg[1]))
         if key == "Fn::If":
@@ -119,12 +122,14 @@ def resolve(value, template: dict, region: str, account: str = "123456789012", e
 
 def _reference(logical_id: str, attribute: str | None, template: dict, where: str, ev) -> str:
     """A resource's Ref (``attribute`` None) or Fn::GetAtt, as a fake but well-formed value (``where`` is
-    ``region:account``): functions are named by their logical id, a version is version 1, a secret's ARN ends in
-    ``-AbCdEf``."""
+    ``region:account``): a function is named by its FunctionName, else by its logical id; a version is version 1;
+    a secret's ARN ends in ``-AbCdEf``; an instance's id is derived from its logical id, and so is a database
+    instance's identifier (lower case, as RDS keeps it)."""
     resource = template["Resources"][logical_id]
     kind, properties = resource["Type"], resource.get("Properties", {})
     if kind == "AWS::Lambda::Function":
-        return logical_id if attribute is None else f"arn:aws:lambda:{where}:function:{logical_id}"
+        name = ev(properties.get("FunctionName", logical_id))
+        return name if attribute is None else f"arn:aws:lambda:{where}:function:{name}"
     if kind == "AWS::Lambda::Version" and attribute is None:
         return f"arn:aws:lambda:{where}:function:{ev(properties['FunctionName'])}:1"
     if kind == "AWS::StepFunctions::StateMachine" and attribute in (None, "Arn"):
@@ -137,4 +142,8 @@ def _reference(logical_id: str, attribute: str | None, template: dict, where: st
         return f"arn:aws:sqs:{where}:{logical_id}"
     if kind == "AWS::IAM::Role" and attribute == "Arn":
         return f"arn:aws:iam::{where.split(':')[1]}:role/{logical_id}"
+    if kind == "AWS::EC2::Instance" and attribute is None:
+        return "i-" + hashlib.sha256(logical_id.encode()).hexdigest()[:17]
+    if kind == "AWS::RDS::DBInstance" and attribute is None:
+        return logical_id.lower()
     raise ValueError(f"resolve has no fake value for {kind} {attribute or 'Ref'} ({logical_id})")

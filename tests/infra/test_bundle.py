@@ -18,8 +18,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from infra import bundling
-from infra.functions import MIGRATIONS, RECONCILER, STATUS_FINALIZER, VERSION_PRUNER
-from oriole.handlers import FUNCTIONS
+from oriole.handlers import DEPLOYED
 
 ROOT = Path(__file__).parents[2]
 RUNTIME_SOURCE = ROOT / "lambdas" / "oriole"
@@ -126,7 +125,7 @@ def test_the_asset_imports_only_the_standard_library_itself_and_its_requirements
 
 
 def test_every_handler_imports_from_the_asset_without_the_workstation(asset):
-    handlers = sorted({*FUNCTIONS.values(), STATUS_FINALIZER, RECONCILER, MIGRATIONS, VERSION_PRUNER})
+    handlers = sorted(DEPLOYED.values())
     script = "\n".join([
         "import importlib, json, sys",
         f"for handler in {handlers!r}:",

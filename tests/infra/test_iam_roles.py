@@ -11,7 +11,7 @@ import json
 import pytest
 
 from oriole import deployment, flows
-from oriole.handlers import FUNCTIONS
+from oriole.handlers import DEPLOYED, FUNCTIONS
 from oriole_workstation import runner
 from tests.aws_calls import ENTRY_POINTS, Call, model_arns
 from tests.iam_contract import Deployment, deployed, state_machine_denials, task_requirements
@@ -22,6 +22,7 @@ LOCAL = f"arn:aws:states:{runner.REGION}:{runner.ACCOUNT}:"
 CONTINUE = FUNCTIONS["ContinueAsNewFunctionArn"]
 RECONCILER = "oriole.handlers.reconcile.handler"
 MIGRATIONS = "oriole.handlers.migrate.handler"
+PRUNER = DEPLOYED["VersionPruner"]
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +84,33 @@ def test_a_local_function_and_its_versions_stand_for_the_deployed_function(contr
                    f"arn:aws:lambda:{runner.REGION}:{runner.ACCOUNT}:function:oriole-CheckProgress:3")
     assert contract.translate(version) == f"{check.arn}:3"
     assert "would be denied lambda:DeleteFunction" in contract.denial(version)
+
+
+def test_what_the_version_pruner_is_given_locally_stands_for_what_the_template_gives_it(contract):
+    """The pruner's test names functions like the deployment ``Oriole`` would (``Oriole-CheckProgress``), a stack
+    and a sweep state machine of moto's: each stands for the template's value on the pruner. It may list and
+    delete the versions of the functions it is given, never delete a function, never touch one it is not given
+    (the reconciler publishes no versions), and read only its own stack and its sweeps."""
+    stack = f"arn:aws:cloudformation:{runner.REGION}:{runner.ACCOUNT}:stack/OrioleOrchestrator/1b2c3d4e"
+    sweeps = LOCAL + "stateMachine:OrioleOrchestrator-sweep"
+    given = json.dumps(["Oriole-CheckProgress", "Oriole-Reconciler"])
+    environment = ((deployment.PRUNED_FUNCTIONS, given), (deployment.STACK_ID, stack),
+                   (deployment.SWEEP_STATE_MACHINE_ARN, sweeps))
+    function = f"arn:aws:lambda:{runner.REGION}:{runner.ACCOUNT}:function:Oriole-"
+    check = contract.functions[FUNCTIONS["CheckProgressFunctionArn"]].arn
+    sweep_executions = contract.state_machine(flows.SWEEP).arn.replace(":stateMachine:", ":execution:")
+    cases = [("lambda:ListVersionsByFunction", function + "CheckProgress", check, True),
+             ("lambda:DeleteFunction", function + "CheckProgress:3", f"{check}:3", True),
+             ("lambda:DeleteFunction", function + "CheckProgress", check, False),
+             ("lambda:ListVersionsByFunction", function + "Reconciler", function + "Reconciler", False),
+             ("cloudformation:ListStackResources", stack, contract.variable(PRUNER, deployment.STACK_ID), True),
+             ("states:ListExecutions", sweeps, contract.state_machine(flows.SWEEP).arn, True),
+             ("states:DescribeStateMachineForExecution", sweeps.replace(":stateMachine:", ":execution:") + ":s1",
+              sweep_executions + ":s1", True)]
+    for action, local, deployed_resource, allowed in cases:
+        pruned = call(PRUNER, action, local, environment=environment)
+        assert contract.translate(pruned) == deployed_resource, action
+        assert (contract.denial(pruned) is None) is allowed, (action, local)
 
 
 def test_a_secret_is_read_only_where_the_template_hands_it(contract):

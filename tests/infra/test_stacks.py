@@ -12,8 +12,10 @@ from oriole import flows
 from oriole.catalog import CATALOG, MODEL_TASK_SECONDS
 from oriole.handlers import FUNCTIONS
 from oriole.inputs import PROVIDERS
+from tests.iam_policy import allows
 from tests.infra.conftest import (
     BASE_MODEL,
+    CONTEXT,
     MODEL_IDS,
     OLLAMA_ENDPOINTS,
     OLLAMA_SECRET,
@@ -25,6 +27,7 @@ from tests.infra.conftest import (
 )
 
 ASL = flows.definition()
+REGION = "eu-west-1"  # where the tests resolve a template's intrinsics
 EXPERIMENT_FUNCTIONS = flows.functions(flows.EXPERIMENT)
 
 
@@ -135,8 +138,33 @@ def test_a_failed_first_create_can_delete_the_database_and_protection_comes_afte
         <= before
     [policy] = [p["Properties"]["PolicyDocument"]["Statement"] for p in resources(data, "AWS::IAM::Policy").values()
                 if protection_id.removesuffix(protection_id[-8:]) in json.dumps(p["Properties"]["PolicyName"])]
-    assert [s["Action"] for s in policy] == ["rds:ModifyDBInstance"]
-    assert instance_id in json.dumps(policy[0]["Resource"])
+    assert [s["Action"] for s in policy] == ["rds:ModifyDBInstance"]  # on the instance: the next test
+
+
+def test_the_deletion_protection_call_is_allowed_on_the_instance_and_nothing_else(templates):
+    """The custom resource's role (the policy CDK writes for its SDK call, and the logs of the managed basic
+    execution role) allows ModifyDBInstance on this one instance: the call as the custom resource makes it,
+    resolved, is allowed; another instance, or any other RDS action, is not."""
+    data, _ = templates
+    template = data.to_json()
+    [(instance_id, _)] = resources(data, "AWS::RDS::DBInstance").items()
+    [protection] = resources(data, "Custom::AWS").values()
+    provider = template["Resources"][protection["Properties"]["ServiceToken"]["Fn::GetAtt"][0]]["Properties"]
+    [role_id, _] = provider["Role"]["Fn::GetAtt"]
+    role = template["Resources"][role_id]["Properties"]
+    assert [resolve(arn, template, REGION) for arn in role["ManagedPolicyArns"]] == [
+        "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"]  # logs only
+    statements = [s for p in resources(data, "AWS::IAM::Policy").values()
+                  if {"Ref": role_id} in p["Properties"]["Roles"]
+                  for s in resolve(p["Properties"]["PolicyDocument"]["Statement"], template, REGION)]
+    instance = f"arn:aws:rds:{REGION}:123456789012:db:{resolve({'Ref': instance_id}, template, REGION)}"
+    assert statements == [{"Action": "rds:ModifyDBInstance", "Effect": "Allow", "Resource": instance}]
+    for phase in ("Create", "Update"):
+        call = json.loads(resolve(protection["Properties"][phase], template, REGION))
+        named = f"arn:aws:rds:{REGION}:123456789012:db:{call['parameters']['DBInstanceIdentifier']}"
+        assert named == instance and allows(statements, "rds:ModifyDBInstance", named)
+    assert not allows(statements, "rds:ModifyDBInstance", instance.replace(":db:", ":db:another"))
+    assert not allows(statements, "rds:DeleteDBInstance", instance)
 
 
 def test_without_deletion_protection_the_database_goes_with_the_stack():
@@ -420,6 +448,25 @@ def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refus
         synthesize(**context)
 
 
+def test_an_api_key_secret_under_a_customer_managed_key_is_decrypted_through_secrets_manager_only():
+    """``openaiApiKeyKmsKeyArn``: the agent that reads the secret may use that key to decrypt, through Secrets
+    Manager in the stack's region only (kms:ViaService); no other function may, and no other key."""
+    from aws_cdk.assertions import Template
+
+    key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    data, orchestrator = synthesize(**{**CONTEXT, "openaiApiKeyKmsKeyArn": key})
+    template = Template.from_stack(orchestrator)
+    users = {name for name in function_ids(template) if "kms:" in json.dumps(policies_of(template, f"Functions{name}"))}
+    assert users == {"InvokeOpenAIAgent"}
+    statements = resolve(policies_of(template, "FunctionsInvokeOpenAIAgent"), template.to_json(), REGION,
+                         exporter=Template.from_stack(data).to_json())
+    secrets_manager = {"kms:ViaService": f"secretsmanager.{REGION}.amazonaws.com"}
+    assert allows(statements, "kms:Decrypt", key, secrets_manager)
+    assert not allows(statements, "kms:Decrypt", key, {"kms:ViaService": f"s3.{REGION}.amazonaws.com"})
+    assert not allows(statements, "kms:Decrypt", key.replace("1234abcd", "9999abcd"), secrets_manager)
+    assert allows(statements, "secretsmanager:GetSecretValue", OPENAI_SECRET)
+
+
 def test_without_a_list_no_openai_base_url_is_allowed_on_aws():
     from aws_cdk.assertions import Template
 
@@ -608,9 +655,10 @@ def test_researchers_get_a_managed_policy_for_the_read_only_path_and_nothing_mor
     assert template["Outputs"]["AnalystPolicyArn"]["Value"] == {"Ref": policy_id}
     statements = {json.dumps(s["Action"]): s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
     [bastion] = resources(data, "AWS::EC2::Instance")
-    start = [resolve(r, template, "eu-west-1") for r in statements['"ssm:StartSession"']["Resource"]]
-    assert start == ["arn:aws:ec2:eu-west-1:123456789012:instance/" + str({"Ref": bastion}),  # the bastion's id
-                     "arn:aws:ssm:eu-west-1::document/AWS-StartPortForwardingSessionToRemoteHost"]
+    start = [resolve(r, template, REGION) for r in statements['"ssm:StartSession"']["Resource"]]
+    bastion_id = resolve({"Ref": bastion}, template, REGION)
+    assert start == [f"arn:aws:ec2:{REGION}:123456789012:instance/{bastion_id}",  # this bastion's id only
+                     f"arn:aws:ssm:{REGION}::document/AWS-StartPortForwardingSessionToRemoteHost"]
     own = statements['["ssm:TerminateSession", "ssm:ResumeSession"]']
     assert own["Condition"] == {"StringEquals": {"ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}}
     [secret] = [k for k in resources(data, "AWS::SecretsManager::Secret") if k.startswith("DatabaseReaderSecret")]
@@ -722,6 +770,9 @@ def test_switching_egress_keeps_the_database_subnets():
     ({"openaiBaseUrls": '["https://gpu.example\\\\@evil.example/v1"]'}, "backslash"),
     ({"ollamaEndpoints": '["https://[fe80::1%25eth0]:11434"]'}, "no zone"),
     ({"deployment": "oriole lab"}, "deployment must be"),
+    ({"openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:key/k1"}, "set that too"),
+    ({"openaiApiKeySecretArn": OPENAI_SECRET, "openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:alias/k"},
+     "must be a KMS key ARN"),
 ])
 def test_unsafe_or_malformed_settings_are_refused_at_synth(context, message):
     """Deploy context gets the URL check of every other entry (oriole.config.url_problem), quoting no password."""

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from oriole import deployment, flows, mazeset
 from oriole_workstation import check as check_module
-from oriole_workstation import cloud
 from oriole_workstation.cli import app
 from oriole_workstation.cli import check as check_command
 from tests.ollama_server import ScriptedOllama, error, tool_calls
@@ -250,7 +249,7 @@ def test_a_stack_whose_first_deploy_rolled_back_says_how_to_recover_and_checks_n
 
 
 def test_without_a_deployment_it_says_which_one_there_is_or_how_to_deploy(check, monkeypatch):
-    monkeypatch.setattr(cloud, "DEPLOYMENT", "OrioleLab2")
+    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "OrioleLab2")
     result = check("--aws")
     assert result.exit_code == 2
     assert "no deployment OrioleLab2 (stack OrioleLab2Orchestrator) in region us-east-1" in result.output

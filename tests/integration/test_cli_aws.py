@@ -4,6 +4,10 @@ machine (run by the real handlers, as in the local runner), and Parameter Store.
 from __future__ import annotations
 
 import json
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import boto3
 import pytest
@@ -15,18 +19,27 @@ from oriole_workstation.launcher import RESULT_KEYS
 runner = CliRunner()
 
 
-@pytest.fixture
-def deployed(local, database_url, monkeypatch):
-    """A stack named like the real one whose output points at the state machine the runner deployed."""
-    monkeypatch.setenv("COLUMNS", "250")
+@contextmanager
+def orchestrator_stack(local, name: str) -> Iterator[None]:
+    """A stack named ``name`` whose outputs point at the state machines the runner deployed."""
     cloudformation = boto3.client("cloudformation", region_name="us-east-1")
     template = {"Resources": {"Marker": {"Type": "AWS::SSM::Parameter",
-                                         "Properties": {"Type": "String", "Value": "x", "Name": "/test/marker"}}},
+                                         "Properties": {"Type": "String", "Value": "x", "Name": f"/test/{name}"}}},
                 "Outputs": {"StateMachineArn": {"Value": local.aws.state_machine_arn},
                             "SweepStateMachineArn": {"Value": local.aws.sweep_state_machine_arn}}}
-    cloudformation.create_stack(StackName="OrioleOrchestrator", TemplateBody=json.dumps(template))
-    yield local
-    cloudformation.delete_stack(StackName="OrioleOrchestrator")
+    cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(template))
+    try:
+        yield
+    finally:
+        cloudformation.delete_stack(StackName=name)
+
+
+@pytest.fixture
+def deployed(local, database_url, monkeypatch):
+    """A stack named like the default deployment's whose outputs point at the state machines the runner deployed."""
+    monkeypatch.setenv("COLUMNS", "250")
+    with orchestrator_stack(local, "OrioleOrchestrator"):
+        yield local
 
 
 def test_run_with_aws_starts_on_the_deployed_state_machine_and_follows_it(deployed):
@@ -69,9 +82,6 @@ def test_params_with_aws_show_and_set_the_deployed_values(local, monkeypatch):
 
 
 def test_a_sweep_submitted_with_aws_returns_at_once_and_a_second_submit_meets_it(deployed, tmp_path):
-    import time
-    import uuid
-
     sweep_id = f"aws-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "sweep.json"
     file.write_text(json.dumps({"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7", "perfect-9"],
@@ -98,3 +108,30 @@ def test_a_sweep_submitted_with_aws_returns_at_once_and_a_second_submit_meets_it
     while (done := sfn.describe_execution(executionArn=second))["status"] == "RUNNING":
         time.sleep(0.2)
     assert json.loads(done["output"])["alreadyDone"] == 4
+
+
+def test_every_aws_command_finds_the_stacks_of_the_deployment_oriole_deployment_names(local, monkeypatch, tmp_path):
+    """ORIOLE_DEPLOYMENT=OrioleLab2 (deployed with ``-c deployment=OrioleLab2``): `run`, `sweep` and `sweep status`
+    with --aws read the outputs of OrioleLab2Orchestrator; without it they look for OrioleOrchestrator, which this
+    account does not have."""
+    monkeypatch.setenv("COLUMNS", "250")
+    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "OrioleLab2")
+    sweep_id = f"lab2-{uuid.uuid4().hex[:8]}"
+    file = tmp_path / "sweep.json"
+    file.write_text(json.dumps({"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7"]}))
+    with orchestrator_stack(local, "OrioleLab2Orchestrator"):
+        run = runner.invoke(app, ["run", "--aws", "--maze", "perfect-7", "--agent", "oracle", "--json"])
+        assert run.exit_code == 0, run.output
+        submitted = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
+        assert submitted.exit_code == 0 and submitted.stdout.startswith("started "), submitted.output
+        arn = submitted.stdout.split()[-1]
+        sfn = boto3.client("stepfunctions", region_name="us-east-1")
+        while sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+            time.sleep(0.2)
+        status = runner.invoke(app, ["sweep", "status", sweep_id, "--aws"])
+        assert status.exit_code == 0 and f"execution {arn.rsplit(':', 1)[-1]}: SUCCEEDED" in status.stdout
+        monkeypatch.delenv("ORIOLE_DEPLOYMENT")
+        for command in (["run", "--aws", "--agent", "oracle"], ["sweep", str(file), "--aws"],
+                        ["sweep", "status", sweep_id, "--aws"]):
+            default = runner.invoke(app, command)
+            assert default.exit_code == 2 and "stack OrioleOrchestrator not found" in default.output, command

@@ -29,16 +29,20 @@ LIMIT, EXPERIMENTS = 2, 5
 
 
 def scratch_role(conn: psycopg.Connection, limit: int) -> str:
+    """A login of the application role with a password (a server over TCP asks for one), named by itself."""
     name = f"oriole_load_{uuid.uuid4().hex[:8]}"
-    conn.execute(sql.SQL("CREATE ROLE {} LOGIN CONNECTION LIMIT {} IN ROLE oriole_app").format(
-        sql.Identifier(name), sql.Literal(limit)))
+    conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} CONNECTION LIMIT {} IN ROLE oriole_app").format(
+        sql.Identifier(name), sql.Literal(password(name)), sql.Literal(limit)))
     return name
+
+
+def password(role: str) -> str:
+    return f"pw-{role}"
 
 
 def as_role(url: str, role: str) -> str:
     info = psycopg.conninfo.conninfo_to_dict(url)
-    info["user"] = role
-    return psycopg.conninfo.make_conninfo(**info)
+    return psycopg.conninfo.make_conninfo(**{**info, "user": role, "password": password(role)})
 
 
 class Container:

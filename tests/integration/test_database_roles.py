@@ -85,7 +85,8 @@ def test_the_migrations_give_the_roles_their_logins_from_their_secrets(database_
         return psycopg.connect(psycopg.conninfo.make_conninfo(**{**info, "user": role, "password": "pw-" + role}))
 
     owner = db.connect(database_url)
-    owner.execute("ALTER ROLE oriole_reader NOLOGIN")
+    # The password it will have, so that a server asking for one (over TCP) refuses the login for the login alone
+    owner.execute("ALTER ROLE oriole_reader NOLOGIN PASSWORD 'pw-oriole_reader'")
     with pytest.raises(psycopg.OperationalError, match="not permitted to log in"):
         connect_as("oriole_reader")
     monkeypatch.setenv("DATABASE_URL", database_url)

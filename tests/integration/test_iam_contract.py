@@ -1,11 +1,11 @@
 """The IAM contract, exercised on purpose: every path through which a function calls AWS runs here once, as
 deployed. Experiments of every provider (Bedrock through its base id and both profiles the deployment grants, an
 Ollama and an OpenAI-compatible server with their API keys), a continuation, the three finalizers, the
-status-change finalizer asking for a successor, the reconciler, a sweep and the migrations; each invocation in a
-container of its own (``cold_containers``), so every function reads its database credentials from Secrets Manager
-(moto's) as on AWS. Each recorded call must be one its deployed role allows, and each function must have read
-every secret its template hands it. The other integration tests are held to the same contract by conftest.py,
-whatever they run."""
+status-change finalizer asking for a successor, the reconciler, a sweep, the version pruner and the migrations;
+each invocation in a container of its own (``cold_containers``), so every function reads its database credentials
+from Secrets Manager (moto's) as on AWS. Each recorded call must be one its deployed role allows, and each function
+must have read every secret its template hands it. The other integration tests are held to the same contract by
+conftest.py, whatever they run."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import json
 import os
 import threading
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
@@ -25,7 +26,8 @@ import psycopg
 import pytest
 
 from oriole import catalog, db, deployment, experiments
-from oriole.handlers import agents, migrate, reconcile, sweeps
+from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweeps, versions
+from oriole_workstation import runner
 from oriole_workstation.results import Results
 from oriole_workstation.runner import ACCOUNT, EXECUTION_PREFIX, REGION, LambdaContext, LocalAws
 from tests import aws_calls, openai_server
@@ -46,7 +48,9 @@ PATHS = {
     ("ContinueAsNew", "states:StartExecution"), ("ExecutionStatusFinalizer", "states:DescribeExecution"),
     ("Reconciler", "states:DescribeExecution"), ("PlanSweep", "ssm:GetParametersByPath"),
     ("StartRepetition", "states:StartExecution"), ("CheckRepetition", "states:DescribeExecution"),
-    ("SummarizeSweep", "states:ListExecutions"),
+    ("SummarizeSweep", "states:ListExecutions"), ("VersionPruner", "lambda:ListVersionsByFunction"),
+    ("VersionPruner", "cloudformation:ListStackResources"), ("VersionPruner", "states:ListExecutions"),
+    ("VersionPruner", "states:DescribeStateMachineForExecution"),
 }
 
 
@@ -88,17 +92,46 @@ def cold_containers() -> Iterator[None]:
         yield
 
 
+AS_DEPLOYED = db.secret_conninfo  # before any test replaces it
+
+
+def offers_tls(url: str) -> bool:
+    """Whether the functions' connection as deployed (``sslmode=require``) can reach the server of ``url``: over a
+    Unix socket libpq ignores sslmode (the embedded server); over TCP the server must offer TLS (``SHOW ssl``)."""
+    host = psycopg.conninfo.conninfo_to_dict(url).get("host") or ""
+    if not host or host.startswith("/"):
+        return True
+    with db.connect(url) as conn:
+        return conn.execute("SHOW ssl").fetchone()["ssl"] == "on"
+
+
+def without_tls(secret: dict, environ=os.environ) -> str:
+    """``db.secret_conninfo`` for a server that offers no TLS: the same connection, ``sslmode=disable``."""
+    info = psycopg.conninfo.conninfo_to_dict(AS_DEPLOYED(secret, environ))
+    return psycopg.conninfo.make_conninfo(**{**info, "sslmode": "disable"})
+
+
 @pytest.fixture(scope="module")
 def secrets(database_url, bedrock) -> Iterator[tuple[Local, dict]]:
     """The local state machine with the functions' credentials in Secrets Manager: ``DATABASE_URL`` unset,
     ``DATABASE_SECRET_ARN`` and the API-key secrets set as the template sets them. Yields the runner and the
-    secrets' ARNs by name. The functions connect as deployed, TLS required: the embedded server's Unix socket
-    takes no TLS, a ``DATABASE_URL`` server over TCP must accept it."""
+    secrets' ARNs by name.
+
+    The functions connect as deployed, TLS required, wherever that can work: over the embedded server's Unix
+    socket, or to a ``DATABASE_URL`` server over TCP that offers TLS. A server over TCP without TLS (an acceptance
+    run may point the suite at one) gets the same connections without TLS, and the test says so in a warning:
+    every call is still evaluated, the TLS requirement is not."""
     info = psycopg.conninfo.conninfo_to_dict(database_url)
-    connection = {"host": info["host"], "port": int(info.get("port") or 5432), "username": info["user"],
+    connection = {"host": info.get("host") or "", "port": int(info.get("port") or 5432), "username": info["user"],
                   "password": info.get("password") or "", "dbname": info["dbname"]}
     conn = db.connect(database_url)
-    with cold_containers(), LocalAws(database_url, bedrock_client=bedrock.client) as aws:
+    with ExitStack() as stack:
+        if not offers_tls(database_url):
+            warnings.warn(f"the server at {connection['host']}:{connection['port']} offers no TLS: the functions "
+                          "connected with sslmode=disable, not require as deployed", stacklevel=1)
+            stack.enter_context(mock.patch.object(db, "secret_conninfo", without_tls))
+        stack.enter_context(cold_containers())
+        aws = stack.enter_context(LocalAws(database_url, bedrock_client=bedrock.client))
         client = boto3.client("secretsmanager", region_name=REGION)
         arns = {name: client.create_secret(Name=f"oriole/{name}", SecretString=value)["ARN"] for name, value in [
             ("owner", json.dumps(connection)), ("app", json.dumps(connection)), ("ollama", OLLAMA_KEY),
@@ -171,9 +204,33 @@ def sweep(local: Local) -> None:
     execution, summary = run_sweep(local, {"id": f"iam-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"],
                                            "mazes": [MAZE]})
     assert execution["status"] == "SUCCEEDED" and summary["succeeded"] == 1
-    check = sweeps.check_repetition({"executionArn": EXECUTION_PREFIX + "never-made-its-experiment"},
+    check = sweeps.check_repetition({"executionArn": EXECUTION_PREFIX + "never-made-its-experiment",
+                                     "waitSeconds": 30, "followedSeconds": 30},
                                     LambdaContext("oriole-CheckRepetition", "arn", "r"))
-    assert check == {"closed": True, "outcome": "rejected"}
+    assert (check["closed"], check["outcome"]) == (True, "rejected")
+
+
+def prune_versions(local: Local) -> None:
+    """The version pruner as its trigger runs it during a deploy: it lists the versions of the functions it is
+    given, what its stack holds (moto's, which gives no version a physical id: nothing is known to be stale, so
+    nothing is deleted; tests/infra/test_iam_roles.py holds DeleteFunction to its role) and the definitions of the
+    running sweeps (one runs, on a sweep state machine of its own)."""
+    stack = boto3.client("cloudformation", region_name=REGION).create_stack(
+        StackName=f"pruned-{uuid.uuid4().hex[:8]}",
+        TemplateBody=json.dumps({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}))["StackId"]
+    waiting = {"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 3600, "End": True}}}
+    sweeps_machine = local.aws.sfn.create_state_machine(
+        name=f"sweeps-{uuid.uuid4().hex[:8]}", roleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
+        definition=json.dumps(waiting))["stateMachineArn"]
+    running = local.aws.sfn.start_execution(stateMachineArn=sweeps_machine, name="running-sweep")["executionArn"]
+    given = [runner.function_name(placeholder) for placeholder in FUNCTIONS]
+    environment = {deployment.PRUNED_FUNCTIONS: json.dumps(given), deployment.STACK_ID: stack,
+                   deployment.SWEEP_STATE_MACHINE_ARN: sweeps_machine}
+    try:
+        with mock.patch.dict(os.environ, environment):
+            assert versions.handler({}, LambdaContext("oriole-VersionPruner", "arn", "r")) == {"deleted": {}}
+    finally:
+        local.aws.sfn.stop_execution(executionArn=running)
 
 
 def migrate_with_the_owners_secret(arns: dict, database_url: str) -> None:
@@ -196,6 +253,7 @@ def test_every_function_calls_only_what_its_role_allows_and_reads_its_secrets(se
     run_every_provider(local, bedrock)
     close_what_ended_elsewhere(local, store)
     sweep(local)
+    prune_versions(local)
     migrate_with_the_owners_secret(arns, database_url)
 
     calls = aws_calls.since(mark)

@@ -19,6 +19,7 @@ from rich.console import Console
 from oriole import db
 from oriole.flows import sweep_flow
 from oriole.store import Store
+from oriole.sweeps import next_check_wait
 from oriole_workstation import sweep as sweep_cli
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
@@ -189,8 +190,9 @@ def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store
     assert first == second and first["outcome"] == "started" and first["executionArn"].endswith("-r1-a0")
     local.follow(first["executionArn"])
     assert [r["status"] for r in experiments(store, sweep["id"])] == ["succeeded"]
-    check = tasks.check_repetition({"executionArn": first["executionArn"]}, context)
-    assert check == {"closed": True, "outcome": "succeeded"}
+    check = tasks.check_repetition({"executionArn": first["executionArn"], "waitSeconds": 1, "followedSeconds": 5},
+                                   context)
+    assert check == {"closed": True, "outcome": "succeeded", "waitSeconds": 1, "followedSeconds": 5}
     assert tasks.start_repetition(event, context) == {"outcome": "succeeded", "executionArn": None}  # resumed: done
 
 
@@ -254,32 +256,75 @@ def test_the_cap_holds_while_an_items_checks_fail_and_the_sweep_completes(local,
     assert execution["status"] == "SUCCEEDED" and (summary["succeeded"], summary["skipped"]) == (3, 0)
 
 
-def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store):
-    """The bound: after MAX_FAILED_CHECKS failed checks in a row the item stops waiting (GaveUpChecking) instead
-    of waiting forever; run here as the deployed baseline map's item flow with a bound of 2."""
+BASELINE_ITEM = sweep_flow.LABELS["baseline"]
+
+
+def item_state_machine(local, max_failed_checks: int = sweep_flow.MAX_FAILED_CHECKS) -> str:
+    """The deployed baseline map's item flow as a state machine of its own (an item is a child execution on AWS),
+    with its bound on failed checks in a row."""
     described = local.aws.sfn.describe_state_machine(stateMachineArn=local.aws.sweep_state_machine_arn)
     [processor] = [state["ItemProcessor"] for branch in json.loads(described["definition"])["States"]
                    ["RunRepetitions"]["Branches"] for state in branch["States"].values()
                    if state["ItemsPath"] == "$.indices.baseline"]
     processor.pop("ProcessorConfig")
-    [bound] = processor["States"][sweep_flow.LABELS["baseline"] + "MayCheckAgain"]["Choices"]
+    [bound] = processor["States"][BASELINE_ITEM + "MayCheckAgain"]["Choices"]
     assert bound["NumericLessThan"] == sweep_flow.MAX_FAILED_CHECKS
-    bound["NumericLessThan"] = 2
-    item = local.aws.sfn.create_state_machine(name=f"oriole-item-{uuid.uuid4().hex[:6]}",
+    bound["NumericLessThan"] = max_failed_checks
+    return local.aws.sfn.create_state_machine(name=f"oriole-item-{uuid.uuid4().hex[:6]}",
                                               definition=json.dumps(processor),
                                               roleArn=described["roleArn"])["stateMachineArn"]
+
+
+def run_item(local, item: str, item_input: dict) -> tuple[dict, list[dict]]:
+    """Start one item's execution, wait for its end: the execution as described, and its history."""
+    arn = local.aws.sfn.start_execution(stateMachineArn=item, input=json.dumps(item_input))["executionArn"]
+    deadline = time.monotonic() + 60
+    while (ended := local.aws.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING" \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return ended, local.aws.history(arn)
+
+
+def entered(history: list[dict], state: str) -> list[dict]:
+    """The inputs with which ``state`` (of the baseline item) was entered, in order."""
+    return [json.loads(e["stateEnteredEventDetails"]["input"]) for e in history
+            if e.get("stateEnteredEventDetails", {}).get("name") == BASELINE_ITEM + state]
+
+
+def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store):
+    """The bound: after MAX_FAILED_CHECKS failed checks in a row the item stops waiting (GaveUpChecking) instead
+    of waiting forever; run here as the deployed baseline map's item flow with a bound of 2. A failed check keeps
+    the wait and counts it as followed."""
+    item = item_state_machine(local, max_failed_checks=2)
     sweep = {"id": f"lost-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-7"]}
     with failing(local, CHECK, "ClientError", after=False, times=10) as injected:
-        arn = local.aws.sfn.start_execution(stateMachineArn=item, input=json.dumps(
-            {"index": 0, "sweep": sweep, "waitSeconds": 1, "check": {"failedChecks": 0}}))["executionArn"]
-        deadline = time.monotonic() + 30
-        while (ended := local.aws.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING" \
-                and time.monotonic() < deadline:
-            time.sleep(0.1)
+        ended, history = run_item(local, item, sweep_flow.item_input(0, sweep, wait_seconds=1))
     assert len(injected) == 2
     assert (ended["status"], json.loads(ended["output"])) == ("SUCCEEDED", {})
-    states = [e["stateEnteredEventDetails"]["name"] for e in local.aws.history(arn) if "stateEnteredEventDetails" in e]
-    assert states[-3:] == [f"{label}{state}" for label in [sweep_flow.LABELS["baseline"]]
-                           for state in ("CheckFailed", "MayCheckAgain", "GaveUpChecking")]
+    states = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    assert states[-3:] == [BASELINE_ITEM + state for state in ("CheckFailed", "MayCheckAgain", "GaveUpChecking")]
+    assert entered(history, "GaveUpChecking")[0]["check"] == {"failedChecks": 2, "waitSeconds": 1,
+                                                              "followedSeconds": 2}
     [row] = experiments(store, sweep["id"])
     local.follow(row["origin_execution_arn"])  # the experiment itself runs to its end
+
+
+def test_an_items_waits_grow_with_the_time_it_has_followed_its_experiment(local, store):
+    """An item told it has followed its experiment for 30 s already: each look adds the wait just done to the time
+    followed (in the flow) and answers the next wait, a tenth of it (oriole.sweeps.next_check_wait), until the
+    experiment is closed."""
+    item = item_state_machine(local)
+    sweep = {"id": f"grow-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-31"],
+             "configs": [{"maxActionsPerTurn": 1}]}
+    started = sweep_flow.item_input(0, sweep, wait_seconds=1)
+    started["check"]["followedSeconds"] = 30
+    ended, history = run_item(local, item, started)
+    assert ended["status"] == "SUCCEEDED"
+    checks = [state["check"] for state in entered(history, "WaitForExperiment")]
+    assert len(checks) >= 2, "the experiment ended before a second wait"
+    followed, wait = 30, 1
+    for check in checks:
+        assert (check["followedSeconds"], check["waitSeconds"]) == (followed, wait)
+        followed += wait
+        wait = next_check_wait(followed, 1)
+    assert checks[1]["waitSeconds"] == 3  # a tenth of 31 s, where the sweep's wait is 1 s

@@ -29,7 +29,7 @@ import pytest
 from oriole import flows, sweep_tasks
 from oriole.errors import SweepFileError
 from oriole.inputs import PROVIDERS
-from oriole.sweeps import MAX_EXPERIMENTS, MAX_INPUT_BYTES
+from oriole.sweeps import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
 
 LIMIT = 256 * 1024
 MARGIN = 48 * 1024  # every payload stays at least this far below the limit
@@ -51,10 +51,18 @@ def path(expression: str, data, context: dict):
     return value
 
 
+def evaluate(expression: str, data, context: dict):
+    """A reference path, or ``States.MathAdd`` of two (the one intrinsic function the sweep flow uses)."""
+    if expression.startswith("States.MathAdd("):
+        arguments = expression.removeprefix("States.MathAdd(").removesuffix(")").split(", ")
+        return sum(path(argument, data, context) for argument in arguments)
+    return path(expression, data, context)
+
+
 def apply(template, data, context: dict | None = None):
     """A Parameters, ItemSelector or ResultSelector block applied to ``data``."""
     if isinstance(template, dict):
-        return {key.removesuffix(".$"): path(value, data, context or {}) if key.endswith(".$")
+        return {key.removesuffix(".$"): evaluate(value, data, context or {}) if key.endswith(".$")
                 else apply(value, data, context) for key, value in template.items()}
     return template
 
@@ -148,7 +156,9 @@ def child_payloads(mapped: dict, state: dict, index: int) -> dict[str, int]:
     start = item[mapped["ItemProcessor"]["StartAt"]]
     start_payload, start_result, child_state = task(start, child, {"outcome": "started", "executionArn": LONGEST_ARN})
     check = item[start["Next"].removesuffix("IsStarted") + "CheckRepetition"]
-    check_payload, check_result, child_state = task(check, child_state, {"closed": False, "outcome": "starting"})
+    looked = {"closed": False, "outcome": "starting", "waitSeconds": MAX_CHECK_WAIT_SECONDS,
+              "followedSeconds": 365 * 24 * 3600}
+    check_payload, check_result, child_state = task(check, child_state, looked)
     largest = placed(child_state, ERROR, check["Catch"][0]["ResultPath"])
     return {f"{name} child input": size(child), f"{name} StartRepetition payload": size(start_payload),
             f"{name} StartRepetition task result": size(start_result),

@@ -8,11 +8,12 @@ import re
 
 import pytest
 
-from oriole import flows
+from oriole import flows, sweeps
+from oriole.catalog import BY_KEY
 from oriole.flows import sweep_flow
 from oriole.handlers import FUNCTIONS
 from oriole.inputs import PROVIDERS
-from oriole.sweeps import MAX_EXPERIMENTS
+from oriole.sweeps import MAX_EXPERIMENTS, SweepRun
 
 ASL = flows.definition(flows.SWEEP)
 STATES = ASL["States"]
@@ -48,7 +49,13 @@ def test_each_provider_has_a_distributed_map_capped_from_the_plan(provider):
     assert "ToleratedFailurePercentage" not in state
     assert state["ResultPath"] is None and state["OutputPath"] is None  # the Parallel gets {} from each branch
     assert state["ItemSelector"] == {"index.$": "$$.Map.Item.Value", "sweep.$": "$.sweep",
-                                     "waitSeconds.$": "$.waitSeconds", "check": {"failedChecks": 0}}
+                                     "waitSeconds.$": "$.waitSeconds",
+                                     "check": {"failedChecks": 0, "followedSeconds": 0,
+                                               "waitSeconds.$": "$.waitSeconds"}}
+    given = {"index.$": 7, "sweep.$": {"id": "s"}, "waitSeconds.$": 30, "check": {"waitSeconds.$": 30}}
+    made = {key.removesuffix(".$"): value for key, value in state["ItemSelector"].items() if key != "check"}
+    assert sweep_flow.item_input(7, {"id": "s"}, 30) == {**{k: given[f"{k}.$"] for k in made},
+                                                         "check": {**sweep_flow.FIRST_CHECK, "waitSeconds": 30}}
 
 
 def state_names(states: dict) -> list[str]:
@@ -111,9 +118,17 @@ def test_every_item_task_catches_everything_and_every_end_succeeds_with_an_empty
 
 
 def test_an_item_waits_and_checks_until_the_experiment_is_closed():
+    """Each look is told the sweep's wait and the time followed, the wait just done included, and answers the
+    next wait, which the Wait state takes."""
     assert item("IsStarted")["Choices"][0]["Next"] == LABEL + "WaitForExperiment"
-    assert item("WaitForExperiment") == {"Type": "Wait", "SecondsPath": "$.waitSeconds",
+    assert item("WaitForExperiment") == {"Type": "Wait", "SecondsPath": "$.check.waitSeconds",
                                          "Next": LABEL + "CheckRepetition"}
+    assert item("CheckRepetition")["Parameters"]["Payload"] == {
+        "executionArn.$": "$.repetition.executionArn", "waitSeconds.$": "$.waitSeconds",
+        "followedSeconds.$": "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"}
+    assert item("CheckRepetition")["ResultSelector"] == {
+        "closed.$": "$.Payload.closed", "outcome.$": "$.Payload.outcome", "waitSeconds.$": "$.Payload.waitSeconds",
+        "followedSeconds.$": "$.Payload.followedSeconds", "failedChecks": 0}
     assert item("CheckRepetition")["Next"] == LABEL + "IsClosed"
     assert item("IsClosed")["Default"] == LABEL + "WaitForExperiment"
     assert item("IsClosed")["Choices"] == [{"Variable": "$.check.closed", "BooleanEquals": True,
@@ -127,7 +142,9 @@ def test_a_failed_check_keeps_the_slot_and_checks_again_until_too_many_in_a_row(
     assert check["ResultPath"] == "$.check" and check["ResultSelector"]["failedChecks"] == 0
     failed = item("CheckFailed")
     assert failed["Type"] == "Pass" and failed["ResultPath"] == "$.check" and failed["Next"] == LABEL + "MayCheckAgain"
-    assert failed["Parameters"] == {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)"}
+    assert failed["Parameters"] == {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)",
+                                    "waitSeconds.$": "$.check.waitSeconds",  # the same wait: no growth on failure
+                                    "followedSeconds.$": "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"}
     assert item("MayCheckAgain")["Choices"] == [{"Variable": "$.check.failedChecks",
                                                  "NumericLessThan": sweep_flow.MAX_FAILED_CHECKS,
                                                  "Next": LABEL + "WaitForExperiment"}]
@@ -183,3 +200,68 @@ def test_every_state_is_reachable(states, start):
         todo += [state[k] for k in ("Next", "Default") if k in state]
         todo += [c["Next"] for c in state.get("Choices", []) + state.get("Catch", [])]
     assert seen == set(states)
+
+
+# History events as Step Functions writes them for the states of an item: a Wait, Choice or Pass is entered and
+# exited; a Lambda task is entered and exited, and each attempt is scheduled, started and succeeds or fails.
+STATE_EVENTS = {"Wait": 2, "Choice": 2, "Pass": 2}
+HISTORY_LIMIT = 25_000  # events per execution, a map item's child execution included
+
+
+def task_events(attempts: int = 1) -> int:
+    """A Lambda task's events: entered and exited, and each attempt scheduled, started and ended."""
+    return 2 + 3 * attempts
+
+
+def most_attempts(task: dict) -> int:
+    """The first attempt and every retry each retrier allows (each counts the attempts of its own errors)."""
+    return 1 + sum(retrier["MaxAttempts"] for retrier in task["Retry"])
+
+
+def looks_to_follow(seconds: int, wait_seconds: int) -> int:
+    """The looks an item makes at an experiment that runs ``seconds``, as the flow runs them: wait (the sweep's
+    wait first), look (the time followed grows by that wait; the look answers the next wait), and again."""
+    followed, wait, looks = 0, wait_seconds, 0
+    while followed < seconds:
+        followed += wait
+        looks += 1
+        wait = sweeps.next_check_wait(followed, wait_seconds)
+    return looks
+
+
+def test_an_item_follows_the_longest_experiment_within_its_history():
+    """The longest an experiment stays open: the longest maxDurationMinutes the catalog allows, plus the execution
+    timeout (its last execution starts before that limit and, if the graceful end fails, Step Functions ends it
+    at its timeout; the status-change finalizer closes the row at once). An item follows it for that long, at the
+    shortest wait_seconds a sweep may ask, within its 25,000 history events: its start and end with every retry
+    spent, every look that answers, and besides a whole run of MAX_FAILED_CHECKS failed looks each spending
+    every retry. At the constant default wait of 30 s (the waits not growing) it would need over 7 times the limit."""
+    wait, check, closed = item("WaitForExperiment"), item("CheckRepetition"), item("IsClosed")
+    failed, again, start = item("CheckFailed"), item("MayCheckAgain"), item("StartRepetition")
+    assert (wait["Next"], check["Next"], closed["Default"]) == (
+        LABEL + "CheckRepetition", LABEL + "IsClosed", LABEL + "WaitForExperiment")  # a look: these three
+    assert (check["Catch"][0]["Next"], failed["Next"], again["Choices"][0]["Next"]) == (
+        LABEL + "CheckFailed", LABEL + "MayCheckAgain", LABEL + "WaitForExperiment")  # a failed look: four
+    look = STATE_EVENTS[wait["Type"]] + task_events() + STATE_EVENTS[closed["Type"]]
+    failed_look = (STATE_EVENTS[wait["Type"]] + task_events(most_attempts(check)) +
+                   STATE_EVENTS[failed["Type"]] + STATE_EVENTS[again["Type"]])
+    ends = 1 + task_events(most_attempts(start)) + STATE_EVENTS[item("IsStarted")["Type"]] + \
+        STATE_EVENTS[item("ExperimentClosed")["Type"]] + 1  # ExecutionStarted ... ExecutionSucceeded
+    assert (look, failed_look, ends) == (9, 26, 38)
+
+    longest = int(BY_KEY["maxDurationMinutes"].maximum * 60) + BY_KEY["maxExecutionSeconds"].default
+    shortest_wait = next(m.ge for m in SweepRun.model_fields["wait_seconds"].metadata if hasattr(m, "ge"))
+    assert (longest, shortest_wait) == (7 * 24 * 3600 + 8460, 1)
+    looks = looks_to_follow(longest, shortest_wait)
+    events = ends + looks * look + sweep_flow.MAX_FAILED_CHECKS * failed_look
+    assert events <= HISTORY_LIMIT, f"{looks} looks: {events} events"
+    assert looks < 1.2 * longest / sweeps.MAX_CHECK_WAIT_SECONDS  # the waits reach their cap within hours
+    assert all(looks_to_follow(longest, w) <= looks for w in (30, 600, 3600))  # a longer wait_seconds: fewer looks
+    assert longest // 30 * look > 7 * HISTORY_LIMIT  # the constant default wait of 30 s could not
+
+
+def test_the_wait_grows_with_the_time_followed_between_the_sweeps_wait_and_the_cap():
+    assert [sweeps.next_check_wait(followed, 1) for followed in (0, 19, 20, 35, 5999, 6000, 10**6)] == \
+        [1, 1, 2, 3, 599, 600, 600]
+    assert sweeps.next_check_wait(100, 30) == 30 and sweeps.next_check_wait(3000, 30) == 300
+    assert sweeps.next_check_wait(10**6, 3600) == 3600  # the sweep's own wait wins when it is longer than the cap

@@ -148,8 +148,9 @@ def not_found_message(deployment_name: str, others: list[str], region: str) -> s
     """Why there is nothing to check, and how to point the check at a deployment (or make one)."""
     found = (f"this account has {', '.join(others)}: run `ORIOLE_DEPLOYMENT={others[0]} oriole check --aws`"
              if others else "deploy with `make deploy` (`npx cdk deploy --all -c deployment=<Name>` for a named one)")
-    return (f"no deployment {deployment_name} (stack {deployment_name}Orchestrator) in region {region} of these "
-            f"credentials; {found}; or choose the account and region with AWS_PROFILE and AWS_REGION")
+    return (f"no deployment {deployment_name} (stack {catalog.orchestrator_stack(deployment_name)}) in region "
+            f"{region} of these credentials; {found}; or choose the account and region with AWS_PROFILE and "
+            "AWS_REGION")
 
 
 # --- the code the functions run --------------------------------------------------------------------------------
@@ -445,7 +446,8 @@ class DeploymentCheck:
     def __init__(self, aws: Aws, deployment_name: str, options: Options, progress: Callable[[str], None]):
         self.aws, self.options, self.progress = aws, options, progress
         self.deployment = deployment_name
-        self.data_stack, self.orchestrator_stack = f"{deployment_name}Data", f"{deployment_name}Orchestrator"
+        self.data_stack = catalog.data_stack(deployment_name)
+        self.orchestrator_stack = catalog.orchestrator_stack(deployment_name)
         stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
         self.tag, self.comment = f"check-{stamp}", f"check:{stamp}"  # the sweep id and agent ids; the comment
 

@@ -10,15 +10,18 @@ from oriole import catalog
 from oriole.config import parse_assignment
 from oriole.errors import OrioleError
 
-# The deployment ORIOLE_DEPLOYMENT names (cdk deploy -c deployment=...): its stacks and, through the catalog,
-# its parameter prefix.
-DEPLOYMENT = os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT
-ORCHESTRATOR_STACK = f"{DEPLOYMENT}Orchestrator"
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 
 
 class DeploymentNotFound(OrioleError):
     """The stack is not deployed in this account and region (or the credentials cannot see it)."""
+
+
+def deployment_name() -> str:
+    """The deployment the CLI works on, as ``cdk deploy -c deployment=<Name>`` named it: ``ORIOLE_DEPLOYMENT``,
+    else the default ``Oriole``. Its name decides its stacks' names (``catalog.data_stack``,
+    ``catalog.orchestrator_stack``) and, through the catalog, its parameter prefix."""
+    return os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT
 
 
 def describe_stack(cloudformation, stack: str) -> dict | None:
@@ -36,7 +39,10 @@ def outputs(description: dict) -> dict[str, str]:
     return {o["OutputKey"]: o["OutputValue"] for o in description.get("Outputs", [])}
 
 
-def stack_outputs(cloudformation, stack: str = ORCHESTRATOR_STACK) -> dict[str, str]:
+def stack_outputs(cloudformation, stack: str | None = None) -> dict[str, str]:
+    """The outputs of ``stack``, by default the orchestrator stack of the deployment (``deployment_name``): how
+    every ``--aws`` command finds the deployed state machines."""
+    stack = stack or catalog.orchestrator_stack(deployment_name())
     try:
         description = describe_stack(cloudformation, stack)
     except cloudformation.exceptions.ClientError as err:
@@ -53,7 +59,7 @@ def deployments(cloudformation) -> list[str]:
     """The Oriole deployments in this account and region: the orchestrator stacks, by their Deployment output."""
     pages = cloudformation.get_paginator("describe_stacks").paginate()
     return sorted({outputs(stack)["Deployment"] for page in pages for stack in page["Stacks"]
-                   if stack["StackName"].endswith("Orchestrator") and "Deployment" in outputs(stack)})
+                   if stack["StackName"].endswith(catalog.ORCHESTRATOR) and "Deployment" in outputs(stack)})
 
 
 def task_functions(sfn, state_machine_arn: str) -> dict[str, str]:

@@ -19,15 +19,18 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from oriole.catalog import ALL_PROVIDERS
-from oriole.sweeps import MAX_EXPERIMENTS
+from oriole.sweeps import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS
 
 FILE = Path(__file__).with_name("sweep.asl.json")
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 EXPERIMENT_STATE_MACHINE = "${ExperimentStateMachineArn}"
 # Consecutive failed checks after which an item gives up on its experiment: an hour of failures at the default
-# wait of 30 s (each failed check also spent its retries), far longer than a database failover or a burst of
-# throttling, and a bound on a deployment that cannot check at all.
+# wait of 30 s, more once the waits have grown (each failed check also spent its retries), far longer than a
+# database failover or a burst of throttling, and a bound on a deployment that cannot check at all.
 MAX_FAILED_CHECKS = 120
+# An item's check before its first look: none failed, nothing followed yet, the sweep's wait first.
+FIRST_CHECK = {"failedChecks": 0, "followedSeconds": 0}
+FOLLOWED = "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"  # after the wait just done
 LABELS = {"bedrock": "Bedrock", "ollama": "Ollama", "openai": "OpenAI", "baseline": "Baseline"}
 PROVIDERS = {provider: LABELS[provider] for provider in ALL_PROVIDERS}  # what the shipped file is rendered for
 
@@ -74,11 +77,19 @@ def _end(comment: str) -> dict:
     return {"Type": "Pass", "Comment": comment, "OutputPath": None, "End": True}
 
 
+def item_input(index: int, sweep: dict, wait_seconds: int) -> dict:
+    """What a map's ItemSelector makes of plan index ``index``: the input of the item's child execution."""
+    return {"index": index, "sweep": sweep, "waitSeconds": wait_seconds,
+            "check": {**FIRST_CHECK, "waitSeconds": wait_seconds}}
+
+
 def item_states(label: str) -> dict:
-    """One map item: start the experiment of a plan index, then look at it every ``waitSeconds`` until it is
-    closed. The item holds its map slot, and so keeps the provider's cap, as long as its experiment may run:
-    it ends when the experiment is closed, when nothing was started, or after ``MAX_FAILED_CHECKS`` checks
-    in a row failed past their retries."""
+    """One map item: start the experiment of a plan index, then look at it until it is closed, waiting
+    ``waitSeconds`` at first and longer as the experiment ages (``check.waitSeconds``, which CheckRepetition
+    computes from ``check.followedSeconds``, the sum of the waits: ``oriole.sweeps.next_check_wait``). The item
+    holds its map slot, and so keeps the provider's cap, as long as its experiment may run: it ends when the
+    experiment is closed, when nothing was started, or after ``MAX_FAILED_CHECKS`` checks in a row failed past
+    their retries."""
     def name(state: str) -> str:
         return label + state
 
@@ -93,12 +104,15 @@ def item_states(label: str) -> dict:
         name("IsStarted"): {"Type": "Choice", "Choices": [
             {"Variable": "$.repetition.outcome", "StringEquals": "started", "Next": name("WaitForExperiment")}],
             "Default": name("NothingStarted")},
-        name("WaitForExperiment"): {"Type": "Wait", "SecondsPath": "$.waitSeconds", "Next": name("CheckRepetition")},
+        name("WaitForExperiment"): {"Type": "Wait", "SecondsPath": "$.check.waitSeconds",
+                                    "Next": name("CheckRepetition")},
         name("CheckRepetition"): _task(
-            "CheckRepetition", {"executionArn.$": "$.repetition.executionArn"},
-            {**_from_payload("closed", "outcome"), "failedChecks": 0}, "$.check",
-            comment="Whether the experiment is closed, from its row. A check that answers sets failedChecks "
-                    "back to 0.",
+            "CheckRepetition", {"executionArn.$": "$.repetition.executionArn", "waitSeconds.$": "$.waitSeconds",
+                                "followedSeconds.$": FOLLOWED},
+            {**_from_payload("closed", "outcome", "waitSeconds", "followedSeconds"), "failedChecks": 0}, "$.check",
+            comment="Whether the experiment is closed, from its row, and the next wait: a tenth of the time "
+                    f"followed, between waitSeconds and {MAX_CHECK_WAIT_SECONDS} s. A check that answers sets "
+                    "failedChecks back to 0.",
             catch=name("CheckFailed"), next_state=name("IsClosed")),
         name("IsClosed"): {"Type": "Choice", "Choices": [
             {"Variable": "$.check.closed", "BooleanEquals": True, "Next": name("ExperimentClosed")}],
@@ -107,8 +121,9 @@ def item_states(label: str) -> dict:
             "Type": "Pass",
             "Comment": "The check failed past its retries (the database away, Lambda throttled), but the experiment "
                        "may still run: the item keeps its slot, so the cap holds, and checks again after the "
-                       "wait. The error stays under $.error.",
-            "Parameters": {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)"},
+                       "same wait. The error stays under $.error.",
+            "Parameters": {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)",
+                           "waitSeconds.$": "$.check.waitSeconds", "followedSeconds.$": FOLLOWED},
             "ResultPath": "$.check", "Next": name("MayCheckAgain")},
         name("MayCheckAgain"): {"Type": "Choice", "Choices": [
             {"Variable": "$.check.failedChecks", "NumericLessThan": MAX_FAILED_CHECKS,
@@ -145,7 +160,7 @@ def provider_map(provider: str, label: str) -> dict:
         "MaxConcurrencyPath": f"$.caps.{provider}",
         "ToleratedFailureCount": MAX_EXPERIMENTS,
         "ItemSelector": {"index.$": "$$.Map.Item.Value", "sweep.$": "$.sweep", "waitSeconds.$": "$.waitSeconds",
-                         "check": {"failedChecks": 0}},
+                         "check": {**FIRST_CHECK, "waitSeconds.$": "$.waitSeconds"}},
         "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
                           "StartAt": label + "StartRepetition", "States": item_states(label)},
         "ResultPath": None,
@@ -160,7 +175,9 @@ def definition(providers: Mapping[str, str] = PROVIDERS) -> dict:
                    "concurrency cap) starts each planned experiment on the experiment state machine and waits for "
                    "its row to close; the summary counts the outcomes from the database. An item ends only when "
                    "its experiment is closed or nothing was started (a failed check waits and checks again, "
-                   f"up to {MAX_FAILED_CHECKS} times in a row), so the caps hold through failures. Generated by "
+                   f"up to {MAX_FAILED_CHECKS} times in a row), so the caps hold through failures; the waits "
+                   f"between checks grow to a tenth of the time followed (at most {MAX_CHECK_WAIT_SECONDS} s), so "
+                   "that an item's history holds the longest experiment. Generated by "
                    "oriole/flows/sweep_flow.py (make flows): edit that, not this file. Placeholders are filled "
                    "by CDK definition_substitutions or by the local runner.",
         "StartAt": "PlanSweep",

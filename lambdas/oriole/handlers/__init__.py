@@ -3,7 +3,8 @@
 
 ``FUNCTIONS`` maps each ``${...}`` function placeholder of the state machine definitions to the handler it
 stands for; CDK and the local runner both build their functions from this one table, and give each flow
-the functions its file names (``flows.functions``).
+the functions its file names (``flows.functions``). ``OUTSIDE_FLOWS`` names the functions CDK deploys beside
+the flows; ``DEPLOYED`` is every function of the stack, by name: CDK takes each function's handler from it.
 """
 
 FUNCTIONS: dict[str, str] = {
@@ -22,3 +23,20 @@ FUNCTIONS: dict[str, str] = {
     "CheckRepetitionFunctionArn": "oriole.handlers.sweeps.check_repetition",
     "SummarizeSweepFunctionArn": "oriole.handlers.sweeps.summarize",
 }
+
+# The functions deployed beside the flows, by name: the status-change finalizer (EventBridge), the scheduled
+# reconciler and the deploy-time triggers.
+OUTSIDE_FLOWS: dict[str, str] = {
+    "ExecutionStatusFinalizer": "oriole.handlers.execution_status.handler",
+    "Reconciler": "oriole.handlers.reconcile.handler",
+    "Migrations": "oriole.handlers.migrate.handler",
+    "VersionPruner": "oriole.handlers.versions.handler",
+}
+
+
+def task_name(placeholder: str) -> str:
+    """``StartExperimentFunctionArn`` -> ``StartExperiment``: the function's name, and its task state's."""
+    return placeholder.removesuffix("FunctionArn")
+
+
+DEPLOYED: dict[str, str] = {**{task_name(p): h for p, h in FUNCTIONS.items()}, **OUTSIDE_FLOWS}

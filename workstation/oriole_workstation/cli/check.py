@@ -114,7 +114,7 @@ def _deployment_check(options: Options, progress: Callable[[str], None]) -> Depl
         raise fail("no AWS credentials: run `aws configure` or set AWS_PROFILE")
     aws = checks.Aws(session.client("cloudformation"), session.client("stepfunctions"), session.client("lambda"),
                      session.client("ssm"), session.region_name)
-    return checks.DeploymentCheck(aws, cloud.DEPLOYMENT, options, progress)
+    return checks.DeploymentCheck(aws, cloud.deployment_name(), options, progress)
 
 
 def _line(line: Check) -> Text:

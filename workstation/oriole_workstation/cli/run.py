@@ -77,9 +77,10 @@ def check_api_keys(providers: set[str]) -> None:
 
 
 @contextmanager
-def launcher_for(aws: bool, data: dict, *, stack: str = cloud.ORCHESTRATOR_STACK,
+def launcher_for(aws: bool, data: dict, *, stack: str | None = None,
                  state_machine_arn: str | None = None, poll_seconds: float | None = None):
-    """A launcher on the deployed state machine (``aws``), or on the local one for as long as the block runs.
+    """A launcher on the deployed state machine (``aws``: of ``stack``, by default the deployment's orchestrator
+    stack), or on the local one for as long as the block runs.
 
     Locally a Bedrock experiment gets a client holding the user's own credentials, made before moto
     replaces them.

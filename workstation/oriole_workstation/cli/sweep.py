@@ -37,7 +37,9 @@ app = Commands(cls=RunByDefault, no_args_is_help=True, subcommand_metavar="FILE 
                help="Run a sweep file's matrix of experiments through the sweep state machine, or see where a "
                     "sweep stands (`oriole sweep FILE` runs FILE).")
 
-Stack = Annotated[str, typer.Option(help="With --aws: the stack whose SweepStateMachineArn output to use.")]
+Stack = Annotated[str | None, typer.Option(help="With --aws: the stack whose SweepStateMachineArn output to use "
+                                                  "(default: the orchestrator stack of the deployment "
+                                                  "ORIOLE_DEPLOYMENT names, OrioleOrchestrator).")]
 SweepStateMachine = Annotated[str | None, typer.Option(help="With --aws: the sweep state machine (default: the "
                                                             "SweepStateMachineArn output of --stack).")]
 
@@ -48,7 +50,7 @@ def run(
     aws: Annotated[bool, typer.Option("--aws", help="Submit it to the deployed sweep state machine and return at "
                                                     "once.")] = False,
     state_machine_arn: SweepStateMachine = None,
-    stack: Stack = "OrioleOrchestrator",
+    stack: Stack = None,
     concurrency: Annotated[int | None, typer.Option(help="Experiments at once in all, shared among the providers "
                                                          f"(local default {sweeps.LOCAL_CONCURRENCY}).", metavar="N",
                                                     parser=whole_number(1, plans.MAX_CONCURRENCY))] = None,
@@ -57,8 +59,9 @@ def run(
     retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
                                                     "aborted.")] = False,
     wait_seconds: Annotated[int | None, typer.Option(help="How often each running experiment's row is looked at "
-                                                          f"(default: 30 on AWS, {sweeps.LOCAL_WAIT_SECONDS} "
-                                                          "locally).", metavar="SECONDS",
+                                                          f"at first (default: 30 on AWS, {sweeps.LOCAL_WAIT_SECONDS} "
+                                                          "locally); the waits grow with the experiment's age, to "
+                                                          "10 minutes.", metavar="SECONDS",
                                                      parser=whole_number(1, 3600))] = None,
     dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
     by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
@@ -120,7 +123,7 @@ def _check_prompts(spec: plans.SweepFile, aws: bool) -> None:
         plans.check_prompts(spec, prompts.local_prompts())
 
 
-def _submit(execution_input: dict, state_machine_arn: str | None, stack: str) -> None:
+def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | None) -> None:
     import boto3
 
     from oriole_workstation import cloud
@@ -172,7 +175,7 @@ def status(
     aws: Annotated[bool, typer.Option("--aws", help="The deployed sweep: its execution, and the deployed "
                                                     "database (DATABASE_URL).")] = False,
     state_machine_arn: SweepStateMachine = None,
-    stack: Stack = "OrioleOrchestrator",
+    stack: Stack = None,
 ) -> None:
     """Where a sweep stands: its latest execution (with --aws), its repetitions by status, its spend, and the
     experiments running now."""
@@ -196,7 +199,7 @@ def status(
                         round(r["duration_seconds"])) for r in running])
 
 
-def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str) -> list[dict]:
+def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | None) -> list[dict]:
     import boto3
 
     from oriole_workstation import cloud
