@@ -37,8 +37,8 @@ DATABASE_ROLES = ("oriole_app", "oriole_reader")  # created by migration 0007: t
 
 
 def migration_files() -> list[Traversable]:
-    """The SQL migrations shipped in the package (``oriole/migrations/NNNN_*.sql``), in order."""
-    folder = resources.files("oriole").joinpath("migrations")
+    """The SQL migrations (``migrations/NNNN_*.sql`` of the repository, carried into the package), in order."""
+    folder = resources.files("oriole.migrations")
     return sorted((f for f in folder.iterdir() if f.name.endswith(".sql")), key=lambda f: f.name)
 
 

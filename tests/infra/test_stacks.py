@@ -326,17 +326,21 @@ def test_every_function_records_the_version_and_the_asset_hash_of_the_code_it_ru
         assert one_function_env(orchestrator, name)["ORIOLE_CODE_VERSION"] == f"{__version__}+{asset_hash()[:12]}"
 
 
-def test_the_asset_hash_changes_with_any_file_of_the_runtime_package(tmp_path):
+def test_the_asset_hash_changes_with_any_file_of_the_runtime_package_and_its_migrations(tmp_path):
     import shutil
 
     from infra import bundling
 
-    package = tmp_path / "oriole"
-    shutil.copytree(bundling.PACKAGE, package, ignore=shutil.ignore_patterns(*bundling.NOT_CODE))
-    before = bundling.asset_hash(package=package)
-    assert before == bundling.asset_hash(package=package)
-    (package / "migrations" / "0007_roles_and_code_version.sql").write_text("-- changed\n")
-    assert bundling.asset_hash(package=package) != before
+    sources = {target: tmp_path / target for target in bundling.SOURCES}
+    for target, source in bundling.SOURCES.items():
+        shutil.copytree(source, sources[target], dirs_exist_ok=True, ignore=shutil.ignore_patterns(*bundling.NOT_CODE))
+    before = bundling.asset_hash(sources=sources)
+    assert before == bundling.asset_hash() == bundling.asset_hash(sources=sources)
+    (sources["migrations"] / "0007_roles_and_code_version.sql").write_text("-- changed\n")
+    assert bundling.asset_hash(sources=sources) != before
+    changed_migration = bundling.asset_hash(sources=sources)
+    (sources["."] / "prompts" / "v1.md").write_text("another prompt")
+    assert bundling.asset_hash(sources=sources) != changed_migration
 
 
 def test_the_state_machine_logs_under_vendedlogs(templates):

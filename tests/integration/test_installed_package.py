@@ -34,8 +34,9 @@ def installed(tmp_path_factory) -> Path:
 def test_the_wheel_carries_the_flow_the_migrations_and_the_prompts(installed):
     package = installed / "oriole"
     assert (package / "flows" / "experiment.asl.json").is_file()
-    assert sorted(p.name for p in (package / "migrations").glob("*.sql")) == sorted(
-        p.name for p in (ROOT / "lambdas" / "oriole" / "migrations").glob("*.sql"))
+    carried = {p.relative_to(package / "migrations").as_posix() for p in (package / "migrations").rglob("*.sql")}
+    assert carried == {p.relative_to(ROOT / "migrations").as_posix() for p in (ROOT / "migrations").rglob("*.sql")}
+    assert "0001_schema.sql" in carried  # the repository's migrations/, carried into the package
     assert (package / "prompts" / "v1.md").is_file()
     assert (installed / "oriole_workstation" / "cli" / "__init__.py").is_file()
 
@@ -68,3 +69,20 @@ def test_local_state_lives_in_oriole_home_else_beside_a_checkout_else_in_the_hom
     monkeypatch.setattr(database, "CHECKOUT", tmp_path / "site-packages")  # an installed package
     monkeypatch.setenv("HOME", str(tmp_path / "researcher"))
     assert database.home() == tmp_path / "researcher" / ".oriole"
+
+
+def test_the_package_list_names_every_package_folder():
+    """pyproject.toml lists the packages (the migrations folder is mapped into the runtime, which a search of
+    lambdas/ and workstation/ cannot find): a new package folder must be added there, or it would not ship."""
+    import tomllib
+
+    from setuptools import find_namespace_packages
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    caches = ["*.__pycache__", "*.egg-info"]
+    found = {*find_namespace_packages(ROOT / "lambdas", exclude=caches),
+             *find_namespace_packages(ROOT / "workstation", exclude=caches),
+             *(f"oriole.{name}" for name in find_namespace_packages(ROOT, include=["migrations", "migrations.*"],
+                                                                     exclude=caches))}
+    assert set(config["packages"]) == found
+    assert config["package-dir"]["oriole.migrations"] == "migrations"
