@@ -102,7 +102,7 @@ def test_the_asset_holds_the_runtime_package_whole(asset):
     shipped = files(asset / "oriole")
     assert shipped == set(bundling.package_files())  # the asset hash covers exactly what ships
     migrations = {f"migrations/{path.relative_to(MIGRATIONS).as_posix()}" for path in MIGRATIONS.rglob("*.sql")}
-    assert "migrations/0001_schema.sql" in migrations and migrations <= shipped  # carried in
+    assert "migrations/views/experiment_results.sql" in migrations and migrations <= shipped  # carried in
     assert {"flows/experiment.asl.json", "prompts/v1.md", "handlers/migrate.py"} <= shipped
     assert not [name for name in shipped if "__pycache__" in name or name.endswith(".pyc")]
 

@@ -338,9 +338,12 @@ def test_the_asset_hash_changes_with_any_file_of_the_runtime_package_and_its_mig
     assert before == bundling.asset_hash() == bundling.asset_hash(sources=sources)
     (sources["migrations"] / "0007_roles_and_code_version.sql").write_text("-- changed\n")
     assert bundling.asset_hash(sources=sources) != before
-    changed_migration = bundling.asset_hash(sources=sources)
+    (sources["migrations"] / "0007_roles_and_code_version.sql").unlink()
+    (sources["migrations"] / "views" / "experiment_status.sql").write_text("-- changed\n")
+    changed_view = bundling.asset_hash(sources=sources)
+    assert changed_view != before
     (sources["."] / "prompts" / "v1.md").write_text("another prompt")
-    assert bundling.asset_hash(sources=sources) != changed_migration
+    assert bundling.asset_hash(sources=sources) != changed_view
 
 
 def test_the_state_machine_logs_under_vendedlogs(templates):

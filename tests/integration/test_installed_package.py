@@ -36,7 +36,7 @@ def test_the_wheel_carries_the_flow_the_migrations_and_the_prompts(installed):
     assert (package / "flows" / "experiment.asl.json").is_file()
     carried = {p.relative_to(package / "migrations").as_posix() for p in (package / "migrations").rglob("*.sql")}
     assert carried == {p.relative_to(ROOT / "migrations").as_posix() for p in (ROOT / "migrations").rglob("*.sql")}
-    assert "0001_schema.sql" in carried  # the repository's migrations/, carried into the package
+    assert "views/experiment_results.sql" in carried  # the repository's migrations/, carried into the package
     assert (package / "prompts" / "v1.md").is_file()
     assert (installed / "oriole_workstation" / "cli" / "__init__.py").is_file()
 

@@ -1,6 +1,6 @@
 """``oriole report``: the comparison view as a terminal table, CSV, JSON or an HTML page.
 
-The numbers all come from SQL (``compare_experiments`` in migrations/0005_results_and_progress.sql); this module
+The numbers all come from SQL (``compare_experiments``, migrations/views/compare_experiments.sql); this module
 only filters, formats and prints them, so the report and a researcher's own query always agree. The HTML page
 (``report_html``) adds charts drawn from the same rows and the experiments they count.
 """
