@@ -25,8 +25,8 @@ import uuid
 
 from rich.console import Console
 
-from oriole import db
 from oriole.flows import sweep_flow
+from oriole.store import db
 from oriole_workstation import sweep
 from oriole_workstation.database import local_url, prepare
 from oriole_workstation.results import Results

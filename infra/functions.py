@@ -24,8 +24,9 @@ from constructs import Construct
 from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
-from oriole import catalog, db, deployment, flows
+from oriole import catalog, deployment, flows
 from oriole.handlers import DEPLOYED, FUNCTIONS, task_name
+from oriole.store import db
 
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)

@@ -29,11 +29,13 @@ from oriole.errors import (
 from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
 from oriole.maze import Maze, goal_visible, vision
 from oriole.mazeset import MazeEntry
-from oriole.store import ExperimentRef, NewExperiment, Store, StoredMaze, stored_maze
+from oriole.store import Store
+from oriole.store.experiments import ExperimentRef, NewExperiment
+from oriole.store.mazes import StoredMaze, stored_maze
+from oriole.store.turn_state import LoadedTurn, TurnResult
 from oriole.text import stored_message, unstorable
 from oriole.tools import WorldState
 from oriole.turn_loop import Agent, ModelCall, TurnOutcome, run_turn, turn_context
-from oriole.turn_state import LoadedTurn, TurnResult
 
 AgentFactory = Callable[[LoadedTurn, StoredMaze], Agent]
 _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid

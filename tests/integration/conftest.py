@@ -43,7 +43,7 @@ class Local:
 
 @pytest.fixture(scope="module")
 def local(database_url) -> Iterator[Local]:
-    from oriole import db
+    from oriole.store import db
     from oriole_workstation.results import Results
 
     conn = db.connect(database_url)
@@ -68,7 +68,7 @@ def bedrock():
 @pytest.fixture(scope="module")
 def bedrock_local(database_url, bedrock) -> Iterator[Local]:
     """The local state machine with the stubbed Bedrock client."""
-    from oriole import db
+    from oriole.store import db
     from oriole_workstation.results import Results
 
     conn = db.connect(database_url)

@@ -13,9 +13,9 @@ import pytest
 from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
-from oriole import db
 from oriole.config import resolve
 from oriole.progress import ending_category
+from oriole.store import db
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare
 from tests.conftest import scratch_database

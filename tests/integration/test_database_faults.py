@@ -6,8 +6,8 @@ ends the backend (``pg_terminate_backend``); refusals too: nothing listens on th
 import psycopg
 import pytest
 
-from oriole import catalog, db, experiments
-from oriole.store import Store
+from oriole import catalog, experiments
+from oriole.store import Store, db
 
 
 def terminate(database_url: str, conn: psycopg.Connection) -> None:

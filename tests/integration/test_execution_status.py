@@ -131,8 +131,8 @@ def test_an_execution_without_an_experiment_is_ignored(store):
 
 
 def test_the_lambda_handler_takes_the_eventbridge_event(store, database_url, monkeypatch):
-    from oriole import db
     from oriole.handlers import execution_status
+    from oriole.store import db
 
     monkeypatch.setenv("DATABASE_URL", database_url)
     db.reset()

@@ -5,7 +5,7 @@ import pytest
 from oriole import catalog, experiments
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
 from oriole.inputs import CaughtError
-from oriole.store import stored_maze
+from oriole.store.mazes import stored_maze
 
 
 def start(store, arn: str, **config) -> dict:
@@ -103,7 +103,7 @@ def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_writ
     # the handler reads the time left from its Lambda context
     import time
 
-    from oriole import db
+    from oriole.store import db
 
     monkeypatch.setenv("DATABASE_URL", database_url)
     db.reset()

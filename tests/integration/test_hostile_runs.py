@@ -14,7 +14,8 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, db
+from oriole import catalog
+from oriole.store import db
 from oriole.text import MAX_MESSAGE_CHARS, unescape
 from tests.integration.conftest import baseline
 from tests.integration.test_fault_table import MAZE, moves

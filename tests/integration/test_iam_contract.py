@@ -25,8 +25,9 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, db, deployment, experiments
+from oriole import catalog, deployment, experiments
 from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweeps, versions
+from oriole.store import db
 from oriole_workstation import runner
 from oriole_workstation.results import Results
 from oriole_workstation.runner import ACCOUNT, EXECUTION_PREFIX, REGION, LambdaContext, LocalAws

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -17,17 +18,29 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+FILES, FOLDERS = ("pyproject.toml", "README.md", "requirements.txt"), ("lambdas", "workstation", "migrations")
+
+
+def wheel(tmp_path_factory) -> Path:
+    """A wheel built from a copy of the sources the package is made of: a build folder left in the checkout by an
+    earlier build (of another layout) cannot slip into it."""
+    source = tmp_path_factory.mktemp("source")
+    for name in FILES:
+        shutil.copy2(ROOT / name, source / name)
+    for name in FOLDERS:
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    wheels = tmp_path_factory.mktemp("wheels")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                    "--wheel-dir", str(wheels), str(source)], check=True, capture_output=True)
+    [built] = wheels.glob("oriole-*.whl")
+    return built
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    wheels = tmp_path_factory.mktemp("wheels")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "--wheel-dir", str(wheels), str(ROOT)], check=True, capture_output=True)
-    [wheel] = wheels.glob("oriole-*.whl")
     target = tmp_path_factory.mktemp("site")
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
-                    str(wheel)], check=True, capture_output=True)
+                    str(wheel(tmp_path_factory))], check=True, capture_output=True)
     return target
 
 

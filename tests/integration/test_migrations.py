@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from psycopg.types.json import Jsonb
 
-from oriole import db, mazeset
-from oriole.store import MazeSetMismatch, MigrationChanged, Store, migration_files, ordered_views, view_files
+from oriole import mazeset
+from oriole.store import Store, db
+from oriole.store.mazes import MazeSetMismatch
+from oriole.store.schema import MigrationChanged, migration_files, ordered_views, view_files
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from oriole import db
 from oriole.flows import sweep_flow
-from oriole.store import Store
+from oriole.store import Store, db
 from oriole.sweeps import next_check_wait
 from oriole_workstation import sweep as sweep_cli
 from oriole_workstation.results import Results

@@ -39,11 +39,11 @@ from oriole.providers import openai as openai_provider
 from oriole.providers.ollama import OllamaAgent
 from oriole.providers.openai import OpenAIAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
+from oriole.store.turn_state import COLUMNS, LoadedTurn
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
 from oriole.text_tool_calls import parse_tool_calls
 from oriole.tools import TOOL_SPECS, Memory, ToolCall, WorldState, execute, model_call
 from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, Usage, run_turn
-from oriole.turn_state import COLUMNS, LoadedTurn
 from oriole_workstation import prompts, sweep
 from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.report import as_csv, as_table

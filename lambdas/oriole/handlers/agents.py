@@ -9,8 +9,9 @@ import os
 
 from oriole import deployment, experiments
 from oriole.handlers.observability import count, logger, metrics
-from oriole.store import StoredMaze, shared_store
-from oriole.turn_state import LoadedTurn
+from oriole.store import shared_store
+from oriole.store.mazes import StoredMaze
+from oriole.store.turn_state import LoadedTurn
 
 
 def _play(event: dict, context, factory: experiments.AgentFactory) -> dict:
