@@ -24,8 +24,9 @@ from constructs import Construct
 from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
-from oriole import catalog, deployment, flows
+from oriole import catalog, flows
 from oriole.handlers import DEPLOYED, FUNCTIONS, task_name
+from oriole.lifecycle import deployment
 from oriole.store import db
 
 MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
@@ -39,7 +40,7 @@ RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
 
 
 def geography(scope: Construct) -> str:
-    """The stack region's geographic inference-profile prefix (``oriole.deployment.GEOGRAPHIES``), resolved
+    """The stack region's geographic inference-profile prefix (``oriole.lifecycle.deployment.GEOGRAPHIES``), resolved
     by CloudFormation from the region's first word; ``global`` where no geography applies."""
     stack = Stack.of(scope)
     word = Fn.select(0, Fn.split("-", stack.region))

@@ -15,8 +15,9 @@ from infra.parameters import Parameters
 from infra.settings import Settings
 from infra.state_machine import ExperimentStateMachine, state_machine_name
 from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine, sweep_state_machine_name
-from oriole import deployment, flows
+from oriole import flows
 from oriole.catalog import parameter_prefix
+from oriole.lifecycle import deployment
 
 # A trigger waits for its function's whole timeout and a little more: a slow first migration must finish, not
 # time the trigger out and roll the stack back.

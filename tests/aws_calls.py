@@ -22,8 +22,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from oriole import deployment
 from oriole.handlers import DEPLOYED
+from oriole.lifecycle import deployment
 from oriole_workstation.runner import ACCOUNT
 
 # The deployed functions' handlers: the table infra/functions.py makes every function from (the flows' tasks and
@@ -38,7 +38,7 @@ NAMING_VARIABLES = ("DATABASE_SECRET_ARN", deployment.OLLAMA_API_KEY_SECRET, dep
 
 @dataclass(frozen=True)
 class Call:
-    function: str  # the handler, e.g. oriole.handlers.sweeps.plan
+    function: str  # the handler, e.g. oriole.handlers.sweep_tasks.plan
     action: str  # the IAM action, e.g. ssm:GetParametersByPath
     resource: str  # one ARN IAM authorizes the request on
     region: str
@@ -77,7 +77,7 @@ def model_arns(model_id: str, region: str, account: str = ACCOUNT) -> list[str]:
         return [profile, foundation(region), foundation("")]
     if prefix not in deployment.DESTINATION_REGIONS:
         raise LookupError(f"no destination regions are known for {prefix} profiles: add them to "
-                          "oriole.deployment.DESTINATION_REGIONS from Bedrock's documentation")
+                          "oriole.lifecycle.deployment.DESTINATION_REGIONS from Bedrock's documentation")
     return [profile, *dict.fromkeys(foundation(r) for r in (region, *deployment.DESTINATION_REGIONS[prefix]))]
 
 

@@ -10,8 +10,9 @@ import json
 
 import pytest
 
-from oriole import deployment, flows
+from oriole import flows
 from oriole.handlers import DEPLOYED, FUNCTIONS
+from oriole.lifecycle import deployment
 from oriole_workstation import runner
 from tests.aws_calls import ENTRY_POINTS, Call, model_arns
 from tests.iam_contract import Deployment, deployed, state_machine_denials, task_requirements

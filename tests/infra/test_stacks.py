@@ -823,9 +823,9 @@ def test_the_sweep_state_machine_starts_its_own_children_and_its_tasks_only_expe
 
 
 def test_the_example_sweep_input_is_a_sweep_the_state_machine_accepts(templates):
-    from oriole import sweeps
+    from oriole.core import sweep_plan
 
     _, orchestrator = templates
     example = json.loads(orchestrator.to_json()["Outputs"]["ExampleSweepInput"]["Value"])
-    run = sweeps.validate(sweeps.SweepRun, example, "example")
-    assert len(sweeps.plan(run)) == 72 and run.wait_seconds == 30
+    run = sweep_plan.validate(sweep_plan.SweepRun, example, "example")
+    assert len(sweep_plan.plan(run)) == 72 and run.wait_seconds == 30

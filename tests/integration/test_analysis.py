@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
 from oriole.config import resolve
-from oriole.progress import ending_category
+from oriole.core.progress import ending_category
 from oriole.store import db
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare

@@ -12,7 +12,9 @@ import boto3
 import pytest
 from typer.testing import CliRunner
 
-from oriole import deployment, flows, mazeset
+from oriole import flows
+from oriole.core import mazeset
+from oriole.lifecycle import deployment
 from oriole_workstation import check as check_module
 from oriole_workstation.cli import app
 from oriole_workstation.cli import check as check_command

@@ -6,7 +6,8 @@ ends the backend (``pg_terminate_backend``); refusals too: nothing listens on th
 import psycopg
 import pytest
 
-from oriole import catalog, experiments
+from oriole import catalog
+from oriole.lifecycle import experiments
 from oriole.store import Store, db
 
 

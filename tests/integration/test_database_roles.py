@@ -9,7 +9,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from oriole import catalog, deployment, experiments
+from oriole import catalog
+from oriole.lifecycle import deployment, experiments
 from oriole.store import db
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from oriole import catalog, deployment, experiments
+from oriole import catalog
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotRunning,
@@ -17,6 +17,7 @@ from oriole.errors import (
     ModelNotAllowed,
 )
 from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import deployment, experiments
 
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 EXECUTIONS = "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:"

@@ -5,8 +5,10 @@ import json
 
 import pytest
 
-from oriole import catalog, experiments, progress
+from oriole import catalog
+from oriole.core import progress
 from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import experiments
 from oriole_workstation.runner import LambdaContext
 
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"

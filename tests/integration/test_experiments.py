@@ -2,9 +2,10 @@
 
 import pytest
 
-from oriole import catalog, experiments
+from oriole import catalog
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
 from oriole.inputs import CaughtError
+from oriole.lifecycle import experiments
 from oriole.store.mazes import stored_maze
 
 

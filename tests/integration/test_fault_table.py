@@ -22,7 +22,8 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, flows, mazeset
+from oriole import catalog, flows
+from oriole.core import mazeset
 from oriole.store import db
 from tests.integration.conftest import baseline
 from tests.integration.test_local_state_machine import assert_invariants, state_names

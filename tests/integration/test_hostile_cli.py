@@ -14,8 +14,9 @@ import pytest
 from moto import mock_aws
 from psycopg import sql
 
-from oriole import catalog, experiments
+from oriole import catalog
 from oriole.handlers import agents
+from oriole.lifecycle import experiments
 from oriole_workstation import display
 from oriole_workstation.runner import EXECUTION_PREFIX
 from tests.ollama_server import ScriptedOllama, error, tool_calls

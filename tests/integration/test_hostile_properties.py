@@ -21,15 +21,18 @@ import typer.main
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from oriole import catalog, experiments, sweeps
+from oriole import catalog
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, resolve
+from oriole.core import sweep_plan
+from oriole.core.turn_loop import ModelResponse
 from oriole.errors import InvalidModelResponse, OrioleError
 from oriole.inputs import PROVIDERS
-from oriole.providers import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, bedrock, ollama, openai
+from oriole.lifecycle import experiments
+from oriole.providers import bedrock, ollama, openai
+from oriole.providers.wire import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL
 from oriole.text import unstorable
-from oriole.turn_loop import ModelResponse
-from oriole_workstation import sweep
+from oriole_workstation import sweep_runs
 
 settings.register_profile("default", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -183,15 +186,15 @@ def test_a_sweep_file_plans_unique_cells_within_the_bound_or_is_refused_by_name(
         path = Path(folder) / f"sweep{suffix}"
         path.write_bytes(content)
         try:
-            spec = sweep.load(path)
-            planned = sweeps.plan(spec)
-            sweeps.check_prompts(spec, ["v1"])
-            caps = sweeps.caps(spec, PROVIDERS)
-            sweep.run_input(spec, concurrency=None, provider_concurrency={}, retry_failed=False, wait_seconds=1)
+            spec = sweep_runs.load(path)
+            planned = sweep_plan.plan(spec)
+            sweep_plan.check_prompts(spec, ["v1"])
+            caps = sweep_plan.caps(spec, PROVIDERS)
+            sweep_runs.run_input(spec, concurrency=None, provider_concurrency={}, retry_failed=False, wait_seconds=1)
         except OrioleError:
             return
-    assert len(planned) <= sweeps.MAX_EXPERIMENTS
-    assert all(1 <= cap <= sweeps.MAX_CONCURRENCY for cap in caps.values())
+    assert len(planned) <= sweep_plan.MAX_EXPERIMENTS
+    assert all(1 <= cap <= sweep_plan.MAX_CONCURRENCY for cap in caps.values())
     assert len({(p.cell.key, p.repetition) for p in planned}) == len(planned)
 
 

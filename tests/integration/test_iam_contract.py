@@ -25,8 +25,9 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, deployment, experiments
-from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweeps, versions
+from oriole import catalog
+from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweep_tasks, versions
+from oriole.lifecycle import deployment, experiments
 from oriole.store import db
 from oriole_workstation import runner
 from oriole_workstation.results import Results
@@ -205,7 +206,7 @@ def sweep(local: Local) -> None:
     execution, summary = run_sweep(local, {"id": f"iam-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"],
                                            "mazes": [MAZE]})
     assert execution["status"] == "SUCCEEDED" and summary["succeeded"] == 1
-    check = sweeps.check_repetition({"executionArn": EXECUTION_PREFIX + "never-made-its-experiment",
+    check = sweep_tasks.check_repetition({"executionArn": EXECUTION_PREFIX + "never-made-its-experiment",
                                      "waitSeconds": 30, "followedSeconds": 30},
                                     LambdaContext("oriole-CheckRepetition", "arn", "r"))
     assert (check["closed"], check["outcome"]) == (True, "rejected")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from psycopg.types.json import Jsonb
 
-from oriole import mazeset
+from oriole.core import mazeset
 from oriole.store import Store, db
 from oriole.store.mazes import MazeSetMismatch
 from oriole.store.schema import MigrationChanged, migration_files, ordered_views, view_files

@@ -10,8 +10,10 @@ from itertools import pairwise
 import boto3
 import pytest
 
-from oriole import catalog, deployment, mazeset
+from oriole import catalog
+from oriole.core import mazeset
 from oriole.handlers import agents
+from oriole.lifecycle import deployment
 from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls

@@ -26,10 +26,11 @@ import uuid
 
 import pytest
 
-from oriole import flows, sweep_tasks
+from oriole import flows
+from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
 from oriole.errors import SweepFileError
 from oriole.inputs import PROVIDERS
-from oriole.sweeps import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
+from oriole.lifecycle import sweep_tasks
 
 LIMIT = 256 * 1024
 MARGIN = 48 * 1024  # every payload stays at least this far below the limit

@@ -8,12 +8,13 @@ import re
 
 import pytest
 
-from oriole import flows, sweeps
+from oriole import flows
 from oriole.catalog import BY_KEY
+from oriole.core import sweep_plan
+from oriole.core.sweep_plan import MAX_EXPERIMENTS, SweepRun
 from oriole.flows import sweep_flow
 from oriole.handlers import FUNCTIONS
 from oriole.inputs import PROVIDERS
-from oriole.sweeps import MAX_EXPERIMENTS, SweepRun
 
 ASL = flows.definition(flows.SWEEP)
 STATES = ASL["States"]
@@ -225,7 +226,7 @@ def looks_to_follow(seconds: int, wait_seconds: int) -> int:
     while followed < seconds:
         followed += wait
         looks += 1
-        wait = sweeps.next_check_wait(followed, wait_seconds)
+        wait = sweep_plan.next_check_wait(followed, wait_seconds)
     return looks
 
 
@@ -255,13 +256,13 @@ def test_an_item_follows_the_longest_experiment_within_its_history():
     looks = looks_to_follow(longest, shortest_wait)
     events = ends + looks * look + sweep_flow.MAX_FAILED_CHECKS * failed_look
     assert events <= HISTORY_LIMIT, f"{looks} looks: {events} events"
-    assert looks < 1.2 * longest / sweeps.MAX_CHECK_WAIT_SECONDS  # the waits reach their cap within hours
+    assert looks < 1.2 * longest / sweep_plan.MAX_CHECK_WAIT_SECONDS  # the waits reach their cap within hours
     assert all(looks_to_follow(longest, w) <= looks for w in (30, 600, 3600))  # a longer wait_seconds: fewer looks
     assert longest // 30 * look > 7 * HISTORY_LIMIT  # the constant default wait of 30 s could not
 
 
 def test_the_wait_grows_with_the_time_followed_between_the_sweeps_wait_and_the_cap():
-    assert [sweeps.next_check_wait(followed, 1) for followed in (0, 19, 20, 35, 5999, 6000, 10**6)] == \
+    assert [sweep_plan.next_check_wait(followed, 1) for followed in (0, 19, 20, 35, 5999, 6000, 10**6)] == \
         [1, 1, 2, 3, 599, 600, 600]
-    assert sweeps.next_check_wait(100, 30) == 30 and sweeps.next_check_wait(3000, 30) == 300
-    assert sweeps.next_check_wait(10**6, 3600) == 3600  # the sweep's own wait wins when it is longer than the cap
+    assert sweep_plan.next_check_wait(100, 30) == 30 and sweep_plan.next_check_wait(3000, 30) == 300
+    assert sweep_plan.next_check_wait(10**6, 3600) == 3600  # the sweep's own wait wins when it is longer than the cap

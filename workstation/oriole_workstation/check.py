@@ -26,14 +26,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
-from oriole import catalog, deployment
+from oriole import catalog
 from oriole.config import parse_stored
+from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
+from oriole.core.sweep_plan import SweepFile, validate
 from oriole.errors import InvalidParameter
-from oriole.experiments import failure_reason
 from oriole.inputs import CaughtError
-from oriole.progress import TERMINAL_EXECUTION_STATUSES
-from oriole.sweeps import SweepFile, validate
-from oriole_workstation import cloud, prompts, sweep
+from oriole.lifecycle import deployment
+from oriole.lifecycle.experiments import failure_reason
+from oriole_workstation import cloud, prompts, sweep_runs
 from oriole_workstation.database import CHECKOUT
 from oriole_workstation.launcher import current_execution, execution_name
 
@@ -526,7 +527,7 @@ class DeploymentCheck:
     def _sweep_probe(self, state_machine_arn: str) -> Probe:
         spec = validate(SweepFile, {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1},
                         "the check's sweep")
-        execution_input = sweep.run_input(spec, concurrency=1, provider_concurrency={}, retry_failed=False,
+        execution_input = sweep_runs.run_input(spec, concurrency=1, provider_concurrency={}, retry_failed=False,
                                           wait_seconds=max(1, round(self.options.poll_seconds)))
 
         def judge(probe: Probe) -> Check:
@@ -536,17 +537,17 @@ class DeploymentCheck:
                 return failed("sweep", f"{self.tag} still running after {probe.waited:.0f} s",
                               f"follow it: `oriole sweep status {self.tag} --aws` ({link})")
             try:
-                summary = sweep.outcome(execution)
-            except sweep.SweepFailed as err:
+                summary = sweep_runs.outcome(execution)
+            except sweep_runs.SweepFailed as err:
                 return failed("sweep", str(err), f"open the sweep's execution in the Step Functions console ({link})")
-            line = sweep.summary_line(summary).strip()
+            line = sweep_runs.summary_line(summary).strip()
             if summary.get("succeeded") != 1:
                 return failed("sweep", f"{self.tag}: {line}",
                               f"`oriole sweep status {self.tag} --aws` shows its repetition ({link})")
             return ok("sweep", f"{self.tag}: {line}")
 
         return Probe("sweep", None, [execution_input],
-                     lambda sweep_input: sweep.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
+                     lambda sweep_input: sweep_runs.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
                      judge, lambda arn: self.aws.sfn.describe_execution(executionArn=arn))
 
 

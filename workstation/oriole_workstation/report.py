@@ -15,8 +15,8 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from oriole_workstation.bootstrap import maze_interval
 from oriole_workstation.display import csv_safe, terminal_safe
+from oriole_workstation.intervals import maze_interval
 from oriole_workstation.results import EVERYTHING, Filters, Results
 
 

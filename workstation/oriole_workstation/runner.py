@@ -29,9 +29,10 @@ from unittest import mock
 import boto3
 import psycopg
 
-from oriole import catalog, deployment, flows
+from oriole import catalog, flows
 from oriole.handlers import FUNCTIONS
-from oriole.reconcile import status_change_detail
+from oriole.lifecycle import deployment
+from oriole.lifecycle.reconcile import status_change_detail
 from oriole.store import db
 from oriole_workstation import prompts
 from oriole_workstation.launcher import Launcher

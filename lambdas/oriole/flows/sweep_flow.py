@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from oriole.catalog import ALL_PROVIDERS
-from oriole.sweeps import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS
+from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS
 
 FILE = Path(__file__).with_name("sweep.asl.json")
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
@@ -86,7 +86,7 @@ def item_input(index: int, sweep: dict, wait_seconds: int) -> dict:
 def item_states(label: str) -> dict:
     """One map item: start the experiment of a plan index, then look at it until it is closed, waiting
     ``waitSeconds`` at first and longer as the experiment ages (``check.waitSeconds``, which CheckRepetition
-    computes from ``check.followedSeconds``, the sum of the waits: ``oriole.sweeps.next_check_wait``). The item
+    computes from ``check.followedSeconds``, the sum of the waits: ``oriole.core.sweep_plan.next_check_wait``). The item
     holds its map slot, and so keeps the provider's cap, as long as its experiment may run: it ends when the
     experiment is closed, when nothing was started, or after ``MAX_FAILED_CHECKS`` checks in a row failed past
     their retries."""

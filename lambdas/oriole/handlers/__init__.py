@@ -1,5 +1,5 @@
-"""Lambda entry points. Each is thin: parse the event, call ``oriole.experiments`` (the experiment flow) or
-``oriole.sweep_tasks`` (the sweep flow), return small JSON.
+"""Lambda entry points. Each is thin: parse the event, call ``oriole.lifecycle.experiments`` (the experiment flow) or
+``oriole.lifecycle.sweep_tasks`` (the sweep flow), return small JSON.
 
 ``FUNCTIONS`` maps each ``${...}`` function placeholder of the state machine definitions to the handler it
 stands for; CDK and the local runner both build their functions from this one table, and give each flow
@@ -18,10 +18,10 @@ FUNCTIONS: dict[str, str] = {
     "FinalizeTimeoutFunctionArn": "oriole.handlers.finalize.timeout",
     "FinalizeFailureFunctionArn": "oriole.handlers.finalize.failure",
     "ContinueAsNewFunctionArn": "oriole.handlers.continue_as_new.handler",
-    "PlanSweepFunctionArn": "oriole.handlers.sweeps.plan",
-    "StartRepetitionFunctionArn": "oriole.handlers.sweeps.start_repetition",
-    "CheckRepetitionFunctionArn": "oriole.handlers.sweeps.check_repetition",
-    "SummarizeSweepFunctionArn": "oriole.handlers.sweeps.summarize",
+    "PlanSweepFunctionArn": "oriole.handlers.sweep_tasks.plan",
+    "StartRepetitionFunctionArn": "oriole.handlers.sweep_tasks.start_repetition",
+    "CheckRepetitionFunctionArn": "oriole.handlers.sweep_tasks.check_repetition",
+    "SummarizeSweepFunctionArn": "oriole.handlers.sweep_tasks.summarize",
 }
 
 # The functions deployed beside the flows, by name: the status-change finalizer (EventBridge), the scheduled

@@ -7,8 +7,8 @@ a client of its own (the user's credentials, or a stubbed client in tests).
 import functools
 import os
 
-from oriole import deployment, experiments
 from oriole.handlers.observability import count, logger, metrics
+from oriole.lifecycle import deployment, experiments
 from oriole.store import shared_store
 from oriole.store.mazes import StoredMaze
 from oriole.store.turn_state import LoadedTurn

@@ -14,8 +14,8 @@ import os
 
 from aws_lambda_powertools.utilities import parameters
 
-from oriole import deployment
 from oriole.handlers.observability import logger
+from oriole.lifecycle import deployment
 from oriole.store import Store, db
 
 

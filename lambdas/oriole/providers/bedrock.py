@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from oriole.catalog import BY_KEY, snapshot_value
+from oriole.core.tools import ToolCall, ToolSpec, model_call
+from oriole.core.turn_loop import Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
-from oriole.providers import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
+from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
 from oriole.text import MAX_JSON_DEPTH, nesting_depth
-from oriole.tools import ToolCall, ToolSpec, model_call
-from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 20.0
@@ -56,7 +56,7 @@ def _document(value: object) -> object:
 
 def _tool_input(arguments: object) -> dict:
     """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``
-    (see ``oriole.providers.arguments_object``)."""
+    (see ``oriole.providers.wire.arguments_object``)."""
     return _document(arguments_object(arguments))
 
 
@@ -129,7 +129,7 @@ def _reasoning(block: dict) -> str | None:
 
 def parse_response(raw: dict, throttles: int = 0) -> ModelResponse:
     """A Converse answer as a ``ModelResponse``; an answer without ``output.message``, or whose usage is not a
-    set of counts (see ``oriole.providers.reported_count``), is invalid."""
+    set of counts (see ``oriole.providers.wire.reported_count``), is invalid."""
     message = _object(raw, "output").get("message")
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         raise InvalidModelResponse(f"Bedrock answer has no output.message content (stopReason "

@@ -8,7 +8,8 @@ ship to Lambda.
 
 from __future__ import annotations
 
-from oriole import catalog, mazeset
+from oriole import catalog
+from oriole.core import mazeset
 from oriole.store import db
 from oriole.store.experiments import Experiments
 from oriole.store.mazes import Mazes

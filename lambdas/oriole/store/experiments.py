@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from psycopg.types.json import Jsonb
 
-from oriole.progress import ending_category
+from oriole.core.progress import ending_category
 from oriole.store.base import StoreBase
 
 

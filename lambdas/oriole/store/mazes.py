@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from psycopg.types.json import Jsonb
 
-from oriole import mazeset
+from oriole.core import mazeset
+from oriole.core.maze import Maze
+from oriole.core.mazeset import MazeEntry
 from oriole.errors import OrioleError
-from oriole.maze import Maze
-from oriole.mazeset import MazeEntry
 from oriole.store.base import StoreBase
 from oriole.text import ascii_int
 

@@ -18,12 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from oriole import memory as memories
 from oriole.catalog import snapshot_value
-from oriole.maze import Maze, vision
-from oriole.text import escaped, replaced
-from oriole.tools import INVALID_ACTION, ActionRecord, Memory, Rules, WorldState, tool_specs
-from oriole.turn_loop import (
+from oriole.core import memory as memories
+from oriole.core.maze import Maze, vision
+from oriole.core.tools import INVALID_ACTION, ActionRecord, RecallWindow, Rules, WorldState, tool_specs
+from oriole.core.turn_loop import (
     Message,
     ModelCall,
     ModelResponse,
@@ -32,6 +31,7 @@ from oriole.turn_loop import (
     message_as_json,
     response_as_json,
 )
+from oriole.text import escaped, replaced
 
 # experiment column -> WorldState field: counters the commit adds this turn's increments to
 WORLD_COUNTERS: dict[str, str] = {"action_count": "step", "move_count": "moves",
@@ -142,13 +142,13 @@ class LoadedTurn:
         """A snapshot value; a snapshot taken before the setting existed gets the catalog default."""
         return snapshot_value(self.config, key)
 
-    def memory(self, game: Rules) -> Memory:
+    def recall_window(self, game: Rules) -> RecallWindow:
         """What ``recall_all`` summarises: the last ``maxRecallActions`` actions' positions and sightings, and
         the start tile's sighting while the window reaches back to it."""
         size = self.config["maxRecallActions"]
         maze = game.maze
         start = (maze.start, [t.as_list() for t in vision(maze, maze.start, game.vision_range)])
-        return Memory(size, [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in self.recent_actions[-size:]],
+        return RecallWindow(size, [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in self.recent_actions[-size:]],
                       start=start, actions=self.experiment["action_count"])
 
     def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None) -> TurnSettings:

@@ -10,9 +10,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from oriole import catalog, progress
-from oriole.baselines import BASELINE_NAMES
+from oriole import catalog
 from oriole.config import check_override, parse_assignment
+from oriole.core import progress
+from oriole.core.baselines import BASELINE_NAMES
 from oriole.inputs import PROVIDERS
 from oriole.text import ascii_int
 from oriole_workstation import cloud
@@ -69,7 +70,7 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
 def check_api_keys(providers: set[str]) -> None:
     """Read the API keys the providers will send (locally, from the environment) before anything starts: a key
     no HTTP header can carry is refused now, in one line that never quotes it."""
-    from oriole.deployment import API_KEYS
+    from oriole.lifecycle.deployment import API_KEYS
     from oriole.providers.transport import environment_api_key
 
     for provider in sorted(providers & set(API_KEYS)):

@@ -13,9 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from oriole import catalog, deployment, inputs, mazeset, memory, progress
-from oriole.baselines import BASELINE_NAMES, make_baseline
+from oriole import catalog, inputs
 from oriole.config import parse_pricing, resolve
+from oriole.core import mazeset, memory, progress
+from oriole.core.baselines import BASELINE_NAMES, make_baseline
+from oriole.core.maze import Maze, goal_visible, vision
+from oriole.core.mazeset import MazeEntry
+from oriole.core.tools import WorldState
+from oriole.core.turn_loop import Agent, ModelCall, TurnOutcome, run_turn, turn_context
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
@@ -27,15 +32,12 @@ from oriole.errors import (
     UnknownPromptVersion,
 )
 from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
-from oriole.maze import Maze, goal_visible, vision
-from oriole.mazeset import MazeEntry
+from oriole.lifecycle import deployment
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze, stored_maze
 from oriole.store.turn_state import LoadedTurn, TurnResult
 from oriole.text import stored_message, unstorable
-from oriole.tools import WorldState
-from oriole.turn_loop import Agent, ModelCall, TurnOutcome, run_turn, turn_context
 
 AgentFactory = Callable[[LoadedTurn, StoredMaze], Agent]
 _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid
@@ -52,7 +54,7 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     prompt, the model's price) and returns the values of those that exist (it may return more). A
     successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
     Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
-    checks include what the deployment allows (``oriole.deployment``).
+    checks include what the deployment allows (``oriole.lifecycle.deployment``).
     """
     raw, execution_arn = event.get("input"), event.get("executionArn")
     if not isinstance(execution_arn, str) or not execution_arn:
@@ -217,7 +219,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         summary, compaction = _summary(loaded, maze.maze, world, agent)
         if summary is not None:
             context["memory_summary"] = summary
-        outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.memory(game), context,
+        outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.recall_window(game), context,
                            loaded.settings(world, _deadline(loaded.config, seconds_left)),
                            loaded.conversation())
     except ModelThrottled as err:
@@ -291,7 +293,7 @@ def check_progress(event: Mapping, store: Store) -> dict:
 
 
 def _execution_seconds_left(started: str | None) -> float | None:
-    """Seconds before the execution's hard timeout (the deployment's, ``oriole.deployment``); None when
+    """Seconds before the execution's hard timeout (the deployment's, ``oriole.lifecycle.deployment``); None when
     either the start or the timeout is unknown."""
     timeout = deployment.execution_timeout()
     if started is None or timeout is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oriole_workstation.bootstrap import maze_interval
+from oriole_workstation.intervals import maze_interval
 
 
 def test_the_interval_is_seeded_and_holds_the_rate():

@@ -30,7 +30,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from oriole import errors
-from oriole.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
+from oriole.core.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
 from oriole.text import ascii_int
 
 SIZE = 60

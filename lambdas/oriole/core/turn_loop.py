@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from oriole.text_tool_calls import instructions, parse_tool_calls
-from oriole.tools import (
+from oriole.core.text_tool_calls import instructions, parse_tool_calls
+from oriole.core.tools import (
     INVALID_ACTION,
     TOOL_SPECS,
     ActionRecord,
-    Memory,
+    RecallWindow,
     Rules,
     ToolCall,
     ToolSpec,
@@ -287,9 +287,9 @@ _WHY_NOT_EXECUTED = {
 }
 
 
-def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, memory: Memory,
+def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, recall: RecallWindow,
              context: dict, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
-    """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``memory``.
+    """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``recall``.
 
     ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
     oldest first, to the agent's context budget before each call. ``settings.deadline`` says, before each
@@ -323,7 +323,7 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, m
                 results.append(_result_message(call, {"success": False, "error": "not executed: "
                                                       + _WHY_NOT_EXECUTED[end]}, settings))
                 continue
-            record = execute(call, world, game, memory, settings.tools)
+            record = execute(call, world, game, recall, settings.tools)
             actions.append(record)
             end = _end_reason(record, world, breakers, len(actions), settings)
             result = {**record.result, "actions_left_in_turn": 0 if end else settings.budget - len(actions),

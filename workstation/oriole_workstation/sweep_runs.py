@@ -1,5 +1,5 @@
 """``oriole sweep``: the researcher's side of a sweep. The sweep itself (its file's model, the matrix, resume, the
-caps) is the runtime's (``oriole.sweeps``) and runs as the sweep state machine: one execution per sweep, its
+caps) is the runtime's (``oriole.core.sweep_plan``) and runs as the sweep state machine: one execution per sweep, its
 tasks in Lambda, locally under moto through ``LocalAws``.
 
 Here: reading a sweep file (TOML or JSON), the execution input a command line makes of it, submitting it under
@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
+from oriole.core.sweep_plan import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
-from oriole.experiments import failure_reason
 from oriole.inputs import PROVIDERS, CaughtError
-from oriole.progress import TERMINAL_EXECUTION_STATUSES
-from oriole.sweep_tasks import OUTCOMES
-from oriole.sweeps import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, check_input_size, validate
+from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.sweep_tasks import OUTCOMES
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
 from oriole_workstation import files
 from oriole_workstation.display import terminal_safe

@@ -11,8 +11,8 @@ import json
 from collections import deque
 from dataclasses import dataclass, field
 
-from oriole import maze as rules
-from oriole.maze import Maze, Position, Tile
+from oriole.core import maze as rules
+from oriole.core.maze import Maze, Position, Tile
 from oriole.text import nesting_depth
 
 MOVE_TOOLS: dict[str, str] = {f"move_{d}": d for d in rules.DIRECTIONS}
@@ -177,7 +177,7 @@ def observation(maze: Maze, pos: Position, vision_range: int) -> tuple[list[Tile
     return tiles, {"position": list(pos), "visible": rules.group_tiles(tile.as_list() for tile in tiles)}
 
 
-class Memory:
+class RecallWindow:
     """What recall_all summarises: each recent action's resulting position and the tiles it saw, and what
     the agent saw from the start tile while the window still reaches back to it."""
 
@@ -199,7 +199,7 @@ class Memory:
         return rules.recall_summary(entries)
 
 
-def execute(call: ToolCall, world: WorldState, game: Rules, memory: Memory,
+def execute(call: ToolCall, world: WorldState, game: Rules, recall: RecallWindow,
             tools: tuple[ToolSpec, ...] = TOOL_SPECS) -> ActionRecord:
     """Validate and run one tool call against the maze, advancing ``world``; always yields one action.
 
@@ -218,13 +218,13 @@ def execute(call: ToolCall, world: WorldState, game: Rules, memory: Memory,
         record = _record(world, call, INVALID_ACTION, None, start, start, False, str(err), [])
     else:
         if call.name == RECALL_TOOL:
-            record = _recall(world, call, arguments, game, memory)
+            record = _recall(world, call, arguments, game, recall)
         elif call.name == GIVE_UP_TOOL:
             world.gave_up_reason = arguments["reason"].strip()
             record = _record(world, call, GIVE_UP_TOOL, arguments, start, start, True, None, [])
         else:
             record = _move(world, call, arguments, game)
-    memory.remember(record)
+    recall.remember(record)
     return record
 
 
@@ -249,7 +249,7 @@ def _move(world: WorldState, call: ToolCall, arguments: dict, game: Rules) -> Ac
     return _with_result(record, {**seen, "goal_found": world.goal_found})
 
 
-def _recall(world: WorldState, call: ToolCall, arguments: dict, game: Rules, memory: Memory) -> ActionRecord:
+def _recall(world: WorldState, call: ToolCall, arguments: dict, game: Rules, recall: RecallWindow) -> ActionRecord:
     remaining = rules.recall_moves_remaining(world.moves, world.moves_at_last_recall, game.recall_interval)
     world.recalls += 1
     pos = world.position
@@ -258,7 +258,7 @@ def _recall(world: WorldState, call: ToolCall, arguments: dict, game: Rules, mem
         return _record(world, call, RECALL_TOOL, arguments, pos, pos, False, error, [])
     world.moves_at_last_recall = world.moves
     record = _record(world, call, RECALL_TOOL, arguments, pos, pos, True, None, [])
-    return _with_result(record, {"position": list(pos), "memory": memory.summary()})
+    return _with_result(record, {"position": list(pos), "memory": recall.summary()})
 
 
 def _record(world: WorldState, call: ToolCall, action_type: str, arguments: dict | None, start: Position,

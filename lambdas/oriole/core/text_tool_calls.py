@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 
+from oriole.core.tools import TEXT, ToolCall, ToolSpec, model_call
 from oriole.text import bounded_int
-from oriole.tools import TEXT, ToolCall, ToolSpec, model_call
 
 _DECODER = json.JSONDecoder(parse_int=bounded_int)
 MAX_SCANNED_CHARS = 100_000  # a model writes its calls within its first few thousand characters

@@ -12,12 +12,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 
-from oriole import inputs, sweeps
+from oriole import inputs
+from oriole.core import sweep_plan
+from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
+from oriole.core.sweep_plan import Cell, Planned, SweepRun, validate
 from oriole.errors import InvalidExecutionInput
 from oriole.inputs import PROVIDERS
-from oriole.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.store import Store
-from oriole.sweeps import Cell, Planned, SweepRun, validate
 
 OUTCOMES = {"succeeded": "succeeded", "timed_out": "timedOut", "failed": "failed", "aborted": "aborted",
             "running": "running", "rejected": "rejected", "skipped": "skipped"}  # outcome -> the summary's key
@@ -28,8 +29,8 @@ _MATRICES: dict[str, list[Cell]] = {}  # a warm container's sweeps: their cells,
 _MATRIX_CACHE_SIZE = 8
 
 
-def stored_maze_names(store: Store) -> sweeps.StoredMaze:
-    """The look-up ``sweeps.cells`` takes: a stored (imported, seeded) maze's name and grid hash by its name or id."""
+def stored_maze_names(store: Store) -> sweep_plan.StoredMaze:
+    """The look-up ``sweep_plan.cells`` takes: a stored (imported, seeded) maze's name and grid hash by its name or id."""
     def found(key: str | int) -> tuple[str, str] | None:
         maze = store.find_maze(key)
         return None if maze is None else (maze.name, maze.content_hash)
@@ -43,7 +44,7 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
     if key not in _MATRICES:
         if len(_MATRICES) >= _MATRIX_CACHE_SIZE:
             _MATRICES.clear()
-        _MATRICES[key] = sweeps.cells(run, stored_maze_names(store))
+        _MATRICES[key] = sweep_plan.cells(run, stored_maze_names(store))
     return _MATRICES[key]
 
 
@@ -51,16 +52,16 @@ def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[st
     """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs) and return, per
     provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
     for size as given and as carried (validated, its defaults filled in)."""
-    sweeps.check_input_size(event)
+    sweep_plan.check_input_size(event)
     run = validate(SweepRun, event, "sweep input")
     sweep = run.model_dump(mode="json")
-    sweeps.check_input_size(sweep)
-    sweeps.check_prompts(run, known_prompts())
-    planned = sweeps.plan(run, stored_maze_names(store))
-    todo = sweeps.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
+    sweep_plan.check_input_size(sweep)
+    sweep_plan.check_prompts(run, known_prompts())
+    planned = sweep_plan.plan(run, stored_maze_names(store))
+    todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in PROVIDERS}
     return {"sweep": sweep, "planned": len(planned), "alreadyDone": len(planned) - len(todo),
-            "indices": indices, "caps": sweeps.caps(run, [p for p in PROVIDERS if indices[p]]),
+            "indices": indices, "caps": sweep_plan.caps(run, [p for p in PROVIDERS if indices[p]]),
             "waitSeconds": run.wait_seconds}
 
 
@@ -69,7 +70,7 @@ def _item(run: SweepRun, store: Store, index: int) -> Planned:
     if index >= len(matrix) * run.repetitions:
         raise InvalidExecutionInput(f"plan index {index} is out of the sweep's {len(matrix) * run.repetitions} "
                                     "experiments")
-    return sweeps.planned_at(matrix, index)
+    return sweep_plan.planned_at(matrix, index)
 
 
 def start_repetition(event: object, store: Store, start: Callable[[str, str, dict], str]) -> dict:
@@ -80,7 +81,7 @@ def start_repetition(event: object, store: Store, start: Callable[[str, str, dic
     request = inputs.parse(inputs.RepetitionRequest, event, "sweep item")
     run = validate(SweepRun, request.sweep, "sweep input")
     item = _item(run, store, request.index)
-    state = sweeps.repetition(store.repetition_attempts(item.agent_id(run.id)), run.retry_failed)
+    state = sweep_plan.repetition(store.repetition_attempts(item.agent_id(run.id)), run.retry_failed)
     if state.ended is not None:
         return {"outcome": state.ended, "executionArn": None}
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
@@ -93,9 +94,9 @@ def start_repetition(event: object, store: Store, start: Callable[[str, str, dic
 def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> dict:
     """CheckRepetition: whether the experiment an item started is closed, and how it ended (an execution that
     ended before any experiment existed was rejected); and, for an item that waits on, how long to wait before
-    the next look (``sweeps.next_check_wait``) and how long it will then have followed the experiment."""
+    the next look (``sweep_plan.next_check_wait``) and how long it will then have followed the experiment."""
     check = inputs.parse(inputs.RepetitionCheck, event, "sweep check")
-    wait = sweeps.next_check_wait(check.followedSeconds, check.waitSeconds)
+    wait = sweep_plan.next_check_wait(check.followedSeconds, check.waitSeconds)
     return {**_look(check.executionArn, store, execution_status), "waitSeconds": wait,
             "followedSeconds": check.followedSeconds}
 
@@ -134,6 +135,6 @@ def summarize(event: object, store: Store, failed_executions: Callable[[str, str
 
 def _outcome(sweep_id: str, item: Planned, attempts: list[dict], rejected: set[str]) -> str:
     """A repetition's outcome: its attempt of this run was rejected, else its latest experiment's status."""
-    if item.execution_name(sweep_id, sweeps.repetition(attempts, retry_failed=True).attempt) in rejected:
+    if item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt) in rejected:
         return REJECTED
     return attempts[-1]["status"] if attempts else SKIPPED

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from oriole.baselines import GOAL, OPEN, UNKNOWN, WALL, KnownMap
-from oriole.maze import DIRECTIONS, Position
-from oriole.tools import NATIVE, ToolCall
-from oriole.turn_loop import (
+from oriole.core.baselines import GOAL, OPEN, UNKNOWN, WALL, KnownMap
+from oriole.core.maze import DIRECTIONS, Position
+from oriole.core.tools import NATIVE, ToolCall
+from oriole.core.turn_loop import (
     Message,
     ModelRequest,
     ModelResponse,

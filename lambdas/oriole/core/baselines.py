@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from oriole.maze import DIRECTIONS, Maze, Position, shortest_path
-from oriole.tools import ToolCall
-from oriole.turn_loop import ModelRequest, ModelResponse
+from oriole.core.maze import DIRECTIONS, Maze, Position, shortest_path
+from oriole.core.tools import ToolCall
+from oriole.core.turn_loop import ModelRequest, ModelResponse
 
 UNKNOWN, OPEN, WALL, GOAL = "?", ".", "#", "G"
 _CLOCKWISE = ("north", "east", "south", "west")

@@ -1,12 +1,13 @@
-"""The sweep state machine's tasks: thin entry points over ``oriole.sweep_tasks``, which get the Step
+"""The sweep state machine's tasks: thin entry points over ``oriole.lifecycle.sweep_tasks``, which get the Step
 Functions calls (start an execution, its status, the failed ones) from here."""
 
 import boto3
 from aws_lambda_powertools.utilities import parameters
 
-from oriole import catalog, sweep_tasks
+from oriole import catalog
 from oriole.handlers.executions import execution_status, start_named
 from oriole.handlers.observability import logger
+from oriole.lifecycle import sweep_tasks
 from oriole.store import shared_store
 
 

@@ -24,10 +24,11 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from oriole import inputs, mazeset, progress
-from oriole.baselines import BASELINE_NAMES
+from oriole import inputs
 from oriole.catalog import BY_KEY
 from oriole.config import canonical_value, resolve
+from oriole.core import mazeset, progress
+from oriole.core.baselines import BASELINE_NAMES
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.inputs import PROVIDERS
 from oriole.text import unstorable

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from oriole import experiments
 from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import experiments
 from oriole.store import Store
 
 DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
