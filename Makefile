@@ -1,7 +1,8 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
-# make flows:  rewrite lambdas/oriole/flows/sweep.asl.json from the module that generates it (sweep_flow.py).
+# make flows:  rewrite what the provider registry generates: sweep.asl.json, the experiment flow's provider branches
+#              and the README's two flow diagrams (lambdas/oriole/flows/render.py).
 # make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock
 #              (keeps its pins; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest release).
 VENV ?= .venv
@@ -55,7 +56,7 @@ bench: $(VENV)/.local-installed
 	$(BIN)/python bench/bench_local_run.py
 
 flows: $(VENV)/.local-installed
-	$(BIN)/python -m oriole.flows.sweep_flow
+	$(BIN)/python -m oriole.flows.render
 
 # uv is a tool of this target only; the lock keeps its pins until requirements.txt asks for others (or
 # LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs.

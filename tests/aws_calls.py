@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from oriole.handlers import DEPLOYED
 from oriole.lifecycle import deployment
+from oriole.provider_registry import PROVIDERS
 from oriole_workstation.runner import ACCOUNT
 
 # The deployed functions' handlers: the table infra/functions.py makes every function from (the flows' tasks and
@@ -31,7 +32,7 @@ from oriole_workstation.runner import ACCOUNT
 ENTRY_POINTS = tuple(DEPLOYED.values())
 # Environment variables naming resources a function calls: locally they name moto's resources, on AWS the template
 # sets them; each call keeps the values its function saw.
-NAMING_VARIABLES = ("DATABASE_SECRET_ARN", deployment.OLLAMA_API_KEY_SECRET, deployment.OPENAI_API_KEY_SECRET,
+NAMING_VARIABLES = ("DATABASE_SECRET_ARN", *(p.api_key_secret for p in PROVIDERS.values() if p.api_key_secret),
                     deployment.ROLE_SECRETS, deployment.STATE_MACHINE_ARN, deployment.PRUNED_FUNCTIONS,
                     deployment.SWEEP_STATE_MACHINE_ARN, deployment.STACK_ID)
 

@@ -54,7 +54,7 @@ SELECT e.id AS experiment_id,
                FROM compared_experiments() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id;
 
 COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';
-COMMENT ON COLUMN experiment_results.llm_provider IS 'bedrock, ollama, openai or baseline';
+COMMENT ON COLUMN experiment_results.llm_provider IS 'the provider that played (providers.name)';
 COMMENT ON COLUMN experiment_results.model_name IS 'the model (or the baseline agent) that played';
 COMMENT ON COLUMN experiment_results.prompt_version IS 'the prompt version';
 COMMENT ON COLUMN experiment_results.prompt_hash IS 'SHA-256 of the prompt text the experiment really used';

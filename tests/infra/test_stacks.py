@@ -11,7 +11,7 @@ from aws_cdk.assertions import Annotations, Match
 from oriole import flows
 from oriole.catalog import CATALOG, MODEL_TASK_SECONDS
 from oriole.handlers import FUNCTIONS
-from oriole.inputs import PROVIDERS
+from oriole.provider_registry import NAMES
 from tests.iam_policy import allows
 from tests.infra.conftest import (
     BASE_MODEL,
@@ -794,7 +794,7 @@ def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_pr
     deployed = json.loads(sm["DefinitionString"])
     assert deployed == flows.definition(flows.SWEEP) and "TimeoutSeconds" not in deployed
     maps = [branch["States"][branch["StartAt"]] for branch in deployed["States"]["RunRepetitions"]["Branches"]]
-    assert len(maps) == len(PROVIDERS)
+    assert len(maps) == len(NAMES)
     for state in maps:
         assert state["Type"] == "Map" and state["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
         assert state["MaxConcurrencyPath"].startswith("$.caps.")

@@ -8,6 +8,7 @@ import pytest
 
 from oriole import catalog
 from oriole.lifecycle import experiments
+from oriole.providers import baseline
 from oriole.store import Store, db
 
 
@@ -34,7 +35,7 @@ def start(store, arn: str) -> int:
 
 def play(store, experiment_id: int, turn: int) -> dict:
     return experiments.play_turn({"experimentId": experiment_id, "turnNumber": turn}, store,
-                                 experiments.baseline_agent)
+                                 baseline.agent)
 
 
 def written(store, experiment_id: int) -> tuple:

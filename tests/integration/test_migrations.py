@@ -262,3 +262,29 @@ def test_a_database_migrated_before_the_views_had_files_upgrades_to_the_same_def
         assert definitions(old) == definitions(fresh) and rights(old) == rights(fresh)
         assert schema(old) == schema(fresh)
         fresh.conn.close()
+
+
+def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empty_database):
+    """A new provider needs no migration: every migrate writes the registry into ``providers``, which
+    ``experiments.llm_provider`` references (the CHECK that 0010 widened for openai is gone)."""
+    import psycopg
+
+    from oriole.provider_registry import PROVIDERS, Provider
+
+    store = Store(db.connect(empty_database))
+    store.prepare()
+    assert {r["name"]: r["label"] for r in store.conn.execute("SELECT * FROM providers")} == {
+        name: provider.label for name, provider in PROVIDERS.items()}
+
+    def experiment(provider: str) -> None:
+        store.conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns) "
+            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s])", (provider, provider, provider))
+
+    with pytest.raises(psycopg.errors.ForeignKeyViolation, match="llm_provider"):
+        experiment("acme")
+    store.load_providers([Provider("acme", "Acme", "oriole.providers.openai", sweep_cap=1)])
+    experiment("acme")
+    store.prepare()  # the registry again: the provider with an experiment stays
+    assert "acme" in {r["name"] for r in store.conn.execute("SELECT name FROM providers")}

@@ -14,7 +14,7 @@ from oriole.core import sweep_plan
 from oriole.core.sweep_plan import MAX_EXPERIMENTS, SweepRun
 from oriole.flows import sweep_flow
 from oriole.handlers import FUNCTIONS
-from oriole.inputs import PROVIDERS
+from oriole.provider_registry import NAMES
 
 ASL = flows.definition(flows.SWEEP)
 STATES = ASL["States"]
@@ -40,11 +40,11 @@ def provider_map(provider: str) -> dict:
     return state
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", NAMES)
 def test_each_provider_has_a_distributed_map_capped_from_the_plan(provider):
     state = provider_map(provider)
     assert state["Type"] == "Map" and state["MaxConcurrencyPath"] == f"$.caps.{provider}"
-    assert state["Label"] == sweep_flow.PROVIDERS[provider]
+    assert state["Label"] == sweep_flow.LABELS[provider]
     assert state["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
     assert state["ToleratedFailureCount"] == MAX_EXPERIMENTS  # every item may fail: no item's failure fails the sweep
     assert "ToleratedFailurePercentage" not in state
@@ -74,7 +74,7 @@ def test_every_state_name_is_unique_in_the_whole_state_machine():
     carry its provider's label."""
     names = state_names(STATES)
     assert len(names) == len(set(names))
-    for provider, label in sweep_flow.PROVIDERS.items():
+    for provider, label in sweep_flow.LABELS.items():
         item = provider_map(provider)["ItemProcessor"]
         assert item["StartAt"] == f"{label}StartRepetition"
         assert all(name.startswith(label) for name in item["States"])
@@ -83,7 +83,7 @@ def test_every_state_name_is_unique_in_the_whole_state_machine():
 def test_every_providers_map_runs_the_same_item_flow_but_for_its_names():
     processors = {json.dumps(m["ItemProcessor"], sort_keys=True).replace(f'"{m["Label"]}', '"')
                   for m in MAPS.values()}
-    assert len(MAPS) == len(PROVIDERS) and len(processors) == 1
+    assert len(MAPS) == len(NAMES) and len(processors) == 1
 
 
 def test_the_providers_are_data():
@@ -97,7 +97,7 @@ def test_the_providers_are_data():
 
 
 ITEM = provider_map("baseline")["ItemProcessor"]["States"]
-LABEL = sweep_flow.PROVIDERS["baseline"]
+LABEL = sweep_flow.LABELS["baseline"]
 
 
 def item(state: str) -> dict:
@@ -173,7 +173,7 @@ def test_every_sweep_task_retries_as_the_experiment_flows_tasks_do():
     experiment = tasks_of(flows.definition(flows.EXPERIMENT)["States"])
     known = {json.dumps(retrier, sort_keys=True) for task in experiment.values() for retrier in task["Retry"]}
     sweep = tasks_of(STATES)
-    assert len(sweep) == 2 + 2 * len(PROVIDERS)
+    assert len(sweep) == 2 + 2 * len(NAMES)
     for name, task in sweep.items():
         assert {json.dumps(retrier, sort_keys=True) for retrier in task["Retry"]} <= known, name
         assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException", "Lambda.Unknown", "OperationalError",

@@ -22,8 +22,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 from oriole import catalog
@@ -34,6 +34,7 @@ from oriole.errors import InvalidParameter
 from oriole.inputs import CaughtError
 from oriole.lifecycle import deployment
 from oriole.lifecycle.experiments import failure_reason
+from oriole.provider_registry import PROVIDERS
 from oriole_workstation import cloud, prompts, sweep_runs
 from oriole_workstation.database import CHECKOUT
 from oriole_workstation.launcher import current_execution, execution_name
@@ -92,8 +93,7 @@ class Aws:
 
 @dataclass(frozen=True)
 class Options:
-    ollama_model: str | None = None  # the model every allow-listed Ollama endpoint is asked for
-    openai_model: str | None = None  # the model every allow-listed OpenAI-compatible base URL is asked for
+    server_models: Mapping[str, str] = field(default_factory=dict)  # provider -> the model its servers are asked for
     timeout_seconds: float = 900.0
     poll_seconds: float = 5.0
 
@@ -492,8 +492,8 @@ class DeploymentCheck:
                 experiments, "bedrock", model_id,
                 [self._input(f"bedrock/{n}", "bedrock", c, **ONE_ACTION) for n, c in enumerate(candidates)],
                 lambda model, outcome: bedrock_fix(model, outcome, self.aws.region), retry_when=not_served_by_that_id))
-        for servers, provider, model in ((deployment.OLLAMA, "ollama", self.options.ollama_model),
-                                         (deployment.OPENAI, "openai", self.options.openai_model)):
+        for provider, servers in ((p.name, p.servers) for p in PROVIDERS.values() if p.servers is not None):
+            model = self.options.server_models.get(provider)
             for url in _listed(environment, servers.listed):
                 lines.append(skipped(provider, f"no model named to ask {url} for: pass --{provider}-model NAME", url)
                              if model is None else self._probe(

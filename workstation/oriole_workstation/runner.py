@@ -150,9 +150,9 @@ class LocalAws:
             for patch in self._make_patches():
                 stack.enter_context(patch)
             if self.bedrock_client is not None:  # imported only now, so its logger sees the log level set above
-                from oriole.handlers import agents
+                from oriole.providers import bedrock
 
-                stack.enter_context(mock.patch.object(agents, "bedrock_client", lambda timeout: self.bedrock_client))
+                stack.enter_context(mock.patch.object(bedrock, "shared_client", lambda timeout: self.bedrock_client))
             db.reset()
             self._locks = RunLocks(self.database_url)
             stack.callback(self._locks.close)

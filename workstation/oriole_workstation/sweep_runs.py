@@ -26,9 +26,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.core.sweep_plan import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
-from oriole.inputs import PROVIDERS, CaughtError
+from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.sweep_tasks import OUTCOMES
+from oriole.provider_registry import NAMES
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
 from oriole_workstation import files
 from oriole_workstation.display import terminal_safe
@@ -75,9 +76,9 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
     for option in options:
         provider, _, value = option.partition("=")
         count = ascii_int(value, 4, signed=False) or 0
-        if provider not in PROVIDERS or not 1 <= count <= MAX_CONCURRENCY:
+        if provider not in NAMES or not 1 <= count <= MAX_CONCURRENCY:
             raise SweepFileError(f"--provider-concurrency expects PROVIDER=N with a provider among "
-                                 f"{', '.join(PROVIDERS)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}")
+                                 f"{', '.join(NAMES)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}")
         caps[provider] = count
     return caps
 

@@ -30,12 +30,11 @@ from oriole.config import canonical_value, resolve
 from oriole.core import mazeset, progress
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
-from oriole.inputs import PROVIDERS
+from oriole.provider_registry import NAMES, PROVIDERS
 from oriole.text import unstorable
 
 RUNS = (progress.SUCCESS_ENDING, progress.AGENT_ENDING)  # ended on the agent's merits: never run again
 ERRORS = (progress.ERROR_ENDING,)  # infrastructure or provider errors: run again only with retry_failed
-DEFAULT_PROVIDER_CONCURRENCY = {"bedrock": 4, "ollama": 1, "openai": 4, "baseline": 8}
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
@@ -146,7 +145,7 @@ class SweepFile(BaseModel):
     # every combination of these values, per config
     grid: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
     concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
-    provider_concurrency: dict[Literal[PROVIDERS],
+    provider_concurrency: dict[Literal[NAMES],
                                Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(default_factory=dict)
     spend_limit_usd: float | None = Field(None, ge=0)
     comment: str | None = Field(None, max_length=1000)
@@ -239,8 +238,8 @@ class Planned:
 
 def _agent(text: str) -> tuple[str, str]:
     provider, _, model = text.partition("/")
-    if provider not in PROVIDERS or not model:
-        raise SweepFileError(f"agent {text!r} must be provider/model with provider one of {', '.join(PROVIDERS)}")
+    if provider not in NAMES or not model:
+        raise SweepFileError(f"agent {text!r} must be provider/model with provider one of {', '.join(NAMES)}")
     if provider == "baseline" and model not in BASELINE_NAMES:
         raise SweepFileError(f"agent {text!r}: the baselines are {', '.join(BASELINE_NAMES)}")
     return provider, model
@@ -388,11 +387,11 @@ def caps(spec: SweepFile, providers: Iterable[str]) -> dict[str, int]:
     """Experiments at once per provider: the defaults, then the file's ``provider_concurrency``; a total
     ``concurrency`` is shared out among the ``providers`` the run uses (the largest cap gives first, none
     below 1), because each provider runs in a map of its own."""
-    limits = {p: spec.provider_concurrency.get(p, DEFAULT_PROVIDER_CONCURRENCY[p]) for p in PROVIDERS}
+    limits = {p: spec.provider_concurrency.get(p, PROVIDERS[p].sweep_cap) for p in NAMES}
     if spec.concurrency is None:
         return limits
     limits = {p: min(n, spec.concurrency) for p, n in limits.items()}
-    used = [p for p in PROVIDERS if p in set(providers)]
+    used = [p for p in NAMES if p in set(providers)]
     while sum(limits[p] for p in used) > spec.concurrency and any(limits[p] > 1 for p in used):
         largest = max(used, key=lambda p: limits[p])
         limits[largest] -= 1

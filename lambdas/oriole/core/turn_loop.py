@@ -14,10 +14,11 @@ native tool calling, and the context budget that earlier turns' messages (``hist
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from oriole.core.maze import Maze
 from oriole.core.text_tool_calls import instructions, parse_tool_calls
 from oriole.core.tools import (
     INVALID_ACTION,
@@ -85,6 +86,19 @@ class Agent(Protocol):
     context_budget: int | None
 
     def respond(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """What a provider's adapter builds an experiment's agent from, for one turn (each adapter module's
+    ``agent(setup, api_key)``): the model, the configuration snapshot, the experiment's seed, the state the agent
+    kept at the end of its previous turn (a baseline's), and the maze it plays (only an oracle reads it whole)."""
+
+    model: str
+    config: Mapping[str, object]
+    seed: int
+    state: dict
+    maze: Maze
 
 
 @dataclass(frozen=True)

@@ -18,15 +18,11 @@ from datetime import datetime, timedelta
 
 from oriole.catalog import BY_KEY
 from oriole.errors import InvalidConfig, ModelNotAllowed
+from oriole.provider_registry import Provider
 
 BEDROCK_MODEL_IDS = "ORIOLE_BEDROCK_MODEL_IDS"  # JSON list: the deploy-time bedrockModelIds
-OLLAMA_ENDPOINTS = "ORIOLE_OLLAMA_ENDPOINTS"  # JSON list: the deploy-time ollamaEndpoints
-OLLAMA_API_KEY = "OLLAMA_API_KEY"  # a local run's key (the variable); on AWS the secret below holds it
-OLLAMA_API_KEY_SECRET = "OLLAMA_API_KEY_SECRET_ARN"  # set when the deployment sends an Ollama API key
-OPENAI_BASE_URLS = "ORIOLE_OPENAI_BASE_URLS"  # JSON list: the deploy-time openaiBaseUrls
-OPENAI_API_KEY = "OPENAI_API_KEY"
-OPENAI_API_KEY_SECRET = "OPENAI_API_KEY_SECRET_ARN"  # set when the deployment sends an OpenAI-compatible API key
-API_KEYS = {"ollama": OLLAMA_API_KEY, "openai": OPENAI_API_KEY}  # provider -> the variable of its API key
+# The model servers a provider is sent to (ModelServers.listed) and its API key's secret (Provider.api_key_secret)
+# are named by each provider's entry in oriole.provider_registry.
 CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the deployed code
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
 STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
@@ -57,8 +53,6 @@ DESTINATION_REGIONS = {
     "au": ("ap-southeast-2", "ap-southeast-4"),
     "us-gov": ("us-gov-east-1", "us-gov-west-1"),
 }
-LOCAL_OLLAMA = "http://localhost:11434"
-LOCAL_OPENAI = "http://localhost:8000/v1"
 
 
 def geography(region: str) -> str:
@@ -105,43 +99,23 @@ def check_bedrock_model(model_name: str, environ: Mapping[str, str] = os.environ
             "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (see README)")
 
 
-@dataclass(frozen=True)
-class ModelServers:
-    """Model servers an experiment names by URL (Ollama's endpoint, an OpenAI-compatible base URL): its config
-    key, the deploy-time list (context and environment variable), the API key's secret variable, and the local
-    default, which a Lambda function cannot reach."""
-
-    service: str
-    noun: str
-    key: str
-    listed: str
-    context: str
-    example: str
-    secret: str
-    local: str
-
-
-OLLAMA = ModelServers("Ollama", "endpoint", "endpoint", OLLAMA_ENDPOINTS, "ollamaEndpoints",
-                      "https://your-ollama:11434", OLLAMA_API_KEY_SECRET, LOCAL_OLLAMA)
-OPENAI = ModelServers("OpenAI-compatible", "base URL", "baseUrl", OPENAI_BASE_URLS, "openaiBaseUrls",
-                      "https://your-server/v1", OPENAI_API_KEY_SECRET, LOCAL_OPENAI)
-
-
-def check_model_server(servers: ModelServers, url: str, environ: Mapping[str, str] = os.environ) -> None:
+def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] = os.environ) -> None:
     """On AWS, a model server must be one the deployment allows (the API key is sent to it, its answers land in
     the database); plain http is refused when an API key would be sent over it."""
-    allowed = _listed(environ, servers.listed)
+    servers = provider.servers
+    allowed = None if servers is None else _listed(environ, servers.listed)
     if allowed is None:
         return
+    local = str(BY_KEY[servers.key].default)
     where = (f"deploy with `cdk deploy -c {servers.context}='[\"{servers.example}\"]'` and set "
              f"{BY_KEY[servers.key].name} to one of them (`oriole params set {servers.key} URL --aws`)")
     if url.rstrip("/") not in {e.rstrip("/") for e in allowed}:
-        if url.rstrip("/") == servers.local:
-            raise InvalidConfig(f"config.{servers.key} is the local default {servers.local}, which a Lambda function "
+        if url.rstrip("/") == local.rstrip("/"):
+            raise InvalidConfig(f"config.{servers.key} is the local default {local}, which a Lambda function "
                                 f"cannot reach; {where}")
         raise InvalidConfig(f"config.{servers.key} {url!r} is not an {servers.service} {servers.noun} this "
                             f"deployment allows (allowed: {', '.join(allowed) or 'none'}); {where}")
-    if environ.get(servers.secret) and not url.lower().startswith("https://"):
+    if provider.api_key_secret and environ.get(provider.api_key_secret) and not url.lower().startswith("https://"):
         raise InvalidConfig(f"config.{servers.key} {url!r} is plain http but this deployment sends an "
                             f"{servers.service} API key: allow only https {servers.noun}s")
 

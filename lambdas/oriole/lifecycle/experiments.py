@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from oriole import catalog, inputs
 from oriole.config import parse_pricing, resolve
 from oriole.core import mazeset, memory, progress
-from oriole.core.baselines import BASELINE_NAMES, make_baseline
+from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
 from oriole.core.tools import WorldState
-from oriole.core.turn_loop import Agent, ModelCall, TurnOutcome, run_turn, turn_context
+from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, TurnOutcome, run_turn, turn_context
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
@@ -33,13 +33,14 @@ from oriole.errors import (
 )
 from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
 from oriole.lifecycle import deployment
+from oriole.provider_registry import PROVIDERS
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze, stored_maze
 from oriole.store.turn_state import LoadedTurn, TurnResult
 from oriole.text import stored_message, unstorable
 
-AgentFactory = Callable[[LoadedTurn, StoredMaze], Agent]
+AgentFactory = Callable[[AgentSetup], Agent]  # a provider's adapter (its agent function), keyed as its task needs
 _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid
 _MAZE_CACHE_SIZE = 64
 
@@ -86,12 +87,12 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
 def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[dict, str]:
     """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
-    priced = request.llmProvider != "baseline"
+    provider = PROVIDERS[request.llmProvider]
+    priced = provider.calls_model
     stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
     config = resolve(stored, request.config)
-    servers = {"ollama": deployment.OLLAMA, "openai": deployment.OPENAI}.get(request.llmProvider)
-    if servers is not None:
-        deployment.check_model_server(servers, str(config[servers.key]))
+    if provider.servers is not None:
+        deployment.check_model_server(provider, str(config[provider.servers.key]))
     prompt = stored.get(prompt_name)
     if not prompt:
         raise UnknownPromptVersion(f"no prompt at {prompt_name}: store it with `oriole prompts put "
@@ -170,11 +171,6 @@ def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
     _MAZE_CACHE[experiment_id] = maze
 
 
-def baseline_agent(loaded: LoadedTurn, maze: StoredMaze) -> Agent:
-    experiment = loaded.experiment
-    return make_baseline(experiment["model_name"], maze.maze, experiment["seed"], experiment["agent_state"])
-
-
 def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
               seconds_left: Callable[[], float] | None = None) -> TurnResult:
     """One agent task: load the experiment, play one turn, write it in one statement.
@@ -199,7 +195,7 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
     if maze is None:
         maze = stored_maze(loaded.maze_row)
         _cache_maze(experiment_id, maze)
-    return _play(loaded, maze, turn_number, store, agent_factory(loaded, maze), seconds_left)
+    return _play(loaded, maze, turn_number, store, agent_factory(loaded.agent_setup(maze.maze)), seconds_left)
 
 
 def _deadline(config: Mapping, seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:

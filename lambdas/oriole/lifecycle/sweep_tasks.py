@@ -17,7 +17,7 @@ from oriole.core import sweep_plan
 from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.core.sweep_plan import Cell, Planned, SweepRun, validate
 from oriole.errors import InvalidExecutionInput
-from oriole.inputs import PROVIDERS
+from oriole.provider_registry import NAMES
 from oriole.store import Store
 
 OUTCOMES = {"succeeded": "succeeded", "timed_out": "timedOut", "failed": "failed", "aborted": "aborted",
@@ -30,7 +30,8 @@ _MATRIX_CACHE_SIZE = 8
 
 
 def stored_maze_names(store: Store) -> sweep_plan.StoredMaze:
-    """The look-up ``sweep_plan.cells`` takes: a stored (imported, seeded) maze's name and grid hash by its name or id."""
+    """The look-up ``sweep_plan.cells`` takes: a stored (imported, seeded) maze's name and grid hash by its name or
+    id."""
     def found(key: str | int) -> tuple[str, str] | None:
         maze = store.find_maze(key)
         return None if maze is None else (maze.name, maze.content_hash)
@@ -59,9 +60,9 @@ def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[st
     sweep_plan.check_prompts(run, known_prompts())
     planned = sweep_plan.plan(run, stored_maze_names(store))
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
-    indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in PROVIDERS}
+    indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in NAMES}
     return {"sweep": sweep, "planned": len(planned), "alreadyDone": len(planned) - len(todo),
-            "indices": indices, "caps": sweep_plan.caps(run, [p for p in PROVIDERS if indices[p]]),
+            "indices": indices, "caps": sweep_plan.caps(run, [p for p in NAMES if indices[p]]),
             "waitSeconds": run.wait_seconds}
 
 

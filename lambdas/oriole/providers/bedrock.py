@@ -8,6 +8,7 @@ at module level: a Lambda that never plays a Bedrock turn does not pay for boto3
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from oriole.catalog import BY_KEY, snapshot_value
 from oriole.core.tools import ToolCall, ToolSpec, model_call
-from oriole.core.turn_loop import Message, ModelRequest, ModelResponse, Usage
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
 from oriole.text import MAX_JSON_DEPTH, nesting_depth
@@ -260,3 +261,16 @@ class BedrockAgent:
         if code in UNAVAILABLE_CODES or (code not in REJECTED_CODES and status >= 500):
             return ModelUnavailable(f"Bedrock failed to answer for model {self.model_id!r} ({code}): {message}")
         return ModelRequestRejected(f"Bedrock rejected the request for model {self.model_id!r} ({code}): {message}")
+
+
+@functools.cache
+def shared_client(timeout_seconds: float):
+    """The warm container's Bedrock client for a request timeout: made once (the local runner puts one holding the
+    user's credentials, or a stubbed one, in its place)."""
+    return runtime_client(timeout_seconds)
+
+
+def agent(setup: AgentSetup, api_key: str | None = None) -> BedrockAgent:
+    """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key)."""
+    client = shared_client(float(snapshot_value(setup.config, "requestTimeoutSeconds")))
+    return BedrockAgent.from_config(setup.model, dict(setup.config), client)

@@ -13,7 +13,7 @@ from typing import Any
 
 from oriole.catalog import snapshot_value
 from oriole.core.tools import ToolCall, model_call
-from oriole.core.turn_loop import Message, ModelRequest, ModelResponse, Usage
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
 from oriole.providers.transport import JsonPoster, Server
 from oriole.providers.wire import (
@@ -131,3 +131,8 @@ class OllamaAgent:
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
         reply = self.http.post(self.payload(request))
         return parse_response(reply.body, reply.latency_ms, reply.throttles)
+
+
+def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:
+    """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
+    return OllamaAgent.from_config(setup.model, dict(setup.config), api_key)

@@ -8,7 +8,7 @@ ship to Lambda.
 
 from __future__ import annotations
 
-from oriole import catalog
+from oriole import catalog, provider_registry
 from oriole.core import mazeset
 from oriole.store import db
 from oriole.store.experiments import Experiments
@@ -23,10 +23,11 @@ class Store(Schema, Mazes, Experiments, Turns, Sweeps):
 
     def prepare(self) -> dict:
         """What a deploy (the migration trigger) and every local run do before the first experiment, all of it
-        idempotent: migrate, load the shipped maze set (checked against the code) and the catalog's configuration
-        keys. Returns the migrations applied and how many mazes were new."""
+        idempotent: migrate, load the shipped maze set (checked against the code), the registry's providers and the
+        catalog's configuration keys. Returns the migrations applied and how many mazes were new."""
         applied = self.apply_migrations()
         new_mazes = self.load_mazes(mazeset.maze_set())
+        self.load_providers(provider_registry.PROVIDERS.values())
         self.load_catalog(catalog.CATALOG)
         return {"applied": applied, "newMazes": new_mazes}
 

@@ -1,5 +1,5 @@
-"""The schema: the numbered migrations, the analysis views and functions (one file each), the roles' logins
-and the catalog's configuration keys.
+"""The schema: the numbered migrations, the analysis views and functions (one file each), the roles' logins,
+the registry's providers and the catalog's configuration keys.
 
 The SQL lives in the repository's ``migrations/`` folder (carried into the package as ``oriole.migrations``): the
 numbered files hold table changes and are applied once each, in order; ``views/<name>.sql`` says what each view
@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 
 from oriole.catalog import Parameter
 from oriole.errors import OrioleError
+from oriole.provider_registry import Provider
 from oriole.store.base import StoreBase
 
 MIGRATION_LOCK_KEY = 0x0_6F72_696F_6C65  # "oriole": one advisory lock for every migration runner
@@ -178,6 +179,14 @@ class Schema(StoreBase):
             raise ValueError(f"{role!r} is not one of the roles the migrations create: {', '.join(DATABASE_ROLES)}")
         self.conn.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role),
                                                                                   sql.Literal(password)))
+
+    def load_providers(self, providers: Iterable[Provider]) -> None:
+        """Write the registry's providers into ``providers`` (which ``experiments.llm_provider`` references): a new
+        one is added, a label follows the registry; none is removed, since its experiments keep it."""
+        with self.conn.cursor() as cur:
+            cur.executemany("INSERT INTO providers (name, label) VALUES (%s, %s) "
+                            "ON CONFLICT (name) DO UPDATE SET label = EXCLUDED.label",
+                            [(provider.name, provider.label) for provider in providers])
 
     def load_catalog(self, parameters: Iterable[Parameter]) -> None:
         """Write the catalog's view of each configuration key into ``config_keys`` (which providers it applies

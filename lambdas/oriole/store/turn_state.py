@@ -23,6 +23,7 @@ from oriole.core import memory as memories
 from oriole.core.maze import Maze, vision
 from oriole.core.tools import INVALID_ACTION, ActionRecord, RecallWindow, Rules, WorldState, tool_specs
 from oriole.core.turn_loop import (
+    AgentSetup,
     Message,
     ModelCall,
     ModelResponse,
@@ -127,6 +128,11 @@ class LoadedTurn:
     @property
     def position(self) -> tuple[int, int]:
         return self.experiment["current_x"], self.experiment["current_y"]
+
+    def agent_setup(self, maze: Maze) -> AgentSetup:
+        """What the experiment's provider builds this turn's agent from."""
+        experiment = self.experiment
+        return AgentSetup(experiment["model_name"], self.config, experiment["seed"], experiment["agent_state"], maze)
 
     def world(self) -> WorldState:
         """The world as the last committed turn left it."""

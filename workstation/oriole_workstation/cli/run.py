@@ -14,7 +14,7 @@ from oriole import catalog
 from oriole.config import check_override, parse_assignment
 from oriole.core import progress
 from oriole.core.baselines import BASELINE_NAMES
-from oriole.inputs import PROVIDERS
+from oriole.provider_registry import MODEL_PROVIDERS, PROVIDERS
 from oriole.text import ascii_int
 from oriole_workstation import cloud
 from oriole_workstation.cli.common import (
@@ -29,7 +29,6 @@ from oriole_workstation.cli.common import (
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 
-LLM_PROVIDERS = tuple(p for p in PROVIDERS if p != "baseline")
 MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
 
 
@@ -51,8 +50,8 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
     """The execution input the options describe, exactly what the console would take."""
     if agent and (provider or model):
         raise fail("--agent is a baseline agent; use either --agent or --provider/--model")
-    if provider and provider not in LLM_PROVIDERS:
-        raise fail(f"--provider must be one of {', '.join(LLM_PROVIDERS)}; got {provider!r}")
+    if provider and provider not in MODEL_PROVIDERS:
+        raise fail(f"--provider must be one of {', '.join(MODEL_PROVIDERS)}; got {provider!r}")
     if agent and agent not in BASELINE_NAMES:
         raise fail(f"--agent must be one of {', '.join(BASELINE_NAMES)}; got {agent!r}")
     if not agent and not model:
@@ -70,11 +69,11 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
 def check_api_keys(providers: set[str]) -> None:
     """Read the API keys the providers will send (locally, from the environment) before anything starts: a key
     no HTTP header can carry is refused now, in one line that never quotes it."""
-    from oriole.lifecycle.deployment import API_KEYS
     from oriole.providers.transport import environment_api_key
 
-    for provider in sorted(providers & set(API_KEYS)):
-        environment_api_key(API_KEYS[provider])
+    for provider in sorted(providers):
+        if PROVIDERS[provider].api_key:
+            environment_api_key(PROVIDERS[provider].api_key)
 
 
 @contextmanager
@@ -103,7 +102,7 @@ def launcher_for(aws: bool, data: dict, *, stack: str | None = None,
 def run(
     maze: Annotated[str, typer.Option(help="Maze name or id (see `oriole mazes list`).")] = "perfect-11",
     agent: Annotated[str | None, typer.Option(help=f"Baseline agent: {', '.join(BASELINE_NAMES)}.")] = None,
-    provider: Annotated[str | None, typer.Option(help=f"LLM provider: {', '.join(LLM_PROVIDERS)}.")] = None,
+    provider: Annotated[str | None, typer.Option(help=f"LLM provider: {', '.join(MODEL_PROVIDERS)}.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name for the provider.")] = None,
     prompt: Annotated[str, typer.Option(help="Prompt version stored under /oriole/prompts/.")] = "v1",
     config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")]
