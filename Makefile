@@ -1,5 +1,7 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
+# make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
+#              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json, the experiment flow's provider branches
 #              and the README's two flow diagrams (lambdas/oriole/flows/render.py).
@@ -11,10 +13,12 @@ BIN := $(VENV)/bin
 # The runtime dependencies are installed at the exact versions the Lambda asset ships (the lock's, without its
 # hashes, which are for the aarch64 wheels): the tests run the shipped stack.
 CONSTRAINTS := $(VENV)/lambda-constraints.txt
+# mkdocs-material prints a banner about its successor on every build.
+export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test deploy synth bench flows lock
+.PHONY: demo test docs deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +39,10 @@ $(VENV)/.test-installed: $(VENV)/.cdk-installed
 	$(BIN)/pip install --quiet -e ".[local,cdk,test]" --constraint $(CONSTRAINTS)
 	touch $@
 
+$(VENV)/.docs-installed: $(VENV)/.local-installed
+	$(BIN)/pip install --quiet -e ".[local,docs]" --constraint $(CONSTRAINTS)
+	touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -45,6 +53,10 @@ demo: $(VENV)/.local-installed
 test: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+SERVE ?=
+docs: $(VENV)/.docs-installed
+	$(if $(SERVE),$(BIN)/mkdocs serve,$(BIN)/mkdocs build --strict)
 
 synth: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk synth --all
