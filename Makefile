@@ -3,8 +3,8 @@
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
-# make flows:  rewrite what the provider registry generates: sweep.asl.json, the experiment flow's provider branches
-#              and the README's two flow diagrams (lambdas/oriole/flows/render.py).
+# make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
+#              branches (lambdas/oriole/flows/render.py); the docs site draws their diagrams when it is built.
 # make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock
 #              (keeps its pins; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest release).
 VENV ?= .venv

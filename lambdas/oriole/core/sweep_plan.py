@@ -131,7 +131,7 @@ def _sample_seed(sweep_id: str, sample: MazeSample, index: int) -> int:
 
 
 class SweepFile(BaseModel):
-    """The sweep file (TOML or JSON); see the README's "Sweeps" section. Strict: a number is a number (not
+    """The sweep file (TOML or JSON); see docs/reference/sweep-file.md. Strict: a number is a number (not
     ``"3"``, not ``true``, not ``3.0`` where a count is meant), a name a string."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)

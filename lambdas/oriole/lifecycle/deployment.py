@@ -96,7 +96,7 @@ def check_bedrock_model(model_name: str, environ: Mapping[str, str] = os.environ
     if model_name not in allowed:
         raise ModelNotAllowed(
             f"modelName {model_name!r} is not allowed by this deployment; allowed: {', '.join(allowed) or 'none'}. "
-            "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (see README)")
+            "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (docs)")
 
 
 def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] = os.environ) -> None:
