@@ -95,7 +95,7 @@ def test_every_column_is_commented_and_in_the_reference(site, database_url):
             "WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'v')").fetchall()
     assert not [f"{table}.{column}" for table, column, comment in rows if not comment], "columns without a comment"
     html = page(site, "reference/database")
-    for table, column, comment in rows:
+    for table, column, _comment in rows:
         assert f"<code>{table}</code>" in html and f"<code>{column}</code>" in html
     assert "repetition, gave_up or deadline" in html  # turns.end_reason, once stale
 
