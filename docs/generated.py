@@ -250,7 +250,9 @@ def states(name: str) -> str:
             retried = sorted({e for retrier in spec.get("Retry", []) for e in retrier["ErrorEquals"]})
             caught = sorted({e for catcher in spec.get("Catch", []) for e in catcher["ErrorEquals"]})
             following = spec.get("Next") or ("end" if spec.get("End") or spec["Type"] in ("Succeed", "Fail") else
-                                             ", ".join(choice["Next"] for choice in spec.get("Choices", [])))
+                                             ", ".join([*(choice["Next"] for choice in spec.get("Choices", [])),
+                                                        *([f"{spec['Default']} (default)"] if "Default" in spec
+                                                          else [])]))
             yield (code(prefix + state), spec["Type"], following, ", ".join(retried), ", ".join(caught),
                    spec.get("Error", ""))
             for branch in spec.get("Branches", []):
