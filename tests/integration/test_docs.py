@@ -132,20 +132,33 @@ def test_the_tutorial_runs_as_written(tmp_path, empty_database):
     assert re.search(r"explorer +\| 7x7 +\| +2 \| +2", said["db"])
 
 
-def test_the_readme_is_short_and_its_commands_run():
+README_MODEL_SERVER = "http://gpu-box:11434"  # the README's Ollama server, a scripted one in the test
+
+
+def test_the_readme_is_short_and_its_commands_run(tmp_path, empty_database):
+    """Each shell command of the README is a make target, a command of the tutorial (run above), or its model
+    example, run here against a scripted Ollama server in place of the GPU box."""
+    from tests.ollama_server import ScriptedOllama, text_reply
+
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) < 200
     targets = set(re.findall(r"^([a-z]+):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE))
     tested = set(tutorial_commands())
-    commands = fenced(readme, ("bash", "sh", ""))
-    commands = [line for line in commands if not line.startswith((" ", "experiment", "Query it:"))
-                and re.match(r"^[a-z]+ ", line + " ") and line.split()[0] in ("make", "oriole", "python")]
-    assert commands, "the README shows no command"
+    commands = [line for line in fenced(readme, ("bash", "sh", "")) if line.split()[0] in ("make", "oriole", "python")]
+    model = [command for command in commands if README_MODEL_SERVER in command]
+    assert commands and len(model) == 1, "the README shows its commands and one real-model example"
     for command in commands:
         if command.startswith("make "):
             assert command.split()[1] in targets, f"README: `{command}` is not a make target"
         else:
-            assert command in tested, f"README: `{command}` is not run by the tutorial's test"
+            assert command in tested or command in model, f"README: `{command}` is not run by the docs tests"
+    env = {**os.environ, "DATABASE_URL": empty_database, "ORIOLE_HOME": str(tmp_path / "home"),
+           "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    with ScriptedOllama(*[text_reply("Thinking about the maze.")] * 3) as server:  # three turns without a move
+        done = subprocess.run(model[0].replace(README_MODEL_SERVER, server.url), shell=True, cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300, executable="/bin/bash")
+    assert done.returncode == 0 and "ollama / qwen2.5:7b" in done.stdout, done.stdout + done.stderr
+    assert server.requests[0].body["model"] == "qwen2.5:7b"
     sweep = tomllib.loads((ROOT / "sweeps" / "tutorial.toml").read_text(encoding="utf-8"))
     shown = tomllib.loads(re.search(r"```toml\n(.*?)```", readme, re.DOTALL)[1])
     assert shown.items() <= sweep.items(), "the README's sweep is not sweeps/tutorial.toml"
