@@ -164,3 +164,14 @@ def test_the_readme_is_short_and_its_commands_run(tmp_path, empty_database):
     assert shown.items() <= sweep.items(), "the README's sweep is not sweeps/tutorial.toml"
     for link in re.findall(r"`(docs/[\w/-]+\.md)`", readme):
         assert (ROOT / link).is_file(), link
+
+
+def test_every_repository_file_the_docs_name_exists():
+    """The pages name code, tests and migrations by path: a moved or removed file fails here, not in a reader's
+    hands."""
+    pages = [*DOCS.rglob("*.md"), ROOT / "README.md"]
+    named = {match for path in pages for match in re.findall(
+        r"`((?:lambdas|workstation|tests|migrations|infra|sweeps|bench|docs)/[\w./-]*[\w/])`",
+        path.read_text(encoding="utf-8"))}
+    assert len(named) > 40
+    assert not sorted(path for path in named if "<" not in path and not (ROOT / path).exists())
