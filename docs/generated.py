@@ -36,8 +36,11 @@ MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 
 
 def cell(text: object) -> str:
-    """A value as one Markdown table cell: pipes escaped, lines joined."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """A value as one Markdown table cell: lines joined, pipes escaped, and outside code spans the angle brackets
+    (``sweep:<id>``, ``/oriole/prompts/<version>``) written as text, not read as HTML."""
+    parts = " ".join(str(text).split()).replace("|", "\\|").split("`")
+    return "`".join(part if inside % 2 else part.replace("<", "&lt;").replace(">", "&gt;")
+                    for inside, part in enumerate(parts))
 
 
 def table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> str:
@@ -120,7 +123,9 @@ def schema_type(spec: dict | bool) -> str:
     if spec.get("type") == "array":
         return f"list of {schema_type(spec.get('items', {}))}"
     if spec.get("type") == "object" and "additionalProperties" in spec:
-        return f"object of {schema_type(spec['additionalProperties'])}"
+        keys = spec.get("propertyNames", {}).get("enum")
+        named = f" ({', '.join(code(key) for key in keys)})" if keys else ""
+        return f"object{named} of {schema_type(spec['additionalProperties'])}"
     return spec.get("type", "any")
 
 
@@ -134,20 +139,22 @@ def constraints(spec: dict) -> str:
     return ", ".join(found)
 
 
-def model_reference(model) -> str:
-    schema = model.model_json_schema()
+def fields_table(schema: dict) -> str:
+    """An object schema's fields: type, default (an empty list or object when a factory makes it), constraints."""
     required = set(schema.get("required", []))
     rows = []
     for name, spec in schema["properties"].items():
-        default = "required" if name in required else code(json.dumps(spec.get("default")))
+        default = ("required" if name in required else code(json.dumps(spec["default"])) if "default" in spec
+                   else "empty")
         rows.append((code(name), schema_type(spec), default, constraints(spec), spec.get("description", "")))
-    parts = [table(("field", "type", "default", "constraints", "what it is"), rows)]
+    return table(("field", "type", "default", "constraints", "what it is"), rows)
+
+
+def model_reference(model) -> str:
+    schema = model.model_json_schema()
+    parts = [fields_table(schema)]
     for name, spec in schema.get("$defs", {}).items():
-        sub = [(code(field), schema_type(value), "required" if field in spec.get("required", []) else
-                code(json.dumps(value.get("default"))), constraints(value), value.get("description", ""))
-               for field, value in spec["properties"].items()]
-        parts.append(f"**{name}**: {spec.get('description', '')}\n\n"
-                     + table(("field", "type", "default", "constraints", "what it is"), sub))
+        parts.append(f"**{name}**: {cell(spec.get('description', ''))}\n\n" + fields_table(spec))
     parts.append('??? note "The JSON schema"\n\n    ```json\n'
                  + "\n".join("    " + line for line in json.dumps(schema, indent=2).splitlines()) + "\n    ```")
     return "\n\n".join(parts) + "\n"
