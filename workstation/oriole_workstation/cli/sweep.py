@@ -1,8 +1,9 @@
 """``oriole sweep FILE`` and ``oriole sweep status ID``: run a sweep file through the sweep state machine (locally
 under moto, or submitted to the deployed one) and see where a sweep stands.
 
-The logic lives in ``oriole.sweeps`` (the runtime's) and ``oriole_workstation.sweep``; these functions read
-options, open the database and print.
+The logic lives in ``oriole.core.sweep_plan`` (the runtime's: the file, the matrix, the plan) and
+``oriole_workstation.sweep_runs`` (submitting and following a run); these functions read options, open the database
+and print.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
-from oriole import sweeps as plans
-from oriole.sweep_tasks import stored_maze_names
-from oriole_workstation import sweep as sweeps
+from oriole.core import sweep_plan
+from oriole.lifecycle.sweep_tasks import stored_maze_names
+from oriole_workstation import sweep_runs
 from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
@@ -52,15 +53,17 @@ def run(
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = None,
     concurrency: Annotated[int | None, typer.Option(help="Experiments at once in all, shared among the providers "
-                                                         f"(local default {sweeps.LOCAL_CONCURRENCY}).", metavar="N",
-                                                    parser=whole_number(1, plans.MAX_CONCURRENCY))] = None,
+                                                         f"(local default {sweep_runs.LOCAL_CONCURRENCY}).",
+                                                    metavar="N", parser=whole_number(1, sweep_plan.MAX_CONCURRENCY))]
+    = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
                                                                  "(repeatable).")] = [],  # noqa: B006
     retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
                                                     "aborted.")] = False,
     wait_seconds: Annotated[int | None, typer.Option(help="How often each running experiment's row is looked at "
-                                                          f"at first (default: 30 on AWS, {sweeps.LOCAL_WAIT_SECONDS} "
-                                                          "locally); the waits grow with the experiment's age, to "
+                                                          "at first (default: 30 on AWS, "
+                                                          f"{sweep_runs.LOCAL_WAIT_SECONDS} locally); the waits "
+                                                          "grow with the experiment's age, to "
                                                           "10 minutes.", metavar="SECONDS",
                                                      parser=whole_number(1, 3600))] = None,
     dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
@@ -76,18 +79,18 @@ def run(
     Exit status 2 when an experiment's input was rejected, 3 when the spend limit left experiments
     unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
     """
-    spec = sweeps.load(file)
-    local_default = None if aws or spec.concurrency else sweeps.LOCAL_CONCURRENCY
-    execution_input = sweeps.run_input(  # every check PlanSweep makes, a dry run makes too
+    spec = sweep_runs.load(file)
+    local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY
+    execution_input = sweep_runs.run_input(  # every check PlanSweep makes, a dry run makes too
         spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
-        provider_concurrency=sweeps.provider_caps(spec, provider_concurrency),
-        wait_seconds=wait_seconds or (None if aws else sweeps.LOCAL_WAIT_SECONDS))
+        provider_concurrency=sweep_runs.provider_caps(spec, provider_concurrency),
+        wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS))
     results = _results(aws)
-    planned = plans.plan(spec, stored_maze_names(results.store) if results else lambda key: None)
+    planned = sweep_plan.plan(spec, stored_maze_names(results.store) if results else lambda key: None)
     _check_prompts(spec, aws)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({item.cell.provider for item in planned})
-    todo = plans.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
+    todo = sweep_plan.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
         if results else range(len(planned))
     done = f"{len(planned) - len(todo)} already done, {len(todo)} to run" if results else \
         "what already ran is read where it runs (no DATABASE_URL)"
@@ -112,15 +115,15 @@ def _results(aws: bool) -> Results | None:
     return open_results(aws) if not aws or os.environ.get("DATABASE_URL") else None
 
 
-def _check_prompts(spec: plans.SweepFile, aws: bool) -> None:
+def _check_prompts(spec: sweep_plan.SweepFile, aws: bool) -> None:
     from oriole_workstation import prompts
 
     if aws:
         import boto3
 
-        plans.check_prompts(spec, prompts.aws_prompts(boto3.client("ssm")))
+        sweep_plan.check_prompts(spec, prompts.aws_prompts(boto3.client("ssm")))
     else:
-        plans.check_prompts(spec, prompts.local_prompts())
+        sweep_plan.check_prompts(spec, prompts.local_prompts())
 
 
 def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | None) -> None:
@@ -130,14 +133,14 @@ def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | N
 
     sfn = boto3.client("stepfunctions")
     arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["SweepStateMachineArn"]
-    execution_arn, new = sweeps.submit(sfn, arn, execution_input)
+    execution_arn, new = sweep_runs.submit(sfn, arn, execution_input)
     typer.echo(("started " if new else "already running: ") + execution_arn)
     err.print(f"follow it with `oriole sweep status {execution_input['id']} --aws`; stop it from the console or "
               f"with `aws stepfunctions stop-execution --execution-arn {execution_arn}`", highlight=False,
               soft_wrap=True, markup=False)
 
 
-def _run_locally(execution_input: dict, planned: list[plans.Planned], total: int, results: Results, by: GroupBy,
+def _run_locally(execution_input: dict, planned: list[sweep_plan.Planned], total: int, results: Results, by: GroupBy,
                  quiet: bool) -> None:
     from oriole_workstation.cli.run import real_bedrock_client
     from oriole_workstation.database import local_url
@@ -152,16 +155,16 @@ def _run_locally(execution_input: dict, planned: list[plans.Planned], total: int
 
     try:
         with LocalAws(local_url(), bedrock_client=bedrock) as local, \
-                sweeps.Tracker(err, planned, sweep_id, total, show_lines=not quiet) as tracker:
-            execution_arn, _ = sweeps.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
-            execution = sweeps.follow_local(local, execution_arn, sweep_id, results, tracker, stopping)
+                sweep_runs.Tracker(err, planned, sweep_id, total, show_lines=not quiet) as tracker:
+            execution_arn, _ = sweep_runs.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
+            execution = sweep_runs.follow_local(local, execution_arn, sweep_id, results, tracker, stopping)
     except KeyboardInterrupt:
         raise fail("interrupted: experiments left running are closed by `oriole doctor --fix`; run the same "
                    "command again to resume", 130) from None
     if execution["status"] == "ABORTED":
         raise fail("stopped: run the same command again to resume", 130)
-    summary = sweeps.outcome(execution)
-    typer.echo(sweeps.summary_line(summary), nl=False)
+    summary = sweep_runs.outcome(execution)
+    typer.echo(sweep_runs.summary_line(summary), nl=False)
     typer.echo(render_report(results, by=by, filters=Filters(tag=f"sweep:{sweep_id}")), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
@@ -187,8 +190,8 @@ def status(
     if not rows and not executions:
         raise fail(f"no experiment of sweep {sweep_id!r} found" + (" and no execution" if aws else ""))
     if executions:
-        typer.echo(sweeps.execution_line(executions[0]))
-    counts = sweeps.status_counts(rows)
+        typer.echo(sweep_runs.execution_line(executions[0]))
+    counts = sweep_runs.status_counts(rows)
     parts = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(counts.items()))
     typer.echo(f"{sum(counts.values())} repetitions started: {parts or 'none'}; spent "
                f"${results.store.sweep_spend(sweep_id):.4f}")
@@ -206,4 +209,4 @@ def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | N
 
     sfn = boto3.client("stepfunctions")
     arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["SweepStateMachineArn"]
-    return sweeps.sweep_executions(sfn, arn, sweep_id)
+    return sweep_runs.sweep_executions(sfn, arn, sweep_id)
