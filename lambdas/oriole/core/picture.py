@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from oriole.core import png
-from oriole.core.baselines import GOAL, OPEN, UNKNOWN, WALL, KnownMap
+from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import EMPTY, Maze, Position, vision
 from oriole.core.maze import GOAL as GOAL_CELL
 from oriole.core.maze import WALL as WALL_CELL
@@ -66,6 +66,9 @@ class Observation:
     @property
     def pictures(self) -> bool:
         return self.mode != TEXT
+
+
+TEXT_ONLY = Observation()
 
 
 @dataclass(frozen=True)
@@ -178,11 +181,10 @@ def map_view(known: KnownMap, position: Position, step: int, vision_range: int) 
 
 def known_map(maze: Maze, sightings: Iterable[Sequence[Sequence[int]]]) -> KnownMap:
     """What the agent had seen after the given sightings (each action's ``tiles_seen``, the start's first)."""
-    known = KnownMap((maze.width, maze.height))
+    camera = Camera(MAP, maze, 0)
     for tiles in sightings:
-        for x, y, cell in tiles:
-            known.set((x, y), _MARK_OF_CELL[cell])
-    return known
+        camera.learn(tiles)
+    return camera.known
 
 
 class PictureMismatch(ValueError):
@@ -200,3 +202,22 @@ def regenerate(record: dict, maze: Maze, sightings: Iterable[Sequence[Sequence[i
         raise PictureMismatch(f"the {record['view']} view of step {step} drawn again has hash "
                               f"{picture.record['sha256'][:12]}, not the stored {record['sha256'][:12]}")
     return picture
+
+
+class Camera:
+    """What draws a turn's pictures: the view the experiment chose, and for ``map`` the map the agent has seen,
+    which each action's sighting extends."""
+
+    def __init__(self, view: str, maze: Maze, vision_range: int, known: KnownMap | None = None):
+        self.view, self.maze, self.vision_range = view, maze, vision_range
+        self.known = known if known is not None else KnownMap((maze.width, maze.height))
+
+    def learn(self, tiles: Iterable[Sequence[int]]) -> None:
+        """What one action showed (its ``tiles_seen``)."""
+        for x, y, cell in tiles:
+            self.known.set((x, y), _MARK_OF_CELL[cell])
+
+    def picture(self, position: Position, step: int) -> Picture:
+        if self.view == LOCAL:
+            return local_view(self.maze, position, self.vision_range, step)
+        return map_view(self.known, position, step, self.vision_range)
