@@ -33,7 +33,7 @@ MEDIA_TYPE = "image/png"
 TILE_PX = 16
 MAX_SIDE_PX = 1568
 MAX_SIDE_TILES = MAX_SIDE_PX // TILE_PX
-_AGENT_RADIUS = 5.5  # pixels: a disc inside its tile, the tile's own colour around it
+_AGENT_DIAMETER, _RING_DIAMETER = 11, 14  # pixels: a disc in a white ring inside its tile
 
 # palette index -> colour, and what each stands for (the prompt v1-vision describes the same)
 _UNSEEN, _OPEN, _WALL, _GOAL, _AGENT, _GRID = range(6)
@@ -128,11 +128,11 @@ def _tile_rows(row: Sequence[str]) -> tuple[bytes, bytes]:
 
 
 def _agent_mask() -> list[list[int | None]]:
-    """The agent's mark on its tile: a blue disc in a white ring (so it stands out on the goal too)."""
-    centre = (TILE_PX - 1) / 2
+    """The agent's mark on its tile: a blue disc in a white ring (so it stands out on the goal too). Integer
+    arithmetic on doubled coordinates: no floating point whose rounding could differ between machines."""
     def pixel(px: int, py: int) -> int | None:
-        distance = ((px - centre) ** 2 + (py - centre) ** 2) ** 0.5
-        return _AGENT if distance <= _AGENT_RADIUS else _OPEN if distance <= _AGENT_RADIUS + 1.5 else None
+        distance = (2 * px - TILE_PX + 1) ** 2 + (2 * py - TILE_PX + 1) ** 2  # (2 x distance from the centre)^2
+        return _AGENT if distance <= _AGENT_DIAMETER ** 2 else _OPEN if distance <= _RING_DIAMETER ** 2 else None
     return [[pixel(px, py) for px in range(TILE_PX)] for py in range(TILE_PX)]
 
 
