@@ -15,6 +15,7 @@ from PIL import Image
 
 from oriole import catalog
 from oriole.core import mazeset, picture, png
+from oriole.core.known_map import KnownMap
 from oriole.core.maze import Maze, vision
 from oriole.core.turn_loop import Message, message_as_json
 from tests.pictures import decode_png
@@ -90,6 +91,11 @@ def test_a_view_larger_than_the_bound_is_refused_with_the_reason():
     assert "the maze is 120x40 tiles" in picture.view_problem("map", 3, (120, 40))
     biggest = picture.local_view(MAZE, MAZE.start, (picture.MAX_SIDE_TILES - 1) // 2, 0)
     assert max(biggest.width, biggest.height) <= picture.MAX_SIDE_PX
+    # the busiest picture the bound allows (every tile differs from its neighbours) stays far inside Converse's
+    # 3.75 MB an image
+    side = picture.MAX_SIDE_TILES
+    busy = KnownMap((side, side), "".join("#.?G"[(x * 7 + y * 3) % 4] for y in range(side) for x in range(side)))
+    assert len(picture.map_view(busy, (0, 0), 0, 3).png) < 100_000
 
 
 def test_a_stored_picture_is_its_record_and_is_drawn_again_exactly():
