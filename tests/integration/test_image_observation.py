@@ -11,7 +11,6 @@ import hashlib
 import pytest
 
 from oriole.core import mazeset, picture
-from oriole.core.maze import vision
 from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.integration.test_providers_local import MAZE, rows, run, shortest_moves
@@ -37,13 +36,10 @@ def sent_pictures(calls: list[dict]) -> list[dict]:
     return [m["picture"] for c in calls for m in c["request_messages"] if "picture" in m]
 
 
-def sightings(local, experiment_id: int, step: int) -> list[list]:
-    """What the agent had seen by ``step``: the start's sighting, then every action's (for a map view)."""
-    maze = mazeset.get_maze(MAZE).maze
-    start = [t.as_list() for t in vision(maze, maze.start, 3)]
-    actions = rows(local, "SELECT tiles_seen FROM actions WHERE experiment_id = %s ORDER BY step_number",
-                   experiment_id)
-    return [start, *(a["tiles_seen"] for a in actions[:step])]
+def tiles_seen(local, experiment_id: int) -> list[list]:
+    """Every action's sighting, in step order (what a map view is drawn again from)."""
+    return [a["tiles_seen"] for a in rows(local, "SELECT tiles_seen FROM actions WHERE experiment_id = %s "
+                                                  "ORDER BY step_number", experiment_id)]
 
 
 def test_an_image_experiment_sends_a_png_the_server_decodes_in_every_request_and_walks_the_shortest_path(local):
@@ -101,7 +97,7 @@ def test_a_map_view_in_conversation_memory_sends_only_the_newest_picture_and_kee
     calls = stored_calls(local, exp_id)
     for record in sent_pictures(calls):
         assert record["view"] == "map" and record["width"] == 7 * picture.TILE_PX
-        drawn = picture.regenerate(record, mazeset.get_maze(MAZE).maze, sightings(local, exp_id, record["step"]))
+        drawn = picture.regenerate(record, mazeset.get_maze(MAZE).maze, tiles_seen(local, exp_id))
         assert drawn.record == record
     memory = rows(local, "SELECT memory FROM experiments WHERE id = %s", exp_id)[0]["memory"]
     assert "map" in memory and set(memory["map"]) > {"?"}

@@ -191,13 +191,18 @@ class PictureMismatch(ValueError):
     """A stored picture's parameters no longer draw the picture that was sent (its hash differs)."""
 
 
-def regenerate(record: dict, maze: Maze, sightings: Iterable[Sequence[Sequence[int]]] = ()) -> Picture:
-    """The exact picture a model was sent, drawn again from its stored ``record`` and the maze: a ``map`` view
-    also needs what the agent had seen by the record's step (``sightings``: the start's, then every action's
-    ``tiles_seen`` up to that step, as ``known_map`` takes them). Raises ``PictureMismatch`` when the hash differs."""
+def regenerate(record: dict, maze: Maze, tiles_seen: Sequence[Sequence[Sequence[int]]] = ()) -> Picture:
+    """The exact picture a model was sent, drawn again from its stored ``record`` and the maze; a ``map`` view also
+    needs what the agent saw: ``tiles_seen`` holds the experiment's actions' ``tiles_seen`` in step order (those
+    after the record's step are left out; the start's sighting is added here). Raises ``PictureMismatch`` when the
+    hash differs. For a transcript or a replay: every input is in the ``model_calls``, ``actions`` and ``mazes``
+    rows."""
     position, step, vision_range = tuple(record["position"]), record["step"], record["vision_range"]
-    picture = local_view(maze, position, vision_range, step) if record["view"] == LOCAL else \
-        map_view(known_map(maze, sightings), position, step, vision_range)
+    if record["view"] == LOCAL:
+        picture = local_view(maze, position, vision_range, step)
+    else:
+        start = [t.as_list() for t in vision(maze, maze.start, vision_range)]
+        picture = map_view(known_map(maze, [start, *tiles_seen[:step]]), position, step, vision_range)
     if picture.record["sha256"] != record["sha256"]:
         raise PictureMismatch(f"the {record['view']} view of step {step} drawn again has hash "
                               f"{picture.record['sha256'][:12]}, not the stored {record['sha256'][:12]}")
