@@ -1,7 +1,7 @@
-"""``oriole report`` and ``oriole render``: the commands over stored results.
+"""``oriole report``: compare the stored experiments as a table, CSV, JSON or an HTML page (with its replays).
 
-The logic lives in ``report`` and ``render`` (free of the CLI library); these functions only read options,
-open the database and print.
+The logic lives in ``oriole_workstation.report`` and ``report_html`` (free of the CLI library); this command
+only reads options, opens the database and prints.
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from oriole_workstation.cli.common import (
     TagFilter,
     UntilFilter,
     err,
-    experiment_id,
     fail,
 )
-from oriole_workstation.render import WRITERS, Run, write
+from oriole_workstation.render import Run, write
 from oriole_workstation.report import Format, GroupBy, render_report
 from oriole_workstation.results import Filters, Results
 
@@ -101,27 +100,3 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
         write(Run.from_record(results.experiment_run(row["experiment_id"])), [folder / name])
         links[row["experiment_id"]] = name
     return links
-
-
-def render(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
-    output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
-                                               f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
-    replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
-                                                          "pictures (PNG and SVG).")] = False,
-    directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
-    aws: AwsDatabase = False,
-) -> None:
-    """Draw a run: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
-
-    Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
-    """
-    from oriole_workstation.database import open_results
-
-    record = open_results(aws).experiment_run(experiment)
-    if record is None:
-        raise fail(f"experiment {experiment} does not exist")
-    targets = output or [directory / f"experiment-{experiment}{suffix}"
-                         for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
-    for path in write(Run.from_record(record), targets):
-        typer.echo(f"wrote {path}")
