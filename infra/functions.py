@@ -180,6 +180,11 @@ class Functions(Construct):
         self.task("PlanSweep").add_to_role_policy(iam.PolicyStatement(
             actions=["ssm:GetParametersByPath"], resources=[parameters(catalog.prompts_path(prefix))]))
 
+    def mark_vision_models(self, models: tuple[str, ...]) -> None:
+        """Tell StartExperiment which models beyond the catalog's accept images (observation image or both)."""
+        if models:
+            self.task("StartExperiment").add_environment(catalog.VISION_MODELS, json.dumps(list(models)))
+
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
         """Invoke only the configured models, and tell StartExperiment which ones they are.
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from oriole import catalog, inputs
 from oriole.config import parse_pricing, resolve
-from oriole.core import mazeset, memory, progress
+from oriole.core import mazeset, memory, picture, progress
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
@@ -25,6 +25,7 @@ from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
     ExperimentNotRunning,
+    InvalidConfig,
     InvalidExecutionInput,
     InvalidParameter,
     ModelThrottled,
@@ -71,6 +72,7 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     if request.llmProvider == "bedrock":
         deployment.check_bedrock_model(request.modelName)
     config, prompt = _snapshot(request, read_parameters)
+    _check_observation(request, config, chosen.maze)
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
@@ -104,6 +106,16 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
         config["seed"] = secrets.randbelow(2**31)
     config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if priced else None
     return config, prompt
+
+
+def _check_observation(request: inputs.ExecutionInput, config: Mapping, maze: Maze) -> None:
+    """Pictures go only to a model marked as accepting images, and only in a size the picture bound allows (a
+    baseline ignores them: nothing to check)."""
+    if not PROVIDERS[request.llmProvider].calls_model or config["observation"] == picture.TEXT:
+        return
+    deployment.check_image_model(request.modelName, config["observation"])
+    if problem := picture.view_problem(config["imageView"], config["visionRange"], (maze.width, maze.height)):
+        raise InvalidConfig(f"config.{problem}")
 
 
 def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
@@ -216,7 +228,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         if summary is not None:
             context["memory_summary"] = summary
         outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.recall_window(game), context,
-                           loaded.settings(world, _deadline(loaded.config, seconds_left)),
+                           loaded.settings(world, _deadline(loaded.config, seconds_left), loaded.camera(maze.maze)),
                            loaded.conversation())
     except ModelThrottled as err:
         store.record_throttles(loaded.id, err.throttles)
@@ -253,21 +265,22 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) ->
 
 
 def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: dict | None) -> dict:
-    """The compaction's state after this turn: the known map with this turn's sightings (map), or the running
-    summary and the last turn it covers (model); nothing in the other memory modes."""
-    if loaded.history_mode != memory.SUMMARY:
-        return {}
-    if loaded.setting("compaction") == memory.MAP:
+    """The memory state after this turn: the known map with this turn's sightings (for the map compaction or map
+    pictures), and the running summary and the last turn it covers (model compaction); nothing otherwise."""
+    state: dict = {}
+    if loaded.keeps_map():
         known = loaded.map_memory(maze)
         for action in outcome.actions:
             known.learn(action.to_pos, action.tiles_seen)
-        return known.state()
-    state = loaded.experiment["memory"] or {}
-    if summary is None:
+        state |= known.state()
+    if loaded.history_mode != memory.SUMMARY or loaded.setting("compaction") != memory.MODEL:
         return state
+    previous = loaded.experiment["memory"] or {}
+    if summary is None:
+        return state | {k: previous[k] for k in ("summary", "through_turn") if k in previous}
     compacted = loaded.to_compact()
-    through = compacted.number if compacted else state.get("through_turn", 0)
-    return {"summary": summary["summary"], "through_turn": through}
+    through = compacted.number if compacted else previous.get("through_turn", 0)
+    return state | {"summary": summary["summary"], "through_turn": through}
 
 
 def check_progress(event: Mapping, store: Store) -> dict:

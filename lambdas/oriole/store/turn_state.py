@@ -21,6 +21,7 @@ from datetime import datetime
 from oriole.catalog import snapshot_value
 from oriole.core import memory as memories
 from oriole.core.maze import Maze, vision
+from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
 from oriole.core.tools import INVALID_ACTION, ActionRecord, RecallWindow, Rules, WorldState, tool_specs
 from oriole.core.turn_loop import (
     AgentSetup,
@@ -32,6 +33,7 @@ from oriole.core.turn_loop import (
     message_as_json,
     response_as_json,
 )
+from oriole.provider_registry import PROVIDERS
 from oriole.text import escaped, replaced
 
 # experiment column -> WorldState field: counters the commit adds this turn's increments to
@@ -157,8 +159,31 @@ class LoadedTurn:
         return RecallWindow(size, [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in self.recent_actions[-size:]],
                       start=start, actions=self.experiment["action_count"])
 
-    def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None) -> TurnSettings:
-        """The turn's budget and the agent loop's variables from the snapshot (``deadline``: see run_turn)."""
+    def observation(self) -> Observation:
+        """How the agent observes the maze; a baseline reads text whatever the setting (it ignores pictures)."""
+        if not PROVIDERS[self.experiment["llm_provider"]].calls_model:
+            return TEXT_ONLY
+        return Observation(self.setting("observation"), self.setting("imageView"))
+
+    def camera(self, maze: Maze) -> Camera | None:
+        """What draws the turn's pictures (None without pictures); a map view starts from the map seen so far."""
+        observation = self.observation()
+        if not observation.pictures:
+            return None
+        known = self.map_memory(maze).known if observation.view == MAP else None
+        return Camera(observation.view, maze, self.config["visionRange"], known)
+
+    def keeps_map(self) -> bool:
+        """Whether the experiment's memory carries the map the agent has seen: for the map compaction (historyMode
+        summary) or for map pictures."""
+        observation = self.observation()
+        return (self.history_mode == memories.SUMMARY and self.setting("compaction") == memories.MAP) or (
+            observation.pictures and observation.view == MAP)
+
+    def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None,
+                 camera: Camera | None = None) -> TurnSettings:
+        """The turn's budget and the agent loop's variables from the snapshot (``deadline``: see run_turn;
+        ``camera``: see ``camera``)."""
         remaining = self.config["maxMoves"] - world.step
         per_turn = self.config["maxActionsPerTurn"]
         budget, reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
@@ -166,7 +191,8 @@ class LoadedTurn:
                             circuit_breaker=self.setting("circuitBreakerThreshold"),
                             repetition_limit=self.setting("repetitionThreshold"),
                             tools=tool_specs(self.setting("enableGiveUp")),
-                            text_tool_calls=self.setting("textToolCalls"), deadline=deadline)
+                            text_tool_calls=self.setting("textToolCalls"), deadline=deadline,
+                            observation=self.observation(), camera=camera)
 
     @property
     def history_mode(self) -> str:
