@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from oriole import catalog, deployment, inputs, mazeset, memory, progress
+from oriole import catalog, deployment, inputs, mazeset, memory, prices, progress
 from oriole.baselines import BASELINE_NAMES, make_baseline
-from oriole.config import parse_pricing, resolve
+from oriole.config import resolve
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
@@ -82,7 +82,7 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
 def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[dict, str]:
     """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
-    priced = request.llmProvider != "baseline"
+    priced = request.llmProvider != "baseline" and request.prices is None  # given prices come first
     stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
     config = resolve(stored, request.config)
     servers = {"ollama": deployment.OLLAMA, "openai": deployment.OPENAI}.get(request.llmProvider)
@@ -97,7 +97,10 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
         raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
-    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if priced else None
+    given = request.prices and prices.Price(request.prices.inputPerMTok, request.prices.outputPerMTok,
+                                            request.prices.source or "execution input")
+    charged = prices.price(request.llmProvider, request.modelName, given, stored.get(pricing))
+    config["pricing"] = charged and charged.as_snapshot()
     return config, prompt
 
 
