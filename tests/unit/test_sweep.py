@@ -51,7 +51,8 @@ def test_a_missing_file_is_named(tmp_path):
     ({"agents": ["ollama"]}, SweepFileError, "must be provider/model"),
     ({"mazes": ["nowhere-60"]}, SweepFileError, "nowhere-60"),
     ({"configs": [{"maxMovez": 3}]}, InvalidConfig, "unknown config key"),
-    ({"grid": {"temperature": [0.0, "hot"]}}, InvalidConfig, "config.temperature must be a number"),
+    ({"agents": ["ollama/q"], "grid": {"temperature": [0.0, "hot"]}}, InvalidConfig,
+     "config.temperature must be a number"),
 ])
 def test_the_whole_matrix_is_checked_before_anything_starts(fields, error, message):
     with pytest.raises(error, match=message):
@@ -75,20 +76,21 @@ def test_the_plan_crosses_every_dimension_first_repetitions_first():
 def test_openai_agents_keep_the_slashes_of_their_model_and_are_capped_at_4():
     planned = sweeps.plan(spec(agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
                                configs=[{"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}]))
-    inputs = [p.execution_input("s", None) for p in planned]
+    inputs = [p.execution_input(spec()) for p in planned]
     assert [(i["llmProvider"], i["modelName"]) for i in inputs] == [("openai", "Qwen/Qwen3-8B"),
                                                                     ("openai", "gpt-4.1-mini")]
-    assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}
+    assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True,
+                                   "seed": planned[0].seed(spec())}
     assert sweeps.caps(spec(), ["openai"])["openai"] == 4
 
 
 def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
     a, b = sweeps.plan(spec(configs=[{}, {"maxMoves": 50}]))
     assert a.cell.key == sweeps.plan(spec(configs=[{}]))[0].cell.key and a.cell.key != b.cell.key
-    execution_input = b.execution_input("s1", "pilot run")
+    execution_input = b.execution_input(spec(comment="pilot run"))
     assert execution_input == {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "explorer",
                                "promptVersion": "v1", "agentId": f"s1/{b.cell.key}/r1",
-                               "comment": "sweep:s1 pilot run", "config": {"maxMoves": 50}}
+                               "comment": "sweep:s1 pilot run", "config": {"maxMoves": 50, "seed": b.seed(spec())}}
     assert b.execution_name("s1", 0) == b.execution_name("s1", 0) == f"s1-{b.cell.key}-r1-a0"  # a retry meets it
     assert b.execution_name("s1", 1) != b.execution_name("s1", 0)  # a new attempt after a failure is a new one
     longest = sweeps.Planned(b.cell, 1000).execution_name("a" * 40, 999)
