@@ -72,7 +72,8 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     row = store.create_experiment(NewExperiment(
         maze_id=chosen.id, llm_provider=request.llmProvider, model_name=request.modelName,
         prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
-        agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
+        agent_id=request.agentId, agent_label=request.agentLabel, comment=request.comment, config=config,
+        seed=config["seed"],
         start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
         else None, execution_arn=execution_arn, code_version=deployment.code_version(),
     ))

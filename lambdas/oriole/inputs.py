@@ -61,6 +61,7 @@ class ExecutionInput(BaseModel):
     modelName: Name = Field(min_length=1, max_length=200)
     promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
     agentId: Name | None = Field(None, max_length=200)
+    agentLabel: Name | None = Field(None, min_length=1, max_length=80)  # shown in reports instead of provider/model
     comment: Text | None = Field(None, max_length=2000)
     config: dict[str, Any] = Field(default_factory=dict)
     prices: GivenPrices | None = None

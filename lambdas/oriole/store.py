@@ -76,6 +76,7 @@ class NewExperiment:
     goal_first_seen_step: int | None
     execution_arn: str
     code_version: str
+    agent_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -290,10 +291,11 @@ class Store:
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
-                origin_execution_arn, execution_arns, code_version, continuation_hashes)
+                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
-                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s, '{}')
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s, '{}',
+                %(agent_label)s)
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
@@ -448,13 +450,26 @@ class Store:
     # -- sweeps: experiments tagged with the agent id <sweep id>/<cell key>/r<repetition> -----------------
 
     def sweep_experiments(self, sweep_id: str) -> list[dict]:
-        """Every experiment a sweep started, oldest first, with the execution that runs it now."""
+        """Every experiment a sweep started, oldest first, with the execution that runs it now and what it has
+        spent."""
         return self._execute(
             "SELECT id, agent_id, status, ending, origin_execution_arn, "
-            "       execution_arns[cardinality(execution_arns)] AS last_execution_arn "
+            "       execution_arns[cardinality(execution_arns)] AS last_execution_arn, "
+            "       input_tokens + output_tokens AS tokens, cost_usd::float AS cost_usd, failure_reason "
             "  FROM experiments WHERE agent_id LIKE %s ORDER BY id",
             (_like_prefix(sweep_id + "/"),),
         ).fetchall()
+
+    def record_sweep_plan(self, sweep_id: str, planned: int, run_input: dict) -> None:
+        """Keep the sweep's latest plan (PlanSweep, on every run and resume): what ``oriole sweep status`` says is
+        planned and left once the run that planned it has gone."""
+        self._execute(
+            "INSERT INTO sweeps (id, planned, spend_limit_usd, seed_from, run_input) "
+            "VALUES (%(id)s, %(planned)s, %(limit)s, %(seed_from)s, %(input)s) "
+            "ON CONFLICT (id) DO UPDATE SET planned = EXCLUDED.planned, spend_limit_usd = EXCLUDED.spend_limit_usd, "
+            "seed_from = EXCLUDED.seed_from, run_input = EXCLUDED.run_input, planned_at = now()",
+            {"id": sweep_id, "planned": planned, "limit": run_input.get("spend_limit_usd"),
+             "seed_from": run_input.get("seed_from"), "input": Jsonb(run_input)})
 
     def sweep_spend(self, sweep_id: str) -> float:
         """Dollars spent so far by a sweep's experiments, running ones included."""

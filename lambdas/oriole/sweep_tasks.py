@@ -62,6 +62,7 @@ def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[st
     if run.spend_limit_usd is not None:
         sweeps.check_prices(run, _matrix(run, store), known_prices(), run.allow_unpriced)
     todo = sweeps.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
+    store.record_sweep_plan(run.id, len(planned), sweep)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in PROVIDERS}
     return {"sweep": sweep, "planned": len(planned), "alreadyDone": len(planned) - len(todo),
             "indices": indices, "caps": sweeps.caps(run, [p for p in PROVIDERS if indices[p]]),

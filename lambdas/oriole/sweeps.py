@@ -251,6 +251,8 @@ class Planned:
                 "promptVersion": self.cell.prompt, "agentId": self.agent_id(spec.id),
                 "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
                 "config": {**self.cell.config, "seed": self.seed(spec)}}
+        if self.cell.label:
+            data["agentLabel"] = self.cell.label
         if self.cell.prices is not None:
             data["prices"] = {"inputPerMTok": self.cell.prices.input_per_mtok,
                               "outputPerMTok": self.cell.prices.output_per_mtok, "source": self.cell.prices.source}

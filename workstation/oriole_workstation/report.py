@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -217,7 +216,7 @@ def sql_literal(value: object) -> str:
 
 def comparison_query(filters: Filters, by: GroupBy) -> str:
     """The query behind the comparison, with the filters written in: what a researcher runs to check a number."""
-    arguments = [f"{name} => {sql_literal(value)}" for name, value in asdict(filters).items() if value is not None]
+    arguments = [f"{name} => {sql_literal(value)}" for name, value in filters.arguments().items() if value is not None]
     arguments.append(f"by_maze => {sql_literal(by is GroupBy.maze)}")
     return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
 
