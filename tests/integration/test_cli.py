@@ -137,3 +137,49 @@ def test_prompts_with_aws_use_parameter_store(cli, monkeypatch, tmp_path):
         assert stored["Value"] == long_prompt.read_text()
         assert "v7" in cli("prompts", "list", "--aws").stdout
         assert cli("prompts", "show", "v7", "--aws").stdout.startswith("Explore. Explore.")
+
+
+def test_version_and_short_help(cli):
+    import oriole
+
+    assert cli("--version").stdout == f"oriole {oriole.__version__}\n"
+    assert "Usage: root [OPTIONS] COMMAND" in cli("-h").stdout and "Usage:" in cli("sweep", "-h").stdout
+
+
+def test_run_takes_a_seed_stores_it_and_the_same_seed_walks_the_same_path(cli, store):
+    runs = [json.loads(cli("run", "--agent", "random", "--maze", "perfect-9", "--seed", "42", "--max-moves", "20",
+                           "--json").stdout) for _ in range(2)]
+    walks = [store.conn.execute("SELECT to_x, to_y FROM actions WHERE experiment_id = %s ORDER BY step_number",
+                                (run["experiment_id"],)).fetchall() for run in runs]
+    seeds = {store.conn.execute("SELECT seed FROM experiments WHERE id = %s", (run["experiment_id"],)).fetchone()
+             ["seed"] for run in runs}
+    assert seeds == {42} and len(walks[0]) == 20 and walks[0] == walks[1]
+
+
+def test_a_typod_config_key_gets_a_did_you_mean(cli):
+    refused = cli("run", "--agent", "random", "-c", "maxMove=3")
+    assert refused.exit_code == 2 and "unknown config key 'maxMove' (did you mean maxMoves?)" in refused.stderr
+
+
+def test_json_output_has_numbers_as_numbers_and_iso_timestamps(cli):
+    cli("run", "--agent", "oracle", "--maze", "perfect-7", "--json")
+    [row] = json.loads(cli("ls", "--limit", "1", "--json").stdout)
+    assert isinstance(row["cost_usd"], float) and isinstance(row["progress_percent"], float)
+    assert "T" in row["started_at"] and row["started_at"].endswith("+00:00")
+
+
+def test_db_stop_stops_the_embedded_server_and_the_next_command_starts_it(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from oriole_workstation.cli import app
+    from oriole_workstation.database import embedded_url
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
+    embedded_url()
+    assert (tmp_path / "pgdata" / "postmaster.pid").exists()
+    stopped = CliRunner().invoke(app, ["db", "stop"])
+    assert stopped.exit_code == 0 and stopped.stdout == "stopped the embedded database server\n"
+    assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
+    again = CliRunner().invoke(app, ["db", "stop"])
+    assert again.stdout == "the embedded database server was not running\n"

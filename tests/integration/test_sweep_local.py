@@ -87,7 +87,7 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     assert max_overlap(rows) == 2  # the cap held, and was used
     assert all(r["origin_execution_arn"].endswith("-a0") for r in rows)  # deterministic names, first attempts
     report = [line.split() for line in first.stdout.splitlines() if line.startswith("baseline/")]
-    assert sorted((line[0], line[3], line[6]) for line in report) == sorted(  # agent, maze size, runs
+    assert sorted((line[0], line[2], line[3]) for line in report) == sorted(  # agent, maze size, runs
         (agent, size, "2") for agent in ("baseline/explorer", "baseline/random") for size in ("7x7", "9x9", "11x11"))
     again = cli("sweep", str(file))
     assert again.exit_code == 0, again.output

@@ -182,10 +182,10 @@ class Results:
                limit: int | None = None) -> list[dict]:
         """Rows of ``experiment_status``: running ones first, then the newest."""
         return self._execute(
-            "SELECT * FROM experiment_status "
+            "SELECT s.*, e.failure_reason FROM experiment_status s JOIN experiments e ON e.id = s.experiment_id "
             "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
-            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR status = 'running') "
-            "ORDER BY status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
+            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR s.status = 'running') "
+            "ORDER BY s.status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
             {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
         ).fetchall()
 

@@ -137,7 +137,7 @@ class SweepProgress:
             return
         item = self.by_agent.get(row["agent_id"])
         where = f"{item.cell.describe()} r{item.repetition}" if item else row["agent_id"]
-        line = (f"[{counts.already_done + counts.done}/{counts.planned}] {where}: #{row['id']} "
+        line = (f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row['id']} "
                 f"{outcome_text(summary['status'], summary['failure_reason'])}, {summary['actions']:,} actions, "
                 f"{row['tokens']:,} tokens, ${row['cost_usd']:.4f}")
         self._plain(line)

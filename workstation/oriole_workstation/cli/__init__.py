@@ -7,9 +7,12 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
+import typer
 from rich.markup import escape
 
+import oriole
 from oriole.errors import OrioleError
 from oriole.text import unstorable
 from oriole_workstation.cli import analysis, check, database, doctor, live, mazes, params, prices, prompts, run, sweep
@@ -18,7 +21,22 @@ from oriole_workstation.cli.export import export_command
 from oriole_workstation.display import terminal_safe
 
 app = Commands(cls=OneLineErrors, help="Run LLM maze experiments locally through the real state machine, or on AWS.",
-               no_args_is_help=True)
+               no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"oriole {oriole.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", help="Print the version and exit.",
+                                                   is_eager=True, callback=_print_version)] = False) -> None:
+    """Run LLM maze experiments locally through the real state machine, or on AWS."""
+
+
+
 app.command()(run.run)
 app.command()(run.status)
 app.command()(doctor.doctor)

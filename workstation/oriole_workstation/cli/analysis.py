@@ -19,6 +19,7 @@ from oriole_workstation.cli.common import (
     ModelFilter,
     PromptFilter,
     SinceFilter,
+    SweepFilter,
     TagFilter,
     UntilFilter,
     err,
@@ -43,6 +44,7 @@ def report(
     since: SinceFilter = None,
     until: UntilFilter = None,
     tag: TagFilter = None,
+    sweep: SweepFilter = None,
     by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
     output: Annotated[Format, typer.Option("--format", help="table, csv, json or html.")] = Format.table,
     file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
@@ -51,6 +53,8 @@ def report(
                                                     "into replays/ beside the page and link it.")] = False,
     pivot: Annotated[bool, typer.Option("--pivot", help="The leaderboard instead of the table: one row per agent, "
                                                         "one column per family and size (or maze).")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column (prompt, mazes, maze CI, efficiency, cost per "
+                                                      "success) however wide the table gets.")] = False,
     figures: Annotated[Path | None, typer.Option("--figures", help="Also write each chart into this folder as an "
                                                  "SVG (and a PNG) sized for a paper column, with captions.md.")]
     = None,
@@ -76,10 +80,10 @@ def report(
         raise fail("--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
                    "first; CSV and JSON carry every column)")
     results = open_results(aws)
-    filters = Filters(model, prompt, maze, since, until, tag)
+    filters = Filters(model, prompt, maze, since, until, tag, sweep)
     replays = write_replays(results, filters, file.parent) if with_replays else None
     text = report_html.render(results, by, filters, replays) if output is Format.html else \
-        render_report(results, output, by, filters, pivot)
+        render_report(results, output, by, filters, pivot, wide)
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
         err.print(f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",
@@ -104,7 +108,10 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
 
 
 def render(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
+    experiment: Annotated[int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT",
+                                                     parser=experiment_id)] = None,
+    sweep: Annotated[str | None, typer.Option("--sweep", metavar="ID", help="Draw every experiment of this sweep "
+                                              "instead, into --dir.")] = None,
     output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
                                                f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
     replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
@@ -112,16 +119,26 @@ def render(
     directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
     aws: AwsDatabase = False,
 ) -> None:
-    """Draw a run: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
+    """Draw a run (or every run of a sweep): PNG and SVG pictures, or with --replay an animated GIF and an HTML
+    page with step controls.
 
     Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
     """
     from oriole_workstation.database import open_results
 
-    record = open_results(aws).experiment_run(experiment)
-    if record is None:
-        raise fail(f"experiment {experiment} does not exist")
-    targets = output or [directory / f"experiment-{experiment}{suffix}"
-                         for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
-    for path in write(Run.from_record(record), targets):
-        typer.echo(f"wrote {path}")
+    if (experiment is None) == (sweep is None):
+        raise fail("say what to draw: an EXPERIMENT id or --sweep ID")
+    if sweep is not None and output:
+        raise fail("--sweep draws many runs: name the folder with --dir, not files with --output")
+    results = open_results(aws)
+    chosen = [experiment] if sweep is None else [row["id"] for row in results.store.sweep_experiments(sweep)]
+    if not chosen:
+        raise fail(f"no experiment of sweep {sweep!r} found")
+    for number in chosen:
+        record = results.experiment_run(number)
+        if record is None:
+            raise fail(f"experiment {number} does not exist")
+        targets = output or [directory / f"experiment-{number}{suffix}"
+                             for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
+        for path in write(Run.from_record(record), targets):
+            typer.echo(f"wrote {path}")

@@ -114,6 +114,9 @@ def run(
     openai_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server, e.g. "
                                                         "http://gpu-box:8000/v1 (shorthand for --config "
                                                         "baseUrl=URL).")] = None,
+    seed: Annotated[int | None, typer.Option(help="The experiment's seed (shorthand for --config seed=N; default: "
+                                              "drawn, and stored on the experiment either way).", metavar="N",
+                                         parser=whole_number(0, 2**31 - 1))] = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
     aws: Annotated[bool, typer.Option("--aws", help="Start it on the deployed state machine; DATABASE_URL points "
@@ -127,7 +130,8 @@ def run(
     """
     from oriole_workstation.database import open_results
 
-    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url)]
+    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
+              *([f"seed={seed}"] if seed is not None else [])]
     data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({data["llmProvider"]})
