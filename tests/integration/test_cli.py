@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from oriole import catalog, experiments
+
 
 def test_run_json_prints_one_object_with_the_documented_keys(cli):
     result = cli("run", "--maze", "perfect-11", "--agent", "oracle", "--json")
@@ -18,7 +20,7 @@ def test_run_json_prints_one_object_with_the_documented_keys(cli):
 def test_run_prints_a_summary_and_how_to_query_it(cli):
     result = cli("run", "--maze", "sparse-60", "--agent", "random", "--max-moves", "50", "--config", "visionRange=2")
     assert result.exit_code == 0, result.output
-    assert "timed out" in result.stdout and "max_moves reached: 50 actions" in result.stdout
+    assert "out of moves" in result.stdout and "max_moves reached: 50 actions" in result.stdout
     assert 'oriole db psql -c "SELECT' in result.stdout
 
 
@@ -183,3 +185,38 @@ def test_db_stop_stops_the_embedded_server_and_the_next_command_starts_it(tmp_pa
     assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
     again = CliRunner().invoke(app, ["db", "stop"])
     assert again.stdout == "the embedded database server was not running\n"
+
+
+def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete_removes_every_row(cli, store,
+                                                                                                   tmp_path):
+    tag = "archive-me"
+    ids = [json.loads(cli("run", "--agent", agent, "--maze", "perfect-7", "--comment", tag, "--json").stdout)
+           ["experiment_id"] for agent in ("oracle", "explorer", "wall-follower")]
+
+    def reported() -> set[str]:
+        return {row["model_name"] for row in json.loads(cli("report", "--tag", tag, "--format", "json").stdout)}
+
+    assert reported() == {"oracle", "explorer", "wall-follower"}
+    archived = cli("experiments", "archive", str(ids[0]), str(ids[1]))
+    assert archived.stdout == f"archived 2 experiment(s): {ids[0]}, {ids[1]}\n"
+    assert reported() == {"wall-follower"}
+    cli("export", "--format", "jsonl", "-o", str(tmp_path / "out"), "--tag", tag)
+    exported = [json.loads(line) for line in (tmp_path / "out" / "experiments.jsonl").read_text().splitlines()]
+    assert [row["experiment_id"] for row in exported] == [ids[2]]
+    assert cli("experiments", "restore", "--tag", tag).stdout == f"restored 2 experiment(s): {ids[0]}, {ids[1]}\n"
+    assert reported() == {"oracle", "explorer", "wall-follower"}
+
+    running = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random", "comment": tag},
+               "executionArn": "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:archive-running"}
+    ids.append(experiments.start(running, store, lambda names: catalog.defaults())["experimentId"])
+    refused = cli("experiments", "delete", "--tag", tag)
+    assert refused.exit_code == 2 and f"experiment(s) {ids[3]} still running" in refused.stderr
+    assert store.conn.execute("SELECT count(*) AS n FROM actions WHERE experiment_id = ANY (%s)",
+                              (ids,)).fetchone()["n"] > 0  # nothing was deleted
+    store.finalize(ids[3], "aborted", "stopped by the test")
+    assert cli("experiments", "delete", "--tag", tag).stdout.startswith("deleted 4 experiment(s)")
+    left = store.conn.execute("SELECT (SELECT count(*) FROM experiments WHERE id = ANY (%(ids)s)) + "
+                              "(SELECT count(*) FROM actions WHERE experiment_id = ANY (%(ids)s)) AS n",
+                              {"ids": ids}).fetchone()["n"]
+    assert left == 0 and reported() == set()
+    assert "No such option: --aws" in cli("experiments", "delete", "1", "--aws").stderr

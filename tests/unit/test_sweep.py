@@ -168,7 +168,8 @@ def test_the_command_line_makes_the_input_the_console_takes():
 def test_the_summary_line_counts_each_outcome_of_the_run():
     summary = {"planned": 7, "alreadyDone": 4, "succeeded": 2, "timedOut": 1, "failed": 0, "aborted": 0,
                "running": 0, "rejected": 0, "skipped": 0, "spentUsd": 0.25}
-    assert sweep.summary_line(summary) == "7 planned: 4 already done, 2 succeeded, 1 timed out; spent $0.2500\n"
+    assert sweep.summary_line(summary) == ("7 planned: 4 already done, 2 succeeded, 1 out of moves or time; "
+                                           "spent $0.2500\n")
     nothing = {**summary, "alreadyDone": 7, "succeeded": 0, "timedOut": 0}
     assert sweep.summary_line(nothing) == "7 planned: 7 already done; spent $0.2500\n"
 

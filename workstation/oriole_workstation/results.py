@@ -189,6 +189,30 @@ class Results:
             {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
         ).fetchall()
 
+    _CHOSEN = "(id = ANY (%(ids)s) OR %(tag)s::text = ANY (comment_tags(comment)))"
+
+    def set_archived(self, ids: list[int], tag: str | None, archived: bool) -> list[int]:
+        """Archive (``archived``) or restore the experiments with these ids or this tag: an archived experiment
+        keeps every row but leaves every report, comparison and export. The ids changed, in order."""
+        return sorted(row["id"] for row in self._execute(
+            "UPDATE experiments SET archived_at = CASE WHEN %(archived)s THEN coalesce(archived_at, now()) END "
+            f"WHERE {self._CHOSEN} AND (archived_at IS NULL) = %(archived)s RETURNING id",
+            {"ids": ids, "tag": tag, "archived": archived}))
+
+    def delete(self, ids: list[int], tag: str | None) -> list[int]:
+        """Delete the experiments with these ids or this tag, with their turns, actions and model calls, in one
+        transaction; a running one is refused, and then nothing is deleted. The ids deleted, in order."""
+        chosen = {"ids": ids, "tag": tag}
+        with self.conn.transaction():
+            running = [row["id"] for row in self._execute(
+                f"SELECT id FROM experiments WHERE {self._CHOSEN} AND status = 'running' ORDER BY id FOR UPDATE",
+                chosen)]
+            if running:
+                raise OrioleError(f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
+                                  "for them to end) first; nothing was deleted")
+            return sorted(row["id"] for row in self._execute(
+                f"DELETE FROM experiments WHERE {self._CHOSEN} RETURNING id", chosen))
+
     def sweep_plan(self, sweep_id: str) -> dict | None:
         """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this
         database."""

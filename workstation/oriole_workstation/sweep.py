@@ -207,9 +207,12 @@ def outcome(execution: dict) -> dict:
 # --- the lines a researcher reads ----------------------------------------------------------------------------
 
 
+SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no error, the agent's own ending
+
+
 def summary_line(summary: dict) -> str:
-    """``72 planned: 12 already done, 58 succeeded, 2 timed out; spent $0.0000`` from a sweep's output."""
-    parts = [f"{summary[key]} {outcome.replace('_', ' ')}" for outcome, key in sorted(OUTCOMES.items())
+    """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
+    parts = [f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}" for outcome, key in sorted(OUTCOMES.items())
              if summary.get(key)]
     return (f"{summary['planned']} planned: {summary['alreadyDone']} already done"
             + (f", {', '.join(parts)}" if parts else "") + f"; spent ${summary['spentUsd']:.4f}\n")

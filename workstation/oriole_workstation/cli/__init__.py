@@ -15,7 +15,20 @@ from rich.markup import escape
 import oriole
 from oriole.errors import OrioleError
 from oriole.text import unstorable
-from oriole_workstation.cli import analysis, check, database, doctor, live, mazes, params, prices, prompts, run, sweep
+from oriole_workstation.cli import (
+    analysis,
+    check,
+    database,
+    doctor,
+    experiments,
+    live,
+    mazes,
+    params,
+    prices,
+    prompts,
+    run,
+    sweep,
+)
 from oriole_workstation.cli.common import Commands, OneLineErrors, err
 from oriole_workstation.cli.export import export_command
 from oriole_workstation.display import terminal_safe
@@ -51,6 +64,7 @@ app.add_typer(mazes.app, name="mazes")
 app.add_typer(database.app, name="db")
 app.add_typer(params.app, name="params")
 app.add_typer(prices.app, name="prices")
+app.add_typer(experiments.app, name="experiments")
 app.add_typer(sweep.app, name="sweep")
 
 

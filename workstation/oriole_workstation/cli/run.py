@@ -27,6 +27,7 @@ from oriole_workstation.cli.common import (
 )
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
+from oriole_workstation.outcomes import outcome_text
 
 LLM_PROVIDERS = tuple(p for p in PROVIDERS if p != "baseline")
 MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
@@ -222,8 +223,8 @@ def print_result(result: RunResult) -> None:
     data = result.as_json()
     if data["experiment_id"] is None:
         raise fail(f"the execution was rejected: {data['failure_reason']}")
-    outcome = {"succeeded": Text("goal found", "green"), "timed_out": Text("timed out", "yellow")}.get(
-        data["status"], Text(data["status"], "red"))
+    words = outcome_text(data["status"], data["failure_reason"])
+    outcome = Text(words, {"succeeded": "green", "timed_out": "yellow"}.get(data["status"], "red"))
     table = Table(show_header=False, box=None)
     rows = [
         ("experiment", str(data["experiment_id"])),
