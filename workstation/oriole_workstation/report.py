@@ -133,8 +133,9 @@ MIN_SHRUNK = 12  # the narrowest an agent name is shortened to
 def narrow_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple], list[str]]:
     """The comparison as a terminal shows it by default, in ``TERMINAL_COLUMNS``: the agent, the mazes, the runs,
     the success rate with its 95% interval, tokens and cost per run, errors; the prompt when the rows hold several;
-    the compared configuration as a letter with a legend below the table (``A  temperature=0.2``). The agent
-    name is shortened only if the table would not fit otherwise. ``--wide`` gives ``table_cells``."""
+    the compared configuration as a letter with a legend below the table (``A  temperature=0.2``); the median
+    actions to the goal and path efficiency where they still fit. The agent name is shortened only if the table
+    would not fit otherwise. ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
     legend = {text: chr(ord("A") + i) if i < 26 else str(i + 1)
@@ -153,7 +154,20 @@ def narrow_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[
         r["errors"],
     ) for r in rows]
     notes = [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
+    for header, values in (("actions", [_number(r["median_actions_to_goal"], 0) for r in rows]),
+                           ("efficiency", [_number(r["median_path_efficiency"], 3) for r in rows])):
+        wider = (*headers[:-3], header, *headers[-3:])  # before tokens/run, cost/run and errors
+        cells_wider = [(*row[:-3], value, *row[-3:]) for row, value in zip(cells, values, strict=True)]
+        if _width(wider, cells_wider) > TERMINAL_COLUMNS:
+            break
+        headers, cells = wider, cells_wider
     return headers, fit_agents(headers, cells, TERMINAL_COLUMNS), notes
+
+
+def _width(headers: tuple[str, ...], rows: list[tuple]) -> int:
+    """How wide ``columns`` prints these rows, as shown."""
+    cells = [headers, *(tuple(terminal_safe(str(v)) for v in row) for row in rows)]
+    return sum(max(len(row[j]) for row in cells) for j in range(len(headers))) + 2 * (len(headers) - 1)
 
 
 def _rate_with_interval(row: dict) -> str:
@@ -168,11 +182,10 @@ def fit_agents(headers: tuple[str, ...], rows: list[tuple], width: int) -> list[
     """The rows, as shown (``terminal_safe``), with the agent column (the first) shortened, to ``MIN_SHRUNK`` at
     the least, until the table, two spaces between columns, is at most ``width`` wide."""
     rows = [tuple(terminal_safe(str(v)) for v in row) for row in rows]
-    widths = [max(len(row[j]) for row in [headers, *rows]) for j in range(len(headers))]
-    over = sum(widths) + 2 * (len(headers) - 1) - width
+    over = _width(headers, rows) - width
     if over <= 0:
         return rows
-    keep = max(widths[0] - over, MIN_SHRUNK)
+    keep = max(max(len(row[0]) for row in [headers, *rows]) - over, MIN_SHRUNK)
     return [(shorten(row[0], keep), *row[1:]) for row in rows]
 
 
