@@ -132,16 +132,16 @@ MIN_SHRUNK = 12  # the narrowest an agent name is shortened to
 
 def narrow_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple], list[str]]:
     """The comparison as a terminal shows it by default, in ``TERMINAL_COLUMNS``: the agent, the mazes, the runs,
-    the success rate with its 95% interval, tokens and cost per run, errors; the prompt when the rows hold several;
-    the compared configuration as a letter with a legend below the table (``A  temperature=0.2``); the median
-    actions to the goal and path efficiency where they still fit. The agent name is shortened only if the table
-    would not fit otherwise. ``--wide`` gives ``table_cells``."""
+    the success rate with its 95% interval, tokens and cost per run, errors; the prompt when the rows hold
+    several; the compared configuration as a letter with a legend below the table (``config A: temperature=0.2``);
+    the median actions to the goal and path efficiency where they still fit. The agent name is shortened only if
+    the table would not fit otherwise. ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
     legend = {text: chr(ord("A") + i) if i < 26 else str(i + 1)
               for i, text in enumerate(dict.fromkeys(config_text(r["config"]) for r in rows if r["config"]))}
     headers = ("agent", *(("prompt",) if several else ()), "maze" if by is GroupBy.maze else "mazes",
-               *(("config",) if legend else ()), "runs", "success (95% CI)", "tokens/run", "cost/run", "errors")
+               *(("config",) if legend else ()), "runs", "success (95% CI)", "tokens", "cost/run", "errors")
     cells = [(
         agent_text(r),
         *((prompts[r["prompt_version"], r["prompt_hash"]],) if several else ()),
