@@ -104,6 +104,8 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
         shown = cli(*command)
         assert shown.exit_code == 0, shown.output
         assert max(map(len, shown.stdout.splitlines())) <= 100, shown.stdout
+    listed = cli("ls", "--sweep", sweep_id, "--limit", "0").stdout
+    assert " model-a " in listed and "openai/model-a" not in listed  # ls names an agent by its label
 
 
 def test_a_spend_limit_stops_new_starts_and_overshoots_only_by_what_was_running(cli, store, tmp_path):

@@ -180,9 +180,11 @@ class Results:
 
     def status(self, *, experiment_id: int | None = None, sweep_id: str | None = None, running: bool = False,
                limit: int | None = None) -> list[dict]:
-        """Rows of ``experiment_status``: running ones first, then the newest."""
+        """Rows of ``experiment_status`` with the failure reason and the agent's label: running ones first, then
+        the newest."""
         return self._execute(
-            "SELECT s.*, e.failure_reason FROM experiment_status s JOIN experiments e ON e.id = s.experiment_id "
+            "SELECT s.*, e.failure_reason, e.agent_label "
+            "  FROM experiment_status s JOIN experiments e ON e.id = s.experiment_id "
             "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
             "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR s.status = 'running') "
             "ORDER BY s.status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",

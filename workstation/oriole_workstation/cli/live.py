@@ -64,7 +64,7 @@ def status_table(rows: list[dict], now: datetime | None = None, wide: bool = Fal
         wide_ending = wide and r["ending"] not in (None, SUCCESS_ENDING, AGENT_ENDING)
         state = Text("STALE " + outcome, style="bold yellow") if r["stale"] else _shown(
             f"{outcome} ({ending_text(r['ending'])})" if wide_ending else outcome)
-        agent = f"{r['llm_provider']}/{r['model_name']}"
+        agent = r["agent_label"] or f"{r['llm_provider']}/{r['model_name']}"  # a sweep file's label first
         cells = (str(r["experiment_id"]), _shown(agent if wide else shorten(agent, AGENT_WIDTH)),
                  _shown(r["maze"] if wide else short_maze(r["maze"])), state, str(r["turn"]),
                  f"{r['actions']:,}/{r['max_actions']:,}",
