@@ -17,7 +17,7 @@ import json
 import platform
 import time
 
-from oriole import db
+from oriole.store import db
 from oriole_workstation.database import local_url, prepare
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws

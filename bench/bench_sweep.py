@@ -25,9 +25,9 @@ import uuid
 
 from rich.console import Console
 
-from oriole import db
 from oriole.flows import sweep_flow
-from oriole_workstation import sweep
+from oriole.store import db
+from oriole_workstation import sweep_runs
 from oriole_workstation.database import local_url, prepare
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
@@ -91,12 +91,12 @@ def run(repetitions: int, agent: str, maze: str, cap: int, wait_seconds: int) ->
                    "comment": "bench/bench_sweep.py"}
     with LocalAws(url) as aws:
         started = time.perf_counter()
-        arn, _ = sweep.submit(aws.sfn, aws.sweep_state_machine_arn, sweep_input)
+        arn, _ = sweep_runs.submit(aws.sfn, aws.sweep_state_machine_arn, sweep_input)
         progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], repetitions, 0, show_lines=False)
         with progress:
-            execution = sweep.follow_local(aws, arn, sweep_id, results, progress, lambda running: None)
+            execution = sweep_runs.follow_local(aws, arn, sweep_id, results, progress, lambda running: None)
         wall = time.perf_counter() - started
-        summary = sweep.outcome(execution)
+        summary = sweep_runs.outcome(execution)
         parent = aws.history(arn)
         child_events, child_transitions, experiment_transitions = one_child(aws, sweep_input, wait_seconds)
     rows = results.conn.execute("SELECT started_at, completed_at FROM experiments WHERE agent_id LIKE %s",

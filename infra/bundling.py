@@ -1,9 +1,10 @@
 """One code asset for every Lambda, built without Docker.
 
-The asset is the runtime package ``lambdas/oriole`` whole (its migrations, prompts and flows are package
-data) plus its dependencies: local bundling installs exactly what ``requirements-lambda.lock`` pins (``make
-lock`` resolves ``requirements.txt`` for Linux arm64 and the runtime's CPython), as wheels whose hashes pip
-checks. The asset hash covers the package files, the lock and the target platform, so the same inputs give
+The asset is the runtime package ``lambdas/oriole`` whole (its prompts and flows are package data), the
+repository's ``migrations/`` folder carried into it as ``oriole/migrations``, and its dependencies: local
+bundling installs exactly what ``requirements-lambda.lock`` pins (``make lock`` resolves ``requirements.txt``
+for Linux arm64 and the runtime's CPython), as wheels whose hashes pip checks. The asset hash covers the
+package files (the migrations included), the lock and the target platform, so the same inputs give
 the same asset and a new lock deploys new code. The workstation package lives elsewhere and is never
 copied. Tests skip bundling, so synthesis needs neither Docker nor a package registry: in process with
 CDK's context ``aws:cdk:bundling-stacks=[]``, and with the CLI (which refuses ``aws:`` context keys) with
@@ -25,6 +26,9 @@ from aws_cdk import aws_lambda as lambda_
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lambdas" / "oriole"
+MIGRATIONS = ROOT / "migrations"
+# Where each part of the asset's ``oriole/`` comes from (as the wheel's package-dir maps them, pyproject.toml).
+SOURCES = {".": PACKAGE, "migrations": MIGRATIONS}
 LOCK = ROOT / "requirements-lambda.lock"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE = lambda_.Architecture.ARM_64
@@ -38,8 +42,10 @@ NOT_CODE = ("__pycache__", "*.pyc")
 
 
 def copy_package(output_dir: Path) -> None:
-    """The runtime package into the asset, whole (only interpreter caches are left out)."""
-    shutil.copytree(PACKAGE, output_dir / "oriole", dirs_exist_ok=True, ignore=shutil.ignore_patterns(*NOT_CODE))
+    """The runtime package into the asset, whole, its migrations included (only interpreter caches are left out)."""
+    for target, source in SOURCES.items():
+        shutil.copytree(source, output_dir / "oriole" / target, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(*NOT_CODE))
 
 
 def install_requirements(output_dir: Path) -> None:
@@ -54,10 +60,12 @@ def install_requirements(output_dir: Path) -> None:
     )
 
 
-def package_files(package: Path = PACKAGE) -> list[str]:
-    """The relative paths of the files ``copy_package`` copies, in an order independent of the file system."""
-    relative = (path.relative_to(package) for path in package.rglob("*") if path.is_file())
-    return sorted(path.as_posix() for path in relative if _is_code(path))
+def package_files(sources: dict[str, Path] = SOURCES) -> dict[str, Path]:
+    """The files ``copy_package`` copies, by their path in the asset's ``oriole/``, in an order independent of the
+    file system (``sources``: an asset's ``{".": <its oriole folder>}`` names the same files)."""
+    files = {(Path(target) / path.relative_to(source)).as_posix(): path
+             for target, source in sources.items() for path in source.rglob("*") if path.is_file()}
+    return {name: files[name] for name in sorted(files) if _is_code(Path(name))}
 
 
 def _is_code(relative: Path) -> bool:
@@ -65,12 +73,13 @@ def _is_code(relative: Path) -> bool:
     return not any(fnmatch(part, pattern) for part in relative.parts for pattern in NOT_CODE)
 
 
-def asset_hash(lock: Path = LOCK, package: Path = PACKAGE) -> str:
-    """What the asset is built from: the package files (by relative path), the lock and the wheel platform.
-    CDK's own hash of the source folder would miss the lock, so a new lock would not redeploy the code."""
+def asset_hash(lock: Path = LOCK, sources: dict[str, Path] = SOURCES) -> str:
+    """What the asset is built from: the package files (by their path in the asset), the lock and the wheel
+    platform. CDK's own hash of the source folder would miss the lock and the migrations, so a new lock or a new
+    migration would not redeploy the code."""
     digest = hashlib.sha256(f"{PLATFORM} cp{PYTHON_VERSION}\n".encode())
-    for name in package_files(package):
-        digest.update(f"{name}\0{_sha256(package / name)}\n".encode())
+    for name, path in package_files(sources).items():
+        digest.update(f"{name}\0{_sha256(path)}\n".encode())
     digest.update(f"lock\0{_sha256(lock)}\n".encode())
     return digest.hexdigest()
 

@@ -24,10 +24,13 @@ from constructs import Construct
 from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
-from oriole import catalog, db, deployment, flows
+from oriole import catalog, flows
 from oriole.handlers import DEPLOYED, FUNCTIONS, task_name
+from oriole.lifecycle import deployment
+from oriole.provider_registry import PROVIDERS, Provider
+from oriole.store import db
 
-MODEL_TASKS = ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeOpenAIAgent")
+MODEL_TASKS = tuple(p.task for p in PROVIDERS.values() if p.calls_model)  # a turn of model calls: Lambda's longest
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
 WHOLE_SWEEP_SECONDS = 300
 TASK_SECONDS = 60
@@ -38,7 +41,7 @@ RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
 
 
 def geography(scope: Construct) -> str:
-    """The stack region's geographic inference-profile prefix (``oriole.deployment.GEOGRAPHIES``), resolved
+    """The stack region's geographic inference-profile prefix (``oriole.lifecycle.deployment.GEOGRAPHIES``), resolved
     by CloudFormation from the region's first word; ``global`` where no geography applies."""
     stack = Stack.of(scope)
     word = Fn.select(0, Fn.split("-", stack.region))
@@ -201,19 +204,18 @@ class Functions(Construct):
             actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
             resources=[*profiles, *dict.fromkeys(models)]))
 
-    def allow_model_servers(self, servers: deployment.ModelServers, task: str, urls: tuple[str, ...],
-                            secret_arn: str | None, kms_key_arn: str | None = None) -> None:
-        """The model servers (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an execution
-        name (none listed: none), and the API key the agent ``task`` sends them. A secret encrypted with a
+    def allow_model_servers(self, provider: Provider, urls: tuple[str, ...], secret_arn: str | None,
+                            kms_key_arn: str | None = None) -> None:
+        """The model servers of ``provider`` (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an
+        execution name (none listed: none), and the API key its agent task sends them. A secret encrypted with a
         customer-managed key (``kms_key_arn``) is readable only with kms:Decrypt on that key, which the agent gets
         through Secrets Manager only (the kms:ViaService condition)."""
         start = self.task("StartExperiment")
-        start.add_environment(servers.listed, json.dumps(list(urls)))
+        start.add_environment(provider.servers.listed, json.dumps(list(urls)))
         if not secret_arn:
             return
-        name = task.removeprefix("Invoke").removesuffix("Agent")
-        secret = secretsmanager.Secret.from_secret_complete_arn(self, f"{name}ApiKey", secret_arn)
-        function = self.task(task)
+        secret = secretsmanager.Secret.from_secret_complete_arn(self, f"{provider.label}ApiKey", secret_arn)
+        function = self.task(provider.task)
         secret.grant_read(function)
         if kms_key_arn:
             via_secrets_manager = f"secretsmanager.{Stack.of(self).region}.amazonaws.com"
@@ -221,7 +223,7 @@ class Functions(Construct):
                 actions=["kms:Decrypt"], resources=[kms_key_arn],
                 conditions={"StringEquals": {"kms:ViaService": via_secrets_manager}}))
         for reader in (function, start):  # StartExperiment only learns that a key is sent, it cannot read it
-            reader.add_environment(servers.secret, secret_arn)
+            reader.add_environment(provider.api_key_secret, secret_arn)
 
     def grant_executions(self, state_machine_arn: str, execution_arns: str, timeout_seconds: int) -> None:
         """ContinueAsNew starts the successor execution of this one state machine and nothing else; the

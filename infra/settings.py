@@ -16,6 +16,7 @@ from constructs import Construct
 from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT, data_stack, orchestrator_stack
 from oriole.config import parse_stored, url_problem, without_userinfo
 from oriole.errors import InvalidParameter
+from oriole.provider_registry import PROVIDERS, Provider
 
 EGRESS_MODES = ("nat", "endpoints")
 DEPLOYMENT_NAME = re.compile(r"^[A-Z][A-Za-z0-9]{0,23}$")
@@ -36,18 +37,30 @@ class ExistingDatabase:
 
 
 @dataclass(frozen=True)
+class ModelServerSettings:
+    """What a provider sent to model servers (``Provider.servers``) is deployed with: the servers an execution may
+    name (its ``ModelServers.context``, e.g. ``ollamaEndpoints``), the secret of its API key
+    (``<provider>ApiKeySecretArn``) and the customer-managed KMS key that encrypts that secret
+    (``<provider>ApiKeyKmsKeyArn``)."""
+
+    urls: tuple[str, ...]
+    api_key_secret_arn: str | None
+    api_key_kms_key_arn: str | None
+
+    @classmethod
+    def from_context(cls, get, provider: Provider) -> ModelServerSettings:
+        secret, kms = f"{provider.name}ApiKeySecretArn", f"{provider.name}ApiKeyKmsKeyArn"
+        return cls(_model_servers(get, provider.servers.context, secret), get(secret), _kms_key(get, kms, secret))
+
+
+@dataclass(frozen=True)
 class Settings:
     deployment: str
     egress: str
     deletion_protection: bool
     bedrock_model_ids: tuple[str, ...]
     max_execution_seconds: int
-    ollama_endpoints: tuple[str, ...]
-    ollama_api_key_secret_arn: str | None
-    ollama_api_key_kms_key_arn: str | None  # the customer-managed key that encrypts that secret, if one does
-    openai_base_urls: tuple[str, ...]
-    openai_api_key_secret_arn: str | None
-    openai_api_key_kms_key_arn: str | None
+    model_servers: dict[str, ModelServerSettings]  # by provider: those of oriole.provider_registry with servers
     existing_database: ExistingDatabase | None
     log_retention_days: int
     alarm_email: str | None
@@ -74,19 +87,13 @@ class Settings:
         if not DEPLOYMENT_NAME.match(deployment):
             raise ValueError(f"context deployment must be a capitalised name of letters and digits (up to 24), "
                              f"like OrioleLab2; got {deployment!r}")
-        key_arn, openai_key_arn = get("ollamaApiKeySecretArn"), get("openaiApiKeySecretArn")
         return cls(
             deployment=deployment,
             egress=egress,
             deletion_protection=_flag(get("deletionProtection", True)),
             bedrock_model_ids=_list(get("bedrockModelIds", [])),
             max_execution_seconds=_execution_timeout(get("maxExecutionSeconds")),
-            ollama_endpoints=_model_servers(get, "ollamaEndpoints", "ollamaApiKeySecretArn"),
-            ollama_api_key_secret_arn=key_arn,
-            ollama_api_key_kms_key_arn=_kms_key(get, "ollamaApiKeyKmsKeyArn", "ollamaApiKeySecretArn"),
-            openai_base_urls=_model_servers(get, "openaiBaseUrls", "openaiApiKeySecretArn"),
-            openai_api_key_secret_arn=openai_key_arn,
-            openai_api_key_kms_key_arn=_kms_key(get, "openaiApiKeyKmsKeyArn", "openaiApiKeySecretArn"),
+            model_servers={p.name: ModelServerSettings.from_context(get, p) for p in PROVIDERS.values() if p.servers},
             existing_database=_existing_database(get),
             log_retention_days=int(get("logRetentionDays", 30)),
             alarm_email=get("alarmEmail"),

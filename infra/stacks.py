@@ -15,8 +15,9 @@ from infra.parameters import Parameters
 from infra.settings import Settings
 from infra.state_machine import ExperimentStateMachine, state_machine_name
 from infra.sweep_state_machine import EXAMPLE_SWEEP_INPUT, SweepStateMachine, sweep_state_machine_name
-from oriole import deployment, flows
+from oriole import flows
 from oriole.catalog import parameter_prefix
+from oriole.provider_registry import PROVIDERS
 
 # A trigger waits for its function's whole timeout and a little more: a slow first migration must finish, not
 # time the trigger out and roll the stack back.
@@ -63,14 +64,14 @@ class OrchestratorStack(Stack):
                                    subnets=data.network.function_subnets if data.network else None,
                                    deployment_name=settings.deployment, log_retention_days=settings.log_retention_days)
         prefix = parameter_prefix(settings.deployment)
-        first = {"endpoint": settings.ollama_endpoints[:1], "baseUrl": settings.openai_base_urls[:1]}
-        Parameters(self, "Parameters", prefix=prefix, values={key: urls[0] for key, urls in first.items() if urls})
+        first = {PROVIDERS[name].servers.key: servers.urls[0] for name, servers in settings.model_servers.items()
+                 if servers.urls}  # a provider's first allowed server is its parameter's value
+        Parameters(self, "Parameters", prefix=prefix, values=first)
         self.functions.grant_parameters(prefix)
         self.functions.grant_bedrock(settings.bedrock_model_ids)
-        self.functions.allow_model_servers(deployment.OLLAMA, "InvokeOllamaAgent", settings.ollama_endpoints,
-                                           settings.ollama_api_key_secret_arn, settings.ollama_api_key_kms_key_arn)
-        self.functions.allow_model_servers(deployment.OPENAI, "InvokeOpenAIAgent", settings.openai_base_urls,
-                                           settings.openai_api_key_secret_arn, settings.openai_api_key_kms_key_arn)
+        for name, servers in settings.model_servers.items():
+            self.functions.allow_model_servers(PROVIDERS[name], servers.urls, servers.api_key_secret_arn,
+                                               servers.api_key_kms_key_arn)
         name = state_machine_name(self)
         self.functions.grant_executions(
             self.format_arn(service="states", resource="stateMachine", resource_name=name,

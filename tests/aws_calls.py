@@ -22,8 +22,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from oriole import deployment
 from oriole.handlers import DEPLOYED
+from oriole.lifecycle import deployment
+from oriole.provider_registry import PROVIDERS
 from oriole_workstation.runner import ACCOUNT
 
 # The deployed functions' handlers: the table infra/functions.py makes every function from (the flows' tasks and
@@ -31,14 +32,14 @@ from oriole_workstation.runner import ACCOUNT
 ENTRY_POINTS = tuple(DEPLOYED.values())
 # Environment variables naming resources a function calls: locally they name moto's resources, on AWS the template
 # sets them; each call keeps the values its function saw.
-NAMING_VARIABLES = ("DATABASE_SECRET_ARN", deployment.OLLAMA_API_KEY_SECRET, deployment.OPENAI_API_KEY_SECRET,
+NAMING_VARIABLES = ("DATABASE_SECRET_ARN", *(p.api_key_secret for p in PROVIDERS.values() if p.api_key_secret),
                     deployment.ROLE_SECRETS, deployment.STATE_MACHINE_ARN, deployment.PRUNED_FUNCTIONS,
                     deployment.SWEEP_STATE_MACHINE_ARN, deployment.STACK_ID)
 
 
 @dataclass(frozen=True)
 class Call:
-    function: str  # the handler, e.g. oriole.handlers.sweeps.plan
+    function: str  # the handler, e.g. oriole.handlers.sweep_tasks.plan
     action: str  # the IAM action, e.g. ssm:GetParametersByPath
     resource: str  # one ARN IAM authorizes the request on
     region: str
@@ -77,7 +78,7 @@ def model_arns(model_id: str, region: str, account: str = ACCOUNT) -> list[str]:
         return [profile, foundation(region), foundation("")]
     if prefix not in deployment.DESTINATION_REGIONS:
         raise LookupError(f"no destination regions are known for {prefix} profiles: add them to "
-                          "oriole.deployment.DESTINATION_REGIONS from Bedrock's documentation")
+                          "oriole.lifecycle.deployment.DESTINATION_REGIONS from Bedrock's documentation")
     return [profile, *dict.fromkeys(foundation(r) for r in (region, *deployment.DESTINATION_REGIONS[prefix]))]
 
 

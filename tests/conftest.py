@@ -69,8 +69,7 @@ def database_url(server_url) -> Iterator[str]:
 
 @pytest.fixture
 def store(database_url):
-    from oriole import db
-    from oriole.store import Store
+    from oriole.store import Store, db
 
     conn = db.connect(database_url)
     yield Store(conn)

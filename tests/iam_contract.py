@@ -28,7 +28,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from oriole import deployment, flows
+from oriole import flows
+from oriole.lifecycle import deployment
 from oriole_workstation import runner
 from tests.aws_calls import ENTRY_POINTS, Call
 from tests.iam_policy import UnsupportedPolicy, allows

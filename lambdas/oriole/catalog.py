@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
+from oriole import provider_registry
+
 DEFAULT_DEPLOYMENT = "Oriole"
 DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
 
@@ -74,8 +76,8 @@ _DURATION_MINUTES = 120.0
 # attempt: 16 + 18 x 3 = 70 events. 350 turns and the start and end of an execution (at most 200 events with
 # their own retries) stay under 25,000 (tests/integration/test_local_state_machine.py checks it from the ASL).
 MAX_TURNS_PER_EXECUTION = 350
-ALL_PROVIDERS = ("bedrock", "ollama", "openai", "baseline")
-LLM_PROVIDERS = ("bedrock", "ollama", "openai")
+ALL_PROVIDERS = provider_registry.NAMES  # a parameter of every provider
+LLM_PROVIDERS = provider_registry.MODEL_PROVIDERS  # a parameter of every provider that calls a model
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from oriole.catalog import ALL_PROVIDERS, MAX_PRICE_PER_MTOK
+from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
+from oriole.provider_registry import DEFAULT_PROVIDER, NAMES
 from oriole.text import bounded, unstorable
 
-PROVIDERS = ALL_PROVIDERS
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
 
@@ -57,7 +57,7 @@ class ExecutionInput(BaseModel):
     model_config = _STRICT
 
     mazeId: str | int
-    llmProvider: Literal[PROVIDERS] = "bedrock"
+    llmProvider: Literal[NAMES] = DEFAULT_PROVIDER
     modelName: Name = Field(min_length=1, max_length=200)
     promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
     agentId: Name | None = Field(None, max_length=200)

@@ -22,6 +22,7 @@ from oriole.handlers import DEPLOYED
 
 ROOT = Path(__file__).parents[2]
 RUNTIME_SOURCE = ROOT / "lambdas" / "oriole"
+MIGRATIONS = ROOT / "migrations"  # the one copy of the SQL, carried into the asset as oriole/migrations
 WORKSTATION_SOURCE = ROOT / "workstation" / "oriole_workstation"
 WORKSTATION_ONLY = ("oriole_workstation", "typer", "rich", "moto", "pgserver", "PIL")
 IMPORT_NAMES = {  # each distribution of requirements.txt -> the top-level modules it brings
@@ -100,8 +101,8 @@ def lock_entries() -> list[tuple[Requirement, list[str]]]:
 def test_the_asset_holds_the_runtime_package_whole(asset):
     shipped = files(asset / "oriole")
     assert shipped == set(bundling.package_files())  # the asset hash covers exactly what ships
-    migrations = {f"migrations/{path.name}" for path in (RUNTIME_SOURCE / "migrations").glob("*.sql")}
-    assert migrations and migrations <= shipped
+    migrations = {f"migrations/{path.relative_to(MIGRATIONS).as_posix()}" for path in MIGRATIONS.rglob("*.sql")}
+    assert "migrations/views/experiment_results.sql" in migrations and migrations <= shipped  # carried in
     assert {"flows/experiment.asl.json", "prompts/v1.md", "handlers/migrate.py"} <= shipped
     assert not [name for name in shipped if "__pycache__" in name or name.endswith(".pyc")]
 
@@ -193,15 +194,15 @@ def test_the_asset_hash_follows_the_lock_and_the_package_files(tmp_path):
     lock = tmp_path / "requirements-lambda.lock"
     lock.write_text(bundling.LOCK.read_text())
     bundling.copy_package(tmp_path)
-    package = tmp_path / "oriole"
+    package = {".": tmp_path / "oriole"}  # the asset's package, its migrations inside
     assert bundling.asset_hash(lock, package) == bundling.asset_hash()  # the same inputs anywhere: the same hash
-    (package / "__pycache__").mkdir()
-    (package / "__pycache__" / "catalog.cpython-314.pyc").write_bytes(b"cache")
+    (package["."] / "__pycache__").mkdir()
+    (package["."] / "__pycache__" / "catalog.cpython-314.pyc").write_bytes(b"cache")
     assert bundling.asset_hash(lock, package) == bundling.asset_hash()  # caches are not code
     lock.write_text(lock.read_text() + "# touched\n")
     relocked = bundling.asset_hash(lock, package)
     assert relocked != bundling.asset_hash()
-    (package / "prompts" / "v1.md").write_text("another prompt")
+    (package["."] / "prompts" / "v1.md").write_text("another prompt")
     assert bundling.asset_hash(lock, package) != relocked
 
 

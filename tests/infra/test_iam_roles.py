@@ -10,8 +10,10 @@ import json
 
 import pytest
 
-from oriole import deployment, flows
+from oriole import flows
 from oriole.handlers import DEPLOYED, FUNCTIONS
+from oriole.lifecycle import deployment
+from oriole.provider_registry import PROVIDERS
 from oriole_workstation import runner
 from tests.aws_calls import ENTRY_POINTS, Call, model_arns
 from tests.iam_contract import Deployment, deployed, state_machine_denials, task_requirements
@@ -119,9 +121,9 @@ def test_a_secret_is_read_only_where_the_template_hands_it(contract):
     ollama, openai = FUNCTIONS["InvokeOllamaAgentFunctionArn"], FUNCTIONS["InvokeOpenAIAgentFunctionArn"]
     local = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/key-Xy12Ab"
     mine = call(ollama, "secretsmanager:GetSecretValue", local,
-                environment=((deployment.OLLAMA_API_KEY_SECRET, local),))
+                environment=((PROVIDERS["ollama"].api_key_secret, local),))
     assert contract.translate(mine) == OLLAMA_SECRET and contract.denial(mine) is None
-    theirs = dataclasses.replace(mine, environment=((deployment.OPENAI_API_KEY_SECRET, local),))
+    theirs = dataclasses.replace(mine, environment=((PROVIDERS["openai"].api_key_secret, local),))
     assert contract.denial(theirs) == f"InvokeOllamaAgent ({ollama}) would be denied secretsmanager:GetSecretValue " \
                                       f"on {local}"
     assert contract.denial(dataclasses.replace(theirs, function=openai)) is None

@@ -11,7 +11,7 @@ from aws_cdk.assertions import Annotations, Match
 from oriole import flows
 from oriole.catalog import CATALOG, MODEL_TASK_SECONDS
 from oriole.handlers import FUNCTIONS
-from oriole.inputs import PROVIDERS
+from oriole.provider_registry import NAMES
 from tests.iam_policy import allows
 from tests.infra.conftest import (
     BASE_MODEL,
@@ -326,17 +326,24 @@ def test_every_function_records_the_version_and_the_asset_hash_of_the_code_it_ru
         assert one_function_env(orchestrator, name)["ORIOLE_CODE_VERSION"] == f"{__version__}+{asset_hash()[:12]}"
 
 
-def test_the_asset_hash_changes_with_any_file_of_the_runtime_package(tmp_path):
+def test_the_asset_hash_changes_with_any_file_of_the_runtime_package_and_its_migrations(tmp_path):
     import shutil
 
     from infra import bundling
 
-    package = tmp_path / "oriole"
-    shutil.copytree(bundling.PACKAGE, package, ignore=shutil.ignore_patterns(*bundling.NOT_CODE))
-    before = bundling.asset_hash(package=package)
-    assert before == bundling.asset_hash(package=package)
-    (package / "migrations" / "0007_roles_and_code_version.sql").write_text("-- changed\n")
-    assert bundling.asset_hash(package=package) != before
+    sources = {target: tmp_path / target for target in bundling.SOURCES}
+    for target, source in bundling.SOURCES.items():
+        shutil.copytree(source, sources[target], dirs_exist_ok=True, ignore=shutil.ignore_patterns(*bundling.NOT_CODE))
+    before = bundling.asset_hash(sources=sources)
+    assert before == bundling.asset_hash() == bundling.asset_hash(sources=sources)
+    (sources["migrations"] / "0007_roles_and_code_version.sql").write_text("-- changed\n")
+    assert bundling.asset_hash(sources=sources) != before
+    (sources["migrations"] / "0007_roles_and_code_version.sql").unlink()
+    (sources["migrations"] / "views" / "experiment_status.sql").write_text("-- changed\n")
+    changed_view = bundling.asset_hash(sources=sources)
+    assert changed_view != before
+    (sources["."] / "prompts" / "v1.md").write_text("another prompt")
+    assert bundling.asset_hash(sources=sources) != changed_view
 
 
 def test_the_state_machine_logs_under_vendedlogs(templates):
@@ -787,7 +794,7 @@ def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_pr
     deployed = json.loads(sm["DefinitionString"])
     assert deployed == flows.definition(flows.SWEEP) and "TimeoutSeconds" not in deployed
     maps = [branch["States"][branch["StartAt"]] for branch in deployed["States"]["RunRepetitions"]["Branches"]]
-    assert len(maps) == len(PROVIDERS)
+    assert len(maps) == len(NAMES)
     for state in maps:
         assert state["Type"] == "Map" and state["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
         assert state["MaxConcurrencyPath"].startswith("$.caps.")
@@ -816,9 +823,9 @@ def test_the_sweep_state_machine_starts_its_own_children_and_its_tasks_only_expe
 
 
 def test_the_example_sweep_input_is_a_sweep_the_state_machine_accepts(templates):
-    from oriole import sweeps
+    from oriole.core import sweep_plan
 
     _, orchestrator = templates
     example = json.loads(orchestrator.to_json()["Outputs"]["ExampleSweepInput"]["Value"])
-    run = sweeps.validate(sweeps.SweepRun, example, "example")
-    assert len(sweeps.plan(run)) == 72 and run.wait_seconds == 30
+    run = sweep_plan.validate(sweep_plan.SweepRun, example, "example")
+    assert len(sweep_plan.plan(run)) == 72 and run.wait_seconds == 30

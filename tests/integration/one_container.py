@@ -13,8 +13,8 @@ import json
 import sys
 import time
 
-from oriole import db
 from oriole.errors import DatabaseBusy
+from oriole.store import db
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from oriole.memory import COMPACTION_PROMPT
+from oriole.core.memory import COMPACTION_PROMPT
 from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.integration.test_providers_local import MAZE, converse_reply, openai, rows, run, shortest_moves

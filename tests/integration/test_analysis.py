@@ -1,4 +1,4 @@
-"""The analysis views (migrations/0003_analysis_views.sql) and `oriole report`, on hand-built experiments
+"""The analysis views (migrations/views/) and `oriole report`, on hand-built experiments
 whose answers are worked out by hand: tiles visited, revisits, path efficiency, latency, the varied
 configuration, medians, per-run and per-success figures and the Wilson interval."""
 
@@ -13,9 +13,9 @@ import pytest
 from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
-from oriole import db
 from oriole.config import resolve
-from oriole.progress import ending_category
+from oriole.core.progress import ending_category
+from oriole.store import db
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare
 from tests.conftest import scratch_database
@@ -44,8 +44,8 @@ class Seeder:
                    comment: str | None = None, started: str = "2025-03-01 10:00+00", tokens: tuple = (0, 0),
                    cost: float = 0.0, turns: tuple = (), reason: str | None = None) -> int:
         """One experiment; ``walk`` stores actions (and derives the counters), ``turns`` is a list of
-        (first step, action count, model calls, latency ms). Its aggregates are recounted from those rows, as
-        migration 0005 does for rows stored before it."""
+        (first step, action count, model calls, latency ms). Its aggregates are recounted from those rows
+        (``recount_experiments``), as migration 0005 did for rows stored before it."""
         self.count += 1
         walk = walk or []
         if walk:

@@ -12,7 +12,10 @@ import boto3
 import pytest
 from typer.testing import CliRunner
 
-from oriole import deployment, flows, mazeset
+from oriole import flows
+from oriole.core import mazeset
+from oriole.lifecycle import deployment
+from oriole.provider_registry import PROVIDERS
 from oriole_workstation import check as check_module
 from oriole_workstation.cli import app
 from oriole_workstation.cli import check as check_command
@@ -66,8 +69,8 @@ def deployed(bedrock_local, checkout_version):
     for function in boto3.client("lambda", region_name=REGION).list_functions()["Functions"]:
         set_environment(function["FunctionName"], **{deployment.CODE_VERSION: checkout_version})
     set_environment("oriole-StartExperiment", **{deployment.BEDROCK_MODEL_IDS: json.dumps([HAIKU]),
-                                                 deployment.OLLAMA_ENDPOINTS: "[]",
-                                                 deployment.OPENAI_BASE_URLS: json.dumps([OPENAI_URL])})
+                                                 PROVIDERS["ollama"].servers.listed: "[]",
+                                                 PROVIDERS["openai"].servers.listed: json.dumps([OPENAI_URL])})
     yield bedrock_local
     for name in ("OrioleData", "OrioleOrchestrator"):
         boto3.client("cloudformation", region_name=REGION).delete_stack(StackName=name)
@@ -88,11 +91,11 @@ def check(deployed, monkeypatch):
 def ollama_listed(*script):
     """An Ollama endpoint the deployment allow-lists, answering ``script``."""
     with ScriptedOllama(*script) as server:
-        set_environment("oriole-StartExperiment", **{deployment.OLLAMA_ENDPOINTS: json.dumps([server.url])})
+        set_environment("oriole-StartExperiment", **{PROVIDERS["ollama"].servers.listed: json.dumps([server.url])})
         try:
             yield server
         finally:
-            set_environment("oriole-StartExperiment", **{deployment.OLLAMA_ENDPOINTS: "[]"})
+            set_environment("oriole-StartExperiment", **{PROVIDERS["ollama"].servers.listed: "[]"})
 
 
 def flow_functions() -> set[str]:

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from oriole import catalog, experiments
+from oriole import catalog
+from oriole.lifecycle import experiments
 
 
 def test_run_json_prints_one_object_with_the_documented_keys(cli):

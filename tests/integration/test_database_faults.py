@@ -6,8 +6,10 @@ ends the backend (``pg_terminate_backend``); refusals too: nothing listens on th
 import psycopg
 import pytest
 
-from oriole import catalog, db, experiments
-from oriole.store import Store
+from oriole import catalog
+from oriole.lifecycle import experiments
+from oriole.providers import baseline
+from oriole.store import Store, db
 
 
 def terminate(database_url: str, conn: psycopg.Connection) -> None:
@@ -33,7 +35,7 @@ def start(store, arn: str) -> int:
 
 def play(store, experiment_id: int, turn: int) -> dict:
     return experiments.play_turn({"experimentId": experiment_id, "turnNumber": turn}, store,
-                                 experiments.baseline_agent)
+                                 baseline.agent)
 
 
 def written(store, experiment_id: int) -> tuple:

@@ -9,7 +9,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from oriole import catalog, db, deployment, experiments
+from oriole import catalog
+from oriole.lifecycle import deployment, experiments
+from oriole.providers import baseline
+from oriole.store import db
 
 
 @pytest.fixture
@@ -43,7 +46,7 @@ def test_the_application_role_runs_an_experiment(as_role):
     event = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle"},
              "executionArn": f"arn:test:app-role-{uuid.uuid4().hex[:6]}"}
     state = experiments.start(event, store, lambda names: catalog.defaults())
-    experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, experiments.baseline_agent)
+    experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, baseline.agent)
     assert experiments.check_progress({"experimentId": state["experimentId"], "turnInExecution": 1}, store)
     assert experiments.finalize({"experimentId": state["experimentId"]}, store, "succeeded")["closed"]
 

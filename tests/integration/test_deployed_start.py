@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from oriole import catalog, deployment, experiments
+from oriole import catalog
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotRunning,
@@ -17,6 +17,9 @@ from oriole.errors import (
     ModelNotAllowed,
 )
 from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import deployment, experiments
+from oriole.provider_registry import PROVIDERS
+from oriole.providers import baseline
 
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 EXECUTIONS = "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:"
@@ -37,7 +40,7 @@ def on_aws(monkeypatch):
     """The environment CDK gives StartExperiment in us-east-1 with one base model and one Ollama endpoint."""
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     monkeypatch.setenv(deployment.BEDROCK_MODEL_IDS, json.dumps([HAIKU]))
-    monkeypatch.setenv(deployment.OLLAMA_ENDPOINTS, json.dumps(["https://ollama.lab.example:11434"]))
+    monkeypatch.setenv(PROVIDERS["ollama"].servers.listed, json.dumps(["https://ollama.lab.example:11434"]))
     return monkeypatch
 
 
@@ -81,7 +84,7 @@ def test_on_aws_the_local_ollama_default_is_refused_saying_what_to_set(store, on
 
 
 def test_on_aws_only_a_listed_openai_base_url_is_accepted(store, on_aws):
-    on_aws.setenv(deployment.OPENAI_BASE_URLS, json.dumps(["https://gpu-box.lab.example/v1/"]))
+    on_aws.setenv(PROVIDERS["openai"].servers.listed, json.dumps(["https://gpu-box.lab.example/v1/"]))
     before = rows(store)
     with pytest.raises(InvalidConfig, match=r"config.baseUrl is the local default http://localhost:8000/v1.*"
                                             r"openaiBaseUrls.*/oriole/openai/base-url.*params set baseUrl"):
@@ -92,16 +95,16 @@ def test_on_aws_only_a_listed_openai_base_url_is_accepted(store, on_aws):
     assert rows(store) == before
     assert start(store, "openai-allowed", "openai", "Qwen/Qwen3-8B",
                  baseUrl="https://gpu-box.lab.example/v1")["experimentId"]
-    on_aws.setenv(deployment.OPENAI_BASE_URLS, json.dumps(["http://gpu-box.internal:8000/v1"]))
-    on_aws.setenv(deployment.OPENAI_API_KEY_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:key")
+    on_aws.setenv(PROVIDERS["openai"].servers.listed, json.dumps(["http://gpu-box.internal:8000/v1"]))
+    on_aws.setenv(PROVIDERS["openai"].api_key_secret, "arn:aws:secretsmanager:us-east-1:1:secret:key")
     with pytest.raises(InvalidConfig, match="plain http but this deployment sends an OpenAI-compatible API key: "
                                             "allow only https base URLs"):
         start(store, "openai-http-key", "openai", "m", baseUrl="http://gpu-box.internal:8000/v1")
 
 
 def test_plain_http_is_refused_when_the_deployment_sends_an_api_key(store, on_aws):
-    on_aws.setenv(deployment.OLLAMA_ENDPOINTS, json.dumps(["http://ollama.internal:11434"]))
-    on_aws.setenv(deployment.OLLAMA_API_KEY_SECRET, "arn:aws:secretsmanager:us-east-1:1:secret:key")
+    on_aws.setenv(PROVIDERS["ollama"].servers.listed, json.dumps(["http://ollama.internal:11434"]))
+    on_aws.setenv(PROVIDERS["ollama"].api_key_secret, "arn:aws:secretsmanager:us-east-1:1:secret:key")
     with pytest.raises(InvalidConfig, match="plain http but this deployment sends an Ollama API key"):
         start(store, "ollama-http-key", "ollama", "qwen2.5:7b", endpoint="http://ollama.internal:11434")
 
@@ -265,7 +268,7 @@ def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_
     left, the experiment goes on in a new execution instead of dying on Step Functions' timeout."""
     monkeypatch.setenv(deployment.EXECUTION_TIMEOUT, "9000")
     experiment_id = start(store, f"long-{ran_for}", maxDurationMinutes=600)["experimentId"]
-    experiments.play_turn({"experimentId": experiment_id, "turnNumber": 1}, store, experiments.baseline_agent)
+    experiments.play_turn({"experimentId": experiment_id, "turnNumber": 1}, store, baseline.agent)
     started = (datetime.now(UTC) - timedelta(seconds=ran_for)).isoformat().replace("+00:00", "Z")
     result = experiments.check_progress({"experimentId": experiment_id, "turnInExecution": 1,
                                          "executionStartTime": started}, store)

@@ -7,7 +7,8 @@ import time
 import psycopg
 import pytest
 
-from oriole import catalog, deployment, experiments
+from oriole import catalog
+from oriole.lifecycle import deployment, experiments
 from oriole_workstation.results import Results
 from oriole_workstation.runner import EXECUTION_PREFIX, LocalAws
 

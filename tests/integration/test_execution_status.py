@@ -5,8 +5,10 @@ import json
 
 import pytest
 
-from oriole import catalog, experiments, progress
+from oriole import catalog
+from oriole.core import progress
 from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import experiments
 from oriole_workstation.runner import LambdaContext
 
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"
@@ -131,8 +133,8 @@ def test_an_execution_without_an_experiment_is_ignored(store):
 
 
 def test_the_lambda_handler_takes_the_eventbridge_event(store, database_url, monkeypatch):
-    from oriole import db
     from oriole.handlers import execution_status
+    from oriole.store import db
 
     monkeypatch.setenv("DATABASE_URL", database_url)
     db.reset()

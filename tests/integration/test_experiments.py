@@ -2,10 +2,12 @@
 
 import pytest
 
-from oriole import catalog, experiments
+from oriole import catalog
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
 from oriole.inputs import CaughtError
-from oriole.store import stored_maze
+from oriole.lifecycle import experiments
+from oriole.providers import baseline
+from oriole.store.mazes import stored_maze
 
 
 def start(store, arn: str, **config) -> dict:
@@ -31,10 +33,10 @@ def test_a_retried_start_returns_the_same_experiment(store):
 def test_a_retried_turn_returns_the_stored_result_without_calling_the_agent(store):
     state = start(store, "arn:test:turn-retry", maxActionsPerTurn=3)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
-    first = experiments.play_turn(event, store, experiments.baseline_agent)
+    first = experiments.play_turn(event, store, baseline.agent)
     written = counts(store, state["experimentId"])
 
-    def agent_must_not_be_called(row, maze):
+    def agent_must_not_be_called(setup):
         raise AssertionError("a committed turn was played again")
 
     again = experiments.play_turn(event, store, agent_must_not_be_called)
@@ -46,7 +48,7 @@ def test_a_turn_out_of_order_is_refused(store):
     state = start(store, "arn:test:out-of-order")
     with pytest.raises(TurnOutOfOrder, match="has 0 turns; turn 3 cannot be next"):
         experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 3}, store,
-                              experiments.baseline_agent)
+                              baseline.agent)
 
 
 def test_a_stale_concurrent_commit_writes_nothing(store):
@@ -54,9 +56,9 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
     state = start(store, "arn:test:race", maxActionsPerTurn=2)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
     loaded = store.load_turn(state["experimentId"], 1, with_maze=True)
-    first = experiments.play_turn(event, store, experiments.baseline_agent)
+    first = experiments.play_turn(event, store, baseline.agent)
     maze = stored_maze(loaded.maze_row)
-    late = experiments._play(loaded, maze, 1, store, experiments.baseline_agent(loaded, maze))
+    late = experiments._play(loaded, maze, 1, store, baseline.agent(loaded.agent_setup(maze.maze)))
     assert late == first
     assert counts(store, state["experimentId"]) == (2, 1, 2)
 
@@ -73,7 +75,7 @@ def test_finalizing_twice_changes_nothing(store):
     assert (row["status"], row["failure_reason"]) == ("timed_out", "max_moves reached")
     with pytest.raises(ExperimentNotRunning):
         experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store,
-                              experiments.baseline_agent)
+                              baseline.agent)
 
 
 def test_failure_reason_unwraps_a_lambda_error_payload():
@@ -92,18 +94,18 @@ def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_writ
 
     state = start(store, "arn:test:deadline", maxActionsPerTurn=8)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
-    result = experiments.play_turn(event, store, experiments.baseline_agent, lambda: 100.0)
+    result = experiments.play_turn(event, store, baseline.agent, lambda: 100.0)
     assert result.end_reason == "deadline" and result.actions == 1
     turn = store.conn.execute("SELECT end_reason, action_count FROM turns WHERE experiment_id = %s",
                               (state["experimentId"],)).fetchone()
     assert turn == {"end_reason": "deadline", "action_count": 1}
-    roomy = experiments.play_turn({**event, "turnNumber": 2}, store, experiments.baseline_agent, lambda: 899.0)
+    roomy = experiments.play_turn({**event, "turnNumber": 2}, store, baseline.agent, lambda: 899.0)
     assert roomy.end_reason != "deadline"
 
     # the handler reads the time left from its Lambda context
     import time
 
-    from oriole import db
+    from oriole.store import db
 
     monkeypatch.setenv("DATABASE_URL", database_url)
     db.reset()

@@ -22,7 +22,9 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, db, flows, mazeset
+from oriole import catalog, flows
+from oriole.core import mazeset
+from oriole.store import db
 from tests.integration.conftest import baseline
 from tests.integration.test_local_state_machine import assert_invariants, state_names
 from tests.ollama_server import ScriptedOllama, error, slow, text_reply, tool_calls

@@ -14,8 +14,9 @@ import pytest
 from moto import mock_aws
 from psycopg import sql
 
-from oriole import catalog, experiments
+from oriole import catalog
 from oriole.handlers import agents
+from oriole.lifecycle import experiments
 from oriole_workstation import display
 from oriole_workstation.runner import EXECUTION_PREFIX
 from tests.ollama_server import ScriptedOllama, error, tool_calls
@@ -250,11 +251,9 @@ def secret_keys(monkeypatch):
     """Both providers send SECRET as their API key (read afresh: the agents cache a key per process)."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("OLLAMA_API_KEY", SECRET)
-    agents.openai_api_key.cache_clear()
-    agents.ollama_api_key.cache_clear()
+    agents.api_key.cache_clear()
     yield
-    agents.openai_api_key.cache_clear()
-    agents.ollama_api_key.cache_clear()
+    agents.api_key.cache_clear()
 
 
 def openai_echoes(other_url: str) -> dict[str, list]:
@@ -324,13 +323,13 @@ def test_params_set_refuses_a_url_with_a_password_without_quoting_it(cli, monkey
 @pytest.mark.parametrize("key", [f"{SECRET}\n", f"{SECRET}\x1b]0;x\x07", f"{SECRET}\u2028", f"{SECRET}ключ"])
 def test_an_api_key_no_header_can_carry_is_refused_at_start_in_one_line(cli, store, monkeypatch, key):
     monkeypatch.setenv("OPENAI_API_KEY", key)
-    agents.openai_api_key.cache_clear()
+    agents.api_key.cache_clear()
     before = count_experiments(store)
     try:
         result = cli("run", "--maze", "perfect-7", "--provider", "openai", "--model", "m", "--openai-url",
                      "http://127.0.0.1:1/v1")
     finally:
-        agents.openai_api_key.cache_clear()
+        agents.api_key.cache_clear()
     line = one_clean_line(result.output)
     assert result.exit_code == 2 and "InvalidApiKey: the OPENAI_API_KEY environment variable holds" in line
     assert SECRET not in result.output and count_experiments(store) == before

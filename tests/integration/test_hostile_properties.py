@@ -21,15 +21,18 @@ import typer.main
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from oriole import catalog, experiments, sweeps
+from oriole import catalog
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, resolve
+from oriole.core import sweep_plan
+from oriole.core.turn_loop import ModelResponse
 from oriole.errors import InvalidModelResponse, OrioleError
-from oriole.inputs import PROVIDERS
-from oriole.providers import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, bedrock, ollama, openai
+from oriole.lifecycle import experiments
+from oriole.provider_registry import NAMES
+from oriole.providers import bedrock, ollama, openai
+from oriole.providers.wire import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL
 from oriole.text import unstorable
-from oriole.turn_loop import ModelResponse
-from oriole_workstation import sweep
+from oriole_workstation import sweep_runs
 
 settings.register_profile("default", max_examples=60, deadline=None,
                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -59,7 +62,7 @@ def count(store) -> int:
 CONFIG = st.dictionaries(st.one_of(st.sampled_from(sorted(BY_KEY)), TEXT), st.one_of(NUMBERS, TEXT, JSON), max_size=4)
 FIELDS = {
     "mazeId": st.one_of(st.sampled_from(["perfect-7", 101, 7, "sparse-60"]), JSON),
-    "llmProvider": st.one_of(st.sampled_from(PROVIDERS), JSON),
+    "llmProvider": st.one_of(st.sampled_from(NAMES), JSON),
     "modelName": st.one_of(st.sampled_from(["random", "oracle", "qwen2.5:7b"]), TEXT, JSON),
     "promptVersion": st.one_of(st.just("v1"), TEXT, JSON),
     "agentId": st.one_of(st.none(), TEXT, JSON),
@@ -163,7 +166,7 @@ SWEEP_FIELDS = {
     "configs": st.one_of(st.lists(CONFIG, min_size=1, max_size=3), JSON),
     "grid": st.one_of(st.dictionaries(st.sampled_from(["temperature", "maxMoves", "visionRange"]),
                                       st.lists(NUMBERS, max_size=30), max_size=3), JSON),
-    "provider_concurrency": st.one_of(st.dictionaries(st.sampled_from(PROVIDERS), NUMBERS, max_size=3), JSON),
+    "provider_concurrency": st.one_of(st.dictionaries(st.sampled_from(NAMES), NUMBERS, max_size=3), JSON),
 }
 SWEEPS = st.fixed_dictionaries({"id": st.one_of(st.just("hypothesis"), TEXT), "agents": SWEEP_FIELDS["agents"],
                                 "mazes": SWEEP_FIELDS["mazes"]},
@@ -183,15 +186,15 @@ def test_a_sweep_file_plans_unique_cells_within_the_bound_or_is_refused_by_name(
         path = Path(folder) / f"sweep{suffix}"
         path.write_bytes(content)
         try:
-            spec = sweep.load(path)
-            planned = sweeps.plan(spec)
-            sweeps.check_prompts(spec, ["v1"])
-            caps = sweeps.caps(spec, PROVIDERS)
-            sweep.run_input(spec, concurrency=None, provider_concurrency={}, retry_failed=False, wait_seconds=1)
+            spec = sweep_runs.load(path)
+            planned = sweep_plan.plan(spec)
+            sweep_plan.check_prompts(spec, ["v1"])
+            caps = sweep_plan.caps(spec, NAMES)
+            sweep_runs.run_input(spec, concurrency=None, provider_concurrency={}, retry_failed=False, wait_seconds=1)
         except OrioleError:
             return
-    assert len(planned) <= sweeps.MAX_EXPERIMENTS
-    assert all(1 <= cap <= sweeps.MAX_CONCURRENCY for cap in caps.values())
+    assert len(planned) <= sweep_plan.MAX_EXPERIMENTS
+    assert all(1 <= cap <= sweep_plan.MAX_CONCURRENCY for cap in caps.values())
     assert len({(p.cell.key, p.repetition) for p in planned}) == len(planned)
 
 
@@ -309,7 +312,7 @@ def test_whatever_a_model_says_its_turn_is_stored_or_refused_by_name(store, expe
     experiment_id = experiments.start(start, store, lambda names: catalog.defaults())["experimentId"]
     try:
         result = experiments.play_turn({"experimentId": experiment_id, "turnNumber": 1}, store,
-                                       lambda loaded, maze: Scripted(response))
+                                       lambda setup: Scripted(response))
         assert result.actions == len(response.tool_calls[:8]) or result.end_reason == "circuit_breaker"
         stored = store.conn.execute("SELECT turn_count FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
         assert stored["turn_count"] == 1

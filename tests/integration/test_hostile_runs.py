@@ -14,7 +14,8 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, db
+from oriole import catalog
+from oriole.store import db
 from oriole.text import MAX_MESSAGE_CHARS, unescape
 from tests.integration.conftest import baseline
 from tests.integration.test_fault_table import MAZE, moves
@@ -179,8 +180,8 @@ def largest(kind: tuple[str, int | None, int | None]) -> float:
 
 def test_the_worst_case_of_tokens_calls_and_prices_fits_every_column(store):
     """The bounds the code accepts, taken together, and the largest total each column may then have to hold."""
-    from oriole.providers import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL
     from oriole.providers.transport import JsonPoster
+    from oriole.providers.wire import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL
 
     maximum = {p.key: p.maximum for p in catalog.CATALOG if p.maximum is not None}
     calls_per_turn = maximum["maxActionsPerTurn"] + 2  # a call per action, the answer without a call, a compaction
@@ -342,7 +343,7 @@ def test_a_dropped_lock_connection_is_taken_again_and_doctor_leaves_the_run_alon
 
 def test_an_experiment_whose_runner_is_gone_is_still_found(local, zombies, database_url):
     """The other side of the lock: the grace period delays the verdict, it never hides an abandoned run."""
-    from oriole import experiments
+    from oriole.lifecycle import experiments
     from oriole.store import Store
     from oriole_workstation.runner import EXECUTION_PREFIX
 

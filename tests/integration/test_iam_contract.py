@@ -25,8 +25,11 @@ import boto3
 import psycopg
 import pytest
 
-from oriole import catalog, db, deployment, experiments
-from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweeps, versions
+from oriole import catalog
+from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweep_tasks, versions
+from oriole.lifecycle import deployment, experiments
+from oriole.provider_registry import PROVIDERS
+from oriole.store import db
 from oriole_workstation import runner
 from oriole_workstation.results import Results
 from oriole_workstation.runner import ACCOUNT, EXECUTION_PREFIX, REGION, LambdaContext, LocalAws
@@ -73,8 +76,7 @@ def cold_containers() -> Iterator[None]:
         @functools.wraps(handler)
         def invoke(event, context):
             parameters.clear_caches()
-            agents.ollama_api_key.cache_clear()
-            agents.openai_api_key.cache_clear()
+            agents.api_key.cache_clear()
             try:
                 return handler(event, context)
             finally:
@@ -137,8 +139,8 @@ def secrets(database_url, bedrock) -> Iterator[tuple[Local, dict]]:
             ("owner", json.dumps(connection)), ("app", json.dumps(connection)), ("ollama", OLLAMA_KEY),
             ("openai", OPENAI_KEY),
             *[(role, json.dumps({"username": role, "password": f"pw-{role}"})) for role in ROLES]]}
-        environment = {"DATABASE_SECRET_ARN": arns["app"], deployment.OLLAMA_API_KEY_SECRET: arns["ollama"],
-                       deployment.OPENAI_API_KEY_SECRET: arns["openai"]}
+        environment = {"DATABASE_SECRET_ARN": arns["app"], PROVIDERS["ollama"].api_key_secret: arns["ollama"],
+                       PROVIDERS["openai"].api_key_secret: arns["openai"]}
         with mock.patch.dict(os.environ, environment):
             del os.environ["DATABASE_URL"]
             yield Local(aws, Results(conn)), arns
@@ -204,7 +206,7 @@ def sweep(local: Local) -> None:
     execution, summary = run_sweep(local, {"id": f"iam-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"],
                                            "mazes": [MAZE]})
     assert execution["status"] == "SUCCEEDED" and summary["succeeded"] == 1
-    check = sweeps.check_repetition({"executionArn": EXECUTION_PREFIX + "never-made-its-experiment",
+    check = sweep_tasks.check_repetition({"executionArn": EXECUTION_PREFIX + "never-made-its-experiment",
                                      "waitSeconds": 30, "followedSeconds": 30},
                                     LambdaContext("oriole-CheckRepetition", "arn", "r"))
     assert (check["closed"], check["outcome"]) == (True, "rejected")
@@ -271,7 +273,7 @@ def handed_secrets(contract, handler: str) -> list[str]:
     """The secrets the template names in a function's environment and lets it read (StartExperiment is only told
     that an API key is sent)."""
     named = [contract.variable(handler, name) for name in
-             ("DATABASE_SECRET_ARN", deployment.OLLAMA_API_KEY_SECRET, deployment.OPENAI_API_KEY_SECRET)]
+             ("DATABASE_SECRET_ARN", PROVIDERS["ollama"].api_key_secret, PROVIDERS["openai"].api_key_secret)]
     roles = contract.variable(handler, deployment.ROLE_SECRETS)
     named += list(json.loads(roles).values()) if roles else []
     statements = contract.functions[handler].statements

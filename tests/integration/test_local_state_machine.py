@@ -5,7 +5,8 @@ import uuid
 
 import pytest
 
-from oriole import catalog, mazeset, progress
+from oriole import catalog
+from oriole.core import mazeset, progress
 from tests.integration.conftest import baseline
 
 
@@ -159,7 +160,7 @@ def test_long_experiments_continue_as_new_executions(local):
 def test_an_execution_started_by_hand_as_the_next_part_is_refused_and_leaves_the_experiment_running(local, token):
     """A console execution named exp-<id>-part-2 whose input names the experiment: StartExperiment refuses it
     (ContinuationRefused), FinalizeFailure and the status-change finalizer close nothing, the row is as it was."""
-    from oriole import experiments
+    from oriole.lifecycle import experiments
 
     first = f"{local.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:first-part-{uuid.uuid4().hex}"
     experiment_id = experiments.start({"input": baseline("oracle", "perfect-9"), "executionArn": first},

@@ -73,7 +73,7 @@ def test_mazes_show_draws_a_seeded_maze_before_it_is_stored(cli):
 
 
 def bfs_length_of(row: dict) -> int | None:
-    from oriole.store import stored_maze
+    from oriole.store.mazes import stored_maze
 
     return bfs_length(stored_maze(row).maze)
 

@@ -1,12 +1,20 @@
-"""Migrations on a real PostgreSQL: a fresh database reaches the schema, reruns change nothing."""
+"""Migrations on a real PostgreSQL: a fresh database reaches the schema, reruns change nothing, the views and
+functions are those of their files (made again when one changes), and a database migrated before the views had
+files of their own upgrades to the same definitions."""
 
+import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 from psycopg.types.json import Jsonb
 
-from oriole import db, mazeset
-from oriole.store import MazeSetMismatch, MigrationChanged, Store, migration_files
+from oriole.core import mazeset
+from oriole.store import Store, db
+from oriole.store.mazes import MazeSetMismatch
+from oriole.store.schema import MigrationChanged, migration_files, ordered_views, view_files
+
+ROOT = Path(__file__).resolve().parents[2]
 
 STABLE_COLUMNS = {
     "mazes": {"id", "name", "width", "height", "start_x", "start_y", "goal_x", "goal_y", "shortest_path_length"},
@@ -100,7 +108,7 @@ def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(e
     aggregates are recounted from their actions and turns."""
     store = Store(db.connect(empty_database))
     before, after = [f for f in migration_files() if f.name < "0005"], migration_files()
-    store.apply_migrations(before)
+    store.apply_migrations(before, views=())  # the views need the columns of later migrations
     conn = store.conn
     maze = mazeset.get_maze(101)  # stored with the columns of the schema before 0005 (later ones add more)
     conn.execute("INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
@@ -148,3 +156,135 @@ def test_the_catalog_is_written_as_config_keys_on_every_load(empty_database):
     assert keys["temperature"]["providers"] == ["bedrock", "ollama", "openai"]
     assert keys["maxMoves"]["default_value"] == 10000
     assert (keys["baseUrl"]["providers"], keys["baseUrl"]["experimental"]) == (["openai"], False)
+
+
+def definitions(store: Store) -> dict[str, str]:
+    """What the database holds for each view and function of views/: a view's definition and column comments, a
+    function's whole definition (every signature), as PostgreSQL prints them."""
+    names = [view.name for view in ordered_views(view_files())]
+    rows = store.conn.execute(
+        "SELECT c.relname AS name, pg_get_viewdef(c.oid, true) || coalesce((SELECT string_agg("
+        "           a.attname || ': ' || d.description, E'\\n' ORDER BY a.attnum) FROM pg_description d "
+        "           JOIN pg_attribute a ON a.attrelid = d.objoid AND a.attnum = d.objsubid WHERE d.objoid = c.oid), '')"
+        "       AS definition "
+        "  FROM pg_class c WHERE c.relkind = 'v' AND c.relname = ANY (%(names)s) "
+        "   AND c.relnamespace = 'public'::regnamespace "
+        "UNION ALL "
+        "SELECT p.proname, string_agg(pg_get_functiondef(p.oid), E'\\n' ORDER BY p.oid::regprocedure::text) "
+        "  FROM pg_proc p WHERE p.proname = ANY (%(names)s) AND p.pronamespace = 'public'::regnamespace "
+        " GROUP BY p.proname", {"names": names}).fetchall()
+    return {r["name"]: r["definition"] for r in rows}
+
+
+def rights(store: Store) -> dict[str, str]:
+    """Who may do what with each view (its ACL)."""
+    return {r["relname"]: r["acl"] for r in store.conn.execute(
+        "SELECT relname, relacl::text AS acl FROM pg_class WHERE relkind = 'v' "
+        "AND relnamespace = 'public'::regnamespace").fetchall()}
+
+
+def test_the_views_and_functions_in_the_database_are_their_files(empty_database):
+    store = Store(db.connect(empty_database))
+    store.apply_migrations()
+    held = definitions(store)
+    assert set(held) == {view.name for view in ordered_views(view_files())}  # one file each, every one made
+    with store.conn.transaction(force_rollback=True):  # the files alone, once more, give the same definitions
+        store.conn.execute("DROP VIEW experiment_status, model_comparison, experiment_results")
+        store.conn.execute("DROP FUNCTION compare_experiments, compared_experiments, comment_tags, wilson_lower, "
+                           "wilson_upper, recount_experiments")
+        for view in ordered_views(view_files()):
+            store.conn.execute(view.sql)
+        assert definitions(store) == held
+    recorded = {r["name"] for r in store.conn.execute("SELECT name FROM schema_views")}
+    assert recorded == set(held)
+
+
+def test_numbered_migrations_hold_table_changes_only_and_the_sql_lives_under_migrations():
+    import re
+
+    for file in migration_files():
+        assert not re.search(r"CREATE\s+(OR\s+REPLACE\s+)?(VIEW|FUNCTION)", file.read_text(encoding="utf-8"),
+                             re.IGNORECASE), f"{file.name}: a view or function belongs in migrations/views/"
+    assert not list((ROOT / "lambdas").rglob("*.sql")) and not list((ROOT / "workstation").rglob("*.sql"))
+
+
+def test_a_changed_view_file_is_made_again_and_a_removed_one_dropped(empty_database, tmp_path):
+    views = tmp_path / "views"
+    views.mkdir()
+    for file in view_files():
+        (views / file.name).write_text(file.read_text(encoding="utf-8"), encoding="utf-8")
+    store = Store(db.connect(empty_database))
+    store.apply_migrations(views=views.glob("*.sql"))
+    assert store.apply_migrations(views=views.glob("*.sql")) == []
+    unchanged = store.conn.execute("SELECT max(applied_at) AS at FROM schema_views").fetchone()["at"]
+    status = views / "experiment_status.sql"
+    status.write_text(status.read_text().replace("AS stale_after_minutes", "AS stale_minutes"))
+    (views / "model_comparison.sql").unlink()
+    assert store.apply_migrations(views=views.glob("*.sql")) == []  # no migration, only the views
+    columns = {r["column_name"] for r in store.conn.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'experiment_status'")}
+    assert "stale_minutes" in columns and "stale_after_minutes" not in columns
+    assert "model_comparison" not in definitions(store)
+    assert store.conn.execute("SELECT min(applied_at) AS at FROM schema_views").fetchone()["at"] > unchanged
+
+
+def migrations_before_views(folder: Path) -> list[Path]:
+    """The migrations as main held them before the views had files of their own (their SQL made the views), from
+    the repository's history."""
+    commit, path = "ec51c2b", "lambdas/oriole/migrations"
+    try:
+        names = subprocess.run(["git", "ls-tree", "--name-only", f"{commit}:{path}"], cwd=ROOT, check=True,
+                               capture_output=True, text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip(f"the upgrade test reads the migrations of commit {commit} from the repository's history")
+    for name in names:
+        (folder / name).write_bytes(subprocess.run(["git", "show", f"{commit}:{path}/{name}"], cwd=ROOT, check=True,
+                                                   capture_output=True).stdout)
+    return sorted(folder.glob("*.sql"))
+
+
+def test_a_database_migrated_before_the_views_had_files_upgrades_to_the_same_definitions(
+        empty_database, server_url, tmp_path):
+    from tests.conftest import scratch_database
+
+    old = Store(db.connect(empty_database))
+    before = migrations_before_views(tmp_path)
+    assert old.apply_migrations(before, views=()) == [path.stem for path in before]  # as deployed: views included
+    changed = {r["version"]: r["checksum"] for r in old.conn.execute("SELECT * FROM schema_migrations")}
+    assert old.apply_migrations() == [f.name.removesuffix(".sql") for f in migration_files()
+                                      if f.name.removesuffix(".sql") not in changed]
+    assert {r["version"]: r["checksum"] for r in old.conn.execute(
+        "SELECT * FROM schema_migrations WHERE version = ANY (%s)", (list(changed),))} == changed  # kept as recorded
+    assert old.apply_migrations() == []
+    with scratch_database(server_url) as url:
+        fresh = Store(db.connect(url))
+        fresh.apply_migrations()
+        assert definitions(old) == definitions(fresh) and rights(old) == rights(fresh)
+        assert schema(old) == schema(fresh)
+        fresh.conn.close()
+
+
+def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empty_database):
+    """A new provider needs no migration: every migrate writes the registry into ``providers``, which
+    ``experiments.llm_provider`` references (the CHECK that 0010 widened for openai is gone)."""
+    import psycopg
+
+    from oriole.provider_registry import PROVIDERS, Provider
+
+    store = Store(db.connect(empty_database))
+    store.prepare()
+    assert {r["name"]: r["label"] for r in store.conn.execute("SELECT * FROM providers")} == {
+        name: provider.label for name, provider in PROVIDERS.items()}
+
+    def experiment(provider: str) -> None:
+        store.conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns) "
+            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s])", (provider, provider, provider))
+
+    with pytest.raises(psycopg.errors.ForeignKeyViolation, match="llm_provider"):
+        experiment("acme")
+    store.load_providers([Provider("acme", "Acme", "oriole.providers.openai", sweep_cap=1)])
+    experiment("acme")
+    store.prepare()  # the registry again: the provider with an experiment stays
+    assert "acme" in {r["name"] for r in store.conn.execute("SELECT name FROM providers")}

@@ -10,8 +10,10 @@ from itertools import pairwise
 import boto3
 import pytest
 
-from oriole import catalog, deployment, mazeset
+from oriole import catalog
+from oriole.core import mazeset
 from oriole.handlers import agents
+from oriole.provider_registry import PROVIDERS
 from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
@@ -90,9 +92,9 @@ def openai(server: openai_server.ScriptedOpenAI, **config) -> dict:
 def openai_key(monkeypatch):
     """OPENAI_API_KEY set for the run (the handler caches the key per container: cleared on both sides)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
-    agents.openai_api_key.cache_clear()
+    agents.api_key.cache_clear()
     yield "sk-local-test"
-    agents.openai_api_key.cache_clear()
+    agents.api_key.cache_clear()
 
 
 def test_an_openai_experiment_walks_the_shortest_path_and_stores_the_usage_the_server_reported(local, openai_key):
@@ -158,7 +160,7 @@ def test_a_model_the_openai_server_does_not_have_fails_the_experiment_with_its_m
 
 
 def test_on_aws_a_base_url_the_deployment_does_not_list_is_refused_before_any_row(local, monkeypatch):
-    monkeypatch.setenv(deployment.OPENAI_BASE_URLS, '["https://gpu-box.lab/v1"]')
+    monkeypatch.setenv(PROVIDERS["openai"].servers.listed, '["https://gpu-box.lab/v1"]')
     count = "SELECT count(*) AS n FROM experiments"
     before = local.store.conn.execute(count).fetchone()["n"]
     with openai_server.ScriptedOpenAI() as server:

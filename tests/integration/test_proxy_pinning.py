@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from psycopg import pq
 
-from oriole import db
+from oriole.store import db
 from oriole_workstation import runner
 from oriole_workstation.results import Results
 from tests.integration.conftest import Local, baseline

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from oriole import db
+from oriole.store import db
 from oriole_workstation import render
 from oriole_workstation.cli import app
 from oriole_workstation.results import Results

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from itertools import pairwise
 
-from oriole import mazeset
+from oriole.core import mazeset
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 

@@ -16,15 +16,14 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from oriole import db
+from oriole.core.sweep_plan import next_check_wait
 from oriole.flows import sweep_flow
-from oriole.store import Store
-from oriole.sweeps import next_check_wait
-from oriole_workstation import sweep as sweep_cli
+from oriole.store import Store, db
+from oriole_workstation import sweep_runs
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
 from oriole_workstation.sweep_progress import SweepProgress
-from tests.integration.conftest import Local
+from tests.integration.conftest import TIME_SCALE, Local
 from tests.integration.test_fault_table import failing
 
 PARENT_EVENTS = 48  # a sweep's own history, whatever its size: the items run as child executions
@@ -52,7 +51,7 @@ def experiments(store: Store, sweep_id: str) -> list[dict]:
 def local(database_url):
     """A LocalAws of the test's own (the CLI tests of this module start theirs; moto's are not nested)."""
     conn = db.connect(database_url)
-    with LocalAws(database_url) as aws:
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
         yield Local(aws, Results(conn))
     conn.close()
 
@@ -60,11 +59,11 @@ def local(database_url):
 def run_sweep(local: Local, sweep: dict) -> tuple[dict, dict | None]:
     """Submit a sweep to the local sweep state machine and follow it as `oriole sweep` does."""
     sweep = {"wait_seconds": 1, **sweep}
-    arn, _ = sweep_cli.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
+    arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
     progress = SweepProgress(Console(file=io.StringIO()), sweep["id"], [], 0,
-                             sweep_cli.first_id(local.results, sweep["id"]), show_lines=False)
+                             sweep_runs.first_id(local.results, sweep["id"]), show_lines=False)
     with progress:
-        execution = sweep_cli.follow_local(local.aws, arn, sweep["id"], local.results, progress,
+        execution = sweep_runs.follow_local(local.aws, arn, sweep["id"], local.results, progress,
                                            lambda running: None)
     return execution, json.loads(execution["output"]) if execution["status"] == "SUCCEEDED" else None
 
@@ -169,7 +168,7 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
     sweep_id = f"stop-{uuid.uuid4().hex[:8]}"
     sweep = {"id": sweep_id, "agents": ["baseline/explorer"], "mazes": ["perfect-31"], "repetitions": 20,
              "concurrency": 2, "wait_seconds": 1}
-    arn, _ = sweep_cli.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
+    arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
     deadline = time.monotonic() + 30
     while not experiments(store, sweep_id) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -177,7 +176,7 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
     stopped_at = experiments(store, sweep_id)
     progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], 0, 0, show_lines=False)
     with progress:
-        execution = sweep_cli.follow_local(local.aws, arn, sweep_id, local.results, progress, lambda running: None)
+        execution = sweep_runs.follow_local(local.aws, arn, sweep_id, local.results, progress, lambda running: None)
     assert execution["status"] == "ABORTED"
     rows = experiments(store, sweep_id)
     assert all(r["completed_at"] is not None for r in rows)  # they finished: no row stays open
@@ -188,7 +187,7 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
 
 def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store):
     """A retried StartRepetition (a Lambda retry, a redriven child) meets the execution the first one started."""
-    from oriole.handlers import sweeps as tasks
+    from oriole.handlers import sweep_tasks as tasks
     from oriole_workstation.runner import LambdaContext
 
     sweep = {"id": f"twice-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-9"]}
@@ -319,7 +318,7 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
 
 def test_an_items_waits_grow_with_the_time_it_has_followed_its_experiment(local, store):
     """An item told it has followed its experiment for 30 s already: each look adds the wait just done to the time
-    followed (in the flow) and answers the next wait, a tenth of it (oriole.sweeps.next_check_wait), until the
+    followed (in the flow) and answers the next wait, a tenth of it (oriole.core.sweep_plan.next_check_wait), until the
     experiment is closed."""
     item = item_state_machine(local)
     sweep = {"id": f"grow-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-31"],

@@ -26,10 +26,11 @@ import uuid
 
 import pytest
 
-from oriole import flows, sweep_tasks
+from oriole import flows
+from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
 from oriole.errors import SweepFileError
-from oriole.inputs import PROVIDERS
-from oriole.sweeps import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
+from oriole.lifecycle import sweep_tasks
+from oriole.provider_registry import NAMES
 
 LIMIT = 256 * 1024
 MARGIN = 48 * 1024  # every payload stays at least this far below the limit
@@ -101,7 +102,7 @@ def largest_plan(store) -> tuple[dict, dict]:
     provider in it; the plan's sweep then grown to MAX_INPUT_BYTES (as if its file were that large) and the
     summary's counts and spend at their longest."""
     repetitions = 10
-    agents = [f"{provider}/{'random' if provider == 'baseline' else 'm'}" for provider in PROVIDERS]
+    agents = [f"{provider}/{'random' if provider == 'baseline' else 'm'}" for provider in NAMES]
     moves = list(range(1, MAX_EXPERIMENTS // repetitions // len(agents) + 1))
     sweep = {"id": f"largest-{uuid.uuid4().hex[:8]}", "agents": agents, "mazes": ["perfect-7"],
              "repetitions": repetitions, "grid": {"maxMoves": moves}}
@@ -169,7 +170,7 @@ def child_payloads(mapped: dict, state: dict, index: int) -> dict[str, int]:
 def test_every_state_of_the_largest_sweep_stays_far_below_256_kib(store):
     plan, summary = largest_plan(store)
     found = payloads(plan, summary)
-    assert len(found) == 11 + 9 * len(PROVIDERS)  # every state of the flow was measured
+    assert len(found) == 11 + 9 * len(NAMES)  # every state of the flow was measured
     largest = max(found, key=found.get)
     table = "\n".join(f"{name:<45} {value:>9,}" for name, value in found.items())
     assert found[largest] <= LIMIT - MARGIN, f"{largest} is {found[largest]:,} bytes:\n{table}"

@@ -15,8 +15,8 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from oriole import deployment
 from oriole.handlers import versions
+from oriole.lifecycle import deployment
 from oriole_workstation.runner import LambdaContext
 
 REGION = "us-east-1"

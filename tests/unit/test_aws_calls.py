@@ -11,8 +11,8 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from oriole import deployment
 from oriole.handlers import aws, reconcile
+from oriole.lifecycle import deployment
 from tests import aws_calls
 from tests.aws_calls import model_arns
 

@@ -2,17 +2,17 @@
 
 import pytest
 
-from oriole import mazeset
-from oriole.baselines import make_baseline
-from oriole.tools import Memory, Rules, WorldState
-from oriole.turn_loop import TurnSettings, run_turn, turn_context
+from oriole.core import mazeset
+from oriole.core.baselines import make_baseline
+from oriole.core.tools import RecallWindow, Rules, WorldState
+from oriole.core.turn_loop import TurnSettings, run_turn, turn_context
 
 
 def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int = 3):
     """Run turns of 8 actions until the goal or the limit, restoring the agent's state each turn."""
     entry = mazeset.get_maze(maze_name)
     rules = Rules(entry.maze, vision, "reach", 10, 50)
-    world, memory, state = WorldState(position=entry.maze.start), Memory(50), None
+    world, memory, state = WorldState(position=entry.maze.start), RecallWindow(50), None
     while not world.goal_found and world.step < max_moves:
         agent = make_baseline(name, entry.maze, seed, state)
         budget = min(8, max_moves - world.step)

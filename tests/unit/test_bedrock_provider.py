@@ -15,13 +15,13 @@ from botocore.config import Config
 from botocore.exceptions import ReadTimeoutError
 from botocore.stub import ANY, Stubber
 
+from oriole.core.maze import DIRECTIONS
+from oriole.core.mazeset import get_maze
+from oriole.core.tools import TOOL_SPECS, RecallWindow, Rules, ToolCall, WorldState
+from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
-from oriole.maze import DIRECTIONS
-from oriole.mazeset import get_maze
 from oriole.providers import bedrock
 from oriole.providers.bedrock import BedrockAgent, runtime_client
-from oriole.tools import TOOL_SPECS, Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 CONTEXT = {"position": [1, 1], "visible": {"open": [[1, 1], [1, 2]], "walls": [[1, 0]], "goal": None}, "step": 0}
@@ -305,7 +305,7 @@ def test_a_turn_walks_the_shortest_path_and_sends_every_result_back(client, stub
     world = WorldState(position=maze.start)
     context = turn_context(world, rules, [], max_moves=100)
 
-    outcome = run_turn(agent(client), "system", world, rules, Memory(50), context,
+    outcome = run_turn(agent(client), "system", world, rules, RecallWindow(50), context,
                        TurnSettings(budget=len(moves) + 5, actions_left=100))
 
     assert outcome.end_reason == "goal_found" and world.position == maze.goal

@@ -73,7 +73,7 @@ def test_shipped_prompt_is_seeded_with_the_defaults():
 
 def test_pricing_entries_parse_and_bad_ones_name_the_parameter():
     from oriole.config import parse_pricing
-    from oriole.turn_state import cost_usd
+    from oriole.store.turn_state import cost_usd
 
     name = catalog.pricing_name("qwen2.5:7b")
     assert name == "/oriole/pricing/qwen2.5-7b"

@@ -6,8 +6,8 @@ import ssl
 import psycopg
 import pytest
 
-from oriole import db
 from oriole.errors import DatabaseBusy
+from oriole.store import db
 
 SECRET = {"host": "oriole.abc.us-east-1.rds.amazonaws.com", "port": 5432, "username": "oriole_app",
           "password": "p@ss word", "dbname": "oriole"}

@@ -5,8 +5,8 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from oriole import deployment
 from oriole.errors import ParameterStoreThrottled, StartExecutionThrottled
+from oriole.lifecycle import deployment
 
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import threading
 import time
@@ -15,40 +14,39 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from oriole import catalog, mazeset, progress, sweeps
+from oriole import catalog
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import parse_assignment, parse_pricing, parse_stored, resolve
+from oriole.core import mazeset, progress, sweep_plan
+from oriole.core.mazeset import get_maze
+from oriole.core.text_tool_calls import parse_tool_calls
+from oriole.core.tools import TOOL_SPECS, RecallWindow, ToolCall, WorldState, execute, model_call
+from oriole.core.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, Usage, run_turn
 from oriole.errors import (
     InvalidConfig,
     InvalidExecutionInput,
     InvalidModelResponse,
     InvalidParameter,
     ModelRequestRejected,
-    ModelTimeout,
     ModelUnavailable,
     OrioleError,
     SweepFileError,
     UnknownMaze,
 )
-from oriole.experiments import failure_reason
 from oriole.inputs import CaughtError, ExecutionInput, parse
-from oriole.mazeset import get_maze
-from oriole.providers import MAX_TOKENS_PER_CALL, bedrock
+from oriole.lifecycle.experiments import failure_reason
+from oriole.providers import bedrock
 from oriole.providers import ollama as ollama_provider
 from oriole.providers import openai as openai_provider
 from oriole.providers.ollama import OllamaAgent
-from oriole.providers.openai import OpenAIAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
+from oriole.providers.wire import MAX_TOKENS_PER_CALL
+from oriole.store.turn_state import COLUMNS, LoadedTurn
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
-from oriole.text_tool_calls import parse_tool_calls
-from oriole.tools import TOOL_SPECS, Memory, ToolCall, WorldState, execute, model_call
-from oriole.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, Usage, run_turn
-from oriole.turn_state import COLUMNS, LoadedTurn
-from oriole_workstation import prompts, sweep
+from oriole_workstation import prompts, sweep_runs
 from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.report import as_csv, as_table
 from tests.ollama_server import ScriptedOllama, error
-from tests.openai_server import ScriptedOpenAI
 from tests.scripted_server import trickle
 
 HOSTILE_TEXT = ["nul \x00 inside", "\ud800 lone high", "lone low \udfff", "\\u0000 looks escaped \\", "\x00\ud83d"]
@@ -101,7 +99,7 @@ def loaded_turn() -> LoadedTurn:
 def test_a_turn_with_unstorable_model_text_keeps_every_action_and_stores_it_recoverably():
     loaded = loaded_turn()
     world, maze = loaded.world(), get_maze("perfect-7").maze
-    outcome = run_turn(Hostile(), "p", world, loaded.rules(maze), Memory(5), {"recent_actions": []},
+    outcome = run_turn(Hostile(), "p", world, loaded.rules(maze), RecallWindow(5), {"recent_actions": []},
                        TurnSettings(budget=2, actions_left=100))
     write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)
     assert [a["action_type"] for a in write.actions] == ["move_east", "invalid"]
@@ -226,90 +224,6 @@ def test_a_body_nested_past_the_parser_is_an_invalid_response(raw):
         ollama_provider.parse_response(raw, 1)
 
 
-# --- issue 26, class 1: a model server cannot hold a request past its timeout -------------------------------
-
-OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-# Each writes a piece well within the socket timeout, so only a bound on the whole exchange ends it.
-HOLDING = {
-    "status line": (b"", b"H"),
-    "headers": (b"HTTP/1.1 200 OK\r\n", b"X-Slow: a\r\n"),
-    "a header": (OK_HEAD + b"X-Slow: ", b"a"),
-    "endless 100 Continue": (b"", b"HTTP/1.1 100 Continue\r\n\r\n"),
-    "body": (OK_HEAD + b"Content-Length: 100000\r\n\r\n{", b" "),
-    "chunked body": (OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n", b"1\r\n \r\n"),
-    "body without length": (OK_HEAD + b"Connection: close\r\n\r\n", b" "),
-    "error body": (b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 65536\r\n\r\n", b"e"),
-    "429 error body": (b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 65536\r\n\r\n", b"e"),
-    "silence": (b"", b""),
-}
-
-
-def holding(behaviour: str):
-    """The answer of a server that holds the exchange: its start, then one piece after another, forever."""
-    start, piece = HOLDING[behaviour]
-    pause = 0.005 if "Continue" in behaviour else 0.2
-    return trickle(pause, itertools.chain([start], itertools.repeat(piece)))
-
-
-TIMEOUT = 1.0
-MARGIN = 0.5  # a cut exchange ends this soon after the timeout
-
-
-def agent_on(provider: str, server, timeout: float = TIMEOUT, **retries):
-    if provider == "ollama":
-        return OllamaAgent("m", server.url, {}, timeout_seconds=timeout, **retries)
-    return OpenAIAgent("m", server.base_url, {"temperature": 0.0, "max_tokens": 10}, timeout_seconds=timeout,
-                       **retries)
-
-
-def timed_ask(agent) -> float:
-    started = time.monotonic()
-    with pytest.raises(ModelTimeout, match=f"did not answer within {TIMEOUT:g} s"):
-        agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
-    return time.monotonic() - started
-
-
-@pytest.mark.parametrize("provider, server_class", [("ollama", ScriptedOllama), ("openai", ScriptedOpenAI)])
-@pytest.mark.parametrize("behaviour", sorted(HOLDING))
-def test_a_server_that_holds_the_exchange_is_cut_off_at_the_request_timeout(provider, server_class, behaviour):
-    with server_class(holding(behaviour), holding(behaviour)) as server:
-        elapsed = timed_ask(agent_on(provider, server))
-        assert len(server.requests) == 1  # a timeout is not retried inside the task
-    assert TIMEOUT - 0.05 <= elapsed < TIMEOUT + MARGIN, behaviour
-
-
-@pytest.mark.parametrize("provider, server_class", [("ollama", ScriptedOllama), ("openai", ScriptedOpenAI)])
-def test_retries_and_their_waits_stay_inside_the_request_timeout(provider, server_class):
-    with server_class(*[(503, b'{"error": "busy"}')] * 10) as server:
-        agent = agent_on(provider, server, max_attempts=10, backoff_seconds=0.4)
-        started = time.monotonic()
-        with pytest.raises(ModelUnavailable, match=r"failed 2 attempt\(s\)"):
-            agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),)))
-        assert time.monotonic() - started < TIMEOUT and len(server.requests) == 2  # waits 0.4, then 0.8 would not fit
-
-
-def test_a_connect_to_an_address_that_never_answers_is_bounded_too():
-    import socket as sockets
-
-    listener = sockets.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    held = []
-    for _ in range(8):  # fill the backlog: a further connect waits for an answer that never comes
-        held.append(sockets.socket())
-        held[-1].setblocking(False)
-        held[-1].connect_ex(("127.0.0.1", port))
-    agent = OllamaAgent("m", f"http://127.0.0.1:{port}", {}, timeout_seconds=TIMEOUT, max_attempts=1)
-    try:
-        elapsed = timed_ask(agent)
-    finally:
-        for sock in held:
-            sock.close()
-        listener.close()
-    assert elapsed < TIMEOUT + MARGIN
-
-
 # --- issue 26, class 2: credentials never travel or persist ------------------------------------------------
 
 SECRET = "sk-test-SECRET-0123456789"
@@ -423,13 +337,13 @@ FLOODS = {  # text a model may write with text tool calls on, each read from eve
 
 @pytest.mark.parametrize("flood", sorted(FLOODS))
 def test_reading_text_tool_calls_is_bounded_whatever_the_text(flood):
-    from oriole.text_tool_calls import MAX_CALLS
+    from oriole.core.text_tool_calls import MAX_CALLS
 
     started = time.monotonic()
     calls = parse_tool_calls(FLOODS[flood])
     assert time.monotonic() - started < 2 and len(calls) <= MAX_CALLS
     for call in calls:  # each is a call the loop answers: valid, or invalid with a reason
-        record = execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze), Memory(5))
+        record = execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze), RecallWindow(5))
         assert record.action_type in ("move_east", "invalid")
 
 
@@ -454,7 +368,7 @@ class Nested:
 def test_arguments_nested_past_any_recursion_or_absurd_numbers_are_invalid_calls_and_the_turn_is_written():
     loaded = loaded_turn()
     world, maze = loaded.world(), get_maze("perfect-7").maze
-    outcome = run_turn(Nested(), "p", world, loaded.rules(maze), Memory(5), {"recent_actions": []},
+    outcome = run_turn(Nested(), "p", world, loaded.rules(maze), RecallWindow(5), {"recent_actions": []},
                        TurnSettings(budget=8, actions_left=100, circuit_breaker=8))
     errors = [action.error for action in outcome.actions]
     assert [action.action_type for action in outcome.actions] == ["invalid"] * 5
@@ -475,7 +389,7 @@ def test_a_native_call_with_deeply_nested_arguments_is_an_invalid_call_not_a_fai
                    '"move_east", "arguments": ' + json.dumps(arguments) + "}}]}}]}").encode()
     [call] = openai_provider.parse_response(openai_body, 1).tool_calls
     assert execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze),
-                   Memory(5)).action_type == "invalid"
+                   RecallWindow(5)).action_type == "invalid"
     [call] = bedrock.parse_response({"output": {"message": {"content": [{"toolUse": {
         "name": "move_east", "toolUseId": "t", "input": nested(5000)}}]}}}).tool_calls
     assert call.problem and call.arguments is None
@@ -549,7 +463,7 @@ def test_a_sweep_file_number_is_a_number_and_a_name_a_string(tmp_path, field):
                                                                          'mazes = ["perfect-7"]')
                                                   if line.split(" ")[0] != field.split(" ")[0])
     with pytest.raises(SweepFileError, match=field.split(" ")[0]):
-        sweeps.plan(sweep.load(sweep_file(tmp_path, text)))
+        sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, text)))
 
 
 @pytest.mark.parametrize("name", ["\u0661\u0660\u0661", "\uff11\uff10\uff11", "+101", "101.0", " 101"])
@@ -579,16 +493,16 @@ def test_a_seeded_name_says_the_range_of_its_seed():
 ])
 def test_the_same_maze_or_configuration_written_twice_comes_out_twice(mazes, configs):
     agent = "openai/q" if "baseUrl" in configs[0] else "ollama/q"
-    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": [agent], "mazes": mazes, "configs": configs})
+    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": [agent], "mazes": mazes, "configs": configs})
     with pytest.raises(SweepFileError, match="comes out twice"):
-        sweeps.plan(spec)
+        sweep_plan.plan(spec)
 
 
 def test_a_sample_passes_over_the_mazes_the_file_names():
     named = get_maze("perfect-7")
-    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [
+    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [
         {"family": "perfect", "size": 7, "samples": 13}, "perfect-7"]})
-    names = sweeps.maze_names(spec)
+    names = sweep_plan.maze_names(spec)
     assert names[-1] == "perfect-7" and len(names) == 14
     assert named.content_hash not in {mazeset.seeded(name).content_hash for name in names[:-1]}
 
@@ -601,18 +515,18 @@ def test_the_largest_sweep_plans_well_inside_the_lambdas_that_plan_it():
     from infra.functions import TASK_SECONDS, WHOLE_SWEEP_SECONDS
 
     side = 101
-    samples = sweeps.MAX_DRAWN_TILES // sweeps.DrawBudget._cost(side)
-    spec = sweeps.SweepFile.model_validate({
+    samples = sweep_plan.MAX_DRAWN_TILES // sweep_plan.DrawBudget._cost(side)
+    spec = sweep_plan.SweepFile.model_validate({
         "id": "worst", "agents": ["ollama/q"], "mazes": [{"family": "open-field", "size": side, "samples": samples}],
-        "grid": {"maxMoves": list(range(1, sweeps.MAX_EXPERIMENTS // samples + 1))}})
+        "grid": {"maxMoves": list(range(1, sweep_plan.MAX_EXPERIMENTS // samples + 1))}})
     started = time.monotonic()
-    planned = sweeps.plan(spec)
+    planned = sweep_plan.plan(spec)
     elapsed = time.monotonic() - started
-    assert len(planned) > 0.99 * sweeps.MAX_EXPERIMENTS
+    assert len(planned) > 0.99 * sweep_plan.MAX_EXPERIMENTS
     assert elapsed * 3.5 < min(TASK_SECONDS, WHOLE_SWEEP_SECONDS) * 0.5, elapsed
     with pytest.raises(SweepFileError, match="more than 2,000,000 tiles"):
-        sweeps.plan(spec.model_copy(update={"grid": {}, "mazes": [
-            sweeps.MazeSample(family="open-field", size=side, samples=samples + 1)]}))
+        sweep_plan.plan(spec.model_copy(update={"grid": {}, "mazes": [
+            sweep_plan.MazeSample(family="open-field", size=side, samples=samples + 1)]}))
 
 
 # --- class 2: settings within what the code and the columns hold ------------------------------------------
@@ -761,7 +675,7 @@ BASE = 'id = "s"\nagents = ["baseline/explorer"]\nmazes = ["perfect-7"]\n'
 ])
 def test_a_cell_that_comes_out_twice_is_refused(tmp_path, extra, message):
     with pytest.raises(SweepFileError, match=message):
-        sweeps.plan(sweep.load(sweep_file(tmp_path, 'id = "s"\n' + extra)))
+        sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, 'id = "s"\n' + extra)))
 
 
 def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
@@ -770,7 +684,7 @@ def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
                                  "maxStalledTurns", "seed", "visionRange"))
     started = time.monotonic()
     with pytest.raises(SweepFileError, match="describes 10,000,000,000,000,000 experiments"):
-        sweeps.plan(sweep.load(sweep_file(tmp_path, BASE + f"grid = {{ {grid} }}\n")))
+        sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, BASE + f"grid = {{ {grid} }}\n")))
     assert time.monotonic() - started < 2
 
 
@@ -800,22 +714,23 @@ def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
 ])
 def test_a_hostile_sweep_file_is_refused_with_a_named_error(tmp_path, text, suffix, error, message):
     with pytest.raises(error, match=message):
-        sweeps.plan(sweep.load(sweep_file(tmp_path, text, suffix)))
+        sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, text, suffix)))
 
 
 @pytest.mark.parametrize("option", ["baseline=0", "baseline=-1", "baseline=\u00b2", "baseline=" + "9" * 5000,
                                     "baseline=1001"])
 def test_a_provider_concurrency_option_out_of_range_is_refused(option):
-    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [7]})
+    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [7]})
     with pytest.raises(SweepFileError, match="N from 1 to 1000"):
-        sweep.provider_caps(spec, [option])
+        sweep_runs.provider_caps(spec, [option])
 
 
 def test_every_prompt_a_sweep_names_must_exist():
-    spec = sweeps.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": [7], "prompts": ["v1", "v9"]})
+    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": [7],
+                                                "prompts": ["v1", "v9"]})
     with pytest.raises(SweepFileError, match=r"prompt version\(s\) v9 not found; known: v1"):
-        sweeps.check_prompts(spec, ["v1"])
-    sweeps.check_prompts(spec, ["v1", "v9"])
+        sweep_plan.check_prompts(spec, ["v1"])
+    sweep_plan.check_prompts(spec, ["v1", "v9"])
 
 
 # --- class 8: prompt files --------------------------------------------------------------------------------

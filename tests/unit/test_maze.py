@@ -2,8 +2,8 @@
 
 import pytest
 
-from oriole import maze as rules
-from oriole.maze import GOAL, WALL, InvalidMaze, Maze, Tile
+from oriole.core import maze as rules
+from oriole.core.maze import GOAL, WALL, InvalidMaze, Maze, Tile
 
 
 def grid(*rows: str) -> Maze:

@@ -8,9 +8,9 @@ from collections import deque
 
 import pytest
 
-from oriole import mazeset
+from oriole.core import mazeset
+from oriole.core.maze import WALL
 from oriole.errors import UnknownMaze
-from oriole.maze import WALL
 from oriole_workstation import mazefiles
 
 

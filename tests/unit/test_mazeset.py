@@ -7,10 +7,10 @@ from collections import deque
 
 import pytest
 
-from oriole import mazeset
+from oriole.core import mazeset
+from oriole.core.maze import GOAL, WALL
+from oriole.core.mazeset import MazeSetChanged, get_maze, maze_set
 from oriole.errors import UnknownMaze
-from oriole.maze import GOAL, WALL
-from oriole.mazeset import MazeSetChanged, get_maze, maze_set
 
 EXPECTED = {
     1: "sparse-60",

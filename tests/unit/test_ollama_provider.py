@@ -10,12 +10,12 @@ import time
 
 import pytest
 
+from oriole.core.maze import DIRECTIONS
+from oriole.core.mazeset import get_maze
+from oriole.core.tools import TOOL_SPECS, RecallWindow, Rules, ToolCall, WorldState
+from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
-from oriole.maze import DIRECTIONS
-from oriole.mazeset import get_maze
 from oriole.providers.ollama import OllamaAgent
-from oriole.tools import TOOL_SPECS, Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from tests.ollama_server import ScriptedOllama, error, slow, text_reply, tool_calls
 
 MODEL = "qwen3:8b"
@@ -305,7 +305,7 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_through_ollama():
     script = [tool_calls((moves[0], {"reasoning": "first"}))]
     script += [tool_calls(*[(m, {}) for m in moves[i:i + 3]]) for i in range(1, len(moves), 3)]
     with ScriptedOllama(*script) as server:
-        outcome = run_turn(agent_for(server), "Find the goal.", world, game, Memory(50), context,
+        outcome = run_turn(agent_for(server), "Find the goal.", world, game, RecallWindow(50), context,
                            TurnSettings(budget=len(moves) + 5, actions_left=100))
     assert outcome.end_reason == "goal_found"
     assert [a.tool_name for a in outcome.actions] == moves

@@ -12,6 +12,9 @@ import time
 import pytest
 
 from oriole import catalog
+from oriole.core.mazeset import get_maze
+from oriole.core.tools import TOOL_SPECS, RecallWindow, Rules, ToolCall, WorldState
+from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from oriole.errors import (
     InvalidModelResponse,
     ModelRequestRejected,
@@ -19,11 +22,8 @@ from oriole.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
-from oriole.mazeset import get_maze
 from oriole.providers.openai import OpenAIAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
-from oriole.tools import TOOL_SPECS, Memory, Rules, ToolCall, WorldState
-from oriole.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from tests.openai_server import ScriptedOpenAI, error, slow, text_reply, tool_calls
 from tests.unit.test_ollama_provider import Sleeps, SteppedClock, _moves, closed_port_url
 
@@ -304,7 +304,7 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_carrying_the_servers_
     context = turn_context(world, game, [], max_moves=100)
     script = [tool_calls((m, {"reasoning": "on"}), prompt_tokens=100 + i) for i, m in enumerate(moves)]
     with ScriptedOpenAI(*script) as server:
-        outcome = run_turn(agent_for(server), "Find the goal.", world, game, Memory(50), context,
+        outcome = run_turn(agent_for(server), "Find the goal.", world, game, RecallWindow(50), context,
                            TurnSettings(budget=len(moves) + 5, actions_left=100))
     assert outcome.end_reason == "goal_found" and [a.tool_name for a in outcome.actions] == moves
     assert world.position == maze.goal and all(a.success for a in outcome.actions)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from oriole import progress
-from oriole.progress import Progress, decide, ending_category
+from oriole.core import progress
+from oriole.core.progress import Progress, decide, ending_category
 
 CONFIG = {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10}
 
@@ -53,7 +53,7 @@ def test_a_snapshot_without_the_stall_parameter_gets_the_catalog_default():
 
 
 def test_successor_names_are_deterministic():
-    from oriole.progress import successor_name
+    from oriole.core.progress import successor_name
 
     assert successor_name(42, 3) == "exp-42-part-3"
 

@@ -14,20 +14,18 @@ from oriole.handlers import agents
 def fresh_keys(monkeypatch):
     for name in ("OPENAI_API_KEY", "OPENAI_API_KEY_SECRET_ARN", "OLLAMA_API_KEY", "OLLAMA_API_KEY_SECRET_ARN"):
         monkeypatch.delenv(name, raising=False)
-    agents.openai_api_key.cache_clear()
-    agents.ollama_api_key.cache_clear()
+    agents.api_key.cache_clear()
     yield
-    agents.openai_api_key.cache_clear()
-    agents.ollama_api_key.cache_clear()
+    agents.api_key.cache_clear()
 
 
 def test_no_key_anywhere_is_no_key():
-    assert agents.openai_api_key() is None and agents.ollama_api_key() is None
+    assert agents.api_key("openai") is None and agents.api_key("ollama") is None
 
 
 def test_locally_each_provider_reads_its_own_variable(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
-    assert agents.openai_api_key() == "sk-openai" and agents.ollama_api_key() is None
+    assert agents.api_key("openai") == "sk-openai" and agents.api_key("ollama") is None
 
 
 def test_on_aws_the_secret_wins_over_the_variable(monkeypatch):
@@ -36,4 +34,4 @@ def test_on_aws_the_secret_wins_over_the_variable(monkeypatch):
     with mock_aws():
         arn = boto3.client("secretsmanager").create_secret(Name="oriole/openai", SecretString="sk-secret")["ARN"]
         monkeypatch.setenv("OPENAI_API_KEY_SECRET_ARN", arn)
-        assert agents.openai_api_key() == "sk-secret"
+        assert agents.api_key("openai") == "sk-secret"

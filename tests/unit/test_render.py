@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from oriole.maze import Maze, vision
+from oriole.core.maze import Maze, vision
 from oriole_workstation import render
 from oriole_workstation.drawing import text_width
 from tests.pictures import Page, svg_path

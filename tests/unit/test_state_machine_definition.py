@@ -78,7 +78,7 @@ def test_loop_state_stays_small_and_counts_turns():
 
 
 def test_condition_check_routes_every_decision_of_check_progress():
-    from oriole import progress
+    from oriole.core import progress
 
     check = STATES["ConditionCheck"]
     routes = {c["StringEquals"]: c["Next"] for c in check["Choices"]}

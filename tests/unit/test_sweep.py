@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from oriole import mazeset, sweeps
+from oriole.core import mazeset, sweep_plan
 from oriole.errors import InvalidConfig, SweepFileError
-from oriole_workstation import sweep
+from oriole_workstation import sweep_runs
 
 
-def spec(**fields) -> sweeps.SweepFile:
-    return sweeps.SweepFile.model_validate({"id": "s1", "agents": ["baseline/explorer"], "mazes": ["perfect-7"],
+def spec(**fields) -> sweep_plan.SweepFile:
+    return sweep_plan.SweepFile.model_validate({"id": "s1", "agents": ["baseline/explorer"], "mazes": ["perfect-7"],
                                           **fields})
 
 
@@ -20,11 +20,11 @@ def test_a_toml_file_loads_and_a_json_file_too(tmp_path):
     toml = tmp_path / "ladder.toml"
     toml.write_text('id = "ladder"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7", 102]\nrepetitions = 2\n'
                     "[[configs]]\nmaxMoves = 100\n")
-    loaded = sweep.load(toml)
+    loaded = sweep_runs.load(toml)
     assert (loaded.id, loaded.repetitions, loaded.configs, loaded.prompts) == ("ladder", 2, [{"maxMoves": 100}], ["v1"])
     json_file = tmp_path / "s.json"
     json_file.write_text('{"id": "j", "agents": ["ollama/qwen2.5:7b"], "mazes": ["sparse-60"]}')
-    assert sweep.load(json_file).agents == ["ollama/qwen2.5:7b"]
+    assert sweep_runs.load(json_file).agents == ["ollama/qwen2.5:7b"]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -37,12 +37,12 @@ def test_a_bad_file_is_refused_with_what_is_wrong(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(SweepFileError, match=message):
-        sweep.load(path)
+        sweep_runs.load(path)
 
 
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(SweepFileError, match=r"cannot read .*nope\.toml"):
-        sweep.load(tmp_path / "nope.toml")
+        sweep_runs.load(tmp_path / "nope.toml")
 
 
 @pytest.mark.parametrize("fields, error, message", [
@@ -56,11 +56,11 @@ def test_a_missing_file_is_named(tmp_path):
 ])
 def test_the_whole_matrix_is_checked_before_anything_starts(fields, error, message):
     with pytest.raises(error, match=message):
-        sweeps.plan(spec(**fields))
+        sweep_plan.plan(spec(**fields))
 
 
 def test_the_plan_crosses_every_dimension_first_repetitions_first():
-    planned = sweeps.plan(spec(agents=["baseline/explorer", "ollama/qwen2.5:7b"], prompts=["v1", "v2"],
+    planned = sweep_plan.plan(spec(agents=["baseline/explorer", "ollama/qwen2.5:7b"], prompts=["v1", "v2"],
                               mazes=["perfect-7", 102], configs=[{}, {"maxMoves": 50}],
                               grid={"visionRange": [1, 2]}, repetitions=3))
     assert len(planned) == 2 * 2 * 2 * 2 * 2 * 3
@@ -74,31 +74,31 @@ def test_the_plan_crosses_every_dimension_first_repetitions_first():
 
 
 def test_openai_agents_keep_the_slashes_of_their_model_and_are_capped_at_4():
-    planned = sweeps.plan(spec(agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
+    planned = sweep_plan.plan(spec(agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
                                configs=[{"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}]))
     inputs = [p.execution_input(spec()) for p in planned]
     assert [(i["llmProvider"], i["modelName"]) for i in inputs] == [("openai", "Qwen/Qwen3-8B"),
                                                                     ("openai", "gpt-4.1-mini")]
     assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True,
                                    "seed": planned[0].seed(spec())}
-    assert sweeps.caps(spec(), ["openai"])["openai"] == 4
+    assert sweep_plan.caps(spec(), ["openai"])["openai"] == 4
 
 
 def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
-    a, b = sweeps.plan(spec(configs=[{}, {"maxMoves": 50}]))
-    assert a.cell.key == sweeps.plan(spec(configs=[{}]))[0].cell.key and a.cell.key != b.cell.key
+    a, b = sweep_plan.plan(spec(configs=[{}, {"maxMoves": 50}]))
+    assert a.cell.key == sweep_plan.plan(spec(configs=[{}]))[0].cell.key and a.cell.key != b.cell.key
     execution_input = b.execution_input(spec(comment="pilot run"))
     assert execution_input == {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "explorer",
                                "promptVersion": "v1", "agentId": f"s1/{b.cell.key}/r1",
                                "comment": "sweep:s1 pilot run", "config": {"maxMoves": 50, "seed": b.seed(spec())}}
     assert b.execution_name("s1", 0) == b.execution_name("s1", 0) == f"s1-{b.cell.key}-r1-a0"  # a retry meets it
     assert b.execution_name("s1", 1) != b.execution_name("s1", 0)  # a new attempt after a failure is a new one
-    longest = sweeps.Planned(b.cell, 1000).execution_name("a" * 40, 999)
+    longest = sweep_plan.Planned(b.cell, 1000).execution_name("a" * 40, 999)
     assert len(longest) <= 80 and longest.replace("-", "").isalnum()  # Step Functions' limits on a name
 
 
 def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
-    planned = sweeps.plan(spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21",
+    planned = sweep_plan.plan(spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21",
                                       "perfect-31"]))
     ids = [p.agent_id("s1") for p in planned]
     rows = [{"id": 1, "agent_id": ids[0], "status": "succeeded", "ending": "success"},
@@ -108,20 +108,20 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
             {"id": 5, "agent_id": ids[3], "status": "running", "ending": None},
             {"id": 6, "agent_id": "s10/other/r1", "status": "running", "ending": None},
             {"id": 7, "agent_id": ids[5], "status": "failed", "ending": "agent"}]  # stalled: a run, never again
-    assert sweeps.pending("s1", planned, rows, retry_failed=False) == [4]
-    assert sweeps.pending("s1", planned, rows, retry_failed=True) == [2, 3, 4]
+    assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [4]
+    assert sweep_plan.pending("s1", planned, rows, retry_failed=True) == [2, 3, 4]
 
 
 def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
     def state(*statuses, retry=False):
         endings = {"succeeded": "success", "timed_out": "agent", "failed": "error", "aborted": "error"}
-        return sweeps.repetition([{"status": s, "ending": endings.get(s)} for s in statuses], retry)
+        return sweep_plan.repetition([{"status": s, "ending": endings.get(s)} for s in statuses], retry)
 
-    assert state() == sweeps.Repetition(None, 0)
-    assert state("running") == sweeps.Repetition(None, 0)  # open: started again under the same name, i.e. followed
-    assert state("failed", "succeeded", retry=True) == sweeps.Repetition("succeeded", 1)
-    assert state("failed", "aborted") == sweeps.Repetition("aborted", 2)
-    assert state("failed", "aborted", retry=True) == sweeps.Repetition(None, 2)  # attempt a2 is a new execution
+    assert state() == sweep_plan.Repetition(None, 0)
+    assert state("running") == sweep_plan.Repetition(None, 0)  # open: started again under the same name, i.e. followed
+    assert state("failed", "succeeded", retry=True) == sweep_plan.Repetition("succeeded", 1)
+    assert state("failed", "aborted") == sweep_plan.Repetition("aborted", 2)
+    assert state("failed", "aborted", retry=True) == sweep_plan.Repetition(None, 2)  # attempt a2 is a new execution
 
 
 @pytest.mark.parametrize("fields", [
@@ -131,9 +131,9 @@ def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
 ])
 def test_every_plan_index_gives_back_its_entry_without_the_plan(fields):
     """What a map item does: it gets an index and recomputes its experiment from the sweep alone."""
-    planned = sweeps.plan(spec(**fields))
-    matrix = sweeps.cells(spec(**fields))
-    assert [sweeps.planned_at(matrix, index) for index in range(len(planned))] == planned
+    planned = sweep_plan.plan(spec(**fields))
+    matrix = sweep_plan.cells(spec(**fields))
+    assert [sweep_plan.planned_at(matrix, index) for index in range(len(planned))] == planned
     assert len({item.execution_name("s1", 0) for item in planned}) == len(planned)
 
 
@@ -146,7 +146,7 @@ def test_every_plan_index_gives_back_its_entry_without_the_plan(fields):
     ({"concurrency": 2}, ["bedrock", "ollama", "baseline"], {"bedrock": 1, "ollama": 1, "openai": 2, "baseline": 1}),
 ])
 def test_caps_per_provider_share_out_a_total(fields, used, expected):
-    caps = sweeps.caps(spec(**fields), used)
+    caps = sweep_plan.caps(spec(**fields), used)
     assert caps == expected
     if "concurrency" in fields and fields["concurrency"] >= len(used):
         assert sum(caps[p] for p in used) <= fields["concurrency"]
@@ -154,36 +154,36 @@ def test_caps_per_provider_share_out_a_total(fields, used, expected):
 
 def test_the_command_line_makes_the_input_the_console_takes():
     file = spec(provider_concurrency={"ollama": 2}, comment="pilot")
-    caps = sweep.provider_caps(file, ["bedrock=3", "ollama=1"])
-    data = sweep.run_input(file, concurrency=5, provider_concurrency=caps, retry_failed=True, wait_seconds=1)
+    caps = sweep_runs.provider_caps(file, ["bedrock=3", "ollama=1"])
+    data = sweep_runs.run_input(file, concurrency=5, provider_concurrency=caps, retry_failed=True, wait_seconds=1)
     assert data["provider_concurrency"] == {"ollama": 1, "bedrock": 3} and data["concurrency"] == 5
     assert (data["retry_failed"], data["wait_seconds"], data["comment"]) == (True, 1, "pilot")
-    assert sweeps.validate(sweeps.SweepRun, data, "input") == sweeps.SweepRun.model_validate(data)
-    assert sweep.run_input(file, concurrency=None, provider_concurrency={}, retry_failed=False,
+    assert sweep_plan.validate(sweep_plan.SweepRun, data, "input") == sweep_plan.SweepRun.model_validate(data)
+    assert sweep_runs.run_input(file, concurrency=None, provider_concurrency={}, retry_failed=False,
                            wait_seconds=None)["wait_seconds"] == 30  # the run's default on AWS
     with pytest.raises(SweepFileError, match="PROVIDER=N"):
-        sweep.provider_caps(file, ["gpu=2"])
+        sweep_runs.provider_caps(file, ["gpu=2"])
 
 
 def test_the_summary_line_counts_each_outcome_of_the_run():
     summary = {"planned": 7, "alreadyDone": 4, "succeeded": 2, "timedOut": 1, "failed": 0, "aborted": 0,
                "running": 0, "rejected": 0, "skipped": 0, "spentUsd": 0.25}
-    assert sweep.summary_line(summary) == ("7 planned: 4 already done, 2 succeeded, 1 out of moves or time; "
+    assert sweep_runs.summary_line(summary) == ("7 planned: 4 already done, 2 succeeded, 1 out of moves or time; "
                                            "spent $0.2500\n")
     nothing = {**summary, "alreadyDone": 7, "succeeded": 0, "timedOut": 0}
-    assert sweep.summary_line(nothing) == "7 planned: 7 already done; spent $0.2500\n"
+    assert sweep_runs.summary_line(nothing) == "7 planned: 7 already done; spent $0.2500\n"
 
 
 def test_maze_samples_expand_to_seeded_names_derived_from_the_sweep_id():
     data = {"id": "samples", "agents": ["baseline/oracle"], "mazes": [
         {"family": "perfect", "size": 11, "samples": 30}, {"family": "dense", "size": 21, "samples": 3}, "perfect-7"]}
-    spec = sweeps.SweepFile.model_validate(data)
-    names = sweeps.maze_names(spec)
-    assert len(names) == 34 == len(set(names)) and sweeps.size(spec) == 34
+    spec = sweep_plan.SweepFile.model_validate(data)
+    names = sweep_plan.maze_names(spec)
+    assert len(names) == 34 == len(set(names)) and sweep_plan.size(spec) == 34
     assert all(n.startswith("perfect-11@") for n in names[:30]) and names[-1] == "perfect-7"
-    assert sweeps.maze_names(spec) == names  # resuming draws the same mazes
-    other = sweeps.SweepFile.model_validate({**data, "id": "another"})
-    assert set(sweeps.maze_names(other)).isdisjoint(names[:33])  # another sweep, other mazes
+    assert sweep_plan.maze_names(spec) == names  # resuming draws the same mazes
+    other = sweep_plan.SweepFile.model_validate({**data, "id": "another"})
+    assert set(sweep_plan.maze_names(other)).isdisjoint(names[:33])  # another sweep, other mazes
     assert len({mazeset.seeded(n).content_hash for n in names[:30]}) == 30
 
 
@@ -195,4 +195,5 @@ def test_maze_samples_expand_to_seeded_names_derived_from_the_sweep_id():
 ])
 def test_bad_maze_samples_are_refused_before_anything_starts(sample, message):
     with pytest.raises((SweepFileError, ValidationError), match=message):
-        sweeps.plan(sweeps.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [sample]}))
+        sweep_plan.plan(sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"],
+                                                             "mazes": [sample]}))

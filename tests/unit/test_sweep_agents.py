@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from oriole.core.sweep_plan import SweepFile, cells, check_prices, plan, validate
 from oriole.errors import SweepFileError
-from oriole.sweeps import SweepFile, cells, check_prices, plan, validate
 
 A = {"label": "gpt", "provider": "openai", "model": "gpt-4.1-mini", "config": {"baseUrl": "https://api.openai.com/v1"},
      "prices": {"input_per_mtok": 0.4, "output_per_mtok": 1.6}}

@@ -8,12 +8,13 @@ import re
 
 import pytest
 
-from oriole import flows, sweeps
+from oriole import flows
 from oriole.catalog import BY_KEY
+from oriole.core import sweep_plan
+from oriole.core.sweep_plan import MAX_EXPERIMENTS, SweepRun
 from oriole.flows import sweep_flow
 from oriole.handlers import FUNCTIONS
-from oriole.inputs import PROVIDERS
-from oriole.sweeps import MAX_EXPERIMENTS, SweepRun
+from oriole.provider_registry import NAMES
 
 ASL = flows.definition(flows.SWEEP)
 STATES = ASL["States"]
@@ -39,11 +40,11 @@ def provider_map(provider: str) -> dict:
     return state
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", NAMES)
 def test_each_provider_has_a_distributed_map_capped_from_the_plan(provider):
     state = provider_map(provider)
     assert state["Type"] == "Map" and state["MaxConcurrencyPath"] == f"$.caps.{provider}"
-    assert state["Label"] == sweep_flow.PROVIDERS[provider]
+    assert state["Label"] == sweep_flow.LABELS[provider]
     assert state["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
     assert state["ToleratedFailureCount"] == MAX_EXPERIMENTS  # every item may fail: no item's failure fails the sweep
     assert "ToleratedFailurePercentage" not in state
@@ -73,7 +74,7 @@ def test_every_state_name_is_unique_in_the_whole_state_machine():
     carry its provider's label."""
     names = state_names(STATES)
     assert len(names) == len(set(names))
-    for provider, label in sweep_flow.PROVIDERS.items():
+    for provider, label in sweep_flow.LABELS.items():
         item = provider_map(provider)["ItemProcessor"]
         assert item["StartAt"] == f"{label}StartRepetition"
         assert all(name.startswith(label) for name in item["States"])
@@ -82,7 +83,7 @@ def test_every_state_name_is_unique_in_the_whole_state_machine():
 def test_every_providers_map_runs_the_same_item_flow_but_for_its_names():
     processors = {json.dumps(m["ItemProcessor"], sort_keys=True).replace(f'"{m["Label"]}', '"')
                   for m in MAPS.values()}
-    assert len(MAPS) == len(PROVIDERS) and len(processors) == 1
+    assert len(MAPS) == len(NAMES) and len(processors) == 1
 
 
 def test_the_providers_are_data():
@@ -96,7 +97,7 @@ def test_the_providers_are_data():
 
 
 ITEM = provider_map("baseline")["ItemProcessor"]["States"]
-LABEL = sweep_flow.PROVIDERS["baseline"]
+LABEL = sweep_flow.LABELS["baseline"]
 
 
 def item(state: str) -> dict:
@@ -172,7 +173,7 @@ def test_every_sweep_task_retries_as_the_experiment_flows_tasks_do():
     experiment = tasks_of(flows.definition(flows.EXPERIMENT)["States"])
     known = {json.dumps(retrier, sort_keys=True) for task in experiment.values() for retrier in task["Retry"]}
     sweep = tasks_of(STATES)
-    assert len(sweep) == 2 + 2 * len(PROVIDERS)
+    assert len(sweep) == 2 + 2 * len(NAMES)
     for name, task in sweep.items():
         assert {json.dumps(retrier, sort_keys=True) for retrier in task["Retry"]} <= known, name
         assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException", "Lambda.Unknown", "OperationalError",
@@ -225,7 +226,7 @@ def looks_to_follow(seconds: int, wait_seconds: int) -> int:
     while followed < seconds:
         followed += wait
         looks += 1
-        wait = sweeps.next_check_wait(followed, wait_seconds)
+        wait = sweep_plan.next_check_wait(followed, wait_seconds)
     return looks
 
 
@@ -255,13 +256,13 @@ def test_an_item_follows_the_longest_experiment_within_its_history():
     looks = looks_to_follow(longest, shortest_wait)
     events = ends + looks * look + sweep_flow.MAX_FAILED_CHECKS * failed_look
     assert events <= HISTORY_LIMIT, f"{looks} looks: {events} events"
-    assert looks < 1.2 * longest / sweeps.MAX_CHECK_WAIT_SECONDS  # the waits reach their cap within hours
+    assert looks < 1.2 * longest / sweep_plan.MAX_CHECK_WAIT_SECONDS  # the waits reach their cap within hours
     assert all(looks_to_follow(longest, w) <= looks for w in (30, 600, 3600))  # a longer wait_seconds: fewer looks
     assert longest // 30 * look > 7 * HISTORY_LIMIT  # the constant default wait of 30 s could not
 
 
 def test_the_wait_grows_with_the_time_followed_between_the_sweeps_wait_and_the_cap():
-    assert [sweeps.next_check_wait(followed, 1) for followed in (0, 19, 20, 35, 5999, 6000, 10**6)] == \
+    assert [sweep_plan.next_check_wait(followed, 1) for followed in (0, 19, 20, 35, 5999, 6000, 10**6)] == \
         [1, 1, 2, 3, 599, 600, 600]
-    assert sweeps.next_check_wait(100, 30) == 30 and sweeps.next_check_wait(3000, 30) == 300
-    assert sweeps.next_check_wait(10**6, 3600) == 3600  # the sweep's own wait wins when it is longer than the cap
+    assert sweep_plan.next_check_wait(100, 30) == 30 and sweep_plan.next_check_wait(3000, 30) == 300
+    assert sweep_plan.next_check_wait(10**6, 3600) == 3600  # the sweep's own wait wins when it is longer than the cap

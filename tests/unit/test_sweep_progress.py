@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from oriole.sweeps import SweepFile, plan, validate
+from oriole.core.sweep_plan import SweepFile, plan, validate
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.sweep_progress import STATUS_EVERY_SECONDS, SweepProgress, clock, count
 

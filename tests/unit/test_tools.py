@@ -2,8 +2,8 @@
 
 import pytest
 
-from oriole.maze import Maze, vision
-from oriole.tools import Memory, Rules, ToolCall, ToolCallError, WorldState, execute, parse_arguments
+from oriole.core.maze import Maze, vision
+from oriole.core.tools import RecallWindow, Rules, ToolCall, ToolCallError, WorldState, execute, parse_arguments
 
 MAZE = Maze.from_rows([[0, 0, 0, 1, 2], [0, 1, 0, 1, 0], [0, 0, 0, 0, 0]], (0, 0), (4, 0))
 
@@ -15,7 +15,7 @@ def game(**overrides) -> Rules:
 
 
 def play(world, *calls, rules=None, memory=None):
-    memory = memory or Memory(50)
+    memory = memory or RecallWindow(50)
     return [execute(call, world, rules or game(), memory) for call in calls]
 
 
@@ -69,7 +69,7 @@ def test_unknown_tools_and_bad_arguments_are_invalid_actions():
 
 def test_recall_cooldown_is_an_error_action_saying_how_many_moves_remain():
     world = WorldState(position=(0, 0))
-    memory = Memory(50)
+    memory = RecallWindow(50)
     first, _, second = play(world, ToolCall("recall_all"), ToolCall("move_south"), ToolCall("recall_all"),
                                memory=memory)
     assert first.success and "memory" in first.result
@@ -83,7 +83,7 @@ def test_recall_cooldown_is_an_error_action_saying_how_many_moves_remain():
 
 def test_recall_window_keeps_only_the_last_actions():
     world = WorldState(position=(0, 0))
-    memory = Memory(2)
+    memory = RecallWindow(2)
     play(world, ToolCall("move_south"), ToolCall("move_south"), ToolCall("move_east"), memory=memory)
     [recall] = play(world, ToolCall("recall_all"), memory=memory)
     assert recall.result["memory"]["visited"] == [[0, 2], [1, 2]]
@@ -106,7 +106,7 @@ def test_sight_condition_is_met_when_the_goal_comes_into_view():
 def test_recall_includes_what_the_start_tile_showed_while_the_window_reaches_back_to_it():
     start = ((0, 0), [t.as_list() for t in vision(MAZE, (0, 0), 3)])
     world = WorldState(position=(0, 0))
-    memory = Memory(3, start=start)
+    memory = RecallWindow(3, start=start)
     play(world, ToolCall("move_south"), memory=memory)
     [recall] = play(world, ToolCall("recall_all"), memory=memory)
     assert recall.result["memory"]["visited"][0] == [0, 0]

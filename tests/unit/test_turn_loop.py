@@ -1,16 +1,8 @@
 """The shared turn loop with a scripted agent standing in for a model."""
 
-from oriole.maze import Maze
-from oriole.tools import Memory, Rules, ToolCall, WorldState, tool_specs
-from oriole.turn_loop import (
-    Message,
-    ModelResponse,
-    TurnSettings,
-    Usage,
-    estimate_tokens,
-    run_turn,
-    turn_context,
-)
+from oriole.core.maze import Maze
+from oriole.core.tools import RecallWindow, Rules, ToolCall, WorldState, tool_specs
+from oriole.core.turn_loop import Message, ModelResponse, TurnSettings, Usage, estimate_tokens, run_turn, turn_context
 
 MAZE = Maze.from_rows([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]], (0, 0), (11, 0))
 RULES = Rules(MAZE, vision_range=2, goal_condition="reach", recall_interval=10, max_recall_actions=50)
@@ -37,7 +29,7 @@ def calls(*names):
 def turn(agent, budget=8, position=(0, 0), **settings):
     world = WorldState(position=position)
     context = turn_context(world, RULES, [], max_moves=100)
-    return run_turn(agent, "system", world, RULES, Memory(50), context,
+    return run_turn(agent, "system", world, RULES, RecallWindow(50), context,
                     TurnSettings(budget=budget, actions_left=100, **settings)), world
 
 
@@ -95,7 +87,7 @@ def test_history_is_trimmed_oldest_first_to_the_context_budget_never_the_system_
     context = turn_context(world, RULES, history, max_moves=1000)
     system = "You are in a maze. " * 50
     agent = Scripted(ModelResponse(text="done"), context_budget=1500)
-    run_turn(agent, system, world, RULES, Memory(50), context, TurnSettings(budget=8, actions_left=1000))
+    run_turn(agent, system, world, RULES, RecallWindow(50), context, TurnSettings(budget=8, actions_left=1000))
     sent = agent.requests[0]
     kept = sent.messages[0].content["recent_actions"]
     assert 0 < len(kept) < 200 and kept == history[-len(kept):]
@@ -107,7 +99,7 @@ def test_no_budget_means_no_trimming():
     world = WorldState(position=(0, 0))
     history = [{"step": i} for i in range(300)]
     agent = Scripted(ModelResponse(text="done"))
-    run_turn(agent, "s", world, RULES, Memory(50), turn_context(world, RULES, history, 1000),
+    run_turn(agent, "s", world, RULES, RecallWindow(50), turn_context(world, RULES, history, 1000),
              TurnSettings(budget=8, actions_left=1000))
     assert len(agent.requests[0].messages[0].content["recent_actions"]) == 300
 
@@ -142,13 +134,13 @@ def test_the_circuit_breaker_threshold_is_a_setting():
 def test_the_same_failing_action_repeated_ends_the_turn_with_its_own_reason():
     world = WorldState(position=(0, 0))
     agent = Scripted(calls(*["move_east"] * 6))
-    outcome = run_turn(agent, "s", world, WALLED_RULES, Memory(50), turn_context(world, WALLED_RULES, [], 100),
+    outcome = run_turn(agent, "s", world, WALLED_RULES, RecallWindow(50), turn_context(world, WALLED_RULES, [], 100),
                        TurnSettings(budget=8, actions_left=100, repetition_limit=4))
     assert outcome.end_reason == "repetition" and len(outcome.actions) == 4
     assert outcome.closing[3].content["turn_ended"] == "the same failing action was repeated"
     assert outcome.closing[4].content["error"] == "not executed: the same failing action was repeated"
     off = run_turn(Scripted(calls(*["move_east"] * 6), ModelResponse(text="ok")), "s", WorldState(position=(0, 0)),
-                   WALLED_RULES, Memory(50), turn_context(world, WALLED_RULES, [], 100),
+                   WALLED_RULES, RecallWindow(50), turn_context(world, WALLED_RULES, [], 100),
                    TurnSettings(budget=8, actions_left=100))  # repetition_limit 0: the breaker is off
     assert off.end_reason == "no_tool_call" and len(off.actions) == 6
 
@@ -209,7 +201,7 @@ def test_without_a_budget_every_earlier_turn_is_carried():
 def turn_with(agent, history):
     world = WorldState(position=(0, 0))
     context = turn_context(world, RULES, [], max_moves=100)
-    return run_turn(agent, "system", world, RULES, Memory(50), context, TurnSettings(budget=8, actions_left=100),
+    return run_turn(agent, "system", world, RULES, RecallWindow(50), context, TurnSettings(budget=8, actions_left=100),
                     history), world
 
 
@@ -223,13 +215,13 @@ def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_bef
         return len(agent.requests) >= 2
 
     world = WorldState(position=(0, 0))
-    outcome = run_turn(agent, "system", world, RULES, Memory(50), turn_context(world, RULES, [], 100),
+    outcome = run_turn(agent, "system", world, RULES, RecallWindow(50), turn_context(world, RULES, [], 100),
                        TurnSettings(budget=8, actions_left=100, deadline=deadline))
     assert outcome.end_reason == "deadline" and len(outcome.calls) == 2 and len(outcome.actions) == 2
     assert asked == [1, 2]  # checked before each call after the first
     always = Scripted(calls("move_east"))
     world = WorldState(position=(0, 0))
-    first = run_turn(always, "system", world, RULES, Memory(50), turn_context(world, RULES, [], 100),
+    first = run_turn(always, "system", world, RULES, RecallWindow(50), turn_context(world, RULES, [], 100),
                      TurnSettings(budget=8, actions_left=100, deadline=lambda: True))
     assert first.end_reason == "deadline" and len(first.calls) == 1 and world.position == (1, 0)
     assert [m.role for m in first.closing] == ["tool"]  # the last answer's result is kept for the next turn

@@ -22,18 +22,20 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
-from oriole import catalog, deployment
+from oriole import catalog
 from oriole.config import parse_stored
+from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
+from oriole.core.sweep_plan import SweepFile, validate
 from oriole.errors import InvalidParameter
-from oriole.experiments import failure_reason
 from oriole.inputs import CaughtError
-from oriole.progress import TERMINAL_EXECUTION_STATUSES
-from oriole.sweeps import SweepFile, validate
-from oriole_workstation import cloud, prompts, sweep
+from oriole.lifecycle import deployment
+from oriole.lifecycle.experiments import failure_reason
+from oriole.provider_registry import PROVIDERS
+from oriole_workstation import cloud, prompts, sweep_runs
 from oriole_workstation.database import CHECKOUT
 from oriole_workstation.launcher import current_execution, execution_name
 
@@ -91,8 +93,7 @@ class Aws:
 
 @dataclass(frozen=True)
 class Options:
-    ollama_model: str | None = None  # the model every allow-listed Ollama endpoint is asked for
-    openai_model: str | None = None  # the model every allow-listed OpenAI-compatible base URL is asked for
+    server_models: Mapping[str, str] = field(default_factory=dict)  # provider -> the model its servers are asked for
     timeout_seconds: float = 900.0
     poll_seconds: float = 5.0
 
@@ -491,8 +492,8 @@ class DeploymentCheck:
                 experiments, "bedrock", model_id,
                 [self._input(f"bedrock/{n}", "bedrock", c, **ONE_ACTION) for n, c in enumerate(candidates)],
                 lambda model, outcome: bedrock_fix(model, outcome, self.aws.region), retry_when=not_served_by_that_id))
-        for servers, provider, model in ((deployment.OLLAMA, "ollama", self.options.ollama_model),
-                                         (deployment.OPENAI, "openai", self.options.openai_model)):
+        for provider, servers in ((p.name, p.servers) for p in PROVIDERS.values() if p.servers is not None):
+            model = self.options.server_models.get(provider)
             for url in _listed(environment, servers.listed):
                 lines.append(skipped(provider, f"no model named to ask {url} for: pass --{provider}-model NAME", url)
                              if model is None else self._probe(
@@ -526,7 +527,7 @@ class DeploymentCheck:
     def _sweep_probe(self, state_machine_arn: str) -> Probe:
         spec = validate(SweepFile, {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1},
                         "the check's sweep")
-        execution_input = sweep.run_input(spec, concurrency=1, provider_concurrency={}, retry_failed=False,
+        execution_input = sweep_runs.run_input(spec, concurrency=1, provider_concurrency={}, retry_failed=False,
                                           wait_seconds=max(1, round(self.options.poll_seconds)))
 
         def judge(probe: Probe) -> Check:
@@ -536,17 +537,17 @@ class DeploymentCheck:
                 return failed("sweep", f"{self.tag} still running after {probe.waited:.0f} s",
                               f"follow it: `oriole sweep status {self.tag} --aws` ({link})")
             try:
-                summary = sweep.outcome(execution)
-            except sweep.SweepFailed as err:
+                summary = sweep_runs.outcome(execution)
+            except sweep_runs.SweepFailed as err:
                 return failed("sweep", str(err), f"open the sweep's execution in the Step Functions console ({link})")
-            line = sweep.summary_line(summary).strip()
+            line = sweep_runs.summary_line(summary).strip()
             if summary.get("succeeded") != 1:
                 return failed("sweep", f"{self.tag}: {line}",
                               f"`oriole sweep status {self.tag} --aws` shows its repetition ({link})")
             return ok("sweep", f"{self.tag}: {line}")
 
         return Probe("sweep", None, [execution_input],
-                     lambda sweep_input: sweep.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
+                     lambda sweep_input: sweep_runs.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
                      judge, lambda arn: self.aws.sfn.describe_execution(executionArn=arn))
 
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import psycopg
 
-from oriole import catalog, db, mazeset
 from oriole.errors import OrioleError
-from oriole.store import Store
+from oriole.store import Store, db
 from oriole_workstation.results import Results
 
 CONNECT_TIMEOUT_SECONDS = 10  # unless the URL sets connect_timeout: a server that never answers is given up
@@ -98,9 +97,7 @@ def prepare(url: str) -> Store:
     """Migrate the database, load the maze set and the catalog's configuration keys (all idempotent); returns a
     store on it."""
     store = Store(connect(url))
-    store.apply_migrations()
-    store.load_mazes(mazeset.maze_set())
-    store.load_catalog(catalog.CATALOG)
+    store.prepare()
     return store
 
 

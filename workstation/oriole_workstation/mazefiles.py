@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from oriole.core.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
+from oriole.core.mazeset import MAX_SIZE, SEEDED_NAME, MazeEntry
 from oriole.errors import OrioleError
-from oriole.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
-from oriole.mazeset import MAX_SIZE, SEEDED_NAME, MazeEntry
 from oriole.text import load_json
 from oriole_workstation import files
 

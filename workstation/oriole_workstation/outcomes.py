@@ -4,7 +4,7 @@ long before any clock, and an ``agent`` ending (a run without success) is no err
 
 from __future__ import annotations
 
-from oriole.progress import (
+from oriole.core.progress import (
     AGENT_ENDING,
     ERROR_ENDING,
     GAVE_UP_REASON_PREFIX,

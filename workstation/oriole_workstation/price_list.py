@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oriole import catalog, prices
+from oriole import catalog
 from oriole.config import PRICE_KEYS, parse_pricing
+from oriole.core import prices
 from oriole.errors import InvalidParameter, OrioleError
 from oriole_workstation import files
 from oriole_workstation.database import home

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
-from oriole.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.drawing import wrap
 

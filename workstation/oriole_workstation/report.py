@@ -1,6 +1,6 @@
 """``oriole report``: the comparison view as a terminal table, CSV, JSON or an HTML page.
 
-The numbers all come from SQL (``compare_experiments`` in migrations/0005_results_and_progress.sql); this module
+The numbers all come from SQL (``compare_experiments``, migrations/views/compare_experiments.sql); this module
 only filters, formats and prints them, so the report and a researcher's own query always agree. The HTML page
 (``report_html``) adds charts drawn from the same rows and the experiments they count.
 """
@@ -14,8 +14,8 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from oriole_workstation.bootstrap import maze_interval
 from oriole_workstation.display import TERMINAL_COLUMNS, csv_safe, short_maze, shorten, terminal_safe
+from oriole_workstation.intervals import maze_interval
 from oriole_workstation.results import EVERYTHING, Filters, Results
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import oriole
 from oriole_workstation import charts, drawing
-from oriole_workstation.bootstrap import DRAWS
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
 from oriole_workstation.display import terminal_safe
+from oriole_workstation.intervals import DRAWS
 from oriole_workstation.report import (
     GroupBy,
     agent_text,
@@ -372,7 +372,7 @@ def provenance(experiments: Sequence[dict], filters: Filters, by: GroupBy, datab
         ("prompts", _counted(prompts)),
         ("seeds", _listed(seeds) or "none"),
         ("query", f"<code>{escape(comparison_query(filters, by))}</code>"
-                  + (" (the maze interval: <code>oriole_workstation/bootstrap.py</code>)" if by is GroupBy.family
+                  + (" (the maze interval: <code>oriole_workstation/intervals.py</code>)" if by is GroupBy.family
                      else "")),
     ]
     return ('<dl class="provenance">' + "".join(f"<dt>{escape(term)}</dt><dd>{value}</dd>" for term, value in items)

@@ -32,7 +32,8 @@ _EXPORTS = {
                             ("actions", "t.experiment_id, t.step_number"),
                             ("model_calls", "t.experiment_id, t.turn_number, t.call_index"))},
 }
-# Where each exported table's column descriptions live (COMMENT ON COLUMN, migration 0005).
+# Where each exported table's column descriptions live (COMMENT ON COLUMN: migration 0005 for the tables,
+# migrations/views/experiment_results.sql for the view).
 _DESCRIBED_BY = {"experiments": "experiment_results", "turns": "turns", "actions": "actions",
                  "model_calls": "model_calls"}
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from oriole import db
+from oriole.store import db
 from oriole_workstation.results import Results
 
 WATCH_SECONDS = 0.25

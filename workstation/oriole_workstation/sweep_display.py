@@ -8,9 +8,10 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from oriole import catalog, prices
-from oriole.sweep_agents import model_server
-from oriole.sweeps import Cell, Planned, SweepFile
+from oriole import catalog
+from oriole.core import prices
+from oriole.core.sweep_agents import model_server
+from oriole.core.sweep_plan import Cell, Planned, SweepFile
 from oriole_workstation.outcomes import outcome_text
 
 

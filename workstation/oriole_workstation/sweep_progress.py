@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from oriole.progress import ERROR_ENDING
-from oriole.sweeps import Planned
+from oriole.core.progress import ERROR_ENDING
+from oriole.core.sweep_plan import Planned
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.outcomes import outcome_text
 

@@ -7,9 +7,10 @@ Writing the four maps by hand repeated everything four times; here the item flow
 failure handling are written once and rendered for each provider of the list given.
 
 The JSON file stays the one definition CDK deploys and the local runner hands to moto; it is committed, and
-``tests/unit/test_sweep_definition.py`` fails when it and this module disagree. After editing this module:
+``tests/unit/test_sweep_definition.py`` fails when it and this module disagree. After editing this module, or the
+provider registry it renders a map for:
 
-    python -m oriole.flows.sweep_flow     # or `make flows`: rewrites sweep.asl.json
+    make flows     # python -m oriole.flows.render: rewrites sweep.asl.json (and the other generated parts)
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from oriole.catalog import ALL_PROVIDERS
-from oriole.sweeps import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS
+from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS
+from oriole.flows.states import DATABASE_ERRORS, LAMBDA_ERRORS, LAMBDA_INVOKE, START_THROTTLED
+from oriole.provider_registry import PROVIDERS
 
 FILE = Path(__file__).with_name("sweep.asl.json")
-LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 EXPERIMENT_STATE_MACHINE = "${ExperimentStateMachineArn}"
 # Consecutive failed checks after which an item gives up on its experiment: an hour of failures at the default
 # wait of 30 s, more once the waits have grown (each failed check also spent its retries), far longer than a
@@ -31,25 +32,9 @@ MAX_FAILED_CHECKS = 120
 # An item's check before its first look: none failed, nothing followed yet, the sweep's wait first.
 FIRST_CHECK = {"failedChecks": 0, "followedSeconds": 0}
 FOLLOWED = "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"  # after the wait just done
-LABELS = {"bedrock": "Bedrock", "ollama": "Ollama", "openai": "OpenAI", "baseline": "Baseline"}
-PROVIDERS = {provider: LABELS[provider] for provider in ALL_PROVIDERS}  # what the shipped file is rendered for
+LABELS = {p.name: p.label for p in PROVIDERS.values()}  # what the shipped file is rendered for: every provider
 
 
-def _retrier(errors: list[str], interval: int, attempts: int, max_delay: int | None = None) -> dict:
-    retrier = {"ErrorEquals": errors, "IntervalSeconds": interval, "MaxAttempts": attempts, "BackoffRate": 2.0}
-    if max_delay is not None:
-        retrier["MaxDelaySeconds"] = max_delay
-    return {**retrier, "JitterStrategy": "FULL"}
-
-
-# The experiment flow's retriers (experiment.asl.json) for the errors the sweep's tasks meet too: Lambda's own
-# transient errors; a function that timed out or lost its connection, or found the database full (DatabaseBusy);
-# Step Functions throttling a start (StartExecutionThrottled).
-LAMBDA_ERRORS = _retrier(["Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException",
-                          "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-                          "Lambda.TooManyRequestsException"], interval=1, attempts=3)
-DATABASE_ERRORS = _retrier(["Lambda.Unknown", "OperationalError", "DatabaseBusy"], interval=2, attempts=2)
-START_THROTTLED = _retrier(["StartExecutionThrottled"], interval=2, attempts=4, max_delay=30)
 RETRY = [LAMBDA_ERRORS, DATABASE_ERRORS]  # every task of the sweep reads the database
 
 
@@ -86,7 +71,7 @@ def item_input(index: int, sweep: dict, wait_seconds: int) -> dict:
 def item_states(label: str) -> dict:
     """One map item: start the experiment of a plan index, then look at it until it is closed, waiting
     ``waitSeconds`` at first and longer as the experiment ages (``check.waitSeconds``, which CheckRepetition
-    computes from ``check.followedSeconds``, the sum of the waits: ``oriole.sweeps.next_check_wait``). The item
+    computes from ``check.followedSeconds``, the sum of the waits: ``oriole.core.sweep_plan.next_check_wait``). The item
     holds its map slot, and so keeps the provider's cap, as long as its experiment may run: it ends when the
     experiment is closed, when nothing was started, or after ``MAX_FAILED_CHECKS`` checks in a row failed past
     their retries."""
@@ -168,7 +153,7 @@ def provider_map(provider: str, label: str) -> dict:
         "End": True}}}
 
 
-def definition(providers: Mapping[str, str] = PROVIDERS) -> dict:
+def definition(providers: Mapping[str, str] = LABELS) -> dict:
     """The sweep flow for ``providers`` (provider -> label, the prefix of its map's state names)."""
     return {
         "Comment": "Oriole sweep: plan the run, then one distributed map per provider (each with its own "
@@ -203,15 +188,21 @@ def definition(providers: Mapping[str, str] = PROVIDERS) -> dict:
     }
 
 
-def render(providers: Mapping[str, str] = PROVIDERS) -> str:
+def render(providers: Mapping[str, str] = LABELS) -> str:
     """``sweep.asl.json`` as it is committed."""
     return json.dumps(definition(providers), indent=2, ensure_ascii=False) + "\n"
 
 
-def main() -> None:
-    FILE.write_text(render(), encoding="utf-8")
-    print(f"wrote {FILE}")
-
-
-if __name__ == "__main__":
-    main()
+def diagram(providers: Mapping[str, str] = LABELS) -> str:
+    """The flow as the README draws it ("The sweep state machine"): one map line per provider."""
+    width = max(len(f"{label}Repetitions") for label in providers.values()) + 2
+    maps = "".join(f"               {f'{label}Repetitions':<{width}}distributed Map, MaxConcurrencyPath "
+                   f"$.caps.{name}\n" for name, label in providers.items())
+    return ("PlanSweep -> RunRepetitions (Parallel)                                              -> SummarizeSweep\n"
+            + maps +
+            "             each item (a STANDARD child execution), its states prefixed with the map's label:\n"
+            "               StartRepetition -> IsStarted -> WaitForExperiment (growing wait) -> CheckRepetition "
+            "-> IsClosed\n"
+            "                 -> (wait again | ExperimentClosed)\n"
+            "               a failed CheckRepetition -> CheckFailed -> MayCheckAgain "
+            "-> (wait again | GaveUpChecking)\n")

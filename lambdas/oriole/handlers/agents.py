@@ -1,22 +1,31 @@
-"""The agent tasks: one turn of the shared turn loop per invocation, one per provider.
+"""The agent tasks: one turn of the shared turn loop per invocation, one task per provider
+(``oriole.provider_registry``), each its own function with its own role.
 
-Provider clients are built once per warm container; the local runner replaces ``bedrock_client`` with
-a client of its own (the user's credentials, or a stubbed client in tests).
+Each provider's entry point is ``invoke_<provider>`` here (the handler table names it), made from the registry:
+it builds the agent with the provider's adapter module (imported when its task first runs, so a task loads only
+its own provider) and the provider's API key, read once per warm container.
 """
 
+from __future__ import annotations
+
 import functools
+import importlib
 import os
+from collections.abc import Callable
 
-from oriole import deployment, experiments
+from oriole.core.turn_loop import Agent, AgentSetup
 from oriole.handlers.observability import count, logger, metrics
-from oriole.store import StoredMaze, shared_store
-from oriole.turn_state import LoadedTurn
+from oriole.lifecycle import experiments
+from oriole.provider_registry import PROVIDERS, Provider
+from oriole.store import shared_store
+
+Handler = Callable[[dict, object], dict]
 
 
-def _play(event: dict, context, factory: experiments.AgentFactory) -> dict:
+def _play(event: dict, context, provider: Provider) -> dict:
     """Play the turn; the Lambda's remaining time bounds it (``get_remaining_time_in_millis``)."""
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
-    result = experiments.play_turn(event, shared_store(), factory,
+    result = experiments.play_turn(event, shared_store(), functools.partial(_agent, provider),
                                    lambda: context.get_remaining_time_in_millis() / 1000).as_state()
     logger.debug("turn played", extra=result)
     count("Turns")
@@ -26,75 +35,46 @@ def _play(event: dict, context, factory: experiments.AgentFactory) -> dict:
     return result
 
 
-def _api_key(name: str) -> str | None:
-    """A provider's API key: from the Secrets Manager secret named by ``<name>_SECRET_ARN`` when it is set (on
-    AWS), else the ``<name>`` environment variable (locally), else none (a server on your own network may
-    need none). A key no HTTP header can carry is refused here, naming its source and never quoting it."""
+def _agent(provider: Provider, setup: AgentSetup) -> Agent:
+    return importlib.import_module(provider.adapter).agent(setup, api_key(provider.name))
+
+
+@functools.cache
+def api_key(provider: str) -> str | None:
+    """A provider's API key: from the Secrets Manager secret its ``api_key_secret`` variable names when it is set
+    (on AWS), else its ``api_key`` environment variable (locally), else none (a server on your own network may
+    need none; Bedrock authorizes by role). A key no HTTP header can carry is refused here, naming its source and
+    never quoting it."""
     from oriole.providers.transport import check_api_key, environment_api_key
 
-    secret_arn = os.environ.get(f"{name}_SECRET_ARN")
+    entry = PROVIDERS[provider]
+    if entry.api_key is None:
+        return None
+    secret_arn = os.environ.get(entry.api_key_secret)
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 
-        return check_api_key(parameters.get_secret(secret_arn), f"the secret {secret_arn} ({name})")
-    return environment_api_key(name)
+        return check_api_key(parameters.get_secret(secret_arn), f"the secret {secret_arn} ({entry.api_key})")
+    return environment_api_key(entry.api_key)
 
 
-@functools.cache
-def ollama_api_key() -> str | None:
-    return _api_key(deployment.OLLAMA_API_KEY)
+def _entry_point(provider: Provider) -> Handler:
+    def invoke(event: dict, context) -> dict:
+        return _play(event, context, provider)
+
+    # A code object of its own, named as its handler: tracebacks, profilers and the tests' recorder of AWS calls
+    # (tests/aws_calls.py) see which provider's task ran.
+    invoke.__code__ = invoke.__code__.replace(co_name=provider.entry_point, co_qualname=provider.entry_point)
+    invoke.__name__ = invoke.__qualname__ = provider.entry_point
+    return logger.inject_lambda_context(metrics.log_metrics(invoke))
 
 
-@functools.cache
-def openai_api_key() -> str | None:
-    return _api_key(deployment.OPENAI_API_KEY)
+ENTRY_POINTS: dict[str, Handler] = {provider.entry_point: _entry_point(provider) for provider in PROVIDERS.values()}
 
 
-@functools.cache
-def bedrock_client(timeout_seconds: float):
-    from oriole.providers.bedrock import runtime_client
-
-    return runtime_client(timeout_seconds)
-
-
-def ollama_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
-    from oriole.providers.ollama import OllamaAgent
-
-    return OllamaAgent.from_config(loaded.experiment["model_name"], loaded.config, ollama_api_key())
-
-
-def openai_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
-    from oriole.providers.openai import OpenAIAgent
-
-    return OpenAIAgent.from_config(loaded.experiment["model_name"], loaded.config, openai_api_key())
-
-
-def bedrock_agent(loaded: LoadedTurn, maze: StoredMaze) -> experiments.Agent:
-    from oriole.providers.bedrock import BedrockAgent
-
-    client = bedrock_client(float(loaded.config["requestTimeoutSeconds"]))
-    return BedrockAgent.from_config(loaded.experiment["model_name"], loaded.config, client)
-
-
-@logger.inject_lambda_context
-@metrics.log_metrics
-def invoke_baseline(event: dict, context) -> dict:
-    return _play(event, context, experiments.baseline_agent)
-
-
-@logger.inject_lambda_context
-@metrics.log_metrics
-def invoke_bedrock(event: dict, context) -> dict:
-    return _play(event, context, bedrock_agent)
-
-
-@logger.inject_lambda_context
-@metrics.log_metrics
-def invoke_ollama(event: dict, context) -> dict:
-    return _play(event, context, ollama_agent)
-
-
-@logger.inject_lambda_context
-@metrics.log_metrics
-def invoke_openai(event: dict, context) -> dict:
-    return _play(event, context, openai_agent)
+def __getattr__(name: str) -> Handler:
+    """``invoke_<provider>``: Lambda's runtime, the local runner and the tests find each entry point by name."""
+    try:
+        return ENTRY_POINTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -1,8 +1,8 @@
 """CheckProgress: decide after each turn whether to finish, continue, or continue as a new execution."""
 
 
-from oriole import experiments
 from oriole.handlers.observability import logger
+from oriole.lifecycle import experiments
 from oriole.store import shared_store
 
 

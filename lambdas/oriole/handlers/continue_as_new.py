@@ -7,9 +7,9 @@ statement, once per execution), and the successor's StartExperiment attaches onl
 throttled after that is ``StartExecutionThrottled``, which the state machine retries.
 """
 
-from oriole import experiments
 from oriole.handlers.executions import start_named
 from oriole.handlers.observability import logger
+from oriole.lifecycle import experiments
 from oriole.store import shared_store
 
 

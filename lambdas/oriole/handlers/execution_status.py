@@ -7,10 +7,10 @@ of the failure path, a successor execution that never started). Locally, the wor
 
 from aws_lambda_powertools.utilities.parser import envelopes, parse
 
-from oriole import experiments
 from oriole.handlers.executions import execution_status
 from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import experiments
 from oriole.store import shared_store
 
 

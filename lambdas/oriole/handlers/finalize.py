@@ -1,8 +1,8 @@
 """The finalizers: close the experiment as succeeded, timed out or failed (each at most once)."""
 
 
-from oriole import experiments
 from oriole.handlers.observability import count, count_failure, logger, metrics
+from oriole.lifecycle import experiments
 from oriole.store import shared_store
 
 

@@ -14,21 +14,20 @@ import os
 
 from aws_lambda_powertools.utilities import parameters
 
-from oriole import catalog, db, deployment, mazeset
 from oriole.handlers.observability import logger
-from oriole.store import Store
+from oriole.lifecycle import deployment
+from oriole.store import Store, db
 
 
 @logger.inject_lambda_context
 def handler(event: dict, context) -> dict:
     with db.connect_patiently() as conn:  # a first deploy may find the database still starting
         store = Store(conn)
-        applied = store.apply_migrations()
-        new_mazes = store.load_mazes(mazeset.maze_set())
-        store.load_catalog(catalog.CATALOG)
+        prepared = store.prepare()
         roles = json.loads(os.environ.get(deployment.ROLE_SECRETS, "{}"))
         for role, secret_arn in roles.items():
             password = parameters.get_secret(secret_arn, transform="json", force_fetch=True)["password"]
             store.enable_login(role, password)
-    logger.info("database migrated", extra={"applied": applied, "new_mazes": new_mazes, "logins": sorted(roles)})
-    return {"applied": applied, "newMazes": new_mazes, "logins": sorted(roles)}
+    result = {**prepared, "logins": sorted(roles)}
+    logger.info("database migrated", extra=result)
+    return result

@@ -11,7 +11,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from oriole.progress import STALL_REASON_PREFIX
+from oriole.core.progress import STALL_REASON_PREFIX
 
 logger = Logger(service="oriole")
 metrics = Metrics(namespace="Oriole", service="oriole")

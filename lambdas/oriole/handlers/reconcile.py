@@ -4,9 +4,9 @@ event was lost (the finalizer's retries ran out; the event waits in the dead-let
 
 import os
 
-from oriole import deployment, reconcile
 from oriole.handlers import aws
 from oriole.handlers.observability import count, count_failure, logger, metrics
+from oriole.lifecycle import deployment, reconcile
 from oriole.store import shared_store
 
 

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 from botocore.exceptions import ClientError
 
-from oriole import experiments
 from oriole.errors import ParameterStoreThrottled
 from oriole.handlers import aws
 from oriole.handlers.observability import count, logger, metrics
+from oriole.lifecycle import experiments
 from oriole.store import shared_store
 
 GET_PARAMETERS_LIMIT = 10  # names per GetParameters call

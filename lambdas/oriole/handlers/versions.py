@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 
 import boto3
 
-from oriole import deployment
 from oriole.handlers import aws
 from oriole.handlers.observability import logger
+from oriole.lifecycle import deployment
 
 
 @logger.inject_lambda_context

@@ -8,17 +8,18 @@ at module level: a Lambda that never plays a Bedrock turn does not pay for boto3
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
 from collections.abc import Callable, Sequence
 
 from oriole.catalog import BY_KEY, snapshot_value
+from oriole.core.tools import ToolCall, ToolSpec, model_call
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
-from oriole.providers import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
+from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
 from oriole.text import MAX_JSON_DEPTH, nesting_depth
-from oriole.tools import ToolCall, ToolSpec, model_call
-from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 20.0
@@ -56,7 +57,7 @@ def _document(value: object) -> object:
 
 def _tool_input(arguments: object) -> dict:
     """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``
-    (see ``oriole.providers.arguments_object``)."""
+    (see ``oriole.providers.wire.arguments_object``)."""
     return _document(arguments_object(arguments))
 
 
@@ -129,7 +130,7 @@ def _reasoning(block: dict) -> str | None:
 
 def parse_response(raw: dict, throttles: int = 0) -> ModelResponse:
     """A Converse answer as a ``ModelResponse``; an answer without ``output.message``, or whose usage is not a
-    set of counts (see ``oriole.providers.reported_count``), is invalid."""
+    set of counts (see ``oriole.providers.wire.reported_count``), is invalid."""
     message = _object(raw, "output").get("message")
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         raise InvalidModelResponse(f"Bedrock answer has no output.message content (stopReason "
@@ -260,3 +261,16 @@ class BedrockAgent:
         if code in UNAVAILABLE_CODES or (code not in REJECTED_CODES and status >= 500):
             return ModelUnavailable(f"Bedrock failed to answer for model {self.model_id!r} ({code}): {message}")
         return ModelRequestRejected(f"Bedrock rejected the request for model {self.model_id!r} ({code}): {message}")
+
+
+@functools.cache
+def shared_client(timeout_seconds: float):
+    """The warm container's Bedrock client for a request timeout: made once (the local runner puts one holding the
+    user's credentials, or a stubbed one, in its place)."""
+    return runtime_client(timeout_seconds)
+
+
+def agent(setup: AgentSetup, api_key: str | None = None) -> BedrockAgent:
+    """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key)."""
+    client = shared_client(float(snapshot_value(setup.config, "requestTimeoutSeconds")))
+    return BedrockAgent.from_config(setup.model, dict(setup.config), client)

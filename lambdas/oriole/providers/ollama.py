@@ -4,7 +4,7 @@ The HTTP side (the http/https-only opener, bounded reading, retries with backoff
 shared transport of ``oriole.providers.transport``; this module only translates. A body that is not a chat
 response is ``InvalidModelResponse``. Tool calls come back exactly as the model sent them: judging them is
 the turn loop's job, so a malformed call becomes an invalid action rather than a lost one. Token counts
-must be counts (see ``oriole.providers.reported_count``).
+must be counts (see ``oriole.providers.wire.reported_count``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from oriole.catalog import snapshot_value
+from oriole.core.tools import ToolCall, model_call
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
-from oriole.providers import (
+from oriole.providers.transport import JsonPoster, Server
+from oriole.providers.wire import (
     EXCERPT_CHARS,
     MAX_DURATION_NS,
     arguments_object,
@@ -24,10 +27,7 @@ from oriole.providers import (
     parse_json,
     reported_count,
 )
-from oriole.providers.transport import JsonPoster, Server
 from oriole.text import bounded
-from oriole.tools import ToolCall, model_call
-from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
 CHAT_PATH = "/api/chat"
 DURATION_FIELDS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
@@ -85,7 +85,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResp
 
 
 class OllamaAgent:
-    """An Agent (see ``oriole.turn_loop``) backed by a model served by Ollama."""
+    """An Agent (see ``oriole.core.turn_loop``) backed by a model served by Ollama."""
 
     def __init__(self, model: str, endpoint: str, options: dict, timeout_seconds: float,
                  api_key: str | None = None, **retries: Any):
@@ -131,3 +131,8 @@ class OllamaAgent:
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
         reply = self.http.post(self.payload(request))
         return parse_response(reply.body, reply.latency_ms, reply.throttles)
+
+
+def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:
+    """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
+    return OllamaAgent.from_config(setup.model, dict(setup.config), api_key)

@@ -19,8 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from oriole.catalog import snapshot_value
+from oriole.core.tools import ToolCall, model_call
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
-from oriole.providers import (
+from oriole.providers.transport import JsonPoster, Server
+from oriole.providers.wire import (
     EXCERPT_CHARS,
     arguments_object,
     content_text,
@@ -31,10 +34,7 @@ from oriole.providers import (
     parse_json,
     reported_count,
 )
-from oriole.providers.transport import JsonPoster, Server
 from oriole.text import bounded
-from oriole.tools import ToolCall, model_call
-from oriole.turn_loop import Message, ModelRequest, ModelResponse, Usage
 
 CHAT_PATH = "/chat/completions"
 REASONING_FIELDS = ("reasoning_content", "reasoning")  # what vLLM, SGLang and llama.cpp call a model's thinking
@@ -102,7 +102,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResp
 
 
 class OpenAIAgent:
-    """An Agent (see ``oriole.turn_loop``) backed by a model behind an OpenAI-compatible Chat Completions API."""
+    """An Agent (see ``oriole.core.turn_loop``) backed by a model behind an OpenAI-compatible Chat Completions API."""
 
     def __init__(self, model: str, base_url: str, generation: dict, timeout_seconds: float,
                  api_key: str | None = None, parallel_tool_calls: bool | None = None,
@@ -155,3 +155,8 @@ class OpenAIAgent:
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
         reply = self.http.post(self.payload(request))
         return parse_response(reply.body, reply.latency_ms, reply.throttles)
+
+
+def agent(setup: AgentSetup, api_key: str | None = None) -> OpenAIAgent:
+    """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
+    return OpenAIAgent.from_config(setup.model, dict(setup.config), api_key)

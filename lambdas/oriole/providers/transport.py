@@ -47,7 +47,7 @@ from oriole.errors import (
     ModelUnavailable,
     OrioleError,
 )
-from oriole.providers import EXCERPT_CHARS, excerpt, parse_json
+from oriole.providers.wire import EXCERPT_CHARS, excerpt, parse_json
 from oriole.text import ascii_int, bounded
 
 JITTER_FRACTION = 0.25

@@ -46,8 +46,8 @@ def check(
     from oriole_workstation import check as checks
     from oriole_workstation.check import FAIL, OK, SKIP
 
-    options = checks.Options(ollama_model=ollama_model, openai_model=openai_model,
-                             timeout_seconds=timeout_seconds, poll_seconds=POLL_SECONDS)
+    models = {provider: model for provider, model in (("ollama", ollama_model), ("openai", openai_model)) if model}
+    options = checks.Options(server_models=models, timeout_seconds=timeout_seconds, poll_seconds=POLL_SECONDS)
     found: list[Check] = []
     with Spinner(disable=as_json) as spinner:
         try:

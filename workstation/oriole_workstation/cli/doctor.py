@@ -21,9 +21,9 @@ def _zombies(results: Results, aws: bool) -> list[tuple[dict, dict]]:
     which holds every execution it runs; an open experiment of a local execution that no live process
     holds, now and again ``LOCK_GRACE_SECONDS`` later (a live runner whose lock connection dropped takes
     its locks again within that time), is a zombie. With ``--aws``: an open experiment whose latest
-    execution is not RUNNING, judged as the deployed reconciler judges it (``oriole.reconcile``).
+    execution is not RUNNING, judged as the deployed reconciler judges it (``oriole.lifecycle.reconcile``).
     """
-    from oriole import reconcile
+    from oriole.lifecycle import reconcile
     from oriole_workstation.run_locks import LOCK_GRACE_SECONDS
     from oriole_workstation.runner import EXECUTION_PREFIX
 
@@ -52,8 +52,8 @@ def doctor(
     open experiments whose latest execution is no longer RUNNING. --fix closes each through the
     status-change finalizer (status, completed_at and a failure reason naming the execution).
     """
-    from oriole import reconcile
     from oriole.handlers.executions import execution_status
+    from oriole.lifecycle import reconcile
     from oriole_workstation.database import open_results
 
     found = []

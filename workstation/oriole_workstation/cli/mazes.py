@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from oriole import mazeset
-from oriole.maze import GOAL, WALL, Maze, Position
+from oriole.core import mazeset
+from oriole.core.maze import GOAL, WALL, Maze, Position
 from oriole.text import ascii_int
 from oriole_workstation.cli.common import AwsDatabase, Commands, fail, out, print_columns
 

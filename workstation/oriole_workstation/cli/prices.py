@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from oriole import catalog, prices
+from oriole import catalog
+from oriole.core import prices
 from oriole_workstation.cli.common import AwsParameterStore, Commands, fail, number, out, print_columns
 
 app = Commands(help="Model prices (the local prices file, or Parameter Store with --aws), USD per million tokens.",

@@ -1,4 +1,4 @@
-"""``oriole run`` and ``oriole status``: start an experiment (locally or on AWS), follow it, print the outcome."""
+"""``oriole run``: start an experiment (locally or on AWS), follow it, print the outcome."""
 
 from __future__ import annotations
 
@@ -10,18 +10,16 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from oriole import catalog, progress
-from oriole.baselines import BASELINE_NAMES
+from oriole import catalog
 from oriole.config import check_override, parse_assignment
-from oriole.inputs import PROVIDERS
-from oriole.text import ascii_int
+from oriole.core import progress
+from oriole.core.baselines import BASELINE_NAMES
+from oriole.provider_registry import MODEL_PROVIDERS, PROVIDERS
 from oriole_workstation import cloud
 from oriole_workstation.cli.common import (
-    MAX_EXPERIMENT_ID,
     err,
     fail,
     out,
-    print_columns,
     print_json,
     whole_number,
 )
@@ -29,7 +27,6 @@ from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 from oriole_workstation.outcomes import outcome_text
 
-LLM_PROVIDERS = tuple(p for p in PROVIDERS if p != "baseline")
 MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
 
 
@@ -51,8 +48,8 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
     """The execution input the options describe, exactly what the console would take."""
     if agent and (provider or model):
         raise fail("--agent is a baseline agent; use either --agent or --provider/--model")
-    if provider and provider not in LLM_PROVIDERS:
-        raise fail(f"--provider must be one of {', '.join(LLM_PROVIDERS)}; got {provider!r}")
+    if provider and provider not in MODEL_PROVIDERS:
+        raise fail(f"--provider must be one of {', '.join(MODEL_PROVIDERS)}; got {provider!r}")
     if agent and agent not in BASELINE_NAMES:
         raise fail(f"--agent must be one of {', '.join(BASELINE_NAMES)}; got {agent!r}")
     if not agent and not model:
@@ -70,11 +67,11 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
 def check_api_keys(providers: set[str]) -> None:
     """Read the API keys the providers will send (locally, from the environment) before anything starts: a key
     no HTTP header can carry is refused now, in one line that never quotes it."""
-    from oriole.deployment import API_KEYS
     from oriole.providers.transport import environment_api_key
 
-    for provider in sorted(providers & set(API_KEYS)):
-        environment_api_key(API_KEYS[provider])
+    for provider in sorted(providers):
+        if PROVIDERS[provider].api_key:
+            environment_api_key(PROVIDERS[provider].api_key)
 
 
 @contextmanager
@@ -103,7 +100,7 @@ def launcher_for(aws: bool, data: dict, *, stack: str | None = None,
 def run(
     maze: Annotated[str, typer.Option(help="Maze name or id (see `oriole mazes list`).")] = "perfect-11",
     agent: Annotated[str | None, typer.Option(help=f"Baseline agent: {', '.join(BASELINE_NAMES)}.")] = None,
-    provider: Annotated[str | None, typer.Option(help=f"LLM provider: {', '.join(LLM_PROVIDERS)}.")] = None,
+    provider: Annotated[str | None, typer.Option(help=f"LLM provider: {', '.join(MODEL_PROVIDERS)}.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name for the provider.")] = None,
     prompt: Annotated[str, typer.Option(help="Prompt version stored under /oriole/prompts/.")] = "v1",
     config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")]
@@ -156,44 +153,6 @@ def exit_status(result: RunResult) -> int:
     if result.summary is None:
         return 2
     return 1 if result.summary["ending"] == progress.ERROR_ENDING else 0
-
-
-def status(
-    target: Annotated[str, typer.Argument(help="An experiment id, or an execution ARN.")],
-    aws: Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL) and describe the "
-                                                    "executions on AWS.")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-) -> None:
-    """Where an experiment is: its row in the database and, with --aws, the state of its executions."""
-    from oriole_workstation.database import open_results
-
-    number = ascii_int(target, 20, signed=False)  # an id (a bigint); anything else is looked up as an ARN
-    if number is not None and not 1 <= number <= MAX_EXPERIMENT_ID:
-        raise fail(f"an experiment id is a whole number from 1 to {MAX_EXPERIMENT_ID:,}; got {target}")
-    results = open_results(aws)
-    if number is not None:
-        row = results.summary(number)
-    else:
-        found = results.store.experiment_for_execution(target, None)
-        row = results.summary(found.id) if found else None
-    executions = []
-    if aws:
-        import boto3
-
-        sfn = boto3.client("stepfunctions")
-        arns = row["execution_arns"] if row else [target]
-        executions = [{k: d.get(k) for k in ("executionArn", "status", "startDate", "stopDate", "error", "cause")}
-                      for d in (sfn.describe_execution(executionArn=arn) for arn in arns)]
-    if row is None and not executions:
-        raise fail(f"no experiment {target} in the database (set DATABASE_URL for the deployed one)")
-    if as_json:
-        print_json({"experiment": row, "executions": executions})
-        return
-    if row:
-        print_columns(("field", "value"), [(k, v) for k, v in row.items() if k != "execution_arns"])
-    for execution in executions:
-        print(terminal_safe(f"{execution['executionArn']}: {execution['status']}" + (
-            f" ({execution['error']}: {execution['cause']})" if execution.get("error") else "")))
 
 
 class ProgressLine:

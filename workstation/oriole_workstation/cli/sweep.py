@@ -1,8 +1,9 @@
 """``oriole sweep FILE`` and ``oriole sweep status ID``: run a sweep file through the sweep state machine (locally
 under moto, or submitted to the deployed one) and see where a sweep stands.
 
-The logic lives in ``oriole.sweeps`` (the runtime's) and ``oriole_workstation.sweep``; these functions read
-options, open the database and print.
+The logic lives in ``oriole.core.sweep_plan`` (the runtime's: the file, the matrix, the plan) and
+``oriole_workstation.sweep_runs`` (submitting and following a run); these functions read options, open the database
+and print.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import typer
 from typer.core import TyperGroup
 
 from oriole import catalog
-from oriole import sweeps as plans
-from oriole.sweep_tasks import stored_maze_names
-from oriole_workstation import sweep as sweeps
+from oriole.core import sweep_plan as plans
+from oriole.lifecycle.sweep_tasks import stored_maze_names
 from oriole_workstation import sweep_display as display
+from oriole_workstation import sweep_runs
 from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
@@ -56,8 +57,9 @@ def run(
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = None,
     concurrency: Annotated[int | None, typer.Option(help="Experiments at once in all, shared among the providers "
-                                                         f"(local default {sweeps.LOCAL_CONCURRENCY}).", metavar="N",
-                                                    parser=whole_number(1, plans.MAX_CONCURRENCY))] = None,
+                                                         f"(local default {sweep_runs.LOCAL_CONCURRENCY}).",
+                                                    metavar="N", parser=whole_number(1, plans.MAX_CONCURRENCY))]
+    = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
                                                                  "(repeatable).")] = [],  # noqa: B006
     retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
@@ -68,8 +70,9 @@ def run(
     allow_unpriced: Annotated[bool, typer.Option(help="Under spend_limit_usd, run models with no known price, "
                                                       "counting their tokens at $0.")] = False,
     wait_seconds: Annotated[int | None, typer.Option(help="How often each running experiment's row is looked at "
-                                                          f"at first (default: 30 on AWS, {sweeps.LOCAL_WAIT_SECONDS} "
-                                                          "locally); the waits grow with the experiment's age, to "
+                                                          "at first (default: 30 on AWS, "
+                                                          f"{sweep_runs.LOCAL_WAIT_SECONDS} locally); the waits "
+                                                          "grow with the experiment's age, to "
                                                           "10 minutes.", metavar="SECONDS",
                                                      parser=whole_number(1, 3600))] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the experiments as they would run (seed, model server), and "
@@ -87,12 +90,12 @@ def run(
     its cell and its repetition. Exit status 2 when an experiment's input was rejected, 3 when the spend limit
     left experiments unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
     """
-    spec = sweeps.load(file)
-    local_default = None if aws or spec.concurrency else sweeps.LOCAL_CONCURRENCY
-    execution_input = sweeps.run_input(  # every check PlanSweep makes, a dry run makes too
+    spec = sweep_runs.load(file)
+    local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY
+    execution_input = sweep_runs.run_input(  # every check PlanSweep makes, a dry run makes too
         spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
-        provider_concurrency=sweeps.provider_caps(spec, provider_concurrency),
-        wait_seconds=wait_seconds or (None if aws else sweeps.LOCAL_WAIT_SECONDS), seed_from=seed_from,
+        provider_concurrency=sweep_runs.provider_caps(spec, provider_concurrency),
+        wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS), seed_from=seed_from,
         allow_unpriced=allow_unpriced)
     run_spec = plans.validate(plans.SweepRun, execution_input, "sweep input")
     results = _results(aws)
@@ -180,7 +183,7 @@ def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | N
 
     sfn = boto3.client("stepfunctions")
     arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["SweepStateMachineArn"]
-    execution_arn, new = sweeps.submit(sfn, arn, execution_input)
+    execution_arn, new = sweep_runs.submit(sfn, arn, execution_input)
     typer.echo(("started " if new else "already running: ") + execution_arn)
     err.print(f"follow it with `oriole sweep status {execution_input['id']} --aws`; stop it from the console or "
               f"with `aws stepfunctions stop-execution --execution-arn {execution_arn}`", highlight=False,
@@ -200,19 +203,19 @@ def _run_locally(execution_input: dict, planned: list[plans.Planned], to_run: in
         err.print(f"stopping: nothing more starts; {running} running experiment(s) finish (Ctrl-C again to leave "
                   "them to `oriole doctor --fix`)", highlight=False, markup=False)
 
-    progress = SweepProgress(err, sweep_id, planned, to_run, sweeps.first_id(results, sweep_id),
+    progress = SweepProgress(err, sweep_id, planned, to_run, sweep_runs.first_id(results, sweep_id),
                              execution_input.get("spend_limit_usd"), show_lines=not quiet)
     try:
         with LocalAws(local_url(), bedrock_client=bedrock) as local, progress:
-            execution_arn, _ = sweeps.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
-            execution = sweeps.follow_local(local, execution_arn, sweep_id, results, progress, stopping)
+            execution_arn, _ = sweep_runs.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
+            execution = sweep_runs.follow_local(local, execution_arn, sweep_id, results, progress, stopping)
     except KeyboardInterrupt:
         raise fail("interrupted: experiments left running are closed by `oriole doctor --fix`; run the same "
                    "command again to resume", 130) from None
     if execution["status"] == "ABORTED":
         raise fail("stopped: run the same command again to resume", 130)
-    summary = sweeps.outcome(execution)
-    typer.echo(sweeps.summary_line(summary), nl=False)
+    summary = sweep_runs.outcome(execution)
+    typer.echo(sweep_runs.summary_line(summary), nl=False)
     typer.echo(render_report(results, by=by, filters=Filters(sweep=sweep_id)), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
@@ -239,7 +242,7 @@ def status(
     if not rows and not executions and plan is None:
         raise fail(f"no experiment of sweep {sweep_id!r} found" + (" and no execution" if aws else ""))
     if executions:
-        typer.echo(sweeps.execution_line(executions[0]))
+        typer.echo(sweep_runs.execution_line(executions[0]))
     for line in display.status_lines(sweep_id, plan, rows):
         typer.echo(terminal_safe(line))
     running = [results.summary(row["id"]) for row in rows if row["status"] == "running"]
@@ -256,4 +259,4 @@ def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | N
 
     sfn = boto3.client("stepfunctions")
     arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["SweepStateMachineArn"]
-    return sweeps.sweep_executions(sfn, arn, sweep_id)
+    return sweep_runs.sweep_executions(sfn, arn, sweep_id)

@@ -1,0 +1,508 @@
+"""A sweep: a matrix of experiments (agents x prompt versions x mazes x configurations x repetitions) that a
+sweep file describes and the sweep state machine runs. Pure: the file's model, the matrix, the plan, what
+resume leaves to run and the concurrency caps; no I/O but the stored-maze look-up a caller passes in.
+
+Tagging needs no field beyond the execution input's own: every experiment of sweep ``S`` gets the comment
+``sweep:S`` (a tag that ``oriole report --tag`` and the views' ``sweep_id`` column read) and the agent id
+``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze,
+config overrides). Resuming reads the sweep's experiments back by that agent id.
+
+The plan is a list whose order never changes for a given file: first repetitions first, then the cells in
+the order of the file. An index into it is all the state machine carries per experiment; each map item
+recomputes its entry (``planned_at``), so the 256 KB state limit never meets the expanded matrix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from itertools import product
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oriole import inputs
+from oriole.catalog import BY_KEY
+from oriole.config import canonical_value, resolve
+from oriole.core import mazeset, prices, progress, seeds
+from oriole.core.prices import Price
+from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
+from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
+from oriole.provider_registry import NAMES, PROVIDERS
+from oriole.text import unstorable
+
+RUNS = (progress.SUCCESS_ENDING, progress.AGENT_ENDING)  # ended on the agent's merits: never run again
+ERRORS = (progress.ERROR_ENDING,)  # infrastructure or provider errors: run again only with retry_failed
+MAX_CONCURRENCY = 1000
+MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
+MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
+SAMPLE_DRAWS_PER_MAZE = 20  # how hard a sample looks for mazes it does not have yet
+# How often a sweep item looks at its running experiment: first every wait_seconds, then every tenth of the time it
+# has followed it, at most every MAX_CHECK_WAIT_SECONDS (wait_seconds wins when it is longer). An item is a child
+# execution of at most 25,000 history events; growing waits let it follow the longest experiment the catalog allows
+# (tests/unit/test_sweep_definition.py does the arithmetic), and an experiment that ends is seen within a tenth of
+# its age, within ten minutes.
+CHECK_WAIT_FRACTION = 10
+MAX_CHECK_WAIT_SECONDS = 600
+
+# a stored maze's name and grid hash, by name or id (None: not stored)
+StoredMaze = Callable[[str | int], tuple[str, str] | None]
+MAX_DRAWN_TILES = 2_000_000  # what drawing a sweep's mazes may cost; see ``DrawBudget``
+DRAW_OVERHEAD_TILES = 1_000  # what one draw costs beyond its tiles (a generator, a validation), in tiles
+
+
+def _not_stored(key: str | int) -> None:
+    return None
+
+
+class DrawBudget:
+    """What drawing a sweep's seeded mazes may cost, so that planning (PlanSweep, and each map item that
+    computes the plan again in a cold container) always ends well inside its Lambda's timeout at the largest
+    file allowed. A draw costs its tiles plus ``DRAW_OVERHEAD_TILES``; about 3 microseconds a tile on one core
+    for the slowest family, so the whole budget is a few seconds (tests/unit/test_hostile_input.py measures the
+    worst case). It is charged before the draw."""
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+    def draw(self, name: str) -> mazeset.MazeEntry:
+        match = mazeset.SEEDED_NAME.match(name)
+        side = min(int(match["size"]), mazeset.MAX_SIZE + 1) if match else 0
+        self.expect(1, side)
+        self.spent += self._cost(side)
+        return mazeset.seeded(name)
+
+    def expect(self, draws: int, side: int) -> None:
+        """Refuse now what could not fit: ``draws`` more draws of mazes ``side`` tiles wide."""
+        if self.spent + draws * self._cost(side) > MAX_DRAWN_TILES:
+            raise SweepFileError(f"drawing the sweep's mazes would take more than {MAX_DRAWN_TILES:,} tiles (each "
+                                 f"draw counts its tiles and {DRAW_OVERHEAD_TILES:,}): ask for fewer or smaller "
+                                 "samples, or split the sweep")
+
+    @staticmethod
+    def _cost(side: int) -> int:
+        return side * side + DRAW_OVERHEAD_TILES
+
+
+class MazeSample(BaseModel):
+    """``{ family = "perfect", size = 11, samples = 30 }``: that many seeded mazes of a family at a size, their
+    seeds derived from the sweep id, so running the file again draws the same mazes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    family: str
+    size: int = Field(ge=5, le=mazeset.MAX_SIZE)
+    samples: int = Field(ge=1, le=1000)
+
+    def names(self, seed_id: str, taken: dict[str, str] | None = None, budget: DrawBudget | None = None) -> list[str]:
+        """The seeded names of ``samples`` different mazes: ``FAMILY-SIZE@SEED``, each seed a hash of the sweep's
+        seed id (``seeds.maze_sample_seed``) and an index. A draw whose grid is ``taken`` (grid hash -> name: the
+        sweep's other mazes and earlier samples) is passed over (small mazes of a family repeat: 200 seeds give only
+        14 different ``perfect-7``), so the samples are that many mazes, none of them another maze of the sweep."""
+        family = mazeset.FAMILIES.get(self.family)
+        if family is None:
+            raise SweepFileError(f"unknown maze family {self.family!r}; families: {', '.join(mazeset.FAMILIES)}")
+        try:
+            family.check_size(self.size)
+        except UnknownMaze as error:
+            raise SweepFileError(str(error)) from None
+        taken = {} if taken is None else taken
+        budget = budget or DrawBudget()
+        budget.expect(self.samples, self.size)
+        names: list[str] = []
+        draws = self.samples * SAMPLE_DRAWS_PER_MAZE
+        for index in range(draws):
+            name = f"{self.family}-{self.size}@{seeds.maze_sample_seed(seed_id, self.family, self.size, index)}"
+            digest = budget.draw(name).content_hash
+            if digest not in taken:
+                taken[digest] = name
+                names.append(name)
+            if len(names) == self.samples:
+                return names
+        raise SweepFileError(f"{self.family}-{self.size} gave only {len(names)} different mazes in {draws} draws; "
+                             f"ask for at most that many samples, or a larger size")
+
+
+SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"
+Grid = dict[str, Annotated[list[Any], Field(min_length=1)]]
+
+
+class SweepFile(BaseModel):
+    """The sweep file (TOML or JSON); see the README's "Sweeps" section. Strict: a number is a number (not
+    ``"3"``, not ``true``, not ``3.0`` where a count is meant), a name a string."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+    id: str = Field(pattern=SWEEP_ID)
+    # "provider/model" (e.g. "baseline/explorer", "ollama/qwen2.5:7b"), or a table with its own settings and prices
+    agents: list[str | AgentEntry] = Field(min_length=1)
+    prompts: list[str] = Field(["v1"], min_length=1)
+    mazes: list[str | int | MazeSample] = Field(min_length=1)  # names, ids, or samples of a family
+    repetitions: int = Field(1, ge=1, le=1000)
+    # override sets, each one value of the matrix (an entry with agents = [...] is for those agents only)
+    configs: list[dict[str, Any]] = Field([{}], min_length=1)
+    # every combination of these values, per config; several grids (or one with agents = [...]) for some agents
+    grid: Grid | list[Grid] = Field(default_factory=dict)
+    seed_from: str | None = Field(None, pattern=SWEEP_ID)  # the sweep whose mazes and seeds this one replays
+    concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
+    provider_concurrency: dict[Literal[NAMES],
+                               Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(default_factory=dict)
+    spend_limit_usd: float | None = Field(None, ge=0)
+    comment: str | None = Field(None, max_length=1000)
+
+
+class SweepRun(SweepFile):
+    """The sweep state machine's input: the sweep file as JSON, plus the settings of this run (a file pasted
+    into the console as it is runs with their defaults)."""
+
+    retry_failed: bool = False  # run again repetitions whose experiment failed or was aborted
+    allow_unpriced: bool = False  # under a spend limit, count a model without a known price at $0
+    wait_seconds: int = Field(30, ge=1, le=3600)  # between two looks at a running experiment's row
+
+
+def next_check_wait(followed_seconds: int, wait_seconds: int) -> int:
+    """Seconds to wait before the next look at an experiment an item has followed for ``followed_seconds`` (the
+    sum of its waits so far): a tenth of that, at least the sweep's ``wait_seconds``, at most
+    ``MAX_CHECK_WAIT_SECONDS`` unless ``wait_seconds`` is longer."""
+    return max(wait_seconds, min(MAX_CHECK_WAIT_SECONDS, followed_seconds // CHECK_WAIT_FRACTION))
+
+
+SweepModel = TypeVar("SweepModel", bound=SweepFile)
+
+
+def check_input_size(data: object) -> None:
+    """The sweep rides in every state of the sweep flow beside the plan's indices: at most MAX_INPUT_BYTES, as
+    JSON with ASCII escapes (at least its UTF-8 size as Step Functions counts it). PlanSweep checks it, and so
+    does the command line where it makes the input, so a dry run refuses what the run would."""
+    size = len(json.dumps(data))
+    if size > MAX_INPUT_BYTES:
+        raise SweepFileError(f"the sweep input is larger than {MAX_INPUT_BYTES:,} bytes as JSON ({size:,}); a sweep "
+                             "file describes a matrix, it does not list it: use grid or samples, or split the sweep")
+
+
+def validate(model: type[SweepModel], data: object, what: str) -> SweepModel:
+    """``data`` as a sweep file (or run); every field at fault named in one SweepFileError."""
+    if not isinstance(data, dict):
+        raise SweepFileError(f"{what} must be a JSON object (a table in TOML), got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in error.errors())
+        raise SweepFileError(f"{what}: {problems}") from None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the matrix: who plays which maze, with which prompt and overrides (the agent's own with the
+    file's configs and grid), under which label and at which prices."""
+
+    provider: str
+    model: str
+    prompt: str
+    maze: str
+    config_json: str  # the overrides as canonical JSON (hashable)
+    label: str = ""  # the agent's label ("" : provider/model)
+    prices: Price | None = None  # the prices the file gives the agent
+
+    @property
+    def config(self) -> dict:
+        return json.loads(self.config_json)
+
+    @property
+    def agent(self) -> str:
+        return self.label or f"{self.provider}/{self.model}"
+
+    @property
+    def key(self) -> str:
+        """A stable short hash of what the cell runs (not its label or prices): the same file always gives the
+        same keys."""
+        identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.config], sort_keys=True)
+        return hashlib.sha256(identity.encode()).hexdigest()[:12]
+
+    def describe(self) -> str:
+        overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.config.items()))
+        return " ".join(filter(None, (self.agent, self.prompt, self.maze, overrides)))
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One repetition of a cell: one experiment to have."""
+
+    cell: Cell
+    repetition: int
+
+    def agent_id(self, sweep_id: str) -> str:
+        return f"{sweep_id}/{self.cell.key}/r{self.repetition}"
+
+    def seed(self, spec: SweepFile) -> int:
+        """The repetition's seed: the cell's own ``seed`` if it fixes one, else one derived from the sweep's seed
+        id (``seed_from``, else its id), the cell and the repetition, the same on every run and resume."""
+        fixed = self.cell.config.get("seed")
+        if fixed is not None:
+            return fixed
+        return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
+
+    def execution_input(self, spec: SweepFile) -> dict:
+        """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
+        data = {"mazeId": self.cell.maze, "llmProvider": self.cell.provider, "modelName": self.cell.model,
+                "promptVersion": self.cell.prompt, "agentId": self.agent_id(spec.id),
+                "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
+                "config": {**self.cell.config, "seed": self.seed(spec)}}
+        if self.cell.label:
+            data["agentLabel"] = self.cell.label
+        if self.cell.prices is not None:
+            data["prices"] = {"inputPerMTok": self.cell.prices.input_per_mtok,
+                              "outputPerMTok": self.cell.prices.output_per_mtok, "source": self.cell.prices.source}
+        return data
+
+    def execution_name(self, sweep_id: str, attempt: int) -> str:
+        """The experiment's execution name (at most 80 characters), the same for every start of one attempt:
+        a retried or resumed map item that starts it again meets the execution it already started."""
+        return f"{sweep_id}-{self.cell.key}-r{self.repetition}-a{attempt}"
+
+
+def seed_id(spec: SweepFile) -> str:
+    """What the sweep's maze samples and repetition seeds derive from: the sweep it replays, else its own id."""
+    return spec.seed_from or spec.id
+
+
+def _label(entry: str | AgentEntry) -> str:
+    return entry if isinstance(entry, str) else entry.label or f"{entry.provider}/{entry.model}"
+
+
+def _grids(spec: SweepFile) -> list[Grid]:
+    return [spec.grid] if isinstance(spec.grid, dict) else list(spec.grid)
+
+
+def _for(entry: Mapping, label: str) -> bool:
+    """Whether a configs entry or a grid is for the agent (one naming its agents badly is refused by
+    ``for_agents``: counted here as for every agent)."""
+    names = entry.get(AGENTS_KEY)
+    return not isinstance(names, list) or label in names
+
+
+def size(spec: SweepFile) -> int:
+    """How many experiments the file describes, counted without building the matrix: per agent, the configs
+    entries and the combinations of the grids that are for it."""
+    mazes = sum(m.samples if isinstance(m, MazeSample) else 1 for m in spec.mazes)
+    per_agent = 0
+    for label in map(_label, spec.agents):
+        grid_values = [values for grid in _grids(spec) if _for(grid, label)
+                       for key, values in grid.items() if key != AGENTS_KEY]
+        per_agent += sum(_for(entry, label) for entry in spec.configs) * math.prod(map(len, grid_values))
+    return per_agent * len(spec.prompts) * mazes * spec.repetitions
+
+
+def maze_names(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[str]:
+    """The sweep's mazes by name, in the file's order: samples expanded to their seeded names (from the sweep's
+    seed id), ids and names checked (``stored`` finds a maze the database holds, such as an imported one; shipped
+    and seeded names need no database). The same maze twice (by name and by id, ``perfect-11@07`` and
+    ``perfect-11@7``, two names of one grid) is refused; a sample passes over the grids the file names."""
+    budget = DrawBudget()
+    taken: dict[str, str] = {}  # grid hash -> the file's entry that names it
+    named: dict[int, str] = {}
+    for position, maze in enumerate(spec.mazes):
+        if isinstance(maze, MazeSample):
+            continue
+        name, digest = _named_maze(maze, stored, budget)
+        if digest in taken:
+            raise SweepFileError(f"the maze {maze!r} comes out twice: {taken[digest]} names the same maze ({name}, "
+                                 f"grid {digest[:12]}); list it once")
+        taken[digest], named[position] = repr(maze), name
+    return [name for position, maze in enumerate(spec.mazes)
+            for name in ([named[position]] if position in named else maze.names(seed_id(spec), taken, budget))]
+
+
+def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tuple[str, str]:
+    """A maze the file names: its name and grid hash (a seeded name not stored yet is drawn, on the budget)."""
+    found = stored(maze)
+    if found is not None:
+        return found
+    try:
+        entry = mazeset.get_maze(maze) if isinstance(maze, int) or not mazeset.SEEDED_NAME.match(maze) else \
+            budget.draw(maze)
+    except UnknownMaze as error:
+        raise SweepFileError(str(error)) from None
+    return entry.name, entry.content_hash
+
+
+def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> list[dict]:
+    """Every override set ``agent`` runs with: each configs entry for it, crossed with every combination of the
+    grids for it, and its own config on top. A key that does not apply to its provider, a key its own config
+    and the file's entries both set, or two grids that set the same key are refused, each with the reason."""
+    grids: dict[str, list] = {}
+    for number, grid in enumerate(_grids(spec)):
+        where = "grid" if isinstance(spec.grid, dict) else f"grid[{number}]"
+        names, values = for_agents(grid, known, where)
+        if names is not None and agent.label not in names:
+            continue
+        check_applies(agent, values, where)
+        if twice := sorted(set(grids) & set(values)):
+            raise SweepFileError(f"{where} sets {', '.join(twice)} again for agent {agent.label}: another grid sets "
+                                 f"it; name the agents each grid is for with {AGENTS_KEY} = [...]")
+        grids.update(values)
+    keys = sorted(grids)
+    own = agent.config
+    found = []
+    for number, entry in enumerate(spec.configs):
+        names, settings = for_agents(entry, known, f"configs[{number}]")
+        if names is not None and agent.label not in names:
+            continue
+        check_applies(agent, settings, f"configs[{number}]")
+        for values in product(*(grids[k] for k in keys)):
+            overrides = {**settings, **dict(zip(keys, values, strict=True))}
+            if clash := sorted(set(overrides) & set(own)):
+                raise SweepFileError(f"agent {agent.label} sets {', '.join(clash)} in its own config, and "
+                                     f"configs[{number}] or the grid sets it too: say it once (an entry or a grid "
+                                     f"for some agents only names them with {AGENTS_KEY} = [...])")
+            found.append({**overrides, **own})
+    if not found:
+        raise SweepFileError(f"agent {agent.label} has nothing to run: every configs entry names other agents; "
+                             f"add one for it (an empty {{}} runs it with the defaults)")
+    return found
+
+
+def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
+    """Every cell of the matrix, each checked before anything starts: its size, agents, mazes, overrides (and
+    which apply to whom), the execution input each cell makes, and that no cell comes out twice."""
+    if (planned := size(spec)) > MAX_EXPERIMENTS:
+        raise SweepFileError(f"the sweep describes {planned:,} experiments; at most {MAX_EXPERIMENTS:,} fit in one "
+                             "file: split it")
+    agents = agents_of(spec.agents)
+    known = {agent.label: agent for agent in agents}
+    mazes = maze_names(spec, stored)
+    found: dict[tuple, Cell] = {}
+    for agent in agents:
+        configs = agent_configs(spec, agent, known)
+        typed = [_typed(overrides) for overrides in configs]
+        for prompt, maze, (overrides, canonical) in product(spec.prompts, mazes, zip(configs, typed, strict=True)):
+            label = "" if agent.label == agent.name else agent.label
+            cell = Cell(agent.provider, agent.model, prompt, maze, json.dumps(overrides, sort_keys=True), label,
+                        agent.prices)
+            identity = (agent.provider, agent.model, prompt, maze, canonical)
+            if identity in found:
+                raise SweepFileError(f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
+                                     "configuration listed twice, a maze by name and by id, 1 and 1.0): its runs would "
+                                     "share one agent id and count twice")
+            _check_seed(spec, cell)
+            found[identity] = cell
+            _check_input(spec, cell)
+    return list(found.values())
+
+
+def _check_seed(spec: SweepFile, cell: Cell) -> None:
+    """A seed fixed in a cell with more than one repetition would run one experiment that many times."""
+    fixed = cell.config.get("seed", -1)
+    if fixed != -1 and spec.repetitions > 1:
+        raise SweepFileError(f"the cell {cell.describe()} fixes seed = {fixed} and has {spec.repetitions} "
+                             "repetitions: they would all be the same run. Leave seed out (each repetition gets its "
+                             "own, derived from the sweep id, the cell and the repetition), or set repetitions = 1")
+
+
+def _typed(overrides: dict) -> str:
+    """The overrides as the experiment would hold them (checked: unknown keys, types and ranges fail here, not in
+    the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a float setting are the
+    same, so are ``-0.0`` and ``0.0``, and two spellings of one server's URL."""
+    snapshot = resolve({}, overrides)
+    return json.dumps({key: canonical_value(BY_KEY[key], snapshot[key]) for key in overrides}, sort_keys=True)
+
+
+def _check_input(spec: SweepFile, cell: Cell) -> None:
+    """The execution input of the cell's last repetition, as StartExperiment will check it (names, lengths,
+    characters), so that no experiment of the sweep is rejected for its text."""
+    try:
+        inputs.parse(inputs.ExecutionInput, Planned(cell, spec.repetitions).execution_input(spec),
+                     f"execution input of {cell.describe()}")
+    except InvalidExecutionInput as error:
+        raise SweepFileError(str(error)) from None
+
+
+def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> None:
+    """Every prompt version the sweep names exists where it will run and, when ``known`` holds their texts, is
+    one StartExperiment will take (checked before anything starts, so no experiment is rejected for it)."""
+    missing = [version for version in spec.prompts if version not in known]
+    if missing:
+        raise SweepFileError(f"prompt version(s) {', '.join(missing)} not found; known: {', '.join(sorted(known))} "
+                             "(add one with `oriole prompts put`)")
+    for version in spec.prompts if isinstance(known, Mapping) else ():
+        if problem := unstorable(known[version]) if known[version].strip() else "is empty":
+            raise SweepFileError(f"prompt version {version} {problem}; store it again with `oriole prompts put`")
+
+
+def unpriced_agents(matrix: list[Cell], stored_prices: Mapping[str, str]) -> list[str]:
+    """The sweep's agents (``provider/model``) with no known price: none in the file, none in ``stored_prices``
+    (Parameter Store's pricing names -> texts, where the sweep runs), none listed (``oriole.prices``)."""
+    return prices.unpriced({(c.provider, c.model): c.prices for c in matrix}, stored_prices)
+
+
+def check_prices(spec: SweepFile, matrix: list[Cell], stored_prices: Mapping[str, str], allow_unpriced: bool) -> None:
+    """A sweep with a spend limit counts every model's tokens at a known price: an unpriced model is refused (its
+    spend would count as 0), unless ``allow_unpriced`` says to count it at $0."""
+    if spec.spend_limit_usd is None or allow_unpriced:
+        return
+    if missing := unpriced_agents(matrix, stored_prices):
+        raise SweepFileError(
+            f"no price is known for {', '.join(missing)}, and the sweep has spend_limit_usd = "
+            f"{spec.spend_limit_usd:g}: its spend would count as $0. Give the agent prices in the file "
+            "(prices = { input_per_mtok = ..., output_per_mtok = ... }), set them with `oriole prices set MODEL "
+            "--input X --output Y` (--aws where it runs on AWS), or run with --allow-unpriced to count them at $0")
+
+
+def plan(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Planned]:
+    """Every experiment of the sweep, first repetitions first: stopped early (spend cap, a stopped execution),
+    a sweep has covered every cell evenly."""
+    matrix = cells(spec, stored)
+    return [Planned(cell, repetition) for repetition in range(1, spec.repetitions + 1) for cell in matrix]
+
+
+def planned_at(matrix: list[Cell], index: int) -> Planned:
+    """Entry ``index`` of the plan over ``matrix`` (``plan(spec)[index]``, without building the list)."""
+    repetition, cell = divmod(index, len(matrix))
+    return Planned(matrix[cell], repetition + 1)
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """Where one repetition stands, from its experiments (oldest first): ``ended`` is the status of the
+    experiment that makes it done (None: it is to run), ``attempt`` how many earlier attempts ended in an error
+    (infrastructure or provider; a model that stalled or gave up ended on its merits)."""
+
+    ended: str | None
+    attempt: int
+
+
+def repetition(attempts: list[dict], retry_failed: bool) -> Repetition:
+    latest_first = list(reversed(attempts))
+    errors = [row["status"] for row in latest_first if row["ending"] in ERRORS]
+    ended = next((row["status"] for row in latest_first if row["ending"] in RUNS), None)
+    if ended is None and errors and not retry_failed:
+        ended = errors[0]
+    return Repetition(ended, len(errors))
+
+
+def pending(sweep_id: str, planned: list[Planned], rows: list[dict], retry_failed: bool) -> list[int]:
+    """The plan indices left to run, given the sweep's stored experiments (oldest first): every repetition
+    without a run (a success or an agent ending) nor, unless ``retry_failed``, an error ending."""
+    history: dict[str, list[dict]] = {}
+    for row in rows:
+        history.setdefault(row["agent_id"], []).append(row)
+    return [index for index, item in enumerate(planned)
+            if repetition(history.get(item.agent_id(sweep_id), []), retry_failed).ended is None]
+
+
+def caps(spec: SweepFile, providers: Iterable[str]) -> dict[str, int]:
+    """Experiments at once per provider: the defaults, then the file's ``provider_concurrency``; a total
+    ``concurrency`` is shared out among the ``providers`` the run uses (the largest cap gives first, none
+    below 1), because each provider runs in a map of its own."""
+    limits = {p: spec.provider_concurrency.get(p, PROVIDERS[p].sweep_cap) for p in NAMES}
+    if spec.concurrency is None:
+        return limits
+    limits = {p: min(n, spec.concurrency) for p, n in limits.items()}
+    used = [p for p in NAMES if p in set(providers)]
+    while sum(limits[p] for p in used) > spec.concurrency and any(limits[p] > 1 for p in used):
+        largest = max(used, key=lambda p: limits[p])
+        limits[largest] -= 1
+    return limits

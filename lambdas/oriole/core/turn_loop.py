@@ -1,0 +1,389 @@
+"""The agent turn loop, shared by every provider and by the baseline agents.
+
+One turn: build the context, ask the agent, validate and execute each tool call against the maze,
+feed every result back, and repeat until the agent answers without a tool call, the turn's action
+budget is spent, the goal is found, the agent gives up, or a breaker opens (consecutive invalid calls,
+or the same failing action repeated). A provider only translates these neutral messages to its wire
+format and back.
+
+The loop's design choices are experimental variables (``TurnSettings``): the breakers' thresholds,
+whether ``give_up`` is offered, whether tool calls are read from JSON in the text for models without
+native tool calling, and the context budget that earlier turns' messages (``history``) are trimmed to.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from oriole.core.maze import Maze
+from oriole.core.text_tool_calls import instructions, parse_tool_calls
+from oriole.core.tools import (
+    INVALID_ACTION,
+    TOOL_SPECS,
+    ActionRecord,
+    RecallWindow,
+    Rules,
+    ToolCall,
+    ToolSpec,
+    WorldState,
+    execute,
+    observation,
+)
+
+
+@dataclass(frozen=True)
+class Message:
+    """A neutral chat message. ``content`` is text, or a dict a provider serialises as JSON."""
+
+    role: str
+    content: str | dict | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: int = 0
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    system_prompt: str
+    tools: tuple[ToolSpec, ...]
+    messages: tuple[Message, ...]
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """What the agent answered: optional text and thinking, tool calls in order, usage, stop reason.
+
+    ``durations`` holds what the provider reports about its own timing (Ollama's nanosecond fields, for
+    example) and ``throttles`` how many throttled attempts preceded this answer.
+    """
+
+    tool_calls: tuple[ToolCall, ...] = ()
+    text: str | None = None
+    thinking: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    durations: dict = field(default_factory=dict)
+    throttles: int = 0
+
+
+class Agent(Protocol):
+    """Anything that answers a model request: an LLM provider adapter or a baseline agent.
+
+    ``context_budget`` is how many tokens one request may hold (the history is trimmed to fit), or None
+    when the agent has no such limit; each agent states its own, so the turn loop never asks who it is.
+    """
+
+    context_budget: int | None
+
+    def respond(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """What a provider's adapter builds an experiment's agent from, for one turn (each adapter module's
+    ``agent(setup, api_key)``): the model, the configuration snapshot, the experiment's seed, the state the agent
+    kept at the end of its previous turn (a baseline's), and the maze it plays (only an oracle reads it whole)."""
+
+    model: str
+    config: Mapping[str, object]
+    seed: int
+    state: dict
+    maze: Maze
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One call of the turn: the messages it added since the previous call, and the answer. ``kind`` is
+    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history."""
+
+    new_messages: tuple[Message, ...]
+    response: ModelResponse
+    kind: str = "turn"
+
+
+@dataclass(frozen=True)
+class TurnSettings:
+    """How one turn is played.
+
+    ``budget`` actions at most (``budget_reason`` is the end reason when it is reached: the per-turn
+    budget, or the experiment's remaining moves); ``actions_left`` is what the experiment has left before
+    the turn; ``circuit_breaker`` invalid calls in a row, or ``repetition_limit`` identical failing actions
+    in a row (0: off), end the turn; ``text_tool_calls`` reads tool calls from JSON in the answer's text
+    (the tools are then described in the system prompt, not sent as tools).
+    """
+
+    budget: int
+    actions_left: int
+    budget_reason: str = "action_budget"
+    circuit_breaker: int = 3
+    repetition_limit: int = 0
+    tools: tuple[ToolSpec, ...] = TOOL_SPECS
+    text_tool_calls: bool = False
+    deadline: Callable[[], bool] | None = None  # True once another model call would outlive the task
+
+
+@dataclass(frozen=True)
+class ContextTrim:
+    """What was left out of the requests of a turn to fit the context budget, and the estimated tokens of
+    the largest request before and after."""
+
+    dropped_turns: int = 0
+    dropped_actions: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+    def as_json(self) -> dict:
+        return {"dropped_turns": self.dropped_turns, "dropped_actions": self.dropped_actions,
+                "tokens_before": self.tokens_before, "tokens_after": self.tokens_after}
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """The turn's actions, its model calls, why it ended, the tool results no call has read yet
+    (``closing``: what the last answer's calls got back, those not executed included) and any trim."""
+
+    actions: list[ActionRecord]
+    calls: list[ModelCall]
+    end_reason: str
+    closing: tuple[Message, ...] = ()
+    trim: ContextTrim | None = None
+
+    @property
+    def responses(self) -> list[ModelResponse]:
+        return [call.response for call in self.calls]
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(
+            sum(r.usage.input_tokens for r in self.responses),
+            sum(r.usage.output_tokens for r in self.responses),
+            sum(r.usage.latency_ms for r in self.responses),
+        )
+
+    @property
+    def throttles(self) -> int:
+        return sum(r.throttles for r in self.responses)
+
+
+def estimate_tokens(value: object) -> int:
+    """A provider-neutral estimate (about four characters of JSON per token), used only to trim history."""
+    return len(json.dumps(value, default=str, separators=(",", ":"))) // 4 + 1
+
+
+def message_as_json(message: Message) -> dict:
+    """A message as stored in ``model_calls`` (and as the estimate sees it)."""
+    data: dict = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        data["tool_calls"] = [_call_as_json(c) for c in message.tool_calls]
+    if message.tool_call_id is not None:
+        data["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        data["name"] = message.name
+    return data
+
+
+def _call_as_json(call: ToolCall) -> dict:
+    return {"id": call.call_id, "name": call.name, "arguments": call.arguments, "source": call.source}
+
+
+def message_from_json(data: dict) -> Message:
+    """A stored message back as a ``Message`` (the inverse of ``message_as_json``)."""
+    calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", "native"))
+                  for c in data.get("tool_calls") or ())
+    return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
+
+
+def response_as_json(response: ModelResponse) -> dict:
+    """A response as stored in ``model_calls.response``."""
+    return {"text": response.text, "thinking": response.thinking,
+            "tool_calls": [_call_as_json(c) for c in response.tool_calls]}
+
+
+def turn_context(world: WorldState, game: Rules, history: Sequence[dict], max_moves: int) -> dict:
+    """The opening user message of a turn: where the agent is, what it sees, what it did lately."""
+    _, seen = observation(game.maze, world.position, game.vision_range)
+    return {
+        **seen,
+        "maze_size": [game.maze.width, game.maze.height],
+        "step": world.step,
+        "actions_left": max_moves - world.step,
+        "goal_condition": game.goal_condition,
+        "recent_actions": list(history),
+    }
+
+
+class _Conversation:
+    """The messages of one turn's requests: earlier turns (whole, oldest first), the turn's context, and
+    what the turn added since. Trimming to the context budget drops whole earlier turns first (a tool call
+    never loses its result), then the oldest ``recent_actions`` of the context; never the system prompt,
+    the tools or the current turn's messages."""
+
+    def __init__(self, history: Sequence[Sequence[Message]], context: dict):
+        self.history = [list(turn) for turn in history]
+        self.context = context
+        self.current: list[Message] = []
+        self.sent: int | None = None  # messages of ``current`` already sent (None: no call yet)
+        self.trim = ContextTrim()
+
+    def messages(self) -> list[Message]:
+        return [*(m for turn in self.history for m in turn), Message("user", self.context), *self.current]
+
+    def new_messages(self) -> tuple[Message, ...]:
+        """What the call just made added since the previous call of the turn (the first call: the context)."""
+        return tuple([Message("user", self.context), *self.current] if self.sent is None
+                     else self.current[self.sent:])
+
+    def answered(self, answer: Message) -> None:
+        """The model's answer joins the conversation; it is stored with its call, not as a request message."""
+        self.current.append(answer)
+        self.sent = len(self.current)
+
+    def fit(self, system_prompt: str, tools: Sequence[ToolSpec], budget: int | None) -> None:
+        if budget is None:
+            return
+        fixed = estimate_tokens(system_prompt) + estimate_tokens([t.__dict__ for t in tools])
+        before = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
+        size = before
+        turns, actions = 0, 0
+        while size > budget and self.history:
+            self.history.pop(0)
+            turns += 1
+            size = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
+        recent = list(self.context.get("recent_actions", ()))
+        while size > budget and recent:
+            recent.pop(0)
+            actions += 1
+            self.context = {**self.context, "recent_actions": recent}
+            size = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
+        if turns or actions:
+            t = self.trim
+            self.trim = ContextTrim(t.dropped_turns + turns, t.dropped_actions + actions,
+                                    max(t.tokens_before, before), max(t.tokens_after, size))
+
+
+class _Breakers:
+    """The turn's breakers: invalid calls in a row, and the same failing action repeated in a row."""
+
+    def __init__(self, settings: TurnSettings):
+        self.settings = settings
+        self.invalid = 0
+        self.repeated: tuple[object, int] = (None, 0)
+
+    def record(self, record: ActionRecord) -> str | None:
+        """The end reason this action triggers, if any."""
+        self.invalid = self.invalid + 1 if record.action_type == INVALID_ACTION else 0
+        if self.invalid >= self.settings.circuit_breaker:
+            return "circuit_breaker"
+        failing = None if record.success or record.action_type == INVALID_ACTION else (
+            record.action_type, record.from_pos, record.error)
+        key, count = self.repeated
+        self.repeated = (failing, count + 1 if failing is not None and failing == key else 1)
+        limit = self.settings.repetition_limit
+        if failing is not None and limit and self.repeated[1] >= limit:
+            return "repetition"
+        return None
+
+
+_WHY_NOT_EXECUTED = {
+    "goal_found": "the goal was found", "circuit_breaker": "the circuit breaker opened after invalid calls",
+    "repetition": "the same failing action was repeated", "gave_up": "you gave up",
+    "action_budget": "the turn's budget is spent", "max_moves": "the experiment's action budget is spent",
+}
+
+
+def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, recall: RecallWindow,
+             context: dict, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
+    """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``recall``.
+
+    ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
+    oldest first, to the agent's context budget before each call. ``settings.deadline`` says, before each
+    call after the first, whether another call would no longer fit in the time the task has (its Lambda's);
+    the turn then ends with the end reason ``deadline`` and is written, instead of dying with its Lambda
+    and being replayed.
+    """
+    if settings.budget < 1:
+        raise ValueError(f"a turn needs an action budget of at least 1, got {settings.budget}")
+    prompt, offered = (system_prompt + "\n\n" + instructions(settings.tools), ()) if settings.text_tool_calls \
+        else (system_prompt, settings.tools)
+    conversation = _Conversation(history, context)
+    actions: list[ActionRecord] = []
+    calls: list[ModelCall] = []
+    breakers = _Breakers(settings)
+    results: list[Message] = []
+    while True:
+        if calls and settings.deadline is not None and settings.deadline():
+            return TurnOutcome(actions, calls, "deadline", tuple(results), _trim(conversation))
+        conversation.fit(prompt, offered, agent.context_budget)
+        response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, tuple(conversation.messages()))),
+                                    settings)
+        calls.append(ModelCall(conversation.new_messages(), response))
+        conversation.answered(_assistant_message(response, settings))
+        if not response.tool_calls:
+            return TurnOutcome(actions, calls, "no_tool_call", trim=_trim(conversation))
+        results = []
+        end = None
+        for call in response.tool_calls:
+            if end is not None:
+                results.append(_result_message(call, {"success": False, "error": "not executed: "
+                                                      + _WHY_NOT_EXECUTED[end]}, settings))
+                continue
+            record = execute(call, world, game, recall, settings.tools)
+            actions.append(record)
+            end = _end_reason(record, world, breakers, len(actions), settings)
+            result = {**record.result, "actions_left_in_turn": 0 if end else settings.budget - len(actions),
+                      "actions_left": settings.actions_left - len(actions)}
+            if end in ("circuit_breaker", "repetition"):
+                result["turn_ended"] = _WHY_NOT_EXECUTED[end]
+            results.append(_result_message(call, result, settings))
+        conversation.current.extend(results)
+        if end is not None:
+            return TurnOutcome(actions, calls, end, tuple(results), _trim(conversation))
+
+
+def _end_reason(record: ActionRecord, world: WorldState, breakers: _Breakers, taken: int,
+                settings: TurnSettings) -> str | None:
+    if world.goal_found:
+        return "goal_found"
+    if world.gave_up_reason is not None:
+        return "gave_up"
+    tripped = breakers.record(record)
+    if tripped:
+        return tripped
+    if taken >= settings.budget:
+        return settings.budget_reason
+    return None
+
+
+def _read_text_calls(response: ModelResponse, settings: TurnSettings) -> ModelResponse:
+    """With text tool calls on, an answer without native calls is read for JSON tool calls in its text."""
+    if not settings.text_tool_calls or response.tool_calls or not response.text:
+        return response
+    return replace(response, tool_calls=parse_tool_calls(response.text))
+
+
+def _assistant_message(response: ModelResponse, settings: TurnSettings) -> Message:
+    """Text tool calls stay in the text the model wrote; native ones travel as tool calls."""
+    if settings.text_tool_calls:
+        return Message("assistant", response.text)
+    return Message("assistant", response.text, tool_calls=response.tool_calls)
+
+
+def _result_message(call: ToolCall, result: dict, settings: TurnSettings) -> Message:
+    """A tool result: a ``tool`` message for a native call, a user message naming the tool for a text call."""
+    if settings.text_tool_calls:
+        return Message("user", {"tool_result": call.name, **result})
+    return Message("tool", result, tool_call_id=call.call_id, name=call.name)
+
+
+def _trim(conversation: _Conversation) -> ContextTrim | None:
+    return conversation.trim if conversation.trim != ContextTrim() else None

@@ -1,0 +1,27 @@
+"""The pieces of States Language both generated parts of the flows use: a Lambda task's resource and the retriers
+the experiment flow's tasks and the sweep's share (``experiment_flow`` renders the experiment flow's provider
+branches, ``sweep_flow`` the whole sweep flow)."""
+
+from __future__ import annotations
+
+LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
+
+
+def retrier(errors: list[str], interval: int, attempts: int, max_delay: int | None = None) -> dict:
+    """A Retry entry: exponential backoff (rate 2) with full jitter."""
+    entry = {"ErrorEquals": errors, "IntervalSeconds": interval, "MaxAttempts": attempts, "BackoffRate": 2.0}
+    if max_delay is not None:
+        entry["MaxDelaySeconds"] = max_delay
+    return {**entry, "JitterStrategy": "FULL"}
+
+
+# Lambda's own transient errors; a function that timed out or lost its connection, or found the database full
+# (DatabaseBusy); Step Functions throttling a start (StartExecutionThrottled); a model throttled past the
+# adapter's own retries; a model server away or too slow.
+LAMBDA_ERRORS = retrier(["Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException",
+                         "Lambda.AWSLambdaException", "Lambda.SdkClientException",
+                         "Lambda.TooManyRequestsException"], interval=1, attempts=3)
+DATABASE_ERRORS = retrier(["Lambda.Unknown", "OperationalError", "DatabaseBusy"], interval=2, attempts=2)
+START_THROTTLED = retrier(["StartExecutionThrottled"], interval=2, attempts=4, max_delay=30)
+MODEL_THROTTLED = retrier(["ModelThrottled"], interval=2, attempts=6, max_delay=60)
+MODEL_UNAVAILABLE = retrier(["ModelUnavailable", "ModelTimeout"], interval=1, attempts=2)

@@ -1,0 +1,56 @@
+"""The sweep state machine's tasks: thin entry points over ``oriole.lifecycle.sweep_tasks``, which get the Step
+Functions calls (start an execution, its status, the failed ones) from here."""
+
+import boto3
+from aws_lambda_powertools.utilities import parameters
+
+from oriole import catalog
+from oriole.handlers.executions import execution_status, start_named
+from oriole.handlers.observability import logger
+from oriole.lifecycle import sweep_tasks
+from oriole.store import shared_store
+
+
+def known_prompts() -> dict[str, str]:
+    """The prompt versions in Parameter Store and their texts, fresh (one may have been put just before the
+    sweep)."""
+    return {name.rsplit("/", 1)[-1]: text for name, text in
+            parameters.get_parameters(catalog.PROMPTS_PATH, recursive=False, force_fetch=True).items()}
+
+
+def known_prices() -> dict[str, str]:
+    """The pricing entries in Parameter Store (``/oriole/pricing/<model>``, by full name), fresh."""
+    return {f"{catalog.PRICING_PATH}/{name}": text for name, text in
+            parameters.get_parameters(catalog.PRICING_PATH, recursive=False, force_fetch=True).items()}
+
+
+def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
+    """The names starting with ``prefix`` among the state machine's failed executions."""
+    pages = boto3.client("stepfunctions").get_paginator("list_executions").paginate(
+        stateMachineArn=state_machine_arn, statusFilter="FAILED")
+    return {e["name"] for page in pages for e in page["executions"] if e["name"].startswith(prefix)}
+
+
+@logger.inject_lambda_context
+def plan(event: dict, context) -> dict:
+    result = sweep_tasks.plan_run(event, shared_store(), known_prompts, known_prices)
+    logger.info("sweep planned", extra={"sweep": result["sweep"]["id"], "planned": result["planned"],
+                                        "already_done": result["alreadyDone"], "caps": result["caps"]})
+    return result
+
+
+@logger.inject_lambda_context
+def start_repetition(event: dict, context) -> dict:
+    return sweep_tasks.start_repetition(event, shared_store(), start_named)
+
+
+@logger.inject_lambda_context
+def check_repetition(event: dict, context) -> dict:
+    return sweep_tasks.check_repetition(event, shared_store(), execution_status)
+
+
+@logger.inject_lambda_context
+def summarize(event: dict, context) -> dict:
+    result = sweep_tasks.summarize(event, shared_store(), failed_executions)
+    logger.info("sweep summarized", extra=result)
+    return result

@@ -1,0 +1,409 @@
+"""The experiment lifecycle, one function per state-machine task.
+
+Handlers call these with their event and the adapters they need (the store, a parameter reader, an
+agent factory); here the event is validated, the core is called and the result is written. Each
+function is safe to retry: a retried start, turn or finalize finds its earlier work and returns it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from oriole import catalog, inputs
+from oriole.config import resolve
+from oriole.core import mazeset, memory, prices, progress
+from oriole.core.baselines import BASELINE_NAMES
+from oriole.core.maze import Maze, goal_visible, vision
+from oriole.core.mazeset import MazeEntry
+from oriole.core.tools import WorldState
+from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, TurnOutcome, run_turn, turn_context
+from oriole.errors import (
+    ContinuationRefused,
+    ExperimentNotFound,
+    ExperimentNotRunning,
+    InvalidExecutionInput,
+    InvalidParameter,
+    ModelThrottled,
+    TurnOutOfOrder,
+    UnknownPromptVersion,
+)
+from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
+from oriole.lifecycle import deployment
+from oriole.provider_registry import PROVIDERS
+from oriole.store import Store
+from oriole.store.experiments import ExperimentRef, NewExperiment
+from oriole.store.mazes import StoredMaze, stored_maze
+from oriole.store.turn_state import LoadedTurn, TurnResult
+from oriole.text import stored_message, unstorable
+
+AgentFactory = Callable[[AgentSetup], Agent]  # a provider's adapter (its agent function), keyed as its task needs
+_MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid
+_MAZE_CACHE_SIZE = 64
+
+
+ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
+
+
+def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dict:
+    """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
+
+    ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
+    prompt, the model's price) and returns the values of those that exist (it may return more). A
+    successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
+    Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
+    checks include what the deployment allows (``oriole.lifecycle.deployment``).
+    """
+    raw, execution_arn = event.get("input"), event.get("executionArn")
+    if not isinstance(execution_arn, str) or not execution_arn:
+        raise InvalidExecutionInput("StartExperiment needs the executionArn from the context object")
+    if isinstance(raw, dict) and "experimentId" in raw:
+        return _resume(inputs.parse(inputs.Continuation, raw, "continuation input"), execution_arn, store)
+    request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
+    # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
+    chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
+    if request.llmProvider == "baseline" and request.modelName not in BASELINE_NAMES:
+        raise InvalidExecutionInput(f"modelName {request.modelName!r} is not a baseline agent; "
+                                    f"expected one of {', '.join(BASELINE_NAMES)}")
+    if request.llmProvider == "bedrock":
+        deployment.check_bedrock_model(request.modelName)
+    config, prompt = _snapshot(request, read_parameters)
+    if isinstance(chosen, MazeEntry):  # stored only once every check has passed
+        chosen = store.add_maze(chosen, "generated")
+    maze = chosen.maze
+    row = store.create_experiment(NewExperiment(
+        maze_id=chosen.id, llm_provider=request.llmProvider, model_name=request.modelName,
+        prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
+        agent_id=request.agentId, agent_label=request.agentLabel, comment=request.comment, config=config,
+        seed=config["seed"],
+        start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
+        else None, execution_arn=execution_arn, code_version=deployment.code_version(),
+    ))
+    return _state(row)
+
+
+def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[dict, str]:
+    """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
+    prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
+    provider = PROVIDERS[request.llmProvider]
+    priced = provider.calls_model and request.prices is None  # given prices come first
+    stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
+    config = resolve(stored, request.config)
+    if provider.servers is not None:
+        deployment.check_model_server(provider, str(config[provider.servers.key]))
+    prompt = stored.get(prompt_name)
+    if not prompt:
+        raise UnknownPromptVersion(f"no prompt at {prompt_name}: store it with `oriole prompts put "
+                                   f"{request.promptVersion} --file PROMPT.md` (`oriole prompts list` lists the "
+                                   "stored versions)")
+    if problem := unstorable(prompt):
+        raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
+    if config["seed"] == -1:
+        config["seed"] = secrets.randbelow(2**31)
+    given = request.prices and prices.Price(request.prices.inputPerMTok, request.prices.outputPerMTok,
+                                            request.prices.source or "execution input")
+    charged = prices.price(request.llmProvider, request.modelName, given, stored.get(pricing))
+    config["pricing"] = charged and charged.as_snapshot()
+    return config, prompt
+
+
+def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
+    """Attach a successor execution to its experiment: only the execution its current execution handed over
+    to may carry it on. It is named as the next part (``progress.successor_name``) and its input holds the
+    token that execution's ContinueAsNew issued; an execution started by hand under that name holds none, so
+    neither an input naming someone else's experiment nor a console execution can take it over. The token is
+    checked and consumed in the statement that attaches, and never quoted."""
+    experiment_id, name = request.experimentId, execution_arn.rsplit(":", 1)[-1]
+    part = progress.successor_part(experiment_id, execution_arn)
+    if part is None:
+        raise ContinuationRefused(f"execution {name} cannot continue experiment {experiment_id}: only its "
+                                  f"successor executions, named {progress.successor_name(experiment_id, 2)}, "
+                                  f"{progress.successor_name(experiment_id, 3)}..., may")
+    token = request.continuationToken
+    row = store.attach_execution(experiment_id, execution_arn, part,
+                                 None if token is None else progress.continuation_hash(token))
+    if row is None:
+        if store.progress(experiment_id) is None:
+            raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
+        why = "its input has no continuationToken" if token is None else \
+            "it is not the next part, or its continuationToken was not issued by the experiment's current execution"
+        raise ContinuationRefused(f"execution {name} cannot continue experiment {experiment_id}: {why}. Only the "
+                                  "experiment's own ContinueAsNew task starts its next part; start a new experiment "
+                                  "instead")
+    if row.status != "running":
+        raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
+    return _state(row)
+
+
+StartExecution = Callable[[str, str, dict], str]  # state machine ARN, execution name, input -> execution ARN
+
+
+def continue_as_new(event: Mapping, store: Store, start_execution: StartExecution) -> dict:
+    """ContinueAsNew: issue a continuation token for the next part, then start the successor execution with it.
+
+    The row keeps the token's hash; the token itself travels only in the successor's input. A retried task
+    issues another token for the same part, and the start is idempotent by the successor's fixed name: when an
+    earlier attempt started it, ``start_execution`` returns that execution, which still holds an accepted
+    token (or has attached already).
+    """
+    request = inputs.parse(inputs.ContinueRequest, dict(event), "ContinueAsNew input")
+    experiment_id, part = request.experimentId, request.part + 1
+    token, token_hash = progress.continuation_token()
+    issue = store.issue_continuation(experiment_id, request.part, token_hash)
+    if issue is None:
+        raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
+    if not issue.issued and issue.parts <= request.part:  # closed while this part ran: nothing to carry on
+        raise ExperimentNotRunning(f"experiment {experiment_id} is {issue.status} with {issue.parts} execution(s); "
+                                   f"part {part} not started")
+    arn = start_execution(request.stateMachineArn, progress.successor_name(experiment_id, part),
+                          {"experimentId": experiment_id, "continuationToken": token})
+    return {"successorExecutionArn": arn, "part": part}
+
+
+def _state(row: ExperimentRef) -> dict:
+    """The small state the execution carries between tasks: ids and counters, never history."""
+    return {"experimentId": row.id, "llmProvider": row.llm_provider, "turnNumber": row.turn_count + 1,
+            "turnInExecution": 1, "part": row.parts}
+
+
+def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
+    if len(_MAZE_CACHE) >= _MAZE_CACHE_SIZE:
+        _MAZE_CACHE.clear()
+    _MAZE_CACHE[experiment_id] = maze
+
+
+def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
+              seconds_left: Callable[[], float] | None = None) -> TurnResult:
+    """One agent task: load the experiment, play one turn, write it in one statement.
+
+    A turn that is already committed (a retry after a lost response) is returned from the database
+    without calling the agent again. ``seconds_left`` is the time the task has left (its Lambda's): the
+    turn ends early (``deadline``) when another model request might not finish in it.
+    """
+    request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
+    experiment_id, turn_number = request.experimentId, request.turnNumber
+    maze = _MAZE_CACHE.get(experiment_id)
+    loaded = store.load_turn(experiment_id, turn_number, with_maze=maze is None)
+    if loaded is None:
+        raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
+    if loaded.committed:
+        return loaded.result(turn_number)
+    if loaded.status != "running":
+        raise ExperimentNotRunning(f"experiment {experiment_id} is {loaded.status}; turn {turn_number} not played")
+    if loaded.turn_count != turn_number - 1:
+        raise TurnOutOfOrder(f"experiment {experiment_id} has {loaded.turn_count} turns; "
+                             f"turn {turn_number} cannot be next")
+    if maze is None:
+        maze = stored_maze(loaded.maze_row)
+        _cache_maze(experiment_id, maze)
+    return _play(loaded, maze, turn_number, store, agent_factory(loaded.agent_setup(maze.maze)), seconds_left)
+
+
+def _deadline(config: Mapping, seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
+    """Whether another model request (its timeout, and the margin to write the turn) no longer fits."""
+    if seconds_left is None:
+        return None
+    needed = float(config["requestTimeoutSeconds"]) + catalog.DEADLINE_MARGIN_SECONDS
+    return lambda: seconds_left() < needed
+
+
+def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, agent: Agent,
+          seconds_left: Callable[[], float] | None = None) -> TurnResult:
+    started_at = datetime.now(UTC)
+    world, game = loaded.world(), loaded.rules(maze.maze)
+    context = turn_context(world, game, loaded.history(), loaded.config["maxMoves"])
+    try:
+        summary, compaction = _summary(loaded, maze.maze, world, agent)
+        if summary is not None:
+            context["memory_summary"] = summary
+        outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.recall_window(game), context,
+                           loaded.settings(world, _deadline(loaded.config, seconds_left)),
+                           loaded.conversation())
+    except ModelThrottled as err:
+        store.record_throttles(loaded.id, err.throttles)
+        raise
+    outcome = replace(outcome, calls=[*compaction, *outcome.calls])
+    record = {**(outcome.trim.as_json() if outcome.trim else {}), **(loaded.compaction_record(summary) or {})}
+    write = loaded.write(outcome, world, started_at, getattr(agent, "state", {}),
+                         _next_memory(loaded, maze.maze, outcome, summary), record or None)
+    if not store.commit_turn(loaded.id, turn_number, write):
+        stored = store.load_turn(loaded.id, turn_number, with_maze=False)  # another attempt committed first
+        if stored is None or not stored.committed:
+            raise TurnOutOfOrder(f"experiment {loaded.id} changed while turn {turn_number} was played "
+                                 f"and the turn was not written; retry the task")
+        return stored.result(turn_number)
+    return TurnResult(turn_number, len(outcome.actions), outcome.end_reason, world.goal_found, world.position,
+                      write.turn["input_tokens"], write.turn["output_tokens"])
+
+
+def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) -> tuple[dict | None, list[ModelCall]]:
+    """The summary of the turns older than the window (historyMode summary), and the compaction call that
+    made it, if one was needed this turn (compaction model)."""
+    if not loaded.summarised_turns():
+        return None, []
+    if loaded.setting("compaction") == memory.MAP:
+        return loaded.map_memory(maze).summary(world.position), []
+    previous = (loaded.experiment["memory"] or {}).get("summary")
+    turn = loaded.to_compact()
+    if turn is None:
+        return {"summary": previous}, []
+    request = memory.compaction_request(previous, turn)
+    response = agent.respond(request)
+    return {"summary": memory.summary_text(response) or previous}, [ModelCall(request.messages, response,
+                                                                               kind="compaction")]
+
+
+def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: dict | None) -> dict:
+    """The compaction's state after this turn: the known map with this turn's sightings (map), or the running
+    summary and the last turn it covers (model); nothing in the other memory modes."""
+    if loaded.history_mode != memory.SUMMARY:
+        return {}
+    if loaded.setting("compaction") == memory.MAP:
+        known = loaded.map_memory(maze)
+        for action in outcome.actions:
+            known.learn(action.to_pos, action.tiles_seen)
+        return known.state()
+    state = loaded.experiment["memory"] or {}
+    if summary is None:
+        return state
+    compacted = loaded.to_compact()
+    through = compacted.number if compacted else state.get("through_turn", 0)
+    return {"summary": summary["summary"], "through_turn": through}
+
+
+def check_progress(event: Mapping, store: Store) -> dict:
+    """CheckProgress: read the experiment's counters and decide what the state machine does next."""
+    request = inputs.parse(inputs.ProgressRequest, dict(event), "CheckProgress input")
+    row = store.progress(request.experimentId)
+    if row is None:
+        raise ExperimentNotFound(f"experiment {request.experimentId} does not exist")
+    if row.status != "running":
+        raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
+    decision = progress.decide(
+        progress.Progress(row.goal_found, row.action_count, row.elapsed_seconds, request.turnInExecution,
+                          row.stalled_turns, _execution_seconds_left(request.executionStartTime),
+                          row.gave_up_reason),
+        row.config,
+    )
+    return {"decision": decision.decision, "reason": decision.reason, "actions": row.action_count,
+            "goalFound": row.goal_found}
+
+
+def _execution_seconds_left(started: str | None) -> float | None:
+    """Seconds before the execution's hard timeout (the deployment's, ``oriole.lifecycle.deployment``); None when
+    either the start or the timeout is unknown."""
+    timeout = deployment.execution_timeout()
+    if started is None or timeout is None:
+        return None
+    try:
+        start = datetime.fromisoformat(started)
+    except ValueError:
+        raise InvalidExecutionInput(f"executionStartTime {started!r} is not an ISO 8601 time") from None
+    return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
+
+
+def finalize(event: Mapping, store: Store, status: str) -> dict:
+    """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
+
+    For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
+    the caught error (its name and message). A failed StartExperiment passes the execution input: a
+    successor's names its experiment, which is closed only while this execution is its latest (a refused
+    continuation closes nothing); a rejected new input has no experiment to close.
+    """
+    request = FinalizeRequest.model_validate(dict(event))
+    experiment_id = request.experiment_id
+    if status == "failed":
+        reason = stored_message(request.reason) if request.reason else failure_reason(request.error)
+    else:
+        reason = stored_message(request.reason) if request.reason and status != "succeeded" else None
+    if experiment_id is None:
+        return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
+    named_by_input = request.experimentId is None
+    closed = store.finalize(experiment_id, status, reason,
+                            last_execution=(request.executionArn or "") if named_by_input else None)
+    return {"experimentId": experiment_id, "status": status, "closed": closed, "failureReason": reason}
+
+
+def failure_reason(error: CaughtError) -> str:
+    """``Error: message`` from a Step Functions Catch result, unwrapping a Lambda error payload (never its
+    stack trace); at most ``oriole.text.MAX_MESSAGE_CHARS`` characters, however long the cause."""
+    name = error.Error or "UnknownError"
+    cause = error.Cause or ""
+    try:
+        payload = json.loads(cause)
+    except (TypeError, ValueError, RecursionError):
+        payload = None
+    message = payload.get("errorMessage", cause) if isinstance(payload, dict) else cause
+    return stored_message(f"{name}: {message}" if message else name)
+
+
+_CLOSED_BY_EXECUTION = {"FAILED": ("failed", "failed"), "TIMED_OUT": ("timed_out", "reached its execution timeout"),
+                        "ABORTED": ("aborted", "was stopped")}
+
+
+def close_after_execution(detail: ExecutionStatusChange, store: Store,
+                          execution_status: Callable[[str], str | None]) -> dict:
+    """The status-change finalizer: close the experiment of an execution that ended while it was open.
+
+    ``detail`` is the detail of Step Functions' "Execution Status Change" event (EventBridge on AWS, the
+    local launcher locally, ``oriole doctor``). The state machine closes its experiment on every
+    path it can catch; this covers the rest: the execution timed out or was aborted, the failure path
+    itself failed, or a successor execution never started (``execution_status`` tells whether the
+    successor named in a handed-over execution's output is running; None when it does not exist).
+
+    Only the execution that carries the experiment counts: its latest, or its next successor (started by
+    its ContinueAsNew: its input holds a token that task issued) that ended before attaching itself. The end
+    of an earlier part, of an execution merely named like the next part, of a closed experiment, or a repeated
+    event change nothing, and the close itself only applies while that execution is still the latest.
+    """
+    arn, status, name = detail.executionArn, detail.status, detail.name
+    execution_input = _json_object(detail.input)
+    hint, token = execution_input.get("experimentId"), execution_input.get("continuationToken")
+    row = store.experiment_for_execution(arn, hint if type(hint) is int else None,
+                                         progress.continuation_hash(token) if isinstance(token, str) else None)
+    result = {"executionArn": arn, "status": status, "experimentId": row.id if row else None, "closed": False,
+              "failureReason": None}
+    if row is None or row.completed:
+        return result
+    arns = row.execution_arns
+    unattached = (arn not in arns and name == progress.successor_name(row.id, len(arns) + 1)
+                  and row.continuation_issued)
+    if arn != arns[-1] and not unattached:
+        return result
+    if status == "SUCCEEDED":
+        successor = (_json_object(detail.output).get("continuation") or {}).get("successorExecutionArn")
+        successor_status = execution_status(successor) if successor else None
+        if successor_status == "RUNNING":
+            return result  # it attaches itself when it starts; its own end is reported in turn
+        new_status, reason = "failed", _continuation_reason(name, successor, successor_status)
+    elif status in _CLOSED_BY_EXECUTION:
+        new_status, what = _CLOSED_BY_EXECUTION[status]
+        reason = f"execution {status}: {name} {what}"
+        if detail.error or detail.cause:
+            caught = CaughtError(Error=detail.error, Cause=detail.cause)
+            reason += f" ({failure_reason(caught) if detail.error else detail.cause})"
+    else:
+        return result
+    reason = stored_message(reason)
+    closed = store.finalize(row.id, new_status, reason, last_execution=arns[-1])
+    return {**result, "closed": closed, "failureReason": reason if closed else None,
+            "experimentStatus": new_status if closed else None}
+
+
+def _continuation_reason(name: str, successor: str | None, successor_status: str | None) -> str:
+    if successor is None:
+        return f"continuation did not start: execution {name} ended with the experiment open and no successor"
+    state = f"already ended ({successor_status})" if successor_status else "does not exist"
+    return f"continuation did not start: execution {name} handed over to {successor.rsplit(':', 1)[-1]}, which {state}"
+
+
+def _json_object(text: object) -> dict:
+    """An event's JSON text (input, output) as a dict; anything else (absent, truncated, a list) as {}."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

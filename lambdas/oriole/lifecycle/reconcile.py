@@ -1,0 +1,69 @@
+"""Closing experiments left open by an execution that ended: what the status-change finalizer would have
+done had its event arrived.
+
+EventBridge delivers each execution's end to the finalizer asynchronously; an event that Lambda could not
+deliver after its retries lands in a dead-letter queue. The scheduled reconciler (and ``oriole doctor
+--aws``) therefore looks at every open experiment itself: one whose latest execution is no longer RUNNING
+(or no longer exists) is handed to the same ``close_after_execution`` as the event would have been.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import experiments
+from oriole.store import Store
+
+DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
+Describe = Callable[[str], dict | None]  # DescribeExecution, None when the execution does not exist
+
+
+def status_change_detail(execution: dict) -> dict:
+    """The status-change event's detail from a DescribeExecution answer: how the local runner, the
+    reconciler and ``oriole doctor --aws`` report an execution's end that EventBridge did not deliver."""
+    detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}
+    detail.update({k: int(execution[k].timestamp() * 1000) for k in ("startDate", "stopDate") if k in execution})
+    return detail
+
+
+def gone(execution_arn: str) -> dict:
+    """The detail of an execution Step Functions does not know (any more): it ran nothing, so it was stopped."""
+    return {"executionArn": execution_arn, "name": execution_arn.rsplit(":", 1)[-1], "status": "ABORTED",
+            "cause": "Step Functions has no such execution (any more)"}
+
+
+def ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[tuple[dict, dict]]:
+    """Open experiments whose latest execution (one that ``belongs`` here) is no longer RUNNING, each with
+    the status-change detail that closes it."""
+    found = []
+    for row in store.open_experiments():
+        if not belongs(row["last_execution"]):
+            continue
+        execution = describe(row["last_execution"])
+        if execution is None:
+            found.append((row, gone(row["last_execution"])))
+        elif execution["status"] != "RUNNING":
+            found.append((row, status_change_detail(execution)))
+    return found
+
+
+def close(store: Store, detail: dict, execution_status: Callable[[str], str | None]) -> dict:
+    """Close one experiment as the status-change finalizer does (a successor that carries it on leaves it open)."""
+    return experiments.close_after_execution(ExecutionStatusChange.model_validate(detail), store, execution_status)
+
+
+def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[dict]:
+    """Close every open experiment whose execution ended; what was found and what became of it."""
+    def status(arn: str) -> str | None:
+        execution = describe(arn)
+        return None if execution is None else execution["status"]
+
+    return [{"experimentId": row["experiment_id"], "lastExecution": row["last_execution"],
+             "executionStatus": detail["status"], **_outcome(close(store, detail, status))}
+            for row, detail in ended(store, describe, belongs)]
+
+
+def _outcome(result: dict) -> dict:
+    return {"closed": result["closed"], "failureReason": result["failureReason"],
+            "experimentStatus": result["experimentStatus"]}

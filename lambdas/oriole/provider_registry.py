@@ -1,0 +1,86 @@
+"""The providers, one registration each: what the rest of the system knows of a provider beyond its adapter.
+
+A provider is its adapter module (``adapter``: its ``agent(setup, api_key)`` builds the agent that plays a turn),
+its catalog entries (``oriole.catalog``, naming it in ``providers``) and its entry here. From this table come
+the provider names an execution input and a sweep file accept, the catalog's "every provider" and "every model
+provider", the agent tasks of the handler table, the provider branches of both flow files and the sweep diagram
+in the README (``make flows``), the model-server allow-list StartExperiment applies and CDK deploys, the API key
+a task sends, the sweep's default caps, and the ``providers`` table that ``experiments.llm_provider`` references.
+
+Plain data, at the bottom of the runtime's layers: anything may read it; it imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelServers:
+    """Model servers an experiment names by URL in its configuration (Ollama's endpoint, an OpenAI-compatible base
+    URL). On AWS the deployment lists the ones allowed (CDK context ``context``, which the functions receive as the
+    environment variable ``listed``); the catalog's default of ``key`` is a local one, which a Lambda function
+    cannot reach."""
+
+    service: str  # as a message names it: "Ollama", "OpenAI-compatible"
+    noun: str  # "endpoint", "base URL"
+    key: str  # the configuration key that holds the URL
+    context: str  # the CDK context that lists the allowed ones, e.g. ollamaEndpoints
+    example: str  # an allowed one, as a message shows it
+
+    @property
+    def listed(self) -> str:
+        """The functions' environment variable holding the deploy-time list: ``ollamaEndpoints`` ->
+        ``ORIOLE_OLLAMA_ENDPOINTS``."""
+        return "ORIOLE_" + re.sub(r"(?<!^)(?=[A-Z])", "_", self.context).upper()
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider. ``calls_model``: False for the baselines (no model, no price, no model retries, no model
+    settings); ``sweep_cap``: its experiments at once in a sweep unless the file says otherwise; ``api_key``: the
+    environment variable of its API key for a local run (on AWS a Secrets Manager secret, ``api_key_secret`` names
+    it); ``servers``: the model servers it is sent to, when an experiment names them."""
+
+    name: str  # llmProvider, experiments.llm_provider
+    label: str  # the prefix of its task's and its sweep map's state names
+    adapter: str  # the module whose agent(setup, api_key) plays for it
+    sweep_cap: int
+    calls_model: bool = True
+    api_key: str | None = None
+    servers: ModelServers | None = None
+
+    @property
+    def task(self) -> str:
+        """Its agent task: the state of the experiment flow and the function that plays its turns."""
+        return f"Invoke{self.label}Agent"
+
+    @property
+    def placeholder(self) -> str:
+        """The flow files' placeholder of its task's function ARN."""
+        return f"{self.task}FunctionArn"
+
+    @property
+    def entry_point(self) -> str:
+        """The name of its task's Lambda handler in ``oriole.handlers.agents``."""
+        return f"invoke_{self.name}"
+
+    @property
+    def api_key_secret(self) -> str | None:
+        """The functions' environment variable naming the secret of its API key, when the deployment sends one."""
+        return None if self.api_key is None else f"{self.api_key}_SECRET_ARN"
+
+
+PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (
+    Provider("bedrock", "Bedrock", "oriole.providers.bedrock", sweep_cap=4),
+    Provider("ollama", "Ollama", "oriole.providers.ollama", sweep_cap=1, api_key="OLLAMA_API_KEY",
+             servers=ModelServers("Ollama", "endpoint", "endpoint", "ollamaEndpoints", "https://your-ollama:11434")),
+    Provider("openai", "OpenAI", "oriole.providers.openai", sweep_cap=4, api_key="OPENAI_API_KEY",
+             servers=ModelServers("OpenAI-compatible", "base URL", "baseUrl", "openaiBaseUrls",
+                                  "https://your-server/v1")),
+    Provider("baseline", "Baseline", "oriole.providers.baseline", sweep_cap=8, calls_model=False),
+)}
+DEFAULT_PROVIDER = "bedrock"  # an execution input without llmProvider; the flow's router sends anything else here
+NAMES: tuple[str, ...] = tuple(PROVIDERS)
+MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name, provider in PROVIDERS.items() if provider.calls_model)

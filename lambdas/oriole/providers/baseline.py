@@ -1,0 +1,12 @@
+"""The baselines as a provider: deterministic agents that need no model (``oriole.core.baselines``), played through
+the same turn loop, tools and storage as a model."""
+
+from __future__ import annotations
+
+from oriole.core.baselines import Baseline, make_baseline
+from oriole.core.turn_loop import AgentSetup
+
+
+def agent(setup: AgentSetup, api_key: str | None = None) -> Baseline:
+    """The baseline ``setup.model`` names, with the state it kept at the end of its previous turn."""
+    return make_baseline(setup.model, setup.maze, setup.seed, setup.state)

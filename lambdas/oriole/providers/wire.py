@@ -1,0 +1,73 @@
+"""The pieces of wire format the provider adapters share: JSON text as the model reads it, a tool described as a
+JSON-schema function, a call's arguments as an object, and counts a provider reports, checked. The HTTP transport
+of the adapters that speak HTTP is ``oriole.providers.transport``.
+"""
+
+import json
+
+from oriole.core.tools import MAX_ARGUMENT_DEPTH, ToolSpec
+from oriole.errors import InvalidModelResponse
+from oriole.text import load_json
+
+MAX_TOKENS_PER_CALL = 10_000_000  # far beyond any context window, far inside the integer columns
+MAX_LATENCY_MS = 3_600_000  # an hour: four times the longest request timeout the catalog allows
+MAX_DURATION_NS = MAX_LATENCY_MS * 1_000_000  # a duration a provider reports about itself, in nanoseconds
+EXCERPT_CHARS = 200  # how much of a body, an error text or a stop reason a message or a column quotes
+
+
+def reported_count(value: object, what: str, limit: int = MAX_TOKENS_PER_CALL) -> int:
+    """A number a provider reports (tokens, milliseconds), checked: absent is 0; a whole number from 0 to
+    ``limit`` is kept; anything else (negative, fractional, a string, absurdly large) is an
+    ``InvalidModelResponse`` naming it, so no impossible count reaches a total, a cost or a spend cap."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit:
+        return value
+    raise InvalidModelResponse(f"the provider reported {what} = {value!r:.100}, which is not a count from 0 to "
+                               f"{limit:,}; the response was not used")
+
+
+def parse_json(raw: bytes | str) -> object:
+    """A body as JSON (``oriole.text.load_json``, as deep as the parser reads: only a call's arguments are
+    bounded, by the call); ValueError when it is not JSON."""
+    return load_json(raw, max_depth=None)
+
+
+def excerpt(raw: bytes) -> str:
+    """The start of a body, quoted, for a message that says what came back."""
+    text = raw[:EXCERPT_CHARS].decode("utf-8", errors="replace")
+    return repr(text + ("..." if len(raw) > EXCERPT_CHARS else ""))
+
+
+def json_text(value: object) -> str:
+    """Compact JSON, as the model reads it: the fewest tokens for the same content."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def content_text(content: str | dict | None) -> str:
+    """A neutral message's content as chat text: a dict (a context, a tool result) as compact JSON."""
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else json_text(content)
+
+
+def optional_text(value: object) -> str | None:
+    """A text field of an answer: kept when it is a non-empty string, else nothing."""
+    return value if isinstance(value, str) and value else None
+
+
+def arguments_object(arguments: object) -> dict:
+    """A call's arguments as an object, for a history that must stay well formed: a JSON string is parsed,
+    anything that is not an object becomes ``{}`` (the call was already answered with its error)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = load_json(arguments, MAX_ARGUMENT_DEPTH)
+        except ValueError:
+            return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def function_tool(spec: ToolSpec) -> dict:
+    """A tool as a JSON-schema function, the shape Ollama and the OpenAI Chat Completions API both take."""
+    return {"type": "function",
+            "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters}}

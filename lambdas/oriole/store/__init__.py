@@ -1,0 +1,38 @@
+"""The runtime's SQL, one module per concern: ``schema`` (migrations, views, logins, configuration keys),
+``mazes``, ``experiments``, ``turns`` (the turn path: one read, one write) and ``sweeps`` (a sweep's
+bookkeeping), over one connection (``base``, ``db``). ``Store`` is all of them on one connection.
+
+The researcher's reads (reports, pictures) are the workstation's (``oriole_workstation.results``) and never
+ship to Lambda.
+"""
+
+from __future__ import annotations
+
+from oriole import catalog, provider_registry
+from oriole.core import mazeset
+from oriole.store import db
+from oriole.store.experiments import Experiments
+from oriole.store.mazes import Mazes
+from oriole.store.schema import Schema
+from oriole.store.sweeps import Sweeps
+from oriole.store.turns import Turns
+
+
+class Store(Schema, Mazes, Experiments, Turns, Sweeps):
+    """The data-access layer over one psycopg connection (``StoreBase``: autocommit, dict rows, one reconnect)."""
+
+    def prepare(self) -> dict:
+        """What a deploy (the migration trigger) and every local run do before the first experiment, all of it
+        idempotent: migrate, load the shipped maze set (checked against the code), the registry's providers and the
+        catalog's configuration keys. Returns the migrations applied and how many mazes were new."""
+        applied = self.apply_migrations()
+        new_mazes = self.load_mazes(mazeset.maze_set())
+        self.load_providers(provider_registry.PROVIDERS.values())
+        self.load_catalog(catalog.CATALOG)
+        return {"applied": applied, "newMazes": new_mazes}
+
+
+def shared_store() -> Store:
+    """The store the handlers use: the warm container's connection, replaced once by a fresh one when a
+    statement finds it dropped."""
+    return Store(db.connection(), reconnect=db.connection)

@@ -1,0 +1,215 @@
+"""Experiments: created (keyed on the execution that starts it), continued by a successor execution (a token its
+predecessor issued), read by CheckProgress (one row), closed once, and found from any of their executions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg.types.json import Jsonb
+
+from oriole.core.progress import ending_category
+from oriole.store.base import StoreBase
+
+
+@dataclass(frozen=True)
+class NewExperiment:
+    maze_id: int
+    llm_provider: str
+    model_name: str
+    prompt_version: str
+    prompt_text: str
+    prompt_hash: str
+    agent_id: str | None
+    comment: str | None
+    config: dict
+    seed: int
+    start: tuple[int, int]
+    goal_first_seen_step: int | None
+    execution_arn: str
+    code_version: str
+    agent_label: str | None = None
+
+
+@dataclass(frozen=True)
+class ExperimentRef:
+    """An experiment as a start or a continuation finds it; ``parts`` counts its executions."""
+
+    id: int
+    llm_provider: str
+    status: str
+    turn_count: int
+    parts: int
+
+
+@dataclass(frozen=True)
+class ProgressRow:
+    """What CheckProgress reads: the counters the limits judge, and the configuration snapshot."""
+
+    status: str
+    goal_found: bool
+    action_count: int
+    stalled_turns: int
+    gave_up_reason: str | None
+    config: dict
+    elapsed_seconds: float
+
+
+@dataclass(frozen=True)
+class ExecutionOwner:
+    """The experiment an execution ran, with its executions in order; ``continuation_issued``: whether the
+    continuation token the caller gave is one the experiment's current execution issued."""
+
+    id: int
+    completed: bool
+    execution_arns: list[str]
+    continuation_issued: bool = False
+
+
+@dataclass(frozen=True)
+class ContinuationIssue:
+    """What ContinueAsNew found: whether its token was recorded (only while its part is the experiment's latest
+    and the experiment runs), the experiment's status and how many executions it has."""
+
+    issued: bool
+    status: str
+    parts: int
+
+
+class Experiments(StoreBase):
+    """The ``experiments`` table, outside a turn."""
+
+    def create_experiment(self, new: NewExperiment) -> ExperimentRef:
+        """Insert the experiment, keyed on the execution that starts it: a retried start returns the
+        row the first attempt made instead of creating a second experiment."""
+        row = self._execute(
+            """
+            INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
+                agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
+                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label)
+            VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
+                %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s, '{}',
+                %(agent_label)s)
+            ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
+            RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
+            """,
+            {**new.__dict__, "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
+        ).fetchone()
+        return ExperimentRef(**row)
+
+    def issue_continuation(self, experiment_id: int, part: int, token_hash: str) -> ContinuationIssue | None:
+        """Record the hash of a continuation token for the experiment's part ``part + 1``, while ``part`` is its
+        latest execution and it runs; None when the experiment does not exist. Each call adds a hash (a retried
+        ContinueAsNew adds its own; the successor an earlier attempt started keeps the token it holds)."""
+        row = self._execute(
+            """
+            WITH issued AS (
+                UPDATE experiments SET continuation_hashes = coalesce(continuation_hashes, '{}') || %(hash)s::text
+                 WHERE id = %(id)s AND completed_at IS NULL AND cardinality(execution_arns) = %(part)s
+                RETURNING id)
+            SELECT EXISTS (SELECT FROM issued) AS issued, status, cardinality(execution_arns) AS parts
+              FROM experiments WHERE id = %(id)s
+            """,
+            {"id": experiment_id, "part": part, "hash": token_hash},
+        ).fetchone()
+        return None if row is None else ContinuationIssue(**row)
+
+    def attach_execution(self, experiment_id: int, execution_arn: str, part: int,
+                         token_hash: str | None) -> ExperimentRef | None:
+        """Record a continuation execution on its experiment as its ``part``-th execution and return the row;
+        None unless the experiment exists, has ``part - 1`` executions and lists ``token_hash`` among the hashes
+        its current execution issued (or has this execution already: a retry). Attaching consumes the issued
+        hashes in the same statement, so a token opens one part only. An experiment started before tokens
+        existed (hashes NULL) takes its next part without one."""
+        row = self._execute(
+            """
+            UPDATE experiments
+               SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
+                                         ELSE execution_arns || %(arn)s END,
+                   continuation_hashes = CASE WHEN %(arn)s = ANY (execution_arns) THEN continuation_hashes
+                                              ELSE '{}' END
+             WHERE id = %(id)s
+               AND (%(arn)s = ANY (execution_arns)
+                    OR (cardinality(execution_arns) = %(part)s - 1
+                        AND (continuation_hashes IS NULL OR %(hash)s::text = ANY (continuation_hashes))))
+            RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
+            """,
+            {"id": experiment_id, "arn": execution_arn, "part": part, "hash": token_hash},
+        ).fetchone()
+        return None if row is None else ExperimentRef(**row)
+
+    def progress(self, experiment_id: int) -> ProgressRow | None:
+        row = self._execute(
+            "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
+            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
+            "FROM experiments WHERE id = %s",
+            (experiment_id,),
+        ).fetchone()
+        return None if row is None else ProgressRow(**row)
+
+    def finalize(self, experiment_id: int, status: str, reason: str | None,
+                 last_execution: str | None = None) -> bool:
+        """Close a running experiment, with its ending category (``progress.ending_category``); finalizing a
+        completed one changes nothing (returns False).
+
+        With ``last_execution``, only while that is still the experiment's latest execution: a successor
+        that attached itself in the meantime carries the experiment on.
+        """
+        row = self._execute(
+            "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, ending = %(ending)s, "
+            "completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
+            "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
+            {"status": status, "reason": reason, "ending": ending_category(status, reason), "id": experiment_id,
+             "last": last_execution},
+        ).fetchone()
+        return row is not None
+
+    def record_throttles(self, experiment_id: int, throttles: int) -> None:
+        """Count the throttles of an attempt that failed (its turn is retried and never wrote them).
+
+        An increment, so never sent twice (not through ``_execute``): a dropped connection fails the task.
+        """
+        self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
+                          (throttles, experiment_id))
+
+    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
+        """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
+        execution ARN starts with ``execution_prefix`` when it is given."""
+        return self._execute(
+            """
+            SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
+                   e.turn_count AS turns, e.action_count AS actions,
+                   (SELECT max(t.completed_at) FROM turns t WHERE t.experiment_id = e.id) AS last_turn_at,
+                   e.execution_arns[cardinality(e.execution_arns)] AS last_execution
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.completed_at IS NULL
+               AND (%(prefix)s::text IS NULL OR starts_with(e.execution_arns[cardinality(e.execution_arns)],
+                                                              %(prefix)s))
+             ORDER BY e.id
+            """,
+            {"prefix": execution_prefix},
+        ).fetchall()
+
+    def experiment_by_execution(self, execution_arn: str) -> int | None:
+        """The experiment an execution started (None: its start was rejected, or has not run yet)."""
+        row = self._execute("SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()
+        return None if row is None else row["id"]
+
+    def experiment_for_execution(self, execution_arn: str, experiment_id: int | None,
+                                 token_hash: str | None = None) -> ExecutionOwner | None:
+        """The experiment that ``execution_arn`` ran (any of its parts), else experiment ``experiment_id``
+        (what a successor's input names, for a successor that ended before it attached itself), with whether
+        ``token_hash`` is one of the continuation tokens its current execution issued."""
+        row = self._execute(
+            """
+            SELECT id, completed_at IS NOT NULL AS completed, execution_arns,
+                   coalesce(continuation_hashes IS NULL OR %(hash)s::text = ANY (continuation_hashes), false)
+                       AS continuation_issued
+              FROM experiments
+             WHERE execution_arns @> ARRAY[%(arn)s]::text[] OR id = %(id)s
+             ORDER BY execution_arns @> ARRAY[%(arn)s]::text[] DESC
+             LIMIT 1
+            """,
+            {"arn": execution_arn, "id": experiment_id, "hash": token_hash},
+        ).fetchone()
+        return None if row is None else ExecutionOwner(**row)

@@ -1,0 +1,57 @@
+"""A sweep's bookkeeping: its experiments, found by their agent id ``<sweep id>/<cell key>/r<repetition>``, what
+they have spent, and the outcome of the executions its items started."""
+
+from __future__ import annotations
+
+from psycopg.types.json import Jsonb
+
+from oriole.store.base import StoreBase
+
+
+class Sweeps(StoreBase):
+    """The sweep state machine's reads of ``experiments``."""
+
+    def sweep_experiments(self, sweep_id: str) -> list[dict]:
+        """Every experiment a sweep started, oldest first, with the execution that runs it now and what it has
+        spent."""
+        return self._execute(
+            "SELECT id, agent_id, status, ending, origin_execution_arn, "
+            "       execution_arns[cardinality(execution_arns)] AS last_execution_arn, "
+            "       input_tokens + output_tokens AS tokens, cost_usd::float AS cost_usd, failure_reason "
+            "  FROM experiments WHERE agent_id LIKE %s ORDER BY id",
+            (_like_prefix(sweep_id + "/"),),
+        ).fetchall()
+
+    def record_sweep_plan(self, sweep_id: str, planned: int, run_input: dict) -> None:
+        """Keep the sweep's latest plan (PlanSweep, on every run and resume): what ``oriole sweep status`` says is
+        planned and left once the run that planned it has gone."""
+        self._execute(
+            "INSERT INTO sweeps (id, planned, spend_limit_usd, seed_from, run_input) "
+            "VALUES (%(id)s, %(planned)s, %(limit)s, %(seed_from)s, %(input)s) "
+            "ON CONFLICT (id) DO UPDATE SET planned = EXCLUDED.planned, spend_limit_usd = EXCLUDED.spend_limit_usd, "
+            "seed_from = EXCLUDED.seed_from, run_input = EXCLUDED.run_input, planned_at = now()",
+            {"id": sweep_id, "planned": planned, "limit": run_input.get("spend_limit_usd"),
+             "seed_from": run_input.get("seed_from"), "input": Jsonb(run_input)})
+
+    def sweep_spend(self, sweep_id: str) -> float:
+        """Dollars spent so far by a sweep's experiments, running ones included."""
+        return self._execute(
+            "SELECT coalesce(sum(cost_usd), 0)::float AS spent FROM experiments WHERE agent_id LIKE %s",
+            (_like_prefix(sweep_id + "/"),),
+        ).fetchone()["spent"]
+
+    def repetition_attempts(self, agent_id: str) -> list[dict]:
+        """The experiments of one repetition of a sweep (its agent id), oldest first."""
+        return self._execute("SELECT id, status, ending FROM experiments WHERE agent_id = %s ORDER BY id",
+                             (agent_id,)).fetchall()
+
+    def execution_outcome(self, execution_arn: str) -> dict | None:
+        """The status of the experiment an execution started, and whether it is closed (None: no experiment:
+        its start was rejected, or has not run yet)."""
+        return self._execute("SELECT status, completed_at IS NOT NULL AS completed FROM experiments "
+                             "WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()
+
+
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching strings that start with ``prefix`` (its wildcards escaped)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -1,0 +1,139 @@
+"""The turn path, built for few round trips: one statement loads everything a turn needs, one statement writes
+the whole turn (its actions, model calls, turn row, the experiment's position, counters and aggregates)
+atomically. The write is guarded by the experiment's turn counter, so a retried turn that already committed
+writes nothing."""
+
+from __future__ import annotations
+
+from psycopg.types.json import Jsonb
+
+from oriole.store.base import StoreBase
+from oriole.store.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
+
+
+class Turns(StoreBase):
+    """A turn's one read and one write."""
+
+    def load_turn(self, experiment_id: int, turn_number: int, with_maze: bool) -> LoadedTurn | None:
+        """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
+        the history and the recall window of its configuration need), the maze when the caller has not
+        cached it, and the turn's row if it was already committed."""
+        row = self._execute(_LOAD_TURN, {"id": experiment_id, "turn": turn_number, "with_maze": with_maze}).fetchone()
+        return None if row is None else LoadedTurn.from_row(row)
+
+    def commit_turn(self, experiment_id: int, turn_number: int, write: TurnWrite) -> bool:
+        """Write a whole turn (actions, model calls, turn row, experiment) in one statement; False when the
+        turn was already committed.
+
+        The experiment update only matches when ``turn_count`` is ``turn_number - 1`` and the experiment
+        is running; the turn and action inserts select from that update, so either all of it is written
+        or none of it. The experiment's ``stalled_turns`` counts turns in a row without a valid action; its
+        aggregates (unique tiles, model calls, latency, the last action's time) are advanced in the same
+        update, so the analysis views never aggregate actions.
+        """
+        row = self._execute(
+            _COMMIT_TURN,
+            {**write.experiment, **write.turn, "id": experiment_id, "turn": turn_number,
+             "agent_state": Jsonb(write.experiment["agent_state"]), "memory": Jsonb(write.experiment["memory"]),
+             "closing_messages": Jsonb(write.turn["closing_messages"]),
+             "context": None if write.turn["context"] is None else Jsonb(write.turn["context"]),
+             "actions": Jsonb(write.actions), "calls": Jsonb(write.calls)},
+        ).fetchone()
+        return row["committed"] == 1
+
+
+_LOAD_TURN = """
+    SELECT {columns},
+           CASE WHEN %(with_maze)s THEN to_jsonb(m) END AS maze,
+           to_jsonb(t) AS committed_turn,
+           (SELECT coalesce(jsonb_agg(r ORDER BY r.step_number), '[]'::jsonb)
+              FROM (SELECT a.step_number, a.action_type, a.to_x, a.to_y, a.success, a.error, a.tiles_seen
+                      FROM actions a
+                     WHERE a.experiment_id = e.id
+                     ORDER BY a.step_number DESC
+                     LIMIT greatest((e.config ->> 'historyActions')::int,
+                                    (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions,
+           (SELECT jsonb_agg(jsonb_build_object(
+                       'turn', w.turn_number, 'closing', w.closing_messages, 'message_tokens', w.message_tokens,
+                       'calls', (SELECT coalesce(jsonb_agg(jsonb_build_object('request', c.request_messages,
+                                                                              'response', c.response)
+                                                           ORDER BY c.call_index), '[]'::jsonb)
+                                   FROM model_calls c
+                                  WHERE c.experiment_id = w.experiment_id AND c.turn_number = w.turn_number
+                                    AND c.kind = 'turn'))
+                       ORDER BY w.turn_number)
+              FROM (SELECT * FROM turns h
+                     WHERE h.experiment_id = e.id
+                       AND e.config ->> 'historyMode' IN ('conversation', 'summary')
+                     ORDER BY h.turn_number DESC
+                     LIMIT (e.config ->> 'historyTurns')::int + 1) w) AS earlier_turns
+      FROM experiments e
+      JOIN mazes m ON m.id = e.maze_id
+      LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
+     WHERE e.id = %(id)s
+""".replace("{columns}", ", ".join(f"e.{column}" for column in COLUMNS))
+
+# The experiment's columns a turn advances (the turn state's own constants, never input): counters get this
+# turn's increments, values are replaced.
+_ADVANCE = ", ".join([*(f"{c} = {c} + %({c})s" for c in WORLD_COUNTERS),
+                      *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state",
+                                                     "memory"))])
+
+_COMMIT_TURN = """
+    WITH advanced AS (
+        UPDATE experiments SET
+            {advance},
+            turn_count = turn_count + 1,
+            input_tokens = input_tokens + %(input_tokens)s,
+            output_tokens = output_tokens + %(output_tokens)s,
+            cost_usd = cost_usd + %(cost_usd)s,
+            throttle_count = throttle_count + %(throttles)s,
+            history_tokens = history_tokens + %(message_tokens)s,
+            model_calls = model_calls + %(model_calls)s,
+            latency_ms = latency_ms + %(latency_ms)s,
+            last_action_at = CASE WHEN %(action_count)s > 0 THEN now() ELSE last_action_at END,
+            stalled_turns = CASE WHEN %(stalled)s THEN stalled_turns + 1 ELSE 0 END,
+            -- tiles first stood on this turn: its positions that no earlier action ended on, the start excepted
+            -- (the statement sees the actions as they were before it; one probe of actions_position_idx each)
+            unique_tiles_visited = unique_tiles_visited + (
+                SELECT count(*)
+                  FROM (SELECT DISTINCT a.to_x, a.to_y
+                          FROM jsonb_to_recordset(%(actions)s) AS a(to_x integer, to_y integer)) p
+                 WHERE NOT EXISTS (SELECT 1 FROM mazes m
+                                    WHERE m.id = experiments.maze_id AND m.start_x = p.to_x AND m.start_y = p.to_y)
+                   AND NOT EXISTS (SELECT 1 FROM actions o
+                                    WHERE o.experiment_id = experiments.id AND o.to_x = p.to_x AND o.to_y = p.to_y))
+         WHERE id = %(id)s AND turn_count = %(turn)s - 1 AND status = 'running'
+        RETURNING id
+    ), turn AS (
+        INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls,
+                           input_tokens, output_tokens, cost_usd, latency_ms, throttles, end_reason,
+                           started_at, closing_messages, message_tokens, context)
+        SELECT id, %(turn)s, %(first_step)s, %(action_count)s, %(model_calls)s, %(input_tokens)s,
+               %(output_tokens)s, %(cost_usd)s, %(latency_ms)s, %(throttles)s, %(end_reason)s,
+               %(started_at)s, %(closing_messages)s, %(message_tokens)s, %(context)s
+          FROM advanced
+        RETURNING experiment_id
+    ), stored_calls AS (
+        INSERT INTO model_calls (experiment_id, turn_number, call_index, request_messages, response,
+                                 input_tokens, output_tokens, latency_ms, stop_reason, durations,
+                                 throttles, kind)
+        SELECT turn.experiment_id, %(turn)s, c.*
+          FROM turn, jsonb_to_recordset(%(calls)s) AS c(
+               call_index integer, request_messages jsonb, response jsonb, input_tokens integer,
+               output_tokens integer, latency_ms integer, stop_reason text, durations jsonb,
+               throttles integer, kind text)
+        RETURNING 1
+    ), stored_actions AS (
+        INSERT INTO actions (experiment_id, turn_number, step_number, action_type, tool_name, arguments,
+                             reasoning, from_x, from_y, to_x, to_y, success, error, tiles_seen,
+                             goal_visible)
+        SELECT turn.experiment_id, %(turn)s, a.*
+          FROM turn, jsonb_to_recordset(%(actions)s) AS a(
+               step_number integer, action_type text, tool_name text, arguments jsonb, reasoning text,
+               from_x integer, from_y integer, to_x integer, to_y integer, success boolean,
+               error text, tiles_seen jsonb, goal_visible boolean)
+        RETURNING 1
+    )
+    SELECT count(*) AS committed FROM turn
+""".replace("{advance}", _ADVANCE)

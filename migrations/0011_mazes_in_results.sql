@@ -1,0 +1,3 @@
+-- Issue 16: mazes as distributions. The comparison groups by maze family and size and says on how many different
+-- mazes (grids) each rate rests; experiment_results gains the maze's size and grid hash. Both are views
+-- (views/compare_experiments.sql, views/experiment_results.sql): no table changes here.

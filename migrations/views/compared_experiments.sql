@@ -1,0 +1,45 @@
+-- The experiments matching the filters (NULL: no filter), archived ones left out, each with `compared_config`: its experimental settings
+-- (config_keys: the keys that apply to its provider, the catalog default where its snapshot predates a key)
+-- whose value differs among these experiments, so settings never get mixed in one group. The one definition of
+-- the report's filters: compare_experiments, experiment_results.varied_config (no filter), `oriole report
+-- --format html` and `oriole export`.
+-- Built for many experiments: each one costs a jsonb subtraction and a hash; the settings are spread into rows
+-- only for the few distinct (provider, experimental configuration) pairs, since a study varies few values.
+CREATE FUNCTION compared_experiments(
+    model text DEFAULT NULL,         -- model_name
+    prompt text DEFAULT NULL,        -- prompt_version
+    maze text DEFAULT NULL,          -- a maze name or a maze family
+    since timestamptz DEFAULT NULL,  -- started_at >= since
+    until timestamptz DEFAULT NULL,  -- started_at < until
+    tag text DEFAULT NULL            -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+) RETURNS TABLE (experiment_id bigint, compared_config jsonb)
+LANGUAGE sql STABLE AS $$
+    WITH picked AS MATERIALIZED (
+        -- the snapshot without the keys that are never compared (transport, the seed, bookkeeping)
+        SELECT e.id, e.llm_provider,
+               e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
+                   AS settings
+          FROM experiments e
+          JOIN mazes m ON m.id = e.maze_id
+         WHERE (compared_experiments.model IS NULL OR e.model_name = compared_experiments.model)
+           AND (compared_experiments.prompt IS NULL OR e.prompt_version = compared_experiments.prompt)
+           AND (compared_experiments.maze IS NULL OR compared_experiments.maze IN (m.name, m.family))
+           AND (compared_experiments.since IS NULL OR e.started_at >= compared_experiments.since)
+           AND (compared_experiments.until IS NULL OR e.started_at < compared_experiments.until)
+           AND (compared_experiments.tag IS NULL OR compared_experiments.tag = ANY (comment_tags(e.comment)))
+           AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
+    ), kinds AS MATERIALIZED (
+        SELECT DISTINCT p.llm_provider, p.settings FROM picked p
+    ), spread AS MATERIALIZED (  -- each kind's experimental settings that apply to its provider
+        SELECT d.llm_provider, d.settings, k.key, coalesce(d.settings -> k.key, k.default_value) AS value
+          FROM kinds d JOIN config_keys k ON k.experimental AND d.llm_provider = ANY (k.providers)
+    ), varied AS (
+        SELECT s.llm_provider, s.settings, jsonb_object_agg(s.key, s.value) AS config
+          FROM spread s
+         WHERE s.key IN (SELECT v.key FROM spread v GROUP BY v.key HAVING count(DISTINCT v.value) > 1)
+         GROUP BY s.llm_provider, s.settings
+    )
+    SELECT p.id, coalesce(v.config, '{}')
+      FROM picked p
+      LEFT JOIN varied v ON v.llm_provider = p.llm_provider AND v.settings = p.settings
+$$;

@@ -1,0 +1,101 @@
+-- One row per experiment: its outcome and ending, effort, exploration, tokens, cost, latency, the settings it was
+-- run with (varied_config: those whose value is not the same everywhere) and its maze's size and grid hash. The
+-- turn's one write keeps the aggregates on the experiment's row, so the view aggregates no action or turn. Every
+-- column is documented here (COMMENT ON COLUMN, the data dictionary `oriole export` writes) and in the README.
+CREATE VIEW experiment_results AS
+SELECT e.id AS experiment_id,
+       e.llm_provider,
+       e.model_name,
+       e.prompt_version,
+       e.prompt_hash,
+       m.id AS maze_id,
+       m.name AS maze,
+       m.family AS maze_family,
+       m.shortest_path_length,
+       e.status,
+       e.ending,
+       e.goal_found,
+       e.goal_first_seen_step,
+       e.goal_reached_step,
+       e.action_count AS actions,
+       e.move_count AS moves,
+       e.failed_move_count AS failed_moves,
+       e.recall_count AS recalls,
+       e.invalid_call_count AS invalid_calls,
+       e.turn_count AS turns,
+       e.unique_tiles_visited,
+       e.move_count - e.failed_move_count - (e.unique_tiles_visited - 1) AS revisits,
+       CASE WHEN e.status = 'succeeded' AND e.move_count > 0
+            THEN round(m.shortest_path_length::numeric / e.move_count, 4) END AS path_efficiency,
+       e.input_tokens,
+       e.output_tokens,
+       e.cost_usd,
+       e.started_at,
+       e.last_action_at,
+       e.completed_at,
+       extract(epoch FROM e.completed_at - e.started_at)::float8 AS duration_seconds,
+       e.model_calls,
+       round(e.latency_ms::numeric / nullif(e.model_calls, 0), 1) AS mean_latency_ms,
+       coalesce(everything.compared_config, '{}') AS varied_config,
+       e.config,
+       e.seed,
+       e.agent_id,
+       e.comment,
+       comment_tags(e.comment) AS tags,
+       substring(e.comment FROM '(?:^|\s)sweep:(\S+)') AS sweep_id,
+       e.failure_reason,
+       m.width || 'x' || m.height AS maze_size,
+       m.content_hash AS maze_hash
+  FROM experiments e
+  JOIN mazes m ON m.id = e.maze_id
+  -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
+  -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
+  LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
+               FROM compared_experiments() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id;
+
+COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';
+COMMENT ON COLUMN experiment_results.llm_provider IS 'the provider that played (providers.name)';
+COMMENT ON COLUMN experiment_results.model_name IS 'the model (or the baseline agent) that played';
+COMMENT ON COLUMN experiment_results.prompt_version IS 'the prompt version';
+COMMENT ON COLUMN experiment_results.prompt_hash IS 'SHA-256 of the prompt text the experiment really used';
+COMMENT ON COLUMN experiment_results.maze_id IS 'mazes.id';
+COMMENT ON COLUMN experiment_results.maze IS 'the maze name, e.g. perfect-11';
+COMMENT ON COLUMN experiment_results.maze_family IS 'the maze family, e.g. perfect, sparse';
+COMMENT ON COLUMN experiment_results.shortest_path_length IS 'moves on a shortest path from start to goal';
+COMMENT ON COLUMN experiment_results.status IS 'running, succeeded, timed_out, failed or aborted';
+COMMENT ON COLUMN experiment_results.ending IS
+    'success; agent (a run without success: a limit, or a failure the agent caused such as agent_stalled); '
+    'error (infrastructure or provider); NULL while running. Runs are success and agent endings';
+COMMENT ON COLUMN experiment_results.goal_found IS 'whether the goal condition was met';
+COMMENT ON COLUMN experiment_results.goal_first_seen_step IS 'the step the goal was first visible (0: from the start)';
+COMMENT ON COLUMN experiment_results.goal_reached_step IS 'the step the agent first stood on the goal';
+COMMENT ON COLUMN experiment_results.actions IS 'every action: moves, failed moves, recalls, invalid calls';
+COMMENT ON COLUMN experiment_results.moves IS 'move attempts, wall hits included';
+COMMENT ON COLUMN experiment_results.failed_moves IS 'moves into a wall or off the grid';
+COMMENT ON COLUMN experiment_results.recalls IS 'recall_all uses';
+COMMENT ON COLUMN experiment_results.invalid_calls IS 'invalid tool calls';
+COMMENT ON COLUMN experiment_results.turns IS 'agent turns';
+COMMENT ON COLUMN experiment_results.unique_tiles_visited IS 'distinct tiles the agent stood on, the start included';
+COMMENT ON COLUMN experiment_results.revisits IS 'successful moves onto a tile already stood on';
+COMMENT ON COLUMN experiment_results.path_efficiency IS
+    'for successes: shortest_path_length / moves (1.0 is optimal; can exceed 1 with goalCondition sight)';
+COMMENT ON COLUMN experiment_results.input_tokens IS 'input tokens of every model call';
+COMMENT ON COLUMN experiment_results.output_tokens IS 'output tokens of every model call';
+COMMENT ON COLUMN experiment_results.cost_usd IS 'USD at the prices captured in the snapshot';
+COMMENT ON COLUMN experiment_results.started_at IS 'when the experiment started';
+COMMENT ON COLUMN experiment_results.last_action_at IS 'when its last action was written (NULL: none yet)';
+COMMENT ON COLUMN experiment_results.completed_at IS 'when it was closed (NULL while running)';
+COMMENT ON COLUMN experiment_results.duration_seconds IS 'completed_at - started_at in seconds (NULL while running)';
+COMMENT ON COLUMN experiment_results.model_calls IS 'model calls';
+COMMENT ON COLUMN experiment_results.mean_latency_ms IS 'mean latency of its model calls (NULL without calls)';
+COMMENT ON COLUMN experiment_results.varied_config IS
+    'its experimental settings (for its provider) whose value is not the same in every experiment of the database';
+COMMENT ON COLUMN experiment_results.config IS 'the whole configuration snapshot (JSON)';
+COMMENT ON COLUMN experiment_results.seed IS 'the seed of the baseline agent or of Ollama';
+COMMENT ON COLUMN experiment_results.agent_id IS 'as given in the execution input (a sweep: <sweep>/<cell>/r<n>)';
+COMMENT ON COLUMN experiment_results.comment IS 'as given in the execution input';
+COMMENT ON COLUMN experiment_results.tags IS 'the whitespace-separated words of the comment';
+COMMENT ON COLUMN experiment_results.sweep_id IS 'the <id> of a sweep:<id> tag';
+COMMENT ON COLUMN experiment_results.failure_reason IS 'why it did not succeed';
+COMMENT ON COLUMN experiment_results.maze_size IS 'the maze''s width x height, e.g. 11x11';
+COMMENT ON COLUMN experiment_results.maze_hash IS 'the maze''s content hash: two experiments on the same grid share it';

@@ -1,0 +1,106 @@
+"""``oriole report``: compare the stored experiments as a table, CSV, JSON or an HTML page (with its replays).
+
+The logic lives in ``oriole_workstation.report`` and ``report_html`` (free of the CLI library); this command
+only reads options, opens the database and prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from oriole.errors import OrioleError
+from oriole_workstation import files, report_html
+from oriole_workstation.cli.common import (
+    AwsDatabase,
+    MazeFilter,
+    ModelFilter,
+    PromptFilter,
+    SinceFilter,
+    SweepFilter,
+    TagFilter,
+    UntilFilter,
+    err,
+    fail,
+)
+from oriole_workstation.render import Run, write
+from oriole_workstation.report import Format, GroupBy, render_report
+from oriole_workstation.results import Filters, Results
+
+REPLAYS = "replays"  # the folder beside an HTML report that holds its replays
+
+
+class OutputRefused(OrioleError):
+    """A file the command was asked to write cannot be written there."""
+
+
+def report(
+    model: ModelFilter = None,
+    prompt: PromptFilter = None,
+    maze: MazeFilter = None,
+    since: SinceFilter = None,
+    until: UntilFilter = None,
+    tag: TagFilter = None,
+    sweep: SweepFilter = None,
+    by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
+    output: Annotated[Format, typer.Option("--format", help="table, csv, json or html.")] = Format.table,
+    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
+    = None,
+    with_replays: Annotated[bool, typer.Option(help="With --format html -o FILE: render each experiment's replay "
+                                                    "into replays/ beside the page and link it.")] = False,
+    pivot: Annotated[bool, typer.Option("--pivot", help="The leaderboard instead of the table: one row per agent, "
+                                                        "one column per family and size (or maze).")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column (prompt, mazes, maze CI, efficiency, cost per "
+                                                      "success) however wide the table gets.")] = False,
+    figures: Annotated[Path | None, typer.Option("--figures", help="Also write each chart into this folder as an "
+                                                 "SVG (and a PNG) sized for a paper column, with captions.md.")]
+    = None,
+    aws: AwsDatabase = False,
+) -> None:
+    """Compare models, prompts and settings, as a table, CSV, JSON or a self-contained HTML page.
+
+    Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
+    efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
+    merits (succeeded, a limit, or an ending the agent caused such as stalling); infrastructure and provider
+    failures are counted under errors. Each row is one model x prompt x maze family (or maze with --by maze)
+    x the configuration values that differ among the compared experiments. --pivot prints the leaderboard:
+    the success rate with its interval per agent and family and size. The HTML page starts with that
+    leaderboard and its provenance (database, sweeps, code versions, prompts, seeds, the query), then draws
+    the charts (success rates with their intervals, efficiency, actions and tokens, cost) per family and size,
+    and lists every experiment it counts.
+    """
+    from oriole_workstation.database import open_results
+
+    if with_replays and (output is not Format.html or file is None):
+        raise fail("--with-replays writes replays beside the page: use it with --format html -o FILE")
+    if pivot and output is not Format.table:
+        raise fail("--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
+                   "first; CSV and JSON carry every column)")
+    results = open_results(aws)
+    filters = Filters(model, prompt, maze, since, until, tag, sweep)
+    replays = write_replays(results, filters, file.parent) if with_replays else None
+    text = report_html.render(results, by, filters, replays) if output is Format.html else \
+        render_report(results, output, by, filters, pivot, wide)
+    if figures is not None:
+        written = report_html.write_figures(results, by, filters, figures)
+        err.print(f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",
+                  highlight=False, markup=False)
+    if file is None:
+        typer.echo(text, nl=False)
+        return
+    files.write_text(file, text, OutputRefused)
+    err.print(f"wrote {file}" + (f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
+              highlight=False, markup=False)
+
+
+def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int, str]:
+    """Each experiment of the report as an HTML replay in ``folder/replays``; experiment id -> relative link."""
+    (folder / REPLAYS).mkdir(parents=True, exist_ok=True)
+    links = {}
+    for row in results.compared(filters):
+        name = f"{REPLAYS}/experiment-{row['experiment_id']}.html"
+        write(Run.from_record(results.experiment_run(row["experiment_id"])), [folder / name])
+        links[row["experiment_id"]] = name
+    return links

@@ -1,0 +1,229 @@
+"""``oriole sweep``: the researcher's side of a sweep. The sweep itself (its file's model, the matrix, resume, the
+caps) is the runtime's (``oriole.core.sweep_plan``) and runs as the sweep state machine: one execution per sweep, its
+tasks in Lambda, locally under moto through ``LocalAws``.
+
+Here: reading a sweep file (TOML or JSON), the execution input a command line makes of it, submitting it under
+a deterministic name, following a local run (progress from the database, the end of an experiment whose
+execution died reported as EventBridge would, a clean stop on Ctrl-C), and the summary and status lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import tomllib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
+from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepFile, SweepRun, check_input_size, validate
+from oriole.errors import OrioleError, SweepFileError
+from oriole.inputs import CaughtError
+from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.sweep_tasks import OUTCOMES
+from oriole.provider_registry import NAMES
+from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
+from oriole_workstation import files
+from oriole_workstation.results import Results
+from oriole_workstation.sweep_progress import SweepProgress
+
+if TYPE_CHECKING:
+    from oriole_workstation.runner import LocalAws
+
+MAX_FILE_BYTES = 1024 * 1024
+LOCAL_CONCURRENCY = 2  # experiments at once locally when neither the file nor the command says
+LOCAL_WAIT_SECONDS = 1  # a local item looks at its experiment's row every second (AWS: the run's default, 30)
+POLL_SECONDS = 0.5
+SUBMITTED_NAME = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)$")
+
+
+class SweepAlreadyRunning(OrioleError):
+    """Another version of the sweep file is running under the same sweep id."""
+
+
+class SweepFailed(OrioleError):
+    """The sweep's execution failed (its plan was refused where it runs, or a task failed past its retries)."""
+
+
+def load(path: Path) -> SweepFile:
+    """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``, nested at most
+    ``MAX_JSON_DEPTH`` levels)."""
+    text = files.read_text(path, MAX_FILE_BYTES, SweepFileError,
+                           "a sweep file describes a matrix, it does not list it")
+    kind = "JSON" if path.suffix == ".json" else "TOML"
+    try:
+        data = load_json(text, long_integers=False) if kind == "JSON" else tomllib.loads(text)
+    except RecursionError:
+        raise SweepFileError(f"{path} is not valid TOML: nested too deeply") from None
+    except ValueError as error:  # TOML and JSON syntax errors are ValueErrors
+        raise SweepFileError(f"{path} is not valid {kind}: {error}") from None
+    if nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise SweepFileError(f"{path} is not valid {kind}: nested deeper than {MAX_JSON_DEPTH} levels")
+    return validate(SweepFile, data, str(path))
+
+
+def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
+    """The file's ``provider_concurrency`` with ``PROVIDER=N`` options on top."""
+    caps = dict(spec.provider_concurrency)
+    for option in options:
+        provider, _, value = option.partition("=")
+        count = ascii_int(value, 4, signed=False) or 0
+        if provider not in NAMES or not 1 <= count <= MAX_CONCURRENCY:
+            raise SweepFileError(f"--provider-concurrency expects PROVIDER=N with a provider among "
+                                 f"{', '.join(NAMES)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}")
+        caps[provider] = count
+    return caps
+
+
+def run_input(spec: SweepFile, *, concurrency: int | None, provider_concurrency: dict[str, int],
+              retry_failed: bool, wait_seconds: int | None, seed_from: str | None = None,
+              allow_unpriced: bool = False) -> dict:
+    """The sweep state machine's input: the file as JSON with the command line's settings in it (what the
+    console would take), refused here if PlanSweep would refuse its size. ``seed_from`` replaces the file's."""
+    data = spec.model_dump(mode="json", exclude_none=True) | {"provider_concurrency": provider_concurrency,
+                                                              "retry_failed": retry_failed,
+                                                              "allow_unpriced": allow_unpriced}
+    if seed_from is not None:
+        data["seed_from"] = seed_from
+    if concurrency is not None:
+        data["concurrency"] = concurrency
+    if wait_seconds is not None:
+        data["wait_seconds"] = wait_seconds
+    run = validate(SweepRun, data, "sweep input")
+    check_input_size(run.model_dump(mode="json"))  # as PlanSweep carries it, its defaults filled in
+    return run.model_dump(mode="json", exclude_none=True)
+
+
+# --- submitting ----------------------------------------------------------------------------------------------
+
+
+def _digest(execution_input: dict) -> str:
+    return hashlib.sha256(json.dumps(execution_input, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def sweep_executions(sfn, state_machine_arn: str, sweep_id: str) -> list[dict]:
+    """The sweep's executions submitted by ``submit`` (named ``<id>-<input hash>-<n>``), newest first, each with
+    its ``digest``."""
+    pages = sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn)
+    found = [{**e, "digest": match["digest"]} for page in pages for e in page["executions"]
+             if (match := SUBMITTED_NAME.match(e["name"])) and match["id"] == sweep_id]
+    return sorted(found, key=lambda e: e["startDate"], reverse=True)
+
+
+def submit(sfn, state_machine_arn: str, execution_input: dict) -> tuple[str, bool]:
+    """Start the sweep's execution; returns its ARN and whether it is new. The name is the sweep id, a hash
+    of the input and the number of earlier runs of that input: submitting the same input while it runs
+    gives the running execution (Step Functions starts a name once), another version of the same sweep
+    id is refused while one runs, and a finished sweep submitted again resumes."""
+    sweep_id, digest = execution_input["id"], _digest(execution_input)
+    earlier = sweep_executions(sfn, state_machine_arn, sweep_id)
+    running = next((e for e in earlier if e["status"] == "RUNNING"), None)
+    if running is not None and running["digest"] == digest:
+        return running["executionArn"], False
+    if running is not None:
+        raise SweepAlreadyRunning(f"sweep {sweep_id} is running another version of its file as "
+                                  f"{running['executionArn']}; wait for it or stop it first (`oriole sweep status "
+                                  f"{sweep_id}` follows it)")
+    runs = sum(e["digest"] == digest for e in earlier)
+    name = f"{sweep_id}-{digest}-{runs + 1}"
+    try:
+        arn = sfn.start_execution(stateMachineArn=state_machine_arn, name=name,
+                                  input=json.dumps(execution_input))["executionArn"]
+    except sfn.exceptions.ExecutionAlreadyExists:  # a second submit of the same input won the race
+        return state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}", False
+    return arn, True
+
+
+# --- following a local run -----------------------------------------------------------------------------------
+
+
+def first_id(results: Results, sweep_id: str) -> int:
+    """The sweep's newest experiment so far: a run about to start makes only experiments after it."""
+    return max((row["id"] for row in results.store.sweep_experiments(sweep_id)), default=0)
+
+
+def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Results, progress: SweepProgress,
+                 on_interrupt: Callable[[int], None]) -> dict:
+    """Follow a local sweep execution until it ends and none of its experiments runs any more, showing its
+    ``progress``; returns the execution as DescribeExecution gives it (ABORTED when it was stopped).
+
+    There is no EventBridge locally: an experiment whose last execution ended with its row open is reported
+    to the status-change finalizer here. Ctrl-C stops the sweep's execution (nothing more starts) and keeps
+    following until the running experiments have finished (``on_interrupt`` is told how many); a second
+    Ctrl-C leaves them (``oriole doctor --fix`` closes them).
+    """
+    rows: list[dict] = []
+    stopping = False
+    while True:
+        try:
+            execution = local.sfn.describe_execution(executionArn=execution_arn)
+            rows = results.store.sweep_experiments(sweep_id)
+            still_open = _report_lost_ends(local, [row for row in rows if row["id"] > progress.first_id])
+            progress.update(rows, results.summary)
+            if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open \
+                    and not _starting(local, sweep_id):
+                progress.finish(progress.update(results.store.sweep_experiments(sweep_id), results.summary))
+                return execution
+            time.sleep(POLL_SECONDS)
+        except KeyboardInterrupt:
+            if stopping:
+                raise
+            stopping = True
+            local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
+            on_interrupt(sum(row["status"] == "running" for row in rows if row["id"] > progress.first_id))
+
+
+def _starting(local: LocalAws, sweep_id: str) -> bool:
+    """Whether an experiment execution of the sweep runs without its row yet (started as the sweep stopped)."""
+    pages = local.sfn.get_paginator("list_executions").paginate(stateMachineArn=local.state_machine_arn,
+                                                                statusFilter="RUNNING")
+    return any(e["name"].startswith(f"{sweep_id}-") for page in pages for e in page["executions"])
+
+
+def _report_lost_ends(local: LocalAws, rows: list[dict]) -> int:
+    """Report each open experiment whose last execution has ended; returns how many are still open."""
+    still_open = 0
+    for row in rows:
+        if row["status"] != "running":
+            continue
+        last = local.sfn.describe_execution(executionArn=row["last_execution_arn"])
+        if last["status"] in TERMINAL_EXECUTION_STATUSES:
+            local.report_status_change(last)
+        still_open += 1
+    return still_open
+
+
+def outcome(execution: dict) -> dict:
+    """The summary a finished sweep execution returned; SweepFailed with its error when it failed."""
+    if execution["status"] != "SUCCEEDED":
+        reason = failure_reason(CaughtError(Error=execution.get("error"), Cause=execution.get("cause")))
+        raise SweepFailed(f"the sweep execution {execution['status'].lower()}: {reason}")
+    return json.loads(execution["output"])
+
+
+# --- the lines a researcher reads ----------------------------------------------------------------------------
+
+
+SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no error, the agent's own ending
+
+
+def summary_line(summary: dict) -> str:
+    """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
+    parts = [f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}" for outcome, key in sorted(OUTCOMES.items())
+             if summary.get(key)]
+    return (f"{summary['planned']} planned: {summary['alreadyDone']} already done"
+            + (f", {', '.join(parts)}" if parts else "") + f"; spent ${summary['spentUsd']:.4f}\n")
+
+
+def execution_line(execution: dict) -> str:
+    stop = execution.get("stopDate")
+    since = f"since {_when(execution['startDate'])}" if stop is None else f"at {_when(stop)}"
+    return f"execution {execution['name']}: {execution['status']} {since}"
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
