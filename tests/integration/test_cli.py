@@ -221,3 +221,14 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
                               {"ids": ids}).fetchone()["n"]
     assert left == 0 and reported() == set()
     assert "No such option: --aws" in cli("experiments", "delete", "1", "--aws").stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("experiments", "archive"), "say which experiments: their ids, --tag T or --sweep ID"),
+    (("experiments", "delete", "0"), "expects a whole number from 1"),
+    (("experiments", "delete", "x1"), "expects a whole number from 1"),
+    (("experiments", "restore", "--tag", "a", "--sweep", "b"), "give --sweep or --tag, not both"),
+])
+def test_experiments_commands_refuse_what_names_no_experiment_in_one_line(cli, args, message):
+    refused = cli(*args)
+    assert refused.exit_code == 2 and message in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -252,6 +252,8 @@ def test_watch_a_sweep_until_none_of_its_experiments_runs(local, cli):
 
 
 def test_watching_a_sweep_before_its_first_experiment_waits_for_it(local, cli):
+    assert "no experiment of sweep late yet, and it is not planned" in cli("watch", "--sweep", "late").stderr
+    local.store.record_sweep_plan("late", 1, {"id": "late"})  # PlanSweep's record: the sweep has begun
     seen: dict = {}
     watcher = threading.Thread(target=lambda: seen.update(
         outcome=cli("watch", "--sweep", "late", "--interval", "0.05")))
