@@ -46,11 +46,16 @@ def prompts_path(prefix: str) -> str:
     return f"{prefix}/prompts"
 
 
+def pricing_path(prefix: str) -> str:
+    """Where a deployment's model prices live (``/oriole/pricing``, one entry per model)."""
+    return f"{prefix}/pricing"
+
+
 # The prefix of the deployment that this process reads: the functions' (ORIOLE_DEPLOYMENT, which CDK sets on
 # them) or the CLI's. The stacks never use it: they take every name from the deployment they synthesize.
 PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
 PROMPTS_PATH = prompts_path(PREFIX)
-PRICING_PATH = f"{PREFIX}/pricing"
+PRICING_PATH = pricing_path(PREFIX)
 SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
 

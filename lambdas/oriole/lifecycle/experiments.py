@@ -14,8 +14,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from oriole import catalog, inputs
-from oriole.config import parse_pricing, resolve
-from oriole.core import mazeset, memory, picture, progress
+from oriole.config import resolve
+from oriole.core import mazeset, memory, picture, prices, progress
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
@@ -79,7 +79,8 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     row = store.create_experiment(NewExperiment(
         maze_id=chosen.id, llm_provider=request.llmProvider, model_name=request.modelName,
         prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
-        agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
+        agent_id=request.agentId, agent_label=request.agentLabel, comment=request.comment, config=config,
+        seed=config["seed"],
         start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
         else None, execution_arn=execution_arn, code_version=deployment.code_version(),
     ))
@@ -90,7 +91,7 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
     """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
     provider = PROVIDERS[request.llmProvider]
-    priced = provider.calls_model
+    priced = provider.calls_model and request.prices is None  # given prices come first
     stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
     config = resolve(stored, request.config)
     if provider.servers is not None:
@@ -104,7 +105,10 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
         raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
-    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if priced else None
+    given = request.prices and prices.Price(request.prices.inputPerMTok, request.prices.outputPerMTok,
+                                            request.prices.source or "execution input")
+    charged = prices.price(request.llmProvider, request.modelName, given, stored.get(pricing))
+    config["pricing"] = charged and charged.as_snapshot()
     return config, prompt
 
 
