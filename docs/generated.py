@@ -190,7 +190,8 @@ def scratch_database() -> Iterator[str]:
 
 COLUMNS = """
 SELECT c.relname AS relation, c.relkind = 'v' AS is_view, a.attname AS column_name,
-       format_type(a.atttypid, a.atttypmod) AS type, col_description(c.oid, a.attnum) AS description
+       format_type(a.atttypid, a.atttypmod) AS type, col_description(c.oid, a.attnum) AS description,
+       obj_description(c.oid, 'pg_class') AS relation_description
   FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
  WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'v')
  ORDER BY c.relkind, c.relname, a.attnum
@@ -211,9 +212,10 @@ def relations(views: bool) -> str:
     columns, _ = catalog_rows()
     parts, names = [], sorted({row[0] for row in columns if row[1] == views})
     for name in names:
-        rows = [(code(column), code(kind), description or "") for relation, _, column, kind, description in columns
-                if relation == name]
-        parts.append(f"### `{name}`\n\n" + table(("column", "type", "what it holds"), rows))
+        mine = [row for row in columns if row[0] == name]
+        about = f"{cell(mine[0][5])}\n\n" if mine[0][5] else ""
+        rows = [(code(column), code(kind), description or "") for _, _, column, kind, description, _ in mine]
+        parts.append(f"### `{name}`\n\n{about}" + table(("column", "type", "what it holds"), rows))
     return "\n\n".join(parts) + "\n"
 
 

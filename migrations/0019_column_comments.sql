@@ -90,3 +90,5 @@ COMMENT ON COLUMN schema_migrations.applied_at IS 'when it was applied';
 COMMENT ON COLUMN schema_views.name IS 'a view or function of migrations/views/';
 COMMENT ON COLUMN schema_views.checksum IS 'SHA-256 of its file as created';
 COMMENT ON COLUMN schema_views.applied_at IS 'when it was created';
+
+COMMENT ON COLUMN sweeps.id IS 'the sweep file''s id: its experiments are tagged sweep:<id>';
