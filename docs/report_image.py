@@ -1,4 +1,4 @@
-"""How docs/report-baseline-ladder.png, the README's picture of the HTML report, is made, and how a test knows it
+"""How docs/report-baseline-ladder.png, the HTML report's picture (README, docs), is made, and how a test knows it
 is still the page the code draws.
 
     .venv/bin/python docs/report_image.py      # needs Chromium (Debian: apt-get install chromium)

@@ -59,7 +59,7 @@ PRICING_PATH = pricing_path(PREFIX)
 SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
 
-# Time limits that must agree with each other (see README, "Time limits").
+# Time limits that must agree with each other (docs: explanation/architecture.md, "Time limits").
 LAMBDA_MAX_SECONDS = 900  # the longest a Lambda invocation may run
 # A turn of 8 calls (maxActionsPerTurn) of up to 120 s (requestTimeoutSeconds) may need 9 x 120 s, more than
 # Lambda allows: the model tasks get Lambda's maximum and end the turn early (end reason "deadline").

@@ -3,8 +3,9 @@
 A provider is its adapter module (``adapter``: its ``agent(setup, api_key)`` builds the agent that plays a turn),
 its catalog entries (``oriole.catalog``, naming it in ``providers``) and its entry here. From this table come
 the provider names an execution input and a sweep file accept, the catalog's "every provider" and "every model
-provider", the agent tasks of the handler table, the provider branches of both flow files and the sweep diagram
-in the README (``make flows``), the model-server allow-list StartExperiment applies and CDK deploys, the API key
+provider", the agent tasks of the handler table, the provider branches of both flow files and their diagrams
+in the docs site (``make flows``, ``make docs``), the model-server allow-list StartExperiment applies and CDK deploys,
+the API key
 a task sends, the sweep's default caps, and the ``providers`` table that ``experiments.llm_provider`` references.
 
 Plain data, at the bottom of the runtime's layers: anything may read it; it imports nothing of the project.

@@ -91,7 +91,8 @@ COMMENT ON COLUMN experiment_results.mean_latency_ms IS 'mean latency of its mod
 COMMENT ON COLUMN experiment_results.varied_config IS
     'its experimental settings (for its provider) whose value is not the same in every experiment of the database';
 COMMENT ON COLUMN experiment_results.config IS 'the whole configuration snapshot (JSON)';
-COMMENT ON COLUMN experiment_results.seed IS 'the seed of the baseline agent or of Ollama';
+COMMENT ON COLUMN experiment_results.seed IS
+    'the experiment''s seed: a baseline agent''s, Ollama''s, an OpenAI-compatible server''s with sendSeed';
 COMMENT ON COLUMN experiment_results.agent_id IS 'as given in the execution input (a sweep: <sweep>/<cell>/r<n>)';
 COMMENT ON COLUMN experiment_results.comment IS 'as given in the execution input';
 COMMENT ON COLUMN experiment_results.tags IS 'the whitespace-separated words of the comment';

@@ -6,7 +6,7 @@ the sum of its turns (``assert_invariants``).
 Lambda faults are injected by wrapping a handler in the runner's routing table: the wrapper raises an
 exception whose class name is the error name the real Lambda would report (the runner reports
 ``type(err).__name__`` as the errorType, as the Lambda runtime does), before or after the real handler
-did its work. The README's "When things fail" table lists the same cases.
+did its work. The docs' "When things fail" table (docs/explanation/failures.md) lists the same cases.
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def render(providers: Mapping[str, str] = LABELS) -> str:
 
 
 def diagram(providers: Mapping[str, str] = LABELS) -> str:
-    """The flow as the README draws it ("The sweep state machine"): one map line per provider."""
+    """The flow as the docs draw it (reference/state-machines.md): one map line per provider."""
     width = max(len(f"{label}Repetitions") for label in providers.values()) + 2
     maps = "".join(f"               {f'{label}Repetitions':<{width}}distributed Map, MaxConcurrencyPath "
                    f"$.caps.{name}\n" for name, label in providers.items())
