@@ -65,6 +65,9 @@ docs: $(VENV)/.docs-installed
 synth: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk synth --all
 
+bootstrap: $(VENV)/.cdk-installed node_modules/.installed
+	npx cdk bootstrap
+
 deploy: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk deploy --all
 

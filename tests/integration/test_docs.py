@@ -137,8 +137,9 @@ README_MODEL_SERVER = "http://gpu-box:11434"  # the README's Ollama server, a sc
 
 
 def test_the_readme_is_short_and_its_commands_run(tmp_path, empty_database):
-    """Each shell command of the README is a make target, a command of the tutorial (run above), or its model
-    example, run here against a scripted Ollama server in place of the GPU box."""
+    """Each shell command of the README is a make target, a command of the tutorial (run above), its model
+    example (run here against a scripted Ollama server in place of the GPU box), or an AWS command, which cannot
+    run offline but must be one the CLI has, with the options shown."""
     from tests.ollama_server import ScriptedOllama, text_reply
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -151,6 +152,10 @@ def test_the_readme_is_short_and_its_commands_run(tmp_path, empty_database):
     for command in commands:
         if command.startswith("make "):
             assert command.split()[1] in targets, f"README: `{command}` is not a make target"
+        elif command.endswith(" --aws"):
+            words = command.split()
+            usage = subprocess.run([BIN / "oriole", *words[1:-1], "--help"], capture_output=True, text=True)
+            assert usage.returncode == 0 and "--aws" in usage.stdout, f"README: `{command}` is not a CLI command"
         else:
             assert command in tested or command in model, f"README: `{command}` is not run by the docs tests"
     env = {**os.environ, "DATABASE_URL": empty_database, "ORIOLE_HOME": str(tmp_path / "home"),
