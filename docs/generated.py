@@ -87,11 +87,16 @@ def cli() -> str:
 
 # -- parameters ----------------------------------------------------------------------------------------------------
 
+def number(value: float) -> str:
+    """A bound as a reader writes it: 1,000,000 rather than 1e+06."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
 def bounds(parameter: catalog.Parameter) -> str:
     if parameter.choices:
         return ", ".join(code(choice) for choice in parameter.choices)
     if parameter.minimum is not None or parameter.maximum is not None:
-        return f"{parameter.minimum:g} to {parameter.maximum:g}"
+        return f"{number(parameter.minimum)} to {number(parameter.maximum)}"
     if parameter.url_schemes:
         return "a URL: " + ", ".join(parameter.url_schemes)
     if parameter.max_length:
@@ -100,11 +105,19 @@ def bounds(parameter: catalog.Parameter) -> str:
 
 
 def parameters() -> str:
-    rows = [(code(p.key) if p.overridable else f"- (read at {p.read_at})", code(p.name), p.type.__name__,
-             code(p.default_text), bounds(p), ", ".join(p.providers), "yes" if p.experimental else "no",
-             p.description) for p in catalog.CATALOG]
-    return table(("`config` key", "Parameter Store name", "type", "default", "accepted", "providers",
-                  "experimental", "what it is"), rows)
+    """One section per parameter, so a long description and a long Parameter Store name never squeeze a table and
+    every parameter has an anchor to link to."""
+    every = set(catalog.ALL_PROVIDERS)
+    sections = []
+    for p in catalog.CATALOG:
+        title = code(p.key) if p.overridable else code(p.name.rsplit("/", 1)[-1])
+        facts = [f"Parameter Store {code(p.name)}", f"type {p.type.__name__}", f"default {code(p.default_text)}"]
+        facts += [f"accepted {bounds(p)}"] if bounds(p) else []
+        facts += ["every provider" if set(p.providers) == every else "providers " + ", ".join(p.providers)]
+        facts += ["experimental: comparisons split on it" if p.experimental else "not experimental"]
+        facts += [] if p.overridable else [f"read at {p.read_at}; no `config` key"]
+        sections.append(f"### {title}\n\n{cell(p.description)}\n\n" + " · ".join(facts))
+    return "\n\n".join(sections)
 
 
 # -- the execution input and the sweep file ------------------------------------------------------------------------
