@@ -266,24 +266,37 @@ def error_names() -> str:
 
 # -- the state machines --------------------------------------------------------------------------------------------
 
+LAMBDA_ERRORS = "Lambda's service errors"
+
+
+def error_list(errors: set[str]) -> str:
+    """Errors by name, with the Lambda service's own ones named once as a group (listed under the table)."""
+    own = sorted(error for error in errors if not error.startswith("Lambda."))
+    return ", ".join([LAMBDA_ERRORS] * (len(own) < len(errors)) + own)
+
+
 def states(name: str) -> str:
+    lambda_errors: set[str] = set()
+
     def walk(definition: dict, prefix: str = "") -> Iterator[tuple]:
         for state, spec in definition["States"].items():
-            retried = sorted({e for retrier in spec.get("Retry", []) for e in retrier["ErrorEquals"]})
-            caught = sorted({e for catcher in spec.get("Catch", []) for e in catcher["ErrorEquals"]})
+            retried = {e for retrier in spec.get("Retry", []) for e in retrier["ErrorEquals"]}
+            caught = {e for catcher in spec.get("Catch", []) for e in catcher["ErrorEquals"]}
+            lambda_errors.update(e for e in retried | caught if e.startswith("Lambda."))
             following = spec.get("Next") or ("end" if spec.get("End") or spec["Type"] in ("Succeed", "Fail") else
                                              ", ".join([*(choice["Next"] for choice in spec.get("Choices", [])),
                                                         *([f"{spec['Default']} (default)"] if "Default" in spec
                                                           else [])]))
-            yield (code(prefix + state), spec["Type"], following, ", ".join(retried), ", ".join(caught),
+            yield (code(prefix + state), spec["Type"], following, error_list(retried), error_list(caught),
                    spec.get("Error", ""))
             for branch in spec.get("Branches", []):
                 yield from walk(branch, prefix + "  ")
             if "ItemProcessor" in spec:
                 yield from walk(spec["ItemProcessor"], prefix + "  ")
 
-    return table(("state", "type", "next", "retries on", "catches", "fails with"),
-                 list(walk(flows.definition(name)))) + "\n"
+    rows = list(walk(flows.definition(name)))
+    legend = f"{LAMBDA_ERRORS}: " + ", ".join(code(e) for e in sorted(lambda_errors)) + "." if lambda_errors else ""
+    return table(("state", "type", "next", "retries on", "catches", "fails with"), rows) + f"\n\n{legend}\n"
 
 
 def diagram(draw: Callable[[], str]) -> str:
