@@ -22,6 +22,7 @@ from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.drawing import wrap
+from oriole_workstation.rows import SUCCEEDED, TIMED_OUT, ExperimentRun
 
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
 WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
@@ -57,6 +58,12 @@ class Step:
         return self.action.startswith("move_") and not self.success
 
 
+def _position(pair: list[int]) -> Position:
+    """A stored [x, y] pair (JSON) as a position."""
+    x, y = pair
+    return x, y
+
+
 def _shown(text: str | None) -> str | None:
     """Model text as the replay shows it: whole, with what a browser would obey or hide written out."""
     return None if text is None else terminal_safe(text, lines=True)
@@ -76,27 +83,27 @@ class Run:
     model_text: dict[int, str]
 
     @classmethod
-    def from_record(cls, record: dict) -> Run:
+    def from_record(cls, record: ExperimentRun) -> Run:
         """From ``Results.experiment_run``: the experiment row with its maze, actions and model text."""
-        maze = Maze.from_rows(record["grid"], (record["start_x"], record["start_y"]),
-                              (record["goal_x"], record["goal_y"]))
-        steps = tuple(Step(a["step"], a["turn"], a["action"], tuple(a["from"]), tuple(a["to"]), a["success"],
-                           _shown(a["error"]), _shown(a["reasoning"]), tuple((x, y) for x, y, _ in a["tiles_seen"]))
-                      for a in record["actions"])
-        outcome = {"succeeded": "goal found", "timed_out": "timed out"}.get(record["status"], record["status"])
+        maze = Maze.from_rows(record.grid, (record.start_x, record.start_y), (record.goal_x, record.goal_y))
+        steps = tuple(Step(a["step"], a["turn"], a["action"], _position(a["from"]), _position(a["to"]),
+                           a["success"], _shown(a["error"]), _shown(a["reasoning"]),
+                           tuple((x, y) for x, y, _ in a["tiles_seen"]))
+                      for a in record.actions)
+        outcome = {SUCCEEDED: "goal found", TIMED_OUT: "timed out"}.get(record.status, record.status)
         outcome += f" after {len(steps)} actions"
-        if record["status"] == "succeeded" and steps:
+        if record.status == SUCCEEDED and steps:
             moves = sum(s.action.startswith("move_") for s in steps)
-            outcome += f", path efficiency {record['shortest_path_length'] / moves:.3f}"
-        if record["failure_reason"]:
-            outcome += f" ({record['failure_reason']})"
-        title = (f"experiment {record['experiment_id']}: {record['llm_provider']}/{record['model_name']} "
-                 f"(prompt {record['prompt_version']}) on {record['maze']}")
+            outcome += f", path efficiency {record.shortest_path_length / moves:.3f}"
+        if record.failure_reason:
+            outcome += f" ({record.failure_reason})"
+        title = (f"experiment {record.experiment_id}: {record.llm_provider}/{record.model_name} "
+                 f"(prompt {record.prompt_version}) on {record.maze}")
         return cls(  # the one-line texts with control characters written out: SVG (XML) cannot hold them
-            experiment_id=record["experiment_id"], title=terminal_safe(title), outcome=terminal_safe(outcome),
-            maze=maze, steps=steps, goal_first_seen_step=record["goal_first_seen_step"],
-            start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record["vision_range"] or 0)),
-            model_text={int(turn): _shown(text) for turn, text in record["model_text"].items()},
+            experiment_id=record.experiment_id, title=terminal_safe(title), outcome=terminal_safe(outcome),
+            maze=maze, steps=steps, goal_first_seen_step=record.goal_first_seen_step,
+            start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record.vision_range or 0)),
+            model_text={int(turn): terminal_safe(text, lines=True) for turn, text in record.model_text.items()},
         )
 
     def positions(self, upto: int | None = None) -> list[Position]:

@@ -10,14 +10,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.intervals import maze_interval
 from oriole_workstation.results import EVERYTHING, Filters, Results
+from oriole_workstation.rows import ComparisonRow, Grouped, PooledComparisonRow
 
 
 class Format(StrEnum):
@@ -39,25 +42,25 @@ def _plain(value: object) -> object:
     return value
 
 
-def as_json(rows: list[dict]) -> str:
-    return json.dumps([{k: _plain(v) for k, v in row.items()} for row in rows], indent=2) + "\n"
+def as_json(rows: Sequence[ComparisonRow]) -> str:
+    return json.dumps([{k: _plain(v) for k, v in asdict(row).items()} for row in rows], indent=2) + "\n"
 
 
-def as_csv(rows: list[dict]) -> str:
+def as_csv(rows: Sequence[ComparisonRow]) -> str:
     """Every column of the comparison, one row per group; ``config`` as a JSON object; a text cell is shown, never
     obeyed, by a terminal or a spreadsheet (``csv_safe``)."""
     if not rows:
         return ""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))  # RFC 4180 CRLF: a CR in a cell gets quoted
+    writer = csv.DictWriter(buffer, fieldnames=list(asdict(rows[0])))  # RFC 4180 CRLF: a CR in a cell gets quoted
     writer.writeheader()
     for row in rows:
         writer.writerow({k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
-                         for k, v in row.items()})
+                         for k, v in asdict(row).items()})
     return buffer.getvalue()
 
 
-def columns(headers: tuple[str, ...], rows: list[tuple]) -> str:
+def columns(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> str:
     """Plain aligned columns, numbers right-aligned: never truncated, easy to paste and to grep; stored text is
     shown, never obeyed (``terminal_safe``)."""
     cells = [headers, *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
@@ -72,15 +75,15 @@ def _looks_numeric(text: str) -> bool:
     return text == "-" or text.lstrip("$").replace(".", "", 1).replace(",", "").replace("%", "").isdigit()
 
 
-def config_text(config: dict) -> str:
+def config_text(config: dict[str, Any]) -> str:
     return " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(config.items())) or "-"
 
 
-def _percent(value: Decimal | None) -> str:
+def _percent(value: Decimal | float | None) -> str:
     return "-" if value is None else f"{float(value) * 100:.1f}%"
 
 
-def _interval(low: Decimal | None, high: Decimal | None) -> str:
+def _interval(low: Decimal | float | None, high: Decimal | float | None) -> str:
     return "-" if low is None else f"{_percent(low)}-{_percent(high)}"
 
 
@@ -92,100 +95,106 @@ def _dollars(value: Decimal | None) -> str:
     return "-" if value is None else f"${float(value):.4f}"
 
 
-def prompt_labels(rows: list[dict]) -> dict[tuple[str, str], str]:
+def prompt_labels(rows: Sequence[Grouped]) -> dict[tuple[str, str], str]:
     """Each (prompt version, hash) as shown: the version, with the hash's first characters when one version
     was stored with two texts."""
     hashes: dict[str, set[str]] = {}
     for row in rows:
-        hashes.setdefault(row["prompt_version"], set()).add(row["prompt_hash"])
+        hashes.setdefault(row.prompt_version, set()).add(row.prompt_hash)
     return {(version, h): version + (f"@{h[:8]}" if len(known) > 1 else "")
             for version, known in hashes.items() for h in known}
 
 
-def table_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
+def table_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
+                ) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
     """The comparison's headers and one tuple of cells per group, as the terminal and the HTML page show them."""
     prompts = prompt_labels(rows)
     headers = ("agent", "prompt", "maze" if by is GroupBy.maze else "family", "size", "mazes", "config", "runs",
                "success", "95% CI", "maze CI", "median actions", "median efficiency", "tokens/run", "cost/run",
                "cost/success", "errors")
     return headers, [(
-        f"{r['llm_provider']}/{r['model_name']}",
-        prompts[r["prompt_version"], r["prompt_hash"]],
-        r["maze"] if by is GroupBy.maze else r["maze_family"],
-        r["maze_size"],
-        r["mazes"],
-        config_text(r["config"]),
-        r["runs"],
-        _percent(r["success_rate"]),
-        _interval(r["success_rate_low"], r["success_rate_high"]),
-        _interval(r.get("maze_ci_low"), r.get("maze_ci_high")),
-        _number(r["median_actions_to_goal"], 0),
-        _number(r["median_path_efficiency"], 3),
-        _number(r["tokens_per_run"], 0),
-        _dollars(r["cost_per_run"]),
-        _dollars(r["cost_per_success"]),
-        r["errors"],
+        agent_text(r),
+        prompts[r.prompt_version, r.prompt_hash],
+        panel_key(r, by)[0],
+        r.maze_size,
+        r.mazes,
+        config_text(r.config),
+        r.runs,
+        _percent(r.success_rate),
+        _interval(r.success_rate_low, r.success_rate_high),
+        _interval(*(r.maze_band or (None, None))),
+        _number(r.median_actions_to_goal, 0),
+        _number(r.median_path_efficiency, 3),
+        _number(r.tokens_per_run, 0),
+        _dollars(r.cost_per_run),
+        _dollars(r.cost_per_success),
+        r.errors,
     ) for r in rows]
 
 
-def agent_text(row: dict) -> str:
-    return f"{row['llm_provider']}/{row['model_name']}"
+def agent_text(row: Grouped) -> str:
+    return f"{row.llm_provider}/{row.model_name}"
 
 
-def detail_text(row: dict, prompts: dict[tuple[str, str], str], config_key: str = "config") -> str:
+def detail_text(row: Grouped, prompts: dict[tuple[str, str], str]) -> str:
     """What sets a group apart besides its agent: its prompt (when the rows hold several) and its compared
     configuration; empty when nothing does."""
-    parts = [prompts[row["prompt_version"], row["prompt_hash"]]] if len(prompts) > 1 else []
-    if row[config_key]:
-        parts.append(config_text(row[config_key]))
+    parts = [prompts[row.prompt_version, row.prompt_hash]] if len(prompts) > 1 else []
+    if row.compared:
+        parts.append(config_text(row.compared))
     return " · ".join(parts)
 
 
-def series_key(row: dict, config_key: str = "config") -> tuple:
+SeriesKey = tuple[str, str, str, str, str]  # provider, model, prompt version and hash, compared config as JSON
+PanelKey = tuple[str, ...]  # (family, size), or (maze,)
+
+
+def series_key(row: Grouped) -> SeriesKey:
     """A series (an agent with its prompt and compared configuration): what every chart draws as one row."""
-    return (row["llm_provider"], row["model_name"], row["prompt_version"], row["prompt_hash"],
-            json.dumps(row[config_key], sort_keys=True))
+    return (row.llm_provider, row.model_name, row.prompt_version, row.prompt_hash,
+            json.dumps(row.compared, sort_keys=True))
 
 
-def series_order(key: tuple) -> tuple:
+def series_order(key: SeriesKey) -> tuple[object, ...]:
     """Series sorted by agent, prompt, then configuration, numbers by value (maxMoves 400 before 1500)."""
     config = json.loads(key[4])
     return (*key[:4], tuple((k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v)))
                              for k, v in sorted(config.items())))
 
 
-def panel_key(row: dict, by: GroupBy) -> tuple[str, ...]:
+def panel_key(row: Grouped, by: GroupBy) -> PanelKey:
     """The panel (a column of the leaderboard) a row or an experiment belongs to: its family and size, or its
-    maze."""
-    return (row["maze"],) if by is GroupBy.maze else (row["maze_family"], row["maze_size"])
+    maze (a comparison by maze, and every experiment, names one)."""
+    return (str(row.maze),) if by is GroupBy.maze else (row.maze_family, row.maze_size)
 
 
-def panel_title(key: tuple[str, ...]) -> str:
+def panel_title(key: PanelKey) -> str:
     return " ".join(key)
 
 
-def panels_in_order(rows: list[dict], by: GroupBy) -> list[tuple[str, ...]]:
+def panels_in_order(rows: Sequence[Grouped], by: GroupBy) -> list[PanelKey]:
     """The panels in the comparison's order (family, then size, then maze)."""
     return list(dict.fromkeys(panel_key(r, by) for r in rows))
 
 
-def rate_cell(row: dict | None) -> str:
+def rate_cell(row: ComparisonRow | None) -> str:
     """A leaderboard cell: the success rate, its 95% Wilson interval and successes/runs; "no runs" without runs
     (an agent whose experiments all failed for other reasons has no rate, not 0%)."""
-    if row is None or not row["runs"]:
-        errors = row["errors"] if row else 0
+    if row is None or not row.runs:
+        errors = row.errors if row else 0
         return "no runs" + (f" ({errors} error{'s' if errors > 1 else ''})" if errors else "")
-    return (f"{_percent(row['success_rate'])} ({_interval(row['success_rate_low'], row['success_rate_high'])}) "
-            f"{row['successes']}/{row['runs']}")
+    return (f"{_percent(row.success_rate)} ({_interval(row.success_rate_low, row.success_rate_high)}) "
+            f"{row.successes}/{row.runs}")
 
 
-def pivot_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
+def pivot_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
+                ) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
     size (or maze), each cell a ``rate_cell``."""
     prompts = prompt_labels(rows)
     panels = panels_in_order(rows, by)
-    found: dict[tuple, dict[tuple, dict]] = {}
-    labels: dict[tuple, str] = {}
+    found: dict[SeriesKey, dict[PanelKey, ComparisonRow]] = {}
+    labels: dict[SeriesKey, str] = {}
     for r in rows:
         key = series_key(r)
         found.setdefault(key, {})[panel_key(r, by)] = r
@@ -195,7 +204,7 @@ def pivot_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[s
             [(labels[key], *(rate_cell(found[key].get(p)) for p in panels)) for key in sorted(found, key=series_order)])
 
 
-def as_pivot(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
+def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family) -> str:
     """The leaderboard for a terminal, with what its intervals are."""
     if not rows:
         return "no finished experiments match\n"
@@ -222,12 +231,12 @@ def comparison_query(filters: Filters, by: GroupBy) -> str:
     return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
 
 
-def running_note(rows: list[dict]) -> str:
-    running = sum(r["running"] for r in rows)
+def running_note(rows: Sequence[ComparisonRow]) -> str:
+    running = sum(r.running for r in rows)
     return f"({running} experiment(s) still running are not counted)" if running else ""
 
 
-def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
+def as_table(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family) -> str:
     """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config."""
     if not rows:
         return "no finished experiments match\n"
@@ -236,28 +245,28 @@ def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
     return text + (note + "\n" if note else "")
 
 
-def with_maze_intervals(rows: list[dict], by_maze: list[dict]) -> list[dict]:
-    """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``bootstrap``), from
+def with_maze_intervals(rows: Sequence[ComparisonRow], by_maze: Sequence[ComparisonRow]
+                        ) -> list[PooledComparisonRow]:
+    """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``intervals``), from
     the same comparison per maze, where the runs share mazes (more runs than mazes) and there are at least two
     mazes to resample (one maze says nothing about other mazes); None elsewhere."""
-    per_group: dict[tuple, list[tuple[int, int]]] = {}
+    per_group: dict[tuple[object, ...], list[tuple[int, int]]] = {}
     for row in by_maze:
-        per_group.setdefault(_group_key(row), []).append((row["runs"], row["successes"]))
+        per_group.setdefault(_group_key(row), []).append((row.runs, row.successes))
     out = []
     for row in rows:
-        shared = row["runs"] > row["mazes"] >= 2
+        shared = row.runs > row.mazes >= 2
         interval = maze_interval(per_group.get(_group_key(row), [])) if shared else None
-        out.append({**row, "maze_ci_low": interval and round(interval[0], 4),
-                    "maze_ci_high": interval and round(interval[1], 4)})
+        low, high = (round(interval[0], 4), round(interval[1], 4)) if interval else (None, None)
+        out.append(PooledComparisonRow(**vars(row), maze_ci_low=low, maze_ci_high=high))
     return out
 
 
-def _group_key(row: dict) -> tuple:
-    return (row["llm_provider"], row["model_name"], row["prompt_version"], row["prompt_hash"], row["maze_family"],
-            row["maze_size"], json.dumps(row["config"], sort_keys=True))
+def _group_key(row: ComparisonRow) -> tuple[object, ...]:
+    return (*series_key(row), row.maze_family, row.maze_size)
 
 
-def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> list[dict]:
+def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> Sequence[ComparisonRow]:
     """The comparison as every format reports it: grouped by family and size (or maze), with the maze
     bootstrap beside the Wilson interval."""
     rows = results.comparison(filters, by_maze=by is GroupBy.maze)

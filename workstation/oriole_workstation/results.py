@@ -9,13 +9,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 import psycopg
-from psycopg.rows import tuple_row
+from psycopg.rows import class_row, scalar_row, tuple_row
 from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import TextLoader
 
 from oriole.store import Store
+from oriole_workstation.rows import (
+    ColumnDescription,
+    ComparedExperiment,
+    ComparisonRow,
+    ExperimentRun,
+    ExperimentSummary,
+    MazeCount,
+    StatusRow,
+)
+
+Row = TypeVar("Row")
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
 EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
@@ -56,22 +68,29 @@ class ExportCursor:
     """One exported table, streamed in batches of tuples from a server-side cursor: JSON arrives as its text,
     numeric as float, so nothing is parsed only to be written back."""
 
-    def __init__(self, cursor: psycopg.Cursor, batch_rows: int):
+    def __init__(self, cursor: psycopg.ServerCursor[tuple[Any, ...]], batch_rows: int):
         self.cursor, self.batch_rows = cursor, batch_rows
 
     @property
+    def columns(self) -> list[psycopg.Column]:
+        """The query's columns: ``exported`` runs it before handing the cursor over, so they are known."""
+        assert self.cursor.description is not None, "an ExportCursor's query has been executed"
+        return self.cursor.description
+
+    @property
     def names(self) -> list[str]:
-        return [c.name for c in self.cursor.description]
+        return [c.name for c in self.columns]
 
     def type_names(self) -> list[str]:
         """Each column's PostgreSQL type name, an array's as ``_`` and its element's (``_text``)."""
         names = []
-        for column in self.cursor.description:
+        for column in self.columns:
             info = self.cursor.adapters.types.get(column.type_code)
+            assert info is not None, "every exported column has a built-in type, which psycopg knows"
             names.append(("_" if info.oid != column.type_code else "") + info.name)
         return names
 
-    def batches(self) -> Iterator[list[tuple]]:
+    def batches(self) -> Iterator[list[tuple[Any, ...]]]:
         while rows := self.cursor.fetchmany(self.batch_rows):
             yield rows
 
@@ -80,14 +99,25 @@ class ExportCursor:
 
 
 class Results:
-    """Reads over one connection (autocommit, dict rows), for the workstation commands."""
+    """Reads over one connection (autocommit), for the workstation commands: each returns typed rows
+    (``oriole_workstation.rows``), whatever row factory the connection has."""
 
-    def __init__(self, conn: psycopg.Connection):
+    def __init__(self, conn: psycopg.Connection[Any]):
         self.conn = conn
         self.store = Store(conn)  # the runtime's own look-ups (an experiment by its execution), shared
 
-    def _execute(self, query: str, params=None) -> psycopg.Cursor:
-        return self.conn.execute(query, params)
+    def _rows(self, row_type: type[Row], query: str, params: Any = None) -> list[Row]:
+        with self.conn.cursor(row_factory=class_row(row_type)) as cursor:
+            return cursor.execute(query, params).fetchall()
+
+    def _row(self, row_type: type[Row], query: str, params: Any = None) -> Row | None:
+        with self.conn.cursor(row_factory=class_row(row_type)) as cursor:
+            return cursor.execute(query, params).fetchone()
+
+    def _values(self, query: str, params: Any = None) -> list[Any]:
+        """The first column of every row."""
+        with self.conn.cursor(row_factory=scalar_row) as cursor:
+            return cursor.execute(query, params).fetchall()
 
     def hold(self, execution_arn: str) -> None:
         """Mark the execution as run by this session (a local runner) until the session ends or lets go: a
@@ -107,7 +137,7 @@ class Results:
         """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
         32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
         lists it a little later, never too early."""
-        rows = self._execute(
+        return set(self._values(
             """
             SELECT x.arn
               FROM unnest(%(arns)s::text[]) AS x(arn)
@@ -117,8 +147,7 @@ class Results:
                               AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
             """,
             {"space": RUN_LOCK_SPACE, "arns": execution_arns},
-        ).fetchall()
-        return {r["arn"] for r in rows}
+        ))
 
     def database(self) -> str:
         """Which database these results come from, as a report names it: host, port and database name (a local
@@ -127,9 +156,10 @@ class Results:
         host = info.host if not info.host.startswith("/") else f"local socket {info.host}"
         return f"{host}:{info.port}/{info.dbname}"
 
-    def summary(self, experiment_id: int) -> dict | None:
+    def summary(self, experiment_id: int) -> ExperimentSummary | None:
         """One experiment's outcome, as the CLI reports it."""
-        return self._execute(
+        return self._row(
+            ExperimentSummary,
             """
             SELECT e.id AS experiment_id, e.status, e.ending, e.goal_found, e.action_count AS actions,
                    e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
@@ -145,37 +175,40 @@ class Results:
              WHERE e.id = %s
             """,
             (experiment_id,),
-        ).fetchone()
+        )
 
-    def comparison(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[dict]:
+    def comparison(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[ComparisonRow]:
         """The comparison (``compare_experiments``) over the experiments matching the filters."""
-        return self._execute(
+        return self._rows(
+            ComparisonRow,
             "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
             "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
             {**asdict(filters), "by_maze": by_maze},
-        ).fetchall()
+        )
 
-    def compared(self, filters: Filters = EVERYTHING) -> list[dict]:
+    def compared(self, filters: Filters = EVERYTHING) -> list[ComparedExperiment]:
         """The experiments the comparison counts (``experiment_results``), each with the configuration values that
         set its comparison group apart (``compared_config``), its maze's size and the code that started it
         (``code_version``), oldest first."""
-        return self._execute(
+        return self._rows(
+            ComparedExperiment,
             f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version FROM {_PICKED} c "
             "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
             "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
             asdict(filters),
-        ).fetchall()
+        )
 
     def status(self, *, experiment_id: int | None = None, sweep_id: str | None = None, running: bool = False,
-               limit: int | None = None) -> list[dict]:
+               limit: int | None = None) -> list[StatusRow]:
         """Rows of ``experiment_status``: running ones first, then the newest."""
-        return self._execute(
+        return self._rows(
+            StatusRow,
             "SELECT * FROM experiment_status "
             "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
             "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR status = 'running') "
             "ORDER BY status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
             {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
-        ).fetchall()
+        )
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -197,17 +230,19 @@ class Results:
 
     def descriptions(self, table: str) -> dict[str, str | None]:
         """An exported table's column descriptions, from the database (COMMENT ON COLUMN): its data dictionary."""
-        rows = self._execute(
+        rows = self._rows(
+            ColumnDescription,
             "SELECT a.attname AS name, col_description(a.attrelid, a.attnum) AS description FROM pg_attribute a "
             "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
             (_DESCRIBED_BY[table],),
-        ).fetchall()
-        return {row["name"]: row["description"] for row in rows}
+        )
+        return {row.name: row.description for row in rows}
 
-    def experiment_run(self, experiment_id: int) -> dict | None:
+    def experiment_run(self, experiment_id: int) -> ExperimentRun | None:
         """An experiment with its maze, every action in order and each turn's model text: what a picture
         or a replay of the run shows."""
-        return self._execute(
+        return self._row(
+            ExperimentRun,
             """
             SELECT e.id AS experiment_id, e.llm_provider, e.model_name, e.prompt_version, e.status, e.goal_found,
                    e.goal_first_seen_step, e.goal_reached_step, e.failure_reason,
@@ -229,11 +264,12 @@ class Results:
              WHERE e.id = %s
             """,
             (experiment_id,),
-        ).fetchone()
+        )
 
-    def maze_counts(self) -> list[dict]:
+    def maze_counts(self) -> list[MazeCount]:
         """Per family and size: how many mazes the database holds, by source, with a few names."""
-        return self._execute(
+        return self._rows(
+            MazeCount,
             """
             SELECT family, width, height, count(*) AS mazes,
                    count(*) FILTER (WHERE source = 'shipped') AS shipped,
@@ -244,4 +280,4 @@ class Results:
              GROUP BY family, width, height
              ORDER BY min(id) FILTER (WHERE source = 'shipped') NULLS LAST, family, width
             """
-        ).fetchall()
+        )

@@ -175,7 +175,7 @@ class Tracker:
         summary = results.summary(row["id"])
         item = self.by_agent.get(row["agent_id"])
         where = f"{item.cell.describe()} r{item.repetition}" if item else row["agent_id"]
-        line = f"{where}: #{row['id']} {summary['status']}, {summary['actions']} actions"
+        line = f"{where}: #{row['id']} " + (f"{summary.status}, {summary.actions} actions" if summary else "gone")
         self.progress.console.print(terminal_safe(line), highlight=False, markup=False)
 
 

@@ -7,6 +7,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -74,10 +75,18 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _json_value(value: object) -> object:
+    """A value JSON has no type for: a typed row as its columns (``oriole_workstation.rows``), anything else
+    (a timestamp, a decimal) as its text."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return str(value)
+
+
 def print_json(data: object) -> None:
     """One JSON object on stdout; every character beyond ASCII escaped, so stored text cannot steer the
     terminal."""
-    out.print_json(json.dumps(data, default=str), ensure_ascii=True)
+    out.print_json(json.dumps(data, default=_json_value), ensure_ascii=True)
 
 
 def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:

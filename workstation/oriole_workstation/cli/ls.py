@@ -15,6 +15,7 @@ from rich.text import Text
 
 from oriole_workstation.cli.common import AwsDatabase, out, print_json, whole_number
 from oriole_workstation.display import terminal_safe
+from oriole_workstation.rows import SUCCEEDED, StatusRow
 
 SweepOption = Annotated[str | None, typer.Option("--sweep", help="Only the experiments of this sweep (its id).")]
 
@@ -28,7 +29,7 @@ def _ago(moment: datetime | None, now: datetime) -> str:
     return f"{seconds / 60:.0f} min ago" if seconds < 5400 else f"{seconds / 3600:.1f} h ago"
 
 
-def status_table(rows: list[dict], now: datetime | None = None) -> Table:
+def status_table(rows: list[StatusRow], now: datetime | None = None) -> Table:
     """Running experiments first; a stale one is marked, bold, in the status column."""
     now = now or datetime.now(UTC)
     table = Table(box=None, header_style="bold", pad_edge=False)
@@ -37,13 +38,13 @@ def status_table(rows: list[dict], now: datetime | None = None) -> Table:
                           ("tokens", True), ("cost", True), ("sweep", False)):
         table.add_column(header, justify="right" if right else "left", no_wrap=True)
     for r in rows:
-        state = Text("STALE " + r["status"], style="bold yellow") if r["stale"] else _shown(
-            r["status"] if r["ending"] is None or r["status"] == "succeeded" else f"{r['status']} ({r['ending']})")
-        table.add_row(str(r["experiment_id"]), _shown(f"{r['llm_provider']}/{r['model_name']}"), _shown(r["maze"]),
-                      state, str(r["turn"]), f"{r['actions']:,}/{r['max_actions']:,}",
-                      "-" if r["progress_percent"] is None else f"{float(r['progress_percent']):.1f}%",
-                      _ago(r["last_action_at"], now), f"{r['input_tokens'] + r['output_tokens']:,}",
-                      f"${float(r['cost_usd']):.4f}", _shown(r["sweep_id"] or "-"))
+        state = Text("STALE " + r.status, style="bold yellow") if r.stale else _shown(
+            r.status if r.ending is None or r.status == SUCCEEDED else f"{r.status} ({r.ending})")
+        table.add_row(str(r.experiment_id), _shown(f"{r.llm_provider}/{r.model_name}"), _shown(r.maze),
+                      state, str(r.turn), f"{r.actions:,}/{r.max_actions:,}",
+                      "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
+                      _ago(r.last_action_at, now), f"{r.input_tokens + r.output_tokens:,}",
+                      f"${float(r.cost_usd):.4f}", _shown(r.sweep_id or "-"))
     return table
 
 
@@ -75,7 +76,7 @@ def ls(
                   markup=False)
         return
     out.print(status_table(rows))
-    stale = sum(r["stale"] for r in rows)
+    stale = sum(bool(r.stale) for r in rows)
     if stale:
         out.print(f"\n{stale} stale: running with no action for their staleAfterMinutes; `oriole doctor` tells "
                   "whether anything still runs them.", markup=False)

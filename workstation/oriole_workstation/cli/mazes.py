@@ -24,8 +24,8 @@ def mazes_list(aws: AwsDatabase = False) -> None:
 
     rows = open_results(aws).maze_counts()
     print_columns(("family", "size", "mazes", "shipped", "generated", "imported", "names"), [
-        (r["family"], f"{r['width']}x{r['height']}", r["mazes"], r["shipped"], r["generated"], r["imported"],
-         ", ".join(r["names"]) + (", ..." if r["mazes"] > len(r["names"]) else "")) for r in rows])
+        (r.family, f"{r.width}x{r.height}", r.mazes, r.shipped, r.generated, r.imported,
+         ", ".join(r.names) + (", ..." if r.mazes > len(r.names) else "")) for r in rows])
     out.print(f"\nSeeded names FAMILY-SIZE@SEED draw a new maze of a family on first use; families: "
               f"{', '.join(mazeset.FAMILIES)}.", markup=False, highlight=False)
 

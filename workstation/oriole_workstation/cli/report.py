@@ -76,7 +76,7 @@ def report(
                    "first; CSV and JSON carry every column)")
     results = open_results(aws)
     filters = Filters(model, prompt, maze, since, until, tag)
-    replays = write_replays(results, filters, file.parent) if with_replays else None
+    replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
     text = report_html.render(results, by, filters, replays) if output is Format.html else \
         render_report(results, output, by, filters, pivot)
     if figures is not None:
@@ -96,7 +96,10 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
     (folder / REPLAYS).mkdir(parents=True, exist_ok=True)
     links = {}
     for row in results.compared(filters):
-        name = f"{REPLAYS}/experiment-{row['experiment_id']}.html"
-        write(Run.from_record(results.experiment_run(row["experiment_id"])), [folder / name])
-        links[row["experiment_id"]] = name
+        record = results.experiment_run(row.experiment_id)
+        if record is None:  # deleted since the comparison was read: nothing to replay
+            continue
+        name = f"{REPLAYS}/experiment-{row.experiment_id}.html"
+        write(Run.from_record(record), [folder / name])
+        links[row.experiment_id] = name
     return links

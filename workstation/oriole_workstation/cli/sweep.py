@@ -23,6 +23,7 @@ from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
 from oriole_workstation.results import Filters, Results
+from oriole_workstation.rows import RUNNING
 
 
 class RunByDefault(TyperGroup):
@@ -195,11 +196,11 @@ def status(
     parts = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(counts.items()))
     typer.echo(f"{sum(counts.values())} repetitions started: {parts or 'none'}; spent "
                f"${results.store.sweep_spend(sweep_id):.4f}")
-    running = [results.summary(row["id"]) for row in rows if row["status"] == "running"]
+    running = [summary for row in rows if row["status"] == RUNNING and (summary := results.summary(row["id"]))]
     if running:
         print_columns(("experiment", "agent", "maze", "actions", "seconds"),
-                      [(r["experiment_id"], f"{r['llm_provider']}/{r['model_name']}", r["maze"], r["actions"],
-                        round(r["duration_seconds"])) for r in running])
+                      [(r.experiment_id, f"{r.llm_provider}/{r.model_name}", r.maze, r.actions,
+                        round(r.duration_seconds)) for r in running])
 
 
 def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | None) -> list[dict]:

@@ -12,6 +12,7 @@ from rich.live import Live
 from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail, number, out
 from oriole_workstation.cli.ls import SweepOption, status_table
 from oriole_workstation.results import Results
+from oriole_workstation.rows import RUNNING, StatusRow
 
 
 class Watcher:
@@ -22,11 +23,11 @@ class Watcher:
         self.results, self.experiment, self.sweep = results, experiment, sweep
         self.quiet_polls = 0
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[StatusRow]:
         return self.results.status(experiment_id=self.experiment, sweep_id=self.sweep)
 
-    def ended(self, rows: list[dict]) -> bool:
-        running = any(r["status"] == "running" for r in rows)
+    def ended(self, rows: list[StatusRow]) -> bool:
+        running = any(r.running for r in rows)
         self.quiet_polls = 0 if running else self.quiet_polls + 1
         return self.quiet_polls >= (1 if self.experiment is not None else 2)
 
@@ -62,5 +63,5 @@ def watch(
     except KeyboardInterrupt:
         err.print("stopped watching; the experiments go on")
         raise typer.Exit(130) from None
-    endings = Counter(r["ending"] or "running" for r in rows)
+    endings = Counter(r.ending or RUNNING for r in rows)
     out.print("ended: " + ", ".join(f"{n} {ending}" for ending, n in sorted(endings.items())), markup=False)
