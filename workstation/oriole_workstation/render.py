@@ -15,6 +15,7 @@ import io
 import itertools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,12 +177,12 @@ def _row_runs(maze: Maze, seen: set[Position] | dict) -> list[tuple[int, int, in
     """Each row as runs of tiles with the same fill: (y, x0, length, fill). Far fewer shapes than tiles."""
     runs = []
     for y in range(maze.height):
-        x0, fill = 0, _tile_fill(maze, (0, y), (0, y) in seen)
+        fills = [_tile_fill(maze, (x, y), (x, y) in seen) for x in range(maze.width)]
+        x0 = 0
         for x in range(1, maze.width + 1):
-            nxt = _tile_fill(maze, (x, y), (x, y) in seen) if x < maze.width else None
-            if nxt != fill:
-                runs.append((y, x0, x - x0, fill))
-                x0, fill = x, nxt
+            if x == maze.width or fills[x] != fills[x0]:
+                runs.append((y, x0, x - x0, fills[x0]))
+                x0 = x
     return runs
 
 
@@ -324,10 +325,10 @@ def _paint(run: Run, upto: int | None, at: Layout):
     image = Image.new("RGB", (at.width, at.height), "#ffffff")
     draw = ImageDraw.Draw(image)
     status_shown = False
-    for kind, y, size, colour, line in at.header:
+    for kind, y, size, colour, text in at.header:
         if kind == "outcome" and upto < len(run.steps):  # a replay's frame says where it is instead
-            line, status_shown = ("" if status_shown else f"step {upto} of {len(run.steps)}"), True
-        draw.text((6, y), line, fill=colour, font=ImageFont.load_default(size), anchor="ls")
+            text, status_shown = ("" if status_shown else f"step {upto} of {len(run.steps)}"), True
+        draw.text((6, y), text, fill=colour, font=ImageFont.load_default(size), anchor="ls")
     seen = {pos for pos, step in run.first_seen().items() if step <= upto}
     for y, x0, length, fill in _row_runs(maze, seen):
         draw.rectangle((x0 * cell, at.top + y * cell, (x0 + length) * cell - 1, at.top + (y + 1) * cell - 1),
@@ -342,11 +343,11 @@ def _paint(run: Run, upto: int | None, at: Layout):
     for step in run.steps[:upto]:
         if step.bumped:
             (bx, by), r = _bump_mark(step, at)
-            width = max(2, round(cell * 0.08))
-            draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=width)
-            draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=width)
-    sight = run.sight_position()
-    if sight is not None and run.goal_first_seen_step <= upto:
+            stroke = max(2, round(cell * 0.08))
+            draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=stroke)
+            draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=stroke)
+    sight, seen_at = run.sight_position(), run.goal_first_seen_step
+    if sight is not None and seen_at is not None and seen_at <= upto:
         (sx, sy), r = at.centre(sight), cell * 0.42
         draw.line((sx, sy, *at.centre(maze.goal)), fill=SIGHT, width=max(1, round(cell * 0.08)))
         draw.ellipse((sx - r, sy - r, sx + r, sy + r), outline=SIGHT, width=max(2, round(cell * 0.12)))
@@ -562,7 +563,7 @@ class UnknownFormat(OrioleError):
     """A file suffix no writer handles."""
 
 
-WRITERS = {".png": png, ".svg": svg, ".gif": gif, ".html": replay_html}
+WRITERS: dict[str, Callable[[Run], bytes | str]] = {".png": png, ".svg": svg, ".gif": gif, ".html": replay_html}
 
 
 def write(run: Run, targets: list[Path]) -> list[Path]:

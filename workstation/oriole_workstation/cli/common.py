@@ -39,7 +39,7 @@ TagFilter = Annotated[str | None, typer.Option("--tag", help="Only experiments w
 MAX_EXPERIMENT_ID = 2**63 - 1  # experiments.id is a bigint
 
 
-def whole_number(low: int, high: int) -> Callable[[str], int]:
+def whole_number(low: int, high: int) -> Callable[[str | int], int]:
     """A typer ``parser``: a whole number in ASCII digits from ``low`` to ``high``; anything else (``3.0``,
     ``1_000``, Arabic-Indic or fullwidth digits, a number out of range) is refused with the range."""
     def parse(text: str | int) -> int:  # typer passes the default through the parser too
@@ -50,7 +50,7 @@ def whole_number(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def number(low: float, high: float) -> Callable[[str], float]:
+def number(low: float, high: float) -> Callable[[str | float], float]:
     """A typer ``parser``: a finite number in ASCII from ``low`` to ``high`` (never ``nan`` or ``inf``)."""
     def parse(text: str | float) -> float:
         value = ascii_float(str(text).strip())

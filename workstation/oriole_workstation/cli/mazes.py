@@ -63,10 +63,10 @@ def _point(value: str | None, option: str) -> Position | None:
     if value is None:
         return None
     x, sep, y = value.partition(",")
-    point = (ascii_int(x.strip(), 3, signed=False), ascii_int(y.strip(), 3, signed=False)) if sep else (None, None)
-    if None in point or max(point) >= mazeset.MAX_SIZE:
+    px, py = (ascii_int(x.strip(), 3, signed=False), ascii_int(y.strip(), 3, signed=False)) if sep else (None, None)
+    if px is None or py is None or max(px, py) >= mazeset.MAX_SIZE:
         raise fail(f"{option} expects X,Y: two whole numbers from 0 to {mazeset.MAX_SIZE - 1}; got {value!r:.60}")
-    return point
+    return px, py
 
 
 @app.command("import")

@@ -102,7 +102,7 @@ def run(
             item = planned[index]
             typer.echo(terminal_safe(f"{item.agent_id(spec.id)}  {item.cell.describe()} r{item.repetition}"))
         return
-    if aws:
+    if aws or results is None:  # locally there is always a database
         _submit(execution_input, state_machine_arn, stack)
         return
     _run_locally(execution_input, planned, len(todo), results, by, quiet)
