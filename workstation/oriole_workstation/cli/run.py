@@ -69,8 +69,8 @@ def check_api_keys(providers: set[str]) -> None:
     from oriole.providers.transport import environment_api_key
 
     for provider in sorted(providers):
-        if PROVIDERS[provider].api_key:
-            environment_api_key(PROVIDERS[provider].api_key)
+        if key := PROVIDERS[provider].api_key:
+            environment_api_key(key)
 
 
 @contextmanager
