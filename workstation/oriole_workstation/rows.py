@@ -25,6 +25,12 @@ TIMED_OUT = "timed_out"
 RUN_ENDINGS = frozenset({SUCCESS_ENDING, AGENT_ENDING})  # the runs a rate counts; errors are not runs
 
 
+def agent_name(label: str | None, provider: str, model: str) -> str:
+    """How tables, pages and figures name an agent: its sweep file's label (experiments.agent_label), else
+    ``provider/model``."""
+    return label or f"{provider}/{model}"
+
+
 @dataclass(frozen=True)
 class ExperimentSummary:
     """One experiment's outcome as the CLI reports it (``Results.summary``)."""
@@ -225,10 +231,15 @@ class StatusRow:
     agent_id: str | None
     sweep_id: str | None
     failure_reason: str | None
+    agent_label: str | None
 
     @property
     def running(self) -> bool:
         return self.status == RUNNING
+
+    @property
+    def agent(self) -> str:
+        return agent_name(self.agent_label, self.llm_provider, self.model_name)
 
 
 @dataclass(frozen=True)
@@ -278,3 +289,15 @@ class ColumnDescription:
 
     name: str
     description: str | None
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A sweep's latest plan as PlanSweep recorded it (``sweeps``, migration 0016)."""
+
+    id: str
+    planned: int
+    spend_limit_usd: Decimal | None
+    seed_from: str | None
+    first_planned_at: datetime
+    planned_at: datetime

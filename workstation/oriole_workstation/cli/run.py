@@ -24,6 +24,7 @@ from oriole_workstation.cli.common import (
 )
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
+from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SUCCEEDED, TIMED_OUT, ExperimentSummary
 
 MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
@@ -111,6 +112,9 @@ def run(
     openai_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server, e.g. "
                                                         "http://gpu-box:8000/v1 (shorthand for --config "
                                                         "baseUrl=URL).")] = None,
+    seed: Annotated[int | None, typer.Option(help="The experiment's seed (shorthand for --config seed=N; default: "
+                                              "drawn, and stored on the experiment either way).", metavar="N",
+                                         parser=whole_number(0, 2**31 - 1))] = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
     aws: Annotated[bool, typer.Option("--aws", help="Start it on the deployed state machine; DATABASE_URL points "
@@ -124,7 +128,8 @@ def run(
     """
     from oriole_workstation.database import open_results
 
-    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url)]
+    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
+              *([f"seed={seed}"] if seed is not None else [])]
     data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({data["llmProvider"]})
@@ -177,8 +182,8 @@ def print_result(result: RunResult) -> None:
     s = result.summary
     if s is None:
         raise fail(f"the execution was rejected: {result.as_json()['failure_reason']}")
-    outcome = {SUCCEEDED: Text("goal found", "green"), TIMED_OUT: Text("timed out", "yellow")}.get(
-        s.status, Text(s.status, "red"))
+    outcome = Text(outcome_text(s.status, s.failure_reason),
+                   {SUCCEEDED: "green", TIMED_OUT: "yellow"}.get(s.status, "red"))
     table = Table(show_header=False, box=None)
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),
