@@ -27,7 +27,7 @@ from oriole_workstation.launcher import Launcher, RunResult
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SUCCEEDED, TIMED_OUT, ExperimentSummary
 
-MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
+MAX_MOVES = tuple(map(int, catalog.BY_KEY["maxMoves"].bounds))
 
 
 def real_bedrock_client(execution_input: dict):
@@ -159,7 +159,7 @@ class ProgressLine:
     """A live line while the experiment runs: turn, actions against the limit, position."""
 
     def __init__(self, data: dict, disable: bool):
-        limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].default
+        limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].int_default
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"
                             " actions"), TimeElapsedColumn(), console=err, disable=disable, transient=True)
         self.task = self.bar.add_task("starting", total=limit)
