@@ -97,8 +97,10 @@ def load(path: Path = RECORD) -> dict:
     from oriole_workstation.rows import ComparedExperiment, PooledComparisonRow
 
     record = json.loads(path.read_text(encoding="utf-8"))
-    return {**record, "rows": [PooledComparisonRow(**_typed(r)) for r in record["rows"]],
-            "experiments": [ComparedExperiment(**{**_typed(e), "config": {}}) for e in record["experiments"]],
+    unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
+    return {**record, "rows": [PooledComparisonRow(**{**unlabelled, **_typed(r)}) for r in record["rows"]],
+            "experiments": [ComparedExperiment(**{**unlabelled, **_typed(e), "config": {}})
+                            for e in record["experiments"]],
             "now": datetime.fromisoformat(record["now"])}
 
 

@@ -605,7 +605,8 @@ def test_control_characters_are_written_out_never_sent_to_the_terminal():
 
 def comparison_row(**fields) -> ComparisonRow:
     return ComparisonRow(**{
-            "llm_provider": "ollama", "model_name": "m", "prompt_version": "v1", "prompt_hash": "h" * 64,
+            "llm_provider": "ollama", "model_name": "m", "agent_label": None, "prompt_version": "v1",
+            "prompt_hash": "h" * 64,
             "maze_family": "perfect", "maze_size": "7x7", "mazes": 1, "maze": None, "config": {}, "runs": 1,
             "successes": 1, "success_rate": 1,
             "success_rate_low": 0.2, "success_rate_high": 1, "median_actions_to_goal": 8,

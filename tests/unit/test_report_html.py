@@ -39,7 +39,7 @@ UNVARIED = {"maze_id": 1, "goal_found": False, "goal_first_seen_step": None, "go
             "failed_moves": 0, "recalls": 0, "invalid_calls": 0, "turns": 1, "unique_tiles_visited": 1,
             "revisits": 0, "last_action_at": None, "completed_at": None, "duration_seconds": None,
             "model_calls": 0, "mean_latency_ms": None, "varied_config": {}, "config": {}, "agent_id": None,
-            "comment": None, "tags": [], "failure_reason": None}
+            "comment": None, "tags": [], "failure_reason": None, "agent_label": None}
 
 
 def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow], list[ComparedExperiment]]:
@@ -76,7 +76,7 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
         low, high = wilson(len(wins), len(runs)) if runs else (None, None)
         cost = sum(e.cost_usd for e in runs)
         rows.append(ComparisonRow(**{
-            "llm_provider": provider, "model_name": model, "prompt_version": "v1",
+            "llm_provider": provider, "model_name": model, "agent_label": None, "prompt_version": "v1",
             "prompt_hash": found[0].prompt_hash,
             "maze_family": family, "maze_size": size, "maze": maze, "mazes": len({e.maze for e in runs}),
             "config": found[0].compared_config, "runs": len(runs), "successes": len(wins),

@@ -20,7 +20,7 @@ from typing import Any
 from oriole_workstation.display import TERMINAL_COLUMNS, csv_safe, short_maze, shorten, terminal_safe
 from oriole_workstation.intervals import maze_interval
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparisonRow, Grouped, PooledComparisonRow
+from oriole_workstation.rows import ComparisonRow, Grouped, PooledComparisonRow, agent_name
 
 
 class Format(StrEnum):
@@ -133,6 +133,7 @@ def table_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
 
 
 MIN_SHRUNK = 12  # the narrowest an agent name is shortened to
+PIVOT_AGENT_WIDTH = 36  # the narrow leaderboard: an agent's name at most this wide, its prompt and config after it
 
 
 def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
@@ -144,8 +145,7 @@ def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
     the table would not fit otherwise. ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
-    legend = {text: chr(ord("A") + i) if i < 26 else str(i + 1)
-              for i, text in enumerate(dict.fromkeys(config_text(r.config) for r in rows if r.config))}
+    legend = config_legend(rows)
     headers = ("agent", *(("prompt",) if several else ()), "maze" if by is GroupBy.maze else "mazes",
                *(("config",) if legend else ()), "runs", "success (95% CI)", "tokens", "cost/run", "errors")
     cells = [(
@@ -159,7 +159,7 @@ def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
         _dollars(r.cost_per_run),
         r.errors,
     ) for r in rows]
-    notes = [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
+    notes = legend_notes(legend)
     for header, values in (("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
                            ("efficiency", [_number(r.median_path_efficiency, 3) for r in rows])):
         wider = (*headers[:-3], header, *headers[-3:])  # before tokens/run, cost/run and errors
@@ -168,6 +168,17 @@ def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
             break
         headers, cells = wider, cells_wider
     return headers, fit_agents(headers, cells, TERMINAL_COLUMNS), notes
+
+
+def config_legend(rows: Sequence[ComparisonRow]) -> dict[str, str]:
+    """Each compared configuration of the rows (``config_text``) and the letter a narrow table names it by."""
+    return {text: chr(ord("A") + i) if i < 26 else str(i + 1)
+            for i, text in enumerate(dict.fromkeys(config_text(r.config) for r in rows if r.config))}
+
+
+def legend_notes(legend: dict[str, str]) -> list[str]:
+    """``config A: temperature=0.2``: a line per letter, below the table."""
+    return [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
 
 
 def _width(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> int:
@@ -196,7 +207,8 @@ def fit_agents(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]], wid
 
 
 def agent_text(row: Grouped) -> str:
-    return f"{row.llm_provider}/{row.model_name}"
+    """The agent as every table, page and figure names it: its sweep-file label, else ``provider/model``."""
+    return agent_name(row.agent_label, row.llm_provider, row.model_name)
 
 
 def detail_text(row: Grouped, prompts: dict[tuple[str, str], str]) -> str:
@@ -208,20 +220,20 @@ def detail_text(row: Grouped, prompts: dict[tuple[str, str], str]) -> str:
     return " · ".join(parts)
 
 
-SeriesKey = tuple[str, str, str, str, str]  # provider, model, prompt version and hash, compared config as JSON
+SeriesKey = tuple[str, str, str, str, str, str]  # provider, model, label, prompt version and hash, config as JSON
 PanelKey = tuple[str, ...]  # (family, size), or (maze,)
 
 
 def series_key(row: Grouped) -> SeriesKey:
     """A series (an agent with its prompt and compared configuration): what every chart draws as one row."""
-    return (row.llm_provider, row.model_name, row.prompt_version, row.prompt_hash,
+    return (row.llm_provider, row.model_name, row.agent_label or "", row.prompt_version, row.prompt_hash,
             json.dumps(row.compared, sort_keys=True))
 
 
 def series_order(key: SeriesKey) -> tuple[object, ...]:
     """Series sorted by agent, prompt, then configuration, numbers by value (maxMoves 400 before 1500)."""
-    config = json.loads(key[4])
-    return (*key[:4], tuple((k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v)))
+    config = json.loads(key[5])
+    return (*key[:5], tuple((k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v)))
                              for k, v in sorted(config.items())))
 
 
@@ -240,20 +252,23 @@ def panels_in_order(rows: Sequence[Grouped], by: GroupBy) -> list[PanelKey]:
     return list(dict.fromkeys(panel_key(r, by) for r in rows))
 
 
-def rate_cell(row: ComparisonRow | None) -> str:
-    """A leaderboard cell: the success rate, its 95% Wilson interval and successes/runs; "no runs" without runs
-    (an agent whose experiments all failed for other reasons has no rate, not 0%)."""
+def rate_cell(row: ComparisonRow | None, narrow: bool = False) -> str:
+    """A leaderboard cell: the success rate, its 95% Wilson interval and successes/runs (``narrow``: the
+    interval's bounds without their percent signs); "no runs" without runs (an agent whose experiments all
+    failed for other reasons has no rate, not 0%)."""
     if row is None or not row.runs:
         errors = row.errors if row else 0
         return "no runs" + (f" ({errors} error{'s' if errors > 1 else ''})" if errors else "")
-    return (f"{_percent(row.success_rate)} ({_interval(row.success_rate_low, row.success_rate_high)}) "
-            f"{row.successes}/{row.runs}")
+    rate = _rate_with_interval(row) if narrow else \
+        f"{_percent(row.success_rate)} ({_interval(row.success_rate_low, row.success_rate_high)})"
+    return f"{rate} {row.successes}/{row.runs}"
 
 
-def pivot_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
-                ) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+def pivot_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family,
+                legend: dict[str, str] | None = None) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
-    size (or maze), each cell a ``rate_cell``."""
+    size (or maze), each cell a ``rate_cell``. With a ``legend`` (``config_legend``) the table is the narrow
+    one: configurations named by their letter, narrow cells."""
     prompts = prompt_labels(rows)
     panels = panels_in_order(rows, by)
     found: dict[SeriesKey, dict[PanelKey, ComparisonRow]] = {}
@@ -261,19 +276,50 @@ def pivot_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
     for r in rows:
         key = series_key(r)
         found.setdefault(key, {})[panel_key(r, by)] = r
-        detail = detail_text(r, prompts)
-        labels[key] = agent_text(r) + (f" · {detail}" if detail else "")
+        if legend is None:
+            agent, detail = agent_text(r), detail_text(r, prompts)
+        else:
+            agent = shorten(terminal_safe(agent_text(r)), PIVOT_AGENT_WIDTH)
+            parts = [prompts[r.prompt_version, r.prompt_hash]] if len(prompts) > 1 else []
+            detail = " · ".join([*parts, *([f"config {legend[config_text(r.config)]}"] if r.config else [])])
+        labels[key] = agent + (f" · {detail}" if detail else "")
+    narrow = legend is not None
     return (("agent", *map(panel_title, panels)),
-            [(labels[key], *(rate_cell(found[key].get(p)) for p in panels)) for key in sorted(found, key=series_order)])
+            [(labels[key], *(rate_cell(found[key].get(p), narrow) for p in panels))
+             for key in sorted(found, key=series_order)])
 
 
-def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family) -> str:
-    """The leaderboard for a terminal, with what its intervals are."""
+def fit_pivot(headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int
+              ) -> list[tuple[tuple[str, ...], list[tuple[str, ...]]]]:
+    """The leaderboard in tables at most ``width`` wide: the panels dealt, in order, into as few tables as hold
+    them beside the agent column, which each table repeats."""
+    shown = [headers, *(tuple(terminal_safe(v) for v in row) for row in rows)]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(headers))]
+    tables: list[list[int]] = [[]]
+    used = widths[0]
+    for i in range(1, len(headers)):
+        if tables[-1] and used + 2 + widths[i] > width:
+            tables.append([])
+            used = widths[0]
+        tables[-1].append(i)
+        used += 2 + widths[i]
+    return [((headers[0], *(headers[i] for i in chosen)), [(row[0], *(row[i] for i in chosen)) for row in shown[1:]])
+            for chosen in tables]
+
+
+def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
+    """The leaderboard for a terminal, with what its intervals are: in ``TERMINAL_COLUMNS`` (configurations
+    named by a letter, the panels in as many tables as they need), or whole with ``wide``."""
     if not rows:
         return "no finished experiments match\n"
+    if wide:
+        text = columns(*pivot_cells(rows, by))
+    else:
+        legend = config_legend(rows)
+        tables = fit_pivot(*pivot_cells(rows, by, legend), TERMINAL_COLUMNS)
+        text = "\n".join(columns(*table) for table in tables) + "".join(line + "\n" for line in legend_notes(legend))
     note = running_note(rows)
-    return (columns(*pivot_cells(rows, by)) + "success rate (95% Wilson interval) successes/runs\n"
-            + (note + "\n" if note else ""))
+    return text + "success rate (95% Wilson interval) successes/runs\n" + (note + "\n" if note else "")
 
 
 def sql_literal(value: object) -> str:
@@ -350,4 +396,4 @@ def render_report(results: Results, output: Format = Format.table, by: GroupBy =
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by) if pivot else as_table(rows, by, wide)
+    return as_pivot(rows, by, wide) if pivot else as_table(rows, by, wide)

@@ -214,13 +214,13 @@ class Results:
 
     def status(self, *, experiment_id: int | None = None, sweep_id: str | None = None, running: bool = False,
                limit: int | None = None) -> list[StatusRow]:
-        """Rows of ``experiment_status`` with the agent's label: running ones first, then the newest."""
+        """Rows of ``experiment_status``: running ones first, then the newest."""
         return self._rows(
             StatusRow,
-            "SELECT s.*, e.agent_label FROM experiment_status s JOIN experiments e ON e.id = s.experiment_id "
+            "SELECT * FROM experiment_status "
             "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
-            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR s.status = 'running') "
-            "ORDER BY s.status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
+            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR status = 'running') "
+            "ORDER BY status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
             {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
         )
 

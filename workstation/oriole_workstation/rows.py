@@ -79,6 +79,8 @@ class Grouped(Protocol):
     @property
     def model_name(self) -> str: ...
     @property
+    def agent_label(self) -> str | None: ...
+    @property
     def prompt_version(self) -> str: ...
     @property
     def prompt_hash(self) -> str: ...
@@ -98,6 +100,7 @@ class ComparisonRow:
 
     llm_provider: str
     model_name: str
+    agent_label: str | None
     prompt_version: str
     prompt_hash: str
     maze_family: str
@@ -153,6 +156,7 @@ class ComparedExperiment:
     experiment_id: int
     llm_provider: str
     model_name: str
+    agent_label: str | None
     prompt_version: str
     prompt_hash: str
     maze_id: int
@@ -212,6 +216,7 @@ class StatusRow:
     experiment_id: int
     llm_provider: str
     model_name: str
+    agent_label: str | None
     maze: str
     status: str
     ending: str | None
@@ -231,7 +236,6 @@ class StatusRow:
     agent_id: str | None
     sweep_id: str | None
     failure_reason: str | None
-    agent_label: str | None
 
     @property
     def running(self) -> bool:

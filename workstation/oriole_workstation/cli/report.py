@@ -53,7 +53,9 @@ def report(
     pivot: Annotated[bool, typer.Option("--pivot", help="The leaderboard instead of the table: one row per agent, "
                                                         "one column per family and size (or maze).")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column (prompt, mazes, maze CI, efficiency, cost per "
-                                                      "success) however wide the table gets.")] = False,
+                                                      "success; with --pivot every panel in one table, "
+                                                      "configurations in full) however wide the table gets.")]
+    = False,
     figures: Annotated[Path | None, typer.Option("--figures", help="Also write each chart into this folder as an "
                                                  "SVG (and a PNG) sized for a paper column, with captions.md.")]
     = None,
