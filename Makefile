@@ -2,6 +2,7 @@
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
+# make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
 # make test-unit: the unit tests alone (tests/unit: pure, no database, no server), in seconds.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
@@ -19,7 +20,7 @@ export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test test-unit docs deploy synth bench flows lock
+.PHONY: demo test test-unit typecheck docs bootstrap deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +55,9 @@ demo: $(VENV)/.local-installed
 test: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+typecheck: $(VENV)/.test-installed
+	$(BIN)/mypy
 
 test-unit: $(VENV)/.test-installed
 	$(BIN)/python -m pytest tests/unit -q

@@ -115,6 +115,20 @@ class Parameter:
         return self.read_at == "start"
 
     @property
+    def int_default(self) -> int:
+        """The default of a whole-number parameter, typed as one (``default`` holds any parameter's)."""
+        if self.type is not int or not isinstance(self.default, int):
+            raise TypeError(f"{self.key} is not a whole number")
+        return self.default
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """A number parameter's minimum and maximum."""
+        if self.minimum is None or self.maximum is None:
+            raise TypeError(f"{self.key} has no bounds")
+        return self.minimum, self.maximum
+
+    @property
     def default_text(self) -> str:
         """The default as Parameter Store holds it (booleans as ``true``/``false``, as JSON writes them)."""
         return json.dumps(self.default) if self.type is bool else str(self.default)

@@ -6,6 +6,7 @@ CREATE VIEW experiment_results AS
 SELECT e.id AS experiment_id,
        e.llm_provider,
        e.model_name,
+       e.agent_label,
        e.prompt_version,
        e.prompt_hash,
        m.id AS maze_id,
@@ -56,6 +57,8 @@ SELECT e.id AS experiment_id,
 COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';
 COMMENT ON COLUMN experiment_results.llm_provider IS 'the provider that played (providers.name)';
 COMMENT ON COLUMN experiment_results.model_name IS 'the model (or the baseline agent) that played';
+COMMENT ON COLUMN experiment_results.agent_label IS
+    'the agent''s label given by its sweep file, shown instead of llm_provider/model_name (NULL: none)';
 COMMENT ON COLUMN experiment_results.prompt_version IS 'the prompt version';
 COMMENT ON COLUMN experiment_results.prompt_hash IS 'SHA-256 of the prompt text the experiment really used';
 COMMENT ON COLUMN experiment_results.maze_id IS 'mazes.id';

@@ -1,7 +1,7 @@
 -- Live progress, one row per experiment: how far it is, when it last acted, what it has spent, and whether it is
 -- stale (running with no action for its staleAfterMinutes, the catalog default for snapshots without the key).
 CREATE VIEW experiment_status AS
-SELECT r.experiment_id, r.llm_provider, r.model_name, r.maze, r.status, r.ending, r.turns AS turn, r.actions,
+SELECT r.experiment_id, r.llm_provider, r.model_name, r.agent_label, r.maze, r.status, r.ending, r.turns AS turn, r.actions,
        (r.config ->> 'maxMoves')::int AS max_actions,
        round(100.0 * r.actions / nullif((r.config ->> 'maxMoves')::int, 0), 1) AS progress_percent,
        r.goal_found, r.started_at, r.last_action_at, r.completed_at,

@@ -46,6 +46,7 @@ from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorab
 from oriole_workstation import prompts, sweep_runs
 from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.report import as_csv, as_table
+from oriole_workstation.rows import ComparisonRow
 from tests.ollama_server import ScriptedOllama, error
 from tests.scripted_server import trickle
 
@@ -602,13 +603,15 @@ def test_control_characters_are_written_out_never_sent_to_the_terminal():
     assert terminal_safe("a\nb\tc\x1b", lines=True) == "a\nb\tc\\x1b"
 
 
-def comparison_row(**fields) -> dict:
-    return {"llm_provider": "ollama", "model_name": "m", "prompt_version": "v1", "prompt_hash": "h" * 64,
+def comparison_row(**fields) -> ComparisonRow:
+    return ComparisonRow(**{
+            "llm_provider": "ollama", "model_name": "m", "agent_label": None, "prompt_version": "v1",
+            "prompt_hash": "h" * 64,
             "maze_family": "perfect", "maze_size": "7x7", "mazes": 1, "maze": None, "config": {}, "runs": 1,
             "successes": 1, "success_rate": 1,
             "success_rate_low": 0.2, "success_rate_high": 1, "median_actions_to_goal": 8,
             "median_path_efficiency": 1, "tokens_per_run": 10, "tokens_per_success": 10, "cost_per_run": 0,
-            "cost_per_success": 0, "mean_latency_ms": 5, "errors": 0, "running": 0, **fields}
+            "cost_per_success": 0, "mean_latency_ms": 5, "errors": 0, "running": 0, **fields})
 
 
 @pytest.mark.parametrize("name, cell", [

@@ -39,7 +39,11 @@ def render(
     if sweep is not None and output:
         raise fail("--sweep draws many runs: name the folder with --dir, not files with --output")
     results = open_results(aws)
-    chosen = [experiment] if sweep is None else [row["id"] for row in results.store.sweep_experiments(sweep)]
+    if sweep is None:
+        assert experiment is not None, "exactly one of the two, checked above"
+        chosen = [experiment]
+    else:
+        chosen = [row["id"] for row in results.store.sweep_experiments(sweep)]
     if not chosen:
         raise fail(f"no experiment of sweep {sweep!r} found")
     for number in chosen:

@@ -26,6 +26,7 @@ from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
 from oriole_workstation.results import Filters, Results
+from oriole_workstation.rows import RUNNING
 from oriole_workstation.sweep_progress import SweepProgress
 
 
@@ -120,7 +121,7 @@ def run(
         for index in todo:
             typer.echo(terminal_safe(display.plan_line(planned[index], run_spec, defaults)))
         return
-    if aws:
+    if aws or results is None:  # locally there is always a database
         _submit(execution_input, state_machine_arn, stack)
         return
     _run_locally(execution_input, planned, len(todo), results, by, quiet)
@@ -245,11 +246,11 @@ def status(
         typer.echo(sweep_runs.execution_line(executions[0]))
     for line in display.status_lines(sweep_id, plan, rows):
         typer.echo(terminal_safe(line))
-    running = [results.summary(row["id"]) for row in rows if row["status"] == "running"]
+    running = [summary for row in rows if row["status"] == RUNNING and (summary := results.summary(row["id"]))]
     if running:
         print_columns(("experiment", "agent", "maze", "actions", "seconds"),
-                      [(r["experiment_id"], f"{r['llm_provider']}/{r['model_name']}", r["maze"], r["actions"],
-                        round(r["duration_seconds"])) for r in running])
+                      [(r.experiment_id, f"{r.llm_provider}/{r.model_name}", r.maze, r.actions,
+                        round(r.duration_seconds)) for r in running])
 
 
 def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | None) -> list[dict]:
