@@ -20,6 +20,7 @@ SELECT r.experiment_id, r.llm_provider, r.model_name, r.agent_label, r.maze, r.s
 COMMENT ON COLUMN experiment_status.experiment_id IS 'experiments.id';
 COMMENT ON COLUMN experiment_status.llm_provider IS 'the provider that played (providers.name)';
 COMMENT ON COLUMN experiment_status.model_name IS 'the model (or the baseline agent) that played';
+COMMENT ON COLUMN experiment_status.agent_label IS 'the agent''s label given by its sweep file (NULL: none)';
 COMMENT ON COLUMN experiment_status.maze IS 'the maze name';
 COMMENT ON COLUMN experiment_status.status IS 'running, succeeded, timed_out, failed or aborted';
 COMMENT ON COLUMN experiment_status.ending IS 'success, agent or error; NULL while running';

@@ -3,6 +3,7 @@ CREATE VIEW model_comparison AS SELECT * FROM compare_experiments();
 
 COMMENT ON COLUMN model_comparison.llm_provider IS 'the group: the provider';
 COMMENT ON COLUMN model_comparison.model_name IS 'the group: the model or baseline agent';
+COMMENT ON COLUMN model_comparison.agent_label IS 'the group: the agent''s label from its sweep file (NULL: none)';
 COMMENT ON COLUMN model_comparison.prompt_version IS 'the group: the prompt version';
 COMMENT ON COLUMN model_comparison.prompt_hash IS 'the group: SHA-256 of the prompt text';
 COMMENT ON COLUMN model_comparison.maze_family IS 'the group: the maze family';
