@@ -64,7 +64,9 @@ class ModelResponse:
     """What the agent answered: optional text and thinking, tool calls in order, usage, stop reason.
 
     ``durations`` holds what the provider reports about its own timing (Ollama's nanosecond fields, for
-    example) and ``throttles`` how many throttled attempts preceded this answer.
+    example), ``throttles`` how many throttled attempts preceded this answer and ``retries`` how many failed
+    attempts did (throttles included). ``raw`` is the answer exactly as the provider sent it (None for a
+    baseline): stored, it is what a replay answers with (``oriole.providers.replay``).
     """
 
     tool_calls: tuple[ToolCall, ...] = ()
@@ -74,6 +76,8 @@ class ModelResponse:
     stop_reason: str | None = None
     durations: dict = field(default_factory=dict)
     throttles: int = 0
+    retries: int = 0
+    raw: bytes | None = None
 
 
 class Agent(Protocol):
@@ -84,6 +88,12 @@ class Agent(Protocol):
     """
 
     context_budget: int | None
+
+    @property
+    def settings(self) -> dict:
+        """What the agent sends with every request beyond the system prompt, the tools and the messages (the
+        model, its generation settings): stored with each call, so that its request can be rebuilt exactly."""
+        ...
 
     def respond(self, request: ModelRequest) -> ModelResponse: ...
 
@@ -102,13 +112,28 @@ class AgentSetup:
 
 
 @dataclass(frozen=True)
+class Sent:
+    """What a call sent beyond the messages it added: the system prompt and tools, how many earlier turns the
+    memory mode carried after trimming (the newest ones), how many recent actions the turn context kept after
+    trimming (None: the call carries no turn context), and whether tool calls travel in the text."""
+
+    system_prompt: str
+    tools: tuple[ToolSpec, ...]
+    carried_turns: int = 0
+    context_actions: int | None = None
+    text_tool_calls: bool = False
+
+
+@dataclass(frozen=True)
 class ModelCall:
     """One call of the turn: the messages it added since the previous call, and the answer. ``kind`` is
-    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history."""
+    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history; ``sent`` is
+    the rest of its request (``oriole.core.requests`` stores it and rebuilds the request from it)."""
 
     new_messages: tuple[Message, ...]
     response: ModelResponse
     kind: str = "turn"
+    sent: Sent | None = None
 
 
 @dataclass(frozen=True)
@@ -243,6 +268,11 @@ class _Conversation:
         return tuple([Message("user", self.context), *self.current] if self.sent is None
                      else self.current[self.sent:])
 
+    def sent_with(self, system_prompt: str, tools: tuple[ToolSpec, ...], text_tool_calls: bool) -> Sent:
+        """What the call about to be recorded sent beyond its new messages."""
+        return Sent(system_prompt, tools, len(self.history), len(self.context.get("recent_actions", ())),
+                    text_tool_calls)
+
     def answered(self, answer: Message) -> None:
         """The model's answer joins the conversation; it is stored with its call, not as a request message."""
         self.current.append(answer)
@@ -326,7 +356,8 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
         conversation.fit(prompt, offered, agent.context_budget)
         response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, tuple(conversation.messages()))),
                                     settings)
-        calls.append(ModelCall(conversation.new_messages(), response))
+        calls.append(ModelCall(conversation.new_messages(), response, sent=conversation.sent_with(
+            prompt, offered, settings.text_tool_calls)))
         conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
             return TurnOutcome(actions, calls, "no_tool_call", trim=_trim(conversation))

@@ -20,7 +20,7 @@ from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
 from oriole.core.tools import WorldState
-from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, TurnOutcome, run_turn, turn_context
+from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, Sent, TurnOutcome, run_turn, turn_context
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
@@ -224,7 +224,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
     outcome = replace(outcome, calls=[*compaction, *outcome.calls])
     record = {**(outcome.trim.as_json() if outcome.trim else {}), **(loaded.compaction_record(summary) or {})}
     write = loaded.write(outcome, world, started_at, getattr(agent, "state", {}),
-                         _next_memory(loaded, maze.maze, outcome, summary), record or None)
+                         _next_memory(loaded, maze.maze, outcome, summary), record or None, agent.settings)
     if not store.commit_turn(loaded.id, turn_number, write):
         stored = store.load_turn(loaded.id, turn_number, with_maze=False)  # another attempt committed first
         if stored is None or not stored.committed:
@@ -248,8 +248,9 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) ->
         return {"summary": previous}, []
     request = memory.compaction_request(previous, turn)
     response = agent.respond(request)
+    sent = Sent(request.system_prompt, request.tools)
     return {"summary": memory.summary_text(response) or previous}, [ModelCall(request.messages, response,
-                                                                               kind="compaction")]
+                                                                               kind="compaction", sent=sent)]
 
 
 def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: dict | None) -> dict:

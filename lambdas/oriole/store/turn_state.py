@@ -14,13 +14,15 @@ keep a readable copy with U+FFFD in place of such characters. The turn is kept e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from oriole.catalog import snapshot_value
 from oriole.core import memory as memories
 from oriole.core.maze import Maze, vision
+from oriole.core.requests import call_record
 from oriole.core.tools import INVALID_ACTION, ActionRecord, RecallWindow, Rules, WorldState, tool_specs
 from oriole.core.turn_loop import (
     AgentSetup,
@@ -84,6 +86,7 @@ class TurnWrite:
     actions: list[dict]
     calls: list[dict]
     experiment: dict
+    parts: list[dict]  # what the calls' request records name by hash: {"hash", "body"}
 
 
 @dataclass(frozen=True)
@@ -224,10 +227,11 @@ class LoadedTurn:
                           self.committed.output_tokens)
 
     def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: dict,
-              memory: dict, context: dict | None) -> TurnWrite:
+              memory: dict, context: dict | None, settings: Mapping = {}) -> TurnWrite:
         """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost
         come from the turn row), the new position and values, whether the turn stalled (no valid action), the
-        memory state for the next turn, and what the requests left out or summarised (``context``)."""
+        memory state for the next turn, and what the requests left out or summarised (``context``). Each call
+        row carries its request record (``oriole.core.requests``; ``settings``: the agent's) and its answer."""
         turn = _turn_row(outcome, world, started_at, self.config.get("pricing"))
         turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
         turn_messages += [Message("assistant", c.response.text, c.response.tool_calls)
@@ -240,8 +244,14 @@ class LoadedTurn:
         delta |= {"current_x": world.position[0], "current_y": world.position[1], "agent_state": agent_state,
                   "memory": replaced(memory),
                   "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
-        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions],
-                         [_stored_call(_call_row(i, call)) for i, call in enumerate(outcome.calls, 1)], delta)
+        carried = [t.number for t in self.window()]
+        calls, parts = [], {}
+        for index, call in enumerate(outcome.calls, 1):
+            record, named = call_record(call, settings, carried)
+            calls.append(_stored_call(_call_row(index, call) | {"request": record}))
+            parts |= named
+        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions], calls, delta,
+                         [{"hash": h, "body": body} for h, body in replaced(parts).items()])
 
 
 def _history_entry(action: dict) -> dict:
@@ -273,7 +283,8 @@ def _call_row(index: int, call: ModelCall) -> dict:
     return {"call_index": index, "request_messages": [message_as_json(m) for m in call.new_messages],
             "response": response_as_json(r), "input_tokens": r.usage.input_tokens,
             "output_tokens": r.usage.output_tokens, "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason,
-            "durations": r.durations, "throttles": r.throttles, "kind": call.kind}
+            "durations": r.durations, "throttles": r.throttles, "kind": call.kind,
+            "answer": None if r.raw is None else base64.b64encode(r.raw).decode()}
 
 
 def _stored_call(row: dict) -> dict:
