@@ -51,8 +51,9 @@ def runtime_client(timeout_seconds: float):
 
 
 def _document(value: object) -> object:
-    """``value`` as plain JSON types: botocore rejects tuples and other non-JSON values in documents."""
-    return json.loads(json.dumps(value))
+    """``value`` as plain JSON types (botocore rejects tuples and other non-JSON values in documents), its keys
+    sorted as a stored and rebuilt request has them (see ``oriole.providers.wire.json_text``)."""
+    return json.loads(json.dumps(value, sort_keys=True))
 
 
 def _tool_input(arguments: object) -> dict:

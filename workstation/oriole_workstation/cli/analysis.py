@@ -98,9 +98,21 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
     links = {}
     for row in results.compared(filters):
         name = f"{REPLAYS}/experiment-{row['experiment_id']}.html"
-        write(Run.from_record(results.experiment_run(row["experiment_id"])), [folder / name])
+        write(replay_run(results, row["experiment_id"]), [folder / name])
         links[row["experiment_id"]] = name
     return links
+
+
+def replay_run(results: Results, experiment: int) -> Run:
+    """The run to draw, with its conversation pane when its requests can be rebuilt (an experiment stored before
+    they were recorded gets the page without it)."""
+    from oriole_workstation import transcript as transcripts
+
+    try:
+        conversation = transcripts.conversation_html(transcripts.load(results.store.conn, experiment))
+    except transcripts.TranscriptUnavailable:
+        conversation = None
+    return Run.from_record(results.experiment_run(experiment), conversation)
 
 
 def render(
@@ -118,10 +130,34 @@ def render(
     """
     from oriole_workstation.database import open_results
 
-    record = open_results(aws).experiment_run(experiment)
-    if record is None:
+    results = open_results(aws)
+    if results.experiment_run(experiment) is None:
         raise fail(f"experiment {experiment} does not exist")
     targets = output or [directory / f"experiment-{experiment}{suffix}"
                          for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
-    for path in write(Run.from_record(record), targets):
+    for path in write(replay_run(results, experiment), targets):
         typer.echo(f"wrote {path}")
+
+
+def transcript(
+    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
+    form: Annotated[str, typer.Option("--format", help="html, text or jsonl.")] = "text",
+    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
+    = None,
+    aws: AwsDatabase = False,
+) -> None:
+    """Each turn as the model saw it: the system prompt (version and hash, once), the context, the earlier turns
+    the memory carried, every tool call with its arguments and result, the text and reasoning returned, tokens,
+    latency, retries and trims per call, and the compaction summaries. jsonl holds, per call, the request body the
+    provider was sent (rebuilt from what is stored) and its answer as it came back."""
+    from oriole_workstation import transcript as transcripts
+    from oriole_workstation.database import open_results
+
+    if form not in transcripts.FORMATS:
+        raise fail(f"--format must be one of {', '.join(transcripts.FORMATS)}; got {form!r}")
+    content = transcripts.render(transcripts.load(open_results(aws).store.conn, experiment), form)
+    if file is None:
+        typer.echo(content, nl=False)
+        return
+    files.write_text(file, content, OutputRefused)
+    err.print(f"wrote {file}", highlight=False, markup=False)
