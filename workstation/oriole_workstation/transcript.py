@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from oriole.catalog import prompt_hash
 from oriole.core.memory import StoredTurn
 from oriole.core.requests import RebuiltRequest, StoredCall, rebuild_turn
 from oriole.core.turn_loop import message_as_json
@@ -69,7 +70,7 @@ class TurnEntry:
 class Transcript:
     experiment: dict
     turns: list[TurnEntry]
-    systems: dict[str, str]  # system prompt hash -> text, in the order first sent
+    systems: dict[str, str]  # SHA-256 of a system prompt sent (experiments.prompt_hash for the prompt) -> its text
 
     def lines(self) -> Iterator[dict]:
         yield {"type": "experiment", **self.experiment, "system_prompts": self.systems}
@@ -115,7 +116,7 @@ def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[
         entry = TurnEntry(t["turn_number"], t["end_reason"], t["context"], list(t["closing_messages"] or ()),
                           [a for a in actions if a["turn_number"] == t["turn_number"]])
         for request, row in zip(rebuilt, rows, strict=True):
-            systems.setdefault(row["request"]["system"], request.request.system_prompt)
+            systems.setdefault(prompt_hash(request.request.system_prompt), request.request.system_prompt)
             carried = sum(len(earlier[n].messages()) for n in request.carried_turns)
             entry.calls.append(CallEntry(request, wire_request(request.request, request.settings),
                                          _answer(row["answer"]), row, carried))
@@ -166,6 +167,7 @@ def text(transcript: Transcript) -> str:
             out.append(f"   context: {json.dumps(turn.context)}")
         for call in turn.calls:
             out += _call_text(call)
+        out += [f"   > {m['role']} (no call read it): {_shown(m.get('content'))}" for m in turn.closing]
         for a in turn.actions:
             out.append(f"   step {a['step_number']}: {a['action_type']} ({a['from_x']}, {a['from_y']}) -> "
                        f"({a['to_x']}, {a['to_y']}) {'ok' if a['success'] else 'failed: ' + (a['error'] or '')}")
@@ -174,7 +176,8 @@ def text(transcript: Transcript) -> str:
 
 def _call_text(call: CallEntry) -> list[str]:
     row, record = call.row, call.call.record or {}
-    lines = [f"-- call {call.call.index} ({call.call.kind}): system sha256:{record.get('system', '')[:12]}, "
+    lines = [f"-- call {call.call.index} ({call.call.kind}): system sha256:"
+             f"{prompt_hash(call.rebuilt.request.system_prompt)[:12]}, "
              f"{len(call.rebuilt.request.tools)} tools, in {row['input_tokens']} / out {row['output_tokens']} "
              f"tokens, {row['latency_ms']} ms, stop {row['stop_reason']}, throttles {row['throttles']}, "
              f"retries {record.get('retries', 0)}"]
@@ -209,6 +212,9 @@ def conversation_html(transcript: Transcript) -> str:
                      f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>")
     for turn in transcript.turns:
         calls = "".join(_call_html(call) for call in turn.calls)
+        if turn.closing:  # what the last answer's calls got back, which no call of the turn read
+            calls += '<div class="call"><p class="meta">results no call read</p>' + "".join(
+                _message_html(m) for m in turn.closing) + "</div>"
         context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
         parts.append(f'<details class="turn" data-turn="{turn.number}"><summary>turn {turn.number}: '
                      f"{_e(turn.end_reason)}, {len(turn.actions)} action(s), {len(turn.calls)} call(s)</summary>"
