@@ -1,5 +1,6 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
+# make test-unit: the unit tests alone (tests/unit: pure, no database, no server), in seconds.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json, the experiment flow's provider branches
 #              and the README's two flow diagrams (lambdas/oriole/flows/render.py).
@@ -14,7 +15,7 @@ CONSTRAINTS := $(VENV)/lambda-constraints.txt
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test deploy synth bench flows lock
+.PHONY: demo test test-unit deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,9 @@ demo: $(VENV)/.local-installed
 test: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+test-unit: $(VENV)/.test-installed
+	$(BIN)/python -m pytest tests/unit -q
 
 synth: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk synth --all

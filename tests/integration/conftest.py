@@ -41,13 +41,16 @@ class Local:
         return self.follow(self.start(execution_input))
 
 
+TIME_SCALE = 0.1  # the local state machines' Retry intervals and Wait states, a tenth of what they ask for
+
+
 @pytest.fixture(scope="module")
 def local(database_url) -> Iterator[Local]:
     from oriole.store import db
     from oriole_workstation.results import Results
 
     conn = db.connect(database_url)
-    with LocalAws(database_url) as aws:
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
         yield Local(aws, Results(conn))
     conn.close()
 

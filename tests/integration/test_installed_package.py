@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -37,11 +40,54 @@ def wheel(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
+def built(tmp_path_factory) -> Path:
+    return wheel(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, built) -> Path:
     target = tmp_path_factory.mktemp("site")
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
-                    str(wheel(tmp_path_factory))], check=True, capture_output=True)
+                    str(built)], check=True, capture_output=True)
     return target
+
+
+def without_extras(venv: Path) -> Path:
+    """A virtual environment as a plain ``pip install oriole`` leaves it: the runtime's dependencies (linked from
+    the test environment, distribution by distribution, offline) and none of the ``local`` extra's, nor this
+    checkout's editable install."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()"
+                                "['purelib'])"], check=True, capture_output=True, text=True).stdout.strip())
+    left_out = {"oriole", *(re.split(r"[\[<>=;]", requirement)[0].strip().lower()
+                            for requirement in tomllib.loads((ROOT / "pyproject.toml").read_text())
+                            ["project"]["optional-dependencies"]["local"])}
+    for dist in metadata.distributions(path=[sysconfig.get_paths()["purelib"]]):
+        if dist.metadata["Name"].lower() in left_out:
+            continue
+        for top in {f.parts[0] for f in dist.files or () if f.parts[0] != ".."}:
+            source, link = Path(dist.locate_file(top)), site / top
+            if source.exists() and not link.exists():
+                link.symlink_to(source)
+    return venv
+
+
+def test_a_plain_install_names_the_extra_its_command_needs_in_one_line(tmp_path, built):
+    """``pip install oriole`` without extras: ``oriole --help`` says which extra to install, in one line, no
+    traceback; the runtime itself imports."""
+    venv = without_extras(tmp_path / "venv")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps",
+                    "--no-index", "--quiet", str(built)], check=True, capture_output=True)
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    result = subprocess.run([venv / "bin" / "oriole", "--help"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert re.fullmatch(r"oriole: the command line needs the 'local' extra \((typer|rich) is not installed\): "
+                        r"pip install 'oriole\[local\]'\n", result.stderr), result.stderr
+    runtime = subprocess.run([venv / "bin" / "python", "-c", "import oriole.handlers.agents, oriole.store; "
+                              "import importlib.util as u; print(u.find_spec('typer'), u.find_spec('rich'))"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert runtime.returncode == 0 and runtime.stdout == "None None\n", runtime.stderr[-2000:]
 
 
 def test_the_wheel_carries_the_flow_the_migrations_and_the_prompts(installed):
@@ -87,8 +133,6 @@ def test_local_state_lives_in_oriole_home_else_beside_a_checkout_else_in_the_hom
 def test_the_package_list_names_every_package_folder():
     """pyproject.toml lists the packages (the migrations folder is mapped into the runtime, which a search of
     lambdas/ and workstation/ cannot find): a new package folder must be added there, or it would not ship."""
-    import tomllib
-
     from setuptools import find_namespace_packages
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -22,7 +22,7 @@ from oriole.store import Store, db
 from oriole_workstation import sweep_runs
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
-from tests.integration.conftest import Local
+from tests.integration.conftest import TIME_SCALE, Local
 from tests.integration.test_fault_table import failing
 
 PARENT_EVENTS = 48  # a sweep's own history, whatever its size: the items run as child executions
@@ -50,7 +50,7 @@ def experiments(store: Store, sweep_id: str) -> list[dict]:
 def local(database_url):
     """A LocalAws of the test's own (the CLI tests of this module start theirs; moto's are not nested)."""
     conn = db.connect(database_url)
-    with LocalAws(database_url) as aws:
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
         yield Local(aws, Results(conn))
     conn.close()
 

@@ -24,6 +24,7 @@ import uuid
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from unittest import mock
 
 import boto3
@@ -94,6 +95,22 @@ def _faster_moto_patches() -> list:
             mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client)]
 
 
+def _scaled_waits(scale: float) -> list:
+    """moto's interpreter waits out a Retry's interval with ``time.sleep`` in its retrier, and a Wait state on the
+    execution's stop event (a stop ends the wait): both for ``scale`` times the seconds asked."""
+    if scale == 1:
+        return []
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+    from moto.stepfunctions.parser.asl.component.state.wait.wait_function.wait_function import WaitFunction
+
+    def wait_interval(function, env, wait_seconds: int) -> None:
+        if wait_seconds > 0:
+            env.program_state_event.wait(wait_seconds * scale)
+
+    return [mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=lambda seconds: time.sleep(seconds * scale))),
+            mock.patch.object(WaitFunction, "_wait_interval", wait_interval)]
+
+
 class CountingCursor(psycopg.Cursor):
     """Counts the statements sent through its connection (one round trip each in autocommit), so the
     benchmark reports database round trips per turn from the handlers' own connection."""
@@ -127,13 +144,17 @@ class LocalAws:
 
     def __init__(self, database_url: str, bedrock_client=None,
                  execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].default,
-                 functions_url: str | None = None):
+                 functions_url: str | None = None, time_scale: float = 1.0):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
         (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
         is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``.
         ``functions_url`` is what the functions connect with (on AWS the application role), when it is not
-        ``database_url`` (which the runner's own bookkeeping uses)."""
+        ``database_url`` (which the runner's own bookkeeping uses). ``time_scale``: the state machines' waits (a
+        Retry's interval, a Wait state) last this fraction of what they ask for; 1, as on AWS, unless a test that
+        must not wait on real time runs them faster (the flows' own numbers, waitSeconds and followedSeconds, stay
+        what the definition says)."""
         self.database_url = database_url
+        self.time_scale = time_scale
         self.functions_url = functions_url or database_url
         self.bedrock_client = bedrock_client
         self.execution_timeout_seconds = execution_timeout_seconds
@@ -185,6 +206,7 @@ class LocalAws:
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
             mock.patch.object(db, "connect", _counting_connect),
             *_faster_moto_patches(),
+            *_scaled_waits(self.time_scale),
         ]
 
     def _make_invoke(self):

@@ -1,4 +1,4 @@
-"""The ``oriole`` command: one module per command group, composed here.
+"""The ``oriole`` command: one module per command (or command group), named after it, composed here.
 
 Everything the commands raise on purpose is an ``OrioleError``; ``main`` turns each into one line on
 stderr and exit status 2, never a traceback.
@@ -12,26 +12,41 @@ from rich.markup import escape
 
 from oriole.errors import OrioleError
 from oriole.text import unstorable
-from oriole_workstation.cli import analysis, check, database, doctor, live, mazes, params, prompts, run, sweep
+from oriole_workstation.cli import (
+    check,
+    db,
+    doctor,
+    export,
+    ls,
+    mazes,
+    params,
+    prompts,
+    render,
+    report,
+    run,
+    status,
+    sweep,
+    transcript,
+    watch,
+)
 from oriole_workstation.cli.common import Commands, OneLineErrors, err
-from oriole_workstation.cli.export import export_command
 from oriole_workstation.display import terminal_safe
 
 app = Commands(cls=OneLineErrors, help="Run LLM maze experiments locally through the real state machine, or on AWS.",
                no_args_is_help=True)
 app.command()(run.run)
-app.command()(run.status)
+app.command()(status.status)
 app.command()(doctor.doctor)
 app.command()(check.check)
-app.command()(analysis.report)
-app.command()(analysis.render)
-app.command()(analysis.transcript)
-app.command("export")(export_command)
-app.command()(live.ls)
-app.command()(live.watch)
+app.command()(report.report)
+app.command()(render.render)
+app.command()(transcript.transcript)
+app.command("export")(export.export_command)
+app.command()(ls.ls)
+app.command()(watch.watch)
 app.add_typer(prompts.app, name="prompts")
 app.add_typer(mazes.app, name="mazes")
-app.add_typer(database.app, name="db")
+app.add_typer(db.app, name="db")
 app.add_typer(params.app, name="params")
 app.add_typer(sweep.app, name="sweep")
 

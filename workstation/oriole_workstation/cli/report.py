@@ -1,7 +1,7 @@
-"""``oriole report`` and ``oriole render``: the commands over stored results.
+"""``oriole report``: compare the stored experiments as a table, CSV, JSON or an HTML page (with its replays).
 
-The logic lives in ``report`` and ``render`` (free of the CLI library); these functions only read options,
-open the database and print.
+The logic lives in ``oriole_workstation.report`` and ``report_html`` (free of the CLI library); this command
+only reads options, opens the database and prints.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from oriole_workstation.cli.common import (
     TagFilter,
     UntilFilter,
     err,
-    experiment_id,
     fail,
 )
-from oriole_workstation.render import WRITERS, Run, write
+from oriole_workstation.cli.render import replay_run
+from oriole_workstation.render import write
 from oriole_workstation.report import Format, GroupBy, render_report
 from oriole_workstation.results import Filters, Results
 
@@ -101,63 +101,3 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
         write(replay_run(results, row["experiment_id"]), [folder / name])
         links[row["experiment_id"]] = name
     return links
-
-
-def replay_run(results: Results, experiment: int) -> Run:
-    """The run to draw, with its conversation pane when its requests can be rebuilt (an experiment stored before
-    they were recorded gets the page without it)."""
-    from oriole_workstation import transcript as transcripts
-
-    try:
-        conversation = transcripts.conversation_html(transcripts.load(results.store.conn, experiment))
-    except transcripts.TranscriptUnavailable:
-        conversation = None
-    return Run.from_record(results.experiment_run(experiment), conversation)
-
-
-def render(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
-    output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
-                                               f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
-    replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
-                                                          "pictures (PNG and SVG).")] = False,
-    directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
-    aws: AwsDatabase = False,
-) -> None:
-    """Draw a run: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
-
-    Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
-    """
-    from oriole_workstation.database import open_results
-
-    results = open_results(aws)
-    if results.experiment_run(experiment) is None:
-        raise fail(f"experiment {experiment} does not exist")
-    targets = output or [directory / f"experiment-{experiment}{suffix}"
-                         for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
-    for path in write(replay_run(results, experiment), targets):
-        typer.echo(f"wrote {path}")
-
-
-def transcript(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
-    form: Annotated[str, typer.Option("--format", help="html, text or jsonl.")] = "text",
-    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
-    = None,
-    aws: AwsDatabase = False,
-) -> None:
-    """Each turn as the model saw it: the system prompt (version and hash, once), the context, the earlier turns
-    the memory carried, every tool call with its arguments and result, the text and reasoning returned, tokens,
-    latency, retries and trims per call, and the compaction summaries. jsonl holds, per call, the request body the
-    provider was sent (rebuilt from what is stored) and its answer as it came back."""
-    from oriole_workstation import transcript as transcripts
-    from oriole_workstation.database import open_results
-
-    if form not in transcripts.FORMATS:
-        raise fail(f"--format must be one of {', '.join(transcripts.FORMATS)}; got {form!r}")
-    content = transcripts.render(transcripts.load(open_results(aws).store.conn, experiment), form)
-    if file is None:
-        typer.echo(content, nl=False)
-        return
-    files.write_text(file, content, OutputRefused)
-    err.print(f"wrote {file}", highlight=False, markup=False)

@@ -1,4 +1,4 @@
-"""``oriole ls`` and ``oriole watch``: the ``experiment_status`` view as a table, once or live until the end.
+"""``oriole ls``: the ``experiment_status`` view as a table (``oriole watch`` shows the same table live).
 
 A running experiment with no action for its ``staleAfterMinutes`` (catalog, default 5) is marked stale: its
 process or execution may be gone (``oriole doctor`` says) or its model very slow.
@@ -6,28 +6,15 @@ process or execution may be gone (``oriole doctor`` says) or its model very slow
 
 from __future__ import annotations
 
-import time
-from collections import Counter
 from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
-from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from oriole_workstation.cli.common import (
-    AwsDatabase,
-    err,
-    experiment_id,
-    fail,
-    number,
-    out,
-    print_json,
-    whole_number,
-)
+from oriole_workstation.cli.common import AwsDatabase, out, print_json, whole_number
 from oriole_workstation.display import terminal_safe
-from oriole_workstation.results import Results
 
 SweepOption = Annotated[str | None, typer.Option("--sweep", help="Only the experiments of this sweep (its id).")]
 
@@ -92,55 +79,3 @@ def ls(
     if stale:
         out.print(f"\n{stale} stale: running with no action for their staleAfterMinutes; `oriole doctor` tells "
                   "whether anything still runs them.", markup=False)
-
-
-class Watcher:
-    """Polls the status view until what it watches has ended: one experiment closed, or no experiment of the
-    sweep running at two polls in a row (a sweep starts the next experiment as one ends)."""
-
-    def __init__(self, results: Results, experiment: int | None, sweep: str | None):
-        self.results, self.experiment, self.sweep = results, experiment, sweep
-        self.quiet_polls = 0
-
-    def rows(self) -> list[dict]:
-        return self.results.status(experiment_id=self.experiment, sweep_id=self.sweep)
-
-    def ended(self, rows: list[dict]) -> bool:
-        running = any(r["status"] == "running" for r in rows)
-        self.quiet_polls = 0 if running else self.quiet_polls + 1
-        return self.quiet_polls >= (1 if self.experiment is not None else 2)
-
-
-def watch(
-    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.", metavar="EXPERIMENT",
-                                                     parser=experiment_id)] = None,
-    sweep: SweepOption = None,
-    interval: Annotated[float, typer.Option(help="Seconds between refreshes.", metavar="SECONDS",
-                                            parser=number(0.01, 3600))] = 2.0,
-    aws: AwsDatabase = False,
-) -> None:
-    """Watch an experiment (or every experiment of a sweep) live until it ends.
-
-    The table refreshes every --interval seconds; it stops when the experiment is closed, or when no
-    experiment of the sweep has been running for two refreshes in a row. Ctrl-C stops watching (the
-    experiments go on).
-    """
-    from oriole_workstation.database import open_results
-
-    if (experiment is None) == (sweep is None):
-        raise fail("say what to watch: an EXPERIMENT id or --sweep ID")
-    watcher = Watcher(open_results(aws), experiment, sweep)
-    rows = watcher.rows()
-    if not rows:
-        raise fail(f"no experiment {experiment}" if sweep is None else f"no experiment of sweep {sweep} yet")
-    try:
-        with Live(status_table(rows), console=out, refresh_per_second=4) as live:
-            while not watcher.ended(rows):
-                time.sleep(interval)
-                rows = watcher.rows()
-                live.update(status_table(rows))
-    except KeyboardInterrupt:
-        err.print("stopped watching; the experiments go on")
-        raise typer.Exit(130) from None
-    endings = Counter(r["ending"] or "running" for r in rows)
-    out.print("ended: " + ", ".join(f"{n} {ending}" for ending, n in sorted(endings.items())), markup=False)

@@ -1,0 +1,52 @@
+"""``oriole render``: draw one stored run as pictures (PNG, SVG) or replays (GIF, HTML).
+
+The drawing lives in ``oriole_workstation.render`` (free of the CLI library); this command only reads options,
+opens the database and writes the files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from oriole_workstation.cli.common import AwsDatabase, experiment_id, fail
+from oriole_workstation.render import WRITERS, Run, write
+from oriole_workstation.results import Results
+
+
+def replay_run(results: Results, experiment: int) -> Run:
+    """The run to draw, with its conversation pane when its requests can be rebuilt (an experiment stored before
+    they were recorded gets the page without it)."""
+    from oriole_workstation import transcript as transcripts
+
+    try:
+        conversation = transcripts.conversation_html(transcripts.load(results.store.conn, experiment))
+    except transcripts.TranscriptUnavailable:
+        conversation = None
+    return Run.from_record(results.experiment_run(experiment), conversation)
+
+
+def render(
+    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
+    output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
+                                               f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
+    replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
+                                                          "pictures (PNG and SVG).")] = False,
+    directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
+    aws: AwsDatabase = False,
+) -> None:
+    """Draw a run: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
+
+    Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
+    """
+    from oriole_workstation.database import open_results
+
+    results = open_results(aws)
+    if results.experiment_run(experiment) is None:
+        raise fail(f"experiment {experiment} does not exist")
+    targets = output or [directory / f"experiment-{experiment}{suffix}"
+                         for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
+    for path in write(replay_run(results, experiment), targets):
+        typer.echo(f"wrote {path}")

@@ -1,0 +1,66 @@
+"""``oriole watch``: the ``oriole ls`` table of one experiment (or of a sweep's experiments), live until it ends."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Annotated
+
+import typer
+from rich.live import Live
+
+from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail, number, out
+from oriole_workstation.cli.ls import SweepOption, status_table
+from oriole_workstation.results import Results
+
+
+class Watcher:
+    """Polls the status view until what it watches has ended: one experiment closed, or no experiment of the
+    sweep running at two polls in a row (a sweep starts the next experiment as one ends)."""
+
+    def __init__(self, results: Results, experiment: int | None, sweep: str | None):
+        self.results, self.experiment, self.sweep = results, experiment, sweep
+        self.quiet_polls = 0
+
+    def rows(self) -> list[dict]:
+        return self.results.status(experiment_id=self.experiment, sweep_id=self.sweep)
+
+    def ended(self, rows: list[dict]) -> bool:
+        running = any(r["status"] == "running" for r in rows)
+        self.quiet_polls = 0 if running else self.quiet_polls + 1
+        return self.quiet_polls >= (1 if self.experiment is not None else 2)
+
+
+def watch(
+    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.", metavar="EXPERIMENT",
+                                                     parser=experiment_id)] = None,
+    sweep: SweepOption = None,
+    interval: Annotated[float, typer.Option(help="Seconds between refreshes.", metavar="SECONDS",
+                                            parser=number(0.01, 3600))] = 2.0,
+    aws: AwsDatabase = False,
+) -> None:
+    """Watch an experiment (or every experiment of a sweep) live until it ends.
+
+    The table refreshes every --interval seconds; it stops when the experiment is closed, or when no
+    experiment of the sweep has been running for two refreshes in a row. Ctrl-C stops watching (the
+    experiments go on).
+    """
+    from oriole_workstation.database import open_results
+
+    if (experiment is None) == (sweep is None):
+        raise fail("say what to watch: an EXPERIMENT id or --sweep ID")
+    watcher = Watcher(open_results(aws), experiment, sweep)
+    rows = watcher.rows()
+    if not rows:
+        raise fail(f"no experiment {experiment}" if sweep is None else f"no experiment of sweep {sweep} yet")
+    try:
+        with Live(status_table(rows), console=out, refresh_per_second=4) as live:
+            while not watcher.ended(rows):
+                time.sleep(interval)
+                rows = watcher.rows()
+                live.update(status_table(rows))
+    except KeyboardInterrupt:
+        err.print("stopped watching; the experiments go on")
+        raise typer.Exit(130) from None
+    endings = Counter(r["ending"] or "running" for r in rows)
+    out.print("ended: " + ", ".join(f"{n} {ending}" for ending, n in sorted(endings.items())), markup=False)
