@@ -6,11 +6,14 @@ sends them), with the memory modes that carry, trim and compact the conversation
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from oriole.core import mazeset
 from oriole_workstation import transcript as transcripts
 from tests import openai_server
+from tests.integration.test_image_observation import VISION_MODEL
 from tests.integration.test_providers_local import MAZE, OPENAI_MODEL, converse_reply, shortest_moves
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 
@@ -119,3 +122,45 @@ def test_the_html_transcript_shows_the_system_prompt_once_and_every_turn(local):
     page = transcripts.page(transcript)
     assert page.count('class="system"') == len(transcript.systems) == 1
     assert page.count('class="turn"') == len(transcript.turns)
+
+
+@pytest.mark.parametrize("config", [{"observation": "image"},
+                                    {"observation": "both", "imageView": "map", "historyMode": "conversation",
+                                     "historyTurns": 2}], ids=["image-local", "both-map-conversation"])
+def test_an_image_transcript_holds_every_request_the_server_received_pictures_included(local, config):
+    """Each picture is drawn again from its stored record (checked by its hash) and put on the wire: the rebuilt
+    bodies equal what the server received, data URLs byte for byte; the pages show the pictures."""
+    with openai_server.ScriptedOpenAI(*openai_script(shortest_moves(MAZE))) as server:
+        result = local.run({"mazeId": MAZE, "llmProvider": "openai", "modelName": VISION_MODEL,
+                            "promptVersion": "v1-vision", "config": {"baseUrl": server.base_url, **config}}).as_json()
+    assert result["status"] == "succeeded", result
+    transcript = transcripts.load(local.store.conn, result["experiment_id"])
+    lines = [line for line in map(json.loads, transcripts.render(transcript, "jsonl").splitlines())
+             if line["type"] == "call"]
+    assert [line["request"] for line in lines] == [r.body for r in server.requests]
+    assert len(server.pictures) == len(server.requests) and all(len(p) == 1 for p in server.pictures)
+    page = transcripts.page(transcript)
+    sent = {next(p["image_url"]["url"] for m in r.body["messages"] if isinstance(m["content"], list)
+                 for p in m["content"] if p["type"] == "image_url") for r in server.requests}
+    shown = set(re.findall(r'<img class="picture" src="([^"]+)"', page))
+    assert shown == sent  # every picture sent is shown, as sent (a later call's new picture on its own message)
+    text = transcripts.render(transcript, "text")
+    assert text.count("picture: {") == len(server.requests)
+    assert f'"view": "{config.get("imageView", "local")}"' in text
+
+
+def test_a_picture_whose_record_no_longer_draws_it_is_refused_by_name(local):
+    row = local.store.conn.execute(
+        "SELECT experiment_id FROM model_calls WHERE request_messages::text LIKE '%%\"sha256\"%%' "
+        "ORDER BY experiment_id DESC LIMIT 1").fetchone()
+    calls = local.store.conn.execute("SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, "
+                                     "call_index", (row["experiment_id"],)).fetchall()
+    for call in calls:
+        for message in call["request_messages"]:
+            if "picture" in message:
+                message["picture"]["sha256"] = "0" * 64
+    experiment = local.store.conn.execute(transcripts._EXPERIMENT, (row["experiment_id"],)).fetchone()
+    with pytest.raises(transcripts.TranscriptUnavailable, match=r"turn 1 call 1: the .* view of step 0 drawn again"):
+        transcripts.build(experiment, local.store.conn.execute(transcripts._TURNS, (row["experiment_id"],)).fetchall(),
+                          calls, [], {r["hash"]: r["body"] for r in local.store.conn.execute(
+                              "SELECT hash, body FROM request_parts")}, mazeset.get_maze(MAZE).maze)

@@ -2,25 +2,30 @@
 
 Every request is rebuilt by ``oriole.core.requests`` (the one place that knows how a call's request was stored)
 and put in its provider's wire format by the provider's own ``wire_request``, so the transcript shows the body the
-server received; the answer is the one the server returned, verbatim. Three forms: ``jsonl`` (one object per line:
+server received (a picture drawn again from its stored record, checked by its hash: ``oriole.core.picture``); the
+answer is the one the server returned, verbatim. Three forms: ``jsonl`` (one object per line:
 the experiment, then per turn its calls and the turn itself), ``text`` and ``html`` (a page of its own, and the
 conversation pane of the replay page). Model text is data: escaped in HTML, never interpreted.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import importlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from oriole.catalog import prompt_hash
+from oriole.core import picture as pictures
+from oriole.core.maze import Maze
 from oriole.core.memory import StoredTurn
-from oriole.core.requests import RebuiltRequest, StoredCall, rebuild_turn
+from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, rebuild_turn
 from oriole.core.turn_loop import message_as_json
 from oriole.errors import OrioleError
 from oriole.provider_registry import PROVIDERS
+from oriole.store.mazes import stored_maze
 from oriole_workstation.display import terminal_safe
 
 
@@ -41,6 +46,11 @@ class CallEntry:
     @property
     def call(self) -> StoredCall:
         return self.rebuilt.call
+
+    @property
+    def sent_pictures(self) -> dict[str, pictures.Picture]:
+        """The pictures the call sent, by their hash (drawn again from their records)."""
+        return {m.picture.record["sha256"]: m.picture for m in self.rebuilt.request.messages if m.picture}
 
     def as_json(self) -> dict:
         row, record = self.row, self.call.record or {}
@@ -92,11 +102,21 @@ def load(conn, experiment_id: int) -> Transcript:
                                                                  c["request"]["settings"])})
     parts = {r["hash"]: r["body"] for r in conn.execute("SELECT hash, body FROM request_parts WHERE hash = ANY(%s)",
                                                         (hashes,))}
-    return build(experiment, turns, calls, actions, parts)
+    maze = stored_maze(conn.execute(_MAZE, (experiment["maze_id"],)).fetchone()).maze
+    return build(experiment, turns, calls, actions, parts, maze)
 
 
-def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[dict], parts: dict) -> Transcript:
-    """The transcript from the stored rows (pure: tested without a database)."""
+def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[dict], parts: dict,
+          maze: Maze | None = None) -> Transcript:
+    """The transcript from the stored rows (pure: tested without a database); ``maze`` draws its pictures again
+    (with each action's ``tiles_seen``, which the transcript itself does not show)."""
+    sightings = [a.pop("tiles_seen", None) for a in actions]
+
+    def draw(record: dict) -> pictures.Picture:
+        if maze is None:
+            raise NotRebuildable("a picture cannot be drawn again without its maze")
+        return pictures.regenerate(record, maze, sightings)
+
     wire_request = importlib.import_module(PROVIDERS[experiment["wire_provider"]].adapter).wire_request
     by_turn: dict[int, list[dict]] = {}
     for row in calls:
@@ -112,7 +132,10 @@ def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[
             raise TranscriptUnavailable(f"experiment {experiment['experiment_id']} turn {t['turn_number']} was stored "
                                         "before requests were recorded (migration 0017): its requests cannot be "
                                         "rebuilt")
-        rebuilt = rebuild_turn([StoredCall.from_row(r) for r in rows], earlier, parts)
+        try:
+            rebuilt = rebuild_turn([StoredCall.from_row(r) for r in rows], earlier, parts, draw)
+        except NotRebuildable as error:
+            raise TranscriptUnavailable(f"experiment {experiment['experiment_id']}: {error}") from None
         entry = TurnEntry(t["turn_number"], t["end_reason"], t["context"], list(t["closing_messages"] or ()),
                           [a for a in actions if a["turn_number"] == t["turn_number"]])
         for request, row in zip(rebuilt, rows, strict=True):
@@ -137,7 +160,7 @@ def _answer(raw: bytes | None) -> object:
 _EXPERIMENT = """
     SELECT e.id AS experiment_id, e.llm_provider, coalesce(o.llm_provider, e.llm_provider) AS wire_provider,
            e.model_name, e.prompt_version, e.prompt_hash, e.status, e.failure_reason, e.replay_of, e.seed,
-           e.config, m.name AS maze
+           e.config, e.maze_id, m.name AS maze
       FROM experiments e JOIN mazes m ON m.id = e.maze_id LEFT JOIN experiments o ON o.id = e.replay_of
      WHERE e.id = %s
 """
@@ -147,8 +170,10 @@ _CALLS = """SELECT turn_number, call_index, kind, request_messages, response, re
                    output_tokens, latency_ms, stop_reason, throttles, durations
               FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index"""
 _ACTIONS = """SELECT step_number, turn_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
-                     to_y, success, error
+                     to_y, success, error, tiles_seen
                 FROM actions WHERE experiment_id = %s ORDER BY step_number"""
+_MAZE = """SELECT id, name, family, start_x, start_y, goal_x, goal_y, shortest_path_length, content_hash, grid
+             FROM mazes WHERE id = %s"""
 
 
 # --- text ------------------------------------------------------------------------------------------------
@@ -187,6 +212,8 @@ def _call_text(call: CallEntry) -> list[str]:
         lines.append(f"   context keeps {record['context_actions']} recent action(s)")
     for message in call.call.request_messages:
         lines.append(f"   > {message['role']}: {_shown(message.get('content'))}")
+        if message.get("picture"):
+            lines.append(f"     picture: {json.dumps(message['picture'], sort_keys=True)}")
     response = call.call.response
     if response.get("thinking"):
         lines.append(f"   < reasoning: {response['thinking']}")
@@ -235,7 +262,7 @@ def _call_html(call: CallEntry) -> str:
         body.append(f"<details><summary>earlier turns carried by the memory: "
                     f"{_e(', '.join(map(str, call.rebuilt.carried_turns)))}</summary>"
                     + "".join(_message_html(message_as_json(m)) for m in carried) + "</details>")
-    body += [_message_html(m) for m in call.call.request_messages]
+    body += [_message_html(m, call.sent_pictures) for m in call.call.request_messages]
     if response.get("thinking"):
         body.append(f'<div class="msg answer"><span class="role">reasoning</span><pre>{_e(response["thinking"])}'
                     "</pre></div>")
@@ -248,9 +275,16 @@ def _call_html(call: CallEntry) -> str:
     return "".join(body) + "</div>"
 
 
-def _message_html(message: dict) -> str:
+def _message_html(message: dict, sent: Mapping[str, pictures.Picture] = {}) -> str:
+    """A message; one that carried a picture shows it as sent (``sent``: the call's pictures by hash)."""
     role = message["role"] + (f" ({message['name']})" if message.get("name") else "")
-    return f'<div class="msg"><span class="role">{_e(role)}</span><pre>{_e(_shown(message.get("content")))}</pre></div>'
+    shown = ""
+    if (record := message.get("picture")) and (picture := sent.get(record["sha256"])) is not None:
+        shown = (f'<img class="picture" src="data:{pictures.MEDIA_TYPE};base64,'
+                 f'{base64.b64encode(picture.png).decode()}" width="{picture.width}" height="{picture.height}" '
+                 f'alt="{_e(record["view"])} view at step {record["step"]}, as the model was sent it">')
+    return (f'<div class="msg"><span class="role">{_e(role)}</span><pre>{_e(_shown(message.get("content")))}</pre>'
+            f"{shown}</div>")
 
 
 def _e(value: str) -> str:
@@ -266,6 +300,7 @@ CONVERSATION_CSS = """
 #conversation .msg { margin: 2px 0 2px 8px; }
 #conversation .role { font-size: 12px; font-weight: bold; color: #1f2937; }
 #conversation .answer .role { text-decoration: underline; }
+#conversation img.picture { image-rendering: pixelated; border: 1px solid #6b7280; margin: 2px 0 2px 8px; }
 #conversation pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 6px; margin: 2px 0;
                     font-size: 12px; }
 """
@@ -282,10 +317,15 @@ def page(transcript: Transcript) -> str:
             f"{conversation_html(transcript)}\n</section>\n</body>\n</html>\n")
 
 
+def _json_value(value: object) -> str:
+    """Bytes in a wire body (Bedrock's image block) as the base64 the service's JSON carries; the rest as text."""
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else str(value)
+
+
 FORMATS = ("html", "text", "jsonl")
 
 
 def render(transcript: Transcript, form: str) -> str:
     if form == "jsonl":
-        return "".join(json.dumps(line, default=str) + "\n" for line in transcript.lines())
+        return "".join(json.dumps(line, default=_json_value) + "\n" for line in transcript.lines())
     return text(transcript) if form == "text" else page(transcript)

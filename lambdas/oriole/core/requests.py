@@ -5,7 +5,8 @@ A call's row keeps the messages it added since the previous call of its turn (``
 its generation settings) as hashes of parts stored once (``request_parts``), the earlier turns the memory mode
 carried (their numbers, after trimming), how many recent actions the turn context kept after trimming, whether
 tool calls travelled in the text, and the failed attempts before the answer. ``call_record`` writes it;
-``rebuild_turn`` gives back, from the stored rows, each call's request exactly as the agent was given it, and
+``rebuild_turn`` gives back, from the stored rows, each call's request exactly as the agent was given it (a picture
+drawn again from its stored record by ``oriole.core.picture.regenerate``, checked by its hash), and
 ``request_json`` its provider-neutral JSON (a provider's ``wire_request`` makes the body it sent).
 
 A record is a JSON object that grows by keys: a reader ignores keys it does not know, a writer adds its own
@@ -16,12 +17,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from oriole.core.memory import StoredTurn, answer_message
+from oriole.core.picture import Picture, PictureMismatch
 from oriole.core.tools import ToolSpec
-from oriole.core.turn_loop import Message, ModelCall, ModelRequest, message_as_json, message_from_json
+from oriole.core.turn_loop import (
+    Message,
+    ModelCall,
+    ModelRequest,
+    message_as_json,
+    message_from_json,
+    newest_picture_only,
+)
 from oriole.text import unescape
 
 SYSTEM, TOOLS, SETTINGS = "system", "tools", "settings"
@@ -93,26 +102,48 @@ class NotRebuildable(ValueError):
     """A stored call that lacks what its request needs (written before requests were recorded)."""
 
 
+Draw = Callable[[dict], Picture]  # a stored picture record -> the picture (``oriole.core.picture.regenerate``)
+
+
 def rebuild_turn(calls: Sequence[StoredCall], earlier: Mapping[int, StoredTurn],
-                 parts: Mapping[str, dict]) -> list[RebuiltRequest]:
+                 parts: Mapping[str, dict], draw: Draw | None = None) -> list[RebuiltRequest]:
     """Each call's request of one turn, in order, from its stored calls, the earlier turns it may carry (by
-    number, as ``Store.load_turn`` gives them) and the stored parts."""
-    rebuilt, conversation = [], []
+    number, as ``Store.load_turn`` gives them), the stored parts and, for a turn that sent pictures, ``draw``."""
+    rebuilt: list[RebuiltRequest] = []
+    conversation: list[tuple[Message, dict | None]] = []  # the turn's messages, each with its picture record
     for call in calls:
         if call.record is None:
             raise NotRebuildable(f"turn {call.turn} call {call.index} was stored without its request record")
-        new = [message_from_json(m) for m in call.request_messages]
+        new = [(message_from_json(m), m.get("picture")) for m in call.request_messages]
         if call.kind == "turn":
             conversation += new
-            messages = [m for number in call.record["carried_turns"] for m in _turn(earlier, number, call).messages()]
-            messages += [_trimmed(conversation[0], call.record.get("context_actions")), *conversation[1:]]
-            conversation.append(answer_message(call.response, call.record.get("text_tool_calls", False)))
+            carried = [m for number in call.record["carried_turns"] for m in _turn(earlier, number, call).messages()]
+            (context, picture), rest = conversation[0], conversation[1:]
+            current = [(_trimmed(context, call.record.get("context_actions")), picture), *rest]
+            messages = carried + _pictured(current, draw, call)
+            conversation.append((answer_message(call.response, call.record.get("text_tool_calls", False)), None))
         else:
-            messages = new
+            messages = _pictured(new, draw, call)
         system, tools, settings = (_part(parts, call, kind) for kind in (SYSTEM, TOOLS, SETTINGS))
         request = ModelRequest(system["system"], tuple(ToolSpec(**t) for t in tools["tools"]), tuple(messages))
         rebuilt.append(RebuiltRequest(call, request, settings["settings"]))
     return rebuilt
+
+
+def _pictured(messages: Sequence[tuple[Message, dict | None]], draw: Draw | None, call: StoredCall) -> list[Message]:
+    """The messages as sent: the newest picture drawn again on its message, the others left out as the turn loop
+    left them out (``newest_picture_only``; only the newest is drawn)."""
+    newest = max((i for i, (_, record) in enumerate(messages) if record is not None), default=None)
+    plain = [m for m, _ in messages]
+    if newest is None:
+        return plain
+    if draw is None:
+        raise NotRebuildable(f"turn {call.turn} call {call.index} sent a picture, and nothing was given to draw it")
+    try:
+        plain[newest] = replace(plain[newest], picture=draw(messages[newest][1]))
+    except PictureMismatch as error:
+        raise NotRebuildable(f"turn {call.turn} call {call.index}: {error}") from None
+    return list(newest_picture_only(plain))
 
 
 def request_json(request: ModelRequest) -> dict:
