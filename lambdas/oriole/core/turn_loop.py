@@ -102,16 +102,28 @@ class Agent(Protocol):
 
 
 @dataclass(frozen=True)
+class Replay:
+    """What a replay's turn answers from: the original's provider, and its stored calls of the same turn (in call
+    order: ``answer`` base64, ``latency_ms``, ``throttles``, ``retries``)."""
+
+    provider: str
+    turn: int
+    calls: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
 class AgentSetup:
     """What a provider's adapter builds an experiment's agent from, for one turn (each adapter module's
     ``agent(setup, api_key)``): the model, the configuration snapshot, the experiment's seed, the state the agent
-    kept at the end of its previous turn (a baseline's), and the maze it plays (only an oracle reads it whole)."""
+    kept at the end of its previous turn (a baseline's), the maze it plays (only an oracle reads it whole), and
+    for a replay's scratch experiment what it answers from (``oriole.providers.replay``)."""
 
     model: str
     config: Mapping[str, object]
     seed: int
     state: dict
     maze: Maze
+    replay: Replay | None = None
 
 
 @dataclass(frozen=True)

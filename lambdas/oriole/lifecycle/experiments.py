@@ -63,6 +63,8 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
         raise InvalidExecutionInput("StartExperiment needs the executionArn from the context object")
     if isinstance(raw, dict) and "experimentId" in raw:
         return _resume(inputs.parse(inputs.Continuation, raw, "continuation input"), execution_arn, store)
+    if isinstance(raw, dict) and "replayOf" in raw:
+        return _replay(inputs.parse(inputs.ReplayInput, raw, "replay input"), execution_arn, store)
     request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
     # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
     chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
@@ -148,6 +150,15 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> d
     if row.status != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
+
+
+def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> dict:
+    """Start a replay: a scratch copy of the original experiment as it started (``experiments.replay_of``; its
+    configuration, prompt, seed and maze), played by the recorded agent (``oriole.providers.replay``). The original
+    is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""
+    if problem := store.replay_problem(request.replayOf):
+        raise InvalidExecutionInput(f"experiment {request.replayOf} cannot be replayed: {problem}")
+    return _state(store.create_replay(request.replayOf, execution_arn, deployment.code_version()))
 
 
 StartExecution = Callable[[str, str, dict], str]  # state machine ARN, execution name, input -> execution ARN

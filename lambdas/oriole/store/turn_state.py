@@ -30,6 +30,7 @@ from oriole.core.turn_loop import (
     Message,
     ModelCall,
     ModelResponse,
+    Replay,
     TurnOutcome,
     TurnSettings,
     message_as_json,
@@ -49,7 +50,8 @@ WORLD_VALUES: dict[str, str] = {"moves_at_last_recall": "moves_at_last_recall", 
 # every experiment column a turn reads
 COLUMNS: tuple[str, ...] = ("id", "status", "maze_id", "llm_provider", "model_name", "prompt_text", "config",
                             "seed", "current_x", "current_y", "turn_count", "agent_state", "memory",
-                            "history_tokens", "input_tokens", "output_tokens", *WORLD_COUNTERS, *WORLD_VALUES)
+                            "history_tokens", "input_tokens", "output_tokens", "replay_of", *WORLD_COUNTERS,
+                            *WORLD_VALUES)
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class LoadedTurn:
     maze_row: dict | None
     committed: CommittedTurn | None
     earlier_turns: tuple[memories.StoredTurn, ...] = ()  # the newest ones, oldest first (conversation, summary)
+    recorded: dict | None = None  # a replay's: the original's provider and its calls of this turn
 
     @classmethod
     def from_row(cls, row: dict) -> LoadedTurn:
@@ -112,6 +115,7 @@ class LoadedTurn:
             committed=CommittedTurn(**{k: committed[k] for k in CommittedTurn.__dataclass_fields__})
             if committed else None,
             earlier_turns=tuple(memories.StoredTurn.from_row(t) for t in row["earlier_turns"] or ()),
+            recorded=row["recorded"],
         )
 
     @property
@@ -137,7 +141,11 @@ class LoadedTurn:
     def agent_setup(self, maze: Maze) -> AgentSetup:
         """What the experiment's provider builds this turn's agent from."""
         experiment = self.experiment
-        return AgentSetup(experiment["model_name"], self.config, experiment["seed"], experiment["agent_state"], maze)
+        recorded = self.recorded
+        replay = None if recorded is None else \
+            Replay(recorded["provider"], self.turn_count + 1, tuple(recorded["calls"]))
+        return AgentSetup(experiment["model_name"], self.config, experiment["seed"], experiment["agent_state"], maze,
+                          replay)
 
     def world(self) -> WorldState:
         """The world as the last committed turn left it."""

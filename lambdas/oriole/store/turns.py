@@ -66,7 +66,15 @@ _LOAD_TURN = """
                      WHERE h.experiment_id = e.id
                        AND e.config ->> 'historyMode' IN ('conversation', 'summary')
                      ORDER BY h.turn_number DESC
-                     LIMIT (e.config ->> 'historyTurns')::int + 1) w) AS earlier_turns
+                     LIMIT (e.config ->> 'historyTurns')::int + 1) w) AS earlier_turns,
+           -- a replay's scratch experiment: the original's provider and its calls of this turn, answered again
+           (SELECT jsonb_build_object('provider', o.llm_provider, 'calls', (
+                       SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                  'answer', encode(r.answer, 'base64'), 'latency_ms', r.latency_ms,
+                                  'throttles', r.throttles, 'retries', r.request -> 'retries') ORDER BY r.call_index),
+                                  '[]'::jsonb)
+                         FROM model_calls r WHERE r.experiment_id = o.id AND r.turn_number = %(turn)s))
+              FROM experiments o WHERE o.id = e.replay_of) AS recorded
       FROM experiments e
       JOIN mazes m ON m.id = e.maze_id
       LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s

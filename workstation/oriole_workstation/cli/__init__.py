@@ -27,6 +27,7 @@ from oriole_workstation.cli import (
     prices,
     prompts,
     render,
+    replay,
     report,
     run,
     status,
@@ -61,6 +62,7 @@ app.command()(check.check)
 app.command()(report.report)
 app.command()(render.render)
 app.command()(transcript.transcript)
+app.command()(replay.replay)
 app.command("export")(export.export_command)
 app.command()(ls.ls)
 app.command()(watch.watch)
