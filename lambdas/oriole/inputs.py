@@ -93,6 +93,14 @@ class Continuation(BaseModel):
     continuationToken: str | None = None
 
 
+class ReplayInput(BaseModel):
+    """The input of a replay's execution: the experiment whose recorded answers it plays again."""
+
+    model_config = _STRICT
+
+    replayOf: int = Field(gt=0)
+
+
 class ContinueRequest(BaseModel):
     """ContinueAsNew's input: the experiment, the part this execution carries, and its state machine."""
 

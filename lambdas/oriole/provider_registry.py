@@ -42,7 +42,9 @@ class Provider:
     """One provider. ``calls_model``: False for the baselines (no model, no price, no model retries, no model
     settings); ``sweep_cap``: its experiments at once in a sweep unless the file says otherwise; ``api_key``: the
     environment variable of its API key for a local run (on AWS a Secrets Manager secret, ``api_key_secret`` names
-    it); ``servers``: the model servers it is sent to, when an experiment names them."""
+    it); ``servers``: the model servers it is sent to, when an experiment names them; ``chosen``: False for a
+    provider no execution input or sweep file names (the replay's recorded agent, which StartExperiment assigns to
+    a replay's scratch experiment): it has a task in the experiment flow, no branch in the sweep flow."""
 
     name: str  # llmProvider, experiments.llm_provider
     label: str  # the prefix of its task's and its sweep map's state names
@@ -51,6 +53,7 @@ class Provider:
     calls_model: bool = True
     api_key: str | None = None
     servers: ModelServers | None = None
+    chosen: bool = True
 
     @property
     def task(self) -> str:
@@ -81,7 +84,9 @@ PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (
              servers=ModelServers("OpenAI-compatible", "base URL", "baseUrl", "openaiBaseUrls",
                                   "https://your-server/v1")),
     Provider("baseline", "Baseline", "oriole.providers.baseline", sweep_cap=8, calls_model=False),
+    Provider("replay", "Replay", "oriole.providers.replay", sweep_cap=0, chosen=False),
 )}
 DEFAULT_PROVIDER = "bedrock"  # an execution input without llmProvider; the flow's router sends anything else here
-NAMES: tuple[str, ...] = tuple(PROVIDERS)
-MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name, provider in PROVIDERS.items() if provider.calls_model)
+NAMES: tuple[str, ...] = tuple(name for name, provider in PROVIDERS.items() if provider.chosen)
+MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name in NAMES if PROVIDERS[name].calls_model)
+REPLAY = "replay"  # the provider of a replay's scratch experiment (``oriole.providers.replay``)

@@ -291,6 +291,10 @@ class Scripted:
     def __init__(self, response: ModelResponse):
         self.responses = [response]
 
+    @property
+    def settings(self) -> dict:
+        return {"model": "hypothesis"}
+
     def respond(self, request) -> ModelResponse:
         return self.responses.pop() if self.responses else ModelResponse()
 

@@ -166,8 +166,8 @@ function el(id) {
 const fogEls = FOG.map(s => ({style: {}, dataset: {seen: String(s)}}));
 const markEls = MARKS.map(([s, kind]) => ({kind, style: {}, dataset: {step: String(s)}}));
 el("run-data").textContent = DATA;
-globalThis.document = {getElementById: el, querySelectorAll: s => s === ".fog rect" ? fogEls : markEls,
-                       addEventListener() {}};
+globalThis.document = {getElementById: el, addEventListener() {},
+                       querySelectorAll: s => s === ".fog rect" ? fogEls : s[0] === "#" ? [] : markEls};
 globalThis.setInterval = () => 1;
 globalThis.clearInterval = () => {};
 """

@@ -82,10 +82,12 @@ class Run:
     goal_first_seen_step: int | None
     start_seen: frozenset[Position]
     model_text: dict[int, str]
+    conversation: str | None = None  # the transcript's HTML (``transcript.conversation_html``), already escaped
 
     @classmethod
-    def from_record(cls, record: ExperimentRun) -> Run:
-        """From ``Results.experiment_run``: the experiment row with its maze, actions and model text."""
+    def from_record(cls, record: ExperimentRun, conversation: str | None = None) -> Run:
+        """From ``Results.experiment_run``: the experiment row with its maze, actions and model text (and the
+        conversation pane's HTML, when the transcript could be rebuilt)."""
         maze = Maze.from_rows(record.grid, (record.start_x, record.start_y), (record.goal_x, record.goal_y))
         steps = tuple(Step(a["step"], a["turn"], a["action"], _position(a["from"]), _position(a["to"]),
                            a["success"], _shown(a["error"]), _shown(a["reasoning"]),
@@ -105,6 +107,7 @@ class Run:
             maze=maze, steps=steps, goal_first_seen_step=record.goal_first_seen_step,
             start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record.vision_range or 0)),
             model_text={int(turn): terminal_safe(text, lines=True) for turn, text in record.model_text.items()},
+            conversation=conversation,
         )
 
     def positions(self, upto: int | None = None) -> list[Position]:
@@ -413,11 +416,18 @@ def replay_data(run: Run) -> dict:
 
 def replay_html(run: Run) -> str:
     """A self-contained page (no network): the maze, step controls, and for each step the action, its
-    result, the reasoning and the turn's model text; an empty conversation pane waits for the transcript."""
+    result, the reasoning and the turn's model text; below, the conversation (the transcript), whose turn of
+    the current step is opened and outlined."""
+    from oriole_workstation.transcript import CONVERSATION_CSS
+
+    conversation = ('<section id="conversation" aria-label="conversation"><h2>conversation</h2>\n'
+                    f"{run.conversation}\n</section>") if run.conversation else \
+        '<section id="conversation" aria-label="conversation" hidden></section>'
     values = {"title": html.escape(run.title), "outcome": html.escape(run.outcome), "buttons": _BUTTONS,
-              "svg": svg(run, interactive=True), "data": _json_for_script(replay_data(run))}
+              "svg": svg(run, interactive=True), "data": _json_for_script(replay_data(run)),
+              "conversation": conversation, "css": CONVERSATION_CSS}
     # one pass, so text put in is never searched for placeholders again
-    return re.sub(r"\{(title|outcome|buttons|svg|data)\}", lambda match: values[match[1]], _HTML)
+    return re.sub(r"\{(title|outcome|buttons|svg|data|conversation|css)\}", lambda match: values[match[1]], _HTML)
 
 
 # Button icons drawn as SVG: font glyphs for these symbols are missing from some browsers' fonts (Debian's
@@ -463,6 +473,8 @@ h1 { font-size: 18px; overflow-wrap: anywhere; }
 #panel pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 8px; margin: 2px 0;
              font-size: 13px; }
 .failed { color: #dc2626; }
+#conversation h2 { font-size: 16px; }
+{css}
 </style>
 </head>
 <body>
@@ -484,8 +496,7 @@ h1 { font-size: 18px; overflow-wrap: anywhere; }
   <div class="label">reasoning</div><pre id="reasoning"></pre>
   <div class="label">model text of this turn</div><pre id="model-text"></pre>
 </div>
-<!-- The conversation pane: each turn as the model saw it (the transcript, issue 25) will be shown here. -->
-<section id="conversation" aria-label="conversation" hidden></section>
+{conversation}
 </div>
 <script id="run-data" type="application/json">{data}</script>
 <script>
@@ -517,6 +528,11 @@ function show(k) {
     return;
   }
   const s = run.steps[step - 1];
+  for (const turn of document.querySelectorAll("#conversation details.turn")) {
+    const current = turn.dataset.turn === String(s.turn);
+    turn.classList.toggle("current", current);
+    if (current) turn.open = true;
+  }
   action.textContent = "step " + s.n + " (turn " + s.turn + "): " + s.action + " from (" + s.from.join(", ") +
     ") to (" + s.to.join(", ") + ")" + (s.success ? "" : " failed: " + (s.error || ""));
   action.className = s.success ? "" : "failed";

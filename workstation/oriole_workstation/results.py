@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.rows import class_row, scalar_row, tuple_row
 from psycopg.types.numeric import FloatLoader
-from psycopg.types.string import TextLoader
+from psycopg.types.string import ByteaLoader, TextLoader
 
 from oriole.errors import OrioleError
 from oriole.store import Store
@@ -110,6 +110,14 @@ class ExportCursor:
 
     def close(self) -> None:
         self.cursor.close()
+
+
+class _AnswerText(ByteaLoader):
+    """A verbatim answer (``model_calls.answer``, bytes) as the text a file can hold: UTF-8, with U+FFFD for any
+    byte that is not (the database keeps the bytes)."""
+
+    def load(self, data) -> str:
+        return bytes(super().load(bytes(data))).decode("utf-8", errors="replace")
 
 
 class Results:
@@ -268,6 +276,7 @@ class Results:
         for json_type in ("json", "jsonb"):
             cursor.adapters.register_loader(json_type, TextLoader)
         cursor.adapters.register_loader("numeric", FloatLoader)
+        cursor.adapters.register_loader("bytea", _AnswerText)
         cursor.execute(_EXPORTS[table], filters.arguments())
         return ExportCursor(cursor, batch_rows)
 

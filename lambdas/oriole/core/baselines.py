@@ -42,6 +42,11 @@ class Baseline:
     def __init__(self, state: dict):
         self.state = state
 
+    @property
+    def settings(self) -> dict:
+        """A baseline sends nothing to a model: its name is all there is to record."""
+        return {"agent": self.name}
+
     def blocked(self, observation: dict) -> set[str]:
         """Directions known to fail from here: a wall in sight, or the edge of the maze."""
         x, y = observation["position"]

@@ -32,7 +32,7 @@ MAX_FAILED_CHECKS = 120
 # An item's check before its first look: none failed, nothing followed yet, the sweep's wait first.
 FIRST_CHECK = {"failedChecks": 0, "followedSeconds": 0}
 FOLLOWED = "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"  # after the wait just done
-LABELS = {p.name: p.label for p in PROVIDERS.values()}  # what the shipped file is rendered for: every provider
+LABELS = {p.name: p.label for p in PROVIDERS.values() if p.chosen}  # the shipped file: every chosen provider
 
 
 RETRY = [LAMBDA_ERRORS, DATABASE_ERRORS]  # every task of the sweep reads the database

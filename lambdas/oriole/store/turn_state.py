@@ -14,7 +14,8 @@ keep a readable copy with U+FFFD in place of such characters. The turn is kept e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,12 +23,14 @@ from oriole.catalog import snapshot_value
 from oriole.core import memory as memories
 from oriole.core.maze import Maze, vision
 from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
+from oriole.core.requests import call_record
 from oriole.core.tools import INVALID_ACTION, ActionRecord, RecallWindow, Rules, WorldState, tool_specs
 from oriole.core.turn_loop import (
     AgentSetup,
     Message,
     ModelCall,
     ModelResponse,
+    Replay,
     TurnOutcome,
     TurnSettings,
     message_as_json,
@@ -47,7 +50,8 @@ WORLD_VALUES: dict[str, str] = {"moves_at_last_recall": "moves_at_last_recall", 
 # every experiment column a turn reads
 COLUMNS: tuple[str, ...] = ("id", "status", "maze_id", "llm_provider", "model_name", "prompt_text", "config",
                             "seed", "current_x", "current_y", "turn_count", "agent_state", "memory",
-                            "history_tokens", "input_tokens", "output_tokens", *WORLD_COUNTERS, *WORLD_VALUES)
+                            "history_tokens", "input_tokens", "output_tokens", "replay_of", *WORLD_COUNTERS,
+                            *WORLD_VALUES)
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ class TurnWrite:
     actions: list[dict]
     calls: list[dict]
     experiment: dict
+    parts: list[dict]  # what the calls' request records name by hash: {"hash", "body"}
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class LoadedTurn:
     maze_row: dict | None
     committed: CommittedTurn | None
     earlier_turns: tuple[memories.StoredTurn, ...] = ()  # the newest ones, oldest first (conversation, summary)
+    recorded: dict | None = None  # a replay's: the original's provider and its calls of this turn
 
     @classmethod
     def from_row(cls, row: dict) -> LoadedTurn:
@@ -109,6 +115,7 @@ class LoadedTurn:
             committed=CommittedTurn(**{k: committed[k] for k in CommittedTurn.__dataclass_fields__})
             if committed else None,
             earlier_turns=tuple(memories.StoredTurn.from_row(t) for t in row["earlier_turns"] or ()),
+            recorded=row["recorded"],
         )
 
     @property
@@ -134,7 +141,11 @@ class LoadedTurn:
     def agent_setup(self, maze: Maze) -> AgentSetup:
         """What the experiment's provider builds this turn's agent from."""
         experiment = self.experiment
-        return AgentSetup(experiment["model_name"], self.config, experiment["seed"], experiment["agent_state"], maze)
+        recorded = self.recorded
+        replay = None if recorded is None else \
+            Replay(recorded["provider"], self.turn_count + 1, tuple(recorded["calls"]))
+        return AgentSetup(experiment["model_name"], self.config, experiment["seed"], experiment["agent_state"], maze,
+                          replay)
 
     def world(self) -> WorldState:
         """The world as the last committed turn left it."""
@@ -250,10 +261,11 @@ class LoadedTurn:
                           self.committed.output_tokens)
 
     def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: dict,
-              memory: dict, context: dict | None) -> TurnWrite:
+              memory: dict, context: dict | None, settings: Mapping = {}) -> TurnWrite:
         """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost
         come from the turn row), the new position and values, whether the turn stalled (no valid action), the
-        memory state for the next turn, and what the requests left out or summarised (``context``)."""
+        memory state for the next turn, and what the requests left out or summarised (``context``). Each call
+        row carries its request record (``oriole.core.requests``; ``settings``: the agent's) and its answer."""
         turn = _turn_row(outcome, world, started_at, self.config.get("pricing"),
                          (self.experiment["input_tokens"], self.experiment["output_tokens"]))
         turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
@@ -267,8 +279,14 @@ class LoadedTurn:
         delta |= {"current_x": world.position[0], "current_y": world.position[1], "agent_state": agent_state,
                   "memory": replaced(memory),
                   "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
-        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions],
-                         [_stored_call(_call_row(i, call)) for i, call in enumerate(outcome.calls, 1)], delta)
+        carried = [t.number for t in self.window()]
+        calls, parts = [], {}
+        for index, call in enumerate(outcome.calls, 1):
+            record, named = call_record(call, settings, carried)
+            calls.append(_stored_call(_call_row(index, call) | {"request": record}))
+            parts |= named
+        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions], calls, delta,
+                         [{"hash": h, "body": body} for h, body in replaced(parts).items()])
 
 
 def _history_entry(action: dict) -> dict:
@@ -311,7 +329,8 @@ def _call_row(index: int, call: ModelCall) -> dict:
     return {"call_index": index, "request_messages": [message_as_json(m) for m in call.new_messages],
             "response": response_as_json(r), "input_tokens": r.usage.input_tokens,
             "output_tokens": r.usage.output_tokens, "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason,
-            "durations": r.durations, "throttles": r.throttles, "kind": call.kind}
+            "durations": r.durations, "throttles": r.throttles, "kind": call.kind,
+            "answer": None if r.raw is None else base64.b64encode(r.raw).decode()}
 
 
 def _stored_call(row: dict) -> dict:

@@ -25,7 +25,8 @@ from oriole_workstation.cli.common import (
     err,
     fail,
 )
-from oriole_workstation.render import Run, write
+from oriole_workstation.cli.render import replay_run
+from oriole_workstation.render import write
 from oriole_workstation.report import Format, GroupBy, render_report
 from oriole_workstation.results import Filters, Results
 
@@ -106,6 +107,6 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
         if record is None:  # deleted since the comparison was read: nothing to replay
             continue
         name = f"{REPLAYS}/experiment-{row.experiment_id}.html"
-        write(Run.from_record(record), [folder / name])
+        write(replay_run(results, row.experiment_id, record), [folder / name])
         links[row.experiment_id] = name
     return links
