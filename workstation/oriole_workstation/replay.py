@@ -11,6 +11,7 @@ named by turn, step and what differs, with the expected (original) and the repla
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 _TURNS = """SELECT turn_number, first_step, action_count, end_reason, closing_messages
@@ -64,8 +65,19 @@ class Comparison:
 
 def compare(original: Stored, replayed: Stored, experiment_id: int, replay_id: int | None) -> Comparison:
     """The replay against the original (pure: both already loaded)."""
-    difference = _first_difference(original, replayed)
+    difference = _first_difference(_without_own_id(original, experiment_id), _without_own_id(replayed, replay_id))
     return Comparison(experiment_id, replay_id, len(replayed.turns), len(replayed.actions), difference)
+
+
+def _without_own_id(stored: Stored, experiment_id: int | None) -> Stored:
+    """The rows with the experiment's own id left out of its failure reason (an execution's name, exp-N-part-K,
+    or "experiment N" in a closing error): a replay has another id, and would otherwise differ from every failed
+    original that names itself."""
+    reason = stored.ending["failure_reason"]
+    if reason is None or experiment_id is None:
+        return stored
+    unnamed = re.sub(rf"\b(experiment |exp-){experiment_id}\b", r"\1{id}", reason)
+    return Stored({**stored.ending, "failure_reason": unnamed}, stored.turns, stored.calls, stored.actions)
 
 
 def _first_difference(original: Stored, replayed: Stored) -> dict | None:

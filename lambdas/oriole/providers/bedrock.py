@@ -197,7 +197,9 @@ class BedrockAgent:
     def __init__(self, client, model_id: str, temperature: float, max_tokens: int = BY_KEY["maxTokens"].default,
                  top_p: float = BY_KEY["topP"].default, max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
-        self.client = client
+        """``client`` is a ``bedrock-runtime`` client, or a function making one when the first request is sent: an
+        agent asked only for its settings (a replay's recorded agent) builds no client and needs no credentials."""
+        self._client = client
         self.model_id = model_id
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -212,13 +214,14 @@ class BedrockAgent:
         """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
         the catalog (a snapshot taken before a key existed gets its default).
 
-        Without a client, one is built with the snapshot's request timeout.
+        Without a client, one is built with the snapshot's request timeout when the first request is sent.
         """
         def setting(key: str):
             return snapshot_value(config, key)
 
         if client is None:
-            client = runtime_client(float(setting("requestTimeoutSeconds")))
+            timeout = float(setting("requestTimeoutSeconds"))
+            client = functools.partial(runtime_client, timeout)
         return cls(client, model_id, float(setting("temperature")), int(setting("maxTokens")), float(setting("topP")),
                    context_budget=int(setting("contextTokens")))
 
@@ -230,6 +233,13 @@ class BedrockAgent:
         if self.top_p < 1:
             inference["topP"] = float(self.top_p)
         return {"modelId": self.model_id, "inferenceConfig": inference}
+
+    @property
+    def client(self):
+        """The ``bedrock-runtime`` client, made on first use when the agent was given a function making it."""
+        if not hasattr(self._client, "converse"):
+            self._client = self._client()
+        return self._client
 
     def converse_request(self, request: ModelRequest) -> dict:
         """The ``converse`` keyword arguments for one model request (``wire_request``)."""
@@ -299,6 +309,7 @@ def shared_client(timeout_seconds: float):
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> BedrockAgent:
-    """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key)."""
-    client = shared_client(float(snapshot_value(setup.config, "requestTimeoutSeconds")))
-    return BedrockAgent.from_config(setup.model, dict(setup.config), client)
+    """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key); its
+    client, the container's shared one, is fetched when the first request is sent."""
+    timeout = float(snapshot_value(setup.config, "requestTimeoutSeconds"))
+    return BedrockAgent.from_config(setup.model, dict(setup.config), functools.partial(shared_client, timeout))

@@ -44,7 +44,7 @@ def replay(
                 err.print(f"experiment {number} skipped: {problems[number]}", highlight=False, markup=False)
                 continue
             result = launcher.follow(launcher.start({"replayOf": number}), results)
-            replay_id = result.summary and result.summary["experiment_id"]
+            replay_id = result.summary.experiment_id if result.summary else None
             if replay_id is None:
                 raise fail(f"the replay of experiment {number} was refused: {result.as_json()['failure_reason']}", 1)
             comparison = replays.compare(replays.Stored.load(results.store.conn, number),
