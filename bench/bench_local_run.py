@@ -37,12 +37,12 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
         result = launcher.follow(launcher.start(execution_input), Results(db.connect(url)))
         wall = time.perf_counter() - started
         summary = result.summary
-        histories = [aws.history(arn) for arn in summary["execution_arns"]]
-        turns = summary["turns"]
+        histories = [aws.history(arn) for arn in summary.execution_arns]
+        turns = summary.turns
         return {
-            "maze": maze, "agent": "random", "status": summary["status"], "actions": summary["actions"],
+            "maze": maze, "agent": "random", "status": summary.status, "actions": summary.actions,
             "turns": turns, "wall_seconds": round(wall, 2),
-            "actions_per_second": round(summary["actions"] / wall),
+            "actions_per_second": round(summary.actions / wall),
             "db_round_trips_per_turn": round((aws.statements[AGENT] + aws.statements[CHECK]) / turns, 2),
             "db_round_trips_agent_task": round(aws.statements[AGENT] / aws.invocations[AGENT], 2),
             "db_round_trips_check_progress": round(aws.statements[CHECK] / aws.invocations[CHECK], 2),
