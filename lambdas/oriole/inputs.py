@@ -1,14 +1,16 @@
-"""Task inputs as the state machine sends them, validated at the boundary with clear messages."""
+"""Task inputs as the state machine sends them, validated at the boundary with clear messages, and the base of
+what tasks hand back (``TaskOutput``: snake_case in Python, the flow's camelCase names in the state)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
 
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import DEFAULT_PROVIDER, NAMES
-from oriole.text import bounded, unstorable
+from oriole.text import JsonObject, bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
@@ -174,6 +176,17 @@ class SweepSummaryRequest(BaseModel):
     alreadyDone: int = Field(ge=0)
     indices: dict[str, list[int]]
     experimentStateMachineArn: str
+
+
+class TaskOutput(BaseModel):
+    """What a task returns to the state machine: fields in snake_case, written into the state under their camelCase
+    names (``as_state``), which the flows' paths and ResultSelectors read."""
+
+    model_config = ConfigDict(frozen=True, alias_generator=to_camel, validate_by_name=True, validate_by_alias=True)
+
+    def as_state(self) -> JsonObject:
+        """The task's JSON result, as its Lambda returns it."""
+        return self.model_dump(mode="json", by_alias=True)
 
 
 def _describe(err: ValidationError) -> str:

@@ -29,6 +29,9 @@ import json
 import math
 import re
 from collections.abc import Callable
+from typing import Any
+
+JsonObject = dict[str, Any]  # a JSON object as Python holds it: a task's event, a jsonb value, a snapshot
 
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MAX_MESSAGE_CHARS = 2000  # an error message or a failure reason: a few KB, far under the 256 KB state limit

@@ -18,9 +18,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 
 RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "turns", "moves", "failed_moves",

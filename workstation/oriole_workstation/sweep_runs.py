@@ -23,13 +23,21 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
-from oriole.core.sweep_plan import MAX_CONCURRENCY, Planned, SweepFile, SweepRun, check_input_size, validate
+from oriole.core.sweep_plan import (
+    MAX_CONCURRENCY,
+    Planned,
+    SweepExperiment,
+    SweepFile,
+    SweepRun,
+    check_input_size,
+    validate,
+)
 from oriole.errors import OrioleError, SweepFileError
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.sweep_tasks import OUTCOMES
 from oriole.provider_registry import NAMES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
 from oriole_workstation import files
 from oriole_workstation.display import terminal_safe
@@ -160,22 +168,22 @@ class Tracker:
     def __exit__(self, *exc) -> None:
         self.progress.stop()
 
-    def update(self, rows: list[dict], results: Results, spent: float) -> None:
+    def update(self, rows: list[SweepExperiment], results: Results, spent: float) -> None:
         """Show this run's experiments (``rows``): the ended ones once each, the running ones counted."""
         for row in rows:
-            if row["status"] != "running" and row["id"] not in self.shown:
-                self.shown.add(row["id"])
+            if row.status != ExperimentStatus.RUNNING and row.id not in self.shown:
+                self.shown.add(row.id)
                 self._line(row, results)
-        running = sum(row["status"] == "running" for row in rows)
+        running = sum(row.status == ExperimentStatus.RUNNING for row in rows)
         self.progress.update(self.task, completed=len(self.shown), running=running, spent=spent)
 
-    def _line(self, row: dict, results: Results) -> None:
+    def _line(self, row: SweepExperiment, results: Results) -> None:
         if not self.show_lines:
             return
-        summary = results.summary(row["id"])
-        item = self.by_agent.get(row["agent_id"])
-        where = f"{item.cell.describe()} r{item.repetition}" if item else row["agent_id"]
-        line = f"{where}: #{row['id']} {summary['status']}, {summary['actions']} actions"
+        summary = results.summary(row.id)
+        item = self.by_agent.get(row.agent_id)
+        where = f"{item.cell.describe()} r{item.repetition}" if item else row.agent_id
+        line = f"{where}: #{row.id} {summary['status']}, {summary['actions']} actions"
         self.progress.console.print(terminal_safe(line), highlight=False, markup=False)
 
 
@@ -189,13 +197,13 @@ def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Re
     following until the running experiments have finished (``on_interrupt`` is told how many); a second
     Ctrl-C leaves them (``oriole doctor --fix`` closes them).
     """
-    first_id = max((row["id"] for row in results.store.sweep_experiments(sweep_id)), default=0)
-    rows: list[dict] = []
+    first_id = max((row.id for row in results.store.sweep_experiments(sweep_id)), default=0)
+    rows: list[SweepExperiment] = []
     stopping = False
     while True:
         try:
             execution = local.sfn.describe_execution(executionArn=execution_arn)
-            rows = [row for row in results.store.sweep_experiments(sweep_id) if row["id"] > first_id]
+            rows = [row for row in results.store.sweep_experiments(sweep_id) if row.id > first_id]
             still_open = _report_lost_ends(local, rows)
             tracker.update(rows, results, results.store.sweep_spend(sweep_id))
             if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open \
@@ -207,7 +215,7 @@ def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Re
                 raise
             stopping = True
             local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
-            on_interrupt(sum(row["status"] == "running" for row in rows))
+            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows))
 
 
 def _starting(local: LocalAws, sweep_id: str) -> bool:
@@ -217,13 +225,13 @@ def _starting(local: LocalAws, sweep_id: str) -> bool:
     return any(e["name"].startswith(f"{sweep_id}-") for page in pages for e in page["executions"])
 
 
-def _report_lost_ends(local: LocalAws, rows: list[dict]) -> int:
+def _report_lost_ends(local: LocalAws, rows: list[SweepExperiment]) -> int:
     """Report each open experiment whose last execution has ended; returns how many are still open."""
     still_open = 0
     for row in rows:
-        if row["status"] != "running":
+        if row.status != ExperimentStatus.RUNNING:
             continue
-        last = local.sfn.describe_execution(executionArn=row["last_execution_arn"])
+        last = local.sfn.describe_execution(executionArn=row.last_execution_arn)
         if last["status"] in TERMINAL_EXECUTION_STATUSES:
             local.report_status_change(last)
         still_open += 1
@@ -249,9 +257,9 @@ def summary_line(summary: dict) -> str:
             + (f", {', '.join(parts)}" if parts else "") + f"; spent ${summary['spentUsd']:.4f}\n")
 
 
-def status_counts(rows: list[dict]) -> Counter:
+def status_counts(rows: list[SweepExperiment]) -> Counter[str]:
     """Each repetition of a sweep by its latest experiment's status."""
-    latest = {row["agent_id"]: row["status"] for row in rows}  # rows are oldest first
+    latest = {row.agent_id: str(row.status) for row in rows}  # rows are oldest first
     return Counter(latest.values())
 
 

@@ -24,6 +24,7 @@ from oriole.core.turn_loop import (
     message_as_json,
     message_from_json,
 )
+from oriole.text import JsonObject
 
 ACTIONS, CONVERSATION, SUMMARY = "actions", "conversation", "summary"
 MAP, MODEL = "map", "model"
@@ -42,13 +43,9 @@ class StoredTurn:
     tool results no call read (``closing``) and the estimated tokens of all its messages."""
 
     number: int
-    calls: tuple[dict, ...]
-    closing: tuple[dict, ...]
+    calls: Sequence[JsonObject]
+    closing: Sequence[JsonObject]
     message_tokens: int
-
-    @classmethod
-    def from_row(cls, row: dict) -> StoredTurn:
-        return cls(row["turn"], tuple(row["calls"]), tuple(row["closing"]), row["message_tokens"])
 
     def messages(self) -> list[Message]:
         """The turn's conversation as the model saw it: each call's new messages then its answer, and the

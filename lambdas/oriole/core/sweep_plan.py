@@ -17,24 +17,26 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Annotated, Any, Literal, TypeVar
 
+import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from oriole import inputs
 from oriole.catalog import BY_KEY
 from oriole.config import canonical_value, resolve
-from oriole.core import mazeset, progress
+from oriole.core import mazeset
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.provider_registry import NAMES, PROVIDERS
+from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import unstorable
 
-RUNS = (progress.SUCCESS_ENDING, progress.AGENT_ENDING)  # ended on the agent's merits: never run again
-ERRORS = (progress.ERROR_ENDING,)  # infrastructure or provider errors: run again only with retry_failed
+RUNS = (Ending.SUCCESS, Ending.AGENT)  # ended on the agent's merits: never run again
+ERRORS = (Ending.ERROR,)  # infrastructure or provider errors: run again only with retry_failed
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
@@ -354,31 +356,51 @@ def planned_at(matrix: list[Cell], index: int) -> Planned:
     return Planned(matrix[cell], repetition + 1)
 
 
+@pydantic.dataclasses.dataclass(frozen=True)
+class SweepExperiment:
+    """An experiment a sweep started (its ``agent_id``: ``<sweep id>/<cell key>/r<repetition>``), as the store
+    reads it: its status and ending, the execution that started it and the one that runs it now. A pydantic
+    dataclass: the row's text becomes the enum member its field declares."""
+
+    id: int
+    agent_id: str
+    status: ExperimentStatus
+    ending: Ending | None
+    origin_execution_arn: str
+    last_execution_arn: str
+
+
 @dataclass(frozen=True)
 class Repetition:
     """Where one repetition stands, from its experiments (oldest first): ``ended`` is the status of the
     experiment that makes it done (None: it is to run), ``attempt`` how many earlier attempts ended in an error
     (infrastructure or provider; a model that stalled or gave up ended on its merits)."""
 
-    ended: str | None
+    ended: ExperimentStatus | None
     attempt: int
 
 
-def repetition(attempts: list[dict], retry_failed: bool) -> Repetition:
+def repetition(attempts: Sequence[SweepExperiment], retry_failed: bool) -> Repetition:
     latest_first = list(reversed(attempts))
-    errors = [row["status"] for row in latest_first if row["ending"] in ERRORS]
-    ended = next((row["status"] for row in latest_first if row["ending"] in RUNS), None)
+    errors = [row.status for row in latest_first if row.ending in ERRORS]
+    ended = next((row.status for row in latest_first if row.ending in RUNS), None)
     if ended is None and errors and not retry_failed:
         ended = errors[0]
     return Repetition(ended, len(errors))
 
 
-def pending(sweep_id: str, planned: list[Planned], rows: list[dict], retry_failed: bool) -> list[int]:
+def by_repetition(rows: Iterable[SweepExperiment]) -> dict[str, list[SweepExperiment]]:
+    """A sweep's experiments (oldest first) by repetition (their agent id)."""
+    history: dict[str, list[SweepExperiment]] = {}
+    for row in rows:
+        history.setdefault(row.agent_id, []).append(row)
+    return history
+
+
+def pending(sweep_id: str, planned: list[Planned], rows: Iterable[SweepExperiment], retry_failed: bool) -> list[int]:
     """The plan indices left to run, given the sweep's stored experiments (oldest first): every repetition
     without a run (a success or an agent ending) nor, unless ``retry_failed``, an error ending."""
-    history: dict[str, list[dict]] = {}
-    for row in rows:
-        history.setdefault(row["agent_id"], []).append(row)
+    history = by_repetition(rows)
     return [index for index, item in enumerate(planned)
             if repetition(history.get(item.agent_id(sweep_id), []), retry_failed).ended is None]
 

@@ -32,6 +32,7 @@ from oriole.core.tools import (
     execute,
     observation,
 )
+from oriole.statuses import TurnEnd
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ class TurnSettings:
 
     budget: int
     actions_left: int
-    budget_reason: str = "action_budget"
+    budget_reason: TurnEnd = TurnEnd.ACTION_BUDGET
     circuit_breaker: int = 3
     repetition_limit: int = 0
     tools: tuple[ToolSpec, ...] = TOOL_SPECS
@@ -154,7 +155,7 @@ class TurnOutcome:
 
     actions: list[ActionRecord]
     calls: list[ModelCall]
-    end_reason: str
+    end_reason: TurnEnd
     closing: tuple[Message, ...] = ()
     trim: ContextTrim | None = None
 
@@ -279,25 +280,26 @@ class _Breakers:
         self.invalid = 0
         self.repeated: tuple[object, int] = (None, 0)
 
-    def record(self, record: ActionRecord) -> str | None:
+    def record(self, record: ActionRecord) -> TurnEnd | None:
         """The end reason this action triggers, if any."""
         self.invalid = self.invalid + 1 if record.action_type == INVALID_ACTION else 0
         if self.invalid >= self.settings.circuit_breaker:
-            return "circuit_breaker"
+            return TurnEnd.CIRCUIT_BREAKER
         failing = None if record.success or record.action_type == INVALID_ACTION else (
             record.action_type, record.from_pos, record.error)
         key, count = self.repeated
         self.repeated = (failing, count + 1 if failing is not None and failing == key else 1)
         limit = self.settings.repetition_limit
         if failing is not None and limit and self.repeated[1] >= limit:
-            return "repetition"
+            return TurnEnd.REPETITION
         return None
 
 
 _WHY_NOT_EXECUTED = {
-    "goal_found": "the goal was found", "circuit_breaker": "the circuit breaker opened after invalid calls",
-    "repetition": "the same failing action was repeated", "gave_up": "you gave up",
-    "action_budget": "the turn's budget is spent", "max_moves": "the experiment's action budget is spent",
+    TurnEnd.GOAL_FOUND: "the goal was found",
+    TurnEnd.CIRCUIT_BREAKER: "the circuit breaker opened after invalid calls",
+    TurnEnd.REPETITION: "the same failing action was repeated", TurnEnd.GAVE_UP: "you gave up",
+    TurnEnd.ACTION_BUDGET: "the turn's budget is spent", TurnEnd.MAX_MOVES: "the experiment's action budget is spent",
 }
 
 
@@ -322,14 +324,14 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
     results: list[Message] = []
     while True:
         if calls and settings.deadline is not None and settings.deadline():
-            return TurnOutcome(actions, calls, "deadline", tuple(results), _trim(conversation))
+            return TurnOutcome(actions, calls, TurnEnd.DEADLINE, tuple(results), _trim(conversation))
         conversation.fit(prompt, offered, agent.context_budget)
         response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, tuple(conversation.messages()))),
                                     settings)
         calls.append(ModelCall(conversation.new_messages(), response))
         conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
-            return TurnOutcome(actions, calls, "no_tool_call", trim=_trim(conversation))
+            return TurnOutcome(actions, calls, TurnEnd.NO_TOOL_CALL, trim=_trim(conversation))
         results = []
         end = None
         for call in response.tool_calls:
@@ -342,7 +344,7 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
             end = _end_reason(record, world, breakers, len(actions), settings)
             result = {**record.result, "actions_left_in_turn": 0 if end else settings.budget - len(actions),
                       "actions_left": settings.actions_left - len(actions)}
-            if end in ("circuit_breaker", "repetition"):
+            if end in (TurnEnd.CIRCUIT_BREAKER, TurnEnd.REPETITION):
                 result["turn_ended"] = _WHY_NOT_EXECUTED[end]
             results.append(_result_message(call, result, settings))
         conversation.current.extend(results)
@@ -351,11 +353,11 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
 
 
 def _end_reason(record: ActionRecord, world: WorldState, breakers: _Breakers, taken: int,
-                settings: TurnSettings) -> str | None:
+                settings: TurnSettings) -> TurnEnd | None:
     if world.goal_found:
-        return "goal_found"
+        return TurnEnd.GOAL_FOUND
     if world.gave_up_reason is not None:
-        return "gave_up"
+        return TurnEnd.GAVE_UP
     tripped = breakers.record(record)
     if tripped:
         return tripped

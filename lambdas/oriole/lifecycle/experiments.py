@@ -36,7 +36,7 @@ from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
-from oriole.store.mazes import StoredMaze, stored_maze
+from oriole.store.mazes import StoredMaze
 from oriole.store.turn_state import LoadedTurn, TurnResult
 from oriole.text import stored_message, unstorable
 
@@ -193,7 +193,8 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
         raise TurnOutOfOrder(f"experiment {experiment_id} has {loaded.turn_count} turns; "
                              f"turn {turn_number} cannot be next")
     if maze is None:
-        maze = stored_maze(loaded.maze_row)
+        assert loaded.maze_row is not None, "load_turn reads the maze when asked to"
+        maze = loaded.maze_row.stored()
         _cache_maze(experiment_id, maze)
     return _play(loaded, maze, turn_number, store, agent_factory(loaded.agent_setup(maze.maze)), seconds_left)
 
@@ -215,7 +216,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         summary, compaction = _summary(loaded, maze.maze, world, agent)
         if summary is not None:
             context["memory_summary"] = summary
-        outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.recall_window(game), context,
+        outcome = run_turn(agent, loaded.experiment.prompt_text, world, game, loaded.recall_window(game), context,
                            loaded.settings(world, _deadline(loaded.config, seconds_left)),
                            loaded.conversation())
     except ModelThrottled as err:
@@ -231,8 +232,9 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
             raise TurnOutOfOrder(f"experiment {loaded.id} changed while turn {turn_number} was played "
                                  f"and the turn was not written; retry the task")
         return stored.result(turn_number)
-    return TurnResult(turn_number, len(outcome.actions), outcome.end_reason, world.goal_found, world.position,
-                      write.turn["input_tokens"], write.turn["output_tokens"])
+    return TurnResult(turn_number=turn_number, actions=len(outcome.actions), end_reason=outcome.end_reason,
+                      goal_found=world.goal_found, position=world.position, input_tokens=outcome.usage.input_tokens,
+                      output_tokens=outcome.usage.output_tokens)
 
 
 def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) -> tuple[dict | None, list[ModelCall]]:
@@ -242,7 +244,7 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) ->
         return None, []
     if loaded.setting("compaction") == memory.MAP:
         return loaded.map_memory(maze).summary(world.position), []
-    previous = (loaded.experiment["memory"] or {}).get("summary")
+    previous = loaded.experiment.memory.get("summary")
     turn = loaded.to_compact()
     if turn is None:
         return {"summary": previous}, []
@@ -262,7 +264,7 @@ def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: 
         for action in outcome.actions:
             known.learn(action.to_pos, action.tiles_seen)
         return known.state()
-    state = loaded.experiment["memory"] or {}
+    state = loaded.experiment.memory
     if summary is None:
         return state
     compacted = loaded.to_compact()

@@ -38,11 +38,11 @@ def ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> l
     the status-change detail that closes it."""
     found = []
     for row in store.open_experiments():
-        if not belongs(row["last_execution"]):
+        if not belongs(row.last_execution):
             continue
-        execution = describe(row["last_execution"])
+        execution = describe(row.last_execution)
         if execution is None:
-            found.append((row, gone(row["last_execution"])))
+            found.append((row, gone(row.last_execution)))
         elif execution["status"] != "RUNNING":
             found.append((row, status_change_detail(execution)))
     return found
@@ -59,7 +59,7 @@ def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]
         execution = describe(arn)
         return None if execution is None else execution["status"]
 
-    return [{"experimentId": row["experiment_id"], "lastExecution": row["last_execution"],
+    return [{"experimentId": row.experiment_id, "lastExecution": row.last_execution,
              "executionStatus": detail["status"], **_outcome(close(store, detail, status))}
             for row, detail in ended(store, describe, belongs)]
 

@@ -14,10 +14,10 @@ from itertools import chain
 
 from oriole import inputs
 from oriole.core import sweep_plan
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
-from oriole.core.sweep_plan import Cell, Planned, SweepRun, validate
+from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun, validate
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import NAMES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole.store import Store
 
 OUTCOMES = {"succeeded": "succeeded", "timed_out": "timedOut", "failed": "failed", "aborted": "aborted",
@@ -111,7 +111,7 @@ def _look(arn: str, store: Store, execution_status: Callable[[str], str | None])
         row = store.execution_outcome(arn)  # it may have made its experiment and ended since the first look
         if row is None:
             return {"closed": True, "outcome": REJECTED}
-    return {"closed": row["completed"], "outcome": row["status"]}
+    return {"closed": row.completed, "outcome": row.status}
 
 
 def summarize(event: object, store: Store, failed_executions: Callable[[str, str], set[str]]) -> dict:
@@ -121,9 +121,7 @@ def summarize(event: object, store: Store, failed_executions: Callable[[str, str
     the spend limit, or the sweep was stopped)."""
     request = inputs.parse(inputs.SweepSummaryRequest, event, "sweep summary")
     run = validate(SweepRun, request.sweep, "sweep input")
-    history: dict[str, list[dict]] = {}
-    for row in store.sweep_experiments(run.id):
-        history.setdefault(row["agent_id"], []).append(row)
+    history = sweep_plan.by_repetition(store.sweep_experiments(run.id))
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
     for index in chain.from_iterable(request.indices.values()):
@@ -134,8 +132,8 @@ def summarize(event: object, store: Store, failed_executions: Callable[[str, str
             "spentUsd": store.sweep_spend(run.id)}
 
 
-def _outcome(sweep_id: str, item: Planned, attempts: list[dict], rejected: set[str]) -> str:
+def _outcome(sweep_id: str, item: Planned, attempts: list[SweepExperiment], rejected: set[str]) -> str:
     """A repetition's outcome: its attempt of this run was rejected, else its latest experiment's status."""
     if item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt) in rejected:
         return REJECTED
-    return attempts[-1]["status"] if attempts else SKIPPED
+    return attempts[-1].status if attempts else SKIPPED

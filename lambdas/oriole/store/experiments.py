@@ -3,11 +3,16 @@ predecessor issued), read by CheckProgress (one row), closed once, and found fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
 
+import pydantic.dataclasses
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.core.progress import ending_category
+from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
 
 
@@ -21,7 +26,7 @@ class NewExperiment:
     prompt_hash: str
     agent_id: str | None
     comment: str | None
-    config: dict
+    config: dict[str, Any]
     seed: int
     start: tuple[int, int]
     goal_first_seen_step: int | None
@@ -29,27 +34,27 @@ class NewExperiment:
     code_version: str
 
 
-@dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True)
 class ExperimentRef:
     """An experiment as a start or a continuation finds it; ``parts`` counts its executions."""
 
     id: int
     llm_provider: str
-    status: str
+    status: ExperimentStatus
     turn_count: int
     parts: int
 
 
-@dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True)
 class ProgressRow:
     """What CheckProgress reads: the counters the limits judge, and the configuration snapshot."""
 
-    status: str
+    status: ExperimentStatus
     goal_found: bool
     action_count: int
     stalled_turns: int
     gave_up_reason: str | None
-    config: dict
+    config: dict[str, Any]
     elapsed_seconds: float
 
 
@@ -65,12 +70,27 @@ class ExecutionOwner:
 
 
 @dataclass(frozen=True)
+class OpenExperiment:
+    """An experiment not closed yet, with its latest execution (what the reconciler and ``oriole doctor`` look at)."""
+
+    experiment_id: int
+    maze: str
+    llm_provider: str
+    model_name: str
+    started_at: datetime
+    turns: int
+    actions: int
+    last_turn_at: datetime | None
+    last_execution: str
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
 class ContinuationIssue:
     """What ContinueAsNew found: whether its token was recorded (only while its part is the experiment's latest
     and the experiment runs), the experiment's status and how many executions it has."""
 
     issued: bool
-    status: str
+    status: ExperimentStatus
     parts: int
 
 
@@ -80,7 +100,8 @@ class Experiments(StoreBase):
     def create_experiment(self, new: NewExperiment) -> ExperimentRef:
         """Insert the experiment, keyed on the execution that starts it: a retried start returns the
         row the first attempt made instead of creating a second experiment."""
-        row = self._execute(
+        row = self._one(
+            class_row(ExperimentRef),
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
@@ -91,15 +112,17 @@ class Experiments(StoreBase):
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
-            {**new.__dict__, "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
-        ).fetchone()
-        return ExperimentRef(**row)
+            {**asdict(new), "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
+        )
+        assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
+        return row
 
     def issue_continuation(self, experiment_id: int, part: int, token_hash: str) -> ContinuationIssue | None:
         """Record the hash of a continuation token for the experiment's part ``part + 1``, while ``part`` is its
         latest execution and it runs; None when the experiment does not exist. Each call adds a hash (a retried
         ContinueAsNew adds its own; the successor an earlier attempt started keeps the token it holds)."""
-        row = self._execute(
+        return self._one(
+            class_row(ContinuationIssue),
             """
             WITH issued AS (
                 UPDATE experiments SET continuation_hashes = coalesce(continuation_hashes, '{}') || %(hash)s::text
@@ -109,8 +132,7 @@ class Experiments(StoreBase):
               FROM experiments WHERE id = %(id)s
             """,
             {"id": experiment_id, "part": part, "hash": token_hash},
-        ).fetchone()
-        return None if row is None else ContinuationIssue(**row)
+        )
 
     def attach_execution(self, experiment_id: int, execution_arn: str, part: int,
                          token_hash: str | None) -> ExperimentRef | None:
@@ -119,7 +141,8 @@ class Experiments(StoreBase):
         its current execution issued (or has this execution already: a retry). Attaching consumes the issued
         hashes in the same statement, so a token opens one part only. An experiment started before tokens
         existed (hashes NULL) takes its next part without one."""
-        row = self._execute(
+        return self._one(
+            class_row(ExperimentRef),
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
@@ -133,19 +156,18 @@ class Experiments(StoreBase):
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
             {"id": experiment_id, "arn": execution_arn, "part": part, "hash": token_hash},
-        ).fetchone()
-        return None if row is None else ExperimentRef(**row)
+        )
 
     def progress(self, experiment_id: int) -> ProgressRow | None:
-        row = self._execute(
+        return self._one(
+            class_row(ProgressRow),
             "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
             "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
-        ).fetchone()
-        return None if row is None else ProgressRow(**row)
+        )
 
-    def finalize(self, experiment_id: int, status: str, reason: str | None,
+    def finalize(self, experiment_id: int, status: ExperimentStatus, reason: str | None,
                  last_execution: str | None = None) -> bool:
         """Close a running experiment, with its ending category (``progress.ending_category``); finalizing a
         completed one changes nothing (returns False).
@@ -153,27 +175,29 @@ class Experiments(StoreBase):
         With ``last_execution``, only while that is still the experiment's latest execution: a successor
         that attached itself in the meantime carries the experiment on.
         """
-        row = self._execute(
+        closed = self._one(
+            scalar_row,
             "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, ending = %(ending)s, "
             "completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
             "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
             {"status": status, "reason": reason, "ending": ending_category(status, reason), "id": experiment_id,
              "last": last_execution},
-        ).fetchone()
-        return row is not None
+        )
+        return closed is not None
 
     def record_throttles(self, experiment_id: int, throttles: int) -> None:
         """Count the throttles of an attempt that failed (its turn is retried and never wrote them).
 
-        An increment, so never sent twice (not through ``_execute``): a dropped connection fails the task.
+        An increment, so never sent twice (not through ``_rows``): a dropped connection fails the task.
         """
         self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
                           (throttles, experiment_id))
 
-    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
+    def open_experiments(self, execution_prefix: str | None = None) -> list[OpenExperiment]:
         """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
         execution ARN starts with ``execution_prefix`` when it is given."""
-        return self._execute(
+        return self._all(
+            class_row(OpenExperiment),
             """
             SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
                    e.turn_count AS turns, e.action_count AS actions,
@@ -186,19 +210,21 @@ class Experiments(StoreBase):
              ORDER BY e.id
             """,
             {"prefix": execution_prefix},
-        ).fetchall()
+        )
 
     def experiment_by_execution(self, execution_arn: str) -> int | None:
         """The experiment an execution started (None: its start was rejected, or has not run yet)."""
-        row = self._execute("SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()
-        return None if row is None else row["id"]
+        found: int | None = self._one(scalar_row, "SELECT id FROM experiments WHERE origin_execution_arn = %s",
+                                      (execution_arn,))
+        return found
 
     def experiment_for_execution(self, execution_arn: str, experiment_id: int | None,
                                  token_hash: str | None = None) -> ExecutionOwner | None:
         """The experiment that ``execution_arn`` ran (any of its parts), else experiment ``experiment_id``
         (what a successor's input names, for a successor that ended before it attached itself), with whether
         ``token_hash`` is one of the continuation tokens its current execution issued."""
-        row = self._execute(
+        return self._one(
+            class_row(ExecutionOwner),
             """
             SELECT id, completed_at IS NOT NULL AS completed, execution_arns,
                    coalesce(continuation_hashes IS NULL OR %(hash)s::text = ANY (continuation_hashes), false)
@@ -209,5 +235,4 @@ class Experiments(StoreBase):
              LIMIT 1
             """,
             {"arn": execution_arn, "id": experiment_id, "hash": token_hash},
-        ).fetchone()
-        return None if row is None else ExecutionOwner(**row)
+        )

@@ -14,9 +14,10 @@ keep a readable copy with U+FFFD in place of such characters. The turn is kept e
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
+from typing import Any, ClassVar
 
 from oriole.catalog import snapshot_value
 from oriole.core import memory as memories
@@ -32,7 +33,10 @@ from oriole.core.turn_loop import (
     message_as_json,
     response_as_json,
 )
-from oriole.text import escaped, replaced
+from oriole.inputs import TaskOutput
+from oriole.statuses import ExperimentStatus, TurnEnd
+from oriole.store.mazes import MazeRow
+from oriole.text import JsonObject, escaped, replaced
 
 # experiment column -> WorldState field: counters the commit adds this turn's increments to
 WORLD_COUNTERS: dict[str, str] = {"action_count": "step", "move_count": "moves",
@@ -42,10 +46,53 @@ WORLD_COUNTERS: dict[str, str] = {"action_count": "step", "move_count": "moves",
 WORLD_VALUES: dict[str, str] = {"moves_at_last_recall": "moves_at_last_recall", "goal_found": "goal_found",
                                 "goal_first_seen_step": "goal_first_seen_step",
                                 "goal_reached_step": "goal_reached_step", "gave_up_reason": "gave_up_reason"}
-# every experiment column a turn reads
-COLUMNS: tuple[str, ...] = ("id", "status", "maze_id", "llm_provider", "model_name", "prompt_text", "config",
-                            "seed", "current_x", "current_y", "turn_count", "agent_state", "memory",
-                            "history_tokens", *WORLD_COUNTERS, *WORLD_VALUES)
+
+
+@dataclass(frozen=True)
+class ExperimentState:
+    """The experiment's columns a turn reads (``COLUMNS``, in this order), as the last committed turn left them."""
+
+    id: int
+    status: ExperimentStatus
+    maze_id: int
+    llm_provider: str
+    model_name: str
+    prompt_text: str
+    config: JsonObject
+    seed: int
+    current_x: int
+    current_y: int
+    turn_count: int
+    agent_state: JsonObject
+    memory: JsonObject
+    history_tokens: int
+    action_count: int
+    move_count: int
+    failed_move_count: int
+    recall_count: int
+    invalid_call_count: int
+    moves_at_last_recall: int | None
+    goal_found: bool
+    goal_first_seen_step: int | None
+    goal_reached_step: int | None
+    gave_up_reason: str | None
+
+
+COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(ExperimentState))
+assert set(WORLD_COUNTERS) | set(WORLD_VALUES) <= set(COLUMNS), "the world's columns are read by every turn"
+
+
+@dataclass(frozen=True)
+class RecentAction:
+    """One of the experiment's latest actions, as the history and the recall window read it."""
+
+    step_number: int
+    action_type: str
+    to_x: int
+    to_y: int
+    success: bool
+    error: str | None
+    tiles_seen: list[list[int]]
 
 
 @dataclass(frozen=True)
@@ -53,37 +100,36 @@ class CommittedTurn:
     """A turn row already in the database (a retried task finds it and returns it)."""
 
     action_count: int
-    end_reason: str
+    end_reason: TurnEnd
     input_tokens: int
     output_tokens: int
 
 
-@dataclass(frozen=True)
-class TurnResult:
+class TurnResult(TaskOutput):
     """What an agent task hands back to the state machine: small, never the conversation."""
 
     turn_number: int
     actions: int
-    end_reason: str
+    end_reason: TurnEnd
     goal_found: bool
     position: tuple[int, int]
     input_tokens: int
     output_tokens: int
-
-    def as_state(self) -> dict:
-        return {"turnNumber": self.turn_number, "actions": self.actions, "endReason": self.end_reason,
-                "goalFound": self.goal_found, "position": list(self.position),
-                "inputTokens": self.input_tokens, "outputTokens": self.output_tokens}
 
 
 @dataclass(frozen=True)
 class TurnWrite:
     """Everything one turn writes, in the shapes ``Store.commit_turn`` sends as one statement."""
 
-    turn: dict
-    actions: list[dict]
-    calls: list[dict]
-    experiment: dict
+    turn: JsonObject
+    actions: list[JsonObject]
+    calls: list[JsonObject]
+    experiment: JsonObject
+
+
+def _json_object_of(columns: Iterable[str], alias: str) -> str:
+    """SQL building a JSON object of ``alias``'s ``columns``, each under its own name."""
+    return "jsonb_build_object(" + ", ".join(f"'{c}', {alias}.{c}" for c in columns) + ")"
 
 
 @dataclass(frozen=True)
@@ -91,53 +137,61 @@ class LoadedTurn:
     """The experiment as one turn loads it, its recent actions, the maze (unless cached) and the turn's
     committed row (when a previous attempt already wrote it)."""
 
-    experiment: dict
-    recent_actions: list[dict]
-    maze_row: dict | None
+    experiment: ExperimentState
+    recent_actions: list[RecentAction]
+    maze_row: MazeRow | None
     committed: CommittedTurn | None
     earlier_turns: tuple[memories.StoredTurn, ...] = ()  # the newest ones, oldest first (conversation, summary)
 
+    # What ``Store.load_turn`` selects besides the experiment's columns, in ``from_values``' order: the maze's
+    # row, the committed turn's, the recent actions' (each a JSON object of its dataclass's fields), earlier turns.
+    MAZE_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(MazeRow)), "m")
+    COMMITTED_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(CommittedTurn)), "t")
+    ACTION_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(RecentAction)), "r")
+
     @classmethod
-    def from_row(cls, row: dict) -> LoadedTurn:
-        committed = row["committed_turn"]
+    def from_values(cls, *values: Any) -> LoadedTurn:
+        """The row of ``Store.load_turn`` (psycopg's ``args_row``): the experiment's ``COLUMNS``, then the maze,
+        the committed turn, the recent actions and the earlier turns, as JSON."""
+        experiment, (maze, committed, recent, earlier) = values[:len(COLUMNS)], values[len(COLUMNS):]
+        state = ExperimentState(*experiment)
         return cls(
-            experiment={column: row[column] for column in COLUMNS},
-            recent_actions=row["recent_actions"],
-            maze_row=row["maze"],
-            committed=CommittedTurn(**{k: committed[k] for k in CommittedTurn.__dataclass_fields__})
-            if committed else None,
-            earlier_turns=tuple(memories.StoredTurn.from_row(t) for t in row["earlier_turns"] or ()),
+            experiment=replace(state, status=ExperimentStatus(state.status)),
+            recent_actions=[RecentAction(**action) for action in recent],
+            maze_row=None if maze is None else MazeRow(**maze),
+            committed=None if committed is None else CommittedTurn(**committed),
+            earlier_turns=tuple(memories.StoredTurn(**turn) for turn in earlier or ()),
         )
 
     @property
     def id(self) -> int:
-        return self.experiment["id"]
+        return self.experiment.id
 
     @property
-    def status(self) -> str:
-        return self.experiment["status"]
+    def status(self) -> ExperimentStatus:
+        return self.experiment.status
 
     @property
     def turn_count(self) -> int:
-        return self.experiment["turn_count"]
+        return self.experiment.turn_count
 
     @property
-    def config(self) -> dict:
-        return self.experiment["config"]
+    def config(self) -> JsonObject:
+        return self.experiment.config
 
     @property
     def position(self) -> tuple[int, int]:
-        return self.experiment["current_x"], self.experiment["current_y"]
+        return self.experiment.current_x, self.experiment.current_y
 
     def agent_setup(self, maze: Maze) -> AgentSetup:
         """What the experiment's provider builds this turn's agent from."""
         experiment = self.experiment
-        return AgentSetup(experiment["model_name"], self.config, experiment["seed"], experiment["agent_state"], maze)
+        return AgentSetup(experiment.model_name, self.config, experiment.seed, experiment.agent_state, maze)
 
     def world(self) -> WorldState:
         """The world as the last committed turn left it."""
-        fields = {field: self.experiment[column] for column, field in (WORLD_COUNTERS | WORLD_VALUES).items()}
-        return WorldState(position=self.position, **fields)
+        world = {field: getattr(self.experiment, column) for column, field in (WORLD_COUNTERS | WORLD_VALUES).items()}
+        return WorldState(position=self.position, **world)
 
     def rules(self, maze: Maze) -> Rules:
         config = self.config
@@ -154,14 +208,14 @@ class LoadedTurn:
         size = self.config["maxRecallActions"]
         maze = game.maze
         start = (maze.start, [t.as_list() for t in vision(maze, maze.start, game.vision_range)])
-        return RecallWindow(size, [((a["to_x"], a["to_y"]), a["tiles_seen"]) for a in self.recent_actions[-size:]],
-                      start=start, actions=self.experiment["action_count"])
+        return RecallWindow(size, [((a.to_x, a.to_y), a.tiles_seen) for a in self.recent_actions[-size:]],
+                            start=start, actions=self.experiment.action_count)
 
     def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None) -> TurnSettings:
         """The turn's budget and the agent loop's variables from the snapshot (``deadline``: see run_turn)."""
         remaining = self.config["maxMoves"] - world.step
         per_turn = self.config["maxActionsPerTurn"]
-        budget, reason = (per_turn, "action_budget") if per_turn < remaining else (remaining, "max_moves")
+        budget, reason = (per_turn, TurnEnd.ACTION_BUDGET) if per_turn < remaining else (remaining, TurnEnd.MAX_MOVES)
         return TurnSettings(budget=budget, budget_reason=reason, actions_left=remaining,
                             circuit_breaker=self.setting("circuitBreakerThreshold"),
                             repetition_limit=self.setting("repetitionThreshold"),
@@ -188,7 +242,7 @@ class LoadedTurn:
 
     def map_memory(self, maze: Maze) -> memories.MapMemory:
         """The map compaction's state, as the previous turn left it (the start's sighting on the first)."""
-        state = self.experiment["memory"] or {}
+        state = self.experiment.memory
         known = memories.MapMemory((maze.width, maze.height), state if "map" in state else None)
         if "map" not in state:
             known.learn(maze.start, [t.as_list() for t in vision(maze, maze.start, self.config["visionRange"])])
@@ -196,7 +250,7 @@ class LoadedTurn:
 
     def to_compact(self) -> memories.StoredTurn | None:
         """For model compaction: the turn that just left the window and is not in the summary yet."""
-        through = (self.experiment["memory"] or {}).get("through_turn", 0)
+        through = self.experiment.memory.get("through_turn", 0)
         newest_old = self.summarised_turns()
         older = [t for t in self.earlier_turns if t.number == newest_old]
         return older[0] if newest_old > through and older else None
@@ -208,7 +262,7 @@ class LoadedTurn:
             return None
         window_tokens = sum(t.message_tokens for t in self.window())
         return {"compaction": self.setting("compaction"), "turns_summarised": summarised,
-                "tokens_before": max(0, self.experiment["history_tokens"] - window_tokens),
+                "tokens_before": max(0, self.experiment.history_tokens - window_tokens),
                 "tokens_after": memories.estimate_tokens(summary)}
 
     def history(self) -> list[dict]:
@@ -219,9 +273,10 @@ class LoadedTurn:
     def result(self, turn_number: int) -> TurnResult:
         """The committed turn's result (a retried task returns it instead of playing again)."""
         assert self.committed is not None
-        return TurnResult(turn_number, self.committed.action_count, self.committed.end_reason,
-                          self.experiment["goal_found"], self.position, self.committed.input_tokens,
-                          self.committed.output_tokens)
+        committed = self.committed
+        return TurnResult(turn_number=turn_number, actions=committed.action_count, end_reason=committed.end_reason,
+                          goal_found=self.experiment.goal_found, position=self.position,
+                          input_tokens=committed.input_tokens, output_tokens=committed.output_tokens)
 
     def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: dict,
               memory: dict, context: dict | None) -> TurnWrite:
@@ -235,7 +290,8 @@ class LoadedTurn:
         turn |= {"closing_messages": replaced([message_as_json(m) for m in outcome.closing]),
                  "message_tokens": memories.message_tokens([*turn_messages, *outcome.closing]),
                  "context": context}
-        delta = {column: getattr(world, field) - self.experiment[column] for column, field in WORLD_COUNTERS.items()}
+        delta = {column: getattr(world, field) - getattr(self.experiment, column)
+                 for column, field in WORLD_COUNTERS.items()}
         delta |= {column: getattr(world, field) for column, field in WORLD_VALUES.items()}
         delta |= {"current_x": world.position[0], "current_y": world.position[1], "agent_state": agent_state,
                   "memory": replaced(memory),
@@ -244,11 +300,11 @@ class LoadedTurn:
                          [_stored_call(_call_row(i, call)) for i, call in enumerate(outcome.calls, 1)], delta)
 
 
-def _history_entry(action: dict) -> dict:
-    entry = {"step": action["step_number"], "action": action["action_type"],
-             "position": [action["to_x"], action["to_y"]], "success": action["success"]}
-    if action["error"]:
-        entry["error"] = action["error"]
+def _history_entry(action: RecentAction) -> JsonObject:
+    entry: JsonObject = {"step": action.step_number, "action": action.action_type,
+                         "position": [action.to_x, action.to_y], "success": action.success}
+    if action.error:
+        entry["error"] = action.error
     return entry
 
 

@@ -12,9 +12,9 @@ from rich.text import Text
 
 from oriole import catalog
 from oriole.config import check_override, parse_assignment
-from oriole.core import progress
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.provider_registry import MODEL_PROVIDERS, PROVIDERS
+from oriole.statuses import Ending
 from oriole_workstation import cloud
 from oriole_workstation.cli.common import (
     err,
@@ -147,7 +147,7 @@ def exit_status(result: RunResult) -> int:
     stalling: a run); 1: an error (infrastructure or provider); 2: the input was rejected."""
     if result.summary is None:
         return 2
-    return 1 if result.summary["ending"] == progress.ERROR_ENDING else 0
+    return 1 if result.summary["ending"] == Ending.ERROR else 0
 
 
 class ProgressLine:

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from oriole.core import sweep_plan
 from oriole.lifecycle.sweep_tasks import stored_maze_names
+from oriole.statuses import ExperimentStatus
 from oriole_workstation import sweep_runs
 from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
 from oriole_workstation.cli.run import check_api_keys
@@ -195,7 +196,7 @@ def status(
     parts = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(counts.items()))
     typer.echo(f"{sum(counts.values())} repetitions started: {parts or 'none'}; spent "
                f"${results.store.sweep_spend(sweep_id):.4f}")
-    running = [results.summary(row["id"]) for row in rows if row["status"] == "running"]
+    running = [results.summary(row.id) for row in rows if row.status == ExperimentStatus.RUNNING]
     if running:
         print_columns(("experiment", "agent", "maze", "actions", "seconds"),
                       [(r["experiment_id"], f"{r['llm_provider']}/{r['model_name']}", r["maze"], r["actions"],
