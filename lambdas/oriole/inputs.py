@@ -3,7 +3,7 @@ what tasks hand back (``TaskOutput``: snake_case in Python, the flow's camelCase
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
@@ -202,7 +202,10 @@ def _describe(err: ValidationError) -> str:
     return "; ".join(problems)
 
 
-def parse(model: type[BaseModel], data: object, what: str) -> BaseModel:
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def parse(model: type[Model], data: object, what: str) -> Model:
     """Validate ``data`` as ``model``; any problem raises InvalidExecutionInput listing every field at fault."""
     if not isinstance(data, dict):
         raise InvalidExecutionInput(f"{what} must be a JSON object, got {type(data).__name__}")
