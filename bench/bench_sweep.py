@@ -31,6 +31,7 @@ from oriole_workstation import sweep_runs
 from oriole_workstation.database import local_url, prepare
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
+from oriole_workstation.sweep_progress import SweepProgress
 
 PRICE_PER_TRANSITION = 0.025 / 1000  # Step Functions standard workflows, us-east-1
 
@@ -91,8 +92,9 @@ def run(repetitions: int, agent: str, maze: str, cap: int, wait_seconds: int) ->
     with LocalAws(url) as aws:
         started = time.perf_counter()
         arn, _ = sweep_runs.submit(aws.sfn, aws.sweep_state_machine_arn, sweep_input)
-        with sweep_runs.Tracker(Console(file=io.StringIO()), [], sweep_id, repetitions, show_lines=False) as tracker:
-            execution = sweep_runs.follow_local(aws, arn, sweep_id, results, tracker, lambda running: None)
+        progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], repetitions, 0, show_lines=False)
+        with progress:
+            execution = sweep_runs.follow_local(aws, arn, sweep_id, results, progress, lambda running: None)
         wall = time.perf_counter() - started
         summary = sweep_runs.outcome(execution)
         parent = aws.history(arn)

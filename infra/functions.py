@@ -169,7 +169,8 @@ class Functions(Construct):
     def grant_parameters(self, prefix: str) -> None:
         """Parameter Store, under the deployment's prefix only (from its settings, never from the synthesizing
         shell's environment): StartExperiment reads the catalog, the chosen prompt and the model's price (by
-        name, once per experiment); PlanSweep lists the prompt versions (one path, not recursive)."""
+        name, once per experiment); PlanSweep lists the prompt versions and the prices (two paths, not
+        recursive)."""
         stack = Stack.of(self)
 
         def parameters(name: str) -> str:
@@ -178,7 +179,13 @@ class Functions(Construct):
         self.task("StartExperiment").add_to_role_policy(iam.PolicyStatement(
             actions=["ssm:GetParameters", "ssm:GetParameter"], resources=[parameters(f"{prefix}/*")]))
         self.task("PlanSweep").add_to_role_policy(iam.PolicyStatement(
-            actions=["ssm:GetParametersByPath"], resources=[parameters(catalog.prompts_path(prefix))]))
+            actions=["ssm:GetParametersByPath"], resources=[parameters(catalog.prompts_path(prefix)),
+                                                            parameters(catalog.pricing_path(prefix))]))
+
+    def mark_vision_models(self, models: tuple[str, ...]) -> None:
+        """Tell StartExperiment which models beyond the catalog's accept images (observation image or both)."""
+        if models:
+            self.task("StartExperiment").add_environment(catalog.VISION_MODELS, json.dumps(list(models)))
 
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
         """Invoke only the configured models, and tell StartExperiment which ones they are.

@@ -59,6 +59,7 @@ class Settings:
     egress: str
     deletion_protection: bool
     bedrock_model_ids: tuple[str, ...]
+    vision_models: tuple[str, ...]  # models beyond the catalog's IMAGE_MODELS that accept images
     max_execution_seconds: int
     model_servers: dict[str, ModelServerSettings]  # by provider: those of oriole.provider_registry with servers
     existing_database: ExistingDatabase | None
@@ -92,6 +93,7 @@ class Settings:
             egress=egress,
             deletion_protection=_flag(get("deletionProtection", True)),
             bedrock_model_ids=_list(get("bedrockModelIds", [])),
+            vision_models=_list(get("visionModels", [])),
             max_execution_seconds=_execution_timeout(get("maxExecutionSeconds")),
             model_servers={p.name: ModelServerSettings.from_context(get, p) for p in PROVIDERS.values() if p.servers},
             existing_database=_existing_database(get),

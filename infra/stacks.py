@@ -69,6 +69,7 @@ class OrchestratorStack(Stack):
         Parameters(self, "Parameters", prefix=prefix, values=first)
         self.functions.grant_parameters(prefix)
         self.functions.grant_bedrock(settings.bedrock_model_ids)
+        self.functions.mark_vision_models(settings.vision_models)
         for name, servers in settings.model_servers.items():
             self.functions.allow_model_servers(PROVIDERS[name], servers.urls, servers.api_key_secret_arn,
                                                servers.api_key_kms_key_arn)

@@ -2,7 +2,8 @@
 ``POST /api/chat`` from a script.
 
 The server speaks only what Ollama documents for a non-streaming chat request; anything else (another path, a
-streaming request, a body without a model) is answered with an error.
+streaming request, a body without a model, a message's ``images`` that are not base64 PNGs that decode) is
+answered with an error. The images of each request, decoded, are kept in ``pictures``.
 
     with ScriptedOllama(tool_calls(("move_east", {"reasoning": "open"})), text_reply("done")) as server:
         agent = OllamaAgent("llama3.2", server.url, {}, timeout_seconds=5)
@@ -12,9 +13,12 @@ streaming request, a body without a model) is answered with an error.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from datetime import UTC, datetime
 
+from tests.pictures import DecodedPng, PngError, decode_png
 from tests.scripted_server import ScriptedRequest, ScriptedServer, slow
 
 __all__ = ["ScriptedOllama", "chat_response", "error", "slow", "text_reply", "tool_calls"]
@@ -66,14 +70,31 @@ class ScriptedOllama(ScriptedServer):
     """An Ollama chat endpoint answering each request with the next scripted reply (see ``ScriptedServer``);
     a dict reply is sent with 200 as a full chat response (see ``chat_response``)."""
 
+    def __init__(self, *replies: dict | tuple):
+        super().__init__(*replies)
+        self.pictures: list[list[DecodedPng]] = []  # per request received, the images it carried, decoded
+
     def problem(self, request: ScriptedRequest) -> tuple[int, bytes] | None:
-        return _protocol_problem(request)
+        problem = _protocol_problem(request)
+        if problem is None:
+            try:
+                self.pictures.append([_image(data) for message in request.body["messages"]
+                                      for data in message.get("images") or ()])
+            except (binascii.Error, PngError, ValueError) as err:
+                return error(400, f"invalid image input: {err}")
+        return problem
 
     def render(self, reply: dict, request: ScriptedRequest) -> tuple[int, bytes]:
         return 200, json.dumps(chat_response(reply, request.body["model"])).encode()
 
     def error(self, status: int, message: str) -> tuple[int, bytes]:
         return error(status, message)
+
+
+def _image(data: object) -> DecodedPng:
+    if not isinstance(data, str):
+        raise ValueError("an image must be a base64 string")
+    return decode_png(base64.b64decode(data, validate=True))
 
 
 def _protocol_problem(request: ScriptedRequest) -> tuple[int, bytes] | None:

@@ -7,10 +7,12 @@ roles are system, developer, user, assistant or tool; an assistant's ``tool_call
 ``"type": "function"`` and ``function.arguments`` as a JSON string; after it, one ``tool`` message per call
 naming its ``tool_call_id`` and nothing else in between; ``tools`` only as ``{"type": "function", "function":
 {"name", "parameters"}}``; ``parallel_tool_calls`` only with tools; ``stream`` absent or false; no field the
-spec does not have; one of ``max_tokens`` and ``max_completion_tokens``. The calls an answer carries get ids
-from this server, so a later request must name exactly the ids it gave. With ``parallel_tool_calls: false``
-a scripted reply carrying several calls is a script error (500): a server that honours the flag never sends
-one. With ``api_key`` set, a request without ``Authorization: Bearer <key>`` gets a 401.
+spec does not have; one of ``max_tokens`` and ``max_completion_tokens``; a user message's content a string or
+an array of ``text`` and ``image_url`` parts, an image a ``data:image/png;base64,`` URL whose PNG decodes (every
+chunk's CRC, the inflated data; ``tests.pictures.decode_png``), kept in ``pictures`` per request. The calls an
+answer carries get ids from this server, so a later request must name exactly the ids it gave. With
+``parallel_tool_calls: false`` a scripted reply carrying several calls is a script error (500): a server that
+honours the flag never sends one. With ``api_key`` set, a request without ``Authorization: Bearer <key>`` gets a 401.
 
     with ScriptedOpenAI(tool_calls(("move_east", {"reasoning": "open"})), text_reply("done")) as server:
         agent = OpenAIAgent("Qwen/Qwen3-8B", server.base_url, {"temperature": 0.0}, timeout_seconds=5)
@@ -18,10 +20,13 @@ one. With ``api_key`` set, a request without ``Authorization: Bearer <key>`` get
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 import json
 import time
 
+from tests.pictures import DecodedPng, PngError, decode_png
 from tests.scripted_server import Raw, ScriptedRequest, ScriptedServer, slow
 
 __all__ = ["ScriptedOpenAI", "error", "slow", "text_reply", "tool_calls"]
@@ -71,6 +76,7 @@ class ScriptedOpenAI(ScriptedServer):
         self.api_key = api_key
         self.issued: dict[str, str] = {}  # tool call id -> the name it was issued with
         self._ids = itertools.count(1)
+        self.pictures: list[list[DecodedPng]] = []  # per request received, the images it carried, decoded
 
     @property
     def base_url(self) -> str:
@@ -88,6 +94,9 @@ class ScriptedOpenAI(ScriptedServer):
             return error(401, "Incorrect API key provided", code="invalid_api_key")
         try:
             self._check(request.body)
+            self.pictures.append([_image(part) for message in request.body["messages"]
+                                  if isinstance(message.get("content"), list) for part in message["content"]
+                                  if part["type"] == "image_url"])
         except SpecViolation as err:
             return error(400, str(err))
         return None
@@ -152,6 +161,8 @@ class ScriptedOpenAI(ScriptedServer):
                 awaited = self._answered(message, awaited, where)
             elif role == "assistant":
                 awaited = self._calls(message, where)
+            elif role == "user" and isinstance(message.get("content"), list):
+                _check_parts(message["content"], where)
             elif not isinstance(message.get("content"), str):
                 raise SpecViolation(f"{where}: content must be a string")
         if awaited:
@@ -193,6 +204,34 @@ def _check_call(call: object, where: str) -> None:
         json.loads(function["arguments"])
     except ValueError:
         raise SpecViolation(f"{where}: function.arguments is not JSON: {function['arguments']!r:.100}") from None
+
+
+def _check_parts(parts: list, where: str) -> None:
+    """A user message's content parts: each ``{"type": "text", "text"}`` or ``{"type": "image_url", "image_url":
+    {"url", "detail"?}}``."""
+    if not parts:
+        raise SpecViolation(f"{where}: content must be a non-empty array of parts")
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        text_part = kind == "text" and set(part) == {"type", "text"} and isinstance(part["text"], str)
+        image = part.get("image_url") if kind == "image_url" else None
+        image_part = (isinstance(image, dict) and set(part) == {"type", "image_url"}
+                      and isinstance(image.get("url"), str) and set(image) <= {"url", "detail"})
+        if not (text_part or image_part):
+            raise SpecViolation(f"{where}: each content part is {{'type': 'text', 'text'}} or {{'type': "
+                                f"'image_url', 'image_url': {{'url'}}}}; got {part!r:.200}")
+
+
+def _image(part: dict) -> DecodedPng:
+    """The PNG of an ``image_url`` part's data URL, decoded; anything else is the 400 a server sends."""
+    url = part["image_url"]["url"]
+    head, _, data = url.partition(",")
+    if head != "data:image/png;base64":
+        raise SpecViolation(f"ScriptedOpenAI reads images as data:image/png;base64 URLs; got {url[:40]!r}")
+    try:
+        return decode_png(base64.b64decode(data, validate=True))
+    except (binascii.Error, PngError, ValueError) as err:
+        raise SpecViolation(f"Invalid image in image_url: {err}") from None
 
 
 def _check_tools(tools: object) -> None:

@@ -46,12 +46,17 @@ def prompts_path(prefix: str) -> str:
     return f"{prefix}/prompts"
 
 
+def pricing_path(prefix: str) -> str:
+    """Where a deployment's model prices live (``/oriole/pricing``, one entry per model)."""
+    return f"{prefix}/pricing"
+
+
 # The prefix of the deployment that this process reads: the functions' (ORIOLE_DEPLOYMENT, which CDK sets on
 # them) or the CLI's. The stacks never use it: they take every name from the deployment they synthesize.
 PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
 PROMPTS_PATH = prompts_path(PREFIX)
-PRICING_PATH = f"{PREFIX}/pricing"
-SHIPPED_PROMPT_VERSIONS = ("v1",)
+PRICING_PATH = pricing_path(PREFIX)
+SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
 
 # Time limits that must agree with each other (see README, "Time limits").
@@ -177,6 +182,14 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter("agent/text-tool-calls", bool, False,
               "For models without native tool calling: describe the tools in the system prompt and read tool "
               "calls written as JSON in the answer's text.", providers=LLM_PROVIDERS),
+    Parameter("agent/observation", str, "text",
+              "How the agent observes the maze: text (the tiles it sees, written in its messages), image (its "
+              "position and counters in text, the view as a PNG picture; only for a model that accepts images) or "
+              "both.", choices=("text", "image", "both"), providers=LLM_PROVIDERS),
+    Parameter("agent/image-view", str, "local",
+              "What the picture shows (observation image or both): local (the tiles within vision range around the "
+              "agent) or map (everything it has seen so far, where it is, the goal once seen).",
+              choices=("local", "map"), providers=LLM_PROVIDERS),
     Parameter("gameplay/vision-range", int, 3,
               "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
     Parameter("gameplay/goal-condition", str, "reach",
@@ -217,6 +230,17 @@ CATALOG: tuple[Parameter, ...] = (
               "parallel_tool_calls, sent with the tools: false asks for at most one tool call per answer (as the v1 "
               "prompt says), true lets the model return several.", providers=("openai",)),
 )
+
+# The example models known to accept images (observation image or both), by the name an experiment gives (a
+# Bedrock inference profile id counts as its base model). A deployment marks others with the CDK context
+# visionModels, which the functions receive as ORIOLE_VISION_MODELS (a JSON list); locally that variable is read
+# from the environment of the `oriole` command. Any other model given observation image or both is refused at start.
+IMAGE_MODELS: frozenset[str] = frozenset({
+    "anthropic.claude-haiku-4-5-20251001-v1:0", "anthropic.claude-sonnet-4-5-20250929-v1:0", "amazon.nova-lite-v1:0",
+    "gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "gpt-4o", "Qwen/Qwen2.5-VL-7B-Instruct",
+    "qwen2.5vl:7b", "gemma3:4b", "gemma3:12b", "llava:7b", "llama3.2-vision:11b",
+})
+VISION_MODELS = "ORIOLE_VISION_MODELS"
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
 START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  # what StartExperiment reads

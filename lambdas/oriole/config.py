@@ -5,6 +5,7 @@ experiment."""
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import math
 import re
@@ -178,6 +179,16 @@ def check_override(param: Parameter, value: object) -> object:
     return _check_range(param, typed, where)
 
 
+def did_you_mean(key: str) -> str:
+    """`` (did you mean maxMoves?)`` for a typo'd key close to a catalog key; empty when none is close."""
+    close = difflib.get_close_matches(key, [p.key for p in CATALOG if p.overridable], n=1, cutoff=0.75) or \
+        difflib.get_close_matches(key.lower(), [p.key.lower() for p in CATALOG if p.overridable], n=1, cutoff=0.75)
+    if not close:
+        return ""
+    found = next(p.key for p in CATALOG if p.key.lower() == close[0].lower())
+    return f" (did you mean {found}?)"
+
+
 def resolve(stored: Mapping[str, str], overrides: Mapping[str, object]) -> dict[str, object]:
     """The full configuration snapshot (camelCase keys) for one experiment.
 
@@ -187,7 +198,7 @@ def resolve(stored: Mapping[str, str], overrides: Mapping[str, object]) -> dict[
     unknown = sorted(set(overrides) - set(BY_KEY))
     if unknown:
         raise InvalidConfig(
-            f"unknown config key(s) {', '.join(unknown)}; known keys: "
+            f"unknown config key(s) {', '.join(unknown)}{did_you_mean(unknown[0])}; known keys: "
             + ", ".join(p.key for p in CATALOG if p.overridable)
         )
     fixed = sorted(k for k in overrides if not BY_KEY[k].overridable)
@@ -219,7 +230,7 @@ def parse_assignment(text: str) -> tuple[str, object]:
         (p for p in CATALOG if p.path == key or p.path.endswith("/" + key)), None
     )
     if param is None:
-        raise InvalidConfig(f"unknown config key {_shown(key)}; see `oriole params list`")
+        raise InvalidConfig(f"unknown config key {_shown(key)}{did_you_mean(key)}; see `oriole params list`")
     try:
         value = _parse_text(param, raw)
     except (ValueError, KeyError):

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import DEFAULT_PROVIDER, NAMES
 from oriole.text import JsonObject, bounded, unstorable
@@ -38,6 +39,20 @@ Name = Annotated[str, AfterValidator(_name)]
 Text = Annotated[str, AfterValidator(_storable)]
 
 
+PricePerMTok = Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MTOK, allow_inf_nan=False)]
+
+
+class GivenPrices(BaseModel):
+    """The prices an execution input charges its model at (USD per million tokens), ahead of Parameter Store and
+    the list prices (``oriole.prices``): a sweep file's agent's, with where they come from."""
+
+    model_config = _STRICT
+
+    inputPerMTok: PricePerMTok
+    outputPerMTok: PricePerMTok
+    source: Name | None = Field(None, max_length=200)
+
+
 class ExecutionInput(BaseModel):
     """What a researcher pastes into the console to start an experiment."""
 
@@ -48,8 +63,10 @@ class ExecutionInput(BaseModel):
     modelName: Name = Field(min_length=1, max_length=200)
     promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
     agentId: Name | None = Field(None, max_length=200)
+    agentLabel: Name | None = Field(None, min_length=1, max_length=80)  # shown in reports instead of provider/model
     comment: Text | None = Field(None, max_length=2000)
     config: dict[str, Any] = Field(default_factory=dict)
+    prices: GivenPrices | None = None
 
     @field_validator("mazeId")
     @classmethod

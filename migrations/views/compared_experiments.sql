@@ -1,4 +1,4 @@
--- The experiments matching the filters (NULL: no filter), each with `compared_config`: its experimental settings
+-- The experiments matching the filters (NULL: no filter), archived ones left out, each with `compared_config`: its experimental settings
 -- (config_keys: the keys that apply to its provider, the catalog default where its snapshot predates a key)
 -- whose value differs among these experiments, so settings never get mixed in one group. The one definition of
 -- the report's filters: compare_experiments, experiment_results.varied_config (no filter), `oriole report
@@ -27,6 +27,7 @@ LANGUAGE sql STABLE AS $$
            AND (compared_experiments.since IS NULL OR e.started_at >= compared_experiments.since)
            AND (compared_experiments.until IS NULL OR e.started_at < compared_experiments.until)
            AND (compared_experiments.tag IS NULL OR compared_experiments.tag = ANY (comment_tags(e.comment)))
+           AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
     ), kinds AS MATERIALIZED (
         SELECT DISTINCT p.llm_provider, p.settings FROM picked p
     ), spread AS MATERIALIZED (  -- each kind's experimental settings that apply to its provider

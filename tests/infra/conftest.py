@@ -21,10 +21,11 @@ OLLAMA_ENDPOINTS = ["https://ollama.lab.example:11434"]
 OLLAMA_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/ollama-AbCdEf"
 OPENAI_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/openai-GhIjKl"
 OPENAI_BASE_URLS = ["https://gpu-box.lab.example/v1/", "https://api.openai.com/v1"]
+VISION_MODELS = ["lab/vision-model-8b"]
 # The deployment most tests look at, and the one the IAM contract (tests/iam_contract.py) holds the code to.
 CONTEXT = {"bedrockModelIds": MODEL_IDS, "ollamaApiKeySecretArn": OLLAMA_SECRET, "maxExecutionSeconds": 3600,
            "ollamaEndpoints": OLLAMA_ENDPOINTS, "openaiBaseUrls": OPENAI_BASE_URLS,
-           "openaiApiKeySecretArn": OPENAI_SECRET}
+           "openaiApiKeySecretArn": OPENAI_SECRET, "visionModels": VISION_MODELS}
 
 
 def synthesize(**context):

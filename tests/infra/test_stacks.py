@@ -22,6 +22,7 @@ from tests.infra.conftest import (
     OPENAI_BASE_URLS,
     OPENAI_SECRET,
     PROFILE,
+    VISION_MODELS,
     resolve,
     synthesize,
 )
@@ -396,6 +397,7 @@ def test_start_experiment_knows_the_allowed_models_and_ollama_endpoints(template
     env = one_function_env(orchestrator, "StartExperiment")
     assert json.loads(env["ORIOLE_BEDROCK_MODEL_IDS"]) == MODEL_IDS
     assert json.loads(env["ORIOLE_OLLAMA_ENDPOINTS"]) == OLLAMA_ENDPOINTS
+    assert json.loads(env["ORIOLE_VISION_MODELS"]) == VISION_MODELS  # models marked as accepting images
     assert env["OLLAMA_API_KEY_SECRET_ARN"] == OLLAMA_SECRET
     assert "secretsmanager" not in json.dumps(
         [s for s in policies_of(orchestrator, "FunctionsStartExperiment") if OLLAMA_SECRET[:40] in json.dumps(s)])

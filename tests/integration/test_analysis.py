@@ -262,7 +262,14 @@ def report(seeded, monkeypatch, tmp_path):
 
 
 def test_report_table_shows_each_group_with_its_interval(report):
-    lines = report().splitlines()
+    narrow = report().splitlines()
+    assert narrow[0].split()[:6] == ["agent", "prompt", "mazes", "config", "runs", "success"]
+    assert max(map(len, narrow)) <= 100
+    [m1] = [line for line in narrow if line.startswith("ollama/m1 ")]
+    [key] = [line.split()[1].rstrip(":") for line in narrow if line.endswith(": temperature=0.2 visionRange=3")]
+    assert m1.split() == ["ollama/m1", "v1", "handmade", "4x3", key, "10", "80.0%", "(49.0-94.3)", "1,100", "$0.0100",
+                          "1"]
+    lines = report("--wide").splitlines()
     assert lines[0].split()[:7] == ["agent", "prompt", "family", "size", "mazes", "config", "runs"]
     [m1] = [line for line in lines if line.startswith("ollama/m1 ")]
     assert m1.split() == ["ollama/m1", "v1", "handmade", "4x3", "1", "temperature=0.2", "visionRange=3", "10",
@@ -292,7 +299,7 @@ def test_report_filters(report, args, models):
 
 def test_report_by_maze_names_the_maze(report):
     lines = report("--by", "maze", "--model", "walker").splitlines()
-    assert lines[0].split()[2] == "maze" and lines[1].split()[2] == "test-corridor"
+    assert lines[0].split()[1] == "maze" and lines[1].split()[1] == "test-corridor"
 
 
 def test_report_says_when_nothing_matches(report):

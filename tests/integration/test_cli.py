@@ -4,6 +4,9 @@ import json
 
 import pytest
 
+from oriole import catalog
+from oriole.lifecycle import experiments
+
 
 def test_run_json_prints_one_object_with_the_documented_keys(cli):
     result = cli("run", "--maze", "perfect-11", "--agent", "oracle", "--json")
@@ -18,7 +21,7 @@ def test_run_json_prints_one_object_with_the_documented_keys(cli):
 def test_run_prints_a_summary_and_how_to_query_it(cli):
     result = cli("run", "--maze", "sparse-60", "--agent", "random", "--max-moves", "50", "--config", "visionRange=2")
     assert result.exit_code == 0, result.output
-    assert "timed out" in result.stdout and "max_moves reached: 50 actions" in result.stdout
+    assert "out of moves" in result.stdout and "max_moves reached: 50 actions" in result.stdout
     assert 'oriole db psql -c "SELECT' in result.stdout
 
 
@@ -137,3 +140,95 @@ def test_prompts_with_aws_use_parameter_store(cli, monkeypatch, tmp_path):
         assert stored["Value"] == long_prompt.read_text()
         assert "v7" in cli("prompts", "list", "--aws").stdout
         assert cli("prompts", "show", "v7", "--aws").stdout.startswith("Explore. Explore.")
+
+
+def test_version_and_short_help(cli):
+    import oriole
+
+    assert cli("--version").stdout == f"oriole {oriole.__version__}\n"
+    assert "Usage: root [OPTIONS] COMMAND" in cli("-h").stdout and "Usage:" in cli("sweep", "-h").stdout
+
+
+def test_run_takes_a_seed_stores_it_and_the_same_seed_walks_the_same_path(cli, store):
+    runs = [json.loads(cli("run", "--agent", "random", "--maze", "perfect-9", "--seed", "42", "--max-moves", "20",
+                           "--json").stdout) for _ in range(2)]
+    walks = [store.conn.execute("SELECT to_x, to_y FROM actions WHERE experiment_id = %s ORDER BY step_number",
+                                (run["experiment_id"],)).fetchall() for run in runs]
+    seeds = {store.conn.execute("SELECT seed FROM experiments WHERE id = %s", (run["experiment_id"],)).fetchone()
+             ["seed"] for run in runs}
+    assert seeds == {42} and len(walks[0]) == 20 and walks[0] == walks[1]
+
+
+def test_a_typod_config_key_gets_a_did_you_mean(cli):
+    refused = cli("run", "--agent", "random", "-c", "maxMove=3")
+    assert refused.exit_code == 2 and "unknown config key 'maxMove' (did you mean maxMoves?)" in refused.stderr
+
+
+def test_json_output_has_numbers_as_numbers_and_iso_timestamps(cli):
+    cli("run", "--agent", "oracle", "--maze", "perfect-7", "--json")
+    [row] = json.loads(cli("ls", "--limit", "1", "--json").stdout)
+    assert isinstance(row["cost_usd"], float) and isinstance(row["progress_percent"], float)
+    assert "T" in row["started_at"] and row["started_at"].endswith("+00:00")
+
+
+def test_db_stop_stops_the_embedded_server_and_the_next_command_starts_it(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from oriole_workstation.cli import app
+    from oriole_workstation.database import embedded_url
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
+    embedded_url()
+    assert (tmp_path / "pgdata" / "postmaster.pid").exists()
+    stopped = CliRunner().invoke(app, ["db", "stop"])
+    assert stopped.exit_code == 0 and stopped.stdout == "stopped the embedded database server\n"
+    assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
+    again = CliRunner().invoke(app, ["db", "stop"])
+    assert again.stdout == "the embedded database server was not running\n"
+
+
+def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete_removes_every_row(cli, store,
+                                                                                                   tmp_path):
+    tag = "archive-me"
+    ids = [json.loads(cli("run", "--agent", agent, "--maze", "perfect-7", "--comment", tag, "--json").stdout)
+           ["experiment_id"] for agent in ("oracle", "explorer", "wall-follower")]
+
+    def reported() -> set[str]:
+        return {row["model_name"] for row in json.loads(cli("report", "--tag", tag, "--format", "json").stdout)}
+
+    assert reported() == {"oracle", "explorer", "wall-follower"}
+    archived = cli("experiments", "archive", str(ids[0]), str(ids[1]))
+    assert archived.stdout == f"archived 2 experiment(s): {ids[0]}, {ids[1]}\n"
+    assert reported() == {"wall-follower"}
+    cli("export", "--format", "jsonl", "-o", str(tmp_path / "out"), "--tag", tag)
+    exported = [json.loads(line) for line in (tmp_path / "out" / "experiments.jsonl").read_text().splitlines()]
+    assert [row["experiment_id"] for row in exported] == [ids[2]]
+    assert cli("experiments", "restore", "--tag", tag).stdout == f"restored 2 experiment(s): {ids[0]}, {ids[1]}\n"
+    assert reported() == {"oracle", "explorer", "wall-follower"}
+
+    running = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random", "comment": tag},
+               "executionArn": "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:archive-running"}
+    ids.append(experiments.start(running, store, lambda names: catalog.defaults())["experimentId"])
+    refused = cli("experiments", "delete", "--tag", tag)
+    assert refused.exit_code == 2 and f"experiment(s) {ids[3]} still running" in refused.stderr
+    assert store.conn.execute("SELECT count(*) AS n FROM actions WHERE experiment_id = ANY (%s)",
+                              (ids,)).fetchone()["n"] > 0  # nothing was deleted
+    store.finalize(ids[3], "aborted", "stopped by the test")
+    assert cli("experiments", "delete", "--tag", tag).stdout.startswith("deleted 4 experiment(s)")
+    left = store.conn.execute("SELECT (SELECT count(*) FROM experiments WHERE id = ANY (%(ids)s)) + "
+                              "(SELECT count(*) FROM actions WHERE experiment_id = ANY (%(ids)s)) AS n",
+                              {"ids": ids}).fetchone()["n"]
+    assert left == 0 and reported() == set()
+    assert "No such option: --aws" in cli("experiments", "delete", "1", "--aws").stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("experiments", "archive"), "say which experiments: their ids, --tag T or --sweep ID"),
+    (("experiments", "delete", "0"), "expects a whole number from 1"),
+    (("experiments", "delete", "x1"), "expects a whole number from 1"),
+    (("experiments", "restore", "--tag", "a", "--sweep", "b"), "give --sweep or --tag, not both"),
+])
+def test_experiments_commands_refuse_what_names_no_experiment_in_one_line(cli, args, message):
+    refused = cli(*args)
+    assert refused.exit_code == 2 and message in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -101,13 +101,25 @@ def test_a_sweep_submitted_with_aws_returns_at_once_and_a_second_submit_meets_it
     status = runner.invoke(app, ["sweep", "status", sweep_id, "--aws"])
     assert status.exit_code == 0, status.output
     assert status.stdout.startswith(f"execution {arn.rsplit(':', 1)[-1]}: SUCCEEDED at ")
-    assert "4 repetitions started: 4 succeeded; spent $0.0000" in status.stdout
+    assert f"sweep {sweep_id}: 4 planned, 4 done, 0 running, 0 left" in status.stdout
+    assert "done: 4 goal found\nspent $0.0000 · 0 tokens" in status.stdout
     resumed = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
     assert resumed.stdout.strip().endswith("-2")  # submitted again once ended: a new run, which resumes
     second = resumed.stdout.split()[-1]
     while (done := sfn.describe_execution(executionArn=second))["status"] == "RUNNING":
         time.sleep(0.2)
     assert json.loads(done["output"])["alreadyDone"] == 4
+
+    # the spend limit on the deployed sweep state machine: spent 4 of 2.5, the 2 new repetitions never start
+    deployed.store.conn.execute("UPDATE experiments SET cost_usd = 1 WHERE agent_id LIKE %s", (sweep_id + "/%",))
+    file.write_text(json.dumps({"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7", "perfect-9"],
+                                "repetitions": 3, "spend_limit_usd": 2.5}))
+    limited = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
+    assert limited.exit_code == 0, limited.output
+    while (done := sfn.describe_execution(executionArn=limited.stdout.split()[-1]))["status"] == "RUNNING":
+        time.sleep(0.2)
+    output = json.loads(done["output"])
+    assert (output["planned"], output["alreadyDone"], output["skipped"], output["spentUsd"]) == (6, 4, 2, 4.0)
 
 
 def test_every_aws_command_finds_the_stacks_of_the_deployment_oriole_deployment_names(local, monkeypatch, tmp_path):

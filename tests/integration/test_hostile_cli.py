@@ -98,7 +98,7 @@ def test_markup_and_escape_sequences_in_stored_text_are_shown_never_obeyed(cli, 
                                 "executionArn": EXECUTION_PREFIX + "hostile-markup"}, store,
                                lambda names: catalog.defaults())
     outputs = [result.output]
-    for args in (("status", str(experiment_id)), ("report", "--model", MARKUP_MODEL), ("doctor",),
+    for args in (("status", str(experiment_id)), ("report", "--model", MARKUP_MODEL, "--wide"), ("doctor",),
                  ("doctor", "--fix")):
         shown = cli(*args)
         assert shown.exit_code == 0, shown.output

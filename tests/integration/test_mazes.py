@@ -101,5 +101,5 @@ def test_the_comparison_groups_by_family_and_size_and_says_how_many_mazes_a_rate
     assert (nine["runs"], nine["mazes"]) == (6, 3)
     assert nine["maze_ci_low"] is not None and nine["maze_ci_low"] <= nine["success_rate"] <= nine["maze_ci_high"]
     assert by_size["11x11"]["mazes"] == 1 and by_size["11x11"]["maze_ci_low"] is None  # one maze: nothing to resample
-    table = cli("report", "--tag", tag).stdout
+    table = cli("report", "--tag", tag, "--wide").stdout
     assert "maze CI" in table and "9x9" in table

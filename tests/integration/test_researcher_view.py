@@ -208,11 +208,14 @@ def status_database(server_url, monkeypatch, tmp_path):
 
 def test_ls_lists_running_experiments_first_and_marks_the_stale_one(status_database):
     lines = CliRunner().invoke(app, ["ls"]).stdout.splitlines()
-    assert lines[0].split()[:4] == ["experiment", "agent", "maze", "status"]
+    assert lines[0].split()[:4] == ["id", "agent", "maze", "status"]
+    wide = CliRunner().invoke(app, ["ls", "--wide"]).stdout.splitlines()
+    assert wide[0].split() == ["experiment", "agent", "maze", "status", "turn", "actions", "progress", "last",
+                               "action", "tokens", "cost", "sweep"]
     body = lines[1:4]
     assert [line.split()[0] for line in body] == ["3", "2", "1"]
     assert "STALE running" in body[1] and "STALE" not in body[0] + body[2]
-    assert "40/400" in body[0] and "10.0%" in body[0]
+    assert "40/400" in body[0] and "10.0%" in wide[1]
     assert "1 stale" in lines[-1]
     running = json.loads(CliRunner().invoke(app, ["ls", "--running", "--json"]).stdout)
     assert [(r["experiment_id"], r["stale"]) for r in running] == [(3, False), (2, True)]
@@ -229,7 +232,7 @@ def test_watch_follows_an_experiment_live_until_it_ends(local, cli):
     outcome = cli("watch", str(experiment_id), "--interval", "0.05")
     follower.join()
     assert outcome.exit_code == 0, outcome.output
-    assert outcome.stdout.rstrip().endswith("ended: 1 agent")
+    assert outcome.stdout.rstrip().endswith("ended: 1 no success")
     assert "baseline/random" in outcome.stdout and "600/600" in outcome.stdout
 
 
@@ -246,6 +249,22 @@ def test_watch_a_sweep_until_none_of_its_experiments_runs(local, cli):
         follower.join()
     assert outcome.exit_code == 0, outcome.output
     assert outcome.stdout.rstrip().endswith("ended: 2 success")
+
+
+def test_watching_a_sweep_before_its_first_experiment_waits_for_it(local, cli):
+    assert "no experiment of sweep late yet, and it is not planned" in cli("watch", "--sweep", "late").stderr
+    local.store.record_sweep_plan("late", 1, {"id": "late"})  # PlanSweep's record: the sweep has begun
+    seen: dict = {}
+    watcher = threading.Thread(target=lambda: seen.update(
+        outcome=cli("watch", "--sweep", "late", "--interval", "0.05")))
+    watcher.start()
+    time.sleep(0.3)  # six refreshes with no experiment of the sweep
+    assert watcher.is_alive()
+    local.follow(local.start(baseline("oracle", "perfect-9", maxActionsPerTurn=1) | {"comment": "sweep:late"}))
+    watcher.join(timeout=60)
+    assert seen["outcome"].exit_code == 0, seen["outcome"].output
+    assert "waiting for the first experiment of sweep late" in seen["outcome"].stderr
+    assert seen["outcome"].stdout.rstrip().endswith("ended: 1 success")
 
 
 def test_watch_needs_one_target(cli):

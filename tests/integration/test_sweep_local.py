@@ -22,6 +22,7 @@ from oriole.store import Store, db
 from oriole_workstation import sweep_runs
 from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
+from oriole_workstation.sweep_progress import SweepProgress
 from tests.integration.conftest import TIME_SCALE, Local
 from tests.integration.test_fault_table import failing
 
@@ -59,8 +60,10 @@ def run_sweep(local: Local, sweep: dict) -> tuple[dict, dict | None]:
     """Submit a sweep to the local sweep state machine and follow it as `oriole sweep` does."""
     sweep = {"wait_seconds": 1, **sweep}
     arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
-    with sweep_runs.Tracker(Console(file=io.StringIO()), [], sweep["id"], 0, show_lines=False) as tracker:
-        execution = sweep_runs.follow_local(local.aws, arn, sweep["id"], local.results, tracker,
+    progress = SweepProgress(Console(file=io.StringIO()), sweep["id"], [], 0,
+                             sweep_runs.first_id(local.results, sweep["id"]), show_lines=False)
+    with progress:
+        execution = sweep_runs.follow_local(local.aws, arn, sweep["id"], local.results, progress,
                                            lambda running: None)
     return execution, json.loads(execution["output"]) if execution["status"] == "SUCCEEDED" else None
 
@@ -83,7 +86,7 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     assert max_overlap(rows) == 2  # the cap held, and was used
     assert all(r["origin_execution_arn"].endswith("-a0") for r in rows)  # deterministic names, first attempts
     report = [line.split() for line in first.stdout.splitlines() if line.startswith("baseline/")]
-    assert sorted((line[0], line[3], line[6]) for line in report) == sorted(  # agent, maze size, runs
+    assert sorted((line[0], line[2], line[3]) for line in report) == sorted(  # agent, maze size, runs
         (agent, size, "2") for agent in ("baseline/explorer", "baseline/random") for size in ("7x7", "9x9", "11x11"))
     again = cli("sweep", str(file))
     assert again.exit_code == 0, again.output
@@ -91,7 +94,10 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     assert "12 already done, 0 to run" in again.stderr
     assert len(experiments(store, sweep_id)) == 12
     status = cli("sweep", "status", sweep_id)
-    assert status.exit_code == 0 and status.stdout.startswith("12 repetitions started: ")
+    assert status.exit_code == 0, status.output
+    head, endings, spent = status.stdout.splitlines()
+    assert head.startswith(f"sweep {sweep_id}: 12 planned, 12 done, 0 running, 0 left (planned ")
+    assert endings.startswith("done: ") and "timed out" not in endings and spent == "spent $0.0000 · 0 tokens"
 
 
 def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -121,9 +127,10 @@ def test_the_sweeps_report_gives_the_wilson_interval_of_its_stored_outcomes(cli,
 
 def test_each_provider_keeps_its_cap_and_a_failing_experiment_does_not_fail_the_sweep(local, store):
     sweep_id = f"caps-{uuid.uuid4().hex[:8]}"
-    sweep = {"id": sweep_id, "agents": ["baseline/oracle", "baseline/explorer", "ollama/nobody-listens"],
+    nobody = {"provider": "ollama", "model": "nobody-listens",
+              "config": {"endpoint": "http://127.0.0.1:9", "requestTimeoutSeconds": 1}}
+    sweep = {"id": sweep_id, "agents": ["baseline/oracle", "baseline/explorer", nobody],
              "mazes": ["perfect-7", "perfect-9"], "repetitions": 2,
-             "configs": [{"endpoint": "http://127.0.0.1:9", "requestTimeoutSeconds": 1}],
              "provider_concurrency": {"baseline": 2, "ollama": 1}}
     execution, summary = run_sweep(local, sweep)
     assert execution["status"] == "SUCCEEDED"
@@ -137,7 +144,7 @@ def test_each_provider_keeps_its_cap_and_a_failing_experiment_does_not_fail_the_
 
     _, again = run_sweep(local, sweep)  # resume: the failures count as done unless retried
     assert (again["alreadyDone"], again["failed"]) == (12, 0) and len(experiments(store, sweep_id)) == 12
-    _, retried = run_sweep(local, {**sweep, "agents": ["ollama/nobody-listens"], "retry_failed": True})
+    _, retried = run_sweep(local, {**sweep, "agents": [nobody], "retry_failed": True})
     assert (retried["planned"], retried["alreadyDone"], retried["failed"]) == (4, 0, 4)
     second = [r for r in experiments(store, sweep_id) if r["id"] > max(r["id"] for r in rows)]
     assert len(second) == 4 and all(r["origin_execution_arn"].endswith("-a1") for r in second)
@@ -167,8 +174,9 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
         time.sleep(0.05)
     local.aws.sfn.stop_execution(executionArn=arn)
     stopped_at = experiments(store, sweep_id)
-    with sweep_runs.Tracker(Console(file=io.StringIO()), [], sweep_id, 0, show_lines=False) as tracker:
-        execution = sweep_runs.follow_local(local.aws, arn, sweep_id, local.results, tracker, lambda running: None)
+    progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], 0, 0, show_lines=False)
+    with progress:
+        execution = sweep_runs.follow_local(local.aws, arn, sweep_id, local.results, progress, lambda running: None)
     assert execution["status"] == "ABORTED"
     rows = experiments(store, sweep_id)
     assert all(r["completed_at"] is not None for r in rows)  # they finished: no row stays open

@@ -106,7 +106,7 @@ def largest_plan(store) -> tuple[dict, dict]:
     moves = list(range(1, MAX_EXPERIMENTS // repetitions // len(agents) + 1))
     sweep = {"id": f"largest-{uuid.uuid4().hex[:8]}", "agents": agents, "mazes": ["perfect-7"],
              "repetitions": repetitions, "grid": {"maxMoves": moves}}
-    plan = sweep_tasks.plan_run(sweep, store, lambda: ["v1"])
+    plan = sweep_tasks.plan_run(sweep, store, lambda: ["v1"], dict)
     assert plan["planned"] == MAX_EXPERIMENTS and plan["alreadyDone"] == 0
     assert sorted(i for indices in plan["indices"].values() for i in indices) == list(range(MAX_EXPERIMENTS))
     summary = sweep_tasks.summarize({**plan, "experimentStateMachineArn": LONGEST_ARN}, store,
@@ -188,4 +188,4 @@ def test_a_sweep_that_would_carry_more_than_the_limit_is_refused_before_anything
     sweep["comment"] = "x" * (target - len(json.dumps(sweep)))
     assert len(json.dumps(sweep)) == target
     with pytest.raises(SweepFileError, match="larger than 65,536 bytes"):
-        sweep_tasks.plan_run(sweep, store, lambda: ["v1"])
+        sweep_tasks.plan_run(sweep, store, lambda: ["v1"], dict)

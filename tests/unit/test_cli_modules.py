@@ -23,4 +23,4 @@ def test_each_command_lives_in_the_module_named_after_it():
     modules = {path.stem for path in MODULES.glob("*.py")} - SHARED
     assert modules == set(commands) | set(groups)
     assert set(commands) >= {"run", "status", "doctor", "report", "render", "export", "ls", "watch", "check"}
-    assert set(groups) == {"prompts", "mazes", "db", "params", "sweep"}
+    assert set(groups) == {"prompts", "mazes", "db", "params", "prices", "experiments", "sweep"}

@@ -107,3 +107,14 @@ def test_the_versions_a_definition_invokes_are_read_from_its_arns():
                   'function:Check:3"}, "Latest": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:X"}}}')
     assert deployment.versions_named(definition) == {("OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ", 17),
                                                      ("Check", 3)}
+
+
+def test_pictures_go_only_to_a_model_the_catalog_or_the_deployment_marks():
+    from oriole.errors import InvalidConfig
+
+    deployment.check_image_model(HAIKU, "image", {})
+    deployment.check_image_model(f"us.{HAIKU}", "both", {})  # a profile is its base model
+    with pytest.raises(InvalidConfig, match=r"config.observation image sends pictures, but model 'qwen2.5:7b' is "
+                                            r"not marked as accepting images; use observation text, or mark it"):
+        deployment.check_image_model("qwen2.5:7b", "image", {})
+    deployment.check_image_model("qwen2.5:7b", "image", {"ORIOLE_VISION_MODELS": '["qwen2.5:7b"]'})

@@ -492,7 +492,8 @@ def test_a_seeded_name_says_the_range_of_its_seed():
     (["perfect-7"], [{"baseUrl": "https://gpu.example:443/v1/"}, {"baseUrl": "HTTPS://GPU.example/v1"}]),
 ])
 def test_the_same_maze_or_configuration_written_twice_comes_out_twice(mazes, configs):
-    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": mazes, "configs": configs})
+    agent = "openai/q" if "baseUrl" in configs[0] else "ollama/q"
+    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": [agent], "mazes": mazes, "configs": configs})
     with pytest.raises(SweepFileError, match="comes out twice"):
         sweep_plan.plan(spec)
 
@@ -643,8 +644,9 @@ def test_every_character_a_terminal_or_a_browser_would_obey_is_written_out():
 
 
 def test_the_report_table_writes_escape_sequences_out():
-    table = as_table([comparison_row(model_name="evil\x1b[2J", config={"endpoint": "http://h/\x1b]0;t\x07"})])
-    assert "\x1b" not in table and "\x07" not in table and "evil\\x1b[2J" in table
+    rows = [comparison_row(model_name="evil\x1b[2J", config={"endpoint": "http://h/\x1b]0;t\x07"})]
+    narrow, wide = as_table(rows), as_table(rows, wide=True)  # the config in a legend, or in its column
+    assert not {"\x1b", "\x07"} & set(narrow + wide) and "evil\\x1b[2J" in narrow and "evil\\x1b[2J" in wide
 
 
 # --- class 6: sweep files ----------------------------------------------------------------------------------
@@ -660,7 +662,10 @@ BASE = 'id = "s"\nagents = ["baseline/explorer"]\nmazes = ["perfect-7"]\n'
 
 
 @pytest.mark.parametrize("extra, message", [
-    ('agents = ["baseline/explorer", "baseline/explorer"]\nmazes = ["perfect-7"]\n', "comes out twice"),
+    ('agents = ["baseline/explorer", "baseline/explorer"]\nmazes = ["perfect-7"]\n',
+     "two agents are labelled 'baseline/explorer'"),
+    ('agents = ["baseline/explorer", { label = "again", provider = "baseline", model = "explorer" }]\n'
+     'mazes = ["perfect-7"]\n', "comes out twice"),
     ('agents = ["baseline/explorer"]\nmazes = ["perfect-7", 101]\n', "comes out twice"),
     ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nprompts = ["v1", "v1"]\n', "comes out twice"),
     ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nconfigs = [{temperature = 1}, {temperature = 1.0}]\n',
@@ -689,7 +694,7 @@ def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
     ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "spend_limit_usd": Infinity}', ".json",
      SweepFileError, "spend_limit_usd"),
     (BASE + "[[configs]]\nmaxDurationMinutes = inf\n", ".toml", InvalidConfig, "finite"),
-    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "configs": [{"temperature": NaN}]}', ".json",
+    ('{"id": "s", "agents": ["ollama/q"], "mazes": [7], "configs": [{"temperature": NaN}]}', ".json",
      InvalidConfig, "finite"),
     (BASE.encode() + b'comment = "caf\xe9"\n', ".toml", SweepFileError, "not UTF-8 text"),
     (BASE + "concurrency = 0\n", ".toml", SweepFileError, "concurrency"),

@@ -51,7 +51,8 @@ def test_a_missing_file_is_named(tmp_path):
     ({"agents": ["ollama"]}, SweepFileError, "must be provider/model"),
     ({"mazes": ["nowhere-60"]}, SweepFileError, "nowhere-60"),
     ({"configs": [{"maxMovez": 3}]}, InvalidConfig, "unknown config key"),
-    ({"grid": {"temperature": [0.0, "hot"]}}, InvalidConfig, "config.temperature must be a number"),
+    ({"agents": ["ollama/q"], "grid": {"temperature": [0.0, "hot"]}}, InvalidConfig,
+     "config.temperature must be a number"),
 ])
 def test_the_whole_matrix_is_checked_before_anything_starts(fields, error, message):
     with pytest.raises(error, match=message):
@@ -75,20 +76,21 @@ def test_the_plan_crosses_every_dimension_first_repetitions_first():
 def test_openai_agents_keep_the_slashes_of_their_model_and_are_capped_at_4():
     planned = sweep_plan.plan(spec(agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
                                configs=[{"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}]))
-    inputs = [p.execution_input("s", None) for p in planned]
+    inputs = [p.execution_input(spec()) for p in planned]
     assert [(i["llmProvider"], i["modelName"]) for i in inputs] == [("openai", "Qwen/Qwen3-8B"),
                                                                     ("openai", "gpt-4.1-mini")]
-    assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}
+    assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True,
+                                   "seed": planned[0].seed(spec())}
     assert sweep_plan.caps(spec(), ["openai"])["openai"] == 4
 
 
 def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
     a, b = sweep_plan.plan(spec(configs=[{}, {"maxMoves": 50}]))
     assert a.cell.key == sweep_plan.plan(spec(configs=[{}]))[0].cell.key and a.cell.key != b.cell.key
-    execution_input = b.execution_input("s1", "pilot run")
+    execution_input = b.execution_input(spec(comment="pilot run"))
     assert execution_input == {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "explorer",
                                "promptVersion": "v1", "agentId": f"s1/{b.cell.key}/r1",
-                               "comment": "sweep:s1 pilot run", "config": {"maxMoves": 50}}
+                               "comment": "sweep:s1 pilot run", "config": {"maxMoves": 50, "seed": b.seed(spec())}}
     assert b.execution_name("s1", 0) == b.execution_name("s1", 0) == f"s1-{b.cell.key}-r1-a0"  # a retry meets it
     assert b.execution_name("s1", 1) != b.execution_name("s1", 0)  # a new attempt after a failure is a new one
     longest = sweep_plan.Planned(b.cell, 1000).execution_name("a" * 40, 999)
@@ -106,7 +108,8 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
             {"id": 5, "agent_id": ids[3], "status": "running", "ending": None},
             {"id": 6, "agent_id": "s10/other/r1", "status": "running", "ending": None},
             {"id": 7, "agent_id": ids[5], "status": "failed", "ending": "agent"}]  # stalled: a run, never again
-    rows = [sweep_plan.SweepExperiment(**row, origin_execution_arn="arn", last_execution_arn="arn") for row in rows]
+    rows = [sweep_plan.SweepExperiment(**row, origin_execution_arn="arn", last_execution_arn="arn", tokens=0,
+                                         cost_usd=0.0, failure_reason=None) for row in rows]
     assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [4]
     assert sweep_plan.pending("s1", planned, rows, retry_failed=True) == [2, 3, 4]
 
@@ -114,7 +117,8 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
 def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
     def state(*statuses, retry=False):
         endings = {"succeeded": "success", "timed_out": "agent", "failed": "error", "aborted": "error"}
-        return sweep_plan.repetition([sweep_plan.SweepExperiment(i, "s1/cell/r1", s, endings.get(s), "arn", "arn")
+        return sweep_plan.repetition([sweep_plan.SweepExperiment(i, "s1/cell/r1", s, endings.get(s), "arn", "arn",
+                                                                0, 0.0, None)
                                       for i, s in enumerate(statuses)], retry)
 
     assert state() == sweep_plan.Repetition(None, 0)
@@ -168,7 +172,8 @@ def test_the_command_line_makes_the_input_the_console_takes():
 def test_the_summary_line_counts_each_outcome_of_the_run():
     summary = {"planned": 7, "alreadyDone": 4, "succeeded": 2, "timedOut": 1, "failed": 0, "aborted": 0,
                "running": 0, "rejected": 0, "skipped": 0, "spentUsd": 0.25}
-    assert sweep_runs.summary_line(summary) == "7 planned: 4 already done, 2 succeeded, 1 timed out; spent $0.2500\n"
+    assert sweep_runs.summary_line(summary) == ("7 planned: 4 already done, 2 succeeded, 1 out of moves or time; "
+                                           "spent $0.2500\n")
     nothing = {**summary, "alreadyDone": 7, "succeeded": 0, "timedOut": 0}
     assert sweep_runs.summary_line(nothing) == "7 planned: 7 already done; spent $0.2500\n"
 

@@ -225,3 +225,20 @@ def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_bef
                      TurnSettings(budget=8, actions_left=100, deadline=lambda: True))
     assert first.end_reason == "deadline" and len(first.calls) == 1 and world.position == (1, 0)
     assert [m.role for m in first.closing] == ["tool"]  # the last answer's result is kept for the next turn
+
+
+def test_with_pictures_each_request_carries_only_the_newest_view_and_no_tiles_in_text():
+    from oriole.core.picture import IMAGE, LOCAL, Camera, Observation
+
+    agent = Scripted(calls("move_east", "move_east"), calls("move_east"), ModelResponse(text="done"))
+    camera = Camera(LOCAL, MAZE, RULES.vision_range)
+    outcome, world = turn(agent, observation=Observation(IMAGE, LOCAL), camera=camera)
+    assert outcome.end_reason == "no_tool_call" and world.position == (3, 0)
+    for request in agent.requests:
+        pictured = [m for m in request.messages if m.picture is not None]
+        assert len(pictured) == 1 and pictured[0] is request.messages[-1]
+        assert "visible" not in str([m.content for m in request.messages])
+    assert [r.messages[-1].picture.params["position"] for r in agent.requests] == [[0, 0], [2, 0], [3, 0]]
+    # a call's new messages keep their picture (stored as its record); a later request drops the older ones
+    assert agent.requests[2].messages[0].picture is None and "picture" in agent.requests[2].messages[0].content
+    assert [m.role for m in outcome.calls[1].new_messages] == ["tool", "tool", "user"]

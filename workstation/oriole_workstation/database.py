@@ -4,6 +4,8 @@ folder of the project and reused between runs. Either way it is migrated and hol
 from __future__ import annotations
 
 import os
+import signal
+import time
 import warnings
 from pathlib import Path
 
@@ -43,6 +45,28 @@ def embedded_url(data_dir: Path | None = None) -> str:
 
         server = pgserver.get_server(data_dir or home() / "pgdata", cleanup_mode=None)
     return server.get_uri()
+
+
+STOP_SECONDS = 30
+
+
+def stop_embedded(data_dir: Path | None = None) -> bool:
+    """Stop the embedded server of ``data_dir`` (default: the state folder's) if it runs, as ``pg_ctl stop -m
+    fast`` does (SIGINT to the postmaster named by ``postmaster.pid``: sessions end, nothing is lost), and wait
+    for it to go; True when it ran. The signal, not pg_ctl: pgserver may run the server as another system user."""
+    pid_file = (data_dir or home() / "pgdata") / "postmaster.pid"
+    try:
+        pid = int(pid_file.read_text().split("\n", 1)[0])
+        os.kill(pid, signal.SIGINT)
+    except (FileNotFoundError, ProcessLookupError, ValueError):
+        return False
+    deadline = time.monotonic() + STOP_SECONDS
+    while pid_file.exists():
+        if time.monotonic() > deadline:
+            raise OrioleError(f"the embedded server (pid {pid}) is still running {STOP_SECONDS} s after it was "
+                              "asked to stop; see its log in the pgdata folder")
+        time.sleep(0.1)
+    return True
 
 
 def local_url() -> str:

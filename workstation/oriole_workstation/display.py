@@ -56,3 +56,19 @@ def csv_safe(value: object, *, json_text: bool = False) -> object:
         return value
     value = json_safe(value) if json_text else terminal_safe(value, lines=True)
     return "'" + value if value.lstrip(" ").startswith(_FORMULA_STARTS) else value
+
+
+TERMINAL_COLUMNS = 100  # what `oriole ls` and `oriole report` fit by default (the rest is in --wide)
+SHORT_SEED = 4  # digits of a seed a table keeps
+
+
+def short_maze(name: str) -> str:
+    """A maze name for a table: a seeded name keeps its family-size and the seed's first digits
+    (``perfect-11@1234567890`` -> ``perfect-11@1234…``); every other name as it is."""
+    family_size, at, seed = name.partition("@")
+    return name if not at or len(seed) <= SHORT_SEED + 1 else f"{family_size}@{seed[:SHORT_SEED]}…"
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, an ellipsis marking what was cut."""
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"

@@ -10,12 +10,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
-from oriole_workstation.display import csv_safe, terminal_safe
+from oriole_workstation.display import TERMINAL_COLUMNS, csv_safe, short_maze, shorten, terminal_safe
 from oriole_workstation.intervals import maze_interval
 from oriole_workstation.results import EVERYTHING, Filters, Results
 
@@ -128,6 +127,68 @@ def table_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[s
     ) for r in rows]
 
 
+MIN_SHRUNK = 12  # the narrowest an agent name is shortened to
+
+
+def narrow_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple], list[str]]:
+    """The comparison as a terminal shows it by default, in ``TERMINAL_COLUMNS``: the agent, the mazes, the runs,
+    the success rate with its 95% interval, tokens and cost per run, errors; the prompt when the rows hold
+    several; the compared configuration as a letter with a legend below the table (``config A: temperature=0.2``);
+    the median actions to the goal and path efficiency where they still fit. The agent name is shortened only if
+    the table would not fit otherwise. ``--wide`` gives ``table_cells``."""
+    prompts = prompt_labels(rows)
+    several = len(prompts) > 1
+    legend = {text: chr(ord("A") + i) if i < 26 else str(i + 1)
+              for i, text in enumerate(dict.fromkeys(config_text(r["config"]) for r in rows if r["config"]))}
+    headers = ("agent", *(("prompt",) if several else ()), "maze" if by is GroupBy.maze else "mazes",
+               *(("config",) if legend else ()), "runs", "success (95% CI)", "tokens", "cost/run", "errors")
+    cells = [(
+        agent_text(r),
+        *((prompts[r["prompt_version"], r["prompt_hash"]],) if several else ()),
+        short_maze(r["maze"]) if by is GroupBy.maze else f"{r['maze_family']} {r['maze_size']}",
+        *((legend.get(config_text(r["config"]), "-"),) if legend else ()),
+        r["runs"],
+        _rate_with_interval(r),
+        _number(r["tokens_per_run"], 0),
+        _dollars(r["cost_per_run"]),
+        r["errors"],
+    ) for r in rows]
+    notes = [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
+    for header, values in (("actions", [_number(r["median_actions_to_goal"], 0) for r in rows]),
+                           ("efficiency", [_number(r["median_path_efficiency"], 3) for r in rows])):
+        wider = (*headers[:-3], header, *headers[-3:])  # before tokens/run, cost/run and errors
+        cells_wider = [(*row[:-3], value, *row[-3:]) for row, value in zip(cells, values, strict=True)]
+        if _width(wider, cells_wider) > TERMINAL_COLUMNS:
+            break
+        headers, cells = wider, cells_wider
+    return headers, fit_agents(headers, cells, TERMINAL_COLUMNS), notes
+
+
+def _width(headers: tuple[str, ...], rows: list[tuple]) -> int:
+    """How wide ``columns`` prints these rows, as shown."""
+    cells = [headers, *(tuple(terminal_safe(str(v)) for v in row) for row in rows)]
+    return sum(max(len(row[j]) for row in cells) for j in range(len(headers))) + 2 * (len(headers) - 1)
+
+
+def _rate_with_interval(row: dict) -> str:
+    """``80.0% (49.0-94.3)``: the success rate and its 95% Wilson interval, in percent."""
+    if row["success_rate"] is None:
+        return "-"
+    low, high = (f"{float(row[k]) * 100:.1f}" for k in ("success_rate_low", "success_rate_high"))
+    return f"{_percent(row['success_rate'])} ({low}-{high})"
+
+
+def fit_agents(headers: tuple[str, ...], rows: list[tuple], width: int) -> list[tuple]:
+    """The rows, as shown (``terminal_safe``), with the agent column (the first) shortened, to ``MIN_SHRUNK`` at
+    the least, until the table, two spaces between columns, is at most ``width`` wide."""
+    rows = [tuple(terminal_safe(str(v)) for v in row) for row in rows]
+    over = _width(headers, rows) - width
+    if over <= 0:
+        return rows
+    keep = max(max(len(row[0]) for row in [headers, *rows]) - over, MIN_SHRUNK)
+    return [(shorten(row[0], keep), *row[1:]) for row in rows]
+
+
 def agent_text(row: dict) -> str:
     return f"{row['llm_provider']}/{row['model_name']}"
 
@@ -217,7 +278,7 @@ def sql_literal(value: object) -> str:
 
 def comparison_query(filters: Filters, by: GroupBy) -> str:
     """The query behind the comparison, with the filters written in: what a researcher runs to check a number."""
-    arguments = [f"{name} => {sql_literal(value)}" for name, value in asdict(filters).items() if value is not None]
+    arguments = [f"{name} => {sql_literal(value)}" for name, value in filters.arguments().items() if value is not None]
     arguments.append(f"by_maze => {sql_literal(by is GroupBy.maze)}")
     return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
 
@@ -227,11 +288,16 @@ def running_note(rows: list[dict]) -> str:
     return f"({running} experiment(s) still running are not counted)" if running else ""
 
 
-def as_table(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
-    """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config."""
+def as_table(rows: list[dict], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
+    """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config, in
+    ``TERMINAL_COLUMNS`` (``wide``: every column)."""
     if not rows:
         return "no finished experiments match\n"
-    text = columns(*table_cells(rows, by))
+    if wide:
+        text = columns(*table_cells(rows, by))
+    else:
+        headers, cells, notes = narrow_cells(rows, by)
+        text = columns(headers, cells) + "".join(note + "\n" for note in notes)
     note = running_note(rows)
     return text + (note + "\n" if note else "")
 
@@ -265,7 +331,7 @@ def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> list[dic
 
 
 def render_report(results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family,
-                  filters: Filters = EVERYTHING, pivot: bool = False) -> str:
+                  filters: Filters = EVERYTHING, pivot: bool = False, wide: bool = False) -> str:
     """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
     CSV or JSON (the HTML page is ``report_html.render``, which builds on this module)."""
     rows = comparison_rows(results, by, filters)
@@ -273,4 +339,4 @@ def render_report(results: Results, output: Format = Format.table, by: GroupBy =
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by) if pivot else as_table(rows, by)
+    return as_pivot(rows, by) if pivot else as_table(rows, by, wide)

@@ -15,6 +15,7 @@ from psycopg.rows import tuple_row
 from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import TextLoader
 
+from oriole.errors import OrioleError
 from oriole.store import Store
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
@@ -39,7 +40,8 @@ _DESCRIBED_BY = {"experiments": "experiment_results", "turns": "turns", "actions
 
 @dataclass(frozen=True)
 class Filters:
-    """The report's filters (None: any), the same for the comparison, the HTML report and the export."""
+    """The report's filters (None: any), the same for the comparison, the HTML report and the export: the
+    scope of a report."""
 
     model: str | None = None
     prompt: str | None = None
@@ -47,6 +49,17 @@ class Filters:
     since: datetime | None = None
     until: datetime | None = None
     tag: str | None = None
+    sweep: str | None = None
+
+    def arguments(self) -> dict:
+        """The filters as the SQL functions' arguments (``compared_experiments``): a sweep is its tag."""
+        values = asdict(self)
+        sweep = values.pop("sweep")
+        if sweep is not None:
+            if values["tag"] is not None:
+                raise OrioleError("give --sweep or --tag, not both")
+            values["tag"] = f"sweep:{sweep}"
+        return values
 
 
 EVERYTHING = Filters()  # no filter
@@ -152,7 +165,7 @@ class Results:
         return self._execute(
             "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
             "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
-            {**asdict(filters), "by_maze": by_maze},
+            {**filters.arguments(), "by_maze": by_maze},
         ).fetchall()
 
     def compared(self, filters: Filters = EVERYTHING) -> list[dict]:
@@ -163,19 +176,51 @@ class Results:
             f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version FROM {_PICKED} c "
             "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
             "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
-            asdict(filters),
+            filters.arguments(),
         ).fetchall()
 
     def status(self, *, experiment_id: int | None = None, sweep_id: str | None = None, running: bool = False,
                limit: int | None = None) -> list[dict]:
-        """Rows of ``experiment_status``: running ones first, then the newest."""
+        """Rows of ``experiment_status`` with the failure reason and the agent's label: running ones first, then
+        the newest."""
         return self._execute(
-            "SELECT * FROM experiment_status "
+            "SELECT s.*, e.failure_reason, e.agent_label "
+            "  FROM experiment_status s JOIN experiments e ON e.id = s.experiment_id "
             "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
-            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR status = 'running') "
-            "ORDER BY status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
+            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR s.status = 'running') "
+            "ORDER BY s.status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
             {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
         ).fetchall()
+
+    _CHOSEN = "(id = ANY (%(ids)s) OR %(tag)s::text = ANY (comment_tags(comment)))"
+
+    def set_archived(self, ids: list[int], tag: str | None, archived: bool) -> list[int]:
+        """Archive (``archived``) or restore the experiments with these ids or this tag: an archived experiment
+        keeps every row but leaves every report, comparison and export. The ids changed, in order."""
+        return sorted(row["id"] for row in self._execute(
+            "UPDATE experiments SET archived_at = CASE WHEN %(archived)s THEN coalesce(archived_at, now()) END "
+            f"WHERE {self._CHOSEN} AND (archived_at IS NULL) = %(archived)s RETURNING id",
+            {"ids": ids, "tag": tag, "archived": archived}))
+
+    def delete(self, ids: list[int], tag: str | None) -> list[int]:
+        """Delete the experiments with these ids or this tag, with their turns, actions and model calls, in one
+        transaction; a running one is refused, and then nothing is deleted. The ids deleted, in order."""
+        chosen = {"ids": ids, "tag": tag}
+        with self.conn.transaction():
+            running = [row["id"] for row in self._execute(
+                f"SELECT id FROM experiments WHERE {self._CHOSEN} AND status = 'running' ORDER BY id FOR UPDATE",
+                chosen)]
+            if running:
+                raise OrioleError(f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
+                                  "for them to end) first; nothing was deleted")
+            return sorted(row["id"] for row in self._execute(
+                f"DELETE FROM experiments WHERE {self._CHOSEN} RETURNING id", chosen))
+
+    def sweep_plan(self, sweep_id: str) -> dict | None:
+        """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this
+        database."""
+        return self._execute("SELECT id, planned, spend_limit_usd, seed_from, first_planned_at, planned_at "
+                             "FROM sweeps WHERE id = %s", (sweep_id,)).fetchone()
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -192,7 +237,7 @@ class Results:
         for json_type in ("json", "jsonb"):
             cursor.adapters.register_loader(json_type, TextLoader)
         cursor.adapters.register_loader("numeric", FloatLoader)
-        cursor.execute(_EXPORTS[table], asdict(filters))
+        cursor.execute(_EXPORTS[table], filters.arguments())
         return ExportCursor(cursor, batch_rows)
 
     def descriptions(self, table: str) -> dict[str, str | None]:

@@ -1,7 +1,7 @@
 """Run the real state machines on one machine: moto's Step Functions interpreter executes the ASL files (the
-experiment flow, and the sweep flow beside it), Parameter Store is moto's, seeded from the catalog, and every
-Lambda invoke is routed to the real handler in this process. Everything but the AWS services is the
-production code path.
+experiment flow, and the sweep flow beside it), Parameter Store is moto's, seeded from the catalog, the local
+prompt versions and the local prices file, and every Lambda invoke is routed to the real handler in this process.
+Everything but the AWS services is the production code path.
 
 EventBridge has no local counterpart: the runner's launcher sends the status change of an execution that
 ended with its experiment open to the status-change finalizer itself, and the runner holds every
@@ -35,7 +35,7 @@ from oriole.handlers import FUNCTIONS
 from oriole.lifecycle import deployment
 from oriole.lifecycle.reconcile import status_change_detail
 from oriole.store import db
-from oriole_workstation import prompts
+from oriole_workstation import price_list, prompts
 from oriole_workstation.launcher import Launcher
 from oriole_workstation.run_locks import RunLocks
 
@@ -258,6 +258,7 @@ class LocalAws:
         ssm = boto3.client("ssm", region_name=REGION)
         values = catalog.defaults()
         values.update({catalog.prompt_name(v): text for v, text in prompts.local_prompts().items()})
+        values.update(price_list.parameters())
         for name, value in values.items():
             ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True, Tier="Advanced")
         self.state_machine_arn = self.sfn.create_state_machine(

@@ -14,24 +14,12 @@ import json
 import re
 import time
 import tomllib
-from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from oriole.core.sweep_plan import (
-    MAX_CONCURRENCY,
-    Planned,
-    SweepExperiment,
-    SweepFile,
-    SweepRun,
-    check_input_size,
-    validate,
-)
+from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
@@ -40,8 +28,8 @@ from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
 from oriole_workstation import files
-from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
+from oriole_workstation.sweep_progress import SweepProgress
 
 if TYPE_CHECKING:
     from oriole_workstation.runner import LocalAws
@@ -92,11 +80,15 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
 
 
 def run_input(spec: SweepFile, *, concurrency: int | None, provider_concurrency: dict[str, int],
-              retry_failed: bool, wait_seconds: int | None) -> dict:
+              retry_failed: bool, wait_seconds: int | None, seed_from: str | None = None,
+              allow_unpriced: bool = False) -> dict:
     """The sweep state machine's input: the file as JSON with the command line's settings in it (what the
-    console would take), refused here if PlanSweep would refuse its size."""
+    console would take), refused here if PlanSweep would refuse its size. ``seed_from`` replaces the file's."""
     data = spec.model_dump(mode="json", exclude_none=True) | {"provider_concurrency": provider_concurrency,
-                                                              "retry_failed": retry_failed}
+                                                              "retry_failed": retry_failed,
+                                                              "allow_unpriced": allow_unpriced}
+    if seed_from is not None:
+        data["seed_from"] = seed_from
     if concurrency is not None:
         data["concurrency"] = concurrency
     if wait_seconds is not None:
@@ -149,65 +141,32 @@ def submit(sfn, state_machine_arn: str, execution_input: dict) -> tuple[str, boo
 # --- following a local run -----------------------------------------------------------------------------------
 
 
-class Tracker:
-    """Progress on stderr: a bar over this run's experiments, and a line per experiment as it ends."""
-
-    def __init__(self, console: Console, planned: list[Planned], sweep_id: str, total: int, show_lines: bool):
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[running]} running · ${task.fields[spent]:.4f}"),
-                                 TimeElapsedColumn(), console=console, transient=True)
-        self.task = self.progress.add_task("sweep", total=total, running=0, spent=0.0)
-        self.by_agent = {item.agent_id(sweep_id): item for item in planned}
-        self.show_lines = show_lines
-        self.shown: set[int] = set()
-
-    def __enter__(self) -> Tracker:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.progress.stop()
-
-    def update(self, rows: list[SweepExperiment], results: Results, spent: float) -> None:
-        """Show this run's experiments (``rows``): the ended ones once each, the running ones counted."""
-        for row in rows:
-            if row.status != ExperimentStatus.RUNNING and row.id not in self.shown:
-                self.shown.add(row.id)
-                self._line(row, results)
-        running = sum(row.status == ExperimentStatus.RUNNING for row in rows)
-        self.progress.update(self.task, completed=len(self.shown), running=running, spent=spent)
-
-    def _line(self, row: SweepExperiment, results: Results) -> None:
-        if not self.show_lines:
-            return
-        summary = results.summary(row.id)
-        item = self.by_agent.get(row.agent_id)
-        where = f"{item.cell.describe()} r{item.repetition}" if item else row.agent_id
-        line = f"{where}: #{row.id} {summary['status']}, {summary['actions']} actions"
-        self.progress.console.print(terminal_safe(line), highlight=False, markup=False)
+def first_id(results: Results, sweep_id: str) -> int:
+    """The sweep's newest experiment so far: a run about to start makes only experiments after it."""
+    return max((row.id for row in results.store.sweep_experiments(sweep_id)), default=0)
 
 
-def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Results, tracker: Tracker,
+def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Results, progress: SweepProgress,
                  on_interrupt: Callable[[int], None]) -> dict:
-    """Follow a local sweep execution until it ends and none of its experiments runs any more; returns the
-    execution as DescribeExecution gives it (ABORTED when it was stopped).
+    """Follow a local sweep execution until it ends and none of its experiments runs any more, showing its
+    ``progress``; returns the execution as DescribeExecution gives it (ABORTED when it was stopped).
 
     There is no EventBridge locally: an experiment whose last execution ended with its row open is reported
     to the status-change finalizer here. Ctrl-C stops the sweep's execution (nothing more starts) and keeps
     following until the running experiments have finished (``on_interrupt`` is told how many); a second
     Ctrl-C leaves them (``oriole doctor --fix`` closes them).
     """
-    first_id = max((row.id for row in results.store.sweep_experiments(sweep_id)), default=0)
     rows: list[SweepExperiment] = []
     stopping = False
     while True:
         try:
             execution = local.sfn.describe_execution(executionArn=execution_arn)
-            rows = [row for row in results.store.sweep_experiments(sweep_id) if row.id > first_id]
-            still_open = _report_lost_ends(local, rows)
-            tracker.update(rows, results, results.store.sweep_spend(sweep_id))
+            rows = results.store.sweep_experiments(sweep_id)
+            still_open = _report_lost_ends(local, [row for row in rows if row.id > progress.first_id])
+            progress.update(rows, results.summary)
             if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open \
                     and not _starting(local, sweep_id):
+                progress.finish(progress.update(results.store.sweep_experiments(sweep_id), results.summary))
                 return execution
             time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
@@ -215,7 +174,7 @@ def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Re
                 raise
             stopping = True
             local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
-            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows))
+            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if row.id > progress.first_id))
 
 
 def _starting(local: LocalAws, sweep_id: str) -> bool:
@@ -249,18 +208,15 @@ def outcome(execution: dict) -> dict:
 # --- the lines a researcher reads ----------------------------------------------------------------------------
 
 
+SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no error, the agent's own ending
+
+
 def summary_line(summary: dict) -> str:
-    """``72 planned: 12 already done, 58 succeeded, 2 timed out; spent $0.0000`` from a sweep's output."""
-    parts = [f"{summary[key]} {outcome.replace('_', ' ')}" for outcome, key in sorted(OUTCOMES.items())
+    """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
+    parts = [f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}" for outcome, key in sorted(OUTCOMES.items())
              if summary.get(key)]
     return (f"{summary['planned']} planned: {summary['alreadyDone']} already done"
             + (f", {', '.join(parts)}" if parts else "") + f"; spent ${summary['spentUsd']:.4f}\n")
-
-
-def status_counts(rows: list[SweepExperiment]) -> Counter[str]:
-    """Each repetition of a sweep by its latest experiment's status."""
-    latest = {row.agent_id: str(row.status) for row in rows}  # rows are oldest first
-    return Counter(latest.values())
 
 
 def execution_line(execution: dict) -> str:

@@ -8,13 +8,12 @@ optimal calibration line). Their memory between turns is a small JSON state stor
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
 
+from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import DIRECTIONS, Maze, Position, shortest_path
 from oriole.core.tools import ToolCall
 from oriole.core.turn_loop import ModelRequest, ModelResponse
 
-UNKNOWN, OPEN, WALL, GOAL = "?", ".", "#", "G"
 _CLOCKWISE = ("north", "east", "south", "west")
 
 
@@ -62,46 +61,6 @@ class Baseline:
         self.state["calls"] = self.state.get("calls", 0) + 1
         call = ToolCall(f"move_{direction}", {"reasoning": reasoning}, call_id=f"{self.name}-{self.state['calls']}")
         return ModelResponse(tool_calls=(call,), stop_reason="tool_use")
-
-
-class KnownMap:
-    """What an agent has learned of the maze, kept as one character per tile for a compact state."""
-
-    def __init__(self, size: Iterable[int], text: str | None = None):
-        self.width, self.height = size
-        self.cells = list(text or UNKNOWN * (self.width * self.height))
-
-    def __str__(self) -> str:
-        return "".join(self.cells)
-
-    def get(self, pos: Position) -> str:
-        x, y = pos
-        if not (0 <= x < self.width and 0 <= y < self.height):
-            return WALL
-        return self.cells[y * self.width + x]
-
-    def set(self, pos: Position, value: str) -> None:
-        x, y = pos
-        if 0 <= x < self.width and 0 <= y < self.height:
-            self.cells[y * self.width + x] = value
-
-    def learn(self, observation: dict) -> None:
-        visible = observation.get("visible") or {}
-        for kind, mark in (("open", OPEN), ("walls", WALL)):
-            for x, y in visible.get(kind, ()):
-                self.set((x, y), mark)
-        if visible.get("goal"):
-            self.set(tuple(visible["goal"]), GOAL)
-
-    def open_neighbours(self, pos: Position) -> list[Position]:
-        around = ((pos[0] + dx, pos[1] + dy) for dx, dy in DIRECTIONS.values())
-        return [p for p in around if self.get(p) in (OPEN, GOAL)]
-
-    def goal(self) -> Position | None:
-        if GOAL not in self.cells:
-            return None
-        index = self.cells.index(GOAL)
-        return index % self.width, index // self.width
 
 
 class RandomAgent(Baseline):

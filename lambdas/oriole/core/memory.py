@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from oriole.core.baselines import GOAL, OPEN, UNKNOWN, WALL, KnownMap
+from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import DIRECTIONS, Position
 from oriole.core.tools import NATIVE, ToolCall
 from oriole.core.turn_loop import (

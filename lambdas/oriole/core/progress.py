@@ -14,6 +14,8 @@ from oriole.statuses import Ending, ExperimentStatus, NextStep
 
 STALL_REASON_PREFIX = "agent_stalled"
 GAVE_UP_REASON_PREFIX = "agent_gave_up"
+MAX_MOVES_REASON_PREFIX = "max_moves reached"  # a timed_out experiment that ran out of moves, not of time
+MAX_DURATION_REASON_PREFIX = "max_duration_minutes reached"
 # A failure whose reason starts with one of these was the agent's own doing: a run without success, not an
 # error. Every rule that ends an experiment because of how the agent behaved adds its prefix here.
 AGENT_ENDING_PREFIXES: tuple[str, ...] = (STALL_REASON_PREFIX, GAVE_UP_REASON_PREFIX)
@@ -52,12 +54,13 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
         return Decision(NextStep.GAVE_UP, f"{GAVE_UP_REASON_PREFIX}: {progress.gave_up_reason}")
     max_moves = config["maxMoves"]
     if progress.actions >= max_moves:
-        return Decision(NextStep.TIMEOUT, f"max_moves reached: {progress.actions} actions of {max_moves} allowed")
+        return Decision(NextStep.TIMEOUT,
+                        f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed")
     minutes = progress.elapsed_seconds / 60
     if minutes >= config["maxDurationMinutes"]:
         return Decision(
             NextStep.TIMEOUT,
-            f"max_duration_minutes reached: ran {minutes:.1f} of {config['maxDurationMinutes']:g} minutes",
+            f"{MAX_DURATION_REASON_PREFIX}: ran {minutes:.1f} of {config['maxDurationMinutes']:g} minutes",
         )
     max_stalled = config.get("maxStalledTurns", BY_KEY["maxStalledTurns"].default)
     if progress.stalled_turns >= max_stalled:

@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from oriole import inputs
 from oriole.catalog import BY_KEY
 from oriole.config import canonical_value, resolve
-from oriole.core import mazeset
-from oriole.core.baselines import BASELINE_NAMES
+from oriole.core import mazeset, prices, seeds
+from oriole.core.prices import Price
+from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.provider_registry import NAMES, PROVIDERS
 from oriole.statuses import Ending, ExperimentStatus
@@ -98,11 +99,11 @@ class MazeSample(BaseModel):
     size: int = Field(ge=5, le=mazeset.MAX_SIZE)
     samples: int = Field(ge=1, le=1000)
 
-    def names(self, sweep_id: str, taken: dict[str, str] | None = None, budget: DrawBudget | None = None) -> list[str]:
-        """The seeded names of ``samples`` different mazes: ``FAMILY-SIZE@SEED``, each seed a hash of the sweep id
-        and an index. A draw whose grid is ``taken`` (grid hash -> name: the sweep's other mazes and earlier
-        samples) is passed over (small mazes of a family repeat: 200 seeds give only 14 different
-        ``perfect-7``), so the samples are that many mazes, none of them another maze of the sweep."""
+    def names(self, seed_id: str, taken: dict[str, str] | None = None, budget: DrawBudget | None = None) -> list[str]:
+        """The seeded names of ``samples`` different mazes: ``FAMILY-SIZE@SEED``, each seed a hash of the sweep's
+        seed id (``seeds.maze_sample_seed``) and an index. A draw whose grid is ``taken`` (grid hash -> name: the
+        sweep's other mazes and earlier samples) is passed over (small mazes of a family repeat: 200 seeds give only
+        14 different ``perfect-7``), so the samples are that many mazes, none of them another maze of the sweep."""
         family = mazeset.FAMILIES.get(self.family)
         if family is None:
             raise SweepFileError(f"unknown maze family {self.family!r}; families: {', '.join(mazeset.FAMILIES)}")
@@ -116,7 +117,7 @@ class MazeSample(BaseModel):
         names: list[str] = []
         draws = self.samples * SAMPLE_DRAWS_PER_MAZE
         for index in range(draws):
-            name = f"{self.family}-{self.size}@{_sample_seed(sweep_id, self, index)}"
+            name = f"{self.family}-{self.size}@{seeds.maze_sample_seed(seed_id, self.family, self.size, index)}"
             digest = budget.draw(name).content_hash
             if digest not in taken:
                 taken[digest] = name
@@ -127,9 +128,8 @@ class MazeSample(BaseModel):
                              f"ask for at most that many samples, or a larger size")
 
 
-def _sample_seed(sweep_id: str, sample: MazeSample, index: int) -> int:
-    digest = hashlib.sha256(f"{sweep_id}/{sample.family}-{sample.size}/{index}".encode()).hexdigest()
-    return int(digest[:12], 16)
+SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"
+Grid = dict[str, Annotated[list[Any], Field(min_length=1)]]
 
 
 class SweepFile(BaseModel):
@@ -138,14 +138,17 @@ class SweepFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")
-    agents: list[str] = Field(min_length=1)  # "provider/model", e.g. "baseline/explorer", "ollama/qwen2.5:7b"
+    id: str = Field(pattern=SWEEP_ID)
+    # "provider/model" (e.g. "baseline/explorer", "ollama/qwen2.5:7b"), or a table with its own settings and prices
+    agents: list[str | AgentEntry] = Field(min_length=1)
     prompts: list[str] = Field(["v1"], min_length=1)
     mazes: list[str | int | MazeSample] = Field(min_length=1)  # names, ids, or samples of a family
     repetitions: int = Field(1, ge=1, le=1000)
-    configs: list[dict[str, Any]] = Field([{}], min_length=1)  # override sets, each one value of the matrix
-    # every combination of these values, per config
-    grid: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    # override sets, each one value of the matrix (an entry with agents = [...] is for those agents only)
+    configs: list[dict[str, Any]] = Field([{}], min_length=1)
+    # every combination of these values, per config; several grids (or one with agents = [...]) for some agents
+    grid: Grid | list[Grid] = Field(default_factory=dict)
+    seed_from: str | None = Field(None, pattern=SWEEP_ID)  # the sweep whose mazes and seeds this one replays
     concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
     provider_concurrency: dict[Literal[NAMES],
                                Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(default_factory=dict)
@@ -154,10 +157,11 @@ class SweepFile(BaseModel):
 
 
 class SweepRun(SweepFile):
-    """The sweep state machine's input: the sweep file as JSON, plus two settings of this run (a file pasted
+    """The sweep state machine's input: the sweep file as JSON, plus the settings of this run (a file pasted
     into the console as it is runs with their defaults)."""
 
     retry_failed: bool = False  # run again repetitions whose experiment failed or was aborted
+    allow_unpriced: bool = False  # under a spend limit, count a model without a known price at $0
     wait_seconds: int = Field(30, ge=1, le=3600)  # between two looks at a running experiment's row
 
 
@@ -194,27 +198,35 @@ def validate(model: type[SweepModel], data: object, what: str) -> SweepModel:
 
 @dataclass(frozen=True)
 class Cell:
-    """One point of the matrix: who plays which maze, with which prompt and overrides."""
+    """One point of the matrix: who plays which maze, with which prompt and overrides (the agent's own with the
+    file's configs and grid), under which label and at which prices."""
 
     provider: str
     model: str
     prompt: str
     maze: str
     config_json: str  # the overrides as canonical JSON (hashable)
+    label: str = ""  # the agent's label ("" : provider/model)
+    prices: Price | None = None  # the prices the file gives the agent
 
     @property
     def config(self) -> dict:
         return json.loads(self.config_json)
 
     @property
+    def agent(self) -> str:
+        return self.label or f"{self.provider}/{self.model}"
+
+    @property
     def key(self) -> str:
-        """A stable short hash of the cell: the same file always gives the same keys."""
+        """A stable short hash of what the cell runs (not its label or prices): the same file always gives the
+        same keys."""
         identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.config], sort_keys=True)
         return hashlib.sha256(identity.encode()).hexdigest()[:12]
 
     def describe(self) -> str:
         overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.config.items()))
-        return " ".join(filter(None, (f"{self.provider}/{self.model}", self.prompt, self.maze, overrides)))
+        return " ".join(filter(None, (self.agent, self.prompt, self.maze, overrides)))
 
 
 @dataclass(frozen=True)
@@ -227,10 +239,26 @@ class Planned:
     def agent_id(self, sweep_id: str) -> str:
         return f"{sweep_id}/{self.cell.key}/r{self.repetition}"
 
-    def execution_input(self, sweep_id: str, comment: str | None) -> dict:
-        return {"mazeId": self.cell.maze, "llmProvider": self.cell.provider, "modelName": self.cell.model,
-                "promptVersion": self.cell.prompt, "agentId": self.agent_id(sweep_id),
-                "comment": " ".join(filter(None, (f"sweep:{sweep_id}", comment))), "config": self.cell.config}
+    def seed(self, spec: SweepFile) -> int:
+        """The repetition's seed: the cell's own ``seed`` if it fixes one, else one derived from the sweep's seed
+        id (``seed_from``, else its id), the cell and the repetition, the same on every run and resume."""
+        fixed = self.cell.config.get("seed")
+        if fixed is not None:
+            return fixed
+        return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
+
+    def execution_input(self, spec: SweepFile) -> dict:
+        """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
+        data = {"mazeId": self.cell.maze, "llmProvider": self.cell.provider, "modelName": self.cell.model,
+                "promptVersion": self.cell.prompt, "agentId": self.agent_id(spec.id),
+                "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
+                "config": {**self.cell.config, "seed": self.seed(spec)}}
+        if self.cell.label:
+            data["agentLabel"] = self.cell.label
+        if self.cell.prices is not None:
+            data["prices"] = {"inputPerMTok": self.cell.prices.input_per_mtok,
+                              "outputPerMTok": self.cell.prices.output_per_mtok, "source": self.cell.prices.source}
+        return data
 
     def execution_name(self, sweep_id: str, attempt: int) -> str:
         """The experiment's execution name (at most 80 characters), the same for every start of one attempt:
@@ -238,27 +266,43 @@ class Planned:
         return f"{sweep_id}-{self.cell.key}-r{self.repetition}-a{attempt}"
 
 
-def _agent(text: str) -> tuple[str, str]:
-    provider, _, model = text.partition("/")
-    if provider not in NAMES or not model:
-        raise SweepFileError(f"agent {text!r} must be provider/model with provider one of {', '.join(NAMES)}")
-    if provider == "baseline" and model not in BASELINE_NAMES:
-        raise SweepFileError(f"agent {text!r}: the baselines are {', '.join(BASELINE_NAMES)}")
-    return provider, model
+def seed_id(spec: SweepFile) -> str:
+    """What the sweep's maze samples and repetition seeds derive from: the sweep it replays, else its own id."""
+    return spec.seed_from or spec.id
+
+
+def _label(entry: str | AgentEntry) -> str:
+    return entry if isinstance(entry, str) else entry.label or f"{entry.provider}/{entry.model}"
+
+
+def _grids(spec: SweepFile) -> list[Grid]:
+    return [spec.grid] if isinstance(spec.grid, dict) else list(spec.grid)
+
+
+def _for(entry: Mapping, label: str) -> bool:
+    """Whether a configs entry or a grid is for the agent (one naming its agents badly is refused by
+    ``for_agents``: counted here as for every agent)."""
+    names = entry.get(AGENTS_KEY)
+    return not isinstance(names, list) or label in names
 
 
 def size(spec: SweepFile) -> int:
-    """How many experiments the file describes, counted without building the matrix."""
-    dimensions = (spec.agents, spec.prompts, spec.configs, *spec.grid.values())
+    """How many experiments the file describes, counted without building the matrix: per agent, the configs
+    entries and the combinations of the grids that are for it."""
     mazes = sum(m.samples if isinstance(m, MazeSample) else 1 for m in spec.mazes)
-    return math.prod(map(len, dimensions)) * mazes * spec.repetitions
+    per_agent = 0
+    for label in map(_label, spec.agents):
+        grid_values = [values for grid in _grids(spec) if _for(grid, label)
+                       for key, values in grid.items() if key != AGENTS_KEY]
+        per_agent += sum(_for(entry, label) for entry in spec.configs) * math.prod(map(len, grid_values))
+    return per_agent * len(spec.prompts) * mazes * spec.repetitions
 
 
 def maze_names(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[str]:
-    """The sweep's mazes by name, in the file's order: samples expanded to their seeded names, ids and names
-    checked (``stored`` finds a maze the database holds, such as an imported one; shipped and seeded names need
-    no database). The same maze twice (by name and by id, ``perfect-11@07`` and ``perfect-11@7``, two names of
-    one grid) is refused; a sample passes over the grids the file names."""
+    """The sweep's mazes by name, in the file's order: samples expanded to their seeded names (from the sweep's
+    seed id), ids and names checked (``stored`` finds a maze the database holds, such as an imported one; shipped
+    and seeded names need no database). The same maze twice (by name and by id, ``perfect-11@07`` and
+    ``perfect-11@7``, two names of one grid) is refused; a sample passes over the grids the file names."""
     budget = DrawBudget()
     taken: dict[str, str] = {}  # grid hash -> the file's entry that names it
     named: dict[int, str] = {}
@@ -271,7 +315,7 @@ def maze_names(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[str]:
                                  f"grid {digest[:12]}); list it once")
         taken[digest], named[position] = repr(maze), name
     return [name for position, maze in enumerate(spec.mazes)
-            for name in ([named[position]] if position in named else maze.names(spec.id, taken, budget))]
+            for name in ([named[position]] if position in named else maze.names(seed_id(spec), taken, budget))]
 
 
 def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tuple[str, str]:
@@ -287,30 +331,77 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     return entry.name, entry.content_hash
 
 
+def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> list[dict]:
+    """Every override set ``agent`` runs with: each configs entry for it, crossed with every combination of the
+    grids for it, and its own config on top. A key that does not apply to its provider, a key its own config
+    and the file's entries both set, or two grids that set the same key are refused, each with the reason."""
+    grids: dict[str, list] = {}
+    for number, grid in enumerate(_grids(spec)):
+        where = "grid" if isinstance(spec.grid, dict) else f"grid[{number}]"
+        names, values = for_agents(grid, known, where)
+        if names is not None and agent.label not in names:
+            continue
+        check_applies(agent, values, where)
+        if twice := sorted(set(grids) & set(values)):
+            raise SweepFileError(f"{where} sets {', '.join(twice)} again for agent {agent.label}: another grid sets "
+                                 f"it; name the agents each grid is for with {AGENTS_KEY} = [...]")
+        grids.update(values)
+    keys = sorted(grids)
+    own = agent.config
+    found = []
+    for number, entry in enumerate(spec.configs):
+        names, settings = for_agents(entry, known, f"configs[{number}]")
+        if names is not None and agent.label not in names:
+            continue
+        check_applies(agent, settings, f"configs[{number}]")
+        for values in product(*(grids[k] for k in keys)):
+            overrides = {**settings, **dict(zip(keys, values, strict=True))}
+            if clash := sorted(set(overrides) & set(own)):
+                raise SweepFileError(f"agent {agent.label} sets {', '.join(clash)} in its own config, and "
+                                     f"configs[{number}] or the grid sets it too: say it once (an entry or a grid "
+                                     f"for some agents only names them with {AGENTS_KEY} = [...])")
+            found.append({**overrides, **own})
+    if not found:
+        raise SweepFileError(f"agent {agent.label} has nothing to run: every configs entry names other agents; "
+                             f"add one for it (an empty {{}} runs it with the defaults)")
+    return found
+
+
 def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
-    """Every cell of the matrix, each checked before anything starts: its size, agents, mazes, overrides, the
-    execution input each cell makes, and that no cell comes out twice."""
+    """Every cell of the matrix, each checked before anything starts: its size, agents, mazes, overrides (and
+    which apply to whom), the execution input each cell makes, and that no cell comes out twice."""
     if (planned := size(spec)) > MAX_EXPERIMENTS:
         raise SweepFileError(f"the sweep describes {planned:,} experiments; at most {MAX_EXPERIMENTS:,} fit in one "
                              "file: split it")
-    agents = [_agent(a) for a in spec.agents]
+    agents = agents_of(spec.agents)
+    known = {agent.label: agent for agent in agents}
     mazes = maze_names(spec, stored)
-    keys = sorted(spec.grid)
-    configs = [{**base, **dict(zip(keys, values, strict=True))}
-               for base in spec.configs for values in product(*(spec.grid[k] for k in keys))]
-    typed = [_typed(overrides) for overrides in configs]
     found: dict[tuple, Cell] = {}
-    for (provider, model), prompt, maze, (overrides, canonical) in product(agents, spec.prompts, mazes,
-                                                                          zip(configs, typed, strict=True)):
-        cell = Cell(provider, model, prompt, maze, json.dumps(overrides, sort_keys=True))
-        identity = (provider, model, prompt, maze, canonical)
-        if identity in found:
-            raise SweepFileError(f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or configuration "
-                                 "listed twice, a maze by name and by id, 1 and 1.0): its runs would share one agent "
-                                 "id and count twice")
-        found[identity] = cell
-        _check_input(spec, cell)
+    for agent in agents:
+        configs = agent_configs(spec, agent, known)
+        typed = [_typed(overrides) for overrides in configs]
+        for prompt, maze, (overrides, canonical) in product(spec.prompts, mazes, zip(configs, typed, strict=True)):
+            label = "" if agent.label == agent.name else agent.label
+            cell = Cell(agent.provider, agent.model, prompt, maze, json.dumps(overrides, sort_keys=True), label,
+                        agent.prices)
+            identity = (agent.provider, agent.model, prompt, maze, canonical)
+            if identity in found:
+                raise SweepFileError(f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
+                                     "configuration listed twice, a maze by name and by id, 1 and 1.0): its runs would "
+                                     "share one agent id and count twice")
+            _check_seed(spec, cell)
+            found[identity] = cell
+            _check_input(spec, cell)
     return list(found.values())
+
+
+def _check_seed(spec: SweepFile, cell: Cell) -> None:
+    """A seed fixed in a cell with more than one repetition would run one experiment that many times."""
+    fixed = cell.config.get("seed", -1)
+    if fixed != -1 and spec.repetitions > 1:
+        raise SweepFileError(f"the cell {cell.describe()} fixes seed = {fixed} and has {spec.repetitions} "
+                             "repetitions: they would all be the same run. Leave seed out (each repetition gets its "
+                             "own, derived from the sweep id, the cell and the repetition), or set repetitions = 1")
 
 
 def _typed(overrides: dict) -> str:
@@ -325,7 +416,7 @@ def _check_input(spec: SweepFile, cell: Cell) -> None:
     """The execution input of the cell's last repetition, as StartExperiment will check it (names, lengths,
     characters), so that no experiment of the sweep is rejected for its text."""
     try:
-        inputs.parse(inputs.ExecutionInput, Planned(cell, spec.repetitions).execution_input(spec.id, spec.comment),
+        inputs.parse(inputs.ExecutionInput, Planned(cell, spec.repetitions).execution_input(spec),
                      f"execution input of {cell.describe()}")
     except InvalidExecutionInput as error:
         raise SweepFileError(str(error)) from None
@@ -341,6 +432,25 @@ def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> 
     for version in spec.prompts if isinstance(known, Mapping) else ():
         if problem := unstorable(known[version]) if known[version].strip() else "is empty":
             raise SweepFileError(f"prompt version {version} {problem}; store it again with `oriole prompts put`")
+
+
+def unpriced_agents(matrix: list[Cell], stored_prices: Mapping[str, str]) -> list[str]:
+    """The sweep's agents (``provider/model``) with no known price: none in the file, none in ``stored_prices``
+    (Parameter Store's pricing names -> texts, where the sweep runs), none listed (``oriole.prices``)."""
+    return prices.unpriced({(c.provider, c.model): c.prices for c in matrix}, stored_prices)
+
+
+def check_prices(spec: SweepFile, matrix: list[Cell], stored_prices: Mapping[str, str], allow_unpriced: bool) -> None:
+    """A sweep with a spend limit counts every model's tokens at a known price: an unpriced model is refused (its
+    spend would count as 0), unless ``allow_unpriced`` says to count it at $0."""
+    if spec.spend_limit_usd is None or allow_unpriced:
+        return
+    if missing := unpriced_agents(matrix, stored_prices):
+        raise SweepFileError(
+            f"no price is known for {', '.join(missing)}, and the sweep has spend_limit_usd = "
+            f"{spec.spend_limit_usd:g}: its spend would count as $0. Give the agent prices in the file "
+            "(prices = { input_per_mtok = ..., output_per_mtok = ... }), set them with `oriole prices set MODEL "
+            "--input X --output Y` (--aws where it runs on AWS), or run with --allow-unpriced to count them at $0")
 
 
 def plan(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Planned]:
@@ -359,8 +469,9 @@ def planned_at(matrix: list[Cell], index: int) -> Planned:
 @pydantic.dataclasses.dataclass(frozen=True)
 class SweepExperiment:
     """An experiment a sweep started (its ``agent_id``: ``<sweep id>/<cell key>/r<repetition>``), as the store
-    reads it: its status and ending, the execution that started it and the one that runs it now. A pydantic
-    dataclass: the row's text becomes the enum member its field declares."""
+    reads it: its status and ending, the execution that started it and the one that runs it now, what it has
+    spent (tokens in and out, dollars) and why it failed. A pydantic dataclass: the row's text becomes the enum
+    member its field declares."""
 
     id: int
     agent_id: str
@@ -368,6 +479,9 @@ class SweepExperiment:
     ending: Ending | None
     origin_execution_arn: str
     last_execution_arn: str
+    tokens: int
+    cost_usd: float
+    failure_reason: str | None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from oriole.core.maze import Maze
+from oriole.core.picture import TEXT_ONLY, Camera, Observation, Picture
 from oriole.core.text_tool_calls import instructions, parse_tool_calls
 from oriole.core.tools import (
     INVALID_ACTION,
@@ -37,13 +38,15 @@ from oriole.statuses import TurnEnd
 
 @dataclass(frozen=True)
 class Message:
-    """A neutral chat message. ``content`` is text, or a dict a provider serialises as JSON."""
+    """A neutral chat message. ``content`` is text, or a dict a provider serialises as JSON; a user message may
+    carry a ``picture`` of the maze, which each provider sends in its own image format."""
 
     role: str
     content: str | dict | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    picture: Picture | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,8 @@ class TurnSettings:
     budget, or the experiment's remaining moves); ``actions_left`` is what the experiment has left before
     the turn; ``circuit_breaker`` invalid calls in a row, or ``repetition_limit`` identical failing actions
     in a row (0: off), end the turn; ``text_tool_calls`` reads tool calls from JSON in the answer's text
-    (the tools are then described in the system prompt, not sent as tools).
+    (the tools are then described in the system prompt, not sent as tools). With ``observation`` image or both,
+    ``camera`` draws the view each request ends with; with image alone, what the agent sees is not written in text.
     """
 
     budget: int
@@ -131,6 +135,8 @@ class TurnSettings:
     tools: tuple[ToolSpec, ...] = TOOL_SPECS
     text_tool_calls: bool = False
     deadline: Callable[[], bool] | None = None  # True once another model call would outlive the task
+    observation: Observation = TEXT_ONLY  # text, image or both; the camera draws the pictures
+    camera: Camera | None = None
 
 
 @dataclass(frozen=True)
@@ -182,8 +188,11 @@ def estimate_tokens(value: object) -> int:
 
 
 def message_as_json(message: Message) -> dict:
-    """A message as stored in ``model_calls`` (and as the estimate sees it)."""
+    """A message as stored in ``model_calls`` (and as the estimate sees it): a picture as its record (hash, size,
+    what it shows), never its bytes (``oriole.core.picture.regenerate`` draws it again)."""
     data: dict = {"role": message.role, "content": message.content}
+    if message.picture is not None:
+        data["picture"] = message.picture.record
     if message.tool_calls:
         data["tool_calls"] = [_call_as_json(c) for c in message.tool_calls]
     if message.tool_call_id is not None:
@@ -198,7 +207,8 @@ def _call_as_json(call: ToolCall) -> dict:
 
 
 def message_from_json(data: dict) -> Message:
-    """A stored message back as a ``Message`` (the inverse of ``message_as_json``)."""
+    """A stored message back as a ``Message`` (the inverse of ``message_as_json``, but for a picture: an earlier
+    turn's pictures are never sent again, and its message keeps the picture's caption in its content)."""
     calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", "native"))
                   for c in data.get("tool_calls") or ())
     return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
@@ -229,20 +239,31 @@ class _Conversation:
     never loses its result), then the oldest ``recent_actions`` of the context; never the system prompt,
     the tools or the current turn's messages."""
 
-    def __init__(self, history: Sequence[Sequence[Message]], context: dict):
+    def __init__(self, history: Sequence[Sequence[Message]], context: dict, picture: Picture | None = None):
         self.history = [list(turn) for turn in history]
         self.context = context
+        self.picture = picture
         self.current: list[Message] = []
         self.sent: int | None = None  # messages of ``current`` already sent (None: no call yet)
         self.trim = ContextTrim()
 
     def messages(self) -> list[Message]:
-        return [*(m for turn in self.history for m in turn), Message("user", self.context), *self.current]
+        return [*(m for turn in self.history for m in turn), self._opening(), *self.current]
+
+    def _opening(self) -> Message:
+        return Message("user", self.context, picture=self.picture)
 
     def new_messages(self) -> tuple[Message, ...]:
         """What the call just made added since the previous call of the turn (the first call: the context)."""
-        return tuple([Message("user", self.context), *self.current] if self.sent is None
-                     else self.current[self.sent:])
+        return tuple([self._opening(), *self.current] if self.sent is None else self.current[self.sent:])
+
+    def request(self) -> tuple[Message, ...]:
+        """The messages a call sends: every picture but the newest left out (its caption stays), so a request
+        carries one picture, not one per call of the turn."""
+        messages = self.messages()
+        newest = max((i for i, m in enumerate(messages) if m.picture is not None), default=None)
+        return tuple(m if m.picture is None or i == newest else replace(m, picture=None)
+                     for i, m in enumerate(messages))
 
     def answered(self, answer: Message) -> None:
         """The model's answer joins the conversation; it is stored with its call, not as a request message."""
@@ -317,7 +338,7 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
         raise ValueError(f"a turn needs an action budget of at least 1, got {settings.budget}")
     prompt, offered = (system_prompt + "\n\n" + instructions(settings.tools), ()) if settings.text_tool_calls \
         else (system_prompt, settings.tools)
-    conversation = _Conversation(history, context)
+    conversation = _Conversation(history, *_opening(context, world, settings))
     actions: list[ActionRecord] = []
     calls: list[ModelCall] = []
     breakers = _Breakers(settings)
@@ -325,9 +346,10 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
     while True:
         if calls and settings.deadline is not None and settings.deadline():
             return TurnOutcome(actions, calls, TurnEnd.DEADLINE, tuple(results), _trim(conversation))
+        if calls and settings.camera is not None:
+            conversation.current.append(_view_message(settings.camera, world))
         conversation.fit(prompt, offered, agent.context_budget)
-        response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, tuple(conversation.messages()))),
-                                    settings)
+        response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, conversation.request())), settings)
         calls.append(ModelCall(conversation.new_messages(), response))
         conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
@@ -341,15 +363,38 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
                 continue
             record = execute(call, world, game, recall, settings.tools)
             actions.append(record)
+            if settings.camera is not None:
+                settings.camera.learn(record.tiles_seen)
             end = _end_reason(record, world, breakers, len(actions), settings)
-            result = {**record.result, "actions_left_in_turn": 0 if end else settings.budget - len(actions),
-                      "actions_left": settings.actions_left - len(actions)}
+            result = {**_shown(record.result, settings), "actions_left_in_turn": 0 if end else
+                      settings.budget - len(actions), "actions_left": settings.actions_left - len(actions)}
             if end in (TurnEnd.CIRCUIT_BREAKER, TurnEnd.REPETITION):
                 result["turn_ended"] = _WHY_NOT_EXECUTED[end]
             results.append(_result_message(call, result, settings))
         conversation.current.extend(results)
         if end is not None:
             return TurnOutcome(actions, calls, end, tuple(results), _trim(conversation))
+
+
+def _shown(observed: dict, settings: TurnSettings) -> dict:
+    """A context or a tool result as the agent reads it: without the tiles in text when it observes images only."""
+    return observed if settings.observation.text else {k: v for k, v in observed.items() if k != "visible"}
+
+
+def _opening(context: dict, world: WorldState, settings: TurnSettings) -> tuple[dict, Picture | None]:
+    """The turn's context message: its content and, with pictures, the view from where the agent stands."""
+    context = _shown(context, settings)
+    if settings.camera is None:
+        return context, None
+    picture = settings.camera.picture(world.position, world.step)
+    return {**context, "picture": picture.caption}, picture
+
+
+def _view_message(camera: Camera, world: WorldState) -> Message:
+    """The view after the last answer's actions, ending the next request (user content, after the tool results)."""
+    picture = camera.picture(world.position, world.step)
+    return Message("user", {"position": list(world.position), "step": world.step, "picture": picture.caption},
+                   picture=picture)
 
 
 def _end_reason(record: ActionRecord, world: WorldState, breakers: _Breakers, taken: int,

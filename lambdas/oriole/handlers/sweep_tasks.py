@@ -18,6 +18,12 @@ def known_prompts() -> dict[str, str]:
             parameters.get_parameters(catalog.PROMPTS_PATH, recursive=False, force_fetch=True).items()}
 
 
+def known_prices() -> dict[str, str]:
+    """The pricing entries in Parameter Store (``/oriole/pricing/<model>``, by full name), fresh."""
+    return {f"{catalog.PRICING_PATH}/{name}": text for name, text in
+            parameters.get_parameters(catalog.PRICING_PATH, recursive=False, force_fetch=True).items()}
+
+
 def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
     """The names starting with ``prefix`` among the state machine's failed executions."""
     pages = boto3.client("stepfunctions").get_paginator("list_executions").paginate(
@@ -27,7 +33,7 @@ def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
 
 @logger.inject_lambda_context
 def plan(event: dict, context) -> dict:
-    result = sweep_tasks.plan_run(event, shared_store(), known_prompts)
+    result = sweep_tasks.plan_run(event, shared_store(), known_prompts, known_prices)
     logger.info("sweep planned", extra={"sweep": result["sweep"]["id"], "planned": result["planned"],
                                         "already_done": result["alreadyDone"], "caps": result["caps"]})
     return result

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from oriole.catalog import BY_KEY
+from oriole.catalog import BY_KEY, IMAGE_MODELS, VISION_MODELS
 from oriole.errors import InvalidConfig, ModelNotAllowed
 from oriole.provider_registry import Provider
 
@@ -97,6 +97,19 @@ def check_bedrock_model(model_name: str, environ: Mapping[str, str] = os.environ
         raise ModelNotAllowed(
             f"modelName {model_name!r} is not allowed by this deployment; allowed: {', '.join(allowed) or 'none'}. "
             "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (see README)")
+
+
+def check_image_model(model_name: str, observation: str, environ: Mapping[str, str] = os.environ) -> None:
+    """Refuse to send pictures (``observation`` image or both) to a model nobody marked as accepting images: the
+    catalog's ``IMAGE_MODELS`` and the deployment's ``visionModels`` (``ORIOLE_VISION_MODELS``, which a local run
+    reads from its environment). A Bedrock inference profile counts as its base model."""
+    marked = IMAGE_MODELS | set(_listed(environ, VISION_MODELS) or ())
+    if model_name in marked or base_model(model_name) in marked:
+        return
+    raise InvalidConfig(
+        f"config.observation {observation} sends pictures, but model {model_name!r} is not marked as accepting "
+        f"images; use observation text, or mark it: `cdk deploy -c visionModels='[\"{model_name}\"]'` on AWS, "
+        f"{VISION_MODELS}='[\"{model_name}\"]' in the environment of a local run (see README, \"Seeing the maze\")")
 
 
 def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] = os.environ) -> None:

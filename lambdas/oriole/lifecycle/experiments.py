@@ -14,8 +14,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from oriole import catalog, inputs
-from oriole.config import parse_pricing, resolve
-from oriole.core import mazeset, memory, progress
+from oriole.config import resolve
+from oriole.core import mazeset, memory, picture, prices, progress
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
@@ -25,6 +25,7 @@ from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
     ExperimentNotRunning,
+    InvalidConfig,
     InvalidExecutionInput,
     InvalidParameter,
     ModelThrottled,
@@ -71,13 +72,15 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     if request.llmProvider == "bedrock":
         deployment.check_bedrock_model(request.modelName)
     config, prompt = _snapshot(request, read_parameters)
+    _check_observation(request, config, chosen.maze)
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
     row = store.create_experiment(NewExperiment(
         maze_id=chosen.id, llm_provider=request.llmProvider, model_name=request.modelName,
         prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
-        agent_id=request.agentId, comment=request.comment, config=config, seed=config["seed"],
+        agent_id=request.agentId, agent_label=request.agentLabel, comment=request.comment, config=config,
+        seed=config["seed"],
         start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
         else None, execution_arn=execution_arn, code_version=deployment.code_version(),
     ))
@@ -88,7 +91,7 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
     """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
     provider = PROVIDERS[request.llmProvider]
-    priced = provider.calls_model
+    priced = provider.calls_model and request.prices is None  # given prices come first
     stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
     config = resolve(stored, request.config)
     if provider.servers is not None:
@@ -102,8 +105,21 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
         raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
-    config["pricing"] = parse_pricing(pricing, stored.get(pricing)) if priced else None
+    given = request.prices and prices.Price(request.prices.inputPerMTok, request.prices.outputPerMTok,
+                                            request.prices.source or "execution input")
+    charged = prices.price(request.llmProvider, request.modelName, given, stored.get(pricing))
+    config["pricing"] = charged and charged.as_snapshot()
     return config, prompt
+
+
+def _check_observation(request: inputs.ExecutionInput, config: Mapping, maze: Maze) -> None:
+    """Pictures go only to a model marked as accepting images, and only in a size the picture bound allows (a
+    baseline ignores them: nothing to check)."""
+    if not PROVIDERS[request.llmProvider].calls_model or config["observation"] == picture.TEXT:
+        return
+    deployment.check_image_model(request.modelName, config["observation"])
+    if problem := picture.view_problem(config["imageView"], config["visionRange"], (maze.width, maze.height)):
+        raise InvalidConfig(f"config.{problem}")
 
 
 def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
@@ -217,7 +233,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         if summary is not None:
             context["memory_summary"] = summary
         outcome = run_turn(agent, loaded.experiment.prompt_text, world, game, loaded.recall_window(game), context,
-                           loaded.settings(world, _deadline(loaded.config, seconds_left)),
+                           loaded.settings(world, _deadline(loaded.config, seconds_left), loaded.camera(maze.maze)),
                            loaded.conversation())
     except ModelThrottled as err:
         store.record_throttles(loaded.id, err.throttles)
@@ -255,21 +271,22 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) ->
 
 
 def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: dict | None) -> dict:
-    """The compaction's state after this turn: the known map with this turn's sightings (map), or the running
-    summary and the last turn it covers (model); nothing in the other memory modes."""
-    if loaded.history_mode != memory.SUMMARY:
-        return {}
-    if loaded.setting("compaction") == memory.MAP:
+    """The memory state after this turn: the known map with this turn's sightings (for the map compaction or map
+    pictures), and the running summary and the last turn it covers (model compaction); nothing otherwise."""
+    state: dict = {}
+    if loaded.keeps_map():
         known = loaded.map_memory(maze)
         for action in outcome.actions:
             known.learn(action.to_pos, action.tiles_seen)
-        return known.state()
-    state = loaded.experiment.memory
-    if summary is None:
+        state |= known.state()
+    if loaded.history_mode != memory.SUMMARY or loaded.setting("compaction") != memory.MODEL:
         return state
+    previous = loaded.experiment.memory
+    if summary is None:
+        return state | {k: previous[k] for k in ("summary", "through_turn") if k in previous}
     compacted = loaded.to_compact()
-    through = compacted.number if compacted else state.get("through_turn", 0)
-    return {"summary": summary["summary"], "through_turn": through}
+    through = compacted.number if compacted else previous.get("through_turn", 0)
+    return state | {"summary": summary["summary"], "through_turn": through}
 
 
 def check_progress(event: Mapping, store: Store) -> dict:

@@ -49,8 +49,10 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
     return _MATRICES[key]
 
 
-def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[str, str] | Iterable[str]]) -> dict:
-    """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs) and return, per
+def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[str, str] | Iterable[str]],
+             known_prices: Callable[[], Mapping[str, str]]) -> dict:
+    """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs, a price for every
+    model under a spend limit: ``known_prices`` gives Parameter Store's pricing entries by name) and return, per
     provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
     for size as given and as carried (validated, its defaults filled in)."""
     sweep_plan.check_input_size(event)
@@ -59,7 +61,10 @@ def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[st
     sweep_plan.check_input_size(sweep)
     sweep_plan.check_prompts(run, known_prompts())
     planned = sweep_plan.plan(run, stored_maze_names(store))
+    if run.spend_limit_usd is not None:
+        sweep_plan.check_prices(run, _matrix(run, store), known_prices(), run.allow_unpriced)
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
+    store.record_sweep_plan(run.id, len(planned), sweep)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in NAMES}
     return {"sweep": sweep, "planned": len(planned), "alreadyDone": len(planned) - len(todo),
             "indices": indices, "caps": sweep_plan.caps(run, [p for p in NAMES if indices[p]]),
@@ -88,7 +93,7 @@ def start_repetition(event: object, store: Store, start: Callable[[str, str, dic
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
         return {"outcome": SKIPPED, "executionArn": None}
     arn = start(request.experimentStateMachineArn, item.execution_name(run.id, state.attempt),
-                item.execution_input(run.id, run.comment))
+                item.execution_input(run))
     return {"outcome": STARTED, "executionArn": arn}
 
 

@@ -1,9 +1,10 @@
 """The Bedrock adapter: the turn loop's neutral messages over the Bedrock Runtime Converse API.
 
 Converse speaks one format for every Bedrock model, so this module only maps messages and tools to
-content blocks and back, and maps AWS errors to the project's named errors. Throttling is retried here,
-not by botocore, so that every throttle is counted and stored with the turn. Nothing heavy is imported
-at module level: a Lambda that never plays a Bedrock turn does not pay for boto3.
+content blocks and back (a picture of the maze is an ``image`` block, its PNG bytes with ``format: png``: one
+per request, within Converse's 3.75 MB, 8,000 px and 20 images), and maps AWS errors to the project's named
+errors. Throttling is retried here, not by botocore, so that every throttle is counted and stored with the
+turn. Nothing heavy is imported at module level: a Lambda that never plays a Bedrock turn does not pay for boto3.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def _blocks(message: Message) -> tuple[str, list[dict]]:
     if message.role == "tool":
         return "user", [_tool_result(message)]
     blocks = [{"text": content_text(message.content)}] if message.content else []
+    if message.picture is not None:  # after the text (and, merged, after the tool results, as Converse wants)
+        blocks.append({"image": {"format": "png", "source": {"bytes": message.picture.png}}})
     if message.role == "assistant":
         blocks += [{"toolUse": {"toolUseId": call.call_id, "name": call.name, "input": _tool_input(call.arguments)}}
                    for call in message.tool_calls]

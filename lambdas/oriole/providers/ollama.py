@@ -25,6 +25,7 @@ from oriole.providers.wire import (
     function_tool,
     optional_text,
     parse_json,
+    picture_base64,
     reported_count,
 )
 from oriole.text import bounded
@@ -38,6 +39,8 @@ def wire_message(message: Message) -> dict:
     if message.role == "tool":
         return {"role": "tool", "content": content_text(message.content), "tool_name": message.name or ""}
     wire = {"role": message.role, "content": content_text(message.content)}
+    if message.picture is not None:  # Ollama's images: base64, on the message that shows them
+        wire["images"] = [picture_base64(message.picture)]
     if message.tool_calls:
         wire["tool_calls"] = [{"function": {"name": call.name, "arguments": arguments_object(call.arguments)}}
                               for call in message.tool_calls]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from oriole.catalog import snapshot_value
+from oriole.core.picture import MEDIA_TYPE
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
@@ -32,6 +33,7 @@ from oriole.providers.wire import (
     json_text,
     optional_text,
     parse_json,
+    picture_base64,
     reported_count,
 )
 from oriole.text import bounded
@@ -48,7 +50,13 @@ def wire_arguments(arguments: object) -> str:
 
 
 def wire_message(message: Message) -> dict:
-    """One neutral message as a Chat Completions message."""
+    """One neutral message as a Chat Completions message; one carrying a picture has content parts, its text
+    and an ``image_url`` part holding the PNG as a data URL (what vLLM, llama.cpp and OpenAI read)."""
+    if message.picture is not None:
+        return {"role": message.role, "content": [
+            {"type": "text", "text": content_text(message.content)},
+            {"type": "image_url", "image_url": {"url": f"data:{MEDIA_TYPE};base64,{picture_base64(message.picture)}"}},
+        ]}
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": content_text(message.content)}
     if not message.tool_calls:

@@ -3,8 +3,10 @@ JSON-schema function, a call's arguments as an object, and counts a provider rep
 of the adapters that speak HTTP is ``oriole.providers.transport``.
 """
 
+import base64
 import json
 
+from oriole.core.picture import Picture
 from oriole.core.tools import MAX_ARGUMENT_DEPTH, ToolSpec
 from oriole.errors import InvalidModelResponse
 from oriole.text import load_json
@@ -65,6 +67,11 @@ def arguments_object(arguments: object) -> dict:
         except ValueError:
             return {}
     return arguments if isinstance(arguments, dict) else {}
+
+
+def picture_base64(picture: Picture) -> str:
+    """A picture's PNG in base64, as Ollama's ``images`` and a data URL carry it."""
+    return base64.b64encode(picture.png).decode("ascii")
 
 
 def function_tool(spec: ToolSpec) -> dict:

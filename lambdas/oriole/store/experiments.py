@@ -32,6 +32,7 @@ class NewExperiment:
     goal_first_seen_step: int | None
     execution_arn: str
     code_version: str
+    agent_label: str | None = None
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -105,10 +106,11 @@ class Experiments(StoreBase):
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
-                origin_execution_arn, execution_arns, code_version, continuation_hashes)
+                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
-                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s, '{}')
+                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s, '{}',
+                %(agent_label)s)
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,

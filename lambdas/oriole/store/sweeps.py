@@ -4,14 +4,18 @@ they have spent, and the outcome of the executions its items started."""
 from __future__ import annotations
 
 import pydantic.dataclasses
-from psycopg.rows import class_row, scalar_row
+from psycopg.rows import class_row, scalar_row, tuple_row
+from psycopg.types.json import Jsonb
 
 from oriole.core.sweep_plan import SweepExperiment
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
+from oriole.text import JsonObject
 
 _SWEEP_EXPERIMENT = ("SELECT id, agent_id, status, ending, origin_execution_arn, "
-                     "       execution_arns[cardinality(execution_arns)] AS last_execution_arn FROM experiments ")
+                     "       execution_arns[cardinality(execution_arns)] AS last_execution_arn, "
+                     "       input_tokens + output_tokens AS tokens, cost_usd::float AS cost_usd, failure_reason "
+                     "  FROM experiments ")
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -26,9 +30,22 @@ class Sweeps(StoreBase):
     """The sweep state machine's reads of ``experiments``."""
 
     def sweep_experiments(self, sweep_id: str) -> list[SweepExperiment]:
-        """Every experiment a sweep started, oldest first, with the execution that runs it now."""
+        """Every experiment a sweep started, oldest first, with the execution that runs it now and what it has
+        spent."""
         return self._all(class_row(SweepExperiment), _SWEEP_EXPERIMENT + "WHERE agent_id LIKE %s ORDER BY id",
                          (_like_prefix(sweep_id + "/"),))
+
+    def record_sweep_plan(self, sweep_id: str, planned: int, run_input: JsonObject) -> None:
+        """Keep the sweep's latest plan (PlanSweep, on every run and resume): what ``oriole sweep status`` says is
+        planned and left once the run that planned it has gone."""
+        self._rows(
+            tuple_row,
+            "INSERT INTO sweeps (id, planned, spend_limit_usd, seed_from, run_input) "
+            "VALUES (%(id)s, %(planned)s, %(limit)s, %(seed_from)s, %(input)s) "
+            "ON CONFLICT (id) DO UPDATE SET planned = EXCLUDED.planned, spend_limit_usd = EXCLUDED.spend_limit_usd, "
+            "seed_from = EXCLUDED.seed_from, run_input = EXCLUDED.run_input, planned_at = now()",
+            {"id": sweep_id, "planned": planned, "limit": run_input.get("spend_limit_usd"),
+             "seed_from": run_input.get("seed_from"), "input": Jsonb(run_input)})
 
     def sweep_spend(self, sweep_id: str) -> float:
         """Dollars spent so far by a sweep's experiments, running ones included."""

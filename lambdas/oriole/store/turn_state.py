@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from oriole.catalog import snapshot_value
 from oriole.core import memory as memories
 from oriole.core.maze import Maze, vision
+from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
 from oriole.core.tools import INVALID_ACTION, ActionRecord, RecallWindow, Rules, WorldState, tool_specs
 from oriole.core.turn_loop import (
     AgentSetup,
@@ -34,6 +35,7 @@ from oriole.core.turn_loop import (
     response_as_json,
 )
 from oriole.inputs import TaskOutput
+from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus, TurnEnd
 from oriole.store.mazes import MazeRow
 from oriole.text import JsonObject, escaped, replaced
@@ -66,6 +68,8 @@ class ExperimentState:
     agent_state: JsonObject
     memory: JsonObject
     history_tokens: int
+    input_tokens: int
+    output_tokens: int
     action_count: int
     move_count: int
     failed_move_count: int
@@ -211,8 +215,31 @@ class LoadedTurn:
         return RecallWindow(size, [((a.to_x, a.to_y), a.tiles_seen) for a in self.recent_actions[-size:]],
                             start=start, actions=self.experiment.action_count)
 
-    def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None) -> TurnSettings:
-        """The turn's budget and the agent loop's variables from the snapshot (``deadline``: see run_turn)."""
+    def observation(self) -> Observation:
+        """How the agent observes the maze; a baseline reads text whatever the setting (it ignores pictures)."""
+        if not PROVIDERS[self.experiment.llm_provider].calls_model:
+            return TEXT_ONLY
+        return Observation(self.setting("observation"), self.setting("imageView"))
+
+    def camera(self, maze: Maze) -> Camera | None:
+        """What draws the turn's pictures (None without pictures); a map view starts from the map seen so far."""
+        observation = self.observation()
+        if not observation.pictures:
+            return None
+        known = self.map_memory(maze).known if observation.view == MAP else None
+        return Camera(observation.view, maze, self.config["visionRange"], known)
+
+    def keeps_map(self) -> bool:
+        """Whether the experiment's memory carries the map the agent has seen: for the map compaction (historyMode
+        summary) or for map pictures."""
+        observation = self.observation()
+        return (self.history_mode == memories.SUMMARY and self.setting("compaction") == memories.MAP) or (
+            observation.pictures and observation.view == MAP)
+
+    def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None,
+                 camera: Camera | None = None) -> TurnSettings:
+        """The turn's budget and the agent loop's variables from the snapshot (``deadline``: see run_turn;
+        ``camera``: see ``camera``)."""
         remaining = self.config["maxMoves"] - world.step
         per_turn = self.config["maxActionsPerTurn"]
         budget, reason = (per_turn, TurnEnd.ACTION_BUDGET) if per_turn < remaining else (remaining, TurnEnd.MAX_MOVES)
@@ -220,7 +247,8 @@ class LoadedTurn:
                             circuit_breaker=self.setting("circuitBreakerThreshold"),
                             repetition_limit=self.setting("repetitionThreshold"),
                             tools=tool_specs(self.setting("enableGiveUp")),
-                            text_tool_calls=self.setting("textToolCalls"), deadline=deadline)
+                            text_tool_calls=self.setting("textToolCalls"), deadline=deadline,
+                            observation=self.observation(), camera=camera)
 
     @property
     def history_mode(self) -> str:
@@ -283,7 +311,8 @@ class LoadedTurn:
         """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost
         come from the turn row), the new position and values, whether the turn stalled (no valid action), the
         memory state for the next turn, and what the requests left out or summarised (``context``)."""
-        turn = _turn_row(outcome, world, started_at, self.config.get("pricing"))
+        turn = _turn_row(outcome, world, started_at, self.config.get("pricing"),
+                         (self.experiment.input_tokens, self.experiment.output_tokens))
         turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
         turn_messages += [Message("assistant", c.response.text, c.response.tool_calls)
                           for c in outcome.calls if c.kind == "turn"]
@@ -309,18 +338,29 @@ def _history_entry(action: RecentAction) -> JsonObject:
 
 
 def cost_usd(input_tokens: int, output_tokens: int, pricing: dict | None) -> float:
-    """Dollars for the tokens at the prices captured in the snapshot (0 without a pricing entry)."""
+    """Dollars for the tokens at the prices captured in the snapshot (0 without a pricing entry), to the cent's
+    ten-thousandth the cost columns keep (6 decimals)."""
     if not pricing:
         return 0.0
-    return (input_tokens * pricing["inputPerMTok"] + output_tokens * pricing["outputPerMTok"]) / 1_000_000
+    return round((input_tokens * pricing["inputPerMTok"] + output_tokens * pricing["outputPerMTok"]) / 1_000_000, 6)
 
 
-def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pricing: dict | None) -> dict:
+def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: dict | None) -> float:
+    """A turn's cost: what the experiment's tokens cost after it, less what they cost before it (``before``: the
+    experiment's input and output tokens so far). Each total is rounded once, so the turns' costs add up to
+    exactly the cost of the experiment's tokens (rounding each turn's own cost would drift a millionth of a
+    dollar a turn)."""
+    after = (before[0] + usage[0], before[1] + usage[1])
+    return round(cost_usd(*after, pricing) - cost_usd(*before, pricing), 6)
+
+
+def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pricing: dict | None,
+              tokens_before: tuple[int, int]) -> dict:
     usage = outcome.usage
     return {"first_step": world.step - len(outcome.actions) + 1, "action_count": len(outcome.actions),
             "model_calls": len(outcome.calls), "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens, "latency_ms": usage.latency_ms, "throttles": outcome.throttles,
-            "cost_usd": round(cost_usd(usage.input_tokens, usage.output_tokens, pricing), 6),
+            "cost_usd": turn_cost(tokens_before, (usage.input_tokens, usage.output_tokens), pricing),
             "end_reason": outcome.end_reason, "started_at": started_at}
 
 

@@ -7,19 +7,24 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
+import typer
 from rich.markup import escape
 
+import oriole
 from oriole.errors import OrioleError
 from oriole.text import unstorable
 from oriole_workstation.cli import (
     check,
     db,
     doctor,
+    experiments,
     export,
     ls,
     mazes,
     params,
+    prices,
     prompts,
     render,
     report,
@@ -32,7 +37,22 @@ from oriole_workstation.cli.common import Commands, OneLineErrors, err
 from oriole_workstation.display import terminal_safe
 
 app = Commands(cls=OneLineErrors, help="Run LLM maze experiments locally through the real state machine, or on AWS.",
-               no_args_is_help=True)
+               no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"oriole {oriole.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", help="Print the version and exit.",
+                                                   is_eager=True, callback=_print_version)] = False) -> None:
+    """Run LLM maze experiments locally through the real state machine, or on AWS."""
+
+
+
 app.command()(run.run)
 app.command()(status.status)
 app.command()(doctor.doctor)
@@ -46,6 +66,8 @@ app.add_typer(prompts.app, name="prompts")
 app.add_typer(mazes.app, name="mazes")
 app.add_typer(db.app, name="db")
 app.add_typer(params.app, name="params")
+app.add_typer(prices.app, name="prices")
+app.add_typer(experiments.app, name="experiments")
 app.add_typer(sweep.app, name="sweep")
 
 

@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
+from decimal import Decimal
 from typing import Annotated, Any
 
 import typer
@@ -35,6 +36,8 @@ UntilFilter = Annotated[datetime | None, typer.Option("--until", formats=DATE_FO
                                                       help="Only experiments started before this time.")]
 TagFilter = Annotated[str | None, typer.Option("--tag", help="Only experiments whose comment has this word, "
                                                              "e.g. sweep:ladder.")]
+SweepFilter = Annotated[str | None, typer.Option("--sweep", metavar="ID", help="Only the experiments of this sweep "
+                                                                         "(its id).")]
 MAX_EXPERIMENT_ID = 2**63 - 1  # experiments.id is a bigint
 
 
@@ -77,7 +80,17 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def print_json(data: object) -> None:
     """One JSON object on stdout; every character beyond ASCII escaped, so stored text cannot steer the
     terminal."""
-    out.print_json(json.dumps(data, default=str), ensure_ascii=True)
+    out.print_json(json.dumps(data, default=json_value), ensure_ascii=True)
+
+
+def json_value(value: object) -> object:
+    """What JSON has no type for: a number as a number (``Decimal``), a moment in ISO 8601, anything else as
+    text."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
 
 
 def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:

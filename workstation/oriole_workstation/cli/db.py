@@ -39,6 +39,15 @@ def db_psql(ctx: typer.Context) -> None:
     os.execv(psql, [psql, url, *ctx.args])
 
 
+@app.command("stop")
+def db_stop() -> None:
+    """Stop the embedded server (the next command that needs the database starts it again); its data stays."""
+    from oriole_workstation.database import stop_embedded
+
+    out.print("stopped the embedded database server" if stop_embedded() else "the embedded database server was not "
+              "running", markup=False, highlight=False)
+
+
 @app.command("migrate")
 def db_migrate() -> None:
     """Apply pending migrations and load the maze set."""

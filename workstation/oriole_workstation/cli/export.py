@@ -13,6 +13,7 @@ from oriole_workstation.cli.common import (
     ModelFilter,
     PromptFilter,
     SinceFilter,
+    SweepFilter,
     TagFilter,
     UntilFilter,
     out,
@@ -31,6 +32,7 @@ def export_command(
     since: SinceFilter = None,
     until: UntilFilter = None,
     tag: TagFilter = None,
+    sweep: SweepFilter = None,
     aws: AwsDatabase = False,
 ) -> None:
     """Write experiments (with the result columns), turns, actions and model calls, one file per table, for the
@@ -41,7 +43,7 @@ def export_command(
     """
     from oriole_workstation.database import open_results
 
-    counts = export(open_results(aws), Filters(model, prompt, maze, since, until, tag), output, folder)
+    counts = export(open_results(aws), Filters(model, prompt, maze, since, until, tag, sweep), output, folder)
     for table, rows in counts.items():
         out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
     out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)

@@ -10,13 +10,18 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from oriole_workstation.cli.common import AwsDatabase, out, print_json, whole_number
-from oriole_workstation.display import terminal_safe
+from oriole.statuses import Ending
+from oriole_workstation.cli.common import AwsDatabase, SweepFilter, out, print_json, whole_number
+from oriole_workstation.display import TERMINAL_COLUMNS, short_maze, shorten, terminal_safe
+from oriole_workstation.outcomes import ending_text, outcome_text
 
-SweepOption = Annotated[str | None, typer.Option("--sweep", help="Only the experiments of this sweep (its id).")]
+WIDE_ONLY = {"turn", "progress", "sweep"}  # the columns `oriole ls --wide` adds
+AGENT_WIDTH = 24
+WIDE_COLUMNS = 1000  # --wide: whole cells, as wide as they are (a pager or a wide terminal shows them)
 
 
 def _ago(moment: datetime | None, now: datetime) -> str:
@@ -28,22 +33,31 @@ def _ago(moment: datetime | None, now: datetime) -> str:
     return f"{seconds / 60:.0f} min ago" if seconds < 5400 else f"{seconds / 3600:.1f} h ago"
 
 
-def status_table(rows: list[dict], now: datetime | None = None) -> Table:
-    """Running experiments first; a stale one is marked, bold, in the status column."""
+def status_table(rows: list[dict], now: datetime | None = None, wide: bool = False) -> Table:
+    """Running experiments first; a stale one is marked, bold, in the status column. It fits
+    ``TERMINAL_COLUMNS``: the turn, the progress to the goal and the sweep are in the ``wide`` view."""
     now = now or datetime.now(UTC)
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for header, right in (("experiment", True), ("agent", False), ("maze", False), ("status", False),
-                          ("turn", True), ("actions", True), ("progress", True), ("last action", True),
-                          ("tokens", True), ("cost", True), ("sweep", False)):
-        table.add_column(header, justify="right" if right else "left", no_wrap=True)
+    columns = [("experiment", True), ("agent", False), ("maze", False), ("status", False), ("turn", True),
+               ("actions", True), ("progress", True), ("last action", True), ("tokens", True), ("cost", True),
+               ("sweep", False)]
+    shown = [i for i, (header, _) in enumerate(columns) if wide or header not in WIDE_ONLY]
+    for i in shown:
+        header, right = columns[i]
+        table.add_column(header if wide or i else "id", justify="right" if right else "left", no_wrap=True)
     for r in rows:
-        state = Text("STALE " + r["status"], style="bold yellow") if r["stale"] else _shown(
-            r["status"] if r["ending"] is None or r["status"] == "succeeded" else f"{r['status']} ({r['ending']})")
-        table.add_row(str(r["experiment_id"]), _shown(f"{r['llm_provider']}/{r['model_name']}"), _shown(r["maze"]),
-                      state, str(r["turn"]), f"{r['actions']:,}/{r['max_actions']:,}",
-                      "-" if r["progress_percent"] is None else f"{float(r['progress_percent']):.1f}%",
-                      _ago(r["last_action_at"], now), f"{r['input_tokens'] + r['output_tokens']:,}",
-                      f"${float(r['cost_usd']):.4f}", _shown(r["sweep_id"] or "-"))
+        outcome = outcome_text(r["status"], r["failure_reason"])
+        wide_ending = wide and r["ending"] not in (None, Ending.SUCCESS, Ending.AGENT)
+        state = Text("STALE " + outcome, style="bold yellow") if r["stale"] else _shown(
+            f"{outcome} ({ending_text(r['ending'])})" if wide_ending else outcome)
+        agent = r["agent_label"] or f"{r['llm_provider']}/{r['model_name']}"  # a sweep file's label first
+        cells = (str(r["experiment_id"]), _shown(agent if wide else shorten(agent, AGENT_WIDTH)),
+                 _shown(r["maze"] if wide else short_maze(r["maze"])), state, str(r["turn"]),
+                 f"{r['actions']:,}/{r['max_actions']:,}",
+                 "-" if r["progress_percent"] is None else f"{float(r['progress_percent']):.1f}%",
+                 _ago(r["last_action_at"], now), f"{r['input_tokens'] + r['output_tokens']:,}",
+                 f"${float(r['cost_usd']):.4f}", _shown(r["sweep_id"] or "-"))
+        table.add_row(*(cells[i] for i in shown))
     return table
 
 
@@ -54,10 +68,12 @@ def _shown(text: str) -> Text:
 
 def ls(
     running: Annotated[bool, typer.Option("--running", help="Only running experiments.")] = False,
-    sweep: SweepOption = None,
+    sweep: SweepFilter = None,
     limit: Annotated[int, typer.Option(help="At most this many rows (0: all).", metavar="N",
                                        parser=whole_number(0, 1_000_000))] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column (the turn, the progress to the goal, the "
+                                                      "sweep) and whole names, however wide.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
     """List experiments with their progress: running ones first, stale ones marked, then the newest.
@@ -74,7 +90,8 @@ def ls(
         out.print("no experiment" + (" running" if running else "") + (f" in sweep {sweep}" if sweep else ""),
                   markup=False)
         return
-    out.print(status_table(rows))
+    piped = Console(width=WIDE_COLUMNS if wide else TERMINAL_COLUMNS)  # not a terminal: rich would assume 80
+    (piped if wide or not out.is_terminal else out).print(status_table(rows, wide=wide))
     stale = sum(r["stale"] for r in rows)
     if stale:
         out.print(f"\n{stale} stale: running with no action for their staleAfterMinutes; `oriole doctor` tells "

@@ -16,7 +16,10 @@ from oriole_workstation.render import WRITERS, Run, write
 
 
 def render(
-    experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
+    experiment: Annotated[int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT",
+                                                     parser=experiment_id)] = None,
+    sweep: Annotated[str | None, typer.Option("--sweep", metavar="ID", help="Draw every experiment of this sweep "
+                                              "instead, into --dir.")] = None,
     output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
                                                f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
     replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
@@ -24,16 +27,26 @@ def render(
     directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
     aws: AwsDatabase = False,
 ) -> None:
-    """Draw a run: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
+    """Draw a run (or every run of a sweep): PNG and SVG pictures, or with --replay an animated GIF and an HTML
+    page with step controls.
 
     Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
     """
     from oriole_workstation.database import open_results
 
-    record = open_results(aws).experiment_run(experiment)
-    if record is None:
-        raise fail(f"experiment {experiment} does not exist")
-    targets = output or [directory / f"experiment-{experiment}{suffix}"
-                         for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
-    for path in write(Run.from_record(record), targets):
-        typer.echo(f"wrote {path}")
+    if (experiment is None) == (sweep is None):
+        raise fail("say what to draw: an EXPERIMENT id or --sweep ID")
+    if sweep is not None and output:
+        raise fail("--sweep draws many runs: name the folder with --dir, not files with --output")
+    results = open_results(aws)
+    chosen = [experiment] if sweep is None else [row.id for row in results.store.sweep_experiments(sweep)]
+    if not chosen:
+        raise fail(f"no experiment of sweep {sweep!r} found")
+    for number in chosen:
+        record = results.experiment_run(number)
+        if record is None:
+            raise fail(f"experiment {number} does not exist")
+        targets = output or [directory / f"experiment-{number}{suffix}"
+                             for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
+        for path in write(Run.from_record(record), targets):
+            typer.echo(f"wrote {path}")

@@ -19,6 +19,7 @@ from oriole_workstation.cli.common import (
     ModelFilter,
     PromptFilter,
     SinceFilter,
+    SweepFilter,
     TagFilter,
     UntilFilter,
     err,
@@ -42,6 +43,7 @@ def report(
     since: SinceFilter = None,
     until: UntilFilter = None,
     tag: TagFilter = None,
+    sweep: SweepFilter = None,
     by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
     output: Annotated[Format, typer.Option("--format", help="table, csv, json or html.")] = Format.table,
     file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
@@ -50,6 +52,8 @@ def report(
                                                     "into replays/ beside the page and link it.")] = False,
     pivot: Annotated[bool, typer.Option("--pivot", help="The leaderboard instead of the table: one row per agent, "
                                                         "one column per family and size (or maze).")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column (prompt, mazes, maze CI, efficiency, cost per "
+                                                      "success) however wide the table gets.")] = False,
     figures: Annotated[Path | None, typer.Option("--figures", help="Also write each chart into this folder as an "
                                                  "SVG (and a PNG) sized for a paper column, with captions.md.")]
     = None,
@@ -75,10 +79,10 @@ def report(
         raise fail("--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
                    "first; CSV and JSON carry every column)")
     results = open_results(aws)
-    filters = Filters(model, prompt, maze, since, until, tag)
+    filters = Filters(model, prompt, maze, since, until, tag, sweep)
     replays = write_replays(results, filters, file.parent) if with_replays else None
     text = report_html.render(results, by, filters, replays) if output is Format.html else \
-        render_report(results, output, by, filters, pivot)
+        render_report(results, output, by, filters, pivot, wide)
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
         err.print(f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",

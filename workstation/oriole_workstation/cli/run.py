@@ -25,6 +25,7 @@ from oriole_workstation.cli.common import (
 )
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
+from oriole_workstation.outcomes import outcome_text
 
 MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
 
@@ -111,6 +112,9 @@ def run(
     openai_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server, e.g. "
                                                         "http://gpu-box:8000/v1 (shorthand for --config "
                                                         "baseUrl=URL).")] = None,
+    seed: Annotated[int | None, typer.Option(help="The experiment's seed (shorthand for --config seed=N; default: "
+                                              "drawn, and stored on the experiment either way).", metavar="N",
+                                         parser=whole_number(0, 2**31 - 1))] = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
     aws: Annotated[bool, typer.Option("--aws", help="Start it on the deployed state machine; DATABASE_URL points "
@@ -124,7 +128,8 @@ def run(
     """
     from oriole_workstation.database import open_results
 
-    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url)]
+    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
+              *([f"seed={seed}"] if seed is not None else [])]
     data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({data["llmProvider"]})
@@ -177,8 +182,8 @@ def print_result(result: RunResult) -> None:
     data = result.as_json()
     if data["experiment_id"] is None:
         raise fail(f"the execution was rejected: {data['failure_reason']}")
-    outcome = {"succeeded": Text("goal found", "green"), "timed_out": Text("timed out", "yellow")}.get(
-        data["status"], Text(data["status"], "red"))
+    words = outcome_text(data["status"], data["failure_reason"])
+    outcome = Text(words, {"succeeded": "green", "timed_out": "yellow"}.get(data["status"], "red"))
     table = Table(show_header=False, box=None)
     rows = [
         ("experiment", str(data["experiment_id"])),

@@ -8,6 +8,7 @@ and print.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated
@@ -15,15 +16,18 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
-from oriole.core import sweep_plan
+from oriole import catalog
+from oriole.core import sweep_plan as plans
 from oriole.lifecycle.sweep_tasks import stored_maze_names
 from oriole.statuses import ExperimentStatus
+from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
 from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
 from oriole_workstation.results import Filters, Results
+from oriole_workstation.sweep_progress import SweepProgress
 
 
 class RunByDefault(TyperGroup):
@@ -55,57 +59,103 @@ def run(
     stack: Stack = None,
     concurrency: Annotated[int | None, typer.Option(help="Experiments at once in all, shared among the providers "
                                                          f"(local default {sweep_runs.LOCAL_CONCURRENCY}).",
-                                                    metavar="N", parser=whole_number(1, sweep_plan.MAX_CONCURRENCY))]
+                                                    metavar="N", parser=whole_number(1, plans.MAX_CONCURRENCY))]
     = None,
     provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
                                                                  "(repeatable).")] = [],  # noqa: B006
     retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
                                                     "aborted.")] = False,
+    seed_from: Annotated[str | None, typer.Option(metavar="ID", help="Run the file under its own id with the "
+                                                  "sampled mazes and seeds of sweep ID: every seeded run comes back "
+                                                  "action for action.")] = None,
+    allow_unpriced: Annotated[bool, typer.Option(help="Under spend_limit_usd, run models with no known price, "
+                                                      "counting their tokens at $0.")] = False,
     wait_seconds: Annotated[int | None, typer.Option(help="How often each running experiment's row is looked at "
                                                           "at first (default: 30 on AWS, "
                                                           f"{sweep_runs.LOCAL_WAIT_SECONDS} locally); the waits "
                                                           "grow with the experiment's age, to "
                                                           "10 minutes.", metavar="SECONDS",
                                                      parser=whole_number(1, 3600))] = None,
-    dry_run: Annotated[bool, typer.Option(help="Print what would run, start nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Print the experiments as they would run (seed, model server), and "
+                                               "the prices; start nothing.")] = False,
     by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
     = GroupBy.family,
     quiet: Annotated[bool, typer.Option(help="No line per finished experiment.")] = False,
 ) -> None:
     """Run a sweep file's matrix of experiments, resuming: what already ended is skipped.
 
-    Locally the sweep state machine runs under moto until the sweep ends, then prints a summary and the
-    sweep's report; with --aws the file is checked here, submitted, and the command returns (follow it with
-    `oriole sweep status ID --aws`). Every experiment is tagged (comment sweep:ID, agent id ID/<cell>/r<n>).
-    Exit status 2 when an experiment's input was rejected, 3 when the spend limit left experiments
-    unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
+    Locally the sweep state machine runs under moto until the sweep ends (a progress bar on a terminal, plain
+    lines when piped), then prints a summary and the sweep's report; with --aws the file is checked here,
+    submitted, and the command returns (follow it with `oriole sweep status ID --aws`). Every experiment is
+    tagged (comment sweep:ID, agent id ID/<cell>/r<n>) and gets a seed derived from the sweep id (or --seed-from),
+    its cell and its repetition. Exit status 2 when an experiment's input was rejected, 3 when the spend limit
+    left experiments unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
     """
     spec = sweep_runs.load(file)
     local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY
     execution_input = sweep_runs.run_input(  # every check PlanSweep makes, a dry run makes too
         spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
         provider_concurrency=sweep_runs.provider_caps(spec, provider_concurrency),
-        wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS))
+        wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS), seed_from=seed_from,
+        allow_unpriced=allow_unpriced)
+    run_spec = plans.validate(plans.SweepRun, execution_input, "sweep input")
     results = _results(aws)
-    planned = sweep_plan.plan(spec, stored_maze_names(results.store) if results else lambda key: None)
+    matrix = plans.cells(run_spec, stored_maze_names(results.store) if results else lambda key: None)
+    planned = [plans.planned_at(matrix, index) for index in range(len(matrix) * run_spec.repetitions)]
     _check_prompts(spec, aws)
+    stored_prices = _stored_prices(aws)
+    plans.check_prices(run_spec, matrix, stored_prices, allow_unpriced)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({item.cell.provider for item in planned})
-    todo = sweep_plan.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
+    todo = plans.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
         if results else range(len(planned))
     done = f"{len(planned) - len(todo)} already done, {len(todo)} to run" if results else \
         "what already ran is read where it runs (no DATABASE_URL)"
-    err.print(f"sweep {spec.id}: {len(planned)} experiments ({len(planned) // spec.repetitions} cells x "
-              f"{spec.repetitions} repetitions), {done}", highlight=False, soft_wrap=True, markup=False)
+    seeds_of = f"; seeds and sampled mazes of sweep {run_spec.seed_from}" if run_spec.seed_from else ""
+    _note(f"sweep {spec.id}: {len(planned)} experiments ({len(matrix)} cells x {spec.repetitions} repetitions), "
+          f"{done}{seeds_of}")
+    for line in display.price_lines(matrix, stored_prices, allow_unpriced):
+        _note(line)
     if dry_run:
+        defaults = _server_defaults(aws)
         for index in todo:
-            item = planned[index]
-            typer.echo(terminal_safe(f"{item.agent_id(spec.id)}  {item.cell.describe()} r{item.repetition}"))
+            typer.echo(terminal_safe(display.plan_line(planned[index], run_spec, defaults)))
         return
     if aws:
         _submit(execution_input, state_machine_arn, stack)
         return
     _run_locally(execution_input, planned, len(todo), results, by, quiet)
+
+
+def _note(line: str) -> None:
+    """A line on stderr, whole (never wrapped, never markup)."""
+    err.print(terminal_safe(line), highlight=False, soft_wrap=True, markup=False)
+
+
+def _stored_prices(aws: bool) -> dict[str, str]:
+    """The pricing entries where the sweep runs (Parameter Store name -> JSON): the local prices file, or the
+    deployed Parameter Store."""
+    from oriole_workstation import price_list
+
+    if not aws:
+        return price_list.parameters()
+    import boto3
+
+    return {catalog.pricing_name(model): json.dumps(value)
+            for model, value in price_list.aws_prices(boto3.client("ssm")).items()}
+
+
+def _server_defaults(aws: bool) -> dict[str, object]:
+    """The model servers an experiment goes to when its config names none: the catalog's locally (the local
+    Parameter Store is seeded from it), the deployed Parameter Store's with --aws."""
+    if not aws:
+        return {p.key: p.default for p in catalog.CATALOG}
+    import boto3
+
+    from oriole_workstation import cloud
+
+    values = cloud.parameter_values(boto3.client("ssm"))
+    return {p.key: values.get(p.name, p.default) for p in catalog.CATALOG}
 
 
 def _results(aws: bool) -> Results | None:
@@ -116,15 +166,15 @@ def _results(aws: bool) -> Results | None:
     return open_results(aws) if not aws or os.environ.get("DATABASE_URL") else None
 
 
-def _check_prompts(spec: sweep_plan.SweepFile, aws: bool) -> None:
+def _check_prompts(spec: plans.SweepFile, aws: bool) -> None:
     from oriole_workstation import prompts
 
     if aws:
         import boto3
 
-        sweep_plan.check_prompts(spec, prompts.aws_prompts(boto3.client("ssm")))
+        plans.check_prompts(spec, prompts.aws_prompts(boto3.client("ssm")))
     else:
-        sweep_plan.check_prompts(spec, prompts.local_prompts())
+        plans.check_prompts(spec, prompts.local_prompts())
 
 
 def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | None) -> None:
@@ -141,7 +191,7 @@ def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | N
               soft_wrap=True, markup=False)
 
 
-def _run_locally(execution_input: dict, planned: list[sweep_plan.Planned], total: int, results: Results, by: GroupBy,
+def _run_locally(execution_input: dict, planned: list[plans.Planned], to_run: int, results: Results, by: GroupBy,
                  quiet: bool) -> None:
     from oriole_workstation.cli.run import real_bedrock_client
     from oriole_workstation.database import local_url
@@ -154,11 +204,12 @@ def _run_locally(execution_input: dict, planned: list[sweep_plan.Planned], total
         err.print(f"stopping: nothing more starts; {running} running experiment(s) finish (Ctrl-C again to leave "
                   "them to `oriole doctor --fix`)", highlight=False, markup=False)
 
+    progress = SweepProgress(err, sweep_id, planned, to_run, sweep_runs.first_id(results, sweep_id),
+                             execution_input.get("spend_limit_usd"), show_lines=not quiet)
     try:
-        with LocalAws(local_url(), bedrock_client=bedrock) as local, \
-                sweep_runs.Tracker(err, planned, sweep_id, total, show_lines=not quiet) as tracker:
+        with LocalAws(local_url(), bedrock_client=bedrock) as local, progress:
             execution_arn, _ = sweep_runs.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
-            execution = sweep_runs.follow_local(local, execution_arn, sweep_id, results, tracker, stopping)
+            execution = sweep_runs.follow_local(local, execution_arn, sweep_id, results, progress, stopping)
     except KeyboardInterrupt:
         raise fail("interrupted: experiments left running are closed by `oriole doctor --fix`; run the same "
                    "command again to resume", 130) from None
@@ -166,7 +217,7 @@ def _run_locally(execution_input: dict, planned: list[sweep_plan.Planned], total
         raise fail("stopped: run the same command again to resume", 130)
     summary = sweep_runs.outcome(execution)
     typer.echo(sweep_runs.summary_line(summary), nl=False)
-    typer.echo(render_report(results, by=by, filters=Filters(tag=f"sweep:{sweep_id}")), nl=False)
+    typer.echo(render_report(results, by=by, filters=Filters(sweep=sweep_id)), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
     if summary["skipped"]:  # only the spend limit leaves some unstarted
@@ -181,21 +232,20 @@ def status(
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = None,
 ) -> None:
-    """Where a sweep stands: its latest execution (with --aws), its repetitions by status, its spend, and the
-    experiments running now."""
+    """Where a sweep stands: planned, done, running and left (its latest plan, as PlanSweep recorded it), how the
+    done ones ended, its spend and tokens, its latest execution (with --aws) and the experiments running now."""
     from oriole_workstation.database import open_results
 
     results = open_results(aws)
     rows = results.store.sweep_experiments(sweep_id)
+    plan = results.sweep_plan(sweep_id)
     executions = _aws_executions(sweep_id, state_machine_arn, stack) if aws else []
-    if not rows and not executions:
+    if not rows and not executions and plan is None:
         raise fail(f"no experiment of sweep {sweep_id!r} found" + (" and no execution" if aws else ""))
     if executions:
         typer.echo(sweep_runs.execution_line(executions[0]))
-    counts = sweep_runs.status_counts(rows)
-    parts = ", ".join(f"{n} {state.replace('_', ' ')}" for state, n in sorted(counts.items()))
-    typer.echo(f"{sum(counts.values())} repetitions started: {parts or 'none'}; spent "
-               f"${results.store.sweep_spend(sweep_id):.4f}")
+    for line in display.status_lines(sweep_id, plan, rows):
+        typer.echo(terminal_safe(line))
     running = [results.summary(row.id) for row in rows if row.status == ExperimentStatus.RUNNING]
     if running:
         print_columns(("experiment", "agent", "maze", "actions", "seconds"),

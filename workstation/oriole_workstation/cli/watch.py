@@ -9,8 +9,19 @@ from typing import Annotated
 import typer
 from rich.live import Live
 
-from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail, number, out
-from oriole_workstation.cli.ls import SweepOption, status_table
+from oriole_workstation.cli.common import (
+    AwsDatabase,
+    SweepFilter,
+    err,
+    experiment_id,
+    fail,
+    number,
+    out,
+    whole_number,
+)
+from oriole_workstation.cli.ls import status_table
+from oriole_workstation.display import terminal_safe
+from oriole_workstation.outcomes import ending_text
 from oriole_workstation.results import Results
 
 
@@ -34,26 +45,40 @@ class Watcher:
 def watch(
     experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.", metavar="EXPERIMENT",
                                                      parser=experiment_id)] = None,
-    sweep: SweepOption = None,
+    sweep: SweepFilter = None,
     interval: Annotated[float, typer.Option(help="Seconds between refreshes.", metavar="SECONDS",
                                             parser=number(0.01, 3600))] = 2.0,
+    wait_start: Annotated[int, typer.Option(help="How long to wait for a planned sweep's first experiment.",
+                                            metavar="SECONDS", parser=whole_number(0, 86_400))] = 600,
     aws: AwsDatabase = False,
 ) -> None:
     """Watch an experiment (or every experiment of a sweep) live until it ends.
 
     The table refreshes every --interval seconds; it stops when the experiment is closed, or when no
-    experiment of the sweep has been running for two refreshes in a row. Ctrl-C stops watching (the
+    experiment of the sweep has been running for two refreshes in a row. A sweep that is planned (its run has
+    begun) but has no experiment yet is waited for, at most --wait-start seconds. Ctrl-C stops watching (the
     experiments go on).
     """
     from oriole_workstation.database import open_results
 
     if (experiment is None) == (sweep is None):
         raise fail("say what to watch: an EXPERIMENT id or --sweep ID")
-    watcher = Watcher(open_results(aws), experiment, sweep)
+    results = open_results(aws)
+    watcher = Watcher(results, experiment, sweep)
     rows = watcher.rows()
-    if not rows:
-        raise fail(f"no experiment {experiment}" if sweep is None else f"no experiment of sweep {sweep} yet")
+    if not rows and (sweep is None or results.sweep_plan(sweep) is None):
+        raise fail(f"no experiment {experiment}" if sweep is None else
+                   f"no experiment of sweep {sweep} yet, and it is not planned: start it with `oriole sweep FILE`")
     try:
+        if not rows:  # planned, before its first experiment: wait for it
+            err.print(f"waiting for the first experiment of sweep {terminal_safe(sweep)} (at most {wait_start} s; "
+                      "Ctrl-C stops waiting)", highlight=False, markup=False)
+        deadline = time.monotonic() + wait_start
+        while not rows:
+            if time.monotonic() > deadline:
+                raise fail(f"sweep {sweep} started no experiment in {wait_start} s: see `oriole sweep status {sweep}`")
+            time.sleep(interval)
+            rows = watcher.rows()
         with Live(status_table(rows), console=out, refresh_per_second=4) as live:
             while not watcher.ended(rows):
                 time.sleep(interval)
@@ -62,5 +87,5 @@ def watch(
     except KeyboardInterrupt:
         err.print("stopped watching; the experiments go on")
         raise typer.Exit(130) from None
-    endings = Counter(r["ending"] or "running" for r in rows)
+    endings = Counter(ending_text(r["ending"]) for r in rows)
     out.print("ended: " + ", ".join(f"{n} {ending}" for ending, n in sorted(endings.items())), markup=False)

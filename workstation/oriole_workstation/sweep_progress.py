@@ -1,0 +1,158 @@
+"""A running sweep's progress, as a researcher planning hundreds of experiments wants to follow it: how many of
+the planned experiments are done, how many run, how many failed, how many are left, the time it has taken and
+the time it will take at this pace, and the tokens and dollars spent so far.
+
+On a terminal it is a live bar with a line above it per finished experiment. Piped to a file it is plain lines,
+one record each, never wrapped: a line per finished experiment, and a status line at least every
+``STATUS_EVERY_SECONDS`` while nothing finishes. The counts come from the sweep's rows in the database
+(``Store.sweep_experiments``), so a local run, ``oriole watch --sweep`` and ``oriole sweep status`` count alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from oriole.core.sweep_plan import Planned, SweepExperiment
+from oriole.statuses import Ending, ExperimentStatus
+from oriole_workstation.display import terminal_safe
+from oriole_workstation.outcomes import outcome_text
+
+STATUS_EVERY_SECONDS = 60.0
+
+
+def clock(seconds: float | None) -> str:
+    """``1:02:03``, ``0:04:05``; ``-`` when unknown."""
+    if seconds is None:
+        return "-"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Where a sweep stands: ``to_run`` experiments this run (the plan less what had ended before it), of which
+    ``done`` have ended (``failed`` of them in an error) and ``running`` run now; the sweep's tokens and spend
+    over every run; the seconds since this run began."""
+
+    planned: int
+    already_done: int
+    to_run: int
+    done: int
+    running: int
+    failed: int
+    tokens: int
+    spent: float
+    elapsed: float
+    spend_limit: float | None = None
+
+    @property
+    def left(self) -> int:
+        """Neither ended nor running: still to start."""
+        return max(self.to_run - self.done - self.running, 0)
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds to the end at this run's pace (experiments ended per second so far); None before the first."""
+        if self.done == 0:
+            return None
+        return self.elapsed / self.done * (self.to_run - self.done)
+
+    def spend_text(self) -> str:
+        limit = f" of ${self.spend_limit:,.2f}" if self.spend_limit is not None else ""
+        return f"${self.spent:,.4f}{limit}"
+
+    def line(self) -> str:
+        """One status record: ``12/72 done · 2 running · 1 failed · 58 left · 0:05:00 · ETA 0:20:00 · ...``."""
+        before = f" ({self.already_done} before)" if self.already_done else ""
+        return (f"{self.already_done + self.done}/{self.planned} done{before} · {self.running} running · "
+                f"{self.failed} failed · {self.left} left · {clock(self.elapsed)} elapsed · ETA {clock(self.eta)} · "
+                f"{self.tokens:,} tokens · {self.spend_text()}")
+
+
+def count(rows: list[SweepExperiment], first_id: int, planned: int, to_run: int, elapsed: float,
+          spend_limit: float | None = None) -> Counts:
+    """The counts from the sweep's rows (every run's, oldest first): this run's are those after ``first_id``."""
+    mine = [row for row in rows if row.id > first_id]
+    ended = [row for row in mine if row.status != ExperimentStatus.RUNNING]
+    return Counts(planned=planned, already_done=planned - to_run, to_run=to_run, done=len(ended),
+                  running=len(mine) - len(ended), failed=sum(row.ending == Ending.ERROR for row in ended),
+                  tokens=sum(row.tokens for row in rows), spent=sum(row.cost_usd for row in rows),
+                  elapsed=elapsed, spend_limit=spend_limit)
+
+
+class SweepProgress:
+    """Shows a running sweep on ``console`` (stderr): live on a terminal, plain lines otherwise."""
+
+    def __init__(self, console: Console, sweep_id: str, planned: list[Planned], to_run: int, first_id: int,
+                 spend_limit: float | None = None, show_lines: bool = True,
+                 clock_seconds: Callable[[], float] = time.monotonic):
+        """``first_id``: the sweep's newest experiment before this run (this run's come after it)."""
+        self.console, self.sweep_id, self.to_run, self.spend_limit = console, sweep_id, to_run, spend_limit
+        self.planned = len(planned)
+        self.by_agent = {item.agent_id(sweep_id): item for item in planned}
+        self.show_lines, self.clock = show_lines, clock_seconds
+        self.started = clock_seconds()
+        self.first_id = first_id
+        self.shown: set[int] = set()
+        self.last_status = self.started
+        self.live = console.is_terminal
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[status]}"), console=console, transient=True, disable=not self.live)
+        self.task = self.bar.add_task(f"sweep {terminal_safe(sweep_id)}", total=self.planned,
+                                      completed=self.planned - to_run, status="starting")
+
+    def __enter__(self) -> SweepProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.stop()
+
+    def update(self, rows: list[SweepExperiment], summary: Callable[[int], dict]) -> Counts:
+        """Show the sweep's rows (every run's, oldest first; ``summary`` gives an experiment's outcome): each
+        experiment of this run that ended once, and the counts."""
+        now = self.clock()
+        counts = count(rows, self.first_id, self.planned, self.to_run, now - self.started, self.spend_limit)
+        for row in rows:
+            if row.id > self.first_id and row.status != ExperimentStatus.RUNNING and row.id not in self.shown:
+                self.shown.add(row.id)
+                self._ended(row, summary(row.id), counts)
+        if self.live:
+            self.bar.update(self.task, completed=counts.already_done + counts.done, status=_live_status(counts))
+        elif now - self.last_status >= STATUS_EVERY_SECONDS:
+            self._plain(f"sweep {self.sweep_id}: {counts.line()}")
+        return counts
+
+    def finish(self, counts: Counts) -> None:
+        """The last status record, plain, whatever the console."""
+        self._plain(f"sweep {self.sweep_id}: {counts.line()}")
+
+    def _ended(self, row: SweepExperiment, summary: dict, counts: Counts) -> None:
+        if not self.show_lines:
+            return
+        item = self.by_agent.get(row.agent_id)
+        where = f"{item.cell.describe()} r{item.repetition}" if item else row.agent_id
+        line = (f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row.id} "
+                f"{outcome_text(summary['status'], summary['failure_reason'])}, {summary['actions']:,} actions, "
+                f"{row.tokens:,} tokens, ${row.cost_usd:.4f}")
+        self._plain(line)
+
+    def _plain(self, line: str) -> None:
+        """A record on a line of its own: above the bar on a terminal, else written as it is (never wrapped)."""
+        self.last_status = self.clock()
+        text = terminal_safe(line)
+        if self.live:
+            self.bar.console.print(text, highlight=False, markup=False, soft_wrap=True)
+        else:
+            self.console.file.write(text + "\n")
+            self.console.file.flush()
+
+
+def _live_status(counts: Counts) -> str:
+    return (f"{counts.running} running · {counts.failed} failed · {counts.left} left · {clock(counts.elapsed)} · "
+            f"ETA {clock(counts.eta)} · {counts.tokens:,} tokens · {counts.spend_text()}")
