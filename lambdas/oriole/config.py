@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
-from oriole.text import ascii_float, ascii_int, bounded, load_json, unstorable
+from oriole.text import JsonObject, ascii_float, ascii_int, bounded, load_json, unstorable
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
@@ -241,7 +241,7 @@ def parse_assignment(text: str) -> tuple[str, object]:
 PRICE_KEYS = ("inputPerMTok", "outputPerMTok")
 
 
-def parse_pricing(name: str, text: str | None) -> dict | None:
+def parse_pricing(name: str, text: str | None) -> JsonObject | None:
     """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None: both
     keys and nothing else, each a JSON number (not a string, not true or false) from 0 to MAX_PRICE_PER_MTOK."""
     if text is None:

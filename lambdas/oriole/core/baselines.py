@@ -13,11 +13,12 @@ from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import DIRECTIONS, Maze, Position, shortest_path
 from oriole.core.tools import ToolCall
 from oriole.core.turn_loop import ModelRequest, ModelResponse
+from oriole.text import JsonObject
 
 _CLOCKWISE = ("north", "east", "south", "west")
 
 
-def latest_observation(request: ModelRequest) -> dict:
+def latest_observation(request: ModelRequest) -> JsonObject:
     """The newest tool result or turn context that says where the agent is."""
     for message in reversed(request.messages):
         if isinstance(message.content, dict) and "position" in message.content:
@@ -39,10 +40,10 @@ class Baseline:
     name = "baseline"
     context_budget = None  # a baseline reads only the newest observation
 
-    def __init__(self, state: dict):
+    def __init__(self, state: JsonObject):
         self.state = state
 
-    def blocked(self, observation: dict) -> set[str]:
+    def blocked(self, observation: JsonObject) -> set[str]:
         """Directions known to fail from here: a wall in sight, or the edge of the maze."""
         x, y = observation["position"]
         width, height = self.state["size"]
@@ -50,7 +51,7 @@ class Baseline:
         return {d for d, (dx, dy) in DIRECTIONS.items()
                 if (x + dx, y + dy) in walls or not (0 <= x + dx < width and 0 <= y + dy < height)}
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         raise NotImplementedError
 
     def respond(self, request: ModelRequest) -> ModelResponse:
@@ -68,11 +69,11 @@ class RandomAgent(Baseline):
 
     name = "random"
 
-    def __init__(self, seed: int, state: dict):
+    def __init__(self, seed: int, state: JsonObject):
         super().__init__(state)
         self.seed = seed
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         blocked = self.blocked(observation)
         legal = [d for d in DIRECTIONS if d not in blocked]
         rng = random.Random(f"{self.seed}:{self.state.get('calls', 0)}")
@@ -84,7 +85,7 @@ class WallFollower(Baseline):
 
     name = "wall-follower"
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         pos = tuple(observation["position"])
         failed_here = set()
         if not observation.get("success", True) and self.state.get("tried_from") == list(pos):
@@ -105,7 +106,7 @@ class Explorer(Baseline):
 
     name = "explorer"
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         known = KnownMap(self.state["size"], self.state.get("map"))
         pos = tuple(observation["position"])
         last = self.state.get("last")
@@ -144,11 +145,11 @@ class Oracle(Baseline):
 
     name = "oracle"
 
-    def __init__(self, maze: Maze, state: dict):
+    def __init__(self, maze: Maze, state: JsonObject):
         super().__init__(state)
         self.maze = maze
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         pos = tuple(observation["position"])
         path = shortest_path(pos, self.maze.goal.__eq__, self.maze.neighbours)
         return _step_towards(pos, path[1]), "optimal path on the true maze"
@@ -157,7 +158,7 @@ class Oracle(Baseline):
 BASELINE_NAMES = ("random", "wall-follower", "explorer", "oracle")
 
 
-def make_baseline(name: str, maze: Maze, seed: int, state: dict | None) -> Baseline:
+def make_baseline(name: str, maze: Maze, seed: int, state: JsonObject | None) -> Baseline:
     """Build a baseline agent, restoring the state it saved at the end of its last turn."""
     state = {**(state or {}), "size": [maze.width, maze.height]}
     if name == "random":

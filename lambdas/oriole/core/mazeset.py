@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from oriole import errors
 from oriole.core.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
-from oriole.text import ascii_int
+from oriole.text import JsonObject, ascii_int
 
 SIZE = 60
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))
@@ -289,7 +289,7 @@ class _Spec(NamedTuple):
     name: str
     family: str
     generator: Callable[..., Maze]
-    arguments: dict
+    arguments: JsonObject
     seed: int
     pinned_hash: str
 
@@ -340,7 +340,7 @@ class Family:
 
     name: str
     generator: Callable[..., Maze]
-    arguments: Callable[[int], dict]
+    arguments: Callable[[int], JsonObject]
     parity: int | None = None  # the sizes it draws exactly: odd (1) or even (0), or any
     min_size: int = 5
 

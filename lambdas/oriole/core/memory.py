@@ -57,7 +57,7 @@ class StoredTurn:
         return messages + [message_from_json(m) for m in self.closing]
 
 
-def _answer(response: dict) -> Message:
+def _answer(response: JsonObject) -> Message:
     """A stored answer as the assistant message it was: native tool calls travel as calls, text calls stay
     in the text."""
     calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", NATIVE))
@@ -76,12 +76,12 @@ def message_tokens(messages: Iterable[Message]) -> int:
 class MapMemory:
     """The map the agent has seen and the tiles it stood on, one character per tile (compact to store)."""
 
-    def __init__(self, size: Sequence[int], state: dict | None = None):
+    def __init__(self, size: Sequence[int], state: JsonObject | None = None):
         state = state or {}
         self.known = KnownMap(size, state.get("map"))
         self.visited = list(state.get("visited") or "0" * (self.known.width * self.known.height))
 
-    def state(self) -> dict:
+    def state(self) -> JsonObject:
         return {"map": str(self.known), "visited": "".join(self.visited)}
 
     def learn(self, position: Position, tiles: Iterable[Sequence[int]]) -> None:
@@ -92,7 +92,7 @@ class MapMemory:
         if 0 <= x < self.known.width and 0 <= y < self.known.height:
             self.visited[y * self.known.width + x] = "1"
 
-    def summary(self, position: Position) -> dict:
+    def summary(self, position: Position) -> JsonObject:
         """The summary message's content: the known map as text rows, how much was visited, the frontier."""
         width = self.known.width
         rows = []

@@ -30,6 +30,7 @@ from oriole.core.prices import Price
 from oriole.errors import SweepFileError
 from oriole.inputs import Name, PricePerMTok
 from oriole.provider_registry import NAMES as PROVIDERS
+from oriole.text import JsonObject
 
 AGENTS_KEY = "agents"  # in a configs entry or a grid: the labels of the agents it is for
 SERVER_KEYS = {"ollama": "endpoint", "openai": "baseUrl"}  # the key that names a provider's model server
@@ -69,7 +70,7 @@ class Agent:
     prices: Price | None = None
 
     @property
-    def config(self) -> dict:
+    def config(self) -> JsonObject:
         return json.loads(self.config_json)
 
     @property
@@ -119,7 +120,7 @@ def check_applies(agent: Agent, overrides: Iterable[str], where: str) -> None:
                 "give it in those agents' own config")
 
 
-def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str) -> tuple[set[str] | None, dict]:
+def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str) -> tuple[set[str] | None, JsonObject]:
     """A configs entry or grid table split into the labels it names with ``agents = [...]`` (None: every agent)
     and its settings; an unknown label is refused with the known ones."""
     settings = {k: v for k, v in entry.items() if k != AGENTS_KEY}

@@ -34,7 +34,7 @@ from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, c
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.provider_registry import NAMES, PROVIDERS
 from oriole.statuses import Ending, ExperimentStatus
-from oriole.text import unstorable
+from oriole.text import JsonObject, unstorable
 
 RUNS = (Ending.SUCCESS, Ending.AGENT)  # ended on the agent's merits: never run again
 ERRORS = (Ending.ERROR,)  # infrastructure or provider errors: run again only with retry_failed
@@ -210,7 +210,7 @@ class Cell:
     prices: Price | None = None  # the prices the file gives the agent
 
     @property
-    def config(self) -> dict:
+    def config(self) -> JsonObject:
         return json.loads(self.config_json)
 
     @property
@@ -247,7 +247,7 @@ class Planned:
             return fixed
         return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
 
-    def execution_input(self, spec: SweepFile) -> dict:
+    def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
         data = {"mazeId": self.cell.maze, "llmProvider": self.cell.provider, "modelName": self.cell.model,
                 "promptVersion": self.cell.prompt, "agentId": self.agent_id(spec.id),
@@ -279,7 +279,7 @@ def _grids(spec: SweepFile) -> list[Grid]:
     return [spec.grid] if isinstance(spec.grid, dict) else list(spec.grid)
 
 
-def _for(entry: Mapping, label: str) -> bool:
+def _for(entry: Mapping[str, Any], label: str) -> bool:
     """Whether a configs entry or a grid is for the agent (one naming its agents badly is refused by
     ``for_agents``: counted here as for every agent)."""
     names = entry.get(AGENTS_KEY)
@@ -331,11 +331,11 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     return entry.name, entry.content_hash
 
 
-def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> list[dict]:
+def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> list[JsonObject]:
     """Every override set ``agent`` runs with: each configs entry for it, crossed with every combination of the
     grids for it, and its own config on top. A key that does not apply to its provider, a key its own config
     and the file's entries both set, or two grids that set the same key are refused, each with the reason."""
-    grids: dict[str, list] = {}
+    grids: dict[str, list[Any]] = {}
     for number, grid in enumerate(_grids(spec)):
         where = "grid" if isinstance(spec.grid, dict) else f"grid[{number}]"
         names, values = for_agents(grid, known, where)
@@ -376,7 +376,7 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
     agents = agents_of(spec.agents)
     known = {agent.label: agent for agent in agents}
     mazes = maze_names(spec, stored)
-    found: dict[tuple, Cell] = {}
+    found: dict[tuple[Any, ...], Cell] = {}
     for agent in agents:
         configs = agent_configs(spec, agent, known)
         typed = [_typed(overrides) for overrides in configs]
@@ -404,7 +404,7 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
                              "own, derived from the sweep id, the cell and the repetition), or set repetitions = 1")
 
 
-def _typed(overrides: dict) -> str:
+def _typed(overrides: JsonObject) -> str:
     """The overrides as the experiment would hold them (checked: unknown keys, types and ranges fail here, not in
     the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a float setting are the
     same, so are ``-0.0`` and ``0.0``, and two spellings of one server's URL."""

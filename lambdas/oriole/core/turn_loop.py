@@ -34,6 +34,7 @@ from oriole.core.tools import (
     observation,
 )
 from oriole.statuses import TurnEnd
+from oriole.text import JsonObject
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Message:
     carry a ``picture`` of the maze, which each provider sends in its own image format."""
 
     role: str
-    content: str | dict | None = None
+    content: str | JsonObject | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
@@ -76,7 +77,7 @@ class ModelResponse:
     thinking: str | None = None
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
-    durations: dict = field(default_factory=dict)
+    durations: JsonObject = field(default_factory=dict)
     throttles: int = 0
 
 
@@ -101,7 +102,7 @@ class AgentSetup:
     model: str
     config: Mapping[str, object]
     seed: int
-    state: dict
+    state: JsonObject
     maze: Maze
 
 
@@ -149,7 +150,7 @@ class ContextTrim:
     tokens_before: int = 0
     tokens_after: int = 0
 
-    def as_json(self) -> dict:
+    def as_json(self) -> JsonObject:
         return {"dropped_turns": self.dropped_turns, "dropped_actions": self.dropped_actions,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after}
 
@@ -187,10 +188,10 @@ def estimate_tokens(value: object) -> int:
     return len(json.dumps(value, default=str, separators=(",", ":"))) // 4 + 1
 
 
-def message_as_json(message: Message) -> dict:
+def message_as_json(message: Message) -> JsonObject:
     """A message as stored in ``model_calls`` (and as the estimate sees it): a picture as its record (hash, size,
     what it shows), never its bytes (``oriole.core.picture.regenerate`` draws it again)."""
-    data: dict = {"role": message.role, "content": message.content}
+    data: JsonObject = {"role": message.role, "content": message.content}
     if message.picture is not None:
         data["picture"] = message.picture.record
     if message.tool_calls:
@@ -202,11 +203,11 @@ def message_as_json(message: Message) -> dict:
     return data
 
 
-def _call_as_json(call: ToolCall) -> dict:
+def _call_as_json(call: ToolCall) -> JsonObject:
     return {"id": call.call_id, "name": call.name, "arguments": call.arguments, "source": call.source}
 
 
-def message_from_json(data: dict) -> Message:
+def message_from_json(data: JsonObject) -> Message:
     """A stored message back as a ``Message`` (the inverse of ``message_as_json``, but for a picture: an earlier
     turn's pictures are never sent again, and its message keeps the picture's caption in its content)."""
     calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", "native"))
@@ -214,13 +215,13 @@ def message_from_json(data: dict) -> Message:
     return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
 
 
-def response_as_json(response: ModelResponse) -> dict:
+def response_as_json(response: ModelResponse) -> JsonObject:
     """A response as stored in ``model_calls.response``."""
     return {"text": response.text, "thinking": response.thinking,
             "tool_calls": [_call_as_json(c) for c in response.tool_calls]}
 
 
-def turn_context(world: WorldState, game: Rules, history: Sequence[dict], max_moves: int) -> dict:
+def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], max_moves: int) -> JsonObject:
     """The opening user message of a turn: where the agent is, what it sees, what it did lately."""
     _, seen = observation(game.maze, world.position, game.vision_range)
     return {
@@ -239,7 +240,7 @@ class _Conversation:
     never loses its result), then the oldest ``recent_actions`` of the context; never the system prompt,
     the tools or the current turn's messages."""
 
-    def __init__(self, history: Sequence[Sequence[Message]], context: dict, picture: Picture | None = None):
+    def __init__(self, history: Sequence[Sequence[Message]], context: JsonObject, picture: Picture | None = None):
         self.history = [list(turn) for turn in history]
         self.context = context
         self.picture = picture
@@ -325,7 +326,7 @@ _WHY_NOT_EXECUTED = {
 
 
 def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, recall: RecallWindow,
-             context: dict, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
+             context: JsonObject, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
     """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``recall``.
 
     ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
@@ -376,12 +377,12 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
             return TurnOutcome(actions, calls, end, tuple(results), _trim(conversation))
 
 
-def _shown(observed: dict, settings: TurnSettings) -> dict:
+def _shown(observed: JsonObject, settings: TurnSettings) -> JsonObject:
     """A context or a tool result as the agent reads it: without the tiles in text when it observes images only."""
     return observed if settings.observation.text else {k: v for k, v in observed.items() if k != "visible"}
 
 
-def _opening(context: dict, world: WorldState, settings: TurnSettings) -> tuple[dict, Picture | None]:
+def _opening(context: JsonObject, world: WorldState, settings: TurnSettings) -> tuple[JsonObject, Picture | None]:
     """The turn's context message: its content and, with pictures, the view from where the agent stands."""
     context = _shown(context, settings)
     if settings.camera is None:
@@ -425,7 +426,7 @@ def _assistant_message(response: ModelResponse, settings: TurnSettings) -> Messa
     return Message("assistant", response.text, tool_calls=response.tool_calls)
 
 
-def _result_message(call: ToolCall, result: dict, settings: TurnSettings) -> Message:
+def _result_message(call: ToolCall, result: JsonObject, settings: TurnSettings) -> Message:
     """A tool result: a ``tool`` message for a native call, a user message naming the tool for a text call."""
     if settings.text_tool_calls:
         return Message("user", {"tool_result": call.name, **result})

@@ -6,6 +6,8 @@ import functools
 import boto3
 from botocore.config import Config
 
+from oriole.text import JsonObject
+
 RETRIES = Config(retries={"mode": "standard", "total_max_attempts": 6})
 
 
@@ -24,7 +26,7 @@ def throttled(err) -> bool:
     return err.response.get("Error", {}).get("Code") in ("ThrottlingException", "TooManyUpdates")
 
 
-def describe_execution(execution_arn: str) -> dict | None:
+def describe_execution(execution_arn: str) -> JsonObject | None:
     """DescribeExecution; None when Step Functions does not know the execution (or the ARN is not one)."""
     client = stepfunctions()
     try:

@@ -1,12 +1,15 @@
 """The finalizers: close the experiment as succeeded, timed out or failed (each at most once)."""
 
 
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.lifecycle import experiments
 from oriole.store import shared_store
+from oriole.text import JsonObject
 
 
-def _finalize(event: dict, status: str) -> dict:
+def _finalize(event: JsonObject, status: str) -> JsonObject:
     result = experiments.finalize(event, shared_store(), status)
     logger.info("experiment finalized", extra=result)
     if result["closed"]:
@@ -20,17 +23,17 @@ _METRIC = {"succeeded": "ExperimentsSucceeded", "timed_out": "ExperimentsTimedOu
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def success(event: dict, context) -> dict:
+def success(event: JsonObject, context: LambdaContext) -> JsonObject:
     return _finalize(event, "succeeded")
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def timeout(event: dict, context) -> dict:
+def timeout(event: JsonObject, context: LambdaContext) -> JsonObject:
     return _finalize(event, "timed_out")
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def failure(event: dict, context) -> dict:
+def failure(event: JsonObject, context: LambdaContext) -> JsonObject:
     return _finalize(event, "failed")

@@ -11,14 +11,16 @@ import os
 from datetime import UTC, datetime, timedelta
 
 import boto3
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers import aws
 from oriole.handlers.observability import logger
 from oriole.lifecycle import deployment
+from oriole.text import JsonObject
 
 
 @logger.inject_lambda_context
-def handler(event: dict, context) -> dict:
+def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     grace = timedelta(seconds=int(os.environ[deployment.EXECUTION_TIMEOUT])) + deployment.DEPLOY_MARGIN
     deleted = prune(boto3.client("lambda", config=aws.RETRIES), aws.stepfunctions(),
                     boto3.client("cloudformation", config=aws.RETRIES),

@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from oriole import catalog, inputs
 from oriole.config import resolve
@@ -39,7 +40,7 @@ from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze
 from oriole.store.turn_state import LoadedTurn, TurnResult
-from oriole.text import stored_message, unstorable
+from oriole.text import JsonObject, stored_message, unstorable
 
 AgentFactory = Callable[[AgentSetup], Agent]  # a provider's adapter (its agent function), keyed as its task needs
 _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid
@@ -49,7 +50,7 @@ _MAZE_CACHE_SIZE = 64
 ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
 
 
-def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dict:
+def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterReader) -> JsonObject:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
     ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
@@ -87,7 +88,7 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     return _state(row)
 
 
-def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[dict, str]:
+def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[JsonObject, str]:
     """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
     provider = PROVIDERS[request.llmProvider]
@@ -112,7 +113,7 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
     return config, prompt
 
 
-def _check_observation(request: inputs.ExecutionInput, config: Mapping, maze: Maze) -> None:
+def _check_observation(request: inputs.ExecutionInput, config: Mapping[str, Any], maze: Maze) -> None:
     """Pictures go only to a model marked as accepting images, and only in a size the picture bound allows (a
     baseline ignores them: nothing to check)."""
     if not PROVIDERS[request.llmProvider].calls_model or config["observation"] == picture.TEXT:
@@ -122,7 +123,7 @@ def _check_observation(request: inputs.ExecutionInput, config: Mapping, maze: Ma
         raise InvalidConfig(f"config.{problem}")
 
 
-def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
+def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> JsonObject:
     """Attach a successor execution to its experiment: only the execution its current execution handed over
     to may carry it on. It is named as the next part (``progress.successor_name``) and its input holds the
     token that execution's ContinueAsNew issued; an execution started by hand under that name holds none, so
@@ -150,10 +151,10 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> d
     return _state(row)
 
 
-StartExecution = Callable[[str, str, dict], str]  # state machine ARN, execution name, input -> execution ARN
+StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
 
 
-def continue_as_new(event: Mapping, store: Store, start_execution: StartExecution) -> dict:
+def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: StartExecution) -> JsonObject:
     """ContinueAsNew: issue a continuation token for the next part, then start the successor execution with it.
 
     The row keeps the token's hash; the token itself travels only in the successor's input. A retried task
@@ -175,7 +176,7 @@ def continue_as_new(event: Mapping, store: Store, start_execution: StartExecutio
     return {"successorExecutionArn": arn, "part": part}
 
 
-def _state(row: ExperimentRef) -> dict:
+def _state(row: ExperimentRef) -> JsonObject:
     """The small state the execution carries between tasks: ids and counters, never history."""
     return {"experimentId": row.id, "llmProvider": row.llm_provider, "turnNumber": row.turn_count + 1,
             "turnInExecution": 1, "part": row.parts}
@@ -187,7 +188,7 @@ def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
     _MAZE_CACHE[experiment_id] = maze
 
 
-def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
+def play_turn(event: Mapping[str, Any], store: Store, agent_factory: AgentFactory,
               seconds_left: Callable[[], float] | None = None) -> TurnResult:
     """One agent task: load the experiment, play one turn, write it in one statement.
 
@@ -215,7 +216,7 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
     return _play(loaded, maze, turn_number, store, agent_factory(loaded.agent_setup(maze.maze)), seconds_left)
 
 
-def _deadline(config: Mapping, seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
+def _deadline(config: Mapping[str, Any], seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
     """Whether another model request (its timeout, and the margin to write the turn) no longer fits."""
     if seconds_left is None:
         return None
@@ -253,7 +254,8 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
                       output_tokens=outcome.usage.output_tokens)
 
 
-def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) -> tuple[dict | None, list[ModelCall]]:
+def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState,
+             agent: Agent) -> tuple[JsonObject | None, list[ModelCall]]:
     """The summary of the turns older than the window (historyMode summary), and the compaction call that
     made it, if one was needed this turn (compaction model)."""
     if not loaded.summarised_turns():
@@ -270,10 +272,10 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) ->
                                                                                kind="compaction")]
 
 
-def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: dict | None) -> dict:
+def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: JsonObject | None) -> JsonObject:
     """The memory state after this turn: the known map with this turn's sightings (for the map compaction or map
     pictures), and the running summary and the last turn it covers (model compaction); nothing otherwise."""
-    state: dict = {}
+    state: JsonObject = {}
     if loaded.keeps_map():
         known = loaded.map_memory(maze)
         for action in outcome.actions:
@@ -289,7 +291,7 @@ def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: 
     return state | {"summary": summary["summary"], "through_turn": through}
 
 
-def check_progress(event: Mapping, store: Store) -> dict:
+def check_progress(event: Mapping[str, Any], store: Store) -> JsonObject:
     """CheckProgress: read the experiment's counters and decide what the state machine does next."""
     request = inputs.parse(inputs.ProgressRequest, dict(event), "CheckProgress input")
     row = store.progress(request.experimentId)
@@ -320,7 +322,7 @@ def _execution_seconds_left(started: str | None) -> float | None:
     return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
-def finalize(event: Mapping, store: Store, status: str) -> dict:
+def finalize(event: Mapping[str, Any], store: Store, status: str) -> JsonObject:
     """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
@@ -360,7 +362,7 @@ _CLOSED_BY_EXECUTION = {"FAILED": ("failed", "failed"), "TIMED_OUT": ("timed_out
 
 
 def close_after_execution(detail: ExecutionStatusChange, store: Store,
-                          execution_status: Callable[[str], str | None]) -> dict:
+                          execution_status: Callable[[str], str | None]) -> JsonObject:
     """The status-change finalizer: close the experiment of an execution that ended while it was open.
 
     ``detail`` is the detail of Step Functions' "Execution Status Change" event (EventBridge on AWS, the
@@ -415,7 +417,7 @@ def _continuation_reason(name: str, successor: str | None, successor_status: str
     return f"continuation did not start: execution {name} handed over to {successor.rsplit(':', 1)[-1]}, which {state}"
 
 
-def _json_object(text: object) -> dict:
+def _json_object(text: object) -> JsonObject:
     """An event's JSON text (input, output) as a dict; anything else (absent, truncated, a list) as {}."""
     try:
         value = json.loads(text) if isinstance(text, str) else None

@@ -19,6 +19,7 @@ from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole.store import Store
+from oriole.text import JsonObject
 
 OUTCOMES = {"succeeded": "succeeded", "timed_out": "timedOut", "failed": "failed", "aborted": "aborted",
             "running": "running", "rejected": "rejected", "skipped": "skipped"}  # outcome -> the summary's key
@@ -50,7 +51,7 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
 
 
 def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[str, str] | Iterable[str]],
-             known_prices: Callable[[], Mapping[str, str]]) -> dict:
+             known_prices: Callable[[], Mapping[str, str]]) -> JsonObject:
     """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs, a price for every
     model under a spend limit: ``known_prices`` gives Parameter Store's pricing entries by name) and return, per
     provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
@@ -79,7 +80,7 @@ def _item(run: SweepRun, store: Store, index: int) -> Planned:
     return sweep_plan.planned_at(matrix, index)
 
 
-def start_repetition(event: object, store: Store, start: Callable[[str, str, dict], str]) -> dict:
+def start_repetition(event: object, store: Store, start: Callable[[str, str, JsonObject], str]) -> JsonObject:
     """StartRepetition: start the experiment of one plan index, unless its repetition already ended (resume)
     or the sweep has spent its limit. ``start(state machine, name, input)`` starts an execution under a
     deterministic name (sweep, cell, repetition, attempt) and returns its ARN, the existing one's when a
@@ -97,7 +98,7 @@ def start_repetition(event: object, store: Store, start: Callable[[str, str, dic
     return {"outcome": STARTED, "executionArn": arn}
 
 
-def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> dict:
+def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
     """CheckRepetition: whether the experiment an item started is closed, and how it ended (an execution that
     ended before any experiment existed was rejected); and, for an item that waits on, how long to wait before
     the next look (``sweep_plan.next_check_wait``) and how long it will then have followed the experiment."""
@@ -107,7 +108,7 @@ def check_repetition(event: object, store: Store, execution_status: Callable[[st
             "followedSeconds": check.followedSeconds}
 
 
-def _look(arn: str, store: Store, execution_status: Callable[[str], str | None]) -> dict:
+def _look(arn: str, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
     row = store.execution_outcome(arn)
     if row is None:
         status = execution_status(arn)
@@ -119,7 +120,7 @@ def _look(arn: str, store: Store, execution_status: Callable[[str], str | None])
     return {"closed": row.completed, "outcome": row.status}
 
 
-def summarize(event: object, store: Store, failed_executions: Callable[[str, str], set[str]]) -> dict:
+def summarize(event: object, store: Store, failed_executions: Callable[[str, str], set[str]]) -> JsonObject:
     """SummarizeSweep: how this run's repetitions stand, from the database (the maps keep no results):
     each by its latest experiment, a repetition without one rejected (its execution, found among
     ``failed_executions(state machine, name prefix)``, failed before making it) or skipped (never started:

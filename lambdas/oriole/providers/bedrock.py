@@ -20,7 +20,7 @@ from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
-from oriole.text import MAX_JSON_DEPTH, nesting_depth
+from oriole.text import MAX_JSON_DEPTH, JsonObject, nesting_depth
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 20.0
@@ -56,13 +56,13 @@ def _document(value: object) -> object:
     return json.loads(json.dumps(value))
 
 
-def _tool_input(arguments: object) -> dict:
+def _tool_input(arguments: object) -> JsonObject:
     """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``
     (see ``oriole.providers.wire.arguments_object``)."""
     return _document(arguments_object(arguments))
 
 
-def _tool_result(message: Message) -> dict:
+def _tool_result(message: Message) -> JsonObject:
     """A tool message as a ``toolResult`` block; a result carrying an ``error`` is marked as failed."""
     result = message.content
     if isinstance(result, dict):
@@ -73,7 +73,7 @@ def _tool_result(message: Message) -> dict:
                            "status": "error" if failed else "success"}}
 
 
-def _blocks(message: Message) -> tuple[str, list[dict]]:
+def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
     """The Converse role and content blocks of one neutral message."""
     if message.role == "tool":
         return "user", [_tool_result(message)]
@@ -86,14 +86,14 @@ def _blocks(message: Message) -> tuple[str, list[dict]]:
     return message.role, blocks
 
 
-def converse_messages(messages: Sequence[Message]) -> list[dict]:
+def converse_messages(messages: Sequence[Message]) -> list[JsonObject]:
     """Neutral messages as Converse messages.
 
     Converse wants roles to alternate and all tool results of an assistant turn in the next single user
     message, so consecutive messages of the same Converse role (tool results are user content) are merged,
     and a message with nothing to say is left out.
     """
-    converse: list[dict] = []
+    converse: list[JsonObject] = []
     for message in messages:
         role, blocks = _blocks(message)
         if not blocks:
@@ -105,18 +105,18 @@ def converse_messages(messages: Sequence[Message]) -> list[dict]:
     return converse
 
 
-def tool_config(tools: Sequence[ToolSpec]) -> dict:
+def tool_config(tools: Sequence[ToolSpec]) -> JsonObject:
     return {"tools": [{"toolSpec": {"name": t.name, "description": t.description,
                                     "inputSchema": {"json": t.parameters}}} for t in tools]}
 
 
-def _object(raw: dict, key: str) -> dict:
+def _object(raw: JsonObject, key: str) -> JsonObject:
     """``raw[key]`` when it is an object, else an empty one: a malformed answer never raises anything unnamed."""
     value = raw.get(key)
     return value if isinstance(value, dict) else {}
 
 
-def _tool_call(block: dict) -> ToolCall:
+def _tool_call(block: JsonObject) -> ToolCall:
     use = block["toolUse"]
     if not isinstance(use, dict) or not use.get("name") or not isinstance(use["name"], str):
         shown = excerpt(json.dumps(use, default=str).encode()) if nesting_depth(use, MAX_JSON_DEPTH) <= \
@@ -126,12 +126,12 @@ def _tool_call(block: dict) -> ToolCall:
     return model_call(use["name"], use.get("input"), call_id=call_id if isinstance(call_id, str) else None)
 
 
-def _reasoning(block: dict) -> str | None:
+def _reasoning(block: JsonObject) -> str | None:
     text = _object(_object(block, "reasoningContent"), "reasoningText").get("text")
     return text if isinstance(text, str) and text else None
 
 
-def parse_response(raw: dict, throttles: int = 0) -> ModelResponse:
+def parse_response(raw: JsonObject, throttles: int = 0) -> ModelResponse:
     """A Converse answer as a ``ModelResponse``; an answer without ``output.message``, or whose usage is not a
     set of counts (see ``oriole.providers.wire.reported_count``), is invalid."""
     message = _object(raw, "output").get("message")
@@ -180,7 +180,7 @@ class BedrockAgent:
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
 
     @classmethod
-    def from_config(cls, model_id: str, config: dict, client=None) -> BedrockAgent:
+    def from_config(cls, model_id: str, config: JsonObject, client=None) -> BedrockAgent:
         """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
         the catalog (a snapshot taken before a key existed gets its default).
 
@@ -194,7 +194,7 @@ class BedrockAgent:
         return cls(client, model_id, float(setting("temperature")), int(setting("maxTokens")), float(setting("topP")),
                    context_budget=int(setting("contextTokens")))
 
-    def converse_request(self, request: ModelRequest) -> dict:
+    def converse_request(self, request: ModelRequest) -> JsonObject:
         """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0; topP
         only below 1, where it changes anything, since some models refuse it next to a temperature)."""
         inference = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
@@ -231,7 +231,7 @@ class BedrockAgent:
         return ModelThrottled(f"Bedrock throttled model {self.model_id!r} {throttles} time(s) in a row "
                               f"(last: {last}); the turn can be retried later", throttles=throttles)
 
-    def _converse(self, kwargs: dict) -> dict:
+    def _converse(self, kwargs: JsonObject) -> JsonObject:
         """One ``converse`` call, its failures translated to named errors (``_Retryable`` for a throttle)."""
         from botocore.exceptions import (
             ClientError,

@@ -28,13 +28,13 @@ from oriole.providers.wire import (
     picture_base64,
     reported_count,
 )
-from oriole.text import bounded
+from oriole.text import JsonObject, bounded
 
 CHAT_PATH = "/api/chat"
 DURATION_FIELDS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 
 
-def wire_message(message: Message) -> dict:
+def wire_message(message: Message) -> JsonObject:
     """One neutral message in Ollama's chat format (a call's arguments as an object)."""
     if message.role == "tool":
         return {"role": "tool", "content": content_text(message.content), "tool_name": message.name or ""}
@@ -47,7 +47,7 @@ def wire_message(message: Message) -> dict:
     return wire
 
 
-def _durations(body: dict) -> dict:
+def _durations(body: JsonObject) -> JsonObject:
     """Ollama's own timings (nanoseconds), as far as they are counts up to an hour: they are kept for reading
     only, so an absurd one is left out rather than refused."""
     return {k: body[k] for k in DURATION_FIELDS
@@ -90,7 +90,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResp
 class OllamaAgent:
     """An Agent (see ``oriole.core.turn_loop``) backed by a model served by Ollama."""
 
-    def __init__(self, model: str, endpoint: str, options: dict, timeout_seconds: float,
+    def __init__(self, model: str, endpoint: str, options: JsonObject, timeout_seconds: float,
                  api_key: str | None = None, **retries: Any):
         """``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
         self.model = model
@@ -107,7 +107,7 @@ class OllamaAgent:
         return self.options.get("num_ctx")
 
     @classmethod
-    def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
+    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
         """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
         def value(key: str) -> Any:
             return snapshot_value(config, key)
@@ -121,7 +121,7 @@ class OllamaAgent:
     def url(self) -> str:
         return self.http.url
 
-    def payload(self, request: ModelRequest) -> dict:
+    def payload(self, request: ModelRequest) -> JsonObject:
         """The ``/api/chat`` request body: system prompt first, then the turn's messages, the tools, options."""
         messages = [{"role": "system", "content": request.system_prompt}]
         messages += [wire_message(m) for m in request.messages]

@@ -36,7 +36,7 @@ from oriole.providers.wire import (
     picture_base64,
     reported_count,
 )
-from oriole.text import bounded
+from oriole.text import JsonObject, bounded
 
 CHAT_PATH = "/chat/completions"
 REASONING_FIELDS = ("reasoning_content", "reasoning")  # what vLLM, SGLang and llama.cpp call a model's thinking
@@ -49,7 +49,7 @@ def wire_arguments(arguments: object) -> str:
     return arguments if isinstance(arguments, str) and parsed else json_text(parsed)
 
 
-def wire_message(message: Message) -> dict:
+def wire_message(message: Message) -> JsonObject:
     """One neutral message as a Chat Completions message; one carrying a picture has content parts, its text
     and an ``image_url`` part holding the PNG as a data URL (what vLLM, llama.cpp and OpenAI read)."""
     if message.picture is not None:
@@ -77,7 +77,7 @@ def _tool_call(index: int, entry: object) -> ToolCall:
                       call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}")
 
 
-def _choice(raw: bytes) -> tuple[dict, dict, dict]:
+def _choice(raw: bytes) -> tuple[JsonObject, JsonObject, JsonObject]:
     """The body, its first choice and that choice's message, or InvalidModelResponse quoting the body."""
     try:
         body = parse_json(raw)
@@ -112,7 +112,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResp
 class OpenAIAgent:
     """An Agent (see ``oriole.core.turn_loop``) backed by a model behind an OpenAI-compatible Chat Completions API."""
 
-    def __init__(self, model: str, base_url: str, generation: dict, timeout_seconds: float,
+    def __init__(self, model: str, base_url: str, generation: JsonObject, timeout_seconds: float,
                  api_key: str | None = None, parallel_tool_calls: bool | None = None,
                  context_budget: int | None = None, **retries: Any):
         """``generation`` holds the request's generation fields (``temperature``, ``max_tokens`` or
@@ -130,7 +130,7 @@ class OpenAIAgent:
         self.http = JsonPoster(server, self.base_url + CHAT_PATH, timeout_seconds, api_key, **retries)
 
     @classmethod
-    def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
+    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
         """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
         def value(key: str) -> Any:
             return snapshot_value(config, key)
@@ -147,7 +147,7 @@ class OpenAIAgent:
     def url(self) -> str:
         return self.http.url
 
-    def payload(self, request: ModelRequest) -> dict:
+    def payload(self, request: ModelRequest) -> JsonObject:
         """The request body: the system prompt first, the turn's messages, the generation settings, and the
         tools with ``parallel_tool_calls`` only when there are tools (the spec allows it only with tools)."""
         messages = [{"role": "system", "content": request.system_prompt}]

@@ -48,7 +48,7 @@ from oriole.errors import (
     OrioleError,
 )
 from oriole.providers.wire import EXCERPT_CHARS, excerpt, parse_json
-from oriole.text import ascii_int, bounded
+from oriole.text import JsonObject, ascii_int, bounded
 
 JITTER_FRACTION = 0.25
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
@@ -269,7 +269,7 @@ class JsonPoster:
         self._clock = clock
         self._opener = http_opener()
 
-    def post(self, payload: dict) -> Reply:
+    def post(self, payload: JsonObject) -> Reply:
         """Send ``payload`` (retrying only failures a retry can fix, while the request's time lasts) and return
         the answer's body."""
         data = json.dumps(payload).encode()

@@ -23,6 +23,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from oriole.errors import DatabaseBusy, DatabaseNotConfigured
+from oriole.text import JsonObject
 
 HOST = "ORIOLE_DATABASE_HOST"  # the proxy's endpoint, in place of the secret's host
 CA = "ORIOLE_DATABASE_CA"  # a file in oriole/certs: verify the server against it
@@ -46,7 +47,7 @@ def ca_file(name: str) -> Path:
     return Path(str(resources.files("oriole.certs").joinpath(name)))
 
 
-def secret_conninfo(secret: dict, environ=os.environ) -> str:
+def secret_conninfo(secret: JsonObject, environ=os.environ) -> str:
     """The connection string of an RDS secret (host, port, username, password, dbname) as deployed: through
     the proxy when there is one, with the server verified when a CA bundle is named, else TLS required."""
     tls = {"sslmode": "require"}

@@ -283,7 +283,7 @@ class LoadedTurn:
         older = [t for t in self.earlier_turns if t.number == newest_old]
         return older[0] if newest_old > through and older else None
 
-    def compaction_record(self, summary: object) -> dict | None:
+    def compaction_record(self, summary: object) -> JsonObject | None:
         """What the summary stands for on this turn: the turns it replaced and their tokens, before and after."""
         summarised = self.summarised_turns()
         if not summarised:
@@ -293,7 +293,7 @@ class LoadedTurn:
                 "tokens_before": max(0, self.experiment.history_tokens - window_tokens),
                 "tokens_after": memories.estimate_tokens(summary)}
 
-    def history(self) -> list[dict]:
+    def history(self) -> list[JsonObject]:
         """The last ``historyActions`` actions as the model reads them in its turn context."""
         count = self.config["historyActions"]
         return [_history_entry(a) for a in self.recent_actions[-count:]] if count else []
@@ -306,8 +306,8 @@ class LoadedTurn:
                           goal_found=self.experiment.goal_found, position=self.position,
                           input_tokens=committed.input_tokens, output_tokens=committed.output_tokens)
 
-    def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: dict,
-              memory: dict, context: dict | None) -> TurnWrite:
+    def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: JsonObject,
+              memory: JsonObject, context: JsonObject | None) -> TurnWrite:
         """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost
         come from the turn row), the new position and values, whether the turn stalled (no valid action), the
         memory state for the next turn, and what the requests left out or summarised (``context``)."""
@@ -337,7 +337,7 @@ def _history_entry(action: RecentAction) -> JsonObject:
     return entry
 
 
-def cost_usd(input_tokens: int, output_tokens: int, pricing: dict | None) -> float:
+def cost_usd(input_tokens: int, output_tokens: int, pricing: JsonObject | None) -> float:
     """Dollars for the tokens at the prices captured in the snapshot (0 without a pricing entry), to the cent's
     ten-thousandth the cost columns keep (6 decimals)."""
     if not pricing:
@@ -345,7 +345,7 @@ def cost_usd(input_tokens: int, output_tokens: int, pricing: dict | None) -> flo
     return round((input_tokens * pricing["inputPerMTok"] + output_tokens * pricing["outputPerMTok"]) / 1_000_000, 6)
 
 
-def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: dict | None) -> float:
+def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: JsonObject | None) -> float:
     """A turn's cost: what the experiment's tokens cost after it, less what they cost before it (``before``: the
     experiment's input and output tokens so far). Each total is rounded once, so the turns' costs add up to
     exactly the cost of the experiment's tokens (rounding each turn's own cost would drift a millionth of a
@@ -354,8 +354,8 @@ def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: dict | N
     return round(cost_usd(*after, pricing) - cost_usd(*before, pricing), 6)
 
 
-def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pricing: dict | None,
-              tokens_before: tuple[int, int]) -> dict:
+def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pricing: JsonObject | None,
+              tokens_before: tuple[int, int]) -> JsonObject:
     usage = outcome.usage
     return {"first_step": world.step - len(outcome.actions) + 1, "action_count": len(outcome.actions),
             "model_calls": len(outcome.calls), "input_tokens": usage.input_tokens,
@@ -364,7 +364,7 @@ def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pri
             "end_reason": outcome.end_reason, "started_at": started_at}
 
 
-def _call_row(index: int, call: ModelCall) -> dict:
+def _call_row(index: int, call: ModelCall) -> JsonObject:
     r: ModelResponse = call.response
     return {"call_index": index, "request_messages": [message_as_json(m) for m in call.new_messages],
             "response": response_as_json(r), "input_tokens": r.usage.input_tokens,
@@ -372,7 +372,7 @@ def _call_row(index: int, call: ModelCall) -> dict:
             "durations": r.durations, "throttles": r.throttles, "kind": call.kind}
 
 
-def _stored_call(row: dict) -> dict:
+def _stored_call(row: JsonObject) -> JsonObject:
     """The call row as stored: escaped, and marked so, when any of its text cannot be stored as it came."""
     row, altered = escaped(row)
     if altered:
@@ -380,7 +380,7 @@ def _stored_call(row: dict) -> dict:
     return row
 
 
-def _action_row(a: ActionRecord) -> dict:
+def _action_row(a: ActionRecord) -> JsonObject:
     return {"step_number": a.step_number, "action_type": a.action_type, "tool_name": a.tool_name,
             "arguments": a.arguments, "reasoning": a.reasoning, "from_x": a.from_pos[0], "from_y": a.from_pos[1],
             "to_x": a.to_pos[0], "to_y": a.to_pos[1], "success": a.success, "error": a.error,
