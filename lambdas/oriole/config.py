@@ -80,6 +80,7 @@ def canonical_value(param: Parameter, value: object) -> object:
     if not (isinstance(value, str) and param.url_schemes):
         return value
     match = _URL.fullmatch(value)
+    assert match is not None, "a value with url_schemes was checked as a URL before it is compared"
     scheme, authority = match["scheme"].lower(), match["authority"].lower()
     authority = authority.removesuffix({"http": ":80", "https": ":443"}[scheme])
     return f"{scheme}://{authority}{match['path'].rstrip('/')}"
@@ -142,6 +143,8 @@ def _check_range(param: Parameter, value: object, where: str) -> object:
         _check_text(param, value, where)
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidConfig(f"{where} must be a finite number; got {value!r}")
+    if not isinstance(value, int | float):
+        return value  # only numbers have bounds
     if param.minimum is not None and value < param.minimum:
         raise InvalidConfig(f"{where} must be at least {param.minimum:.15g}{_range(param)}; got {value!r}")
     if param.maximum is not None and value > param.maximum:

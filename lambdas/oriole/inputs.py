@@ -3,14 +3,14 @@ what tasks hand back (``TaskOutput``: snake_case in Python, the flow's camelCase
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
-from oriole.provider_registry import DEFAULT_PROVIDER, NAMES
+from oriole.provider_registry import DEFAULT_PROVIDER, ProviderName
 from oriole.text import JsonObject, bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -59,7 +59,7 @@ class ExecutionInput(BaseModel):
     model_config = _STRICT
 
     mazeId: str | int
-    llmProvider: Literal[NAMES] = DEFAULT_PROVIDER
+    llmProvider: ProviderName = DEFAULT_PROVIDER
     modelName: Name = Field(min_length=1, max_length=200)
     promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$")
     agentId: Name | None = Field(None, max_length=200)

@@ -29,7 +29,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 JsonObject = dict[str, Any]  # a JSON object as Python holds it: a task's event, a jsonb value, a snapshot
 
@@ -100,6 +100,14 @@ def escaped(value: object) -> tuple[object, bool]:
     return _walk(value, _escape), True
 
 
+@overload
+def replaced(value: str) -> str: ...
+@overload
+def replaced(value: JsonObject) -> JsonObject: ...
+@overload
+def replaced(value: list[Any] | tuple[Any, ...]) -> list[Any]: ...
+@overload
+def replaced(value: object) -> object: ...
 def replaced(value: object) -> object:
     """``value`` with each NUL or lone surrogate replaced by U+FFFD (a readable copy; the exact text is kept
     elsewhere, escaped)."""

@@ -56,7 +56,7 @@ class Maze:
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[int]], start: Position, goal: Position) -> Maze:
-        return cls(tuple(tuple(int(c) for c in row) for row in rows), tuple(start), tuple(goal))
+        return cls(tuple(tuple(int(c) for c in row) for row in rows), (start[0], start[1]), (goal[0], goal[1]))
 
     @property
     def width(self) -> int:
@@ -134,9 +134,10 @@ def shortest_path(
     while queue:
         pos = queue.popleft()
         if is_target(pos):
-            path = [pos]
-            while came_from[path[-1]] is not None:
-                path.append(came_from[path[-1]])
+            path, previous = [pos], came_from[pos]
+            while previous is not None:
+                path.append(previous)
+                previous = came_from[previous]
             return path[::-1]
         for nxt in neighbours(pos):
             if nxt not in came_from:

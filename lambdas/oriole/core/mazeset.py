@@ -356,8 +356,13 @@ def _scaled(count: int) -> Callable[[int], int]:
     return lambda size: max(1, round(count * (size / SIZE) ** 2))
 
 
+def _density(density: float) -> Callable[[int], JsonObject]:
+    """The same wall density at every size."""
+    return lambda size: {"density": density}
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    *(Family(name, _random_walls, lambda size, d=density: {"density": d}) for name, density in (
+    *(Family(name, _random_walls, _density(density)) for name, density in (
         ("sparse", 0.10), ("light", 0.20), ("medium", 0.30), ("dense", 0.38), ("very-dense", 0.44),
         ("extreme", 0.50))),
     Family("open-field", _open_field, lambda size: {"obstacles": _scaled(16)(size)}),

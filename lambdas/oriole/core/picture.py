@@ -82,11 +82,13 @@ class Picture:
 
     @property
     def width(self) -> int:
-        return self.params["tiles"][0] * TILE_PX
+        columns: int = self.params["tiles"][0]
+        return columns * TILE_PX
 
     @property
     def height(self) -> int:
-        return self.params["tiles"][1] * TILE_PX
+        lines: int = self.params["tiles"][1]
+        return lines * TILE_PX
 
     @property
     def record(self) -> JsonObject:
@@ -146,11 +148,11 @@ def _rows(marks: Sequence[Sequence[str]], agent: Position) -> list[bytes]:
         for py in range(TILE_PX):
             line = first if py == 0 else body
             if ty == agent[1]:
-                line = bytearray(line)
+                drawn = bytearray(line)
                 for px, colour in enumerate(mask[py]):
                     if colour is not None:
-                        line[agent[0] * TILE_PX + px] = colour
-                line = bytes(line)
+                        drawn[agent[0] * TILE_PX + px] = colour
+                line = bytes(drawn)
             rows.append(line)
     return rows
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,7 @@ from oriole.core.prices import Price
 from oriole.errors import SweepFileError
 from oriole.inputs import Name, PricePerMTok
 from oriole.provider_registry import NAMES as PROVIDERS
+from oriole.provider_registry import ProviderName
 from oriole.text import JsonObject
 
 AGENTS_KEY = "agents"  # in a configs entry or a grid: the labels of the agents it is for
@@ -52,7 +53,7 @@ class AgentEntry(BaseModel):
     model_config = _STRICT
 
     label: Annotated[Name, Field(min_length=1, max_length=80)] | None = None
-    provider: Literal[PROVIDERS]
+    provider: ProviderName
     model: Annotated[Name, Field(min_length=1, max_length=200)]
     config: dict[str, Any] = Field(default_factory=dict)
     prices: SweepPrices | None = None
@@ -71,7 +72,8 @@ class Agent:
 
     @property
     def config(self) -> JsonObject:
-        return json.loads(self.config_json)
+        overrides: JsonObject = json.loads(self.config_json)
+        return overrides
 
     @property
     def name(self) -> str:
@@ -87,8 +89,8 @@ def _from_text(text: str) -> Agent:
 
 def _from_entry(entry: AgentEntry) -> Agent:
     label = entry.label or f"{entry.provider}/{entry.model}"
-    prices = entry.prices and Price(entry.prices.input_per_mtok, entry.prices.output_per_mtok,
-                                    f"sweep file, agent {label}")
+    prices = None if entry.prices is None else Price(entry.prices.input_per_mtok, entry.prices.output_per_mtok,
+                                                     f"sweep file, agent {label}")
     if entry.provider == "baseline" and prices is not None:
         raise SweepFileError(f"agent {label}: a baseline plays no model and costs nothing; remove its prices")
     agent = Agent(label, entry.provider, entry.model, json.dumps(entry.config, sort_keys=True), prices)

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -32,7 +32,7 @@ from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
 from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
-from oriole.provider_registry import NAMES, PROVIDERS
+from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import JsonObject, unstorable
 
@@ -150,7 +150,7 @@ class SweepFile(BaseModel):
     grid: Grid | list[Grid] = Field(default_factory=dict)
     seed_from: str | None = Field(None, pattern=SWEEP_ID)  # the sweep whose mazes and seeds this one replays
     concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
-    provider_concurrency: dict[Literal[NAMES],
+    provider_concurrency: dict[ProviderName,
                                Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(default_factory=dict)
     spend_limit_usd: float | None = Field(None, ge=0)
     comment: str | None = Field(None, max_length=1000)
@@ -211,7 +211,8 @@ class Cell:
 
     @property
     def config(self) -> JsonObject:
-        return json.loads(self.config_json)
+        overrides: JsonObject = json.loads(self.config_json)
+        return overrides
 
     @property
     def agent(self) -> str:
@@ -242,7 +243,7 @@ class Planned:
     def seed(self, spec: SweepFile) -> int:
         """The repetition's seed: the cell's own ``seed`` if it fixes one, else one derived from the sweep's seed
         id (``seed_from``, else its id), the cell and the repetition, the same on every run and resume."""
-        fixed = self.cell.config.get("seed")
+        fixed: int | None = self.cell.config.get("seed")
         if fixed is not None:
             return fixed
         return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
@@ -315,7 +316,8 @@ def maze_names(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[str]:
                                  f"grid {digest[:12]}); list it once")
         taken[digest], named[position] = repr(maze), name
     return [name for position, maze in enumerate(spec.mazes)
-            for name in ([named[position]] if position in named else maze.names(seed_id(spec), taken, budget))]
+            for name in (maze.names(seed_id(spec), taken, budget) if isinstance(maze, MazeSample) else
+                         [named[position]])]
 
 
 def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tuple[str, str]:
@@ -354,8 +356,8 @@ def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> 
         if names is not None and agent.label not in names:
             continue
         check_applies(agent, settings, f"configs[{number}]")
-        for values in product(*(grids[k] for k in keys)):
-            overrides = {**settings, **dict(zip(keys, values, strict=True))}
+        for combination in product(*(grids[k] for k in keys)):
+            overrides = {**settings, **dict(zip(keys, combination, strict=True))}
             if clash := sorted(set(overrides) & set(own)):
                 raise SweepFileError(f"agent {agent.label} sets {', '.join(clash)} in its own config, and "
                                      f"configs[{number}] or the grid sets it too: say it once (an entry or a grid "
@@ -429,7 +431,9 @@ def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> 
     if missing:
         raise SweepFileError(f"prompt version(s) {', '.join(missing)} not found; known: {', '.join(sorted(known))} "
                              "(add one with `oriole prompts put`)")
-    for version in spec.prompts if isinstance(known, Mapping) else ():
+    if not isinstance(known, Mapping):
+        return
+    for version in spec.prompts:
         if problem := unstorable(known[version]) if known[version].strip() else "is empty":
             raise SweepFileError(f"prompt version {version} {problem}; store it again with `oriole prompts put`")
 

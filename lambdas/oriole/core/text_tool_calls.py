@@ -67,5 +67,6 @@ def _names_a_tool(item: object) -> bool:
 
 def _tool_call(item: JsonObject, index: int) -> ToolCall:
     name = item.get("tool", item.get("name"))
+    assert isinstance(name, str), "the items are those _names_a_tool kept"
     arguments = item.get("arguments", item.get("parameters"))
     return model_call(name, arguments, call_id=f"text_{index}", source=TEXT)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from oriole.core import maze as rules
@@ -181,9 +182,9 @@ class RecallWindow:
     """What recall_all summarises: each recent action's resulting position and the tiles it saw, and what
     the agent saw from the start tile while the window still reaches back to it."""
 
-    def __init__(self, size: int, entries: list[tuple[Position, list[list[int]]]] = (),
+    def __init__(self, size: int, entries: Iterable[tuple[Position, list[list[int]]]] = (),
                  start: tuple[Position, list[list[int]]] | None = None, actions: int = 0):
-        self._entries: deque = deque(entries, maxlen=size)
+        self._entries: deque[tuple[Position, list[list[int]]]] = deque(entries, maxlen=size)
         self._size = size
         self._start = start
         self._actions = actions  # actions taken so far in the experiment

@@ -34,7 +34,7 @@ def definition(flow: str = EXPERIMENT, *, timeout_seconds: int | None = None,
     text = definition_text(flow)
     for placeholder, value in (substitutions or {}).items():
         text = text.replace(f"${{{placeholder}}}", value)
-    asl = json.loads(text)
+    asl: JsonObject = json.loads(text)
     if timeout_seconds is not None:
         asl["TimeoutSeconds"] = timeout_seconds
     return asl

@@ -8,6 +8,7 @@ The unit tests fail whenever a committed file differs from what this writes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from oriole.flows import EXPERIMENT, SUFFIX, experiment_flow, sweep_flow
@@ -22,10 +23,15 @@ def diagram_block(name: str) -> re.Pattern[str]:
     return re.compile(rf"(<!-- make flows: {name} -->\n```\n)(.*?)(```\n<!-- /make flows -->)", re.DOTALL)
 
 
+def _between_markers(draw: Callable[[], str]) -> Callable[[re.Match[str]], str]:
+    """A block's new text: its markers around the diagram ``draw`` makes."""
+    return lambda match: match[1] + draw() + match[3]
+
+
 def readme(text: str) -> str:
     """The README with each flow diagram as its module draws it."""
     for name, draw in DIAGRAMS.items():
-        text, found = diagram_block(name).subn(lambda match, draw=draw: match[1] + draw() + match[3], text)
+        text, found = diagram_block(name).subn(_between_markers(draw), text)
         if found != 1:
             raise ValueError(f"README.md must hold the block <!-- make flows: {name} --> once")
     return text

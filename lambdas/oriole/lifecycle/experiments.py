@@ -106,8 +106,8 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
         raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
-    given = request.prices and prices.Price(request.prices.inputPerMTok, request.prices.outputPerMTok,
-                                            request.prices.source or "execution input")
+    given = None if request.prices is None else prices.Price(
+        request.prices.inputPerMTok, request.prices.outputPerMTok, request.prices.source or "execution input")
     charged = prices.price(request.llmProvider, request.modelName, given, stored.get(pricing))
     config["pricing"] = charged and charged.as_snapshot()
     return config, prompt

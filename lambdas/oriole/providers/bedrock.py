@@ -13,14 +13,20 @@ import functools
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from oriole.catalog import BY_KEY, snapshot_value
+from oriole.catalog import default_of, snapshot_value
 from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
 from oriole.text import MAX_JSON_DEPTH, JsonObject, nesting_depth
+
+if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda never imports them
+    from botocore.exceptions import ClientError
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+    from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 20.0
@@ -34,7 +40,7 @@ UNAVAILABLE_CODES = frozenset({"InternalServerException", "ModelErrorException"}
 TIMEOUT_CODES = frozenset({"ModelTimeoutException"})
 
 
-def runtime_client(timeout_seconds: float):
+def runtime_client(timeout_seconds: float) -> BedrockRuntimeClient:
     """A ``bedrock-runtime`` client whose read timeout is the configured request timeout.
 
     botocore's own retries are switched off (one attempt in total; botocore's ``max_attempts`` would
@@ -51,20 +57,23 @@ def runtime_client(timeout_seconds: float):
     return boto3.client("bedrock-runtime", config=config)
 
 
-def _document(value: object) -> object:
-    """``value`` as plain JSON types: botocore rejects tuples and other non-JSON values in documents."""
+def _document(value: object) -> Any:
+    """``value`` as plain JSON types (the JSON value it encodes): botocore rejects tuples and other non-JSON values
+    in documents."""
     return json.loads(json.dumps(value))
 
 
 def _tool_input(arguments: object) -> JsonObject:
     """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``
     (see ``oriole.providers.wire.arguments_object``)."""
-    return _document(arguments_object(arguments))
+    document: JsonObject = _document(arguments_object(arguments))
+    return document
 
 
 def _tool_result(message: Message) -> JsonObject:
     """A tool message as a ``toolResult`` block; a result carrying an ``error`` is marked as failed."""
     result = message.content
+    body: JsonObject
     if isinstance(result, dict):
         body, failed = {"json": _document(result)}, "error" in result
     else:
@@ -77,7 +86,7 @@ def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
     """The Converse role and content blocks of one neutral message."""
     if message.role == "tool":
         return "user", [_tool_result(message)]
-    blocks = [{"text": content_text(message.content)}] if message.content else []
+    blocks: list[JsonObject] = [{"text": content_text(message.content)}] if message.content else []
     if message.picture is not None:  # after the text (and, merged, after the tool results, as Converse wants)
         blocks.append({"image": {"format": "png", "source": {"bytes": message.picture.png}}})
     if message.role == "assistant":
@@ -110,7 +119,7 @@ def tool_config(tools: Sequence[ToolSpec]) -> JsonObject:
                                     "inputSchema": {"json": t.parameters}}} for t in tools]}
 
 
-def _object(raw: JsonObject, key: str) -> JsonObject:
+def _object(raw: Mapping[str, Any], key: str) -> JsonObject:
     """``raw[key]`` when it is an object, else an empty one: a malformed answer never raises anything unnamed."""
     value = raw.get(key)
     return value if isinstance(value, dict) else {}
@@ -131,7 +140,7 @@ def _reasoning(block: JsonObject) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
-def parse_response(raw: JsonObject, throttles: int = 0) -> ModelResponse:
+def parse_response(raw: Mapping[str, Any], throttles: int = 0) -> ModelResponse:
     """A Converse answer as a ``ModelResponse``; an answer without ``output.message``, or whose usage is not a
     set of counts (see ``oriole.providers.wire.reported_count``), is invalid."""
     message = _object(raw, "output").get("message")
@@ -166,8 +175,9 @@ class BedrockAgent:
     """An ``Agent`` answering through one Bedrock model with the Converse API."""
 
 
-    def __init__(self, client, model_id: str, temperature: float, max_tokens: int = BY_KEY["maxTokens"].default,
-                 top_p: float = BY_KEY["topP"].default, max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
+    def __init__(self, client: BedrockRuntimeClient, model_id: str, temperature: float,
+                 max_tokens: int = default_of("maxTokens", int), top_p: float = default_of("topP", float),
+                 max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
         self.client = client
         self.model_id = model_id
@@ -180,13 +190,14 @@ class BedrockAgent:
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
 
     @classmethod
-    def from_config(cls, model_id: str, config: JsonObject, client=None) -> BedrockAgent:
+    def from_config(cls, model_id: str, config: JsonObject, client: BedrockRuntimeClient | None = None,
+                    ) -> BedrockAgent:
         """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
         the catalog (a snapshot taken before a key existed gets its default).
 
         Without a client, one is built with the snapshot's request timeout.
         """
-        def setting(key: str):
+        def setting(key: str) -> Any:
             return snapshot_value(config, key)
 
         if client is None:
@@ -197,10 +208,10 @@ class BedrockAgent:
     def converse_request(self, request: ModelRequest) -> JsonObject:
         """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0; topP
         only below 1, where it changes anything, since some models refuse it next to a temperature)."""
-        inference = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
+        inference: JsonObject = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
         if self.top_p < 1:
             inference["topP"] = float(self.top_p)
-        kwargs = {
+        kwargs: JsonObject = {
             "modelId": self.model_id,
             "system": [{"text": request.system_prompt}],
             "messages": converse_messages(request.messages),
@@ -231,7 +242,7 @@ class BedrockAgent:
         return ModelThrottled(f"Bedrock throttled model {self.model_id!r} {throttles} time(s) in a row "
                               f"(last: {last}); the turn can be retried later", throttles=throttles)
 
-    def _converse(self, kwargs: JsonObject) -> JsonObject:
+    def _converse(self, kwargs: JsonObject) -> ConverseResponseTypeDef:
         """One ``converse`` call, its failures translated to named errors (``_Retryable`` for a throttle)."""
         from botocore.exceptions import (
             ClientError,
@@ -252,7 +263,7 @@ class BedrockAgent:
         except (BotocoreConnectionError, HTTPClientError) as err:
             raise ModelUnavailable(f"cannot reach Bedrock for model {self.model_id!r}: {err}") from err
 
-    def _client_error(self, err) -> Exception:
+    def _client_error(self, err: ClientError) -> Exception:
         """The named error for an AWS error answer, chosen by its code (its HTTP status if the code is new)."""
         code = err.response.get("Error", {}).get("Code", "")
         message = err.response.get("Error", {}).get("Message", str(err))
@@ -267,7 +278,7 @@ class BedrockAgent:
 
 
 @functools.cache
-def shared_client(timeout_seconds: float):
+def shared_client(timeout_seconds: float) -> BedrockRuntimeClient:
     """The warm container's Bedrock client for a request timeout: made once (the local runner puts one holding the
     user's credentials, or a stubbed one, in its place)."""
     return runtime_client(timeout_seconds)

@@ -38,7 +38,7 @@ def wire_message(message: Message) -> JsonObject:
     """One neutral message in Ollama's chat format (a call's arguments as an object)."""
     if message.role == "tool":
         return {"role": "tool", "content": content_text(message.content), "tool_name": message.name or ""}
-    wire = {"role": message.role, "content": content_text(message.content)}
+    wire: JsonObject = {"role": message.role, "content": content_text(message.content)}
     if message.picture is not None:  # Ollama's images: base64, on the message that shows them
         wire["images"] = [picture_base64(message.picture)]
     if message.tool_calls:

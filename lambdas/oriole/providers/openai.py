@@ -70,9 +70,10 @@ def wire_message(message: Message) -> JsonObject:
 def _tool_call(index: int, entry: object) -> ToolCall:
     """A call as the model sent it: a nameless one is kept (name "") so the loop counts it invalid; one without
     an id gets ``call_<index>``, so its result can still name it."""
-    entry = entry if isinstance(entry, dict) else {}
-    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
-    name, call_id = function.get("name"), entry.get("id")
+    fields: JsonObject = entry if isinstance(entry, dict) else {}
+    found = fields.get("function")
+    function: JsonObject = found if isinstance(found, dict) else {}
+    name, call_id = function.get("name"), fields.get("id")
     return model_call(name if isinstance(name, str) else "", function.get("arguments"),
                       call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}")
 
@@ -85,7 +86,7 @@ def _choice(raw: bytes) -> tuple[JsonObject, JsonObject, JsonObject]:
         raise InvalidModelResponse(f"the server answered with a body that is not JSON: {excerpt(raw)}") from None
     choices = body.get("choices") if isinstance(body, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
-    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+    if not isinstance(body, dict) or not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
         raise InvalidModelResponse(f"the server answered without choices[0].message: {excerpt(raw)}")
     if not isinstance(body.get("usage"), dict | None) or not isinstance(choice["message"].get("tool_calls"),
                                                                         list | None):

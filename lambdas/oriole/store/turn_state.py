@@ -202,8 +202,9 @@ class LoadedTurn:
         return Rules(maze, config["visionRange"], config["goalCondition"], config["recallInterval"],
                      config["maxRecallActions"])
 
-    def setting(self, key: str) -> object:
-        """A snapshot value; a snapshot taken before the setting existed gets the catalog default."""
+    def setting(self, key: str) -> Any:
+        """A snapshot value (``catalog.snapshot_value``); a snapshot taken before the setting existed gets the
+        catalog default."""
         return snapshot_value(self.config, key)
 
     def recall_window(self, game: Rules) -> RecallWindow:
