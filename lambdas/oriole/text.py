@@ -88,8 +88,8 @@ def unescape(text: str) -> str:
     return _ESCAPED.sub(lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(2), 16)), text)
 
 
-def escaped(value: object) -> tuple[object, bool]:
-    """``value`` made storable, and whether it had to change.
+def escaped(value: JsonObject) -> tuple[JsonObject, bool]:
+    """``value`` (a row) made storable, and whether it had to change.
 
     When anything in ``value`` cannot be stored, every string in it is escaped (``\\`` doubled, each NUL or
     lone surrogate written ``\\uXXXX``), so that ``unescape`` restores each string of the row exactly;
@@ -97,7 +97,9 @@ def escaped(value: object) -> tuple[object, bool]:
     """
     if not _has_unstorable(value):
         return value, False
-    return _walk(value, _escape), True
+    row = _walk(value, _escape)
+    assert isinstance(row, dict), "the walk keeps an object an object"
+    return row, True
 
 
 @overload

@@ -12,7 +12,8 @@ from oriole.core.progress import (
 )
 from oriole.statuses import Ending
 
-ENDINGS = {Ending.SUCCESS: "success", Ending.AGENT: "no success", Ending.ERROR: "error", None: "running"}
+ENDINGS: dict[str | None, str] = {Ending.SUCCESS: "success", Ending.AGENT: "no success", Ending.ERROR: "error",
+                                  None: "running"}
 _REASONS = ((MAX_MOVES_REASON_PREFIX, "out of moves"), (MAX_DURATION_REASON_PREFIX, "out of time"),
             (STALL_REASON_PREFIX, "stalled"), (GAVE_UP_REASON_PREFIX, "gave up"))
 _STATUSES = {"succeeded": "goal found", "timed_out": "out of time", "failed": "failed", "aborted": "aborted",

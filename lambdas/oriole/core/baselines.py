@@ -8,6 +8,7 @@ optimal calibration line). Their memory between turns is a small JSON state stor
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import DIRECTIONS, Maze, Position, shortest_path
@@ -134,7 +135,7 @@ class Explorer(Baseline):
         return random.Random(str(pos)).choice(list(DIRECTIONS)), "nothing left to explore"
 
     @staticmethod
-    def _is_frontier(known: KnownMap):
+    def _is_frontier(known: KnownMap) -> Callable[[Position], bool]:
         def frontier(pos: Position) -> bool:
             return any(known.get((pos[0] + dx, pos[1] + dy)) == UNKNOWN for dx, dy in DIRECTIONS.values())
         return frontier
@@ -150,8 +151,9 @@ class Oracle(Baseline):
         self.maze = maze
 
     def choose(self, observation: JsonObject) -> tuple[str, str]:
-        pos = tuple(observation["position"])
+        pos: Position = (observation["position"][0], observation["position"][1])
         path = shortest_path(pos, self.maze.goal.__eq__, self.maze.neighbours)
+        assert path is not None, "a stored maze's goal is reachable (Maze.shortest_path_length checked it)"
         return _step_towards(pos, path[1]), "optimal path on the true maze"
 
 

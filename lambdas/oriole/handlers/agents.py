@@ -39,7 +39,8 @@ def _play(event: JsonObject, context: LambdaContext, provider: Provider) -> Json
 
 
 def _agent(provider: Provider, setup: AgentSetup) -> Agent:
-    return importlib.import_module(provider.adapter).agent(setup, api_key(provider.name))
+    made: Agent = importlib.import_module(provider.adapter).agent(setup, api_key(provider.name))
+    return made
 
 
 @functools.cache
@@ -51,9 +52,10 @@ def api_key(provider: str) -> str | None:
     from oriole.providers.transport import check_api_key, environment_api_key
 
     entry = PROVIDERS[provider]
-    if entry.api_key is None:
+    variable = entry.api_key_secret
+    if entry.api_key is None or variable is None:
         return None
-    secret_arn = os.environ.get(entry.api_key_secret)
+    secret_arn = os.environ.get(variable)
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 

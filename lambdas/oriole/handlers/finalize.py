@@ -5,11 +5,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.lifecycle import experiments
+from oriole.statuses import ExperimentStatus
 from oriole.store import shared_store
 from oriole.text import JsonObject
 
 
-def _finalize(event: JsonObject, status: str) -> JsonObject:
+def _finalize(event: JsonObject, status: ExperimentStatus) -> JsonObject:
     result = experiments.finalize(event, shared_store(), status)
     logger.info("experiment finalized", extra=result)
     if result["closed"]:
@@ -18,22 +19,23 @@ def _finalize(event: JsonObject, status: str) -> JsonObject:
     return result
 
 
-_METRIC = {"succeeded": "ExperimentsSucceeded", "timed_out": "ExperimentsTimedOut", "failed": "ExperimentsFailed"}
+_METRIC = {ExperimentStatus.SUCCEEDED: "ExperimentsSucceeded", ExperimentStatus.TIMED_OUT: "ExperimentsTimedOut",
+           ExperimentStatus.FAILED: "ExperimentsFailed"}
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def success(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, "succeeded")
+    return _finalize(event, ExperimentStatus.SUCCEEDED)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def timeout(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, "timed_out")
+    return _finalize(event, ExperimentStatus.TIMED_OUT)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def failure(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, "failed")
+    return _finalize(event, ExperimentStatus.FAILED)

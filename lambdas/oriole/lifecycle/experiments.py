@@ -36,6 +36,7 @@ from oriole.errors import (
 from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
 from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS
+from oriole.statuses import ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze
@@ -322,7 +323,7 @@ def _execution_seconds_left(started: str | None) -> float | None:
     return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
-def finalize(event: Mapping[str, Any], store: Store, status: str) -> JsonObject:
+def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -> JsonObject:
     """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
@@ -332,10 +333,11 @@ def finalize(event: Mapping[str, Any], store: Store, status: str) -> JsonObject:
     """
     request = FinalizeRequest.model_validate(dict(event))
     experiment_id = request.experiment_id
-    if status == "failed":
+    reason: str | None
+    if status == ExperimentStatus.FAILED:
         reason = stored_message(request.reason) if request.reason else failure_reason(request.error)
     else:
-        reason = stored_message(request.reason) if request.reason and status != "succeeded" else None
+        reason = stored_message(request.reason) if request.reason and status != ExperimentStatus.SUCCEEDED else None
     if experiment_id is None:
         return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
     named_by_input = request.experimentId is None
@@ -357,8 +359,10 @@ def failure_reason(error: CaughtError) -> str:
     return stored_message(f"{name}: {message}" if message else name)
 
 
-_CLOSED_BY_EXECUTION = {"FAILED": ("failed", "failed"), "TIMED_OUT": ("timed_out", "reached its execution timeout"),
-                        "ABORTED": ("aborted", "was stopped")}
+_CLOSED_BY_EXECUTION: dict[str, tuple[ExperimentStatus, str]] = {
+    "FAILED": (ExperimentStatus.FAILED, "failed"),
+    "TIMED_OUT": (ExperimentStatus.TIMED_OUT, "reached its execution timeout"),
+    "ABORTED": (ExperimentStatus.ABORTED, "was stopped")}
 
 
 def close_after_execution(detail: ExecutionStatusChange, store: Store,
@@ -395,7 +399,7 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
         successor_status = execution_status(successor) if successor else None
         if successor_status == "RUNNING":
             return result  # it attaches itself when it starts; its own end is reported in turn
-        new_status, reason = "failed", _continuation_reason(name, successor, successor_status)
+        new_status, reason = ExperimentStatus.FAILED, _continuation_reason(name, successor, successor_status)
     elif status in _CLOSED_BY_EXECUTION:
         new_status, what = _CLOSED_BY_EXECUTION[status]
         reason = f"execution {status}: {name} {what}"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import experiments
 from oriole.store import Store
+from oriole.store.experiments import OpenExperiment
 from oriole.text import JsonObject
 
 DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
@@ -34,10 +35,11 @@ def gone(execution_arn: str) -> JsonObject:
             "cause": "Step Functions has no such execution (any more)"}
 
 
-def ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[tuple[JsonObject, JsonObject]]:
+def ended(store: Store, describe: Describe,
+          belongs: Callable[[str], bool]) -> list[tuple[OpenExperiment, JsonObject]]:
     """Open experiments whose latest execution (one that ``belongs`` here) is no longer RUNNING, each with
     the status-change detail that closes it."""
-    found = []
+    found: list[tuple[OpenExperiment, JsonObject]] = []
     for row in store.open_experiments():
         if not belongs(row.last_execution):
             continue

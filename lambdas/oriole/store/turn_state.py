@@ -31,6 +31,7 @@ from oriole.core.turn_loop import (
     ModelResponse,
     TurnOutcome,
     TurnSettings,
+    estimate_tokens,
     message_as_json,
     response_as_json,
 )
@@ -253,7 +254,8 @@ class LoadedTurn:
 
     @property
     def history_mode(self) -> str:
-        return self.setting("historyMode")
+        mode: str = self.setting("historyMode")
+        return mode
 
     def window(self) -> list[memories.StoredTurn]:
         """The earlier turns whose messages the turn carries (conversation, summary), oldest first."""
@@ -267,7 +269,8 @@ class LoadedTurn:
         """How many turns are older than the window: what summary mode compacts."""
         if self.history_mode != memories.SUMMARY:
             return 0
-        return max(0, self.turn_count - self.setting("historyTurns"))
+        window: int = self.setting("historyTurns")
+        return max(0, self.turn_count - window)
 
     def map_memory(self, maze: Maze) -> memories.MapMemory:
         """The map compaction's state, as the previous turn left it (the start's sighting on the first)."""
@@ -292,7 +295,7 @@ class LoadedTurn:
         window_tokens = sum(t.message_tokens for t in self.window())
         return {"compaction": self.setting("compaction"), "turns_summarised": summarised,
                 "tokens_before": max(0, self.experiment.history_tokens - window_tokens),
-                "tokens_after": memories.estimate_tokens(summary)}
+                "tokens_after": estimate_tokens(summary)}
 
     def history(self) -> list[JsonObject]:
         """The last ``historyActions`` actions as the model reads them in its turn context."""
@@ -343,7 +346,8 @@ def cost_usd(input_tokens: int, output_tokens: int, pricing: JsonObject | None) 
     ten-thousandth the cost columns keep (6 decimals)."""
     if not pricing:
         return 0.0
-    return round((input_tokens * pricing["inputPerMTok"] + output_tokens * pricing["outputPerMTok"]) / 1_000_000, 6)
+    per_mtok: tuple[float, float] = (pricing["inputPerMTok"], pricing["outputPerMTok"])
+    return round((input_tokens * per_mtok[0] + output_tokens * per_mtok[1]) / 1_000_000, 6)
 
 
 def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: JsonObject | None) -> float:
