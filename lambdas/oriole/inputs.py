@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import DEFAULT_PROVIDER, ProviderName
+from oriole.statuses import ExperimentStatus, NextStep
 from oriole.text import JsonObject, bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -204,6 +205,25 @@ class TaskOutput(BaseModel):
     def as_state(self) -> JsonObject:
         """The task's JSON result, as its Lambda returns it."""
         return self.model_dump(mode="json", by_alias=True)
+
+
+class ProgressDecision(TaskOutput):
+    """CheckProgress's answer: what the flow's ConditionCheck routes on (``decision``), and why."""
+
+    decision: NextStep
+    reason: str | None
+    actions: int
+    goal_found: bool
+
+
+class Finalized(TaskOutput):
+    """A finalizer's answer: the experiment (None: a rejected input had none), the status it asked for, whether
+    this call closed it, and the reason it stored."""
+
+    experiment_id: int | None
+    status: ExperimentStatus
+    closed: bool
+    failure_reason: str | None
 
 
 def _describe(err: ValidationError) -> str:

@@ -68,7 +68,7 @@ def test_finalizing_twice_changes_nothing(store):
                                  "timed_out")
     again = experiments.finalize({"experimentId": state["experimentId"], "error": {"Error": "Boom"}}, store,
                                  "failed")
-    assert first["closed"] and not again["closed"]
+    assert first.closed and not again.closed
     row = store.conn.execute("SELECT status, failure_reason FROM experiments WHERE id = %s",
                              (state["experimentId"],)).fetchone()
     assert (row["status"], row["failure_reason"]) == ("timed_out", "max_moves reached")

@@ -11,4 +11,4 @@ from oriole.text import JsonObject
 
 @logger.inject_lambda_context
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return experiments.check_progress(event, shared_store())
+    return experiments.check_progress(event, shared_store()).as_state()

@@ -12,11 +12,12 @@ from oriole.text import JsonObject
 
 def _finalize(event: JsonObject, status: ExperimentStatus) -> JsonObject:
     result = experiments.finalize(event, shared_store(), status)
-    logger.info("experiment finalized", extra=result)
-    if result["closed"]:
+    state = result.as_state()
+    logger.info("experiment finalized", extra=state)
+    if result.closed:
         count(_METRIC[status])
-        count_failure(status, result["failureReason"])
-    return result
+        count_failure(status, result.failure_reason)
+    return state
 
 
 _METRIC = {ExperimentStatus.SUCCEEDED: "ExperimentsSucceeded", ExperimentStatus.TIMED_OUT: "ExperimentsTimedOut",

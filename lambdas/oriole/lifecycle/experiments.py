@@ -292,7 +292,7 @@ def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: 
     return state | {"summary": summary["summary"], "through_turn": through}
 
 
-def check_progress(event: Mapping[str, Any], store: Store) -> JsonObject:
+def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDecision:
     """CheckProgress: read the experiment's counters and decide what the state machine does next."""
     request = inputs.parse(inputs.ProgressRequest, dict(event), "CheckProgress input")
     row = store.progress(request.experimentId)
@@ -306,8 +306,8 @@ def check_progress(event: Mapping[str, Any], store: Store) -> JsonObject:
                           row.gave_up_reason),
         row.config,
     )
-    return {"decision": decision.decision, "reason": decision.reason, "actions": row.action_count,
-            "goalFound": row.goal_found}
+    return inputs.ProgressDecision(decision=decision.decision, reason=decision.reason, actions=row.action_count,
+                                   goal_found=row.goal_found)
 
 
 def _execution_seconds_left(started: str | None) -> float | None:
@@ -323,7 +323,7 @@ def _execution_seconds_left(started: str | None) -> float | None:
     return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
-def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -> JsonObject:
+def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -> inputs.Finalized:
     """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
@@ -339,11 +339,11 @@ def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -
     else:
         reason = stored_message(request.reason) if request.reason and status != ExperimentStatus.SUCCEEDED else None
     if experiment_id is None:
-        return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
+        return inputs.Finalized(experiment_id=None, status=status, closed=False, failure_reason=reason)
     named_by_input = request.experimentId is None
     closed = store.finalize(experiment_id, status, reason,
                             last_execution=(request.executionArn or "") if named_by_input else None)
-    return {"experimentId": experiment_id, "status": status, "closed": closed, "failureReason": reason}
+    return inputs.Finalized(experiment_id=experiment_id, status=status, closed=closed, failure_reason=reason)
 
 
 def failure_reason(error: CaughtError) -> str:
