@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_camel
 from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import DEFAULT_PROVIDER, ProviderName
-from oriole.statuses import ExperimentStatus, NextStep
+from oriole.statuses import ExperimentStatus, NextStep, RepetitionOutcome
 from oriole.text import JsonObject, bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -224,6 +224,21 @@ class Finalized(TaskOutput):
     status: ExperimentStatus
     closed: bool
     failure_reason: str | None
+
+
+class Continued(TaskOutput):
+    """ContinueAsNew's answer: the successor execution and the part it runs."""
+
+    successor_execution_arn: str
+    part: int
+
+
+class RepetitionStarted(TaskOutput):
+    """StartRepetition's answer: ``started`` and its execution, or why nothing started (the status its
+    repetition already ended with, or ``skipped`` at the spend limit)."""
+
+    outcome: RepetitionOutcome | ExperimentStatus
+    execution_arn: str | None
 
 
 def _describe(err: ValidationError) -> str:

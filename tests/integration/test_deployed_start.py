@@ -163,7 +163,7 @@ def hand_over(store, experiment_id: int, successors: Successors, part: int = 1) 
     handed = experiments.continue_as_new({"experimentId": experiment_id, "part": part, "stateMachineArn": MACHINE},
                                          store, successors)
     name = f"exp-{experiment_id}-part-{part + 1}"
-    assert handed == {"successorExecutionArn": EXECUTIONS + name, "part": part + 1}
+    assert handed.as_state() == {"successorExecutionArn": EXECUTIONS + name, "part": part + 1}
     return successors.inputs[name]["continuationToken"]
 
 

@@ -20,5 +20,5 @@ from oriole.text import JsonObject
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     result = experiments.continue_as_new(event, shared_store(), start_named)
     logger.info("continued as new execution", extra={"experiment_id": event.get("experimentId"),
-                                                       "successor": result["successorExecutionArn"]})
-    return result
+                                                       "successor": result.successor_execution_arn})
+    return result.as_state()

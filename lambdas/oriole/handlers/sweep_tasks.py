@@ -43,7 +43,7 @@ def plan(event: JsonObject, context: LambdaContext) -> JsonObject:
 
 @logger.inject_lambda_context
 def start_repetition(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return sweep_tasks.start_repetition(event, shared_store(), start_named)
+    return sweep_tasks.start_repetition(event, shared_store(), start_named).as_state()
 
 
 @logger.inject_lambda_context

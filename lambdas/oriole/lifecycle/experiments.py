@@ -155,7 +155,7 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> J
 StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
 
 
-def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: StartExecution) -> JsonObject:
+def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: StartExecution) -> inputs.Continued:
     """ContinueAsNew: issue a continuation token for the next part, then start the successor execution with it.
 
     The row keeps the token's hash; the token itself travels only in the successor's input. A retried task
@@ -174,7 +174,7 @@ def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: Sta
                                    f"part {part} not started")
     arn = start_execution(request.stateMachineArn, progress.successor_name(experiment_id, part),
                           {"experimentId": experiment_id, "continuationToken": token})
-    return {"successorExecutionArn": arn, "part": part}
+    return inputs.Continued(successor_execution_arn=arn, part=part)
 
 
 def _state(row: ExperimentRef) -> JsonObject:

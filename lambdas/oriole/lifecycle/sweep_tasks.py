@@ -17,15 +17,12 @@ from oriole.core import sweep_plan
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun, validate
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import NAMES
-from oriole.statuses import TERMINAL_EXECUTION_STATUSES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, RepetitionOutcome
 from oriole.store import Store
 from oriole.text import JsonObject
 
 OUTCOMES = {"succeeded": "succeeded", "timed_out": "timedOut", "failed": "failed", "aborted": "aborted",
             "running": "running", "rejected": "rejected", "skipped": "skipped"}  # outcome -> the summary's key
-STARTED = "started"
-SKIPPED = "skipped"  # the spend limit was reached before it started
-REJECTED = "rejected"  # StartExperiment refused the input: the execution failed before an experiment existed
 _MATRICES: dict[str, list[Cell]] = {}  # a warm container's sweeps: their cells, by the sweep's JSON
 _MATRIX_CACHE_SIZE = 8
 
@@ -80,7 +77,8 @@ def _item(run: SweepRun, store: Store, index: int) -> Planned:
     return sweep_plan.planned_at(matrix, index)
 
 
-def start_repetition(event: object, store: Store, start: Callable[[str, str, JsonObject], str]) -> JsonObject:
+def start_repetition(event: object, store: Store,
+                     start: Callable[[str, str, JsonObject], str]) -> inputs.RepetitionStarted:
     """StartRepetition: start the experiment of one plan index, unless its repetition already ended (resume)
     or the sweep has spent its limit. ``start(state machine, name, input)`` starts an execution under a
     deterministic name (sweep, cell, repetition, attempt) and returns its ARN, the existing one's when a
@@ -90,12 +88,12 @@ def start_repetition(event: object, store: Store, start: Callable[[str, str, Jso
     item = _item(run, store, request.index)
     state = sweep_plan.repetition(store.repetition_attempts(item.agent_id(run.id)), run.retry_failed)
     if state.ended is not None:
-        return {"outcome": state.ended, "executionArn": None}
+        return inputs.RepetitionStarted(outcome=state.ended, execution_arn=None)
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
-        return {"outcome": SKIPPED, "executionArn": None}
+        return inputs.RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
     arn = start(request.experimentStateMachineArn, item.execution_name(run.id, state.attempt),
                 item.execution_input(run))
-    return {"outcome": STARTED, "executionArn": arn}
+    return inputs.RepetitionStarted(outcome=RepetitionOutcome.STARTED, execution_arn=arn)
 
 
 def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
@@ -113,10 +111,10 @@ def _look(arn: str, store: Store, execution_status: Callable[[str], str | None])
     if row is None:
         status = execution_status(arn)
         if status is not None and status not in TERMINAL_EXECUTION_STATUSES:
-            return {"closed": False, "outcome": "starting"}
+            return {"closed": False, "outcome": RepetitionOutcome.STARTING}
         row = store.execution_outcome(arn)  # it may have made its experiment and ended since the first look
         if row is None:
-            return {"closed": True, "outcome": REJECTED}
+            return {"closed": True, "outcome": RepetitionOutcome.REJECTED}
     return {"closed": row.completed, "outcome": row.status}
 
 
@@ -141,5 +139,5 @@ def summarize(event: object, store: Store, failed_executions: Callable[[str, str
 def _outcome(sweep_id: str, item: Planned, attempts: list[SweepExperiment], rejected: set[str]) -> str:
     """A repetition's outcome: its attempt of this run was rejected, else its latest experiment's status."""
     if item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt) in rejected:
-        return REJECTED
-    return attempts[-1].status if attempts else SKIPPED
+        return RepetitionOutcome.REJECTED
+    return attempts[-1].status if attempts else RepetitionOutcome.SKIPPED
