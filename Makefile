@@ -1,11 +1,12 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
-# make typecheck: mypy over the runtime (strict, as pyproject.toml sets); the workstation (mypy's default checks)
-#              joins it when its own typing lands (until then: `.venv/bin/mypy` checks both and reports its errors).
+# make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
+#              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
+# make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
 # make test-unit: the unit tests alone (tests/unit: pure, no database, no server), in seconds.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
-# make flows:  rewrite what the provider registry generates: sweep.asl.json, the experiment flow's provider branches
-#              and the README's two flow diagrams (lambdas/oriole/flows/render.py).
+# make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
+#              branches (lambdas/oriole/flows/render.py); the docs site draws their diagrams when it is built.
 # make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock
 #              (keeps its pins; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest release).
 VENV ?= .venv
@@ -14,10 +15,12 @@ BIN := $(VENV)/bin
 # The runtime dependencies are installed at the exact versions the Lambda asset ships (the lock's, without its
 # hashes, which are for the aarch64 wheels): the tests run the shipped stack.
 CONSTRAINTS := $(VENV)/lambda-constraints.txt
+# mkdocs-material prints a banner about its successor on every build.
+export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test test-unit typecheck deploy synth bench flows lock
+.PHONY: demo test test-unit typecheck docs bootstrap deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +41,10 @@ $(VENV)/.test-installed: $(VENV)/.cdk-installed
 	$(BIN)/pip install --quiet -e ".[local,cdk,test]" --constraint $(CONSTRAINTS)
 	touch $@
 
+$(VENV)/.docs-installed: $(VENV)/.local-installed
+	$(BIN)/pip install --quiet -e ".[local,docs]" --constraint $(CONSTRAINTS)
+	touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -45,7 +52,7 @@ node_modules/.installed: package.json package-lock.json
 demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
-test: $(VENV)/.test-installed node_modules/.installed typecheck
+test: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
@@ -55,8 +62,15 @@ typecheck: $(VENV)/.test-installed
 test-unit: $(VENV)/.test-installed
 	$(BIN)/python -m pytest tests/unit -q
 
+SERVE ?=
+docs: $(VENV)/.docs-installed
+	$(if $(SERVE),$(BIN)/mkdocs serve,$(BIN)/mkdocs build --strict)
+
 synth: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk synth --all
+
+bootstrap: $(VENV)/.cdk-installed node_modules/.installed
+	npx cdk bootstrap
 
 deploy: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk deploy --all

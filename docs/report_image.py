@@ -1,4 +1,4 @@
-"""How docs/report-baseline-ladder.png, the README's picture of the HTML report, is made, and how a test knows it
+"""How docs/report-baseline-ladder.png, the HTML report's picture (README, docs), is made, and how a test knows it
 is still the page the code draws.
 
     .venv/bin/python docs/report_image.py      # needs Chromium (Debian: apt-get install chromium)
@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import asdict
 from datetime import UTC, datetime
 from decimal import Decimal
 from html.parser import HTMLParser
@@ -91,10 +92,16 @@ def _typed(row: dict) -> dict:
 
 
 def load(path: Path = RECORD) -> dict:
-    """The recorded page inputs and what was drawn from them."""
+    """The recorded page inputs and what was drawn from them, as the typed rows ``Results`` reads (an
+    experiment's settings snapshot, left out of the record, as empty)."""
+    from oriole_workstation.rows import ComparedExperiment, PooledComparisonRow
+
     record = json.loads(path.read_text(encoding="utf-8"))
-    return {**record, "rows": [_typed(r) for r in record["rows"]],
-            "experiments": [_typed(e) for e in record["experiments"]], "now": datetime.fromisoformat(record["now"])}
+    unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
+    return {**record, "rows": [PooledComparisonRow(**{**unlabelled, **_typed(r)}) for r in record["rows"]],
+            "experiments": [ComparedExperiment(**{**unlabelled, **_typed(e), "config": {}})
+                            for e in record["experiments"]],
+            "now": datetime.fromisoformat(record["now"])}
 
 
 def page_of(record: dict) -> str:
@@ -121,9 +128,9 @@ def _run_the_sweep(home: Path) -> dict:
     return {"by": GroupBy.family.value, "filters": {"tag": TAG},
             "database": results.database().replace(str(home), "$ORIOLE_HOME"),
             "now": datetime.now(UTC).replace(microsecond=0),
-            "rows": comparison_rows(results, GroupBy.family, filters),
+            "rows": [asdict(r) for r in comparison_rows(results, GroupBy.family, filters)],
             # without each experiment's settings snapshot: the page reads the compared configuration, not it
-            "experiments": [{k: v for k, v in e.items() if k != "config"} for e in results.compared(filters)]}
+            "experiments": [{k: v for k, v in asdict(e).items() if k != "config"} for e in results.compared(filters)]}
 
 
 def _chromium() -> str:

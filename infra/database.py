@@ -154,7 +154,7 @@ class Database(Construct):
         """What a researcher needs for read-only SQL, and nothing more: a Session Manager port forward through
         the bastion to this database (the one session document that forwards a port to a remote host), ending
         or resuming only their own sessions, the read-only role's secret, and the outputs of this stack. Attach
-        it to the researchers' group or role (see the README)."""
+        it to the researchers' group or role (docs: how-to/query-deployed-database.md)."""
         stack = Stack.of(self)
         sessions = stack.format_arn(service="ssm", resource="session", resource_name="*")
         return iam.ManagedPolicy(self, "AnalystAccess", description=(

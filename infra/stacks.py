@@ -47,7 +47,7 @@ class DataStack(Stack):
         CfnOutput(self, "DatabaseInstanceId", value=self.database.instance.instance_identifier)
         if settings.bastion:  # Session Manager reaches it through the NAT gateway or its interface endpoints
             bastion = self.database.add_bastion(self.network.function_subnets)
-            CfnOutput(self, "PsqlPortForward", description="Run this, then psql on localhost:5432 (see README)",
+            CfnOutput(self, "PsqlPortForward", description="Run this, then psql on localhost:5432 (docs: how-to)",
                       value=f"aws ssm start-session --target {bastion.instance_id} --document-name "
                             f"{PORT_FORWARD_DOCUMENT} --parameters "
                             f"host={self.database.endpoint},portNumber=5432,localPortNumber=5432")

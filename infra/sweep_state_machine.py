@@ -23,7 +23,7 @@ from infra.settings import log_retention
 from infra.state_machine import LOG_GROUP_PREFIX
 from oriole import flows
 
-# Paste-ready console input: the README's worked example (sweeps/baseline-ladder.toml) as JSON.
+# Paste-ready console input: the docs' worked example (sweeps/baseline-ladder.toml) as JSON.
 EXAMPLE_SWEEP_INPUT = json.dumps({
     "id": "baseline-ladder", "agents": ["baseline/random", "baseline/wall-follower", "baseline/explorer",
                                         "baseline/oracle"],

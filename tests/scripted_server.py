@@ -10,7 +10,8 @@ loudly instead of hanging.
 A reply is a dict (the subclass renders it with 200), a raw ``(status, body bytes)`` or
 ``(status, body bytes, headers)`` tuple, ``slow(seconds, reply)``, or ``trickle(pause, pieces)``: raw bytes the
 test writes itself (status line, headers and body), one piece every ``pause`` seconds, for as long as the pieces
-last (they may be endless) and the client listens. Every request is kept in ``requests``.
+last (they may be endless) and the client listens. Every request is kept in ``requests``, and every answer
+written whole in ``answers`` (status and body bytes, in the order of the requests).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.requests: list[ScriptedRequest] = []
+        self.answers: list[tuple[int, bytes]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
@@ -174,6 +176,8 @@ class ScriptedServer:
                     scripted._trickle(answer, self.wfile)
                     return
                 status, payload, *extra = answer
+                with scripted._lock:
+                    scripted.answers.append((status, payload))
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -60,7 +60,7 @@ PRICING_PATH = pricing_path(PREFIX)
 SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
 
-# Time limits that must agree with each other (see README, "Time limits").
+# Time limits that must agree with each other (docs: explanation/architecture.md, "Time limits").
 LAMBDA_MAX_SECONDS = 900  # the longest a Lambda invocation may run
 # A turn of 8 calls (maxActionsPerTurn) of up to 120 s (requestTimeoutSeconds) may need 9 x 120 s, more than
 # Lambda allows: the model tasks get Lambda's maximum and end the turn early (end reason "deadline").
@@ -114,6 +114,20 @@ class Parameter:
     @property
     def overridable(self) -> bool:
         return self.read_at == "start"
+
+    @property
+    def int_default(self) -> int:
+        """The default of a whole-number parameter, typed as one (``default`` holds any parameter's)."""
+        if self.type is not int or not isinstance(self.default, int):
+            raise TypeError(f"{self.key} is not a whole number")
+        return self.default
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """A number parameter's minimum and maximum."""
+        if self.minimum is None or self.maximum is None:
+            raise TypeError(f"{self.key} has no bounds")
+        return self.minimum, self.maximum
 
     @property
     def default_text(self) -> str:

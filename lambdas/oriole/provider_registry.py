@@ -3,8 +3,9 @@
 A provider is its adapter module (``adapter``: its ``agent(setup, api_key)`` builds the agent that plays a turn),
 its catalog entries (``oriole.catalog``, naming it in ``providers``) and its entry here. From this table come
 the provider names an execution input and a sweep file accept, the catalog's "every provider" and "every model
-provider", the agent tasks of the handler table, the provider branches of both flow files and the sweep diagram
-in the README (``make flows``), the model-server allow-list StartExperiment applies and CDK deploys, the API key
+provider", the agent tasks of the handler table, the provider branches of both flow files and their diagrams
+in the docs site (``make flows``, ``make docs``), the model-server allow-list StartExperiment applies and CDK deploys,
+the API key
 a task sends, the sweep's default caps, and the ``providers`` table that ``experiments.llm_provider`` references.
 
 Plain data, at the bottom of the runtime's layers: anything may read it; it imports nothing of the project.
@@ -42,7 +43,9 @@ class Provider:
     """One provider. ``calls_model``: False for the baselines (no model, no price, no model retries, no model
     settings); ``sweep_cap``: its experiments at once in a sweep unless the file says otherwise; ``api_key``: the
     environment variable of its API key for a local run (on AWS a Secrets Manager secret, ``api_key_secret`` names
-    it); ``servers``: the model servers it is sent to, when an experiment names them."""
+    it); ``servers``: the model servers it is sent to, when an experiment names them; ``chosen``: False for a
+    provider no execution input or sweep file names (the replay's recorded agent, which StartExperiment assigns to
+    a replay's scratch experiment): it has a task in the experiment flow, no branch in the sweep flow."""
 
     name: str  # llmProvider, experiments.llm_provider
     label: str  # the prefix of its task's and its sweep map's state names
@@ -51,6 +54,7 @@ class Provider:
     calls_model: bool = True
     api_key: str | None = None
     servers: ModelServers | None = None
+    chosen: bool = True
 
     @property
     def task(self) -> str:
@@ -81,11 +85,13 @@ PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (
              servers=ModelServers("OpenAI-compatible", "base URL", "baseUrl", "openaiBaseUrls",
                                   "https://your-server/v1")),
     Provider("baseline", "Baseline", "oriole.providers.baseline", sweep_cap=8, calls_model=False),
+    Provider("replay", "Replay", "oriole.providers.replay", sweep_cap=0, chosen=False),
 )}
 DEFAULT_PROVIDER = "bedrock"  # an execution input without llmProvider; the flow's router sends anything else here
-NAMES: tuple[str, ...] = tuple(PROVIDERS)
+NAMES: tuple[str, ...] = tuple(name for name, provider in PROVIDERS.items() if provider.chosen)
 if TYPE_CHECKING:
     ProviderName = str  # the names are the table's keys, known once it is built: to a type checker, text
 else:
-    ProviderName = Literal[NAMES]  # to pydantic, exactly the registered names (its error lists them)
-MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name, provider in PROVIDERS.items() if provider.calls_model)
+    ProviderName = Literal[NAMES]  # to pydantic, exactly the names one may choose (its error lists them)
+MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name in NAMES if PROVIDERS[name].calls_model)
+REPLAY = "replay"  # the provider of a replay's scratch experiment (``oriole.providers.replay``)

@@ -1,5 +1,6 @@
--- The comparison over the experiments matching the filters, one row per model x prompt x maze family and size (or
--- maze) x compared configuration, with on how many different mazes (grids) each rate rests. Runs are the success
+-- The comparison over the experiments matching the filters, one row per agent (model and sweep-file label: one model
+-- served by two servers under two labels is two agents) x prompt x maze family and size (or maze) x compared
+-- configuration, with on how many different mazes (grids) each rate rests. Runs are the success
 -- and agent endings (a run without success: the limits, or a failure the agent caused); error endings are counted
 -- as errors and running experiments as running, and neither enters a rate. The report adds, beside the Wilson
 -- interval, a bootstrap over mazes where runs share mazes (oriole_workstation/intervals.py).
@@ -12,7 +13,8 @@ CREATE FUNCTION compare_experiments(
     tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
     by_maze boolean DEFAULT false    -- one row per maze instead of per maze family and size
 ) RETURNS TABLE (
-    llm_provider text, model_name text, prompt_version text, prompt_hash text, maze_family text, maze_size text,
+    llm_provider text, model_name text, agent_label text, prompt_version text, prompt_hash text, maze_family text,
+    maze_size text,
     maze text, mazes bigint,
     config jsonb, runs bigint, successes bigint, success_rate numeric, success_rate_low numeric,
     success_rate_high numeric, median_actions_to_goal numeric, median_path_efficiency numeric,
@@ -21,7 +23,7 @@ CREATE FUNCTION compare_experiments(
 )
 LANGUAGE sql STABLE AS $$
     WITH grouped AS (
-        SELECT p.llm_provider, p.model_name, p.prompt_version, p.prompt_hash, p.maze_family,
+        SELECT p.llm_provider, p.model_name, p.agent_label, p.prompt_version, p.prompt_hash, p.maze_family,
                p.maze_size,
                CASE WHEN compare_experiments.by_maze THEN p.maze END AS maze,
                c.compared_config AS config,
@@ -43,9 +45,10 @@ LANGUAGE sql STABLE AS $$
           FROM compared_experiments(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
                                     compare_experiments.since, compare_experiments.until, compare_experiments.tag) c
           JOIN experiment_results p ON p.experiment_id = c.experiment_id
-         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     )
-    SELECT g.llm_provider, g.model_name, g.prompt_version, g.prompt_hash, g.maze_family, g.maze_size, g.maze,
+    SELECT g.llm_provider, g.model_name, g.agent_label, g.prompt_version, g.prompt_hash, g.maze_family, g.maze_size,
+           g.maze,
            g.mazes, g.config,
            g.runs, g.successes,
            round(g.successes::numeric / nullif(g.runs, 0), 4),
@@ -63,5 +66,5 @@ LANGUAGE sql STABLE AS $$
       JOIN (SELECT family, min(id) AS first_id FROM mazes GROUP BY family) f ON f.family = g.maze_family
      ORDER BY f.first_id, length(g.maze_size), g.maze_size,
               CASE WHEN compare_experiments.by_maze THEN g.first_maze_id END,
-              g.llm_provider, g.model_name, g.prompt_version, g.config::text
+              g.llm_provider, g.model_name, g.agent_label NULLS FIRST, g.prompt_version, g.config::text
 $$;

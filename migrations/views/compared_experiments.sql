@@ -21,7 +21,8 @@ LANGUAGE sql STABLE AS $$
                    AS settings
           FROM experiments e
           JOIN mazes m ON m.id = e.maze_id
-         WHERE (compared_experiments.model IS NULL OR e.model_name = compared_experiments.model)
+         WHERE e.replay_of IS NULL
+           AND (compared_experiments.model IS NULL OR e.model_name = compared_experiments.model)
            AND (compared_experiments.prompt IS NULL OR e.prompt_version = compared_experiments.prompt)
            AND (compared_experiments.maze IS NULL OR compared_experiments.maze IN (m.name, m.family))
            AND (compared_experiments.since IS NULL OR e.started_at >= compared_experiments.since)

@@ -6,6 +6,7 @@ CREATE VIEW experiment_results AS
 SELECT e.id AS experiment_id,
        e.llm_provider,
        e.model_name,
+       e.agent_label,
        e.prompt_version,
        e.prompt_hash,
        m.id AS maze_id,
@@ -51,11 +52,14 @@ SELECT e.id AS experiment_id,
   -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
   -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
   LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
-               FROM compared_experiments() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id;
+               FROM compared_experiments() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id
+ WHERE e.replay_of IS NULL;  -- a replay's scratch experiment is no result
 
 COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';
 COMMENT ON COLUMN experiment_results.llm_provider IS 'the provider that played (providers.name)';
 COMMENT ON COLUMN experiment_results.model_name IS 'the model (or the baseline agent) that played';
+COMMENT ON COLUMN experiment_results.agent_label IS
+    'the agent''s label given by its sweep file, shown instead of llm_provider/model_name (NULL: none)';
 COMMENT ON COLUMN experiment_results.prompt_version IS 'the prompt version';
 COMMENT ON COLUMN experiment_results.prompt_hash IS 'SHA-256 of the prompt text the experiment really used';
 COMMENT ON COLUMN experiment_results.maze_id IS 'mazes.id';
@@ -91,7 +95,8 @@ COMMENT ON COLUMN experiment_results.mean_latency_ms IS 'mean latency of its mod
 COMMENT ON COLUMN experiment_results.varied_config IS
     'its experimental settings (for its provider) whose value is not the same in every experiment of the database';
 COMMENT ON COLUMN experiment_results.config IS 'the whole configuration snapshot (JSON)';
-COMMENT ON COLUMN experiment_results.seed IS 'the seed of the baseline agent or of Ollama';
+COMMENT ON COLUMN experiment_results.seed IS
+    'the experiment''s seed: a baseline agent''s, Ollama''s, an OpenAI-compatible server''s with sendSeed';
 COMMENT ON COLUMN experiment_results.agent_id IS 'as given in the execution input (a sweep: <sweep>/<cell>/r<n>)';
 COMMENT ON COLUMN experiment_results.comment IS 'as given in the execution input';
 COMMENT ON COLUMN experiment_results.tags IS 'the whitespace-separated words of the comment';

@@ -111,7 +111,7 @@ def test_nag_reports_are_written_and_clean(assembly):
 def test_the_library_is_the_one_the_pinned_cli_was_released_with(assembly):
     """aws-cdk-lib is pinned exactly (pyproject.toml) to the version the pinned CLI (package.json) lists as its own
     aws-cdk-lib, and installed at it; the cloud assembly it writes is of a schema the CLI reads. Upgrading means
-    moving both together (README, Deploying to AWS)."""
+    moving both together (docs/reference/deployment.md)."""
     cli = json.loads((ROOT / "node_modules" / "aws-cdk" / "package.json").read_text())
     assert json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"] == cli["version"]
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]

@@ -42,7 +42,7 @@ class Seeder:
     def experiment(self, model: str, status: str, *, provider: str = "ollama", prompt: str = "v1",
                    actions: int = 0, moves: int | None = None, walk: list | None = None, config: dict | None = None,
                    comment: str | None = None, started: str = "2025-03-01 10:00+00", tokens: tuple = (0, 0),
-                   cost: float = 0.0, turns: tuple = (), reason: str | None = None) -> int:
+                   cost: float = 0.0, turns: tuple = (), reason: str | None = None, label: str | None = None) -> int:
         """One experiment; ``walk`` stores actions (and derives the counters), ``turns`` is a list of
         (first step, action count, model calls, latency ms). Its aggregates are recounted from those rows
         (``recount_experiments``), as migration 0005 did for rows stored before it."""
@@ -60,14 +60,14 @@ class Seeder:
                 agent_id, comment, config, seed, status, ending, goal_found, goal_first_seen_step, current_x, current_y,
                 action_count, move_count, failed_move_count, recall_count, turn_count, input_tokens,
                 output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
-                execution_arns)
+                execution_arns, agent_label)
             VALUES (%(maze)s, %(provider)s, %(model)s, %(prompt)s, 'hash-' || %(prompt)s, 'text', NULL,
                 %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(status)s = 'succeeded', %(seen)s, 0, 0,
                 %(actions)s, %(moves)s, %(failed)s, %(recalls)s, %(turn_count)s, %(input)s, %(output)s, %(cost)s,
                 %(started)s::timestamptz,
                 CASE WHEN %(status)s <> 'running' THEN %(started)s::timestamptz + interval '90 seconds' END,
                 %(reason)s,
-                'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s])
+                'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s], %(label)s)
             RETURNING id
             """,
             {"maze": CORRIDOR["id"], "provider": provider, "model": model, "prompt": prompt, "comment": comment,
@@ -76,7 +76,7 @@ class Seeder:
              "actions": actions, "moves": actions if moves is None else moves,
              "failed": sum(a[0].startswith("move_") and not a[3] for a in walk),
              "recalls": sum(a[0] == "recall_all" for a in walk), "turn_count": len(turns),
-             "input": tokens[0], "output": tokens[1], "cost": cost, "started": started},
+             "input": tokens[0], "output": tokens[1], "cost": cost, "started": started, "label": label},
         ).fetchone()
         for number, (first, count, calls, latency) in enumerate(turns, 1):
             self.conn.execute(

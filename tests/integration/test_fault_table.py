@@ -6,7 +6,7 @@ the sum of its turns (``assert_invariants``).
 Lambda faults are injected by wrapping a handler in the runner's routing table: the wrapper raises an
 exception whose class name is the error name the real Lambda would report (the runner reports
 ``type(err).__name__`` as the errorType, as the Lambda runtime does), before or after the real handler
-did its work. The README's "When things fail" table lists the same cases.
+did its work. The docs' "When things fail" table (docs/explanation/failures.md) lists the same cases.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def test_a_lambda_error_after_the_task_did_its_work_is_retried_and_changes_nothi
     before = invocations(local, function)
     with failing(local, function, "Lambda.Unknown", after=True, on_call=on_call) as injected:
         result = local.run(ORACLE)
-        for arn in result.summary["execution_arns"]:  # a part may still be retrying after its successor finished
+        for arn in result.summary.execution_arns:  # a part may still be retrying after its successor finished
             assert settle(local, arn) == "SUCCEEDED"
     assert len(injected) == 1
     assert_oracle_run(local, result.as_json())
@@ -495,8 +495,8 @@ def test_eight_concurrent_experiments_never_mix_their_actions_or_positions(local
     arns = [local.start(i) for i in inputs]  # all running at once in moto's execution threads
     results = [local.follow(arn) for arn in arns]
     data = [r.as_json() for r in results]
-    firsts = [local.launcher.describe(r.summary["execution_arns"][0]) for r in results]
-    lasts = [local.launcher.describe(r.summary["execution_arns"][-1]) for r in results]
+    firsts = [local.launcher.describe(r.summary.execution_arns[0]) for r in results]
+    lasts = [local.launcher.describe(r.summary.execution_arns[-1]) for r in results]
     assert max(f["startDate"] for f in firsts) < min(last["stopDate"] for last in lasts)  # they overlapped
     assert len({d["experiment_id"] for d in data}) == 8
     for d in data:

@@ -1,7 +1,7 @@
 """Hostile input through the real local state machine, PostgreSQL and the scripted model servers (issues 14 and 26):
 refused inputs leave no row and no file content anywhere, provider answers are bounded and checked, hostile
 model text is stored recoverably without costing a step, and the local run lock holds through a dropped
-connection and from the row's first moment. The README's "When things fail" table lists these classes."""
+connection and from the row's first moment. docs/explanation/failures.md's table lists these classes."""
 
 from __future__ import annotations
 

@@ -160,7 +160,7 @@ def open_experiment(store, execution_arn: str) -> int:
 def run_every_provider(local: Local, bedrock) -> None:
     """One move each (``maxMoves`` 1: FinalizeTimeout); Bedrock through the granted model's base id and both of
     its profiles, then a model Bedrock refuses (FinalizeFailure); a baseline continued over several executions
-    (ContinueAsNew, FinalizeSuccess)."""
+    (ContinueAsNew, FinalizeSuccess); the OpenAI experiment replayed against its recorded answer."""
     first = shortest_moves(MAZE)[0]
     for model in (BASE_MODEL, f"us.{BASE_MODEL}", f"global.{BASE_MODEL}"):
         bedrock.add_response("converse", converse_reply(first))
@@ -174,8 +174,11 @@ def run_every_provider(local: Local, bedrock) -> None:
                               "config": {"endpoint": server.url, "maxMoves": 1}}) == "timed_out"
     assert server.requests[0].headers["authorization"] == f"Bearer {OLLAMA_KEY}"  # read from its secret
     with openai_server.ScriptedOpenAI(openai_server.tool_calls((first, {})), api_key=OPENAI_KEY) as server:
-        assert status(local, {"mazeId": MAZE, "llmProvider": "openai", "modelName": "Qwen/Qwen3-8B",
-                              "config": {"baseUrl": server.base_url, "maxMoves": 1}}) == "timed_out"
+        played = local.run({"mazeId": MAZE, "llmProvider": "openai", "modelName": "Qwen/Qwen3-8B",
+                            "config": {"baseUrl": server.base_url, "maxMoves": 1}}).as_json()
+    assert played["status"] == "timed_out"
+    # its replay, the server stopped: the recorded agent's role reads the database and nothing else
+    assert status(local, {"replayOf": played["experiment_id"]}) == "timed_out"
     continued = local.run(baseline("oracle", "perfect-9", maxTurnsPerExecution=1, maxActionsPerTurn=8)).as_json()
     assert continued["status"] == "succeeded" and len(continued["execution_arns"]) > 1
 

@@ -218,7 +218,7 @@ def test_a_changed_view_file_is_made_again_and_a_removed_one_dropped(empty_datab
     assert store.apply_migrations(views=views.glob("*.sql")) == []
     unchanged = store.conn.execute("SELECT max(applied_at) AS at FROM schema_views").fetchone()["at"]
     status = views / "experiment_status.sql"
-    status.write_text(status.read_text().replace("AS stale_after_minutes", "AS stale_minutes"))
+    status.write_text(status.read_text().replace("stale_after_minutes", "stale_minutes"))
     (views / "model_comparison.sql").unlink()
     assert store.apply_migrations(views=views.glob("*.sql")) == []  # no migration, only the views
     columns = {r["column_name"] for r in store.conn.execute(

@@ -31,8 +31,8 @@ def scripted_run(local) -> int:
     with ScriptedOllama(*script) as server:
         result = local.run({"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": "scripted",
                             "config": {"endpoint": server.url, "maxMoves": 3}})
-    assert result.summary["status"] == "timed_out" and result.summary["failed_moves"] == 1
-    return result.summary["experiment_id"]
+    assert result.summary.status == "timed_out" and result.summary.failed_moves == 1
+    return result.summary.experiment_id
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ def test_request_carries_system_history_tool_results_tools_and_a_zero_temperatur
         "modelId": MODEL,
         "system": [{"text": "You are in a maze."}],
         "messages": [
-            {"role": "user", "content": [{"text": json.dumps(CONTEXT, separators=(",", ":"))}]},
+            {"role": "user", "content": [{"text": json.dumps(CONTEXT, separators=(",", ":"), sort_keys=True)}]},
             {"role": "assistant", "content": [
                 {"text": "Going south, then east."},
                 {"toolUse": {"toolUseId": "tu-1", "name": "move_south", "input": {"reasoning": "open below"}}},
@@ -312,7 +312,8 @@ def test_a_turn_walks_the_shortest_path_and_sends_every_result_back(client, stub
     assert [a.tool_name for a in outcome.actions] == moves
     assert [a.to_pos for a in outcome.actions] == path[1:] and all(a.success for a in outcome.actions)
     assert len(sent) == (len(moves) + 1) // 2
-    assert sent[0]["messages"] == [{"role": "user", "content": [{"text": json.dumps(context, separators=(",", ":"))}]}]
+    assert sent[0]["messages"] == [{"role": "user", "content": [{"text": json.dumps(context, separators=(",", ":"),
+                                                                                    sort_keys=True)}]}]
     for n, params in enumerate(sent):
         roles = [m["role"] for m in params["messages"]]
         assert roles == ["user", "assistant"] * n + ["user"]

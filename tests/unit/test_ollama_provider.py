@@ -143,12 +143,12 @@ def test_the_request_body_is_a_non_streaming_chat_request():
     assert [t["function"]["name"] for t in body["tools"]] == [s.name for s in TOOL_SPECS]
     assert body["messages"] == [
         {"role": "system", "content": "You are in a maze."},
-        {"role": "user", "content": json.dumps(CONTEXT, separators=(",", ":"))},
+        {"role": "user", "content": json.dumps(CONTEXT, separators=(",", ":"), sort_keys=True)},
         {"role": "assistant", "content": "", "tool_calls": [
             {"function": {"name": "move_south", "arguments": {"reasoning": "down"}}},
             {"function": {"name": "move_east", "arguments": {}}}]},
-        {"role": "tool", "content": '{"success":true,"position":[1,2]}', "tool_name": "move_south"},
-        {"role": "tool", "content": '{"success":false,"error":"wall"}', "tool_name": "move_east"},
+        {"role": "tool", "content": '{"position":[1,2],"success":true}', "tool_name": "move_south"},
+        {"role": "tool", "content": '{"error":"wall","success":false}', "tool_name": "move_east"},
     ]
     assert sent.headers["content-type"] == "application/json"
 

@@ -132,16 +132,16 @@ def test_the_request_has_the_specs_shape():
                                                                "parameters": s.parameters}} for s in TOOL_SPECS]
     assert body["messages"] == [
         {"role": "system", "content": "You are in a maze."},
-        {"role": "user", "content": json.dumps(CONTEXT, separators=(",", ":"))},
+        {"role": "user", "content": json.dumps(CONTEXT, separators=(",", ":"), sort_keys=True)},
         {"role": "assistant", "content": "Going south.", "tool_calls": [
             {"id": "call_a", "type": "function", "function": {"name": "move_south",
                                                                "arguments": '{"reasoning": "down"}'}},
             {"id": "call_b", "type": "function", "function": {"name": "move_east", "arguments": "{}"}},
             {"id": "call_c", "type": "function", "function": {"name": "recall_all",
                                                                "arguments": '{"reasoning":"lost"}'}}]},
-        {"role": "tool", "tool_call_id": "call_a", "content": '{"success":true,"position":[1,2]}'},
-        {"role": "tool", "tool_call_id": "call_b", "content": '{"success":false,"error":"wall"}'},
-        {"role": "tool", "tool_call_id": "call_c", "content": '{"success":false,"error":"not executed"}'},
+        {"role": "tool", "tool_call_id": "call_a", "content": '{"position":[1,2],"success":true}'},
+        {"role": "tool", "tool_call_id": "call_b", "content": '{"error":"wall","success":false}'},
+        {"role": "tool", "tool_call_id": "call_c", "content": '{"error":"not executed","success":false}'},
     ]
 
 

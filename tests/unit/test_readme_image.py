@@ -1,4 +1,4 @@
-"""The README's picture of the HTML report (docs/report-baseline-ladder.png) is the page the code draws today:
+"""The HTML report's picture (README, docs) (docs/report-baseline-ladder.png) is the page the code draws today:
 drawn again from the worked example's recorded rows, the page has the structure recorded when the picture was
 taken (docs/report_image.py makes both)."""
 

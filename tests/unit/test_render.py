@@ -16,6 +16,7 @@ from PIL import Image
 from oriole.core.maze import Maze, vision
 from oriole_workstation import render
 from oriole_workstation.drawing import text_width
+from oriole_workstation.rows import ExperimentRun
 from tests.pictures import Page, svg_path
 
 GRID = [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 2]]  # start (0, 0), goal (3, 2)
@@ -26,18 +27,19 @@ WALK = [("move_east", (0, 0), (1, 0), True), ("move_south", (1, 0), (1, 0), Fals
 EVIL = "<script>alert('x')</script>"
 
 
-def record(**changes) -> dict:
-    """What ``Store.experiment_run`` returns for a run of WALK with vision range 1."""
+def record(**changes) -> ExperimentRun:
+    """What ``Results.experiment_run`` returns for a run of WALK with vision range 1."""
     actions = [{"step": n, "turn": 1 if n <= 3 else 2, "action": a, "from": list(f), "to": list(t), "success": ok,
                 "error": None if ok else "cannot move south: wall at the target tile",
                 "reasoning": f"step {n} </script><b>bold</b>",
                 "tiles_seen": [tile.as_list() for tile in vision(MAZE, t, 1)], "goal_visible": False}
                for n, (a, f, t, ok) in enumerate(WALK, 1)]
-    return {"experiment_id": 7, "llm_provider": "ollama", "model_name": "qwen<&>", "prompt_version": "v1",
+    return ExperimentRun(**{
+            "experiment_id": 7, "llm_provider": "ollama", "model_name": "qwen<&>", "prompt_version": "v1",
             "status": "succeeded", "goal_found": True, "goal_first_seen_step": 5, "goal_reached_step": 6,
             "failure_reason": None, "vision_range": 1, "maze": "corridor", "grid": GRID, "start_x": 0, "start_y": 0,
             "goal_x": 3, "goal_y": 2, "shortest_path_length": 5, "actions": actions,
-            "model_text": {"1": EVIL + " going east", "2": "almost there"}, **changes}
+            "model_text": {"1": EVIL + " going east", "2": "almost there"}, **changes})
 
 
 @pytest.fixture
@@ -79,7 +81,7 @@ def test_svg_parses_and_draws_the_path_in_order(run):
 def test_svg_of_a_long_path_cuts_it_into_coloured_stretches_from_first_to_last():
     walk = [("move_east", (0, 0), (1, 0), True), ("move_west", (1, 0), (0, 0), True)] * 100
     long_run = render.Run.from_record(record(actions=[
-        {**record()["actions"][0], "step": n, "action": a, "from": list(f), "to": list(t), "success": ok}
+        {**record().actions[0], "step": n, "action": a, "from": list(f), "to": list(t), "success": ok}
         for n, (a, f, t, ok) in enumerate(walk, 1)], goal_first_seen_step=None))
     root = ET.fromstring(render.svg(long_run))
     lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
@@ -164,8 +166,8 @@ function el(id) {
 const fogEls = FOG.map(s => ({style: {}, dataset: {seen: String(s)}}));
 const markEls = MARKS.map(([s, kind]) => ({kind, style: {}, dataset: {step: String(s)}}));
 el("run-data").textContent = DATA;
-globalThis.document = {getElementById: el, querySelectorAll: s => s === ".fog rect" ? fogEls : markEls,
-                       addEventListener() {}};
+globalThis.document = {getElementById: el, addEventListener() {},
+                       querySelectorAll: s => s === ".fog rect" ? fogEls : s[0] === "#" ? [] : markEls};
 globalThis.setInterval = () => 1;
 globalThis.clearInterval = () => {};
 """

@@ -20,6 +20,7 @@ from PIL import Image
 from oriole_workstation import charts, drawing, report_html
 from oriole_workstation.report import GroupBy, comparison_query, pivot_cells, sql_literal, with_maze_intervals
 from oriole_workstation.results import Filters
+from oriole_workstation.rows import ComparedExperiment, ComparisonRow
 
 HOSTILE = "<script>alert('x')</script>"
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -33,7 +34,15 @@ def wilson(successes: int, runs: int, z: float = 1.96) -> tuple[Decimal, Decimal
             Decimal(str(round((centre + spread) / (1 + z * z / runs), 4))))
 
 
-def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[dict], list[dict]]:
+# What the built experiments do not vary: the rest of an ``experiment_results`` row.
+UNVARIED = {"maze_id": 1, "goal_found": False, "goal_first_seen_step": None, "goal_reached_step": None, "moves": 0,
+            "failed_moves": 0, "recalls": 0, "invalid_calls": 0, "turns": 1, "unique_tiles_visited": 1,
+            "revisits": 0, "last_action_at": None, "completed_at": None, "duration_seconds": None,
+            "model_calls": 0, "mean_latency_ms": None, "varied_config": {}, "config": {}, "agent_id": None,
+            "comment": None, "tags": [], "failure_reason": None, "agent_label": None}
+
+
+def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow], list[ComparedExperiment]]:
     """Comparison rows and experiments from ``(provider, model, config, family, size, endings, tokens)``, each
     ending on its own maze (``<family>-<size>@<n>``) twice, so the runs share mazes."""
     experiments = []
@@ -49,34 +58,35 @@ def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[dict], list[di
                 else None, "input_tokens": tokens, "output_tokens": tokens // 10,
                 "cost_usd": Decimal(tokens) / 100_000, "seed": 1000 + len(experiments),
                 "sweep_id": "mixed", "code_version": "0.9.0+local", "started_at": NOW})
-    return group(experiments, by_maze), experiments
+    typed = [ComparedExperiment(**UNVARIED, **e) for e in experiments]
+    return group(typed, by_maze), typed
 
 
-def group(experiments: list[dict], by_maze: bool) -> list[dict]:
+def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[ComparisonRow]:
     """What ``compare_experiments`` returns for these experiments."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[ComparedExperiment]] = {}
     for e in experiments:
-        key = (e["llm_provider"], e["model_name"], e["maze_family"], e["maze_size"],
-               e["maze"] if by_maze else None, str(e["compared_config"]))
+        key = (e.llm_provider, e.model_name, e.maze_family, e.maze_size, e.maze if by_maze else None,
+               str(e.compared_config))
         groups.setdefault(key, []).append(e)
     rows = []
     for (provider, model, family, size, maze, _), found in groups.items():
-        runs = [e for e in found if e["ending"] in ("success", "agent")]
-        wins = [e for e in runs if e["ending"] == "success"]
+        runs = [e for e in found if e.ending in ("success", "agent")]
+        wins = [e for e in runs if e.ending == "success"]
         low, high = wilson(len(wins), len(runs)) if runs else (None, None)
-        cost = sum(e["cost_usd"] for e in runs)
-        rows.append({
-            "llm_provider": provider, "model_name": model, "prompt_version": "v1",
-            "prompt_hash": found[0]["prompt_hash"],
-            "maze_family": family, "maze_size": size, "maze": maze, "mazes": len({e["maze"] for e in runs}),
-            "config": found[0]["compared_config"], "runs": len(runs), "successes": len(wins),
+        cost = sum(e.cost_usd for e in runs)
+        rows.append(ComparisonRow(**{
+            "llm_provider": provider, "model_name": model, "agent_label": None, "prompt_version": "v1",
+            "prompt_hash": found[0].prompt_hash,
+            "maze_family": family, "maze_size": size, "maze": maze, "mazes": len({e.maze for e in runs}),
+            "config": found[0].compared_config, "runs": len(runs), "successes": len(wins),
             "success_rate": Decimal(len(wins)) / len(runs) if runs else None, "success_rate_low": low,
             "success_rate_high": high, "median_actions_to_goal": Decimal(20) if wins else None,
             "median_path_efficiency": Decimal("0.5") if wins else None,
-            "tokens_per_run": Decimal(sum(e["input_tokens"] for e in runs)) / len(runs) if runs else None,
+            "tokens_per_run": Decimal(sum(e.input_tokens for e in runs)) / len(runs) if runs else None,
             "tokens_per_success": None, "cost_per_run": cost / len(runs) if runs else None,
             "cost_per_success": cost / len(wins) if wins else None, "mean_latency_ms": None,
-            "errors": len(found) - len(runs), "running": 0})
+            "errors": len(found) - len(runs), "running": 0}))
     return rows
 
 

@@ -38,7 +38,8 @@ def test_router_defaults_to_bedrock_and_routes_the_other_providers():
     router = STATES["AgentProviderRouter"]
     assert router["Default"] == "InvokeBedrockAgent"
     routes = {c["StringEquals"]: c["Next"] for c in router["Choices"]}
-    assert routes == {"ollama": "InvokeOllamaAgent", "openai": "InvokeOpenAIAgent", "baseline": "InvokeBaselineAgent"}
+    assert routes == {"ollama": "InvokeOllamaAgent", "openai": "InvokeOpenAIAgent", "baseline": "InvokeBaselineAgent",
+                      "replay": "InvokeReplayAgent"}
 
 
 def test_every_model_task_retries_and_catches_alike():

@@ -4,6 +4,7 @@ plain lines that never wrap when piped; and the words an ending is told in."""
 from __future__ import annotations
 
 import io
+from types import SimpleNamespace
 
 from rich.console import Console
 
@@ -37,8 +38,8 @@ def test_piped_it_prints_one_unwrapped_line_per_ended_experiment_and_a_status_li
     ids = [item.agent_id("s") for item in planned]
     progress = SweepProgress(console, "s", planned, 2, 0, clock_seconds=lambda: now[0])
     assert not progress.live
-    summary = {"status": "timed_out", "failure_reason": "max_moves reached: 60 actions of 60 allowed",
-               "actions": 60}
+    summary = SimpleNamespace(status="timed_out", failure_reason="max_moves reached: 60 actions of 60 allowed",
+                              actions=60)  # what an ExperimentSummary says of an ended experiment
     with progress:
         progress.update([row(1, "running")], lambda _: summary)
         assert sink.getvalue() == ""  # nothing ended, no minute gone by
@@ -50,7 +51,8 @@ def test_piped_it_prints_one_unwrapped_line_per_ended_experiment_and_a_status_li
         progress.update(half_done, lambda _: summary)  # a minute with nothing ended: a status line
         now[0] += 1
         done = [half_done[0], row(2, "succeeded", agent_id=ids[1])]
-        progress.finish(progress.update(done, lambda _: {**summary, "status": "succeeded", "failure_reason": None}))
+        progress.finish(progress.update(done, lambda _: SimpleNamespace(actions=60, status="succeeded",
+                                                                                failure_reason=None)))
     lines = sink.getvalue().splitlines()
     assert lines[0] == "[1/2] baseline/random v1 perfect-7 r1: #1 out of moves, 60 actions, 2,000 tokens, $0.2500"
     assert lines[1].startswith("sweep s: 1/2 done · 1 running · 0 failed · 0 left · 0:02:02 elapsed")

@@ -218,7 +218,7 @@ class _Grid:
 def _grid(series: Sequence[Series], panels: Sequence[Panel], style: Style, min_row: float) -> _Grid:
     marker_room = style.font * 1.6
     if style.keyed:
-        labels = {s.key: (s.code,) for s in series}
+        labels: dict[tuple, tuple[str, ...]] = {s.key: (s.code,) for s in series}
         label_width = marker_room + max(text_width(s.code, style.font) for s in series) + style.font
     else:
         room = style.width * 0.3 - marker_room
@@ -265,13 +265,13 @@ def _panel_row(drawing: Drawing, series: Sequence[Series], panels: Sequence[Pane
     title_height = style.line * max(len(t) for t in titles) + style.font * 0.3
     rows_top = top + title_height
     rows_bottom = rows_top + sum(grid.heights[s.key] for s in series)
-    for column, lines in enumerate(titles):
+    for column, title in enumerate(titles):
         left, right = grid.plot(column)
-        drawing.add(Text(left, top + style.font, tuple(lines), style.font, bold=True, role="panel-title"))
+        drawing.add(Text(left, top + style.font, tuple(title), style.font, bold=True, role="panel-title"))
         for tick in axis.tick_values(right - left, style.small):
-            x = left + (right - left) * axis.fraction(tick)
-            drawing.add(Line(x, rows_top, x, rows_bottom, GRID, style.stroke),
-                        Text(x, rows_bottom + style.small * 1.3, (axis.format(tick),), style.small, MUTED,
+            at = left + (right - left) * axis.fraction(tick)
+            drawing.add(Line(at, rows_top, at, rows_bottom, GRID, style.stroke),
+                        Text(at, rows_bottom + style.small * 1.3, (axis.format(tick),), style.small, MUTED,
                              anchor="middle", role="tick"))
     y = rows_top
     for n, s in enumerate(series):

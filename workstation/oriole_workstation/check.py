@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from oriole import catalog
 from oriole.config import parse_stored
@@ -38,6 +38,14 @@ from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation import cloud, prompts, sweep_runs
 from oriole_workstation.database import CHECKOUT
 from oriole_workstation.launcher import current_execution, execution_name
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_ssm import SSMClient
+    from mypy_boto3_stepfunctions import SFNClient
+
+Execution = Mapping[str, Any]  # an execution as DescribeExecution gives it
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
 USABLE_STACK_STATUSES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE",
@@ -84,10 +92,10 @@ def skipped(name: str, why: str, target: str | None = None) -> Check:
 class Aws:
     """The clients the check uses, with the researcher's own credentials."""
 
-    cloudformation: object
-    sfn: object
-    awslambda: object
-    ssm: object
+    cloudformation: CloudFormationClient
+    sfn: SFNClient
+    awslambda: LambdaClient
+    ssm: SSMClient
     region: str
 
 
@@ -251,7 +259,7 @@ class Outcome(NamedTuple):
     reason: str | None = None  # ``Error: message``
 
 
-def experiment_outcome(execution: dict | None, waited: float) -> Outcome:
+def experiment_outcome(execution: Execution | None, waited: float) -> Outcome:
     """Judge an experiment by its (last) execution alone: SUCCEEDED is a run to its goal or its limit; an agent
     ending (stalled, gave up) means the model answered; anything else failed with its reason."""
     if execution is None or execution["status"] not in TERMINAL_EXECUTION_STATUSES:
@@ -365,10 +373,10 @@ class Probe:
     inputs: list[dict]
     starter: Callable[[dict], str]  # starts an execution of this input; its ARN
     judge: Callable[[Probe], Check]
-    follow: Callable[[str], dict]
-    retry_when: Callable[[dict], bool] = lambda execution: False
+    follow: Callable[[str], Execution]
+    retry_when: Callable[[Execution], bool] = lambda execution: False
     execution_arn: str | None = None
-    execution: dict | None = None  # once ended
+    execution: Execution | None = None  # once ended
     tried: int = 0
     waited: float = 0.0
 
@@ -377,13 +385,20 @@ class Probe:
         """The input of the execution started last."""
         return self.inputs[self.tried - 1]
 
+    @property
+    def started(self) -> str:
+        """The ARN of the execution started last: a probe is followed and judged once started."""
+        if self.execution_arn is None:
+            raise RuntimeError(f"the {self.name} probe was never started")
+        return self.execution_arn
+
     def start(self) -> None:
         self.tried += 1
         self.execution_arn = self.starter(self.input)
 
     def poll(self, waited: float) -> bool:
         """Look at the execution once; True when it has ended (a retry with the next input is started here)."""
-        execution = self.follow(self.execution_arn)
+        execution = self.follow(self.started)
         self.waited = waited
         if execution["status"] not in TERMINAL_EXECUTION_STATUSES:
             return False
@@ -419,7 +434,7 @@ def bedrock_candidates(model_id: str, region: str) -> list[str]:
     return [f"{deployment.geography(region)}.{model_id}", model_id]
 
 
-def not_served_by_that_id(execution: dict) -> bool:
+def not_served_by_that_id(execution: Execution) -> bool:
     """Bedrock's answer when a model is not called by that id in this region (try the next candidate)."""
     text = (experiment_outcome(execution, 0).reason or "").lower()
     return "model identifier is invalid" in text or "on-demand throughput" in text
@@ -433,7 +448,7 @@ def _experiment_judge(fix: Callable[[str, Outcome], str], region: str) -> Callab
         model = probe.input["modelName"]
         if outcome.worked:
             return ok(probe.name, f"{model} on {MAZE}: {outcome.detail}", probe.target)
-        link = console_link(region, probe.execution_arn)
+        link = console_link(region, probe.started)
         if probe.execution is None:
             return failed(probe.name, outcome.detail, f"follow it in the console ({link}), or give the check more "
                                                       "time (--timeout-seconds)", probe.target)
@@ -475,7 +490,7 @@ class DeploymentCheck:
         yield code_check(versions, checkout_code_version())
         yield parameters_check(cloud.parameter_values(self.aws.ssm), catalog.PREFIX)
         yield prompts_check(prompts.aws_prompts(self.aws.ssm))
-        proxy = cloud.outputs(data).get("DatabaseProxyEndpoint")
+        proxy = cloud.outputs(data).get("DatabaseProxyEndpoint") if data is not None else None
         yield from self._executions(outputs, environments[functions["StartExperiment"]], proxy)
 
     def _executions(self, outputs: dict[str, str], environment: dict[str, str], proxy: str | None) -> Iterator[Check]:
@@ -499,7 +514,7 @@ class DeploymentCheck:
                              if model is None else self._probe(
                     experiments, provider, url,
                     [self._input(provider, provider, model, **{servers.key: url}, **ONE_ACTION)],
-                    lambda model, outcome, p=provider, u=url: server_fix(p, u, model, outcome)))
+                    functools.partial(server_fix, provider, url)))
         lines.append(self._sweep_probe(outputs["SweepStateMachineArn"]))
         probes = [line for line in lines if isinstance(line, Probe)]
         self.progress(f"running {len(probes)} executions")
@@ -516,7 +531,7 @@ class DeploymentCheck:
 
     def _probe(self, state_machine_arn: str, name: str, target: str | None, inputs: list[dict],
                fix: Callable[[str, Outcome], str],
-               retry_when: Callable[[dict], bool] = lambda execution: False) -> Probe:
+               retry_when: Callable[[Execution], bool] = lambda execution: False) -> Probe:
         def start(execution_input: dict) -> str:
             return self.aws.sfn.start_execution(stateMachineArn=state_machine_arn, name=execution_name(self.tag),
                                                 input=json.dumps(execution_input))["executionArn"]
@@ -532,7 +547,7 @@ class DeploymentCheck:
 
         def judge(probe: Probe) -> Check:
             execution = probe.execution
-            link = console_link(self.aws.region, probe.execution_arn)
+            link = console_link(self.aws.region, probe.started)
             if execution is None:
                 return failed("sweep", f"{self.tag} still running after {probe.waited:.0f} s",
                               f"follow it: `oriole sweep status {self.tag} --aws` ({link})")

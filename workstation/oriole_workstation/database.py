@@ -87,8 +87,8 @@ def connect(url: str) -> psycopg.Connection:
             url, connect_timeout=info.get("connect_timeout") or CONNECT_TIMEOUT_SECONDS))
     except psycopg.Error as error:
         said = " ".join(str(error).split())
-        if info.get("password"):
-            said = said.replace(info["password"], "***")
+        if password := info.get("password"):
+            said = said.replace(str(password), "***")
         raise DatabaseUnavailable(f"cannot use the database at {where}: {said}; is it a running PostgreSQL "
                                   "server, and is DATABASE_URL right?") from None
 

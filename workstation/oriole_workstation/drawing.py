@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
+from typing import Any
 
 FONT_FAMILY = "Helvetica, Arial, 'Liberation Sans', 'DejaVu Sans', sans-serif"
 INK = "#222222"
@@ -291,7 +292,8 @@ class _Painter:
     """Paints shapes onto a Pillow canvas at ``scale`` device pixels per unit."""
 
     def __init__(self, draw, scale: float):
-        self.draw, self.scale, self.fonts = draw, scale, {}
+        self.draw, self.scale = draw, scale
+        self.fonts: dict[float, Any] = {}  # Pillow's fonts by pixel size, loaded once each
 
     def _font(self, size: float):
         from PIL import ImageFont
@@ -307,21 +309,21 @@ class _Painter:
     def paint(self, shape: object) -> None:
         s, draw = self.scale, self.draw
         if isinstance(shape, Line):
-            width = max(1, round(shape.width * s))
-            draw.line(self._xy([(shape.x1, shape.y1), (shape.x2, shape.y2)]), fill=shape.colour, width=width)
+            draw.line(self._xy([(shape.x1, shape.y1), (shape.x2, shape.y2)]), fill=shape.colour,
+                      width=max(1, round(shape.width * s)))
         elif isinstance(shape, Rect):
             box = self._xy([(shape.x, shape.y), (shape.x + shape.width, shape.y + shape.height)])
             draw.rectangle(box, fill=shape.fill, outline=shape.stroke,
                            width=max(1, round(shape.stroke_width * s)) if shape.stroke else 0)
         elif isinstance(shape, Marker):
             for size, fill, outline, width in _marker_layers(shape):
-                width = max(1, round(width * s)) if outline else 0
+                pixels = max(1, round(width * s)) if outline else 0
                 if shape.shape == "circle":
                     r, cx, cy = size * s, shape.x * s, shape.y * s
-                    draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill, outline=outline, width=width)
+                    draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill, outline=outline, width=pixels)
                 else:
                     draw.polygon(self._xy(marker_points(shape.shape, shape.x, shape.y, size)), fill=fill,
-                                 outline=outline, width=width)
+                                 outline=outline, width=pixels)
         elif isinstance(shape, Text):
             font = self._font(shape.size)
             anchor = {"start": "ls", "middle": "ms", "end": "rs"}[shape.anchor]

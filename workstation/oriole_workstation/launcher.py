@@ -16,12 +16,14 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
+from oriole_workstation.rows import ExperimentSummary
 
 RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "turns", "moves", "failed_moves",
                "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
@@ -54,10 +56,10 @@ class RunResult:
     ``summary`` is None when the execution was rejected before an experiment existed."""
 
     execution_arn: str
-    execution: dict
-    summary: dict | None
+    execution: dict[str, Any]
+    summary: ExperimentSummary | None
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         """The one JSON object ``oriole run --json`` prints (scripts and sweeps read it). A rejected start's
         ``failure_reason`` is the one line a stored experiment would get (``Error: message``), never the Lambda
         error payload with its stack trace."""
@@ -66,7 +68,8 @@ class RunResult:
             return {"experiment_id": None, "status": "rejected", "ending": None, "goal_found": False, "actions": 0,
                     "turns": 0, "shortest_path_length": None, "path_efficiency": None,
                     "failure_reason": failure_reason(caught), "execution_arn": self.execution_arn}
-        return {k: self.summary[k] for k in RESULT_KEYS}
+        summary = asdict(self.summary)
+        return {k: summary[k] for k in RESULT_KEYS}
 
 
 class Launcher:
@@ -87,7 +90,7 @@ class Launcher:
         return self.sfn.describe_execution(executionArn=execution_arn)
 
     def follow(self, execution_arn: str, results: Results,
-               on_progress: Callable[[dict], None] | None = None) -> RunResult:
+               on_progress: Callable[[ExperimentSummary], None] | None = None) -> RunResult:
         """Follow an execution and its successors until the experiment is closed and its last execution has
         ended (or the start was rejected). ``on_progress`` sees the experiment's summary at every poll and
         may raise to stop following."""
@@ -105,21 +108,29 @@ class Launcher:
                     return RunResult(execution_arn, *ended)
             time.sleep(self.poll_seconds)
 
-    def _ended(self, experiment_id: int, results: Results,
-               on_progress: Callable[[dict], None] | None) -> tuple[dict, dict] | None:
+    def _ended(self, experiment_id: int, results: Results, on_progress: Callable[[ExperimentSummary], None] | None
+               ) -> tuple[dict[str, Any], ExperimentSummary] | None:
         """The last execution and the summary once the experiment is over; None while it goes on.
 
         A SUCCEEDED execution of an open experiment has handed over to a successor: that is not an end.
         """
-        summary = results.summary(experiment_id)
+        summary = self._summary(experiment_id, results)
         if on_progress:
             on_progress(summary)
-        last = self.describe(summary["execution_arns"][-1])
+        last = self.describe(summary.execution_arns[-1])
         if last["status"] not in TERMINAL_EXECUTION_STATUSES:
             return None
-        if not summary["completed"] and self.report_status_change is not None:
+        if not summary.completed and self.report_status_change is not None:
             self.report_status_change(last)
-            summary = results.summary(experiment_id)
-        if summary["completed"] or (self.report_status_change is not None and last["status"] != "SUCCEEDED"):
+            summary = self._summary(experiment_id, results)
+        if summary.completed or (self.report_status_change is not None and last["status"] != "SUCCEEDED"):
             return last, summary
         return None
+
+    @staticmethod
+    def _summary(experiment_id: int, results: Results) -> ExperimentSummary:
+        """The summary of an experiment this launcher follows: its row exists (it was found by its execution)
+        and experiments are never deleted."""
+        summary = results.summary(experiment_id)
+        assert summary is not None, f"experiment {experiment_id} was found by its execution, so its row exists"
+        return summary

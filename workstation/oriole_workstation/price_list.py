@@ -45,9 +45,11 @@ def load() -> dict[str, dict]:
 def checked(model: str, text: str) -> dict:
     """A pricing entry as Parameter Store holds it, refused in one line when an experiment could not use it."""
     try:
-        return parse_pricing(catalog.pricing_name(model), text)
+        prices = parse_pricing(catalog.pricing_name(model), text)
     except InvalidParameter as error:
         raise PricesRejected(str(error)) from None
+    assert prices is not None, "parse_pricing answers None only when there is no text"
+    return prices
 
 
 def entry(input_per_mtok: float, output_per_mtok: float) -> dict:

@@ -15,13 +15,16 @@ import io
 import itertools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
+from oriole.statuses import ExperimentStatus
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.drawing import wrap
+from oriole_workstation.rows import ExperimentRun
 
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
 WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
@@ -57,6 +60,12 @@ class Step:
         return self.action.startswith("move_") and not self.success
 
 
+def _position(pair: list[int]) -> Position:
+    """A stored [x, y] pair (JSON) as a position."""
+    x, y = pair
+    return x, y
+
+
 def _shown(text: str | None) -> str | None:
     """Model text as the replay shows it: whole, with what a browser would obey or hide written out."""
     return None if text is None else terminal_safe(text, lines=True)
@@ -74,29 +83,33 @@ class Run:
     goal_first_seen_step: int | None
     start_seen: frozenset[Position]
     model_text: dict[int, str]
+    conversation: str | None = None  # the transcript's HTML (``transcript.conversation_html``), already escaped
 
     @classmethod
-    def from_record(cls, record: dict) -> Run:
-        """From ``Results.experiment_run``: the experiment row with its maze, actions and model text."""
-        maze = Maze.from_rows(record["grid"], (record["start_x"], record["start_y"]),
-                              (record["goal_x"], record["goal_y"]))
-        steps = tuple(Step(a["step"], a["turn"], a["action"], tuple(a["from"]), tuple(a["to"]), a["success"],
-                           _shown(a["error"]), _shown(a["reasoning"]), tuple((x, y) for x, y, _ in a["tiles_seen"]))
-                      for a in record["actions"])
-        outcome = {"succeeded": "goal found", "timed_out": "timed out"}.get(record["status"], record["status"])
+    def from_record(cls, record: ExperimentRun, conversation: str | None = None) -> Run:
+        """From ``Results.experiment_run``: the experiment row with its maze, actions and model text (and the
+        conversation pane's HTML, when the transcript could be rebuilt)."""
+        maze = Maze.from_rows(record.grid, (record.start_x, record.start_y), (record.goal_x, record.goal_y))
+        steps = tuple(Step(a["step"], a["turn"], a["action"], _position(a["from"]), _position(a["to"]),
+                           a["success"], _shown(a["error"]), _shown(a["reasoning"]),
+                           tuple((x, y) for x, y, _ in a["tiles_seen"]))
+                      for a in record.actions)
+        outcome = {ExperimentStatus.SUCCEEDED: "goal found",
+                   ExperimentStatus.TIMED_OUT: "timed out"}.get(ExperimentStatus(record.status), record.status)
         outcome += f" after {len(steps)} actions"
-        if record["status"] == "succeeded" and steps:
+        if record.status == ExperimentStatus.SUCCEEDED and steps:
             moves = sum(s.action.startswith("move_") for s in steps)
-            outcome += f", path efficiency {record['shortest_path_length'] / moves:.3f}"
-        if record["failure_reason"]:
-            outcome += f" ({record['failure_reason']})"
-        title = (f"experiment {record['experiment_id']}: {record['llm_provider']}/{record['model_name']} "
-                 f"(prompt {record['prompt_version']}) on {record['maze']}")
+            outcome += f", path efficiency {record.shortest_path_length / moves:.3f}"
+        if record.failure_reason:
+            outcome += f" ({record.failure_reason})"
+        title = (f"experiment {record.experiment_id}: {record.llm_provider}/{record.model_name} "
+                 f"(prompt {record.prompt_version}) on {record.maze}")
         return cls(  # the one-line texts with control characters written out: SVG (XML) cannot hold them
-            experiment_id=record["experiment_id"], title=terminal_safe(title), outcome=terminal_safe(outcome),
-            maze=maze, steps=steps, goal_first_seen_step=record["goal_first_seen_step"],
-            start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record["vision_range"] or 0)),
-            model_text={int(turn): _shown(text) for turn, text in record["model_text"].items()},
+            experiment_id=record.experiment_id, title=terminal_safe(title), outcome=terminal_safe(outcome),
+            maze=maze, steps=steps, goal_first_seen_step=record.goal_first_seen_step,
+            start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record.vision_range or 0)),
+            model_text={int(turn): terminal_safe(text, lines=True) for turn, text in record.model_text.items()},
+            conversation=conversation,
         )
 
     def positions(self, upto: int | None = None) -> list[Position]:
@@ -169,12 +182,12 @@ def _row_runs(maze: Maze, seen: set[Position] | dict) -> list[tuple[int, int, in
     """Each row as runs of tiles with the same fill: (y, x0, length, fill). Far fewer shapes than tiles."""
     runs = []
     for y in range(maze.height):
-        x0, fill = 0, _tile_fill(maze, (0, y), (0, y) in seen)
+        fills = [_tile_fill(maze, (x, y), (x, y) in seen) for x in range(maze.width)]
+        x0 = 0
         for x in range(1, maze.width + 1):
-            nxt = _tile_fill(maze, (x, y), (x, y) in seen) if x < maze.width else None
-            if nxt != fill:
-                runs.append((y, x0, x - x0, fill))
-                x0, fill = x, nxt
+            if x == maze.width or fills[x] != fills[x0]:
+                runs.append((y, x0, x - x0, fills[x0]))
+                x0 = x
     return runs
 
 
@@ -317,10 +330,10 @@ def _paint(run: Run, upto: int | None, at: Layout):
     image = Image.new("RGB", (at.width, at.height), "#ffffff")
     draw = ImageDraw.Draw(image)
     status_shown = False
-    for kind, y, size, colour, line in at.header:
+    for kind, y, size, colour, text in at.header:
         if kind == "outcome" and upto < len(run.steps):  # a replay's frame says where it is instead
-            line, status_shown = ("" if status_shown else f"step {upto} of {len(run.steps)}"), True
-        draw.text((6, y), line, fill=colour, font=ImageFont.load_default(size), anchor="ls")
+            text, status_shown = ("" if status_shown else f"step {upto} of {len(run.steps)}"), True
+        draw.text((6, y), text, fill=colour, font=ImageFont.load_default(size), anchor="ls")
     seen = {pos for pos, step in run.first_seen().items() if step <= upto}
     for y, x0, length, fill in _row_runs(maze, seen):
         draw.rectangle((x0 * cell, at.top + y * cell, (x0 + length) * cell - 1, at.top + (y + 1) * cell - 1),
@@ -335,11 +348,11 @@ def _paint(run: Run, upto: int | None, at: Layout):
     for step in run.steps[:upto]:
         if step.bumped:
             (bx, by), r = _bump_mark(step, at)
-            width = max(2, round(cell * 0.08))
-            draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=width)
-            draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=width)
-    sight = run.sight_position()
-    if sight is not None and run.goal_first_seen_step <= upto:
+            stroke = max(2, round(cell * 0.08))
+            draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=stroke)
+            draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=stroke)
+    sight, seen_at = run.sight_position(), run.goal_first_seen_step
+    if sight is not None and seen_at is not None and seen_at <= upto:
         (sx, sy), r = at.centre(sight), cell * 0.42
         draw.line((sx, sy, *at.centre(maze.goal)), fill=SIGHT, width=max(1, round(cell * 0.08)))
         draw.ellipse((sx - r, sy - r, sx + r, sy + r), outline=SIGHT, width=max(2, round(cell * 0.12)))
@@ -405,11 +418,18 @@ def replay_data(run: Run) -> dict:
 
 def replay_html(run: Run) -> str:
     """A self-contained page (no network): the maze, step controls, and for each step the action, its
-    result, the reasoning and the turn's model text; an empty conversation pane waits for the transcript."""
+    result, the reasoning and the turn's model text; below, the conversation (the transcript), whose turn of
+    the current step is opened and outlined."""
+    from oriole_workstation.transcript import CONVERSATION_CSS
+
+    conversation = ('<section id="conversation" aria-label="conversation"><h2>conversation</h2>\n'
+                    f"{run.conversation}\n</section>") if run.conversation else \
+        '<section id="conversation" aria-label="conversation" hidden></section>'
     values = {"title": html.escape(run.title), "outcome": html.escape(run.outcome), "buttons": _BUTTONS,
-              "svg": svg(run, interactive=True), "data": _json_for_script(replay_data(run))}
+              "svg": svg(run, interactive=True), "data": _json_for_script(replay_data(run)),
+              "conversation": conversation, "css": CONVERSATION_CSS}
     # one pass, so text put in is never searched for placeholders again
-    return re.sub(r"\{(title|outcome|buttons|svg|data)\}", lambda match: values[match[1]], _HTML)
+    return re.sub(r"\{(title|outcome|buttons|svg|data|conversation|css)\}", lambda match: values[match[1]], _HTML)
 
 
 # Button icons drawn as SVG: font glyphs for these symbols are missing from some browsers' fonts (Debian's
@@ -455,6 +475,8 @@ h1 { font-size: 18px; overflow-wrap: anywhere; }
 #panel pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 8px; margin: 2px 0;
              font-size: 13px; }
 .failed { color: #dc2626; }
+#conversation h2 { font-size: 16px; }
+{css}
 </style>
 </head>
 <body>
@@ -476,8 +498,7 @@ h1 { font-size: 18px; overflow-wrap: anywhere; }
   <div class="label">reasoning</div><pre id="reasoning"></pre>
   <div class="label">model text of this turn</div><pre id="model-text"></pre>
 </div>
-<!-- The conversation pane: each turn as the model saw it (the transcript, issue 25) will be shown here. -->
-<section id="conversation" aria-label="conversation" hidden></section>
+{conversation}
 </div>
 <script id="run-data" type="application/json">{data}</script>
 <script>
@@ -509,6 +530,11 @@ function show(k) {
     return;
   }
   const s = run.steps[step - 1];
+  for (const turn of document.querySelectorAll("#conversation details.turn")) {
+    const current = turn.dataset.turn === String(s.turn);
+    turn.classList.toggle("current", current);
+    if (current) turn.open = true;
+  }
   action.textContent = "step " + s.n + " (turn " + s.turn + "): " + s.action + " from (" + s.from.join(", ") +
     ") to (" + s.to.join(", ") + ")" + (s.success ? "" : " failed: " + (s.error || ""));
   action.className = s.success ? "" : "failed";
@@ -555,7 +581,7 @@ class UnknownFormat(OrioleError):
     """A file suffix no writer handles."""
 
 
-WRITERS = {".png": png, ".svg": svg, ".gif": gif, ".html": replay_html}
+WRITERS: dict[str, Callable[[Run], bytes | str]] = {".png": png, ".svg": svg, ".gif": gif, ".html": replay_html}
 
 
 def write(run: Run, targets: list[Path]) -> list[Path]:

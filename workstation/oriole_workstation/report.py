@@ -10,13 +10,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from oriole_workstation.display import TERMINAL_COLUMNS, csv_safe, short_maze, shorten, terminal_safe
 from oriole_workstation.intervals import maze_interval
 from oriole_workstation.results import EVERYTHING, Filters, Results
+from oriole_workstation.rows import ComparisonRow, Grouped, PooledComparisonRow, agent_name
 
 
 class Format(StrEnum):
@@ -38,25 +42,25 @@ def _plain(value: object) -> object:
     return value
 
 
-def as_json(rows: list[dict]) -> str:
-    return json.dumps([{k: _plain(v) for k, v in row.items()} for row in rows], indent=2) + "\n"
+def as_json(rows: Sequence[ComparisonRow]) -> str:
+    return json.dumps([{k: _plain(v) for k, v in asdict(row).items()} for row in rows], indent=2) + "\n"
 
 
-def as_csv(rows: list[dict]) -> str:
+def as_csv(rows: Sequence[ComparisonRow]) -> str:
     """Every column of the comparison, one row per group; ``config`` as a JSON object; a text cell is shown, never
     obeyed, by a terminal or a spreadsheet (``csv_safe``)."""
     if not rows:
         return ""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))  # RFC 4180 CRLF: a CR in a cell gets quoted
+    writer = csv.DictWriter(buffer, fieldnames=list(asdict(rows[0])))  # RFC 4180 CRLF: a CR in a cell gets quoted
     writer.writeheader()
     for row in rows:
         writer.writerow({k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
-                         for k, v in row.items()})
+                         for k, v in asdict(row).items()})
     return buffer.getvalue()
 
 
-def columns(headers: tuple[str, ...], rows: list[tuple]) -> str:
+def columns(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> str:
     """Plain aligned columns, numbers right-aligned: never truncated, easy to paste and to grep; stored text is
     shown, never obeyed (``terminal_safe``)."""
     cells = [headers, *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
@@ -71,15 +75,15 @@ def _looks_numeric(text: str) -> bool:
     return text == "-" or text.lstrip("$").replace(".", "", 1).replace(",", "").replace("%", "").isdigit()
 
 
-def config_text(config: dict) -> str:
+def config_text(config: dict[str, Any]) -> str:
     return " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(config.items())) or "-"
 
 
-def _percent(value: Decimal | None) -> str:
+def _percent(value: Decimal | float | None) -> str:
     return "-" if value is None else f"{float(value) * 100:.1f}%"
 
 
-def _interval(low: Decimal | None, high: Decimal | None) -> str:
+def _interval(low: Decimal | float | None, high: Decimal | float | None) -> str:
     return "-" if low is None else f"{_percent(low)}-{_percent(high)}"
 
 
@@ -91,46 +95,49 @@ def _dollars(value: Decimal | None) -> str:
     return "-" if value is None else f"${float(value):.4f}"
 
 
-def prompt_labels(rows: list[dict]) -> dict[tuple[str, str], str]:
+def prompt_labels(rows: Sequence[Grouped]) -> dict[tuple[str, str], str]:
     """Each (prompt version, hash) as shown: the version, with the hash's first characters when one version
     was stored with two texts."""
     hashes: dict[str, set[str]] = {}
     for row in rows:
-        hashes.setdefault(row["prompt_version"], set()).add(row["prompt_hash"])
+        hashes.setdefault(row.prompt_version, set()).add(row.prompt_hash)
     return {(version, h): version + (f"@{h[:8]}" if len(known) > 1 else "")
             for version, known in hashes.items() for h in known}
 
 
-def table_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
+def table_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
+                ) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
     """The comparison's headers and one tuple of cells per group, as the terminal and the HTML page show them."""
     prompts = prompt_labels(rows)
     headers = ("agent", "prompt", "maze" if by is GroupBy.maze else "family", "size", "mazes", "config", "runs",
                "success", "95% CI", "maze CI", "median actions", "median efficiency", "tokens/run", "cost/run",
                "cost/success", "errors")
     return headers, [(
-        f"{r['llm_provider']}/{r['model_name']}",
-        prompts[r["prompt_version"], r["prompt_hash"]],
-        r["maze"] if by is GroupBy.maze else r["maze_family"],
-        r["maze_size"],
-        r["mazes"],
-        config_text(r["config"]),
-        r["runs"],
-        _percent(r["success_rate"]),
-        _interval(r["success_rate_low"], r["success_rate_high"]),
-        _interval(r.get("maze_ci_low"), r.get("maze_ci_high")),
-        _number(r["median_actions_to_goal"], 0),
-        _number(r["median_path_efficiency"], 3),
-        _number(r["tokens_per_run"], 0),
-        _dollars(r["cost_per_run"]),
-        _dollars(r["cost_per_success"]),
-        r["errors"],
+        agent_text(r),
+        prompts[r.prompt_version, r.prompt_hash],
+        panel_key(r, by)[0],
+        r.maze_size,
+        r.mazes,
+        config_text(r.config),
+        r.runs,
+        _percent(r.success_rate),
+        _interval(r.success_rate_low, r.success_rate_high),
+        _interval(*(r.maze_band or (None, None))),
+        _number(r.median_actions_to_goal, 0),
+        _number(r.median_path_efficiency, 3),
+        _number(r.tokens_per_run, 0),
+        _dollars(r.cost_per_run),
+        _dollars(r.cost_per_success),
+        r.errors,
     ) for r in rows]
 
 
 MIN_SHRUNK = 12  # the narrowest an agent name is shortened to
+PIVOT_AGENT_WIDTH = 36  # the narrow leaderboard: an agent's name at most this wide, its prompt and config after it
 
 
-def narrow_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple], list[str]]:
+def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
+                 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]:
     """The comparison as a terminal shows it by default, in ``TERMINAL_COLUMNS``: the agent, the mazes, the runs,
     the success rate with its 95% interval, tokens and cost per run, errors; the prompt when the rows hold
     several; the compared configuration as a letter with a legend below the table (``config A: temperature=0.2``);
@@ -138,24 +145,23 @@ def narrow_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[
     the table would not fit otherwise. ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
-    legend = {text: chr(ord("A") + i) if i < 26 else str(i + 1)
-              for i, text in enumerate(dict.fromkeys(config_text(r["config"]) for r in rows if r["config"]))}
+    legend = config_legend(rows)
     headers = ("agent", *(("prompt",) if several else ()), "maze" if by is GroupBy.maze else "mazes",
                *(("config",) if legend else ()), "runs", "success (95% CI)", "tokens", "cost/run", "errors")
     cells = [(
         agent_text(r),
-        *((prompts[r["prompt_version"], r["prompt_hash"]],) if several else ()),
-        short_maze(r["maze"]) if by is GroupBy.maze else f"{r['maze_family']} {r['maze_size']}",
-        *((legend.get(config_text(r["config"]), "-"),) if legend else ()),
-        r["runs"],
+        *((prompts[r.prompt_version, r.prompt_hash],) if several else ()),
+        short_maze(panel_key(r, by)[0]) if by is GroupBy.maze else f"{r.maze_family} {r.maze_size}",
+        *((legend.get(config_text(r.config), "-"),) if legend else ()),
+        r.runs,
         _rate_with_interval(r),
-        _number(r["tokens_per_run"], 0),
-        _dollars(r["cost_per_run"]),
-        r["errors"],
+        _number(r.tokens_per_run, 0),
+        _dollars(r.cost_per_run),
+        r.errors,
     ) for r in rows]
-    notes = [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
-    for header, values in (("actions", [_number(r["median_actions_to_goal"], 0) for r in rows]),
-                           ("efficiency", [_number(r["median_path_efficiency"], 3) for r in rows])):
+    notes = legend_notes(legend)
+    for header, values in (("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
+                           ("efficiency", [_number(r.median_path_efficiency, 3) for r in rows])):
         wider = (*headers[:-3], header, *headers[-3:])  # before tokens/run, cost/run and errors
         cells_wider = [(*row[:-3], value, *row[-3:]) for row, value in zip(cells, values, strict=True)]
         if _width(wider, cells_wider) > TERMINAL_COLUMNS:
@@ -164,105 +170,156 @@ def narrow_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[
     return headers, fit_agents(headers, cells, TERMINAL_COLUMNS), notes
 
 
-def _width(headers: tuple[str, ...], rows: list[tuple]) -> int:
+def config_legend(rows: Sequence[ComparisonRow]) -> dict[str, str]:
+    """Each compared configuration of the rows (``config_text``) and the letter a narrow table names it by."""
+    return {text: chr(ord("A") + i) if i < 26 else str(i + 1)
+            for i, text in enumerate(dict.fromkeys(config_text(r.config) for r in rows if r.config))}
+
+
+def legend_notes(legend: dict[str, str]) -> list[str]:
+    """``config A: temperature=0.2``: a line per letter, below the table."""
+    return [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
+
+
+def _width(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> int:
     """How wide ``columns`` prints these rows, as shown."""
     cells = [headers, *(tuple(terminal_safe(str(v)) for v in row) for row in rows)]
     return sum(max(len(row[j]) for row in cells) for j in range(len(headers))) + 2 * (len(headers) - 1)
 
 
-def _rate_with_interval(row: dict) -> str:
+def _rate_with_interval(row: ComparisonRow) -> str:
     """``80.0% (49.0-94.3)``: the success rate and its 95% Wilson interval, in percent."""
-    if row["success_rate"] is None:
+    if row.success_rate is None or row.success_rate_low is None or row.success_rate_high is None:
         return "-"
-    low, high = (f"{float(row[k]) * 100:.1f}" for k in ("success_rate_low", "success_rate_high"))
-    return f"{_percent(row['success_rate'])} ({low}-{high})"
+    low, high = (f"{float(bound) * 100:.1f}" for bound in (row.success_rate_low, row.success_rate_high))
+    return f"{_percent(row.success_rate)} ({low}-{high})"
 
 
-def fit_agents(headers: tuple[str, ...], rows: list[tuple], width: int) -> list[tuple]:
+def fit_agents(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]], width: int) -> list[tuple[str, ...]]:
     """The rows, as shown (``terminal_safe``), with the agent column (the first) shortened, to ``MIN_SHRUNK`` at
     the least, until the table, two spaces between columns, is at most ``width`` wide."""
-    rows = [tuple(terminal_safe(str(v)) for v in row) for row in rows]
-    over = _width(headers, rows) - width
+    shown = [tuple(terminal_safe(str(v)) for v in row) for row in rows]
+    over = _width(headers, shown) - width
     if over <= 0:
-        return rows
-    keep = max(max(len(row[0]) for row in [headers, *rows]) - over, MIN_SHRUNK)
-    return [(shorten(row[0], keep), *row[1:]) for row in rows]
+        return shown
+    keep = max(max(len(row[0]) for row in [headers, *shown]) - over, MIN_SHRUNK)
+    return [(shorten(row[0], keep), *row[1:]) for row in shown]
 
 
-def agent_text(row: dict) -> str:
-    return f"{row['llm_provider']}/{row['model_name']}"
+def agent_text(row: Grouped) -> str:
+    """The agent as every table, page and figure names it: its sweep-file label, else ``provider/model``."""
+    return agent_name(row.agent_label, row.llm_provider, row.model_name)
 
 
-def detail_text(row: dict, prompts: dict[tuple[str, str], str], config_key: str = "config") -> str:
+def detail_text(row: Grouped, prompts: dict[tuple[str, str], str]) -> str:
     """What sets a group apart besides its agent: its prompt (when the rows hold several) and its compared
     configuration; empty when nothing does."""
-    parts = [prompts[row["prompt_version"], row["prompt_hash"]]] if len(prompts) > 1 else []
-    if row[config_key]:
-        parts.append(config_text(row[config_key]))
+    parts = [prompts[row.prompt_version, row.prompt_hash]] if len(prompts) > 1 else []
+    if row.compared:
+        parts.append(config_text(row.compared))
     return " · ".join(parts)
 
 
-def series_key(row: dict, config_key: str = "config") -> tuple:
+SeriesKey = tuple[str, str, str, str, str, str]  # provider, model, label, prompt version and hash, config as JSON
+PanelKey = tuple[str, ...]  # (family, size), or (maze,)
+
+
+def series_key(row: Grouped) -> SeriesKey:
     """A series (an agent with its prompt and compared configuration): what every chart draws as one row."""
-    return (row["llm_provider"], row["model_name"], row["prompt_version"], row["prompt_hash"],
-            json.dumps(row[config_key], sort_keys=True))
+    return (row.llm_provider, row.model_name, row.agent_label or "", row.prompt_version, row.prompt_hash,
+            json.dumps(row.compared, sort_keys=True))
 
 
-def series_order(key: tuple) -> tuple:
+def series_order(key: SeriesKey) -> tuple[object, ...]:
     """Series sorted by agent, prompt, then configuration, numbers by value (maxMoves 400 before 1500)."""
-    config = json.loads(key[4])
-    return (*key[:4], tuple((k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v)))
+    config = json.loads(key[5])
+    return (*key[:5], tuple((k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v)))
                              for k, v in sorted(config.items())))
 
 
-def panel_key(row: dict, by: GroupBy) -> tuple[str, ...]:
+def panel_key(row: Grouped, by: GroupBy) -> PanelKey:
     """The panel (a column of the leaderboard) a row or an experiment belongs to: its family and size, or its
-    maze."""
-    return (row["maze"],) if by is GroupBy.maze else (row["maze_family"], row["maze_size"])
+    maze (a comparison by maze, and every experiment, names one)."""
+    return (str(row.maze),) if by is GroupBy.maze else (row.maze_family, row.maze_size)
 
 
-def panel_title(key: tuple[str, ...]) -> str:
+def panel_title(key: PanelKey) -> str:
     return " ".join(key)
 
 
-def panels_in_order(rows: list[dict], by: GroupBy) -> list[tuple[str, ...]]:
+def panels_in_order(rows: Sequence[Grouped], by: GroupBy) -> list[PanelKey]:
     """The panels in the comparison's order (family, then size, then maze)."""
     return list(dict.fromkeys(panel_key(r, by) for r in rows))
 
 
-def rate_cell(row: dict | None) -> str:
-    """A leaderboard cell: the success rate, its 95% Wilson interval and successes/runs; "no runs" without runs
-    (an agent whose experiments all failed for other reasons has no rate, not 0%)."""
-    if row is None or not row["runs"]:
-        errors = row["errors"] if row else 0
+def rate_cell(row: ComparisonRow | None, narrow: bool = False) -> str:
+    """A leaderboard cell: the success rate, its 95% Wilson interval and successes/runs (``narrow``: the
+    interval's bounds without their percent signs); "no runs" without runs (an agent whose experiments all
+    failed for other reasons has no rate, not 0%)."""
+    if row is None or not row.runs:
+        errors = row.errors if row else 0
         return "no runs" + (f" ({errors} error{'s' if errors > 1 else ''})" if errors else "")
-    return (f"{_percent(row['success_rate'])} ({_interval(row['success_rate_low'], row['success_rate_high'])}) "
-            f"{row['successes']}/{row['runs']}")
+    rate = _rate_with_interval(row) if narrow else \
+        f"{_percent(row.success_rate)} ({_interval(row.success_rate_low, row.success_rate_high)})"
+    return f"{rate} {row.successes}/{row.runs}"
 
 
-def pivot_cells(rows: list[dict], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
+def pivot_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family,
+                legend: dict[str, str] | None = None) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
-    size (or maze), each cell a ``rate_cell``."""
+    size (or maze), each cell a ``rate_cell``. With a ``legend`` (``config_legend``) the table is the narrow
+    one: configurations named by their letter, narrow cells."""
     prompts = prompt_labels(rows)
     panels = panels_in_order(rows, by)
-    found: dict[tuple, dict[tuple, dict]] = {}
-    labels: dict[tuple, str] = {}
+    found: dict[SeriesKey, dict[PanelKey, ComparisonRow]] = {}
+    labels: dict[SeriesKey, str] = {}
     for r in rows:
         key = series_key(r)
         found.setdefault(key, {})[panel_key(r, by)] = r
-        detail = detail_text(r, prompts)
-        labels[key] = agent_text(r) + (f" · {detail}" if detail else "")
+        if legend is None:
+            agent, detail = agent_text(r), detail_text(r, prompts)
+        else:
+            agent = shorten(terminal_safe(agent_text(r)), PIVOT_AGENT_WIDTH)
+            parts = [prompts[r.prompt_version, r.prompt_hash]] if len(prompts) > 1 else []
+            detail = " · ".join([*parts, *([f"config {legend[config_text(r.config)]}"] if r.config else [])])
+        labels[key] = agent + (f" · {detail}" if detail else "")
+    narrow = legend is not None
     return (("agent", *map(panel_title, panels)),
-            [(labels[key], *(rate_cell(found[key].get(p)) for p in panels)) for key in sorted(found, key=series_order)])
+            [(labels[key], *(rate_cell(found[key].get(p), narrow) for p in panels))
+             for key in sorted(found, key=series_order)])
 
 
-def as_pivot(rows: list[dict], by: GroupBy = GroupBy.family) -> str:
-    """The leaderboard for a terminal, with what its intervals are."""
+def fit_pivot(headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int
+              ) -> list[tuple[tuple[str, ...], list[tuple[str, ...]]]]:
+    """The leaderboard in tables at most ``width`` wide: the panels dealt, in order, into as few tables as hold
+    them beside the agent column, which each table repeats."""
+    shown = [headers, *(tuple(terminal_safe(v) for v in row) for row in rows)]
+    widths = [max(len(row[i]) for row in shown) for i in range(len(headers))]
+    tables: list[list[int]] = [[]]
+    used = widths[0]
+    for i in range(1, len(headers)):
+        if tables[-1] and used + 2 + widths[i] > width:
+            tables.append([])
+            used = widths[0]
+        tables[-1].append(i)
+        used += 2 + widths[i]
+    return [((headers[0], *(headers[i] for i in chosen)), [(row[0], *(row[i] for i in chosen)) for row in shown[1:]])
+            for chosen in tables]
+
+
+def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
+    """The leaderboard for a terminal, with what its intervals are: in ``TERMINAL_COLUMNS`` (configurations
+    named by a letter, the panels in as many tables as they need), or whole with ``wide``."""
     if not rows:
         return "no finished experiments match\n"
+    if wide:
+        text = columns(*pivot_cells(rows, by))
+    else:
+        legend = config_legend(rows)
+        tables = fit_pivot(*pivot_cells(rows, by, legend), TERMINAL_COLUMNS)
+        text = "\n".join(columns(*table) for table in tables) + "".join(line + "\n" for line in legend_notes(legend))
     note = running_note(rows)
-    return (columns(*pivot_cells(rows, by)) + "success rate (95% Wilson interval) successes/runs\n"
-            + (note + "\n" if note else ""))
+    return text + "success rate (95% Wilson interval) successes/runs\n" + (note + "\n" if note else "")
 
 
 def sql_literal(value: object) -> str:
@@ -283,12 +340,12 @@ def comparison_query(filters: Filters, by: GroupBy) -> str:
     return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
 
 
-def running_note(rows: list[dict]) -> str:
-    running = sum(r["running"] for r in rows)
+def running_note(rows: Sequence[ComparisonRow]) -> str:
+    running = sum(r.running for r in rows)
     return f"({running} experiment(s) still running are not counted)" if running else ""
 
 
-def as_table(rows: list[dict], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
+def as_table(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
     """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config, in
     ``TERMINAL_COLUMNS`` (``wide``: every column)."""
     if not rows:
@@ -302,28 +359,28 @@ def as_table(rows: list[dict], by: GroupBy = GroupBy.family, wide: bool = False)
     return text + (note + "\n" if note else "")
 
 
-def with_maze_intervals(rows: list[dict], by_maze: list[dict]) -> list[dict]:
-    """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``bootstrap``), from
+def with_maze_intervals(rows: Sequence[ComparisonRow], by_maze: Sequence[ComparisonRow]
+                        ) -> list[PooledComparisonRow]:
+    """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``intervals``), from
     the same comparison per maze, where the runs share mazes (more runs than mazes) and there are at least two
     mazes to resample (one maze says nothing about other mazes); None elsewhere."""
-    per_group: dict[tuple, list[tuple[int, int]]] = {}
+    per_group: dict[tuple[object, ...], list[tuple[int, int]]] = {}
     for row in by_maze:
-        per_group.setdefault(_group_key(row), []).append((row["runs"], row["successes"]))
+        per_group.setdefault(_group_key(row), []).append((row.runs, row.successes))
     out = []
     for row in rows:
-        shared = row["runs"] > row["mazes"] >= 2
+        shared = row.runs > row.mazes >= 2
         interval = maze_interval(per_group.get(_group_key(row), [])) if shared else None
-        out.append({**row, "maze_ci_low": interval and round(interval[0], 4),
-                    "maze_ci_high": interval and round(interval[1], 4)})
+        low, high = (round(interval[0], 4), round(interval[1], 4)) if interval else (None, None)
+        out.append(PooledComparisonRow(**vars(row), maze_ci_low=low, maze_ci_high=high))
     return out
 
 
-def _group_key(row: dict) -> tuple:
-    return (row["llm_provider"], row["model_name"], row["prompt_version"], row["prompt_hash"], row["maze_family"],
-            row["maze_size"], json.dumps(row["config"], sort_keys=True))
+def _group_key(row: ComparisonRow) -> tuple[object, ...]:
+    return (*series_key(row), row.maze_family, row.maze_size)
 
 
-def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> list[dict]:
+def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> Sequence[ComparisonRow]:
     """The comparison as every format reports it: grouped by family and size (or maze), with the maze
     bootstrap beside the Wilson interval."""
     rows = results.comparison(filters, by_maze=by is GroupBy.maze)
@@ -339,4 +396,4 @@ def render_report(results: Results, output: Format = Format.table, by: GroupBy =
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by) if pivot else as_table(rows, by, wide)
+    return as_pivot(rows, by, wide) if pivot else as_table(rows, by, wide)

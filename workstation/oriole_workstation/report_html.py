@@ -14,16 +14,20 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from html import escape
 from pathlib import Path
 
 import oriole
+from oriole.statuses import Ending, ExperimentStatus
 from oriole_workstation import charts, drawing
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.intervals import DRAWS
 from oriole_workstation.report import (
     GroupBy,
+    PanelKey,
+    SeriesKey,
     agent_text,
     comparison_query,
     comparison_rows,
@@ -39,6 +43,12 @@ from oriole_workstation.report import (
     table_cells,
 )
 from oriole_workstation.results import Filters, Results
+from oriole_workstation.rows import (
+    RUN_ENDINGS,
+    ComparedExperiment,
+    ComparisonRow,
+    Grouped,
+)
 
 RUN_DEFINITION = ("Runs are the experiments that ended on the agent's merits: a success, a limit reached, or an "
                   "ending the agent caused (such as stalling). Infrastructure and provider failures are errors and "
@@ -82,75 +92,76 @@ def _shown(value: object) -> str:
 # --- series and panels -----------------------------------------------------------------------------------
 
 
-def series_of(rows: Sequence[dict]) -> dict[tuple, Series]:
+def series_of(rows: Sequence[Grouped]) -> dict[SeriesKey, Series]:
     """One series per model x prompt x compared configuration, labelled with only what tells them apart, in
     the order of agent, prompt and configuration."""
-    prompts = prompt_labels(list(rows))
+    prompts = prompt_labels(rows)
     found = {series_key(r): r for r in rows}
     return {key: Series(key, terminal_safe(agent_text(found[key])), terminal_safe(detail_text(found[key], prompts)),
                         n)
             for n, key in enumerate(sorted(found, key=series_order))}
 
 
-def _percent(value) -> str:
+def _percent(value: Decimal | float | None) -> str:
     return "-" if value is None else f"{float(value) * 100:.1f}%"
 
 
-def _no_runs(row: dict) -> str:
-    return "" if row["runs"] else rate_cell(row)
+def _no_runs(row: ComparisonRow) -> str:
+    return "" if row.runs else rate_cell(row)
 
 
-def _panels(rows: Sequence[dict], by: GroupBy, cell: Callable[[dict], Cell]) -> list[Panel]:
+def _panels(rows: Sequence[ComparisonRow], by: GroupBy, cell: Callable[[ComparisonRow], Cell]) -> list[Panel]:
     """One panel per family and size (or maze), in the table's order, holding ``cell(row)`` for each series; a
     series with no row in a panel never ran there, and says so."""
-    found: dict[tuple, dict[tuple, Cell]] = {}
+    found: dict[PanelKey, dict[SeriesKey, Cell]] = {}
     for r in rows:
         found.setdefault(panel_key(r, by), {})[series_key(r)] = cell(r)
     return [Panel(terminal_safe(panel_title(key)), cells) for key, cells in found.items()]
 
 
-def _rate(r: dict, by: GroupBy) -> Cell:
+def _rate(r: ComparisonRow, by: GroupBy) -> Cell:
     """A group's success rate with its Wilson interval and, where the runs share mazes, the maze interval."""
-    if not r["runs"]:
-        return Cell(empty=_no_runs(r))
-    band = (float(r["maze_ci_low"]), float(r["maze_ci_high"])) if r.get("maze_ci_low") is not None else None
-    note = (f"{terminal_safe(agent_text(r))} on {terminal_safe(panel_title(panel_key(r, by)))}: {r['successes']} "
-            f"of {r['runs']} runs succeeded ({_percent(r['success_rate'])}; 95% Wilson interval "
-            f"{_percent(r['success_rate_low'])}-{_percent(r['success_rate_high'])}"
+    if not r.runs or r.success_rate is None or r.success_rate_low is None or r.success_rate_high is None:
+        return Cell(empty=_no_runs(r))  # a group with runs has all three
+    band = r.maze_band
+    note = (f"{terminal_safe(agent_text(r))} on {terminal_safe(panel_title(panel_key(r, by)))}: {r.successes} "
+            f"of {r.runs} runs succeeded ({_percent(r.success_rate)}; 95% Wilson interval "
+            f"{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}"
             + (f"; maze interval {_percent(band[0])}-{_percent(band[1])}" if band else "") + ")")
-    return Cell(float(r["success_rate"]), float(r["success_rate_low"]), float(r["success_rate_high"]), band,
-                note=note, count=f"{r['successes']}/{r['runs']}")
+    return Cell(float(r.success_rate), float(r.success_rate_low), float(r.success_rate_high),
+                None if band is None else (float(band[0]), float(band[1])),
+                note=note, count=f"{r.successes}/{r.runs}")
 
 
-def sample_panels(rows: Sequence[dict], experiments: Sequence[dict], by: GroupBy,
-                  value: Callable[[dict], float | None], endings: set[str], missing: str,
+def sample_panels(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperiment], by: GroupBy,
+                  value: Callable[[ComparedExperiment], Decimal | int | None], endings: frozenset[str], missing: str,
                   replays: dict[int, str]) -> list[Panel]:
     """The experiments with one of ``endings`` that have a ``value``, split as the table is; a series says
     "no runs" where it has none and ``missing`` where it has runs but no sample."""
-    grouped: dict[tuple, list[Sample]] = {}
+    grouped: dict[tuple[PanelKey, SeriesKey], list[Sample]] = {}
     for e in experiments:
-        if e["ending"] not in endings or (found := value(e)) is None:
+        if e.ending not in endings or (found := value(e)) is None:
             continue
-        note = (f"experiment {e['experiment_id']} · {terminal_safe(e['maze'])} · {e['actions']} actions"
-                + (f" · efficiency {float(e['path_efficiency']):.3f}" if e["path_efficiency"] is not None else "")
-                + f" · {e['input_tokens'] + e['output_tokens']:,} tokens")
-        grouped.setdefault((panel_key(e, by), series_key(e, "compared_config")), []).append(
-            Sample(float(found), note, replays.get(e["experiment_id"])))
+        note = (f"experiment {e.experiment_id} · {terminal_safe(e.maze)} · {e.actions} actions"
+                + (f" · efficiency {float(e.path_efficiency):.3f}" if e.path_efficiency is not None else "")
+                + f" · {e.tokens:,} tokens")
+        grouped.setdefault((panel_key(e, by), series_key(e)), []).append(
+            Sample(float(found), note, replays.get(e.experiment_id)))
 
-    def cell(r: dict) -> Cell:
+    def cell(r: ComparisonRow) -> Cell:
         samples = tuple(grouped.get((panel_key(r, by), series_key(r)), ()))
         return Cell(samples=samples, count=f"n={len(samples)}" if samples else "", empty=_no_runs(r) or missing)
     return _panels(rows, by, cell)
 
 
-def _tokens(experiment: dict) -> int | None:
+def _tokens(experiment: ComparedExperiment) -> int | None:
     """A run's input + output tokens; None for a run without any (a baseline's)."""
-    return experiment["input_tokens"] + experiment["output_tokens"] or None
+    return experiment.tokens or None
 
 
-def _cost(r: dict) -> Cell:
+def _cost(r: ComparisonRow) -> Cell:
     """A group's dollars per success."""
-    cost = r["cost_per_success"]
+    cost = r.cost_per_success
     if cost is None:
         return Cell(empty=_no_runs(r) or "no success")
     return Cell(float(cost), note=f"${float(cost):.4f} per success", count=f"${float(cost):.3f}")
@@ -163,13 +174,13 @@ def _where(by: GroupBy) -> str:
     return "one maze" if by is GroupBy.maze else "one maze family and size (its runs pooled over the mazes)"
 
 
-def figures(rows: Sequence[dict], experiments: Sequence[dict], by: GroupBy, style: Style,
+def figures(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperiment], by: GroupBy, style: Style,
             replays: dict[int, str] | None = None) -> dict[str, drawing.Drawing]:
     """Every chart of the report, by file name: the success rates; path efficiency and actions to the goal of
     the successes; tokens per run and cost per success only where there are tokens and dollars."""
     series = list(series_of(rows).values())
     replays = replays or {}
-    shared = any(r.get("maze_ci_low") is not None for r in rows)
+    shared = any(r.maze_band is not None for r in rows)
     found = {
         "success": charts.dots(
             series, _panels(rows, by, lambda r: _rate(r, by)), charts.rate_axis("success rate"), style,
@@ -178,8 +189,8 @@ def figures(rows: Sequence[dict], experiments: Sequence[dict], by: GroupBy, styl
             + ("; the grey band, where the runs share mazes, the 95% bootstrap interval over mazes" if shared else "")
             + "; the numbers at the right are successes/runs."),
     }
-    successes, runs = {"success"}, {"success", "agent"}
-    efficiency = sample_panels(rows, experiments, by, lambda e: e["path_efficiency"], successes, "no success",
+    successes = frozenset({Ending.SUCCESS})
+    efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success",
                                replays)
     found["efficiency"] = charts.distributions(
         series, efficiency, charts.value_axis([0.0, 1.0], "path efficiency (shortest path / moves)", False,
@@ -188,14 +199,14 @@ def figures(rows: Sequence[dict], experiments: Sequence[dict], by: GroupBy, styl
         "Each marker is one success's path efficiency (1 is the shortest path); the thin line is the range and, "
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
         "successes.")
-    actions = sample_panels(rows, experiments, by, lambda e: e["actions"], successes, "no success", replays)
+    actions = sample_panels(rows, experiments, by, lambda e: e.actions, successes, "no success", replays)
     found["actions"] = charts.distributions(
         series, actions, _axis(actions, "actions to the goal"), style,
         "Actions to the goal of the successes",
         "Each marker is the number of actions one success took to reach the goal; the thin line is the range and, "
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
         "successes.")
-    tokens = sample_panels(rows, experiments, by, _tokens, runs, "no tokens", replays)
+    tokens = sample_panels(rows, experiments, by, _tokens, RUN_ENDINGS, "no tokens", replays)
     spending = [s for s in series if any(s.key in p.cells and p.cells[s.key].samples for p in tokens)]
     left_out = "" if len(spending) == len(series) else "; agents without tokens (baselines) are left out"
     if spending:
@@ -204,7 +215,7 @@ def figures(rows: Sequence[dict], experiments: Sequence[dict], by: GroupBy, styl
             "Tokens per run",
             "Each marker is one run's input + output tokens; the thin line is the range and, from three runs on, "
             f"the box spans the middle half and the thick line is the median; n counts the runs{left_out}.")
-    costs = [float(r["cost_per_success"]) for r in rows if r["cost_per_success"]]
+    costs = [float(r.cost_per_success) for r in rows if r.cost_per_success]
     if spending and costs:
         found["cost"] = charts.dots(
             spending, _panels(rows, by, _cost), charts.value_axis(costs, "USD per success", False, lambda v: f"${v:g}"),
@@ -253,11 +264,11 @@ def _agent_cell(agent: str, detail: str) -> str:
             + (f'<span class="detail">{_shown(detail)}</span>' if detail else "") + "</th>")
 
 
-def leaderboard(rows: Sequence[dict], by: GroupBy) -> str:
+def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
     """One row per agent (prompt and configuration below its name), one column per family and size (or maze):
     the success rate, its Wilson interval, the maze interval where there is one, and successes/runs."""
     series = series_of(rows)
-    panels = panels_in_order(list(rows), by)
+    panels = panels_in_order(rows, by)
     found = {(series_key(r), panel_key(r, by)): r for r in rows}
     head = "".join(f'<th scope="col">{_shown(panel_title(p))}</th>' for p in panels)
     body = []
@@ -265,14 +276,14 @@ def leaderboard(rows: Sequence[dict], by: GroupBy) -> str:
         cells = []
         for p in panels:
             r = found.get((key, p))
-            if r is None or not r["runs"]:
+            if r is None or not r.runs:
                 cells.append(f'<td class="none">{escape(rate_cell(r))}</td>')
                 continue
-            maze = (f'<span class="interval">maze {_percent(r["maze_ci_low"])}-{_percent(r["maze_ci_high"])}</span>'
-                    if r.get("maze_ci_low") is not None else "")
-            cells.append(f'<td class="number"><span class="rate">{_percent(r["success_rate"])}</span> '
-                         f'<span class="runs">{r["successes"]}/{r["runs"]}</span><span class="interval">'
-                         f'{_percent(r["success_rate_low"])}-{_percent(r["success_rate_high"])}</span>{maze}</td>')
+            band = r.maze_band
+            maze = f'<span class="interval">maze {_percent(band[0])}-{_percent(band[1])}</span>' if band else ""
+            cells.append(f'<td class="number"><span class="rate">{_percent(r.success_rate)}</span> '
+                         f'<span class="runs">{r.successes}/{r.runs}</span><span class="interval">'
+                         f'{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}</span>{maze}</td>')
         body.append(f"<tr>{_agent_cell(s.agent, s.detail)}{''.join(cells)}</tr>")
     return (f'<div class="wide"><table id="leaderboard"><thead><tr><th scope="col">agent</th>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
@@ -285,29 +296,30 @@ def _cell(value: object) -> str:
     return f'<td class="number">{text}</td>' if numeric else f"<td>{text}</td>"
 
 
-def comparison_table(rows: Sequence[dict], by: GroupBy) -> str:
+def comparison_table(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
     """The whole comparison, narrow enough for a 1,400 px screen: the configuration on a second line under the
     agent instead of a column of its own."""
-    headers, cells = table_cells(list(rows), by)
+    headers, cells = table_cells(rows, by)
     config = headers.index("config")
     head = "".join(f'<th scope="col">{escape(h)}</th>' for i, h in enumerate(headers) if i != config)
-    body = "".join(f"<tr>{_agent_cell(row[0], '' if row[config] == '-' else row[config])}"
+    body = "".join(f"<tr>{_agent_cell(str(row[0]), '' if row[config] == '-' else str(row[config]))}"
                    + "".join(_cell(v) for i, v in enumerate(row) if i not in (0, config)) + "</tr>" for row in cells)
     return (f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
-def experiments_table(series: dict[tuple, Series], experiments: Sequence[dict], replays: dict[int, str]) -> str:
+def experiments_table(series: dict[SeriesKey, Series], experiments: Sequence[ComparedExperiment],
+                      replays: dict[int, str]) -> str:
     """Every experiment the page counts, each linked to its replay when one was rendered."""
     headers = ("experiment", "agent", "maze", "ending", "status", "actions", "path efficiency", "tokens", "cost")
     rows = []
     for e in experiments:
-        link = replays.get(e["experiment_id"])
-        ident = f'<a href="{escape(link)}">{e["experiment_id"]}</a>' if link else str(e["experiment_id"])
-        s = series.get(series_key(e, "compared_config"))
+        link = replays.get(e.experiment_id)
+        ident = f'<a href="{escape(link)}">{e.experiment_id}</a>' if link else str(e.experiment_id)
+        s = series.get(series_key(e))
         agent = _agent_cell(s.agent, s.detail) if s else _agent_cell(agent_text(e), "")
-        cells = [e["maze"], e["ending"] or "running", e["status"], e["actions"],
-                 "-" if e["path_efficiency"] is None else f"{float(e['path_efficiency']):.3f}",
-                 e["input_tokens"] + e["output_tokens"], f"${float(e['cost_usd']):.4f}"]
+        cells = [e.maze, e.ending or ExperimentStatus.RUNNING, e.status, e.actions,
+                 "-" if e.path_efficiency is None else f"{float(e.path_efficiency):.3f}",
+                 e.tokens, f"${float(e.cost_usd):.4f}"]
         rows.append(f'<tr><td class="number">{ident}</td>{agent}' + "".join(_cell(c) for c in cells) + "</tr>")
     head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
     return f'<table id="experiments-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
@@ -346,17 +358,18 @@ def _listed(values: Sequence[object], shown: int = 12) -> str:
             f"{text}</details>")
 
 
-def provenance(experiments: Sequence[dict], filters: Filters, by: GroupBy, database: str, now: datetime) -> str:
+def provenance(experiments: Sequence[ComparedExperiment], filters: Filters, by: GroupBy, database: str,
+               now: datetime) -> str:
     """Where the page's numbers come from: when and by which code it was made, the database, the scope, the
     code versions, prompts and seeds of the experiments, how many of them and on how many mazes, the query."""
-    endings = Counter(e["ending"] or "running" for e in experiments)
-    prompts = Counter(f"{e['prompt_version']} sha256:{e['prompt_hash']}" for e in experiments)
-    codes = Counter(e.get("code_version") or "not recorded" for e in experiments)
-    sweeps = Counter(e["sweep_id"] for e in experiments if e.get("sweep_id"))
-    seeds = sorted({e["seed"] for e in experiments if e.get("seed") is not None})
-    mazes = sorted({e["maze"] for e in experiments}, key=_natural)
-    grids = len({e.get("maze_hash") or e["maze"] for e in experiments})
-    started = sorted(e["started_at"] for e in experiments if e.get("started_at"))
+    endings = Counter(e.ending or ExperimentStatus.RUNNING for e in experiments)
+    prompts = Counter(f"{e.prompt_version} sha256:{e.prompt_hash}" for e in experiments)
+    codes = Counter(e.code_version or "not recorded" for e in experiments)
+    sweeps = Counter(e.sweep_id for e in experiments if e.sweep_id)
+    seeds = sorted({e.seed for e in experiments if e.seed is not None})
+    mazes = sorted({e.maze for e in experiments}, key=_natural)
+    grids = len({e.maze_hash or e.maze for e in experiments})
+    started = sorted(e.started_at for e in experiments if e.started_at)
     items = [
         ("generated", f"{now:%Y-%m-%d %H:%M} UTC by oriole {escape(oriole.__version__)}"),
         ("database", f"<code>{_shown(database or 'not named')}</code>"),
@@ -388,8 +401,8 @@ def render(results: Results, by: GroupBy, filters: Filters, replays: dict[int, s
                 database=results.database())
 
 
-def page(rows: list[dict], experiments: list[dict], by: GroupBy, filters: Filters, replays: dict[int, str],
-         database: str = "", now: datetime | None = None) -> str:
+def page(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperiment], by: GroupBy, filters: Filters,
+         replays: dict[int, str], database: str = "", now: datetime | None = None) -> str:
     """The whole page. ``rows`` is the comparison as the table groups it (``report.comparison_rows``),
     ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link."""
     now = now or datetime.now(UTC)

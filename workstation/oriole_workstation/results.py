@@ -9,14 +9,27 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 import psycopg
-from psycopg.rows import tuple_row
+from psycopg.rows import class_row, scalar_row, tuple_row
 from psycopg.types.numeric import FloatLoader
-from psycopg.types.string import TextLoader
+from psycopg.types.string import ByteaLoader, TextLoader
 
 from oriole.errors import OrioleError
 from oriole.store import Store
+from oriole_workstation.rows import (
+    ColumnDescription,
+    ComparedExperiment,
+    ComparisonRow,
+    ExperimentRun,
+    ExperimentSummary,
+    MazeCount,
+    StatusRow,
+    SweepPlan,
+)
+
+Row = TypeVar("Row")
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
 EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
@@ -69,22 +82,29 @@ class ExportCursor:
     """One exported table, streamed in batches of tuples from a server-side cursor: JSON arrives as its text,
     numeric as float, so nothing is parsed only to be written back."""
 
-    def __init__(self, cursor: psycopg.Cursor, batch_rows: int):
+    def __init__(self, cursor: psycopg.ServerCursor[tuple[Any, ...]], batch_rows: int):
         self.cursor, self.batch_rows = cursor, batch_rows
 
     @property
+    def columns(self) -> list[psycopg.Column]:
+        """The query's columns: ``exported`` runs it before handing the cursor over, so they are known."""
+        assert self.cursor.description is not None, "an ExportCursor's query has been executed"
+        return self.cursor.description
+
+    @property
     def names(self) -> list[str]:
-        return [c.name for c in self.cursor.description]
+        return [c.name for c in self.columns]
 
     def type_names(self) -> list[str]:
         """Each column's PostgreSQL type name, an array's as ``_`` and its element's (``_text``)."""
         names = []
-        for column in self.cursor.description:
+        for column in self.columns:
             info = self.cursor.adapters.types.get(column.type_code)
+            assert info is not None, "every exported column has a built-in type, which psycopg knows"
             names.append(("_" if info.oid != column.type_code else "") + info.name)
         return names
 
-    def batches(self) -> Iterator[list[tuple]]:
+    def batches(self) -> Iterator[list[tuple[Any, ...]]]:
         while rows := self.cursor.fetchmany(self.batch_rows):
             yield rows
 
@@ -92,15 +112,34 @@ class ExportCursor:
         self.cursor.close()
 
 
-class Results:
-    """Reads over one connection (autocommit, dict rows), for the workstation commands."""
+class _AnswerText(ByteaLoader):
+    """A verbatim answer (``model_calls.answer``, bytes) as the text a file can hold: UTF-8, with U+FFFD for any
+    byte that is not (the database keeps the bytes)."""
 
-    def __init__(self, conn: psycopg.Connection):
+    def load(self, data) -> str:
+        return bytes(super().load(bytes(data))).decode("utf-8", errors="replace")
+
+
+class Results:
+    """Reads over one connection (autocommit), for the workstation commands: each returns typed rows
+    (``oriole_workstation.rows``), whatever row factory the connection has."""
+
+    def __init__(self, conn: psycopg.Connection[Any]):
         self.conn = conn
         self.store = Store(conn)  # the runtime's own look-ups (an experiment by its execution), shared
 
-    def _execute(self, query: str, params=None) -> psycopg.Cursor:
-        return self.conn.execute(query, params)
+    def _rows(self, row_type: type[Row], query: str, params: Any = None) -> list[Row]:
+        with self.conn.cursor(row_factory=class_row(row_type)) as cursor:
+            return cursor.execute(query, params).fetchall()
+
+    def _row(self, row_type: type[Row], query: str, params: Any = None) -> Row | None:
+        with self.conn.cursor(row_factory=class_row(row_type)) as cursor:
+            return cursor.execute(query, params).fetchone()
+
+    def _values(self, query: str, params: Any = None) -> list[Any]:
+        """The first column of every row."""
+        with self.conn.cursor(row_factory=scalar_row) as cursor:
+            return cursor.execute(query, params).fetchall()
 
     def hold(self, execution_arn: str) -> None:
         """Mark the execution as run by this session (a local runner) until the session ends or lets go: a
@@ -120,7 +159,7 @@ class Results:
         """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
         32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
         lists it a little later, never too early."""
-        rows = self._execute(
+        return set(self._values(
             """
             SELECT x.arn
               FROM unnest(%(arns)s::text[]) AS x(arn)
@@ -130,8 +169,7 @@ class Results:
                               AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
             """,
             {"space": RUN_LOCK_SPACE, "arns": execution_arns},
-        ).fetchall()
-        return {r["arn"] for r in rows}
+        ))
 
     def database(self) -> str:
         """Which database these results come from, as a report names it: host, port and database name (a local
@@ -140,9 +178,10 @@ class Results:
         host = info.host if not info.host.startswith("/") else f"local socket {info.host}"
         return f"{host}:{info.port}/{info.dbname}"
 
-    def summary(self, experiment_id: int) -> dict | None:
+    def summary(self, experiment_id: int) -> ExperimentSummary | None:
         """One experiment's outcome, as the CLI reports it."""
-        return self._execute(
+        return self._row(
+            ExperimentSummary,
             """
             SELECT e.id AS experiment_id, e.status, e.ending, e.goal_found, e.action_count AS actions,
                    e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
@@ -158,46 +197,47 @@ class Results:
              WHERE e.id = %s
             """,
             (experiment_id,),
-        ).fetchone()
+        )
 
-    def comparison(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[dict]:
+    def comparison(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[ComparisonRow]:
         """The comparison (``compare_experiments``) over the experiments matching the filters."""
-        return self._execute(
+        return self._rows(
+            ComparisonRow,
             "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
             "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
             {**filters.arguments(), "by_maze": by_maze},
-        ).fetchall()
+        )
 
-    def compared(self, filters: Filters = EVERYTHING) -> list[dict]:
+    def compared(self, filters: Filters = EVERYTHING) -> list[ComparedExperiment]:
         """The experiments the comparison counts (``experiment_results``), each with the configuration values that
         set its comparison group apart (``compared_config``), its maze's size and the code that started it
         (``code_version``), oldest first."""
-        return self._execute(
+        return self._rows(
+            ComparedExperiment,
             f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version FROM {_PICKED} c "
             "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
             "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
             filters.arguments(),
-        ).fetchall()
+        )
 
     def status(self, *, experiment_id: int | None = None, sweep_id: str | None = None, running: bool = False,
-               limit: int | None = None) -> list[dict]:
-        """Rows of ``experiment_status`` with the failure reason and the agent's label: running ones first, then
-        the newest."""
-        return self._execute(
-            "SELECT s.*, e.failure_reason, e.agent_label "
-            "  FROM experiment_status s JOIN experiments e ON e.id = s.experiment_id "
+               limit: int | None = None) -> list[StatusRow]:
+        """Rows of ``experiment_status``: running ones first, then the newest."""
+        return self._rows(
+            StatusRow,
+            "SELECT * FROM experiment_status "
             "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
-            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR s.status = 'running') "
-            "ORDER BY s.status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
+            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR status = 'running') "
+            "ORDER BY status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
             {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
-        ).fetchall()
+        )
 
     _CHOSEN = "(id = ANY (%(ids)s) OR %(tag)s::text = ANY (comment_tags(comment)))"
 
     def set_archived(self, ids: list[int], tag: str | None, archived: bool) -> list[int]:
         """Archive (``archived``) or restore the experiments with these ids or this tag: an archived experiment
         keeps every row but leaves every report, comparison and export. The ids changed, in order."""
-        return sorted(row["id"] for row in self._execute(
+        return sorted(self._values(
             "UPDATE experiments SET archived_at = CASE WHEN %(archived)s THEN coalesce(archived_at, now()) END "
             f"WHERE {self._CHOSEN} AND (archived_at IS NULL) = %(archived)s RETURNING id",
             {"ids": ids, "tag": tag, "archived": archived}))
@@ -207,20 +247,19 @@ class Results:
         transaction; a running one is refused, and then nothing is deleted. The ids deleted, in order."""
         chosen = {"ids": ids, "tag": tag}
         with self.conn.transaction():
-            running = [row["id"] for row in self._execute(
+            running = self._values(
                 f"SELECT id FROM experiments WHERE {self._CHOSEN} AND status = 'running' ORDER BY id FOR UPDATE",
-                chosen)]
+                chosen)
             if running:
                 raise OrioleError(f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
                                   "for them to end) first; nothing was deleted")
-            return sorted(row["id"] for row in self._execute(
-                f"DELETE FROM experiments WHERE {self._CHOSEN} RETURNING id", chosen))
+            return sorted(self._values(f"DELETE FROM experiments WHERE {self._CHOSEN} RETURNING id", chosen))
 
-    def sweep_plan(self, sweep_id: str) -> dict | None:
+    def sweep_plan(self, sweep_id: str) -> SweepPlan | None:
         """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this
         database."""
-        return self._execute("SELECT id, planned, spend_limit_usd, seed_from, first_planned_at, planned_at "
-                             "FROM sweeps WHERE id = %s", (sweep_id,)).fetchone()
+        return self._row(SweepPlan, "SELECT id, planned, spend_limit_usd, seed_from, first_planned_at, planned_at "
+                                    "FROM sweeps WHERE id = %s", (sweep_id,))
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -237,22 +276,25 @@ class Results:
         for json_type in ("json", "jsonb"):
             cursor.adapters.register_loader(json_type, TextLoader)
         cursor.adapters.register_loader("numeric", FloatLoader)
+        cursor.adapters.register_loader("bytea", _AnswerText)
         cursor.execute(_EXPORTS[table], filters.arguments())
         return ExportCursor(cursor, batch_rows)
 
     def descriptions(self, table: str) -> dict[str, str | None]:
         """An exported table's column descriptions, from the database (COMMENT ON COLUMN): its data dictionary."""
-        rows = self._execute(
+        rows = self._rows(
+            ColumnDescription,
             "SELECT a.attname AS name, col_description(a.attrelid, a.attnum) AS description FROM pg_attribute a "
             "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
             (_DESCRIBED_BY[table],),
-        ).fetchall()
-        return {row["name"]: row["description"] for row in rows}
+        )
+        return {row.name: row.description for row in rows}
 
-    def experiment_run(self, experiment_id: int) -> dict | None:
+    def experiment_run(self, experiment_id: int) -> ExperimentRun | None:
         """An experiment with its maze, every action in order and each turn's model text: what a picture
         or a replay of the run shows."""
-        return self._execute(
+        return self._row(
+            ExperimentRun,
             """
             SELECT e.id AS experiment_id, e.llm_provider, e.model_name, e.prompt_version, e.status, e.goal_found,
                    e.goal_first_seen_step, e.goal_reached_step, e.failure_reason,
@@ -274,11 +316,12 @@ class Results:
              WHERE e.id = %s
             """,
             (experiment_id,),
-        ).fetchone()
+        )
 
-    def maze_counts(self) -> list[dict]:
+    def maze_counts(self) -> list[MazeCount]:
         """Per family and size: how many mazes the database holds, by source, with a few names."""
-        return self._execute(
+        return self._rows(
+            MazeCount,
             """
             SELECT family, width, height, count(*) AS mazes,
                    count(*) FILTER (WHERE source = 'shipped') AS shipped,
@@ -289,4 +332,4 @@ class Results:
              GROUP BY family, width, height
              ORDER BY min(id) FILTER (WHERE source = 'shipped') NULLS LAST, family, width
             """
-        ).fetchall()
+        )

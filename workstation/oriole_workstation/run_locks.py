@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
+from functools import partial
 
 import psycopg
 
@@ -55,7 +56,7 @@ class RunLocks:
             arns = [arn for arn, held in self._held.items() if held == experiment_id]
             for arn in arns:
                 del self._held[arn]
-                self._send(lambda results, arn=arn: results.let_go(arn))
+                self._send(partial(Results.let_go, execution_arn=arn))
 
     def close(self) -> None:
         self._stop.set()

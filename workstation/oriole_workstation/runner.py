@@ -21,10 +21,12 @@ import re
 import time
 import traceback
 import uuid
+import weakref
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 from unittest import mock
 
 import boto3
@@ -38,6 +40,9 @@ from oriole.store import db
 from oriole_workstation import price_list, prompts
 from oriole_workstation.launcher import Launcher
 from oriole_workstation.run_locks import RunLocks
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions.type_defs import HistoryEventTypeDef
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's account
@@ -111,39 +116,44 @@ def _scaled_waits(scale: float) -> list:
             mock.patch.object(WaitFunction, "_wait_interval", wait_interval)]
 
 
-class CountingCursor(psycopg.Cursor):
+class CountingCursor(psycopg.Cursor[Any]):
     """Counts the statements sent through its connection (one round trip each in autocommit), so the
     benchmark reports database round trips per turn from the handlers' own connection."""
 
-    def execute(self, *args, **kwargs):
-        self.connection.statements += 1
+    sent: ClassVar[weakref.WeakKeyDictionary[psycopg.Connection[Any], int]] = weakref.WeakKeyDictionary()
+
+    def _count(self) -> None:
+        self.sent[self.connection] = self.sent.get(self.connection, 0) + 1
+
+    def execute(self, *args: Any, **kwargs: Any) -> Self:
+        self._count()
         return super().execute(*args, **kwargs)
 
-    def executemany(self, *args, **kwargs):
-        self.connection.statements += 1
-        return super().executemany(*args, **kwargs)
+    def executemany(self, *args: Any, **kwargs: Any) -> None:
+        self._count()
+        super().executemany(*args, **kwargs)
 
 
 _connect = db.connect
 
 
-def _counting_connect(url: str | None = None) -> psycopg.Connection:
+def _counting_connect(url: str | None = None) -> psycopg.Connection[Any]:
     conn = _connect(url)
-    conn.statements = 0
     conn.cursor_factory = CountingCursor
     return conn
 
 
 def _statements() -> int:
     """Statements sent so far through the handlers' shared connection."""
-    return getattr(db.current(), "statements", 0)
+    conn = db.current()
+    return 0 if conn is None else CountingCursor.sent.get(conn, 0)
 
 
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
     def __init__(self, database_url: str, bedrock_client=None,
-                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].default,
+                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].int_default,
                  functions_url: str | None = None, time_scale: float = 1.0):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
         (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
@@ -280,7 +290,7 @@ class LocalAws:
         return Launcher(self.sfn, self.state_machine_arn, poll_seconds=poll_seconds,
                         report_status_change=self.report_status_change)
 
-    def report_status_change(self, execution: dict) -> dict:
+    def report_status_change(self, execution: Mapping[str, Any]) -> dict[str, Any]:
         """Send an ended execution (as ``describe`` gives it) to the status-change finalizer in the shape of
         EventBridge's "Step Functions Execution Status Change" event."""
         from oriole.handlers import execution_status
@@ -296,12 +306,8 @@ class LocalAws:
             self._locks.let_go(result["experimentId"])
         return result
 
-    def history(self, execution_arn: str) -> list[dict]:
-        events, token = [], None
-        while True:
-            page = self.sfn.get_execution_history(executionArn=execution_arn, maxResults=1000,
-                                                  **({"nextToken": token} if token else {}))
-            events.extend(page["events"])
-            token = page.get("nextToken")
-            if not token:
-                return events
+    def history(self, execution_arn: str) -> list[HistoryEventTypeDef]:
+        """Every event of the execution's history, oldest first."""
+        pages = self.sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn,
+                                                                         PaginationConfig={"PageSize": 1000})
+        return [event for page in pages for event in page["events"]]

@@ -14,6 +14,7 @@ from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
 from oriole.statuses import ExperimentStatus
 from oriole_workstation.outcomes import outcome_text
+from oriole_workstation.rows import SweepPlan
 
 
 def plan_line(item: Planned, spec: SweepFile, defaults: Mapping[str, object]) -> str:
@@ -40,7 +41,7 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
     return lines
 
 
-def status_lines(sweep_id: str, plan: dict | None, rows: list[SweepExperiment]) -> list[str]:
+def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperiment]) -> list[str]:
     """Where a sweep stands, from its latest plan (``sweeps``, None when it was never planned here) and its
     experiments (oldest first): each repetition by its latest experiment."""
     latest = {row.agent_id: row for row in rows}
@@ -51,10 +52,10 @@ def status_lines(sweep_id: str, plan: dict | None, rows: list[SweepExperiment]) 
     spent = sum(row.cost_usd for row in rows)
     tokens = sum(row.tokens for row in rows)
     if plan is not None:
-        left = max(plan["planned"] - done - running, 0)
-        head = (f"sweep {sweep_id}: {plan['planned']} planned, {done} done, {running} running, {left} left "
-                f"(planned {_when(plan['first_planned_at'])}, last run {_when(plan['planned_at'])})")
-        limit = f" of ${float(plan['spend_limit_usd']):,.2f}" if plan["spend_limit_usd"] is not None else ""
+        left = max(plan.planned - done - running, 0)
+        head = (f"sweep {sweep_id}: {plan.planned} planned, {done} done, {running} running, {left} left "
+                f"(planned {_when(plan.first_planned_at)}, last run {_when(plan.planned_at)})")
+        limit = f" of ${float(plan.spend_limit_usd):,.2f}" if plan.spend_limit_usd is not None else ""
     else:
         head = f"sweep {sweep_id}: {done} done, {running} running (its plan is not recorded in this database)"
         limit = ""

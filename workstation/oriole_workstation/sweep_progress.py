@@ -21,6 +21,7 @@ from oriole.core.sweep_plan import Planned, SweepExperiment
 from oriole.statuses import Ending, ExperimentStatus
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.outcomes import outcome_text
+from oriole_workstation.rows import ExperimentSummary
 
 STATUS_EVERY_SECONDS = 60.0
 
@@ -113,7 +114,7 @@ class SweepProgress:
     def __exit__(self, *exc) -> None:
         self.bar.stop()
 
-    def update(self, rows: list[SweepExperiment], summary: Callable[[int], dict]) -> Counts:
+    def update(self, rows: list[SweepExperiment], summary: Callable[[int], ExperimentSummary | None]) -> Counts:
         """Show the sweep's rows (every run's, oldest first; ``summary`` gives an experiment's outcome): each
         experiment of this run that ended once, and the counts."""
         now = self.clock()
@@ -132,14 +133,15 @@ class SweepProgress:
         """The last status record, plain, whatever the console."""
         self._plain(f"sweep {self.sweep_id}: {counts.line()}")
 
-    def _ended(self, row: SweepExperiment, summary: dict, counts: Counts) -> None:
+    def _ended(self, row: SweepExperiment, summary: ExperimentSummary | None, counts: Counts) -> None:
         if not self.show_lines:
             return
         item = self.by_agent.get(row.agent_id)
         where = f"{item.cell.describe()} r{item.repetition}" if item else row.agent_id
         line = (f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row.id} "
-                f"{outcome_text(summary['status'], summary['failure_reason'])}, {summary['actions']:,} actions, "
-                f"{row.tokens:,} tokens, ${row.cost_usd:.4f}")
+                + (f"{outcome_text(summary.status, summary.failure_reason)}, {summary.actions:,} actions, "
+                   if summary else "deleted, ")
+                + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}")
         self._plain(line)
 
     def _plain(self, line: str) -> None:

@@ -14,10 +14,10 @@ import json
 import re
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
@@ -32,6 +32,8 @@ from oriole_workstation.results import Results
 from oriole_workstation.sweep_progress import SweepProgress
 
 if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions.type_defs import DescribeExecutionOutputTypeDef
+
     from oriole_workstation.runner import LocalAws
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -147,7 +149,7 @@ def first_id(results: Results, sweep_id: str) -> int:
 
 
 def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Results, progress: SweepProgress,
-                 on_interrupt: Callable[[int], None]) -> dict:
+                 on_interrupt: Callable[[int], None]) -> DescribeExecutionOutputTypeDef:
     """Follow a local sweep execution until it ends and none of its experiments runs any more, showing its
     ``progress``; returns the execution as DescribeExecution gives it (ABORTED when it was stopped).
 
@@ -197,7 +199,7 @@ def _report_lost_ends(local: LocalAws, rows: list[SweepExperiment]) -> int:
     return still_open
 
 
-def outcome(execution: dict) -> dict:
+def outcome(execution: Mapping[str, Any]) -> dict[str, Any]:
     """The summary a finished sweep execution returned; SweepFailed with its error when it failed."""
     if execution["status"] != "SUCCEEDED":
         reason = failure_reason(CaughtError(Error=execution.get("error"), Cause=execution.get("cause")))
@@ -219,7 +221,7 @@ def summary_line(summary: dict) -> str:
             + (f", {', '.join(parts)}" if parts else "") + f"; spent ${summary['spentUsd']:.4f}\n")
 
 
-def execution_line(execution: dict) -> str:
+def execution_line(execution: Mapping[str, Any]) -> str:
     stop = execution.get("stopDate")
     since = f"since {_when(execution['startDate'])}" if stop is None else f"at {_when(stop)}"
     return f"execution {execution['name']}: {execution['status']} {since}"

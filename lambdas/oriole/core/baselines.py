@@ -44,6 +44,11 @@ class Baseline:
     def __init__(self, state: JsonObject):
         self.state = state
 
+    @property
+    def settings(self) -> JsonObject:
+        """A baseline sends nothing to a model: its name is all there is to record."""
+        return {"agent": self.name}
+
     def blocked(self, observation: JsonObject) -> set[str]:
         """Directions known to fail from here: a wall in sight, or the edge of the maze."""
         x, y = observation["position"]

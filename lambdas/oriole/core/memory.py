@@ -53,13 +53,15 @@ class StoredTurn:
         messages: list[Message] = []
         for call in self.calls:
             messages += [message_from_json(m) for m in call["request"]]
-            messages.append(_answer(call["response"]))
+            messages.append(answer_message(call["response"]))
         return messages + [message_from_json(m) for m in self.closing]
 
 
-def _answer(response: JsonObject) -> Message:
+def answer_message(response: JsonObject, text_tool_calls: bool = False) -> Message:
     """A stored answer as the assistant message it was: native tool calls travel as calls, text calls stay
-    in the text."""
+    in the text (with ``text_tool_calls`` on, the turn loop sends the text alone)."""
+    if text_tool_calls:
+        return Message("assistant", response.get("text"))
     calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", NATIVE))
                   for c in response.get("tool_calls") or ())
     return Message("assistant", response.get("text"), tool_calls=tuple(c for c in calls if c.source == NATIVE))

@@ -95,9 +95,9 @@ class MazeSample(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    family: str
-    size: int = Field(ge=5, le=mazeset.MAX_SIZE)
-    samples: int = Field(ge=1, le=1000)
+    family: str = Field(description="a maze family: perfect, sparse, rooms, ...")
+    size: int = Field(ge=5, le=mazeset.MAX_SIZE, description="the side of the square maze")
+    samples: int = Field(ge=1, le=1000, description="how many different mazes")
 
     def names(self, seed_id: str, taken: dict[str, str] | None = None, budget: DrawBudget | None = None) -> list[str]:
         """The seeded names of ``samples`` different mazes: ``FAMILY-SIZE@SEED``, each seed a hash of the sweep's
@@ -133,36 +133,43 @@ Grid = dict[str, Annotated[list[Any], Field(min_length=1)]]
 
 
 class SweepFile(BaseModel):
-    """The sweep file (TOML or JSON); see the README's "Sweeps" section. Strict: a number is a number (not
+    """The sweep file (TOML or JSON); see docs/reference/sweep-file.md. Strict: a number is a number (not
     ``"3"``, not ``true``, not ``3.0`` where a count is meant), a name a string."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
-    id: str = Field(pattern=SWEEP_ID)
-    # "provider/model" (e.g. "baseline/explorer", "ollama/qwen2.5:7b"), or a table with its own settings and prices
-    agents: list[str | AgentEntry] = Field(min_length=1)
-    prompts: list[str] = Field(["v1"], min_length=1)
-    mazes: list[str | int | MazeSample] = Field(min_length=1)  # names, ids, or samples of a family
-    repetitions: int = Field(1, ge=1, le=1000)
-    # override sets, each one value of the matrix (an entry with agents = [...] is for those agents only)
-    configs: list[dict[str, Any]] = Field([{}], min_length=1)
-    # every combination of these values, per config; several grids (or one with agents = [...]) for some agents
-    grid: Grid | list[Grid] = Field(default_factory=dict)
-    seed_from: str | None = Field(None, pattern=SWEEP_ID)  # the sweep whose mazes and seeds this one replays
-    concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
-    provider_concurrency: dict[ProviderName,
-                               Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(default_factory=dict)
-    spend_limit_usd: float | None = Field(None, ge=0)
-    comment: str | None = Field(None, max_length=1000)
+    id: str = Field(pattern=SWEEP_ID, description="tags every experiment (sweep:<id>) and is the key to resume")
+    agents: list[str | AgentEntry] = Field(
+        min_length=1, description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
+                                  "own settings and prices")
+    prompts: list[str] = Field(["v1"], min_length=1, description="prompt versions")
+    mazes: list[str | int | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
+    repetitions: int = Field(1, ge=1, le=1000, description="runs of each cell")
+    configs: list[dict[str, Any]] = Field(
+        [{}], min_length=1, description="override sets, each one value of the matrix (an entry with agents = [...] "
+                                        "is for those agents only)")
+    grid: Grid | list[Grid] = Field(
+        default_factory=dict, description="every combination of these values, per config; several grids (or one "
+                                          "with agents = [...]) for some agents")
+    seed_from: str | None = Field(None, pattern=SWEEP_ID,
+                                  description="the sweep whose mazes and seeds this one replays")
+    concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY,
+                                    description="experiments at once in all, shared among the providers")
+    provider_concurrency: dict[ProviderName, Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
+        default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)")
+    spend_limit_usd: float | None = Field(None, ge=0,
+                                          description="no experiment starts once the sweep has spent this much")
+    comment: str | None = Field(None, max_length=1000, description="added to every experiment's comment")
 
 
 class SweepRun(SweepFile):
     """The sweep state machine's input: the sweep file as JSON, plus the settings of this run (a file pasted
     into the console as it is runs with their defaults)."""
 
-    retry_failed: bool = False  # run again repetitions whose experiment failed or was aborted
-    allow_unpriced: bool = False  # under a spend limit, count a model without a known price at $0
-    wait_seconds: int = Field(30, ge=1, le=3600)  # between two looks at a running experiment's row
+    retry_failed: bool = Field(False, description="run again repetitions whose experiment failed or was aborted")
+    allow_unpriced: bool = Field(False, description="under a spend limit, count a model without a known price at $0")
+    wait_seconds: int = Field(30, ge=1, le=3600,
+                              description="the first waits between two looks at a running experiment's row")
 
 
 def next_check_wait(followed_seconds: int, wait_seconds: int) -> int:

@@ -69,7 +69,9 @@ class ModelResponse:
     """What the agent answered: optional text and thinking, tool calls in order, usage, stop reason.
 
     ``durations`` holds what the provider reports about its own timing (Ollama's nanosecond fields, for
-    example) and ``throttles`` how many throttled attempts preceded this answer.
+    example), ``throttles`` how many throttled attempts preceded this answer and ``retries`` how many failed
+    attempts did (throttles included). ``raw`` is the answer exactly as the provider sent it (None for a
+    baseline): stored, it is what a replay answers with (``oriole.providers.replay``).
     """
 
     tool_calls: tuple[ToolCall, ...] = ()
@@ -79,6 +81,8 @@ class ModelResponse:
     stop_reason: str | None = None
     durations: JsonObject = field(default_factory=dict)
     throttles: int = 0
+    retries: int = 0
+    raw: bytes | None = None
 
 
 class Agent(Protocol):
@@ -90,30 +94,63 @@ class Agent(Protocol):
 
     context_budget: int | None
 
+    @property
+    def settings(self) -> dict:
+        """What the agent sends with every request beyond the system prompt, the tools and the messages (the
+        model, its generation settings): stored with each call, so that its request can be rebuilt exactly."""
+        ...
+
     def respond(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a replay's turn answers from: the original's provider, and its stored calls of the same turn (in call
+    order: ``answer`` base64, ``latency_ms``, ``throttles``, ``retries``)."""
+
+    provider: str
+    turn: int
+    calls: tuple[dict, ...]
 
 
 @dataclass(frozen=True)
 class AgentSetup:
     """What a provider's adapter builds an experiment's agent from, for one turn (each adapter module's
     ``agent(setup, api_key)``): the model, the configuration snapshot, the experiment's seed, the state the agent
-    kept at the end of its previous turn (a baseline's), and the maze it plays (only an oracle reads it whole)."""
+    kept at the end of its previous turn (a baseline's), the maze it plays (only an oracle reads it whole), and
+    for a replay's scratch experiment what it answers from (``oriole.providers.replay``)."""
 
     model: str
     config: Mapping[str, object]
     seed: int
     state: JsonObject
     maze: Maze
+    replay: Replay | None = None
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a call sent beyond the messages it added: the system prompt and tools, how many earlier turns the
+    memory mode carried after trimming (the newest ones), how many recent actions the turn context kept after
+    trimming (None: the call carries no turn context), and whether tool calls travel in the text."""
+
+    system_prompt: str
+    tools: tuple[ToolSpec, ...]
+    carried_turns: int = 0
+    context_actions: int | None = None
+    text_tool_calls: bool = False
 
 
 @dataclass(frozen=True)
 class ModelCall:
     """One call of the turn: the messages it added since the previous call, and the answer. ``kind`` is
-    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history."""
+    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history; ``sent`` is
+    the rest of its request (``oriole.core.requests`` stores it and rebuilds the request from it)."""
 
     new_messages: tuple[Message, ...]
     response: ModelResponse
     kind: str = "turn"
+    sent: Sent | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +271,13 @@ def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], 
     }
 
 
+def newest_picture_only(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """Every picture but the newest left out (its caption stays), so a request carries one picture, not one per
+    call of the turn (``oriole.core.requests`` rebuilds a stored request by the same rule)."""
+    newest = max((i for i, m in enumerate(messages) if m.picture is not None), default=None)
+    return tuple(m if m.picture is None or i == newest else replace(m, picture=None) for i, m in enumerate(messages))
+
+
 class _Conversation:
     """The messages of one turn's requests: earlier turns (whole, oldest first), the turn's context, and
     what the turn added since. Trimming to the context budget drops whole earlier turns first (a tool call
@@ -259,12 +303,13 @@ class _Conversation:
         return tuple([self._opening(), *self.current] if self.sent is None else self.current[self.sent:])
 
     def request(self) -> tuple[Message, ...]:
-        """The messages a call sends: every picture but the newest left out (its caption stays), so a request
-        carries one picture, not one per call of the turn."""
-        messages = self.messages()
-        newest = max((i for i, m in enumerate(messages) if m.picture is not None), default=None)
-        return tuple(m if m.picture is None or i == newest else replace(m, picture=None)
-                     for i, m in enumerate(messages))
+        """The messages a call sends (``newest_picture_only``)."""
+        return newest_picture_only(self.messages())
+
+    def sent_with(self, system_prompt: str, tools: tuple[ToolSpec, ...], text_tool_calls: bool) -> Sent:
+        """What the call about to be recorded sent beyond its new messages."""
+        return Sent(system_prompt, tools, len(self.history), len(self.context.get("recent_actions", ())),
+                    text_tool_calls)
 
     def answered(self, answer: Message) -> None:
         """The model's answer joins the conversation; it is stored with its call, not as a request message."""
@@ -351,7 +396,8 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
             conversation.current.append(_view_message(settings.camera, world))
         conversation.fit(prompt, offered, agent.context_budget)
         response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, conversation.request())), settings)
-        calls.append(ModelCall(conversation.new_messages(), response))
+        calls.append(ModelCall(conversation.new_messages(), response, sent=conversation.sent_with(
+            prompt, offered, settings.text_tool_calls)))
         conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
             return TurnOutcome(actions, calls, TurnEnd.NO_TOOL_CALL, trim=_trim(conversation))

@@ -52,7 +52,7 @@ def provider_states() -> JsonObject:
 
 
 def diagram() -> str:
-    """The flow as the README draws it ("The experiment flow"), its provider branches from the registry."""
+    """The flow as the docs draw it (reference/state-machines.md), its provider branches from the registry."""
     tasks = " | ".join(provider.task for provider in PROVIDERS.values())
     return f"""\
 ReceiveInput (the input, of any shape, nested under "input") -> StartExperiment -> {ROUTER}

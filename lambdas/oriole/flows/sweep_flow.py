@@ -33,7 +33,7 @@ MAX_FAILED_CHECKS = 120
 # An item's check before its first look: none failed, nothing followed yet, the sweep's wait first.
 FIRST_CHECK = {"failedChecks": 0, "followedSeconds": 0}
 FOLLOWED = "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"  # after the wait just done
-LABELS = {p.name: p.label for p in PROVIDERS.values()}  # what the shipped file is rendered for: every provider
+LABELS = {p.name: p.label for p in PROVIDERS.values() if p.chosen}  # the shipped file: every chosen provider
 
 
 RETRY = [LAMBDA_ERRORS, DATABASE_ERRORS]  # every task of the sweep reads the database
@@ -195,7 +195,7 @@ def render(providers: Mapping[str, str] = LABELS) -> str:
 
 
 def diagram(providers: Mapping[str, str] = LABELS) -> str:
-    """The flow as the README draws it ("The sweep state machine"): one map line per provider."""
+    """The flow as the docs draw it (reference/state-machines.md): one map line per provider."""
     width = max(len(f"{label}Repetitions") for label in providers.values()) + 2
     maps = "".join(f"               {f'{label}Repetitions':<{width}}distributed Map, MaxConcurrencyPath "
                    f"$.caps.{name}\n" for name, label in providers.items())

@@ -96,7 +96,7 @@ def check_bedrock_model(model_name: str, environ: Mapping[str, str] = os.environ
     if model_name not in allowed:
         raise ModelNotAllowed(
             f"modelName {model_name!r} is not allowed by this deployment; allowed: {', '.join(allowed) or 'none'}. "
-            "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (see README)")
+            "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (docs)")
 
 
 def check_image_model(model_name: str, observation: str, environ: Mapping[str, str] = os.environ) -> None:
@@ -109,7 +109,7 @@ def check_image_model(model_name: str, observation: str, environ: Mapping[str, s
     raise InvalidConfig(
         f"config.observation {observation} sends pictures, but model {model_name!r} is not marked as accepting "
         f"images; use observation text, or mark it: `cdk deploy -c visionModels='[\"{model_name}\"]'` on AWS, "
-        f"{VISION_MODELS}='[\"{model_name}\"]' in the environment of a local run (see README, \"Seeing the maze\")")
+        f"{VISION_MODELS}='[\"{model_name}\"]' in the environment of a local run (docs: \"Seeing the maze\")")
 
 
 def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] = os.environ) -> None:

@@ -21,7 +21,7 @@ from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
 from oriole.core.tools import WorldState
-from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, TurnOutcome, run_turn, turn_context
+from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, Sent, TurnOutcome, run_turn, turn_context
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
@@ -65,6 +65,8 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
         raise InvalidExecutionInput("StartExperiment needs the executionArn from the context object")
     if isinstance(raw, dict) and "experimentId" in raw:
         return _resume(inputs.parse(inputs.Continuation, raw, "continuation input"), execution_arn, store)
+    if isinstance(raw, dict) and "replayOf" in raw:
+        return _replay(inputs.parse(inputs.ReplayInput, raw, "replay input"), execution_arn, store)
     request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
     # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
     chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
@@ -150,6 +152,15 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> J
     if row.status != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
+
+
+def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> dict:
+    """Start a replay: a scratch copy of the original experiment as it started (``experiments.replay_of``; its
+    configuration, prompt, seed and maze), played by the recorded agent (``oriole.providers.replay``). The original
+    is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""
+    if problem := store.replay_problem(request.replayOf):
+        raise InvalidExecutionInput(f"experiment {request.replayOf} cannot be replayed: {problem}")
+    return _state(store.create_replay(request.replayOf, execution_arn, deployment.code_version()))
 
 
 StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
@@ -243,7 +254,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
     outcome = replace(outcome, calls=[*compaction, *outcome.calls])
     record = {**(outcome.trim.as_json() if outcome.trim else {}), **(loaded.compaction_record(summary) or {})}
     write = loaded.write(outcome, world, started_at, getattr(agent, "state", {}),
-                         _next_memory(loaded, maze.maze, outcome, summary), record or None)
+                         _next_memory(loaded, maze.maze, outcome, summary), record or None, agent.settings)
     if not store.commit_turn(loaded.id, turn_number, write):
         stored = store.load_turn(loaded.id, turn_number, with_maze=False)  # another attempt committed first
         if stored is None or not stored.committed:
@@ -269,8 +280,9 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState,
         return {"summary": previous}, []
     request = memory.compaction_request(previous, turn)
     response = agent.respond(request)
+    sent = Sent(request.system_prompt, request.tools)
     return {"summary": memory.summary_text(response) or previous}, [ModelCall(request.messages, response,
-                                                                               kind="compaction")]
+                                                                               kind="compaction", sent=sent)]
 
 
 def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: JsonObject | None) -> JsonObject:

@@ -9,7 +9,8 @@ deliver after its retries lands in a dead-letter queue. The scheduled reconciler
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import experiments
@@ -21,7 +22,7 @@ DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "ou
 Describe = Callable[[str], JsonObject | None]  # DescribeExecution, None when the execution does not exist
 
 
-def status_change_detail(execution: JsonObject) -> JsonObject:
+def status_change_detail(execution: Mapping[str, Any]) -> JsonObject:
     """The status-change event's detail from a DescribeExecution answer: how the local runner, the
     reconciler and ``oriole doctor --aws`` report an execution's end that EventBridge did not deliver."""
     detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}

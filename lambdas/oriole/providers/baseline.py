@@ -4,9 +4,15 @@ the same turn loop, tools and storage as a model."""
 from __future__ import annotations
 
 from oriole.core.baselines import Baseline, make_baseline
-from oriole.core.turn_loop import AgentSetup
+from oriole.core.requests import request_json
+from oriole.core.turn_loop import AgentSetup, ModelRequest
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> Baseline:
     """The baseline ``setup.model`` names, with the state it kept at the end of its previous turn."""
     return make_baseline(setup.model, setup.maze, setup.seed, setup.state)
+
+
+def wire_request(request: ModelRequest, settings: dict) -> dict:
+    """What a baseline was given, as provider-neutral JSON: no wire format, no model."""
+    return request_json(request)

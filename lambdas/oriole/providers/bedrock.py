@@ -58,9 +58,10 @@ def runtime_client(timeout_seconds: float) -> BedrockRuntimeClient:
 
 
 def _document(value: object) -> Any:
-    """``value`` as plain JSON types (the JSON value it encodes): botocore rejects tuples and other non-JSON values
-    in documents."""
-    return json.loads(json.dumps(value))
+    """``value`` as plain JSON types, the JSON value it encodes (botocore rejects tuples and other non-JSON values
+    in documents), its keys sorted as a stored and rebuilt request has them
+    (see ``oriole.providers.wire.json_text``)."""
+    return json.loads(json.dumps(value, sort_keys=True))
 
 
 def _tool_input(arguments: object) -> JsonObject:
@@ -140,9 +141,10 @@ def _reasoning(block: JsonObject) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
-def parse_response(raw: Mapping[str, Any], throttles: int = 0) -> ModelResponse:
+def parse_response(raw: Mapping[str, Any], throttles: int = 0, retries: int | None = None) -> ModelResponse:
     """A Converse answer as a ``ModelResponse``; an answer without ``output.message``, or whose usage is not a
-    set of counts (see ``oriole.providers.wire.reported_count``), is invalid."""
+    set of counts (see ``oriole.providers.wire.reported_count``), is invalid. The answer is kept verbatim as
+    JSON, without botocore's transport metadata (``ResponseMetadata``: request id, headers, retries)."""
     message = _object(raw, "output").get("message")
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         raise InvalidModelResponse(f"Bedrock answer has no output.message content (stopReason "
@@ -160,8 +162,34 @@ def parse_response(raw: Mapping[str, Any], throttles: int = 0) -> ModelResponse:
                     reported_count(usage.get("outputTokens"), "usage.outputTokens"),
                     reported_count(metrics.get("latencyMs"), "metrics.latencyMs", MAX_LATENCY_MS)),
         stop_reason=stop[:200] if isinstance(stop, str) else None,
-        throttles=throttles,
+        throttles=throttles, retries=throttles if retries is None else retries,
+        raw=_verbatim(raw),
     )
+
+
+def _verbatim(raw: dict) -> bytes | None:
+    """The answer as JSON without ``ResponseMetadata``; None when it nests past what JSON code may meet (its
+    over-deep call was answered as invalid, and the answer cannot be replayed)."""
+    answer = {k: v for k, v in raw.items() if k != "ResponseMetadata"}
+    if nesting_depth(answer, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return None
+    return json.dumps(answer, default=str).encode()
+
+
+def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
+    """A stored answer read again as the first time (``oriole.providers.replay``; Converse reports its latency
+    in the answer itself)."""
+    return parse_response(json.loads(raw), throttles, retries)
+
+
+def wire_request(request: ModelRequest, settings: dict) -> dict:
+    """The ``converse`` keyword arguments of a request with an agent's ``settings`` (``modelId``,
+    ``inferenceConfig``); ``toolConfig`` only with tools: Converse refuses an empty tool list."""
+    kwargs = {"modelId": settings["modelId"], "system": [{"text": request.system_prompt}],
+              "messages": converse_messages(request.messages), "inferenceConfig": settings["inferenceConfig"]}
+    if request.tools:
+        kwargs["toolConfig"] = tool_config(request.tools)
+    return kwargs
 
 
 class _Retryable(Exception):
@@ -179,7 +207,9 @@ class BedrockAgent:
                  max_tokens: int = default_of("maxTokens", int), top_p: float = default_of("topP", float),
                  max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
-        self.client = client
+        """``client`` is a ``bedrock-runtime`` client, or a function making one when the first request is sent: an
+        agent asked only for its settings (a replay's recorded agent) builds no client and needs no credentials."""
+        self._client = client
         self.model_id = model_id
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -195,31 +225,36 @@ class BedrockAgent:
         """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
         the catalog (a snapshot taken before a key existed gets its default).
 
-        Without a client, one is built with the snapshot's request timeout.
+        Without a client, one is built with the snapshot's request timeout when the first request is sent.
         """
         def setting(key: str) -> Any:
             return snapshot_value(config, key)
 
         if client is None:
-            client = runtime_client(float(setting("requestTimeoutSeconds")))
+            timeout = float(setting("requestTimeoutSeconds"))
+            client = functools.partial(runtime_client, timeout)
         return cls(client, model_id, float(setting("temperature")), int(setting("maxTokens")), float(setting("topP")),
                    context_budget=int(setting("contextTokens")))
 
-    def converse_request(self, request: ModelRequest) -> JsonObject:
-        """The ``converse`` keyword arguments for one model request (temperature 0.0 is sent as 0.0; topP
-        only below 1, where it changes anything, since some models refuse it next to a temperature)."""
-        inference: JsonObject = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
+    @property
+    def settings(self) -> dict:
+        """What every request sends beyond the conversation (temperature 0.0 is sent as 0.0; topP only below 1,
+        where it changes anything, since some models refuse it next to a temperature)."""
+        inference = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
         if self.top_p < 1:
             inference["topP"] = float(self.top_p)
-        kwargs: JsonObject = {
-            "modelId": self.model_id,
-            "system": [{"text": request.system_prompt}],
-            "messages": converse_messages(request.messages),
-            "inferenceConfig": inference,
-        }
-        if request.tools:  # Converse refuses an empty tool list: a request without tools names none
-            kwargs["toolConfig"] = tool_config(request.tools)
-        return kwargs
+        return {"modelId": self.model_id, "inferenceConfig": inference}
+
+    @property
+    def client(self):
+        """The ``bedrock-runtime`` client, made on first use when the agent was given a function making it."""
+        if not hasattr(self._client, "converse"):
+            self._client = self._client()
+        return self._client
+
+    def converse_request(self, request: ModelRequest) -> dict:
+        """The ``converse`` keyword arguments for one model request (``wire_request``)."""
+        return wire_request(request, self.settings)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """Ask the model, retrying throttles with exponential backoff and full jitter, and counting them."""
@@ -285,6 +320,7 @@ def shared_client(timeout_seconds: float) -> BedrockRuntimeClient:
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> BedrockAgent:
-    """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key)."""
-    client = shared_client(float(snapshot_value(setup.config, "requestTimeoutSeconds")))
-    return BedrockAgent.from_config(setup.model, dict(setup.config), client)
+    """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key); its
+    client, the container's shared one, is fetched when the first request is sent."""
+    timeout = float(snapshot_value(setup.config, "requestTimeoutSeconds"))
+    return BedrockAgent.from_config(setup.model, dict(setup.config), functools.partial(shared_client, timeout))

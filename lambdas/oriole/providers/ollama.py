@@ -62,7 +62,7 @@ def _tool_call(index: int, entry: object) -> ToolCall:
     return model_call(name if isinstance(name, str) else "", function.get("arguments"), call_id=f"call_{index}")
 
 
-def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResponse:
+def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int = 0) -> ModelResponse:
     """Turn a non-streaming ``/api/chat`` body into a ModelResponse; anything else is InvalidModelResponse."""
     try:
         body = parse_json(raw)
@@ -83,8 +83,24 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResp
                     reported_count(body.get("eval_count"), "eval_count"), latency_ms),
         stop_reason=bounded(body["done_reason"], EXCERPT_CHARS) if isinstance(body.get("done_reason"), str) else None,
         durations=_durations(body),
-        throttles=throttles,
+        throttles=throttles, retries=retries, raw=raw,
     )
+
+
+def wire_request(request: ModelRequest, settings: dict) -> dict:
+    """The ``/api/chat`` body of a request with an agent's ``settings`` (the model, ``stream``, ``options``):
+    system prompt first, then the turn's messages, and the tools when there are any."""
+    messages = [{"role": "system", "content": request.system_prompt}]
+    messages += [wire_message(m) for m in request.messages]
+    body = {"model": settings["model"], "messages": messages, **{k: v for k, v in settings.items() if k != "model"}}
+    if request.tools:  # a request without tools (a summary, text tool calls) must not name any
+        body["tools"] = [function_tool(t) for t in request.tools]
+    return body
+
+
+def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
+    """A stored answer read again as the first time (``oriole.providers.replay``)."""
+    return parse_response(raw, latency_ms, throttles, retries)
 
 
 class OllamaAgent:
@@ -121,19 +137,19 @@ class OllamaAgent:
     def url(self) -> str:
         return self.http.url
 
-    def payload(self, request: ModelRequest) -> JsonObject:
-        """The ``/api/chat`` request body: system prompt first, then the turn's messages, the tools, options."""
-        messages = [{"role": "system", "content": request.system_prompt}]
-        messages += [wire_message(m) for m in request.messages]
-        body = {"model": self.model, "messages": messages, "stream": False, "options": self.options}
-        if request.tools:  # a request without tools (a summary, text tool calls) must not name any
-            body["tools"] = [function_tool(t) for t in request.tools]
-        return body
+    @property
+    def settings(self) -> dict:
+        """What every request sends beyond the conversation (see ``wire_request``)."""
+        return {"model": self.model, "stream": False, "options": dict(self.options)}
+
+    def payload(self, request: ModelRequest) -> dict:
+        """The ``/api/chat`` request body (``wire_request``)."""
+        return wire_request(request, self.settings)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
         reply = self.http.post(self.payload(request))
-        return parse_response(reply.body, reply.latency_ms, reply.throttles)
+        return parse_response(reply.body, reply.latency_ms, reply.throttles, reply.retries)
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:

@@ -94,7 +94,7 @@ def _choice(raw: bytes) -> tuple[JsonObject, JsonObject, JsonObject]:
     return body, choice, choice["message"]
 
 
-def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResponse:
+def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int = 0) -> ModelResponse:
     """Turn a non-streaming ``chat.completion`` body into a ModelResponse; anything else is InvalidModelResponse."""
     body, choice, message = _choice(raw)
     usage = body.get("usage") or {}
@@ -106,8 +106,23 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0) -> ModelResp
         usage=Usage(reported_count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
                     reported_count(usage.get("completion_tokens"), "usage.completion_tokens"), latency_ms),
         stop_reason=bounded(finish, EXCERPT_CHARS) if isinstance(finish, str) else None,
-        throttles=throttles,
+        throttles=throttles, retries=retries, raw=raw,
     )
+
+
+def wire_request(request: ModelRequest, settings: dict) -> dict:
+    """The Chat Completions body of a request with an agent's ``settings`` (the model, ``stream`` and the
+    generation fields, and ``parallel_tool_calls``, sent only with tools: the spec allows it only there)."""
+    settings = dict(settings)
+    parallel = settings.pop("parallel_tool_calls", None)
+    messages = [{"role": "system", "content": request.system_prompt}]
+    messages += [wire_message(m) for m in request.messages]
+    body = {"model": settings.pop("model"), "messages": messages, **settings}
+    if request.tools:  # a request without tools (a summary, text tool calls) must not name any
+        body["tools"] = [function_tool(t) for t in request.tools]
+        if parallel is not None:
+            body["parallel_tool_calls"] = parallel
+    return body
 
 
 class OpenAIAgent:
@@ -148,22 +163,27 @@ class OpenAIAgent:
     def url(self) -> str:
         return self.http.url
 
-    def payload(self, request: ModelRequest) -> JsonObject:
-        """The request body: the system prompt first, the turn's messages, the generation settings, and the
-        tools with ``parallel_tool_calls`` only when there are tools (the spec allows it only with tools)."""
-        messages = [{"role": "system", "content": request.system_prompt}]
-        messages += [wire_message(m) for m in request.messages]
-        body = {"model": self.model, "messages": messages, "stream": False, **self.generation}
-        if request.tools:  # a request without tools (a summary, text tool calls) must not name any
-            body["tools"] = [function_tool(t) for t in request.tools]
-            if self.parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = self.parallel_tool_calls
-        return body
+    @property
+    def settings(self) -> dict:
+        """What every request sends beyond the conversation (see ``wire_request``)."""
+        settings = {"model": self.model, "stream": False, **self.generation}
+        if self.parallel_tool_calls is not None:
+            settings["parallel_tool_calls"] = self.parallel_tool_calls
+        return settings
+
+    def payload(self, request: ModelRequest) -> dict:
+        """The request body (``wire_request``)."""
+        return wire_request(request, self.settings)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
         reply = self.http.post(self.payload(request))
-        return parse_response(reply.body, reply.latency_ms, reply.throttles)
+        return parse_response(reply.body, reply.latency_ms, reply.throttles, reply.retries)
+
+
+def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
+    """A stored answer read again as the first time (``oriole.providers.replay``)."""
+    return parse_response(raw, latency_ms, throttles, retries)
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OpenAIAgent:

@@ -77,11 +77,13 @@ class Server:
 
 @dataclass(frozen=True)
 class Reply:
-    """A 2xx body, the wall time of the attempt that got it, and the throttled attempts waited out before."""
+    """A 2xx body, the wall time of the attempt that got it, the throttled attempts waited out before, and every
+    failed attempt before it (throttles included)."""
 
     body: bytes
     latency_ms: int
     throttles: int = 0
+    retries: int = 0
 
 
 class _Retryable(Exception):
@@ -314,7 +316,7 @@ class JsonPoster:
                 elapsed = self._clock() - started
                 if elapsed > deadline - started:  # complete, but after the request's time was up
                     raise self._timeout()
-                return Reply(self._scrubbed_body(body), int(elapsed * 1000), throttles)
+                return Reply(self._scrubbed_body(body), int(elapsed * 1000), throttles, attempt - 1)
             attempt += 1
 
     def _scrubbed(self, text: str) -> str:

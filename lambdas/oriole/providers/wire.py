@@ -42,8 +42,10 @@ def excerpt(raw: bytes) -> str:
 
 
 def json_text(value: object) -> str:
-    """Compact JSON, as the model reads it: the fewest tokens for the same content."""
-    return json.dumps(value, separators=(",", ":"))
+    """Compact JSON, as the model reads it: the fewest tokens for the same content. Keys are sorted: a message's
+    content is stored as JSONB, which keeps no key order, and the text must come out the same when a request is
+    rebuilt (and when an earlier turn is carried) as when it was first sent."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
 def content_text(content: str | JsonObject | None) -> str:

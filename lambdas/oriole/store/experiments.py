@@ -12,6 +12,7 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.core.progress import ending_category
+from oriole.provider_registry import REPLAY
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
 
@@ -71,6 +72,17 @@ class ExecutionOwner:
 
 
 @dataclass(frozen=True)
+class Replayable:
+    """What decides whether an experiment can be replayed; ``unrecorded``: its first call stored without its
+    request record or answer (turn, call index)."""
+
+    status: ExperimentStatus
+    llm_provider: str
+    replay_of: int | None
+    unrecorded: list[int] | None
+
+
+@dataclass(frozen=True)
 class OpenExperiment:
     """An experiment not closed yet, with its latest execution (what the reconciler and ``oriole doctor`` look at)."""
 
@@ -117,6 +129,31 @@ class Experiments(StoreBase):
             {**asdict(new), "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
         )
         assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
+        return row
+
+    def replay_problem(self, experiment_id: int) -> str | None:
+        """Why an experiment cannot be replayed against its recorded answers, or None when it can."""
+        row = self._one(class_row(Replayable), _REPLAYABLE, (experiment_id,))
+        if row is None:
+            return "it does not exist"
+        if row.status == ExperimentStatus.RUNNING:
+            return "it is still running; replay it once it has ended"
+        if row.replay_of is not None:
+            return f"it is itself a replay; replay experiment {row.replay_of}"
+        if row.llm_provider == "baseline":
+            return ("a baseline calls no model, so it has no answers to replay; it is reproduced by running it again "
+                    "with its recorded seed (config.seed)")
+        if row.unrecorded is not None:
+            return (f"turn {row.unrecorded[0]} call {row.unrecorded[1]} was stored without its request record "
+                    "or its answer (before migration 0017), so it cannot be answered again")
+        return None
+
+    def create_replay(self, original_id: int, execution_arn: str, code_version: str) -> ExperimentRef:
+        """A replay's scratch experiment: the original as it started (maze, model, prompt, configuration snapshot,
+        seed), played by the recorded agent, ``replay_of`` naming it; keyed on the execution like a start."""
+        row = self._one(class_row(ExperimentRef), _CREATE_REPLAY,
+                        {"id": original_id, "arn": execution_arn, "code": code_version, "provider": REPLAY})
+        assert row is not None, "the original was found replayable (replay_problem), so the insert returns its row"
         return row
 
     def issue_continuation(self, experiment_id: int, part: int, token_hash: str) -> ContinuationIssue | None:
@@ -238,3 +275,25 @@ class Experiments(StoreBase):
             """,
             {"arn": execution_arn, "id": experiment_id, "hash": token_hash},
         )
+
+
+_REPLAYABLE = """
+    SELECT o.status, o.llm_provider, o.replay_of,
+           (SELECT ARRAY[c.turn_number, c.call_index] FROM model_calls c
+             WHERE c.experiment_id = o.id AND (c.request IS NULL OR c.answer IS NULL)
+             ORDER BY c.turn_number, c.call_index LIMIT 1) AS unrecorded
+      FROM experiments o WHERE o.id = %s
+"""
+_CREATE_REPLAY = """
+    INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash, agent_id,
+        comment, config, seed, current_x, current_y, goal_first_seen_step, origin_execution_arn, execution_arns,
+        code_version, continuation_hashes, agent_label, replay_of)
+    SELECT o.maze_id, %(provider)s, o.model_name, o.prompt_version, o.prompt_text, o.prompt_hash, o.agent_id,
+           'replay of experiment ' || o.id, o.config, o.seed, m.start_x, m.start_y,
+           CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, %(arn)s, ARRAY[%(arn)s], %(code)s, '{}', o.agent_label,
+           o.id
+      FROM experiments o JOIN mazes m ON m.id = o.maze_id
+     WHERE o.id = %(id)s
+    ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
+    RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
+"""

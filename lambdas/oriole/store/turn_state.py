@@ -14,7 +14,8 @@ keep a readable copy with U+FFFD in place of such characters. The turn is kept e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import base64
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any, ClassVar
@@ -23,12 +24,14 @@ from oriole.catalog import snapshot_value
 from oriole.core import memory as memories
 from oriole.core.maze import Maze, vision
 from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
+from oriole.core.requests import call_record
 from oriole.core.tools import INVALID_ACTION, ActionRecord, RecallWindow, Rules, WorldState, tool_specs
 from oriole.core.turn_loop import (
     AgentSetup,
     Message,
     ModelCall,
     ModelResponse,
+    Replay,
     TurnOutcome,
     TurnSettings,
     estimate_tokens,
@@ -71,6 +74,7 @@ class ExperimentState:
     history_tokens: int
     input_tokens: int
     output_tokens: int
+    replay_of: int | None  # a replay's scratch experiment: the experiment it replays
     action_count: int
     move_count: int
     failed_move_count: int
@@ -130,6 +134,7 @@ class TurnWrite:
     actions: list[JsonObject]
     calls: list[JsonObject]
     experiment: JsonObject
+    parts: list[JsonObject]  # what the calls' request records name by hash: {"hash", "body"}
 
 
 def _json_object_of(columns: Iterable[str], alias: str) -> str:
@@ -147,6 +152,7 @@ class LoadedTurn:
     maze_row: MazeRow | None
     committed: CommittedTurn | None
     earlier_turns: tuple[memories.StoredTurn, ...] = ()  # the newest ones, oldest first (conversation, summary)
+    recorded: JsonObject | None = None  # a replay's: the original's provider and its calls of this turn
 
     # What ``Store.load_turn`` selects besides the experiment's columns, in ``from_values``' order: the maze's
     # row, the committed turn's, the recent actions' (each a JSON object of its dataclass's fields), earlier turns.
@@ -157,8 +163,8 @@ class LoadedTurn:
     @classmethod
     def from_values(cls, *values: Any) -> LoadedTurn:
         """The row of ``Store.load_turn`` (psycopg's ``args_row``): the experiment's ``COLUMNS``, then the maze,
-        the committed turn, the recent actions and the earlier turns, as JSON."""
-        experiment, (maze, committed, recent, earlier) = values[:len(COLUMNS)], values[len(COLUMNS):]
+        the committed turn, the recent actions, the earlier turns and a replay's recorded calls, as JSON."""
+        experiment, (maze, committed, recent, earlier, recorded) = values[:len(COLUMNS)], values[len(COLUMNS):]
         state = ExperimentState(*experiment)
         return cls(
             experiment=replace(state, status=ExperimentStatus(state.status)),
@@ -166,6 +172,7 @@ class LoadedTurn:
             maze_row=None if maze is None else MazeRow(**maze),
             committed=None if committed is None else CommittedTurn(**committed),
             earlier_turns=tuple(memories.StoredTurn(**turn) for turn in earlier or ()),
+            recorded=recorded,
         )
 
     @property
@@ -191,7 +198,10 @@ class LoadedTurn:
     def agent_setup(self, maze: Maze) -> AgentSetup:
         """What the experiment's provider builds this turn's agent from."""
         experiment = self.experiment
-        return AgentSetup(experiment.model_name, self.config, experiment.seed, experiment.agent_state, maze)
+        recorded = self.recorded
+        replay = None if recorded is None else \
+            Replay(recorded["provider"], self.turn_count + 1, tuple(recorded["calls"]))
+        return AgentSetup(experiment.model_name, self.config, experiment.seed, experiment.agent_state, maze, replay)
 
     def world(self) -> WorldState:
         """The world as the last committed turn left it."""
@@ -311,10 +321,11 @@ class LoadedTurn:
                           input_tokens=committed.input_tokens, output_tokens=committed.output_tokens)
 
     def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: JsonObject,
-              memory: JsonObject, context: JsonObject | None) -> TurnWrite:
+              memory: JsonObject, context: JsonObject | None, settings: Mapping[str, Any] = {}) -> TurnWrite:
         """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost
         come from the turn row), the new position and values, whether the turn stalled (no valid action), the
-        memory state for the next turn, and what the requests left out or summarised (``context``)."""
+        memory state for the next turn, and what the requests left out or summarised (``context``). Each call
+        row carries its request record (``oriole.core.requests``; ``settings``: the agent's) and its answer."""
         turn = _turn_row(outcome, world, started_at, self.config.get("pricing"),
                          (self.experiment.input_tokens, self.experiment.output_tokens))
         turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
@@ -329,8 +340,14 @@ class LoadedTurn:
         delta |= {"current_x": world.position[0], "current_y": world.position[1], "agent_state": agent_state,
                   "memory": replaced(memory),
                   "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
-        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions],
-                         [_stored_call(_call_row(i, call)) for i, call in enumerate(outcome.calls, 1)], delta)
+        carried = [t.number for t in self.window()]
+        calls, parts = [], {}
+        for index, call in enumerate(outcome.calls, 1):
+            record, named = call_record(call, settings, carried)
+            calls.append(_stored_call(_call_row(index, call) | {"request": record}))
+            parts |= named
+        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions], calls, delta,
+                         [{"hash": h, "body": body} for h, body in replaced(parts).items()])
 
 
 def _history_entry(action: RecentAction) -> JsonObject:
@@ -374,7 +391,8 @@ def _call_row(index: int, call: ModelCall) -> JsonObject:
     return {"call_index": index, "request_messages": [message_as_json(m) for m in call.new_messages],
             "response": response_as_json(r), "input_tokens": r.usage.input_tokens,
             "output_tokens": r.usage.output_tokens, "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason,
-            "durations": r.durations, "throttles": r.throttles, "kind": call.kind}
+            "durations": r.durations, "throttles": r.throttles, "kind": call.kind,
+            "answer": None if r.raw is None else base64.b64encode(r.raw).decode()}
 
 
 def _stored_call(row: JsonObject) -> JsonObject:

@@ -39,7 +39,7 @@ class Turns(StoreBase):
              "agent_state": Jsonb(write.experiment["agent_state"]), "memory": Jsonb(write.experiment["memory"]),
              "closing_messages": Jsonb(write.turn["closing_messages"]),
              "context": None if write.turn["context"] is None else Jsonb(write.turn["context"]),
-             "actions": Jsonb(write.actions), "calls": Jsonb(write.calls)},
+             "actions": Jsonb(write.actions), "calls": Jsonb(write.calls), "parts": Jsonb(write.parts)},
         )
         return bool(committed == 1)
 
@@ -68,7 +68,15 @@ _LOAD_TURN = """
                      WHERE h.experiment_id = e.id
                        AND e.config ->> 'historyMode' IN ('conversation', 'summary')
                      ORDER BY h.turn_number DESC
-                     LIMIT (e.config ->> 'historyTurns')::int + 1) w) AS earlier_turns
+                     LIMIT (e.config ->> 'historyTurns')::int + 1) w) AS earlier_turns,
+           -- a replay's scratch experiment: the original's provider and its calls of this turn, answered again
+           (SELECT jsonb_build_object('provider', o.llm_provider, 'calls', (
+                       SELECT coalesce(jsonb_agg(jsonb_build_object(
+                                  'answer', encode(r.answer, 'base64'), 'latency_ms', r.latency_ms,
+                                  'throttles', r.throttles, 'retries', r.request -> 'retries') ORDER BY r.call_index),
+                                  '[]'::jsonb)
+                         FROM model_calls r WHERE r.experiment_id = o.id AND r.turn_number = %(turn)s))
+              FROM experiments o WHERE o.id = e.replay_of) AS recorded
       FROM experiments e
       JOIN mazes m ON m.id = e.maze_id
       LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
@@ -121,12 +129,20 @@ _COMMIT_TURN = """
     ), stored_calls AS (
         INSERT INTO model_calls (experiment_id, turn_number, call_index, request_messages, response,
                                  input_tokens, output_tokens, latency_ms, stop_reason, durations,
-                                 throttles, kind)
-        SELECT turn.experiment_id, %(turn)s, c.*
+                                 throttles, kind, request, answer)
+        SELECT turn.experiment_id, %(turn)s, c.call_index, c.request_messages, c.response, c.input_tokens,
+               c.output_tokens, c.latency_ms, c.stop_reason, c.durations, c.throttles, c.kind, c.request,
+               decode(c.answer, 'base64')
           FROM turn, jsonb_to_recordset(%(calls)s) AS c(
                call_index integer, request_messages jsonb, response jsonb, input_tokens integer,
                output_tokens integer, latency_ms integer, stop_reason text, durations jsonb,
-               throttles integer, kind text)
+               throttles integer, kind text, request jsonb, answer text)
+        RETURNING 1
+    ), stored_parts AS (
+        -- what the calls send alike (system prompt, tools, settings), once per content
+        INSERT INTO request_parts (hash, body)
+        SELECT p.hash, p.body FROM turn, jsonb_to_recordset(%(parts)s) AS p(hash text, body jsonb)
+        ON CONFLICT (hash) DO NOTHING
         RETURNING 1
     ), stored_actions AS (
         INSERT INTO actions (experiment_id, turn_number, step_number, action_type, tool_name, arguments,

@@ -27,10 +27,12 @@ from oriole_workstation.cli import (
     prices,
     prompts,
     render,
+    replay,
     report,
     run,
     status,
     sweep,
+    transcript,
     watch,
 )
 from oriole_workstation.cli.common import Commands, OneLineErrors, err
@@ -59,6 +61,8 @@ app.command()(doctor.doctor)
 app.command()(check.check)
 app.command()(report.report)
 app.command()(render.render)
+app.command()(transcript.transcript)
+app.command()(replay.replay)
 app.command("export")(export.export_command)
 app.command()(ls.ls)
 app.command()(watch.watch)

@@ -6,10 +6,11 @@ import errno
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
@@ -17,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer import _click as click
 from typer.core import TyperGroup
+from typer.models import CommandFunctionType
 
 from oriole.errors import OrioleError
 from oriole.text import ascii_float, ascii_int
@@ -41,7 +43,7 @@ SweepFilter = Annotated[str | None, typer.Option("--sweep", metavar="ID", help="
 MAX_EXPERIMENT_ID = 2**63 - 1  # experiments.id is a bigint
 
 
-def whole_number(low: int, high: int) -> Callable[[str], int]:
+def whole_number(low: int, high: int) -> Callable[[str | int], int]:
     """A typer ``parser``: a whole number in ASCII digits from ``low`` to ``high``; anything else (``3.0``,
     ``1_000``, Arabic-Indic or fullwidth digits, a number out of range) is refused with the range."""
     def parse(text: str | int) -> int:  # typer passes the default through the parser too
@@ -52,7 +54,7 @@ def whole_number(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-def number(low: float, high: float) -> Callable[[str], float]:
+def number(low: float, high: float) -> Callable[[str | float], float]:
     """A typer ``parser``: a finite number in ASCII from ``low`` to ``high`` (never ``nan`` or ``inf``)."""
     def parse(text: str | float) -> float:
         value = ascii_float(str(text).strip())
@@ -84,8 +86,10 @@ def print_json(data: object) -> None:
 
 
 def json_value(value: object) -> object:
-    """What JSON has no type for: a number as a number (``Decimal``), a moment in ISO 8601, anything else as
-    text."""
+    """What JSON has no type for: a typed row as its columns (``oriole_workstation.rows``), a number as a number
+    (``Decimal``), a moment in ISO 8601, anything else as text."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
     if isinstance(value, Decimal):
         return float(value)
     if isinstance(value, datetime):
@@ -102,12 +106,15 @@ def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:
         print("  ".join(value.ljust(width) for value, width in zip(row, widths, strict=False)) + "  " + row[-1])
 
 
-def reported(function: Callable) -> Callable:
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def reported(function: Command) -> Command:
     """The command, with every error raised on purpose (an ``OrioleError``), every file the system refuses (a
     folder or a device where a file is written, a missing folder, no permission) and every AWS call that fails
     (no credentials, no region, access denied) reported as one line, exit 2."""
     @functools.wraps(function)
-    def command(*args, **kwargs):
+    def command(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except OrioleError as error:
@@ -119,19 +126,19 @@ def reported(function: Callable) -> Callable:
                 raise
             where = f"{error.filename}: " if error.filename else ""
             raise fail(f"{where}{error.strerror or error}") from None
-    return command
+    return cast(Command, command)  # functools.wraps: the function's own name, signature and help
 
 
 class OneLineErrors(TyperGroup):
     """The ``oriole`` group: a command line click refuses (an unknown option, a bad value, a missing argument) is
     one line on stderr and exit status 2, like every other refusal, instead of a usage box."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except click.exceptions.NoArgsIsHelpError as error:  # the help is shown: nothing to add
             sys.exit(error.exit_code)
         except click.exceptions.ClickException as error:
@@ -148,6 +155,7 @@ class OneLineErrors(TyperGroup):
 class Commands(typer.Typer):
     """A command group whose commands all report errors through ``reported``."""
 
-    def command(self, *args, **kwargs) -> Callable[[Callable], Callable]:
-        register = super().command(*args, **kwargs)
+    def command(self, name: str | None = None, **kwargs: Any) -> Callable[[CommandFunctionType],
+                                                                          CommandFunctionType]:
+        register = super().command(name, **kwargs)
         return lambda function: register(reported(function))

@@ -18,6 +18,7 @@ from oriole.statuses import Ending
 from oriole_workstation.cli.common import AwsDatabase, SweepFilter, out, print_json, whole_number
 from oriole_workstation.display import TERMINAL_COLUMNS, short_maze, shorten, terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
+from oriole_workstation.rows import StatusRow
 
 WIDE_ONLY = {"turn", "progress", "sweep"}  # the columns `oriole ls --wide` adds
 AGENT_WIDTH = 24
@@ -33,7 +34,7 @@ def _ago(moment: datetime | None, now: datetime) -> str:
     return f"{seconds / 60:.0f} min ago" if seconds < 5400 else f"{seconds / 3600:.1f} h ago"
 
 
-def status_table(rows: list[dict], now: datetime | None = None, wide: bool = False) -> Table:
+def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool = False) -> Table:
     """Running experiments first; a stale one is marked, bold, in the status column. It fits
     ``TERMINAL_COLUMNS``: the turn, the progress to the goal and the sweep are in the ``wide`` view."""
     now = now or datetime.now(UTC)
@@ -46,17 +47,17 @@ def status_table(rows: list[dict], now: datetime | None = None, wide: bool = Fal
         header, right = columns[i]
         table.add_column(header if wide or i else "id", justify="right" if right else "left", no_wrap=True)
     for r in rows:
-        outcome = outcome_text(r["status"], r["failure_reason"])
-        wide_ending = wide and r["ending"] not in (None, Ending.SUCCESS, Ending.AGENT)
-        state = Text("STALE " + outcome, style="bold yellow") if r["stale"] else _shown(
-            f"{outcome} ({ending_text(r['ending'])})" if wide_ending else outcome)
-        agent = r["agent_label"] or f"{r['llm_provider']}/{r['model_name']}"  # a sweep file's label first
-        cells = (str(r["experiment_id"]), _shown(agent if wide else shorten(agent, AGENT_WIDTH)),
-                 _shown(r["maze"] if wide else short_maze(r["maze"])), state, str(r["turn"]),
-                 f"{r['actions']:,}/{r['max_actions']:,}",
-                 "-" if r["progress_percent"] is None else f"{float(r['progress_percent']):.1f}%",
-                 _ago(r["last_action_at"], now), f"{r['input_tokens'] + r['output_tokens']:,}",
-                 f"${float(r['cost_usd']):.4f}", _shown(r["sweep_id"] or "-"))
+        outcome = outcome_text(r.status, r.failure_reason)
+        wide_ending = wide and r.ending not in (None, Ending.SUCCESS, Ending.AGENT)
+        state = Text("STALE " + outcome, style="bold yellow") if r.stale else _shown(
+            f"{outcome} ({ending_text(r.ending)})" if wide_ending else outcome)
+        agent = r.agent  # a sweep file's label first
+        cells = (str(r.experiment_id), _shown(agent if wide else shorten(agent, AGENT_WIDTH)),
+                 _shown(r.maze if wide else short_maze(r.maze)), state, str(r.turn),
+                 f"{r.actions:,}/{r.max_actions:,}",
+                 "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
+                 _ago(r.last_action_at, now), f"{r.input_tokens + r.output_tokens:,}",
+                 f"${float(r.cost_usd):.4f}", _shown(r.sweep_id or "-"))
         table.add_row(*(cells[i] for i in shown))
     return table
 
@@ -92,7 +93,7 @@ def ls(
         return
     piped = Console(width=WIDE_COLUMNS if wide else TERMINAL_COLUMNS)  # not a terminal: rich would assume 80
     (piped if wide or not out.is_terminal else out).print(status_table(rows, wide=wide))
-    stale = sum(r["stale"] for r in rows)
+    stale = sum(bool(r.stale) for r in rows)
     if stale:
         out.print(f"\n{stale} stale: running with no action for their staleAfterMinutes; `oriole doctor` tells "
                   "whether anything still runs them.", markup=False)

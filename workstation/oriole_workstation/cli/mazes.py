@@ -24,8 +24,8 @@ def mazes_list(aws: AwsDatabase = False) -> None:
 
     rows = open_results(aws).maze_counts()
     print_columns(("family", "size", "mazes", "shipped", "generated", "imported", "names"), [
-        (r["family"], f"{r['width']}x{r['height']}", r["mazes"], r["shipped"], r["generated"], r["imported"],
-         ", ".join(r["names"]) + (", ..." if r["mazes"] > len(r["names"]) else "")) for r in rows])
+        (r.family, f"{r.width}x{r.height}", r.mazes, r.shipped, r.generated, r.imported,
+         ", ".join(r.names) + (", ..." if r.mazes > len(r.names) else "")) for r in rows])
     out.print(f"\nSeeded names FAMILY-SIZE@SEED draw a new maze of a family on first use; families: "
               f"{', '.join(mazeset.FAMILIES)}.", markup=False, highlight=False)
 
@@ -63,10 +63,10 @@ def _point(value: str | None, option: str) -> Position | None:
     if value is None:
         return None
     x, sep, y = value.partition(",")
-    point = (ascii_int(x.strip(), 3, signed=False), ascii_int(y.strip(), 3, signed=False)) if sep else (None, None)
-    if None in point or max(point) >= mazeset.MAX_SIZE:
+    px, py = (ascii_int(x.strip(), 3, signed=False), ascii_int(y.strip(), 3, signed=False)) if sep else (None, None)
+    if px is None or py is None or max(px, py) >= mazeset.MAX_SIZE:
         raise fail(f"{option} expects X,Y: two whole numbers from 0 to {mazeset.MAX_SIZE - 1}; got {value!r:.60}")
-    return point
+    return px, py
 
 
 @app.command("import")

@@ -13,6 +13,20 @@ import typer
 
 from oriole_workstation.cli.common import AwsDatabase, experiment_id, fail
 from oriole_workstation.render import WRITERS, Run, write
+from oriole_workstation.results import Results
+from oriole_workstation.rows import ExperimentRun
+
+
+def replay_run(results: Results, experiment: int, record: ExperimentRun) -> Run:
+    """The run to draw (``record``: its ``experiment_run``), with its conversation pane when its requests can be
+    rebuilt (an experiment stored before they were recorded gets the page without it)."""
+    from oriole_workstation import transcript as transcripts
+
+    try:
+        conversation = transcripts.conversation_html(transcripts.load(results.store.conn, experiment))
+    except transcripts.TranscriptUnavailable:
+        conversation = None
+    return Run.from_record(record, conversation)
 
 
 def render(
@@ -39,7 +53,11 @@ def render(
     if sweep is not None and output:
         raise fail("--sweep draws many runs: name the folder with --dir, not files with --output")
     results = open_results(aws)
-    chosen = [experiment] if sweep is None else [row.id for row in results.store.sweep_experiments(sweep)]
+    if sweep is None:
+        assert experiment is not None, "exactly one of the two, checked above"
+        chosen = [experiment]
+    else:
+        chosen = [row.id for row in results.store.sweep_experiments(sweep)]
     if not chosen:
         raise fail(f"no experiment of sweep {sweep!r} found")
     for number in chosen:
@@ -48,5 +66,5 @@ def render(
             raise fail(f"experiment {number} does not exist")
         targets = output or [directory / f"experiment-{number}{suffix}"
                              for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
-        for path in write(Run.from_record(record), targets):
+        for path in write(replay_run(results, number, record), targets):
             typer.echo(f"wrote {path}")

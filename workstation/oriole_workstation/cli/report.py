@@ -25,7 +25,8 @@ from oriole_workstation.cli.common import (
     err,
     fail,
 )
-from oriole_workstation.render import Run, write
+from oriole_workstation.cli.render import replay_run
+from oriole_workstation.render import write
 from oriole_workstation.report import Format, GroupBy, render_report
 from oriole_workstation.results import Filters, Results
 
@@ -53,7 +54,9 @@ def report(
     pivot: Annotated[bool, typer.Option("--pivot", help="The leaderboard instead of the table: one row per agent, "
                                                         "one column per family and size (or maze).")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column (prompt, mazes, maze CI, efficiency, cost per "
-                                                      "success) however wide the table gets.")] = False,
+                                                      "success; with --pivot every panel in one table, "
+                                                      "configurations in full) however wide the table gets.")]
+    = False,
     figures: Annotated[Path | None, typer.Option("--figures", help="Also write each chart into this folder as an "
                                                  "SVG (and a PNG) sized for a paper column, with captions.md.")]
     = None,
@@ -80,7 +83,7 @@ def report(
                    "first; CSV and JSON carry every column)")
     results = open_results(aws)
     filters = Filters(model, prompt, maze, since, until, tag, sweep)
-    replays = write_replays(results, filters, file.parent) if with_replays else None
+    replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
     text = report_html.render(results, by, filters, replays) if output is Format.html else \
         render_report(results, output, by, filters, pivot, wide)
     if figures is not None:
@@ -100,7 +103,10 @@ def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int,
     (folder / REPLAYS).mkdir(parents=True, exist_ok=True)
     links = {}
     for row in results.compared(filters):
-        name = f"{REPLAYS}/experiment-{row['experiment_id']}.html"
-        write(Run.from_record(results.experiment_run(row["experiment_id"])), [folder / name])
-        links[row["experiment_id"]] = name
+        record = results.experiment_run(row.experiment_id)
+        if record is None:  # deleted since the comparison was read: nothing to replay
+            continue
+        name = f"{REPLAYS}/experiment-{row.experiment_id}.html"
+        write(replay_run(results, row.experiment_id, record), [folder / name])
+        links[row.experiment_id] = name
     return links

@@ -14,7 +14,7 @@ from oriole import catalog
 from oriole.config import check_override, parse_assignment
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.provider_registry import MODEL_PROVIDERS, PROVIDERS
-from oriole.statuses import Ending
+from oriole.statuses import ExperimentStatus
 from oriole_workstation import cloud
 from oriole_workstation.cli.common import (
     err,
@@ -26,8 +26,9 @@ from oriole_workstation.cli.common import (
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 from oriole_workstation.outcomes import outcome_text
+from oriole_workstation.rows import ExperimentSummary
 
-MAX_MOVES = (int(catalog.BY_KEY["maxMoves"].minimum), int(catalog.BY_KEY["maxMoves"].maximum))
+MAX_MOVES = tuple(map(int, catalog.BY_KEY["maxMoves"].bounds))
 
 
 def real_bedrock_client(execution_input: dict):
@@ -70,8 +71,8 @@ def check_api_keys(providers: set[str]) -> None:
     from oriole.providers.transport import environment_api_key
 
     for provider in sorted(providers):
-        if PROVIDERS[provider].api_key:
-            environment_api_key(PROVIDERS[provider].api_key)
+        if key := PROVIDERS[provider].api_key:
+            environment_api_key(key)
 
 
 @contextmanager
@@ -152,14 +153,14 @@ def exit_status(result: RunResult) -> int:
     stalling: a run); 1: an error (infrastructure or provider); 2: the input was rejected."""
     if result.summary is None:
         return 2
-    return 1 if result.summary["ending"] == Ending.ERROR else 0
+    return 1 if result.summary.errored else 0
 
 
 class ProgressLine:
     """A live line while the experiment runs: turn, actions against the limit, position."""
 
     def __init__(self, data: dict, disable: bool):
-        limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].default
+        limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].int_default
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"
                             " actions"), TimeElapsedColumn(), console=err, disable=disable, transient=True)
         self.task = self.bar.add_task("starting", total=limit)
@@ -171,35 +172,35 @@ class ProgressLine:
     def __exit__(self, *exc):
         self.bar.__exit__(*exc)
 
-    def __call__(self, summary: dict) -> None:
-        description = (f"experiment {summary['experiment_id']} · turn {summary['turns']} · "
-                       f"position ({summary['current_x']}, {summary['current_y']})")
-        self.bar.update(self.task, completed=summary["actions"], description=description)
+    def __call__(self, summary: ExperimentSummary) -> None:
+        description = (f"experiment {summary.experiment_id} · turn {summary.turns} · "
+                       f"position ({summary.current_x}, {summary.current_y})")
+        self.bar.update(self.task, completed=summary.actions, description=description)
 
 
 def print_result(result: RunResult) -> None:
     """The result block: the same for a local run and a run on AWS. Stored text is shown, never interpreted."""
-    data = result.as_json()
-    if data["experiment_id"] is None:
-        raise fail(f"the execution was rejected: {data['failure_reason']}")
-    words = outcome_text(data["status"], data["failure_reason"])
-    outcome = Text(words, {"succeeded": "green", "timed_out": "yellow"}.get(data["status"], "red"))
+    s = result.summary
+    if s is None:
+        raise fail(f"the execution was rejected: {result.as_json()['failure_reason']}")
+    outcome = Text(outcome_text(s.status, s.failure_reason),
+                   {ExperimentStatus.SUCCEEDED: "green", ExperimentStatus.TIMED_OUT: "yellow"}.get(s.status, "red"))
     table = Table(show_header=False, box=None)
-    rows = [
-        ("experiment", str(data["experiment_id"])),
-        ("agent", f"{data['llm_provider']} / {data['model_name']}"),
-        ("maze", f"{data['maze']} (shortest path {data['shortest_path_length']} moves)"),
+    rows: list[tuple[str, str | Text]] = [
+        ("experiment", str(s.experiment_id)),
+        ("agent", f"{s.llm_provider} / {s.model_name}"),
+        ("maze", f"{s.maze} (shortest path {s.shortest_path_length} moves)"),
         ("outcome", outcome),
-        ("actions", f"{data['actions']} ({data['moves']} moves, {data['failed_moves']} into walls)"),
-        ("turns", str(data["turns"])),
-        ("path efficiency", "-" if data["path_efficiency"] is None else f"{data['path_efficiency']:.3f}"),
-        ("duration", f"{data['duration_seconds']:.1f} s"),
+        ("actions", f"{s.actions} ({s.moves} moves, {s.failed_moves} into walls)"),
+        ("turns", str(s.turns)),
+        ("path efficiency", "-" if s.path_efficiency is None else f"{s.path_efficiency:.3f}"),
+        ("duration", f"{s.duration_seconds:.1f} s"),
     ]
-    if data["failure_reason"]:
-        rows.append(("reason", data["failure_reason"]))
+    if s.failure_reason:
+        rows.append(("reason", s.failure_reason))
     for key, value in rows:  # Text cells: never parsed as markup
         table.add_row(Text(key, "bold"), value if isinstance(value, Text) else Text(terminal_safe(value)))
     out.print(table)
     out.print(f"\nQuery it: oriole db psql -c \"SELECT step_number, action_type, to_x, to_y, success "
-              f"FROM actions WHERE experiment_id = {data['experiment_id']} ORDER BY step_number\"", soft_wrap=True,
+              f"FROM actions WHERE experiment_id = {s.experiment_id} ORDER BY step_number\"", soft_wrap=True,
               markup=False)

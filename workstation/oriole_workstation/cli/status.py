@@ -3,6 +3,7 @@ executions."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 import typer
@@ -35,7 +36,7 @@ def status(
         import boto3
 
         sfn = boto3.client("stepfunctions")
-        arns = row["execution_arns"] if row else [target]
+        arns = row.execution_arns if row else [target]
         executions = [{k: d.get(k) for k in ("executionArn", "status", "startDate", "stopDate", "error", "cause")}
                       for d in (sfn.describe_execution(executionArn=arn) for arn in arns)]
     if row is None and not executions:
@@ -44,7 +45,7 @@ def status(
         print_json({"experiment": row, "executions": executions})
         return
     if row:
-        print_columns(("field", "value"), [(k, v) for k, v in row.items() if k != "execution_arns"])
+        print_columns(("field", "value"), [(k, v) for k, v in asdict(row).items() if k != "execution_arns"])
     for execution in executions:
         print(terminal_safe(f"{execution['executionArn']}: {execution['status']}" + (
             f" ({execution['error']}: {execution['cause']})" if execution.get("error") else "")))

@@ -121,7 +121,7 @@ def run(
         for index in todo:
             typer.echo(terminal_safe(display.plan_line(planned[index], run_spec, defaults)))
         return
-    if aws:
+    if aws or results is None:  # locally there is always a database
         _submit(execution_input, state_machine_arn, stack)
         return
     _run_locally(execution_input, planned, len(todo), results, by, quiet)
@@ -246,11 +246,12 @@ def status(
         typer.echo(sweep_runs.execution_line(executions[0]))
     for line in display.status_lines(sweep_id, plan, rows):
         typer.echo(terminal_safe(line))
-    running = [results.summary(row.id) for row in rows if row.status == ExperimentStatus.RUNNING]
+    running = [summary for row in rows
+               if row.status == ExperimentStatus.RUNNING and (summary := results.summary(row.id))]
     if running:
         print_columns(("experiment", "agent", "maze", "actions", "seconds"),
-                      [(r["experiment_id"], f"{r['llm_provider']}/{r['model_name']}", r["maze"], r["actions"],
-                        round(r["duration_seconds"])) for r in running])
+                      [(r.experiment_id, f"{r.llm_provider}/{r.model_name}", r.maze, r.actions,
+                        round(r.duration_seconds)) for r in running])
 
 
 def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | None) -> list[dict]:

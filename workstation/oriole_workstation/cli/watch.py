@@ -23,6 +23,7 @@ from oriole_workstation.cli.ls import status_table
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.outcomes import ending_text
 from oriole_workstation.results import Results
+from oriole_workstation.rows import StatusRow
 
 
 class Watcher:
@@ -33,11 +34,11 @@ class Watcher:
         self.results, self.experiment, self.sweep = results, experiment, sweep
         self.quiet_polls = 0
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[StatusRow]:
         return self.results.status(experiment_id=self.experiment, sweep_id=self.sweep)
 
-    def ended(self, rows: list[dict]) -> bool:
-        running = any(r["status"] == "running" for r in rows)
+    def ended(self, rows: list[StatusRow]) -> bool:
+        running = any(r.running for r in rows)
         self.quiet_polls = 0 if running else self.quiet_polls + 1
         return self.quiet_polls >= (1 if self.experiment is not None else 2)
 
@@ -70,7 +71,7 @@ def watch(
         raise fail(f"no experiment {experiment}" if sweep is None else
                    f"no experiment of sweep {sweep} yet, and it is not planned: start it with `oriole sweep FILE`")
     try:
-        if not rows:  # planned, before its first experiment: wait for it
+        if not rows and sweep is not None:  # planned, before its first experiment: wait for it
             err.print(f"waiting for the first experiment of sweep {terminal_safe(sweep)} (at most {wait_start} s; "
                       "Ctrl-C stops waiting)", highlight=False, markup=False)
         deadline = time.monotonic() + wait_start
@@ -87,5 +88,5 @@ def watch(
     except KeyboardInterrupt:
         err.print("stopped watching; the experiments go on")
         raise typer.Exit(130) from None
-    endings = Counter(ending_text(r["ending"]) for r in rows)
+    endings = Counter(ending_text(r.ending) for r in rows)
     out.print("ended: " + ", ".join(f"{n} {ending}" for ending, n in sorted(endings.items())), markup=False)

@@ -1,0 +1,158 @@
+"""A replay compared with its original, turn by turn: proof that the harness reproduces a trajectory.
+
+A replay (``oriole replay``) plays an experiment again through the same state machine and turn loop, every model
+call answered with the answer the original stored (``oriole.providers.replay``), into a scratch experiment
+(``experiments.replay_of``). Both are stored the same way, so the comparison is of stored rows: per turn, each
+call's request (its new messages, pictures by their hash, and its request record: the system prompt, tools and
+settings by hash, the carried turns, the trims, text tool calls, retries) and what the answer was read as, then
+the actions and their results, then how the turn ended; last, how the experiment ended. The first difference is
+named by turn, step and what differs, with the expected (original) and the replayed value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TURNS = """SELECT turn_number, first_step, action_count, end_reason, closing_messages
+              FROM turns WHERE experiment_id = %s ORDER BY turn_number"""
+_CALLS = """SELECT turn_number, call_index, kind, request_messages, request, response
+              FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index"""
+_ACTIONS = """SELECT turn_number, step_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
+                     to_y, success, error, tiles_seen, goal_visible
+                FROM actions WHERE experiment_id = %s ORDER BY step_number"""
+_ENDING = """SELECT status, failure_reason, goal_found, goal_reached_step, action_count, turn_count
+               FROM experiments WHERE id = %s"""
+_CALL_FIELDS = ("kind", "request_messages", "request", "response")
+_ACTION_FIELDS = ("action_type", "tool_name", "arguments", "reasoning", "from_x", "from_y", "to_x", "to_y",
+                  "success", "error", "tiles_seen", "goal_visible")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One experiment's rows, as the comparison reads them."""
+
+    ending: dict
+    turns: list[dict]
+    calls: list[dict]
+    actions: list[dict]
+
+    @classmethod
+    def load(cls, conn, experiment_id: int) -> Stored:
+        return cls(conn.execute(_ENDING, (experiment_id,)).fetchone(),
+                   *(conn.execute(query, (experiment_id,)).fetchall() for query in (_TURNS, _CALLS, _ACTIONS)))
+
+    def of_turn(self, rows: list[dict], number: int) -> list[dict]:
+        return [row for row in rows if row["turn_number"] == number]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    experiment_id: int
+    replay_id: int | None
+    turns: int
+    actions: int
+    first_difference: dict | None
+
+    @property
+    def identical(self) -> bool:
+        return self.first_difference is None
+
+    def as_json(self) -> dict:
+        return {"experiment_id": self.experiment_id, "replay_id": self.replay_id, "identical": self.identical,
+                "turns": self.turns, "actions": self.actions, "first_difference": self.first_difference}
+
+
+def compare(original: Stored, replayed: Stored, experiment_id: int, replay_id: int | None) -> Comparison:
+    """The replay against the original (pure: both already loaded)."""
+    difference = _first_difference(_without_own_id(original, experiment_id), _without_own_id(replayed, replay_id))
+    return Comparison(experiment_id, replay_id, len(replayed.turns), len(replayed.actions), difference)
+
+
+def _without_own_id(stored: Stored, experiment_id: int | None) -> Stored:
+    """The rows with the experiment's own id left out of its failure reason (an execution's name, exp-N-part-K,
+    or "experiment N" in a closing error): a replay has another id, and would otherwise differ from every failed
+    original that names itself."""
+    reason = stored.ending["failure_reason"]
+    if reason is None or experiment_id is None:
+        return stored
+    unnamed = re.sub(rf"\b(experiment |exp-){experiment_id}\b", r"\1{id}", reason)
+    return Stored({**stored.ending, "failure_reason": unnamed}, stored.turns, stored.calls, stored.actions)
+
+
+def _first_difference(original: Stored, replayed: Stored) -> dict | None:
+    for number in range(1, max(len(original.turns), len(replayed.turns)) + 1):
+        expected, got = original.of_turn(original.turns, number), replayed.of_turn(replayed.turns, number)
+        step = (expected or got)[0]["first_step"] - 1
+        if not expected or not got:  # one played a turn the other did not
+            return _difference(number, step, "turn", _turn_summary(expected, original),
+                               _turn_summary(got, replayed))
+        if found := (_calls_difference(number, step, original.of_turn(original.calls, number),
+                                       replayed.of_turn(replayed.calls, number))
+                     or _actions_difference(number, original.of_turn(original.actions, number),
+                                            replayed.of_turn(replayed.actions, number))):
+            return found
+        for field in ("end_reason", "closing_messages"):
+            if expected[0][field] != got[0][field]:
+                return _difference(number, step + expected[0]["action_count"], f"turn {field}", expected[0][field],
+                                   got[0][field])
+    for field, expected in original.ending.items():
+        if replayed.ending[field] != expected:
+            last = original.turns[-1]["turn_number"] if original.turns else 0
+            return _difference(last, original.ending["action_count"], f"experiment {field}", expected,
+                               replayed.ending[field])
+    return None
+
+
+def _calls_difference(turn: int, step: int, expected: list[dict], got: list[dict]) -> dict | None:
+    for index in range(max(len(expected), len(got))):
+        if index >= len(expected) or index >= len(got):
+            return _difference(turn, step, f"call {index + 1}", _call(expected, index), _call(got, index))
+        for field in _CALL_FIELDS:
+            if expected[index][field] != got[index][field]:
+                what = "request" if field.startswith("request") else field
+                return _difference(turn, step, f"call {index + 1} {what} ({field})", expected[index][field],
+                                   got[index][field])
+    return None
+
+
+def _actions_difference(turn: int, expected: list[dict], got: list[dict]) -> dict | None:
+    for index in range(max(len(expected), len(got))):
+        if index >= len(expected) or index >= len(got):
+            step = (expected if index < len(expected) else got)[index]["step_number"]
+            return _difference(turn, step, "action", _action(expected, index), _action(got, index))
+        for field in _ACTION_FIELDS:
+            if expected[index][field] != got[index][field]:
+                return _difference(turn, expected[index]["step_number"], f"action {field}", expected[index][field],
+                                   got[index][field])
+    return None
+
+
+def _call(calls: list[dict], index: int) -> dict | None:
+    return None if index >= len(calls) else {field: calls[index][field] for field in _CALL_FIELDS}
+
+
+def _action(actions: list[dict], index: int) -> dict | None:
+    return None if index >= len(actions) else {field: actions[index][field] for field in _ACTION_FIELDS}
+
+
+def _turn_summary(turn: list[dict], stored: Stored) -> dict | None:
+    """A turn one side played, or how the side that did not play it ended."""
+    if turn:
+        return {"end_reason": turn[0]["end_reason"], "actions": turn[0]["action_count"]}
+    return {"status": stored.ending["status"], "failure_reason": stored.ending["failure_reason"]}
+
+
+def _difference(turn: int, step: int, what: str, expected: object, got: object) -> dict:
+    return {"turn": turn, "step": step, "what": what, "expected": expected, "got": got}
+
+
+def describe(comparison: Comparison) -> str:
+    """The comparison in a line or two, for a person."""
+    head = (f"experiment {comparison.experiment_id} replayed as {comparison.replay_id}: {comparison.turns} turns, "
+            f"{comparison.actions} actions, ")
+    if comparison.identical:
+        return head + "identical"
+    d = comparison.first_difference
+    return (head + f"differs first at turn {d['turn']} step {d['step']}, {d['what']}:\n"
+            f"  expected {d['expected']!r}\n  got      {d['got']!r}")

@@ -1,0 +1,302 @@
+"""What the workstation's reads (``results.Results``) return: one frozen dataclass per query, its fields the
+query's columns in the query's order, so ``dataclasses.asdict`` gives what ``--json`` and ``--format csv``
+print. psycopg builds them (``class_row``): a column the type does not name, or a field the query does not
+return, fails at the read, not three calls later.
+
+The statuses and endings the workstation compares are the runtime's (``oriole.statuses``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Protocol
+
+from oriole.statuses import Ending, ExperimentStatus
+
+Json = Any  # a jsonb value as psycopg loads it (dict, list, str, number, bool or None)
+
+RUN_ENDINGS = frozenset({Ending.SUCCESS, Ending.AGENT})  # the runs a rate counts; errors are not runs
+
+
+def agent_name(label: str | None, provider: str, model: str) -> str:
+    """How tables, pages and figures name an agent: its sweep file's label (experiments.agent_label), else
+    ``provider/model``."""
+    return label or f"{provider}/{model}"
+
+
+@dataclass(frozen=True)
+class ExperimentSummary:
+    """One experiment's outcome as the CLI reports it (``Results.summary``)."""
+
+    experiment_id: int
+    status: str
+    ending: str | None
+    goal_found: bool
+    actions: int
+    turns: int
+    moves: int
+    failed_moves: int
+    current_x: int
+    current_y: int
+    failure_reason: str | None
+    llm_provider: str
+    model_name: str
+    goal_first_seen_step: int | None
+    goal_reached_step: int | None
+    maze: str
+    shortest_path_length: int
+    path_efficiency: float | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    duration_seconds: float
+    completed: bool
+    execution_arns: list[str]
+
+    @property
+    def running(self) -> bool:
+        return self.status == ExperimentStatus.RUNNING
+
+    @property
+    def errored(self) -> bool:
+        """Ended on an error (infrastructure or provider), not on the agent's merits."""
+        return self.ending == Ending.ERROR
+
+
+class Grouped(Protocol):
+    """What puts a comparison row or a compared experiment in a series (an agent with its prompt and the
+    configuration that sets its group apart) and in a panel (its maze family and size, or its maze)."""
+
+    @property
+    def llm_provider(self) -> str: ...
+    @property
+    def model_name(self) -> str: ...
+    @property
+    def agent_label(self) -> str | None: ...
+    @property
+    def prompt_version(self) -> str: ...
+    @property
+    def prompt_hash(self) -> str: ...
+    @property
+    def maze_family(self) -> str: ...
+    @property
+    def maze_size(self) -> str: ...
+    @property
+    def maze(self) -> str | None: ...
+    @property
+    def compared(self) -> dict[str, Json]: ...
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One group of ``compare_experiments`` (migrations/views/compare_experiments.sql)."""
+
+    llm_provider: str
+    model_name: str
+    agent_label: str | None
+    prompt_version: str
+    prompt_hash: str
+    maze_family: str
+    maze_size: str
+    maze: str | None  # by maze only
+    mazes: int
+    config: dict[str, Json]
+    runs: int
+    successes: int
+    success_rate: Decimal | None
+    success_rate_low: Decimal | None
+    success_rate_high: Decimal | None
+    median_actions_to_goal: Decimal | None
+    median_path_efficiency: Decimal | None
+    tokens_per_run: Decimal | None
+    tokens_per_success: Decimal | None
+    cost_per_run: Decimal | None
+    cost_per_success: Decimal | None
+    mean_latency_ms: Decimal | None
+    errors: int
+    running: int
+
+    @property
+    def compared(self) -> dict[str, Json]:
+        return self.config
+
+    @property
+    def maze_band(self) -> tuple[float, float] | None:
+        """The bootstrap interval over mazes, where the report computed one (``PooledComparisonRow``)."""
+        return None
+
+
+@dataclass(frozen=True)
+class PooledComparisonRow(ComparisonRow):
+    """A group pooled over the mazes of a family and size, with the bootstrap over mazes beside the Wilson
+    interval (None where the runs do not share mazes or rest on one maze)."""
+
+    maze_ci_low: float | None
+    maze_ci_high: float | None
+
+    @property
+    def maze_band(self) -> tuple[float, float] | None:
+        return None if self.maze_ci_low is None or self.maze_ci_high is None else (self.maze_ci_low,
+                                                                                   self.maze_ci_high)
+
+
+@dataclass(frozen=True)
+class ComparedExperiment:
+    """An experiment the comparison counts: its ``experiment_results`` row
+    (migrations/views/experiment_results.sql), the configuration that sets its comparison group apart, its
+    maze's size in tiles and the code that started it."""
+
+    experiment_id: int
+    llm_provider: str
+    model_name: str
+    agent_label: str | None
+    prompt_version: str
+    prompt_hash: str
+    maze_id: int
+    maze: str
+    maze_family: str
+    shortest_path_length: int
+    status: str
+    ending: str | None
+    goal_found: bool
+    goal_first_seen_step: int | None
+    goal_reached_step: int | None
+    actions: int
+    moves: int
+    failed_moves: int
+    recalls: int
+    invalid_calls: int
+    turns: int
+    unique_tiles_visited: int
+    revisits: int
+    path_efficiency: Decimal | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Decimal
+    started_at: datetime
+    last_action_at: datetime | None
+    completed_at: datetime | None
+    duration_seconds: float | None
+    model_calls: int
+    mean_latency_ms: Decimal | None
+    varied_config: dict[str, Json]
+    config: dict[str, Json]
+    seed: int | None
+    agent_id: str | None
+    comment: str | None
+    tags: list[str]
+    sweep_id: str | None
+    failure_reason: str | None
+    maze_size: str
+    maze_hash: str
+    compared_config: dict[str, Json]
+    maze_tiles: int
+    code_version: str | None
+
+    @property
+    def compared(self) -> dict[str, Json]:
+        return self.compared_config
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    """One row of ``experiment_status`` (migrations/views/experiment_status.sql): live progress."""
+
+    experiment_id: int
+    llm_provider: str
+    model_name: str
+    agent_label: str | None
+    maze: str
+    status: str
+    ending: str | None
+    turn: int
+    actions: int
+    max_actions: int | None
+    progress_percent: Decimal | None
+    goal_found: bool
+    started_at: datetime
+    last_action_at: datetime | None
+    completed_at: datetime | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Decimal
+    stale_after_minutes: float | None
+    stale: bool | None
+    agent_id: str | None
+    sweep_id: str | None
+    failure_reason: str | None
+
+    @property
+    def running(self) -> bool:
+        return self.status == ExperimentStatus.RUNNING
+
+    @property
+    def agent(self) -> str:
+        return agent_name(self.agent_label, self.llm_provider, self.model_name)
+
+
+@dataclass(frozen=True)
+class ExperimentRun:
+    """An experiment with its maze, every action in order (JSON objects: step, turn, action, from, to, success,
+    error, reasoning, tiles_seen, goal_visible) and each turn's model text by turn number: what a picture or a
+    replay of the run shows (``Results.experiment_run``)."""
+
+    experiment_id: int
+    llm_provider: str
+    model_name: str
+    prompt_version: str
+    status: str
+    goal_found: bool
+    goal_first_seen_step: int | None
+    goal_reached_step: int | None
+    failure_reason: str | None
+    vision_range: int | None
+    maze: str
+    grid: list[list[int]]
+    start_x: int
+    start_y: int
+    goal_x: int
+    goal_y: int
+    shortest_path_length: int
+    actions: list[dict[str, Json]]
+    model_text: dict[str, str]
+
+
+@dataclass(frozen=True)
+class MazeCount:
+    """Per family and size: how many mazes the database holds, by source, with the first few names."""
+
+    family: str
+    width: int
+    height: int
+    mazes: int
+    shipped: int
+    generated: int
+    imported: int
+    names: list[str]
+
+
+@dataclass(frozen=True)
+class ColumnDescription:
+    """A column of an exported table and its COMMENT ON COLUMN (None without one)."""
+
+    name: str
+    description: str | None
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A sweep's latest plan as PlanSweep recorded it (``sweeps``, migration 0016)."""
+
+    id: str
+    planned: int
+    spend_limit_usd: Decimal | None
+    seed_from: str | None
+    first_planned_at: datetime
+    planned_at: datetime

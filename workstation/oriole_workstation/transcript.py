@@ -1,0 +1,331 @@
+"""An experiment's transcript: each turn as the model saw it, rebuilt from what is stored.
+
+Every request is rebuilt by ``oriole.core.requests`` (the one place that knows how a call's request was stored)
+and put in its provider's wire format by the provider's own ``wire_request``, so the transcript shows the body the
+server received (a picture drawn again from its stored record, checked by its hash: ``oriole.core.picture``); the
+answer is the one the server returned, verbatim. Three forms: ``jsonl`` (one object per line:
+the experiment, then per turn its calls and the turn itself), ``text`` and ``html`` (a page of its own, and the
+conversation pane of the replay page). Model text is data: escaped in HTML, never interpreted.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import importlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from oriole.catalog import prompt_hash
+from oriole.core import picture as pictures
+from oriole.core.maze import Maze
+from oriole.core.memory import StoredTurn
+from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, rebuild_turn
+from oriole.core.turn_loop import message_as_json
+from oriole.errors import OrioleError
+from oriole.provider_registry import PROVIDERS
+from oriole.store.mazes import stored_maze
+from oriole_workstation.display import terminal_safe
+
+
+class TranscriptUnavailable(OrioleError):
+    """An experiment whose transcript cannot be shown (it does not exist, or it was stored before requests were)."""
+
+
+@dataclass(frozen=True)
+class CallEntry:
+    """One model call: its request rebuilt (neutral and on the wire), its answer and what it cost."""
+
+    rebuilt: RebuiltRequest
+    wire: dict
+    answer: object  # the verbatim answer, as JSON when it is JSON (None: a baseline answers without a model)
+    row: dict
+    carried: int = 0  # how many of the request's messages came from earlier turns (they come first)
+
+    @property
+    def call(self) -> StoredCall:
+        return self.rebuilt.call
+
+    @property
+    def sent_pictures(self) -> dict[str, pictures.Picture]:
+        """The pictures the call sent, by their hash (drawn again from their records)."""
+        return {m.picture.record["sha256"]: m.picture for m in self.rebuilt.request.messages if m.picture}
+
+    def as_json(self) -> dict:
+        row, record = self.row, self.call.record or {}
+        return {"type": "call", "turn": self.call.turn, "call": self.call.index, "kind": self.call.kind,
+                "request": self.wire, "answer": self.answer, "response": self.call.response,
+                "carried_turns": self.rebuilt.carried_turns, "context_actions": record.get("context_actions"),
+                "input_tokens": row["input_tokens"], "output_tokens": row["output_tokens"],
+                "latency_ms": row["latency_ms"], "stop_reason": row["stop_reason"], "throttles": row["throttles"],
+                "retries": record.get("retries", 0), "durations": row["durations"]}
+
+
+@dataclass(frozen=True)
+class TurnEntry:
+    number: int
+    end_reason: str
+    context: dict | None  # what the requests left out (trim) or summarised (compaction)
+    closing: list[dict]
+    actions: list[dict]
+    calls: list[CallEntry] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"type": "turn", "turn": self.number, "end_reason": self.end_reason, "context": self.context,
+                "closing": self.closing, "actions": self.actions}
+
+
+@dataclass(frozen=True)
+class Transcript:
+    experiment: dict
+    turns: list[TurnEntry]
+    systems: dict[str, str]  # SHA-256 of a system prompt sent (experiments.prompt_hash for the prompt) -> its text
+
+    def lines(self) -> Iterator[dict]:
+        yield {"type": "experiment", **self.experiment, "system_prompts": self.systems}
+        for turn in self.turns:
+            for call in turn.calls:
+                yield call.as_json()
+            yield turn.as_json()
+
+
+def load(conn, experiment_id: int) -> Transcript:
+    """The transcript of one experiment from the database (a few reads: the workstation's, not the turn path's)."""
+    experiment = conn.execute(_EXPERIMENT, (experiment_id,)).fetchone()
+    if experiment is None:
+        raise TranscriptUnavailable(f"experiment {experiment_id} does not exist")
+    turns = conn.execute(_TURNS, (experiment_id,)).fetchall()
+    calls = conn.execute(_CALLS, (experiment_id,)).fetchall()
+    actions = conn.execute(_ACTIONS, (experiment_id,)).fetchall()
+    hashes = sorted({h for c in calls if c["request"] for h in (c["request"]["system"], c["request"]["tools"],
+                                                                 c["request"]["settings"])})
+    parts = {r["hash"]: r["body"] for r in conn.execute("SELECT hash, body FROM request_parts WHERE hash = ANY(%s)",
+                                                        (hashes,))}
+    maze = stored_maze(conn.execute(_MAZE, (experiment["maze_id"],)).fetchone()).maze
+    return build(experiment, turns, calls, actions, parts, maze)
+
+
+def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[dict], parts: dict,
+          maze: Maze | None = None) -> Transcript:
+    """The transcript from the stored rows (pure: tested without a database); ``maze`` draws its pictures again
+    (with each action's ``tiles_seen``, which the transcript itself does not show)."""
+    sightings = [a.pop("tiles_seen", None) for a in actions]
+
+    def draw(record: dict) -> pictures.Picture:
+        if maze is None:
+            raise NotRebuildable("a picture cannot be drawn again without its maze")
+        return pictures.regenerate(record, maze, sightings)
+
+    wire_request = importlib.import_module(PROVIDERS[experiment["wire_provider"]].adapter).wire_request
+    by_turn: dict[int, list[dict]] = {}
+    for row in calls:
+        by_turn.setdefault(row["turn_number"], []).append(row)
+    earlier = {t["turn_number"]: StoredTurn(t["turn_number"], tuple(
+        {"request": c["request_messages"], "response": c["response"]}
+        for c in by_turn.get(t["turn_number"], ()) if c["kind"] == "turn"), tuple(t["closing_messages"] or ()),
+        t["message_tokens"]) for t in turns}
+    entries, systems = [], {}
+    for t in turns:
+        rows = by_turn.get(t["turn_number"], [])
+        if any(r["request"] is None for r in rows):
+            raise TranscriptUnavailable(f"experiment {experiment['experiment_id']} turn {t['turn_number']} was stored "
+                                        "before requests were recorded (migration 0017): its requests cannot be "
+                                        "rebuilt")
+        try:
+            rebuilt = rebuild_turn([StoredCall.from_row(r) for r in rows], earlier, parts, draw)
+        except NotRebuildable as error:
+            raise TranscriptUnavailable(f"experiment {experiment['experiment_id']}: {error}") from None
+        entry = TurnEntry(t["turn_number"], t["end_reason"], t["context"], list(t["closing_messages"] or ()),
+                          [a for a in actions if a["turn_number"] == t["turn_number"]])
+        for request, row in zip(rebuilt, rows, strict=True):
+            systems.setdefault(prompt_hash(request.request.system_prompt), request.request.system_prompt)
+            carried = sum(len(earlier[n].messages()) for n in request.carried_turns)
+            entry.calls.append(CallEntry(request, wire_request(request.request, request.settings),
+                                         _answer(row["answer"]), row, carried))
+        entries.append(entry)
+    return Transcript(experiment, entries, systems)
+
+
+def _answer(raw: bytes | None) -> object:
+    """The verbatim answer as JSON when it is JSON, else as text (it is shown, never interpreted)."""
+    if raw is None:
+        return None
+    try:
+        return json.loads(bytes(raw))
+    except ValueError:
+        return bytes(raw).decode("utf-8", errors="replace")
+
+
+_EXPERIMENT = """
+    SELECT e.id AS experiment_id, e.llm_provider, coalesce(o.llm_provider, e.llm_provider) AS wire_provider,
+           e.model_name, e.prompt_version, e.prompt_hash, e.status, e.failure_reason, e.replay_of, e.seed,
+           e.config, e.maze_id, m.name AS maze
+      FROM experiments e JOIN mazes m ON m.id = e.maze_id LEFT JOIN experiments o ON o.id = e.replay_of
+     WHERE e.id = %s
+"""
+_TURNS = """SELECT turn_number, end_reason, context, closing_messages, message_tokens, action_count
+              FROM turns WHERE experiment_id = %s ORDER BY turn_number"""
+_CALLS = """SELECT turn_number, call_index, kind, request_messages, response, request, answer, input_tokens,
+                   output_tokens, latency_ms, stop_reason, throttles, durations
+              FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index"""
+_ACTIONS = """SELECT step_number, turn_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
+                     to_y, success, error, tiles_seen
+                FROM actions WHERE experiment_id = %s ORDER BY step_number"""
+_MAZE = """SELECT id, name, family, start_x, start_y, goal_x, goal_y, shortest_path_length, content_hash, grid
+             FROM mazes WHERE id = %s"""
+
+
+# --- text ------------------------------------------------------------------------------------------------
+
+
+def text(transcript: Transcript) -> str:
+    """The transcript as plain text, turn by turn (control characters written out)."""
+    e = transcript.experiment
+    out = [f"experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on {e['maze']} "
+           f"(prompt {e['prompt_version']}, {e['status']})"]
+    for digest, system in transcript.systems.items():
+        out += [f"\n== system prompt sha256:{digest[:12]} ==", system]
+    for turn in transcript.turns:
+        out.append(f"\n== turn {turn.number}: {turn.end_reason}, {len(turn.actions)} action(s) ==")
+        if turn.context:
+            out.append(f"   context: {json.dumps(turn.context)}")
+        for call in turn.calls:
+            out += _call_text(call)
+        out += [f"   > {m['role']} (no call read it): {_shown(m.get('content'))}" for m in turn.closing]
+        for a in turn.actions:
+            out.append(f"   step {a['step_number']}: {a['action_type']} ({a['from_x']}, {a['from_y']}) -> "
+                       f"({a['to_x']}, {a['to_y']}) {'ok' if a['success'] else 'failed: ' + (a['error'] or '')}")
+    return terminal_safe("\n".join(out), lines=True) + "\n"
+
+
+def _call_text(call: CallEntry) -> list[str]:
+    row, record = call.row, call.call.record or {}
+    lines = [f"-- call {call.call.index} ({call.call.kind}): system sha256:"
+             f"{prompt_hash(call.rebuilt.request.system_prompt)[:12]}, "
+             f"{len(call.rebuilt.request.tools)} tools, in {row['input_tokens']} / out {row['output_tokens']} "
+             f"tokens, {row['latency_ms']} ms, stop {row['stop_reason']}, throttles {row['throttles']}, "
+             f"retries {record.get('retries', 0)}"]
+    if call.rebuilt.carried_turns:
+        lines.append(f"   carried turns: {', '.join(map(str, call.rebuilt.carried_turns))}")
+    if record.get("context_actions") is not None:
+        lines.append(f"   context keeps {record['context_actions']} recent action(s)")
+    for message in call.call.request_messages:
+        lines.append(f"   > {message['role']}: {_shown(message.get('content'))}")
+        if message.get("picture"):
+            lines.append(f"     picture: {json.dumps(message['picture'], sort_keys=True)}")
+    response = call.call.response
+    if response.get("thinking"):
+        lines.append(f"   < reasoning: {response['thinking']}")
+    if response.get("text"):
+        lines.append(f"   < text: {response['text']}")
+    for c in response.get("tool_calls") or ():
+        lines.append(f"   < call {c.get('id')}: {c['name']} {_shown(c.get('arguments'))}")
+    return lines
+
+
+def _shown(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# --- HTML ------------------------------------------------------------------------------------------------
+
+
+def conversation_html(transcript: Transcript) -> str:
+    """The conversation as HTML: the system prompt once, then one ``<details>`` per turn (``data-turn``)."""
+    parts = []
+    for digest, system in transcript.systems.items():
+        parts.append(f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
+                     f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>")
+    for turn in transcript.turns:
+        calls = "".join(_call_html(call) for call in turn.calls)
+        if turn.closing:  # what the last answer's calls got back, which no call of the turn read
+            calls += '<div class="call"><p class="meta">results no call read</p>' + "".join(
+                _message_html(m) for m in turn.closing) + "</div>"
+        context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
+        parts.append(f'<details class="turn" data-turn="{turn.number}"><summary>turn {turn.number}: '
+                     f"{_e(turn.end_reason)}, {len(turn.actions)} action(s), {len(turn.calls)} call(s)</summary>"
+                     f"{context}{calls}</details>")
+    return "\n".join(parts)
+
+
+def _call_html(call: CallEntry) -> str:
+    row, record, response = call.row, call.call.record or {}, call.call.response
+    meta = (f"call {call.call.index} ({call.call.kind}) · in {row['input_tokens']} / out {row['output_tokens']} "
+            f"tokens · {row['latency_ms']} ms · stop {row['stop_reason']} · throttles {row['throttles']} · "
+            f"retries {record.get('retries', 0)}")
+    if record.get("context_actions") is not None:
+        meta += f" · context keeps {record['context_actions']} recent action(s)"
+    body = [f'<div class="call"><p class="meta">{_e(meta)}</p>']
+    if call.rebuilt.carried_turns:
+        carried = call.rebuilt.request.messages[:call.carried]
+        body.append(f"<details><summary>earlier turns carried by the memory: "
+                    f"{_e(', '.join(map(str, call.rebuilt.carried_turns)))}</summary>"
+                    + "".join(_message_html(message_as_json(m)) for m in carried) + "</details>")
+    body += [_message_html(m, call.sent_pictures) for m in call.call.request_messages]
+    if response.get("thinking"):
+        body.append(f'<div class="msg answer"><span class="role">reasoning</span><pre>{_e(response["thinking"])}'
+                    "</pre></div>")
+    if response.get("text"):
+        body.append(f'<div class="msg answer"><span class="role">assistant</span><pre>{_e(response["text"])}</pre>'
+                    "</div>")
+    for c in response.get("tool_calls") or ():
+        body.append(f'<div class="msg answer"><span class="role">tool call {_e(str(c.get("id")))}</span>'
+                    f"<pre>{_e(c['name'])} {_e(_shown(c.get('arguments')))}</pre></div>")
+    return "".join(body) + "</div>"
+
+
+def _message_html(message: dict, sent: Mapping[str, pictures.Picture] = {}) -> str:
+    """A message; one that carried a picture shows it as sent (``sent``: the call's pictures by hash)."""
+    role = message["role"] + (f" ({message['name']})" if message.get("name") else "")
+    shown = ""
+    if (record := message.get("picture")) and (picture := sent.get(record["sha256"])) is not None:
+        shown = (f'<img class="picture" src="data:{pictures.MEDIA_TYPE};base64,'
+                 f'{base64.b64encode(picture.png).decode()}" width="{picture.width}" height="{picture.height}" '
+                 f'alt="{_e(record["view"])} view at step {record["step"]}, as the model was sent it">')
+    return (f'<div class="msg"><span class="role">{_e(role)}</span><pre>{_e(_shown(message.get("content")))}</pre>'
+            f"{shown}</div>")
+
+
+def _e(value: str) -> str:
+    return html.escape(terminal_safe(value, lines=True))
+
+
+CONVERSATION_CSS = """
+#conversation { flex: 1 1 100%; max-width: 1100px; }
+#conversation details { border: 1px solid #d1d5db; margin: 4px 0; padding: 4px 8px; }
+#conversation details.current { border: 2px solid #111827; }
+#conversation summary { cursor: pointer; font-weight: bold; }
+#conversation .meta { color: #374151; font-size: 12px; margin: 6px 0 2px; }
+#conversation .msg { margin: 2px 0 2px 8px; }
+#conversation .role { font-size: 12px; font-weight: bold; color: #1f2937; }
+#conversation .answer .role { text-decoration: underline; }
+#conversation img.picture { image-rendering: pixelated; border: 1px solid #6b7280; margin: 2px 0 2px 8px; }
+#conversation pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 6px; margin: 2px 0;
+                    font-size: 12px; }
+"""
+
+
+def page(transcript: Transcript) -> str:
+    """The transcript as a page of its own (no network, no script)."""
+    e = transcript.experiment
+    title = _e(f"transcript of experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on "
+               f"{e['maze']}")
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+            f"<style>body {{ font-family: sans-serif; margin: 16px; color: #111827; }}{CONVERSATION_CSS}</style>\n"
+            f'</head>\n<body>\n<h1>{title}</h1>\n<section id="conversation" aria-label="conversation">\n'
+            f"{conversation_html(transcript)}\n</section>\n</body>\n</html>\n")
+
+
+def _json_value(value: object) -> str:
+    """Bytes in a wire body (Bedrock's image block) as the base64 the service's JSON carries; the rest as text."""
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else str(value)
+
+
+FORMATS = ("html", "text", "jsonl")
+
+
+def render(transcript: Transcript, form: str) -> str:
+    if form == "jsonl":
+        return "".join(json.dumps(line, default=_json_value) + "\n" for line in transcript.lines())
+    return text(transcript) if form == "text" else page(transcript)
