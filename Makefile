@@ -57,7 +57,7 @@ test: $(VENV)/.test-installed node_modules/.installed
 	$(BIN)/python -m pytest
 
 typecheck: $(VENV)/.test-installed
-	$(BIN)/mypy -p oriole
+	$(BIN)/mypy
 
 test-unit: $(VENV)/.test-installed
 	$(BIN)/python -m pytest tests/unit -q

@@ -95,7 +95,7 @@ class Agent(Protocol):
     context_budget: int | None
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What the agent sends with every request beyond the system prompt, the tools and the messages (the
         model, its generation settings): stored with each call, so that its request can be rebuilt exactly."""
         ...
@@ -110,7 +110,7 @@ class Replay:
 
     provider: str
     turn: int
-    calls: tuple[dict, ...]
+    calls: tuple[JsonObject, ...]
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,7 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> J
     return _state(row)
 
 
-def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> dict:
+def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> JsonObject:
     """Start a replay: a scratch copy of the original experiment as it started (``experiments.replay_of``; its
     configuration, prompt, seed and maze), played by the recorded agent (``oriole.providers.replay``). The original
     is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""

@@ -14,7 +14,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from oriole.catalog import default_of, snapshot_value
 from oriole.core.tools import ToolCall, ToolSpec, model_call
@@ -38,6 +38,10 @@ REJECTED_CODES = frozenset({"ValidationException", "ResourceNotFoundException", 
 # The service or the model failed while answering; the task may be retried by the state machine.
 UNAVAILABLE_CODES = frozenset({"InternalServerException", "ModelErrorException"})
 TIMEOUT_CODES = frozenset({"ModelTimeoutException"})
+
+
+# a ``bedrock-runtime`` client, or a function making one when the first request is sent (``BedrockAgent.client``)
+ClientSource: TypeAlias = "BedrockRuntimeClient | Callable[[], BedrockRuntimeClient]"
 
 
 def runtime_client(timeout_seconds: float) -> BedrockRuntimeClient:
@@ -167,7 +171,7 @@ def parse_response(raw: Mapping[str, Any], throttles: int = 0, retries: int | No
     )
 
 
-def _verbatim(raw: dict) -> bytes | None:
+def _verbatim(raw: Mapping[str, Any]) -> bytes | None:
     """The answer as JSON without ``ResponseMetadata``; None when it nests past what JSON code may meet (its
     over-deep call was answered as invalid, and the answer cannot be replayed)."""
     answer = {k: v for k, v in raw.items() if k != "ResponseMetadata"}
@@ -182,7 +186,7 @@ def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -
     return parse_response(json.loads(raw), throttles, retries)
 
 
-def wire_request(request: ModelRequest, settings: dict) -> dict:
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """The ``converse`` keyword arguments of a request with an agent's ``settings`` (``modelId``,
     ``inferenceConfig``); ``toolConfig`` only with tools: Converse refuses an empty tool list."""
     kwargs = {"modelId": settings["modelId"], "system": [{"text": request.system_prompt}],
@@ -203,7 +207,7 @@ class BedrockAgent:
     """An ``Agent`` answering through one Bedrock model with the Converse API."""
 
 
-    def __init__(self, client: BedrockRuntimeClient, model_id: str, temperature: float,
+    def __init__(self, client: ClientSource, model_id: str, temperature: float,
                  max_tokens: int = default_of("maxTokens", int), top_p: float = default_of("topP", float),
                  max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
@@ -220,7 +224,7 @@ class BedrockAgent:
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
 
     @classmethod
-    def from_config(cls, model_id: str, config: JsonObject, client: BedrockRuntimeClient | None = None,
+    def from_config(cls, model_id: str, config: JsonObject, client: ClientSource | None = None,
                     ) -> BedrockAgent:
         """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
         the catalog (a snapshot taken before a key existed gets its default).
@@ -237,7 +241,7 @@ class BedrockAgent:
                    context_budget=int(setting("contextTokens")))
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (temperature 0.0 is sent as 0.0; topP only below 1,
         where it changes anything, since some models refuse it next to a temperature)."""
         inference = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
@@ -246,13 +250,13 @@ class BedrockAgent:
         return {"modelId": self.model_id, "inferenceConfig": inference}
 
     @property
-    def client(self):
+    def client(self) -> BedrockRuntimeClient:
         """The ``bedrock-runtime`` client, made on first use when the agent was given a function making it."""
-        if not hasattr(self._client, "converse"):
+        if not hasattr(self._client, "converse"):  # a client answers converse; anything else is what makes one
             self._client = self._client()
-        return self._client
+        return cast("BedrockRuntimeClient", self._client)
 
-    def converse_request(self, request: ModelRequest) -> dict:
+    def converse_request(self, request: ModelRequest) -> JsonObject:
         """The ``converse`` keyword arguments for one model request (``wire_request``)."""
         return wire_request(request, self.settings)
 

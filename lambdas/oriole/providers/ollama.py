@@ -87,7 +87,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
     )
 
 
-def wire_request(request: ModelRequest, settings: dict) -> dict:
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """The ``/api/chat`` body of a request with an agent's ``settings`` (the model, ``stream``, ``options``):
     system prompt first, then the turn's messages, and the tools when there are any."""
     messages = [{"role": "system", "content": request.system_prompt}]
@@ -138,11 +138,11 @@ class OllamaAgent:
         return self.http.url
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (see ``wire_request``)."""
         return {"model": self.model, "stream": False, "options": dict(self.options)}
 
-    def payload(self, request: ModelRequest) -> dict:
+    def payload(self, request: ModelRequest) -> JsonObject:
         """The ``/api/chat`` request body (``wire_request``)."""
         return wire_request(request, self.settings)
 

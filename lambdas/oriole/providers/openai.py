@@ -110,7 +110,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
     )
 
 
-def wire_request(request: ModelRequest, settings: dict) -> dict:
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """The Chat Completions body of a request with an agent's ``settings`` (the model, ``stream`` and the
     generation fields, and ``parallel_tool_calls``, sent only with tools: the spec allows it only there)."""
     settings = dict(settings)
@@ -164,14 +164,14 @@ class OpenAIAgent:
         return self.http.url
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (see ``wire_request``)."""
         settings = {"model": self.model, "stream": False, **self.generation}
         if self.parallel_tool_calls is not None:
             settings["parallel_tool_calls"] = self.parallel_tool_calls
         return settings
 
-    def payload(self, request: ModelRequest) -> dict:
+    def payload(self, request: ModelRequest) -> JsonObject:
         """The request body (``wire_request``)."""
         return wire_request(request, self.settings)
 

@@ -341,7 +341,8 @@ class LoadedTurn:
                   "memory": replaced(memory),
                   "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
         carried = [t.number for t in self.window()]
-        calls, parts = [], {}
+        calls: list[JsonObject] = []
+        parts: JsonObject = {}
         for index, call in enumerate(outcome.calls, 1):
             record, named = call_record(call, settings, carried)
             calls.append(_stored_call(_call_row(index, call) | {"request": record}))

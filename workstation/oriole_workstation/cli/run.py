@@ -184,7 +184,8 @@ def print_result(result: RunResult) -> None:
     if s is None:
         raise fail(f"the execution was rejected: {result.as_json()['failure_reason']}")
     outcome = Text(outcome_text(s.status, s.failure_reason),
-                   {ExperimentStatus.SUCCEEDED: "green", ExperimentStatus.TIMED_OUT: "yellow"}.get(s.status, "red"))
+                   {ExperimentStatus.SUCCEEDED: "green",
+                    ExperimentStatus.TIMED_OUT: "yellow"}.get(ExperimentStatus(s.status), "red"))
     table = Table(show_header=False, box=None)
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),
