@@ -31,7 +31,7 @@ from constructs import Construct
 
 from infra.settings import log_retention
 from oriole import flows
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 
 LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
 RECONCILE_EVERY = Duration.minutes(15)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any, TypeVar
 
 from oriole import provider_registry
 
@@ -261,9 +262,21 @@ START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  
 BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
 
 
-def snapshot_value(config: Mapping[str, object], key: str) -> object:
+Value = TypeVar("Value", bool, int, float, str)
+
+
+def default_of(key: str, kind: type[Value]) -> Value:
+    """A parameter's catalog default as the type its reader needs (a default of another type is a catalog bug)."""
+    default = BY_KEY[key].default
+    if not isinstance(default, kind):
+        raise TypeError(f"the catalog default of {key} is {default!r}, not a {kind.__name__}")
+    return default
+
+
+def snapshot_value(config: Mapping[str, Any], key: str) -> Any:
     """A configuration snapshot's value of ``key``; a snapshot taken before the parameter existed gets its
-    catalog default, so experiments started before it still run."""
+    catalog default, so experiments started before it still run. A JSON value, of the type the catalog declares
+    for ``key`` (``Parameter.type``: ``resolve`` checked it when the snapshot was taken), hence ``Any``."""
     return config[key] if key in config else BY_KEY[key].default
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
-from oriole.text import ascii_float, ascii_int, bounded, load_json, unstorable
+from oriole.text import JsonObject, ascii_float, ascii_int, bounded, load_json, unstorable
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
@@ -80,6 +80,7 @@ def canonical_value(param: Parameter, value: object) -> object:
     if not (isinstance(value, str) and param.url_schemes):
         return value
     match = _URL.fullmatch(value)
+    assert match is not None, "a value with url_schemes was checked as a URL before it is compared"
     scheme, authority = match["scheme"].lower(), match["authority"].lower()
     authority = authority.removesuffix({"http": ":80", "https": ":443"}[scheme])
     return f"{scheme}://{authority}{match['path'].rstrip('/')}"
@@ -142,6 +143,8 @@ def _check_range(param: Parameter, value: object, where: str) -> object:
         _check_text(param, value, where)
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidConfig(f"{where} must be a finite number; got {value!r}")
+    if not isinstance(value, int | float):
+        return value  # only numbers have bounds
     if param.minimum is not None and value < param.minimum:
         raise InvalidConfig(f"{where} must be at least {param.minimum:.15g}{_range(param)}; got {value!r}")
     if param.maximum is not None and value > param.maximum:
@@ -241,7 +244,7 @@ def parse_assignment(text: str) -> tuple[str, object]:
 PRICE_KEYS = ("inputPerMTok", "outputPerMTok")
 
 
-def parse_pricing(name: str, text: str | None) -> dict | None:
+def parse_pricing(name: str, text: str | None) -> JsonObject | None:
     """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None: both
     keys and nothing else, each a JSON number (not a string, not true or false) from 0 to MAX_PRICE_PER_MTOK."""
     if text is None:

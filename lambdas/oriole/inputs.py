@@ -1,15 +1,18 @@
-"""Task inputs as the state machine sends them, validated at the boundary with clear messages."""
+"""Task inputs as the state machine sends them, validated at the boundary with clear messages, and the base of
+what tasks hand back (``TaskOutput``: snake_case in Python, the flow's camelCase names in the state)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
 
 from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
-from oriole.provider_registry import DEFAULT_PROVIDER, NAMES
-from oriole.text import bounded, unstorable
+from oriole.provider_registry import DEFAULT_PROVIDER, ProviderName
+from oriole.statuses import ExperimentStatus, NextStep, RepetitionOutcome
+from oriole.text import JsonObject, bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
@@ -57,7 +60,7 @@ class ExecutionInput(BaseModel):
     model_config = _STRICT
 
     mazeId: str | int = Field(description="a maze name (perfect-11, perfect-11@42, an imported maze's) or id")
-    llmProvider: Literal[NAMES] = Field(DEFAULT_PROVIDER, description="who plays: a model provider or baseline")
+    llmProvider: ProviderName = Field(DEFAULT_PROVIDER, description="who plays: a model provider or baseline")
     modelName: Name = Field(min_length=1, max_length=200,
                             description="the model, sent as given; for baseline: random, wall-follower, explorer, "
                                         "oracle")
@@ -209,6 +212,51 @@ class SweepSummaryRequest(BaseModel):
     experimentStateMachineArn: str
 
 
+class TaskOutput(BaseModel):
+    """What a task returns to the state machine: fields in snake_case, written into the state under their camelCase
+    names (``as_state``), which the flows' paths and ResultSelectors read."""
+
+    model_config = ConfigDict(frozen=True, alias_generator=to_camel, validate_by_name=True, validate_by_alias=True)
+
+    def as_state(self) -> JsonObject:
+        """The task's JSON result, as its Lambda returns it."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class ProgressDecision(TaskOutput):
+    """CheckProgress's answer: what the flow's ConditionCheck routes on (``decision``), and why."""
+
+    decision: NextStep
+    reason: str | None
+    actions: int
+    goal_found: bool
+
+
+class Finalized(TaskOutput):
+    """A finalizer's answer: the experiment (None: a rejected input had none), the status it asked for, whether
+    this call closed it, and the reason it stored."""
+
+    experiment_id: int | None
+    status: ExperimentStatus
+    closed: bool
+    failure_reason: str | None
+
+
+class Continued(TaskOutput):
+    """ContinueAsNew's answer: the successor execution and the part it runs."""
+
+    successor_execution_arn: str
+    part: int
+
+
+class RepetitionStarted(TaskOutput):
+    """StartRepetition's answer: ``started`` and its execution, or why nothing started (the status its
+    repetition already ended with, or ``skipped`` at the spend limit)."""
+
+    outcome: RepetitionOutcome | ExperimentStatus
+    execution_arn: str | None
+
+
 def _describe(err: ValidationError) -> str:
     problems = []
     for item in err.errors():
@@ -222,7 +270,10 @@ def _describe(err: ValidationError) -> str:
     return "; ".join(problems)
 
 
-def parse(model: type[BaseModel], data: object, what: str) -> BaseModel:
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def parse(model: type[Model], data: object, what: str) -> Model:
     """Validate ``data`` as ``model``; any problem raises InvalidExecutionInput listing every field at fault."""
     if not isinstance(data, dict):
         raise InvalidExecutionInput(f"{what} must be a JSON object, got {type(data).__name__}")

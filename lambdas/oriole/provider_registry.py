@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 
 @dataclass(frozen=True)
@@ -88,5 +89,9 @@ PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (
 )}
 DEFAULT_PROVIDER = "bedrock"  # an execution input without llmProvider; the flow's router sends anything else here
 NAMES: tuple[str, ...] = tuple(name for name, provider in PROVIDERS.items() if provider.chosen)
+if TYPE_CHECKING:
+    ProviderName = str  # the names are the table's keys, known once it is built: to a type checker, text
+else:
+    ProviderName = Literal[NAMES]  # to pydantic, exactly the names one may choose (its error lists them)
 MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name in NAMES if PROVIDERS[name].calls_model)
 REPLAY = "replay"  # the provider of a replay's scratch experiment (``oriole.providers.replay``)

@@ -29,6 +29,9 @@ import json
 import math
 import re
 from collections.abc import Callable
+from typing import Any, overload
+
+JsonObject = dict[str, Any]  # a JSON object as Python holds it: a task's event, a jsonb value, a snapshot
 
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MAX_MESSAGE_CHARS = 2000  # an error message or a failure reason: a few KB, far under the 256 KB state limit
@@ -85,8 +88,8 @@ def unescape(text: str) -> str:
     return _ESCAPED.sub(lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(2), 16)), text)
 
 
-def escaped(value: object) -> tuple[object, bool]:
-    """``value`` made storable, and whether it had to change.
+def escaped(value: JsonObject) -> tuple[JsonObject, bool]:
+    """``value`` (a row) made storable, and whether it had to change.
 
     When anything in ``value`` cannot be stored, every string in it is escaped (``\\`` doubled, each NUL or
     lone surrogate written ``\\uXXXX``), so that ``unescape`` restores each string of the row exactly;
@@ -94,9 +97,19 @@ def escaped(value: object) -> tuple[object, bool]:
     """
     if not _has_unstorable(value):
         return value, False
-    return _walk(value, _escape), True
+    row = _walk(value, _escape)
+    assert isinstance(row, dict), "the walk keeps an object an object"
+    return row, True
 
 
+@overload
+def replaced(value: str) -> str: ...
+@overload
+def replaced(value: JsonObject) -> JsonObject: ...
+@overload
+def replaced(value: list[Any] | tuple[Any, ...]) -> list[Any]: ...
+@overload
+def replaced(value: object) -> object: ...
 def replaced(value: object) -> object:
     """``value`` with each NUL or lone surrogate replaced by U+FFFD (a readable copy; the exact text is kept
     elsewhere, escaped)."""

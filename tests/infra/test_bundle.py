@@ -58,10 +58,16 @@ def modules(*roots: Path) -> dict[str, Path]:
 
 def imported(path: Path, module: str) -> set[str]:
     """The absolute dotted names ``path`` imports anywhere (module level or in a function); ``from x import y``
-    gives ``x.y``, since ``y`` may be a module, and relative imports are resolved against the package."""
+    gives ``x.y``, since ``y`` may be a module, and relative imports are resolved against the package. Imports
+    under ``if TYPE_CHECKING:`` never run (a type checker reads them: boto3's stubs), so they are left out."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node.test)
+                 for statement in node.body for inner in ast.walk(statement)}
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -69,6 +75,11 @@ def imported(path: Path, module: str) -> set[str]:
             source = ".".join(part for part in (base, node.module) if part)
             names |= {f"{source}.{alias.name}" for alias in node.names}
     return names
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def top(name: str) -> str:

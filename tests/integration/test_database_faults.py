@@ -61,19 +61,20 @@ def test_a_commit_whose_answer_was_lost_is_sent_again_and_writes_nothing(databas
     store, fresh = reconnecting_store(database_url)
     experiment_id = start(store, "arn:test:lost-commit")
     play(store, experiment_id, 1)
-    doomed, send = store.conn, store.conn.execute
+    doomed = store.conn
     seen_committed = []
 
-    def commit_then_lose_the_answer(query, params=None, **kwargs):
-        cursor = send(query, params, **kwargs)
-        if "WITH advanced AS" in query:  # the turn's one write statement has committed on the server
-            seen_committed.append(written(Store(fresh_probe), experiment_id))
-            terminate(database_url, doomed)
-            send("SELECT 1")  # the connection is gone before the answer is read: OperationalError
-        return cursor
+    class LosingTheCommitsAnswer(psycopg.Cursor):
+        def execute(self, query, params=None, **options):
+            sent = super().execute(query, params, **options)
+            if "WITH advanced AS" in query:  # the turn's one write statement has committed on the server
+                seen_committed.append(written(Store(fresh_probe), experiment_id))
+                terminate(database_url, doomed)
+                super().execute("SELECT 1")  # the connection is gone before the answer is read: OperationalError
+            return sent
 
     with db.connect(database_url) as fresh_probe:
-        doomed.execute = commit_then_lose_the_answer
+        doomed.cursor_factory = LosingTheCommitsAnswer
         result = play(store, experiment_id, 2)
     assert seen_committed == [(6, 2, 6)]  # the first send wrote the turn
     assert len(fresh) == 1 and written(store, experiment_id) == (6, 2, 6)  # the second send wrote nothing

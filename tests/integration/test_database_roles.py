@@ -48,7 +48,7 @@ def test_the_application_role_runs_an_experiment(as_role):
     state = experiments.start(event, store, lambda names: catalog.defaults())
     experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, baseline.agent)
     assert experiments.check_progress({"experimentId": state["experimentId"], "turnInExecution": 1}, store)
-    assert experiments.finalize({"experimentId": state["experimentId"]}, store, "succeeded")["closed"]
+    assert experiments.finalize({"experimentId": state["experimentId"]}, store, "succeeded").closed
 
 
 @pytest.mark.parametrize("statement", [

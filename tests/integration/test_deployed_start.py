@@ -16,7 +16,7 @@ from oriole.errors import (
     InvalidExecutionInput,
     ModelNotAllowed,
 )
-from oriole.inputs import ExecutionStatusChange
+from oriole.inputs import ExecutionStatusChange, Finalized
 from oriole.lifecycle import deployment, experiments
 from oriole.provider_registry import PROVIDERS
 from oriole.providers import baseline
@@ -163,11 +163,11 @@ def hand_over(store, experiment_id: int, successors: Successors, part: int = 1) 
     handed = experiments.continue_as_new({"experimentId": experiment_id, "part": part, "stateMachineArn": MACHINE},
                                          store, successors)
     name = f"exp-{experiment_id}-part-{part + 1}"
-    assert handed == {"successorExecutionArn": EXECUTIONS + name, "part": part + 1}
+    assert handed.as_state() == {"successorExecutionArn": EXECUTIONS + name, "part": part + 1}
     return successors.inputs[name]["continuationToken"]
 
 
-def finalize_refused(store, experiment_id: int, name: str) -> dict:
+def finalize_refused(store, experiment_id: int, name: str) -> Finalized:
     """What the state machine does with a refused start: FinalizeFailure with the input and the execution ARN."""
     return experiments.finalize({"input": {"experimentId": experiment_id}, "executionArn": EXECUTIONS + name,
                                  "error": {"Error": "ContinuationRefused", "Cause": "refused"}}, store, "failed")
@@ -181,7 +181,7 @@ def test_a_continuation_not_named_as_the_next_part_neither_attaches_nor_closes(s
     before = carried(store, experiment_id)
     with pytest.raises(ContinuationRefused, match=f"cannot continue experiment {experiment_id}"):
         resume(store, experiment_id, rogue, token)  # even with the token: not the execution it was issued to
-    assert not finalize_refused(store, experiment_id, rogue)["closed"]
+    assert not finalize_refused(store, experiment_id, rogue).closed
     assert carried(store, experiment_id) == before and before["status"] == "running"
     assert arns(store, experiment_id) == [EXECUTIONS + f"carried-{name}"]
 
@@ -202,7 +202,7 @@ def test_an_execution_started_by_hand_under_the_next_parts_name_is_refused_and_c
     assert message.startswith(f"execution {name} cannot continue experiment {experiment_id}: ")
     assert ("has no continuationToken" if token is None else "was not issued") in message
     assert issued not in message and (token is None or token not in message)
-    assert not finalize_refused(store, experiment_id, name)["closed"]
+    assert not finalize_refused(store, experiment_id, name).closed
     ended = {"executionArn": EXECUTIONS + name, "stateMachineArn": MACHINE, "name": name, "status": "FAILED",
              "error": "ContinuationRefused", "input": json.dumps({"experimentId": experiment_id,
                                                                    "continuationToken": token})}
@@ -272,7 +272,7 @@ def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_
     started = (datetime.now(UTC) - timedelta(seconds=ran_for)).isoformat().replace("+00:00", "Z")
     result = experiments.check_progress({"experimentId": experiment_id, "turnInExecution": 1,
                                          "executionStartTime": started}, store)
-    assert result["decision"] == decision
+    assert result.decision == decision
 
 
 def test_each_experiment_records_the_code_version_it_started_with(store, monkeypatch):

@@ -113,8 +113,13 @@ def test_a_successor_aborted_before_it_attached_itself_closes_the_experiment(sto
     experiment when it ends before attaching; a stranger, or an execution merely named like it, does not."""
     experiment_id = start(store, "before-attach")
     started = {}
+
+    def start_execution(machine: str, name: str, execution_input: dict) -> str:
+        started[name] = execution_input
+        return f"{machine}:{name}"
+
     experiments.continue_as_new({"experimentId": experiment_id, "part": 1, "stateMachineArn": MACHINE}, store,
-                                lambda machine, name, execution_input: started.setdefault(name, execution_input))
+                                start_execution)
     successor = f"exp-{experiment_id}-part-2"
     stranger = detail("someone-else", "ABORTED", input=json.dumps(started[successor]))
     assert not close(stranger, store, no_successor)["closed"]

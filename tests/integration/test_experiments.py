@@ -7,7 +7,6 @@ from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
 from oriole.inputs import CaughtError
 from oriole.lifecycle import experiments
 from oriole.providers import baseline
-from oriole.store.mazes import stored_maze
 
 
 def start(store, arn: str, **config) -> dict:
@@ -57,7 +56,7 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
     loaded = store.load_turn(state["experimentId"], 1, with_maze=True)
     first = experiments.play_turn(event, store, baseline.agent)
-    maze = stored_maze(loaded.maze_row)
+    maze = loaded.maze_row.stored()
     late = experiments._play(loaded, maze, 1, store, baseline.agent(loaded.agent_setup(maze.maze)))
     assert late == first
     assert counts(store, state["experimentId"]) == (2, 1, 2)
@@ -69,7 +68,7 @@ def test_finalizing_twice_changes_nothing(store):
                                  "timed_out")
     again = experiments.finalize({"experimentId": state["experimentId"], "error": {"Error": "Boom"}}, store,
                                  "failed")
-    assert first["closed"] and not again["closed"]
+    assert first.closed and not again.closed
     row = store.conn.execute("SELECT status, failure_reason FROM experiments WHERE id = %s",
                              (state["experimentId"],)).fetchone()
     assert (row["status"], row["failure_reason"]) == ("timed_out", "max_moves reached")

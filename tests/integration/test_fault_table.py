@@ -338,18 +338,25 @@ def test_a_connection_lost_during_the_turn_commit_is_retried_and_writes_the_turn
     def lose_the_commit_answer(event, context):
         if event["turnNumber"] == 3:
             conn = db.connection()
-            send = conn.execute
+            open_cursor = conn.cursor
 
-            def execute(query, params=None, **kwargs):
-                cursor = send(query, params, **kwargs)
-                if "WITH advanced AS" in str(query):
-                    lost.append(local.store.conn.execute("SELECT turn_count FROM experiments WHERE id = %s",
-                                                         (event["experimentId"],)).fetchone()["turn_count"])
-                    terminate(local, conn)
-                    send("SELECT 1")  # the answer never arrives
-                return cursor
+            def cursor(*args, **kwargs):  # the store sends each statement on a cursor of its row type
+                opened = open_cursor(*args, **kwargs)
+                send = opened.execute
 
-            conn.execute = execute
+                def execute(query, params=None, **kw):
+                    send(query, params, **kw)
+                    if "WITH advanced AS" in str(query):
+                        lost.append(local.store.conn.execute("SELECT turn_count FROM experiments WHERE id = %s",
+                                                             (event["experimentId"],)).fetchone()["turn_count"])
+                        terminate(local, conn)
+                        open_cursor().execute("SELECT 1")  # the answer never arrives
+                    return opened
+
+                opened.execute = execute
+                return opened
+
+            conn.cursor = cursor
         return real(event, context)
 
     before = invocations(local, AGENT)

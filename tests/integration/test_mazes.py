@@ -73,9 +73,11 @@ def test_mazes_show_draws_a_seeded_maze_before_it_is_stored(cli):
 
 
 def bfs_length_of(row: dict) -> int | None:
-    from oriole.store.mazes import stored_maze
+    from dataclasses import fields
 
-    return bfs_length(stored_maze(row).maze)
+    from oriole.store.mazes import MazeRow
+
+    return bfs_length(MazeRow(**{field.name: row[field.name] for field in fields(MazeRow)}).stored().maze)
 
 
 def test_every_stored_maze_has_the_shortest_path_an_independent_search_finds(local):

@@ -41,7 +41,7 @@ from oriole.providers import openai as openai_provider
 from oriole.providers.ollama import OllamaAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
 from oriole.providers.wire import MAX_TOKENS_PER_CALL
-from oriole.store.turn_state import COLUMNS, LoadedTurn
+from oriole.store.turn_state import COLUMNS, ExperimentState, LoadedTurn
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
 from oriole_workstation import prompts, sweep_runs
 from oriole_workstation.display import csv_safe, terminal_safe
@@ -94,7 +94,7 @@ def loaded_turn() -> LoadedTurn:
         "config": resolve({}, {}), "agent_state": {}, "moves_at_last_recall": None, "goal_found": False,
         "goal_first_seen_step": None, "goal_reached_step": None, "current_x": 1, "current_y": 1,
         "gave_up_reason": None, "memory": {}}
-    return LoadedTurn(experiment, [], None, None)
+    return LoadedTurn(ExperimentState(**experiment), [], None, None)
 
 
 def test_a_turn_with_unstorable_model_text_keeps_every_action_and_stores_it_recoverably():

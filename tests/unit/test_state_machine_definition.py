@@ -79,12 +79,11 @@ def test_loop_state_stays_small_and_counts_turns():
 
 
 def test_condition_check_routes_every_decision_of_check_progress():
-    from oriole.core import progress
+    from oriole.statuses import NextStep
 
     check = STATES["ConditionCheck"]
     routes = {c["StringEquals"]: c["Next"] for c in check["Choices"]}
-    assert set(routes) | {progress.CONTINUE} == {progress.SUCCESS, progress.TIMEOUT, progress.STALLED,
-                                                 progress.GAVE_UP, progress.CONTINUE, progress.CONTINUE_AS_NEW}
+    assert set(routes) | {NextStep.CONTINUE} == set(NextStep)
     assert check["Default"] == "ContinueLoop"
 
 

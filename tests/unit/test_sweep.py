@@ -108,6 +108,8 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
             {"id": 5, "agent_id": ids[3], "status": "running", "ending": None},
             {"id": 6, "agent_id": "s10/other/r1", "status": "running", "ending": None},
             {"id": 7, "agent_id": ids[5], "status": "failed", "ending": "agent"}]  # stalled: a run, never again
+    rows = [sweep_plan.SweepExperiment(**row, origin_execution_arn="arn", last_execution_arn="arn", tokens=0,
+                                         cost_usd=0.0, failure_reason=None) for row in rows]
     assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [4]
     assert sweep_plan.pending("s1", planned, rows, retry_failed=True) == [2, 3, 4]
 
@@ -115,7 +117,9 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
 def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
     def state(*statuses, retry=False):
         endings = {"succeeded": "success", "timed_out": "agent", "failed": "error", "aborted": "error"}
-        return sweep_plan.repetition([{"status": s, "ending": endings.get(s)} for s in statuses], retry)
+        return sweep_plan.repetition([sweep_plan.SweepExperiment(i, "s1/cell/r1", s, endings.get(s), "arn", "arn",
+                                                                0, 0.0, None)
+                                      for i, s in enumerate(statuses)], retry)
 
     assert state() == sweep_plan.Repetition(None, 0)
     assert state("running") == sweep_plan.Repetition(None, 0)  # open: started again under the same name, i.e. followed

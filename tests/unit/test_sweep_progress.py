@@ -8,15 +8,14 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
-from oriole.core.sweep_plan import SweepFile, plan, validate
+from oriole.core.sweep_plan import SweepExperiment, SweepFile, plan, validate
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.sweep_progress import STATUS_EVERY_SECONDS, SweepProgress, clock, count
 
 
 def row(id_: int, status: str, *, tokens: int = 0, cost: float = 0.0, ending: str | None = None,
-        agent_id: str = "") -> dict:
-    return {"id": id_, "agent_id": agent_id or f"s/cell/r{id_}", "status": status, "ending": ending, "tokens": tokens,
-            "cost_usd": cost, "failure_reason": None}
+        agent_id: str = "") -> SweepExperiment:
+    return SweepExperiment(id_, agent_id or f"s/cell/r{id_}", status, ending, "arn", "arn", tokens, cost, None)
 
 
 def test_the_counts_give_done_of_planned_running_failed_left_and_an_eta_at_this_runs_pace():

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from oriole import catalog
 from oriole.config import parse_stored
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.core.sweep_plan import SweepFile, validate
 from oriole.errors import InvalidParameter
 from oriole.inputs import CaughtError
 from oriole.lifecycle import deployment
 from oriole.lifecycle.experiments import failure_reason
 from oriole.provider_registry import PROVIDERS
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation import cloud, prompts, sweep_runs
 from oriole_workstation.database import CHECKOUT
 from oriole_workstation.launcher import current_execution, execution_name

@@ -73,7 +73,7 @@ def local_url() -> str:
     return os.environ.get("DATABASE_URL") or embedded_url()
 
 
-def connect(url: str) -> psycopg.Connection:
+def connect(url: str) -> db.Connection:
     """A connection to the database at ``url``; ``DatabaseUnavailable`` in one line (never the password) when
     the URL is not a PostgreSQL URL, or the server cannot be reached, refuses, or does not speak PostgreSQL."""
     try:

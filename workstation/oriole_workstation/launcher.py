@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentSummary
 

@@ -5,16 +5,15 @@ long before any clock, and an ``agent`` ending (a run without success) is no err
 from __future__ import annotations
 
 from oriole.core.progress import (
-    AGENT_ENDING,
-    ERROR_ENDING,
     GAVE_UP_REASON_PREFIX,
     MAX_DURATION_REASON_PREFIX,
     MAX_MOVES_REASON_PREFIX,
     STALL_REASON_PREFIX,
-    SUCCESS_ENDING,
 )
+from oriole.statuses import Ending
 
-ENDINGS = {SUCCESS_ENDING: "success", AGENT_ENDING: "no success", ERROR_ENDING: "error", None: "running"}
+ENDINGS: dict[str | None, str] = {Ending.SUCCESS: "success", Ending.AGENT: "no success", Ending.ERROR: "error",
+                                  None: "running"}
 _REASONS = ((MAX_MOVES_REASON_PREFIX, "out of moves"), (MAX_DURATION_REASON_PREFIX, "out of time"),
             (STALL_REASON_PREFIX, "stalled"), (GAVE_UP_REASON_PREFIX, "gave up"))
 _STATUSES = {"succeeded": "goal found", "timed_out": "out of time", "failed": "failed", "aborted": "aborted",

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
+from oriole.statuses import ExperimentStatus
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.drawing import wrap
-from oriole_workstation.rows import SUCCEEDED, TIMED_OUT, ExperimentRun
+from oriole_workstation.rows import ExperimentRun
 
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
 WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
@@ -93,9 +94,10 @@ class Run:
                            a["success"], _shown(a["error"]), _shown(a["reasoning"]),
                            tuple((x, y) for x, y, _ in a["tiles_seen"]))
                       for a in record.actions)
-        outcome = {SUCCEEDED: "goal found", TIMED_OUT: "timed out"}.get(record.status, record.status)
+        outcome = {ExperimentStatus.SUCCEEDED: "goal found",
+                   ExperimentStatus.TIMED_OUT: "timed out"}.get(ExperimentStatus(record.status), record.status)
         outcome += f" after {len(steps)} actions"
-        if record.status == SUCCEEDED and steps:
+        if record.status == ExperimentStatus.SUCCEEDED and steps:
             moves = sum(s.action.startswith("move_") for s in steps)
             outcome += f", path efficiency {record.shortest_path_length / moves:.3f}"
         if record.failure_reason:

@@ -151,8 +151,8 @@ def describe(comparison: Comparison) -> str:
     """The comparison in a line or two, for a person."""
     head = (f"experiment {comparison.experiment_id} replayed as {comparison.replay_id}: {comparison.turns} turns, "
             f"{comparison.actions} actions, ")
-    if comparison.identical:
-        return head + "identical"
     d = comparison.first_difference
+    if d is None:
+        return head + "identical"
     return (head + f"differs first at turn {d['turn']} step {d['step']}, {d['what']}:\n"
             f"  expected {d['expected']!r}\n  got      {d['got']!r}")

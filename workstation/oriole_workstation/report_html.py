@@ -19,6 +19,7 @@ from html import escape
 from pathlib import Path
 
 import oriole
+from oriole.statuses import Ending, ExperimentStatus
 from oriole_workstation import charts, drawing
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
 from oriole_workstation.display import terminal_safe
@@ -44,8 +45,6 @@ from oriole_workstation.report import (
 from oriole_workstation.results import Filters, Results
 from oriole_workstation.rows import (
     RUN_ENDINGS,
-    RUNNING,
-    SUCCESS_ENDING,
     ComparedExperiment,
     ComparisonRow,
     Grouped,
@@ -190,7 +189,7 @@ def figures(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperim
             + ("; the grey band, where the runs share mazes, the 95% bootstrap interval over mazes" if shared else "")
             + "; the numbers at the right are successes/runs."),
     }
-    successes = frozenset({SUCCESS_ENDING})
+    successes = frozenset({Ending.SUCCESS})
     efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success",
                                replays)
     found["efficiency"] = charts.distributions(
@@ -318,7 +317,7 @@ def experiments_table(series: dict[SeriesKey, Series], experiments: Sequence[Com
         ident = f'<a href="{escape(link)}">{e.experiment_id}</a>' if link else str(e.experiment_id)
         s = series.get(series_key(e))
         agent = _agent_cell(s.agent, s.detail) if s else _agent_cell(agent_text(e), "")
-        cells = [e.maze, e.ending or RUNNING, e.status, e.actions,
+        cells = [e.maze, e.ending or ExperimentStatus.RUNNING, e.status, e.actions,
                  "-" if e.path_efficiency is None else f"{float(e.path_efficiency):.3f}",
                  e.tokens, f"${float(e.cost_usd):.4f}"]
         rows.append(f'<tr><td class="number">{ident}</td>{agent}' + "".join(_cell(c) for c in cells) + "</tr>")
@@ -363,7 +362,7 @@ def provenance(experiments: Sequence[ComparedExperiment], filters: Filters, by: 
                now: datetime) -> str:
     """Where the page's numbers come from: when and by which code it was made, the database, the scope, the
     code versions, prompts and seeds of the experiments, how many of them and on how many mazes, the query."""
-    endings = Counter(e.ending or RUNNING for e in experiments)
+    endings = Counter(e.ending or ExperimentStatus.RUNNING for e in experiments)
     prompts = Counter(f"{e.prompt_version} sha256:{e.prompt_hash}" for e in experiments)
     codes = Counter(e.code_version or "not recorded" for e in experiments)
     sweeps = Counter(e.sweep_id for e in experiments if e.sweep_id)

@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.abc import AdaptContext, Buffer
+from psycopg.adapt import Loader
 from psycopg.rows import class_row, scalar_row, tuple_row
 from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import ByteaLoader, TextLoader
@@ -112,12 +114,16 @@ class ExportCursor:
         self.cursor.close()
 
 
-class _AnswerText(ByteaLoader):
-    """A verbatim answer (``model_calls.answer``, bytes) as the text a file can hold: UTF-8, with U+FFFD for any
-    byte that is not (the database keeps the bytes)."""
+class _AnswerText(Loader):
+    """A verbatim answer (``model_calls.answer``, bytes, read as ``bytea`` reads it) as the text a file can hold:
+    UTF-8, with U+FFFD for any byte that is not (the database keeps the bytes)."""
 
-    def load(self, data) -> str:
-        return bytes(super().load(bytes(data))).decode("utf-8", errors="replace")
+    def __init__(self, oid: int, context: AdaptContext | None = None):
+        super().__init__(oid, context)
+        self._bytea = ByteaLoader(oid, context)
+
+    def load(self, data: Buffer) -> str:
+        return bytes(self._bytea.load(bytes(data))).decode("utf-8", errors="replace")
 
 
 class Results:

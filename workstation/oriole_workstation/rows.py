@@ -3,8 +3,7 @@ query's columns in the query's order, so ``dataclasses.asdict`` gives what ``--j
 print. psycopg builds them (``class_row``): a column the type does not name, or a field the query does not
 return, fails at the read, not three calls later.
 
-The status values the workstation compares are named here once (``RUNNING``...), the endings come from the
-runtime (``oriole.core.progress``).
+The statuses and endings the workstation compares are the runtime's (``oriole.statuses``).
 """
 
 from __future__ import annotations
@@ -14,15 +13,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
-from oriole.core.progress import AGENT_ENDING, ERROR_ENDING, SUCCESS_ENDING
+from oriole.statuses import Ending, ExperimentStatus
 
 Json = Any  # a jsonb value as psycopg loads it (dict, list, str, number, bool or None)
 
-# The experiment statuses the workstation compares (experiments.status); the endings are the runtime's.
-RUNNING = "running"
-SUCCEEDED = "succeeded"
-TIMED_OUT = "timed_out"
-RUN_ENDINGS = frozenset({SUCCESS_ENDING, AGENT_ENDING})  # the runs a rate counts; errors are not runs
+RUN_ENDINGS = frozenset({Ending.SUCCESS, Ending.AGENT})  # the runs a rate counts; errors are not runs
 
 
 def agent_name(label: str | None, provider: str, model: str) -> str:
@@ -62,12 +57,12 @@ class ExperimentSummary:
 
     @property
     def running(self) -> bool:
-        return self.status == RUNNING
+        return self.status == ExperimentStatus.RUNNING
 
     @property
     def errored(self) -> bool:
         """Ended on an error (infrastructure or provider), not on the agent's merits."""
-        return self.ending == ERROR_ENDING
+        return self.ending == Ending.ERROR
 
 
 class Grouped(Protocol):
@@ -239,7 +234,7 @@ class StatusRow:
 
     @property
     def running(self) -> bool:
-        return self.status == RUNNING
+        return self.status == ExperimentStatus.RUNNING
 
     @property
     def agent(self) -> str:

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from oriole import catalog
 from oriole.core import prices
 from oriole.core.sweep_agents import model_server
-from oriole.core.sweep_plan import Cell, Planned, SweepFile
+from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
+from oriole.statuses import ExperimentStatus
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SweepPlan
 
@@ -40,16 +41,16 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
     return lines
 
 
-def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[dict]) -> list[str]:
+def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperiment]) -> list[str]:
     """Where a sweep stands, from its latest plan (``sweeps``, None when it was never planned here) and its
     experiments (oldest first): each repetition by its latest experiment."""
-    latest = {row["agent_id"]: row for row in rows}
-    running = sum(row["status"] == "running" for row in latest.values())
+    latest = {row.agent_id: row for row in rows}
+    running = sum(row.status == ExperimentStatus.RUNNING for row in latest.values())
     done = len(latest) - running
-    outcomes = Counter(outcome_text(row["status"], row["failure_reason"]) for row in latest.values()
-                       if row["status"] != "running")
-    spent = sum(row["cost_usd"] for row in rows)
-    tokens = sum(row["tokens"] for row in rows)
+    outcomes = Counter(outcome_text(row.status, row.failure_reason) for row in latest.values()
+                       if row.status != ExperimentStatus.RUNNING)
+    spent = sum(row.cost_usd for row in rows)
+    tokens = sum(row.tokens for row in rows)
     if plan is not None:
         left = max(plan.planned - done - running, 0)
         head = (f"sweep {sweep_id}: {plan.planned} planned, {done} done, {running} running, {left} left "

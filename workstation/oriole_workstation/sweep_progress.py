@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from oriole.core.progress import ERROR_ENDING
-from oriole.core.sweep_plan import Planned
+from oriole.core.sweep_plan import Planned, SweepExperiment
+from oriole.statuses import Ending, ExperimentStatus
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
@@ -75,14 +75,14 @@ class Counts:
                 f"{self.tokens:,} tokens · {self.spend_text()}")
 
 
-def count(rows: list[dict], first_id: int, planned: int, to_run: int, elapsed: float,
+def count(rows: list[SweepExperiment], first_id: int, planned: int, to_run: int, elapsed: float,
           spend_limit: float | None = None) -> Counts:
     """The counts from the sweep's rows (every run's, oldest first): this run's are those after ``first_id``."""
-    mine = [row for row in rows if row["id"] > first_id]
-    ended = [row for row in mine if row["status"] != "running"]
+    mine = [row for row in rows if row.id > first_id]
+    ended = [row for row in mine if row.status != ExperimentStatus.RUNNING]
     return Counts(planned=planned, already_done=planned - to_run, to_run=to_run, done=len(ended),
-                  running=len(mine) - len(ended), failed=sum(row["ending"] == ERROR_ENDING for row in ended),
-                  tokens=sum(row["tokens"] for row in rows), spent=sum(row["cost_usd"] for row in rows),
+                  running=len(mine) - len(ended), failed=sum(row.ending == Ending.ERROR for row in ended),
+                  tokens=sum(row.tokens for row in rows), spent=sum(row.cost_usd for row in rows),
                   elapsed=elapsed, spend_limit=spend_limit)
 
 
@@ -114,15 +114,15 @@ class SweepProgress:
     def __exit__(self, *exc) -> None:
         self.bar.stop()
 
-    def update(self, rows: list[dict], summary: Callable[[int], ExperimentSummary | None]) -> Counts:
+    def update(self, rows: list[SweepExperiment], summary: Callable[[int], ExperimentSummary | None]) -> Counts:
         """Show the sweep's rows (every run's, oldest first; ``summary`` gives an experiment's outcome): each
         experiment of this run that ended once, and the counts."""
         now = self.clock()
         counts = count(rows, self.first_id, self.planned, self.to_run, now - self.started, self.spend_limit)
         for row in rows:
-            if row["id"] > self.first_id and row["status"] != "running" and row["id"] not in self.shown:
-                self.shown.add(row["id"])
-                self._ended(row, summary(row["id"]), counts)
+            if row.id > self.first_id and row.status != ExperimentStatus.RUNNING and row.id not in self.shown:
+                self.shown.add(row.id)
+                self._ended(row, summary(row.id), counts)
         if self.live:
             self.bar.update(self.task, completed=counts.already_done + counts.done, status=_live_status(counts))
         elif now - self.last_status >= STATUS_EVERY_SECONDS:
@@ -133,15 +133,15 @@ class SweepProgress:
         """The last status record, plain, whatever the console."""
         self._plain(f"sweep {self.sweep_id}: {counts.line()}")
 
-    def _ended(self, row: dict, summary: ExperimentSummary | None, counts: Counts) -> None:
+    def _ended(self, row: SweepExperiment, summary: ExperimentSummary | None, counts: Counts) -> None:
         if not self.show_lines:
             return
-        item = self.by_agent.get(row["agent_id"])
-        where = f"{item.cell.describe()} r{item.repetition}" if item else row["agent_id"]
-        line = (f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row['id']} "
+        item = self.by_agent.get(row.agent_id)
+        where = f"{item.cell.describe()} r{item.repetition}" if item else row.agent_id
+        line = (f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row.id} "
                 + (f"{outcome_text(summary.status, summary.failure_reason)}, {summary.actions:,} actions, "
                    if summary else "deleted, ")
-                + f"{row['tokens']:,} tokens, ${row['cost_usd']:.4f}")
+                + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}")
         self._plain(line)
 
     def _plain(self, line: str) -> None:

@@ -19,13 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
-from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepFile, SweepRun, check_input_size, validate
+from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.sweep_tasks import OUTCOMES
 from oriole.provider_registry import NAMES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
 from oriole_workstation import files
 from oriole_workstation.results import Results
@@ -145,7 +145,7 @@ def submit(sfn, state_machine_arn: str, execution_input: dict) -> tuple[str, boo
 
 def first_id(results: Results, sweep_id: str) -> int:
     """The sweep's newest experiment so far: a run about to start makes only experiments after it."""
-    return max((row["id"] for row in results.store.sweep_experiments(sweep_id)), default=0)
+    return max((row.id for row in results.store.sweep_experiments(sweep_id)), default=0)
 
 
 def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Results, progress: SweepProgress,
@@ -158,13 +158,13 @@ def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Re
     following until the running experiments have finished (``on_interrupt`` is told how many); a second
     Ctrl-C leaves them (``oriole doctor --fix`` closes them).
     """
-    rows: list[dict] = []
+    rows: list[SweepExperiment] = []
     stopping = False
     while True:
         try:
             execution = local.sfn.describe_execution(executionArn=execution_arn)
             rows = results.store.sweep_experiments(sweep_id)
-            still_open = _report_lost_ends(local, [row for row in rows if row["id"] > progress.first_id])
+            still_open = _report_lost_ends(local, [row for row in rows if row.id > progress.first_id])
             progress.update(rows, results.summary)
             if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open \
                     and not _starting(local, sweep_id):
@@ -176,7 +176,7 @@ def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Re
                 raise
             stopping = True
             local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
-            on_interrupt(sum(row["status"] == "running" for row in rows if row["id"] > progress.first_id))
+            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if row.id > progress.first_id))
 
 
 def _starting(local: LocalAws, sweep_id: str) -> bool:
@@ -186,13 +186,13 @@ def _starting(local: LocalAws, sweep_id: str) -> bool:
     return any(e["name"].startswith(f"{sweep_id}-") for page in pages for e in page["executions"])
 
 
-def _report_lost_ends(local: LocalAws, rows: list[dict]) -> int:
+def _report_lost_ends(local: LocalAws, rows: list[SweepExperiment]) -> int:
     """Report each open experiment whose last execution has ended; returns how many are still open."""
     still_open = 0
     for row in rows:
-        if row["status"] != "running":
+        if row.status != ExperimentStatus.RUNNING:
             continue
-        last = local.sfn.describe_execution(executionArn=row["last_execution_arn"])
+        last = local.sfn.describe_execution(executionArn=row.last_execution_arn)
         if last["status"] in TERMINAL_EXECUTION_STATUSES:
             local.report_status_change(last)
         still_open += 1

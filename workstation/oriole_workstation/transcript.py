@@ -17,6 +17,8 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from psycopg.rows import class_row
+
 from oriole.catalog import prompt_hash
 from oriole.core import picture as pictures
 from oriole.core.maze import Maze
@@ -25,7 +27,7 @@ from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, reb
 from oriole.core.turn_loop import message_as_json
 from oriole.errors import OrioleError
 from oriole.provider_registry import PROVIDERS
-from oriole.store.mazes import stored_maze
+from oriole.store.mazes import MAZE_COLUMNS, MazeRow
 from oriole_workstation.display import terminal_safe
 
 
@@ -102,7 +104,9 @@ def load(conn, experiment_id: int) -> Transcript:
                                                                  c["request"]["settings"])})
     parts = {r["hash"]: r["body"] for r in conn.execute("SELECT hash, body FROM request_parts WHERE hash = ANY(%s)",
                                                         (hashes,))}
-    maze = stored_maze(conn.execute(_MAZE, (experiment["maze_id"],)).fetchone()).maze
+    maze_row = conn.cursor(row_factory=class_row(MazeRow)).execute(_MAZE, (experiment["maze_id"],)).fetchone()
+    assert maze_row is not None, "experiments.maze_id references mazes"
+    maze = maze_row.stored().maze
     return build(experiment, turns, calls, actions, parts, maze)
 
 
@@ -125,7 +129,8 @@ def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[
         {"request": c["request_messages"], "response": c["response"]}
         for c in by_turn.get(t["turn_number"], ()) if c["kind"] == "turn"), tuple(t["closing_messages"] or ()),
         t["message_tokens"]) for t in turns}
-    entries, systems = [], {}
+    entries: list[TurnEntry] = []
+    systems: dict[str, str] = {}
     for t in turns:
         rows = by_turn.get(t["turn_number"], [])
         if any(r["request"] is None for r in rows):
@@ -172,8 +177,7 @@ _CALLS = """SELECT turn_number, call_index, kind, request_messages, response, re
 _ACTIONS = """SELECT step_number, turn_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
                      to_y, success, error, tiles_seen
                 FROM actions WHERE experiment_id = %s ORDER BY step_number"""
-_MAZE = """SELECT id, name, family, start_x, start_y, goal_x, goal_y, shortest_path_length, content_hash, grid
-             FROM mazes WHERE id = %s"""
+_MAZE = f"SELECT {MAZE_COLUMNS} FROM mazes WHERE id = %s"
 
 
 # --- text ------------------------------------------------------------------------------------------------

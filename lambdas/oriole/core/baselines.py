@@ -8,16 +8,18 @@ optimal calibration line). Their memory between turns is a small JSON state stor
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import DIRECTIONS, Maze, Position, shortest_path
 from oriole.core.tools import ToolCall
 from oriole.core.turn_loop import ModelRequest, ModelResponse
+from oriole.text import JsonObject
 
 _CLOCKWISE = ("north", "east", "south", "west")
 
 
-def latest_observation(request: ModelRequest) -> dict:
+def latest_observation(request: ModelRequest) -> JsonObject:
     """The newest tool result or turn context that says where the agent is."""
     for message in reversed(request.messages):
         if isinstance(message.content, dict) and "position" in message.content:
@@ -39,15 +41,15 @@ class Baseline:
     name = "baseline"
     context_budget = None  # a baseline reads only the newest observation
 
-    def __init__(self, state: dict):
+    def __init__(self, state: JsonObject):
         self.state = state
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """A baseline sends nothing to a model: its name is all there is to record."""
         return {"agent": self.name}
 
-    def blocked(self, observation: dict) -> set[str]:
+    def blocked(self, observation: JsonObject) -> set[str]:
         """Directions known to fail from here: a wall in sight, or the edge of the maze."""
         x, y = observation["position"]
         width, height = self.state["size"]
@@ -55,7 +57,7 @@ class Baseline:
         return {d for d, (dx, dy) in DIRECTIONS.items()
                 if (x + dx, y + dy) in walls or not (0 <= x + dx < width and 0 <= y + dy < height)}
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         raise NotImplementedError
 
     def respond(self, request: ModelRequest) -> ModelResponse:
@@ -73,11 +75,11 @@ class RandomAgent(Baseline):
 
     name = "random"
 
-    def __init__(self, seed: int, state: dict):
+    def __init__(self, seed: int, state: JsonObject):
         super().__init__(state)
         self.seed = seed
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         blocked = self.blocked(observation)
         legal = [d for d in DIRECTIONS if d not in blocked]
         rng = random.Random(f"{self.seed}:{self.state.get('calls', 0)}")
@@ -89,7 +91,7 @@ class WallFollower(Baseline):
 
     name = "wall-follower"
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         pos = tuple(observation["position"])
         failed_here = set()
         if not observation.get("success", True) and self.state.get("tried_from") == list(pos):
@@ -110,7 +112,7 @@ class Explorer(Baseline):
 
     name = "explorer"
 
-    def choose(self, observation: dict) -> tuple[str, str]:
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
         known = KnownMap(self.state["size"], self.state.get("map"))
         pos = tuple(observation["position"])
         last = self.state.get("last")
@@ -138,7 +140,7 @@ class Explorer(Baseline):
         return random.Random(str(pos)).choice(list(DIRECTIONS)), "nothing left to explore"
 
     @staticmethod
-    def _is_frontier(known: KnownMap):
+    def _is_frontier(known: KnownMap) -> Callable[[Position], bool]:
         def frontier(pos: Position) -> bool:
             return any(known.get((pos[0] + dx, pos[1] + dy)) == UNKNOWN for dx, dy in DIRECTIONS.values())
         return frontier
@@ -149,20 +151,21 @@ class Oracle(Baseline):
 
     name = "oracle"
 
-    def __init__(self, maze: Maze, state: dict):
+    def __init__(self, maze: Maze, state: JsonObject):
         super().__init__(state)
         self.maze = maze
 
-    def choose(self, observation: dict) -> tuple[str, str]:
-        pos = tuple(observation["position"])
+    def choose(self, observation: JsonObject) -> tuple[str, str]:
+        pos: Position = (observation["position"][0], observation["position"][1])
         path = shortest_path(pos, self.maze.goal.__eq__, self.maze.neighbours)
+        assert path is not None, "a stored maze's goal is reachable (Maze.shortest_path_length checked it)"
         return _step_towards(pos, path[1]), "optimal path on the true maze"
 
 
 BASELINE_NAMES = ("random", "wall-follower", "explorer", "oracle")
 
 
-def make_baseline(name: str, maze: Maze, seed: int, state: dict | None) -> Baseline:
+def make_baseline(name: str, maze: Maze, seed: int, state: JsonObject | None) -> Baseline:
     """Build a baseline agent, restoring the state it saved at the end of its last turn."""
     state = {**(state or {}), "size": [maze.width, maze.height]}
     if name == "random":

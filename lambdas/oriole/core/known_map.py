@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from oriole.core.maze import DIRECTIONS, Position
+from oriole.text import JsonObject
 
 UNKNOWN, OPEN, WALL, GOAL = "?", ".", "#", "G"
 
@@ -31,7 +32,7 @@ class KnownMap:
         if 0 <= x < self.width and 0 <= y < self.height:
             self.cells[y * self.width + x] = value
 
-    def learn(self, observation: dict) -> None:
+    def learn(self, observation: JsonObject) -> None:
         visible = observation.get("visible") or {}
         for kind, mark in (("open", OPEN), ("walls", WALL)):
             for x, y in visible.get(kind, ()):

@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from oriole.text import JsonObject
+
 EMPTY, WALL, GOAL = 0, 1, 2
 Position = tuple[int, int]
 
@@ -54,7 +56,7 @@ class Maze:
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[int]], start: Position, goal: Position) -> Maze:
-        return cls(tuple(tuple(int(c) for c in row) for row in rows), tuple(start), tuple(goal))
+        return cls(tuple(tuple(int(c) for c in row) for row in rows), (start[0], start[1]), (goal[0], goal[1]))
 
     @property
     def width(self) -> int:
@@ -132,9 +134,10 @@ def shortest_path(
     while queue:
         pos = queue.popleft()
         if is_target(pos):
-            path = [pos]
-            while came_from[path[-1]] is not None:
-                path.append(came_from[path[-1]])
+            path, previous = [pos], came_from[pos]
+            while previous is not None:
+                path.append(previous)
+                previous = came_from[previous]
             return path[::-1]
         for nxt in neighbours(pos):
             if nxt not in came_from:
@@ -191,7 +194,7 @@ def recall_moves_remaining(moves: int, moves_at_last_recall: int | None, interva
     return max(0, interval - (moves - moves_at_last_recall))
 
 
-def group_tiles(tiles: Iterable[Sequence[int]]) -> dict:
+def group_tiles(tiles: Iterable[Sequence[int]]) -> JsonObject:
     """Tiles (``[x, y, cell]``) grouped the way a model reads them: open tiles, walls and the goal."""
     by_kind: dict[int, list[list[int]]] = {EMPTY: [], WALL: [], GOAL: []}
     for x, y, cell in sorted(tiles, key=lambda t: (t[1], t[0])):
@@ -199,7 +202,7 @@ def group_tiles(tiles: Iterable[Sequence[int]]) -> dict:
     return {"open": by_kind[EMPTY], "walls": by_kind[WALL], "goal": by_kind[GOAL][0] if by_kind[GOAL] else None}
 
 
-def recall_summary(memories: Sequence[tuple[Position, Iterable[Sequence[int]]]]) -> dict:
+def recall_summary(memories: Sequence[tuple[Position, Iterable[Sequence[int]]]]) -> JsonObject:
     """Condense the last actions' positions and sightings into what ``recall_all`` returns.
 
     ``memories`` holds, oldest first, each action's resulting position and the tiles it saw

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from oriole import errors
 from oriole.core.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
-from oriole.text import ascii_int
+from oriole.text import JsonObject, ascii_int
 
 SIZE = 60
 _STEPS = ((0, -1), (1, 0), (0, 1), (-1, 0))
@@ -289,7 +289,7 @@ class _Spec(NamedTuple):
     name: str
     family: str
     generator: Callable[..., Maze]
-    arguments: dict
+    arguments: JsonObject
     seed: int
     pinned_hash: str
 
@@ -340,7 +340,7 @@ class Family:
 
     name: str
     generator: Callable[..., Maze]
-    arguments: Callable[[int], dict]
+    arguments: Callable[[int], JsonObject]
     parity: int | None = None  # the sizes it draws exactly: odd (1) or even (0), or any
     min_size: int = 5
 
@@ -356,8 +356,13 @@ def _scaled(count: int) -> Callable[[int], int]:
     return lambda size: max(1, round(count * (size / SIZE) ** 2))
 
 
+def _density(density: float) -> Callable[[int], JsonObject]:
+    """The same wall density at every size."""
+    return lambda size: {"density": density}
+
+
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    *(Family(name, _random_walls, lambda size, d=density: {"density": d}) for name, density in (
+    *(Family(name, _random_walls, _density(density)) for name, density in (
         ("sparse", 0.10), ("light", 0.20), ("medium", 0.30), ("dense", 0.38), ("very-dense", 0.44),
         ("extreme", 0.50))),
     Family("open-field", _open_field, lambda size: {"obstacles": _scaled(16)(size)}),

@@ -24,6 +24,7 @@ from oriole.core.turn_loop import (
     message_as_json,
     message_from_json,
 )
+from oriole.text import JsonObject
 
 ACTIONS, CONVERSATION, SUMMARY = "actions", "conversation", "summary"
 MAP, MODEL = "map", "model"
@@ -42,13 +43,9 @@ class StoredTurn:
     tool results no call read (``closing``) and the estimated tokens of all its messages."""
 
     number: int
-    calls: tuple[dict, ...]
-    closing: tuple[dict, ...]
+    calls: Sequence[JsonObject]
+    closing: Sequence[JsonObject]
     message_tokens: int
-
-    @classmethod
-    def from_row(cls, row: dict) -> StoredTurn:
-        return cls(row["turn"], tuple(row["calls"]), tuple(row["closing"]), row["message_tokens"])
 
     def messages(self) -> list[Message]:
         """The turn's conversation as the model saw it: each call's new messages then its answer, and the
@@ -60,7 +57,7 @@ class StoredTurn:
         return messages + [message_from_json(m) for m in self.closing]
 
 
-def answer_message(response: dict, text_tool_calls: bool = False) -> Message:
+def answer_message(response: JsonObject, text_tool_calls: bool = False) -> Message:
     """A stored answer as the assistant message it was: native tool calls travel as calls, text calls stay
     in the text (with ``text_tool_calls`` on, the turn loop sends the text alone)."""
     if text_tool_calls:
@@ -81,12 +78,12 @@ def message_tokens(messages: Iterable[Message]) -> int:
 class MapMemory:
     """The map the agent has seen and the tiles it stood on, one character per tile (compact to store)."""
 
-    def __init__(self, size: Sequence[int], state: dict | None = None):
+    def __init__(self, size: Sequence[int], state: JsonObject | None = None):
         state = state or {}
         self.known = KnownMap(size, state.get("map"))
         self.visited = list(state.get("visited") or "0" * (self.known.width * self.known.height))
 
-    def state(self) -> dict:
+    def state(self) -> JsonObject:
         return {"map": str(self.known), "visited": "".join(self.visited)}
 
     def learn(self, position: Position, tiles: Iterable[Sequence[int]]) -> None:
@@ -97,7 +94,7 @@ class MapMemory:
         if 0 <= x < self.known.width and 0 <= y < self.known.height:
             self.visited[y * self.known.width + x] = "1"
 
-    def summary(self, position: Position) -> dict:
+    def summary(self, position: Position) -> JsonObject:
         """The summary message's content: the known map as text rows, how much was visited, the frontier."""
         width = self.known.width
         rows = []

@@ -26,6 +26,7 @@ from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import EMPTY, Maze, Position, vision
 from oriole.core.maze import GOAL as GOAL_CELL
 from oriole.core.maze import WALL as WALL_CELL
+from oriole.text import JsonObject
 
 TEXT, IMAGE, BOTH = "text", "image", "both"  # observation
 LOCAL, MAP = "local", "map"  # imageView
@@ -77,24 +78,26 @@ class Picture:
     the top-left tile and the size in tiles, the vision range)."""
 
     png: bytes
-    params: dict
+    params: JsonObject
 
     @property
     def width(self) -> int:
-        return self.params["tiles"][0] * TILE_PX
+        columns: int = self.params["tiles"][0]
+        return columns * TILE_PX
 
     @property
     def height(self) -> int:
-        return self.params["tiles"][1] * TILE_PX
+        lines: int = self.params["tiles"][1]
+        return lines * TILE_PX
 
     @property
-    def record(self) -> dict:
+    def record(self) -> JsonObject:
         """What is stored of it: its hash and size and what it showed, never the bytes."""
         return {"media_type": MEDIA_TYPE, "sha256": hashlib.sha256(self.png).hexdigest(), "bytes": len(self.png),
                 "width": self.width, "height": self.height, **self.params}
 
     @property
-    def caption(self) -> dict:
+    def caption(self) -> JsonObject:
         """What the message carrying it says of it in text (kept when the picture itself is no longer sent)."""
         return {"view": self.params["view"], "step": self.params["step"], "top_left": self.params["origin"],
                 "tiles": self.params["tiles"], "tile_px": TILE_PX}
@@ -145,16 +148,16 @@ def _rows(marks: Sequence[Sequence[str]], agent: Position) -> list[bytes]:
         for py in range(TILE_PX):
             line = first if py == 0 else body
             if ty == agent[1]:
-                line = bytearray(line)
+                drawn = bytearray(line)
                 for px, colour in enumerate(mask[py]):
                     if colour is not None:
-                        line[agent[0] * TILE_PX + px] = colour
-                line = bytes(line)
+                        drawn[agent[0] * TILE_PX + px] = colour
+                line = bytes(drawn)
             rows.append(line)
     return rows
 
 
-def _draw(params: dict, mark: Callable[[Position], str]) -> Picture:
+def _draw(params: JsonObject, mark: Callable[[Position], str]) -> Picture:
     """The picture of ``params``'s window, each tile as ``mark`` says (one of the ``KnownMap`` marks)."""
     (x0, y0), (width, height) = params["origin"], params["tiles"]
     marks = [[mark((x, y)) for x in range(x0, x0 + width)] for y in range(y0, y0 + height)]
@@ -191,7 +194,7 @@ class PictureMismatch(ValueError):
     """A stored picture's parameters no longer draw the picture that was sent (its hash differs)."""
 
 
-def regenerate(record: dict, maze: Maze, tiles_seen: Sequence[Sequence[Sequence[int]]] = ()) -> Picture:
+def regenerate(record: JsonObject, maze: Maze, tiles_seen: Sequence[Sequence[Sequence[int]]] = ()) -> Picture:
     """The exact picture a model was sent, drawn again from its stored ``record`` and the maze; a ``map`` view also
     needs what the agent saw: ``tiles_seen`` holds the experiment's actions' ``tiles_seen`` in step order (those
     after the record's step are left out; the start's sighting is added here). Raises ``PictureMismatch`` when the

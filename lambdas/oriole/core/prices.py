@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from oriole.catalog import pricing_name
 from oriole.config import parse_pricing
+from oriole.text import JsonObject
 
 LIST_PRICES_READ = "2026-11-25"  # when the list prices below were read from the pages they cite
 ANTHROPIC_PRICING = "https://platform.claude.com/docs/en/about-claude/pricing"
@@ -50,7 +51,7 @@ class Price:
     output_per_mtok: float
     source: str
 
-    def as_snapshot(self) -> dict:
+    def as_snapshot(self) -> JsonObject:
         """The price as the experiment's snapshot keeps it (``config.pricing``)."""
         return {"inputPerMTok": self.input_per_mtok, "outputPerMTok": self.output_per_mtok, "source": self.source}
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from oriole.catalog import BY_KEY, TURN_ALLOWANCE_SECONDS
+from oriole.statuses import Ending, ExperimentStatus, NextStep
 
-SUCCESS, TIMEOUT, STALLED, GAVE_UP = "success", "timeout", "stalled", "gave_up"
-CONTINUE, CONTINUE_AS_NEW = "continue", "continue_as_new"
 STALL_REASON_PREFIX = "agent_stalled"
 GAVE_UP_REASON_PREFIX = "agent_gave_up"
 MAX_MOVES_REASON_PREFIX = "max_moves reached"  # a timed_out experiment that ran out of moves, not of time
@@ -18,8 +19,6 @@ MAX_DURATION_REASON_PREFIX = "max_duration_minutes reached"
 # A failure whose reason starts with one of these was the agent's own doing: a run without success, not an
 # error. Every rule that ends an experiment because of how the agent behaved adds its prefix here.
 AGENT_ENDING_PREFIXES: tuple[str, ...] = (STALL_REASON_PREFIX, GAVE_UP_REASON_PREFIX)
-SUCCESS_ENDING, AGENT_ENDING, ERROR_ENDING = "success", "agent", "error"
-TERMINAL_EXECUTION_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")  # a Step Functions execution's ends
 
 
 @dataclass(frozen=True)
@@ -35,11 +34,11 @@ class Progress:
 
 @dataclass(frozen=True)
 class Decision:
-    decision: str
+    decision: NextStep
     reason: str | None = None
 
 
-def decide(progress: Progress, config: dict) -> Decision:
+def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
     """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule; then
     the per-execution budgets: its turns, and its time before the hard execution timeout.
 
@@ -50,31 +49,33 @@ def decide(progress: Progress, config: dict) -> Decision:
     A snapshot taken before the parameter existed gets the catalog default.
     """
     if progress.goal_found:
-        return Decision(SUCCESS)
+        return Decision(NextStep.SUCCESS)
     if progress.gave_up_reason is not None:
-        return Decision(GAVE_UP, f"{GAVE_UP_REASON_PREFIX}: {progress.gave_up_reason}")
+        return Decision(NextStep.GAVE_UP, f"{GAVE_UP_REASON_PREFIX}: {progress.gave_up_reason}")
     max_moves = config["maxMoves"]
     if progress.actions >= max_moves:
-        return Decision(TIMEOUT, f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed")
+        return Decision(NextStep.TIMEOUT,
+                        f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed")
     minutes = progress.elapsed_seconds / 60
     if minutes >= config["maxDurationMinutes"]:
         return Decision(
-            TIMEOUT,
+            NextStep.TIMEOUT,
             f"{MAX_DURATION_REASON_PREFIX}: ran {minutes:.1f} of {config['maxDurationMinutes']:g} minutes",
         )
     max_stalled = config.get("maxStalledTurns", BY_KEY["maxStalledTurns"].default)
     if progress.stalled_turns >= max_stalled:
-        return Decision(STALLED, f"{STALL_REASON_PREFIX}: {progress.stalled_turns} turns in a row without a valid "
-                                 f"action (no tool call, or only invalid calls); maxStalledTurns is {max_stalled}")
+        return Decision(NextStep.STALLED, f"{STALL_REASON_PREFIX}: {progress.stalled_turns} turns in a row without "
+                                          "a valid action (no tool call, or only invalid calls); maxStalledTurns is "
+                                          f"{max_stalled}")
     if progress.turn_in_execution >= config["maxTurnsPerExecution"]:
-        return Decision(CONTINUE_AS_NEW)
+        return Decision(NextStep.CONTINUE_AS_NEW)
     left = progress.execution_seconds_left
     if left is not None and left < TURN_ALLOWANCE_SECONDS:
-        return Decision(CONTINUE_AS_NEW)
-    return Decision(CONTINUE)
+        return Decision(NextStep.CONTINUE_AS_NEW)
+    return Decision(NextStep.CONTINUE)
 
 
-def ending_category(status: str, failure_reason: str | None) -> str | None:
+def ending_category(status: ExperimentStatus, failure_reason: str | None) -> Ending | None:
     """How an experiment ended, for scoring: ``success``; ``agent`` (a run without success: the limits, or a
     failure the agent caused, such as stalling); ``error`` (infrastructure or provider); None while running.
 
@@ -82,13 +83,14 @@ def ending_category(status: str, failure_reason: str | None) -> str | None:
     never looks better than one that tries and fails. Migration 0005 applies the same rule to rows stored
     before the column existed.
     """
-    if status == "running":
+    if status == ExperimentStatus.RUNNING:
         return None
-    if status == "succeeded":
-        return SUCCESS_ENDING
-    if status == "timed_out" or (status == "failed" and (failure_reason or "").startswith(AGENT_ENDING_PREFIXES)):
-        return AGENT_ENDING
-    return ERROR_ENDING
+    if status == ExperimentStatus.SUCCEEDED:
+        return Ending.SUCCESS
+    if status == ExperimentStatus.TIMED_OUT or (status == ExperimentStatus.FAILED
+                                                and (failure_reason or "").startswith(AGENT_ENDING_PREFIXES)):
+        return Ending.AGENT
+    return Ending.ERROR
 
 
 def successor_name(experiment_id: int, part: int) -> str:

@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from oriole.core.memory import StoredTurn, answer_message
 from oriole.core.picture import Picture, PictureMismatch
@@ -31,7 +32,7 @@ from oriole.core.turn_loop import (
     message_from_json,
     newest_picture_only,
 )
-from oriole.text import unescape
+from oriole.text import JsonObject, unescape
 
 SYSTEM, TOOLS, SETTINGS = "system", "tools", "settings"
 
@@ -41,20 +42,22 @@ def part_hash(body: object) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def tool_json(spec: ToolSpec) -> dict:
+def tool_json(spec: ToolSpec) -> JsonObject:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
-def call_record(call: ModelCall, settings: Mapping, carried: Sequence[int]) -> tuple[dict, dict[str, dict]]:
+def call_record(call: ModelCall, settings: Mapping[str, Any],
+                carried: Sequence[int]) -> tuple[JsonObject, dict[str, JsonObject]]:
     """A call's request record and the parts it names (hash -> body). ``carried`` are the numbers of the earlier
     turns the turn could carry, oldest first; the call carried the newest ``call.sent.carried_turns`` of them."""
     sent = call.sent
     if sent is None:
         raise ValueError("a model call without what it sent cannot be stored")
-    bodies = {SYSTEM: {"system": sent.system_prompt}, TOOLS: {"tools": [tool_json(t) for t in sent.tools]},
-              SETTINGS: {"settings": dict(settings)}}
+    bodies: dict[str, JsonObject] = {SYSTEM: {"system": sent.system_prompt},
+                                     TOOLS: {"tools": [tool_json(t) for t in sent.tools]},
+                                     SETTINGS: {"settings": dict(settings)}}
     hashes = {kind: part_hash(body) for kind, body in bodies.items()}
-    record: dict = {**hashes, "carried_turns": list(carried[len(carried) - sent.carried_turns:])
+    record: JsonObject = {**hashes, "carried_turns": list(carried[len(carried) - sent.carried_turns:])
                     if sent.carried_turns else []}
     if sent.context_actions is not None:
         record["context_actions"] = sent.context_actions
@@ -72,12 +75,12 @@ class StoredCall:
     turn: int
     index: int
     kind: str
-    request_messages: tuple[dict, ...]
-    response: dict
-    record: dict | None
+    request_messages: tuple[JsonObject, ...]
+    response: JsonObject
+    record: JsonObject | None
 
     @classmethod
-    def from_row(cls, row: Mapping) -> StoredCall:
+    def from_row(cls, row: Mapping[str, Any]) -> StoredCall:
         """A row of ``model_calls``; one stored escaped (``response.escaped``) gets its strings back exactly."""
         messages, response = row["request_messages"], row["response"]
         if response.get("escaped"):
@@ -91,7 +94,7 @@ class RebuiltRequest:
 
     call: StoredCall
     request: ModelRequest
-    settings: dict
+    settings: JsonObject
 
     @property
     def carried_turns(self) -> list[int]:
@@ -102,15 +105,15 @@ class NotRebuildable(ValueError):
     """A stored call that lacks what its request needs (written before requests were recorded)."""
 
 
-Draw = Callable[[dict], Picture]  # a stored picture record -> the picture (``oriole.core.picture.regenerate``)
+Draw = Callable[[JsonObject], Picture]  # a stored picture record -> its picture (``oriole.core.picture.regenerate``)
 
 
 def rebuild_turn(calls: Sequence[StoredCall], earlier: Mapping[int, StoredTurn],
-                 parts: Mapping[str, dict], draw: Draw | None = None) -> list[RebuiltRequest]:
+                 parts: Mapping[str, JsonObject], draw: Draw | None = None) -> list[RebuiltRequest]:
     """Each call's request of one turn, in order, from its stored calls, the earlier turns it may carry (by
     number, as ``Store.load_turn`` gives them), the stored parts and, for a turn that sent pictures, ``draw``."""
     rebuilt: list[RebuiltRequest] = []
-    conversation: list[tuple[Message, dict | None]] = []  # the turn's messages, each with its picture record
+    conversation: list[tuple[Message, JsonObject | None]] = []  # the turn's messages, each with its picture's record
     for call in calls:
         if call.record is None:
             raise NotRebuildable(f"turn {call.turn} call {call.index} was stored without its request record")
@@ -124,13 +127,14 @@ def rebuild_turn(calls: Sequence[StoredCall], earlier: Mapping[int, StoredTurn],
             conversation.append((answer_message(call.response, call.record.get("text_tool_calls", False)), None))
         else:
             messages = _pictured(new, draw, call)
-        system, tools, settings = (_part(parts, call, kind) for kind in (SYSTEM, TOOLS, SETTINGS))
+        system, tools, settings = (_part(parts, call, call.record, kind) for kind in (SYSTEM, TOOLS, SETTINGS))
         request = ModelRequest(system["system"], tuple(ToolSpec(**t) for t in tools["tools"]), tuple(messages))
         rebuilt.append(RebuiltRequest(call, request, settings["settings"]))
     return rebuilt
 
 
-def _pictured(messages: Sequence[tuple[Message, dict | None]], draw: Draw | None, call: StoredCall) -> list[Message]:
+def _pictured(messages: Sequence[tuple[Message, JsonObject | None]], draw: Draw | None,
+              call: StoredCall) -> list[Message]:
     """The messages as sent: the newest picture drawn again on its message, the others left out as the turn loop
     left them out (``newest_picture_only``; only the newest is drawn)."""
     newest = max((i for i, (_, record) in enumerate(messages) if record is not None), default=None)
@@ -139,14 +143,16 @@ def _pictured(messages: Sequence[tuple[Message, dict | None]], draw: Draw | None
         return plain
     if draw is None:
         raise NotRebuildable(f"turn {call.turn} call {call.index} sent a picture, and nothing was given to draw it")
+    record = messages[newest][1]
+    assert record is not None, "the newest message with a picture record"
     try:
-        plain[newest] = replace(plain[newest], picture=draw(messages[newest][1]))
+        plain[newest] = replace(plain[newest], picture=draw(record))
     except PictureMismatch as error:
         raise NotRebuildable(f"turn {call.turn} call {call.index}: {error}") from None
     return list(newest_picture_only(plain))
 
 
-def request_json(request: ModelRequest) -> dict:
+def request_json(request: ModelRequest) -> JsonObject:
     """A request as provider-neutral JSON (what a baseline was given; a transcript's common form)."""
     return {"system": request.system_prompt, "tools": [tool_json(t) for t in request.tools],
             "messages": [message_as_json(m) for m in request.messages]}
@@ -160,9 +166,9 @@ def _turn(earlier: Mapping[int, StoredTurn], number: int, call: StoredCall) -> S
             from None
 
 
-def _part(parts: Mapping[str, dict], call: StoredCall, kind: str) -> dict:
+def _part(parts: Mapping[str, JsonObject], call: StoredCall, record: JsonObject, kind: str) -> JsonObject:
     try:
-        return parts[call.record[kind]]
+        return parts[record[kind]]
     except KeyError:
         raise NotRebuildable(f"turn {call.turn} call {call.index}: its {kind} part is not stored") from None
 

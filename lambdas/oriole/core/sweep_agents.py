@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,8 @@ from oriole.core.prices import Price
 from oriole.errors import SweepFileError
 from oriole.inputs import Name, PricePerMTok
 from oriole.provider_registry import NAMES as PROVIDERS
+from oriole.provider_registry import ProviderName
+from oriole.text import JsonObject
 
 AGENTS_KEY = "agents"  # in a configs entry or a grid: the labels of the agents it is for
 SERVER_KEYS = {"ollama": "endpoint", "openai": "baseUrl"}  # the key that names a provider's model server
@@ -51,7 +53,7 @@ class AgentEntry(BaseModel):
     model_config = _STRICT
 
     label: Annotated[Name, Field(min_length=1, max_length=80)] | None = None
-    provider: Literal[PROVIDERS]
+    provider: ProviderName
     model: Annotated[Name, Field(min_length=1, max_length=200)]
     config: dict[str, Any] = Field(default_factory=dict)
     prices: SweepPrices | None = None
@@ -69,8 +71,9 @@ class Agent:
     prices: Price | None = None
 
     @property
-    def config(self) -> dict:
-        return json.loads(self.config_json)
+    def config(self) -> JsonObject:
+        overrides: JsonObject = json.loads(self.config_json)
+        return overrides
 
     @property
     def name(self) -> str:
@@ -86,8 +89,8 @@ def _from_text(text: str) -> Agent:
 
 def _from_entry(entry: AgentEntry) -> Agent:
     label = entry.label or f"{entry.provider}/{entry.model}"
-    prices = entry.prices and Price(entry.prices.input_per_mtok, entry.prices.output_per_mtok,
-                                    f"sweep file, agent {label}")
+    prices = None if entry.prices is None else Price(entry.prices.input_per_mtok, entry.prices.output_per_mtok,
+                                                     f"sweep file, agent {label}")
     if entry.provider == "baseline" and prices is not None:
         raise SweepFileError(f"agent {label}: a baseline plays no model and costs nothing; remove its prices")
     agent = Agent(label, entry.provider, entry.model, json.dumps(entry.config, sort_keys=True), prices)
@@ -119,7 +122,7 @@ def check_applies(agent: Agent, overrides: Iterable[str], where: str) -> None:
                 "give it in those agents' own config")
 
 
-def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str) -> tuple[set[str] | None, dict]:
+def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str) -> tuple[set[str] | None, JsonObject]:
     """A configs entry or grid table split into the labels it names with ``agents = [...]`` (None: every agent)
     and its settings; an unknown label is refused with the known ones."""
     settings = {k: v for k, v in entry.items() if k != AGENTS_KEY}

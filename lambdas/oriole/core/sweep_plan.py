@@ -17,25 +17,27 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
+import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from oriole import inputs
 from oriole.catalog import BY_KEY
 from oriole.config import canonical_value, resolve
-from oriole.core import mazeset, prices, progress, seeds
+from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
 from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
-from oriole.provider_registry import NAMES, PROVIDERS
-from oriole.text import unstorable
+from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
+from oriole.statuses import Ending, ExperimentStatus
+from oriole.text import JsonObject, unstorable
 
-RUNS = (progress.SUCCESS_ENDING, progress.AGENT_ENDING)  # ended on the agent's merits: never run again
-ERRORS = (progress.ERROR_ENDING,)  # infrastructure or provider errors: run again only with retry_failed
+RUNS = (Ending.SUCCESS, Ending.AGENT)  # ended on the agent's merits: never run again
+ERRORS = (Ending.ERROR,)  # infrastructure or provider errors: run again only with retry_failed
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
@@ -153,7 +155,7 @@ class SweepFile(BaseModel):
                                   description="the sweep whose mazes and seeds this one replays")
     concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY,
                                     description="experiments at once in all, shared among the providers")
-    provider_concurrency: dict[Literal[NAMES], Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
+    provider_concurrency: dict[ProviderName, Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
         default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)")
     spend_limit_usd: float | None = Field(None, ge=0,
                                           description="no experiment starts once the sweep has spent this much")
@@ -215,8 +217,9 @@ class Cell:
     prices: Price | None = None  # the prices the file gives the agent
 
     @property
-    def config(self) -> dict:
-        return json.loads(self.config_json)
+    def config(self) -> JsonObject:
+        overrides: JsonObject = json.loads(self.config_json)
+        return overrides
 
     @property
     def agent(self) -> str:
@@ -247,12 +250,12 @@ class Planned:
     def seed(self, spec: SweepFile) -> int:
         """The repetition's seed: the cell's own ``seed`` if it fixes one, else one derived from the sweep's seed
         id (``seed_from``, else its id), the cell and the repetition, the same on every run and resume."""
-        fixed = self.cell.config.get("seed")
+        fixed: int | None = self.cell.config.get("seed")
         if fixed is not None:
             return fixed
         return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
 
-    def execution_input(self, spec: SweepFile) -> dict:
+    def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
         data = {"mazeId": self.cell.maze, "llmProvider": self.cell.provider, "modelName": self.cell.model,
                 "promptVersion": self.cell.prompt, "agentId": self.agent_id(spec.id),
@@ -284,7 +287,7 @@ def _grids(spec: SweepFile) -> list[Grid]:
     return [spec.grid] if isinstance(spec.grid, dict) else list(spec.grid)
 
 
-def _for(entry: Mapping, label: str) -> bool:
+def _for(entry: Mapping[str, Any], label: str) -> bool:
     """Whether a configs entry or a grid is for the agent (one naming its agents badly is refused by
     ``for_agents``: counted here as for every agent)."""
     names = entry.get(AGENTS_KEY)
@@ -320,7 +323,8 @@ def maze_names(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[str]:
                                  f"grid {digest[:12]}); list it once")
         taken[digest], named[position] = repr(maze), name
     return [name for position, maze in enumerate(spec.mazes)
-            for name in ([named[position]] if position in named else maze.names(seed_id(spec), taken, budget))]
+            for name in (maze.names(seed_id(spec), taken, budget) if isinstance(maze, MazeSample) else
+                         [named[position]])]
 
 
 def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tuple[str, str]:
@@ -336,11 +340,11 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     return entry.name, entry.content_hash
 
 
-def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> list[dict]:
+def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> list[JsonObject]:
     """Every override set ``agent`` runs with: each configs entry for it, crossed with every combination of the
     grids for it, and its own config on top. A key that does not apply to its provider, a key its own config
     and the file's entries both set, or two grids that set the same key are refused, each with the reason."""
-    grids: dict[str, list] = {}
+    grids: dict[str, list[Any]] = {}
     for number, grid in enumerate(_grids(spec)):
         where = "grid" if isinstance(spec.grid, dict) else f"grid[{number}]"
         names, values = for_agents(grid, known, where)
@@ -359,8 +363,8 @@ def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> 
         if names is not None and agent.label not in names:
             continue
         check_applies(agent, settings, f"configs[{number}]")
-        for values in product(*(grids[k] for k in keys)):
-            overrides = {**settings, **dict(zip(keys, values, strict=True))}
+        for combination in product(*(grids[k] for k in keys)):
+            overrides = {**settings, **dict(zip(keys, combination, strict=True))}
             if clash := sorted(set(overrides) & set(own)):
                 raise SweepFileError(f"agent {agent.label} sets {', '.join(clash)} in its own config, and "
                                      f"configs[{number}] or the grid sets it too: say it once (an entry or a grid "
@@ -381,7 +385,7 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
     agents = agents_of(spec.agents)
     known = {agent.label: agent for agent in agents}
     mazes = maze_names(spec, stored)
-    found: dict[tuple, Cell] = {}
+    found: dict[tuple[Any, ...], Cell] = {}
     for agent in agents:
         configs = agent_configs(spec, agent, known)
         typed = [_typed(overrides) for overrides in configs]
@@ -409,7 +413,7 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
                              "own, derived from the sweep id, the cell and the repetition), or set repetitions = 1")
 
 
-def _typed(overrides: dict) -> str:
+def _typed(overrides: JsonObject) -> str:
     """The overrides as the experiment would hold them (checked: unknown keys, types and ranges fail here, not in
     the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a float setting are the
     same, so are ``-0.0`` and ``0.0``, and two spellings of one server's URL."""
@@ -434,7 +438,9 @@ def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> 
     if missing:
         raise SweepFileError(f"prompt version(s) {', '.join(missing)} not found; known: {', '.join(sorted(known))} "
                              "(add one with `oriole prompts put`)")
-    for version in spec.prompts if isinstance(known, Mapping) else ():
+    if not isinstance(known, Mapping):
+        return
+    for version in spec.prompts:
         if problem := unstorable(known[version]) if known[version].strip() else "is empty":
             raise SweepFileError(f"prompt version {version} {problem}; store it again with `oriole prompts put`")
 
@@ -471,31 +477,55 @@ def planned_at(matrix: list[Cell], index: int) -> Planned:
     return Planned(matrix[cell], repetition + 1)
 
 
+@pydantic.dataclasses.dataclass(frozen=True)
+class SweepExperiment:
+    """An experiment a sweep started (its ``agent_id``: ``<sweep id>/<cell key>/r<repetition>``), as the store
+    reads it: its status and ending, the execution that started it and the one that runs it now, what it has
+    spent (tokens in and out, dollars) and why it failed. A pydantic dataclass: the row's text becomes the enum
+    member its field declares."""
+
+    id: int
+    agent_id: str
+    status: ExperimentStatus
+    ending: Ending | None
+    origin_execution_arn: str
+    last_execution_arn: str
+    tokens: int
+    cost_usd: float
+    failure_reason: str | None
+
+
 @dataclass(frozen=True)
 class Repetition:
     """Where one repetition stands, from its experiments (oldest first): ``ended`` is the status of the
     experiment that makes it done (None: it is to run), ``attempt`` how many earlier attempts ended in an error
     (infrastructure or provider; a model that stalled or gave up ended on its merits)."""
 
-    ended: str | None
+    ended: ExperimentStatus | None
     attempt: int
 
 
-def repetition(attempts: list[dict], retry_failed: bool) -> Repetition:
+def repetition(attempts: Sequence[SweepExperiment], retry_failed: bool) -> Repetition:
     latest_first = list(reversed(attempts))
-    errors = [row["status"] for row in latest_first if row["ending"] in ERRORS]
-    ended = next((row["status"] for row in latest_first if row["ending"] in RUNS), None)
+    errors = [row.status for row in latest_first if row.ending in ERRORS]
+    ended = next((row.status for row in latest_first if row.ending in RUNS), None)
     if ended is None and errors and not retry_failed:
         ended = errors[0]
     return Repetition(ended, len(errors))
 
 
-def pending(sweep_id: str, planned: list[Planned], rows: list[dict], retry_failed: bool) -> list[int]:
+def by_repetition(rows: Iterable[SweepExperiment]) -> dict[str, list[SweepExperiment]]:
+    """A sweep's experiments (oldest first) by repetition (their agent id)."""
+    history: dict[str, list[SweepExperiment]] = {}
+    for row in rows:
+        history.setdefault(row.agent_id, []).append(row)
+    return history
+
+
+def pending(sweep_id: str, planned: list[Planned], rows: Iterable[SweepExperiment], retry_failed: bool) -> list[int]:
     """The plan indices left to run, given the sweep's stored experiments (oldest first): every repetition
     without a run (a success or an agent ending) nor, unless ``retry_failed``, an error ending."""
-    history: dict[str, list[dict]] = {}
-    for row in rows:
-        history.setdefault(row["agent_id"], []).append(row)
+    history = by_repetition(rows)
     return [index for index, item in enumerate(planned)
             if repetition(history.get(item.agent_id(sweep_id), []), retry_failed).ended is None]
 

@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterator, Sequence
 
 from oriole.core.tools import TEXT, ToolCall, ToolSpec, model_call
-from oriole.text import bounded_int
+from oriole.text import JsonObject, bounded_int
 
 _DECODER = json.JSONDecoder(parse_int=bounded_int)
 MAX_SCANNED_CHARS = 100_000  # a model writes its calls within its first few thousand characters
@@ -45,7 +45,7 @@ def parse_tool_calls(text: str) -> tuple[ToolCall, ...]:
     return tuple(found)
 
 
-def _named_objects(text: str) -> Iterator[dict]:
+def _named_objects(text: str) -> Iterator[JsonObject]:
     """JSON objects naming a tool, found anywhere in the text (a list of them counts item by item)."""
     position, failures = 0, 0
     while position < len(text) and failures < MAX_FAILED_DECODES:
@@ -65,7 +65,8 @@ def _names_a_tool(item: object) -> bool:
     return isinstance(item, dict) and isinstance(item.get("tool", item.get("name")), str)
 
 
-def _tool_call(item: dict, index: int) -> ToolCall:
+def _tool_call(item: JsonObject, index: int) -> ToolCall:
     name = item.get("tool", item.get("name"))
+    assert isinstance(name, str), "the items are those _names_a_tool kept"
     arguments = item.get("arguments", item.get("parameters"))
     return model_call(name, arguments, call_id=f"text_{index}", source=TEXT)

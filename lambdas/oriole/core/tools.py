@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from oriole.core import maze as rules
 from oriole.core.maze import Maze, Position, Tile
-from oriole.text import nesting_depth
+from oriole.text import JsonObject, nesting_depth
 
 MOVE_TOOLS: dict[str, str] = {f"move_{d}": d for d in rules.DIRECTIONS}
 RECALL_TOOL = "recall_all"
@@ -40,7 +41,7 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict = field(default_factory=lambda: _ARGUMENTS_SCHEMA)
+    parameters: JsonObject = field(default_factory=lambda: _ARGUMENTS_SCHEMA)
 
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
@@ -120,7 +121,7 @@ class ActionRecord:
     step_number: int
     action_type: str
     tool_name: str
-    arguments: dict | None
+    arguments: JsonObject | None
     reasoning: str | None
     from_pos: Position
     to_pos: Position
@@ -128,14 +129,14 @@ class ActionRecord:
     error: str | None
     tiles_seen: list[list[int]]
     goal_visible: bool
-    result: dict
+    result: JsonObject
 
 
 class ToolCallError(ValueError):
     """A tool call that cannot be executed; the message goes back to the model."""
 
 
-def parse_arguments(raw: object, tool: str = RECALL_TOOL) -> dict:
+def parse_arguments(raw: object, tool: str = RECALL_TOOL) -> JsonObject:
     """Validate a call's arguments against the tool's schema: an optional string ``reasoning``, and for
     ``give_up`` a required string ``reason``."""
     if raw is None or raw == "":
@@ -171,7 +172,7 @@ def _check_reason(reason: object) -> None:
         raise ToolCallError(f"'reason' is longer than {MAX_GIVE_UP_REASON_CHARS} characters")
 
 
-def observation(maze: Maze, pos: Position, vision_range: int) -> tuple[list[Tile], dict]:
+def observation(maze: Maze, pos: Position, vision_range: int) -> tuple[list[Tile], JsonObject]:
     """What the agent sees at ``pos``: the raw tiles and the compact form a model reads."""
     tiles = rules.vision(maze, pos, vision_range)
     return tiles, {"position": list(pos), "visible": rules.group_tiles(tile.as_list() for tile in tiles)}
@@ -181,9 +182,9 @@ class RecallWindow:
     """What recall_all summarises: each recent action's resulting position and the tiles it saw, and what
     the agent saw from the start tile while the window still reaches back to it."""
 
-    def __init__(self, size: int, entries: list[tuple[Position, list[list[int]]]] = (),
+    def __init__(self, size: int, entries: Iterable[tuple[Position, list[list[int]]]] = (),
                  start: tuple[Position, list[list[int]]] | None = None, actions: int = 0):
-        self._entries: deque = deque(entries, maxlen=size)
+        self._entries: deque[tuple[Position, list[list[int]]]] = deque(entries, maxlen=size)
         self._size = size
         self._start = start
         self._actions = actions  # actions taken so far in the experiment
@@ -192,7 +193,7 @@ class RecallWindow:
         self._entries.append((record.to_pos, record.tiles_seen))
         self._actions += 1
 
-    def summary(self) -> dict:
+    def summary(self) -> JsonObject:
         entries = list(self._entries)
         if self._start is not None and self._actions <= self._size:
             entries.insert(0, self._start)
@@ -228,7 +229,7 @@ def execute(call: ToolCall, world: WorldState, game: Rules, recall: RecallWindow
     return record
 
 
-def _move(world: WorldState, call: ToolCall, arguments: dict, game: Rules) -> ActionRecord:
+def _move(world: WorldState, call: ToolCall, arguments: JsonObject, game: Rules) -> ActionRecord:
     start = world.position
     end, success = rules.move(game.maze, start, MOVE_TOOLS[call.name])
     world.moves += 1
@@ -249,7 +250,8 @@ def _move(world: WorldState, call: ToolCall, arguments: dict, game: Rules) -> Ac
     return _with_result(record, {**seen, "goal_found": world.goal_found})
 
 
-def _recall(world: WorldState, call: ToolCall, arguments: dict, game: Rules, recall: RecallWindow) -> ActionRecord:
+def _recall(world: WorldState, call: ToolCall, arguments: JsonObject, game: Rules,
+            recall: RecallWindow) -> ActionRecord:
     remaining = rules.recall_moves_remaining(world.moves, world.moves_at_last_recall, game.recall_interval)
     world.recalls += 1
     pos = world.position
@@ -261,7 +263,7 @@ def _recall(world: WorldState, call: ToolCall, arguments: dict, game: Rules, rec
     return _with_result(record, {"position": list(pos), "memory": recall.summary()})
 
 
-def _record(world: WorldState, call: ToolCall, action_type: str, arguments: dict | None, start: Position,
+def _record(world: WorldState, call: ToolCall, action_type: str, arguments: JsonObject | None, start: Position,
             end: Position, success: bool, error: str | None, tiles: list[list[int]],
             goal_seen: bool = False) -> ActionRecord:
     reasoning = arguments.get("reasoning") if arguments else None
@@ -272,5 +274,5 @@ def _record(world: WorldState, call: ToolCall, action_type: str, arguments: dict
                         tiles, goal_seen, result)
 
 
-def _with_result(record: ActionRecord, extra: dict) -> ActionRecord:
+def _with_result(record: ActionRecord, extra: JsonObject) -> ActionRecord:
     return ActionRecord(**{**record.__dict__, "result": {**record.result, **extra}})

@@ -33,6 +33,8 @@ from oriole.core.tools import (
     execute,
     observation,
 )
+from oriole.statuses import TurnEnd
+from oriole.text import JsonObject
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class Message:
     carry a ``picture`` of the maze, which each provider sends in its own image format."""
 
     role: str
-    content: str | dict | None = None
+    content: str | JsonObject | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
@@ -77,7 +79,7 @@ class ModelResponse:
     thinking: str | None = None
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
-    durations: dict = field(default_factory=dict)
+    durations: JsonObject = field(default_factory=dict)
     throttles: int = 0
     retries: int = 0
     raw: bytes | None = None
@@ -93,7 +95,7 @@ class Agent(Protocol):
     context_budget: int | None
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What the agent sends with every request beyond the system prompt, the tools and the messages (the
         model, its generation settings): stored with each call, so that its request can be rebuilt exactly."""
         ...
@@ -108,7 +110,7 @@ class Replay:
 
     provider: str
     turn: int
-    calls: tuple[dict, ...]
+    calls: tuple[JsonObject, ...]
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ class AgentSetup:
     model: str
     config: Mapping[str, object]
     seed: int
-    state: dict
+    state: JsonObject
     maze: Maze
     replay: Replay | None = None
 
@@ -165,7 +167,7 @@ class TurnSettings:
 
     budget: int
     actions_left: int
-    budget_reason: str = "action_budget"
+    budget_reason: TurnEnd = TurnEnd.ACTION_BUDGET
     circuit_breaker: int = 3
     repetition_limit: int = 0
     tools: tuple[ToolSpec, ...] = TOOL_SPECS
@@ -185,7 +187,7 @@ class ContextTrim:
     tokens_before: int = 0
     tokens_after: int = 0
 
-    def as_json(self) -> dict:
+    def as_json(self) -> JsonObject:
         return {"dropped_turns": self.dropped_turns, "dropped_actions": self.dropped_actions,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after}
 
@@ -197,7 +199,7 @@ class TurnOutcome:
 
     actions: list[ActionRecord]
     calls: list[ModelCall]
-    end_reason: str
+    end_reason: TurnEnd
     closing: tuple[Message, ...] = ()
     trim: ContextTrim | None = None
 
@@ -223,10 +225,10 @@ def estimate_tokens(value: object) -> int:
     return len(json.dumps(value, default=str, separators=(",", ":"))) // 4 + 1
 
 
-def message_as_json(message: Message) -> dict:
+def message_as_json(message: Message) -> JsonObject:
     """A message as stored in ``model_calls`` (and as the estimate sees it): a picture as its record (hash, size,
     what it shows), never its bytes (``oriole.core.picture.regenerate`` draws it again)."""
-    data: dict = {"role": message.role, "content": message.content}
+    data: JsonObject = {"role": message.role, "content": message.content}
     if message.picture is not None:
         data["picture"] = message.picture.record
     if message.tool_calls:
@@ -238,11 +240,11 @@ def message_as_json(message: Message) -> dict:
     return data
 
 
-def _call_as_json(call: ToolCall) -> dict:
+def _call_as_json(call: ToolCall) -> JsonObject:
     return {"id": call.call_id, "name": call.name, "arguments": call.arguments, "source": call.source}
 
 
-def message_from_json(data: dict) -> Message:
+def message_from_json(data: JsonObject) -> Message:
     """A stored message back as a ``Message`` (the inverse of ``message_as_json``, but for a picture: an earlier
     turn's pictures are never sent again, and its message keeps the picture's caption in its content)."""
     calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", "native"))
@@ -250,13 +252,13 @@ def message_from_json(data: dict) -> Message:
     return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
 
 
-def response_as_json(response: ModelResponse) -> dict:
+def response_as_json(response: ModelResponse) -> JsonObject:
     """A response as stored in ``model_calls.response``."""
     return {"text": response.text, "thinking": response.thinking,
             "tool_calls": [_call_as_json(c) for c in response.tool_calls]}
 
 
-def turn_context(world: WorldState, game: Rules, history: Sequence[dict], max_moves: int) -> dict:
+def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], max_moves: int) -> JsonObject:
     """The opening user message of a turn: where the agent is, what it sees, what it did lately."""
     _, seen = observation(game.maze, world.position, game.vision_range)
     return {
@@ -282,7 +284,7 @@ class _Conversation:
     never loses its result), then the oldest ``recent_actions`` of the context; never the system prompt,
     the tools or the current turn's messages."""
 
-    def __init__(self, history: Sequence[Sequence[Message]], context: dict, picture: Picture | None = None):
+    def __init__(self, history: Sequence[Sequence[Message]], context: JsonObject, picture: Picture | None = None):
         self.history = [list(turn) for turn in history]
         self.context = context
         self.picture = picture
@@ -345,30 +347,31 @@ class _Breakers:
         self.invalid = 0
         self.repeated: tuple[object, int] = (None, 0)
 
-    def record(self, record: ActionRecord) -> str | None:
+    def record(self, record: ActionRecord) -> TurnEnd | None:
         """The end reason this action triggers, if any."""
         self.invalid = self.invalid + 1 if record.action_type == INVALID_ACTION else 0
         if self.invalid >= self.settings.circuit_breaker:
-            return "circuit_breaker"
+            return TurnEnd.CIRCUIT_BREAKER
         failing = None if record.success or record.action_type == INVALID_ACTION else (
             record.action_type, record.from_pos, record.error)
         key, count = self.repeated
         self.repeated = (failing, count + 1 if failing is not None and failing == key else 1)
         limit = self.settings.repetition_limit
         if failing is not None and limit and self.repeated[1] >= limit:
-            return "repetition"
+            return TurnEnd.REPETITION
         return None
 
 
 _WHY_NOT_EXECUTED = {
-    "goal_found": "the goal was found", "circuit_breaker": "the circuit breaker opened after invalid calls",
-    "repetition": "the same failing action was repeated", "gave_up": "you gave up",
-    "action_budget": "the turn's budget is spent", "max_moves": "the experiment's action budget is spent",
+    TurnEnd.GOAL_FOUND: "the goal was found",
+    TurnEnd.CIRCUIT_BREAKER: "the circuit breaker opened after invalid calls",
+    TurnEnd.REPETITION: "the same failing action was repeated", TurnEnd.GAVE_UP: "you gave up",
+    TurnEnd.ACTION_BUDGET: "the turn's budget is spent", TurnEnd.MAX_MOVES: "the experiment's action budget is spent",
 }
 
 
 def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, recall: RecallWindow,
-             context: dict, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
+             context: JsonObject, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
     """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``recall``.
 
     ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
@@ -388,7 +391,7 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
     results: list[Message] = []
     while True:
         if calls and settings.deadline is not None and settings.deadline():
-            return TurnOutcome(actions, calls, "deadline", tuple(results), _trim(conversation))
+            return TurnOutcome(actions, calls, TurnEnd.DEADLINE, tuple(results), _trim(conversation))
         if calls and settings.camera is not None:
             conversation.current.append(_view_message(settings.camera, world))
         conversation.fit(prompt, offered, agent.context_budget)
@@ -397,7 +400,7 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
             prompt, offered, settings.text_tool_calls)))
         conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
-            return TurnOutcome(actions, calls, "no_tool_call", trim=_trim(conversation))
+            return TurnOutcome(actions, calls, TurnEnd.NO_TOOL_CALL, trim=_trim(conversation))
         results = []
         end = None
         for call in response.tool_calls:
@@ -412,7 +415,7 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
             end = _end_reason(record, world, breakers, len(actions), settings)
             result = {**_shown(record.result, settings), "actions_left_in_turn": 0 if end else
                       settings.budget - len(actions), "actions_left": settings.actions_left - len(actions)}
-            if end in ("circuit_breaker", "repetition"):
+            if end in (TurnEnd.CIRCUIT_BREAKER, TurnEnd.REPETITION):
                 result["turn_ended"] = _WHY_NOT_EXECUTED[end]
             results.append(_result_message(call, result, settings))
         conversation.current.extend(results)
@@ -420,12 +423,12 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
             return TurnOutcome(actions, calls, end, tuple(results), _trim(conversation))
 
 
-def _shown(observed: dict, settings: TurnSettings) -> dict:
+def _shown(observed: JsonObject, settings: TurnSettings) -> JsonObject:
     """A context or a tool result as the agent reads it: without the tiles in text when it observes images only."""
     return observed if settings.observation.text else {k: v for k, v in observed.items() if k != "visible"}
 
 
-def _opening(context: dict, world: WorldState, settings: TurnSettings) -> tuple[dict, Picture | None]:
+def _opening(context: JsonObject, world: WorldState, settings: TurnSettings) -> tuple[JsonObject, Picture | None]:
     """The turn's context message: its content and, with pictures, the view from where the agent stands."""
     context = _shown(context, settings)
     if settings.camera is None:
@@ -442,11 +445,11 @@ def _view_message(camera: Camera, world: WorldState) -> Message:
 
 
 def _end_reason(record: ActionRecord, world: WorldState, breakers: _Breakers, taken: int,
-                settings: TurnSettings) -> str | None:
+                settings: TurnSettings) -> TurnEnd | None:
     if world.goal_found:
-        return "goal_found"
+        return TurnEnd.GOAL_FOUND
     if world.gave_up_reason is not None:
-        return "gave_up"
+        return TurnEnd.GAVE_UP
     tripped = breakers.record(record)
     if tripped:
         return tripped
@@ -469,7 +472,7 @@ def _assistant_message(response: ModelResponse, settings: TurnSettings) -> Messa
     return Message("assistant", response.text, tool_calls=response.tool_calls)
 
 
-def _result_message(call: ToolCall, result: dict, settings: TurnSettings) -> Message:
+def _result_message(call: ToolCall, result: JsonObject, settings: TurnSettings) -> Message:
     """A tool result: a ``tool`` message for a native call, a user message naming the tool for a text call."""
     if settings.text_tool_calls:
         return Message("user", {"tool_result": call.name, **result})

@@ -13,6 +13,8 @@ import json
 import re
 from importlib import resources
 
+from oriole.text import JsonObject
+
 SUFFIX = ".asl.json"
 EXPERIMENT = "experiment"
 SWEEP = "sweep"
@@ -27,12 +29,12 @@ def definition_text(flow: str = EXPERIMENT) -> str:
 
 
 def definition(flow: str = EXPERIMENT, *, timeout_seconds: int | None = None,
-               substitutions: dict[str, str] | None = None) -> dict:
+               substitutions: dict[str, str] | None = None) -> JsonObject:
     """The parsed definition, with the placeholders replaced (locally) and the execution timeout set."""
     text = definition_text(flow)
     for placeholder, value in (substitutions or {}).items():
         text = text.replace(f"${{{placeholder}}}", value)
-    asl = json.loads(text)
+    asl: JsonObject = json.loads(text)
     if timeout_seconds is not None:
         asl["TimeoutSeconds"] = timeout_seconds
     return asl

@@ -13,13 +13,14 @@ import json
 
 from oriole.flows.states import DATABASE_ERRORS, LAMBDA_ERRORS, LAMBDA_INVOKE, MODEL_THROTTLED, MODEL_UNAVAILABLE
 from oriole.provider_registry import DEFAULT_PROVIDER, PROVIDERS, Provider
+from oriole.text import JsonObject
 
 ROUTER = "AgentProviderRouter"
 AFTER_TURN = "CheckProgress"
 ON_FAILURE = "FinalizeFailure"
 
 
-def agent_task(provider: Provider) -> dict:
+def agent_task(provider: Provider) -> JsonObject:
     """The task that plays one turn with ``provider``: a model's is retried when the model is throttled, away or
     slow; every task when Lambda or the database fails it; past the retries it goes to FinalizeFailure."""
     retry = [LAMBDA_ERRORS, DATABASE_ERRORS, *((MODEL_THROTTLED, MODEL_UNAVAILABLE) if provider.calls_model else ())]
@@ -37,7 +38,7 @@ def agent_task(provider: Provider) -> dict:
     }
 
 
-def router() -> dict:
+def router() -> JsonObject:
     """The choice of the agent task by the experiment's provider; the default provider's is the Default."""
     return {"Type": "Choice",
             "Choices": [{"Variable": "$.llmProvider", "StringEquals": name, "Next": provider.task}
@@ -45,7 +46,7 @@ def router() -> dict:
             "Default": PROVIDERS[DEFAULT_PROVIDER].task}
 
 
-def provider_states() -> dict:
+def provider_states() -> JsonObject:
     """The router and every provider's task, in the registry's order."""
     return {ROUTER: router(), **{provider.task: agent_task(provider) for provider in PROVIDERS.values()}}
 

@@ -4,10 +4,12 @@ branches, ``sweep_flow`` the whole sweep flow)."""
 
 from __future__ import annotations
 
+from oriole.text import JsonObject
+
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 
 
-def retrier(errors: list[str], interval: int, attempts: int, max_delay: int | None = None) -> dict:
+def retrier(errors: list[str], interval: int, attempts: int, max_delay: int | None = None) -> JsonObject:
     """A Retry entry: exponential backoff (rate 2) with full jitter."""
     entry = {"ErrorEquals": errors, "IntervalSeconds": interval, "MaxAttempts": attempts, "BackoffRate": 2.0}
     if max_delay is not None:

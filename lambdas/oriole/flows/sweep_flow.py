@@ -22,6 +22,7 @@ from pathlib import Path
 from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS
 from oriole.flows.states import DATABASE_ERRORS, LAMBDA_ERRORS, LAMBDA_INVOKE, START_THROTTLED
 from oriole.provider_registry import PROVIDERS
+from oriole.text import JsonObject
 
 FILE = Path(__file__).with_name("sweep.asl.json")
 EXPERIMENT_STATE_MACHINE = "${ExperimentStateMachineArn}"
@@ -38,8 +39,8 @@ LABELS = {p.name: p.label for p in PROVIDERS.values() if p.chosen}  # the shippe
 RETRY = [LAMBDA_ERRORS, DATABASE_ERRORS]  # every task of the sweep reads the database
 
 
-def _task(function: str, payload: dict | str, result: dict, result_path: str, *, comment: str | None = None,
-          retry: list[dict] = RETRY, catch: str | None = None, next_state: str | None = None) -> dict:
+def _task(function: str, payload: JsonObject | str, result: JsonObject, result_path: str, *, comment: str | None = None,
+          retry: list[JsonObject] = RETRY, catch: str | None = None, next_state: str | None = None) -> JsonObject:
     """A Lambda task: its payload, the fields it keeps from the function's answer and where, its retriers, the
     state a failure past them goes to, and the next state (None: the flow ends here)."""
     task = {"Type": "Task", "Resource": LAMBDA_INVOKE, **({"Comment": comment} if comment else {}),
@@ -51,24 +52,24 @@ def _task(function: str, payload: dict | str, result: dict, result_path: str, *,
     return {**task, "Next": next_state} if next_state else {**task, "End": True}
 
 
-def _from_payload(*fields: str) -> dict:
+def _from_payload(*fields: str) -> JsonObject:
     return {f"{field}.$": f"$.Payload.{field}" for field in fields}
 
 
-def _end(comment: str) -> dict:
+def _end(comment: str) -> JsonObject:
     """An end of an item. Every end succeeds with the output {}: the map keeps each item's output in its result,
     which must stay far below 256 KiB at 20,000 items, and a failed item's would carry its input, the sweep.
     (A Pass, not a Succeed: cfn-lint's schema refuses a Succeed's OutputPath, which the States Language allows.)"""
     return {"Type": "Pass", "Comment": comment, "OutputPath": None, "End": True}
 
 
-def item_input(index: int, sweep: dict, wait_seconds: int) -> dict:
+def item_input(index: int, sweep: JsonObject, wait_seconds: int) -> JsonObject:
     """What a map's ItemSelector makes of plan index ``index``: the input of the item's child execution."""
     return {"index": index, "sweep": sweep, "waitSeconds": wait_seconds,
             "check": {**FIRST_CHECK, "waitSeconds": wait_seconds}}
 
 
-def item_states(label: str) -> dict:
+def item_states(label: str) -> JsonObject:
     """One map item: start the experiment of a plan index, then look at it until it is closed, waiting
     ``waitSeconds`` at first and longer as the experiment ages (``check.waitSeconds``, which CheckRepetition
     computes from ``check.followedSeconds``, the sum of the waits: ``oriole.core.sweep_plan.next_check_wait``). The item
@@ -127,7 +128,7 @@ def item_states(label: str) -> dict:
     }
 
 
-def provider_map(provider: str, label: str) -> dict:
+def provider_map(provider: str, label: str) -> JsonObject:
     """The Parallel branch of one provider: a distributed map over its plan indices, capped by its cap.
 
     The map hands the Parallel nothing (OutputPath null): the Parallel's result is every branch's output, and
@@ -153,7 +154,7 @@ def provider_map(provider: str, label: str) -> dict:
         "End": True}}}
 
 
-def definition(providers: Mapping[str, str] = LABELS) -> dict:
+def definition(providers: Mapping[str, str] = LABELS) -> JsonObject:
     """The sweep flow for ``providers`` (provider -> label, the prefix of its map's state names)."""
     return {
         "Comment": "Oriole sweep: plan the run, then one distributed map per provider (each with its own "

@@ -13,16 +13,19 @@ import importlib
 import os
 from collections.abc import Callable
 
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from oriole.core.turn_loop import Agent, AgentSetup
 from oriole.handlers.observability import count, logger, metrics
 from oriole.lifecycle import experiments
 from oriole.provider_registry import PROVIDERS, Provider
 from oriole.store import shared_store
+from oriole.text import JsonObject
 
-Handler = Callable[[dict, object], dict]
+Handler = Callable[[JsonObject, LambdaContext], JsonObject]
 
 
-def _play(event: dict, context, provider: Provider) -> dict:
+def _play(event: JsonObject, context: LambdaContext, provider: Provider) -> JsonObject:
     """Play the turn; the Lambda's remaining time bounds it (``get_remaining_time_in_millis``)."""
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
     result = experiments.play_turn(event, shared_store(), functools.partial(_agent, provider),
@@ -36,7 +39,8 @@ def _play(event: dict, context, provider: Provider) -> dict:
 
 
 def _agent(provider: Provider, setup: AgentSetup) -> Agent:
-    return importlib.import_module(provider.adapter).agent(setup, api_key(provider.name))
+    made: Agent = importlib.import_module(provider.adapter).agent(setup, api_key(provider.name))
+    return made
 
 
 @functools.cache
@@ -48,9 +52,10 @@ def api_key(provider: str) -> str | None:
     from oriole.providers.transport import check_api_key, environment_api_key
 
     entry = PROVIDERS[provider]
-    if entry.api_key is None:
+    variable = entry.api_key_secret
+    if entry.api_key is None or variable is None:
         return None
-    secret_arn = os.environ.get(entry.api_key_secret)
+    secret_arn = os.environ.get(variable)
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 
@@ -59,7 +64,7 @@ def api_key(provider: str) -> str | None:
 
 
 def _entry_point(provider: Provider) -> Handler:
-    def invoke(event: dict, context) -> dict:
+    def invoke(event: JsonObject, context: LambdaContext) -> JsonObject:
         return _play(event, context, provider)
 
     # A code object of its own, named as its handler: tracebacks, profilers and the tests' recorder of AWS calls

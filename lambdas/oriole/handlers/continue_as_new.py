@@ -7,15 +7,18 @@ statement, once per execution), and the successor's StartExperiment attaches onl
 throttled after that is ``StartExecutionThrottled``, which the state machine retries.
 """
 
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from oriole.handlers.executions import start_named
 from oriole.handlers.observability import logger
 from oriole.lifecycle import experiments
 from oriole.store import shared_store
+from oriole.text import JsonObject
 
 
 @logger.inject_lambda_context
-def handler(event: dict, context) -> dict:
+def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     result = experiments.continue_as_new(event, shared_store(), start_named)
     logger.info("continued as new execution", extra={"experiment_id": event.get("experimentId"),
-                                                       "successor": result["successorExecutionArn"]})
-    return result
+                                                       "successor": result.successor_execution_arn})
+    return result.as_state()

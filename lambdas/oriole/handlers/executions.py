@@ -8,9 +8,10 @@ from botocore.exceptions import ClientError
 
 from oriole.errors import StartExecutionThrottled
 from oriole.handlers import aws
+from oriole.text import JsonObject
 
 
-def start_named(state_machine_arn: str, name: str, execution_input: dict) -> str:
+def start_named(state_machine_arn: str, name: str, execution_input: JsonObject) -> str:
     """Start an execution under a deterministic ``name`` and return its ARN; when one of that name exists
     already (a retried task), return that one's ARN: the start happens once whatever retries it."""
     client = aws.stepfunctions()

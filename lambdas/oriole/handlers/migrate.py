@@ -13,14 +13,16 @@ import json
 import os
 
 from aws_lambda_powertools.utilities import parameters
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers.observability import logger
 from oriole.lifecycle import deployment
 from oriole.store import Store, db
+from oriole.text import JsonObject
 
 
 @logger.inject_lambda_context
-def handler(event: dict, context) -> dict:
+def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     with db.connect_patiently() as conn:  # a first deploy may find the database still starting
         store = Store(conn)
         prepared = store.prepare()

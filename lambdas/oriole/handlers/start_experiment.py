@@ -7,6 +7,7 @@ backoff; one still throttled after that is ``ParameterStoreThrottled``, which th
 
 from collections.abc import Sequence
 
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
 from oriole.errors import ParameterStoreThrottled
@@ -14,6 +15,7 @@ from oriole.handlers import aws
 from oriole.handlers.observability import count, logger, metrics
 from oriole.lifecycle import experiments
 from oriole.store import shared_store
+from oriole.text import JsonObject
 
 GET_PARAMETERS_LIMIT = 10  # names per GetParameters call
 
@@ -34,7 +36,7 @@ def read_parameters(names: Sequence[str]) -> dict[str, str]:
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def handler(event: dict, context) -> dict:
+def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     state = experiments.start(event, shared_store(), read_parameters)
     logger.info("experiment started", extra={"experiment_id": state["experimentId"], "part": state["part"]})
     if state["part"] == 1:

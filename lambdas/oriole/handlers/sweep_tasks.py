@@ -3,12 +3,14 @@ Functions calls (start an execution, its status, the failed ones) from here."""
 
 import boto3
 from aws_lambda_powertools.utilities import parameters
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole import catalog
 from oriole.handlers.executions import execution_status, start_named
 from oriole.handlers.observability import logger
 from oriole.lifecycle import sweep_tasks
 from oriole.store import shared_store
+from oriole.text import JsonObject
 
 
 def known_prompts() -> dict[str, str]:
@@ -32,7 +34,7 @@ def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
 
 
 @logger.inject_lambda_context
-def plan(event: dict, context) -> dict:
+def plan(event: JsonObject, context: LambdaContext) -> JsonObject:
     result = sweep_tasks.plan_run(event, shared_store(), known_prompts, known_prices)
     logger.info("sweep planned", extra={"sweep": result["sweep"]["id"], "planned": result["planned"],
                                         "already_done": result["alreadyDone"], "caps": result["caps"]})
@@ -40,17 +42,17 @@ def plan(event: dict, context) -> dict:
 
 
 @logger.inject_lambda_context
-def start_repetition(event: dict, context) -> dict:
-    return sweep_tasks.start_repetition(event, shared_store(), start_named)
+def start_repetition(event: JsonObject, context: LambdaContext) -> JsonObject:
+    return sweep_tasks.start_repetition(event, shared_store(), start_named).as_state()
 
 
 @logger.inject_lambda_context
-def check_repetition(event: dict, context) -> dict:
+def check_repetition(event: JsonObject, context: LambdaContext) -> JsonObject:
     return sweep_tasks.check_repetition(event, shared_store(), execution_status)
 
 
 @logger.inject_lambda_context
-def summarize(event: dict, context) -> dict:
+def summarize(event: JsonObject, context: LambdaContext) -> JsonObject:
     result = sweep_tasks.summarize(event, shared_store(), failed_executions)
     logger.info("sweep summarized", extra=result)
     return result

@@ -6,19 +6,29 @@ up towards Lambda's code storage quota, one asset per function and deploy.
 What the stack holds is read while the deploy runs: CloudFormation removes the versions a deploy replaces
 only in its last phase, so the version a rollback would return to is still held, and kept."""
 
+from __future__ import annotations
+
 import json
 import os
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import boto3
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers import aws
 from oriole.handlers.observability import logger
 from oriole.lifecycle import deployment
+from oriole.text import JsonObject
+
+if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda never imports them
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_stepfunctions import SFNClient
 
 
 @logger.inject_lambda_context
-def handler(event: dict, context) -> dict:
+def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     grace = timedelta(seconds=int(os.environ[deployment.EXECUTION_TIMEOUT])) + deployment.DEPLOY_MARGIN
     deleted = prune(boto3.client("lambda", config=aws.RETRIES), aws.stepfunctions(),
                     boto3.client("cloudformation", config=aws.RETRIES),
@@ -28,8 +38,9 @@ def handler(event: dict, context) -> dict:
     return {"deleted": deleted}
 
 
-def prune(lambda_client, stepfunctions, cloudformation, function_names: list[str], stack_id: str,
-          sweep_state_machine_arn: str, grace: timedelta, now: datetime) -> dict[str, list[int]]:
+def prune(lambda_client: LambdaClient, stepfunctions: SFNClient, cloudformation: CloudFormationClient,
+          function_names: list[str], stack_id: str, sweep_state_machine_arn: str, grace: timedelta,
+          now: datetime) -> dict[str, list[int]]:
     """Delete each function's stale versions; returns function name -> the versions deleted."""
     held = versions_in_stack(cloudformation, stack_id)
     in_use = running_sweep_versions(stepfunctions, sweep_state_machine_arn)
@@ -48,14 +59,14 @@ def numbers(versions: set[tuple[str, int]], function_name: str) -> set[int]:
     return {number for name, number in versions if name == function_name}
 
 
-def published_versions(lambda_client, function_name: str) -> list[deployment.PublishedVersion]:
+def published_versions(lambda_client: LambdaClient, function_name: str) -> list[deployment.PublishedVersion]:
     """Every published version of a function (``LastModified``: ``2026-11-25T08:00:00.000+0000``)."""
     pages = lambda_client.get_paginator("list_versions_by_function").paginate(FunctionName=function_name)
     return [deployment.PublishedVersion(int(v["Version"]), datetime.fromisoformat(v["LastModified"]))
             for page in pages for v in page["Versions"] if v["Version"] != "$LATEST"]
 
 
-def versions_in_stack(cloudformation, stack_id: str) -> set[tuple[str, int]]:
+def versions_in_stack(cloudformation: CloudFormationClient, stack_id: str) -> set[tuple[str, int]]:
     """The (function, version) pairs the stack holds as ``AWS::Lambda::Version`` resources."""
     pages = cloudformation.get_paginator("list_stack_resources").paginate(StackName=stack_id)
     return deployment.versions_named(" ".join(
@@ -63,7 +74,7 @@ def versions_in_stack(cloudformation, stack_id: str) -> set[tuple[str, int]]:
         if resource["ResourceType"] == "AWS::Lambda::Version"))
 
 
-def running_sweep_versions(stepfunctions, state_machine_arn: str) -> set[tuple[str, int]]:
+def running_sweep_versions(stepfunctions: SFNClient, state_machine_arn: str) -> set[tuple[str, int]]:
     """The (function, version) pairs the definitions of the running sweeps invoke (a sweep's distributed maps
     run on their parent's definition, which stays running while they do)."""
     pages = stepfunctions.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn,

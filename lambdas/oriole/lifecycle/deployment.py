@@ -117,7 +117,7 @@ def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] 
     the database); plain http is refused when an API key would be sent over it."""
     servers = provider.servers
     allowed = None if servers is None else _listed(environ, servers.listed)
-    if allowed is None:
+    if servers is None or allowed is None:
         return
     local = str(BY_KEY[servers.key].default)
     where = (f"deploy with `cdk deploy -c {servers.context}='[\"{servers.example}\"]'` and set "

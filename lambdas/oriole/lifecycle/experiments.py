@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from oriole import catalog, inputs
 from oriole.config import resolve
@@ -35,11 +36,12 @@ from oriole.errors import (
 from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
 from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS
+from oriole.statuses import ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
-from oriole.store.mazes import StoredMaze, stored_maze
+from oriole.store.mazes import StoredMaze
 from oriole.store.turn_state import LoadedTurn, TurnResult
-from oriole.text import stored_message, unstorable
+from oriole.text import JsonObject, stored_message, unstorable
 
 AgentFactory = Callable[[AgentSetup], Agent]  # a provider's adapter (its agent function), keyed as its task needs
 _MAZE_CACHE: dict[int, StoredMaze] = {}  # experiment id -> its maze; a warm container skips the grid
@@ -49,7 +51,7 @@ _MAZE_CACHE_SIZE = 64
 ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
 
 
-def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dict:
+def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterReader) -> JsonObject:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
     ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
@@ -89,7 +91,7 @@ def start(event: Mapping, store: Store, read_parameters: ParameterReader) -> dic
     return _state(row)
 
 
-def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[dict, str]:
+def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[JsonObject, str]:
     """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
     provider = PROVIDERS[request.llmProvider]
@@ -107,14 +109,14 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
         raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
-    given = request.prices and prices.Price(request.prices.inputPerMTok, request.prices.outputPerMTok,
-                                            request.prices.source or "execution input")
+    given = None if request.prices is None else prices.Price(
+        request.prices.inputPerMTok, request.prices.outputPerMTok, request.prices.source or "execution input")
     charged = prices.price(request.llmProvider, request.modelName, given, stored.get(pricing))
     config["pricing"] = charged and charged.as_snapshot()
     return config, prompt
 
 
-def _check_observation(request: inputs.ExecutionInput, config: Mapping, maze: Maze) -> None:
+def _check_observation(request: inputs.ExecutionInput, config: Mapping[str, Any], maze: Maze) -> None:
     """Pictures go only to a model marked as accepting images, and only in a size the picture bound allows (a
     baseline ignores them: nothing to check)."""
     if not PROVIDERS[request.llmProvider].calls_model or config["observation"] == picture.TEXT:
@@ -124,7 +126,7 @@ def _check_observation(request: inputs.ExecutionInput, config: Mapping, maze: Ma
         raise InvalidConfig(f"config.{problem}")
 
 
-def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> dict:
+def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> JsonObject:
     """Attach a successor execution to its experiment: only the execution its current execution handed over
     to may carry it on. It is named as the next part (``progress.successor_name``) and its input holds the
     token that execution's ContinueAsNew issued; an execution started by hand under that name holds none, so
@@ -152,7 +154,7 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> d
     return _state(row)
 
 
-def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> dict:
+def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> JsonObject:
     """Start a replay: a scratch copy of the original experiment as it started (``experiments.replay_of``; its
     configuration, prompt, seed and maze), played by the recorded agent (``oriole.providers.replay``). The original
     is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""
@@ -161,10 +163,10 @@ def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> di
     return _state(store.create_replay(request.replayOf, execution_arn, deployment.code_version()))
 
 
-StartExecution = Callable[[str, str, dict], str]  # state machine ARN, execution name, input -> execution ARN
+StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
 
 
-def continue_as_new(event: Mapping, store: Store, start_execution: StartExecution) -> dict:
+def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: StartExecution) -> inputs.Continued:
     """ContinueAsNew: issue a continuation token for the next part, then start the successor execution with it.
 
     The row keeps the token's hash; the token itself travels only in the successor's input. A retried task
@@ -183,10 +185,10 @@ def continue_as_new(event: Mapping, store: Store, start_execution: StartExecutio
                                    f"part {part} not started")
     arn = start_execution(request.stateMachineArn, progress.successor_name(experiment_id, part),
                           {"experimentId": experiment_id, "continuationToken": token})
-    return {"successorExecutionArn": arn, "part": part}
+    return inputs.Continued(successor_execution_arn=arn, part=part)
 
 
-def _state(row: ExperimentRef) -> dict:
+def _state(row: ExperimentRef) -> JsonObject:
     """The small state the execution carries between tasks: ids and counters, never history."""
     return {"experimentId": row.id, "llmProvider": row.llm_provider, "turnNumber": row.turn_count + 1,
             "turnInExecution": 1, "part": row.parts}
@@ -198,7 +200,7 @@ def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
     _MAZE_CACHE[experiment_id] = maze
 
 
-def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
+def play_turn(event: Mapping[str, Any], store: Store, agent_factory: AgentFactory,
               seconds_left: Callable[[], float] | None = None) -> TurnResult:
     """One agent task: load the experiment, play one turn, write it in one statement.
 
@@ -220,12 +222,13 @@ def play_turn(event: Mapping, store: Store, agent_factory: AgentFactory,
         raise TurnOutOfOrder(f"experiment {experiment_id} has {loaded.turn_count} turns; "
                              f"turn {turn_number} cannot be next")
     if maze is None:
-        maze = stored_maze(loaded.maze_row)
+        assert loaded.maze_row is not None, "load_turn reads the maze when asked to"
+        maze = loaded.maze_row.stored()
         _cache_maze(experiment_id, maze)
     return _play(loaded, maze, turn_number, store, agent_factory(loaded.agent_setup(maze.maze)), seconds_left)
 
 
-def _deadline(config: Mapping, seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
+def _deadline(config: Mapping[str, Any], seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
     """Whether another model request (its timeout, and the margin to write the turn) no longer fits."""
     if seconds_left is None:
         return None
@@ -242,7 +245,7 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         summary, compaction = _summary(loaded, maze.maze, world, agent)
         if summary is not None:
             context["memory_summary"] = summary
-        outcome = run_turn(agent, loaded.experiment["prompt_text"], world, game, loaded.recall_window(game), context,
+        outcome = run_turn(agent, loaded.experiment.prompt_text, world, game, loaded.recall_window(game), context,
                            loaded.settings(world, _deadline(loaded.config, seconds_left), loaded.camera(maze.maze)),
                            loaded.conversation())
     except ModelThrottled as err:
@@ -258,18 +261,20 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
             raise TurnOutOfOrder(f"experiment {loaded.id} changed while turn {turn_number} was played "
                                  f"and the turn was not written; retry the task")
         return stored.result(turn_number)
-    return TurnResult(turn_number, len(outcome.actions), outcome.end_reason, world.goal_found, world.position,
-                      write.turn["input_tokens"], write.turn["output_tokens"])
+    return TurnResult(turn_number=turn_number, actions=len(outcome.actions), end_reason=outcome.end_reason,
+                      goal_found=world.goal_found, position=world.position, input_tokens=outcome.usage.input_tokens,
+                      output_tokens=outcome.usage.output_tokens)
 
 
-def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) -> tuple[dict | None, list[ModelCall]]:
+def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState,
+             agent: Agent) -> tuple[JsonObject | None, list[ModelCall]]:
     """The summary of the turns older than the window (historyMode summary), and the compaction call that
     made it, if one was needed this turn (compaction model)."""
     if not loaded.summarised_turns():
         return None, []
     if loaded.setting("compaction") == memory.MAP:
         return loaded.map_memory(maze).summary(world.position), []
-    previous = (loaded.experiment["memory"] or {}).get("summary")
+    previous = loaded.experiment.memory.get("summary")
     turn = loaded.to_compact()
     if turn is None:
         return {"summary": previous}, []
@@ -280,10 +285,10 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent) ->
                                                                                kind="compaction", sent=sent)]
 
 
-def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: dict | None) -> dict:
+def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: JsonObject | None) -> JsonObject:
     """The memory state after this turn: the known map with this turn's sightings (for the map compaction or map
     pictures), and the running summary and the last turn it covers (model compaction); nothing otherwise."""
-    state: dict = {}
+    state: JsonObject = {}
     if loaded.keeps_map():
         known = loaded.map_memory(maze)
         for action in outcome.actions:
@@ -291,7 +296,7 @@ def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: 
         state |= known.state()
     if loaded.history_mode != memory.SUMMARY or loaded.setting("compaction") != memory.MODEL:
         return state
-    previous = loaded.experiment["memory"] or {}
+    previous = loaded.experiment.memory
     if summary is None:
         return state | {k: previous[k] for k in ("summary", "through_turn") if k in previous}
     compacted = loaded.to_compact()
@@ -299,7 +304,7 @@ def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: 
     return state | {"summary": summary["summary"], "through_turn": through}
 
 
-def check_progress(event: Mapping, store: Store) -> dict:
+def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDecision:
     """CheckProgress: read the experiment's counters and decide what the state machine does next."""
     request = inputs.parse(inputs.ProgressRequest, dict(event), "CheckProgress input")
     row = store.progress(request.experimentId)
@@ -313,8 +318,8 @@ def check_progress(event: Mapping, store: Store) -> dict:
                           row.gave_up_reason),
         row.config,
     )
-    return {"decision": decision.decision, "reason": decision.reason, "actions": row.action_count,
-            "goalFound": row.goal_found}
+    return inputs.ProgressDecision(decision=decision.decision, reason=decision.reason, actions=row.action_count,
+                                   goal_found=row.goal_found)
 
 
 def _execution_seconds_left(started: str | None) -> float | None:
@@ -330,7 +335,7 @@ def _execution_seconds_left(started: str | None) -> float | None:
     return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
-def finalize(event: Mapping, store: Store, status: str) -> dict:
+def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -> inputs.Finalized:
     """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
@@ -340,16 +345,17 @@ def finalize(event: Mapping, store: Store, status: str) -> dict:
     """
     request = FinalizeRequest.model_validate(dict(event))
     experiment_id = request.experiment_id
-    if status == "failed":
+    reason: str | None
+    if status == ExperimentStatus.FAILED:
         reason = stored_message(request.reason) if request.reason else failure_reason(request.error)
     else:
-        reason = stored_message(request.reason) if request.reason and status != "succeeded" else None
+        reason = stored_message(request.reason) if request.reason and status != ExperimentStatus.SUCCEEDED else None
     if experiment_id is None:
-        return {"experimentId": None, "status": status, "closed": False, "failureReason": reason}
+        return inputs.Finalized(experiment_id=None, status=status, closed=False, failure_reason=reason)
     named_by_input = request.experimentId is None
     closed = store.finalize(experiment_id, status, reason,
                             last_execution=(request.executionArn or "") if named_by_input else None)
-    return {"experimentId": experiment_id, "status": status, "closed": closed, "failureReason": reason}
+    return inputs.Finalized(experiment_id=experiment_id, status=status, closed=closed, failure_reason=reason)
 
 
 def failure_reason(error: CaughtError) -> str:
@@ -365,12 +371,14 @@ def failure_reason(error: CaughtError) -> str:
     return stored_message(f"{name}: {message}" if message else name)
 
 
-_CLOSED_BY_EXECUTION = {"FAILED": ("failed", "failed"), "TIMED_OUT": ("timed_out", "reached its execution timeout"),
-                        "ABORTED": ("aborted", "was stopped")}
+_CLOSED_BY_EXECUTION: dict[str, tuple[ExperimentStatus, str]] = {
+    "FAILED": (ExperimentStatus.FAILED, "failed"),
+    "TIMED_OUT": (ExperimentStatus.TIMED_OUT, "reached its execution timeout"),
+    "ABORTED": (ExperimentStatus.ABORTED, "was stopped")}
 
 
 def close_after_execution(detail: ExecutionStatusChange, store: Store,
-                          execution_status: Callable[[str], str | None]) -> dict:
+                          execution_status: Callable[[str], str | None]) -> JsonObject:
     """The status-change finalizer: close the experiment of an execution that ended while it was open.
 
     ``detail`` is the detail of Step Functions' "Execution Status Change" event (EventBridge on AWS, the
@@ -403,7 +411,7 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
         successor_status = execution_status(successor) if successor else None
         if successor_status == "RUNNING":
             return result  # it attaches itself when it starts; its own end is reported in turn
-        new_status, reason = "failed", _continuation_reason(name, successor, successor_status)
+        new_status, reason = ExperimentStatus.FAILED, _continuation_reason(name, successor, successor_status)
     elif status in _CLOSED_BY_EXECUTION:
         new_status, what = _CLOSED_BY_EXECUTION[status]
         reason = f"execution {status}: {name} {what}"
@@ -425,7 +433,7 @@ def _continuation_reason(name: str, successor: str | None, successor_status: str
     return f"continuation did not start: execution {name} handed over to {successor.rsplit(':', 1)[-1]}, which {state}"
 
 
-def _json_object(text: object) -> dict:
+def _json_object(text: object) -> JsonObject:
     """An event's JSON text (input, output) as a dict; anything else (absent, truncated, a list) as {}."""
     try:
         value = json.loads(text) if isinstance(text, str) else None

@@ -15,12 +15,14 @@ from typing import Any
 from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import experiments
 from oriole.store import Store
+from oriole.store.experiments import OpenExperiment
+from oriole.text import JsonObject
 
 DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
-Describe = Callable[[str], dict | None]  # DescribeExecution, None when the execution does not exist
+Describe = Callable[[str], JsonObject | None]  # DescribeExecution, None when the execution does not exist
 
 
-def status_change_detail(execution: Mapping[str, Any]) -> dict[str, Any]:
+def status_change_detail(execution: Mapping[str, Any]) -> JsonObject:
     """The status-change event's detail from a DescribeExecution answer: how the local runner, the
     reconciler and ``oriole doctor --aws`` report an execution's end that EventBridge did not deliver."""
     detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}
@@ -28,43 +30,44 @@ def status_change_detail(execution: Mapping[str, Any]) -> dict[str, Any]:
     return detail
 
 
-def gone(execution_arn: str) -> dict:
+def gone(execution_arn: str) -> JsonObject:
     """The detail of an execution Step Functions does not know (any more): it ran nothing, so it was stopped."""
     return {"executionArn": execution_arn, "name": execution_arn.rsplit(":", 1)[-1], "status": "ABORTED",
             "cause": "Step Functions has no such execution (any more)"}
 
 
-def ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[tuple[dict, dict]]:
+def ended(store: Store, describe: Describe,
+          belongs: Callable[[str], bool]) -> list[tuple[OpenExperiment, JsonObject]]:
     """Open experiments whose latest execution (one that ``belongs`` here) is no longer RUNNING, each with
     the status-change detail that closes it."""
-    found = []
+    found: list[tuple[OpenExperiment, JsonObject]] = []
     for row in store.open_experiments():
-        if not belongs(row["last_execution"]):
+        if not belongs(row.last_execution):
             continue
-        execution = describe(row["last_execution"])
+        execution = describe(row.last_execution)
         if execution is None:
-            found.append((row, gone(row["last_execution"])))
+            found.append((row, gone(row.last_execution)))
         elif execution["status"] != "RUNNING":
             found.append((row, status_change_detail(execution)))
     return found
 
 
-def close(store: Store, detail: dict, execution_status: Callable[[str], str | None]) -> dict:
+def close(store: Store, detail: JsonObject, execution_status: Callable[[str], str | None]) -> JsonObject:
     """Close one experiment as the status-change finalizer does (a successor that carries it on leaves it open)."""
     return experiments.close_after_execution(ExecutionStatusChange.model_validate(detail), store, execution_status)
 
 
-def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[dict]:
+def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[JsonObject]:
     """Close every open experiment whose execution ended; what was found and what became of it."""
     def status(arn: str) -> str | None:
         execution = describe(arn)
         return None if execution is None else execution["status"]
 
-    return [{"experimentId": row["experiment_id"], "lastExecution": row["last_execution"],
+    return [{"experimentId": row.experiment_id, "lastExecution": row.last_execution,
              "executionStatus": detail["status"], **_outcome(close(store, detail, status))}
             for row, detail in ended(store, describe, belongs)]
 
 
-def _outcome(result: dict) -> dict:
+def _outcome(result: JsonObject) -> JsonObject:
     return {"closed": result["closed"], "failureReason": result["failureReason"],
             "experimentStatus": result["experimentStatus"]}

@@ -14,17 +14,15 @@ from itertools import chain
 
 from oriole import inputs
 from oriole.core import sweep_plan
-from oriole.core.progress import TERMINAL_EXECUTION_STATUSES
-from oriole.core.sweep_plan import Cell, Planned, SweepRun, validate
+from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun, validate
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import NAMES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, RepetitionOutcome
 from oriole.store import Store
+from oriole.text import JsonObject
 
 OUTCOMES = {"succeeded": "succeeded", "timed_out": "timedOut", "failed": "failed", "aborted": "aborted",
             "running": "running", "rejected": "rejected", "skipped": "skipped"}  # outcome -> the summary's key
-STARTED = "started"
-SKIPPED = "skipped"  # the spend limit was reached before it started
-REJECTED = "rejected"  # StartExperiment refused the input: the execution failed before an experiment existed
 _MATRICES: dict[str, list[Cell]] = {}  # a warm container's sweeps: their cells, by the sweep's JSON
 _MATRIX_CACHE_SIZE = 8
 
@@ -50,7 +48,7 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
 
 
 def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[str, str] | Iterable[str]],
-             known_prices: Callable[[], Mapping[str, str]]) -> dict:
+             known_prices: Callable[[], Mapping[str, str]]) -> JsonObject:
     """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs, a price for every
     model under a spend limit: ``known_prices`` gives Parameter Store's pricing entries by name) and return, per
     provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
@@ -79,7 +77,8 @@ def _item(run: SweepRun, store: Store, index: int) -> Planned:
     return sweep_plan.planned_at(matrix, index)
 
 
-def start_repetition(event: object, store: Store, start: Callable[[str, str, dict], str]) -> dict:
+def start_repetition(event: object, store: Store,
+                     start: Callable[[str, str, JsonObject], str]) -> inputs.RepetitionStarted:
     """StartRepetition: start the experiment of one plan index, unless its repetition already ended (resume)
     or the sweep has spent its limit. ``start(state machine, name, input)`` starts an execution under a
     deterministic name (sweep, cell, repetition, attempt) and returns its ARN, the existing one's when a
@@ -89,15 +88,15 @@ def start_repetition(event: object, store: Store, start: Callable[[str, str, dic
     item = _item(run, store, request.index)
     state = sweep_plan.repetition(store.repetition_attempts(item.agent_id(run.id)), run.retry_failed)
     if state.ended is not None:
-        return {"outcome": state.ended, "executionArn": None}
+        return inputs.RepetitionStarted(outcome=state.ended, execution_arn=None)
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
-        return {"outcome": SKIPPED, "executionArn": None}
+        return inputs.RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
     arn = start(request.experimentStateMachineArn, item.execution_name(run.id, state.attempt),
                 item.execution_input(run))
-    return {"outcome": STARTED, "executionArn": arn}
+    return inputs.RepetitionStarted(outcome=RepetitionOutcome.STARTED, execution_arn=arn)
 
 
-def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> dict:
+def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
     """CheckRepetition: whether the experiment an item started is closed, and how it ended (an execution that
     ended before any experiment existed was rejected); and, for an item that waits on, how long to wait before
     the next look (``sweep_plan.next_check_wait``) and how long it will then have followed the experiment."""
@@ -107,28 +106,26 @@ def check_repetition(event: object, store: Store, execution_status: Callable[[st
             "followedSeconds": check.followedSeconds}
 
 
-def _look(arn: str, store: Store, execution_status: Callable[[str], str | None]) -> dict:
+def _look(arn: str, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
     row = store.execution_outcome(arn)
     if row is None:
         status = execution_status(arn)
         if status is not None and status not in TERMINAL_EXECUTION_STATUSES:
-            return {"closed": False, "outcome": "starting"}
+            return {"closed": False, "outcome": RepetitionOutcome.STARTING}
         row = store.execution_outcome(arn)  # it may have made its experiment and ended since the first look
         if row is None:
-            return {"closed": True, "outcome": REJECTED}
-    return {"closed": row["completed"], "outcome": row["status"]}
+            return {"closed": True, "outcome": RepetitionOutcome.REJECTED}
+    return {"closed": row.completed, "outcome": row.status}
 
 
-def summarize(event: object, store: Store, failed_executions: Callable[[str, str], set[str]]) -> dict:
+def summarize(event: object, store: Store, failed_executions: Callable[[str, str], set[str]]) -> JsonObject:
     """SummarizeSweep: how this run's repetitions stand, from the database (the maps keep no results):
     each by its latest experiment, a repetition without one rejected (its execution, found among
     ``failed_executions(state machine, name prefix)``, failed before making it) or skipped (never started:
     the spend limit, or the sweep was stopped)."""
     request = inputs.parse(inputs.SweepSummaryRequest, event, "sweep summary")
     run = validate(SweepRun, request.sweep, "sweep input")
-    history: dict[str, list[dict]] = {}
-    for row in store.sweep_experiments(run.id):
-        history.setdefault(row["agent_id"], []).append(row)
+    history = sweep_plan.by_repetition(store.sweep_experiments(run.id))
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
     for index in chain.from_iterable(request.indices.values()):
@@ -139,8 +136,8 @@ def summarize(event: object, store: Store, failed_executions: Callable[[str, str
             "spentUsd": store.sweep_spend(run.id)}
 
 
-def _outcome(sweep_id: str, item: Planned, attempts: list[dict], rejected: set[str]) -> str:
+def _outcome(sweep_id: str, item: Planned, attempts: list[SweepExperiment], rejected: set[str]) -> str:
     """A repetition's outcome: its attempt of this run was rejected, else its latest experiment's status."""
     if item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt) in rejected:
-        return REJECTED
-    return attempts[-1]["status"] if attempts else SKIPPED
+        return RepetitionOutcome.REJECTED
+    return attempts[-1].status if attempts else RepetitionOutcome.SKIPPED

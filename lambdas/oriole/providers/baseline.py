@@ -6,6 +6,7 @@ from __future__ import annotations
 from oriole.core.baselines import Baseline, make_baseline
 from oriole.core.requests import request_json
 from oriole.core.turn_loop import AgentSetup, ModelRequest
+from oriole.text import JsonObject
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> Baseline:
@@ -13,6 +14,6 @@ def agent(setup: AgentSetup, api_key: str | None = None) -> Baseline:
     return make_baseline(setup.model, setup.maze, setup.seed, setup.state)
 
 
-def wire_request(request: ModelRequest, settings: dict) -> dict:
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """What a baseline was given, as provider-neutral JSON: no wire format, no model."""
     return request_json(request)

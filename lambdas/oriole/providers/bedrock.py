@@ -13,14 +13,20 @@ import functools
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from oriole.catalog import BY_KEY, snapshot_value
+from oriole.catalog import default_of, snapshot_value
 from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
-from oriole.text import MAX_JSON_DEPTH, nesting_depth
+from oriole.text import MAX_JSON_DEPTH, JsonObject, nesting_depth
+
+if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda never imports them
+    from botocore.exceptions import ClientError
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+    from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_BACKOFF_SECONDS = 20.0
@@ -34,7 +40,11 @@ UNAVAILABLE_CODES = frozenset({"InternalServerException", "ModelErrorException"}
 TIMEOUT_CODES = frozenset({"ModelTimeoutException"})
 
 
-def runtime_client(timeout_seconds: float):
+# a ``bedrock-runtime`` client, or a function making one when the first request is sent (``BedrockAgent.client``)
+ClientSource: TypeAlias = "BedrockRuntimeClient | Callable[[], BedrockRuntimeClient]"
+
+
+def runtime_client(timeout_seconds: float) -> BedrockRuntimeClient:
     """A ``bedrock-runtime`` client whose read timeout is the configured request timeout.
 
     botocore's own retries are switched off (one attempt in total; botocore's ``max_attempts`` would
@@ -51,21 +61,24 @@ def runtime_client(timeout_seconds: float):
     return boto3.client("bedrock-runtime", config=config)
 
 
-def _document(value: object) -> object:
-    """``value`` as plain JSON types (botocore rejects tuples and other non-JSON values in documents), its keys
-    sorted as a stored and rebuilt request has them (see ``oriole.providers.wire.json_text``)."""
+def _document(value: object) -> Any:
+    """``value`` as plain JSON types, the JSON value it encodes (botocore rejects tuples and other non-JSON values
+    in documents), its keys sorted as a stored and rebuilt request has them
+    (see ``oriole.providers.wire.json_text``)."""
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def _tool_input(arguments: object) -> dict:
+def _tool_input(arguments: object) -> JsonObject:
     """A tool call's arguments as the JSON object Converse requires for ``toolUse.input``
     (see ``oriole.providers.wire.arguments_object``)."""
-    return _document(arguments_object(arguments))
+    document: JsonObject = _document(arguments_object(arguments))
+    return document
 
 
-def _tool_result(message: Message) -> dict:
+def _tool_result(message: Message) -> JsonObject:
     """A tool message as a ``toolResult`` block; a result carrying an ``error`` is marked as failed."""
     result = message.content
+    body: JsonObject
     if isinstance(result, dict):
         body, failed = {"json": _document(result)}, "error" in result
     else:
@@ -74,11 +87,11 @@ def _tool_result(message: Message) -> dict:
                            "status": "error" if failed else "success"}}
 
 
-def _blocks(message: Message) -> tuple[str, list[dict]]:
+def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
     """The Converse role and content blocks of one neutral message."""
     if message.role == "tool":
         return "user", [_tool_result(message)]
-    blocks = [{"text": content_text(message.content)}] if message.content else []
+    blocks: list[JsonObject] = [{"text": content_text(message.content)}] if message.content else []
     if message.picture is not None:  # after the text (and, merged, after the tool results, as Converse wants)
         blocks.append({"image": {"format": "png", "source": {"bytes": message.picture.png}}})
     if message.role == "assistant":
@@ -87,14 +100,14 @@ def _blocks(message: Message) -> tuple[str, list[dict]]:
     return message.role, blocks
 
 
-def converse_messages(messages: Sequence[Message]) -> list[dict]:
+def converse_messages(messages: Sequence[Message]) -> list[JsonObject]:
     """Neutral messages as Converse messages.
 
     Converse wants roles to alternate and all tool results of an assistant turn in the next single user
     message, so consecutive messages of the same Converse role (tool results are user content) are merged,
     and a message with nothing to say is left out.
     """
-    converse: list[dict] = []
+    converse: list[JsonObject] = []
     for message in messages:
         role, blocks = _blocks(message)
         if not blocks:
@@ -106,18 +119,18 @@ def converse_messages(messages: Sequence[Message]) -> list[dict]:
     return converse
 
 
-def tool_config(tools: Sequence[ToolSpec]) -> dict:
+def tool_config(tools: Sequence[ToolSpec]) -> JsonObject:
     return {"tools": [{"toolSpec": {"name": t.name, "description": t.description,
                                     "inputSchema": {"json": t.parameters}}} for t in tools]}
 
 
-def _object(raw: dict, key: str) -> dict:
+def _object(raw: Mapping[str, Any], key: str) -> JsonObject:
     """``raw[key]`` when it is an object, else an empty one: a malformed answer never raises anything unnamed."""
     value = raw.get(key)
     return value if isinstance(value, dict) else {}
 
 
-def _tool_call(block: dict) -> ToolCall:
+def _tool_call(block: JsonObject) -> ToolCall:
     use = block["toolUse"]
     if not isinstance(use, dict) or not use.get("name") or not isinstance(use["name"], str):
         shown = excerpt(json.dumps(use, default=str).encode()) if nesting_depth(use, MAX_JSON_DEPTH) <= \
@@ -127,12 +140,12 @@ def _tool_call(block: dict) -> ToolCall:
     return model_call(use["name"], use.get("input"), call_id=call_id if isinstance(call_id, str) else None)
 
 
-def _reasoning(block: dict) -> str | None:
+def _reasoning(block: JsonObject) -> str | None:
     text = _object(_object(block, "reasoningContent"), "reasoningText").get("text")
     return text if isinstance(text, str) and text else None
 
 
-def parse_response(raw: dict, throttles: int = 0, retries: int | None = None) -> ModelResponse:
+def parse_response(raw: Mapping[str, Any], throttles: int = 0, retries: int | None = None) -> ModelResponse:
     """A Converse answer as a ``ModelResponse``; an answer without ``output.message``, or whose usage is not a
     set of counts (see ``oriole.providers.wire.reported_count``), is invalid. The answer is kept verbatim as
     JSON, without botocore's transport metadata (``ResponseMetadata``: request id, headers, retries)."""
@@ -158,7 +171,7 @@ def parse_response(raw: dict, throttles: int = 0, retries: int | None = None) ->
     )
 
 
-def _verbatim(raw: dict) -> bytes | None:
+def _verbatim(raw: Mapping[str, Any]) -> bytes | None:
     """The answer as JSON without ``ResponseMetadata``; None when it nests past what JSON code may meet (its
     over-deep call was answered as invalid, and the answer cannot be replayed)."""
     answer = {k: v for k, v in raw.items() if k != "ResponseMetadata"}
@@ -173,7 +186,7 @@ def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -
     return parse_response(json.loads(raw), throttles, retries)
 
 
-def wire_request(request: ModelRequest, settings: dict) -> dict:
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """The ``converse`` keyword arguments of a request with an agent's ``settings`` (``modelId``,
     ``inferenceConfig``); ``toolConfig`` only with tools: Converse refuses an empty tool list."""
     kwargs = {"modelId": settings["modelId"], "system": [{"text": request.system_prompt}],
@@ -194,8 +207,9 @@ class BedrockAgent:
     """An ``Agent`` answering through one Bedrock model with the Converse API."""
 
 
-    def __init__(self, client, model_id: str, temperature: float, max_tokens: int = BY_KEY["maxTokens"].default,
-                 top_p: float = BY_KEY["topP"].default, max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
+    def __init__(self, client: ClientSource, model_id: str, temperature: float,
+                 max_tokens: int = default_of("maxTokens", int), top_p: float = default_of("topP", float),
+                 max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
                  sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
         """``client`` is a ``bedrock-runtime`` client, or a function making one when the first request is sent: an
         agent asked only for its settings (a replay's recorded agent) builds no client and needs no credentials."""
@@ -210,13 +224,14 @@ class BedrockAgent:
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
 
     @classmethod
-    def from_config(cls, model_id: str, config: dict, client=None) -> BedrockAgent:
+    def from_config(cls, model_id: str, config: JsonObject, client: ClientSource | None = None,
+                    ) -> BedrockAgent:
         """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
         the catalog (a snapshot taken before a key existed gets its default).
 
         Without a client, one is built with the snapshot's request timeout when the first request is sent.
         """
-        def setting(key: str):
+        def setting(key: str) -> Any:
             return snapshot_value(config, key)
 
         if client is None:
@@ -226,7 +241,7 @@ class BedrockAgent:
                    context_budget=int(setting("contextTokens")))
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (temperature 0.0 is sent as 0.0; topP only below 1,
         where it changes anything, since some models refuse it next to a temperature)."""
         inference = {"temperature": float(self.temperature), "maxTokens": int(self.max_tokens)}
@@ -235,13 +250,13 @@ class BedrockAgent:
         return {"modelId": self.model_id, "inferenceConfig": inference}
 
     @property
-    def client(self):
+    def client(self) -> BedrockRuntimeClient:
         """The ``bedrock-runtime`` client, made on first use when the agent was given a function making it."""
-        if not hasattr(self._client, "converse"):
+        if not hasattr(self._client, "converse"):  # a client answers converse; anything else is what makes one
             self._client = self._client()
-        return self._client
+        return cast("BedrockRuntimeClient", self._client)
 
-    def converse_request(self, request: ModelRequest) -> dict:
+    def converse_request(self, request: ModelRequest) -> JsonObject:
         """The ``converse`` keyword arguments for one model request (``wire_request``)."""
         return wire_request(request, self.settings)
 
@@ -266,7 +281,7 @@ class BedrockAgent:
         return ModelThrottled(f"Bedrock throttled model {self.model_id!r} {throttles} time(s) in a row "
                               f"(last: {last}); the turn can be retried later", throttles=throttles)
 
-    def _converse(self, kwargs: dict) -> dict:
+    def _converse(self, kwargs: JsonObject) -> ConverseResponseTypeDef:
         """One ``converse`` call, its failures translated to named errors (``_Retryable`` for a throttle)."""
         from botocore.exceptions import (
             ClientError,
@@ -287,7 +302,7 @@ class BedrockAgent:
         except (BotocoreConnectionError, HTTPClientError) as err:
             raise ModelUnavailable(f"cannot reach Bedrock for model {self.model_id!r}: {err}") from err
 
-    def _client_error(self, err) -> Exception:
+    def _client_error(self, err: ClientError) -> Exception:
         """The named error for an AWS error answer, chosen by its code (its HTTP status if the code is new)."""
         code = err.response.get("Error", {}).get("Code", "")
         message = err.response.get("Error", {}).get("Message", str(err))
@@ -302,7 +317,7 @@ class BedrockAgent:
 
 
 @functools.cache
-def shared_client(timeout_seconds: float):
+def shared_client(timeout_seconds: float) -> BedrockRuntimeClient:
     """The warm container's Bedrock client for a request timeout: made once (the local runner puts one holding the
     user's credentials, or a stubbed one, in its place)."""
     return runtime_client(timeout_seconds)

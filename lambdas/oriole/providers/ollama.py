@@ -28,17 +28,17 @@ from oriole.providers.wire import (
     picture_base64,
     reported_count,
 )
-from oriole.text import bounded
+from oriole.text import JsonObject, bounded
 
 CHAT_PATH = "/api/chat"
 DURATION_FIELDS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 
 
-def wire_message(message: Message) -> dict:
+def wire_message(message: Message) -> JsonObject:
     """One neutral message in Ollama's chat format (a call's arguments as an object)."""
     if message.role == "tool":
         return {"role": "tool", "content": content_text(message.content), "tool_name": message.name or ""}
-    wire = {"role": message.role, "content": content_text(message.content)}
+    wire: JsonObject = {"role": message.role, "content": content_text(message.content)}
     if message.picture is not None:  # Ollama's images: base64, on the message that shows them
         wire["images"] = [picture_base64(message.picture)]
     if message.tool_calls:
@@ -47,7 +47,7 @@ def wire_message(message: Message) -> dict:
     return wire
 
 
-def _durations(body: dict) -> dict:
+def _durations(body: JsonObject) -> JsonObject:
     """Ollama's own timings (nanoseconds), as far as they are counts up to an hour: they are kept for reading
     only, so an absurd one is left out rather than refused."""
     return {k: body[k] for k in DURATION_FIELDS
@@ -87,7 +87,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
     )
 
 
-def wire_request(request: ModelRequest, settings: dict) -> dict:
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """The ``/api/chat`` body of a request with an agent's ``settings`` (the model, ``stream``, ``options``):
     system prompt first, then the turn's messages, and the tools when there are any."""
     messages = [{"role": "system", "content": request.system_prompt}]
@@ -106,7 +106,7 @@ def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -
 class OllamaAgent:
     """An Agent (see ``oriole.core.turn_loop``) backed by a model served by Ollama."""
 
-    def __init__(self, model: str, endpoint: str, options: dict, timeout_seconds: float,
+    def __init__(self, model: str, endpoint: str, options: JsonObject, timeout_seconds: float,
                  api_key: str | None = None, **retries: Any):
         """``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
         self.model = model
@@ -123,7 +123,7 @@ class OllamaAgent:
         return self.options.get("num_ctx")
 
     @classmethod
-    def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
+    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
         """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
         def value(key: str) -> Any:
             return snapshot_value(config, key)
@@ -138,11 +138,11 @@ class OllamaAgent:
         return self.http.url
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (see ``wire_request``)."""
         return {"model": self.model, "stream": False, "options": dict(self.options)}
 
-    def payload(self, request: ModelRequest) -> dict:
+    def payload(self, request: ModelRequest) -> JsonObject:
         """The ``/api/chat`` request body (``wire_request``)."""
         return wire_request(request, self.settings)
 

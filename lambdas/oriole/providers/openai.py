@@ -36,7 +36,7 @@ from oriole.providers.wire import (
     picture_base64,
     reported_count,
 )
-from oriole.text import bounded
+from oriole.text import JsonObject, bounded
 
 CHAT_PATH = "/chat/completions"
 REASONING_FIELDS = ("reasoning_content", "reasoning")  # what vLLM, SGLang and llama.cpp call a model's thinking
@@ -49,7 +49,7 @@ def wire_arguments(arguments: object) -> str:
     return arguments if isinstance(arguments, str) and parsed else json_text(parsed)
 
 
-def wire_message(message: Message) -> dict:
+def wire_message(message: Message) -> JsonObject:
     """One neutral message as a Chat Completions message; one carrying a picture has content parts, its text
     and an ``image_url`` part holding the PNG as a data URL (what vLLM, llama.cpp and OpenAI read)."""
     if message.picture is not None:
@@ -70,14 +70,15 @@ def wire_message(message: Message) -> dict:
 def _tool_call(index: int, entry: object) -> ToolCall:
     """A call as the model sent it: a nameless one is kept (name "") so the loop counts it invalid; one without
     an id gets ``call_<index>``, so its result can still name it."""
-    entry = entry if isinstance(entry, dict) else {}
-    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
-    name, call_id = function.get("name"), entry.get("id")
+    fields: JsonObject = entry if isinstance(entry, dict) else {}
+    found = fields.get("function")
+    function: JsonObject = found if isinstance(found, dict) else {}
+    name, call_id = function.get("name"), fields.get("id")
     return model_call(name if isinstance(name, str) else "", function.get("arguments"),
                       call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}")
 
 
-def _choice(raw: bytes) -> tuple[dict, dict, dict]:
+def _choice(raw: bytes) -> tuple[JsonObject, JsonObject, JsonObject]:
     """The body, its first choice and that choice's message, or InvalidModelResponse quoting the body."""
     try:
         body = parse_json(raw)
@@ -85,7 +86,7 @@ def _choice(raw: bytes) -> tuple[dict, dict, dict]:
         raise InvalidModelResponse(f"the server answered with a body that is not JSON: {excerpt(raw)}") from None
     choices = body.get("choices") if isinstance(body, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
-    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+    if not isinstance(body, dict) or not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
         raise InvalidModelResponse(f"the server answered without choices[0].message: {excerpt(raw)}")
     if not isinstance(body.get("usage"), dict | None) or not isinstance(choice["message"].get("tool_calls"),
                                                                         list | None):
@@ -109,7 +110,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
     )
 
 
-def wire_request(request: ModelRequest, settings: dict) -> dict:
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """The Chat Completions body of a request with an agent's ``settings`` (the model, ``stream`` and the
     generation fields, and ``parallel_tool_calls``, sent only with tools: the spec allows it only there)."""
     settings = dict(settings)
@@ -127,7 +128,7 @@ def wire_request(request: ModelRequest, settings: dict) -> dict:
 class OpenAIAgent:
     """An Agent (see ``oriole.core.turn_loop``) backed by a model behind an OpenAI-compatible Chat Completions API."""
 
-    def __init__(self, model: str, base_url: str, generation: dict, timeout_seconds: float,
+    def __init__(self, model: str, base_url: str, generation: JsonObject, timeout_seconds: float,
                  api_key: str | None = None, parallel_tool_calls: bool | None = None,
                  context_budget: int | None = None, **retries: Any):
         """``generation`` holds the request's generation fields (``temperature``, ``max_tokens`` or
@@ -145,7 +146,7 @@ class OpenAIAgent:
         self.http = JsonPoster(server, self.base_url + CHAT_PATH, timeout_seconds, api_key, **retries)
 
     @classmethod
-    def from_config(cls, model: str, config: dict, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
+    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
         """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
         def value(key: str) -> Any:
             return snapshot_value(config, key)
@@ -163,14 +164,14 @@ class OpenAIAgent:
         return self.http.url
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (see ``wire_request``)."""
         settings = {"model": self.model, "stream": False, **self.generation}
         if self.parallel_tool_calls is not None:
             settings["parallel_tool_calls"] = self.parallel_tool_calls
         return settings
 
-    def payload(self, request: ModelRequest) -> dict:
+    def payload(self, request: ModelRequest) -> JsonObject:
         """The request body (``wire_request``)."""
         return wire_request(request, self.settings)
 

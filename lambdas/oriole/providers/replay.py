@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import base64
 import importlib
+from collections.abc import Callable
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import OrioleError
 from oriole.provider_registry import PROVIDERS
+from oriole.text import JsonObject
+
+RecordedAnswer = Callable[[bytes, int, int, int], ModelResponse]  # an adapter's ``recorded_answer``
 
 
 class ReplayDiverged(OrioleError):
@@ -25,15 +29,16 @@ class ReplayDiverged(OrioleError):
 class RecordedAgent:
     """Answers from the recorded calls of one turn; the wrapped agent states the settings and the context budget."""
 
-    def __init__(self, original: Agent, provider: str, recorded: tuple[dict, ...], turn: int | None = None):
+    def __init__(self, original: Agent, provider: str, recorded: tuple[JsonObject, ...],
+                 turn: int | None = None):
         self.original, self.provider, self.turn = original, provider, turn
         self.context_budget = original.context_budget
         self._recorded = list(recorded)
         self._made = 0
-        self._parse = importlib.import_module(PROVIDERS[provider].adapter).recorded_answer
+        self._parse: RecordedAnswer = importlib.import_module(PROVIDERS[provider].adapter).recorded_answer
 
     @property
-    def settings(self) -> dict:
+    def settings(self) -> JsonObject:
         return self.original.settings
 
     def respond(self, request: ModelRequest) -> ModelResponse:

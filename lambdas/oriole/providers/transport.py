@@ -37,6 +37,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from oriole.errors import (
     InvalidApiKey,
@@ -48,7 +49,7 @@ from oriole.errors import (
     OrioleError,
 )
 from oriole.providers.wire import EXCERPT_CHARS, excerpt, parse_json
-from oriole.text import ascii_int, bounded
+from oriole.text import JsonObject, ascii_int, bounded
 
 JITTER_FRACTION = 0.25
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
@@ -218,11 +219,25 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def _watched(connection: type[http.client.HTTPConnection], request: urllib.request.Request) -> Callable:
+class _ExchangeRequest(urllib.request.Request):
+    """A request that connects through its ``_Exchange`` (the only kind ``http_opener`` opens)."""
+
+    def __init__(self, url: str, exchange: _Exchange, data: bytes, headers: dict[str, str]):
+        super().__init__(url, data=data, headers=headers, method="POST")
+        self.exchange = exchange
+
+
+def _watched(connection: type[http.client.HTTPConnection],
+             request: urllib.request.Request) -> Callable[..., http.client.HTTPConnection]:
     """``connection`` as urllib's ``do_open`` builds it, connecting through the request's ``_Exchange``."""
-    def build(host: str, **options: object) -> http.client.HTTPConnection:
+    if not isinstance(request, _ExchangeRequest):
+        raise TypeError(f"http_opener opens only requests with an exchange, not {type(request).__name__}")
+    exchange = request.exchange
+
+    def build(host: str, **options: Any) -> http.client.HTTPConnection:
         made = connection(host, **options)
-        made._create_connection = request.exchange.connect  # how http.client opens its socket (and a tunnel's)
+        # how http.client opens its socket (and a tunnel's): an attribute typeshed does not declare
+        made._create_connection = exchange.connect  # type: ignore[attr-defined]
         return made
     return build
 
@@ -234,7 +249,9 @@ class _HTTPHandler(urllib.request.HTTPHandler):
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(_watched(http.client.HTTPSConnection, req), req, context=self._context)
+        # the TLS context HTTPSHandler made (or was given): an attribute typeshed does not declare
+        context = self._context  # type: ignore[attr-defined]
+        return self.do_open(_watched(http.client.HTTPSConnection, req), req, context=context)
 
 
 def http_opener() -> urllib.request.OpenerDirector:
@@ -271,7 +288,7 @@ class JsonPoster:
         self._clock = clock
         self._opener = http_opener()
 
-    def post(self, payload: dict) -> Reply:
+    def post(self, payload: JsonObject) -> Reply:
         """Send ``payload`` (retrying only failures a retry can fix, while the request's time lasts) and return
         the answer's body."""
         data = json.dumps(payload).encode()
@@ -317,7 +334,7 @@ class JsonPoster:
 
     def _backoff(self, retry: int) -> float:
         """Exponential backoff with a little jitter, so concurrent experiments do not retry in lockstep."""
-        delay = self.backoff_seconds * 2 ** retry
+        delay = self.backoff_seconds * 2.0 ** retry
         return delay + random.uniform(0, JITTER_FRACTION * delay)
 
     def _headers(self) -> dict[str, str]:
@@ -331,9 +348,8 @@ class JsonPoster:
         body): the body, or a named error."""
         if seconds <= 0:
             raise self._timeout()
-        request = urllib.request.Request(self.url, data=data, headers=self._headers(), method="POST")
         with _Exchange(seconds) as exchange:
-            request.exchange = exchange
+            request = _ExchangeRequest(self.url, exchange, data, self._headers())
             try:
                 body = self._send(request, seconds)
             except (OrioleError, _Retryable, _Throttled):

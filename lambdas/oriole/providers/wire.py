@@ -9,7 +9,7 @@ import json
 from oriole.core.picture import Picture
 from oriole.core.tools import MAX_ARGUMENT_DEPTH, ToolSpec
 from oriole.errors import InvalidModelResponse
-from oriole.text import load_json
+from oriole.text import JsonObject, load_json
 
 MAX_TOKENS_PER_CALL = 10_000_000  # far beyond any context window, far inside the integer columns
 MAX_LATENCY_MS = 3_600_000  # an hour: four times the longest request timeout the catalog allows
@@ -48,7 +48,7 @@ def json_text(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def content_text(content: str | dict | None) -> str:
+def content_text(content: str | JsonObject | None) -> str:
     """A neutral message's content as chat text: a dict (a context, a tool result) as compact JSON."""
     if content is None:
         return ""
@@ -60,7 +60,7 @@ def optional_text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def arguments_object(arguments: object) -> dict:
+def arguments_object(arguments: object) -> JsonObject:
     """A call's arguments as an object, for a history that must stay well formed: a JSON string is parsed,
     anything that is not an object becomes ``{}`` (the call was already answered with its error)."""
     if isinstance(arguments, str):
@@ -76,7 +76,7 @@ def picture_base64(picture: Picture) -> str:
     return base64.b64encode(picture.png).decode("ascii")
 
 
-def function_tool(spec: ToolSpec) -> dict:
+def function_tool(spec: ToolSpec) -> JsonObject:
     """A tool as a JSON-schema function, the shape Ollama and the OpenAI Chat Completions API both take."""
     return {"type": "function",
             "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters}}

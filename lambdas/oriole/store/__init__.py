@@ -16,12 +16,13 @@ from oriole.store.mazes import Mazes
 from oriole.store.schema import Schema
 from oriole.store.sweeps import Sweeps
 from oriole.store.turns import Turns
+from oriole.text import JsonObject
 
 
 class Store(Schema, Mazes, Experiments, Turns, Sweeps):
     """The data-access layer over one psycopg connection (``StoreBase``: autocommit, dict rows, one reconnect)."""
 
-    def prepare(self) -> dict:
+    def prepare(self) -> JsonObject:
         """What a deploy (the migration trigger) and every local run do before the first experiment, all of it
         idempotent: migrate, load the shipped maze set (checked against the code), the registry's providers and the
         catalog's configuration keys. Returns the migrations applied and how many mazes were new."""

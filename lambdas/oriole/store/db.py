@@ -16,13 +16,15 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 
 from oriole.errors import DatabaseBusy, DatabaseNotConfigured
+from oriole.text import JsonObject
 
 HOST = "ORIOLE_DATABASE_HOST"  # the proxy's endpoint, in place of the secret's host
 CA = "ORIOLE_DATABASE_CA"  # a file in oriole/certs: verify the server against it
@@ -37,8 +39,9 @@ FIRST_CONNECTION_SECONDS = 120
 MAX_BACKOFF_SECONDS = 15
 
 log = logging.getLogger(__name__)  # a child of the handlers' Powertools logger "oriole"
+Connection = psycopg.Connection[DictRow]  # autocommit, rows as dicts (the store's statements name their own)
 _lock = threading.Lock()
-_connection: psycopg.Connection | None = None
+_connection: Connection | None = None
 
 
 def ca_file(name: str) -> Path:
@@ -46,7 +49,7 @@ def ca_file(name: str) -> Path:
     return Path(str(resources.files("oriole.certs").joinpath(name)))
 
 
-def secret_conninfo(secret: dict, environ=os.environ) -> str:
+def secret_conninfo(secret: JsonObject, environ: Mapping[str, str] = os.environ) -> str:
     """The connection string of an RDS secret (host, port, username, password, dbname) as deployed: through
     the proxy when there is one, with the server verified when a CA bundle is named, else TLS required."""
     tls = {"sslmode": "require"}
@@ -72,7 +75,7 @@ def database_url() -> str:
     return secret_conninfo(parameters.get_secret(secret_arn, transform="json", max_age=300))
 
 
-def connect(url: str | None = None) -> psycopg.Connection:
+def connect(url: str | None = None) -> Connection:
     """A new autocommit connection returning rows as dicts; each statement is its own transaction. Through a
     proxy (on AWS) no statement is ever prepared."""
     conn = psycopg.Connection.connect(url or database_url(), autocommit=True, row_factory=dict_row)
@@ -86,7 +89,7 @@ def is_busy(err: psycopg.OperationalError) -> bool:
     return any(sign in message for sign in BUSY)
 
 
-def connect_when_free(sleep=time.sleep) -> psycopg.Connection:
+def connect_when_free(sleep: Callable[[float], None] = time.sleep) -> Connection:
     """``connect``, waiting with backoff and full jitter while the database has no free connection slot;
     ``DatabaseBusy`` when it still has none."""
     attempt = 0
@@ -103,8 +106,9 @@ def connect_when_free(sleep=time.sleep) -> psycopg.Connection:
             sleep(random.uniform(0, CONNECT_BACKOFF_SECONDS * 2 ** attempt))
 
 
-def connect_patiently(budget_seconds: float = FIRST_CONNECTION_SECONDS, sleep=time.sleep,
-                      clock=time.monotonic) -> psycopg.Connection:
+def connect_patiently(budget_seconds: float = FIRST_CONNECTION_SECONDS,
+                      sleep: Callable[[float], None] = time.sleep,
+                      clock: Callable[[], float] = time.monotonic) -> Connection:
     """``connect`` for the migrations: a refused connection (the instance still starting, the proxy's target not
     yet available, no free slot) is tried again with exponential backoff until ``budget_seconds`` are spent;
     then the last error is raised, which fails the deploy with the reason."""
@@ -121,12 +125,12 @@ def connect_patiently(budget_seconds: float = FIRST_CONNECTION_SECONDS, sleep=ti
             delay = min(2 * delay, MAX_BACKOFF_SECONDS)
 
 
-def current() -> psycopg.Connection | None:
+def current() -> Connection | None:
     """The container's shared connection if one is open (never opens one)."""
     return _connection
 
 
-def connection() -> psycopg.Connection:
+def connection() -> Connection:
     """The container's shared connection, reconnected if it was closed or broken since the last use."""
     global _connection
     with _lock:

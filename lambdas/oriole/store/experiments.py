@@ -3,12 +3,17 @@ predecessor issued), read by CheckProgress (one row), closed once, and found fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
 
+import pydantic.dataclasses
+from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.core.progress import ending_category
 from oriole.provider_registry import REPLAY
+from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
 
 
@@ -22,7 +27,7 @@ class NewExperiment:
     prompt_hash: str
     agent_id: str | None
     comment: str | None
-    config: dict
+    config: dict[str, Any]
     seed: int
     start: tuple[int, int]
     goal_first_seen_step: int | None
@@ -31,27 +36,27 @@ class NewExperiment:
     agent_label: str | None = None
 
 
-@dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True)
 class ExperimentRef:
     """An experiment as a start or a continuation finds it; ``parts`` counts its executions."""
 
     id: int
     llm_provider: str
-    status: str
+    status: ExperimentStatus
     turn_count: int
     parts: int
 
 
-@dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True)
 class ProgressRow:
     """What CheckProgress reads: the counters the limits judge, and the configuration snapshot."""
 
-    status: str
+    status: ExperimentStatus
     goal_found: bool
     action_count: int
     stalled_turns: int
     gave_up_reason: str | None
-    config: dict
+    config: dict[str, Any]
     elapsed_seconds: float
 
 
@@ -67,12 +72,38 @@ class ExecutionOwner:
 
 
 @dataclass(frozen=True)
+class Replayable:
+    """What decides whether an experiment can be replayed; ``unrecorded``: its first call stored without its
+    request record or answer (turn, call index)."""
+
+    status: ExperimentStatus
+    llm_provider: str
+    replay_of: int | None
+    unrecorded: list[int] | None
+
+
+@dataclass(frozen=True)
+class OpenExperiment:
+    """An experiment not closed yet, with its latest execution (what the reconciler and ``oriole doctor`` look at)."""
+
+    experiment_id: int
+    maze: str
+    llm_provider: str
+    model_name: str
+    started_at: datetime
+    turns: int
+    actions: int
+    last_turn_at: datetime | None
+    last_execution: str
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
 class ContinuationIssue:
     """What ContinueAsNew found: whether its token was recorded (only while its part is the experiment's latest
     and the experiment runs), the experiment's status and how many executions it has."""
 
     issued: bool
-    status: str
+    status: ExperimentStatus
     parts: int
 
 
@@ -82,7 +113,8 @@ class Experiments(StoreBase):
     def create_experiment(self, new: NewExperiment) -> ExperimentRef:
         """Insert the experiment, keyed on the execution that starts it: a retried start returns the
         row the first attempt made instead of creating a second experiment."""
-        row = self._execute(
+        row = self._one(
+            class_row(ExperimentRef),
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
@@ -94,39 +126,42 @@ class Experiments(StoreBase):
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
-            {**new.__dict__, "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
-        ).fetchone()
-        return ExperimentRef(**row)
+            {**asdict(new), "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
+        )
+        assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
+        return row
 
     def replay_problem(self, experiment_id: int) -> str | None:
         """Why an experiment cannot be replayed against its recorded answers, or None when it can."""
-        row = self._execute(_REPLAYABLE, (experiment_id,)).fetchone()
+        row = self._one(class_row(Replayable), _REPLAYABLE, (experiment_id,))
         if row is None:
             return "it does not exist"
-        if row["status"] == "running":
+        if row.status == ExperimentStatus.RUNNING:
             return "it is still running; replay it once it has ended"
-        if row["replay_of"] is not None:
-            return f"it is itself a replay; replay experiment {row['replay_of']}"
-        if row["llm_provider"] == "baseline":
+        if row.replay_of is not None:
+            return f"it is itself a replay; replay experiment {row.replay_of}"
+        if row.llm_provider == "baseline":
             return ("a baseline calls no model, so it has no answers to replay; it is reproduced by running it again "
                     "with its recorded seed (config.seed)")
-        if row["unrecorded"] is not None:
-            return (f"turn {row['unrecorded'][0]} call {row['unrecorded'][1]} was stored without its request record "
+        if row.unrecorded is not None:
+            return (f"turn {row.unrecorded[0]} call {row.unrecorded[1]} was stored without its request record "
                     "or its answer (before migration 0017), so it cannot be answered again")
         return None
 
     def create_replay(self, original_id: int, execution_arn: str, code_version: str) -> ExperimentRef:
         """A replay's scratch experiment: the original as it started (maze, model, prompt, configuration snapshot,
         seed), played by the recorded agent, ``replay_of`` naming it; keyed on the execution like a start."""
-        row = self._execute(_CREATE_REPLAY, {"id": original_id, "arn": execution_arn, "code": code_version,
-                                              "provider": REPLAY}).fetchone()
-        return ExperimentRef(**row)
+        row = self._one(class_row(ExperimentRef), _CREATE_REPLAY,
+                        {"id": original_id, "arn": execution_arn, "code": code_version, "provider": REPLAY})
+        assert row is not None, "the original was found replayable (replay_problem), so the insert returns its row"
+        return row
 
     def issue_continuation(self, experiment_id: int, part: int, token_hash: str) -> ContinuationIssue | None:
         """Record the hash of a continuation token for the experiment's part ``part + 1``, while ``part`` is its
         latest execution and it runs; None when the experiment does not exist. Each call adds a hash (a retried
         ContinueAsNew adds its own; the successor an earlier attempt started keeps the token it holds)."""
-        row = self._execute(
+        return self._one(
+            class_row(ContinuationIssue),
             """
             WITH issued AS (
                 UPDATE experiments SET continuation_hashes = coalesce(continuation_hashes, '{}') || %(hash)s::text
@@ -136,8 +171,7 @@ class Experiments(StoreBase):
               FROM experiments WHERE id = %(id)s
             """,
             {"id": experiment_id, "part": part, "hash": token_hash},
-        ).fetchone()
-        return None if row is None else ContinuationIssue(**row)
+        )
 
     def attach_execution(self, experiment_id: int, execution_arn: str, part: int,
                          token_hash: str | None) -> ExperimentRef | None:
@@ -146,7 +180,8 @@ class Experiments(StoreBase):
         its current execution issued (or has this execution already: a retry). Attaching consumes the issued
         hashes in the same statement, so a token opens one part only. An experiment started before tokens
         existed (hashes NULL) takes its next part without one."""
-        row = self._execute(
+        return self._one(
+            class_row(ExperimentRef),
             """
             UPDATE experiments
                SET execution_arns = CASE WHEN %(arn)s = ANY (execution_arns) THEN execution_arns
@@ -160,19 +195,18 @@ class Experiments(StoreBase):
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
             {"id": experiment_id, "arn": execution_arn, "part": part, "hash": token_hash},
-        ).fetchone()
-        return None if row is None else ExperimentRef(**row)
+        )
 
     def progress(self, experiment_id: int) -> ProgressRow | None:
-        row = self._execute(
+        return self._one(
+            class_row(ProgressRow),
             "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
             "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
-        ).fetchone()
-        return None if row is None else ProgressRow(**row)
+        )
 
-    def finalize(self, experiment_id: int, status: str, reason: str | None,
+    def finalize(self, experiment_id: int, status: ExperimentStatus, reason: str | None,
                  last_execution: str | None = None) -> bool:
         """Close a running experiment, with its ending category (``progress.ending_category``); finalizing a
         completed one changes nothing (returns False).
@@ -180,27 +214,29 @@ class Experiments(StoreBase):
         With ``last_execution``, only while that is still the experiment's latest execution: a successor
         that attached itself in the meantime carries the experiment on.
         """
-        row = self._execute(
+        closed = self._one(
+            scalar_row,
             "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, ending = %(ending)s, "
             "completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
             "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
             {"status": status, "reason": reason, "ending": ending_category(status, reason), "id": experiment_id,
              "last": last_execution},
-        ).fetchone()
-        return row is not None
+        )
+        return closed is not None
 
     def record_throttles(self, experiment_id: int, throttles: int) -> None:
         """Count the throttles of an attempt that failed (its turn is retried and never wrote them).
 
-        An increment, so never sent twice (not through ``_execute``): a dropped connection fails the task.
+        An increment, so never sent twice (not through ``_rows``): a dropped connection fails the task.
         """
         self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
                           (throttles, experiment_id))
 
-    def open_experiments(self, execution_prefix: str | None = None) -> list[dict]:
+    def open_experiments(self, execution_prefix: str | None = None) -> list[OpenExperiment]:
         """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
         execution ARN starts with ``execution_prefix`` when it is given."""
-        return self._execute(
+        return self._all(
+            class_row(OpenExperiment),
             """
             SELECT e.id AS experiment_id, m.name AS maze, e.llm_provider, e.model_name, e.started_at,
                    e.turn_count AS turns, e.action_count AS actions,
@@ -213,19 +249,21 @@ class Experiments(StoreBase):
              ORDER BY e.id
             """,
             {"prefix": execution_prefix},
-        ).fetchall()
+        )
 
     def experiment_by_execution(self, execution_arn: str) -> int | None:
         """The experiment an execution started (None: its start was rejected, or has not run yet)."""
-        row = self._execute("SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)).fetchone()
-        return None if row is None else row["id"]
+        found: int | None = self._one(scalar_row, "SELECT id FROM experiments WHERE origin_execution_arn = %s",
+                                      (execution_arn,))
+        return found
 
     def experiment_for_execution(self, execution_arn: str, experiment_id: int | None,
                                  token_hash: str | None = None) -> ExecutionOwner | None:
         """The experiment that ``execution_arn`` ran (any of its parts), else experiment ``experiment_id``
         (what a successor's input names, for a successor that ended before it attached itself), with whether
         ``token_hash`` is one of the continuation tokens its current execution issued."""
-        row = self._execute(
+        return self._one(
+            class_row(ExecutionOwner),
             """
             SELECT id, completed_at IS NOT NULL AS completed, execution_arns,
                    coalesce(continuation_hashes IS NULL OR %(hash)s::text = ANY (continuation_hashes), false)
@@ -236,8 +274,7 @@ class Experiments(StoreBase):
              LIMIT 1
             """,
             {"arn": execution_arn, "id": experiment_id, "hash": token_hash},
-        ).fetchone()
-        return None if row is None else ExecutionOwner(**row)
+        )
 
 
 _REPLAYABLE = """

@@ -4,8 +4,10 @@ use and imported ones, found by name, id or grid."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
+from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from oriole.core import mazeset
@@ -32,15 +34,28 @@ class StoredMaze:
     content_hash: str
 
 
-def stored_maze(row: dict) -> StoredMaze:
-    """A maze as stored in the ``mazes`` table (a row, or the row as JSON)."""
-    maze = Maze.from_rows(row["grid"], (row["start_x"], row["start_y"]), (row["goal_x"], row["goal_y"]))
-    return StoredMaze(row["id"], row["name"], maze, row["shortest_path_length"], row["family"],
-                      row["content_hash"])
+@dataclass(frozen=True)
+class MazeRow:
+    """A row of the ``mazes`` table as the store reads it (``MAZE_COLUMNS``)."""
+
+    id: int
+    name: str
+    family: str
+    start_x: int
+    start_y: int
+    goal_x: int
+    goal_y: int
+    shortest_path_length: int
+    content_hash: str
+    grid: list[list[int]]
+    generator_version: str | None
+
+    def stored(self) -> StoredMaze:
+        maze = Maze.from_rows(self.grid, (self.start_x, self.start_y), (self.goal_x, self.goal_y))
+        return StoredMaze(self.id, self.name, maze, self.shortest_path_length, self.family, self.content_hash)
 
 
-_MAZE_COLUMNS = ("id, name, family, width, height, start_x, start_y, goal_x, goal_y, shortest_path_length, "
-                 "generator, seed, content_hash, grid, source, generator_version")
+MAZE_COLUMNS = ", ".join(field.name for field in fields(MazeRow))
 _INSERT_MAZE = (
     "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, shortest_path_length, "
     "generator, seed, content_hash, grid, source, generator_version) "
@@ -50,7 +65,7 @@ _INSERT_MAZE = (
 )
 
 
-def _maze_row(entry: MazeEntry, source: str) -> dict:
+def _maze_row(entry: MazeEntry, source: str) -> dict[str, Any]:
     maze = entry.maze
     return {"id": entry.id, "name": entry.name, "family": entry.family, "width": maze.width, "height": maze.height,
             "start_x": maze.start[0], "start_y": maze.start[1], "goal_x": maze.goal[0], "goal_y": maze.goal[1],
@@ -75,12 +90,13 @@ class Mazes(StoreBase):
                     inserted += len(cur.fetchall())
                     if not cur.nextset():
                         break
-            stored = {r["id"]: r for r in self.conn.execute("SELECT id, name, content_hash FROM mazes")}
+            stored = {id_: (name, content_hash) for id_, name, content_hash in
+                      self.conn.cursor(row_factory=tuple_row).execute("SELECT id, name, content_hash FROM mazes")}
         for e in entries:
-            row = stored[e.id]
-            if (row["name"], row["content_hash"]) != (e.name, e.content_hash):
+            name, content_hash = stored[e.id]
+            if (name, content_hash) != (e.name, e.content_hash):
                 raise MazeSetMismatch(
-                    f"maze {e.id} is stored as {row['name']} ({row['content_hash'][:12]}) but the code "
+                    f"maze {e.id} is stored as {name} ({content_hash[:12]}) but the code "
                     f"generates {e.name} ({e.content_hash[:12]}); mazes must never change under stored runs"
                 )
         return inserted
@@ -92,25 +108,27 @@ class Mazes(StoreBase):
         if number is not None and not 0 <= number <= MAX_MAZE_ID:
             return None  # no maze has such an id (and the column could not even hold it)
         by_id = number is not None
-        row = self._execute(f"SELECT {_MAZE_COLUMNS} FROM mazes WHERE {'id' if by_id else 'name'} = %s",
-                            (number if by_id else mazeset.canonical_name(key),)).fetchone()
-        return None if row is None else stored_maze(row)
+        row = self._one(class_row(MazeRow), f"SELECT {MAZE_COLUMNS} FROM mazes WHERE {'id' if by_id else 'name'} = %s",
+                        (number if by_id else mazeset.canonical_name(str(key)),))
+        return None if row is None else row.stored()
 
     def add_maze(self, entry: MazeEntry, source: str) -> StoredMaze:
         """Store a seeded or imported maze under its name and return it as stored; storing it again returns
         the stored one. A name already stored with another grid is refused: a maze never changes under runs."""
-        row = self._execute(
-            _INSERT_MAZE + f" ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING {_MAZE_COLUMNS}",
+        row = self._one(
+            class_row(MazeRow),
+            _INSERT_MAZE + f" ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING {MAZE_COLUMNS}",
             _maze_row(entry, source),
-        ).fetchone()
-        if row["content_hash"] != entry.content_hash:
-            raise MazeSetMismatch(f"maze {entry.name} is stored with another grid ({row['content_hash'][:12]}, "
-                                  f"generator version {row['generator_version']}) than the one drawn now "
+        )
+        assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
+        if row.content_hash != entry.content_hash:
+            raise MazeSetMismatch(f"maze {entry.name} is stored with another grid ({row.content_hash[:12]}, "
+                                  f"generator version {row.generator_version}) than the one drawn now "
                                   f"({entry.content_hash[:12]}, version {mazeset.GENERATOR_VERSION})")
-        return stored_maze(row)
+        return row.stored()
 
     def maze_with_grid(self, content_hash: str) -> StoredMaze | None:
         """A stored maze with exactly this grid, start and goal (importing it again is a no-op)."""
-        row = self._execute(f"SELECT {_MAZE_COLUMNS} FROM mazes WHERE content_hash = %s ORDER BY id LIMIT 1",
-                            (content_hash,)).fetchone()
-        return None if row is None else stored_maze(row)
+        row = self._one(class_row(MazeRow), f"SELECT {MAZE_COLUMNS} FROM mazes WHERE content_hash = %s ORDER BY id "
+                        "LIMIT 1", (content_hash,))
+        return None if row is None else row.stored()

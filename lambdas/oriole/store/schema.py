@@ -17,6 +17,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 
 from psycopg import sql
+from psycopg.rows import scalar_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from oriole.catalog import Parameter
@@ -112,7 +113,7 @@ class Schema(StoreBase):
             self.conn.execute("CREATE TABLE IF NOT EXISTS schema_views (name text PRIMARY KEY, "
                               "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
             pending = self._pending_migrations(files)
-            recorded = {r["name"]: r["checksum"] for r in self.conn.execute("SELECT * FROM schema_views")}
+            recorded = self._pairs("SELECT name, checksum FROM schema_views")
             views_changed = bool(ordered) and recorded != {view.name: view.checksum for view in ordered}
             if pending or views_changed:
                 with self.conn.transaction():
@@ -130,7 +131,7 @@ class Schema(StoreBase):
 
     def _pending_migrations(self, files: list[Traversable]) -> list[SqlFile]:
         """The migrations not applied yet, in order; an applied one whose file changed since is refused."""
-        done = {r["version"]: r["checksum"] for r in self.conn.execute("SELECT * FROM schema_migrations")}
+        done = self._pairs("SELECT version, checksum FROM schema_migrations")
         pending = []
         for migration in map(SqlFile.read, files):
             if migration.name not in done:
@@ -143,27 +144,27 @@ class Schema(StoreBase):
         """Drop the views and functions of these names (those that exist): the views in one statement, so that
         one depending on another is no obstacle, then the functions (every signature of each name). A view of
         someone else's built on one of them stops the migration, with PostgreSQL's message naming it."""
-        found = self.conn.execute(
+        views, functions = self.conn.cursor(row_factory=tuple_row).execute(
             "SELECT (SELECT array_agg(c.oid::regclass::text) FROM pg_class c WHERE c.relkind = 'v' "
             "          AND c.relname = ANY (%(names)s) AND c.relnamespace = 'public'::regnamespace) AS views, "
             "       (SELECT array_agg(p.oid::regprocedure::text) FROM pg_proc p "
             "         WHERE p.proname = ANY (%(names)s) AND p.pronamespace = 'public'::regnamespace) AS functions",
-            {"names": sorted(names)}).fetchone()
-        if found["views"]:
-            self.conn.execute("DROP VIEW " + ", ".join(found["views"]))
-        if found["functions"]:
-            self.conn.execute("DROP FUNCTION " + ", ".join(found["functions"]))
+            {"names": sorted(names)}).fetchone() or (None, None)
+        if views:
+            self.conn.execute("DROP VIEW " + ", ".join(views))
+        if functions:
+            self.conn.execute("DROP FUNCTION " + ", ".join(functions))
 
     def _create_views(self, ordered: list[SqlFile]) -> None:
         """Create the views and functions in dependency order, give the roles of migration 0007 their rights on
         the views as its default privileges do, and record each file's checksum."""
         for view in ordered:
             self.conn.execute(view.sql)
-        views = [r["name"] for r in self.conn.execute(
+        views = self.conn.cursor(row_factory=scalar_row).execute(
             "SELECT c.relname AS name FROM pg_class c WHERE c.relkind = 'v' AND c.relname = ANY (%s) "
-            "AND c.relnamespace = 'public'::regnamespace ORDER BY 1", ([view.name for view in ordered],))]
-        roles = {r["rolname"] for r in self.conn.execute(
-            "SELECT rolname FROM pg_roles WHERE rolname = ANY (%s)", (list(DATABASE_ROLES),))}
+            "AND c.relnamespace = 'public'::regnamespace ORDER BY 1", ([view.name for view in ordered],)).fetchall()
+        roles = set(self.conn.cursor(row_factory=scalar_row).execute(
+            "SELECT rolname FROM pg_roles WHERE rolname = ANY (%s)", (list(DATABASE_ROLES),)))
         for role, rights in VIEW_RIGHTS.items():
             if role in roles and views:
                 self.conn.execute(sql.SQL("GRANT {} ON {} TO {}").format(
@@ -172,6 +173,10 @@ class Schema(StoreBase):
         with self.conn.cursor() as cur:
             cur.executemany("INSERT INTO schema_views (name, checksum) VALUES (%s, %s)",
                             [(view.name, view.checksum) for view in ordered])
+
+    def _pairs(self, query: str) -> dict[str, str]:
+        """A two-column read (name, checksum) as a dict; on the migration's own connection, never sent again."""
+        return dict(self.conn.cursor(row_factory=tuple_row).execute(query))
 
     def enable_login(self, role: str, password: str) -> None:
         """Give a role of migration 0007 its login and password (run again, it sets the password again)."""

@@ -5,6 +5,7 @@ writes nothing."""
 
 from __future__ import annotations
 
+from psycopg.rows import args_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.store.base import StoreBase
@@ -18,8 +19,8 @@ class Turns(StoreBase):
         """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
         the history and the recall window of its configuration need), the maze when the caller has not
         cached it, and the turn's row if it was already committed."""
-        row = self._execute(_LOAD_TURN, {"id": experiment_id, "turn": turn_number, "with_maze": with_maze}).fetchone()
-        return None if row is None else LoadedTurn.from_row(row)
+        return self._one(args_row(LoadedTurn.from_values), _LOAD_TURN,
+                         {"id": experiment_id, "turn": turn_number, "with_maze": with_maze})
 
     def commit_turn(self, experiment_id: int, turn_number: int, write: TurnWrite) -> bool:
         """Write a whole turn (actions, model calls, turn row, experiment) in one statement; False when the
@@ -31,22 +32,23 @@ class Turns(StoreBase):
         aggregates (unique tiles, model calls, latency, the last action's time) are advanced in the same
         update, so the analysis views never aggregate actions.
         """
-        row = self._execute(
+        committed = self._one(
+            scalar_row,
             _COMMIT_TURN,
             {**write.experiment, **write.turn, "id": experiment_id, "turn": turn_number,
              "agent_state": Jsonb(write.experiment["agent_state"]), "memory": Jsonb(write.experiment["memory"]),
              "closing_messages": Jsonb(write.turn["closing_messages"]),
              "context": None if write.turn["context"] is None else Jsonb(write.turn["context"]),
              "actions": Jsonb(write.actions), "calls": Jsonb(write.calls), "parts": Jsonb(write.parts)},
-        ).fetchone()
-        return row["committed"] == 1
+        )
+        return bool(committed == 1)
 
 
 _LOAD_TURN = """
     SELECT {columns},
-           CASE WHEN %(with_maze)s THEN to_jsonb(m) END AS maze,
-           to_jsonb(t) AS committed_turn,
-           (SELECT coalesce(jsonb_agg(r ORDER BY r.step_number), '[]'::jsonb)
+           CASE WHEN %(with_maze)s THEN {maze} END AS maze,
+           CASE WHEN t.turn_number IS NOT NULL THEN {committed} END AS committed_turn,
+           (SELECT coalesce(jsonb_agg({action} ORDER BY r.step_number), '[]'::jsonb)
               FROM (SELECT a.step_number, a.action_type, a.to_x, a.to_y, a.success, a.error, a.tiles_seen
                       FROM actions a
                      WHERE a.experiment_id = e.id
@@ -54,7 +56,7 @@ _LOAD_TURN = """
                      LIMIT greatest((e.config ->> 'historyActions')::int,
                                     (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions,
            (SELECT jsonb_agg(jsonb_build_object(
-                       'turn', w.turn_number, 'closing', w.closing_messages, 'message_tokens', w.message_tokens,
+                       'number', w.turn_number, 'closing', w.closing_messages, 'message_tokens', w.message_tokens,
                        'calls', (SELECT coalesce(jsonb_agg(jsonb_build_object('request', c.request_messages,
                                                                               'response', c.response)
                                                            ORDER BY c.call_index), '[]'::jsonb)
@@ -79,7 +81,9 @@ _LOAD_TURN = """
       JOIN mazes m ON m.id = e.maze_id
       LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
      WHERE e.id = %(id)s
-""".replace("{columns}", ", ".join(f"e.{column}" for column in COLUMNS))
+""".replace("{columns}", ", ".join(f"e.{column}" for column in COLUMNS)).replace(
+    "{maze}", LoadedTurn.MAZE_JSON).replace("{committed}", LoadedTurn.COMMITTED_JSON).replace(
+    "{action}", LoadedTurn.ACTION_JSON)
 
 # The experiment's columns a turn advances (the turn state's own constants, never input): counters get this
 # turn's increments, values are replaced.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Annotated
 
 import typer
 
+from oriole.store.experiments import OpenExperiment
 from oriole_workstation.cli.common import out, print_columns, print_json
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.results import Results
@@ -14,7 +16,7 @@ from oriole_workstation.results import Results
 LOCAL_ZOMBIE_CAUSE = "no oriole run process holds it: the process that ran the local execution ended"
 
 
-def _zombies(results: Results, aws: bool) -> list[tuple[dict, dict]]:
+def _zombies(results: Results, aws: bool) -> list[tuple[OpenExperiment, dict]]:
     """Open experiments nothing runs any more, each with the status-change detail that closes it.
 
     Locally an execution lives only in the process that started it (``oriole run``, a sweep, a test),
@@ -32,12 +34,12 @@ def _zombies(results: Results, aws: bool) -> list[tuple[dict, dict]]:
 
         return reconcile.ended(results.store, describe_execution, lambda arn: not arn.startswith(EXECUTION_PREFIX))
     rows = results.store.open_experiments(EXECUTION_PREFIX)
-    unheld = {row["last_execution"] for row in rows} - results.held([row["last_execution"] for row in rows])
+    unheld = {row.last_execution for row in rows} - results.held([row.last_execution for row in rows])
     if unheld:
         time.sleep(LOCK_GRACE_SECONDS)
         unheld -= results.held(sorted(unheld))
-    return [(row, {**reconcile.gone(row["last_execution"]), "cause": LOCAL_ZOMBIE_CAUSE})
-            for row in rows if row["last_execution"] in unheld]
+    return [(row, {**reconcile.gone(row.last_execution), "cause": LOCAL_ZOMBIE_CAUSE})
+            for row in rows if row.last_execution in unheld]
 
 
 def doctor(
@@ -60,8 +62,8 @@ def doctor(
     results = open_results(aws)
     with results.conn:
         for row, detail in _zombies(results, aws):
-            item = {**row, "started_at": row["started_at"].isoformat(timespec="seconds"),
-                    "last_turn_at": row["last_turn_at"] and row["last_turn_at"].isoformat(timespec="seconds"),
+            item = {**asdict(row), "started_at": row.started_at.isoformat(timespec="seconds"),
+                    "last_turn_at": row.last_turn_at and row.last_turn_at.isoformat(timespec="seconds"),
                     "execution_status": detail["status"], "cause": detail.get("cause") or detail.get("error"),
                     "closed": False, "failure_reason": None}
             if fix:

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from oriole.core.progress import AGENT_ENDING, SUCCESS_ENDING
+from oriole.statuses import Ending
 from oriole_workstation.cli.common import AwsDatabase, SweepFilter, out, print_json, whole_number
 from oriole_workstation.display import TERMINAL_COLUMNS, short_maze, shorten, terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
@@ -48,7 +48,7 @@ def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool 
         table.add_column(header if wide or i else "id", justify="right" if right else "left", no_wrap=True)
     for r in rows:
         outcome = outcome_text(r.status, r.failure_reason)
-        wide_ending = wide and r.ending not in (None, SUCCESS_ENDING, AGENT_ENDING)
+        wide_ending = wide and r.ending not in (None, Ending.SUCCESS, Ending.AGENT)
         state = Text("STALE " + outcome, style="bold yellow") if r.stale else _shown(
             f"{outcome} ({ending_text(r.ending)})" if wide_ending else outcome)
         agent = r.agent  # a sweep file's label first

@@ -57,7 +57,7 @@ def render(
         assert experiment is not None, "exactly one of the two, checked above"
         chosen = [experiment]
     else:
-        chosen = [row["id"] for row in results.store.sweep_experiments(sweep)]
+        chosen = [row.id for row in results.store.sweep_experiments(sweep)]
     if not chosen:
         raise fail(f"no experiment of sweep {sweep!r} found")
     for number in chosen:

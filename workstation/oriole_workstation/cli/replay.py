@@ -31,12 +31,16 @@ def replay(
     if (experiment is None) == (sweep is None):
         raise fail("say what to replay: an EXPERIMENT id or --sweep ID")
     results = open_results(aws)
-    chosen = [experiment] if sweep is None else [row["id"] for row in results.store.sweep_experiments(sweep)]
+    if sweep is None:
+        assert experiment is not None, "exactly one of the two, checked above"
+        chosen = [experiment]
+    else:
+        chosen = [row.id for row in results.store.sweep_experiments(sweep)]
     if not chosen:
         raise fail(f"no experiment of sweep {sweep!r} found")
     problems = {n: p for n in chosen if (p := results.store.replay_problem(n))}
     if sweep is None and problems:
-        raise fail(f"experiment {experiment} cannot be replayed: {problems[experiment]}")
+        raise fail(f"experiment {experiment} cannot be replayed: {problems[chosen[0]]}")
     comparisons = []
     with launcher_for(aws, {"llmProvider": "replay"}) as launcher:
         for number in chosen:

@@ -14,6 +14,7 @@ from oriole import catalog
 from oriole.config import check_override, parse_assignment
 from oriole.core.baselines import BASELINE_NAMES
 from oriole.provider_registry import MODEL_PROVIDERS, PROVIDERS
+from oriole.statuses import ExperimentStatus
 from oriole_workstation import cloud
 from oriole_workstation.cli.common import (
     err,
@@ -25,7 +26,7 @@ from oriole_workstation.cli.common import (
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 from oriole_workstation.outcomes import outcome_text
-from oriole_workstation.rows import SUCCEEDED, TIMED_OUT, ExperimentSummary
+from oriole_workstation.rows import ExperimentSummary
 
 MAX_MOVES = tuple(map(int, catalog.BY_KEY["maxMoves"].bounds))
 
@@ -183,7 +184,8 @@ def print_result(result: RunResult) -> None:
     if s is None:
         raise fail(f"the execution was rejected: {result.as_json()['failure_reason']}")
     outcome = Text(outcome_text(s.status, s.failure_reason),
-                   {SUCCEEDED: "green", TIMED_OUT: "yellow"}.get(s.status, "red"))
+                   {ExperimentStatus.SUCCEEDED: "green",
+                    ExperimentStatus.TIMED_OUT: "yellow"}.get(ExperimentStatus(s.status), "red"))
     table = Table(show_header=False, box=None)
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),

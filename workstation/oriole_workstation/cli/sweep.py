@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 from oriole import catalog
 from oriole.core import sweep_plan as plans
 from oriole.lifecycle.sweep_tasks import stored_maze_names
+from oriole.statuses import ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
 from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
@@ -26,7 +27,6 @@ from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
 from oriole_workstation.results import Filters, Results
-from oriole_workstation.rows import RUNNING
 from oriole_workstation.sweep_progress import SweepProgress
 
 
@@ -246,7 +246,8 @@ def status(
         typer.echo(sweep_runs.execution_line(executions[0]))
     for line in display.status_lines(sweep_id, plan, rows):
         typer.echo(terminal_safe(line))
-    running = [summary for row in rows if row["status"] == RUNNING and (summary := results.summary(row["id"]))]
+    running = [summary for row in rows
+               if row.status == ExperimentStatus.RUNNING and (summary := results.summary(row.id))]
     if running:
         print_columns(("experiment", "agent", "maze", "actions", "seconds"),
                       [(r.experiment_id, f"{r.llm_provider}/{r.model_name}", r.maze, r.actions,
