@@ -1,5 +1,5 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
-# make test:   install what the tests need (Python extras and the pinned CDK CLI) and run the whole suite.
+# make test:   install what the tests need (Python extras and the pinned CDK CLI) and run ruff, mypy and the whole suite.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
@@ -52,7 +52,7 @@ node_modules/.installed: package.json package-lock.json
 demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
-test: $(VENV)/.test-installed node_modules/.installed
+test: $(VENV)/.test-installed node_modules/.installed typecheck
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
