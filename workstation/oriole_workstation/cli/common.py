@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
@@ -23,6 +23,9 @@ from typer.models import CommandFunctionType
 from oriole.errors import OrioleError
 from oriole.text import ascii_float, ascii_int
 from oriole_workstation.display import terminal_safe
+
+if TYPE_CHECKING:
+    from oriole_workstation.results import Results
 
 out = Console()
 err = Console(stderr=True)
@@ -77,6 +80,25 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     returned exit."""
     err.print(f"[bold red]error:[/] {escape(terminal_safe(message))}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
+
+
+def chosen_experiments(experiment: int | None, sweep: str | None, verb: str,
+                       aws: bool) -> tuple[Results, list[int]]:
+    """The database and the experiments a command acts on: one EXPERIMENT id or every experiment of ``--sweep
+    ID``, never both and never neither (refused before the database is opened; ``verb`` says what the command
+    does to them)."""
+    from oriole_workstation.database import open_results
+
+    if (experiment is None) == (sweep is None):
+        raise fail(f"say what to {verb}: an EXPERIMENT id or --sweep ID")
+    results = open_results(aws)
+    if experiment is not None:
+        return results, [experiment]
+    assert sweep is not None, "exactly one of the two, checked above"
+    chosen = [row.id for row in results.store.sweep_experiments(sweep)]
+    if not chosen:
+        raise fail(f"no experiment of sweep {sweep!r} found")
+    return results, chosen
 
 
 def print_json(data: object) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from oriole_workstation.cli.common import AwsDatabase, experiment_id, fail
+from oriole_workstation.cli.common import AwsDatabase, chosen_experiments, experiment_id, fail
 from oriole_workstation.render import WRITERS, Run, write
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentRun
@@ -46,20 +46,9 @@ def render(
 
     Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
     """
-    from oriole_workstation.database import open_results
-
-    if (experiment is None) == (sweep is None):
-        raise fail("say what to draw: an EXPERIMENT id or --sweep ID")
     if sweep is not None and output:
         raise fail("--sweep draws many runs: name the folder with --dir, not files with --output")
-    results = open_results(aws)
-    if sweep is None:
-        assert experiment is not None, "exactly one of the two, checked above"
-        chosen = [experiment]
-    else:
-        chosen = [row.id for row in results.store.sweep_experiments(sweep)]
-    if not chosen:
-        raise fail(f"no experiment of sweep {sweep!r} found")
+    results, chosen = chosen_experiments(experiment, sweep, "draw", aws)
     for number in chosen:
         record = results.experiment_run(number)
         if record is None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail, print_json
+from oriole_workstation.cli.common import AwsDatabase, chosen_experiments, err, experiment_id, fail, print_json
 
 
 def replay(
@@ -26,18 +26,8 @@ def replay(
     """
     from oriole_workstation import replay as replays
     from oriole_workstation.cli.run import launcher_for
-    from oriole_workstation.database import open_results
 
-    if (experiment is None) == (sweep is None):
-        raise fail("say what to replay: an EXPERIMENT id or --sweep ID")
-    results = open_results(aws)
-    if sweep is None:
-        assert experiment is not None, "exactly one of the two, checked above"
-        chosen = [experiment]
-    else:
-        chosen = [row.id for row in results.store.sweep_experiments(sweep)]
-    if not chosen:
-        raise fail(f"no experiment of sweep {sweep!r} found")
+    results, chosen = chosen_experiments(experiment, sweep, "replay", aws)
     problems = {n: p for n in chosen if (p := results.store.replay_problem(n))}
     if sweep is None and problems:
         raise fail(f"experiment {experiment} cannot be replayed: {problems[chosen[0]]}")
