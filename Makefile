@@ -1,9 +1,11 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
-# make test:   install what the tests need (Python extras and the pinned CDK CLI) and run ruff, mypy and the whole suite.
+# make test:   install what the tests need (Python extras and the pinned CDK CLI), then run mypy, ruff and the
+#              whole suite.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
 # make test-unit: the unit tests alone (tests/unit: pure, no database, no server), in seconds.
+# make bootstrap: CDK's bootstrap stack, once per account and region.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
 #              branches (lambdas/oriole/flows/render.py); the docs site draws their diagrams when it is built.
