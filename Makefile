@@ -1,6 +1,6 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
-# make test:   install what the tests need (Python extras and the pinned CDK CLI), then run mypy, ruff and the
-#              whole suite.
+# make test:   install what the tests need (Python extras and the pinned CDK CLI), then run mypy, ruff (the
+#              formatter's check and the linter) and the whole suite.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
@@ -55,6 +55,7 @@ demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
 test: $(VENV)/.test-installed node_modules/.installed typecheck
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 

@@ -12,8 +12,13 @@ from infra.stacks import DataStack, OrchestratorStack
 app = cdk.App()
 settings = Settings.from_context(app)
 data = DataStack(app, settings.data_stack, settings=settings, description="Oriole: network and experiments database")
-orchestrator = OrchestratorStack(app, settings.orchestrator_stack, settings=settings, data=data,
-                                 description="Oriole: state machine, functions, parameters, monitoring")
+orchestrator = OrchestratorStack(
+    app,
+    settings.orchestrator_stack,
+    settings=settings,
+    data=data,
+    description="Oriole: state machine, functions, parameters, monitoring",
+)
 suppress_data(data)
 suppress_orchestrator(orchestrator)
 cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))

@@ -28,9 +28,13 @@ AGENT, CHECK = "oriole-InvokeBaselineAgent", "oriole-CheckProgress"
 def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
     url = local_url()
     prepare(url).conn.close()
-    execution_input = {"mazeId": maze, "llmProvider": "baseline", "modelName": "random",
-                       "comment": "bench/bench_local_run.py",
-                       "config": {"maxMoves": max_moves, "maxActionsPerTurn": actions_per_turn, "seed": seed}}
+    execution_input = {
+        "mazeId": maze,
+        "llmProvider": "baseline",
+        "modelName": "random",
+        "comment": "bench/bench_local_run.py",
+        "config": {"maxMoves": max_moves, "maxActionsPerTurn": actions_per_turn, "seed": seed},
+    }
     with LocalAws(url) as aws:
         started = time.perf_counter()
         launcher = aws.launcher(poll_seconds=0.5)
@@ -40,8 +44,12 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
         histories = [aws.history(arn) for arn in summary.execution_arns]
         turns = summary.turns
         return {
-            "maze": maze, "agent": "random", "status": summary.status, "actions": summary.actions,
-            "turns": turns, "wall_seconds": round(wall, 2),
+            "maze": maze,
+            "agent": "random",
+            "status": summary.status,
+            "actions": summary.actions,
+            "turns": turns,
+            "wall_seconds": round(wall, 2),
             "actions_per_second": round(summary.actions / wall),
             "db_round_trips_per_turn": round((aws.statements[AGENT] + aws.statements[CHECK]) / turns, 2),
             "db_round_trips_agent_task": round(aws.statements[AGENT] / aws.invocations[AGENT], 2),
@@ -49,11 +57,11 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
             "executions": len(histories),
             "history_events_per_execution": [len(h) for h in histories],
             "max_history_events_per_execution": max(len(h) for h in histories),
-            "state_transitions_per_execution": [sum(e["type"].endswith("StateEntered") for e in h)
-                                                for h in histories],
+            "state_transitions_per_execution": [sum(e["type"].endswith("StateEntered") for e in h) for h in histories],
             "history_events_per_turn": round(sum(len(h) for h in histories) / turns, 2),
             "state_transitions_per_turn": round(
-                sum(sum(e["type"].endswith("StateEntered") for e in h) for h in histories) / turns, 2),
+                sum(sum(e["type"].endswith("StateEntered") for e in h) for h in histories) / turns, 2
+            ),
             "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}",
         }
 

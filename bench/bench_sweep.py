@@ -55,15 +55,20 @@ def one_child(aws: LocalAws, sweep_input: dict, wait_seconds: int) -> tuple[int,
     experiment it started."""
     described = aws.sfn.describe_state_machine(stateMachineArn=aws.sweep_state_machine_arn)
     deployed = json.loads(described["definition"])
-    [processor] = [dict(state["ItemProcessor"]) for branch in deployed["States"]["RunRepetitions"]["Branches"]
-                   for state in branch["States"].values() if state["ItemsPath"] == "$.indices.baseline"]
+    [processor] = [
+        dict(state["ItemProcessor"])
+        for branch in deployed["States"]["RunRepetitions"]["Branches"]
+        for state in branch["States"].values()
+        if state["ItemsPath"] == "$.indices.baseline"
+    ]
     processor.pop("ProcessorConfig")
-    child = aws.sfn.create_state_machine(name=f"oriole-sweep-item-{uuid.uuid4().hex[:6]}",
-                                         definition=json.dumps(processor),
-                                         roleArn=described["roleArn"])
+    child = aws.sfn.create_state_machine(
+        name=f"oriole-sweep-item-{uuid.uuid4().hex[:6]}", definition=json.dumps(processor), roleArn=described["roleArn"]
+    )
     item_sweep = {**sweep_input, "id": f"{sweep_input['id']}-child", "repetitions": 1}
-    arn = aws.sfn.start_execution(stateMachineArn=child["stateMachineArn"], input=json.dumps(
-        sweep_flow.item_input(0, item_sweep, wait_seconds)))["executionArn"]
+    arn = aws.sfn.start_execution(
+        stateMachineArn=child["stateMachineArn"], input=json.dumps(sweep_flow.item_input(0, item_sweep, wait_seconds))
+    )["executionArn"]
     while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
         time.sleep(0.1)
     history = aws.history(arn)
@@ -86,9 +91,15 @@ def run(repetitions: int, agent: str, maze: str, cap: int, wait_seconds: int) ->
     prepare(url).conn.close()
     results = Results(db.connect(url))
     sweep_id = f"bench-{uuid.uuid4().hex[:8]}"
-    sweep_input = {"id": sweep_id, "agents": [f"baseline/{agent}"], "mazes": [maze], "repetitions": repetitions,
-                   "provider_concurrency": {"baseline": cap}, "wait_seconds": wait_seconds,
-                   "comment": "bench/bench_sweep.py"}
+    sweep_input = {
+        "id": sweep_id,
+        "agents": [f"baseline/{agent}"],
+        "mazes": [maze],
+        "repetitions": repetitions,
+        "provider_concurrency": {"baseline": cap},
+        "wait_seconds": wait_seconds,
+        "comment": "bench/bench_sweep.py",
+    }
     with LocalAws(url) as aws:
         started = time.perf_counter()
         arn, _ = sweep_runs.submit(aws.sfn, aws.sweep_state_machine_arn, sweep_input)
@@ -99,18 +110,26 @@ def run(repetitions: int, agent: str, maze: str, cap: int, wait_seconds: int) ->
         summary = sweep_runs.outcome(execution)
         parent = aws.history(arn)
         child_events, child_transitions, experiment_transitions = one_child(aws, sweep_input, wait_seconds)
-    rows = results.conn.execute("SELECT started_at, completed_at FROM experiments WHERE agent_id LIKE %s",
-                                (sweep_id + "/%",)).fetchall()
+    rows = results.conn.execute(
+        "SELECT started_at, completed_at FROM experiments WHERE agent_id LIKE %s", (sweep_id + "/%",)
+    ).fetchall()
     per_repetition = child_transitions + experiment_transitions
     total = transitions(parent) + repetitions * per_repetition
     return {
-        "sweep": f"{repetitions} x baseline/{agent} on {maze}", "cap": cap, "wait_seconds": wait_seconds,
-        "status": execution["status"], "succeeded": summary["succeeded"], "timed_out": summary["timedOut"],
-        "experiments_stored": len(rows), "wall_seconds": round(wall, 1),
+        "sweep": f"{repetitions} x baseline/{agent} on {maze}",
+        "cap": cap,
+        "wait_seconds": wait_seconds,
+        "status": execution["status"],
+        "succeeded": summary["succeeded"],
+        "timed_out": summary["timedOut"],
+        "experiments_stored": len(rows),
+        "wall_seconds": round(wall, 1),
         "experiments_per_second": round(len(rows) / wall, 2),
         "max_running_at_once": max_running(rows),
-        "parent_history_events": len(parent), "parent_state_transitions": transitions(parent),
-        "child_history_events": child_events, "child_state_transitions": child_transitions,
+        "parent_history_events": len(parent),
+        "parent_state_transitions": transitions(parent),
+        "child_history_events": child_events,
+        "child_state_transitions": child_transitions,
         "experiment_state_transitions": experiment_transitions,
         "state_transitions_per_sweep_on_aws": total,
         "step_functions_usd_per_sweep_on_aws": round(total * PRICE_PER_TRANSITION, 4),

@@ -25,9 +25,16 @@ from psycopg import sql
 
 from oriole_workstation.database import local_url, prepare
 
-MODELS = (("baseline", "random"), ("baseline", "explorer"), ("baseline", "wall-follower"), ("baseline", "oracle"),
-          ("ollama", "qwen2.5:7b"), ("ollama", "llama3.1:8b"), ("bedrock", "anthropic.claude-3-5-haiku"),
-          ("bedrock", "amazon.nova-lite"))
+MODELS = (
+    ("baseline", "random"),
+    ("baseline", "explorer"),
+    ("baseline", "wall-follower"),
+    ("baseline", "oracle"),
+    ("ollama", "qwen2.5:7b"),
+    ("ollama", "llama3.1:8b"),
+    ("bedrock", "anthropic.claude-3-5-haiku"),
+    ("bedrock", "amazon.nova-lite"),
+)
 
 QUERIES = {
     "model_comparison (all)": "SELECT * FROM model_comparison",
@@ -98,13 +105,22 @@ def seed(conn: psycopg.Connection, experiments: int, actions: int) -> dict[str, 
     seconds = {}
     started = time.perf_counter()
     # several statements with parameters: bound on the client, sent as one script
-    psycopg.ClientCursor(conn).execute(SEED_SQL, {"experiments": experiments, "actions": actions,
-                                                  "turns": -(-actions // 8),
-                                                  "models": len(MODELS), "providers": [p for p, _ in MODELS],
-                                                  "names": [n for _, n in MODELS]})
+    psycopg.ClientCursor(conn).execute(
+        SEED_SQL,
+        {
+            "experiments": experiments,
+            "actions": actions,
+            "turns": -(-actions // 8),
+            "models": len(MODELS),
+            "providers": [p for p, _ in MODELS],
+            "names": [n for _, n in MODELS],
+        },
+    )
     seconds["seed_seconds"] = time.perf_counter() - started
-    for stage, statement in (("recount_seconds", "SELECT recount_experiments()"),
-                             ("vacuum_analyze_seconds", "VACUUM ANALYZE")):
+    for stage, statement in (
+        ("recount_seconds", "SELECT recount_experiments()"),
+        ("vacuum_analyze_seconds", "VACUUM ANALYZE"),
+    ):
         started = time.perf_counter()
         conn.execute(statement)
         seconds[stage] = time.perf_counter() - started
@@ -120,8 +136,12 @@ def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
             rows = conn.execute(query).fetchall()
             walls.append(time.perf_counter() - started)
         plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query).fetchone()[0][0]
-        figures[label] = {"rows": len(rows), "median_ms": round(statistics.median(walls) * 1000, 1),
-                          "min_ms": round(min(walls) * 1000, 1), "explain_ms": round(plan["Execution Time"], 1)}
+        figures[label] = {
+            "rows": len(rows),
+            "median_ms": round(statistics.median(walls) * 1000, 1),
+            "min_ms": round(min(walls) * 1000, 1),
+            "explain_ms": round(plan["Execution Time"], 1),
+        }
     return figures
 
 
@@ -130,13 +150,22 @@ def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
     prepare(url).conn.close()
     with psycopg.connect(url, autocommit=True) as conn:
         seconds = seed(conn, experiments, actions)
-        counts = conn.execute("SELECT (SELECT count(*) FROM experiments), (SELECT count(*) FROM turns), "
-                              "(SELECT count(*) FROM actions), "
-                              "pg_size_pretty(pg_database_size(current_database()))").fetchone()
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM experiments), (SELECT count(*) FROM turns), "
+            "(SELECT count(*) FROM actions), "
+            "pg_size_pretty(pg_database_size(current_database()))"
+        ).fetchone()
         version = conn.execute("SHOW server_version").fetchone()[0]
-        return {"experiments": counts[0], "turns": counts[1], "actions": counts[2], "database_size": counts[3],
-                **seconds, "queries": time_queries(conn, repeats), "postgres": version,
-                "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}"}
+        return {
+            "experiments": counts[0],
+            "turns": counts[1],
+            "actions": counts[2],
+            "database_size": counts[3],
+            **seconds,
+            "queries": time_queries(conn, repeats),
+            "postgres": version,
+            "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}",
+        }
 
 
 def run(experiments: int, actions: int, repeats: int, keep: bool = False) -> dict:
@@ -167,8 +196,15 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures))
         return
-    for key in ("experiments", "turns", "actions", "database_size", "seed_seconds", "recount_seconds",
-                "vacuum_analyze_seconds"):
+    for key in (
+        "experiments",
+        "turns",
+        "actions",
+        "database_size",
+        "seed_seconds",
+        "recount_seconds",
+        "vacuum_analyze_seconds",
+    ):
         print(f"{key:<46}{figures[key]}")
     print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
     for label, f in figures["queries"].items():

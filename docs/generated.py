@@ -39,8 +39,9 @@ def cell(text: object) -> str:
     """A value as one Markdown table cell: lines joined, pipes escaped, and outside code spans the angle brackets
     (``sweep:<id>``, ``/oriole/prompts/<version>``) written as text, not read as HTML."""
     parts = " ".join(str(text).split()).replace("|", "\\|").split("`")
-    return "`".join(part if inside % 2 else part.replace("<", "&lt;").replace(">", "&gt;")
-                    for inside, part in enumerate(parts))
+    return "`".join(
+        part if inside % 2 else part.replace("<", "&lt;").replace(">", "&gt;") for inside, part in enumerate(parts)
+    )
 
 
 def table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> str:
@@ -54,6 +55,7 @@ def code(text: object) -> str:
 
 
 # -- the CLI -------------------------------------------------------------------------------------------------------
+
 
 def commands() -> Iterator[tuple[str, object, object]]:
     """Every command of the ``oriole`` app with its context, depth first: (full name, command, context)."""
@@ -86,6 +88,7 @@ def cli() -> str:
 
 
 # -- parameters ----------------------------------------------------------------------------------------------------
+
 
 def number(value: float) -> str:
     """A bound as a reader writes it: 1,000,000 rather than 1e+06."""
@@ -122,6 +125,7 @@ def parameters() -> str:
 
 # -- the execution input and the sweep file ------------------------------------------------------------------------
 
+
 def schema_type(spec: dict | bool) -> str:
     if not isinstance(spec, dict):
         return "any"
@@ -143,10 +147,18 @@ def schema_type(spec: dict | bool) -> str:
 
 
 def constraints(spec: dict) -> str:
-    words = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "above", "minLength": "at least",
-             "maxLength": "at most", "minItems": "at least", "pattern": "matches"}
-    found = [f"{word} {code(spec[key]) if key == 'pattern' else spec[key]}" for key, word in words.items()
-             if key in spec]
+    words = {
+        "minimum": "at least",
+        "maximum": "at most",
+        "exclusiveMinimum": "above",
+        "minLength": "at least",
+        "maxLength": "at most",
+        "minItems": "at least",
+        "pattern": "matches",
+    }
+    found = [
+        f"{word} {code(spec[key]) if key == 'pattern' else spec[key]}" for key, word in words.items() if key in spec
+    ]
     for option in spec.get("anyOf", []):
         found += [constraints(option)] if constraints(option) else []
     return ", ".join(found)
@@ -157,8 +169,9 @@ def fields_table(schema: dict) -> str:
     required = set(schema.get("required", []))
     rows = []
     for name, spec in schema["properties"].items():
-        default = ("required" if name in required else code(json.dumps(spec["default"])) if "default" in spec
-                   else "empty")
+        default = (
+            "required" if name in required else code(json.dumps(spec["default"])) if "default" in spec else "empty"
+        )
         rows.append((code(name), schema_type(spec), default, constraints(spec), spec.get("description", "")))
     return table(("field", "type", "default", "constraints", "what it is"), rows)
 
@@ -168,12 +181,16 @@ def model_reference(model) -> str:
     parts = [fields_table(schema)]
     for name, spec in schema.get("$defs", {}).items():
         parts.append(f"**{name}**: {cell(spec.get('description', ''))}\n\n" + fields_table(spec))
-    parts.append('??? note "The JSON schema"\n\n    ```json\n'
-                 + "\n".join("    " + line for line in json.dumps(schema, indent=2).splitlines()) + "\n    ```")
+    parts.append(
+        '??? note "The JSON schema"\n\n    ```json\n'
+        + "\n".join("    " + line for line in json.dumps(schema, indent=2).splitlines())
+        + "\n    ```"
+    )
     return "\n\n".join(parts) + "\n"
 
 
 # -- tables and views ----------------------------------------------------------------------------------------------
+
 
 @contextmanager
 def scratch_database() -> Iterator[str]:
@@ -234,11 +251,17 @@ def relations(views: bool) -> str:
 
 def functions() -> str:
     _, rows = catalog_rows()
-    return table(("function", "arguments", "returns"),
-                 [(code(name), code(arguments), code(result)) for name, arguments, result in rows]) + "\n"
+    return (
+        table(
+            ("function", "arguments", "returns"),
+            [(code(name), code(arguments), code(result)) for name, arguments, result in rows],
+        )
+        + "\n"
+    )
 
 
 # -- errors --------------------------------------------------------------------------------------------------------
+
 
 def error_classes() -> list[type[errors.OrioleError]]:
     """Every named error of the runtime and the workstation (their modules imported, so each subclass is known)."""
@@ -258,9 +281,16 @@ def error_classes() -> list[type[errors.OrioleError]]:
 
 def error_names() -> str:
     flow_text = flows.definition_text(flows.EXPERIMENT) + flows.definition_text(flows.SWEEP)
-    rows = [(code(klass.__name__), code(klass.__mro__[1].__name__) if klass is not errors.OrioleError else "",
-             "yes" if f'"{klass.__name__}"' in flow_text else "", code(klass.__module__),
-             inspect.cleandoc(klass.__doc__ or "")) for klass in error_classes()]
+    rows = [
+        (
+            code(klass.__name__),
+            code(klass.__mro__[1].__name__) if klass is not errors.OrioleError else "",
+            "yes" if f'"{klass.__name__}"' in flow_text else "",
+            code(klass.__module__),
+            inspect.cleandoc(klass.__doc__ or ""),
+        )
+        for klass in error_classes()
+    ]
     return table(("error", "is a", "named in a flow", "module", "what it means"), rows) + "\n"
 
 
@@ -283,12 +313,24 @@ def states(name: str) -> str:
             retried = {e for retrier in spec.get("Retry", []) for e in retrier["ErrorEquals"]}
             caught = {e for catcher in spec.get("Catch", []) for e in catcher["ErrorEquals"]}
             lambda_errors.update(e for e in retried | caught if e.startswith("Lambda."))
-            following = spec.get("Next") or ("end" if spec.get("End") or spec["Type"] in ("Succeed", "Fail") else
-                                             ", ".join([*(choice["Next"] for choice in spec.get("Choices", [])),
-                                                        *([f"{spec['Default']} (default)"] if "Default" in spec
-                                                          else [])]))
-            yield (code(prefix + state), spec["Type"], following, error_list(retried), error_list(caught),
-                   spec.get("Error", ""))
+            following = spec.get("Next") or (
+                "end"
+                if spec.get("End") or spec["Type"] in ("Succeed", "Fail")
+                else ", ".join(
+                    [
+                        *(choice["Next"] for choice in spec.get("Choices", [])),
+                        *([f"{spec['Default']} (default)"] if "Default" in spec else []),
+                    ]
+                )
+            )
+            yield (
+                code(prefix + state),
+                spec["Type"],
+                following,
+                error_list(retried),
+                error_list(caught),
+                spec.get("Error", ""),
+            )
             for branch in spec.get("Branches", []):
                 yield from walk(branch, prefix + "  ")
             if "ItemProcessor" in spec:
@@ -322,6 +364,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     """mkdocs' hook: each marker replaced by what its generator writes."""
+
     def generated(match: re.Match[str]) -> str:
         if match[1] not in GENERATORS:
             raise PluginError(f"{page.file.src_path}: no generator for the marker {match[0]}")

@@ -98,10 +98,12 @@ def load(path: Path = RECORD) -> dict:
 
     record = json.loads(path.read_text(encoding="utf-8"))
     unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
-    return {**record, "rows": [PooledComparisonRow(**{**unlabelled, **_typed(r)}) for r in record["rows"]],
-            "experiments": [ComparedExperiment(**{**unlabelled, **_typed(e), "config": {}})
-                            for e in record["experiments"]],
-            "now": datetime.fromisoformat(record["now"])}
+    return {
+        **record,
+        "rows": [PooledComparisonRow(**{**unlabelled, **_typed(r)}) for r in record["rows"]],
+        "experiments": [ComparedExperiment(**{**unlabelled, **_typed(e), "config": {}}) for e in record["experiments"]],
+        "now": datetime.fromisoformat(record["now"]),
+    }
 
 
 def page_of(record: dict) -> str:
@@ -110,8 +112,15 @@ def page_of(record: dict) -> str:
     from oriole_workstation.report_html import page
     from oriole_workstation.results import Filters
 
-    return page(record["rows"], record["experiments"], GroupBy(record["by"]), Filters(**record["filters"]), {},
-                database=record["database"], now=record["now"])
+    return page(
+        record["rows"],
+        record["experiments"],
+        GroupBy(record["by"]),
+        Filters(**record["filters"]),
+        {},
+        database=record["database"],
+        now=record["now"],
+    )
 
 
 def _run_the_sweep(home: Path) -> dict:
@@ -125,12 +134,15 @@ def _run_the_sweep(home: Path) -> dict:
 
     results = open_results(aws=False)
     filters = Filters(tag=TAG)
-    return {"by": GroupBy.family.value, "filters": {"tag": TAG},
-            "database": results.database().replace(str(home), "$ORIOLE_HOME"),
-            "now": datetime.now(UTC).replace(microsecond=0),
-            "rows": [asdict(r) for r in comparison_rows(results, GroupBy.family, filters)],
-            # without each experiment's settings snapshot: the page reads the compared configuration, not it
-            "experiments": [{k: v for k, v in asdict(e).items() if k != "config"} for e in results.compared(filters)]}
+    return {
+        "by": GroupBy.family.value,
+        "filters": {"tag": TAG},
+        "database": results.database().replace(str(home), "$ORIOLE_HOME"),
+        "now": datetime.now(UTC).replace(microsecond=0),
+        "rows": [asdict(r) for r in comparison_rows(results, GroupBy.family, filters)],
+        # without each experiment's settings snapshot: the page reads the compared configuration, not it
+        "experiments": [{k: v for k, v in asdict(e).items() if k != "config"} for e in results.compared(filters)],
+    }
 
 
 def _chromium() -> str:
@@ -145,15 +157,29 @@ def _photograph(html: str, target: Path) -> None:
     table and the experiments follow in the page)."""
     from PIL import Image
 
-    headless = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--hide-scrollbars", f"--window-size={WIDTH},8000"]
+    headless = [
+        _chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--hide-scrollbars",
+        f"--window-size={WIDTH},8000",
+    ]
     with tempfile.TemporaryDirectory() as folder:
         measured = Path(folder) / "measured.html"  # the page with a script that says where its table starts
-        measured.write_text(html.replace("</body>", "<script>document.title = String(Math.round(document"
-                                         '.getElementById("comparison").getBoundingClientRect().top))</script>'
-                                         "</body>"), encoding="utf-8")
-        dom = subprocess.run([*headless, "--dump-dom", measured.as_uri()], check=True, capture_output=True,
-                             text=True).stdout
+        measured.write_text(
+            html.replace(
+                "</body>",
+                "<script>document.title = String(Math.round(document"
+                '.getElementById("comparison").getBoundingClientRect().top))</script>'
+                "</body>",
+            ),
+            encoding="utf-8",
+        )
+        dom = subprocess.run(
+            [*headless, "--dump-dom", measured.as_uri()], check=True, capture_output=True, text=True
+        ).stdout
         height = int(dom.split("<title>", 1)[1].split("</title>", 1)[0]) - 24
         page, shot = Path(folder) / "report.html", Path(folder) / "shot.png"
         page.write_text(html, encoding="utf-8")

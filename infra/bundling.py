@@ -44,8 +44,9 @@ NOT_CODE = ("__pycache__", "*.pyc")
 def copy_package(output_dir: Path) -> None:
     """The runtime package into the asset, whole, its migrations included (only interpreter caches are left out)."""
     for target, source in SOURCES.items():
-        shutil.copytree(source, output_dir / "oriole" / target, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(*NOT_CODE))
+        shutil.copytree(
+            source, output_dir / "oriole" / target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*NOT_CODE)
+        )
 
 
 def install_requirements(output_dir: Path) -> None:
@@ -53,9 +54,26 @@ def install_requirements(output_dir: Path) -> None:
     list and resolves nothing itself (the lock names every dependency), so no build picks up a new release."""
     platforms = [option for tag in MANYLINUX_TAGS for option in ("--platform", tag)]
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--require-hashes", "--no-deps",
-         "--only-binary=:all:", *platforms, "--implementation", "cp", "--python-version", PYTHON_VERSION,
-         "--target", str(output_dir), "--requirement", str(LOCK)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-compile",
+            "--require-hashes",
+            "--no-deps",
+            "--only-binary=:all:",
+            *platforms,
+            "--implementation",
+            "cp",
+            "--python-version",
+            PYTHON_VERSION,
+            "--target",
+            str(output_dir),
+            "--requirement",
+            str(LOCK),
+        ],
         check=True,
     )
 
@@ -63,8 +81,12 @@ def install_requirements(output_dir: Path) -> None:
 def package_files(sources: dict[str, Path] = SOURCES) -> dict[str, Path]:
     """The files ``copy_package`` copies, by their path in the asset's ``oriole/``, in an order independent of the
     file system (``sources``: an asset's ``{".": <its oriole folder>}`` names the same files)."""
-    files = {(Path(target) / path.relative_to(source)).as_posix(): path
-             for target, source in sources.items() for path in source.rglob("*") if path.is_file()}
+    files = {
+        (Path(target) / path.relative_to(source)).as_posix(): path
+        for target, source in sources.items()
+        for path in source.rglob("*")
+        if path.is_file()
+    }
     return {name: files[name] for name in sorted(files) if _is_code(Path(name))}
 
 
@@ -107,8 +129,12 @@ def code_version() -> str:
 
 def code_asset(skip_bundling: bool = False) -> lambda_.Code:
     """The shared asset, named by ``asset_hash`` whether or not it is bundled."""
-    source = {"path": str(PACKAGE.parent), "exclude": list(NOT_CODE), "asset_hash_type": AssetHashType.CUSTOM,
-              "asset_hash": asset_hash()}
+    source = {
+        "path": str(PACKAGE.parent),
+        "exclude": list(NOT_CODE),
+        "asset_hash_type": AssetHashType.CUSTOM,
+        "asset_hash": asset_hash(),
+    }
     if skip_bundling:
         return lambda_.Code.from_asset(**source)
     return lambda_.Code.from_asset(

@@ -63,30 +63,47 @@ class Database(Construct):
     The client group lives here, with the database, so the orchestrator stack depends on this one and
     never the other way round."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, vpc: ec2.IVpc | None,
-                 subnets: ec2.SubnetSelection | None, deletion_protection: bool,
-                 existing: ExistingDatabase | None = None):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        vpc: ec2.IVpc | None,
+        subnets: ec2.SubnetSelection | None,
+        deletion_protection: bool,
+        existing: ExistingDatabase | None = None,
+    ):
         super().__init__(scope, construct_id)
         if existing is not None:
             self._use_existing(existing)
             return
         self.vpc = vpc
-        self.security_group = ec2.SecurityGroup(self, "SecurityGroup", vpc=vpc, allow_all_outbound=False,
-                                                description="Oriole database: reachable only from its clients")
+        self.security_group = ec2.SecurityGroup(
+            self,
+            "SecurityGroup",
+            vpc=vpc,
+            allow_all_outbound=False,
+            description="Oriole database: reachable only from its clients",
+        )
         self._add_clients()
-        parameters = rds.ParameterGroup(self, "Parameters", engine=ENGINE,
-                                        parameters={"rds.force_ssl": "1", "log_min_duration_statement": "1000"})
+        parameters = rds.ParameterGroup(
+            self, "Parameters", engine=ENGINE, parameters={"rds.force_ssl": "1", "log_min_duration_statement": "1000"}
+        )
         self.instance = rds.DatabaseInstance(
-            self, "Instance",
+            self,
+            "Instance",
             engine=ENGINE,
             instance_type=ec2.InstanceType.of(ec2.InstanceClass.BURSTABLE4_GRAVITON, ec2.InstanceSize.SMALL),
-            vpc=vpc, vpc_subnets=subnets, security_groups=[self.security_group],
+            vpc=vpc,
+            vpc_subnets=subnets,
+            security_groups=[self.security_group],
             credentials=rds.Credentials.from_generated_secret(OWNER),
             database_name=DATABASE_NAME,
             parameter_group=parameters,
             storage_encrypted=True,
             storage_type=rds.StorageType.GP3,
-            allocated_storage=20, max_allocated_storage=200,
+            allocated_storage=20,
+            max_allocated_storage=200,
             publicly_accessible=False,
             multi_az=False,
             backup_retention=Duration.days(7),
@@ -113,23 +130,40 @@ class Database(Construct):
     def _add_proxy(self, subnets: ec2.SubnetSelection | None) -> rds.DatabaseProxy:
         """The proxy the functions connect through: TLS required, the owner's and the application role's
         credentials, at most ``PROXY_CONNECTIONS_PERCENT`` of the server's connections."""
-        group = ec2.SecurityGroup(self, "ProxySecurityGroup", vpc=self.vpc, allow_all_outbound=False,
-                                  description="Oriole database proxy: from the functions to the database")
+        group = ec2.SecurityGroup(
+            self,
+            "ProxySecurityGroup",
+            vpc=self.vpc,
+            allow_all_outbound=False,
+            description="Oriole database proxy: from the functions to the database",
+        )
         group.connections.allow_from(self.client_security_group, ec2.Port.tcp(5432), "Oriole functions to the proxy")
         return self.instance.add_proxy(  # the proxy lets itself into the database's security group
-            "Proxy", db_proxy_name=f"{Stack.of(self).stack_name.lower()}-proxy", vpc=self.vpc,
-            vpc_subnets=subnets, security_groups=[group],
-            secrets=[self.secret, self.app_secret], require_tls=True, iam_auth=False,
-            max_connections_percent=PROXY_CONNECTIONS_PERCENT, borrow_timeout=Duration.seconds(120),
-            idle_client_timeout=Duration.minutes(10), debug_logging=False,
+            "Proxy",
+            db_proxy_name=f"{Stack.of(self).stack_name.lower()}-proxy",
+            vpc=self.vpc,
+            vpc_subnets=subnets,
+            security_groups=[group],
+            secrets=[self.secret, self.app_secret],
+            require_tls=True,
+            iam_auth=False,
+            max_connections_percent=PROXY_CONNECTIONS_PERCENT,
+            borrow_timeout=Duration.seconds(120),
+            idle_client_timeout=Duration.minutes(10),
+            debug_logging=False,
         )
 
     def _use_existing(self, existing: ExistingDatabase) -> None:
         self.vpc = ec2.Vpc.from_vpc_attributes(
-            self, "Vpc", vpc_id=existing.vpc_id, availability_zones=list(existing.availability_zones),
-            private_subnet_ids=list(existing.subnet_ids))
-        self.security_group = ec2.SecurityGroup.from_security_group_id(self, "SecurityGroup",
-                                                                       existing.security_group_id, mutable=True)
+            self,
+            "Vpc",
+            vpc_id=existing.vpc_id,
+            availability_zones=list(existing.availability_zones),
+            private_subnet_ids=list(existing.subnet_ids),
+        )
+        self.security_group = ec2.SecurityGroup.from_security_group_id(
+            self, "SecurityGroup", existing.security_group_id, mutable=True
+        )
         self._add_clients()
         self.secret = secretsmanager.Secret.from_secret_complete_arn(self, "Secret", existing.secret_arn)
         self.app_secret = self.reader_secret = self.proxy = self.instance = None
@@ -140,13 +174,20 @@ class Database(Construct):
         """A small instance with no open port, reached only through SSM Session Manager, from which a
         port forward gives psql on a laptop the database (``aws ssm start-session ...``, see the outputs)."""
         bastion = ec2.BastionHostLinux(
-            self, "Bastion", vpc=self.vpc, subnet_selection=subnets,
+            self,
+            "Bastion",
+            vpc=self.vpc,
+            subnet_selection=subnets,
             instance_type=ec2.InstanceType.of(ec2.InstanceClass.BURSTABLE4_GRAVITON, ec2.InstanceSize.NANO),
             machine_image=ec2.MachineImage.latest_amazon_linux2023(cpu_type=ec2.AmazonLinuxCpuType.ARM_64),
-            security_group=self.client_security_group, require_imdsv2=True,
-            block_devices=[ec2.BlockDevice(device_name="/dev/xvda",
-                                           volume=ec2.BlockDeviceVolume.ebs(8, encrypted=True,
-                                                                            volume_type=ec2.EbsDeviceVolumeType.GP3))],
+            security_group=self.client_security_group,
+            require_imdsv2=True,
+            block_devices=[
+                ec2.BlockDevice(
+                    device_name="/dev/xvda",
+                    volume=ec2.BlockDeviceVolume.ebs(8, encrypted=True, volume_type=ec2.EbsDeviceVolumeType.GP3),
+                )
+            ],
         )
         return bastion
 
@@ -157,41 +198,74 @@ class Database(Construct):
         it to the researchers' group or role (docs: how-to/query-deployed-database.md)."""
         stack = Stack.of(self)
         sessions = stack.format_arn(service="ssm", resource="session", resource_name="*")
-        return iam.ManagedPolicy(self, "AnalystAccess", description=(
-            f"Oriole {stack.stack_name}: psql through the bastion's port forward as the read-only role"), statements=[
-            iam.PolicyStatement(actions=["ssm:StartSession"], resources=[
-                stack.format_arn(service="ec2", resource="instance", resource_name=bastion.instance_id),
-                stack.format_arn(service="ssm", account="", resource="document", resource_name=PORT_FORWARD_DOCUMENT),
-            ]),
-            iam.PolicyStatement(actions=["ssm:TerminateSession", "ssm:ResumeSession"], resources=[sessions],
-                                conditions={"StringEquals": {
-                                    "ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}}),
-            iam.PolicyStatement(actions=["ssmmessages:OpenDataChannel"], resources=[sessions]),
-            iam.PolicyStatement(actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
-                                resources=[self.reader_secret.secret_arn]),
-            iam.PolicyStatement(actions=["cloudformation:DescribeStacks"], resources=[stack.stack_id]),
-        ])
+        return iam.ManagedPolicy(
+            self,
+            "AnalystAccess",
+            description=(f"Oriole {stack.stack_name}: psql through the bastion's port forward as the read-only role"),
+            statements=[
+                iam.PolicyStatement(
+                    actions=["ssm:StartSession"],
+                    resources=[
+                        stack.format_arn(service="ec2", resource="instance", resource_name=bastion.instance_id),
+                        stack.format_arn(
+                            service="ssm", account="", resource="document", resource_name=PORT_FORWARD_DOCUMENT
+                        ),
+                    ],
+                ),
+                iam.PolicyStatement(
+                    actions=["ssm:TerminateSession", "ssm:ResumeSession"],
+                    resources=[sessions],
+                    conditions={"StringEquals": {"ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}},
+                ),
+                iam.PolicyStatement(actions=["ssmmessages:OpenDataChannel"], resources=[sessions]),
+                iam.PolicyStatement(
+                    actions=["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+                    resources=[self.reader_secret.secret_arn],
+                ),
+                iam.PolicyStatement(actions=["cloudformation:DescribeStacks"], resources=[stack.stack_id]),
+            ],
+        )
 
     def protect(self, stack: Stack, log_retention_days: int) -> None:
         """Turn the instance's deletion protection on (off with ``deletionProtection=false``) once every
         resource ``stack`` holds so far exists: call it last. The custom resource sits beside this construct,
         not in it, since it depends on the whole of it. Its call runs again whenever the setting or the
         instance changes; deleting it leaves the instance as it is."""
-        log_group = logs.LogGroup(stack, f"{self.node.id}DeletionProtectionLogs", removal_policy=RemovalPolicy.DESTROY,
-                                  retention=log_retention(log_retention_days))
+        log_group = logs.LogGroup(
+            stack,
+            f"{self.node.id}DeletionProtectionLogs",
+            removal_policy=RemovalPolicy.DESTROY,
+            retention=log_retention(log_retention_days),
+        )
         everything_else = list(stack.node.children)
-        call = cr.AwsSdkCall(service="RDS", action="modifyDBInstance",
-                             parameters={"DBInstanceIdentifier": self.instance.instance_identifier,
-                                         "DeletionProtection": self.deletion_protection},
-                             physical_resource_id=cr.PhysicalResourceId.of(self.instance.instance_identifier))
+        call = cr.AwsSdkCall(
+            service="RDS",
+            action="modifyDBInstance",
+            parameters={
+                "DBInstanceIdentifier": self.instance.instance_identifier,
+                "DeletionProtection": self.deletion_protection,
+            },
+            physical_resource_id=cr.PhysicalResourceId.of(self.instance.instance_identifier),
+        )
         protection = cr.AwsCustomResource(
-            stack, f"{self.node.id}DeletionProtection", on_create=call, on_update=call, install_latest_aws_sdk=False,
+            stack,
+            f"{self.node.id}DeletionProtection",
+            on_create=call,
+            on_update=call,
+            install_latest_aws_sdk=False,
             log_group=log_group,
-            policy=cr.AwsCustomResourcePolicy.from_sdk_calls(resources=[self.instance.instance_arn]))
+            policy=cr.AwsCustomResourcePolicy.from_sdk_calls(resources=[self.instance.instance_arn]),
+        )
         protection.node.add_dependency(*everything_else)
 
     def _add_clients(self) -> None:
-        self.client_security_group = ec2.SecurityGroup(self, "Clients", vpc=self.vpc, allow_all_outbound=True,
-                                                       description="Oriole functions: may connect to the database")
-        self.security_group.connections.allow_from(self.client_security_group, ec2.Port.tcp(5432),
-                                                   "Oriole clients (the bastion) to PostgreSQL")
+        self.client_security_group = ec2.SecurityGroup(
+            self,
+            "Clients",
+            vpc=self.vpc,
+            allow_all_outbound=True,
+            description="Oriole functions: may connect to the database",
+        )
+        self.security_group.connections.allow_from(
+            self.client_security_group, ec2.Port.tcp(5432), "Oriole clients (the bastion) to PostgreSQL"
+        )

@@ -48,7 +48,8 @@ def geography(scope: Construct) -> str:
     value = deployment.GLOBAL
     for region_word, prefix in sorted(deployment.GEOGRAPHIES.items()):
         condition = stack.node.try_find_child(f"BedrockGeography{region_word.capitalize()}") or CfnCondition(
-            stack, f"BedrockGeography{region_word.capitalize()}", expression=Fn.condition_equals(word, region_word))
+            stack, f"BedrockGeography{region_word.capitalize()}", expression=Fn.condition_equals(word, region_word)
+        )
         value = Fn.condition_if(condition.logical_id, prefix, value).to_string()
     return value
 
@@ -58,13 +59,25 @@ class Functions(Construct):
     and ``migrations`` are the functions outside the flow; ``dead_letters`` holds the status changes the
     finalizer could not process."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, database: Database,
-                 subnets: ec2.SubnetSelection | None, deployment_name: str, log_retention_days: int):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        database: Database,
+        subnets: ec2.SubnetSelection | None,
+        deployment_name: str,
+        log_retention_days: int,
+    ):
         super().__init__(scope, construct_id)
         self._code = code_asset(skip_bundling=bool(self.node.try_get_context("skipBundling")))
         self._common = {
-            "runtime": RUNTIME, "architecture": ARCHITECTURE, "vpc": database.vpc, "vpc_subnets": subnets,
-            "security_groups": [database.client_security_group], "tracing": lambda_.Tracing.ACTIVE,
+            "runtime": RUNTIME,
+            "architecture": ARCHITECTURE,
+            "vpc": database.vpc,
+            "vpc_subnets": subnets,
+            "security_groups": [database.client_security_group],
+            "tracing": lambda_.Tracing.ACTIVE,
         }
         self._environment = {
             "POWERTOOLS_SERVICE_NAME": "oriole",
@@ -77,15 +90,27 @@ class Functions(Construct):
         self.by_placeholder: dict[str, lambda_.Function] = {}
         for placeholder in FUNCTIONS:
             name = task_name(placeholder)
-            timeout = catalog.MODEL_TASK_SECONDS if name in MODEL_TASKS else \
-                WHOLE_SWEEP_SECONDS if name in WHOLE_SWEEP_TASKS else TASK_SECONDS
+            timeout = (
+                catalog.MODEL_TASK_SECONDS
+                if name in MODEL_TASKS
+                else WHOLE_SWEEP_SECONDS
+                if name in WHOLE_SWEEP_TASKS
+                else TASK_SECONDS
+            )
             self.by_placeholder[placeholder] = self._function(name, Duration.seconds(timeout))
-        self.dead_letters = sqs.Queue(self, "FinalizerDeadLetters", enforce_ssl=True,
-                                      encryption=sqs.QueueEncryption.SQS_MANAGED,
-                                      retention_period=Duration.days(14))
-        self.status_finalizer = self._function("ExecutionStatusFinalizer", Duration.seconds(TASK_SECONDS),
-                                               on_failure=destinations.SqsDestination(self.dead_letters),
-                                               retry_attempts=2)
+        self.dead_letters = sqs.Queue(
+            self,
+            "FinalizerDeadLetters",
+            enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            retention_period=Duration.days(14),
+        )
+        self.status_finalizer = self._function(
+            "ExecutionStatusFinalizer",
+            Duration.seconds(TASK_SECONDS),
+            on_failure=destinations.SqsDestination(self.dead_letters),
+            retry_attempts=2,
+        )
         self.reconciler = self._function("Reconciler", Duration.minutes(5))
         self.migrations = self._function("Migrations", Duration.seconds(MIGRATIONS_SECONDS))
         self._connect(database)
@@ -93,17 +118,32 @@ class Functions(Construct):
     def _function(self, name: str, timeout: Duration, in_vpc: bool = True, **options) -> lambda_.Function:
         """The function ``name`` runs its handler in ``oriole.handlers.DEPLOYED`` (a function missing there
         cannot be made: the IAM contract's recorder knows the handlers from that table)."""
-        log_group = logs.LogGroup(self, f"{name}Logs", retention=log_retention(self._retention),
-                                  removal_policy=RemovalPolicy.DESTROY)
-        common = self._common if in_vpc else {k: v for k, v in self._common.items()
-                                              if k not in ("vpc", "vpc_subnets", "security_groups")}
-        return lambda_.Function(self, name, code=self._code, handler=DEPLOYED[name], timeout=timeout, memory_size=512,
-                                environment=dict(self._environment), log_group=log_group,
-                                description=f"Oriole {name}", current_version_options=RETAINED_VERSIONS,
-                                **common, **options)
+        log_group = logs.LogGroup(
+            self, f"{name}Logs", retention=log_retention(self._retention), removal_policy=RemovalPolicy.DESTROY
+        )
+        common = (
+            self._common
+            if in_vpc
+            else {k: v for k, v in self._common.items() if k not in ("vpc", "vpc_subnets", "security_groups")}
+        )
+        return lambda_.Function(
+            self,
+            name,
+            code=self._code,
+            handler=DEPLOYED[name],
+            timeout=timeout,
+            memory_size=512,
+            environment=dict(self._environment),
+            log_group=log_group,
+            description=f"Oriole {name}",
+            current_version_options=RETAINED_VERSIONS,
+            **common,
+            **options,
+        )
 
-    def add_version_pruner(self, sweep_state_machine_arn: str, sweep_execution_arns: str,
-                           timeout_seconds: int) -> lambda_.Function:
+    def add_version_pruner(
+        self, sweep_state_machine_arn: str, sweep_execution_arns: str, timeout_seconds: int
+    ) -> lambda_.Function:
         """The function that deletes the published versions no execution can call any more (see
         ``oriole.handlers.versions``) of every function here that publishes versions (the flows' and the
         triggers'), itself included (named, so that its own role can name it). Outside the VPC: it calls only
@@ -117,14 +157,17 @@ class Functions(Construct):
         pruner.add_environment(deployment.SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
         pruner.add_environment(deployment.STACK_ID, stack.stack_id)
         arns = [f.function_arn for f in versioned] + [
-            stack.format_arn(service="lambda", resource="function", resource_name=name,
-                             arn_format=ArnFormat.COLON_RESOURCE_NAME)]
+            stack.format_arn(
+                service="lambda", resource="function", resource_name=name, arn_format=ArnFormat.COLON_RESOURCE_NAME
+            )
+        ]
         for actions, resources in (
-                (["lambda:ListVersionsByFunction"], arns),
-                (["lambda:DeleteFunction"], [f"{arn}:*" for arn in arns]),  # versions only: never a function
-                (["cloudformation:ListStackResources"], [stack.stack_id]),
-                (["states:ListExecutions"], [sweep_state_machine_arn]),
-                (["states:DescribeStateMachineForExecution"], [sweep_execution_arns])):
+            (["lambda:ListVersionsByFunction"], arns),
+            (["lambda:DeleteFunction"], [f"{arn}:*" for arn in arns]),  # versions only: never a function
+            (["cloudformation:ListStackResources"], [stack.stack_id]),
+            (["states:ListExecutions"], [sweep_state_machine_arn]),
+            (["states:DescribeStateMachineForExecution"], [sweep_execution_arns]),
+        ):
             pruner.add_to_role_policy(iam.PolicyStatement(actions=actions, resources=resources))
         return pruner
 
@@ -149,8 +192,9 @@ class Functions(Construct):
             roles = {APP_ROLE: database.app_secret, READER_ROLE: database.reader_secret}
             for secret in roles.values():
                 secret.grant_read(self.migrations)
-            self.migrations.add_environment(deployment.ROLE_SECRETS, json.dumps(
-                {role: secret.secret_arn for role, secret in roles.items()}))
+            self.migrations.add_environment(
+                deployment.ROLE_SECRETS, json.dumps({role: secret.secret_arn for role, secret in roles.items()})
+            )
 
     @staticmethod
     def _database_environment(function: lambda_.Function, secret: secretsmanager.ISecret, via_proxy: dict) -> None:
@@ -176,11 +220,17 @@ class Functions(Construct):
         def parameters(name: str) -> str:
             return stack.format_arn(service="ssm", resource="parameter", resource_name=name.lstrip("/"))
 
-        self.task("StartExperiment").add_to_role_policy(iam.PolicyStatement(
-            actions=["ssm:GetParameters", "ssm:GetParameter"], resources=[parameters(f"{prefix}/*")]))
-        self.task("PlanSweep").add_to_role_policy(iam.PolicyStatement(
-            actions=["ssm:GetParametersByPath"], resources=[parameters(catalog.prompts_path(prefix)),
-                                                            parameters(catalog.pricing_path(prefix))]))
+        self.task("StartExperiment").add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["ssm:GetParameters", "ssm:GetParameter"], resources=[parameters(f"{prefix}/*")]
+            )
+        )
+        self.task("PlanSweep").add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["ssm:GetParametersByPath"],
+                resources=[parameters(catalog.prompts_path(prefix)), parameters(catalog.pricing_path(prefix))],
+            )
+        )
 
     def mark_vision_models(self, models: tuple[str, ...]) -> None:
         """Tell StartExperiment which models beyond the catalog's accept images (observation image or both)."""
@@ -205,12 +255,16 @@ class Functions(Construct):
                 name = model_id if prefix is None else f"{prefix}.{model_id}"
                 profiles.append(stack.format_arn(service="bedrock", resource="inference-profile", resource_name=name))
             models.append(f"arn:{stack.partition}:bedrock:*::foundation-model/{deployment.base_model(model_id)}")
-        self.task("InvokeBedrockAgent").add_to_role_policy(iam.PolicyStatement(
-            actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
-            resources=[*profiles, *dict.fromkeys(models)]))
+        self.task("InvokeBedrockAgent").add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+                resources=[*profiles, *dict.fromkeys(models)],
+            )
+        )
 
-    def allow_model_servers(self, provider: Provider, urls: tuple[str, ...], secret_arn: str | None,
-                            kms_key_arn: str | None = None) -> None:
+    def allow_model_servers(
+        self, provider: Provider, urls: tuple[str, ...], secret_arn: str | None, kms_key_arn: str | None = None
+    ) -> None:
         """The model servers of ``provider`` (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an
         execution name (none listed: none), and the API key its agent task sends them. A secret encrypted with a
         customer-managed key (``kms_key_arn``) is readable only with kms:Decrypt on that key, which the agent gets
@@ -224,9 +278,13 @@ class Functions(Construct):
         secret.grant_read(function)
         if kms_key_arn:
             via_secrets_manager = f"secretsmanager.{Stack.of(self).region}.amazonaws.com"
-            function.add_to_role_policy(iam.PolicyStatement(
-                actions=["kms:Decrypt"], resources=[kms_key_arn],
-                conditions={"StringEquals": {"kms:ViaService": via_secrets_manager}}))
+            function.add_to_role_policy(
+                iam.PolicyStatement(
+                    actions=["kms:Decrypt"],
+                    resources=[kms_key_arn],
+                    conditions={"StringEquals": {"kms:ViaService": via_secrets_manager}},
+                )
+            )
         for reader in (function, start):  # StartExperiment only learns that a key is sent, it cannot read it
             reader.add_environment(provider.api_key_secret, secret_arn)
 
@@ -234,10 +292,12 @@ class Functions(Construct):
         """ContinueAsNew starts the successor execution of this one state machine and nothing else; the
         status-change finalizer and the reconciler may describe its executions (to see whether one runs);
         CheckProgress learns the execution timeout, to continue as new before it."""
-        self.task("ContinueAsNew").add_to_role_policy(iam.PolicyStatement(
-            actions=["states:StartExecution"], resources=[state_machine_arn]))
+        self.task("ContinueAsNew").add_to_role_policy(
+            iam.PolicyStatement(actions=["states:StartExecution"], resources=[state_machine_arn])
+        )
         for function in (self.status_finalizer, self.reconciler):
-            function.add_to_role_policy(iam.PolicyStatement(
-                actions=["states:DescribeExecution"], resources=[execution_arns]))
+            function.add_to_role_policy(
+                iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[execution_arns])
+            )
         self.reconciler.add_environment(deployment.STATE_MACHINE_ARN, state_machine_arn)
         self.task("CheckProgress").add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))

@@ -37,37 +37,71 @@ BELOW = cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD
 
 
 def oriole_metric(name: str, statistic: str = "Sum") -> cloudwatch.Metric:
-    return cloudwatch.Metric(namespace=NAMESPACE, metric_name=name, dimensions_map={"service": "oriole"},
-                             statistic=statistic, period=PERIOD)
+    return cloudwatch.Metric(
+        namespace=NAMESPACE, metric_name=name, dimensions_map={"service": "oriole"}, statistic=statistic, period=PERIOD
+    )
 
 
 def _sum(label: str, metrics: list[cloudwatch.IMetric]) -> cloudwatch.MathExpression:
-    return cloudwatch.MathExpression(expression="+".join(f"m{i}" for i in range(len(metrics))),
-                                     using_metrics={f"m{i}": m for i, m in enumerate(metrics)}, label=label,
-                                     period=PERIOD)
+    return cloudwatch.MathExpression(
+        expression="+".join(f"m{i}" for i in range(len(metrics))),
+        using_metrics={f"m{i}": m for i, m in enumerate(metrics)},
+        label=label,
+        period=PERIOD,
+    )
 
 
 class Monitoring(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, state_machine: sfn.StateMachine,
-                 functions: list[lambda_.Function], dead_letters: sqs.IQueue, database: rds.DatabaseInstance | None,
-                 alarm_email: str | None):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        state_machine: sfn.StateMachine,
+        functions: list[lambda_.Function],
+        dead_letters: sqs.IQueue,
+        database: rds.DatabaseInstance | None,
+        alarm_email: str | None,
+    ):
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "Alarms", display_name="Oriole alarms", enforce_ssl=True)
         if alarm_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
         alarms = [
-            self._alarm("ExecutionsTimedOut", state_machine.metric_timed_out(period=PERIOD), 1, ABOVE,
-                        "An execution hit Step Functions' execution timeout instead of ending by its limits"),
-            self._alarm("ExperimentsFailedByError", oriole_metric("ExperimentsFailedByError"), 1, ABOVE,
-                        "An experiment failed after the retries (not a stalled agent): look up its failure_reason"),
-            *(self._alarm("LambdaThrottles" + (f"{start // MAX_ALARM_METRICS + 1}" if start else ""),
-                          _sum("Lambda throttles", [f.metric_throttles(period=PERIOD)
-                                                    for f in functions[start:start + MAX_ALARM_METRICS]]), 1, ABOVE,
-                          "Lambda throttled a function: raise the account's concurrency quota")
-              for start in range(0, len(functions), MAX_ALARM_METRICS)),
-            self._alarm("FinalizerDeadLetters", dead_letters.metric_approximate_number_of_messages_visible(
-                period=PERIOD, statistic="Maximum"), 1, ABOVE,
-                "A status change was not processed; the reconciler closes its experiment within 15 minutes"),
+            self._alarm(
+                "ExecutionsTimedOut",
+                state_machine.metric_timed_out(period=PERIOD),
+                1,
+                ABOVE,
+                "An execution hit Step Functions' execution timeout instead of ending by its limits",
+            ),
+            self._alarm(
+                "ExperimentsFailedByError",
+                oriole_metric("ExperimentsFailedByError"),
+                1,
+                ABOVE,
+                "An experiment failed after the retries (not a stalled agent): look up its failure_reason",
+            ),
+            *(
+                self._alarm(
+                    "LambdaThrottles" + (f"{start // MAX_ALARM_METRICS + 1}" if start else ""),
+                    _sum(
+                        "Lambda throttles",
+                        [f.metric_throttles(period=PERIOD) for f in functions[start : start + MAX_ALARM_METRICS]],
+                    ),
+                    1,
+                    ABOVE,
+                    "Lambda throttled a function: raise the account's concurrency quota",
+                )
+                for start in range(0, len(functions), MAX_ALARM_METRICS)
+            ),
+            self._alarm(
+                "FinalizerDeadLetters",
+                dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
+                1,
+                ABOVE,
+                "A status change was not processed; the reconciler closes its experiment within 15 minutes",
+            ),
         ]
         if database is not None:
             alarms += self._database_alarms(database)
@@ -78,36 +112,82 @@ class Monitoring(Construct):
     def _database_alarms(self, database: rds.DatabaseInstance) -> list[cloudwatch.Alarm]:
         budget = MAX_CONNECTIONS_ESTIMATE * PROXY_CONNECTIONS_PERCENT // 100
         return [
-            self._alarm("DatabaseConnections", database.metric_database_connections(period=PERIOD,
-                                                                                   statistic="Maximum"),
-                        budget, ABOVE, f"The database holds {budget} connections or more: the proxy's whole share"),
-            self._alarm("DatabaseCpuCredits", database.metric("CPUCreditBalance", period=PERIOD, statistic="Minimum"),
-                        CPU_CREDITS_LOW, BELOW, "The burstable database is running out of CPU credits"),
-            self._alarm("DatabaseFreeStorage", database.metric_free_storage_space(period=PERIOD, statistic="Minimum"),
-                        FREE_STORAGE_LOW_BYTES, BELOW, "The database has less than 2 GiB of storage left"),
+            self._alarm(
+                "DatabaseConnections",
+                database.metric_database_connections(period=PERIOD, statistic="Maximum"),
+                budget,
+                ABOVE,
+                f"The database holds {budget} connections or more: the proxy's whole share",
+            ),
+            self._alarm(
+                "DatabaseCpuCredits",
+                database.metric("CPUCreditBalance", period=PERIOD, statistic="Minimum"),
+                CPU_CREDITS_LOW,
+                BELOW,
+                "The burstable database is running out of CPU credits",
+            ),
+            self._alarm(
+                "DatabaseFreeStorage",
+                database.metric_free_storage_space(period=PERIOD, statistic="Minimum"),
+                FREE_STORAGE_LOW_BYTES,
+                BELOW,
+                "The database has less than 2 GiB of storage left",
+            ),
         ]
 
-    def _dashboard(self, state_machine: sfn.StateMachine, functions: list[lambda_.Function],
-                   alarms: list[cloudwatch.Alarm]) -> None:
+    def _dashboard(
+        self, state_machine: sfn.StateMachine, functions: list[lambda_.Function], alarms: list[cloudwatch.Alarm]
+    ) -> None:
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=None)
         dashboard.add_widgets(
-            cloudwatch.GraphWidget(title="Experiments", width=12, left=[
-                oriole_metric(name) for name in
-                ("ExperimentsStarted", "ExperimentsSucceeded", "ExperimentsTimedOut", "ExperimentsFailed",
-                 "ExperimentsFailedByError", "ExperimentsClosedByStatusChange", "ExperimentsClosedByReconciler")]),
-            cloudwatch.GraphWidget(title="Turns and actions", width=12,
-                                   left=[oriole_metric("Turns"), oriole_metric("Actions")]),
-            cloudwatch.GraphWidget(title="Tokens", width=12,
-                                   left=[oriole_metric("InputTokens"), oriole_metric("OutputTokens")]),
-            cloudwatch.GraphWidget(title="Executions and Lambda errors (retried ones included)", width=12, left=[
-                state_machine.metric_failed(period=PERIOD),
-                _sum("Lambda errors", [f.metric_errors(period=PERIOD) for f in functions])]),
+            cloudwatch.GraphWidget(
+                title="Experiments",
+                width=12,
+                left=[
+                    oriole_metric(name)
+                    for name in (
+                        "ExperimentsStarted",
+                        "ExperimentsSucceeded",
+                        "ExperimentsTimedOut",
+                        "ExperimentsFailed",
+                        "ExperimentsFailedByError",
+                        "ExperimentsClosedByStatusChange",
+                        "ExperimentsClosedByReconciler",
+                    )
+                ],
+            ),
+            cloudwatch.GraphWidget(
+                title="Turns and actions", width=12, left=[oriole_metric("Turns"), oriole_metric("Actions")]
+            ),
+            cloudwatch.GraphWidget(
+                title="Tokens", width=12, left=[oriole_metric("InputTokens"), oriole_metric("OutputTokens")]
+            ),
+            cloudwatch.GraphWidget(
+                title="Executions and Lambda errors (retried ones included)",
+                width=12,
+                left=[
+                    state_machine.metric_failed(period=PERIOD),
+                    _sum("Lambda errors", [f.metric_errors(period=PERIOD) for f in functions]),
+                ],
+            ),
             cloudwatch.AlarmStatusWidget(title="Alarms", width=24, alarms=alarms),
         )
 
-    def _alarm(self, name: str, metric: cloudwatch.IMetric, threshold: float,
-               comparison: cloudwatch.ComparisonOperator, description: str) -> cloudwatch.Alarm:
-        return cloudwatch.Alarm(self, name, metric=metric, threshold=threshold, evaluation_periods=1,
-                                comparison_operator=comparison,
-                                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                                alarm_description=description)
+    def _alarm(
+        self,
+        name: str,
+        metric: cloudwatch.IMetric,
+        threshold: float,
+        comparison: cloudwatch.ComparisonOperator,
+        description: str,
+    ) -> cloudwatch.Alarm:
+        return cloudwatch.Alarm(
+            self,
+            name,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=1,
+            comparison_operator=comparison,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        )

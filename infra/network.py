@@ -33,17 +33,21 @@ class Network(Construct):
         with_nat = egress == "nat"
         subnets = [
             ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC),
-            ec2.SubnetConfiguration(name="private", subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS if with_nat
-                                    else ec2.SubnetType.PRIVATE_ISOLATED),
+            ec2.SubnetConfiguration(
+                name="private",
+                subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS if with_nat else ec2.SubnetType.PRIVATE_ISOLATED,
+            ),
             ec2.SubnetConfiguration(name="isolated", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
         ]
         self.vpc = ec2.Vpc(self, "Vpc", max_azs=2, nat_gateways=1 if with_nat else 0, subnet_configuration=subnets)
-        flow_logs = logs.LogGroup(self, "FlowLogs", retention=log_retention(log_retention_days),
-                                  removal_policy=RemovalPolicy.DESTROY)
+        flow_logs = logs.LogGroup(
+            self, "FlowLogs", retention=log_retention(log_retention_days), removal_policy=RemovalPolicy.DESTROY
+        )
         self.vpc.add_flow_log("FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(flow_logs))
         self.database_subnets = ec2.SubnetSelection(subnet_group_name="isolated")
         self.function_subnets = ec2.SubnetSelection(subnet_group_name="private")
         if not with_nat:
             for name, service in INTERFACE_ENDPOINTS.items():
-                self.vpc.add_interface_endpoint(name, service=service, subnets=self.function_subnets,
-                                                private_dns_enabled=True)
+                self.vpc.add_interface_endpoint(
+                    name, service=service, subnets=self.function_subnets, private_dns_enabled=True
+                )

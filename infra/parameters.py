@@ -18,12 +18,20 @@ class Parameters(Construct):
         super().__init__(scope, construct_id)
         for param in catalog.CATALOG:
             if param.overridable:
-                ssm.StringParameter(self, param.path.replace("/", "-"), parameter_name=prefix + "/" + param.path,
-                                    string_value=values.get(param.key, param.default_text),
-                                    description=param.description[:1024])
+                ssm.StringParameter(
+                    self,
+                    param.path.replace("/", "-"),
+                    parameter_name=prefix + "/" + param.path,
+                    string_value=values.get(param.key, param.default_text),
+                    description=param.description[:1024],
+                )
         for version in catalog.SHIPPED_PROMPT_VERSIONS:
             text = catalog.shipped_prompt(version)
-            ssm.StringParameter(self, f"prompt-{version}", parameter_name=catalog.prompt_name(version, prefix),
-                                string_value=text, description=f"Oriole system prompt {version}",
-                                tier=ssm.ParameterTier.ADVANCED if len(text.encode()) > 4096
-                                else ssm.ParameterTier.STANDARD)
+            ssm.StringParameter(
+                self,
+                f"prompt-{version}",
+                parameter_name=catalog.prompt_name(version, prefix),
+                string_value=text,
+                description=f"Oriole system prompt {version}",
+                tier=ssm.ParameterTier.ADVANCED if len(text.encode()) > 4096 else ssm.ParameterTier.STANDARD,
+            )

@@ -86,8 +86,10 @@ class Settings:
             raise ValueError(f"context egress must be one of {', '.join(EGRESS_MODES)}; got {egress!r}")
         deployment = str(get("deployment", DEFAULT_DEPLOYMENT))
         if not DEPLOYMENT_NAME.match(deployment):
-            raise ValueError(f"context deployment must be a capitalised name of letters and digits (up to 24), "
-                             f"like OrioleLab2; got {deployment!r}")
+            raise ValueError(
+                f"context deployment must be a capitalised name of letters and digits (up to 24), "
+                f"like OrioleLab2; got {deployment!r}"
+            )
         return cls(
             deployment=deployment,
             egress=egress,
@@ -129,8 +131,10 @@ def _model_servers(get, context: str, key_context: str) -> tuple[str, ...]:
         if problem := url_problem(url, ("http", "https")):  # the check every other entry of a URL gets
             raise ValueError(f"context {context}: {without_userinfo(url)!r} {problem}")
         if get(key_context) and not url.lower().startswith("https://"):
-            raise ValueError(f"context {context}: {url!r} is plain http, but {key_context} "
-                             "makes the functions send an API key: use https")
+            raise ValueError(
+                f"context {context}: {url!r} is plain http, but {key_context} "
+                "makes the functions send an API key: use https"
+            )
     return urls
 
 
@@ -149,8 +153,9 @@ def _kms_key(get, context: str, secret_context: str) -> str | None:
     if not get(secret_context):
         raise ValueError(f"context {context} is the key of the secret {secret_context} names; set that too")
     if not KMS_KEY_ARN.match(arn):
-        raise ValueError(f"context {context} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>); "
-                         f"got {arn!r}")
+        raise ValueError(
+            f"context {context} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>); got {arn!r}"
+        )
     return arn
 
 
@@ -169,15 +174,35 @@ def _existing_database(get) -> ExistingDatabase | None:
 
     ca_bundle = get("existingDatabaseCaBundle")
     if ca_bundle and not (CERTS / ca_bundle).is_file():
-        raise ValueError(f"context existingDatabaseCaBundle: no file {ca_bundle!r} in {CERTS}; put the CA bundle "
-                         "that signs the database's certificate there")
-    return ExistingDatabase(secret_arn, get("existingVpcId"), split("existingSubnetIds"),
-                            split("existingAvailabilityZones"), get("existingSecurityGroupId"), ca_bundle)
+        raise ValueError(
+            f"context existingDatabaseCaBundle: no file {ca_bundle!r} in {CERTS}; put the CA bundle "
+            "that signs the database's certificate there"
+        )
+    return ExistingDatabase(
+        secret_arn,
+        get("existingVpcId"),
+        split("existingSubnetIds"),
+        split("existingAvailabilityZones"),
+        get("existingSecurityGroupId"),
+        ca_bundle,
+    )
 
 
-_RETENTION = {1: "ONE_DAY", 3: "THREE_DAYS", 5: "FIVE_DAYS", 7: "ONE_WEEK", 14: "TWO_WEEKS", 30: "ONE_MONTH",
-              60: "TWO_MONTHS", 90: "THREE_MONTHS", 180: "SIX_MONTHS", 365: "ONE_YEAR", 731: "TWO_YEARS",
-              1827: "FIVE_YEARS", 3653: "TEN_YEARS"}
+_RETENTION = {
+    1: "ONE_DAY",
+    3: "THREE_DAYS",
+    5: "FIVE_DAYS",
+    7: "ONE_WEEK",
+    14: "TWO_WEEKS",
+    30: "ONE_MONTH",
+    60: "TWO_MONTHS",
+    90: "THREE_MONTHS",
+    180: "SIX_MONTHS",
+    365: "ONE_YEAR",
+    731: "TWO_YEARS",
+    1827: "FIVE_YEARS",
+    3653: "TEN_YEARS",
+}
 
 
 def log_retention(days: int) -> logs.RetentionDays:

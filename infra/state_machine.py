@@ -47,38 +47,63 @@ def state_machine_name(stack: Stack) -> str:
 
 
 class ExperimentStateMachine(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, functions: dict[str, lambda_.Function],
-                 status_finalizer: lambda_.IFunction, dead_letters: sqs.IQueue, reconciler: lambda_.IFunction,
-                 timeout_seconds: int, log_retention_days: int):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        functions: dict[str, lambda_.Function],
+        status_finalizer: lambda_.IFunction,
+        dead_letters: sqs.IQueue,
+        reconciler: lambda_.IFunction,
+        timeout_seconds: int,
+        log_retention_days: int,
+    ):
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
         name = state_machine_name(stack)
-        log_group = logs.LogGroup(self, "Logs", log_group_name=LOG_GROUP_PREFIX + name,
-                                  retention=log_retention(log_retention_days), removal_policy=RemovalPolicy.DESTROY)
+        log_group = logs.LogGroup(
+            self,
+            "Logs",
+            log_group_name=LOG_GROUP_PREFIX + name,
+            retention=log_retention(log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
         self.state_machine = sfn.StateMachine(
-            self, "StateMachine",
+            self,
+            "StateMachine",
             state_machine_name=name,
             definition_body=sfn.DefinitionBody.from_string(definition(timeout_seconds)),
-            definition_substitutions={placeholder: fn.current_version.function_arn
-                                      for placeholder, fn in functions.items()},
+            definition_substitutions={
+                placeholder: fn.current_version.function_arn for placeholder, fn in functions.items()
+            },
             tracing_enabled=True,
             logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ERROR, include_execution_data=True),
         )
         for fn in functions.values():
             fn.grant_invoke(self.state_machine)  # the function and every version of it
         events.Rule(
-            self, "StatusChanges",
+            self,
+            "StatusChanges",
             description="Close the experiment of any execution that ends, whatever ended it",
             event_pattern=events.EventPattern(
-                source=["aws.states"], detail_type=["Step Functions Execution Status Change"],
-                detail={"stateMachineArn": [self.state_machine.state_machine_arn],
-                        "status": list(TERMINAL_EXECUTION_STATUSES)},
+                source=["aws.states"],
+                detail_type=["Step Functions Execution Status Change"],
+                detail={
+                    "stateMachineArn": [self.state_machine.state_machine_arn],
+                    "status": list(TERMINAL_EXECUTION_STATUSES),
+                },
             ),
-            targets=[targets.LambdaFunction(status_finalizer, retry_attempts=8, max_event_age=Duration.hours(6),
-                                            dead_letter_queue=dead_letters)],
+            targets=[
+                targets.LambdaFunction(
+                    status_finalizer, retry_attempts=8, max_event_age=Duration.hours(6), dead_letter_queue=dead_letters
+                )
+            ],
         )
         events.Rule(
-            self, "Reconcile", description="Close experiments whose execution ended without closing them",
+            self,
+            "Reconcile",
+            description="Close experiments whose execution ended without closing them",
             schedule=events.Schedule.rate(RECONCILE_EVERY),
             targets=[targets.LambdaFunction(reconciler, retry_attempts=2, dead_letter_queue=dead_letters)],
         )

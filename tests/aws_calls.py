@@ -32,9 +32,15 @@ from oriole_workstation.runner import ACCOUNT
 ENTRY_POINTS = tuple(DEPLOYED.values())
 # Environment variables naming resources a function calls: locally they name moto's resources, on AWS the template
 # sets them; each call keeps the values its function saw.
-NAMING_VARIABLES = ("DATABASE_SECRET_ARN", *(p.api_key_secret for p in PROVIDERS.values() if p.api_key_secret),
-                    deployment.ROLE_SECRETS, deployment.STATE_MACHINE_ARN, deployment.PRUNED_FUNCTIONS,
-                    deployment.SWEEP_STATE_MACHINE_ARN, deployment.STACK_ID)
+NAMING_VARIABLES = (
+    "DATABASE_SECRET_ARN",
+    *(p.api_key_secret for p in PROVIDERS.values() if p.api_key_secret),
+    deployment.ROLE_SECRETS,
+    deployment.STATE_MACHINE_ARN,
+    deployment.PRUNED_FUNCTIONS,
+    deployment.SWEEP_STATE_MACHINE_ARN,
+    deployment.STACK_ID,
+)
 
 
 @dataclass(frozen=True)
@@ -77,8 +83,10 @@ def model_arns(model_id: str, region: str, account: str = ACCOUNT) -> list[str]:
     if prefix == deployment.GLOBAL:
         return [profile, foundation(region), foundation("")]
     if prefix not in deployment.DESTINATION_REGIONS:
-        raise LookupError(f"no destination regions are known for {prefix} profiles: add them to "
-                          "oriole.lifecycle.deployment.DESTINATION_REGIONS from Bedrock's documentation")
+        raise LookupError(
+            f"no destination regions are known for {prefix} profiles: add them to "
+            "oriole.lifecycle.deployment.DESTINATION_REGIONS from Bedrock's documentation"
+        )
     return [profile, *dict.fromkeys(foundation(r) for r in (region, *deployment.DESTINATION_REGIONS[prefix]))]
 
 
@@ -93,8 +101,10 @@ def stack_arn(stack: str) -> str:
     """The stack a CloudFormation request names: IAM authorizes it on the stack's ARN, which holds the stack's
     id; a stack named by its name alone cannot be mapped (name the stack by its id, as the pruner does)."""
     if not stack.startswith("arn:"):
-        raise LookupError(f"stack {stack!r} is named by its name: name it by its ARN (the stack id) so that IAM "
-                          "sees the stack the role names")
+        raise LookupError(
+            f"stack {stack!r} is named by its name: name it by its ARN (the stack id) so that IAM "
+            "sees the stack the role names"
+        )
     return stack
 
 
@@ -105,22 +115,30 @@ ARNS: dict[tuple[str, str], tuple[str, Mapper]] = {
     ("ssm", "GetParameters"): ("ssm:GetParameters", lambda p, r: [parameter_arn(n, r) for n in p["Names"]]),
     ("ssm", "GetParameter"): ("ssm:GetParameter", lambda p, r: [parameter_arn(p["Name"], r)]),
     ("ssm", "GetParametersByPath"): ("ssm:GetParametersByPath", lambda p, r: [parameter_arn(p["Path"], r)]),
-    ("secretsmanager", "GetSecretValue"): ("secretsmanager:GetSecretValue",
-                                           lambda p, r: [secret_arn(p["SecretId"], r)]),
+    ("secretsmanager", "GetSecretValue"): (
+        "secretsmanager:GetSecretValue",
+        lambda p, r: [secret_arn(p["SecretId"], r)],
+    ),
     ("stepfunctions", "StartExecution"): ("states:StartExecution", lambda p, r: [p["stateMachineArn"]]),
     ("stepfunctions", "ListExecutions"): ("states:ListExecutions", lambda p, r: [p["stateMachineArn"]]),
     ("stepfunctions", "DescribeExecution"): ("states:DescribeExecution", lambda p, r: [p["executionArn"]]),
     ("stepfunctions", "StopExecution"): ("states:StopExecution", lambda p, r: [p["executionArn"]]),
-    ("stepfunctions", "DescribeStateMachineForExecution"): ("states:DescribeStateMachineForExecution",
-                                                            lambda p, r: [p["executionArn"]]),
+    ("stepfunctions", "DescribeStateMachineForExecution"): (
+        "states:DescribeStateMachineForExecution",
+        lambda p, r: [p["executionArn"]],
+    ),
     ("lambda", "ListVersionsByFunction"): ("lambda:ListVersionsByFunction", lambda p, r: [function_arn(p, r)]),
     ("lambda", "DeleteFunction"): ("lambda:DeleteFunction", lambda p, r: [function_arn(p, r)]),
-    ("cloudformation", "ListStackResources"): ("cloudformation:ListStackResources",
-                                               lambda p, r: [stack_arn(p["StackName"])]),
+    ("cloudformation", "ListStackResources"): (
+        "cloudformation:ListStackResources",
+        lambda p, r: [stack_arn(p["StackName"])],
+    ),
     # Converse is authorized as InvokeModel, ConverseStream as InvokeModelWithResponseStream (Bedrock API reference)
     ("bedrock-runtime", "Converse"): ("bedrock:InvokeModel", lambda p, r: model_arns(p["modelId"], r)),
-    ("bedrock-runtime", "ConverseStream"): ("bedrock:InvokeModelWithResponseStream",
-                                            lambda p, r: model_arns(p["modelId"], r)),
+    ("bedrock-runtime", "ConverseStream"): (
+        "bedrock:InvokeModelWithResponseStream",
+        lambda p, r: model_arns(p["modelId"], r),
+    ),
     ("bedrock-runtime", "InvokeModel"): ("bedrock:InvokeModel", lambda p, r: model_arns(p["modelId"], r)),
 }
 
@@ -153,8 +171,9 @@ def _record(params: dict, model, context: dict, **_) -> None:
     seen = functools.partial(Call, function, region=region, environment=environment, model_id=params.get("modelId"))
     action, arns = ARNS.get((service, operation), (f"{model.service_model.signing_name}:{operation}", None))
     if arns is None:
-        CALLS.append(seen(action, "", problem=f"no ARN mapping for {service} {operation}: add it to ARNS in "
-                                              "tests/aws_calls.py"))
+        CALLS.append(
+            seen(action, "", problem=f"no ARN mapping for {service} {operation}: add it to ARNS in tests/aws_calls.py")
+        )
         return
     try:
         resources = arns(params, region)

@@ -40,12 +40,23 @@ REGION, ACCOUNT = runner.REGION, runner.ACCOUNT
 _LOGS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"]
 MANAGED_POLICIES = {
     "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole": [
-        {"Effect": "Allow", "Action": _LOGS, "Resource": "*"}],
+        {"Effect": "Allow", "Action": _LOGS, "Resource": "*"}
+    ],
     "arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole": [
-        {"Effect": "Allow", "Action": [*_LOGS, "ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces",
-                                       "ec2:DescribeSubnets", "ec2:DeleteNetworkInterface",
-                                       "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"],
-         "Resource": "*"}],
+        {
+            "Effect": "Allow",
+            "Action": [
+                *_LOGS,
+                "ec2:CreateNetworkInterface",
+                "ec2:DescribeNetworkInterfaces",
+                "ec2:DescribeSubnets",
+                "ec2:DeleteNetworkInterface",
+                "ec2:AssignPrivateIpAddresses",
+                "ec2:UnassignPrivateIpAddresses",
+            ],
+            "Resource": "*",
+        }
+    ],
 }
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 START_EXPERIMENT = "oriole.handlers.start_experiment.handler"
@@ -64,8 +75,12 @@ def deployed(region: str = REGION) -> Deployment:
     from aws_cdk.assertions import Template
 
     data, orchestrator = contract_stacks()
-    return Deployment(Template.from_stack(data).to_json(), Template.from_stack(orchestrator).to_json(), region,
-                      stack=orchestrator.stack_name)
+    return Deployment(
+        Template.from_stack(data).to_json(),
+        Template.from_stack(orchestrator).to_json(),
+        region,
+        stack=orchestrator.stack_name,
+    )
 
 
 @dataclass(frozen=True)
@@ -89,25 +104,36 @@ class Deployment:
     """The synthesized templates with their intrinsics resolved for ``region``: each function's role and
     environment, each state machine's definition and role."""
 
-    def __init__(self, data: dict, orchestrator: dict, region: str = REGION, account: str = ACCOUNT,
-                 stack: str | None = None):
+    def __init__(
+        self, data: dict, orchestrator: dict, region: str = REGION, account: str = ACCOUNT, stack: str | None = None
+    ):
         from tests.infra.conftest import resolve
 
         self._template = orchestrator
-        self.resolve = functools.partial(resolve, template=orchestrator, region=region, account=account,
-                                         exporter=data, stack=stack)
+        self.resolve = functools.partial(
+            resolve, template=orchestrator, region=region, account=account, exporter=data, stack=stack
+        )
         resources = orchestrator["Resources"].items()
-        self.functions = {r["Properties"]["Handler"]: self._function(logical_id, r["Properties"])
-                          for logical_id, r in resources if r["Type"] == "AWS::Lambda::Function"
-                          and r["Properties"].get("Handler") in ENTRY_POINTS}
-        machines = [self._state_machine(r["Properties"], f"arn:aws:states:{region}:{account}:stateMachine:")
-                    for _, r in resources if r["Type"] == "AWS::StepFunctions::StateMachine"]
+        self.functions = {
+            r["Properties"]["Handler"]: self._function(logical_id, r["Properties"])
+            for logical_id, r in resources
+            if r["Type"] == "AWS::Lambda::Function" and r["Properties"].get("Handler") in ENTRY_POINTS
+        }
+        machines = [
+            self._state_machine(r["Properties"], f"arn:aws:states:{region}:{account}:stateMachine:")
+            for _, r in resources
+            if r["Type"] == "AWS::StepFunctions::StateMachine"
+        ]
         self.state_machines = {m.name: m for m in machines}
 
     def _function(self, logical_id: str, properties: dict) -> Function:
-        return Function(re.sub(r"^Functions|[0-9A-F]{8}$", "", logical_id),
-                        self.resolve({"Fn::GetAtt": [logical_id, "Arn"]}), properties["Handler"],
-                        self.role(properties["Role"]), properties.get("Environment", {}).get("Variables", {}))
+        return Function(
+            re.sub(r"^Functions|[0-9A-F]{8}$", "", logical_id),
+            self.resolve({"Fn::GetAtt": [logical_id, "Arn"]}),
+            properties["Handler"],
+            self.role(properties["Role"]),
+            properties.get("Environment", {}).get("Variables", {}),
+        )
 
     def _state_machine(self, properties: dict, arn_prefix: str) -> StateMachine:
         """The definition as deployed: the definition string with CloudFormation's substitutions filled."""
@@ -123,9 +149,12 @@ class Deployment:
         [role_id, _] = arn["Fn::GetAtt"]
         role = self._template["Resources"][role_id]["Properties"]
         statements = [s for policy in role.get("Policies", []) for s in policy["PolicyDocument"]["Statement"]]
-        statements += [s for r in self._template["Resources"].values() if r["Type"] == "AWS::IAM::Policy"
-                       and {"Ref": role_id} in r["Properties"]["Roles"]
-                       for s in r["Properties"]["PolicyDocument"]["Statement"]]
+        statements += [
+            s
+            for r in self._template["Resources"].values()
+            if r["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in r["Properties"]["Roles"]
+            for s in r["Properties"]["PolicyDocument"]["Statement"]
+        ]
         for managed in self.resolve(role.get("ManagedPolicyArns", [])):
             if managed not in MANAGED_POLICIES:
                 raise UnsupportedPolicy(f"{role_id} attaches {managed}, whose statements the contract does not know")
@@ -158,18 +187,24 @@ class Deployment:
                 yield from self._pruned(json.loads(local), json.loads(ours))
             else:
                 yield from _with_executions(local, ours)
-        for local_name, flow in ((runner.STATE_MACHINE_NAME, flows.EXPERIMENT),
-                                 (runner.SWEEP_STATE_MACHINE_NAME, flows.SWEEP)):
-            yield from _with_executions(f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{local_name}",
-                                        self.state_machine(flow).arn)
+        for local_name, flow in (
+            (runner.STATE_MACHINE_NAME, flows.EXPERIMENT),
+            (runner.SWEEP_STATE_MACHINE_NAME, flows.SWEEP),
+        ):
+            yield from _with_executions(
+                f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{local_name}", self.state_machine(flow).arn
+            )
         for function in self.functions.values():
             yield f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:oriole-{function.name}", function.arn
 
     def _pruned(self, local: list[str], theirs: list[str]) -> Iterator[tuple[str, str]]:
         """(local, deployed) function ARNs for the functions a pruner is given: ``<anything>-<Name>`` stands for
         the deployed function ``Name`` if the template's list (``theirs``, function names) holds it."""
-        given = {function.name: function.arn for function in self.functions.values()
-                 if function.arn.rsplit(":", 1)[-1] in theirs}
+        given = {
+            function.name: function.arn
+            for function in self.functions.values()
+            if function.arn.rsplit(":", 1)[-1] in theirs
+        }
         for name in local:
             deployed_arn = given.get(name.rsplit("-", 1)[-1])
             if deployed_arn:
@@ -180,12 +215,12 @@ class Deployment:
         resource = call.resource
         for local, ours in self._renames(call):
             if resource == local or resource.startswith((local + ":", local + "/")):
-                resource = ours + resource[len(local):]
+                resource = ours + resource[len(local) :]
                 break
         if call.model_id is not None:
             model, granted = deployment.base_model(call.model_id), [deployment.base_model(m) for m in self.model_ids]
             if model not in granted and resource.endswith(model):
-                resource = resource[:-len(model)] + granted[0]
+                resource = resource[: -len(model)] + granted[0]
         return resource
 
     def denial(self, call: Call) -> str | None:
@@ -203,8 +238,11 @@ class Deployment:
 
     def checked(self, calls: Iterable[Call]) -> set[tuple[str, str, str]]:
         """The distinct (function, action, deployed resource) the contract evaluates for ``calls``."""
-        return {(self.functions[c.function].name, c.action, self.translate(c)) for c in calls
-                if c.function in self.functions and not c.problem}
+        return {
+            (self.functions[c.function].name, c.action, self.translate(c))
+            for c in calls
+            if c.function in self.functions and not c.problem
+        }
 
 
 def _with_executions(local: str, ours: str) -> Iterator[tuple[str, str]]:
@@ -224,6 +262,7 @@ def task_requirements(machine: StateMachine) -> Iterator[tuple[str, str, str]]:
     """(state, action, resource) for every call the service makes on the state machine's behalf: each Task
     state's Lambda invoke (the version it names), and for each distributed map the start of its child executions
     (of this state machine) and their description and stop (``execution:<name>/<map label>:<id>``)."""
+
     def walk(states: dict, path: str) -> Iterator[tuple[str, str, str]]:
         for name, state in states.items():
             where = f"{path}{name}"
@@ -237,12 +276,15 @@ def task_requirements(machine: StateMachine) -> Iterator[tuple[str, str, str]]:
             if processor.get("ProcessorConfig", {}).get("Mode") == "DISTRIBUTED":
                 if "ItemReader" in state or "ResultWriter" in state:
                     raise UnsupportedPolicy(f"{where}: a map reading or writing S3 has no contract here yet")
-                child = machine.arn.replace(":stateMachine:", ":execution:") + \
-                    f"/{state.get('Label', name)}:0b6f2c3e-5d1a-4e8f-9c7b-2a4d6e8f0a1c"
+                child = (
+                    machine.arn.replace(":stateMachine:", ":execution:")
+                    + f"/{state.get('Label', name)}:0b6f2c3e-5d1a-4e8f-9c7b-2a4d6e8f0a1c"
+                )
                 yield where, "states:StartExecution", machine.arn
                 yield where, "states:DescribeExecution", child
                 yield where, "states:StopExecution", child
             yield from walk(processor["States"], f"{where}/")
+
     return walk(machine.definition["States"], "")
 
 
@@ -258,6 +300,8 @@ def _invoked(state: dict, where: str) -> str:
 
 def state_machine_denials(machine: StateMachine) -> list[str]:
     """Each task state call the state machine's role would refuse."""
-    return [f"state machine {machine.name}, state {where}: its role would be denied {action} on {resource}"
-            for where, action, resource in task_requirements(machine)
-            if not allows(machine.statements, action, resource)]
+    return [
+        f"state machine {machine.name}, state {where}: its role would be denied {action} on {resource}"
+        for where, action, resource in task_requirements(machine)
+        if not allows(machine.statements, action, resource)
+    ]

@@ -26,8 +26,7 @@ class UnsupportedPolicy(ValueError):
 
 @functools.cache
 def _action_pattern(pattern: str) -> re.Pattern:
-    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern),
-                      re.IGNORECASE)
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), re.IGNORECASE)
 
 
 @functools.cache
@@ -95,8 +94,7 @@ def _applies(statement: Mapping, action: str, resource: str, context: Mapping[st
     return on and _conditions_hold(statement.get("Condition", {}), context)
 
 
-def allows(statements: Iterable[Mapping], action: str, resource: str,
-           context: Mapping[str, str] | None = None) -> bool:
+def allows(statements: Iterable[Mapping], action: str, resource: str, context: Mapping[str, str] | None = None) -> bool:
     """Whether ``statements`` (resolved: plain strings, no intrinsic functions) allow ``action`` on ``resource``."""
     effects = {s["Effect"] for s in statements if _applies(s, action, resource, context or {})}
     return "Allow" in effects and "Deny" not in effects

@@ -45,12 +45,20 @@ def chat_response(reply: dict, model: str) -> dict:
     return body
 
 
-def tool_calls(*calls: tuple[str, object], content: str = "", thinking: str | None = None,
-               prompt_eval_count: int = 120, eval_count: int = 15, **fields: object) -> dict:
+def tool_calls(
+    *calls: tuple[str, object],
+    content: str = "",
+    thinking: str | None = None,
+    prompt_eval_count: int = 120,
+    eval_count: int = 15,
+    **fields: object,
+) -> dict:
     """A reply whose message carries tool calls, each ``(name, arguments)``; arguments may be an object or,
     as some models and proxies send them, a string."""
-    message: dict = {"content": content,
-                     "tool_calls": [{"function": {"name": name, "arguments": arguments}} for name, arguments in calls]}
+    message: dict = {
+        "content": content,
+        "tool_calls": [{"function": {"name": name, "arguments": arguments}} for name, arguments in calls],
+    }
     if thinking is not None:
         message["thinking"] = thinking
     return {"message": message, "prompt_eval_count": prompt_eval_count, "eval_count": eval_count, **fields}
@@ -78,8 +86,9 @@ class ScriptedOllama(ScriptedServer):
         problem = _protocol_problem(request)
         if problem is None:
             try:
-                self.pictures.append([_image(data) for message in request.body["messages"]
-                                      for data in message.get("images") or ()])
+                self.pictures.append(
+                    [_image(data) for message in request.body["messages"] for data in message.get("images") or ()]
+                )
             except (binascii.Error, PngError, ValueError) as err:
                 return error(400, f"invalid image input: {err}")
         return problem

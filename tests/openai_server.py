@@ -33,35 +33,75 @@ __all__ = ["ScriptedOpenAI", "error", "slow", "text_reply", "tool_calls"]
 
 CHAT_PATH = "/v1/chat/completions"
 ROLES = {"system", "developer", "user", "assistant", "tool"}
-REQUEST_FIELDS = {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "temperature", "top_p",
-                  "max_tokens", "max_completion_tokens", "seed", "stream", "stream_options", "stop", "n",
-                  "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "user",
-                  "response_format", "reasoning_effort", "metadata", "store", "service_tier"}
+REQUEST_FIELDS = {
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "stream",
+    "stream_options",
+    "stop",
+    "n",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "user",
+    "response_format",
+    "reasoning_effort",
+    "metadata",
+    "store",
+    "service_tier",
+}
 
 
 class SpecViolation(ValueError):
     """Why a request is not one an OpenAI server would accept."""
 
 
-def tool_calls(*calls: tuple[str, object], content: str | None = None, prompt_tokens: int = 120,
-               completion_tokens: int = 15, finish_reason: str = "tool_calls", **message: object) -> dict:
+def tool_calls(
+    *calls: tuple[str, object],
+    content: str | None = None,
+    prompt_tokens: int = 120,
+    completion_tokens: int = 15,
+    finish_reason: str = "tool_calls",
+    **message: object,
+) -> dict:
     """A reply whose message carries tool calls, each ``(name, arguments)``; an object is sent as its JSON
     text (the spec's form), a string exactly as given."""
-    entries = [{"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}
-               for name, args in calls]
-    return {"message": {"content": content, "tool_calls": entries, **message}, "finish_reason": finish_reason,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}}
+    entries = [{"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)} for name, args in calls]
+    return {
+        "message": {"content": content, "tool_calls": entries, **message},
+        "finish_reason": finish_reason,
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+    }
 
 
-def text_reply(text: str, prompt_tokens: int = 120, completion_tokens: int = 15, finish_reason: str = "stop",
-               **message: object) -> dict:
+def text_reply(
+    text: str, prompt_tokens: int = 120, completion_tokens: int = 15, finish_reason: str = "stop", **message: object
+) -> dict:
     """A reply with text and no tool call."""
-    return {"message": {"content": text, **message}, "finish_reason": finish_reason,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}}
+    return {
+        "message": {"content": text, **message},
+        "finish_reason": finish_reason,
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+    }
 
 
-def error(status: int, message: str, kind: str = "invalid_request_error", code: str | None = None,
-          headers: dict[str, str] | None = None) -> Raw:
+def error(
+    status: int,
+    message: str,
+    kind: str = "invalid_request_error",
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Raw:
     """An error as an OpenAI server sends one: ``{"error": {"message", "type", "param", "code"}}``."""
     body = json.dumps({"error": {"message": message, "type": kind, "param": None, "code": code}}).encode()
     return (status, body, headers) if headers else (status, body)
@@ -94,9 +134,15 @@ class ScriptedOpenAI(ScriptedServer):
             return error(401, "Incorrect API key provided", code="invalid_api_key")
         try:
             self._check(request.body)
-            self.pictures.append([_image(part) for message in request.body["messages"]
-                                  if isinstance(message.get("content"), list) for part in message["content"]
-                                  if part["type"] == "image_url"])
+            self.pictures.append(
+                [
+                    _image(part)
+                    for message in request.body["messages"]
+                    if isinstance(message.get("content"), list)
+                    for part in message["content"]
+                    if part["type"] == "image_url"
+                ]
+            )
         except SpecViolation as err:
             return error(400, str(err))
         return None
@@ -105,15 +151,23 @@ class ScriptedOpenAI(ScriptedServer):
         message = {"role": "assistant", "content": None, "refusal": None, **reply["message"]}
         calls = message.pop("tool_calls", None) or []
         if len(calls) > 1 and request.body.get("parallel_tool_calls") is False:
-            return self.error(500, "ScriptedOpenAI: the script answers a request with parallel_tool_calls false "
-                                   f"with {len(calls)} tool calls; a server honouring the flag sends one")
+            return self.error(
+                500,
+                "ScriptedOpenAI: the script answers a request with parallel_tool_calls false "
+                f"with {len(calls)} tool calls; a server honouring the flag sends one",
+            )
         if calls:
             message["tool_calls"] = [self._issue(call) for call in calls]
         usage = {**reply["usage"], "total_tokens": sum(reply["usage"].values())}
-        body = {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
-                "model": request.body["model"], "system_fingerprint": "fp_scripted",
-                "choices": [{"index": 0, "message": message, "logprobs": None,
-                             "finish_reason": reply["finish_reason"]}], "usage": usage}
+        body = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.body["model"],
+            "system_fingerprint": "fp_scripted",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reply["finish_reason"]}],
+            "usage": usage,
+        }
         return 200, json.dumps(body).encode()
 
     def _issue(self, call: dict) -> dict:
@@ -135,8 +189,13 @@ class ScriptedOpenAI(ScriptedServer):
             raise SpecViolation("ScriptedOpenAI answers only non-streaming requests")
         if "max_tokens" in body and "max_completion_tokens" in body:
             raise SpecViolation("max_tokens and max_completion_tokens cannot both be set")
-        for field, kind in (("temperature", (int, float)), ("max_tokens", int), ("max_completion_tokens", int),
-                            ("seed", int), ("parallel_tool_calls", bool)):
+        for field, kind in (
+            ("temperature", (int, float)),
+            ("max_tokens", int),
+            ("max_completion_tokens", int),
+            ("seed", int),
+            ("parallel_tool_calls", bool),
+        ):
             if field in body and (not isinstance(body[field], kind) or isinstance(body[field], bool) != (kind is bool)):
                 raise SpecViolation(f"Invalid type for '{field}': {body[field]!r}")
         if "parallel_tool_calls" in body and "tools" not in body:
@@ -155,8 +214,10 @@ class ScriptedOpenAI(ScriptedServer):
                 raise SpecViolation(f"{where}: role must be one of {', '.join(sorted(ROLES))}")
             role = message["role"]
             if awaited and role != "tool":
-                raise SpecViolation(f"An assistant message with 'tool_calls' must be followed by tool messages "
-                                    f"responding to each 'tool_call_id'. Missing: {', '.join(awaited)}")
+                raise SpecViolation(
+                    f"An assistant message with 'tool_calls' must be followed by tool messages "
+                    f"responding to each 'tool_call_id'. Missing: {', '.join(awaited)}"
+                )
             if role == "tool":
                 awaited = self._answered(message, awaited, where)
             elif role == "assistant":
@@ -170,8 +231,10 @@ class ScriptedOpenAI(ScriptedServer):
 
     def _answered(self, message: dict, awaited: list[str], where: str) -> list[str]:
         if message.get("tool_call_id") not in awaited:
-            raise SpecViolation(f"{where}: a tool message must answer a tool call of the assistant message before "
-                                f"it; tool_call_id {message.get('tool_call_id')!r} is not one of {awaited}")
+            raise SpecViolation(
+                f"{where}: a tool message must answer a tool call of the assistant message before "
+                f"it; tool_call_id {message.get('tool_call_id')!r} is not one of {awaited}"
+            )
         if not isinstance(message.get("content"), str) or set(message) - {"role", "content", "tool_call_id"}:
             raise SpecViolation(f"{where}: a tool message is role, content (a string) and tool_call_id")
         return [call_id for call_id in awaited if call_id != message["tool_call_id"]]
@@ -188,18 +251,29 @@ class ScriptedOpenAI(ScriptedServer):
         for call in calls:
             _check_call(call, where)
             if self.issued.get(call["id"]) != call["function"]["name"]:
-                raise SpecViolation(f"{where}: tool call id {call['id']!r} with name {call['function']['name']!r} "
-                                    "was never issued by this server")
+                raise SpecViolation(
+                    f"{where}: tool call id {call['id']!r} with name {call['function']['name']!r} "
+                    "was never issued by this server"
+                )
         return [call["id"] for call in calls]
 
 
 def _check_call(call: object, where: str) -> None:
     function = call.get("function") if isinstance(call, dict) else None
-    if not (isinstance(call, dict) and set(call) == {"id", "type", "function"} and call["type"] == "function"
-            and isinstance(call["id"], str) and call["id"] and isinstance(function, dict)
-            and isinstance(function.get("name"), str) and isinstance(function.get("arguments"), str)):
-        raise SpecViolation(f"{where}: each tool call is {{'id', 'type': 'function', 'function': {{'name', "
-                            f"'arguments': a JSON string}}}}; got {call!r:.200}")
+    if not (
+        isinstance(call, dict)
+        and set(call) == {"id", "type", "function"}
+        and call["type"] == "function"
+        and isinstance(call["id"], str)
+        and call["id"]
+        and isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and isinstance(function.get("arguments"), str)
+    ):
+        raise SpecViolation(
+            f"{where}: each tool call is {{'id', 'type': 'function', 'function': {{'name', "
+            f"'arguments': a JSON string}}}}; got {call!r:.200}"
+        )
     try:
         json.loads(function["arguments"])
     except ValueError:
@@ -215,11 +289,17 @@ def _check_parts(parts: list, where: str) -> None:
         kind = part.get("type") if isinstance(part, dict) else None
         text_part = kind == "text" and set(part) == {"type", "text"} and isinstance(part["text"], str)
         image = part.get("image_url") if kind == "image_url" else None
-        image_part = (isinstance(image, dict) and set(part) == {"type", "image_url"}
-                      and isinstance(image.get("url"), str) and set(image) <= {"url", "detail"})
+        image_part = (
+            isinstance(image, dict)
+            and set(part) == {"type", "image_url"}
+            and isinstance(image.get("url"), str)
+            and set(image) <= {"url", "detail"}
+        )
         if not (text_part or image_part):
-            raise SpecViolation(f"{where}: each content part is {{'type': 'text', 'text'}} or {{'type': "
-                                f"'image_url', 'image_url': {{'url'}}}}; got {part!r:.200}")
+            raise SpecViolation(
+                f"{where}: each content part is {{'type': 'text', 'text'}} or {{'type': "
+                f"'image_url', 'image_url': {{'url'}}}}; got {part!r:.200}"
+            )
 
 
 def _image(part: dict) -> DecodedPng:
@@ -239,9 +319,16 @@ def _check_tools(tools: object) -> None:
         raise SpecViolation("'tools' must be a non-empty array")
     for tool in tools:
         function = tool.get("function") if isinstance(tool, dict) else None
-        if not (isinstance(tool, dict) and set(tool) == {"type", "function"} and tool["type"] == "function"
-                and isinstance(function, dict) and isinstance(function.get("name"), str)
-                and isinstance(function.get("parameters"), dict)
-                and set(function) <= {"name", "description", "parameters", "strict"}):
-            raise SpecViolation(f"each tool is {{'type': 'function', 'function': {{'name', 'description', "
-                                f"'parameters'}}}}; got {tool!r:.200}")
+        if not (
+            isinstance(tool, dict)
+            and set(tool) == {"type", "function"}
+            and tool["type"] == "function"
+            and isinstance(function, dict)
+            and isinstance(function.get("name"), str)
+            and isinstance(function.get("parameters"), dict)
+            and set(function) <= {"name", "description", "parameters", "strict"}
+        ):
+            raise SpecViolation(
+                f"each tool is {{'type': 'function', 'function': {{'name', 'description', "
+                f"'parameters'}}}}; got {tool!r:.200}"
+            )

@@ -72,9 +72,9 @@ def decode_png(data: bytes) -> DecodedPng:
     while offset < len(data):
         if offset + 12 > len(data):
             raise PngError("truncated chunk")
-        (length,) = struct.unpack(">I", data[offset:offset + 4])
-        kind, payload = data[offset + 4:offset + 8], data[offset + 8:offset + 8 + length]
-        (crc,) = struct.unpack(">I", data[offset + 8 + length:offset + 12 + length])
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind, payload = data[offset + 4 : offset + 8], data[offset + 8 : offset + 8 + length]
+        (crc,) = struct.unpack(">I", data[offset + 8 + length : offset + 12 + length])
         if len(payload) != length or zlib.crc32(kind + payload) != crc:
             raise PngError(f"chunk {kind!r} has a bad CRC or length")
         chunks.append((kind, payload))
@@ -85,13 +85,13 @@ def decode_png(data: bytes) -> DecodedPng:
     if (depth, colour_type, compression, filtering, interlace) != (8, 3, 0, 0, 0):
         raise PngError("expected 8-bit indexed colour, not interlaced")
     plte = next(payload for kind, payload in chunks if kind == b"PLTE")
-    palette = [tuple(plte[i:i + 3]) for i in range(0, len(plte), 3)]
+    palette = [tuple(plte[i : i + 3]) for i in range(0, len(plte), 3)]
     raw = zlib.decompress(b"".join(payload for kind, payload in chunks if kind == b"IDAT"))
     if len(raw) != height * (width + 1):
         raise PngError(f"image data holds {len(raw)} bytes, not {height * (width + 1)}")
     rows, above = [], bytes(width)
     for y in range(height):
-        kind, line = raw[y * (width + 1)], raw[y * (width + 1) + 1:(y + 1) * (width + 1)]
+        kind, line = raw[y * (width + 1)], raw[y * (width + 1) + 1 : (y + 1) * (width + 1)]
         row = _unfilter(kind, line, above)
         if max(row, default=0) >= len(palette):
             raise PngError("a pixel names a colour outside the palette")

@@ -15,9 +15,12 @@ experiments = pq.read_table(folder / "experiments.parquet")
 actions = pq.read_table(folder / "actions.parquet")
 
 by_agent = experiments.group_by("model_name").aggregate(
-    [("experiment_id", "count"), ("goal_found", "sum"), ("path_efficiency", "mean"), ("actions", "mean")])
+    [("experiment_id", "count"), ("goal_found", "sum"), ("path_efficiency", "mean"), ("actions", "mean")]
+)
 for row in by_agent.sort_by("model_name").to_pylist():
-    print(f"{row['model_name']:<10} experiments {row['experiment_id_count']}  goal found {row['goal_found_sum']}"
-          f"  mean path efficiency {row['path_efficiency_mean']:.3f}  mean actions {row['actions_mean']:.0f}")
+    print(
+        f"{row['model_name']:<10} experiments {row['experiment_id_count']}  goal found {row['goal_found_sum']}"
+        f"  mean path efficiency {row['path_efficiency_mean']:.3f}  mean actions {row['actions_mean']:.0f}"
+    )
 wall_hits = pc.sum(pc.invert(actions["success"])).as_py()
 print(f"{actions.num_rows} actions, {wall_hits} of them into a wall")

@@ -136,125 +136,341 @@ class Parameter:
 
 
 CATALOG: tuple[Parameter, ...] = (
-    Parameter("experiments/max-moves", int, 10000,
-              "Actions allowed per experiment (moves, failed moves, recalls and invalid calls all count).",
-              minimum=1, maximum=1_000_000),
-    Parameter("experiments/max-duration-minutes", float, _DURATION_MINUTES,
-              "Wall-clock minutes allowed per experiment before FinalizeTimeout.", minimum=0, maximum=7 * 24 * 60),
-    Parameter("experiments/max-execution-seconds", int, int(_DURATION_MINUTES * 60) + TURN_ALLOWANCE_SECONDS + 300,
-              "Step Functions execution timeout, read when the stack is deployed: above the default duration "
-              "limit with room for a turn, and an execution continues as new before it reaches it.",
-              read_at="deploy", minimum=2 * TURN_ALLOWANCE_SECONDS, maximum=365 * 24 * 3600),
-    Parameter("experiments/max-actions-per-turn", int, 8,
-              "Actions one agent task may take before the turn ends.", minimum=1, maximum=100),
-    Parameter("experiments/max-turns-per-execution", int, MAX_TURNS_PER_EXECUTION,
-              "Turns one execution runs before it continues as a new execution (16 history events per turn, "
-              "70 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
-              minimum=1, maximum=MAX_TURNS_PER_EXECUTION, experimental=False),
-    Parameter("experiments/max-stalled-turns", int, 3,
-              "Turns in a row without a valid action (no tool call, or only invalid calls) before the "
-              "experiment ends as failed with agent_stalled.", minimum=1, maximum=1000, providers=LLM_PROVIDERS),
-    Parameter("experiments/recall-interval", int, 10,
-              "Moves required between two uses of recall_all.", minimum=0, maximum=100_000,
-              providers=LLM_PROVIDERS),
-    Parameter("experiments/max-recall-actions", int, 50,
-              "How many recent actions recall_all summarises.", minimum=1, maximum=1000, providers=LLM_PROVIDERS),
-    Parameter("experiments/history-actions", int, 20,
-              "Recent actions shown to the model in each turn's context.", minimum=0, maximum=1000,
-              providers=LLM_PROVIDERS),
-    Parameter("experiments/seed", int, -1,
-              "Seed for baseline agents, Ollama and OpenAI-compatible servers; -1 draws a random seed per "
-              "experiment (stored).",
-              minimum=-1, maximum=2**31 - 1, experimental=False),
-    Parameter("experiments/stale-after-minutes", float, 5.0,
-              "A running experiment with no action for this long shows as stale (oriole ls, experiment_status).",
-              minimum=0.1, maximum=7 * 24 * 60, experimental=False),
-    Parameter("agent/history-mode", str, "actions",
-              "What the model remembers across turns: actions (a context message with its last historyActions "
-              "actions), conversation (the earlier turns' messages, trimmed oldest first to the context budget) "
-              "or summary (the last historyTurns turns' messages plus a summary of everything older).",
-              choices=("actions", "conversation", "summary"), providers=LLM_PROVIDERS),
-    Parameter("agent/history-turns", int, 10,
-              "Earlier turns whose messages are carried into a turn (historyMode conversation or summary).",
-              minimum=1, maximum=1000, providers=LLM_PROVIDERS),
-    Parameter("agent/compaction", str, "map",
-              "How historyMode summary summarises older turns: map (deterministic: the map the agent has seen, "
-              "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
-              "accounted call).", choices=("map", "model"), providers=LLM_PROVIDERS),
-    Parameter("agent/context-tokens", int, 32768,
-              "Context budget in tokens for providers without their own (Bedrock, OpenAI-compatible); Ollama uses "
-              "numCtx. Requests are trimmed to it: earlier turns first, then the oldest recent actions.",
-              minimum=256, maximum=2_000_000, providers=("bedrock", "openai")),
-    Parameter("agent/circuit-breaker-threshold", int, 3,
-              "Invalid tool calls in a row that end the turn (end reason circuit_breaker).", minimum=1, maximum=100),
-    Parameter("agent/repetition-threshold", int, 5,
-              "The same failing action (the same wall bumped from the same tile, recall while cooling down) this "
-              "many times in a row ends the turn (end reason repetition); 0 turns the breaker off.",
-              minimum=0, maximum=100),
-    Parameter("agent/enable-give-up", bool, False,
-              "Offer the give_up tool: the model may end the experiment with its reason (an agent ending).",
-              providers=LLM_PROVIDERS),
-    Parameter("agent/text-tool-calls", bool, False,
-              "For models without native tool calling: describe the tools in the system prompt and read tool "
-              "calls written as JSON in the answer's text.", providers=LLM_PROVIDERS),
-    Parameter("agent/observation", str, "text",
-              "How the agent observes the maze: text (the tiles it sees, written in its messages), image (its "
-              "position and counters in text, the view as a PNG picture; only for a model that accepts images) or "
-              "both.", choices=("text", "image", "both"), providers=LLM_PROVIDERS),
-    Parameter("agent/image-view", str, "local",
-              "What the picture shows (observation image or both): local (the tiles within vision range around the "
-              "agent) or map (everything it has seen so far, where it is, the goal once seen).",
-              choices=("local", "map"), providers=LLM_PROVIDERS),
-    Parameter("gameplay/vision-range", int, 3,
-              "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
-    Parameter("gameplay/goal-condition", str, "reach",
-              "reach: stand on the goal; sight: see the goal.", choices=("reach", "sight")),
-    Parameter("ollama/endpoint", str, "http://localhost:11434", "Base URL of the Ollama server (http or https).",
-              max_length=2048, url_schemes=("http", "https"), providers=("ollama",), experimental=False),
-    Parameter("ollama/num-ctx", int, 32768, "Ollama context window (options.num_ctx).", minimum=256, maximum=1_048_576,
-              providers=("ollama",)),
-    Parameter("model/temperature", float, 0.2, "Sampling temperature of every model provider.",
-              minimum=0, maximum=2, providers=LLM_PROVIDERS),
-    Parameter("ollama/repeat-penalty", float, 1.4, "Ollama options.repeat_penalty.", minimum=0, maximum=5,
-              providers=("ollama",)),
-    Parameter("ollama/request-timeout-seconds", float, 120.0,
-              "Timeout of one model request (every model provider); one request must fit in the model task's "
-              "Lambda timeout with the deadline margin to spare.", minimum=1, maximum=MAX_REQUEST_TIMEOUT_SECONDS,
-              providers=LLM_PROVIDERS, experimental=False),
-    Parameter("bedrock/max-tokens", int, 1024,
-              "Bedrock inferenceConfig.maxTokens: the most tokens one answer may hold.", minimum=1, maximum=65536,
-              providers=("bedrock",)),
-    Parameter("bedrock/top-p", float, 1.0,
-              "Bedrock inferenceConfig.topP; 1 (the whole distribution) is not sent, since some models refuse "
-              "temperature and topP together.", minimum=0, maximum=1, providers=("bedrock",)),
-    Parameter("openai/base-url", str, "http://localhost:8000/v1",
-              "Base URL of the OpenAI-compatible server (http or https), the OpenAI SDK's base_url: requests go to "
-              "{baseUrl}/chat/completions.", max_length=2048, url_schemes=("http", "https"), providers=("openai",),
-              experimental=False),
-    Parameter("openai/max-output-tokens", int, 1024,
-              "Most tokens one answer of an OpenAI-compatible server may generate.", minimum=1, maximum=1_000_000,
-              providers=("openai",)),
-    Parameter("openai/max-tokens-field", str, "max_tokens",
-              "The request field that carries maxOutputTokens: max_tokens (vLLM, llama.cpp, SGLang and most "
-              "servers) or max_completion_tokens (required by OpenAI's reasoning models).",
-              choices=("max_tokens", "max_completion_tokens"), providers=("openai",), experimental=False),
-    Parameter("openai/send-seed", bool, True,
-              "Send the experiment's seed as the request's seed (OpenAI-compatible); false for a server that "
-              "refuses the field.", providers=("openai",), experimental=False),
-    Parameter("openai/parallel-tool-calls", bool, False,
-              "parallel_tool_calls, sent with the tools: false asks for at most one tool call per answer (as the v1 "
-              "prompt says), true lets the model return several.", providers=("openai",)),
+    Parameter(
+        "experiments/max-moves",
+        int,
+        10000,
+        "Actions allowed per experiment (moves, failed moves, recalls and invalid calls all count).",
+        minimum=1,
+        maximum=1_000_000,
+    ),
+    Parameter(
+        "experiments/max-duration-minutes",
+        float,
+        _DURATION_MINUTES,
+        "Wall-clock minutes allowed per experiment before FinalizeTimeout.",
+        minimum=0,
+        maximum=7 * 24 * 60,
+    ),
+    Parameter(
+        "experiments/max-execution-seconds",
+        int,
+        int(_DURATION_MINUTES * 60) + TURN_ALLOWANCE_SECONDS + 300,
+        "Step Functions execution timeout, read when the stack is deployed: above the default duration "
+        "limit with room for a turn, and an execution continues as new before it reaches it.",
+        read_at="deploy",
+        minimum=2 * TURN_ALLOWANCE_SECONDS,
+        maximum=365 * 24 * 3600,
+    ),
+    Parameter(
+        "experiments/max-actions-per-turn",
+        int,
+        8,
+        "Actions one agent task may take before the turn ends.",
+        minimum=1,
+        maximum=100,
+    ),
+    Parameter(
+        "experiments/max-turns-per-execution",
+        int,
+        MAX_TURNS_PER_EXECUTION,
+        "Turns one execution runs before it continues as a new execution (16 history events per turn, "
+        "70 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
+        minimum=1,
+        maximum=MAX_TURNS_PER_EXECUTION,
+        experimental=False,
+    ),
+    Parameter(
+        "experiments/max-stalled-turns",
+        int,
+        3,
+        "Turns in a row without a valid action (no tool call, or only invalid calls) before the "
+        "experiment ends as failed with agent_stalled.",
+        minimum=1,
+        maximum=1000,
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "experiments/recall-interval",
+        int,
+        10,
+        "Moves required between two uses of recall_all.",
+        minimum=0,
+        maximum=100_000,
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "experiments/max-recall-actions",
+        int,
+        50,
+        "How many recent actions recall_all summarises.",
+        minimum=1,
+        maximum=1000,
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "experiments/history-actions",
+        int,
+        20,
+        "Recent actions shown to the model in each turn's context.",
+        minimum=0,
+        maximum=1000,
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "experiments/seed",
+        int,
+        -1,
+        "Seed for baseline agents, Ollama and OpenAI-compatible servers; -1 draws a random seed per "
+        "experiment (stored).",
+        minimum=-1,
+        maximum=2**31 - 1,
+        experimental=False,
+    ),
+    Parameter(
+        "experiments/stale-after-minutes",
+        float,
+        5.0,
+        "A running experiment with no action for this long shows as stale (oriole ls, experiment_status).",
+        minimum=0.1,
+        maximum=7 * 24 * 60,
+        experimental=False,
+    ),
+    Parameter(
+        "agent/history-mode",
+        str,
+        "actions",
+        "What the model remembers across turns: actions (a context message with its last historyActions "
+        "actions), conversation (the earlier turns' messages, trimmed oldest first to the context budget) "
+        "or summary (the last historyTurns turns' messages plus a summary of everything older).",
+        choices=("actions", "conversation", "summary"),
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/history-turns",
+        int,
+        10,
+        "Earlier turns whose messages are carried into a turn (historyMode conversation or summary).",
+        minimum=1,
+        maximum=1000,
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/compaction",
+        str,
+        "map",
+        "How historyMode summary summarises older turns: map (deterministic: the map the agent has seen, "
+        "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
+        "accounted call).",
+        choices=("map", "model"),
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/context-tokens",
+        int,
+        32768,
+        "Context budget in tokens for providers without their own (Bedrock, OpenAI-compatible); Ollama uses "
+        "numCtx. Requests are trimmed to it: earlier turns first, then the oldest recent actions.",
+        minimum=256,
+        maximum=2_000_000,
+        providers=("bedrock", "openai"),
+    ),
+    Parameter(
+        "agent/circuit-breaker-threshold",
+        int,
+        3,
+        "Invalid tool calls in a row that end the turn (end reason circuit_breaker).",
+        minimum=1,
+        maximum=100,
+    ),
+    Parameter(
+        "agent/repetition-threshold",
+        int,
+        5,
+        "The same failing action (the same wall bumped from the same tile, recall while cooling down) this "
+        "many times in a row ends the turn (end reason repetition); 0 turns the breaker off.",
+        minimum=0,
+        maximum=100,
+    ),
+    Parameter(
+        "agent/enable-give-up",
+        bool,
+        False,
+        "Offer the give_up tool: the model may end the experiment with its reason (an agent ending).",
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/text-tool-calls",
+        bool,
+        False,
+        "For models without native tool calling: describe the tools in the system prompt and read tool "
+        "calls written as JSON in the answer's text.",
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/observation",
+        str,
+        "text",
+        "How the agent observes the maze: text (the tiles it sees, written in its messages), image (its "
+        "position and counters in text, the view as a PNG picture; only for a model that accepts images) or "
+        "both.",
+        choices=("text", "image", "both"),
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/image-view",
+        str,
+        "local",
+        "What the picture shows (observation image or both): local (the tiles within vision range around the "
+        "agent) or map (everything it has seen so far, where it is, the goal once seen).",
+        choices=("local", "map"),
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter("gameplay/vision-range", int, 3, "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
+    Parameter(
+        "gameplay/goal-condition",
+        str,
+        "reach",
+        "reach: stand on the goal; sight: see the goal.",
+        choices=("reach", "sight"),
+    ),
+    Parameter(
+        "ollama/endpoint",
+        str,
+        "http://localhost:11434",
+        "Base URL of the Ollama server (http or https).",
+        max_length=2048,
+        url_schemes=("http", "https"),
+        providers=("ollama",),
+        experimental=False,
+    ),
+    Parameter(
+        "ollama/num-ctx",
+        int,
+        32768,
+        "Ollama context window (options.num_ctx).",
+        minimum=256,
+        maximum=1_048_576,
+        providers=("ollama",),
+    ),
+    Parameter(
+        "model/temperature",
+        float,
+        0.2,
+        "Sampling temperature of every model provider.",
+        minimum=0,
+        maximum=2,
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "ollama/repeat-penalty",
+        float,
+        1.4,
+        "Ollama options.repeat_penalty.",
+        minimum=0,
+        maximum=5,
+        providers=("ollama",),
+    ),
+    Parameter(
+        "ollama/request-timeout-seconds",
+        float,
+        120.0,
+        "Timeout of one model request (every model provider); one request must fit in the model task's "
+        "Lambda timeout with the deadline margin to spare.",
+        minimum=1,
+        maximum=MAX_REQUEST_TIMEOUT_SECONDS,
+        providers=LLM_PROVIDERS,
+        experimental=False,
+    ),
+    Parameter(
+        "bedrock/max-tokens",
+        int,
+        1024,
+        "Bedrock inferenceConfig.maxTokens: the most tokens one answer may hold.",
+        minimum=1,
+        maximum=65536,
+        providers=("bedrock",),
+    ),
+    Parameter(
+        "bedrock/top-p",
+        float,
+        1.0,
+        "Bedrock inferenceConfig.topP; 1 (the whole distribution) is not sent, since some models refuse "
+        "temperature and topP together.",
+        minimum=0,
+        maximum=1,
+        providers=("bedrock",),
+    ),
+    Parameter(
+        "openai/base-url",
+        str,
+        "http://localhost:8000/v1",
+        "Base URL of the OpenAI-compatible server (http or https), the OpenAI SDK's base_url: requests go to "
+        "{baseUrl}/chat/completions.",
+        max_length=2048,
+        url_schemes=("http", "https"),
+        providers=("openai",),
+        experimental=False,
+    ),
+    Parameter(
+        "openai/max-output-tokens",
+        int,
+        1024,
+        "Most tokens one answer of an OpenAI-compatible server may generate.",
+        minimum=1,
+        maximum=1_000_000,
+        providers=("openai",),
+    ),
+    Parameter(
+        "openai/max-tokens-field",
+        str,
+        "max_tokens",
+        "The request field that carries maxOutputTokens: max_tokens (vLLM, llama.cpp, SGLang and most "
+        "servers) or max_completion_tokens (required by OpenAI's reasoning models).",
+        choices=("max_tokens", "max_completion_tokens"),
+        providers=("openai",),
+        experimental=False,
+    ),
+    Parameter(
+        "openai/send-seed",
+        bool,
+        True,
+        "Send the experiment's seed as the request's seed (OpenAI-compatible); false for a server that "
+        "refuses the field.",
+        providers=("openai",),
+        experimental=False,
+    ),
+    Parameter(
+        "openai/parallel-tool-calls",
+        bool,
+        False,
+        "parallel_tool_calls, sent with the tools: false asks for at most one tool call per answer (as the v1 "
+        "prompt says), true lets the model return several.",
+        providers=("openai",),
+    ),
 )
 
 # The example models known to accept images (observation image or both), by the name an experiment gives (a
 # Bedrock inference profile id counts as its base model). A deployment marks others with the CDK context
 # visionModels, which the functions receive as ORIOLE_VISION_MODELS (a JSON list); locally that variable is read
 # from the environment of the `oriole` command. Any other model given observation image or both is refused at start.
-IMAGE_MODELS: frozenset[str] = frozenset({
-    "anthropic.claude-haiku-4-5-20251001-v1:0", "anthropic.claude-sonnet-4-5-20250929-v1:0", "amazon.nova-lite-v1:0",
-    "gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "gpt-4o", "Qwen/Qwen2.5-VL-7B-Instruct",
-    "qwen2.5vl:7b", "gemma3:4b", "gemma3:12b", "llava:7b", "llama3.2-vision:11b",
-})
+IMAGE_MODELS: frozenset[str] = frozenset(
+    {
+        "anthropic.claude-haiku-4-5-20251001-v1:0",
+        "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "amazon.nova-lite-v1:0",
+        "gpt-4.1-mini",
+        "gpt-4.1",
+        "gpt-4o-mini",
+        "gpt-4o",
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+        "qwen2.5vl:7b",
+        "gemma3:4b",
+        "gemma3:12b",
+        "llava:7b",
+        "llama3.2-vision:11b",
+    }
+)
 VISION_MODELS = "ORIOLE_VISION_MODELS"
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}

@@ -57,14 +57,21 @@ def url_problem(value: str, schemes: tuple[str, ...]) -> str | None:
         return f"must be an {' or '.join(schemes)} URL with a host"
     authority = match["authority"]
     if "@" in authority:
-        return ("must not hold a user name or password (user:password@...): credentials are never sent in a URL; "
-                "an API key comes from the deployment's secret or the provider's API key variable")
+        return (
+            "must not hold a user name or password (user:password@...): credentials are never sent in a URL; "
+            "an API key comes from the deployment's secret or the provider's API key variable"
+        )
     host = _HOST.match(authority)
-    port = _PORT.fullmatch(authority[host.end():]) if host else None
-    if host is None or (port is None and host.end() != len(authority)) or (
-            host["ipv6"] is not None and not _ipv6(host["ipv6"])):
-        return (f"must be an {' or '.join(schemes)} URL with a host: a name, an IPv4 address or a bracketed IPv6 "
-                "address (no zone), and an optional port")
+    port = _PORT.fullmatch(authority[host.end() :]) if host else None
+    if (
+        host is None
+        or (port is None and host.end() != len(authority))
+        or (host["ipv6"] is not None and not _ipv6(host["ipv6"]))
+    ):
+        return (
+            f"must be an {' or '.join(schemes)} URL with a host: a name, an IPv4 address or a bracketed IPv6 "
+            "address (no zone), and an optional port"
+        )
     if port is not None and not 1 <= int(port["port"]) <= 65535:
         return "must have a port from 1 to 65535"
     if not _PATH.fullmatch(match["path"]):
@@ -177,15 +184,17 @@ def check_override(param: Parameter, value: object) -> object:
     try:
         typed = param.type(value)
     except OverflowError:  # an integer too large for a float
-        raise InvalidConfig(f"{where} must be at most {param.maximum:.15g}{_range(param)}; got "
-                            f"{_shown(value)}") from None
+        raise InvalidConfig(
+            f"{where} must be at most {param.maximum:.15g}{_range(param)}; got {_shown(value)}"
+        ) from None
     return _check_range(param, typed, where)
 
 
 def did_you_mean(key: str) -> str:
     """`` (did you mean maxMoves?)`` for a typo'd key close to a catalog key; empty when none is close."""
-    close = difflib.get_close_matches(key, [p.key for p in CATALOG if p.overridable], n=1, cutoff=0.75) or \
-        difflib.get_close_matches(key.lower(), [p.key.lower() for p in CATALOG if p.overridable], n=1, cutoff=0.75)
+    close = difflib.get_close_matches(
+        key, [p.key for p in CATALOG if p.overridable], n=1, cutoff=0.75
+    ) or difflib.get_close_matches(key.lower(), [p.key.lower() for p in CATALOG if p.overridable], n=1, cutoff=0.75)
     if not close:
         return ""
     found = next(p.key for p in CATALOG if p.key.lower() == close[0].lower())
@@ -229,8 +238,10 @@ def parse_assignment(text: str) -> tuple[str, object]:
     key, sep, raw = text.partition("=")
     if not sep or not key:
         raise InvalidConfig(f"--config expects KEY=VALUE; got {_shown(text)}")
-    param = BY_KEY.get(key) or BY_NAME.get(key) or next(
-        (p for p in CATALOG if p.path == key or p.path.endswith("/" + key)), None
+    param = (
+        BY_KEY.get(key)
+        or BY_NAME.get(key)
+        or next((p for p in CATALOG if p.path == key or p.path.endswith("/" + key)), None)
     )
     if param is None:
         raise InvalidConfig(f"unknown config key {_shown(key)}{did_you_mean(key)}; see `oriole params list`")
@@ -253,12 +264,18 @@ def parse_pricing(name: str, text: str | None) -> JsonObject | None:
         value = load_json(text)
     except ValueError:
         value = None
-    if not isinstance(value, dict) or sorted(value) != sorted(PRICE_KEYS) or not all(
-            isinstance(value[key], int | float) and not isinstance(value[key], bool) for key in PRICE_KEYS):
-        raise InvalidParameter(f"{name} must be JSON with two numbers, like {{\"inputPerMTok\": 3.0, "
-                               f"\"outputPerMTok\": 15.0}}; got {_shown(text)}")
+    if (
+        not isinstance(value, dict)
+        or sorted(value) != sorted(PRICE_KEYS)
+        or not all(isinstance(value[key], int | float) and not isinstance(value[key], bool) for key in PRICE_KEYS)
+    ):
+        raise InvalidParameter(
+            f'{name} must be JSON with two numbers, like {{"inputPerMTok": 3.0, '
+            f'"outputPerMTok": 15.0}}; got {_shown(text)}'
+        )
     prices = {key: float(value[key]) for key in PRICE_KEYS}
     if not all(0 <= price <= MAX_PRICE_PER_MTOK for price in prices.values()):  # NaN fails every comparison
-        raise InvalidParameter(f"{name} must hold prices from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens; "
-                               f"got {_shown(text)}")
+        raise InvalidParameter(
+            f"{name} must hold prices from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens; got {_shown(text)}"
+        )
     return prices

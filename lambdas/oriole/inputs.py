@@ -61,21 +61,28 @@ class ExecutionInput(BaseModel):
 
     mazeId: str | int = Field(description="a maze name (perfect-11, perfect-11@42, an imported maze's) or id")
     llmProvider: ProviderName = Field(DEFAULT_PROVIDER, description="who plays: a model provider or baseline")
-    modelName: Name = Field(min_length=1, max_length=200,
-                            description="the model, sent as given; for baseline: random, wall-follower, explorer, "
-                                        "oracle")
-    promptVersion: str = Field("v1", pattern=r"^[A-Za-z0-9._-]{1,64}$",
-                               description="the prompt stored under /oriole/prompts/<version>")
+    modelName: Name = Field(
+        min_length=1,
+        max_length=200,
+        description="the model, sent as given; for baseline: random, wall-follower, explorer, oracle",
+    )
+    promptVersion: str = Field(
+        "v1", pattern=r"^[A-Za-z0-9._-]{1,64}$", description="the prompt stored under /oriole/prompts/<version>"
+    )
     agentId: Name | None = Field(None, max_length=200, description="a label stored with the experiment")
-    agentLabel: Name | None = Field(None, min_length=1, max_length=80,
-                                    description="shown in reports instead of provider/model")
-    comment: Text | None = Field(None, max_length=2000,
-                                 description="free text; its whitespace-separated words are the experiment's tags")
-    config: dict[str, Any] = Field(default_factory=dict,
-                                   description="overrides of catalog parameters by their config key, for this "
-                                               "experiment only")
-    prices: GivenPrices | None = Field(None, description="the model's prices for this experiment (USD per million "
-                                                         "tokens)")
+    agentLabel: Name | None = Field(
+        None, min_length=1, max_length=80, description="shown in reports instead of provider/model"
+    )
+    comment: Text | None = Field(
+        None, max_length=2000, description="free text; its whitespace-separated words are the experiment's tags"
+    )
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description="overrides of catalog parameters by their config key, for this experiment only",
+    )
+    prices: GivenPrices | None = Field(
+        None, description="the model's prices for this experiment (USD per million tokens)"
+    )
 
     @field_validator("mazeId")
     @classmethod
@@ -265,8 +272,9 @@ def _describe(err: ValidationError) -> str:
             problems.append(f"{where}: unknown field")
         else:
             shown = bounded(repr(item["input"]), _SHOWN_CHARS) if "input" in item else ""
-            problems.append(f"{where}: {item['msg']}" + (f" (got {shown})" if shown and item["type"] != "missing"
-                                                         else ""))
+            problems.append(
+                f"{where}: {item['msg']}" + (f" (got {shown})" if shown and item["type"] != "missing" else "")
+            )
     return "; ".join(problems)
 
 

@@ -77,16 +77,32 @@ class Provider:
         return None if self.api_key is None else f"{self.api_key}_SECRET_ARN"
 
 
-PROVIDERS: dict[str, Provider] = {provider.name: provider for provider in (
-    Provider("bedrock", "Bedrock", "oriole.providers.bedrock", sweep_cap=4),
-    Provider("ollama", "Ollama", "oriole.providers.ollama", sweep_cap=1, api_key="OLLAMA_API_KEY",
-             servers=ModelServers("Ollama", "endpoint", "endpoint", "ollamaEndpoints", "https://your-ollama:11434")),
-    Provider("openai", "OpenAI", "oriole.providers.openai", sweep_cap=4, api_key="OPENAI_API_KEY",
-             servers=ModelServers("OpenAI-compatible", "base URL", "baseUrl", "openaiBaseUrls",
-                                  "https://your-server/v1")),
-    Provider("baseline", "Baseline", "oriole.providers.baseline", sweep_cap=8, calls_model=False),
-    Provider("replay", "Replay", "oriole.providers.replay", sweep_cap=0, chosen=False),
-)}
+PROVIDERS: dict[str, Provider] = {
+    provider.name: provider
+    for provider in (
+        Provider("bedrock", "Bedrock", "oriole.providers.bedrock", sweep_cap=4),
+        Provider(
+            "ollama",
+            "Ollama",
+            "oriole.providers.ollama",
+            sweep_cap=1,
+            api_key="OLLAMA_API_KEY",
+            servers=ModelServers("Ollama", "endpoint", "endpoint", "ollamaEndpoints", "https://your-ollama:11434"),
+        ),
+        Provider(
+            "openai",
+            "OpenAI",
+            "oriole.providers.openai",
+            sweep_cap=4,
+            api_key="OPENAI_API_KEY",
+            servers=ModelServers(
+                "OpenAI-compatible", "base URL", "baseUrl", "openaiBaseUrls", "https://your-server/v1"
+            ),
+        ),
+        Provider("baseline", "Baseline", "oriole.providers.baseline", sweep_cap=8, calls_model=False),
+        Provider("replay", "Replay", "oriole.providers.replay", sweep_cap=0, chosen=False),
+    )
+}
 DEFAULT_PROVIDER = "bedrock"  # an execution input without llmProvider; the flow's router sends anything else here
 NAMES: tuple[str, ...] = tuple(name for name, provider in PROVIDERS.items() if provider.chosen)
 if TYPE_CHECKING:

@@ -61,8 +61,12 @@ class ExecutionStatus(StrEnum):
     PENDING_REDRIVE = "PENDING_REDRIVE"
 
 
-TERMINAL_EXECUTION_STATUSES = (ExecutionStatus.SUCCEEDED, ExecutionStatus.FAILED, ExecutionStatus.TIMED_OUT,
-                               ExecutionStatus.ABORTED)  # an execution's ends
+TERMINAL_EXECUTION_STATUSES = (
+    ExecutionStatus.SUCCEEDED,
+    ExecutionStatus.FAILED,
+    ExecutionStatus.TIMED_OUT,
+    ExecutionStatus.ABORTED,
+)  # an execution's ends
 
 
 class RepetitionOutcome(StrEnum):

@@ -40,8 +40,9 @@ _ESCAPED = re.compile(r"\\(\\|u([0-9a-f]{4}))")
 MAX_INT_DIGITS = 100  # far beyond any count; a JSON integer longer than this is read as a float
 MAX_JSON_DEPTH = 64  # files and answers nest a few levels; deeper is refused before it meets recursive code
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
-_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|inf|infinity)",
-                         re.IGNORECASE)
+_FLOAT_TEXT = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|inf|infinity)", re.IGNORECASE
+)
 
 
 def unstorable(text: str) -> str | None:

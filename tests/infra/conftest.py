@@ -23,9 +23,15 @@ OPENAI_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/ope
 OPENAI_BASE_URLS = ["https://gpu-box.lab.example/v1/", "https://api.openai.com/v1"]
 VISION_MODELS = ["lab/vision-model-8b"]
 # The deployment most tests look at, and the one the IAM contract (tests/iam_contract.py) holds the code to.
-CONTEXT = {"bedrockModelIds": MODEL_IDS, "ollamaApiKeySecretArn": OLLAMA_SECRET, "maxExecutionSeconds": 3600,
-           "ollamaEndpoints": OLLAMA_ENDPOINTS, "openaiBaseUrls": OPENAI_BASE_URLS,
-           "openaiApiKeySecretArn": OPENAI_SECRET, "visionModels": VISION_MODELS}
+CONTEXT = {
+    "bedrockModelIds": MODEL_IDS,
+    "ollamaApiKeySecretArn": OLLAMA_SECRET,
+    "maxExecutionSeconds": 3600,
+    "ollamaEndpoints": OLLAMA_ENDPOINTS,
+    "openaiBaseUrls": OPENAI_BASE_URLS,
+    "openaiApiKeySecretArn": OPENAI_SECRET,
+    "visionModels": VISION_MODELS,
+}
 
 
 def synthesize(**context):
@@ -71,18 +77,30 @@ def default_stacks():
     return synthesize()
 
 
-def resolve(value, template: dict, region: str, account: str = "123456789012", exporter: dict | None = None,
-            stack: str | None = None):
+def resolve(
+    value,
+    template: dict,
+    region: str,
+    account: str = "123456789012",
+    exporter: dict | None = None,
+    stack: str | None = None,
+):
     """Evaluate the intrinsic functions of a template value as CloudFormation would in ``region``: Ref of pseudo
     parameters (the stack's name and id given ``stack``), Fn::Join, Fn::If on the template's conditions,
     Fn::Equals, Fn::Select, Fn::Split; Ref and Fn::GetAtt of the template's resources give deterministic fake names
     and ARNs (``_reference``); Fn::ImportValue reads the ``exporter`` template's outputs. Anything else raises: a
     value that cannot be resolved is never taken for a string."""
-    pseudo = {"AWS::Region": region, "AWS::Partition": "aws", "AWS::AccountId": account,
-              "AWS::URLSuffix": "amazonaws.com"}
+    pseudo = {
+        "AWS::Region": region,
+        "AWS::Partition": "aws",
+        "AWS::AccountId": account,
+        "AWS::URLSuffix": "amazonaws.com",
+    }
     if stack:
-        pseudo |= {"AWS::StackName": stack,
-                   "AWS::StackId": f"arn:aws:cloudformation:{region}:{account}:stack/{stack}/0f1e2d3c-4b5a-6978-8a9b"}
+        pseudo |= {
+            "AWS::StackName": stack,
+            "AWS::StackId": f"arn:aws:cloudformation:{region}:{account}:stack/{stack}/0f1e2d3c-4b5a-6978-8a9b",
+        }
 
     def ev(v):
         if isinstance(v, list):
@@ -118,6 +136,7 @@ def resolve(value, template: dict, region: str, account: str = "123456789012", e
         if key == "Fn::Split":
             return ev(arg[1]).split(arg[0])
         raise ValueError(f"resolve does not evaluate {key}: {v}")
+
     return ev(value)
 
 

@@ -62,8 +62,13 @@ def imported(path: Path, module: str) -> set[str]:
     under ``if TYPE_CHECKING:`` never run (a type checker reads them: boto3's stubs), so they are left out."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node.test)
-                 for statement in node.body for inner in ast.walk(statement)}
+    type_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _type_checking(node.test)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
     names = set()
     for node in ast.walk(tree):
         if id(node) in type_only:
@@ -79,7 +84,8 @@ def imported(path: Path, module: str) -> set[str]:
 
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def top(name: str) -> str:
@@ -122,32 +128,44 @@ def test_the_asset_holds_no_workstation_code(asset):
     assert sorted(path.name for path in asset.iterdir()) == ["oriole"]
     parts = {part for path in asset.rglob("*") for part in path.relative_to(asset).parts}
     assert not parts & {"oriole_workstation", "local"}
-    offenders = {f"{module} imports {name}" for module, path in modules(asset / "oriole").items()
-                 for name in imported(path, module) if top(name) in WORKSTATION_ONLY}
+    offenders = {
+        f"{module} imports {name}"
+        for module, path in modules(asset / "oriole").items()
+        for name in imported(path, module)
+        if top(name) in WORKSTATION_ONLY
+    }
     assert not offenders
 
 
 def test_the_asset_imports_only_the_standard_library_itself_and_its_requirements(asset):
     assert {canonicalize_name(r.name) for r in requirements()} == set(IMPORT_NAMES)  # map every new requirement
     allowed = set(sys.stdlib_module_names) | {"oriole"} | set().union(*IMPORT_NAMES.values())
-    names = {top(name): module for module, path in modules(asset / "oriole").items()
-             for name in imported(path, module)}
+    names = {top(name): module for module, path in modules(asset / "oriole").items() for name in imported(path, module)}
     assert set().union(*IMPORT_NAMES.values()) <= set(names)  # the walk sees third-party imports at all
     assert {name: module for name, module in names.items() if name not in allowed} == {}
 
 
 def test_every_handler_imports_from_the_asset_without_the_workstation(asset):
     handlers = sorted(DEPLOYED.values())
-    script = "\n".join([
-        "import importlib, json, sys",
-        f"for handler in {handlers!r}:",
-        "    module, _, function = handler.rpartition('.')",
-        "    assert callable(getattr(importlib.import_module(module), function)), handler",
-        f"loaded = [name for name in {WORKSTATION_ONLY!r} if name in sys.modules]",
-        "print(json.dumps({'oriole': sys.modules['oriole'].__file__, 'loaded': loaded}))",
-    ])
-    result = subprocess.run([sys.executable, "-c", script], cwd=asset, env={**os.environ, "PYTHONPATH": str(asset)},
-                            capture_output=True, text=True, timeout=120, check=False)
+    script = "\n".join(
+        [
+            "import importlib, json, sys",
+            f"for handler in {handlers!r}:",
+            "    module, _, function = handler.rpartition('.')",
+            "    assert callable(getattr(importlib.import_module(module), function)), handler",
+            f"loaded = [name for name in {WORKSTATION_ONLY!r} if name in sys.modules]",
+            "print(json.dumps({'oriole': sys.modules['oriole'].__file__, 'loaded': loaded}))",
+        ]
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=asset,
+        env={**os.environ, "PYTHONPATH": str(asset)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.splitlines()[-1])
     assert Path(report["oriole"]).is_relative_to(asset)
@@ -177,8 +195,11 @@ def test_the_lock_targets_what_the_lambda_runtime_runs():
     [target] = re.findall(r"--python-platform (\S+)", makefile)
     arch, _, tag = target.partition("-")
     assert f"{tag}_{arch}" == bundling.PLATFORM == "manylinux_2_28_aarch64"
-    glibc = [tuple(map(int, re.fullmatch(r"manylinux_(\d+)_(\d+)_aarch64", t).groups()))
-             for t in bundling.MANYLINUX_TAGS if t != "manylinux2014_aarch64"]
+    glibc = [
+        tuple(map(int, re.fullmatch(r"manylinux_(\d+)_(\d+)_aarch64", t).groups()))
+        for t in bundling.MANYLINUX_TAGS
+        if t != "manylinux2014_aarch64"
+    ]
     assert max(glibc) == (2, 28) and min(glibc) == (2, 17) and len(glibc) == 12  # every tag in between
     assert f"--python-version {bundling.PYTHON_VERSION}" in makefile
     assert bundling.RUNTIME.name == f"python{bundling.PYTHON_VERSION}"
@@ -195,8 +216,11 @@ def test_the_tests_run_the_runtime_dependencies_at_the_versions_the_asset_ships(
             installed[locked.name] = version(locked.name)
         except PackageNotFoundError:
             installed[locked.name] = None
-    differing = {f"{locked.name}{locked.specifier}": installed[locked.name] for locked, _ in lock_entries()
-                 if installed[locked.name] != next(iter(locked.specifier)).version}
+    differing = {
+        f"{locked.name}{locked.specifier}": installed[locked.name]
+        for locked, _ in lock_entries()
+        if installed[locked.name] != next(iter(locked.specifier)).version
+    }
     assert not differing, f"run `make test` (it installs with the lock's versions as constraints): {differing}"
     assert "--constraint $(CONSTRAINTS)" in (ROOT / "Makefile").read_text()
 
@@ -235,16 +259,24 @@ def test_a_new_lock_renames_the_deployed_asset(tmp_path, monkeypatch):
 
 
 def test_the_runtime_package_never_imports_the_workstation():
-    offenders = {f"{module} imports {name}" for module, path in modules(RUNTIME_SOURCE).items()
-                 for name in imported(path, module) if top(name) == "oriole_workstation"}
+    offenders = {
+        f"{module} imports {name}"
+        for module, path in modules(RUNTIME_SOURCE).items()
+        for name in imported(path, module)
+        if top(name) == "oriole_workstation"
+    }
     assert not offenders
 
 
 def test_the_project_has_no_import_cycle():
     graph = import_graph(RUNTIME_SOURCE, WORKSTATION_SOURCE)
     assert "oriole.store" in graph["oriole.handlers.migrate"]  # the graph sees the project's imports
-    assert any(target.startswith("oriole.") for module in graph if module.startswith("oriole_workstation")
-               for target in graph[module])
+    assert any(
+        target.startswith("oriole.")
+        for module in graph
+        if module.startswith("oriole_workstation")
+        for target in graph[module]
+    )
     try:
         TopologicalSorter(graph).prepare()
     except CycleError as error:

@@ -31,8 +31,11 @@ FORMS = ("shipped", "deployed")
 
 def shipped_flows() -> dict[str, str]:
     """Every ``*.asl.json`` in the runtime package's flows folder, by flow name, as shipped."""
-    return {entry.name.removesuffix(SUFFIX): entry.read_text(encoding="utf-8")
-            for entry in resources.files("oriole.flows").iterdir() if entry.name.endswith(SUFFIX)}
+    return {
+        entry.name.removesuffix(SUFFIX): entry.read_text(encoding="utf-8")
+        for entry in resources.files("oriole.flows").iterdir()
+        if entry.name.endswith(SUFFIX)
+    }
 
 
 FLOWS = sorted(shipped_flows())
@@ -53,9 +56,11 @@ def substituted(value, template: dict, stack: str) -> str:
 
 def deployed(template: dict, stack: str, flow: str) -> str:
     """The definition of the state machine ``<stack>-<flow>`` as deployed."""
-    [properties] = [r["Properties"] for r in template["Resources"].values()
-                    if r["Type"] == "AWS::StepFunctions::StateMachine"
-                    and r["Properties"]["StateMachineName"] == f"{stack}-{flow}"]
+    [properties] = [
+        r["Properties"]
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::StepFunctions::StateMachine" and r["Properties"]["StateMachineName"] == f"{stack}-{flow}"
+    ]
     text = properties["DefinitionString"]
     for placeholder, value in properties.get("DefinitionSubstitutions", {}).items():
         text = text.replace("${" + placeholder + "}", substituted(value, template, stack))
@@ -69,9 +74,11 @@ def controls() -> dict[str, str]:
     percentage = sweep_flow.definition()
     first = percentage["States"]["RunRepetitions"]["Branches"][0]
     first["States"][first["StartAt"]]["ToleratedFailurePercentage"] = 100.0
-    return {"duplicate-names": json.dumps(sweep_flow.definition({"bedrock": "Same", "ollama": "Same"})),
-            "decimal-percentage": json.dumps(percentage),
-            "unknown-start": json.dumps({**sweep_flow.definition(), "StartAt": "NoSuchState"})}
+    return {
+        "duplicate-names": json.dumps(sweep_flow.definition({"bedrock": "Same", "ollama": "Same"})),
+        "decimal-percentage": json.dumps(percentage),
+        "unknown-start": json.dumps({**sweep_flow.definition(), "StartAt": "NoSuchState"}),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +107,13 @@ def language_service(files) -> dict[str, list[dict]]:
     """Every file's diagnostics from AWS's States Language service, in one run of Node."""
     if not (ROOT / "node_modules" / "amazon-states-language-service").exists():
         pytest.fail("amazon-states-language-service is not installed: run `npm ci` (package-lock.json pins it)")
-    result = subprocess.run(["node", str(LANGUAGE_SERVICE), *map(str, files.values())], capture_output=True,
-                            text=True, timeout=120, cwd=ROOT)
+    result = subprocess.run(
+        ["node", str(LANGUAGE_SERVICE), *map(str, files.values())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

@@ -54,13 +54,16 @@ def test_every_task_state_is_a_call_its_state_machines_role_allows(contract, flo
 
 def test_a_task_state_its_role_does_not_allow_is_named(contract):
     machine = contract.state_machine(flows.SWEEP)
-    narrowed = dataclasses.replace(machine, statements=[
-        s for s in machine.statements if "states:DescribeExecution" not in json.dumps(s["Action"])])
+    narrowed = dataclasses.replace(
+        machine, statements=[s for s in machine.statements if "states:DescribeExecution" not in json.dumps(s["Action"])]
+    )
     refused = state_machine_denials(narrowed)
     assert len(refused) == 8  # four maps' children, described and stopped
     assert refused[0].startswith(f"state machine {machine.name}, state RunRepetitions/")
-    assert f"would be denied states:DescribeExecution on {machine.arn.replace(':stateMachine:', ':execution:')}/" \
+    assert (
+        f"would be denied states:DescribeExecution on {machine.arn.replace(':stateMachine:', ':execution:')}/"
         in refused[0]
+    )
 
 
 def call(function: str, action: str, resource: str, **fields) -> Call:
@@ -70,8 +73,10 @@ def call(function: str, action: str, resource: str, **fields) -> Call:
 def test_a_call_the_deployed_role_refuses_is_reported_with_function_action_and_resource(contract):
     sweep_machine = LOCAL + f"stateMachine:{runner.SWEEP_STATE_MACHINE_NAME}"
     refused = contract.denial(call(CONTINUE, "states:StartExecution", sweep_machine))
-    assert refused == (f"ContinueAsNew ({CONTINUE}) would be denied states:StartExecution on "
-                       f"{contract.state_machine(flows.SWEEP).arn} (locally {sweep_machine})")
+    assert refused == (
+        f"ContinueAsNew ({CONTINUE}) would be denied states:StartExecution on "
+        f"{contract.state_machine(flows.SWEEP).arn} (locally {sweep_machine})"
+    )
     assert contract.denial(call(CONTINUE, "states:StartExecution", LOCAL + "stateMachine:oriole-experiment")) is None
     check = FUNCTIONS["CheckProgressFunctionArn"]
     parameter = f"arn:aws:ssm:{runner.REGION}:{runner.ACCOUNT}:parameter/oriole/prompts/v1"
@@ -82,8 +87,11 @@ def test_a_call_the_deployed_role_refuses_is_reported_with_function_action_and_r
 
 def test_a_local_function_and_its_versions_stand_for_the_deployed_function(contract):
     check = contract.functions[FUNCTIONS["CheckProgressFunctionArn"]]
-    version = call(RECONCILER, "lambda:DeleteFunction",
-                   f"arn:aws:lambda:{runner.REGION}:{runner.ACCOUNT}:function:oriole-CheckProgress:3")
+    version = call(
+        RECONCILER,
+        "lambda:DeleteFunction",
+        f"arn:aws:lambda:{runner.REGION}:{runner.ACCOUNT}:function:oriole-CheckProgress:3",
+    )
     assert contract.translate(version) == f"{check.arn}:3"
     assert "would be denied lambda:DeleteFunction" in contract.denial(version)
 
@@ -96,19 +104,28 @@ def test_what_the_version_pruner_is_given_locally_stands_for_what_the_template_g
     stack = f"arn:aws:cloudformation:{runner.REGION}:{runner.ACCOUNT}:stack/OrioleOrchestrator/1b2c3d4e"
     sweeps = LOCAL + "stateMachine:OrioleOrchestrator-sweep"
     given = json.dumps(["Oriole-CheckProgress", "Oriole-Reconciler"])
-    environment = ((deployment.PRUNED_FUNCTIONS, given), (deployment.STACK_ID, stack),
-                   (deployment.SWEEP_STATE_MACHINE_ARN, sweeps))
+    environment = (
+        (deployment.PRUNED_FUNCTIONS, given),
+        (deployment.STACK_ID, stack),
+        (deployment.SWEEP_STATE_MACHINE_ARN, sweeps),
+    )
     function = f"arn:aws:lambda:{runner.REGION}:{runner.ACCOUNT}:function:Oriole-"
     check = contract.functions[FUNCTIONS["CheckProgressFunctionArn"]].arn
     sweep_executions = contract.state_machine(flows.SWEEP).arn.replace(":stateMachine:", ":execution:")
-    cases = [("lambda:ListVersionsByFunction", function + "CheckProgress", check, True),
-             ("lambda:DeleteFunction", function + "CheckProgress:3", f"{check}:3", True),
-             ("lambda:DeleteFunction", function + "CheckProgress", check, False),
-             ("lambda:ListVersionsByFunction", function + "Reconciler", function + "Reconciler", False),
-             ("cloudformation:ListStackResources", stack, contract.variable(PRUNER, deployment.STACK_ID), True),
-             ("states:ListExecutions", sweeps, contract.state_machine(flows.SWEEP).arn, True),
-             ("states:DescribeStateMachineForExecution", sweeps.replace(":stateMachine:", ":execution:") + ":s1",
-              sweep_executions + ":s1", True)]
+    cases = [
+        ("lambda:ListVersionsByFunction", function + "CheckProgress", check, True),
+        ("lambda:DeleteFunction", function + "CheckProgress:3", f"{check}:3", True),
+        ("lambda:DeleteFunction", function + "CheckProgress", check, False),
+        ("lambda:ListVersionsByFunction", function + "Reconciler", function + "Reconciler", False),
+        ("cloudformation:ListStackResources", stack, contract.variable(PRUNER, deployment.STACK_ID), True),
+        ("states:ListExecutions", sweeps, contract.state_machine(flows.SWEEP).arn, True),
+        (
+            "states:DescribeStateMachineForExecution",
+            sweeps.replace(":stateMachine:", ":execution:") + ":s1",
+            sweep_executions + ":s1",
+            True,
+        ),
+    ]
     for action, local, deployed_resource, allowed in cases:
         pruned = call(PRUNER, action, local, environment=environment)
         assert contract.translate(pruned) == deployed_resource, action
@@ -120,27 +137,38 @@ def test_a_secret_is_read_only_where_the_template_hands_it(contract):
     variable on that function; one the template does not give the function stays local, and is refused."""
     ollama, openai = FUNCTIONS["InvokeOllamaAgentFunctionArn"], FUNCTIONS["InvokeOpenAIAgentFunctionArn"]
     local = "arn:aws:secretsmanager:us-east-1:123456789012:secret:oriole/key-Xy12Ab"
-    mine = call(ollama, "secretsmanager:GetSecretValue", local,
-                environment=((PROVIDERS["ollama"].api_key_secret, local),))
+    mine = call(
+        ollama, "secretsmanager:GetSecretValue", local, environment=((PROVIDERS["ollama"].api_key_secret, local),)
+    )
     assert contract.translate(mine) == OLLAMA_SECRET and contract.denial(mine) is None
     theirs = dataclasses.replace(mine, environment=((PROVIDERS["openai"].api_key_secret, local),))
-    assert contract.denial(theirs) == f"InvokeOllamaAgent ({ollama}) would be denied secretsmanager:GetSecretValue " \
-                                      f"on {local}"
+    assert (
+        contract.denial(theirs) == f"InvokeOllamaAgent ({ollama}) would be denied secretsmanager:GetSecretValue "
+        f"on {local}"
+    )
     assert contract.denial(dataclasses.replace(theirs, function=openai)) is None
     assert contract.translate(dataclasses.replace(theirs, function=openai)) == OPENAI_SECRET
     owner = call(MIGRATIONS, "secretsmanager:GetSecretValue", local, environment=(("DATABASE_SECRET_ARN", local),))
     assert contract.translate(owner) == contract.variable(MIGRATIONS, "DATABASE_SECRET_ARN")  # the owner's secret,
     assert contract.translate(owner) != contract.variable(RECONCILER, "DATABASE_SECRET_ARN")  # not the app role's
     roles = json.loads(contract.variable(MIGRATIONS, deployment.ROLE_SECRETS))
-    reader = call(MIGRATIONS, "secretsmanager:GetSecretValue", local,
-                  environment=((deployment.ROLE_SECRETS, json.dumps({"oriole_reader": local})),))
+    reader = call(
+        MIGRATIONS,
+        "secretsmanager:GetSecretValue",
+        local,
+        environment=((deployment.ROLE_SECRETS, json.dumps({"oriole_reader": local})),),
+    )
     assert contract.translate(reader) == roles["oriole_reader"] and contract.denial(reader) is None
 
 
 def test_the_reconciler_describes_only_the_executions_of_the_state_machine_it_is_given(contract):
     ours = LOCAL + "stateMachine:anything-local"
-    lost = call(RECONCILER, "states:DescribeExecution", LOCAL + "execution:anything-local:lost",
-                environment=((deployment.STATE_MACHINE_ARN, ours),))
+    lost = call(
+        RECONCILER,
+        "states:DescribeExecution",
+        LOCAL + "execution:anything-local:lost",
+        environment=((deployment.STATE_MACHINE_ARN, ours),),
+    )
     experiment = contract.state_machine(flows.EXPERIMENT).arn
     assert contract.translate(lost) == experiment.replace(":stateMachine:", ":execution:") + ":lost"
     assert contract.denial(lost) is None
@@ -167,6 +195,8 @@ def test_a_profile_is_refused_where_the_deployment_does_not_grant_it(contract):
     bedrock = FUNCTIONS["InvokeBedrockAgentFunctionArn"]
     cases = ((f"eu.{BASE_MODEL}", True), (f"us.{BASE_MODEL}", False), ("global.vendor.made-up-v1", False))
     for model_id, refused in cases:
-        denials = {contract.denial(call(bedrock, "bedrock:InvokeModel", arn, model_id=model_id))
-                   for arn in model_arns(model_id, runner.REGION)}
+        denials = {
+            contract.denial(call(bedrock, "bedrock:InvokeModel", arn, model_id=model_id))
+            for arn in model_arns(model_id, runner.REGION)
+        }
         assert (denials != {None}) is refused, model_id

@@ -43,15 +43,21 @@ def one(template, kind: str) -> dict:
 
 def state_machine(template, flow: str) -> dict:
     """The properties of the state machine of one flow (named ``<stack>-<flow>``)."""
-    [found] = [props for props in (r["Properties"] for r in resources(template, "AWS::StepFunctions::StateMachine")
-                                   .values()) if props["StateMachineName"].endswith(f"-{flow}")]
+    [found] = [
+        props
+        for props in (r["Properties"] for r in resources(template, "AWS::StepFunctions::StateMachine").values())
+        if props["StateMachineName"].endswith(f"-{flow}")
+    ]
     return found
 
 
 def function_ids(template) -> dict[str, str]:
     """Construct name (``StartExperiment``...) -> logical id."""
-    return {re.sub(r"^Functions|[0-9A-F]{8}$", "", k): k for k in resources(template, "AWS::Lambda::Function")
-            if k.startswith("Functions")}
+    return {
+        re.sub(r"^Functions|[0-9A-F]{8}$", "", k): k
+        for k in resources(template, "AWS::Lambda::Function")
+        if k.startswith("Functions")
+    }
 
 
 def policies_of(template, logical_role_prefix: str) -> list[dict]:
@@ -96,8 +102,9 @@ def test_rds_creates_a_listed_full_version_and_keeps_its_minor_upgrades_and_uses
     def postgres_versions(file: str) -> set[str]:
         schema = json.loads(package_files.files(aws_rds_dbinstance).joinpath(file).read_text())
         [rule] = [r for r in schema["allOf"] if r["if"]["properties"].get("Engine", {}).get("const") == "postgres"]
-        return set(rule["if"]["properties"]["EngineVersion"].get("enum") or
-                   rule["then"]["properties"]["EngineVersion"]["enum"])
+        return set(
+            rule["if"]["properties"]["EngineVersion"].get("enum") or rule["then"]["properties"]["EngineVersion"]["enum"]
+        )
 
     assert version in postgres_versions("engine_version.json")
     assert version not in postgres_versions("engine_version_deprecated.json")
@@ -135,10 +142,16 @@ def test_a_failed_first_create_can_delete_the_database_and_protection_comes_afte
     others = set(data.to_json()["Resources"]) - {protection_id}
     unordered = {r for r in others - before if not r.startswith(provider[:-8])}  # its own provider function
     assert not unordered, unordered  # the proxy, its target group, the bastion, the secrets: all first
-    assert {instance_id, *resources(data, "AWS::RDS::DBProxyTargetGroup"), *resources(data, "AWS::EC2::Instance")} \
-        <= before
-    [policy] = [p["Properties"]["PolicyDocument"]["Statement"] for p in resources(data, "AWS::IAM::Policy").values()
-                if protection_id.removesuffix(protection_id[-8:]) in json.dumps(p["Properties"]["PolicyName"])]
+    assert {
+        instance_id,
+        *resources(data, "AWS::RDS::DBProxyTargetGroup"),
+        *resources(data, "AWS::EC2::Instance"),
+    } <= before
+    [policy] = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in resources(data, "AWS::IAM::Policy").values()
+        if protection_id.removesuffix(protection_id[-8:]) in json.dumps(p["Properties"]["PolicyName"])
+    ]
     assert [s["Action"] for s in policy] == ["rds:ModifyDBInstance"]  # on the instance: the next test
 
 
@@ -154,10 +167,14 @@ def test_the_deletion_protection_call_is_allowed_on_the_instance_and_nothing_els
     [role_id, _] = provider["Role"]["Fn::GetAtt"]
     role = template["Resources"][role_id]["Properties"]
     assert [resolve(arn, template, REGION) for arn in role["ManagedPolicyArns"]] == [
-        "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"]  # logs only
-    statements = [s for p in resources(data, "AWS::IAM::Policy").values()
-                  if {"Ref": role_id} in p["Properties"]["Roles"]
-                  for s in resolve(p["Properties"]["PolicyDocument"]["Statement"], template, REGION)]
+        "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+    ]  # logs only
+    statements = [
+        s
+        for p in resources(data, "AWS::IAM::Policy").values()
+        if {"Ref": role_id} in p["Properties"]["Roles"]
+        for s in resolve(p["Properties"]["PolicyDocument"]["Statement"], template, REGION)
+    ]
     instance = f"arn:aws:rds:{REGION}:123456789012:db:{resolve({'Ref': instance_id}, template, REGION)}"
     assert statements == [{"Action": "rds:ModifyDBInstance", "Effect": "Allow", "Resource": instance}]
     for phase in ("Create", "Update"):
@@ -184,7 +201,8 @@ def test_database_and_proxy_accept_postgres_only_from_their_clients(templates):
     assert {(r["GroupId"]["Fn::GetAtt"][0], r["SourceSecurityGroupId"]["Fn::GetAtt"][0]) for r in ingress} == {
         ("DatabaseProxySecurityGroupCCC9DB86", "DatabaseClients539CA2ED"),
         ("DatabaseSecurityGroup5C91FDCB", "DatabaseProxySecurityGroupCCC9DB86"),
-        ("DatabaseSecurityGroup5C91FDCB", "DatabaseClients539CA2ED")}
+        ("DatabaseSecurityGroup5C91FDCB", "DatabaseClients539CA2ED"),
+    }
 
 
 def test_the_functions_connect_through_a_tls_proxy_as_the_application_role(templates):
@@ -193,8 +211,10 @@ def test_the_functions_connect_through_a_tls_proxy_as_the_application_role(templ
     assert proxy["RequireTLS"] is True and proxy["EngineFamily"] == "POSTGRESQL"
     target = one(data, "AWS::RDS::DBProxyTargetGroup")
     assert target["ConnectionPoolConfigurationInfo"]["MaxConnectionsPercent"] <= 80
-    users = {json.loads(s["Properties"]["GenerateSecretString"]["SecretStringTemplate"])["username"]
-             for s in resources(data, "AWS::SecretsManager::Secret").values()}
+    users = {
+        json.loads(s["Properties"]["GenerateSecretString"]["SecretStringTemplate"])["username"]
+        for s in resources(data, "AWS::SecretsManager::Secret").values()
+    }
     assert users == {"oriole", "oriole_app", "oriole_reader"}
     for name in ("StartExperiment", "InvokeBedrockAgent", "CheckProgress", "ExecutionStatusFinalizer", "Reconciler"):
         env = one_function_env(orchestrator, name)
@@ -210,8 +230,9 @@ def test_the_functions_connect_through_a_tls_proxy_as_the_application_role(templ
 def test_egress_is_a_context_option():
     template = data_template(egress="endpoints")
     assert not resources(template, "AWS::EC2::NatGateway")
-    services = {json.dumps(r["Properties"]["ServiceName"]) for r in
-                resources(template, "AWS::EC2::VPCEndpoint").values()}
+    services = {
+        json.dumps(r["Properties"]["ServiceName"]) for r in resources(template, "AWS::EC2::VPCEndpoint").values()
+    }
     for service in ("ssm", "secretsmanager", "states", "bedrock-runtime"):
         assert any(f".{service}" in s for s in services), service
 
@@ -220,9 +241,13 @@ def test_an_existing_database_replaces_the_instance():
     from aws_cdk.assertions import Template
 
     secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:research-db-AbCdEf"
-    data, orchestrator = synthesize(existingDatabaseSecretArn=secret, existingVpcId="vpc-123",
-                                    existingSubnetIds="subnet-a,subnet-b", existingAvailabilityZones="us-east-1a,"
-                                    "us-east-1b", existingSecurityGroupId="sg-123")
+    data, orchestrator = synthesize(
+        existingDatabaseSecretArn=secret,
+        existingVpcId="vpc-123",
+        existingSubnetIds="subnet-a,subnet-b",
+        existingAvailabilityZones="us-east-1a,us-east-1b",
+        existingSecurityGroupId="sg-123",
+    )
     assert not resources(Template.from_stack(data), "AWS::RDS::DBInstance")
     env = one_function_env(Template.from_stack(orchestrator), "CheckProgress")
     assert env["DATABASE_SECRET_ARN"] == secret
@@ -232,9 +257,13 @@ def test_an_existing_database_replaces_the_instance():
 def test_an_existing_database_is_verified_against_a_bundle_shipped_for_it():
     from aws_cdk.assertions import Template
 
-    existing = {"existingDatabaseSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf",
-                "existingVpcId": "vpc-1", "existingSubnetIds": "subnet-a", "existingAvailabilityZones": "us-east-1a",
-                "existingSecurityGroupId": "sg-1"}
+    existing = {
+        "existingDatabaseSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf",
+        "existingVpcId": "vpc-1",
+        "existingSubnetIds": "subnet-a",
+        "existingAvailabilityZones": "us-east-1a",
+        "existingSecurityGroupId": "sg-1",
+    }
     _, orchestrator = synthesize(**existing, existingDatabaseCaBundle="amazon-trust-services.pem")
     env = one_function_env(Template.from_stack(orchestrator), "CheckProgress")
     assert env["ORIOLE_DATABASE_CA"] == "amazon-trust-services.pem"
@@ -255,8 +284,12 @@ def one_function_env(template, name: str) -> dict:
 def test_functions_share_one_asset_run_python_3_12_plus_on_arm64_in_the_vpc_traced(templates):
     _, orchestrator = templates
     ids = function_ids(orchestrator)
-    assert set(ids) == {p.removesuffix("FunctionArn") for p in FUNCTIONS} | {"ExecutionStatusFinalizer", "Migrations",
-                                                                           "Reconciler", "VersionPruner"}
+    assert set(ids) == {p.removesuffix("FunctionArn") for p in FUNCTIONS} | {
+        "ExecutionStatusFinalizer",
+        "Migrations",
+        "Reconciler",
+        "VersionPruner",
+    }
     functions = resources(orchestrator, "AWS::Lambda::Function")
     codes = set()
     for name, logical_id in ids.items():
@@ -282,8 +315,10 @@ def test_log_groups_have_bounded_retention(templates):
 
 def test_parameters_come_from_the_catalog(templates):
     _, orchestrator = templates
-    names = {p["Properties"]["Name"]: p["Properties"]["Value"]
-             for p in resources(orchestrator, "AWS::SSM::Parameter").values()}
+    names = {
+        p["Properties"]["Name"]: p["Properties"]["Value"]
+        for p in resources(orchestrator, "AWS::SSM::Parameter").values()
+    }
     for param in CATALOG:
         if param.overridable and param.key not in ("endpoint", "baseUrl"):
             assert names[param.name] == param.default_text
@@ -366,15 +401,19 @@ def test_state_machine_may_invoke_only_its_functions(templates):
 
 
 def bedrock_resources(template, region: str) -> list[str]:
-    [statement] = [s for s in policies_of(template, "InvokeBedrockAgent")
-                   if "bedrock:InvokeModel" in json.dumps(s["Action"])]
+    [statement] = [
+        s for s in policies_of(template, "InvokeBedrockAgent") if "bedrock:InvokeModel" in json.dumps(s["Action"])
+    ]
     return [resolve(r, template.to_json(), region) for r in statement["Resource"]]
 
 
-@pytest.mark.parametrize(("region", "geography"), [("us-east-1", "us"), ("eu-west-1", "eu"),
-                                                    ("ap-northeast-1", "apac"), ("sa-east-1", "global")])
-def test_a_base_model_is_granted_through_its_geographys_profiles_and_a_profile_id_as_given(templates, region,
-                                                                                            geography):
+@pytest.mark.parametrize(
+    ("region", "geography"),
+    [("us-east-1", "us"), ("eu-west-1", "eu"), ("ap-northeast-1", "apac"), ("sa-east-1", "global")],
+)
+def test_a_base_model_is_granted_through_its_geographys_profiles_and_a_profile_id_as_given(
+    templates, region, geography
+):
     """Current models are invoked on demand only through inference profiles: the profile of the region's
     geography and the global one (in this region and account), and the foundation model in every region a
     profile routes to (a global profile: the model without a region, which the wildcard matches too)."""
@@ -387,8 +426,9 @@ def test_a_base_model_is_granted_through_its_geographys_profiles_and_a_profile_i
     assert f"{account}:inference-profile/{BASE_MODEL}" not in granted  # no such profile exists
     assert {f"arn:aws:bedrock:*::foundation-model/{m}" for m in (BASE_MODEL, PROFILE.split(".", 1)[1])} <= set(granted)
     assert not any(r.endswith("foundation-model/*") or r.endswith("inference-profile/*") for r in granted)
-    others = [s for name in ("InvokeOllamaAgent", "StartExperiment", "CheckProgress")
-              for s in policies_of(orchestrator, name)]
+    others = [
+        s for name in ("InvokeOllamaAgent", "StartExperiment", "CheckProgress") for s in policies_of(orchestrator, name)
+    ]
     assert "bedrock:" not in json.dumps(others)
 
 
@@ -400,7 +440,8 @@ def test_start_experiment_knows_the_allowed_models_and_ollama_endpoints(template
     assert json.loads(env["ORIOLE_VISION_MODELS"]) == VISION_MODELS  # models marked as accepting images
     assert env["OLLAMA_API_KEY_SECRET_ARN"] == OLLAMA_SECRET
     assert "secretsmanager" not in json.dumps(
-        [s for s in policies_of(orchestrator, "FunctionsStartExperiment") if OLLAMA_SECRET[:40] in json.dumps(s)])
+        [s for s in policies_of(orchestrator, "FunctionsStartExperiment") if OLLAMA_SECRET[:40] in json.dumps(s)]
+    )
 
 
 def test_a_plain_deploy_grants_the_current_model_of_cdk_json(default_stacks):
@@ -425,10 +466,24 @@ def test_every_function_reads_its_database_secret(templates):
     """Every function queries the database (ContinueAsNew records the continuation token's hash), but the
     version pruner, which only deletes old function versions."""
     _, orchestrator = templates
-    readers = {name for name in function_ids(orchestrator)
-               if "secretsmanager:GetSecretValue" in json.dumps(policies_of(orchestrator, f"Functions{name}"))}
-    assert {"StartExperiment", "InvokeBaselineAgent", "CheckProgress", "ContinueAsNew", "Migrations",
-            "ExecutionStatusFinalizer", "Reconciler"} <= readers == set(function_ids(orchestrator)) - {"VersionPruner"}
+    readers = {
+        name
+        for name in function_ids(orchestrator)
+        if "secretsmanager:GetSecretValue" in json.dumps(policies_of(orchestrator, f"Functions{name}"))
+    }
+    assert (
+        {
+            "StartExperiment",
+            "InvokeBaselineAgent",
+            "CheckProgress",
+            "ContinueAsNew",
+            "Migrations",
+            "ExecutionStatusFinalizer",
+            "Reconciler",
+        }
+        <= readers
+        == set(function_ids(orchestrator)) - {"VersionPruner"}
+    )
     ollama = json.dumps(policies_of(orchestrator, "FunctionsInvokeOllamaAgent"))
     assert OLLAMA_SECRET.rsplit("-", 1)[0] in ollama
 
@@ -439,19 +494,31 @@ def test_the_openai_key_goes_only_to_its_task_and_only_listed_base_urls_are_allo
     assert json.loads(start["ORIOLE_OPENAI_BASE_URLS"]) == OPENAI_BASE_URLS
     assert one_function_env(orchestrator, "InvokeOpenAIAgent")["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET
     assert start["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET  # it learns that a key is sent, cannot read it
-    readers = {name for name in function_ids(orchestrator)
-               if OPENAI_SECRET.rsplit("-", 1)[0] in json.dumps(policies_of(orchestrator, f"Functions{name}"))}
+    readers = {
+        name
+        for name in function_ids(orchestrator)
+        if OPENAI_SECRET.rsplit("-", 1)[0] in json.dumps(policies_of(orchestrator, f"Functions{name}"))
+    }
     assert readers == {"InvokeOpenAIAgent"}
-    timeouts = {name: resources(orchestrator, "AWS::Lambda::Function")[logical]["Properties"]["Timeout"]
-                for name, logical in function_ids(orchestrator).items()}
-    assert timeouts["InvokeOpenAIAgent"] == timeouts["InvokeOllamaAgent"] == timeouts["InvokeBedrockAgent"] == \
-        MODEL_TASK_SECONDS
+    timeouts = {
+        name: resources(orchestrator, "AWS::Lambda::Function")[logical]["Properties"]["Timeout"]
+        for name, logical in function_ids(orchestrator).items()
+    }
+    assert (
+        timeouts["InvokeOpenAIAgent"]
+        == timeouts["InvokeOllamaAgent"]
+        == timeouts["InvokeBedrockAgent"]
+        == MODEL_TASK_SECONDS
+    )
 
 
-@pytest.mark.parametrize("context, message", [
-    ({"openaiBaseUrls": '["http://gpu-box:8000/v1"]', "openaiApiKeySecretArn": OPENAI_SECRET}, "plain http"),
-    ({"openaiBaseUrls": "file:///etc/passwd"}, "must be an http or https URL"),
-])
+@pytest.mark.parametrize(
+    "context, message",
+    [
+        ({"openaiBaseUrls": '["http://gpu-box:8000/v1"]', "openaiApiKeySecretArn": OPENAI_SECRET}, "plain http"),
+        ({"openaiBaseUrls": "file:///etc/passwd"}, "must be an http or https URL"),
+    ],
+)
 def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refused(context, message):
     with pytest.raises(Exception, match=message):
         synthesize(**context)
@@ -467,8 +534,12 @@ def test_an_api_key_secret_under_a_customer_managed_key_is_decrypted_through_sec
     template = Template.from_stack(orchestrator)
     users = {name for name in function_ids(template) if "kms:" in json.dumps(policies_of(template, f"Functions{name}"))}
     assert users == {"InvokeOpenAIAgent"}
-    statements = resolve(policies_of(template, "FunctionsInvokeOpenAIAgent"), template.to_json(), REGION,
-                         exporter=Template.from_stack(data).to_json())
+    statements = resolve(
+        policies_of(template, "FunctionsInvokeOpenAIAgent"),
+        template.to_json(),
+        REGION,
+        exporter=Template.from_stack(data).to_json(),
+    )
     secrets_manager = {"kms:ViaService": f"secretsmanager.{REGION}.amazonaws.com"}
     assert allows(statements, "kms:Decrypt", key, secrets_manager)
     assert not allows(statements, "kms:Decrypt", key, {"kms:ViaService": f"s3.{REGION}.amazonaws.com"})
@@ -488,8 +559,11 @@ def test_continue_as_new_may_start_only_this_state_machine(templates):
     _, orchestrator = templates
     start = [s for s in policies_of(orchestrator, "FunctionsContinueAsNew") if s["Action"] == "states:StartExecution"]
     assert len(start) == 1 and "stateMachine:OrioleOrchestrator-experiment" in json.dumps(start[0]["Resource"])
-    describe = [s for s in policies_of(orchestrator, "FunctionsExecutionStatusFinalizer")
-                if s["Action"] == "states:DescribeExecution"]
+    describe = [
+        s
+        for s in policies_of(orchestrator, "FunctionsExecutionStatusFinalizer")
+        if s["Action"] == "states:DescribeExecution"
+    ]
     assert len(describe) == 1 and "execution:OrioleOrchestrator-experiment:*" in json.dumps(describe[0]["Resource"])
     assert "states:" not in json.dumps(policies_of(orchestrator, "FunctionsCheckProgress"))
 
@@ -511,27 +585,36 @@ def test_status_changes_reach_the_finalizer_and_what_it_cannot_process_is_kept(t
     assert invoke_config["Properties"]["FunctionName"] == {"Ref": ids["ExecutionStatusFinalizer"]}
     assert queue_id in json.dumps(invoke_config["Properties"]["DestinationConfig"]["OnFailure"])
     alarms = [a["Properties"] for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()]
-    assert any(a.get("MetricName") == "ApproximateNumberOfMessagesVisible" and queue_id in json.dumps(a)
-               for a in alarms)
+    assert any(
+        a.get("MetricName") == "ApproximateNumberOfMessagesVisible" and queue_id in json.dumps(a) for a in alarms
+    )
 
 
 def test_a_schedule_runs_the_reconciler_on_its_own_state_machine(templates):
     _, orchestrator = templates
-    [schedule] = [r["Properties"] for r in resources(orchestrator, "AWS::Events::Rule").values()
-                  if "ScheduleExpression" in r["Properties"]]
+    [schedule] = [
+        r["Properties"]
+        for r in resources(orchestrator, "AWS::Events::Rule").values()
+        if "ScheduleExpression" in r["Properties"]
+    ]
     assert schedule["ScheduleExpression"] == "rate(15 minutes)"
     assert function_ids(orchestrator)["Reconciler"] in json.dumps(schedule["Targets"])
     env = one_function_env(orchestrator, "Reconciler")
     assert "stateMachine:OrioleOrchestrator-experiment" in json.dumps(env["ORIOLE_STATE_MACHINE_ARN"])
-    describe = [s for s in policies_of(orchestrator, "FunctionsReconciler")
-                if s["Action"] == "states:DescribeExecution"]
+    describe = [
+        s for s in policies_of(orchestrator, "FunctionsReconciler") if s["Action"] == "states:DescribeExecution"
+    ]
     assert len(describe) == 1
 
 
 def triggers(template) -> dict[str, dict]:
     """Each trigger's properties, by the function it runs (``Migrations``, ``VersionPruner``)."""
-    return {name: props for props in (r["Properties"] for r in resources(template, "Custom::Trigger").values())
-            for name in function_ids(template) if f"Functions{name}CurrentVersion" in json.dumps(props["HandlerArn"])}
+    return {
+        name: props
+        for props in (r["Properties"] for r in resources(template, "Custom::Trigger").values())
+        for name in function_ids(template)
+        if f"Functions{name}CurrentVersion" in json.dumps(props["HandlerArn"])
+    }
 
 
 def test_migrations_run_on_deploy_from_the_vpc(templates):
@@ -570,22 +653,29 @@ def test_the_version_pruner_may_delete_versions_only_and_runs_after_the_state_ma
     assert "VpcConfig" not in pruner and pruner["FunctionName"] == "OrioleOrchestrator-VersionPruner"
     env = pruner["Environment"]["Variables"]
     named = json.dumps(env["ORIOLE_PRUNED_FUNCTIONS"])
-    versioned = {json.dumps(v["Properties"]["FunctionName"]) for v in resources(orchestrator, "AWS::Lambda::Version")
-                 .values()}
+    versioned = {
+        json.dumps(v["Properties"]["FunctionName"]) for v in resources(orchestrator, "AWS::Lambda::Version").values()
+    }
     by_ref = {name for name in ids if ids[name] in named}
     assert by_ref | {"VersionPruner"} == {name for name in ids if ids[name] in "".join(versioned)}
     assert "OrioleOrchestrator-VersionPruner" in named  # itself by name (a Ref would be a circular dependency)
     assert env["ORIOLE_EXECUTION_TIMEOUT_SECONDS"] == "3600" and env["ORIOLE_STACK_ID"] == {"Ref": "AWS::StackId"}
     assert "stateMachine:OrioleOrchestrator-sweep" in json.dumps(env["ORIOLE_SWEEP_STATE_MACHINE_ARN"])
-    statements = {s["Action"]: s["Resource"] for s in policies_of(orchestrator, "FunctionsVersionPruner")
-                  if isinstance(s["Action"], str)}
+    statements = {
+        s["Action"]: s["Resource"]
+        for s in policies_of(orchestrator, "FunctionsVersionPruner")
+        if isinstance(s["Action"], str)
+    }
     deletable = statements["lambda:DeleteFunction"]
     assert len(deletable) == len(statements["lambda:ListVersionsByFunction"]) == len(versioned)
     assert all(json.dumps(r).endswith(':*"]]}') for r in deletable)  # qualified ARNs only
     assert statements["cloudformation:ListStackResources"] == {"Ref": "AWS::StackId"}
     assert "states:DescribeStateMachineForExecution" in statements and "states:ListExecutions" in statements
-    [trigger] = [r for r in resources(orchestrator, "Custom::Trigger").values()
-                 if "VersionPruner" in json.dumps(r["Properties"]["HandlerArn"])]
+    [trigger] = [
+        r
+        for r in resources(orchestrator, "Custom::Trigger").values()
+        if "VersionPruner" in json.dumps(r["Properties"]["HandlerArn"])
+    ]
     machines = resources(orchestrator, "AWS::StepFunctions::StateMachine")
     assert set(machines) <= set(trigger["DependsOn"])
 
@@ -606,38 +696,59 @@ def test_alarms_watch_real_trouble_only(templates):
     Lambda error) does not: no alarm on all failed executions or all Lambda errors."""
     _, orchestrator = templates
     watched = alarm_metrics(orchestrator)
-    assert watched == {"ExecutionsTimedOut", "ExperimentsFailedByError", "Throttles",
-                       "ApproximateNumberOfMessagesVisible", "DatabaseConnections", "CPUCreditBalance",
-                       "FreeStorageSpace"}
+    assert watched == {
+        "ExecutionsTimedOut",
+        "ExperimentsFailedByError",
+        "Throttles",
+        "ApproximateNumberOfMessagesVisible",
+        "DatabaseConnections",
+        "CPUCreditBalance",
+        "FreeStorageSpace",
+    }
     assert "ExecutionsFailed" not in watched and "Errors" not in watched
-    connections = [a["Properties"] for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()
-                   if a["Properties"].get("MetricName") == "DatabaseConnections"]
+    connections = [
+        a["Properties"]
+        for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "DatabaseConnections"
+    ]
     assert connections[0]["Threshold"] < 180  # below what a db.t4g.small accepts
 
 
 def test_alarms_dashboard_and_outputs(templates):
     data, orchestrator = templates
     assert resources(orchestrator, "AWS::CloudWatch::Dashboard")
-    throttles = [a["Properties"]["Metrics"] for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()
-                 if "Throttles" in json.dumps(a["Properties"].get("Metrics", []))]
-    watched = [json.dumps(m["MetricStat"]["Metric"]["Dimensions"]) for group in throttles for m in group
-               if "MetricStat" in m]
+    throttles = [
+        a["Properties"]["Metrics"]
+        for a in resources(orchestrator, "AWS::CloudWatch::Alarm").values()
+        if "Throttles" in json.dumps(a["Properties"].get("Metrics", []))
+    ]
+    watched = [
+        json.dumps(m["MetricStat"]["Metric"]["Dimensions"]) for group in throttles for m in group if "MetricStat" in m
+    ]
     assert all(len(group) <= 11 for group in throttles)  # at most 10 metrics and their sum, as CloudWatch allows
     assert len(watched) == len(set(watched)) == len(FUNCTIONS) + 1  # every function of the flow, the finalizer
     outputs = orchestrator.to_json()["Outputs"]
-    assert {"StateMachineArn", "StateMachineConsole", "ExampleExecutionInput", "SweepStateMachineArn",
-            "ExampleSweepInput"} <= set(outputs)
+    assert {
+        "StateMachineArn",
+        "StateMachineConsole",
+        "ExampleExecutionInput",
+        "SweepStateMachineArn",
+        "ExampleSweepInput",
+    } <= set(outputs)
     example = json.loads(outputs["ExampleExecutionInput"]["Value"])
     assert example["mazeId"] == "perfect-11"
     assert {"DatabaseEndpoint", "DatabaseSecretArn", "ReaderSecretArn", "DatabaseProxyEndpoint"} <= set(
-        data.to_json()["Outputs"])
+        data.to_json()["Outputs"]
+    )
 
 
 def test_cdk_nag_finds_nothing_unsuppressed(stacks):
     for stack in stacks:
         annotations = Annotations.from_stack(stack)
-        findings = [*annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")),
-                    *annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*"))]
+        findings = [
+            *annotations.find_error("*", Match.string_like_regexp("AwsSolutions-.*")),
+            *annotations.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")),
+        ]
         assert not findings, [f"{f.id}: {f.entry.data[:120]}" for f in findings]
 
 
@@ -647,8 +758,11 @@ def test_a_session_manager_bastion_gives_psql_a_port_forward(templates):
     assert bastion["InstanceType"] == "t4g.nano"
     groups = json.dumps(bastion["SecurityGroupIds"])
     assert "DatabaseClients" in groups  # the database accepts it like a function
-    ingress_to_bastion = [r for r in resources(data, "AWS::EC2::SecurityGroupIngress").values()
-                          if "DatabaseClients" in json.dumps(r["Properties"]["GroupId"])]
+    ingress_to_bastion = [
+        r
+        for r in resources(data, "AWS::EC2::SecurityGroupIngress").values()
+        if "DatabaseClients" in json.dumps(r["Properties"]["GroupId"])
+    ]
     assert not ingress_to_bastion  # no open port: Session Manager only
     forward = data.to_json()["Outputs"]["PsqlPortForward"]["Value"]
     assert "AWS-StartPortForwardingSessionToRemoteHost" in json.dumps(forward)
@@ -666,21 +780,28 @@ def test_researchers_get_a_managed_policy_for_the_read_only_path_and_nothing_mor
     [bastion] = resources(data, "AWS::EC2::Instance")
     start = [resolve(r, template, REGION) for r in statements['"ssm:StartSession"']["Resource"]]
     bastion_id = resolve({"Ref": bastion}, template, REGION)
-    assert start == [f"arn:aws:ec2:{REGION}:123456789012:instance/{bastion_id}",  # this bastion's id only
-                     f"arn:aws:ssm:{REGION}::document/AWS-StartPortForwardingSessionToRemoteHost"]
+    assert start == [
+        f"arn:aws:ec2:{REGION}:123456789012:instance/{bastion_id}",  # this bastion's id only
+        f"arn:aws:ssm:{REGION}::document/AWS-StartPortForwardingSessionToRemoteHost",
+    ]
     own = statements['["ssm:TerminateSession", "ssm:ResumeSession"]']
     assert own["Condition"] == {"StringEquals": {"ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}}
     [secret] = [k for k in resources(data, "AWS::SecretsManager::Secret") if k.startswith("DatabaseReaderSecret")]
-    assert statements['["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]']["Resource"] == \
-        {"Ref": secret}
+    assert statements['["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]']["Resource"] == {
+        "Ref": secret
+    }
     assert statements['"cloudformation:DescribeStacks"']["Resource"] == {"Ref": "AWS::StackId"}
-    assert set(statements) == {'"ssm:StartSession"', '["ssm:TerminateSession", "ssm:ResumeSession"]',
-                               '"ssmmessages:OpenDataChannel"',
-                               '["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]',
-                               '"cloudformation:DescribeStacks"'}
+    assert set(statements) == {
+        '"ssm:StartSession"',
+        '["ssm:TerminateSession", "ssm:ResumeSession"]',
+        '"ssmmessages:OpenDataChannel"',
+        '["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]',
+        '"cloudformation:DescribeStacks"',
+    }
 
 
 # -- time limits, names, egress, settings -------------------------------------------------------------------------
+
 
 def test_the_execution_timeout_sits_above_the_graceful_duration_limit_with_room_for_a_turn(default_stacks):
     """A plain deploy: the experiment's own clock (maxDurationMinutes, from when StartExperiment ran) ends it
@@ -718,8 +839,20 @@ def test_no_launch_template_is_named_resource_launch_template(templates):
     assert names and "ResourceLaunchTemplate" not in names
 
 
-PHYSICAL_NAMES = ("Name", "StateMachineName", "LogGroupName", "LaunchTemplateName", "DBProxyName", "FunctionName",
-                  "QueueName", "TopicName", "DashboardName", "RoleName", "DBInstanceIdentifier", "ExportName")
+PHYSICAL_NAMES = (
+    "Name",
+    "StateMachineName",
+    "LogGroupName",
+    "LaunchTemplateName",
+    "DBProxyName",
+    "FunctionName",
+    "QueueName",
+    "TopicName",
+    "DashboardName",
+    "RoleName",
+    "DBInstanceIdentifier",
+    "ExportName",
+)
 
 
 def physical_names(stacks) -> set[str]:
@@ -731,8 +864,11 @@ def physical_names(stacks) -> set[str]:
     for stack in stacks:
         template = Template.from_stack(stack).to_json()
         for resource in template["Resources"].values():
-            names |= {json.dumps(resource["Properties"][key]) for key in PHYSICAL_NAMES
-                      if key in resource.get("Properties", {})}
+            names |= {
+                json.dumps(resource["Properties"][key])
+                for key in PHYSICAL_NAMES
+                if key in resource.get("Properties", {})
+            }
         names |= {json.dumps(o["Export"]["Name"]) for o in template.get("Outputs", {}).values() if "Export" in o}
         names.add(stack.stack_name)
     return {n for n in names if not n.startswith(('{"Ref"', '{"Fn::GetAtt"', '{"Fn::ImportValue"'))}
@@ -745,8 +881,9 @@ def test_two_deployments_fit_in_one_account_and_region(stacks):
     assert not clash, clash
     from aws_cdk.assertions import Template
 
-    parameters = {p["Properties"]["Name"] for p in resources(Template.from_stack(second[1]), "AWS::SSM::Parameter")
-                  .values()}
+    parameters = {
+        p["Properties"]["Name"] for p in resources(Template.from_stack(second[1]), "AWS::SSM::Parameter").values()
+    }
     assert parameters and all(name.startswith("/oriolelab2/") for name in parameters)
     assert one_function_env(Template.from_stack(second[1]), "StartExperiment")["ORIOLE_DEPLOYMENT"] == "OrioleLab2"
 
@@ -767,22 +904,31 @@ def test_switching_egress_keeps_the_database_subnets():
     endpoints_group, endpoints_subnets, endpoints = database_subnets("endpoints")
     assert nat_group == endpoints_group and nat_subnets == endpoints_subnets
     assert resources(endpoints, "AWS::EC2::Instance")  # the bastion stays
-    services = json.dumps([r["Properties"]["ServiceName"] for r in resources(endpoints, "AWS::EC2::VPCEndpoint")
-                           .values()])
+    services = json.dumps(
+        [r["Properties"]["ServiceName"] for r in resources(endpoints, "AWS::EC2::VPCEndpoint").values()]
+    )
     assert ".ssmmessages" in services and ".ec2messages" in services
 
 
-@pytest.mark.parametrize(("context", "message"), [
-    ({"ollamaEndpoints": '["http://ollama.internal:11434"]', "ollamaApiKeySecretArn": OLLAMA_SECRET}, "plain http"),
-    ({"ollamaEndpoints": '["ftp://x"]'}, "must be an http or https URL"),
-    ({"openaiBaseUrls": '["https://lab:SECRET@gpu.example/v1"]'}, "user name or password"),
-    ({"openaiBaseUrls": '["https://gpu.example\\\\@evil.example/v1"]'}, "backslash"),
-    ({"ollamaEndpoints": '["https://[fe80::1%25eth0]:11434"]'}, "no zone"),
-    ({"deployment": "oriole lab"}, "deployment must be"),
-    ({"openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:key/k1"}, "set that too"),
-    ({"openaiApiKeySecretArn": OPENAI_SECRET, "openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:alias/k"},
-     "must be a KMS key ARN"),
-])
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"ollamaEndpoints": '["http://ollama.internal:11434"]', "ollamaApiKeySecretArn": OLLAMA_SECRET}, "plain http"),
+        ({"ollamaEndpoints": '["ftp://x"]'}, "must be an http or https URL"),
+        ({"openaiBaseUrls": '["https://lab:SECRET@gpu.example/v1"]'}, "user name or password"),
+        ({"openaiBaseUrls": '["https://gpu.example\\\\@evil.example/v1"]'}, "backslash"),
+        ({"ollamaEndpoints": '["https://[fe80::1%25eth0]:11434"]'}, "no zone"),
+        ({"deployment": "oriole lab"}, "deployment must be"),
+        ({"openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:key/k1"}, "set that too"),
+        (
+            {
+                "openaiApiKeySecretArn": OPENAI_SECRET,
+                "openaiApiKeyKmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:alias/k",
+            },
+            "must be a KMS key ARN",
+        ),
+    ],
+)
 def test_unsafe_or_malformed_settings_are_refused_at_synth(context, message):
     """Deploy context gets the URL check of every other entry (oriole.config.url_problem), quoting no password."""
     with pytest.raises(ValueError, match=message) as raised:

@@ -23,9 +23,8 @@ CDK = ROOT / "node_modules" / ".bin" / "cdk"
 # other (a new rule, a new construct) fails test_cfn_lint_reports_no_unexplained_finding.
 ACCEPTED_FINDINGS = {
     "W3005": "CDK writes an explicit DependsOn from each function and state machine to its role beside the "
-             "GetAtt of the role's ARN; redundant, and CloudFormation orders them the same either way.",
-    "I1022": "CDK renders string concatenation as Fn::Join with an empty delimiter; Fn::Sub would be the same "
-             "string.",
+    "GetAtt of the role's ARN; redundant, and CloudFormation orders them the same either way.",
+    "I1022": "CDK renders string concatenation as Fn::Join with an empty delimiter; Fn::Sub would be the same string.",
 }
 
 
@@ -33,14 +32,26 @@ def cdk_synth(out: Path, *context: str, environ: dict[str, str] | None = None) -
     """``cdk synth`` with the pinned CLI into ``out``, offline, bundling skipped."""
     if not CDK.exists():
         pytest.fail("the CDK CLI is not installed: run `make test` (it runs `npm ci` from package-lock.json)")
-    env = {**os.environ, "CDK_DISABLE_CLI_TELEMETRY": "true",
-           "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "18,20",
-           # no credentials and an unreachable endpoint: synthesis must not need AWS at all
-           "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "", "AWS_EC2_METADATA_DISABLED": "true",
-           **(environ or {})}
+    env = {
+        **os.environ,
+        "CDK_DISABLE_CLI_TELEMETRY": "true",
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "18,20",
+        # no credentials and an unreachable endpoint: synthesis must not need AWS at all
+        "AWS_ACCESS_KEY_ID": "",
+        "AWS_SECRET_ACCESS_KEY": "",
+        "AWS_PROFILE": "",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        **(environ or {}),
+    }
     arguments = [arg for value in ("skipBundling=true", *context) for arg in ("-c", value)]
-    result = subprocess.run([str(CDK), "synth", "--no-notices", "--no-version-reporting", "-q", *arguments,
-                             "-o", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(CDK), "synth", "--no-notices", "--no-version-reporting", "-q", *arguments, "-o", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 
@@ -85,17 +96,28 @@ def test_a_second_deployment_takes_every_name_and_grant_from_its_settings(tmp_pa
     orchestrator = json.loads(texts["OtherOrchestrator"])["Resources"]
     names = [r["Properties"]["Name"] for r in orchestrator.values() if r["Type"] == "AWS::SSM::Parameter"]
     assert names and all(name.startswith("/other/") for name in names)
-    statements = [statement for r in orchestrator.values() if r["Type"] == "AWS::IAM::Policy"
-                  for statement in r["Properties"]["PolicyDocument"]["Statement"]]
-    grants = [json.dumps(statement["Resource"]) for statement in statements
-              if "ssm:" in json.dumps(statement["Action"])]
+    statements = [
+        statement
+        for r in orchestrator.values()
+        if r["Type"] == "AWS::IAM::Policy"
+        for statement in r["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    grants = [
+        json.dumps(statement["Resource"]) for statement in statements if "ssm:" in json.dumps(statement["Action"])
+    ]
     assert len(grants) == 2  # StartExperiment's reads by name, PlanSweep's prompt listing
     assert all(":parameter/other/" in grant for grant in grants)
-    plan = [json.dumps(r["Properties"]) for r in orchestrator.values() if r["Type"] == "AWS::IAM::Policy"
-            and "PlanSweep" in json.dumps(r["Properties"]["Roles"])]
+    plan = [
+        json.dumps(r["Properties"])
+        for r in orchestrator.values()
+        if r["Type"] == "AWS::IAM::Policy" and "PlanSweep" in json.dumps(r["Properties"]["Roles"])
+    ]
     assert ":parameter/other/prompts" in "".join(plan)
-    starts = [r["Properties"]["Environment"]["Variables"] for r in orchestrator.values()
-              if r["Type"] == "AWS::Lambda::Function" and "Variables" in r["Properties"].get("Environment", {})]
+    starts = [
+        r["Properties"]["Environment"]["Variables"]
+        for r in orchestrator.values()
+        if r["Type"] == "AWS::Lambda::Function" and "Variables" in r["Properties"].get("Environment", {})
+    ]
     assert {env.get("ORIOLE_DEPLOYMENT") for env in starts} == {"Other"}  # what the functions read at run time
 
 

@@ -62,8 +62,9 @@ def bedrock():
     import boto3
     from botocore.stub import Stubber
 
-    client = boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="test",
-                          aws_secret_access_key="test")
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
     with Stubber(client) as stubber:
         yield stubber
 
@@ -99,4 +100,5 @@ def cli(database_url, monkeypatch, tmp_path):
 
     def invoke(*args):
         return runner.invoke(app, list(args))
+
     return invoke

@@ -29,8 +29,17 @@ def main(owner_url: str, functions_url: str, execution_input: str) -> None:
                 break
             except DatabaseBusy:
                 time.sleep(0.2)
-        print(json.dumps({"executionArn": arn, "status": result.execution["status"],
-                          "error": result.execution.get("error"), "result": result.as_json()}, default=str))
+        print(
+            json.dumps(
+                {
+                    "executionArn": arn,
+                    "status": result.execution["status"],
+                    "error": result.execution.get("error"),
+                    "result": result.as_json(),
+                },
+                default=str,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -30,25 +30,33 @@ def labelled(server_url) -> Iterator[str]:
     with scratch_database(server_url) as url:
         store = prepare(url)
         conn = store.conn
-        conn.execute("INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
-                     "shortest_path_length, generator, seed, content_hash, grid) "
-                     "VALUES (%s, %s, %s, 4, 3, 0, 0, 3, 2, %s, 'hand', 0, 'none', %s)",
-                     (CORRIDOR["id"], CORRIDOR["name"], CORRIDOR["family"], CORRIDOR["shortest"],
-                      Jsonb(CORRIDOR["grid"])))
+        conn.execute(
+            "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
+            "shortest_path_length, generator, seed, content_hash, grid) "
+            "VALUES (%s, %s, %s, 4, 3, 0, 0, 3, 2, %s, 'hand', 0, 'none', %s)",
+            (CORRIDOR["id"], CORRIDOR["name"], CORRIDOR["family"], CORRIDOR["shortest"], Jsonb(CORRIDOR["grid"])),
+        )
         seed = Seeder(conn)
         for _ in range(2):
             seed.experiment("qwen3-8b", "succeeded", actions=5, label=GPU_A, comment="sweep:study")
             seed.experiment("qwen3-8b", "timed_out", actions=100, label=GPU_B, comment="sweep:study")
         seed.experiment("qwen3-8b", "succeeded", actions=5, comment="sweep:study")
         for temperature in (0.1, 0.2, 0.3):  # long names and three configurations: the leaderboard's width
-            seed.experiment("a-rather-long-model-name-for-a-leaderboard:70b-instruct-q4_K_M", "succeeded",
-                            actions=5, config={"temperature": temperature}, comment="sweep:wide")
+            seed.experiment(
+                "a-rather-long-model-name-for-a-leaderboard:70b-instruct-q4_K_M",
+                "succeeded",
+                actions=5,
+                config={"temperature": temperature},
+                comment="sweep:wide",
+            )
         for n, family in enumerate(("perfect", "sparse", "dense", "open-field", "rooms"), 1):  # a panel each
-            conn.execute("INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
-                         "shortest_path_length, generator, seed, content_hash, grid) "
-                         "SELECT id + %s, %s, %s, width, height, start_x, start_y, goal_x, goal_y, "
-                         "shortest_path_length, generator, seed, %s, grid FROM mazes WHERE id = %s",
-                         (n, f"{family}-corridor", family, family, CORRIDOR["id"]))
+            conn.execute(
+                "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
+                "shortest_path_length, generator, seed, content_hash, grid) "
+                "SELECT id + %s, %s, %s, width, height, start_x, start_y, goal_x, goal_y, "
+                "shortest_path_length, generator, seed, %s, grid FROM mazes WHERE id = %s",
+                (n, f"{family}-corridor", family, family, CORRIDOR["id"]),
+            )
             moved = seed.experiment("qwen3-8b", "succeeded", actions=5, label=GPU_A, comment="sweep:wide")
             conn.execute("UPDATE experiments SET maze_id = %s WHERE id = %s", (CORRIDOR["id"] + n, moved))
         conn.close()
@@ -64,15 +72,20 @@ def oriole(labelled, monkeypatch, tmp_path):
         outcome = CliRunner().invoke(app, list(args))
         assert outcome.exit_code == 0, outcome.output
         return outcome.stdout
+
     return invoke
 
 
 def test_the_comparison_keeps_two_labels_of_one_model_apart(labelled):
     with db.connect(labelled) as conn:
-        rows = conn.execute("SELECT agent_label, runs, successes FROM compare_experiments(tag => 'sweep:study')"
-                            ).fetchall()
-        assert [(r["agent_label"], r["runs"], r["successes"]) for r in rows] == [(None, 1, 1), (GPU_A, 2, 2),
-                                                                                  (GPU_B, 2, 0)]
+        rows = conn.execute(
+            "SELECT agent_label, runs, successes FROM compare_experiments(tag => 'sweep:study')"
+        ).fetchall()
+        assert [(r["agent_label"], r["runs"], r["successes"]) for r in rows] == [
+            (None, 1, 1),
+            (GPU_A, 2, 2),
+            (GPU_B, 2, 0),
+        ]
         labels = conn.execute("SELECT DISTINCT agent_label FROM experiment_status WHERE model_name = 'qwen3-8b'")
         assert {r["agent_label"] for r in labels} == {None, GPU_A, GPU_B}
 
@@ -82,14 +95,17 @@ def test_the_report_shows_each_label_instead_of_provider_and_model(oriole):
     agents = [line.split("  ")[0].strip() for line in lines[1:] if line and not line.startswith("(")]
     assert agents == ["ollama/qwen3-8b", GPU_A, GPU_B]
     pivot = oriole("report", "--sweep", "study", "--pivot").splitlines()
-    assert [line[:len(GPU_A)] for line in pivot[1:4]] == ["ollama/qwen3-8b".ljust(len(GPU_A)), GPU_A, GPU_B]
+    assert [line[: len(GPU_A)] for line in pivot[1:4]] == ["ollama/qwen3-8b".ljust(len(GPU_A)), GPU_A, GPU_B]
     assert "100.0%" in pivot[2] and "0.0%" in pivot[3]
 
 
 def test_json_csv_and_the_export_carry_the_label_column(oriole, tmp_path):
     data = json.loads(oriole("report", "--sweep", "study", "--format", "json"))
     assert [(r["model_name"], r["agent_label"], r["runs"]) for r in data] == [
-        ("qwen3-8b", None, 1), ("qwen3-8b", GPU_A, 2), ("qwen3-8b", GPU_B, 2)]
+        ("qwen3-8b", None, 1),
+        ("qwen3-8b", GPU_A, 2),
+        ("qwen3-8b", GPU_B, 2),
+    ]
     rows = list(csv.DictReader(io.StringIO(oriole("report", "--sweep", "study", "--format", "csv"))))
     assert [r["agent_label"] for r in rows] == ["", GPU_A, GPU_B]
     oriole("export", "--format", "csv", "-o", str(tmp_path / "out"), "--sweep", "study")

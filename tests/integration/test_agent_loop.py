@@ -23,8 +23,12 @@ def local(bedrock_local):
 
 
 def ollama(server, **config) -> dict:
-    return {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-            "config": {"endpoint": server.url, **config}}
+    return {
+        "mazeId": MAZE,
+        "llmProvider": "ollama",
+        "modelName": "qwen2.5:7b",
+        "config": {"endpoint": server.url, **config},
+    }
 
 
 def opening(server, turn_starts: list[int], turn: int) -> list[dict]:
@@ -34,11 +38,13 @@ def opening(server, turn_starts: list[int], turn: int) -> list[dict]:
 
 def parsed(messages: list[dict]) -> list[dict]:
     """Messages with their JSON content parsed: a stored message keeps its content, not its key order."""
+
     def content(text: str) -> object:
         try:
             return json.loads(text)
         except ValueError:
             return text
+
     return [{**m, "content": content(m["content"])} for m in messages]
 
 
@@ -49,9 +55,11 @@ def stored_totals(local, experiment_id: int) -> tuple[int, int]:
 
 def test_conversation_memory_carries_the_earlier_turns_and_still_walks_the_shortest_path(local):
     moves = shortest_moves(MAZE)  # 8 moves
-    script = [tool_calls(*[(m, {}) for m in moves[:4]], prompt_eval_count=100, eval_count=10),
-              tool_calls(*[(m, {}) for m in moves[3:6]], prompt_eval_count=200, eval_count=20),
-              tool_calls(*[(m, {}) for m in moves[6:]], prompt_eval_count=300, eval_count=30)]
+    script = [
+        tool_calls(*[(m, {}) for m in moves[:4]], prompt_eval_count=100, eval_count=10),
+        tool_calls(*[(m, {}) for m in moves[3:6]], prompt_eval_count=200, eval_count=20),
+        tool_calls(*[(m, {}) for m in moves[6:]], prompt_eval_count=300, eval_count=30),
+    ]
     with ScriptedOllama(*script) as server:
         data = run(local, ollama(server, historyMode="conversation", maxActionsPerTurn=3))
     assert data["status"] == "succeeded" and data["actions"] == data["moves"] == 8 == data["shortest_path_length"]
@@ -64,9 +72,12 @@ def test_conversation_memory_carries_the_earlier_turns_and_still_walks_the_short
     assert json.loads(second[5]["content"]) == {"success": False, "error": "not executed: the turn's budget is spent"}
     assert json.loads(second[4]["content"])["actions_left_in_turn"] == 0
     third = opening(server, [0, 1, 2], 3)
-    assert parsed(third[:len(second)]) == parsed(second)  # the whole conversation so far, within the budget
-    turns = rows(local, "SELECT closing_messages, context FROM turns WHERE experiment_id = %s ORDER BY turn_number",
-                 data["experiment_id"])
+    assert parsed(third[: len(second)]) == parsed(second)  # the whole conversation so far, within the budget
+    turns = rows(
+        local,
+        "SELECT closing_messages, context FROM turns WHERE experiment_id = %s ORDER BY turn_number",
+        data["experiment_id"],
+    )
     assert len(turns[0]["closing_messages"]) == 4 and turns[0]["context"] is None
     assert_invariants(local.store, data["experiment_id"])
 
@@ -77,8 +88,11 @@ def test_a_small_context_budget_drops_whole_earlier_turns_and_records_it(local):
     with ScriptedOllama(*script) as server:
         data = run(local, ollama(server, historyMode="conversation", maxActionsPerTurn=1, numCtx=1500))
     assert data["status"] == "succeeded" and data["actions"] == 8
-    trims = rows(local, "SELECT turn_number, context FROM turns WHERE experiment_id = %s AND context IS NOT NULL "
-                        "ORDER BY turn_number", data["experiment_id"])
+    trims = rows(
+        local,
+        "SELECT turn_number, context FROM turns WHERE experiment_id = %s AND context IS NOT NULL ORDER BY turn_number",
+        data["experiment_id"],
+    )
     assert trims and all(t["context"]["dropped_turns"] >= 1 for t in trims)
     assert all(t["context"]["tokens_after"] <= 1500 < t["context"]["tokens_before"] for t in trims)
     last = server.requests[-1].body["messages"]
@@ -87,7 +101,7 @@ def test_a_small_context_budget_drops_whole_earlier_turns_and_records_it(local):
 
 def test_summary_map_compacts_older_turns_into_the_known_map(local):
     moves = shortest_moves(MAZE)
-    script = [tool_calls(*[(m, {}) for m in moves[i:i + 2]]) for i in range(0, 8, 2)]
+    script = [tool_calls(*[(m, {}) for m in moves[i : i + 2]]) for i in range(0, 8, 2)]
     with ScriptedOllama(*script) as server:
         data = run(local, ollama(server, historyMode="summary", historyTurns=1, maxActionsPerTurn=2))
     assert data["status"] == "succeeded" and data["actions"] == 8
@@ -97,8 +111,9 @@ def test_summary_map_compacts_older_turns_into_the_known_map(local):
     assert len(summary["known_map"]) == 7 and all(len(row) == 7 for row in summary["known_map"])
     assert summary["known_map"][1][1] == "*" and summary["visited_tiles"] >= 3  # the start, visited
     assert [m["role"] for m in opening(server, [0, 1, 2, 3], 3)] == ["user", "assistant", "tool", "tool", "user"]
-    records = rows(local, "SELECT context FROM turns WHERE experiment_id = %s ORDER BY turn_number",
-                   data["experiment_id"])
+    records = rows(
+        local, "SELECT context FROM turns WHERE experiment_id = %s ORDER BY turn_number", data["experiment_id"]
+    )
     assert records[0]["context"] is None and records[1]["context"] is None
     assert records[2]["context"]["compaction"] == "map" and records[2]["context"]["turns_summarised"] == 1
     assert records[3]["context"]["turns_summarised"] == 2 and records[3]["context"]["tokens_before"] > 0
@@ -106,25 +121,34 @@ def test_summary_map_compacts_older_turns_into_the_known_map(local):
 
 def test_summary_model_asks_the_model_for_a_summary_in_an_accounted_call(local):
     moves = shortest_moves(MAZE)
-    script = [tool_calls(*[(m, {}) for m in moves[0:3]], prompt_eval_count=100, eval_count=10),
-              tool_calls(*[(m, {}) for m in moves[3:6]], prompt_eval_count=100, eval_count=10),
-              text_reply("Went south then east; the corridor continues.", prompt_eval_count=70, eval_count=7),
-              tool_calls(*[(m, {}) for m in moves[6:]], prompt_eval_count=100, eval_count=10)]
+    script = [
+        tool_calls(*[(m, {}) for m in moves[0:3]], prompt_eval_count=100, eval_count=10),
+        tool_calls(*[(m, {}) for m in moves[3:6]], prompt_eval_count=100, eval_count=10),
+        text_reply("Went south then east; the corridor continues.", prompt_eval_count=70, eval_count=7),
+        tool_calls(*[(m, {}) for m in moves[6:]], prompt_eval_count=100, eval_count=10),
+    ]
     with ScriptedOllama(*script) as server:
-        data = run(local, ollama(server, historyMode="summary", compaction="model", historyTurns=1,
-                                 maxActionsPerTurn=3))
+        data = run(
+            local, ollama(server, historyMode="summary", compaction="model", historyTurns=1, maxActionsPerTurn=3)
+        )
     assert data["status"] == "succeeded" and data["actions"] == 8
     compaction = server.requests[2].body
     assert compaction["messages"][0]["content"] == COMPACTION_PROMPT and "tools" not in compaction
     assert json.loads(compaction["messages"][1]["content"])["turn"] == 1
     context = json.loads(server.requests[3].body["messages"][-1]["content"])
     assert context["memory_summary"] == {"summary": "Went south then east; the corridor continues."}
-    calls = rows(local, "SELECT turn_number, kind, input_tokens FROM model_calls WHERE experiment_id = %s "
-                        "ORDER BY turn_number, call_index", data["experiment_id"])
-    assert [(c["turn_number"], c["kind"]) for c in calls] == [(1, "turn"), (2, "turn"), (3, "compaction"),
-                                                              (3, "turn")]
-    turn3 = rows(local, "SELECT input_tokens, output_tokens FROM turns WHERE experiment_id = %s AND turn_number = 3",
-                 data["experiment_id"])[0]
+    calls = rows(
+        local,
+        "SELECT turn_number, kind, input_tokens FROM model_calls WHERE experiment_id = %s "
+        "ORDER BY turn_number, call_index",
+        data["experiment_id"],
+    )
+    assert [(c["turn_number"], c["kind"]) for c in calls] == [(1, "turn"), (2, "turn"), (3, "compaction"), (3, "turn")]
+    turn3 = rows(
+        local,
+        "SELECT input_tokens, output_tokens FROM turns WHERE experiment_id = %s AND turn_number = 3",
+        data["experiment_id"],
+    )[0]
     assert (turn3["input_tokens"], turn3["output_tokens"]) == (170, 17)  # the summary's tokens are the turn's
     assert (data["input_tokens"], data["output_tokens"]) == (370, 37) == stored_totals(local, data["experiment_id"])
     memory = rows(local, "SELECT memory FROM experiments WHERE id = %s", data["experiment_id"])[0]["memory"]
@@ -133,22 +157,26 @@ def test_summary_model_asks_the_model_for_a_summary_in_an_accounted_call(local):
 
 def test_give_up_ends_the_experiment_as_an_agent_ending_with_the_models_reason(local):
     moves = shortest_moves(MAZE)
-    with ScriptedOllama(tool_calls((moves[0], {}), ("give_up", {"reason": "it is hopeless"}), (moves[1], {}))) \
-            as server:
+    with ScriptedOllama(
+        tool_calls((moves[0], {}), ("give_up", {"reason": "it is hopeless"}), (moves[1], {}))
+    ) as server:
         data = run(local, ollama(server, enableGiveUp=True))
     assert "give_up" in [t["function"]["name"] for t in server.requests[0].body["tools"]]
     assert data["status"] == "failed" and data["failure_reason"] == "agent_gave_up: it is hopeless"
     assert data["execution"]["error"] == "AgentGaveUp" and data["actions"] == 2
-    actions = rows(local, "SELECT action_type FROM actions WHERE experiment_id = %s ORDER BY step_number",
-                   data["experiment_id"])
+    actions = rows(
+        local, "SELECT action_type FROM actions WHERE experiment_id = %s ORDER BY step_number", data["experiment_id"]
+    )
     assert [a["action_type"] for a in actions] == [moves[0], "give_up"]
     assert_invariants(local.store, data["experiment_id"])
 
 
 def test_text_tool_calls_let_a_model_without_native_tools_walk_the_shortest_path(local):
     moves = shortest_moves(MAZE)
-    script = [text_reply("\n".join(json.dumps({"tool": m, "arguments": {"reasoning": "ok"}}) for m in moves[i:i + 4]))
-              for i in (0, 4)]
+    script = [
+        text_reply("\n".join(json.dumps({"tool": m, "arguments": {"reasoning": "ok"}}) for m in moves[i : i + 4]))
+        for i in (0, 4)
+    ]
     with ScriptedOllama(*script) as server:
         data = run(local, ollama(server, textToolCalls=True, maxActionsPerTurn=4))
     assert data["status"] == "succeeded" and data["actions"] == 8
@@ -165,11 +193,19 @@ def test_bedrock_conversation_memory_and_model_compaction_pass_the_service_model
     bedrock.add_response("converse", converse_reply(text="A summary.", stop="end_turn", tokens=(50, 5)))
     bedrock.add_response("converse", converse_reply(*moves[6:]))
     sent = []
-    bedrock.client.meta.events.register("before-parameter-build.bedrock-runtime.Converse",
-                                        lambda params, **_: sent.append(json.loads(json.dumps(params))))
-    data = run(local, {"mazeId": MAZE, "llmProvider": "bedrock", "modelName": "anthropic.claude-test-v1:0",
-                       "config": {"historyMode": "summary", "compaction": "model", "historyTurns": 1,
-                                  "maxActionsPerTurn": 3}})
+    bedrock.client.meta.events.register(
+        "before-parameter-build.bedrock-runtime.Converse",
+        lambda params, **_: sent.append(json.loads(json.dumps(params))),
+    )
+    data = run(
+        local,
+        {
+            "mazeId": MAZE,
+            "llmProvider": "bedrock",
+            "modelName": "anthropic.claude-test-v1:0",
+            "config": {"historyMode": "summary", "compaction": "model", "historyTurns": 1, "maxActionsPerTurn": 3},
+        },
+    )
     bedrock.assert_no_pending_responses()
     assert data["status"] == "succeeded" and data["actions"] == 8
     assert "toolConfig" not in sent[2] and sent[2]["system"] == [{"text": COMPACTION_PROMPT}]
@@ -184,16 +220,25 @@ def test_bedrock_conversation_memory_and_model_compaction_pass_the_service_model
 
 def test_openai_conversation_memory_carries_the_servers_tool_call_ids_across_turns(local):
     moves = shortest_moves(MAZE)
-    script = [openai_server.tool_calls(*[(m, {}) for m in moves[:4]], prompt_tokens=100, completion_tokens=10),
-              openai_server.tool_calls(*[(m, {}) for m in moves[3:6]], prompt_tokens=200, completion_tokens=20),
-              openai_server.tool_calls(*[(m, {}) for m in moves[6:]], prompt_tokens=300, completion_tokens=30)]
+    script = [
+        openai_server.tool_calls(*[(m, {}) for m in moves[:4]], prompt_tokens=100, completion_tokens=10),
+        openai_server.tool_calls(*[(m, {}) for m in moves[3:6]], prompt_tokens=200, completion_tokens=20),
+        openai_server.tool_calls(*[(m, {}) for m in moves[6:]], prompt_tokens=300, completion_tokens=30),
+    ]
     with openai_server.ScriptedOpenAI(*script) as server:
         data = run(local, openai(server, historyMode="conversation", maxActionsPerTurn=3, parallelToolCalls=True))
     assert data["status"] == "succeeded" and data["actions"] == data["moves"] == 8 == data["shortest_path_length"]
     assert (data["input_tokens"], data["output_tokens"]) == (600, 60) == stored_totals(local, data["experiment_id"])
     third = server.requests[2].body["messages"][1:]
-    assert [m["role"] for m in third] == ["user", "assistant", *["tool"] * 4, "user", "assistant", *["tool"] * 3,
-                                          "user"]
+    assert [m["role"] for m in third] == [
+        "user",
+        "assistant",
+        *["tool"] * 4,
+        "user",
+        "assistant",
+        *["tool"] * 3,
+        "user",
+    ]
     issued = [call["id"] for m in third if m["role"] == "assistant" for call in m["tool_calls"]]
     assert issued == [f"call_{i:04d}" for i in range(1, 8)] == [m["tool_call_id"] for m in third if m["role"] == "tool"]
     not_executed = json.loads(third[5]["content"])  # turn 1's fourth call, beyond its budget of 3
@@ -204,7 +249,7 @@ def test_openai_conversation_memory_carries_the_servers_tool_call_ids_across_tur
 
 def test_text_tool_calls_over_the_openai_wire_send_no_tools(local):
     moves = shortest_moves(MAZE)
-    script = [openai_server.text_reply("\n".join(json.dumps({"tool": m}) for m in moves[i:i + 4])) for i in (0, 4)]
+    script = [openai_server.text_reply("\n".join(json.dumps({"tool": m}) for m in moves[i : i + 4])) for i in (0, 4)]
     with openai_server.ScriptedOpenAI(*script) as server:
         data = run(local, openai(server, textToolCalls=True, maxActionsPerTurn=4))
     assert data["status"] == "succeeded" and data["actions"] == 8

@@ -21,16 +21,28 @@ from oriole_workstation.database import prepare
 from tests.conftest import scratch_database
 
 # A 4x3 maze: start (0, 0), goal (3, 2), shortest path 5 (east 3, south 2).
-CORRIDOR = {"id": 9001, "name": "test-corridor", "family": "handmade", "grid": [[0, 0, 0, 0], [0, 1, 1, 0],
-                                                                               [0, 0, 0, 2]],
-            "start": (0, 0), "goal": (3, 2), "shortest": 5}
+CORRIDOR = {
+    "id": 9001,
+    "name": "test-corridor",
+    "family": "handmade",
+    "grid": [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 2]],
+    "start": (0, 0),
+    "goal": (3, 2),
+    "shortest": 5,
+}
 
 # The walker's run on it: a wall hit, a step back onto the start, a revisit, a recall, then the goal.
-WALK = [("move_east", (0, 0), (1, 0), True), ("move_south", (1, 0), (1, 0), False),
-        ("move_west", (1, 0), (0, 0), True), ("move_east", (0, 0), (1, 0), True),
-        ("recall_all", (1, 0), (1, 0), True), ("move_east", (1, 0), (2, 0), True),
-        ("move_east", (2, 0), (3, 0), True), ("move_south", (3, 0), (3, 1), True),
-        ("move_south", (3, 1), (3, 2), True)]
+WALK = [
+    ("move_east", (0, 0), (1, 0), True),
+    ("move_south", (1, 0), (1, 0), False),
+    ("move_west", (1, 0), (0, 0), True),
+    ("move_east", (0, 0), (1, 0), True),
+    ("recall_all", (1, 0), (1, 0), True),
+    ("move_east", (1, 0), (2, 0), True),
+    ("move_east", (2, 0), (3, 0), True),
+    ("move_south", (3, 0), (3, 1), True),
+    ("move_south", (3, 1), (3, 2), True),
+]
 
 
 class Seeder:
@@ -39,10 +51,25 @@ class Seeder:
     def __init__(self, conn):
         self.conn, self.count = conn, 0
 
-    def experiment(self, model: str, status: str, *, provider: str = "ollama", prompt: str = "v1",
-                   actions: int = 0, moves: int | None = None, walk: list | None = None, config: dict | None = None,
-                   comment: str | None = None, started: str = "2025-03-01 10:00+00", tokens: tuple = (0, 0),
-                   cost: float = 0.0, turns: tuple = (), reason: str | None = None, label: str | None = None) -> int:
+    def experiment(
+        self,
+        model: str,
+        status: str,
+        *,
+        provider: str = "ollama",
+        prompt: str = "v1",
+        actions: int = 0,
+        moves: int | None = None,
+        walk: list | None = None,
+        config: dict | None = None,
+        comment: str | None = None,
+        started: str = "2025-03-01 10:00+00",
+        tokens: tuple = (0, 0),
+        cost: float = 0.0,
+        turns: tuple = (),
+        reason: str | None = None,
+        label: str | None = None,
+    ) -> int:
         """One experiment; ``walk`` stores actions (and derives the counters), ``turns`` is a list of
         (first step, action count, model calls, latency ms). Its aggregates are recounted from those rows
         (``recount_experiments``), as migration 0005 did for rows stored before it."""
@@ -70,25 +97,43 @@ class Seeder:
                 'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s], %(label)s)
             RETURNING id
             """,
-            {"maze": CORRIDOR["id"], "provider": provider, "model": model, "prompt": prompt, "comment": comment,
-             "config": Jsonb(snapshot), "seed": self.count, "status": status, "seen": 7 if walk else None,
-             "reason": reason, "ending": ending_category(status, reason),
-             "actions": actions, "moves": actions if moves is None else moves,
-             "failed": sum(a[0].startswith("move_") and not a[3] for a in walk),
-             "recalls": sum(a[0] == "recall_all" for a in walk), "turn_count": len(turns),
-             "input": tokens[0], "output": tokens[1], "cost": cost, "started": started, "label": label},
+            {
+                "maze": CORRIDOR["id"],
+                "provider": provider,
+                "model": model,
+                "prompt": prompt,
+                "comment": comment,
+                "config": Jsonb(snapshot),
+                "seed": self.count,
+                "status": status,
+                "seen": 7 if walk else None,
+                "reason": reason,
+                "ending": ending_category(status, reason),
+                "actions": actions,
+                "moves": actions if moves is None else moves,
+                "failed": sum(a[0].startswith("move_") and not a[3] for a in walk),
+                "recalls": sum(a[0] == "recall_all" for a in walk),
+                "turn_count": len(turns),
+                "input": tokens[0],
+                "output": tokens[1],
+                "cost": cost,
+                "started": started,
+                "label": label,
+            },
         ).fetchone()
         for number, (first, count, calls, latency) in enumerate(turns, 1):
             self.conn.execute(
                 "INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls, latency_ms, "
                 "end_reason, started_at) VALUES (%s, %s, %s, %s, %s, %s, 'action_budget', now())",
-                (row["id"], number, first, count, calls, latency))
+                (row["id"], number, first, count, calls, latency),
+            )
         for step, (action, start, end, success) in enumerate(walk, 1):
             turn = next(n for n, (first, count, *_) in enumerate(turns, 1) if first <= step < first + count)
             self.conn.execute(
                 "INSERT INTO actions (experiment_id, step_number, turn_number, action_type, from_x, from_y, to_x, "
                 "to_y, success) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (row["id"], step, turn, action, *start, *end, success))
+                (row["id"], step, turn, action, *start, *end, success),
+            )
         self.conn.execute("SELECT recount_experiments(ARRAY[%s]::bigint[])", (row["id"],))
         return row["id"]
 
@@ -99,47 +144,77 @@ def seeded(server_url) -> Iterator[tuple[str, dict]]:
     with scratch_database(server_url) as url:
         store = prepare(url)
         conn = store.conn
-        conn.execute("INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
-                     "shortest_path_length, generator, seed, content_hash, grid) "
-                     "VALUES (%s, %s, %s, 4, 3, 0, 0, 3, 2, %s, 'hand', 0, 'none', %s)",
-                     (CORRIDOR["id"], CORRIDOR["name"], CORRIDOR["family"], CORRIDOR["shortest"],
-                      Jsonb(CORRIDOR["grid"])))
+        conn.execute(
+            "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
+            "shortest_path_length, generator, seed, content_hash, grid) "
+            "VALUES (%s, %s, %s, 4, 3, 0, 0, 3, 2, %s, 'hand', 0, 'none', %s)",
+            (CORRIDOR["id"], CORRIDOR["name"], CORRIDOR["family"], CORRIDOR["shortest"], Jsonb(CORRIDOR["grid"])),
+        )
         seed = Seeder(conn)
         ids = {
-            "walker": seed.experiment("walker", "succeeded", walk=WALK, config={"temperature": 0.7},
-                                      comment="sweep:alpha  pilot", turns=((1, 5, 2, 300), (6, 4, 1, 600))),
+            "walker": seed.experiment(
+                "walker",
+                "succeeded",
+                walk=WALK,
+                config={"temperature": 0.7},
+                comment="sweep:alpha  pilot",
+                turns=((1, 5, 2, 300), (6, 4, 1, 600)),
+            ),
             "idle": seed.experiment("idle", "running"),
             "one-step": seed.experiment("one-step", "timed_out", walk=WALK[:1], turns=((1, 1, 1, 50),)),
         }
         # m1: 8 successes in [5, 5, 10, 10, 20, 20, 25, 50] moves (efficiency 5/moves), 2 timeouts,
         # one failure and one running experiment that must not count; 1,100 tokens and 1 cent per run.
         for moves in (5, 5, 10, 10, 20, 20, 25, 50):
-            seed.experiment("m1", "succeeded", actions=moves, config={"temperature": 0.2}, tokens=(1000, 100),
-                            cost=0.01)
+            seed.experiment(
+                "m1", "succeeded", actions=moves, config={"temperature": 0.2}, tokens=(1000, 100), cost=0.01
+            )
         for _ in range(2):
-            seed.experiment("m1", "timed_out", actions=100, config={"temperature": 0.2}, tokens=(1000, 100),
-                            cost=0.01)
+            seed.experiment("m1", "timed_out", actions=100, config={"temperature": 0.2}, tokens=(1000, 100), cost=0.01)
         seed.experiment("m1", "failed", actions=3, config={"temperature": 0.2}, tokens=(5000, 500), cost=1.0)
         seed.experiment("m1", "running", actions=3, config={"temperature": 0.2}, tokens=(5000, 500), cost=1.0)
         # m2, a month later: no success in 3 runs, one of them with another vision range.
         for vision in (3, 3, 2):
-            seed.experiment("m2", "timed_out", actions=100, config={"temperature": 0.0, "visionRange": vision},
-                            started="2025-04-10 10:00+00")
-        ids["v2"] = seed.experiment("m2", "timed_out", prompt="v2", actions=100,
-                                    config={"temperature": 0.0, "visionRange": 3}, started="2025-04-11 10:00+00")
+            seed.experiment(
+                "m2",
+                "timed_out",
+                actions=100,
+                config={"temperature": 0.0, "visionRange": vision},
+                started="2025-04-10 10:00+00",
+            )
+        ids["v2"] = seed.experiment(
+            "m2",
+            "timed_out",
+            prompt="v2",
+            actions=100,
+            config={"temperature": 0.0, "visionRange": 3},
+            started="2025-04-11 10:00+00",
+        )
         # Scoring: a stalled agent is a run without success, an abort an error. Settings that are not experimental
         # (the endpoint, the request timeout) or not the provider's (temperature for a baseline) never split groups.
         earlier = "2025-02-01 10:00+00"
-        ids["stalled"] = seed.experiment("quitter", "failed", reason="agent_stalled: 3 turns in a row without a "
-                                         "valid action", started=earlier)
+        ids["stalled"] = seed.experiment(
+            "quitter", "failed", reason="agent_stalled: 3 turns in a row without a valid action", started=earlier
+        )
         seed.experiment("quitter", "succeeded", actions=5, started=earlier)
         seed.experiment("quitter", "aborted", reason="execution ABORTED: stopped", started=earlier)
-        ids["baseline"] = seed.experiment("explorer", "succeeded", provider="baseline", actions=5, started=earlier,
-                                          config={"temperature": 1.5, "numCtx": 4096, "repeatPenalty": 1.0})
+        ids["baseline"] = seed.experiment(
+            "explorer",
+            "succeeded",
+            provider="baseline",
+            actions=5,
+            started=earlier,
+            config={"temperature": 1.5, "numCtx": 4096, "repeatPenalty": 1.0},
+        )
         seed.experiment("explorer", "succeeded", provider="baseline", actions=5, started=earlier)
         for endpoint, timeout in (("http://gpu-a:11434", 60.0), ("http://gpu-b:11434", 300.0)):
-            ids[endpoint] = seed.experiment("remote", "succeeded", actions=5, started=earlier,
-                                            config={"endpoint": endpoint, "requestTimeoutSeconds": timeout})
+            ids[endpoint] = seed.experiment(
+                "remote",
+                "succeeded",
+                actions=5,
+                started=earlier,
+                config={"endpoint": endpoint, "requestTimeoutSeconds": timeout},
+            )
         conn.close()
         yield url, ids
 
@@ -188,11 +263,14 @@ def test_varied_config_holds_only_the_keys_that_differ_and_never_the_seed(query,
     assert walker["config"]["seed"] != result(query, seeded[1]["one-step"])["config"]["seed"]
 
 
-@pytest.mark.parametrize("successes, trials, low, high", [
-    (8, 10, 0.4902, 0.9433), (0, 3, 0.0, 0.5615), (10, 10, 0.7225, 1.0), (0, 10, 0.0, 0.2775)])
+@pytest.mark.parametrize(
+    "successes, trials, low, high",
+    [(8, 10, 0.4902, 0.9433), (0, 3, 0.0, 0.5615), (10, 10, 0.7225, 1.0), (0, 10, 0.0, 0.2775)],
+)
 def test_wilson_interval_matches_the_published_values(query, successes, trials, low, high):
-    [row] = query("SELECT wilson_lower(%s, %s) AS low, wilson_upper(%s, %s) AS high",
-                  successes, trials, successes, trials)
+    [row] = query(
+        "SELECT wilson_lower(%s, %s) AS low, wilson_upper(%s, %s) AS high", successes, trials, successes, trials
+    )
     assert row["low"] == pytest.approx(low, abs=5e-5) and row["high"] == pytest.approx(high, abs=5e-5)
 
 
@@ -217,8 +295,10 @@ def test_an_agent_ending_is_a_run_without_success_and_only_infrastructure_failur
     [quitter] = query("SELECT * FROM compare_experiments(model => 'quitter')")
     assert (quitter["runs"], quitter["successes"], quitter["errors"]) == (2, 1, 1)
     assert float(quitter["success_rate"]) == 0.5
-    assert [r["ending"] for r in query("SELECT ending FROM experiment_results WHERE model_name = 'quitter' "
-                                       "ORDER BY experiment_id")] == ["agent", "success", "error"]
+    assert [
+        r["ending"]
+        for r in query("SELECT ending FROM experiment_results WHERE model_name = 'quitter' ORDER BY experiment_id")
+    ] == ["agent", "success", "error"]
 
 
 def test_transport_and_other_providers_settings_never_split_a_comparison(query, seeded):
@@ -237,7 +317,10 @@ def test_transport_and_other_providers_settings_never_split_a_comparison(query, 
 def test_comparison_keeps_settings_apart_and_filters_before_grouping(query):
     m2 = [r for r in query("SELECT * FROM model_comparison") if r["model_name"] == "m2"]
     assert sorted((r["prompt_version"], r["config"]["visionRange"], r["runs"]) for r in m2) == [
-        ("v1", 2, 1), ("v1", 3, 2), ("v2", 3, 1)]
+        ("v1", 2, 1),
+        ("v1", 3, 2),
+        ("v2", 3, 1),
+    ]
     assert group(m2, "m2", runs=2)["success_rate_high"] is not None
     # among m1's experiments alone nothing varies but the seed: one group, no config
     [m1] = query("SELECT * FROM compare_experiments(model => 'm1')")
@@ -258,6 +341,7 @@ def report(seeded, monkeypatch, tmp_path):
         outcome = CliRunner().invoke(app, ["report", *args])
         assert outcome.exit_code == 0, outcome.output
         return outcome.stdout
+
     return invoke
 
 
@@ -267,13 +351,41 @@ def test_report_table_shows_each_group_with_its_interval(report):
     assert max(map(len, narrow)) <= 100
     [m1] = [line for line in narrow if line.startswith("ollama/m1 ")]
     [key] = [line.split()[1].rstrip(":") for line in narrow if line.endswith(": temperature=0.2 visionRange=3")]
-    assert m1.split() == ["ollama/m1", "v1", "handmade", "4x3", key, "10", "80.0%", "(49.0-94.3)", "1,100", "$0.0100",
-                          "1"]
+    assert m1.split() == [
+        "ollama/m1",
+        "v1",
+        "handmade",
+        "4x3",
+        key,
+        "10",
+        "80.0%",
+        "(49.0-94.3)",
+        "1,100",
+        "$0.0100",
+        "1",
+    ]
     lines = report("--wide").splitlines()
     assert lines[0].split()[:7] == ["agent", "prompt", "family", "size", "mazes", "config", "runs"]
     [m1] = [line for line in lines if line.startswith("ollama/m1 ")]
-    assert m1.split() == ["ollama/m1", "v1", "handmade", "4x3", "1", "temperature=0.2", "visionRange=3", "10",
-                          "80.0%", "49.0%-94.3%", "-", "15", "0.375", "1,100", "$0.0100", "$0.0125", "1"]
+    assert m1.split() == [
+        "ollama/m1",
+        "v1",
+        "handmade",
+        "4x3",
+        "1",
+        "temperature=0.2",
+        "visionRange=3",
+        "10",
+        "80.0%",
+        "49.0%-94.3%",
+        "-",
+        "15",
+        "0.375",
+        "1,100",
+        "$0.0100",
+        "$0.0125",
+        "1",
+    ]
     assert lines[-1] == "(2 experiment(s) still running are not counted)"
 
 
@@ -284,15 +396,18 @@ def test_report_csv_and_json_carry_every_column(report):
     assert data[0]["success_rate_high"] == 0.9433 and data[0]["runs"] == 10 and data[0]["prompt_hash"] == "hash-v1"
 
 
-@pytest.mark.parametrize("args, models", [
-    (("--model", "m2"), {"m2"}),
-    (("--prompt", "v2"), {"m2"}),
-    (("--since", "2025-04-01"), {"m2"}),
-    (("--until", "2025-04-01"), {"walker", "idle", "one-step", "m1", "quitter", "explorer", "remote"}),
-    (("--tag", "pilot"), {"walker"}),
-    (("--maze", "test-corridor"), {"walker", "idle", "one-step", "m1", "m2", "quitter", "explorer", "remote"}),
-    (("--maze", "perfect"), set()),
-])
+@pytest.mark.parametrize(
+    "args, models",
+    [
+        (("--model", "m2"), {"m2"}),
+        (("--prompt", "v2"), {"m2"}),
+        (("--since", "2025-04-01"), {"m2"}),
+        (("--until", "2025-04-01"), {"walker", "idle", "one-step", "m1", "quitter", "explorer", "remote"}),
+        (("--tag", "pilot"), {"walker"}),
+        (("--maze", "test-corridor"), {"walker", "idle", "one-step", "m1", "m2", "quitter", "explorer", "remote"}),
+        (("--maze", "perfect"), set()),
+    ],
+)
 def test_report_filters(report, args, models):
     assert {row["model_name"] for row in json.loads(report("--format", "json", *args))} == models
 
@@ -308,7 +423,8 @@ def test_report_says_when_nothing_matches(report):
 
 def test_report_with_aws_reads_the_database_that_database_url_names(report, monkeypatch):
     assert {row["model_name"] for row in json.loads(report("--aws", "--format", "json", "--tag", "pilot"))} == {
-        "walker"}
+        "walker"
+    }
     monkeypatch.delenv("DATABASE_URL")
     refused = CliRunner().invoke(app, ["report", "--aws"])
     assert refused.exit_code == 2 and "set DATABASE_URL" in refused.stderr

@@ -26,19 +26,29 @@ REGION = "us-east-1"
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 PROXY = "oriole-proxy.proxy-c0ffee.us-east-1.rds.amazonaws.com"
 OPENAI_URL = "https://vllm.lab.example/v1"
-MARKETPLACE = ("Model access is denied due to IAM user or service role is not authorized to perform the required "
-               "AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable "
-               "access to this model. Refer to the Amazon Bedrock documentation for further details. Your AWS "
-               "Marketplace subscription for this model cannot be completed at this time. If you recently fixed "
-               "this issue, try again after 15 minutes.")
-USE_CASE = ("Model use case details have not been submitted for this account. Fill out the Anthropic use case "
-            "details form before using the model. If you have already filled out the form, try again in 15 minutes.")
+MARKETPLACE = (
+    "Model access is denied due to IAM user or service role is not authorized to perform the required "
+    "AWS Marketplace actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable "
+    "access to this model. Refer to the Amazon Bedrock documentation for further details. Your AWS "
+    "Marketplace subscription for this model cannot be completed at this time. If you recently fixed "
+    "this issue, try again after 15 minutes."
+)
+USE_CASE = (
+    "Model use case details have not been submitted for this account. Fill out the Anthropic use case "
+    "details form before using the model. If you have already filled out the form, try again in 15 minutes."
+)
 
 
 def stack(name: str, outputs: dict[str, str]) -> None:
-    template = {"Resources": {"Marker": {"Type": "AWS::SSM::Parameter", "Properties": {
-                    "Type": "String", "Value": "x", "Name": f"/test/{name}"}}},
-                "Outputs": {key: {"Value": value} for key, value in outputs.items()}}
+    template = {
+        "Resources": {
+            "Marker": {
+                "Type": "AWS::SSM::Parameter",
+                "Properties": {"Type": "String", "Value": "x", "Name": f"/test/{name}"},
+            }
+        },
+        "Outputs": {key: {"Value": value} for key, value in outputs.items()},
+    }
     boto3.client("cloudformation", region_name=REGION).create_stack(StackName=name, TemplateBody=json.dumps(template))
 
 
@@ -46,8 +56,7 @@ def set_environment(function: str, **variables: str) -> None:
     """Give a function of the local deployment variables, as CDK sets them on the deployed one."""
     awslambda = boto3.client("lambda", region_name=REGION)
     current = awslambda.get_function_configuration(FunctionName=function).get("Environment", {}).get("Variables", {})
-    awslambda.update_function_configuration(FunctionName=function, Environment={"Variables": {**current,
-                                                                                               **variables}})
+    awslambda.update_function_configuration(FunctionName=function, Environment={"Variables": {**current, **variables}})
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +73,24 @@ def deployed(bedrock_local, checkout_version):
     Bedrock model and listing an OpenAI-compatible base URL (its Ollama endpoint is set per test)."""
     aws = bedrock_local.aws
     stack("OrioleData", {"DatabaseProxyEndpoint": PROXY})
-    stack("OrioleOrchestrator", {"StateMachineArn": aws.state_machine_arn,
-                                 "SweepStateMachineArn": aws.sweep_state_machine_arn, "Deployment": "Oriole"})
+    stack(
+        "OrioleOrchestrator",
+        {
+            "StateMachineArn": aws.state_machine_arn,
+            "SweepStateMachineArn": aws.sweep_state_machine_arn,
+            "Deployment": "Oriole",
+        },
+    )
     for function in boto3.client("lambda", region_name=REGION).list_functions()["Functions"]:
         set_environment(function["FunctionName"], **{deployment.CODE_VERSION: checkout_version})
-    set_environment("oriole-StartExperiment", **{deployment.BEDROCK_MODEL_IDS: json.dumps([HAIKU]),
-                                                 PROVIDERS["ollama"].servers.listed: "[]",
-                                                 PROVIDERS["openai"].servers.listed: json.dumps([OPENAI_URL])})
+    set_environment(
+        "oriole-StartExperiment",
+        **{
+            deployment.BEDROCK_MODEL_IDS: json.dumps([HAIKU]),
+            PROVIDERS["ollama"].servers.listed: "[]",
+            PROVIDERS["openai"].servers.listed: json.dumps([OPENAI_URL]),
+        },
+    )
     yield bedrock_local
     for name in ("OrioleData", "OrioleOrchestrator"):
         boto3.client("cloudformation", region_name=REGION).delete_stack(StackName=name)
@@ -84,6 +104,7 @@ def check(deployed, monkeypatch):
 
     def invoke(*args: str):
         return runner.invoke(app, ["check", *args])
+
     return invoke
 
 
@@ -104,10 +125,17 @@ def flow_functions() -> set[str]:
 
 
 def converse_move() -> dict:
-    return {"output": {"message": {"role": "assistant", "content": [
-                {"toolUse": {"toolUseId": "t0", "name": "move_east", "input": {"reasoning": "check"}}}]}},
-            "stopReason": "tool_use", "usage": {"inputTokens": 300, "outputTokens": 20, "totalTokens": 320},
-            "metrics": {"latencyMs": 40}}
+    return {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [{"toolUse": {"toolUseId": "t0", "name": "move_east", "input": {"reasoning": "check"}}}],
+            }
+        },
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 300, "outputTokens": 20, "totalTokens": 320},
+        "metrics": {"latencyMs": 40},
+    }
 
 
 def by_name(data: dict) -> dict[str, dict]:
@@ -118,7 +146,9 @@ def experiments_since(deployed, first_id: int) -> list[dict]:
     return deployed.store.conn.execute(
         "SELECT id, llm_provider, model_name, status, action_count, agent_id, comment, "
         "config->'maxMoves' AS max_moves "
-        "FROM experiments WHERE id > %s ORDER BY id", (first_id,)).fetchall()
+        "FROM experiments WHERE id > %s ORDER BY id",
+        (first_id,),
+    ).fetchall()
 
 
 def last_id(deployed) -> int:
@@ -135,8 +165,17 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
     data = json.loads(result.stdout)
     assert data["ok"] is True
     assert [(c["name"], c["status"]) for c in data["checks"]] == [
-        ("stacks", "ok"), ("code", "ok"), ("parameters", "ok"), ("prompts", "ok"), ("database", "ok"),
-        ("baseline", "ok"), ("bedrock", "ok"), ("ollama", "ok"), ("openai", "skip"), ("sweep", "ok")]
+        ("stacks", "ok"),
+        ("code", "ok"),
+        ("parameters", "ok"),
+        ("prompts", "ok"),
+        ("database", "ok"),
+        ("baseline", "ok"),
+        ("bedrock", "ok"),
+        ("ollama", "ok"),
+        ("openai", "skip"),
+        ("sweep", "ok"),
+    ]
     checks = by_name(data)
     ran = experiments_since(deployed, first)
     [bedrock_row] = [r for r in ran if r["llm_provider"] == "bedrock"]
@@ -146,26 +185,35 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
     assert checks[("database", None)]["detail"].endswith(f"through the proxy {PROXY}")
     assert checks[("baseline", None)]["detail"].startswith("oracle on perfect-7: experiment ")
     assert "found the goal" in checks[("baseline", None)]["detail"]
-    assert checks[("bedrock", HAIKU)]["detail"] == (f"us.{HAIKU} on perfect-7: experiment "
-                                                    f"{bedrock_row['id']} reached its limit after 1 action(s)")
+    assert checks[("bedrock", HAIKU)]["detail"] == (
+        f"us.{HAIKU} on perfect-7: experiment {bedrock_row['id']} reached its limit after 1 action(s)"
+    )
     assert checks[("openai", OPENAI_URL)]["detail"].endswith("pass --openai-model NAME")
     assert "1 planned: 0 already done, 1 succeeded" in checks[("sweep", None)]["detail"]
     assert [r.body["model"] for r in ollama.requests] == ["qwen2.5:7b"]
-    assert sorted((r["llm_provider"], r["model_name"], r["status"], r["action_count"], r["max_moves"])
-                  for r in ran if r["comment"].startswith("check:")) == [
+    assert sorted(
+        (r["llm_provider"], r["model_name"], r["status"], r["action_count"], r["max_moves"])
+        for r in ran
+        if r["comment"].startswith("check:")
+    ) == [
         ("baseline", "oracle", "succeeded", mazeset.get_maze(check_module.MAZE).shortest_path_length, 100),
         ("bedrock", f"us.{HAIKU}", "timed_out", 1, 1),
-        ("ollama", "qwen2.5:7b", "timed_out", 1, 1)]
+        ("ollama", "qwen2.5:7b", "timed_out", 1, 1),
+    ]
     [swept] = [r for r in ran if r["comment"].startswith("sweep:check-")]
     assert swept["status"] == "succeeded" and swept["agent_id"].startswith("check-")
 
 
-@pytest.mark.parametrize("code, status, message, fix", [
-    ("AccessDeniedException", 403, MARKETPLACE, "aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions"),
-    ("ResourceNotFoundException", 404, USE_CASE, "Anthropic models need the one-time use-case form"),
-])
-def test_a_bedrock_model_the_account_cannot_call_yet_fails_with_the_one_time_step(check, bedrock, code, status,
-                                                                                  message, fix):
+@pytest.mark.parametrize(
+    "code, status, message, fix",
+    [
+        ("AccessDeniedException", 403, MARKETPLACE, "aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions"),
+        ("ResourceNotFoundException", 404, USE_CASE, "Anthropic models need the one-time use-case form"),
+    ],
+)
+def test_a_bedrock_model_the_account_cannot_call_yet_fails_with_the_one_time_step(
+    check, bedrock, code, status, message, fix
+):
     bedrock.add_client_error("converse", service_error_code=code, http_status_code=status, service_message=message)
     with ollama_listed(error(404, "model 'qwen2.5:7b' not found")):
         result = check("--aws", "--json", "--ollama-model", "qwen2.5:7b")
@@ -175,8 +223,9 @@ def test_a_bedrock_model_the_account_cannot_call_yet_fails_with_the_one_time_ste
     assert data["ok"] is False
     failures = {c["name"]: c for c in data["checks"] if c["status"] == "FAIL"}
     assert set(failures) == {"bedrock", "ollama"}
-    assert failures["bedrock"]["detail"] == (f"ModelRequestRejected: Bedrock rejected the request for model "
-                                             f"'us.{HAIKU}' ({code}): {message}")
+    assert failures["bedrock"]["detail"] == (
+        f"ModelRequestRejected: Bedrock rejected the request for model 'us.{HAIKU}' ({code}): {message}"
+    )
     assert fix in failures["bedrock"]["fix"] and "run `oriole check --aws` again" in failures["bedrock"]["fix"]
     if code == "AccessDeniedException":  # the administrator calls the id that failed
         assert f"--model-id us.{HAIKU} --messages" in failures["bedrock"]["fix"]
@@ -186,15 +235,20 @@ def test_a_bedrock_model_the_account_cannot_call_yet_fails_with_the_one_time_ste
 
 def test_a_model_granted_by_base_id_is_called_by_that_id_when_no_profile_serves_it(check, deployed, bedrock):
     """Bedrock answers that the geography's profile id is not a model it knows: the check calls the base id."""
-    bedrock.add_client_error("converse", service_error_code="ValidationException", http_status_code=400,
-                             service_message="The provided model identifier is invalid.")
+    bedrock.add_client_error(
+        "converse",
+        service_error_code="ValidationException",
+        http_status_code=400,
+        service_message="The provided model identifier is invalid.",
+    )
     bedrock.add_response("converse", converse_move())
     first = last_id(deployed)
     result = check("--aws", "--json")
     bedrock.assert_no_pending_responses()
     assert result.exit_code == 0, result.output
-    called = [(r["model_name"], r["status"]) for r in experiments_since(deployed, first)
-              if r["llm_provider"] == "bedrock"]
+    called = [
+        (r["model_name"], r["status"]) for r in experiments_since(deployed, first) if r["llm_provider"] == "bedrock"
+    ]
     assert called == [(f"us.{HAIKU}", "failed"), (HAIKU, "timed_out")]
 
 
@@ -214,14 +268,20 @@ def test_a_missing_or_invalid_parameter_and_mixed_code_versions_print_their_fixe
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == "ok    stacks      OrioleData CREATE_COMPLETE, OrioleOrchestrator CREATE_COMPLETE"
-    assert lines[1] == ("FAIL  code        the functions run different code: 0.0.9+0123456789ab in "
-                        f"oriole-InvokeBaselineAgent; {checkout_version} in the other {len(flow_functions()) - 1}")
+    assert lines[1] == (
+        "FAIL  code        the functions run different code: 0.0.9+0123456789ab in "
+        f"oriole-InvokeBaselineAgent; {checkout_version} in the other {len(flow_functions()) - 1}"
+    )
     assert lines[2] == "      fix: deploy again: `make deploy`"
-    assert lines[3].startswith("FAIL  parameters  missing: /oriole/experiments/max-moves; Parameter Store value of "
-                               "/oriole/gameplay/vision-range is 'lots', not an integer")
-    assert lines[4] == ("      fix: `make deploy` creates the missing ones again (or `oriole params set KEY VALUE "
-                        "--aws`, defaults in `oriole params list`); `oriole params set visionRange 3 --aws` restores "
-                        "the default of visionRange")
+    assert lines[3].startswith(
+        "FAIL  parameters  missing: /oriole/experiments/max-moves; Parameter Store value of "
+        "/oriole/gameplay/vision-range is 'lots', not an integer"
+    )
+    assert lines[4] == (
+        "      fix: `make deploy` creates the missing ones again (or `oriole params set KEY VALUE "
+        "--aws`, defaults in `oriole params list`); `oriole params set visionRange 3 --aws` restores "
+        "the default of visionRange"
+    )
     # the experiments snapshot the parameters: the invalid one fails the baseline at its start
     assert "FAIL  baseline    InvalidParameter: Parameter Store value of /oriole/gameplay/vision-range" in result.stdout
     assert "skip  database    not shown: the baseline experiment failed before it" in result.stdout
@@ -242,12 +302,16 @@ def test_a_stack_whose_first_deploy_rolled_back_says_how_to_recover_and_checks_n
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == "FAIL  stacks      OrioleData ROLLBACK_COMPLETE, OrioleOrchestrator CREATE_COMPLETE"
-    assert lines[1].startswith("      fix: OrioleData: its first deploy failed and rolled back, and such a stack "
-                               "cannot be updated: `aws cloudformation describe-stack-events --stack-name OrioleData")
-    assert lines[1].endswith("delete it (`aws cloudformation delete-stack --stack-name OrioleData`) and `make deploy` "
-                             "again")
+    assert lines[1].startswith(
+        "      fix: OrioleData: its first deploy failed and rolled back, and such a stack "
+        "cannot be updated: `aws cloudformation describe-stack-events --stack-name OrioleData"
+    )
+    assert lines[1].endswith(
+        "delete it (`aws cloudformation delete-stack --stack-name OrioleData`) and `make deploy` again"
+    )
     assert [line.split()[:2] for line in lines[2:9]] == [
-        ["skip", name] for name in ("code", "parameters", "prompts", "database", "baseline", "bedrock", "sweep")]
+        ["skip", name] for name in ("code", "parameters", "prompts", "database", "baseline", "bedrock", "sweep")
+    ]
     assert lines[-1] == "0 ok, 1 failed, 7 skipped"
 
 

@@ -12,8 +12,16 @@ def test_run_json_prints_one_object_with_the_documented_keys(cli):
     result = cli("run", "--maze", "perfect-11", "--agent", "oracle", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    for key in ("experiment_id", "status", "goal_found", "actions", "turns", "shortest_path_length",
-                "path_efficiency", "failure_reason"):
+    for key in (
+        "experiment_id",
+        "status",
+        "goal_found",
+        "actions",
+        "turns",
+        "shortest_path_length",
+        "path_efficiency",
+        "failure_reason",
+    ):
         assert key in data
     assert data["status"] == "succeeded" and data["actions"] == data["shortest_path_length"]
 
@@ -25,13 +33,16 @@ def test_run_prints_a_summary_and_how_to_query_it(cli):
     assert 'oriole db psql -c "SELECT' in result.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (("run", "--agent", "genius"), "--agent must be one of"),
-    (("run", "--agent", "random", "--config", "maxMovez=3"), "unknown config key"),
-    (("run", "--agent", "random", "--config", "maxMoves"), "expects KEY=VALUE"),
-    (("run",), "say what runs the maze"),
-    (("run", "--agent", "random", "--maze", "nowhere"), "nowhere"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("run", "--agent", "genius"), "--agent must be one of"),
+        (("run", "--agent", "random", "--config", "maxMovez=3"), "unknown config key"),
+        (("run", "--agent", "random", "--config", "maxMoves"), "expects KEY=VALUE"),
+        (("run",), "say what runs the maze"),
+        (("run", "--agent", "random", "--maze", "nowhere"), "nowhere"),
+    ],
+)
 def test_bad_arguments_get_a_clear_error(cli, args, message):
     result = cli(*args)
     assert result.exit_code == 2
@@ -43,8 +54,7 @@ def test_mazes_list_and_show(cli):
     assert listing.exit_code == 0 and "sparse-60" in listing.stdout and "perfect-31" in listing.stdout
     shown = cli("mazes", "show", "perfect-7")
     lines = shown.stdout.splitlines()
-    assert shown.exit_code == 0 and lines[1:] == [
-        line for line in lines[1:] if set(line) <= set("#.SG")]
+    assert shown.exit_code == 0 and lines[1:] == [line for line in lines[1:] if set(line) <= set("#.SG")]
     assert len(lines[1:]) == 7 and "S" in shown.stdout and "G" in shown.stdout
     assert cli("mazes", "show", "nope").exit_code == 2
 
@@ -67,9 +77,24 @@ def test_prompts_put_list_show_and_a_run_with_the_new_version(cli, tmp_path):
     assert cli("prompts", "show", "nope").exit_code == 2
     assert "must be 1-64" in cli("prompts", "put", "bad version", "--file", str(prompt)).output
     with ScriptedOllama(text_reply("I give up."), text_reply("Still thinking.")) as server:
-        result = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "tiny", "--prompt", "terse-1",
-                     "--ollama-url", server.url, "--max-moves", "2", "--config", "maxDurationMinutes=0.0001",
-                     "--json")
+        result = cli(
+            "run",
+            "--maze",
+            "perfect-7",
+            "--provider",
+            "ollama",
+            "--model",
+            "tiny",
+            "--prompt",
+            "terse-1",
+            "--ollama-url",
+            server.url,
+            "--max-moves",
+            "2",
+            "--config",
+            "maxDurationMinutes=0.0001",
+            "--json",
+        )
     data = json.loads(result.stdout)
     assert data["status"] == "timed_out" and data["actions"] == 0
     assert server.requests[0].body["messages"][0]["content"] == "Find the goal. Use one tool per answer.\n"
@@ -111,15 +136,31 @@ class ConverseEndpoint:
 
 def test_run_with_bedrock_calls_the_endpoint_with_the_users_credentials_through_moto(cli, monkeypatch):
     move = {"toolUse": {"toolUseId": "t1", "name": "move_east", "input": {}}}
-    body = {"output": {"message": {"role": "assistant", "content": [move]}}, "stopReason": "tool_use",
-            "usage": {"inputTokens": 11, "outputTokens": 3, "totalTokens": 14}, "metrics": {"latencyMs": 5}}
+    body = {
+        "output": {"message": {"role": "assistant", "content": [move]}},
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 11, "outputTokens": 3, "totalTokens": 14},
+        "metrics": {"latencyMs": 5},
+    }
     endpoint = ConverseEndpoint(body, body)
     monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", endpoint.url)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "user-key")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "user-secret")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    result = cli("run", "--maze", "perfect-7", "--provider", "bedrock", "--model", "vendor.model-v1:0",
-                 "--max-moves", "2", "--config", "maxActionsPerTurn=1", "--json")
+    result = cli(
+        "run",
+        "--maze",
+        "perfect-7",
+        "--provider",
+        "bedrock",
+        "--model",
+        "vendor.model-v1:0",
+        "--max-moves",
+        "2",
+        "--config",
+        "maxActionsPerTurn=1",
+        "--json",
+    )
     endpoint.server.shutdown()
     data = json.loads(result.stdout)
     assert data["status"] == "timed_out" and data["actions"] == 2 and data["input_tokens"] == 22
@@ -150,12 +191,22 @@ def test_version_and_short_help(cli):
 
 
 def test_run_takes_a_seed_stores_it_and_the_same_seed_walks_the_same_path(cli, store):
-    runs = [json.loads(cli("run", "--agent", "random", "--maze", "perfect-9", "--seed", "42", "--max-moves", "20",
-                           "--json").stdout) for _ in range(2)]
-    walks = [store.conn.execute("SELECT to_x, to_y FROM actions WHERE experiment_id = %s ORDER BY step_number",
-                                (run["experiment_id"],)).fetchall() for run in runs]
-    seeds = {store.conn.execute("SELECT seed FROM experiments WHERE id = %s", (run["experiment_id"],)).fetchone()
-             ["seed"] for run in runs}
+    runs = [
+        json.loads(
+            cli("run", "--agent", "random", "--maze", "perfect-9", "--seed", "42", "--max-moves", "20", "--json").stdout
+        )
+        for _ in range(2)
+    ]
+    walks = [
+        store.conn.execute(
+            "SELECT to_x, to_y FROM actions WHERE experiment_id = %s ORDER BY step_number", (run["experiment_id"],)
+        ).fetchall()
+        for run in runs
+    ]
+    seeds = {
+        store.conn.execute("SELECT seed FROM experiments WHERE id = %s", (run["experiment_id"],)).fetchone()["seed"]
+        for run in runs
+    }
     assert seeds == {42} and len(walks[0]) == 20 and walks[0] == walks[1]
 
 
@@ -188,11 +239,16 @@ def test_db_stop_stops_the_embedded_server_and_the_next_command_starts_it(tmp_pa
     assert again.stdout == "the embedded database server was not running\n"
 
 
-def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete_removes_every_row(cli, store,
-                                                                                                   tmp_path):
+def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete_removes_every_row(
+    cli, store, tmp_path
+):
     tag = "archive-me"
-    ids = [json.loads(cli("run", "--agent", agent, "--maze", "perfect-7", "--comment", tag, "--json").stdout)
-           ["experiment_id"] for agent in ("oracle", "explorer", "wall-follower")]
+    ids = [
+        json.loads(cli("run", "--agent", agent, "--maze", "perfect-7", "--comment", tag, "--json").stdout)[
+            "experiment_id"
+        ]
+        for agent in ("oracle", "explorer", "wall-follower")
+    ]
 
     def reported() -> set[str]:
         return {row["model_name"] for row in json.loads(cli("report", "--tag", tag, "--format", "json").stdout)}
@@ -207,28 +263,37 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
     assert cli("experiments", "restore", "--tag", tag).stdout == f"restored 2 experiment(s): {ids[0]}, {ids[1]}\n"
     assert reported() == {"oracle", "explorer", "wall-follower"}
 
-    running = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random", "comment": tag},
-               "executionArn": "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:archive-running"}
+    running = {
+        "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random", "comment": tag},
+        "executionArn": "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:archive-running",
+    }
     ids.append(experiments.start(running, store, lambda names: catalog.defaults())["experimentId"])
     refused = cli("experiments", "delete", "--tag", tag)
     assert refused.exit_code == 2 and f"experiment(s) {ids[3]} still running" in refused.stderr
-    assert store.conn.execute("SELECT count(*) AS n FROM actions WHERE experiment_id = ANY (%s)",
-                              (ids,)).fetchone()["n"] > 0  # nothing was deleted
+    assert (
+        store.conn.execute("SELECT count(*) AS n FROM actions WHERE experiment_id = ANY (%s)", (ids,)).fetchone()["n"]
+        > 0
+    )  # nothing was deleted
     store.finalize(ids[3], "aborted", "stopped by the test")
     assert cli("experiments", "delete", "--tag", tag).stdout.startswith("deleted 4 experiment(s)")
-    left = store.conn.execute("SELECT (SELECT count(*) FROM experiments WHERE id = ANY (%(ids)s)) + "
-                              "(SELECT count(*) FROM actions WHERE experiment_id = ANY (%(ids)s)) AS n",
-                              {"ids": ids}).fetchone()["n"]
+    left = store.conn.execute(
+        "SELECT (SELECT count(*) FROM experiments WHERE id = ANY (%(ids)s)) + "
+        "(SELECT count(*) FROM actions WHERE experiment_id = ANY (%(ids)s)) AS n",
+        {"ids": ids},
+    ).fetchone()["n"]
     assert left == 0 and reported() == set()
     assert "No such option: --aws" in cli("experiments", "delete", "1", "--aws").stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (("experiments", "archive"), "say which experiments: their ids, --tag T or --sweep ID"),
-    (("experiments", "delete", "0"), "expects a whole number from 1"),
-    (("experiments", "delete", "x1"), "expects a whole number from 1"),
-    (("experiments", "restore", "--tag", "a", "--sweep", "b"), "give --sweep or --tag, not both"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("experiments", "archive"), "say which experiments: their ids, --tag T or --sweep ID"),
+        (("experiments", "delete", "0"), "expects a whole number from 1"),
+        (("experiments", "delete", "x1"), "expects a whole number from 1"),
+        (("experiments", "restore", "--tag", "a", "--sweep", "b"), "give --sweep or --tag, not both"),
+    ],
+)
 def test_experiments_commands_refuse_what_names_no_experiment_in_one_line(cli, args, message):
     refused = cli(*args)
     assert refused.exit_code == 2 and message in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -23,10 +23,18 @@ runner = CliRunner()
 def orchestrator_stack(local, name: str) -> Iterator[None]:
     """A stack named ``name`` whose outputs point at the state machines the runner deployed."""
     cloudformation = boto3.client("cloudformation", region_name="us-east-1")
-    template = {"Resources": {"Marker": {"Type": "AWS::SSM::Parameter",
-                                         "Properties": {"Type": "String", "Value": "x", "Name": f"/test/{name}"}}},
-                "Outputs": {"StateMachineArn": {"Value": local.aws.state_machine_arn},
-                            "SweepStateMachineArn": {"Value": local.aws.sweep_state_machine_arn}}}
+    template = {
+        "Resources": {
+            "Marker": {
+                "Type": "AWS::SSM::Parameter",
+                "Properties": {"Type": "String", "Value": "x", "Name": f"/test/{name}"},
+            }
+        },
+        "Outputs": {
+            "StateMachineArn": {"Value": local.aws.state_machine_arn},
+            "SweepStateMachineArn": {"Value": local.aws.sweep_state_machine_arn},
+        },
+    }
     cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(template))
     try:
         yield
@@ -84,8 +92,11 @@ def test_params_with_aws_show_and_set_the_deployed_values(local, monkeypatch):
 def test_a_sweep_submitted_with_aws_returns_at_once_and_a_second_submit_meets_it(deployed, tmp_path):
     sweep_id = f"aws-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "sweep.json"
-    file.write_text(json.dumps({"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7", "perfect-9"],
-                                "repetitions": 2}))
+    file.write_text(
+        json.dumps(
+            {"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7", "perfect-9"], "repetitions": 2}
+        )
+    )
     submitted = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
     assert submitted.exit_code == 0, submitted.output
     assert submitted.stdout.startswith("started ") and "oriole sweep status" in submitted.stderr
@@ -112,8 +123,17 @@ def test_a_sweep_submitted_with_aws_returns_at_once_and_a_second_submit_meets_it
 
     # the spend limit on the deployed sweep state machine: spent 4 of 2.5, the 2 new repetitions never start
     deployed.store.conn.execute("UPDATE experiments SET cost_usd = 1 WHERE agent_id LIKE %s", (sweep_id + "/%",))
-    file.write_text(json.dumps({"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7", "perfect-9"],
-                                "repetitions": 3, "spend_limit_usd": 2.5}))
+    file.write_text(
+        json.dumps(
+            {
+                "id": sweep_id,
+                "agents": ["baseline/oracle"],
+                "mazes": ["perfect-7", "perfect-9"],
+                "repetitions": 3,
+                "spend_limit_usd": 2.5,
+            }
+        )
+    )
     limited = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])
     assert limited.exit_code == 0, limited.output
     while (done := sfn.describe_execution(executionArn=limited.stdout.split()[-1]))["status"] == "RUNNING":
@@ -143,7 +163,10 @@ def test_every_aws_command_finds_the_stacks_of_the_deployment_oriole_deployment_
         status = runner.invoke(app, ["sweep", "status", sweep_id, "--aws"])
         assert status.exit_code == 0 and f"execution {arn.rsplit(':', 1)[-1]}: SUCCEEDED" in status.stdout
         monkeypatch.delenv("ORIOLE_DEPLOYMENT")
-        for command in (["run", "--aws", "--agent", "oracle"], ["sweep", str(file), "--aws"],
-                        ["sweep", "status", sweep_id, "--aws"]):
+        for command in (
+            ["run", "--aws", "--agent", "oracle"],
+            ["sweep", str(file), "--aws"],
+            ["sweep", "status", sweep_id, "--aws"],
+        ):
             default = runner.invoke(app, command)
             assert default.exit_code == 2 and "stack OrioleOrchestrator not found" in default.output, command

@@ -28,21 +28,29 @@ def reconnecting_store(database_url: str) -> tuple[Store, list]:
 
 
 def start(store, arn: str) -> int:
-    event = {"input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle",
-                       "config": {"maxActionsPerTurn": 3}}, "executionArn": arn}
+    event = {
+        "input": {
+            "mazeId": "perfect-9",
+            "llmProvider": "baseline",
+            "modelName": "oracle",
+            "config": {"maxActionsPerTurn": 3},
+        },
+        "executionArn": arn,
+    }
     return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
 def play(store, experiment_id: int, turn: int) -> dict:
-    return experiments.play_turn({"experimentId": experiment_id, "turnNumber": turn}, store,
-                                 baseline.agent)
+    return experiments.play_turn({"experimentId": experiment_id, "turnNumber": turn}, store, baseline.agent)
 
 
 def written(store, experiment_id: int) -> tuple:
     row = store.conn.execute(
         "SELECT (SELECT count(*) FROM actions WHERE experiment_id = %(id)s) AS actions, "
         "(SELECT count(*) FROM turns WHERE experiment_id = %(id)s) AS turns, "
-        "(SELECT action_count FROM experiments WHERE id = %(id)s) AS total", {"id": experiment_id}).fetchone()
+        "(SELECT action_count FROM experiments WHERE id = %(id)s) AS total",
+        {"id": experiment_id},
+    ).fetchone()
     return row["actions"], row["turns"], row["total"]
 
 

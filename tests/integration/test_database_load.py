@@ -31,8 +31,11 @@ LIMIT, EXPERIMENTS = 2, 5
 def scratch_role(conn: psycopg.Connection, limit: int) -> str:
     """A login of the application role with a password (a server over TCP asks for one), named by itself."""
     name = f"oriole_load_{uuid.uuid4().hex[:8]}"
-    conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} CONNECTION LIMIT {} IN ROLE oriole_app").format(
-        sql.Identifier(name), sql.Literal(password(name)), sql.Literal(limit)))
+    conn.execute(
+        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} CONNECTION LIMIT {} IN ROLE oriole_app").format(
+            sql.Identifier(name), sql.Literal(password(name)), sql.Literal(limit)
+        )
+    )
     return name
 
 
@@ -49,11 +52,26 @@ class Container:
     """One worker process, its output read as it comes (the test waits for each to meet a full database)."""
 
     def __init__(self, database_url: str, functions_url: str, execution_input: dict):
-        env = {**os.environ, "PYTHONUNBUFFERED": "1",
-               "PYTHONPATH": os.pathsep.join([str(ROOT / "lambdas"), str(ROOT / "workstation"), str(ROOT)])}
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.integration.one_container", database_url,
-                                         functions_url, json.dumps(execution_input)], cwd=ROOT, env=env,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env = {
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "lambdas"), str(ROOT / "workstation"), str(ROOT)]),
+        }
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.integration.one_container",
+                database_url,
+                functions_url,
+                json.dumps(execution_input),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         self.reader = threading.Thread(target=lambda: self.lines.extend(self.process.stdout), daemon=True)
         self.reader.start()
@@ -74,8 +92,9 @@ def test_more_concurrent_experiments_than_connections_all_end_and_nothing_is_dou
     containers then share the slots, LIMIT at a time."""
     role = scratch_role(store.conn, LIMIT)
     functions_url = as_role(database_url, role)
-    inputs = [{**baseline("oracle", "perfect-9", maxActionsPerTurn=2), "agentId": f"load-{n}"}
-              for n in range(EXPERIMENTS)]
+    inputs = [
+        {**baseline("oracle", "perfect-9", maxActionsPerTurn=2), "agentId": f"load-{n}"} for n in range(EXPERIMENTS)
+    ]
     hogs = [psycopg.connect(functions_url) for _ in range(LIMIT)]
     try:
         containers = [Container(database_url, functions_url, i) for i in inputs]
@@ -86,8 +105,9 @@ def test_more_concurrent_experiments_than_connections_all_end_and_nothing_is_dou
         for hog in hogs:
             hog.close()
         outcomes = [c.outcome() for c in containers]
-        busy = store.conn.execute("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = %s",
-                                  (role,)).fetchone()["n"]
+        busy = store.conn.execute("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = %s", (role,)).fetchone()[
+            "n"
+        ]
     finally:
         for hog in hogs:
             hog.close()
@@ -101,7 +121,8 @@ def test_more_concurrent_experiments_than_connections_all_end_and_nothing_is_dou
             continue
         assert data["status"] == "succeeded" or data["failure_reason"].startswith("DatabaseBusy"), data
         assert_invariants(store, data["experiment_id"])  # closed, every step once
-    rows = store.conn.execute("SELECT agent_id, count(*) AS n FROM experiments WHERE agent_id LIKE 'load-%%' "
-                              "GROUP BY agent_id").fetchall()
+    rows = store.conn.execute(
+        "SELECT agent_id, count(*) AS n FROM experiments WHERE agent_id LIKE 'load-%%' GROUP BY agent_id"
+    ).fetchall()
     assert all(r["n"] == 1 for r in rows)  # no experiment started twice
     assert any(o["result"]["status"] == "succeeded" for o in outcomes)

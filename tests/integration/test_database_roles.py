@@ -25,15 +25,23 @@ def as_role(database_url):
         conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
         opened.append(conn)
         return conn
+
     yield connect
     for conn in opened:
         conn.close()
 
 
-@pytest.mark.parametrize("statement", [
-    "DROP TABLE actions", "ALTER TABLE experiments ADD COLUMN sneaky text", "TRUNCATE turns",
-    "DELETE FROM experiments", "CREATE TABLE scratch (id int)", "DROP VIEW experiment_results",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DROP TABLE actions",
+        "ALTER TABLE experiments ADD COLUMN sneaky text",
+        "TRUNCATE turns",
+        "DELETE FROM experiments",
+        "CREATE TABLE scratch (id int)",
+        "DROP VIEW experiment_results",
+    ],
+)
 def test_the_application_role_cannot_change_the_schema_or_delete_results(as_role, statement):
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         as_role("oriole_app").execute(statement)
@@ -43,18 +51,25 @@ def test_the_application_role_runs_an_experiment(as_role):
     from oriole.store import Store
 
     store = Store(as_role("oriole_app"))
-    event = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle"},
-             "executionArn": f"arn:test:app-role-{uuid.uuid4().hex[:6]}"}
+    event = {
+        "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle"},
+        "executionArn": f"arn:test:app-role-{uuid.uuid4().hex[:6]}",
+    }
     state = experiments.start(event, store, lambda names: catalog.defaults())
     experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, baseline.agent)
     assert experiments.check_progress({"experimentId": state["experimentId"], "turnInExecution": 1}, store)
     assert experiments.finalize({"experimentId": state["experimentId"]}, store, "succeeded").closed
 
 
-@pytest.mark.parametrize("statement", [
-    "INSERT INTO experiments (maze_id) VALUES (1)", "UPDATE experiments SET status = 'failed'",
-    "DELETE FROM actions", "DROP TABLE turns",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSERT INTO experiments (maze_id) VALUES (1)",
+        "UPDATE experiments SET status = 'failed'",
+        "DELETE FROM actions",
+        "DROP TABLE turns",
+    ],
+)
 def test_the_read_only_role_cannot_write(as_role, statement):
     conn = as_role("oriole_reader")
     conn.execute("SET default_transaction_read_only = off")  # even without the role's read-only default
@@ -69,9 +84,14 @@ def test_the_read_only_role_reads_the_results_and_the_views(as_role):
 
 
 def test_the_read_only_role_sessions_are_read_only_by_default(database_url):
-    setting = db.connect(database_url).execute(
-        "SELECT setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
-        "WHERE r.rolname = 'oriole_reader'").fetchone()
+    setting = (
+        db.connect(database_url)
+        .execute(
+            "SELECT setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
+            "WHERE r.rolname = 'oriole_reader'"
+        )
+        .fetchone()
+    )
     assert "default_transaction_read_only=on" in setting["setconfig"]
 
 
@@ -99,8 +119,12 @@ def test_the_migrations_give_the_roles_their_logins_from_their_secrets(database_
             import boto3
 
             secrets = boto3.client("secretsmanager")
-            arns = {role: secrets.create_secret(Name=f"oriole/{role}", SecretString=json.dumps(
-                {"username": role, "password": "pw-" + role}))["ARN"] for role in ("oriole_app", "oriole_reader")}
+            arns = {
+                role: secrets.create_secret(
+                    Name=f"oriole/{role}", SecretString=json.dumps({"username": role, "password": "pw-" + role})
+                )["ARN"]
+                for role in ("oriole_app", "oriole_reader")
+            }
             monkeypatch.setenv(deployment.ROLE_SECRETS, json.dumps(arns))
             db.reset()
             result = migrate.handler({}, LambdaContext("oriole-Migrations", "arn:aws:lambda:::function:m", "r"))
@@ -123,6 +147,7 @@ def test_only_the_application_roles_sessions_end_when_idle(database_url):
     """Migration 0012: a session that logs in as oriole_app (the functions) ends after 10 idle minutes; one
     that logs in as oriole_reader (a researcher's psql) or as the owner keeps the server's default (never).
     Role settings apply at login, so each role really logs in."""
+
     def idle_timeout(role: str | None) -> str:
         info = psycopg.conninfo.conninfo_to_dict(database_url)
         if role:
@@ -133,8 +158,9 @@ def test_only_the_application_roles_sessions_end_when_idle(database_url):
     owner = db.connect(database_url)
     try:
         for role in ("oriole_app", "oriole_reader"):
-            owner.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(
-                sql.Identifier(role), sql.Literal("pw-" + role)))
+            owner.execute(
+                sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal("pw-" + role))
+            )
         assert idle_timeout("oriole_app") == "10min"
         assert idle_timeout("oriole_reader") == "0"
         assert idle_timeout(None) == "0"  # the owner

@@ -30,8 +30,10 @@ def rows(store) -> int:
 
 
 def start(store, arn: str, provider="baseline", model="oracle", **config) -> dict:
-    event = {"input": {"mazeId": "perfect-9", "llmProvider": provider, "modelName": model, "config": config},
-             "executionArn": EXECUTIONS + arn}
+    event = {
+        "input": {"mazeId": "perfect-9", "llmProvider": provider, "modelName": model, "config": config},
+        "executionArn": EXECUTIONS + arn,
+    }
     return experiments.start(event, store, lambda names: catalog.defaults())
 
 
@@ -79,26 +81,36 @@ def test_on_aws_the_local_ollama_default_is_refused_saying_what_to_set(store, on
     with pytest.raises(InvalidConfig, match=r"not an Ollama endpoint this deployment allows .*ollama\.lab\.example"):
         start(store, "ollama-elsewhere", "ollama", "qwen2.5:7b", endpoint="http://10.0.0.12:8080")
     assert rows(store) == before
-    assert start(store, "ollama-allowed", "ollama", "qwen2.5:7b",
-                 endpoint="https://ollama.lab.example:11434/")["experimentId"]
+    assert start(store, "ollama-allowed", "ollama", "qwen2.5:7b", endpoint="https://ollama.lab.example:11434/")[
+        "experimentId"
+    ]
 
 
 def test_on_aws_only_a_listed_openai_base_url_is_accepted(store, on_aws):
     on_aws.setenv(PROVIDERS["openai"].servers.listed, json.dumps(["https://gpu-box.lab.example/v1/"]))
     before = rows(store)
-    with pytest.raises(InvalidConfig, match=r"config.baseUrl is the local default http://localhost:8000/v1.*"
-                                            r"openaiBaseUrls.*/oriole/openai/base-url.*params set baseUrl"):
+    with pytest.raises(
+        InvalidConfig,
+        match=r"config.baseUrl is the local default http://localhost:8000/v1.*"
+        r"openaiBaseUrls.*/oriole/openai/base-url.*params set baseUrl",
+    ):
         start(store, "openai-default", "openai", "Qwen/Qwen3-8B")
-    with pytest.raises(InvalidConfig, match=r"'https://api.openai.com/v1' is not an OpenAI-compatible base URL this "
-                                            r"deployment allows \(allowed: https://gpu-box.lab.example/v1/\)"):
+    with pytest.raises(
+        InvalidConfig,
+        match=r"'https://api.openai.com/v1' is not an OpenAI-compatible base URL this "
+        r"deployment allows \(allowed: https://gpu-box.lab.example/v1/\)",
+    ):
         start(store, "openai-elsewhere", "openai", "gpt-4.1-mini", baseUrl="https://api.openai.com/v1")
     assert rows(store) == before
-    assert start(store, "openai-allowed", "openai", "Qwen/Qwen3-8B",
-                 baseUrl="https://gpu-box.lab.example/v1")["experimentId"]
+    assert start(store, "openai-allowed", "openai", "Qwen/Qwen3-8B", baseUrl="https://gpu-box.lab.example/v1")[
+        "experimentId"
+    ]
     on_aws.setenv(PROVIDERS["openai"].servers.listed, json.dumps(["http://gpu-box.internal:8000/v1"]))
     on_aws.setenv(PROVIDERS["openai"].api_key_secret, "arn:aws:secretsmanager:us-east-1:1:secret:key")
-    with pytest.raises(InvalidConfig, match="plain http but this deployment sends an OpenAI-compatible API key: "
-                                            "allow only https base URLs"):
+    with pytest.raises(
+        InvalidConfig,
+        match="plain http but this deployment sends an OpenAI-compatible API key: allow only https base URLs",
+    ):
         start(store, "openai-http-key", "openai", "m", baseUrl="http://gpu-box.internal:8000/v1")
 
 
@@ -116,8 +128,10 @@ def test_start_reads_only_the_catalog_the_prompt_and_the_price(store):
         asked.append(list(names))
         return catalog.defaults()
 
-    event = {"input": {"mazeId": "perfect-9", "llmProvider": "bedrock", "modelName": HAIKU},
-             "executionArn": EXECUTIONS + "reads-by-name"}
+    event = {
+        "input": {"mazeId": "perfect-9", "llmProvider": "bedrock", "modelName": HAIKU},
+        "executionArn": EXECUTIONS + "reads-by-name",
+    }
     experiments.start(event, store, reader)
     [names] = asked
     assert set(names) == {*catalog.START_NAMES, "/oriole/prompts/v1", catalog.pricing_name(HAIKU)}
@@ -130,20 +144,24 @@ MACHINE = EXECUTIONS.replace(":execution:", ":stateMachine:").rstrip(":")
 
 
 def arns(store, experiment_id: int) -> list[str]:
-    return store.conn.execute("SELECT execution_arns FROM experiments WHERE id = %s",
-                              (experiment_id,)).fetchone()["execution_arns"]
+    return store.conn.execute("SELECT execution_arns FROM experiments WHERE id = %s", (experiment_id,)).fetchone()[
+        "execution_arns"
+    ]
 
 
 def carried(store, experiment_id: int) -> dict:
     """What a refused continuation must leave as it was."""
-    return store.conn.execute("SELECT status, completed_at, execution_arns, continuation_hashes, turn_count "
-                              "FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
+    return store.conn.execute(
+        "SELECT status, completed_at, execution_arns, continuation_hashes, turn_count FROM experiments WHERE id = %s",
+        (experiment_id,),
+    ).fetchone()
 
 
 def resume(store, experiment_id: int, name: str, token: str | None = None) -> dict:
     execution_input = {"experimentId": experiment_id} | ({"continuationToken": token} if token else {})
-    return experiments.start({"input": execution_input, "executionArn": EXECUTIONS + name}, store,
-                             lambda names: catalog.defaults())
+    return experiments.start(
+        {"input": execution_input, "executionArn": EXECUTIONS + name}, store, lambda names: catalog.defaults()
+    )
 
 
 class Successors:
@@ -160,8 +178,9 @@ class Successors:
 
 def hand_over(store, experiment_id: int, successors: Successors, part: int = 1) -> str:
     """ContinueAsNew of the experiment's ``part``; the token its successor was started with."""
-    handed = experiments.continue_as_new({"experimentId": experiment_id, "part": part, "stateMachineArn": MACHINE},
-                                         store, successors)
+    handed = experiments.continue_as_new(
+        {"experimentId": experiment_id, "part": part, "stateMachineArn": MACHINE}, store, successors
+    )
     name = f"exp-{experiment_id}-part-{part + 1}"
     assert handed.as_state() == {"successorExecutionArn": EXECUTIONS + name, "part": part + 1}
     return successors.inputs[name]["continuationToken"]
@@ -169,8 +188,15 @@ def hand_over(store, experiment_id: int, successors: Successors, part: int = 1) 
 
 def finalize_refused(store, experiment_id: int, name: str) -> Finalized:
     """What the state machine does with a refused start: FinalizeFailure with the input and the execution ARN."""
-    return experiments.finalize({"input": {"experimentId": experiment_id}, "executionArn": EXECUTIONS + name,
-                                 "error": {"Error": "ContinuationRefused", "Cause": "refused"}}, store, "failed")
+    return experiments.finalize(
+        {
+            "input": {"experimentId": experiment_id},
+            "executionArn": EXECUTIONS + name,
+            "error": {"Error": "ContinuationRefused", "Cause": "refused"},
+        },
+        store,
+        "failed",
+    )
 
 
 @pytest.mark.parametrize("name", ["someone-elses-run", "exp-{id}-part-3", "exp-{id}0-part-2", "exp-{id}-part-02"])
@@ -203,11 +229,15 @@ def test_an_execution_started_by_hand_under_the_next_parts_name_is_refused_and_c
     assert ("has no continuationToken" if token is None else "was not issued") in message
     assert issued not in message and (token is None or token not in message)
     assert not finalize_refused(store, experiment_id, name).closed
-    ended = {"executionArn": EXECUTIONS + name, "stateMachineArn": MACHINE, "name": name, "status": "FAILED",
-             "error": "ContinuationRefused", "input": json.dumps({"experimentId": experiment_id,
-                                                                   "continuationToken": token})}
-    closed = experiments.close_after_execution(ExecutionStatusChange.model_validate(ended), store,
-                                               lambda arn: None)
+    ended = {
+        "executionArn": EXECUTIONS + name,
+        "stateMachineArn": MACHINE,
+        "name": name,
+        "status": "FAILED",
+        "error": "ContinuationRefused",
+        "input": json.dumps({"experimentId": experiment_id, "continuationToken": token}),
+    }
+    closed = experiments.close_after_execution(ExecutionStatusChange.model_validate(ended), store, lambda arn: None)
     assert not closed["closed"] and carried(store, experiment_id) == before
     assert resume(store, experiment_id, name, issued)["part"] == 2  # the refusal consumed no issued token
 
@@ -216,8 +246,9 @@ def test_the_successor_attaches_once_with_its_token_even_when_retried_and_consum
     experiment_id = start(store, "carried-on")["experimentId"]
     successors = Successors()
     token = hand_over(store, experiment_id, successors)
-    assert successors.inputs == {f"exp-{experiment_id}-part-2": {"experimentId": experiment_id,
-                                                                  "continuationToken": token}}
+    assert successors.inputs == {
+        f"exp-{experiment_id}-part-2": {"experimentId": experiment_id, "continuationToken": token}
+    }
     for _ in range(2):
         assert resume(store, experiment_id, f"exp-{experiment_id}-part-2", token)["part"] == 2
     assert arns(store, experiment_id)[1:] == [EXECUTIONS + f"exp-{experiment_id}-part-2"]
@@ -262,6 +293,7 @@ def test_an_experiment_started_before_tokens_hands_over_once_without_one(store):
 
 # -- the execution's hard timeout ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("ran_for", "decision"), [(600, "continue"), (9000 - 600, "continue_as_new")])
 def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_for, decision):
     """9,000 s execution timeout: with less than a turn's allowance (a whole model task and CheckProgress)
@@ -270,8 +302,9 @@ def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_
     experiment_id = start(store, f"long-{ran_for}", maxDurationMinutes=600)["experimentId"]
     experiments.play_turn({"experimentId": experiment_id, "turnNumber": 1}, store, baseline.agent)
     started = (datetime.now(UTC) - timedelta(seconds=ran_for)).isoformat().replace("+00:00", "Z")
-    result = experiments.check_progress({"experimentId": experiment_id, "turnInExecution": 1,
-                                         "executionStartTime": started}, store)
+    result = experiments.check_progress(
+        {"experimentId": experiment_id, "turnInExecution": 1, "executionStartTime": started}, store
+    )
     assert result.decision == decision
 
 
@@ -281,7 +314,8 @@ def test_each_experiment_records_the_code_version_it_started_with(store, monkeyp
     local = start(store, "code-local")["experimentId"]
     monkeypatch.setenv(deployment.CODE_VERSION, f"{__version__}+0123456789ab")
     deployed = start(store, "code-deployed")["experimentId"]
-    rows = store.conn.execute("SELECT id, code_version FROM experiments WHERE id IN (%s, %s)",
-                              (local, deployed)).fetchall()
+    rows = store.conn.execute(
+        "SELECT id, code_version FROM experiments WHERE id IN (%s, %s)", (local, deployed)
+    ).fetchall()
     versions = {r["id"]: r["code_version"] for r in rows}
     assert versions == {local: f"{__version__}+local", deployed: f"{__version__}+0123456789ab"}

@@ -37,9 +37,14 @@ def fenced(text: str, languages: tuple[str, ...] = ("bash",)) -> list[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, server_url) -> Path:
     folder = tmp_path_factory.mktemp("site")
-    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=600,
-                           env={**os.environ, "DATABASE_URL": server_url, "NO_MKDOCS_2_WARNING": "1"})
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "DATABASE_URL": server_url, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     return folder
 
@@ -76,8 +81,12 @@ def test_every_error_name_and_flow_state_is_in_the_reference(site):
     from docs import generated
 
     errors = page(site, "reference/errors")
-    assert {klass.__name__ for klass in generated.error_classes()} >= {"InvalidConfig", "SweepFileError",
-                                                                        "ModelThrottled", "DatabaseBusy"}
+    assert {klass.__name__ for klass in generated.error_classes()} >= {
+        "InvalidConfig",
+        "SweepFileError",
+        "ModelThrottled",
+        "DatabaseBusy",
+    }
     for klass in generated.error_classes():
         assert f"<code>{klass.__name__}</code>" in errors and issubclass(klass, OrioleError)
     machines = page(site, "reference/state-machines")
@@ -92,7 +101,8 @@ def test_every_column_is_commented_and_in_the_reference(site, database_url):
         rows = conn.execute(
             "SELECT c.relname, a.attname, col_description(c.oid, a.attnum) FROM pg_class c "
             "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
-            "WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'v')").fetchall()
+            "WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'v')"
+        ).fetchall()
     assert not [f"{table}.{column}" for table, column, comment in rows if not comment], "columns without a comment"
     html = page(site, "reference/database")
     for table, column, _comment in rows:
@@ -117,18 +127,31 @@ def tutorial_commands() -> list[str]:
 def test_the_tutorial_runs_as_written(tmp_path, empty_database):
     for folder in ("docs", "sweeps"):
         (tmp_path / folder).symlink_to(ROOT / folder)
-    env = {**os.environ, "DATABASE_URL": empty_database, "ORIOLE_HOME": str(tmp_path / "home"),
-           "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": empty_database,
+        "ORIOLE_HOME": str(tmp_path / "home"),
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
     said = {}
     for command in tutorial_commands():
-        done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300, executable="/bin/bash")
+        done = subprocess.run(
+            command,
+            shell=True,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            executable="/bin/bash",
+        )
         assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         said[command.split()[1]] = done.stdout
     assert "goal found" in said["run"] and "8 planned" in said["sweep"]
     assert (tmp_path / "tutorial-report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert {"experiments.parquet", "actions.parquet", "DATA_DICTIONARY.md"} <= {
-        path.name for path in (tmp_path / "data" / "tutorial").iterdir()}
+        path.name for path in (tmp_path / "data" / "tutorial").iterdir()
+    }
     assert "explorer" in said["docs/tutorial/notebook.py"] and "random" in said["docs/tutorial/notebook.py"]
     assert re.search(r"explorer +\| 7x7 +\| +2 \| +2", said["db"])
 
@@ -158,11 +181,23 @@ def test_the_readme_is_short_and_its_commands_run(tmp_path, empty_database):
             assert usage.returncode == 0 and "--aws" in usage.stdout, f"README: `{command}` is not a CLI command"
         else:
             assert command in tested or command in model, f"README: `{command}` is not run by the docs tests"
-    env = {**os.environ, "DATABASE_URL": empty_database, "ORIOLE_HOME": str(tmp_path / "home"),
-           "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": empty_database,
+        "ORIOLE_HOME": str(tmp_path / "home"),
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
     with ScriptedOllama(*[text_reply("Thinking about the maze.")] * 3) as server:  # three turns without a move
-        done = subprocess.run(model[0].replace(README_MODEL_SERVER, server.url), shell=True, cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=300, executable="/bin/bash")
+        done = subprocess.run(
+            model[0].replace(README_MODEL_SERVER, server.url),
+            shell=True,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            executable="/bin/bash",
+        )
     assert done.returncode == 0 and "ollama / qwen2.5:7b" in done.stdout, done.stdout + done.stderr
     assert server.requests[0].body["model"] == "qwen2.5:7b"
     sweep = tomllib.loads((ROOT / "sweeps" / "tutorial.toml").read_text(encoding="utf-8"))
@@ -176,8 +211,13 @@ def test_every_repository_file_the_docs_name_exists():
     """The pages name code, tests and migrations by path: a moved or removed file fails here, not in a reader's
     hands."""
     pages = [*DOCS.rglob("*.md"), ROOT / "README.md"]
-    named = {match for path in pages for match in re.findall(
-        r"`((?:lambdas|workstation|tests|migrations|infra|sweeps|bench|docs)/[\w./-]*[\w/])`",
-        path.read_text(encoding="utf-8"))}
+    named = {
+        match
+        for path in pages
+        for match in re.findall(
+            r"`((?:lambdas|workstation|tests|migrations|infra|sweeps|bench|docs)/[\w./-]*[\w/])`",
+            path.read_text(encoding="utf-8"),
+        )
+    }
     assert len(named) > 40
     assert not sorted(path for path in named if "<" not in path and not (ROOT / path).exists())

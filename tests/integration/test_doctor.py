@@ -19,12 +19,15 @@ def doctor(cli):
         result = cli("doctor", *args)
         assert result.exit_code == 0, result.output
         return result
+
     return invoke
 
 
 def start(store, execution_arn: str) -> int:
-    event = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
-             "executionArn": execution_arn}
+    event = {
+        "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
+        "executionArn": execution_arn,
+    }
     return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
@@ -49,12 +52,14 @@ def test_a_local_experiment_whose_process_died_is_listed_and_fixed(doctor, store
         fixed = listed(doctor("--fix", "--json"))[orphan]
         assert fixed["closed"] and fixed["failure_reason"] == (
             "execution ABORTED: local-crashed-run was stopped (no oriole run process holds it: the process that "
-            "ran the local execution ended)")
+            "ran the local execution ended)"
+        )
         row = store.conn.execute("SELECT status, completed_at FROM experiments WHERE id = %s", (orphan,)).fetchone()
         assert row["status"] == "aborted" and row["completed_at"] is not None
         assert orphan not in listed(doctor("--json"))
-    statuses = store.conn.execute("SELECT id, status FROM experiments WHERE id IN (%s, %s)",
-                                  (running, elsewhere)).fetchall()
+    statuses = store.conn.execute(
+        "SELECT id, status FROM experiments WHERE id IN (%s, %s)", (running, elsewhere)
+    ).fetchall()
     assert {r["status"] for r in statuses} == {"running"}
     assert running in listed(doctor("--json"))  # its runner is gone now
 
@@ -63,13 +68,17 @@ def test_with_aws_an_experiment_whose_execution_ended_is_listed_and_fixed(doctor
     """Against moto's Step Functions (in this process), as against an account: only what is not RUNNING."""
     with LocalAws(database_url) as aws:
         ended = aws.sfn.create_state_machine(
-            name="ended", roleArn="arn:aws:iam::123456789012:role/r",
-            definition=json.dumps({"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "Boom",
-                                                                     "Cause": "it broke"}}}))["stateMachineArn"]
+            name="ended",
+            roleArn="arn:aws:iam::123456789012:role/r",
+            definition=json.dumps(
+                {"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "Boom", "Cause": "it broke"}}}
+            ),
+        )["stateMachineArn"]
         waiting = aws.sfn.create_state_machine(
-            name="waiting", roleArn="arn:aws:iam::123456789012:role/r",
-            definition=json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 30,
-                                                                     "End": True}}}))["stateMachineArn"]
+            name="waiting",
+            roleArn="arn:aws:iam::123456789012:role/r",
+            definition=json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 30, "End": True}}}),
+        )["stateMachineArn"]
         failed_arn = aws.sfn.start_execution(stateMachineArn=ended, name="failed-run")["executionArn"]
         running_arn = aws.sfn.start_execution(stateMachineArn=waiting, name="still-running")["executionArn"]
         failed, running = start(store, failed_arn), start(store, running_arn)
@@ -93,20 +102,30 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
     from oriole_workstation.runner import LambdaContext
 
     with LocalAws(database_url) as aws:
-        def machine(name: str, state: dict) -> str:
-            states = {"S": state, "W": {"Type": "Wait", "Seconds": 30, "End": True},
-                      "F": {"Type": "Fail", "Error": "Boom", "Cause": "it broke"}}
-            return aws.sfn.create_state_machine(name=name, roleArn="arn:aws:iam::123456789012:role/r",
-                                                definition=json.dumps({"StartAt": "S", "States": states})
-                                                )["stateMachineArn"]
 
-        ours = machine("ours", {"Type": "Choice", "Choices": [{"Variable": "$.wait", "BooleanEquals": True,
-                                                               "Next": "W"}], "Default": "F"})
+        def machine(name: str, state: dict) -> str:
+            states = {
+                "S": state,
+                "W": {"Type": "Wait", "Seconds": 30, "End": True},
+                "F": {"Type": "Fail", "Error": "Boom", "Cause": "it broke"},
+            }
+            return aws.sfn.create_state_machine(
+                name=name,
+                roleArn="arn:aws:iam::123456789012:role/r",
+                definition=json.dumps({"StartAt": "S", "States": states}),
+            )["stateMachineArn"]
+
+        ours = machine(
+            "ours",
+            {"Type": "Choice", "Choices": [{"Variable": "$.wait", "BooleanEquals": True, "Next": "W"}], "Default": "F"},
+        )
         foreign = machine("foreign", {"Type": "Fail", "Error": "Elsewhere"})
-        failed_arn = aws.sfn.start_execution(stateMachineArn=ours, name="lost-event",
-                                             input='{"wait": false}')["executionArn"]
-        running_arn = aws.sfn.start_execution(stateMachineArn=ours, name="still-going",
-                                              input='{"wait": true}')["executionArn"]
+        failed_arn = aws.sfn.start_execution(stateMachineArn=ours, name="lost-event", input='{"wait": false}')[
+            "executionArn"
+        ]
+        running_arn = aws.sfn.start_execution(stateMachineArn=ours, name="still-going", input='{"wait": true}')[
+            "executionArn"
+        ]
         foreign_arn = aws.sfn.start_execution(stateMachineArn=foreign, name="not-ours")["executionArn"]
         failed, running, other = (start(store, arn) for arn in (failed_arn, running_arn, foreign_arn))
         for arn in (failed_arn, foreign_arn):
@@ -120,9 +139,12 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
             again = reconcile.handler({}, context)
         finally:
             aws.sfn.stop_execution(executionArn=running_arn)
-    rows = {r["id"]: r for r in store.conn.execute(
-        "SELECT id, status, failure_reason FROM experiments WHERE id = ANY(%s)",
-        ([failed, running, other, gone],)).fetchall()}
+    rows = {
+        r["id"]: r
+        for r in store.conn.execute(
+            "SELECT id, status, failure_reason FROM experiments WHERE id = ANY(%s)", ([failed, running, other, gone],)
+        ).fetchall()
+    }
     assert rows[failed]["status"] == "failed"
     assert rows[failed]["failure_reason"] == "execution FAILED: lost-event failed (Boom: it broke)"
     assert rows[gone]["status"] == "aborted" and "no such execution" in rows[gone]["failure_reason"]

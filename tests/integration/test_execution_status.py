@@ -16,39 +16,62 @@ EXECUTIONS = "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:
 
 
 def start(store, name: str) -> int:
-    event = {"input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
-             "executionArn": EXECUTIONS + name}
+    event = {
+        "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
+        "executionArn": EXECUTIONS + name,
+    }
     return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
 def detail(name: str, status: str, **fields) -> dict:
-    return {"executionArn": EXECUTIONS + name, "stateMachineArn": MACHINE, "name": name, "status": status,
-            "input": "{}", **fields}
+    return {
+        "executionArn": EXECUTIONS + name,
+        "stateMachineArn": MACHINE,
+        "name": name,
+        "status": status,
+        "input": "{}",
+        **fields,
+    }
 
 
 def close(event_detail: dict, store, execution_status) -> dict:
     """The status-change finalizer's core, given the event's detail as the handler parses it."""
-    return experiments.close_after_execution(ExecutionStatusChange.model_validate(event_detail), store,
-                                             execution_status)
+    return experiments.close_after_execution(
+        ExecutionStatusChange.model_validate(event_detail), store, execution_status
+    )
 
 
 def row(store, experiment_id: int) -> dict:
-    return store.conn.execute("SELECT status, completed_at, failure_reason FROM experiments WHERE id = %s",
-                              (experiment_id,)).fetchone()
+    return store.conn.execute(
+        "SELECT status, completed_at, failure_reason FROM experiments WHERE id = %s", (experiment_id,)
+    ).fetchone()
 
 
 def no_successor(arn: str) -> str | None:
     raise AssertionError(f"only a handed-over execution asks for its successor's status, not for {arn}")
 
 
-@pytest.mark.parametrize("status, fields, closed_as, reason", [
-    ("TIMED_OUT", {}, "timed_out", "execution TIMED_OUT: {name} reached its execution timeout"),
-    ("ABORTED", {"cause": "stopped from the console"}, "aborted",
-     "execution ABORTED: {name} was stopped (stopped from the console)"),
-    ("FAILED", {"error": "ModelTimeout", "cause": json.dumps({"errorType": "ModelTimeout",
-                                                             "errorMessage": "no answer within 120 s"})},
-     "failed", "execution FAILED: {name} failed (ModelTimeout: no answer within 120 s)"),
-])
+@pytest.mark.parametrize(
+    "status, fields, closed_as, reason",
+    [
+        ("TIMED_OUT", {}, "timed_out", "execution TIMED_OUT: {name} reached its execution timeout"),
+        (
+            "ABORTED",
+            {"cause": "stopped from the console"},
+            "aborted",
+            "execution ABORTED: {name} was stopped (stopped from the console)",
+        ),
+        (
+            "FAILED",
+            {
+                "error": "ModelTimeout",
+                "cause": json.dumps({"errorType": "ModelTimeout", "errorMessage": "no answer within 120 s"}),
+            },
+            "failed",
+            "execution FAILED: {name} failed (ModelTimeout: no answer within 120 s)",
+        ),
+    ],
+)
 def test_an_execution_that_ends_with_its_experiment_open_closes_it_once(store, status, fields, closed_as, reason):
     name = f"ends-{status.lower()}"
     experiment_id = start(store, name)
@@ -96,16 +119,19 @@ def test_a_handed_over_execution_leaves_the_experiment_to_its_running_successor(
     assert row(store, experiment_id)["status"] == "running"
 
 
-@pytest.mark.parametrize("successor_status, state", [(None, "which does not exist"),
-                                                      ("SUCCEEDED", "which already ended (SUCCEEDED)")])
+@pytest.mark.parametrize(
+    "successor_status, state", [(None, "which does not exist"), ("SUCCEEDED", "which already ended (SUCCEEDED)")]
+)
 def test_a_successor_that_never_started_fails_the_experiment(store, successor_status, state):
     name = f"orphaned-{successor_status}"
     experiment_id = start(store, name)
     successor = f"exp-{experiment_id}-part-2"
     result = close(handed_over(name, successor), store, lambda arn: successor_status)
     assert result["closed"]
-    assert row(store, experiment_id)["failure_reason"] == \
-        f"continuation did not start: execution {name} handed over to {successor}, {state}"
+    assert (
+        row(store, experiment_id)["failure_reason"]
+        == f"continuation did not start: execution {name} handed over to {successor}, {state}"
+    )
 
 
 def test_a_successor_aborted_before_it_attached_itself_closes_the_experiment(store):
@@ -118,8 +144,9 @@ def test_a_successor_aborted_before_it_attached_itself_closes_the_experiment(sto
         started[name] = execution_input
         return f"{machine}:{name}"
 
-    experiments.continue_as_new({"experimentId": experiment_id, "part": 1, "stateMachineArn": MACHINE}, store,
-                                start_execution)
+    experiments.continue_as_new(
+        {"experimentId": experiment_id, "part": 1, "stateMachineArn": MACHINE}, store, start_execution
+    )
     successor = f"exp-{experiment_id}-part-2"
     stranger = detail("someone-else", "ABORTED", input=json.dumps(started[successor]))
     assert not close(stranger, store, no_successor)["closed"]
@@ -131,10 +158,14 @@ def test_a_successor_aborted_before_it_attached_itself_closes_the_experiment(sto
 
 
 def test_an_execution_without_an_experiment_is_ignored(store):
-    result = close(detail("rejected-input", "FAILED", error="UnknownMaze"), store,
-                                               no_successor)
-    assert result == {"executionArn": EXECUTIONS + "rejected-input", "status": "FAILED", "experimentId": None,
-                      "closed": False, "failureReason": None}
+    result = close(detail("rejected-input", "FAILED", error="UnknownMaze"), store, no_successor)
+    assert result == {
+        "executionArn": EXECUTIONS + "rejected-input",
+        "status": "FAILED",
+        "experimentId": None,
+        "closed": False,
+        "failureReason": None,
+    }
 
 
 def test_the_lambda_handler_takes_the_eventbridge_event(store, database_url, monkeypatch):
@@ -144,12 +175,24 @@ def test_the_lambda_handler_takes_the_eventbridge_event(store, database_url, mon
     monkeypatch.setenv("DATABASE_URL", database_url)
     db.reset()
     experiment_id = start(store, "from-eventbridge")
-    event = {"version": "0", "id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
-             "detail-type": "Step Functions Execution Status Change", "source": "aws.states",
-             "account": "123456789012", "time": "2025-01-01T00:00:00Z", "region": "us-east-1",
-             "resources": [EXECUTIONS + "from-eventbridge"],
-             "detail": {**detail("from-eventbridge", "TIMED_OUT"), "startDate": 1735689600000,
-                        "stopDate": 1735696800000, "output": None, "error": None, "cause": None}}
+    event = {
+        "version": "0",
+        "id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
+        "detail-type": "Step Functions Execution Status Change",
+        "source": "aws.states",
+        "account": "123456789012",
+        "time": "2025-01-01T00:00:00Z",
+        "region": "us-east-1",
+        "resources": [EXECUTIONS + "from-eventbridge"],
+        "detail": {
+            **detail("from-eventbridge", "TIMED_OUT"),
+            "startDate": 1735689600000,
+            "stopDate": 1735696800000,
+            "output": None,
+            "error": None,
+            "cause": None,
+        },
+    }
     try:
         result = execution_status.handler(event, LambdaContext("status", "arn:aws:lambda:::function:status", "r"))
     finally:

@@ -10,8 +10,10 @@ from oriole.providers import baseline
 
 
 def start(store, arn: str, **config) -> dict:
-    event = {"input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle", "config": config},
-             "executionArn": arn}
+    event = {
+        "input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle", "config": config},
+        "executionArn": arn,
+    }
     return experiments.start(event, store, lambda names: catalog.defaults())
 
 
@@ -19,7 +21,9 @@ def counts(store, experiment_id: int) -> tuple:
     row = store.conn.execute(
         "SELECT (SELECT count(*) FROM actions WHERE experiment_id = %(id)s) AS actions, "
         "(SELECT count(*) FROM turns WHERE experiment_id = %(id)s) AS turns, "
-        "(SELECT action_count FROM experiments WHERE id = %(id)s) AS total", {"id": experiment_id}).fetchone()
+        "(SELECT action_count FROM experiments WHERE id = %(id)s) AS total",
+        {"id": experiment_id},
+    ).fetchone()
     return row["actions"], row["turns"], row["total"]
 
 
@@ -46,8 +50,7 @@ def test_a_retried_turn_returns_the_stored_result_without_calling_the_agent(stor
 def test_a_turn_out_of_order_is_refused(store):
     state = start(store, "arn:test:out-of-order")
     with pytest.raises(TurnOutOfOrder, match="has 0 turns; turn 3 cannot be next"):
-        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 3}, store,
-                              baseline.agent)
+        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 3}, store, baseline.agent)
 
 
 def test_a_stale_concurrent_commit_writes_nothing(store):
@@ -64,29 +67,32 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
 
 def test_finalizing_twice_changes_nothing(store):
     state = start(store, "arn:test:finalize")
-    first = experiments.finalize({"experimentId": state["experimentId"], "reason": "max_moves reached"}, store,
-                                 "timed_out")
-    again = experiments.finalize({"experimentId": state["experimentId"], "error": {"Error": "Boom"}}, store,
-                                 "failed")
+    first = experiments.finalize(
+        {"experimentId": state["experimentId"], "reason": "max_moves reached"}, store, "timed_out"
+    )
+    again = experiments.finalize({"experimentId": state["experimentId"], "error": {"Error": "Boom"}}, store, "failed")
     assert first.closed and not again.closed
-    row = store.conn.execute("SELECT status, failure_reason FROM experiments WHERE id = %s",
-                             (state["experimentId"],)).fetchone()
+    row = store.conn.execute(
+        "SELECT status, failure_reason FROM experiments WHERE id = %s", (state["experimentId"],)
+    ).fetchone()
     assert (row["status"], row["failure_reason"]) == ("timed_out", "max_moves reached")
     with pytest.raises(ExperimentNotRunning):
-        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store,
-                              baseline.agent)
+        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, baseline.agent)
 
 
 def test_failure_reason_unwraps_a_lambda_error_payload():
     cause = '{"errorType": "ModelRequestRejected", "errorMessage": "unknown model x"}'
-    assert experiments.failure_reason(CaughtError(Error="ModelRequestRejected", Cause=cause)) == \
-        "ModelRequestRejected: unknown model x"
-    assert experiments.failure_reason(CaughtError(Error="States.Timeout", Cause="task timed out")) == \
-        "States.Timeout: task timed out"
+    assert (
+        experiments.failure_reason(CaughtError(Error="ModelRequestRejected", Cause=cause))
+        == "ModelRequestRejected: unknown model x"
+    )
+    assert (
+        experiments.failure_reason(CaughtError(Error="States.Timeout", Cause="task timed out"))
+        == "States.Timeout: task timed out"
+    )
 
 
-def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_written(store, database_url,
-                                                                                      monkeypatch):
+def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_written(store, database_url, monkeypatch):
     """100 s left and 120 s requests (plus the margin): after its first call, the turn stops and commits."""
     from oriole.handlers import agents
     from oriole_workstation.runner import LambdaContext
@@ -95,8 +101,9 @@ def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_writ
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
     result = experiments.play_turn(event, store, baseline.agent, lambda: 100.0)
     assert result.end_reason == "deadline" and result.actions == 1
-    turn = store.conn.execute("SELECT end_reason, action_count FROM turns WHERE experiment_id = %s",
-                              (state["experimentId"],)).fetchone()
+    turn = store.conn.execute(
+        "SELECT end_reason, action_count FROM turns WHERE experiment_id = %s", (state["experimentId"],)
+    ).fetchone()
     assert turn == {"end_reason": "deadline", "action_count": 1}
     roomy = experiments.play_turn({**event, "turnNumber": 2}, store, baseline.agent, lambda: 899.0)
     assert roomy.end_reason != "deadline"
@@ -108,8 +115,9 @@ def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_writ
 
     monkeypatch.setenv("DATABASE_URL", database_url)
     db.reset()
-    context = LambdaContext("oriole-InvokeBaselineAgent", "arn:aws:lambda:us-east-1:1:function:f", "r",
-                            deadline=time.monotonic() + 100)
+    context = LambdaContext(
+        "oriole-InvokeBaselineAgent", "arn:aws:lambda:us-east-1:1:function:f", "r", deadline=time.monotonic() + 100
+    )
     answer = agents.invoke_baseline({**event, "turnNumber": 3}, context)
     db.reset()
     assert answer["endReason"] == "deadline" and answer["actions"] == 1

@@ -33,8 +33,7 @@ AGENT, START, CHECK = "oriole-InvokeBaselineAgent", "oriole-StartExperiment", "o
 
 
 @contextmanager
-def failing(local, function: str, error_name: str, *, after: bool, on_call: int = 1,
-            times: int = 1) -> Iterator[list]:
+def failing(local, function: str, error_name: str, *, after: bool, on_call: int = 1, times: int = 1) -> Iterator[list]:
     """From the ``on_call``-th invocation of ``function`` on, ``times`` invocations raise ``error_name``,
     before the real handler runs or after it did its work (committed). Yields the injected failures."""
     handlers = local.aws._handlers
@@ -82,12 +81,15 @@ def assert_oracle_run(local, data: dict) -> None:
     assert data["status"] == "succeeded" and data["failure_reason"] is None
     assert data["moves"] == data["actions"] == 20 and data["turns"] == 7
     assert [a.rsplit(":", 1)[-1] for a in data["execution_arns"][1:]] == [
-        f"exp-{data['experiment_id']}-part-{n}" for n in (2, 3, 4)]
+        f"exp-{data['experiment_id']}-part-{n}" for n in (2, 3, 4)
+    ]
     assert_invariants(local.store, data["experiment_id"])
 
 
-@pytest.mark.parametrize("function, on_call", [(START, 1), (START, 2), (AGENT, 2), (CHECK, 2),
-                                               ("oriole-ContinueAsNew", 2), ("oriole-FinalizeSuccess", 1)])
+@pytest.mark.parametrize(
+    "function, on_call",
+    [(START, 1), (START, 2), (AGENT, 2), (CHECK, 2), ("oriole-ContinueAsNew", 2), ("oriole-FinalizeSuccess", 1)],
+)
 def test_a_lambda_error_after_the_task_did_its_work_is_retried_and_changes_nothing(local, function, on_call):
     """Lambda.Unknown: the function did its work (committed), then timed out or ran out of memory before
     answering. The retried task finds its work done: no second experiment, attachment, turn, successor
@@ -113,8 +115,10 @@ def test_a_lambda_error_before_the_task_ran_is_retried_and_the_retry_runs_it_cle
     assert_oracle_run(local, result.as_json())
 
 
-@pytest.mark.parametrize("function, error_name", [(START, "ParameterStoreThrottled"), (AGENT, "DatabaseBusy"),
-                                                  ("oriole-ContinueAsNew", "StartExecutionThrottled")])
+@pytest.mark.parametrize(
+    "function, error_name",
+    [(START, "ParameterStoreThrottled"), (AGENT, "DatabaseBusy"), ("oriole-ContinueAsNew", "StartExecutionThrottled")],
+)
 def test_a_throttle_or_a_full_database_is_retried_by_the_state_machine(local, function, error_name):
     """Parameter Store or Step Functions still throttling after botocore's retries, or a database with no
     free connection slot: a named error, retried by the state machine; the run comes out whole."""
@@ -141,8 +145,10 @@ def test_the_most_turns_per_execution_keep_the_worst_case_history_under_25000_ev
     events = [len(local.aws.history(r.execution_arn)) for r in (clean, retried)]
     per_attempt, turns = events[1] - events[0], clean.as_json()["turns"]
     assert per_attempt == 3 and retried.as_json()["turns"] == turns
-    per_turn = 16 + per_attempt * (max(attempts(s) for s in ("InvokeBedrockAgent", "InvokeOllamaAgent",
-                                                                "InvokeBaselineAgent")) + attempts("CheckProgress"))
+    per_turn = 16 + per_attempt * (
+        max(attempts(s) for s in ("InvokeBedrockAgent", "InvokeOllamaAgent", "InvokeBaselineAgent"))
+        + attempts("CheckProgress")
+    )
     closing = ("ContinueAsNew", "FinalizeSuccess", "FinalizeTimeout", "FinalizeFailure")
     once = (events[0] - 16 * turns) + per_attempt * attempts("StartExperiment", *closing) + 5 * len(closing)
     assert per_turn == 70
@@ -166,14 +172,18 @@ def test_a_database_that_stays_away_fails_the_experiment_after_the_retries(local
 def test_a_failure_path_that_fails_too_is_closed_by_the_status_change_finalizer(local):
     """The agent hits a bug and FinalizeFailure cannot close the row either: the execution ends FAILED with
     the experiment open, and its status change closes it."""
-    with failing(local, AGENT, "RuntimeError", after=False, on_call=2), \
-            failing(local, "oriole-FinalizeFailure", "RuntimeError", after=False) as finalizer_failed:
+    with (
+        failing(local, AGENT, "RuntimeError", after=False, on_call=2),
+        failing(local, "oriole-FinalizeFailure", "RuntimeError", after=False) as finalizer_failed,
+    ):
         result = local.run(baseline("oracle", "perfect-9", maxActionsPerTurn=3))
     data = result.as_json()
     assert len(finalizer_failed) == 1 and result.execution["status"] == "FAILED"
     assert data["status"] == "failed"
-    assert data["failure_reason"] == (f"execution FAILED: {result.execution_arn.rsplit(':', 1)[-1]} failed "
-                                      "(RuntimeError: injected before oriole-InvokeBaselineAgent ran)")
+    assert data["failure_reason"] == (
+        f"execution FAILED: {result.execution_arn.rsplit(':', 1)[-1]} failed "
+        "(RuntimeError: injected before oriole-InvokeBaselineAgent ran)"
+    )
     assert_invariants(local.store, data["experiment_id"])
 
 
@@ -194,8 +204,10 @@ def test_a_successor_that_never_started_fails_the_experiment(local):
         local.aws._handlers["oriole-ContinueAsNew"] = real
     data = result.as_json()
     assert result.execution["status"] == "SUCCEEDED" and data["status"] == "failed"
-    assert data["failure_reason"] == (f"continuation did not start: execution {result.execution_arn.rsplit(':')[-1]}"
-                                      f" handed over to exp-{data['experiment_id']}-part-2, which does not exist")
+    assert data["failure_reason"] == (
+        f"continuation did not start: execution {result.execution_arn.rsplit(':')[-1]}"
+        f" handed over to exp-{data['experiment_id']}-part-2, which does not exist"
+    )
     assert data["turns"] == 2
     assert_invariants(local.store, data["experiment_id"])
 
@@ -212,8 +224,12 @@ def moves(name: str = MAZE) -> list[str]:
 
 
 def ollama(server: ScriptedOllama, **config) -> dict:
-    return {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "scripted",
-            "config": {"endpoint": server.url, **config}}
+    return {
+        "mazeId": MAZE,
+        "llmProvider": "ollama",
+        "modelName": "scripted",
+        "config": {"endpoint": server.url, **config},
+    }
 
 
 def walk(*names: str) -> dict:
@@ -228,8 +244,10 @@ def test_a_model_answering_500_is_retried_until_it_recovers(local):
         data = local.run(ollama(server)).as_json()
     assert server.remaining == 0 and len(server.requests) == 6
     assert data["status"] == "succeeded" and data["actions"] == 8 and data["turns"] == 2
-    calls = local.store.conn.execute("SELECT turn_number FROM model_calls WHERE experiment_id = %s "
-                                     "ORDER BY turn_number, call_index", (data["experiment_id"],)).fetchall()
+    calls = local.store.conn.execute(
+        "SELECT turn_number FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index",
+        (data["experiment_id"],),
+    ).fetchall()
     assert [c["turn_number"] for c in calls] == [1, 1, 2]  # of turn 2, only the attempt that answered
     assert_invariants(local.store, data["experiment_id"])
 
@@ -262,13 +280,16 @@ def test_invalid_tool_arguments_three_times_open_the_breaker_and_the_errors_go_b
     with ScriptedOllama(garbage, walk(*moves())) as server:
         data = local.run(ollama(server)).as_json()
     assert data["status"] == "succeeded" and data["actions"] == 11 and data["turns"] == 2
-    actions = local.store.conn.execute("SELECT action_type, error FROM actions WHERE experiment_id = %s "
-                                       "AND step_number <= 3 ORDER BY step_number", (data["experiment_id"],)).fetchall()
+    actions = local.store.conn.execute(
+        "SELECT action_type, error FROM actions WHERE experiment_id = %s AND step_number <= 3 ORDER BY step_number",
+        (data["experiment_id"],),
+    ).fetchall()
     assert [a["action_type"] for a in actions] == ["invalid"] * 3
     assert "unexpected argument(s) experiment_id" in actions[0]["error"]
     assert "not valid JSON" in actions[1]["error"] and "must be an object" in actions[2]["error"]
-    turns = local.store.conn.execute("SELECT end_reason FROM turns WHERE experiment_id = %s ORDER BY turn_number",
-                                     (data["experiment_id"],)).fetchall()
+    turns = local.store.conn.execute(
+        "SELECT end_reason FROM turns WHERE experiment_id = %s ORDER BY turn_number", (data["experiment_id"],)
+    ).fetchall()
     assert turns[0]["end_reason"] == "circuit_breaker"
     context = json.loads(server.requests[1].body["messages"][1]["content"])
     assert [entry["error"] for entry in context["recent_actions"]] == [a["error"] for a in actions]
@@ -279,15 +300,24 @@ def test_invalid_tool_arguments_three_times_open_the_breaker_and_the_errors_go_b
 def test_a_model_that_stops_acting_ends_the_experiment_as_agent_stalled(local):
     """Turns with no tool call, or only invalid calls, count; a valid action resets the count."""
     invalid = tool_calls(*[("teleport", {})] * 3)
-    script = [text_reply("thinking"), text_reply("still thinking"), walk(moves()[0]), text_reply("moved"),
-              text_reply("hmm"), invalid, text_reply("I give up")]
+    script = [
+        text_reply("thinking"),
+        text_reply("still thinking"),
+        walk(moves()[0]),
+        text_reply("moved"),
+        text_reply("hmm"),
+        invalid,
+        text_reply("I give up"),
+    ]
     with ScriptedOllama(*script) as server:
         result = local.run(ollama(server))
     data = result.as_json()
     assert server.remaining == 0 and data["turns"] == 6 and data["actions"] == 4
     assert data["status"] == "failed"
-    assert data["failure_reason"] == ("agent_stalled: 3 turns in a row without a valid action (no tool call, "
-                                      "or only invalid calls); maxStalledTurns is 3")
+    assert data["failure_reason"] == (
+        "agent_stalled: 3 turns in a row without a valid action (no tool call, "
+        "or only invalid calls); maxStalledTurns is 3"
+    )
     assert (result.execution["status"], result.execution["error"]) == ("FAILED", "AgentStalled")
     assert state_names(local, result.execution_arn)[-3:] == ["AgentStalled", "FinalizeFailure", "ExperimentFailed"]
     assert_invariants(local.store, data["experiment_id"])
@@ -303,6 +333,7 @@ def test_a_throttled_model_is_retried_with_backoff_and_the_throttle_counted(loca
 
 
 # -- database faults -----------------------------------------------------------------------------------------------
+
 
 def terminate(local, conn: psycopg.Connection) -> None:
     local.store.conn.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
@@ -347,8 +378,11 @@ def test_a_connection_lost_during_the_turn_commit_is_retried_and_writes_the_turn
                 def execute(query, params=None, **kw):
                     send(query, params, **kw)
                     if "WITH advanced AS" in str(query):
-                        lost.append(local.store.conn.execute("SELECT turn_count FROM experiments WHERE id = %s",
-                                                             (event["experimentId"],)).fetchone()["turn_count"])
+                        lost.append(
+                            local.store.conn.execute(
+                                "SELECT turn_count FROM experiments WHERE id = %s", (event["experimentId"],)
+                            ).fetchone()["turn_count"]
+                        )
                         terminate(local, conn)
                         open_cursor().execute("SELECT 1")  # the answer never arrives
                     return opened
@@ -373,6 +407,7 @@ def test_a_connection_lost_during_the_turn_commit_is_retried_and_writes_the_turn
 
 # -- executions that end from outside ------------------------------------------------------------------------------
 
+
 def test_an_execution_stopped_mid_run_closes_its_experiment_as_aborted(local):
     """StopExecution (the console's Stop button) while turn 5's Lambda runs: that turn still commits, as a
     Lambda that was already running would, and nothing runs after it. (moto's interpreter mishandles a stop
@@ -382,8 +417,9 @@ def test_an_execution_stopped_mid_run_closes_its_experiment_as_aborted(local):
     def stopped_during_turn_five(event, context):
         result = real(event, context)
         if event["turnNumber"] == 5:
-            execution = local.store.conn.execute("SELECT execution_arns[1] AS arn FROM experiments WHERE id = %s",
-                                                 (event["experimentId"],)).fetchone()["arn"]
+            execution = local.store.conn.execute(
+                "SELECT execution_arns[1] AS arn FROM experiments WHERE id = %s", (event["experimentId"],)
+            ).fetchone()["arn"]
             local.aws.sfn.stop_execution(executionArn=execution, cause="stopped from the console")
         return result
 
@@ -423,45 +459,60 @@ def test_an_execution_that_times_out_closes_its_experiment_as_timed_out(local):
         assert late_turn_done.wait(10)
     finally:
         local.aws._handlers[AGENT] = real
-        sfn.update_state_machine(stateMachineArn=machine,
-                                 definition=local.aws.definition(local.aws.execution_timeout_seconds))
+        sfn.update_state_machine(
+            stateMachineArn=machine, definition=local.aws.definition(local.aws.execution_timeout_seconds)
+        )
     data = result.as_json()
     assert result.execution["status"] == "TIMED_OUT" and data["status"] == "timed_out"
-    assert data["failure_reason"] == f"execution TIMED_OUT: {result.execution_arn.rsplit(':', 1)[-1]} reached its " \
-                                     "execution timeout"
+    assert (
+        data["failure_reason"] == f"execution TIMED_OUT: {result.execution_arn.rsplit(':', 1)[-1]} reached its "
+        "execution timeout"
+    )
     assert experiment(local, data["experiment_id"])["turn_count"] == 2
     assert_invariants(local.store, data["experiment_id"])
 
 
 # -- bad input -------------------------------------------------------------------------------------------------------
 
+
 def count_experiments(local) -> int:
     return local.store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"]
 
 
-@pytest.mark.parametrize("execution_input, error_name, message", [
-    ([], "InvalidExecutionInput", "execution input must be a JSON object, got list"),
-    ("perfect-7", "InvalidExecutionInput", "execution input must be a JSON object, got str"),
-    (None, "InvalidExecutionInput", "execution input must be a JSON object, got NoneType"),
-    ({}, "InvalidExecutionInput", "mazeId: Field required"),
-    ({"mazeId": True, "llmProvider": "baseline", "modelName": "random"}, "InvalidExecutionInput", "mazeId"),
-    ({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": ""}, "InvalidExecutionInput",
-     "modelName: String should have at least 1 character"),
-    ({**baseline("random", "perfect-7"), "promptVersion": "../v1"}, "InvalidExecutionInput", "promptVersion"),
-    ({**baseline("random", "perfect-7"), "config": "fast"}, "InvalidExecutionInput", "config: Input should be"),
-    (baseline("random", "perfect-7", maxMoves=0), "InvalidConfig", "config.maxMoves must be at least 1"),
-    ({"experimentId": "5"}, "InvalidExecutionInput", "experimentId: Input should be a valid integer"),
-])
-def test_a_malformed_execution_input_fails_at_once_with_a_named_error_and_no_row(local, execution_input, error_name,
-                                                                                 message):
+@pytest.mark.parametrize(
+    "execution_input, error_name, message",
+    [
+        ([], "InvalidExecutionInput", "execution input must be a JSON object, got list"),
+        ("perfect-7", "InvalidExecutionInput", "execution input must be a JSON object, got str"),
+        (None, "InvalidExecutionInput", "execution input must be a JSON object, got NoneType"),
+        ({}, "InvalidExecutionInput", "mazeId: Field required"),
+        ({"mazeId": True, "llmProvider": "baseline", "modelName": "random"}, "InvalidExecutionInput", "mazeId"),
+        (
+            {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": ""},
+            "InvalidExecutionInput",
+            "modelName: String should have at least 1 character",
+        ),
+        ({**baseline("random", "perfect-7"), "promptVersion": "../v1"}, "InvalidExecutionInput", "promptVersion"),
+        ({**baseline("random", "perfect-7"), "config": "fast"}, "InvalidExecutionInput", "config: Input should be"),
+        (baseline("random", "perfect-7", maxMoves=0), "InvalidConfig", "config.maxMoves must be at least 1"),
+        ({"experimentId": "5"}, "InvalidExecutionInput", "experimentId: Input should be a valid integer"),
+    ],
+)
+def test_a_malformed_execution_input_fails_at_once_with_a_named_error_and_no_row(
+    local, execution_input, error_name, message
+):
     before = count_experiments(local)
     result = local.run(execution_input)
     assert result.summary is None and result.execution["status"] == "FAILED"
     assert result.execution["error"] == error_name
     assert message in json.loads(result.execution["cause"])["errorMessage"]
     assert count_experiments(local) == before
-    assert state_names(local, result.execution_arn) == ["ReceiveInput", "StartExperiment", "FinalizeFailure",
-                                                        "ExperimentFailed"]
+    assert state_names(local, result.execution_arn) == [
+        "ReceiveInput",
+        "StartExperiment",
+        "FinalizeFailure",
+        "ExperimentFailed",
+    ]
 
 
 def test_a_prompt_version_missing_from_parameter_store_fails_at_start_with_no_row(local):
@@ -480,6 +531,7 @@ def test_a_prompt_version_missing_from_parameter_store_fails_at_start_with_no_ro
 
 
 # -- concurrency -----------------------------------------------------------------------------------------------------
+
 
 def test_eight_concurrent_experiments_never_mix_their_actions_or_positions(local):
     inputs = [
@@ -503,7 +555,12 @@ def test_eight_concurrent_experiments_never_mix_their_actions_or_positions(local
         assert_invariants(local.store, d["experiment_id"])
     assert [d["status"] for d in data] == ["timed_out"] * 3 + ["succeeded"] * 3 + ["timed_out", "succeeded"]
     assert data[3]["moves"] == data[3]["shortest_path_length"] and data[7]["moves"] == 24
-    paths = [local.store.conn.execute("SELECT action_type, to_x, to_y, success FROM actions WHERE experiment_id = %s "
-                                      "ORDER BY step_number", (d["experiment_id"],)).fetchall() for d in data[:3]]
+    paths = [
+        local.store.conn.execute(
+            "SELECT action_type, to_x, to_y, success FROM actions WHERE experiment_id = %s ORDER BY step_number",
+            (d["experiment_id"],),
+        ).fetchall()
+        for d in data[:3]
+    ]
     assert paths[0] == paths[1] and len(paths[0]) == 150  # same maze, same seed: the same run, undisturbed
     assert paths[2] != paths[0]

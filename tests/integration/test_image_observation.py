@@ -27,8 +27,9 @@ def local(bedrock_local):
 
 
 def stored_calls(local, experiment_id: int) -> list[dict]:
-    return rows(local, "SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index",
-                experiment_id)
+    return rows(
+        local, "SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index", experiment_id
+    )
 
 
 def sent_pictures(calls: list[dict]) -> list[dict]:
@@ -38,8 +39,12 @@ def sent_pictures(calls: list[dict]) -> list[dict]:
 
 def tiles_seen(local, experiment_id: int) -> list[list]:
     """Every action's sighting, in step order (what a map view is drawn again from)."""
-    return [a["tiles_seen"] for a in rows(local, "SELECT tiles_seen FROM actions WHERE experiment_id = %s "
-                                                  "ORDER BY step_number", experiment_id)]
+    return [
+        a["tiles_seen"]
+        for a in rows(
+            local, "SELECT tiles_seen FROM actions WHERE experiment_id = %s ORDER BY step_number", experiment_id
+        )
+    ]
 
 
 def test_an_image_experiment_sends_a_png_the_server_decodes_in_every_request_and_walks_the_shortest_path(local):
@@ -48,9 +53,16 @@ def test_an_image_experiment_sends_a_png_the_server_decodes_in_every_request_and
     replies.append(openai_server.text_reply("Next turn."))
     replies += [openai_server.tool_calls((m, {})) for m in moves[3:]]
     with openai_server.ScriptedOpenAI(*replies) as server:
-        data = run(local, {"mazeId": MAZE, "llmProvider": "openai", "modelName": VISION_MODEL,
-                           "promptVersion": "v1-vision",
-                           "config": {"baseUrl": server.base_url, "observation": "image"}})
+        data = run(
+            local,
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": VISION_MODEL,
+                "promptVersion": "v1-vision",
+                "config": {"baseUrl": server.base_url, "observation": "image"},
+            },
+        )
     assert data["status"] == "succeeded" and data["goal_found"] and server.remaining == 0
     assert data["actions"] == data["moves"] == data["shortest_path_length"] == 8
     # every request carried exactly one PNG, decoded by the server, the agent's blue disc at its centre
@@ -82,12 +94,26 @@ def test_an_image_experiment_sends_a_png_the_server_decodes_in_every_request_and
 
 def test_a_map_view_in_conversation_memory_sends_only_the_newest_picture_and_keeps_the_map(local):
     moves = shortest_moves(MAZE)
-    script = [tool_calls((moves[0], {}), (moves[1], {})), text_reply("next turn"),
-              *[tool_calls((m, {})) for m in moves[2:]]]
+    script = [
+        tool_calls((moves[0], {}), (moves[1], {})),
+        text_reply("next turn"),
+        *[tool_calls((m, {})) for m in moves[2:]],
+    ]
     with ScriptedOllama(*script) as server:
-        data = run(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5vl:7b",
-                           "config": {"endpoint": server.url, "observation": "both", "imageView": "map",
-                                      "historyMode": "conversation"}})
+        data = run(
+            local,
+            {
+                "mazeId": MAZE,
+                "llmProvider": "ollama",
+                "modelName": "qwen2.5vl:7b",
+                "config": {
+                    "endpoint": server.url,
+                    "observation": "both",
+                    "imageView": "map",
+                    "historyMode": "conversation",
+                },
+            },
+        )
     assert data["status"] == "succeeded" and data["moves"] == 8 and server.remaining == 0
     assert [len(images) for images in server.pictures] == [1] * len(server.requests)
     unseen = [sum(row.count(0) for row in images[0].rows) for images in server.pictures]
@@ -119,9 +145,15 @@ def test_a_bedrock_request_carries_the_picture_as_an_image_block_after_the_tool_
         bedrock.add_response("converse", converse_reply(*moves[:2]))
         for move in moves[2:]:
             bedrock.add_response("converse", converse_reply(move))
-        data = run(local, {"mazeId": MAZE, "llmProvider": "bedrock",
-                           "modelName": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
-                           "config": {"observation": "image"}})
+        data = run(
+            local,
+            {
+                "mazeId": MAZE,
+                "llmProvider": "bedrock",
+                "modelName": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+                "config": {"observation": "image"},
+            },
+        )
     finally:
         events.unregister("provide-client-params.bedrock-runtime.Converse", keep)
     bedrock.assert_no_pending_responses()  # every request passed the service model's validation
@@ -139,23 +171,46 @@ def test_a_text_model_given_pictures_is_refused_at_start_with_the_reason(local, 
     count = "SELECT count(*) AS n FROM experiments"
     before = local.store.conn.execute(count).fetchone()["n"]
     with ScriptedOllama() as server:
-        data = run(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-                           "config": {"endpoint": server.url, "observation": "image"}})
+        data = run(
+            local,
+            {
+                "mazeId": MAZE,
+                "llmProvider": "ollama",
+                "modelName": "qwen2.5:7b",
+                "config": {"endpoint": server.url, "observation": "image"},
+            },
+        )
     assert data["status"] == "rejected" and not server.requests
-    assert data["failure_reason"].startswith("InvalidConfig: config.observation image sends pictures, but model "
-                                             "'qwen2.5:7b' is not marked as accepting images")
+    assert data["failure_reason"].startswith(
+        "InvalidConfig: config.observation image sends pictures, but model "
+        "'qwen2.5:7b' is not marked as accepting images"
+    )
     assert local.store.conn.execute(count).fetchone()["n"] == before
     # the deployment (or a local run's environment) marks it, and the same input starts
     monkeypatch.setenv("ORIOLE_VISION_MODELS", '["qwen2.5:7b"]')
     with ScriptedOllama(*[tool_calls((m, {})) for m in shortest_moves(MAZE)]) as server:
-        data = run(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-                           "config": {"endpoint": server.url, "observation": "image"}})
+        data = run(
+            local,
+            {
+                "mazeId": MAZE,
+                "llmProvider": "ollama",
+                "modelName": "qwen2.5:7b",
+                "config": {"endpoint": server.url, "observation": "image"},
+            },
+        )
     assert data["status"] == "succeeded" and all(len(images) == 1 for images in server.pictures)
 
 
 def test_a_baseline_ignores_the_picture(local):
-    data = run(local, {"mazeId": MAZE, "llmProvider": "baseline", "modelName": "explorer",
-                       "config": {"observation": "image", "imageView": "map"}})
+    data = run(
+        local,
+        {
+            "mazeId": MAZE,
+            "llmProvider": "baseline",
+            "modelName": "explorer",
+            "config": {"observation": "image", "imageView": "map"},
+        },
+    )
     assert data["status"] == "succeeded"
     calls = stored_calls(local, data["experiment_id"])
     assert not sent_pictures(calls) and "visible" in str(calls[0]["request_messages"])

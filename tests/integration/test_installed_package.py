@@ -33,8 +33,22 @@ def wheel(tmp_path_factory) -> Path:
     for name in FOLDERS:
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     wheels = tmp_path_factory.mktemp("wheels")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "--wheel-dir", str(wheels), str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(wheels),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
     [built] = wheels.glob("oriole-*.whl")
     return built
 
@@ -47,8 +61,11 @@ def built(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory, built) -> Path:
     target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target),
-                    str(built)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(target), str(built)],
+        check=True,
+        capture_output=True,
+    )
     return target
 
 
@@ -57,11 +74,23 @@ def without_extras(venv: Path) -> Path:
     the test environment, distribution by distribution, offline) and none of the ``local`` extra's, nor this
     checkout's editable install."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
-    site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()"
-                                "['purelib'])"], check=True, capture_output=True, text=True).stdout.strip())
-    left_out = {"oriole", *(re.split(r"[\[<>=;]", requirement)[0].strip().lower()
-                            for requirement in tomllib.loads((ROOT / "pyproject.toml").read_text())
-                            ["project"]["optional-dependencies"]["local"])}
+    site = Path(
+        subprocess.run(
+            [venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    left_out = {
+        "oriole",
+        *(
+            re.split(r"[\[<>=;]", requirement)[0].strip().lower()
+            for requirement in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"][
+                "local"
+            ]
+        ),
+    }
     for dist in metadata.distributions(path=[sysconfig.get_paths()["purelib"]]):
         if dist.metadata["Name"].lower() in left_out:
             continue
@@ -76,17 +105,45 @@ def test_a_plain_install_names_the_extra_its_command_needs_in_one_line(tmp_path,
     """``pip install oriole`` without extras: ``oriole --help`` says which extra to install, in one line, no
     traceback; the runtime itself imports."""
     venv = without_extras(tmp_path / "venv")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps",
-                    "--no-index", "--quiet", str(built)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            str(built),
+        ],
+        check=True,
+        capture_output=True,
+    )
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    result = subprocess.run([venv / "bin" / "oriole", "--help"], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [venv / "bin" / "oriole", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
-    assert re.fullmatch(r"oriole: the command line needs the 'local' extra \((typer|rich) is not installed\): "
-                        r"pip install 'oriole\[local\]'\n", result.stderr), result.stderr
-    runtime = subprocess.run([venv / "bin" / "python", "-c", "import oriole.handlers.agents, oriole.store; "
-                              "import importlib.util as u; print(u.find_spec('typer'), u.find_spec('rich'))"],
-                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert re.fullmatch(
+        r"oriole: the command line needs the 'local' extra \((typer|rich) is not installed\): "
+        r"pip install 'oriole\[local\]'\n",
+        result.stderr,
+    ), result.stderr
+    runtime = subprocess.run(
+        [
+            venv / "bin" / "python",
+            "-c",
+            "import oriole.handlers.agents, oriole.store; "
+            "import importlib.util as u; print(u.find_spec('typer'), u.find_spec('rich'))",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert runtime.returncode == 0 and runtime.stdout == "None None\n", runtime.stderr[-2000:]
 
 
@@ -103,13 +160,21 @@ def test_the_wheel_carries_the_flow_the_migrations_and_the_prompts(installed):
 def test_an_installed_package_runs_an_experiment_from_any_folder(installed, tmp_path, database_url):
     elsewhere = tmp_path / "empty"
     elsewhere.mkdir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed), sysconfig.get_paths()["purelib"]]),
-           "DATABASE_URL": database_url, "ORIOLE_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
-    probe = ("import oriole, oriole_workstation, sys; print(oriole.__file__); print(oriole_workstation.__file__); "
-             "sys.argv = ['oriole', 'run', '--maze', 'perfect-9', '--agent', 'oracle', '--json']; "
-             "from oriole_workstation.cli import main; main()")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=elsewhere, env=env,
-                            capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(installed), sysconfig.get_paths()["purelib"]]),
+        "DATABASE_URL": database_url,
+        "ORIOLE_HOME": str(tmp_path / "home"),
+        "COLUMNS": "200",
+    }
+    probe = (
+        "import oriole, oriole_workstation, sys; print(oriole.__file__); print(oriole_workstation.__file__); "
+        "sys.argv = ['oriole', 'run', '--maze', 'perfect-9', '--agent', 'oracle', '--json']; "
+        "from oriole_workstation.cli import main; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     runtime_file, workstation_file, *rest = result.stdout.splitlines()
     assert runtime_file.startswith(str(installed)) and workstation_file.startswith(str(installed))
@@ -137,9 +202,13 @@ def test_the_package_list_names_every_package_folder():
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     caches = ["*.__pycache__", "*.egg-info"]
-    found = {*find_namespace_packages(ROOT / "lambdas", exclude=caches),
-             *find_namespace_packages(ROOT / "workstation", exclude=caches),
-             *(f"oriole.{name}" for name in find_namespace_packages(ROOT, include=["migrations", "migrations.*"],
-                                                                     exclude=caches))}
+    found = {
+        *find_namespace_packages(ROOT / "lambdas", exclude=caches),
+        *find_namespace_packages(ROOT / "workstation", exclude=caches),
+        *(
+            f"oriole.{name}"
+            for name in find_namespace_packages(ROOT, include=["migrations", "migrations.*"], exclude=caches)
+        ),
+    }
     assert set(config["packages"]) == found
     assert config["package-dir"]["oriole.migrations"] == "migrations"

@@ -14,10 +14,12 @@ def assert_invariants(store, experiment_id: int) -> None:
     """What must hold after any run: gapless steps, continuous positions, totals equal sums, closed."""
     conn = store.conn
     exp = conn.execute("SELECT * FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
-    actions = conn.execute("SELECT * FROM actions WHERE experiment_id = %s ORDER BY step_number",
-                           (experiment_id,)).fetchall()
-    turns = conn.execute("SELECT * FROM turns WHERE experiment_id = %s ORDER BY turn_number",
-                         (experiment_id,)).fetchall()
+    actions = conn.execute(
+        "SELECT * FROM actions WHERE experiment_id = %s ORDER BY step_number", (experiment_id,)
+    ).fetchall()
+    turns = conn.execute(
+        "SELECT * FROM turns WHERE experiment_id = %s ORDER BY turn_number", (experiment_id,)
+    ).fetchall()
     maze = store.find_maze(exp["maze_id"]).maze
     assert [a["step_number"] for a in actions] == list(range(1, len(actions) + 1))
     position = maze.start
@@ -50,8 +52,11 @@ def assert_aggregates(exp: dict, actions: list[dict], turns: list[dict], start: 
 
 
 def state_names(local, execution_arn: str) -> list[str]:
-    return [e["stateEnteredEventDetails"]["name"] for e in local.aws.history(execution_arn)
-            if "stateEnteredEventDetails" in e]
+    return [
+        e["stateEnteredEventDetails"]["name"]
+        for e in local.aws.history(execution_arn)
+        if "stateEnteredEventDetails" in e
+    ]
 
 
 def test_oracle_finds_the_goal_in_exactly_the_shortest_path(local):
@@ -86,12 +91,20 @@ def test_searching_baselines_reach_the_goal_of_a_small_maze(local, agent):
 def test_stored_aggregates_equal_a_recount_from_the_raw_actions_after_real_runs(local):
     """Several baselines with wall hits and revisits: what each turn's write accumulated equals the aggregates
     recomputed from the raw actions and turns, in Python and by the migration's own recount."""
-    runs = [local.run(baseline(*args, **config)).as_json()["experiment_id"] for *args, config in (
-        ("random", "medium-60", {"maxMoves": 300, "seed": 3}), ("explorer", "perfect-21", {}),
-        ("wall-follower", "rooms-60", {"maxMoves": 400}), ("oracle", "perfect-9", {"maxActionsPerTurn": 3}))]
+    runs = [
+        local.run(baseline(*args, **config)).as_json()["experiment_id"]
+        for *args, config in (
+            ("random", "medium-60", {"maxMoves": 300, "seed": 3}),
+            ("explorer", "perfect-21", {}),
+            ("wall-follower", "rooms-60", {"maxMoves": 400}),
+            ("oracle", "perfect-9", {"maxActionsPerTurn": 3}),
+        )
+    ]
     conn = local.store.conn
-    view = "SELECT experiment_id, unique_tiles_visited, revisits, model_calls, mean_latency_ms, last_action_at, " \
-           "ending FROM experiment_results WHERE experiment_id = ANY (%s) ORDER BY experiment_id"
+    view = (
+        "SELECT experiment_id, unique_tiles_visited, revisits, model_calls, mean_latency_ms, last_action_at, "
+        "ending FROM experiment_results WHERE experiment_id = ANY (%s) ORDER BY experiment_id"
+    )
     stored = conn.execute(view, (runs,)).fetchall()
     assert conn.execute("SELECT recount_experiments(%s) AS n", (runs,)).fetchone()["n"] == len(runs)
     assert conn.execute(view, (runs,)).fetchall() == stored
@@ -101,16 +114,18 @@ def test_stored_aggregates_equal_a_recount_from_the_raw_actions_after_real_runs(
 
 
 def test_configuration_snapshot_and_overrides_are_stored(local):
-    data = local.run(baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1,
-                              temperature=0.0)).as_json()
-    row = local.store.conn.execute("SELECT config, seed, prompt_version, prompt_hash, prompt_text FROM experiments "
-                                   "WHERE id = %s", (data["experiment_id"],)).fetchone()
+    data = local.run(baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1, temperature=0.0)).as_json()
+    row = local.store.conn.execute(
+        "SELECT config, seed, prompt_version, prompt_hash, prompt_text FROM experiments WHERE id = %s",
+        (data["experiment_id"],),
+    ).fetchone()
     assert row["config"]["maxActionsPerTurn"] == 2 and row["config"]["visionRange"] == 1
     assert row["config"]["temperature"] == 0.0  # a falsy value is stored, not dropped
     assert row["config"]["seed"] == row["seed"] >= 0
     assert row["prompt_version"] == "v1" and len(row["prompt_hash"]) == 64 and "maze" in row["prompt_text"]
-    turns = local.store.conn.execute("SELECT action_count FROM turns WHERE experiment_id = %s",
-                                     (data["experiment_id"],)).fetchall()
+    turns = local.store.conn.execute(
+        "SELECT action_count FROM turns WHERE experiment_id = %s", (data["experiment_id"],)
+    ).fetchall()
     assert max(t["action_count"] for t in turns) == 2
 
 
@@ -118,17 +133,20 @@ def count_experiments(local) -> int:
     return local.store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"]
 
 
-@pytest.mark.parametrize("execution_input, error, message", [
-    ({"mazeId": "no-such-maze", "llmProvider": "baseline", "modelName": "random"}, "UnknownMaze", "no-such-maze"),
-    ({"mazeId": "perfect-7", "llmProvider": "azure", "modelName": "gpt"}, "InvalidExecutionInput", "llmProvider"),
-    (baseline("random", "perfect-7", maxMovez=5), "InvalidConfig", "maxMovez"),
-    (baseline("random", "perfect-7", maxMoves="many"), "InvalidConfig", "config.maxMoves must be an integer"),
-    ({**baseline("random", "perfect-7"), "promptVersion": "v99"}, "UnknownPromptVersion", "v99"),
-    ({"mazeId": "perfect-7", "llmProvider": "baseline"}, "InvalidExecutionInput", "modelName: Field required"),
-    ({**baseline("random", "perfect-7"), "colour": "red"}, "InvalidExecutionInput", "colour: unknown field"),
-    ({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "genius"}, "InvalidExecutionInput", "genius"),
-    ({"experimentId": 999999}, "ContinuationRefused", "cannot continue experiment 999999"),
-])
+@pytest.mark.parametrize(
+    "execution_input, error, message",
+    [
+        ({"mazeId": "no-such-maze", "llmProvider": "baseline", "modelName": "random"}, "UnknownMaze", "no-such-maze"),
+        ({"mazeId": "perfect-7", "llmProvider": "azure", "modelName": "gpt"}, "InvalidExecutionInput", "llmProvider"),
+        (baseline("random", "perfect-7", maxMovez=5), "InvalidConfig", "maxMovez"),
+        (baseline("random", "perfect-7", maxMoves="many"), "InvalidConfig", "config.maxMoves must be an integer"),
+        ({**baseline("random", "perfect-7"), "promptVersion": "v99"}, "UnknownPromptVersion", "v99"),
+        ({"mazeId": "perfect-7", "llmProvider": "baseline"}, "InvalidExecutionInput", "modelName: Field required"),
+        ({**baseline("random", "perfect-7"), "colour": "red"}, "InvalidExecutionInput", "colour: unknown field"),
+        ({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "genius"}, "InvalidExecutionInput", "genius"),
+        ({"experimentId": 999999}, "ContinuationRefused", "cannot continue experiment 999999"),
+    ],
+)
 def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local, execution_input, error, message):
     before = count_experiments(local)
     result = local.run(execution_input)
@@ -137,8 +155,12 @@ def test_bad_execution_input_fails_at_start_with_a_named_error_and_no_row(local,
     assert result.execution["error"] == error
     assert message in json.loads(result.execution["cause"])["errorMessage"]
     assert count_experiments(local) == before
-    assert state_names(local, result.execution_arn) == ["ReceiveInput", "StartExperiment", "FinalizeFailure",
-                                                        "ExperimentFailed"]
+    assert state_names(local, result.execution_arn) == [
+        "ReceiveInput",
+        "StartExperiment",
+        "FinalizeFailure",
+        "ExperimentFailed",
+    ]
 
 
 def test_long_experiments_continue_as_new_executions(local):
@@ -148,7 +170,8 @@ def test_long_experiments_continue_as_new_executions(local):
     arns = data["execution_arns"]
     assert len(arns) == -(-data["turns"] // 3)
     assert [a.rsplit(":", 1)[-1] for a in arns[1:]] == [
-        f"exp-{data['experiment_id']}-part-{n}" for n in range(2, len(arns) + 1)]
+        f"exp-{data['experiment_id']}-part-{n}" for n in range(2, len(arns) + 1)
+    ]
     for arn in arns[:-1]:
         assert local.launcher.describe(arn)["status"] == "SUCCEEDED"
         assert state_names(local, arn)[-2:] == ["ContinueAsNew", "HandedOver"]
@@ -163,10 +186,14 @@ def test_an_execution_started_by_hand_as_the_next_part_is_refused_and_leaves_the
     from oriole.lifecycle import experiments
 
     first = f"{local.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:first-part-{uuid.uuid4().hex}"
-    experiment_id = experiments.start({"input": baseline("oracle", "perfect-9"), "executionArn": first},
-                                      local.store, lambda names: catalog.defaults())["experimentId"]
-    experiments.continue_as_new({"experimentId": experiment_id, "part": 1, "stateMachineArn": "unused"},
-                                local.store, lambda machine, name, execution_input: name)  # a token is issued
+    experiment_id = experiments.start(
+        {"input": baseline("oracle", "perfect-9"), "executionArn": first}, local.store, lambda names: catalog.defaults()
+    )["experimentId"]
+    experiments.continue_as_new(
+        {"experimentId": experiment_id, "part": 1, "stateMachineArn": "unused"},
+        local.store,
+        lambda machine, name, execution_input: name,
+    )  # a token is issued
     columns = "status, completed_at, execution_arns, continuation_hashes, turn_count"
     before = local.store.conn.execute(f"SELECT {columns} FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
     execution_input = {"experimentId": experiment_id} | ({"continuationToken": token} if token else {})
@@ -208,8 +235,9 @@ def test_history_events_per_turn_stay_within_the_continue_as_new_budget(local):
 def test_a_long_one_action_per_turn_experiment_chains_executions_within_the_history_budget(local):
     """A scaled version of the 10,000-action benchmark (bench/bench_local_run.py --actions-per-turn 1):
     300 turns at one action each, 40 turns per execution."""
-    result = local.run(baseline("random", "medium-60", maxMoves=300, maxActionsPerTurn=1, maxTurnsPerExecution=40,
-                                seed=1))
+    result = local.run(
+        baseline("random", "medium-60", maxMoves=300, maxActionsPerTurn=1, maxTurnsPerExecution=40, seed=1)
+    )
     data = result.as_json()
     assert data["status"] == "timed_out" and data["actions"] == data["turns"] == 300
     arns = data["execution_arns"]

@@ -18,18 +18,40 @@ ROOT = Path(__file__).resolve().parents[2]
 
 STABLE_COLUMNS = {
     "mazes": {"id", "name", "width", "height", "start_x", "start_y", "goal_x", "goal_y", "shortest_path_length"},
-    "experiments": {"id", "maze_id", "llm_provider", "model_name", "prompt_version", "status", "goal_found",
-                    "started_at", "completed_at", "failure_reason", "config", "execution_arns"},
+    "experiments": {
+        "id",
+        "maze_id",
+        "llm_provider",
+        "model_name",
+        "prompt_version",
+        "status",
+        "goal_found",
+        "started_at",
+        "completed_at",
+        "failure_reason",
+        "config",
+        "execution_arns",
+    },
     "turns": {"experiment_id", "turn_number", "input_tokens", "output_tokens"},
-    "actions": {"experiment_id", "step_number", "turn_number", "action_type", "from_x", "from_y", "to_x", "to_y",
-                "success"},
+    "actions": {
+        "experiment_id",
+        "step_number",
+        "turn_number",
+        "action_type",
+        "from_x",
+        "from_y",
+        "to_x",
+        "to_y",
+        "success",
+    },
 }
 
 
 def schema(store: Store) -> list[tuple]:
     rows = store.conn.execute(
         "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
-        "WHERE table_schema = 'public' ORDER BY table_name, column_name").fetchall()
+        "WHERE table_schema = 'public' ORDER BY table_name, column_name"
+    ).fetchall()
     return [tuple(r.values()) for r in rows]
 
 
@@ -37,7 +59,9 @@ def primary_key(store: Store, table: str) -> list[str]:
     rows = store.conn.execute(
         "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
         "AND a.attnum = ANY (i.indkey) WHERE i.indrelid = %s::regclass AND i.indisprimary "
-        "ORDER BY array_position(i.indkey, a.attnum)", (table,)).fetchall()
+        "ORDER BY array_position(i.indkey, a.attnum)",
+        (table,),
+    ).fetchall()
     return [r["attname"] for r in rows]
 
 
@@ -111,15 +135,33 @@ def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(e
     store.apply_migrations(before, views=())  # the views need the columns of later migrations
     conn = store.conn
     maze = mazeset.get_maze(101)  # stored with the columns of the schema before 0005 (later ones add more)
-    conn.execute("INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
-                 "shortest_path_length, generator, seed, content_hash, grid) VALUES "
-                 "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                 (maze.id, maze.name, maze.family, maze.maze.width, maze.maze.height, *maze.maze.start,
-                  *maze.maze.goal, maze.shortest_path_length, maze.generator, maze.seed, maze.content_hash,
-                  Jsonb(maze.maze.grid)))
-    endings = {("running", None): None, ("succeeded", None): "success", ("timed_out", "max_moves reached"): "agent",
-               ("failed", "agent_stalled: 3 turns in a row"): "agent", ("failed", "ModelTimeout: slow"): "error",
-               ("aborted", "execution ABORTED: stopped"): "error"}
+    conn.execute(
+        "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "
+        "shortest_path_length, generator, seed, content_hash, grid) VALUES "
+        "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            maze.id,
+            maze.name,
+            maze.family,
+            maze.maze.width,
+            maze.maze.height,
+            *maze.maze.start,
+            *maze.maze.goal,
+            maze.shortest_path_length,
+            maze.generator,
+            maze.seed,
+            maze.content_hash,
+            Jsonb(maze.maze.grid),
+        ),
+    )
+    endings = {
+        ("running", None): None,
+        ("succeeded", None): "success",
+        ("timed_out", "max_moves reached"): "agent",
+        ("failed", "agent_stalled: 3 turns in a row"): "agent",
+        ("failed", "ModelTimeout: slow"): "error",
+        ("aborted", "execution ABORTED: stopped"): "error",
+    }
     ids = {}
     for n, (status, reason) in enumerate(endings, 1):
         ids[status, reason] = conn.execute(
@@ -127,14 +169,21 @@ def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(e
             "config, seed, status, current_x, current_y, completed_at, failure_reason, origin_execution_arn, "
             "execution_arns) VALUES (101, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, %s, 0, 0, "
             "CASE WHEN %s <> 'running' THEN now() END, %s, %s, ARRAY[%s]) RETURNING id",
-            (status, status, reason, f"arn:{n}", f"arn:{n}")).fetchone()["id"]
+            (status, status, reason, f"arn:{n}", f"arn:{n}"),
+        ).fetchone()["id"]
     walked = ids["succeeded", None]
     start = mazeset.get_maze(101).maze.start
-    conn.execute("INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls, latency_ms, "
-                 "end_reason, started_at) VALUES (%s, 1, 1, 3, 2, 70, 'action_budget', now())", (walked,))
+    conn.execute(
+        "INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls, latency_ms, "
+        "end_reason, started_at) VALUES (%s, 1, 1, 3, 2, 70, 'action_budget', now())",
+        (walked,),
+    )
     for step, to in enumerate([(start[0] + 1, start[1]), start, (start[0] + 1, start[1])], 1):
-        conn.execute("INSERT INTO actions (experiment_id, step_number, turn_number, action_type, from_x, from_y, "
-                     "to_x, to_y, success) VALUES (%s, %s, 1, 'move_east', 0, 0, %s, %s, true)", (walked, step, *to))
+        conn.execute(
+            "INSERT INTO actions (experiment_id, step_number, turn_number, action_type, from_x, from_y, "
+            "to_x, to_y, success) VALUES (%s, %s, 1, 'move_east', 0, 0, %s, %s, true)",
+            (walked, step, *to),
+        )
     assert store.apply_migrations(after)[0] == "0005_results_and_progress"
     rows = {r["id"]: r for r in conn.execute("SELECT * FROM experiments").fetchall()}
     assert {key: rows[i]["ending"] for key, i in ids.items()} == endings
@@ -172,15 +221,21 @@ def definitions(store: Store) -> dict[str, str]:
         "UNION ALL "
         "SELECT p.proname, string_agg(pg_get_functiondef(p.oid), E'\\n' ORDER BY p.oid::regprocedure::text) "
         "  FROM pg_proc p WHERE p.proname = ANY (%(names)s) AND p.pronamespace = 'public'::regnamespace "
-        " GROUP BY p.proname", {"names": names}).fetchall()
+        " GROUP BY p.proname",
+        {"names": names},
+    ).fetchall()
     return {r["name"]: r["definition"] for r in rows}
 
 
 def rights(store: Store) -> dict[str, str]:
     """Who may do what with each view (its ACL)."""
-    return {r["relname"]: r["acl"] for r in store.conn.execute(
-        "SELECT relname, relacl::text AS acl FROM pg_class WHERE relkind = 'v' "
-        "AND relnamespace = 'public'::regnamespace").fetchall()}
+    return {
+        r["relname"]: r["acl"]
+        for r in store.conn.execute(
+            "SELECT relname, relacl::text AS acl FROM pg_class WHERE relkind = 'v' "
+            "AND relnamespace = 'public'::regnamespace"
+        ).fetchall()
+    }
 
 
 def test_the_views_and_functions_in_the_database_are_their_files(empty_database):
@@ -190,8 +245,10 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     assert set(held) == {view.name for view in ordered_views(view_files())}  # one file each, every one made
     with store.conn.transaction(force_rollback=True):  # the files alone, once more, give the same definitions
         store.conn.execute("DROP VIEW experiment_status, model_comparison, experiment_results")
-        store.conn.execute("DROP FUNCTION compare_experiments, compared_experiments, comment_tags, wilson_lower, "
-                           "wilson_upper, recount_experiments")
+        store.conn.execute(
+            "DROP FUNCTION compare_experiments, compared_experiments, comment_tags, wilson_lower, "
+            "wilson_upper, recount_experiments"
+        )
         for view in ordered_views(view_files()):
             store.conn.execute(view.sql)
         assert definitions(store) == held
@@ -203,8 +260,9 @@ def test_numbered_migrations_hold_table_changes_only_and_the_sql_lives_under_mig
     import re
 
     for file in migration_files():
-        assert not re.search(r"CREATE\s+(OR\s+REPLACE\s+)?(VIEW|FUNCTION)", file.read_text(encoding="utf-8"),
-                             re.IGNORECASE), f"{file.name}: a view or function belongs in migrations/views/"
+        assert not re.search(
+            r"CREATE\s+(OR\s+REPLACE\s+)?(VIEW|FUNCTION)", file.read_text(encoding="utf-8"), re.IGNORECASE
+        ), f"{file.name}: a view or function belongs in migrations/views/"
     assert not list((ROOT / "lambdas").rglob("*.sql")) and not list((ROOT / "workstation").rglob("*.sql"))
 
 
@@ -221,8 +279,12 @@ def test_a_changed_view_file_is_made_again_and_a_removed_one_dropped(empty_datab
     status.write_text(status.read_text().replace("stale_after_minutes", "stale_minutes"))
     (views / "model_comparison.sql").unlink()
     assert store.apply_migrations(views=views.glob("*.sql")) == []  # no migration, only the views
-    columns = {r["column_name"] for r in store.conn.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'experiment_status'")}
+    columns = {
+        r["column_name"]
+        for r in store.conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'experiment_status'"
+        )
+    }
     assert "stale_minutes" in columns and "stale_after_minutes" not in columns
     assert "model_comparison" not in definitions(store)
     assert store.conn.execute("SELECT min(applied_at) AS at FROM schema_views").fetchone()["at"] > unchanged
@@ -233,28 +295,34 @@ def migrations_before_views(folder: Path) -> list[Path]:
     the repository's history."""
     commit, path = "ec51c2b", "lambdas/oriole/migrations"
     try:
-        names = subprocess.run(["git", "ls-tree", "--name-only", f"{commit}:{path}"], cwd=ROOT, check=True,
-                               capture_output=True, text=True).stdout.split()
+        names = subprocess.run(
+            ["git", "ls-tree", "--name-only", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         pytest.skip(f"the upgrade test reads the migrations of commit {commit} from the repository's history")
     for name in names:
-        (folder / name).write_bytes(subprocess.run(["git", "show", f"{commit}:{path}/{name}"], cwd=ROOT, check=True,
-                                                   capture_output=True).stdout)
+        (folder / name).write_bytes(
+            subprocess.run(["git", "show", f"{commit}:{path}/{name}"], cwd=ROOT, check=True, capture_output=True).stdout
+        )
     return sorted(folder.glob("*.sql"))
 
 
 def test_a_database_migrated_before_the_views_had_files_upgrades_to_the_same_definitions(
-        empty_database, server_url, tmp_path):
+    empty_database, server_url, tmp_path
+):
     from tests.conftest import scratch_database
 
     old = Store(db.connect(empty_database))
     before = migrations_before_views(tmp_path)
     assert old.apply_migrations(before, views=()) == [path.stem for path in before]  # as deployed: views included
     changed = {r["version"]: r["checksum"] for r in old.conn.execute("SELECT * FROM schema_migrations")}
-    assert old.apply_migrations() == [f.name.removesuffix(".sql") for f in migration_files()
-                                      if f.name.removesuffix(".sql") not in changed]
-    assert {r["version"]: r["checksum"] for r in old.conn.execute(
-        "SELECT * FROM schema_migrations WHERE version = ANY (%s)", (list(changed),))} == changed  # kept as recorded
+    assert old.apply_migrations() == [
+        f.name.removesuffix(".sql") for f in migration_files() if f.name.removesuffix(".sql") not in changed
+    ]
+    assert {
+        r["version"]: r["checksum"]
+        for r in old.conn.execute("SELECT * FROM schema_migrations WHERE version = ANY (%s)", (list(changed),))
+    } == changed  # kept as recorded
     assert old.apply_migrations() == []
     with scratch_database(server_url) as url:
         fresh = Store(db.connect(url))
@@ -274,13 +342,16 @@ def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empt
     store = Store(db.connect(empty_database))
     store.prepare()
     assert {r["name"]: r["label"] for r in store.conn.execute("SELECT * FROM providers")} == {
-        name: provider.label for name, provider in PROVIDERS.items()}
+        name: provider.label for name, provider in PROVIDERS.items()
+    }
 
     def experiment(provider: str) -> None:
         store.conn.execute(
             "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
             "config, seed, current_x, current_y, origin_execution_arn, execution_arns) "
-            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s])", (provider, provider, provider))
+            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s])",
+            (provider, provider, provider),
+        )
 
     with pytest.raises(psycopg.errors.ForeignKeyViolation, match="llm_provider"):
         experiment("acme")

@@ -46,26 +46,43 @@ def rows(local, sql: str, experiment_id: int) -> list[dict]:
 def test_an_ollama_experiment_reaches_the_goal_and_stores_what_the_server_sent(local):
     moves = shortest_moves(MAZE)  # 8 moves on perfect-7
     script = [
-        tool_calls((moves[0], {"reasoning": "start"}), (moves[1], {}), (moves[2], '{"reasoning": "as text"}'),
-                   prompt_eval_count=300, eval_count=30, thinking="corridor ahead"),
+        tool_calls(
+            (moves[0], {"reasoning": "start"}),
+            (moves[1], {}),
+            (moves[2], '{"reasoning": "as text"}'),
+            prompt_eval_count=300,
+            eval_count=30,
+            thinking="corridor ahead",
+        ),
         tool_calls((moves[3], {}), ("move_diagonal", {}), prompt_eval_count=350, eval_count=20),
         text_reply("Let me think about the next turn.", prompt_eval_count=400, eval_count=10),
         tool_calls(*[(m, {}) for m in moves[4:]], prompt_eval_count=500, eval_count=40),
     ]
     boto3.client("ssm", region_name="us-east-1").put_parameter(
-        Name=catalog.pricing_name("qwen2.5:7b"), Value='{"inputPerMTok": 1.0, "outputPerMTok": 2.0}',
-        Type="String", Overwrite=True)
+        Name=catalog.pricing_name("qwen2.5:7b"),
+        Value='{"inputPerMTok": 1.0, "outputPerMTok": 2.0}',
+        Type="String",
+        Overwrite=True,
+    )
     with ScriptedOllama(*script) as server:
-        data = run(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-                           "config": {"endpoint": server.url, "temperature": 0.0}})
+        data = run(
+            local,
+            {
+                "mazeId": MAZE,
+                "llmProvider": "ollama",
+                "modelName": "qwen2.5:7b",
+                "config": {"endpoint": server.url, "temperature": 0.0},
+            },
+        )
     assert data["status"] == "succeeded" and data["goal_found"]
     assert data["actions"] == 9 and data["moves"] == 8 and data["turns"] == 2
     assert (data["input_tokens"], data["output_tokens"]) == (1550, 100)
     assert data["cost_usd"] == pytest.approx((1550 * 1.0 + 100 * 2.0) / 1e6)
     exp_id = data["experiment_id"]
     turns = rows(local, "SELECT * FROM turns WHERE experiment_id = %s ORDER BY turn_number", exp_id)
-    assert [(t["action_count"], t["model_calls"], t["input_tokens"], t["output_tokens"], t["end_reason"])
-            for t in turns] == [(5, 3, 1050, 60, "no_tool_call"), (4, 1, 500, 40, "goal_found")]
+    assert [
+        (t["action_count"], t["model_calls"], t["input_tokens"], t["output_tokens"], t["end_reason"]) for t in turns
+    ] == [(5, 3, 1050, 60, "no_tool_call"), (4, 1, 500, 40, "goal_found")]
     actions = rows(local, "SELECT * FROM actions WHERE experiment_id = %s ORDER BY step_number", exp_id)
     assert [a["action_type"] for a in actions] == [*moves[:4], "invalid", *moves[4:]]
     assert actions[0]["reasoning"] == "start" and actions[2]["reasoning"] == "as text"
@@ -84,8 +101,12 @@ def test_an_ollama_experiment_reaches_the_goal_and_stores_what_the_server_sent(l
 
 
 def openai(server: openai_server.ScriptedOpenAI, **config) -> dict:
-    return {"mazeId": MAZE, "llmProvider": "openai", "modelName": OPENAI_MODEL,
-            "config": {"baseUrl": server.base_url, **config}}
+    return {
+        "mazeId": MAZE,
+        "llmProvider": "openai",
+        "modelName": OPENAI_MODEL,
+        "config": {"baseUrl": server.base_url, **config},
+    }
 
 
 @pytest.fixture
@@ -100,14 +121,21 @@ def openai_key(monkeypatch):
 def test_an_openai_experiment_walks_the_shortest_path_and_stores_the_usage_the_server_reported(local, openai_key):
     moves = shortest_moves(MAZE)  # 8 moves on perfect-7
     usage = [(300 + 40 * i, 12 + i) for i in range(9)]
-    replies = [openai_server.tool_calls((m, {"reasoning": "open"}), prompt_tokens=p, completion_tokens=c)
-               for m, (p, c) in zip(moves[:3], usage, strict=False)]
+    replies = [
+        openai_server.tool_calls((m, {"reasoning": "open"}), prompt_tokens=p, completion_tokens=c)
+        for m, (p, c) in zip(moves[:3], usage, strict=False)
+    ]
     replies.append(openai_server.text_reply("Next turn.", *usage[3], reasoning_content="the corridor bends"))
-    replies += [openai_server.tool_calls((m, {}), prompt_tokens=p, completion_tokens=c)
-                for m, (p, c) in zip(moves[3:], usage[4:], strict=True)]
+    replies += [
+        openai_server.tool_calls((m, {}), prompt_tokens=p, completion_tokens=c)
+        for m, (p, c) in zip(moves[3:], usage[4:], strict=True)
+    ]
     boto3.client("ssm", region_name="us-east-1").put_parameter(
-        Name=catalog.pricing_name(OPENAI_MODEL), Value='{"inputPerMTok": 0.5, "outputPerMTok": 1.5}',
-        Type="String", Overwrite=True)
+        Name=catalog.pricing_name(OPENAI_MODEL),
+        Value='{"inputPerMTok": 0.5, "outputPerMTok": 1.5}',
+        Type="String",
+        Overwrite=True,
+    )
     with openai_server.ScriptedOpenAI(*replies, api_key=openai_key) as server:
         data = run(local, openai(server, temperature=0.0))
     assert data["status"] == "succeeded" and data["goal_found"] and data["turns"] == 2
@@ -122,8 +150,9 @@ def test_an_openai_experiment_walks_the_shortest_path_and_stores_the_usage_the_s
     assert [(c["input_tokens"], c["output_tokens"]) for c in calls] == usage
     assert [c["stop_reason"] for c in calls] == ["tool_calls"] * 3 + ["stop"] + ["tool_calls"] * 5
     assert calls[3]["response"]["thinking"] == "the corridor bends"
-    assert [c["response"]["tool_calls"][0]["id"] for c in calls if c["response"]["tool_calls"]] == \
-        [f"call_{i:04d}" for i in range(1, 9)]
+    assert [c["response"]["tool_calls"][0]["id"] for c in calls if c["response"]["tool_calls"]] == [
+        f"call_{i:04d}" for i in range(1, 9)
+    ]
     seed = rows(local, "SELECT seed FROM experiments WHERE id = %s", exp_id)[0]["seed"]
     for request in server.requests:
         body = request.body
@@ -136,14 +165,20 @@ def test_an_openai_experiment_walks_the_shortest_path_and_stores_the_usage_the_s
 
 def test_an_openai_throttle_with_a_long_retry_after_is_retried_by_the_state_machine_and_counted(local):
     moves = shortest_moves(MAZE)
-    throttled = openai_server.error(429, "Rate limit reached", "requests", "rate_limit_exceeded",
-                                    headers={"Retry-After": "30"})
-    with openai_server.ScriptedOpenAI(openai_server.tool_calls((moves[0], {})), openai_server.text_reply("next"),
-                                      throttled, *[openai_server.tool_calls((m, {})) for m in moves[1:]]) as server:
+    throttled = openai_server.error(
+        429, "Rate limit reached", "requests", "rate_limit_exceeded", headers={"Retry-After": "30"}
+    )
+    with openai_server.ScriptedOpenAI(
+        openai_server.tool_calls((moves[0], {})),
+        openai_server.text_reply("next"),
+        throttled,
+        *[openai_server.tool_calls((m, {})) for m in moves[1:]],
+    ) as server:
         data = run(local, openai(server))
     assert data["status"] == "succeeded" and data["actions"] == 8 and server.remaining == 0
-    assert rows(local, "SELECT throttle_count FROM experiments WHERE id = %s", data["experiment_id"])[0] == \
-        {"throttle_count": 1}
+    assert rows(local, "SELECT throttle_count FROM experiments WHERE id = %s", data["experiment_id"])[0] == {
+        "throttle_count": 1
+    }
     assert_invariants(local.store, data["experiment_id"])
 
 
@@ -154,8 +189,9 @@ def test_a_model_the_openai_server_does_not_have_fails_the_experiment_with_its_m
     assert data["execution"]["status"] == "FAILED" and data["execution"]["error"] == "ModelRequestRejected"
     assert data["status"] == "failed" and len(server.requests) == 1
     assert data["failure_reason"].startswith("ModelRequestRejected: the OpenAI-compatible server at ")
-    assert f"The model `{OPENAI_MODEL}` does not exist. (invalid_request_error, model_not_found)" in \
-        data["failure_reason"]
+    assert (
+        f"The model `{OPENAI_MODEL}` does not exist. (invalid_request_error, model_not_found)" in data["failure_reason"]
+    )
     assert_invariants(local.store, data["experiment_id"])
 
 
@@ -166,17 +202,22 @@ def test_on_aws_a_base_url_the_deployment_does_not_list_is_refused_before_any_ro
     with openai_server.ScriptedOpenAI() as server:
         data = run(local, openai(server))
     assert data["status"] == "rejected" and not server.requests
-    assert data["failure_reason"].startswith(f"InvalidConfig: config.baseUrl '{server.base_url}' is not an "
-                                             "OpenAI-compatible base URL this deployment allows")
+    assert data["failure_reason"].startswith(
+        f"InvalidConfig: config.baseUrl '{server.base_url}' is not an OpenAI-compatible base URL this deployment allows"
+    )
     assert local.store.conn.execute(count).fetchone()["n"] == before
 
 
 def converse_reply(*tool_uses: str, text: str | None = None, stop: str = "tool_use", tokens=(200, 25)) -> dict:
     content = ([{"text": text}] if text else []) + [
-        {"toolUse": {"toolUseId": f"t{i}", "name": name, "input": {}}} for i, name in enumerate(tool_uses)]
-    return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": stop,
-            "usage": {"inputTokens": tokens[0], "outputTokens": tokens[1], "totalTokens": sum(tokens)},
-            "metrics": {"latencyMs": 42}}
+        {"toolUse": {"toolUseId": f"t{i}", "name": name, "input": {}}} for i, name in enumerate(tool_uses)
+    ]
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {"inputTokens": tokens[0], "outputTokens": tokens[1], "totalTokens": sum(tokens)},
+        "metrics": {"latencyMs": 42},
+    }
 
 
 def test_a_bedrock_experiment_reaches_the_goal_through_throttling(local, bedrock):
@@ -194,16 +235,23 @@ def test_a_bedrock_experiment_reaches_the_goal_through_throttling(local, bedrock
     assert (data["input_tokens"], data["output_tokens"]) == (200 + 300 + 200 + 10 + 200, 25 + 5 + 25 + 1 + 25)
     exp = rows(local, "SELECT throttle_count FROM experiments WHERE id = %s", data["experiment_id"])[0]
     assert exp["throttle_count"] == 3
-    calls = rows(local, "SELECT stop_reason, latency_ms FROM model_calls WHERE experiment_id = %s "
-                        "ORDER BY turn_number, call_index", data["experiment_id"])
+    calls = rows(
+        local,
+        "SELECT stop_reason, latency_ms FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index",
+        data["experiment_id"],
+    )
     assert [c["stop_reason"] for c in calls] == ["tool_use", "end_turn", "tool_use", "max_tokens", "tool_use"]
     assert {c["latency_ms"] for c in calls} == {42}
     assert_invariants(local.store, data["experiment_id"])
 
 
 def test_an_unknown_bedrock_model_fails_the_experiment_with_the_reason(local, bedrock):
-    bedrock.add_client_error("converse", service_error_code="ResourceNotFoundException", http_status_code=404,
-                             service_message="Model not found")
+    bedrock.add_client_error(
+        "converse",
+        service_error_code="ResourceNotFoundException",
+        http_status_code=404,
+        service_message="Model not found",
+    )
     data = run(local, {"mazeId": MAZE, "llmProvider": "bedrock", "modelName": "no.such-model"})
     assert data["execution"]["status"] == "FAILED" and data["execution"]["error"] == "ModelRequestRejected"
     assert data["status"] == "failed"

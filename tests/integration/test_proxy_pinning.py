@@ -29,9 +29,13 @@ FUNCTIONS = "oriole-functions"  # the application_name that marks the handlers' 
 MAX_STATEMENT_BYTES = 16 * 1024
 START = r"(?:\A|;)\s*"  # where a statement begins: a SET inside an UPDATE is no session setting
 PINNING = {
-    "SET": START + r"SET\b", "set_config": r"\bset_config\s*\(",
-    "prepared statement": START + r"(PREPARE|EXECUTE|DEALLOCATE)\b", "DISCARD": START + r"DISCARD\b",
-    "LISTEN": START + r"LISTEN\b", "LOAD": START + r"LOAD\b", "cursor": START + r"DECLARE\b",
+    "SET": START + r"SET\b",
+    "set_config": r"\bset_config\s*\(",
+    "prepared statement": START + r"(PREPARE|EXECUTE|DEALLOCATE)\b",
+    "DISCARD": START + r"DISCARD\b",
+    "LISTEN": START + r"LISTEN\b",
+    "LOAD": START + r"LOAD\b",
+    "cursor": START + r"DECLARE\b",
     "temporary object": r"\bCREATE\s+(GLOBAL\s+|LOCAL\s+)?TEMP(ORARY)?\b",
     "session advisory lock": r"\bpg_(try_)?advisory_lock(_shared)?\s*\(",
     "sequence function": r"\b(nextval|setval|currval|lastval)\s*\(",
@@ -103,16 +107,38 @@ def traced_local(database_url, monkeypatch, tmp_path):
 def test_the_functions_send_nothing_that_pins_a_proxy_session(traced_local):
     local, traces = traced_local
     assert local.run(baseline("explorer", "perfect-7")).as_json()["status"] == "succeeded"
-    script = [tool_calls(("move_east", {"reasoning": "corridor"}), ("move_south", {})), text_reply("thinking"),
-              tool_calls(("move_north", {}))]
+    script = [
+        tool_calls(("move_east", {"reasoning": "corridor"}), ("move_south", {})),
+        text_reply("thinking"),
+        tool_calls(("move_north", {})),
+    ]
     with ScriptedOllama(*script) as server:  # the moves allowed run out: model calls and turns are written
-        local.run({"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-                   "config": {"endpoint": server.url, "maxMoves": 3}})
-    failed = local.run({"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-                        "config": {"endpoint": "http://127.0.0.1:9", "requestTimeoutSeconds": 1}})
+        local.run(
+            {
+                "mazeId": "perfect-7",
+                "llmProvider": "ollama",
+                "modelName": "qwen2.5:7b",
+                "config": {"endpoint": server.url, "maxMoves": 3},
+            }
+        )
+    failed = local.run(
+        {
+            "mazeId": "perfect-7",
+            "llmProvider": "ollama",
+            "modelName": "qwen2.5:7b",
+            "config": {"endpoint": "http://127.0.0.1:9", "requestTimeoutSeconds": 1},
+        }
+    )
     assert failed.as_json()["status"] == "failed"
-    execution, summary = run_sweep(local, {"id": f"pinning-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"],
-                                           "mazes": ["perfect-7", "perfect-9"], "repetitions": 1})
+    execution, summary = run_sweep(
+        local,
+        {
+            "id": f"pinning-{uuid.uuid4().hex[:8]}",
+            "agents": ["baseline/oracle"],
+            "mazes": ["perfect-7", "perfect-9"],
+            "repetitions": 1,
+        },
+    )
     assert execution["status"] == "SUCCEEDED" and summary["succeeded"] == 2
     for conn, trace, _ in traces:
         if not conn.closed:
@@ -120,8 +146,12 @@ def test_the_functions_send_nothing_that_pins_a_proxy_session(traced_local):
         trace.close()
 
     texts = " ".join(text for _, _, path in traces for _, text in sent_statements(path.read_text()))
-    for work in ("INSERT INTO experiments", "INSERT INTO model_calls", "UPDATE experiments SET status",
-                 "WHERE agent_id LIKE"):  # starts, turns with model calls, ends, the sweep's summary: all traced
+    for work in (
+        "INSERT INTO experiments",
+        "INSERT INTO model_calls",
+        "UPDATE experiments SET status",
+        "WHERE agent_id LIKE",
+    ):  # starts, turns with model calls, ends, the sweep's summary: all traced
         assert work in texts, work
     statements = [statement for _, _, path in traces for statement in sent_statements(path.read_text())]
     pinned = {text[:120]: pinning(name, text) for name, text in statements if pinning(name, text)}

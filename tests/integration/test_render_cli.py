@@ -24,13 +24,24 @@ PATH = [(1, 1), (1, 1), (1, 2), (1, 3)]  # perfect-7 from the start: north is a 
 
 @pytest.fixture(scope="module")
 def scripted_run(local) -> int:
-    script = [tool_calls(("move_north", {"reasoning": "<b>up</b> & away"}), ("move_south", {"reasoning": "down"}),
-                         content=EVIL + " heading south"),
-              text_reply("Turn over </script><img src=x onerror=alert(1)>"),
-              tool_calls(("move_south", {}))]
+    script = [
+        tool_calls(
+            ("move_north", {"reasoning": "<b>up</b> & away"}),
+            ("move_south", {"reasoning": "down"}),
+            content=EVIL + " heading south",
+        ),
+        text_reply("Turn over </script><img src=x onerror=alert(1)>"),
+        tool_calls(("move_south", {})),
+    ]
     with ScriptedOllama(*script) as server:
-        result = local.run({"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": "scripted",
-                            "config": {"endpoint": server.url, "maxMoves": 3}})
+        result = local.run(
+            {
+                "mazeId": "perfect-7",
+                "llmProvider": "ollama",
+                "modelName": "scripted",
+                "config": {"endpoint": server.url, "maxMoves": 3},
+            }
+        )
     assert result.summary.status == "timed_out" and result.summary.failed_moves == 1
     return result.summary.experiment_id
 
@@ -83,4 +94,3 @@ def test_render_refuses_unknown_formats_and_experiments(cli, scripted_run, tmp_p
     assert bad.exit_code == 2 and "cannot write .bmp" in bad.output
     missing = cli(987654, "--dir", tmp_path)
     assert missing.exit_code == 2 and "experiment 987654 does not exist" in missing.output
-

@@ -23,43 +23,62 @@ def replayed(local, experiment_id: int) -> replays.Comparison:
     result = local.run({"replayOf": experiment_id}).as_json()
     assert result["experiment_id"] is not None, result
     conn = local.store.conn
-    return replays.compare(replays.Stored.load(conn, experiment_id), replays.Stored.load(conn, result["experiment_id"]),
-                           experiment_id, result["experiment_id"])
+    return replays.compare(
+        replays.Stored.load(conn, experiment_id),
+        replays.Stored.load(conn, result["experiment_id"]),
+        experiment_id,
+        result["experiment_id"],
+    )
 
 
 def recorded(local, config: dict, model: str = OPENAI_MODEL, **extra) -> int:
     with openai_server.ScriptedOpenAI(*openai_script(shortest_moves(MAZE))) as server:
-        result = local.run({"mazeId": MAZE, "llmProvider": "openai", "modelName": model,
-                            "config": {"baseUrl": server.base_url, **config}, **extra}).as_json()
+        result = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": model,
+                "config": {"baseUrl": server.base_url, **config},
+                **extra,
+            }
+        ).as_json()
     assert result["status"] == "succeeded", result
     return result["experiment_id"]
 
 
-@pytest.mark.parametrize("config, extra", [
-    ({"historyMode": "conversation", "historyTurns": 2}, {}),
-    ({"historyMode": "summary", "historyTurns": 1, "contextTokens": 1400}, {}),
-    ({"observation": "both", "imageView": "map"}, {"modelName": VISION_MODEL, "promptVersion": "v1-vision"}),
-], ids=["conversation", "summary", "image-map"])
+@pytest.mark.parametrize(
+    "config, extra",
+    [
+        ({"historyMode": "conversation", "historyTurns": 2}, {}),
+        ({"historyMode": "summary", "historyTurns": 1, "contextTokens": 1400}, {}),
+        ({"observation": "both", "imageView": "map"}, {"modelName": VISION_MODEL, "promptVersion": "v1-vision"}),
+    ],
+    ids=["conversation", "summary", "image-map"],
+)
 def test_an_experiment_replayed_with_its_server_stopped_comes_back_identical(local, config, extra):
     original = recorded(local, config, **extra)  # the server is stopped once it returns
     comparison = replayed(local, original)
     assert comparison.identical, comparison.first_difference
     assert comparison.turns == 3 and comparison.actions == len(shortest_moves(MAZE)) + 1
-    replay_row = local.store.conn.execute("SELECT llm_provider, replay_of FROM experiments WHERE id = %s",
-                                          (comparison.replay_id,)).fetchone()
+    replay_row = local.store.conn.execute(
+        "SELECT llm_provider, replay_of FROM experiments WHERE id = %s", (comparison.replay_id,)
+    ).fetchone()
     assert (replay_row["llm_provider"], replay_row["replay_of"]) == ("replay", original)
 
 
 def test_an_altered_answer_makes_the_replay_name_the_first_difference(local):
     original = recorded(local, {})
     conn = local.store.conn
-    row = conn.execute("SELECT answer FROM model_calls WHERE experiment_id = %s AND turn_number = 2 "
-                       "AND call_index = 1", (original,)).fetchone()
+    row = conn.execute(
+        "SELECT answer FROM model_calls WHERE experiment_id = %s AND turn_number = 2 AND call_index = 1", (original,)
+    ).fetchone()
     answer = json.loads(bytes(row["answer"]))
     call = answer["choices"][0]["message"]["tool_calls"][0]
     call["function"]["name"] = "move_north" if call["function"]["name"] != "move_north" else "move_south"
-    conn.execute("UPDATE model_calls SET answer = %s WHERE experiment_id = %s AND turn_number = 2 AND call_index = 1",
-                 (json.dumps(answer).encode(), original))
+    conn.execute(
+        "UPDATE model_calls SET answer = %s WHERE experiment_id = %s AND turn_number = 2 AND call_index = 1",
+        (json.dumps(answer).encode(), original),
+    )
     comparison = replayed(local, original)
     assert not comparison.identical
     difference = comparison.first_difference
@@ -71,7 +90,8 @@ def test_what_cannot_be_replayed_is_refused_with_the_reason(local):
     running = local.store.conn.execute("SELECT id FROM experiments WHERE llm_provider = 'baseline' LIMIT 1").fetchone()
     assert local.store.replay_problem(10**9) == "it does not exist"
     original = recorded(local, {})
-    local.store.conn.execute("UPDATE model_calls SET request = NULL WHERE experiment_id = %s AND turn_number = 2",
-                             (original,))
+    local.store.conn.execute(
+        "UPDATE model_calls SET request = NULL WHERE experiment_id = %s AND turn_number = 2", (original,)
+    )
     assert "turn 2 call 1 was stored without its request record" in local.store.replay_problem(original)
     assert running is None or "recorded seed" in local.store.replay_problem(running["id"])

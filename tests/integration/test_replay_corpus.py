@@ -60,11 +60,13 @@ def replay(corpus_url, monkeypatch, tmp_path):
 
     def no_client(*args):
         raise AssertionError("a replay built a Bedrock client")
+
     monkeypatch.setattr(bedrock, "shared_client", no_client)
     monkeypatch.setattr(bedrock, "runtime_client", no_client)
 
     def invoke(*args: object):
         return CliRunner().invoke(app, ["replay", *map(str, args)])
+
     return invoke
 
 
@@ -102,11 +104,17 @@ def test_every_recorded_experiment_replays_identically_without_a_server_or_crede
     assert set(result) == JSON_KEYS
     assert result["identical"] is True and result["first_difference"] is None
     assert (result["experiment_id"], result["turns"], result["actions"]) == (
-        original, len(stored["turns"]), len(stored["actions"]))
+        original,
+        len(stored["turns"]),
+        len(stored["actions"]),
+    )
     ending = "SELECT status, failure_reason, replay_of FROM experiments WHERE id = %s"
     replayed = conn.execute(ending, (result["replay_id"],)).fetchone()
     assert (replayed["status"], replayed["failure_reason"], replayed["replay_of"]) == (
-        stored["experiment"]["status"], stored["experiment"]["failure_reason"], original)
+        stored["experiment"]["status"],
+        stored["experiment"]["failure_reason"],
+        original,
+    )
 
 
 def still_running(stored: dict) -> None:
@@ -137,11 +145,15 @@ def test_an_altered_answer_fails_the_replay_with_the_first_difference(conn, repl
     assert difference["got"]["tool_calls"][0]["name"] == "move_west"
 
 
-@pytest.mark.parametrize("change, why", [
-    (still_running, "it is still running"),
-    (lambda s: s["experiment"].update(llm_provider="baseline"), "a baseline calls no model"),
-    (lambda s: s["model_calls"][1].update(answer=None), "turn 1 call 2 was stored without its request record"),
-], ids=["running", "baseline", "before-0017"])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (still_running, "it is still running"),
+        (lambda s: s["experiment"].update(llm_provider="baseline"), "a baseline calls no model"),
+        (lambda s: s["model_calls"][1].update(answer=None), "turn 1 call 2 was stored without its request record"),
+    ],
+    ids=["running", "baseline", "before-0017"],
+)
 def test_what_cannot_be_replayed_exits_2_with_one_line_naming_the_experiment(conn, replay, change, why):
     stored = fixture("openai-actions-breaker-stalled")
     change(stored)
@@ -157,8 +169,10 @@ def test_a_replay_is_not_replayed_again(conn, replay):
     (first,) = json_lines(replay(original, "--json"))
     outcome = replay(first["replay_id"])
     assert outcome.exit_code == 2
-    assert outcome.output.strip() == (f"error: experiment {first['replay_id']} cannot be replayed: it is itself a "
-                                      f"replay; replay experiment {original}")
+    assert outcome.output.strip() == (
+        f"error: experiment {first['replay_id']} cannot be replayed: it is itself a "
+        f"replay; replay experiment {original}"
+    )
 
 
 def test_a_sweep_replays_every_experiment_and_sums_them_up(conn, replay):
@@ -167,15 +181,19 @@ def test_a_sweep_replays_every_experiment_and_sums_them_up(conn, replay):
     differs = altered(fixture("openai-actions-breaker-stalled"), "move_north")
     running = fixture("bedrock-conversation-give-up")
     still_running(running)
-    ids = [record.load(conn, {**s, "experiment": {**s["experiment"], "agent_id": f"{sweep}/{n}"}})
-           for n, s in enumerate((same, differs, running))]
+    ids = [
+        record.load(conn, {**s, "experiment": {**s["experiment"], "agent_id": f"{sweep}/{n}"}})
+        for n, s in enumerate((same, differs, running))
+    ]
     outcome = replay("--sweep", sweep)
     assert outcome.exit_code == 1, outcome.output
     lines = outcome.output.strip().splitlines()
     assert lines[-1] == f"sweep {sweep}: 1 identical, 1 differ, 1 not replayable"
     assert f"experiment {ids[2]} skipped: it is still running" in outcome.output
     assert any(line.startswith(f"experiment {ids[0]} replayed as") and line.endswith("identical") for line in lines)
-    assert any(line.startswith(f"experiment {ids[1]} replayed as") and "differs first at turn 1 step 0" in line
-               for line in lines)
+    assert any(
+        line.startswith(f"experiment {ids[1]} replayed as") and "differs first at turn 1 step 0" in line
+        for line in lines
+    )
     as_json = json_lines(replay("--sweep", sweep, "--json"))
     assert [r["experiment_id"] for r in as_json] == ids[:2]

@@ -48,8 +48,7 @@ MARGIN = 0.5  # a cut exchange ends this soon after the timeout
 def agent_on(provider: str, server, timeout: float = TIMEOUT, **retries):
     if provider == "ollama":
         return OllamaAgent("m", server.url, {}, timeout_seconds=timeout, **retries)
-    return OpenAIAgent("m", server.base_url, {"temperature": 0.0, "max_tokens": 10}, timeout_seconds=timeout,
-                       **retries)
+    return OpenAIAgent("m", server.base_url, {"temperature": 0.0, "max_tokens": 10}, timeout_seconds=timeout, **retries)
 
 
 def timed_ask(agent) -> float:

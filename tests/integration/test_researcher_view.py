@@ -61,8 +61,11 @@ def parse(path: Path) -> Structure:
 @pytest.fixture(scope="module")
 def three_agents(local) -> list[int]:
     """Three baseline agents on two perfect mazes, tagged so the report and the export select only them."""
-    return [local.run(baseline(agent, maze) | {"comment": TAG}).as_json()["experiment_id"]
-            for agent in AGENTS for maze in ("perfect-7", "perfect-9")]
+    return [
+        local.run(baseline(agent, maze) | {"comment": TAG}).as_json()["experiment_id"]
+        for agent in AGENTS
+        for maze in ("perfect-7", "perfect-9")
+    ]
 
 
 def test_the_html_report_is_one_page_with_a_table_and_charts_naming_every_agent(three_agents, cli, tmp_path):
@@ -94,7 +97,7 @@ def test_the_page_names_its_provenance_and_leads_with_the_leaderboard(three_agen
     assert cli("report", "--tag", TAG, "--format", "html", "-o", str(page_path)).exit_code == 0
     text = page_path.read_text(encoding="utf-8")
     assert text.index('id="leaderboard"') < text.index('id="provenance"') < text.index('id="success"')
-    provenance = text[text.index('<dl class="provenance">'):text.index("</dl>")]
+    provenance = text[text.index('<dl class="provenance">') : text.index("</dl>")]
     assert "+local</code> (6 experiments)" in provenance  # the code version that ran them
     assert "tag view-test" in provenance and "compare_experiments(tag =&gt; &#x27;view-test&#x27;" in provenance
     assert "6 values" in provenance or provenance.count(",") >= 5  # the seeds
@@ -104,8 +107,15 @@ def test_figures_are_written_for_a_paper_column(three_agents, cli, tmp_path):
     folder = tmp_path / "figures"
     outcome = cli("report", "--tag", TAG, "--figures", str(folder))
     assert outcome.exit_code == 0, outcome.output
-    assert sorted(p.name for p in folder.iterdir()) == ["actions.png", "actions.svg", "captions.md", "efficiency.png",
-                                                        "efficiency.svg", "success.png", "success.svg"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "actions.png",
+        "actions.svg",
+        "captions.md",
+        "efficiency.png",
+        "efficiency.svg",
+        "success.png",
+        "success.svg",
+    ]
     for name in ("success", "efficiency", "actions"):
         root = ET.parse(folder / f"{name}.svg").getroot()
         assert root.get("width") == "252pt"  # 3.5 in, a paper column
@@ -131,8 +141,9 @@ def test_with_replays_needs_an_html_file(cli):
 
 
 def count(store, table: str, experiment_ids: list[int]) -> int:
-    return store.conn.execute(f"SELECT count(*) AS n FROM {table} WHERE experiment_id = ANY (%s)",
-                              (experiment_ids,)).fetchone()["n"]
+    return store.conn.execute(
+        f"SELECT count(*) AS n FROM {table} WHERE experiment_id = ANY (%s)", (experiment_ids,)
+    ).fetchone()["n"]
 
 
 def test_export_parquet_writes_each_table_with_the_database_row_counts_and_types(three_agents, local, cli, tmp_path):
@@ -158,8 +169,12 @@ def test_export_parquet_writes_each_table_with_the_database_row_counts_and_types
 @pytest.mark.parametrize("output", ["jsonl", "csv"])
 def test_export_jsonl_and_csv_keep_every_row(three_agents, local, cli, tmp_path, output):
     assert cli("export", "--format", output, "-o", str(tmp_path), "--tag", TAG, "--model", "oracle").exit_code == 0
-    oracle = [i for i in three_agents if local.store.conn.execute(
-        "SELECT model_name FROM experiments WHERE id = %s", (i,)).fetchone()["model_name"] == "oracle"]
+    oracle = [
+        i
+        for i in three_agents
+        if local.store.conn.execute("SELECT model_name FROM experiments WHERE id = %s", (i,)).fetchone()["model_name"]
+        == "oracle"
+    ]
     path = tmp_path / f"actions.{output}"
     with path.open(encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle] if output == "jsonl" else list(csv.DictReader(handle))
@@ -190,17 +205,27 @@ def status_database(server_url, monkeypatch, tmp_path):
     """A database of its own with one stale running experiment, one fresh running one and one that ended."""
     with scratch_database(server_url) as url:
         conn = prepare(url).conn
-        for n, (status, started, minutes_ago) in enumerate((("succeeded", "3 hours", None), ("running", "1 hour", 30),
-                                                            ("running", "1 minute", 0)), 1):
+        for n, (status, started, minutes_ago) in enumerate(
+            (("succeeded", "3 hours", None), ("running", "1 hour", 30), ("running", "1 minute", 0)), 1
+        ):
             conn.execute(
                 "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, "
                 "prompt_text, comment, config, seed, status, ending, current_x, current_y, started_at, completed_at, "
                 "last_action_at, action_count, origin_execution_arn, execution_arns) VALUES (101, 'ollama', "
                 "%s, 'v1', 'h', 't', 'sweep:live', %s, 1, %s, %s, 1, 1, now() - %s::interval, "
                 "CASE WHEN %s <> 'running' THEN now() END, now() - %s * interval '1 minute', 40, %s, ARRAY[%s])",
-                (f"model-{n}", Jsonb(resolve({}, {"maxMoves": 400})), status,
-                 "success" if status == "succeeded" else None, started, status, minutes_ago or 0, f"arn:{n}",
-                 f"arn:{n}"))
+                (
+                    f"model-{n}",
+                    Jsonb(resolve({}, {"maxMoves": 400})),
+                    status,
+                    "success" if status == "succeeded" else None,
+                    started,
+                    status,
+                    minutes_ago or 0,
+                    f"arn:{n}",
+                    f"arn:{n}",
+                ),
+            )
         conn.close()
         monkeypatch.setenv("DATABASE_URL", url)
         monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
@@ -212,8 +237,20 @@ def test_ls_lists_running_experiments_first_and_marks_the_stale_one(status_datab
     lines = CliRunner().invoke(app, ["ls"]).stdout.splitlines()
     assert lines[0].split()[:4] == ["id", "agent", "maze", "status"]
     wide = CliRunner().invoke(app, ["ls", "--wide"]).stdout.splitlines()
-    assert wide[0].split() == ["experiment", "agent", "maze", "status", "turn", "actions", "progress", "last",
-                               "action", "tokens", "cost", "sweep"]
+    assert wide[0].split() == [
+        "experiment",
+        "agent",
+        "maze",
+        "status",
+        "turn",
+        "actions",
+        "progress",
+        "last",
+        "action",
+        "tokens",
+        "cost",
+        "sweep",
+    ]
     body = lines[1:4]
     assert [line.split()[0] for line in body] == ["3", "2", "1"]
     assert "STALE running" in body[1] and "STALE" not in body[0] + body[2]
@@ -221,8 +258,9 @@ def test_ls_lists_running_experiments_first_and_marks_the_stale_one(status_datab
     assert "1 stale" in lines[-1]
     running = json.loads(CliRunner().invoke(app, ["ls", "--running", "--json"]).stdout)
     assert [(r["experiment_id"], r["stale"]) for r in running] == [(3, False), (2, True)]
-    assert [r["experiment_id"] for r in json.loads(CliRunner().invoke(app, ["ls", "--sweep", "nope", "--json"])
-                                                   .stdout)] == []
+    assert [
+        r["experiment_id"] for r in json.loads(CliRunner().invoke(app, ["ls", "--sweep", "nope", "--json"]).stdout)
+    ] == []
 
 
 def test_watch_follows_an_experiment_live_until_it_ends(local, cli):
@@ -239,8 +277,10 @@ def test_watch_follows_an_experiment_live_until_it_ends(local, cli):
 
 
 def test_watch_a_sweep_until_none_of_its_experiments_runs(local, cli):
-    arns = [local.start(baseline(agent, "perfect-9", maxActionsPerTurn=1) | {"comment": "sweep:watched"})
-            for agent in ("oracle", "explorer")]
+    arns = [
+        local.start(baseline(agent, "perfect-9", maxActionsPerTurn=1) | {"comment": "sweep:watched"})
+        for agent in ("oracle", "explorer")
+    ]
     while local.store.experiment_by_execution(arns[-1]) is None:
         time.sleep(0.02)
     followers = [threading.Thread(target=local.follow, args=(arn,)) for arn in arns]
@@ -257,8 +297,9 @@ def test_watching_a_sweep_before_its_first_experiment_waits_for_it(local, cli):
     assert "no experiment of sweep late yet, and it is not planned" in cli("watch", "--sweep", "late").stderr
     local.store.record_sweep_plan("late", 1, {"id": "late"})  # PlanSweep's record: the sweep has begun
     seen: dict = {}
-    watcher = threading.Thread(target=lambda: seen.update(
-        outcome=cli("watch", "--sweep", "late", "--interval", "0.05")))
+    watcher = threading.Thread(
+        target=lambda: seen.update(outcome=cli("watch", "--sweep", "late", "--interval", "0.05"))
+    )
     watcher.start()
     time.sleep(0.3)  # six refreshes with no experiment of the sweep
     assert watcher.is_alive()

@@ -20,8 +20,12 @@ def walk_the_shortest_path() -> dict:
 
 
 def ollama(server: ScriptedOllama, model: str, **config) -> dict:
-    return {"mazeId": MAZE, "llmProvider": "ollama", "modelName": model,
-            "config": {"endpoint": server.url, "maxActionsPerTurn": 20, **config}}
+    return {
+        "mazeId": MAZE,
+        "llmProvider": "ollama",
+        "modelName": model,
+        "config": {"endpoint": server.url, "maxActionsPerTurn": 20, **config},
+    }
 
 
 def comparison(local, model: str) -> list[dict]:
@@ -46,8 +50,12 @@ def test_two_experiments_differing_only_in_the_ollama_endpoint_are_one_compariso
     for timeout in (60.0, 90.0):  # the request timeout is transport too
         with ScriptedOllama(walk_the_shortest_path()) as server:
             ids.append(local.run(ollama(server, "two-endpoints", requestTimeoutSeconds=timeout)).as_json())
-    endpoints = {r["config"]["endpoint"] for r in local.store.conn.execute(
-        "SELECT config FROM experiments WHERE model_name = 'two-endpoints'").fetchall()}
+    endpoints = {
+        r["config"]["endpoint"]
+        for r in local.store.conn.execute(
+            "SELECT config FROM experiments WHERE model_name = 'two-endpoints'"
+        ).fetchall()
+    }
     assert len(endpoints) == 2 and all(d["status"] == "succeeded" for d in ids)
     [row] = comparison(local, "two-endpoints")
     assert (row["runs"], row["successes"], row["config"]) == (2, 2, {})

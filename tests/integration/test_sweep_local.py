@@ -31,8 +31,9 @@ PARENT_EVENTS = 48  # a sweep's own history, whatever its size: the items run as
 
 def max_overlap(rows: list[dict]) -> int:
     """The most experiments that were running at the same moment, from their stored start and end times."""
-    events = sorted([(r["started_at"], 1) for r in rows] + [(r["completed_at"], -1) for r in rows],
-                    key=lambda e: (e[0], e[1]))
+    events = sorted(
+        [(r["started_at"], 1) for r in rows] + [(r["completed_at"], -1) for r in rows], key=lambda e: (e[0], e[1])
+    )
     running = peak = 0
     for _, change in events:
         running += change
@@ -44,7 +45,8 @@ def experiments(store: Store, sweep_id: str) -> list[dict]:
     return store.conn.execute(
         "SELECT e.id, e.agent_id, e.comment, e.status, e.llm_provider, e.model_name, e.started_at, e.completed_at, "
         "       e.origin_execution_arn, e.cost_usd FROM experiments e WHERE agent_id LIKE %s ORDER BY id",
-        (sweep_id + "/%",)).fetchall()
+        (sweep_id + "/%",),
+    ).fetchall()
 
 
 @pytest.fixture
@@ -60,20 +62,27 @@ def run_sweep(local: Local, sweep: dict) -> tuple[dict, dict | None]:
     """Submit a sweep to the local sweep state machine and follow it as `oriole sweep` does."""
     sweep = {"wait_seconds": 1, **sweep}
     arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
-    progress = SweepProgress(Console(file=io.StringIO()), sweep["id"], [], 0,
-                             sweep_runs.first_id(local.results, sweep["id"]), show_lines=False)
+    progress = SweepProgress(
+        Console(file=io.StringIO()),
+        sweep["id"],
+        [],
+        0,
+        sweep_runs.first_id(local.results, sweep["id"]),
+        show_lines=False,
+    )
     with progress:
-        execution = sweep_runs.follow_local(local.aws, arn, sweep["id"], local.results, progress,
-                                           lambda running: None)
+        execution = sweep_runs.follow_local(local.aws, arn, sweep["id"], local.results, progress, lambda running: None)
     return execution, json.loads(execution["output"]) if execution["status"] == "SUCCEEDED" else None
 
 
 def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(cli, store, tmp_path):
     sweep_id = f"it-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "sweep.toml"
-    file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/explorer"]\n'
-                    'mazes = ["perfect-7", "perfect-9", "perfect-11"]\nrepetitions = 2\nconcurrency = 2\n'
-                    'comment = "integration"\n[[configs]]\nmaxMoves = 60\n')
+    file.write_text(
+        f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/explorer"]\n'
+        'mazes = ["perfect-7", "perfect-9", "perfect-11"]\nrepetitions = 2\nconcurrency = 2\n'
+        'comment = "integration"\n[[configs]]\nmaxMoves = 60\n'
+    )
     planned = cli("sweep", str(file), "--dry-run")
     assert planned.exit_code == 0 and len(planned.stdout.splitlines()) == 12 and experiments(store, sweep_id) == []
     first = cli("sweep", str(file))
@@ -87,7 +96,8 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     assert all(r["origin_execution_arn"].endswith("-a0") for r in rows)  # deterministic names, first attempts
     report = [line.split() for line in first.stdout.splitlines() if line.startswith("baseline/")]
     assert sorted((line[0], line[2], line[3]) for line in report) == sorted(  # agent, maze size, runs
-        (agent, size, "2") for agent in ("baseline/explorer", "baseline/random") for size in ("7x7", "9x9", "11x11"))
+        (agent, size, "2") for agent in ("baseline/explorer", "baseline/random") for size in ("7x7", "9x9", "11x11")
+    )
     again = cli("sweep", str(file))
     assert again.exit_code == 0, again.output
     assert again.stdout.startswith("12 planned: 12 already done; spent $0.0000")
@@ -110,8 +120,10 @@ def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[f
 def test_the_sweeps_report_gives_the_wilson_interval_of_its_stored_outcomes(cli, store, tmp_path):
     sweep_id = f"wilson-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "wilson.toml"
-    file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/oracle"]\nmazes = ["perfect-9"]\n'
-                    "repetitions = 5\nconcurrency = 3\n[[configs]]\nmaxMoves = 30\n")
+    file.write_text(
+        f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/oracle"]\nmazes = ["perfect-9"]\n'
+        "repetitions = 5\nconcurrency = 3\n[[configs]]\nmaxMoves = 30\n"
+    )
     assert cli("sweep", str(file), "--quiet").exit_code == 0
     rows = experiments(store, sweep_id)
     report = json.loads(cli("report", "--tag", f"sweep:{sweep_id}", "--format", "json").stdout)
@@ -127,11 +139,18 @@ def test_the_sweeps_report_gives_the_wilson_interval_of_its_stored_outcomes(cli,
 
 def test_each_provider_keeps_its_cap_and_a_failing_experiment_does_not_fail_the_sweep(local, store):
     sweep_id = f"caps-{uuid.uuid4().hex[:8]}"
-    nobody = {"provider": "ollama", "model": "nobody-listens",
-              "config": {"endpoint": "http://127.0.0.1:9", "requestTimeoutSeconds": 1}}
-    sweep = {"id": sweep_id, "agents": ["baseline/oracle", "baseline/explorer", nobody],
-             "mazes": ["perfect-7", "perfect-9"], "repetitions": 2,
-             "provider_concurrency": {"baseline": 2, "ollama": 1}}
+    nobody = {
+        "provider": "ollama",
+        "model": "nobody-listens",
+        "config": {"endpoint": "http://127.0.0.1:9", "requestTimeoutSeconds": 1},
+    }
+    sweep = {
+        "id": sweep_id,
+        "agents": ["baseline/oracle", "baseline/explorer", nobody],
+        "mazes": ["perfect-7", "perfect-9"],
+        "repetitions": 2,
+        "provider_concurrency": {"baseline": 2, "ollama": 1},
+    }
     execution, summary = run_sweep(local, sweep)
     assert execution["status"] == "SUCCEEDED"
     assert (summary["planned"], summary["succeeded"], summary["failed"], summary["skipped"]) == (12, 8, 4, 0)
@@ -153,8 +172,10 @@ def test_each_provider_keeps_its_cap_and_a_failing_experiment_does_not_fail_the_
 def test_the_spend_limit_skips_what_is_left_and_the_command_says_so(cli, store, tmp_path):
     sweep_id = f"spend-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "spend.toml"
-    file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetitions = 2\n'
-                    "spend_limit_usd = 1.5\n")
+    file.write_text(
+        f'id = "{sweep_id}"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetitions = 2\n'
+        "spend_limit_usd = 1.5\n"
+    )
     assert cli("sweep", str(file), "--quiet").exit_code == 0  # baselines cost nothing: under the limit
     store.conn.execute("UPDATE experiments SET cost_usd = 1 WHERE agent_id LIKE %s", (sweep_id + "/%",))
     file.write_text(file.read_text().replace("repetitions = 2", "repetitions = 5"))
@@ -166,8 +187,14 @@ def test_the_spend_limit_skips_what_is_left_and_the_command_says_so(cli, store, 
 
 def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish(local, store):
     sweep_id = f"stop-{uuid.uuid4().hex[:8]}"
-    sweep = {"id": sweep_id, "agents": ["baseline/explorer"], "mazes": ["perfect-31"], "repetitions": 20,
-             "concurrency": 2, "wait_seconds": 1}
+    sweep = {
+        "id": sweep_id,
+        "agents": ["baseline/explorer"],
+        "mazes": ["perfect-31"],
+        "repetitions": 20,
+        "concurrency": 2,
+        "wait_seconds": 1,
+    }
     arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
     deadline = time.monotonic() + 30
     while not experiments(store, sweep_id) and time.monotonic() < deadline:
@@ -197,8 +224,9 @@ def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store
     assert first == second and first["outcome"] == "started" and first["executionArn"].endswith("-r1-a0")
     local.follow(first["executionArn"])
     assert [r["status"] for r in experiments(store, sweep["id"])] == ["succeeded"]
-    check = tasks.check_repetition({"executionArn": first["executionArn"], "waitSeconds": 1, "followedSeconds": 5},
-                                   context)
+    check = tasks.check_repetition(
+        {"executionArn": first["executionArn"], "waitSeconds": 1, "followedSeconds": 5}, context
+    )
     assert check == {"closed": True, "outcome": "succeeded", "waitSeconds": 1, "followedSeconds": 5}
     assert tasks.start_repetition(event, context) == {"outcome": "succeeded", "executionArn": None}  # resumed: done
 
@@ -206,13 +234,17 @@ def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store
 def test_a_sweep_over_maze_samples_plays_that_many_different_mazes_and_resumes_on_the_same_ones(cli, store, tmp_path):
     sweep_id = f"samples-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "samples.toml"
-    file.write_text(f'id = "{sweep_id}"\nagents = ["baseline/oracle"]\n'
-                    'mazes = [{ family = "perfect", size = 9, samples = 4 }]\nconcurrency = 2\n')
+    file.write_text(
+        f'id = "{sweep_id}"\nagents = ["baseline/oracle"]\n'
+        'mazes = [{ family = "perfect", size = 9, samples = 4 }]\nconcurrency = 2\n'
+    )
     first = cli("sweep", str(file))
     assert first.exit_code == 0, first.output
     mazes = store.conn.execute(
         "SELECT m.name, m.content_hash, m.source, m.shortest_path_length, e.action_count, e.status "
-        "FROM experiments e JOIN mazes m ON m.id = e.maze_id WHERE e.agent_id LIKE %s", (sweep_id + "/%",)).fetchall()
+        "FROM experiments e JOIN mazes m ON m.id = e.maze_id WHERE e.agent_id LIKE %s",
+        (sweep_id + "/%",),
+    ).fetchall()
     assert len(mazes) == 4 and len({m["content_hash"] for m in mazes}) == 4
     assert all(m["name"].startswith("perfect-9@") and m["source"] == "generated" for m in mazes)
     assert all(m["status"] == "succeeded" and m["action_count"] == m["shortest_path_length"] for m in mazes)
@@ -225,11 +257,18 @@ START, CHECK = "oriole-StartRepetition", "oriole-CheckRepetition"
 
 def test_an_item_retries_a_full_database_and_a_throttled_start_as_the_experiment_flow_does(local, store):
     """DatabaseBusy and StartExecutionThrottled are retried (they ended the item, its repetition skipped)."""
-    sweep = {"id": f"retry-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-7"],
-             "repetitions": 3, "provider_concurrency": {"baseline": 1}}
-    with failing(local, START, "DatabaseBusy", after=False) as busy, \
-            failing(local, START, "StartExecutionThrottled", after=False, on_call=3) as throttled, \
-            failing(local, CHECK, "DatabaseBusy", after=False, on_call=2) as busy_check:
+    sweep = {
+        "id": f"retry-{uuid.uuid4().hex[:8]}",
+        "agents": ["baseline/oracle"],
+        "mazes": ["perfect-7"],
+        "repetitions": 3,
+        "provider_concurrency": {"baseline": 1},
+    }
+    with (
+        failing(local, START, "DatabaseBusy", after=False) as busy,
+        failing(local, START, "StartExecutionThrottled", after=False, on_call=3) as throttled,
+        failing(local, CHECK, "DatabaseBusy", after=False, on_call=2) as busy_check,
+    ):
         execution, summary = run_sweep(local, sweep)
     assert (len(busy), len(throttled), len(busy_check)) == (1, 1, 1)
     assert execution["status"] == "SUCCEEDED"
@@ -241,8 +280,14 @@ def test_the_cap_holds_while_an_items_checks_fail_and_the_sweep_completes(local,
     """A check failing past its retries (here DescribeExecution throttled beyond botocore's retries, which the
     flow does not retry) used to end its item while its experiment ran, so the next one started beside it. Now
     the item waits and checks again: never more than the cap at once, every repetition run."""
-    sweep = {"id": f"hold-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-31"],
-             "repetitions": 3, "configs": [{"maxActionsPerTurn": 1}], "provider_concurrency": {"baseline": 1}}
+    sweep = {
+        "id": f"hold-{uuid.uuid4().hex[:8]}",
+        "agents": ["baseline/oracle"],
+        "mazes": ["perfect-31"],
+        "repetitions": 3,
+        "configs": [{"maxActionsPerTurn": 1}],
+        "provider_concurrency": {"baseline": 1},
+    }
     checked_at = []
     with failing(local, CHECK, "ClientError", after=False, times=3) as injected:
         real = local.aws._handlers[CHECK]
@@ -270,32 +315,39 @@ def item_state_machine(local, max_failed_checks: int = sweep_flow.MAX_FAILED_CHE
     """The deployed baseline map's item flow as a state machine of its own (an item is a child execution on AWS),
     with its bound on failed checks in a row."""
     described = local.aws.sfn.describe_state_machine(stateMachineArn=local.aws.sweep_state_machine_arn)
-    [processor] = [state["ItemProcessor"] for branch in json.loads(described["definition"])["States"]
-                   ["RunRepetitions"]["Branches"] for state in branch["States"].values()
-                   if state["ItemsPath"] == "$.indices.baseline"]
+    [processor] = [
+        state["ItemProcessor"]
+        for branch in json.loads(described["definition"])["States"]["RunRepetitions"]["Branches"]
+        for state in branch["States"].values()
+        if state["ItemsPath"] == "$.indices.baseline"
+    ]
     processor.pop("ProcessorConfig")
     [bound] = processor["States"][BASELINE_ITEM + "MayCheckAgain"]["Choices"]
     assert bound["NumericLessThan"] == sweep_flow.MAX_FAILED_CHECKS
     bound["NumericLessThan"] = max_failed_checks
-    return local.aws.sfn.create_state_machine(name=f"oriole-item-{uuid.uuid4().hex[:6]}",
-                                              definition=json.dumps(processor),
-                                              roleArn=described["roleArn"])["stateMachineArn"]
+    return local.aws.sfn.create_state_machine(
+        name=f"oriole-item-{uuid.uuid4().hex[:6]}", definition=json.dumps(processor), roleArn=described["roleArn"]
+    )["stateMachineArn"]
 
 
 def run_item(local, item: str, item_input: dict) -> tuple[dict, list[dict]]:
     """Start one item's execution, wait for its end: the execution as described, and its history."""
     arn = local.aws.sfn.start_execution(stateMachineArn=item, input=json.dumps(item_input))["executionArn"]
     deadline = time.monotonic() + 60
-    while (ended := local.aws.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING" \
-            and time.monotonic() < deadline:
+    while (ended := local.aws.sfn.describe_execution(executionArn=arn))[
+        "status"
+    ] == "RUNNING" and time.monotonic() < deadline:
         time.sleep(0.1)
     return ended, local.aws.history(arn)
 
 
 def entered(history: list[dict], state: str) -> list[dict]:
     """The inputs with which ``state`` (of the baseline item) was entered, in order."""
-    return [json.loads(e["stateEnteredEventDetails"]["input"]) for e in history
-            if e.get("stateEnteredEventDetails", {}).get("name") == BASELINE_ITEM + state]
+    return [
+        json.loads(e["stateEnteredEventDetails"]["input"])
+        for e in history
+        if e.get("stateEnteredEventDetails", {}).get("name") == BASELINE_ITEM + state
+    ]
 
 
 def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store):
@@ -310,8 +362,7 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
     assert (ended["status"], json.loads(ended["output"])) == ("SUCCEEDED", {})
     states = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert states[-3:] == [BASELINE_ITEM + state for state in ("CheckFailed", "MayCheckAgain", "GaveUpChecking")]
-    assert entered(history, "GaveUpChecking")[0]["check"] == {"failedChecks": 2, "waitSeconds": 1,
-                                                              "followedSeconds": 2}
+    assert entered(history, "GaveUpChecking")[0]["check"] == {"failedChecks": 2, "waitSeconds": 1, "followedSeconds": 2}
     [row] = experiments(store, sweep["id"])
     local.follow(row["origin_execution_arn"])  # the experiment itself runs to its end
 
@@ -321,8 +372,12 @@ def test_an_items_waits_grow_with_the_time_it_has_followed_its_experiment(local,
     followed (in the flow) and answers the next wait, a tenth of it (oriole.core.sweep_plan.next_check_wait), until the
     experiment is closed."""
     item = item_state_machine(local)
-    sweep = {"id": f"grow-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-31"],
-             "configs": [{"maxActionsPerTurn": 1}]}
+    sweep = {
+        "id": f"grow-{uuid.uuid4().hex[:8]}",
+        "agents": ["baseline/oracle"],
+        "mazes": ["perfect-31"],
+        "configs": [{"maxActionsPerTurn": 1}],
+    }
     started = sweep_flow.item_input(0, sweep, wait_seconds=1)
     started["check"]["followedSeconds"] = 30
     ended, history = run_item(local, item, started)

@@ -63,8 +63,12 @@ def evaluate(expression: str, data, context: dict):
 def apply(template, data, context: dict | None = None):
     """A Parameters, ItemSelector or ResultSelector block applied to ``data``."""
     if isinstance(template, dict):
-        return {key.removesuffix(".$"): evaluate(value, data, context or {}) if key.endswith(".$")
-                else apply(value, data, context) for key, value in template.items()}
+        return {
+            key.removesuffix(".$"): evaluate(value, data, context or {})
+            if key.endswith(".$")
+            else apply(value, data, context)
+            for key, value in template.items()
+        }
     return template
 
 
@@ -79,14 +83,27 @@ def placed(state_input, result, result_path):
 
 def invoked(payload) -> dict:
     """What the Lambda invoke integration returns: the function's answer and the call's metadata."""
-    headers = {"Connection": "keep-alive", "Content-Length": str(size(payload)), "Content-Type": "application/json",
-               "Date": "Wed, 25 Nov 2026 08:29:39 GMT", "X-Amz-Executed-Version": "1234",
-               "X-Amzn-Trace-Id": "Root=1-6565a5a3-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1",
-               "x-amzn-Remapped-Content-Length": "0", "x-amzn-RequestId": str(uuid.uuid4())}
-    return {"ExecutedVersion": "1234", "Payload": payload,
-            "SdkHttpMetadata": {"AllHttpHeaders": {k: [v] for k, v in headers.items()}, "HttpHeaders": headers,
-                                "HttpStatusCode": 200},
-            "SdkResponseMetadata": {"RequestId": headers["x-amzn-RequestId"]}, "StatusCode": 200}
+    headers = {
+        "Connection": "keep-alive",
+        "Content-Length": str(size(payload)),
+        "Content-Type": "application/json",
+        "Date": "Wed, 25 Nov 2026 08:29:39 GMT",
+        "X-Amz-Executed-Version": "1234",
+        "X-Amzn-Trace-Id": "Root=1-6565a5a3-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1",
+        "x-amzn-Remapped-Content-Length": "0",
+        "x-amzn-RequestId": str(uuid.uuid4()),
+    }
+    return {
+        "ExecutedVersion": "1234",
+        "Payload": payload,
+        "SdkHttpMetadata": {
+            "AllHttpHeaders": {k: [v] for k, v in headers.items()},
+            "HttpHeaders": headers,
+            "HttpStatusCode": 200,
+        },
+        "SdkResponseMetadata": {"RequestId": headers["x-amzn-RequestId"]},
+        "StatusCode": 200,
+    }
 
 
 def task(state: dict, state_input, answer, context: dict | None = None) -> tuple[dict, dict, dict]:
@@ -104,16 +121,24 @@ def largest_plan(store) -> tuple[dict, dict]:
     repetitions = 10
     agents = [f"{provider}/{'random' if provider == 'baseline' else 'm'}" for provider in NAMES]
     moves = list(range(1, MAX_EXPERIMENTS // repetitions // len(agents) + 1))
-    sweep = {"id": f"largest-{uuid.uuid4().hex[:8]}", "agents": agents, "mazes": ["perfect-7"],
-             "repetitions": repetitions, "grid": {"maxMoves": moves}}
+    sweep = {
+        "id": f"largest-{uuid.uuid4().hex[:8]}",
+        "agents": agents,
+        "mazes": ["perfect-7"],
+        "repetitions": repetitions,
+        "grid": {"maxMoves": moves},
+    }
     plan = sweep_tasks.plan_run(sweep, store, lambda: ["v1"], dict)
     assert plan["planned"] == MAX_EXPERIMENTS and plan["alreadyDone"] == 0
     assert sorted(i for indices in plan["indices"].values() for i in indices) == list(range(MAX_EXPERIMENTS))
-    summary = sweep_tasks.summarize({**plan, "experimentStateMachineArn": LONGEST_ARN}, store,
-                                    lambda state_machine, prefix: set())
+    summary = sweep_tasks.summarize(
+        {**plan, "experimentStateMachineArn": LONGEST_ARN}, store, lambda state_machine, prefix: set()
+    )
     assert summary["skipped"] == MAX_EXPERIMENTS
-    summary = {key: value if isinstance(value, str) else -1.2345678901234567e+300 if key == "spentUsd"
-               else MAX_EXPERIMENTS for key, value in summary.items()}
+    summary = {
+        key: value if isinstance(value, str) else -1.2345678901234567e300 if key == "spentUsd" else MAX_EXPERIMENTS
+        for key, value in summary.items()
+    }
     plan["sweep"]["comment"] = ""
     plan["sweep"]["comment"] = "x" * (MAX_INPUT_BYTES - len(json.dumps(plan["sweep"])))
     assert len(json.dumps(plan["sweep"])) == MAX_INPUT_BYTES
@@ -157,14 +182,22 @@ def child_payloads(mapped: dict, state: dict, index: int) -> dict[str, int]:
     start = item[mapped["ItemProcessor"]["StartAt"]]
     start_payload, start_result, child_state = task(start, child, {"outcome": "started", "executionArn": LONGEST_ARN})
     check = item[start["Next"].removesuffix("IsStarted") + "CheckRepetition"]
-    looked = {"closed": False, "outcome": "starting", "waitSeconds": MAX_CHECK_WAIT_SECONDS,
-              "followedSeconds": 365 * 24 * 3600}
+    looked = {
+        "closed": False,
+        "outcome": "starting",
+        "waitSeconds": MAX_CHECK_WAIT_SECONDS,
+        "followedSeconds": 365 * 24 * 3600,
+    }
     check_payload, check_result, child_state = task(check, child_state, looked)
     largest = placed(child_state, ERROR, check["Catch"][0]["ResultPath"])
-    return {f"{name} child input": size(child), f"{name} StartRepetition payload": size(start_payload),
-            f"{name} StartRepetition task result": size(start_result),
-            f"{name} CheckRepetition payload": size(check_payload),
-            f"{name} CheckRepetition task result": size(check_result), f"{name} child's largest state": size(largest)}
+    return {
+        f"{name} child input": size(child),
+        f"{name} StartRepetition payload": size(start_payload),
+        f"{name} StartRepetition task result": size(start_result),
+        f"{name} CheckRepetition payload": size(check_payload),
+        f"{name} CheckRepetition task result": size(check_result),
+        f"{name} child's largest state": size(largest),
+    }
 
 
 def test_every_state_of_the_largest_sweep_stays_far_below_256_kib(store):
@@ -181,8 +214,13 @@ def test_a_sweep_that_would_carry_more_than_the_limit_is_refused_before_anything
     """The sweep is measured as carried too (validated, its defaults filled in), not only as given: an input
     just under the limit whose carried form is over it is refused with SweepFileError."""
     target = MAX_INPUT_BYTES - 20  # the defaults the carried form fills in take more than 20 bytes
-    sweep = {"id": f"edge-{uuid.uuid4().hex[:8]}", "agents": ["baseline/random"], "mazes": ["perfect-7"],
-             "grid": {"maxMoves": []}, "comment": ""}
+    sweep = {
+        "id": f"edge-{uuid.uuid4().hex[:8]}",
+        "agents": ["baseline/random"],
+        "mazes": ["perfect-7"],
+        "grid": {"maxMoves": []},
+        "comment": "",
+    }
     while len(json.dumps(sweep)) + 8 <= target:
         sweep["grid"]["maxMoves"].append(len(sweep["grid"]["maxMoves"]) + 1)
     sweep["comment"] = "x" * (target - len(json.dumps(sweep)))

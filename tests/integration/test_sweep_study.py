@@ -31,16 +31,21 @@ def study(sweep_id: str, a_url: str, b_url: str) -> str:
     agents = "".join(
         f'[[agents]]\nlabel = "{model}"\nprovider = "openai"\nmodel = "{model}"\nconfig = {{ baseUrl = "{url}" }}\n'
         f"prices = {{ input_per_mtok = {PRICES[model][0]}, output_per_mtok = {PRICES[model][1]} }}\n"
-        for model, url in (("model-a", a_url), ("model-b", b_url)))
-    return (f'id = "{sweep_id}"\nmazes = ["perfect-7", "perfect-9"]\nrepetitions = 2\nconcurrency = 2\n'
-            f'[[configs]]\nmaxMoves = {MAX_MOVES}\n{agents}[[agents]]\nprovider = "baseline"\nmodel = "random"\n')
+        for model, url in (("model-a", a_url), ("model-b", b_url))
+    )
+    return (
+        f'id = "{sweep_id}"\nmazes = ["perfect-7", "perfect-9"]\nrepetitions = 2\nconcurrency = 2\n'
+        f'[[configs]]\nmaxMoves = {MAX_MOVES}\n{agents}[[agents]]\nprovider = "baseline"\nmodel = "random"\n'
+    )
 
 
 def experiments(store: Store, sweep_id: str) -> list[dict]:
     return store.conn.execute(
         "SELECT id, agent_id, llm_provider, model_name, agent_label, seed, input_tokens, output_tokens, model_calls, "
         "       cost_usd, config->'pricing' AS pricing, started_at, completed_at "
-        "  FROM experiments WHERE agent_id LIKE %s ORDER BY id", (sweep_id + "/%",)).fetchall()
+        "  FROM experiments WHERE agent_id LIKE %s ORDER BY id",
+        (sweep_id + "/%",),
+    ).fetchall()
 
 
 def trajectories(store: Store, sweep_id: str) -> dict[str, list[tuple]]:
@@ -49,15 +54,17 @@ def trajectories(store: Store, sweep_id: str) -> dict[str, list[tuple]]:
         "SELECT e.agent_id, a.step_number, a.tool_name, a.to_x, a.to_y FROM actions a "
         "  JOIN experiments e ON e.id = a.experiment_id "
         " WHERE e.agent_id LIKE %s AND e.model_name = 'random' ORDER BY e.id, a.step_number",
-        (sweep_id + "/%",)).fetchall()
+        (sweep_id + "/%",),
+    ).fetchall()
     out: dict[str, list[tuple]] = {}
     for row in rows:
         out.setdefault(row["agent_id"].split("/", 1)[1], []).append(tuple(row.values())[1:])
     return out
 
 
-def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_own_prices(cli, store, tmp_path,
-                                                                                         monkeypatch):
+def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_own_prices(
+    cli, store, tmp_path, monkeypatch
+):
     sweep_id = f"study-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "study.toml"
     with server() as a, server() as b:
@@ -79,8 +86,9 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
         assert replay.exit_code == 0, replay.output
     first, second = trajectories(store, sweep_id), trajectories(store, again_id)
     assert len(first) == 4 and first == second
-    seeds = [{r["agent_id"].split("/", 1)[1]: r["seed"] for r in experiments(store, one)}
-             for one in (sweep_id, again_id)]
+    seeds = [
+        {r["agent_id"].split("/", 1)[1]: r["seed"] for r in experiments(store, one)} for one in (sweep_id, again_id)
+    ]
     assert seeds[0] == seeds[1] and len(set(seeds[0].values())) == 12  # a seed of its own for each repetition
     rows = experiments(store, sweep_id)
     assert len(rows) == 12
@@ -92,12 +100,15 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
         for r in mine:  # stored costs: tokens times the file's prices, recorded with where they came from
             price_in, price_out = PRICES[model]
             assert r["pricing"]["inputPerMTok"] == price_in and r["pricing"]["source"].startswith("sweep file")
-            expected = (Decimal(r["input_tokens"]) * Decimal(str(price_in))
-                        + Decimal(r["output_tokens"]) * Decimal(str(price_out))) / 1_000_000
+            expected = (
+                Decimal(r["input_tokens"]) * Decimal(str(price_in))
+                + Decimal(r["output_tokens"]) * Decimal(str(price_out))
+            ) / 1_000_000
             assert r["cost_usd"] == expected.quantize(Decimal("0.000001")) > 0
     baselines = [r for r in rows if r["llm_provider"] == "baseline"]
     assert len(baselines) == 4 and all(
-        r["input_tokens"] + r["output_tokens"] == 0 and r["cost_usd"] == 0 for r in baselines)
+        r["input_tokens"] + r["output_tokens"] == 0 and r["cost_usd"] == 0 for r in baselines
+    )
 
     monkeypatch.setenv("COLUMNS", "100")
     for command in (("ls", "--sweep", sweep_id), ("report", "--sweep", sweep_id)):
@@ -114,11 +125,13 @@ def test_a_spend_limit_stops_new_starts_and_overshoots_only_by_what_was_running(
     per_experiment = MAX_MOVES * (TOKENS[0] * PRICES["model-a"][0] + TOKENS[1] * PRICES["model-a"][1]) / 1e6
     limit = 2.5 * per_experiment  # the third start sees 2 experiments' spend, under it; the fourth is refused
     with server() as a:
-        file.write_text(f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 6\nconcurrency = 1\n'
-                        f"spend_limit_usd = {limit}\n[[configs]]\nmaxMoves = {MAX_MOVES}\n"
-                        f'[[agents]]\nprovider = "openai"\nmodel = "model-a"\nconfig = {{ baseUrl = "{a.base_url}" }}\n'
-                        f"prices = {{ input_per_mtok = {PRICES['model-a'][0]}, "
-                        f"output_per_mtok = {PRICES['model-a'][1]} }}\n")
+        file.write_text(
+            f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 6\nconcurrency = 1\n'
+            f"spend_limit_usd = {limit}\n[[configs]]\nmaxMoves = {MAX_MOVES}\n"
+            f'[[agents]]\nprovider = "openai"\nmodel = "model-a"\nconfig = {{ baseUrl = "{a.base_url}" }}\n'
+            f"prices = {{ input_per_mtok = {PRICES['model-a'][0]}, "
+            f"output_per_mtok = {PRICES['model-a'][1]} }}\n"
+        )
         result = cli("sweep", str(file), "--quiet")
     assert result.exit_code == 3, result.output
     rows = experiments(store, sweep_id)
@@ -131,14 +144,17 @@ def test_a_spend_limit_stops_new_starts_and_overshoots_only_by_what_was_running(
     assert json.loads(json.dumps(costs)) == [per_experiment] * 3
 
 
-def test_prices_come_from_the_file_then_oriole_prices_and_an_unpriced_model_is_refused_under_a_limit(cli, store,
-                                                                                                     tmp_path):
+def test_prices_come_from_the_file_then_oriole_prices_and_an_unpriced_model_is_refused_under_a_limit(
+    cli, store, tmp_path
+):
     sweep_id = f"priced-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "priced.toml"
     with server() as c:
-        file.write_text(f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nspend_limit_usd = 1.0\n[[configs]]\n'
-                        f'maxMoves = {MAX_MOVES}\n[[agents]]\nprovider = "openai"\nmodel = "model-c"\n'
-                        f'config = {{ baseUrl = "{c.base_url}" }}\n')
+        file.write_text(
+            f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nspend_limit_usd = 1.0\n[[configs]]\n'
+            f'maxMoves = {MAX_MOVES}\n[[agents]]\nprovider = "openai"\nmodel = "model-c"\n'
+            f'config = {{ baseUrl = "{c.base_url}" }}\n'
+        )
         refused = cli("sweep", str(file), "--dry-run")
         assert refused.exit_code == 2 and "no price is known for openai/model-c" in refused.stderr
         assert "--allow-unpriced" in refused.stderr and experiments(store, sweep_id) == []

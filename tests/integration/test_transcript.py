@@ -29,43 +29,69 @@ def call_lines(local, experiment_id: int) -> list[dict]:
 
 
 def stored_answers(local, experiment_id: int) -> list[bytes]:
-    return [bytes(r["answer"]) for r in local.store.conn.execute(
-        "SELECT answer FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index", (experiment_id,))]
+    return [
+        bytes(r["answer"])
+        for r in local.store.conn.execute(
+            "SELECT answer FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index", (experiment_id,)
+        )
+    ]
 
 
 def openai_script(moves: list[str]) -> list[dict]:
     """Three turns: two moves then words; a move, an unknown tool, then words; the rest of the path (one call
     per answer: the server honours parallel_tool_calls false)."""
-    return [openai_server.tool_calls((moves[0], {"reasoning": "east is open"})),
-            openai_server.tool_calls((moves[1], '{"reasoning":"on"}')),
-            openai_server.text_reply("I will keep going.", reasoning_content="the corridor bends"),
-            openai_server.tool_calls((moves[2], {})),
-            openai_server.tool_calls(("move_diagonal", {"reasoning": "shortcut"})),
-            openai_server.text_reply("Back on track."),
-            *[openai_server.tool_calls((m, {})) for m in moves[3:]]]
+    return [
+        openai_server.tool_calls((moves[0], {"reasoning": "east is open"})),
+        openai_server.tool_calls((moves[1], '{"reasoning":"on"}')),
+        openai_server.text_reply("I will keep going.", reasoning_content="the corridor bends"),
+        openai_server.tool_calls((moves[2], {})),
+        openai_server.tool_calls(("move_diagonal", {"reasoning": "shortcut"})),
+        openai_server.text_reply("Back on track."),
+        *[openai_server.tool_calls((m, {})) for m in moves[3:]],
+    ]
 
 
-@pytest.mark.parametrize("config", [{"historyMode": "conversation", "historyTurns": 2},
-                                    {"historyMode": "conversation", "contextTokens": 1400, "historyActions": 5},
-                                    {"textToolCalls": True}], ids=["conversation", "trimmed", "text-tool-calls"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"historyMode": "conversation", "historyTurns": 2},
+        {"historyMode": "conversation", "contextTokens": 1400, "historyActions": 5},
+        {"textToolCalls": True},
+    ],
+    ids=["conversation", "trimmed", "text-tool-calls"],
+)
 def test_an_openai_transcript_holds_every_request_the_server_received_and_every_answer_it_returned(local, config):
     moves = shortest_moves(MAZE)
     script = openai_script(moves)
     if config.get("textToolCalls"):
-        script = [openai_server.text_reply(" ".join(json.dumps({"tool": c["name"], "arguments": c["arguments"]})
-                                                    for c in r["message"].get("tool_calls", ())) or
-                                           r["message"]["content"]) for r in script]
+        script = [
+            openai_server.text_reply(
+                " ".join(
+                    json.dumps({"tool": c["name"], "arguments": c["arguments"]})
+                    for c in r["message"].get("tool_calls", ())
+                )
+                or r["message"]["content"]
+            )
+            for r in script
+        ]
     with openai_server.ScriptedOpenAI(*script) as server:
-        result = local.run({"mazeId": MAZE, "llmProvider": "openai", "modelName": OPENAI_MODEL,
-                            "config": {"baseUrl": server.base_url, "temperature": 0.0, **config}}).as_json()
+        result = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": OPENAI_MODEL,
+                "config": {"baseUrl": server.base_url, "temperature": 0.0, **config},
+            }
+        ).as_json()
     assert result["status"] == "succeeded", result
     lines = call_lines(local, result["experiment_id"])
     assert [line["request"] for line in lines] == [r.body for r in server.requests]
     assert [line["answer"] for line in lines] == [json.loads(body) for _, body in server.answers]
     assert stored_answers(local, result["experiment_id"]) == [body for _, body in server.answers]
     if config.get("contextTokens"):  # the trimmed requests are rebuilt as trimmed, not as the full history
-        contexts = local.store.conn.execute("SELECT context FROM turns WHERE experiment_id = %s AND context IS NOT "
-                                            "NULL", (result["experiment_id"],)).fetchall()
+        contexts = local.store.conn.execute(
+            "SELECT context FROM turns WHERE experiment_id = %s AND context IS NOT NULL", (result["experiment_id"],)
+        ).fetchall()
         assert contexts and any(c["context"].get("dropped_turns") for c in contexts)
     elif config.get("historyMode"):
         assert lines[-1]["carried_turns"] == [1, 2]
@@ -73,14 +99,23 @@ def test_an_openai_transcript_holds_every_request_the_server_received_and_every_
 
 def test_an_ollama_transcript_with_model_compaction_holds_the_compaction_calls_too(local):
     moves = shortest_moves(MAZE)
-    script = [tool_calls((moves[0], {})), text_reply("turn one done"),
-              tool_calls((moves[1], {"reasoning": "south"})), text_reply("turn two done"),
-              text_reply("Summary: walked two tiles."),  # the compaction of turn 1, before turn 3
-              *[tool_calls((m, {})) for m in moves[2:]]]
+    script = [
+        tool_calls((moves[0], {})),
+        text_reply("turn one done"),
+        tool_calls((moves[1], {"reasoning": "south"})),
+        text_reply("turn two done"),
+        text_reply("Summary: walked two tiles."),  # the compaction of turn 1, before turn 3
+        *[tool_calls((m, {})) for m in moves[2:]],
+    ]
     with ScriptedOllama(*script) as server:
-        result = local.run({"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b",
-                            "config": {"endpoint": server.url, "historyMode": "summary", "historyTurns": 1,
-                                       "compaction": "model"}}).as_json()
+        result = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "ollama",
+                "modelName": "qwen2.5:7b",
+                "config": {"endpoint": server.url, "historyMode": "summary", "historyTurns": 1, "compaction": "model"},
+            }
+        ).as_json()
     assert result["status"] == "succeeded", result
     lines = call_lines(local, result["experiment_id"])
     assert [line["kind"] for line in lines].count("compaction") == 1
@@ -98,14 +133,19 @@ def test_a_bedrock_transcript_holds_the_parameters_botocore_sent(local, bedrock)
     def record(params, **kwargs):
         sent.append(json.loads(json.dumps(params)))
 
-    replies = [converse_reply(*moves[:3]), converse_reply(text="Next.", stop="end_turn"),
-               converse_reply(*moves[3:])]
+    replies = [converse_reply(*moves[:3]), converse_reply(text="Next.", stop="end_turn"), converse_reply(*moves[3:])]
     for reply in replies:
         bedrock.add_response("converse", reply)
     bedrock.client.meta.events.register("provide-client-params.bedrock-runtime.Converse", record)
     try:
-        result = local.run({"mazeId": MAZE, "llmProvider": "bedrock", "modelName": "anthropic.claude-test-v1:0",
-                            "config": {"historyMode": "conversation"}}).as_json()
+        result = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "bedrock",
+                "modelName": "anthropic.claude-test-v1:0",
+                "config": {"historyMode": "conversation"},
+            }
+        ).as_json()
     finally:
         bedrock.client.meta.events.unregister("provide-client-params.bedrock-runtime.Converse", record)
     bedrock.assert_no_pending_responses()
@@ -116,32 +156,54 @@ def test_a_bedrock_transcript_holds_the_parameters_botocore_sent(local, bedrock)
 
 
 def test_the_html_transcript_shows_the_system_prompt_once_and_every_turn(local):
-    row = local.store.conn.execute("SELECT max(experiment_id) AS id FROM model_calls WHERE answer IS NOT NULL "
-                                   "AND kind = 'turn'").fetchone()
+    row = local.store.conn.execute(
+        "SELECT max(experiment_id) AS id FROM model_calls WHERE answer IS NOT NULL AND kind = 'turn'"
+    ).fetchone()
     transcript = transcripts.load(local.store.conn, row["id"])
     page = transcripts.page(transcript)
     assert page.count('class="system"') == len(transcript.systems) == 1
     assert page.count('class="turn"') == len(transcript.turns)
 
 
-@pytest.mark.parametrize("config", [{"observation": "image"},
-                                    {"observation": "both", "imageView": "map", "historyMode": "conversation",
-                                     "historyTurns": 2}], ids=["image-local", "both-map-conversation"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"observation": "image"},
+        {"observation": "both", "imageView": "map", "historyMode": "conversation", "historyTurns": 2},
+    ],
+    ids=["image-local", "both-map-conversation"],
+)
 def test_an_image_transcript_holds_every_request_the_server_received_pictures_included(local, config):
     """Each picture is drawn again from its stored record (checked by its hash) and put on the wire: the rebuilt
     bodies equal what the server received, data URLs byte for byte; the pages show the pictures."""
     with openai_server.ScriptedOpenAI(*openai_script(shortest_moves(MAZE))) as server:
-        result = local.run({"mazeId": MAZE, "llmProvider": "openai", "modelName": VISION_MODEL,
-                            "promptVersion": "v1-vision", "config": {"baseUrl": server.base_url, **config}}).as_json()
+        result = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": VISION_MODEL,
+                "promptVersion": "v1-vision",
+                "config": {"baseUrl": server.base_url, **config},
+            }
+        ).as_json()
     assert result["status"] == "succeeded", result
     transcript = transcripts.load(local.store.conn, result["experiment_id"])
-    lines = [line for line in map(json.loads, transcripts.render(transcript, "jsonl").splitlines())
-             if line["type"] == "call"]
+    lines = [
+        line for line in map(json.loads, transcripts.render(transcript, "jsonl").splitlines()) if line["type"] == "call"
+    ]
     assert [line["request"] for line in lines] == [r.body for r in server.requests]
     assert len(server.pictures) == len(server.requests) and all(len(p) == 1 for p in server.pictures)
     page = transcripts.page(transcript)
-    sent = {next(p["image_url"]["url"] for m in r.body["messages"] if isinstance(m["content"], list)
-                 for p in m["content"] if p["type"] == "image_url") for r in server.requests}
+    sent = {
+        next(
+            p["image_url"]["url"]
+            for m in r.body["messages"]
+            if isinstance(m["content"], list)
+            for p in m["content"]
+            if p["type"] == "image_url"
+        )
+        for r in server.requests
+    }
     shown = set(re.findall(r'<img class="picture" src="([^"]+)"', page))
     assert shown == sent  # every picture sent is shown, as sent (a later call's new picture on its own message)
     text = transcripts.render(transcript, "text")
@@ -152,15 +214,22 @@ def test_an_image_transcript_holds_every_request_the_server_received_pictures_in
 def test_a_picture_whose_record_no_longer_draws_it_is_refused_by_name(local):
     row = local.store.conn.execute(
         "SELECT experiment_id FROM model_calls WHERE request_messages::text LIKE '%%\"sha256\"%%' "
-        "ORDER BY experiment_id DESC LIMIT 1").fetchone()
-    calls = local.store.conn.execute("SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, "
-                                     "call_index", (row["experiment_id"],)).fetchall()
+        "ORDER BY experiment_id DESC LIMIT 1"
+    ).fetchone()
+    calls = local.store.conn.execute(
+        "SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index", (row["experiment_id"],)
+    ).fetchall()
     for call in calls:
         for message in call["request_messages"]:
             if "picture" in message:
                 message["picture"]["sha256"] = "0" * 64
     experiment = local.store.conn.execute(transcripts._EXPERIMENT, (row["experiment_id"],)).fetchone()
     with pytest.raises(transcripts.TranscriptUnavailable, match=r"turn 1 call 1: the .* view of step 0 drawn again"):
-        transcripts.build(experiment, local.store.conn.execute(transcripts._TURNS, (row["experiment_id"],)).fetchall(),
-                          calls, [], {r["hash"]: r["body"] for r in local.store.conn.execute(
-                              "SELECT hash, body FROM request_parts")}, mazeset.get_maze(MAZE).maze)
+        transcripts.build(
+            experiment,
+            local.store.conn.execute(transcripts._TURNS, (row["experiment_id"],)).fetchall(),
+            calls,
+            [],
+            {r["hash"]: r["body"] for r in local.store.conn.execute("SELECT hash, body FROM request_parts")},
+            mazeset.get_maze(MAZE).maze,
+        )

@@ -43,9 +43,15 @@ def code() -> bytes:
 def deployed_function(lambda_client, name: str, deploys: int) -> str:
     """A function with one published version per deploy (1 .. ``deploys``); its ARN."""
     role = boto3.client("iam", region_name=REGION).create_role(
-        RoleName=f"{name}-role", AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}))
-    arn = lambda_client.create_function(FunctionName=name, Runtime="python3.14", Role=role["Role"]["Arn"],
-                                        Handler="handler.handler", Code={"ZipFile": code()})["FunctionArn"]
+        RoleName=f"{name}-role", AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []})
+    )
+    arn = lambda_client.create_function(
+        FunctionName=name,
+        Runtime="python3.14",
+        Role=role["Role"]["Arn"],
+        Handler="handler.handler",
+        Code={"ZipFile": code()},
+    )["FunctionArn"]
     for deploy in range(1, deploys + 1):
         lambda_client.update_function_configuration(FunctionName=name, Description=f"deploy {deploy}")
         lambda_client.get_waiter("function_updated_v2").wait(FunctionName=name)
@@ -56,8 +62,9 @@ def deployed_function(lambda_client, name: str, deploys: int) -> str:
 def running_sweep(stepfunctions, calls: str) -> str:
     """A sweep state machine with one execution still running on a definition that invokes ``calls``."""
     definition = json.dumps({"StartAt": "Plan", "States": {"Plan": {"Type": "Task", "Resource": calls, "End": True}}})
-    machine = stepfunctions.create_state_machine(name="OrioleOrchestrator-sweep", definition=definition,
-                                                 roleArn="arn:aws:iam::123456789012:role/sweep")["stateMachineArn"]
+    machine = stepfunctions.create_state_machine(
+        name="OrioleOrchestrator-sweep", definition=definition, roleArn="arn:aws:iam::123456789012:role/sweep"
+    )["stateMachineArn"]
     stepfunctions.start_execution(stateMachineArn=machine, name="sweep-started-long-ago")
     return machine
 
@@ -66,20 +73,36 @@ def stack_holding(*version_arns: str):
     """A CloudFormation client whose stack holds these versions (and a function, which is no version)."""
     client = boto3.client("cloudformation", region_name=REGION)
     stubber = Stubber(client)
-    summaries = [{"LogicalResourceId": f"Version{i}", "PhysicalResourceId": arn, "ResourceType": "AWS::Lambda::Version",
-                  "LastUpdatedTimestamp": datetime.now(UTC), "ResourceStatus": "CREATE_COMPLETE"}
-                 for i, arn in enumerate(version_arns)]
-    summaries.append({"LogicalResourceId": "Function", "PhysicalResourceId": "Oriole-StartExperiment",
-                      "ResourceType": "AWS::Lambda::Function", "LastUpdatedTimestamp": datetime.now(UTC),
-                      "ResourceStatus": "CREATE_COMPLETE"})
+    summaries = [
+        {
+            "LogicalResourceId": f"Version{i}",
+            "PhysicalResourceId": arn,
+            "ResourceType": "AWS::Lambda::Version",
+            "LastUpdatedTimestamp": datetime.now(UTC),
+            "ResourceStatus": "CREATE_COMPLETE",
+        }
+        for i, arn in enumerate(version_arns)
+    ]
+    summaries.append(
+        {
+            "LogicalResourceId": "Function",
+            "PhysicalResourceId": "Oriole-StartExperiment",
+            "ResourceType": "AWS::Lambda::Function",
+            "LastUpdatedTimestamp": datetime.now(UTC),
+            "ResourceStatus": "CREATE_COMPLETE",
+        }
+    )
     stubber.add_response("list_stack_resources", {"StackResourceSummaries": summaries}, {"StackName": STACK})
     stubber.activate()
     return client
 
 
 def remaining(lambda_client, name: str) -> list[int]:
-    return sorted(int(v["Version"]) for v in lambda_client.list_versions_by_function(FunctionName=name)["Versions"]
-                  if v["Version"] != "$LATEST")
+    return sorted(
+        int(v["Version"])
+        for v in lambda_client.list_versions_by_function(FunctionName=name)["Versions"]
+        if v["Version"] != "$LATEST"
+    )
 
 
 def test_versions_no_execution_can_call_are_deleted_and_the_others_kept(aws):
@@ -93,9 +116,16 @@ def test_versions_no_execution_can_call_are_deleted_and_the_others_kept(aws):
     cloudformation = stack_holding(f"{start}:3", f"{plan}:3", f"{migrations}:2", f"{migrations}:3")
     later = datetime.now(UTC) + GRACE + timedelta(minutes=1)  # the held versions are older than any execution
 
-    deleted = versions.prune(lambda_client, stepfunctions, cloudformation,
-                             ["Oriole-StartExperiment", "Oriole-PlanSweep", "Oriole-Migrations"], STACK, sweeps,
-                             GRACE, later)
+    deleted = versions.prune(
+        lambda_client,
+        stepfunctions,
+        cloudformation,
+        ["Oriole-StartExperiment", "Oriole-PlanSweep", "Oriole-Migrations"],
+        STACK,
+        sweeps,
+        GRACE,
+        later,
+    )
     assert deleted == {"Oriole-StartExperiment": [1, 2], "Oriole-PlanSweep": [2], "Oriole-Migrations": [1]}
     assert remaining(lambda_client, "Oriole-StartExperiment") == [3]
     assert remaining(lambda_client, "Oriole-PlanSweep") == [1, 3]  # the running sweep still calls version 1
@@ -108,8 +138,8 @@ def test_during_a_deploy_the_versions_executions_may_still_call_stay(aws, monkey
     lambda_client, stepfunctions = aws
     deployed_function(lambda_client, "Oriole-CheckProgress", deploys=2)
     stack = boto3.client("cloudformation", region_name=REGION).create_stack(
-        StackName="OrioleOrchestrator", TemplateBody=json.dumps(
-            {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}))["StackId"]
+        StackName="OrioleOrchestrator", TemplateBody=json.dumps({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}})
+    )["StackId"]
     monkeypatch.setenv(deployment.PRUNED_FUNCTIONS, json.dumps(["Oriole-CheckProgress"]))
     monkeypatch.setenv(deployment.EXECUTION_TIMEOUT, "8460")
     monkeypatch.setenv(deployment.STACK_ID, stack)

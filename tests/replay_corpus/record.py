@@ -35,8 +35,10 @@ _CHILD_TABLES = ("turns", "actions", "model_calls")  # in the order their foreig
 _DUMPS = {
     "maze": "SELECT to_jsonb(m) AS row FROM mazes m JOIN experiments e ON e.maze_id = m.id WHERE e.id = %s",
     "experiment": "SELECT to_jsonb(e) AS row FROM experiments e WHERE e.id = %s",
-    **{table: f"SELECT to_jsonb(t) AS row FROM {table} t WHERE t.experiment_id = %s ORDER BY t.ctid"
-       for table in _CHILD_TABLES},
+    **{
+        table: f"SELECT to_jsonb(t) AS row FROM {table} t WHERE t.experiment_id = %s ORDER BY t.ctid"
+        for table in _CHILD_TABLES
+    },
     "request_parts": """SELECT to_jsonb(p) AS row FROM request_parts p WHERE EXISTS (
                           SELECT 1 FROM model_calls c WHERE c.experiment_id = %s
                                                       AND strpos(c.request::text, p.hash) > 0) ORDER BY p.hash""",
@@ -45,8 +47,9 @@ _DUMPS = {
 
 def dump(conn, experiment_id: int) -> dict:
     """One experiment's rows as JSON (no sweep: a fixture stands alone)."""
-    rows = {name: [r["row"] for r in conn.execute(query, (experiment_id,)).fetchall()]
-            for name, query in _DUMPS.items()}
+    rows = {
+        name: [r["row"] for r in conn.execute(query, (experiment_id,)).fetchall()] for name, query in _DUMPS.items()
+    }
     (experiment,), (maze,) = rows.pop("experiment"), rows.pop("maze")
     experiment.update(sweep_id=None, replay_of=None)
     return {"maze": maze, "experiment": experiment, **rows}
@@ -67,9 +70,16 @@ def load(conn, fixture: dict) -> int:
     for part in fixture["request_parts"]:
         _insert(conn, "request_parts", part, on_conflict=True)
     experiment, copy = fixture["experiment"], uuid.uuid4().hex[:8]
-    experiment_id = _insert(conn, "experiments", {
-        **experiment, "maze_id": maze_id, "origin_execution_arn": f"{experiment['origin_execution_arn']}-{copy}",
-        "execution_arns": [f"{arn}-{copy}" for arn in experiment["execution_arns"]]})
+    experiment_id = _insert(
+        conn,
+        "experiments",
+        {
+            **experiment,
+            "maze_id": maze_id,
+            "origin_execution_arn": f"{experiment['origin_execution_arn']}-{copy}",
+            "execution_arns": [f"{arn}-{copy}" for arn in experiment["execution_arns"]],
+        },
+    )
     for table in _CHILD_TABLES:
         for row in fixture[table]:
             _insert(conn, table, {**row, "experiment_id": experiment_id})
@@ -78,22 +88,32 @@ def load(conn, fixture: dict) -> int:
 
 def _insert(conn, table: str, row: dict, on_conflict: bool = False) -> int | None:
     """One row from its JSON form, its identity and generated columns left to the database."""
-    columns = [c["column_name"] for c in conn.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-        "AND table_name = %s AND is_identity = 'NO' AND is_generated = 'NEVER' ORDER BY ordinal_position",
-        (table,)).fetchall() if c["column_name"] in row]
+    columns = [
+        c["column_name"]
+        for c in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = %s AND is_identity = 'NO' AND is_generated = 'NEVER' ORDER BY ordinal_position",
+            (table,),
+        ).fetchall()
+        if c["column_name"] in row
+    ]
     names = sql.SQL(", ").join(map(sql.Identifier, columns))
-    query = sql.SQL("INSERT INTO {table} ({names}) SELECT {names} FROM jsonb_populate_record(NULL::{table}, %s)"
-                    "{conflict}{returning}").format(
-        table=sql.Identifier(table), names=names,
+    query = sql.SQL(
+        "INSERT INTO {table} ({names}) SELECT {names} FROM jsonb_populate_record(NULL::{table}, %s)"
+        "{conflict}{returning}"
+    ).format(
+        table=sql.Identifier(table),
+        names=names,
         conflict=sql.SQL(" ON CONFLICT DO NOTHING" if on_conflict else ""),
-        returning=sql.SQL(" RETURNING id" if table == "experiments" else ""))
+        returning=sql.SQL(" RETURNING id" if table == "experiments" else ""),
+    )
     cursor = conn.execute(query, (Jsonb(row),))
     return cursor.fetchone()["id"] if table == "experiments" else None
 
 
 # The scenarios: each gives the execution input, with the scripted server it needs running for as long as the
 # experiment runs (``bedrock`` is the Stubber of the local state machine's Bedrock client).
+
 
 def _openai_stalled(bedrock) -> Iterator[dict]:
     """Actions memory; the circuit breaker (threshold 1) ends turns 2 and 3 on an unknown tool, and two turns
@@ -102,13 +122,21 @@ def _openai_stalled(bedrock) -> Iterator[dict]:
 
     moves = _moves()
     with openai_server.ScriptedOpenAI(
-            openai_server.tool_calls((moves[0], {"reasoning": "open corridor"})),
-            openai_server.text_reply("Next turn."),
-            openai_server.tool_calls(("move_diagonal", {})),
-            openai_server.tool_calls(("jump", {"reasoning": "over the wall"}))) as server:
-        yield {"llmProvider": "openai", "modelName": "Qwen/Qwen3-8B",
-               "config": {"baseUrl": server.base_url, "historyMode": "actions", "circuitBreakerThreshold": 1,
-                          "maxStalledTurns": 2}}
+        openai_server.tool_calls((moves[0], {"reasoning": "open corridor"})),
+        openai_server.text_reply("Next turn."),
+        openai_server.tool_calls(("move_diagonal", {})),
+        openai_server.tool_calls(("jump", {"reasoning": "over the wall"})),
+    ) as server:
+        yield {
+            "llmProvider": "openai",
+            "modelName": "Qwen/Qwen3-8B",
+            "config": {
+                "baseUrl": server.base_url,
+                "historyMode": "actions",
+                "circuitBreakerThreshold": 1,
+                "maxStalledTurns": 2,
+            },
+        }
 
 
 def _ollama_text_tools_summary(bedrock) -> Iterator[dict]:
@@ -120,22 +148,34 @@ def _ollama_text_tools_summary(bedrock) -> Iterator[dict]:
     def written(*names: str) -> dict:
         return text_reply(" ".join(json.dumps({"tool": name, "arguments": {}}) for name in names))
 
-    with ScriptedOllama(written(*moves[:3]), text_reply("Looking around."), written(*moves[3:5]),
-                        text_reply("Onward."), written(*moves[5:])) as server:
-        yield {"llmProvider": "ollama", "modelName": "qwen2.5:7b",
-               "config": {"endpoint": server.url, "textToolCalls": True, "historyMode": "summary",
-                          "historyTurns": 1}}
+    with ScriptedOllama(
+        written(*moves[:3]),
+        text_reply("Looking around."),
+        written(*moves[3:5]),
+        text_reply("Onward."),
+        written(*moves[5:]),
+    ) as server:
+        yield {
+            "llmProvider": "ollama",
+            "modelName": "qwen2.5:7b",
+            "config": {"endpoint": server.url, "textToolCalls": True, "historyMode": "summary", "historyTurns": 1},
+        }
 
 
 def _bedrock_conversation_give_up(bedrock) -> Iterator[dict]:
     """Conversation memory through Bedrock; the model gives up in its second turn."""
     moves = _moves()
-    for reply in (_converse(("t0", moves[0], {}), ("t1", moves[1], {"reasoning": "south"})),
-                  _converse(text="Pausing.", stop="end_turn"),
-                  _converse(("t2", "give_up", {"reason": "the maze is too twisty"}))):
+    for reply in (
+        _converse(("t0", moves[0], {}), ("t1", moves[1], {"reasoning": "south"})),
+        _converse(text="Pausing.", stop="end_turn"),
+        _converse(("t2", "give_up", {"reason": "the maze is too twisty"})),
+    ):
         bedrock.add_response("converse", reply)
-    yield {"llmProvider": "bedrock", "modelName": "anthropic.claude-test-v1:0",
-           "config": {"historyMode": "conversation", "enableGiveUp": True}}
+    yield {
+        "llmProvider": "bedrock",
+        "modelName": "anthropic.claude-test-v1:0",
+        "config": {"historyMode": "conversation", "enableGiveUp": True},
+    }
     bedrock.assert_no_pending_responses()
 
 
@@ -144,14 +184,27 @@ def _openai_continued_compaction(bedrock) -> Iterator[dict]:
     from tests import openai_server
 
     moves = _moves()
-    with openai_server.ScriptedOpenAI(
-            openai_server.tool_calls((moves[0], {})), openai_server.text_reply("turn one done"),
-            openai_server.tool_calls((moves[1], {})), openai_server.text_reply("turn two done"),
+    with (
+        openai_server.ScriptedOpenAI(
+            openai_server.tool_calls((moves[0], {})),
+            openai_server.text_reply("turn one done"),
+            openai_server.tool_calls((moves[1], {})),
+            openai_server.text_reply("turn two done"),
             openai_server.text_reply("Summary: two tiles south and east."),  # turn 1 compacted before turn 3
-            *[openai_server.tool_calls((m, {})) for m in moves[2:]]) as server:
-        yield {"llmProvider": "openai", "modelName": "Qwen/Qwen3-8B",
-               "config": {"baseUrl": server.base_url, "historyMode": "summary", "historyTurns": 1,
-                          "compaction": "model", "maxTurnsPerExecution": 1}}
+            *[openai_server.tool_calls((m, {})) for m in moves[2:]],
+        ) as server
+    ):
+        yield {
+            "llmProvider": "openai",
+            "modelName": "Qwen/Qwen3-8B",
+            "config": {
+                "baseUrl": server.base_url,
+                "historyMode": "summary",
+                "historyTurns": 1,
+                "compaction": "model",
+                "maxTurnsPerExecution": 1,
+            },
+        }
 
 
 SCENARIOS: dict[str, Callable] = {
@@ -170,9 +223,14 @@ def _moves() -> list[str]:
 
 def _converse(*tool_uses: tuple[str, str, dict], text: str | None = None, stop: str = "tool_use") -> dict:
     content = ([{"text": text}] if text else []) + [
-        {"toolUse": {"toolUseId": use_id, "name": name, "input": arguments}} for use_id, name, arguments in tool_uses]
-    return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": stop,
-            "usage": {"inputTokens": 200, "outputTokens": 25, "totalTokens": 225}, "metrics": {"latencyMs": 42}}
+        {"toolUse": {"toolUseId": use_id, "name": name, "input": arguments}} for use_id, name, arguments in tool_uses
+    ]
+    return {
+        "output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop,
+        "usage": {"inputTokens": 200, "outputTokens": 25, "totalTokens": 225},
+        "metrics": {"latencyMs": 42},
+    }
 
 
 @contextmanager
@@ -196,8 +254,9 @@ def record() -> None:
     from oriole.store import db
     from oriole_workstation.runner import LocalAws
 
-    client = boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="test",
-                          aws_secret_access_key="test")
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
     with _recording_database() as url, Stubber(client) as bedrock, LocalAws(url, bedrock_client=client) as aws:
         launcher, conn = aws.launcher(poll_seconds=0.05), db.connect(url)
         from oriole_workstation.results import Results

@@ -22,8 +22,13 @@ MODEL = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 
 def client(service: str):
-    return boto3.client(service, region_name="us-east-1", aws_access_key_id="AKIDTESTING",
-                        aws_secret_access_key="secret", config=Config(retries={"total_max_attempts": 1}))
+    return boto3.client(
+        service,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDTESTING",
+        aws_secret_access_key="secret",
+        config=Config(retries={"total_max_attempts": 1}),
+    )
 
 
 def reconciler_calling(monkeypatch, call) -> list[aws_calls.Call]:
@@ -48,7 +53,11 @@ def test_a_handlers_call_is_recorded_with_its_function_action_and_resource(monke
             sfn.describe_execution(executionArn=EXECUTION)  # the test's own call, not a function's
     [recorded] = calls
     assert (recorded.function, recorded.action, recorded.resource, recorded.region) == (
-        "oriole.handlers.reconcile.handler", "states:DescribeExecution", EXECUTION, "us-east-1")
+        "oriole.handlers.reconcile.handler",
+        "states:DescribeExecution",
+        EXECUTION,
+        "us-east-1",
+    )
     assert (deployment.STATE_MACHINE_ARN, MACHINE) in recorded.environment  # what it names the resource by
     assert aws_calls.since(mark) == []
 
@@ -76,7 +85,9 @@ def test_a_geographic_profile_is_authorized_on_the_model_in_every_destination_re
 def test_a_global_profile_is_authorized_on_the_model_without_a_region():
     assert model_arns(f"global.{MODEL}", "sa-east-1") == [
         f"arn:aws:bedrock:sa-east-1:123456789012:inference-profile/global.{MODEL}",
-        f"arn:aws:bedrock:sa-east-1::foundation-model/{MODEL}", f"arn:aws:bedrock:::foundation-model/{MODEL}"]
+        f"arn:aws:bedrock:sa-east-1::foundation-model/{MODEL}",
+        f"arn:aws:bedrock:::foundation-model/{MODEL}",
+    ]
 
 
 def test_a_profile_of_undocumented_destinations_is_not_guessed():

@@ -16,8 +16,15 @@ def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int =
     while not world.goal_found and world.step < max_moves:
         agent = make_baseline(name, entry.maze, seed, state)
         budget = min(8, max_moves - world.step)
-        run_turn(agent, "", world, rules, memory, turn_context(world, rules, [], max_moves),
-                 TurnSettings(budget=budget, actions_left=max_moves - world.step))
+        run_turn(
+            agent,
+            "",
+            world,
+            rules,
+            memory,
+            turn_context(world, rules, [], max_moves),
+            TurnSettings(budget=budget, actions_left=max_moves - world.step),
+        )
         state = agent.state
     return entry, world
 

@@ -30,8 +30,11 @@ CONTEXT = {"position": [1, 1], "visible": {"open": [[1, 1], [1, 2]], "walls": [[
 @pytest.fixture
 def client():
     return boto3.client(
-        "bedrock-runtime", region_name="us-east-1", aws_access_key_id="AKIDTESTING",
-        aws_secret_access_key="secret-testing", config=Config(retries={"total_max_attempts": 1}),
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="AKIDTESTING",
+        aws_secret_access_key="secret-testing",
+        config=Config(retries={"total_max_attempts": 1}),
     )
 
 
@@ -50,8 +53,9 @@ def sleeps(monkeypatch):
 
 
 def agent(client, sleeps=None, **kwargs):
-    return BedrockAgent(client, MODEL, kwargs.pop("temperature", 0.2),
-                        sleep=(sleeps if sleeps is not None else []).append, **kwargs)
+    return BedrockAgent(
+        client, MODEL, kwargs.pop("temperature", 0.2), sleep=(sleeps if sleeps is not None else []).append, **kwargs
+    )
 
 
 def request(*messages):
@@ -73,13 +77,21 @@ def tool_use(name, call_id, **arguments):
 
 def test_request_carries_system_history_tool_results_tools_and_a_zero_temperature(client, stub):
     failed = {"success": False, "position": [1, 2], "error": "cannot move east: wall at the target tile"}
-    moved = {"success": True, "position": [1, 2], "visible": {"open": [[1, 2]], "walls": [], "goal": None},
-             "goal_found": False}
+    moved = {
+        "success": True,
+        "position": [1, 2],
+        "visible": {"open": [[1, 2]], "walls": [], "goal": None},
+        "goal_found": False,
+    }
     history = (
-        Message("assistant", "Going south, then east.", tool_calls=(
-            ToolCall("move_south", '{"reasoning": "open below"}', call_id="tu-1"),
-            ToolCall("move_east", "not json at all", call_id="tu-2"),
-        )),
+        Message(
+            "assistant",
+            "Going south, then east.",
+            tool_calls=(
+                ToolCall("move_south", '{"reasoning": "open below"}', call_id="tu-1"),
+                ToolCall("move_east", "not json at all", call_id="tu-2"),
+            ),
+        ),
         Message("tool", moved, tool_call_id="tu-1", name="move_south"),
         Message("tool", failed, tool_call_id="tu-2", name="move_east"),
     )
@@ -88,20 +100,34 @@ def test_request_carries_system_history_tool_results_tools_and_a_zero_temperatur
         "system": [{"text": "You are in a maze."}],
         "messages": [
             {"role": "user", "content": [{"text": json.dumps(CONTEXT, separators=(",", ":"), sort_keys=True)}]},
-            {"role": "assistant", "content": [
-                {"text": "Going south, then east."},
-                {"toolUse": {"toolUseId": "tu-1", "name": "move_south", "input": {"reasoning": "open below"}}},
-                {"toolUse": {"toolUseId": "tu-2", "name": "move_east", "input": {}}},
-            ]},
-            {"role": "user", "content": [
-                {"toolResult": {"toolUseId": "tu-1", "content": [{"json": moved}], "status": "success"}},
-                {"toolResult": {"toolUseId": "tu-2", "content": [{"json": failed}], "status": "error"}},
-            ]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"text": "Going south, then east."},
+                    {"toolUse": {"toolUseId": "tu-1", "name": "move_south", "input": {"reasoning": "open below"}}},
+                    {"toolUse": {"toolUseId": "tu-2", "name": "move_east", "input": {}}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"toolResult": {"toolUseId": "tu-1", "content": [{"json": moved}], "status": "success"}},
+                    {"toolResult": {"toolUseId": "tu-2", "content": [{"json": failed}], "status": "error"}},
+                ],
+            },
         ],
-        "toolConfig": {"tools": [
-            {"toolSpec": {"name": spec.name, "description": spec.description,
-                          "inputSchema": {"json": spec.parameters}}} for spec in TOOL_SPECS
-        ]},
+        "toolConfig": {
+            "tools": [
+                {
+                    "toolSpec": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "inputSchema": {"json": spec.parameters},
+                    }
+                }
+                for spec in TOOL_SPECS
+            ]
+        },
         "inferenceConfig": {"temperature": 0.0, "maxTokens": 1024},
     }
     assert {t["toolSpec"]["name"] for t in expected["toolConfig"]["tools"]} >= {"move_north", "recall_all"}
@@ -113,23 +139,36 @@ def test_request_carries_system_history_tool_results_tools_and_a_zero_temperatur
 
 
 def test_from_config_sends_the_snapshot_temperature_even_when_it_is_zero(client, stub):
-    stub.add_response("converse", answer({"text": "ok"}, stop="end_turn"),
-                      {"modelId": MODEL, "system": ANY, "messages": ANY, "toolConfig": ANY,
-                       "inferenceConfig": {"temperature": 0.0, "maxTokens": 1024}})
+    stub.add_response(
+        "converse",
+        answer({"text": "ok"}, stop="end_turn"),
+        {
+            "modelId": MODEL,
+            "system": ANY,
+            "messages": ANY,
+            "toolConfig": ANY,
+            "inferenceConfig": {"temperature": 0.0, "maxTokens": 1024},
+        },
+    )
     chosen = BedrockAgent.from_config(MODEL, {"temperature": 0, "requestTimeoutSeconds": 30.0}, client)
     assert chosen.respond(request()).text == "ok"
 
 
-@pytest.mark.parametrize(("config", "inference"), [
-    ({"temperature": 0.5, "maxTokens": 300, "topP": 0.9}, {"temperature": 0.5, "maxTokens": 300, "topP": 0.9}),
-    ({"temperature": 0.7, "maxTokens": 2048, "topP": 1.0}, {"temperature": 0.7, "maxTokens": 2048}),
-    ({"temperature": 0.1}, {"temperature": 0.1, "maxTokens": 1024}),  # a snapshot older than the keys
-])
+@pytest.mark.parametrize(
+    ("config", "inference"),
+    [
+        ({"temperature": 0.5, "maxTokens": 300, "topP": 0.9}, {"temperature": 0.5, "maxTokens": 300, "topP": 0.9}),
+        ({"temperature": 0.7, "maxTokens": 2048, "topP": 1.0}, {"temperature": 0.7, "maxTokens": 2048}),
+        ({"temperature": 0.1}, {"temperature": 0.1, "maxTokens": 1024}),  # a snapshot older than the keys
+    ],
+)
 def test_generation_settings_come_from_the_snapshot(client, stub, config, inference):
     """maxTokens and topP are catalog entries like the temperature; topP 1 (no truncation) is not sent."""
-    stub.add_response("converse", answer({"text": "ok"}, stop="end_turn"),
-                      {"modelId": MODEL, "system": ANY, "messages": ANY, "toolConfig": ANY,
-                       "inferenceConfig": inference})
+    stub.add_response(
+        "converse",
+        answer({"text": "ok"}, stop="end_turn"),
+        {"modelId": MODEL, "system": ANY, "messages": ANY, "toolConfig": ANY, "inferenceConfig": inference},
+    )
     chosen = BedrockAgent.from_config(MODEL, {**config, "requestTimeoutSeconds": 30.0}, client)
     assert chosen.respond(request()).text == "ok"
 
@@ -144,8 +183,9 @@ def test_generation_settings_are_catalog_entries_with_bounds():
 
 
 def test_one_tool_use_becomes_one_tool_call_with_usage_and_latency(client, stub):
-    stub.add_response("converse", answer(tool_use("move_south", "tu-9", reasoning="open"), tokens=(900, 42),
-                                         latency=812))
+    stub.add_response(
+        "converse", answer(tool_use("move_south", "tu-9", reasoning="open"), tokens=(900, 42), latency=812)
+    )
 
     response = agent(client).respond(request())
 
@@ -156,16 +196,24 @@ def test_one_tool_use_becomes_one_tool_call_with_usage_and_latency(client, stub)
 
 
 def test_several_tool_uses_keep_their_order_with_text_and_reasoning(client, stub):
-    stub.add_response("converse", answer(
-        {"reasoningContent": {"reasoningText": {"text": "South is open, then east."}}},
-        {"text": "Two moves."},
-        tool_use("move_south", "a"), tool_use("move_east", "b"), tool_use("recall_all", "c"),
-    ))
+    stub.add_response(
+        "converse",
+        answer(
+            {"reasoningContent": {"reasoningText": {"text": "South is open, then east."}}},
+            {"text": "Two moves."},
+            tool_use("move_south", "a"),
+            tool_use("move_east", "b"),
+            tool_use("recall_all", "c"),
+        ),
+    )
 
     response = agent(client).respond(request())
 
-    assert [(c.name, c.call_id) for c in response.tool_calls] == [("move_south", "a"), ("move_east", "b"),
-                                                                  ("recall_all", "c")]
+    assert [(c.name, c.call_id) for c in response.tool_calls] == [
+        ("move_south", "a"),
+        ("move_east", "b"),
+        ("recall_all", "c"),
+    ]
     assert response.text == "Two moves." and response.thinking == "South is open, then east."
 
 
@@ -270,8 +318,13 @@ def test_an_answer_without_output_message_is_invalid(client):
     # The Stubber validates stubbed answers against the service model and refuses one without
     # output.message, so the answer is given as raw HTTP instead and parsed by botocore's real
     # rest-json parser, exactly as a malformed answer from the service would be.
-    body = json.dumps({"stopReason": "end_turn", "metrics": {"latencyMs": 5},
-                       "usage": {"inputTokens": 1, "outputTokens": 0, "totalTokens": 1}}).encode()
+    body = json.dumps(
+        {
+            "stopReason": "end_turn",
+            "metrics": {"latencyMs": 5},
+            "usage": {"inputTokens": 1, "outputTokens": 0, "totalTokens": 1},
+        }
+    ).encode()
 
     def reply(request, **_):
         return AWSResponse(request.url, 200, {"content-type": "application/json"}, _Body(body))
@@ -296,34 +349,63 @@ def test_a_turn_walks_the_shortest_path_and_sends_every_result_back(client, stub
     by_step = {step: f"move_{name}" for name, step in DIRECTIONS.items()}
     moves = [by_step[(b[0] - a[0], b[1] - a[1])] for a, b in itertools.pairwise(path)]
     for first in range(0, len(moves), 2):
-        stub.add_response("converse", answer(*(tool_use(name, f"tu-{i}", reasoning="shortest path")
-                                               for i, name in enumerate(moves[first:first + 2], start=first))))
+        stub.add_response(
+            "converse",
+            answer(
+                *(
+                    tool_use(name, f"tu-{i}", reasoning="shortest path")
+                    for i, name in enumerate(moves[first : first + 2], start=first)
+                )
+            ),
+        )
     sent = []
-    client.meta.events.register("before-parameter-build.bedrock-runtime.Converse",
-                                lambda params, **_: sent.append(copy.deepcopy(params)))
+    client.meta.events.register(
+        "before-parameter-build.bedrock-runtime.Converse", lambda params, **_: sent.append(copy.deepcopy(params))
+    )
     rules = Rules(maze, vision_range=3, goal_condition="reach", recall_interval=10, max_recall_actions=50)
     world = WorldState(position=maze.start)
     context = turn_context(world, rules, [], max_moves=100)
 
-    outcome = run_turn(agent(client), "system", world, rules, RecallWindow(50), context,
-                       TurnSettings(budget=len(moves) + 5, actions_left=100))
+    outcome = run_turn(
+        agent(client),
+        "system",
+        world,
+        rules,
+        RecallWindow(50),
+        context,
+        TurnSettings(budget=len(moves) + 5, actions_left=100),
+    )
 
     assert outcome.end_reason == "goal_found" and world.position == maze.goal
     assert [a.tool_name for a in outcome.actions] == moves
     assert [a.to_pos for a in outcome.actions] == path[1:] and all(a.success for a in outcome.actions)
     assert len(sent) == (len(moves) + 1) // 2
-    assert sent[0]["messages"] == [{"role": "user", "content": [{"text": json.dumps(context, separators=(",", ":"),
-                                                                                    sort_keys=True)}]}]
+    assert sent[0]["messages"] == [
+        {"role": "user", "content": [{"text": json.dumps(context, separators=(",", ":"), sort_keys=True)}]}
+    ]
     for n, params in enumerate(sent):
         roles = [m["role"] for m in params["messages"]]
         assert roles == ["user", "assistant"] * n + ["user"]
         if n:
             results = [block["toolResult"] for block in params["messages"][-1]["content"]]
-            done = outcome.actions[2 * n - 2:2 * n]
+            done = outcome.actions[2 * n - 2 : 2 * n]
             left = len(moves) + 5
-            assert results == [{"toolUseId": f"tu-{a.step_number - 1}", "status": "success", "content": [{"json": {
-                **a.result, "actions_left_in_turn": left - a.step_number, "actions_left": 100 - a.step_number}}]}
-                for a in done]
+            assert results == [
+                {
+                    "toolUseId": f"tu-{a.step_number - 1}",
+                    "status": "success",
+                    "content": [
+                        {
+                            "json": {
+                                **a.result,
+                                "actions_left_in_turn": left - a.step_number,
+                                "actions_left": 100 - a.step_number,
+                            }
+                        }
+                    ],
+                }
+                for a in done
+            ]
             uses = [block["toolUse"]["toolUseId"] for block in params["messages"][-2]["content"]]
             assert uses == [r["toolUseId"] for r in results]
     assert outcome.usage.input_tokens == 120 * len(sent)

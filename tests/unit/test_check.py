@@ -32,15 +32,18 @@ def rejected(code: str, message: str, model: str = f"us.{HAIKU}") -> Outcome:
     return Outcome(False, reason, "ModelRequestRejected", reason)
 
 
-@pytest.mark.parametrize("status, says", [
-    (None, "`make deploy`"),
-    ("ROLLBACK_COMPLETE", "delete it (`aws cloudformation delete-stack --stack-name OrioleData`)"),
-    ("ROLLBACK_FAILED", "`--retain-resources` for what cannot be deleted"),
-    ("DELETE_FAILED", "`--retain-resources` for what cannot be deleted"),
-    ("UPDATE_ROLLBACK_FAILED", "`aws cloudformation continue-update-rollback --stack-name OrioleData`"),
-    ("UPDATE_ROLLBACK_COMPLETE", "the last deploy failed and rolled back (the previous version runs)"),
-    ("UPDATE_IN_PROGRESS", "wait for it to end"),
-])
+@pytest.mark.parametrize(
+    "status, says",
+    [
+        (None, "`make deploy`"),
+        ("ROLLBACK_COMPLETE", "delete it (`aws cloudformation delete-stack --stack-name OrioleData`)"),
+        ("ROLLBACK_FAILED", "`--retain-resources` for what cannot be deleted"),
+        ("DELETE_FAILED", "`--retain-resources` for what cannot be deleted"),
+        ("UPDATE_ROLLBACK_FAILED", "`aws cloudformation continue-update-rollback --stack-name OrioleData`"),
+        ("UPDATE_ROLLBACK_COMPLETE", "the last deploy failed and rolled back (the previous version runs)"),
+        ("UPDATE_IN_PROGRESS", "wait for it to end"),
+    ],
+)
 def test_each_stack_state_that_needs_something_names_it(status, says):
     fix = stack_fix("OrioleData", status)
     assert says in fix
@@ -58,20 +61,37 @@ def test_complete_stacks_pass_and_the_first_stack_at_fault_names_the_fix():
     assert older.status == FAIL and older.detail.endswith("no output SweepStateMachineArn")
 
 
-@pytest.mark.parametrize("code, message, says", [
-    ("AccessDeniedException", f"User: {ROLE} is not authorized to perform: bedrock:InvokeModel on resource: "
-     f"arn:aws:bedrock:us-west-2::foundation-model/{HAIKU} with an explicit deny in a service control policy",
-     "an SCP of your organization denies the call"),
-    ("AccessDeniedException", f"User: {ROLE} is not authorized to perform: bedrock:InvokeModel on resource: "
-     f"arn:aws:bedrock:us-east-1:111122223333:inference-profile/us.{HAIKU} because no identity-based policy allows "
-     "the bedrock:InvokeModel action", "npx cdk deploy --all -c bedrockModelIds="),
-    ("ValidationException", f"Invocation of model ID {HAIKU} with on-demand throughput isn\u2019t supported. Retry "
-     "your request with the ID or ARN of an inference profile that contains this model.",
-     f"run experiments with the profile id (us.{HAIKU})"),
-    ("ValidationException", "The provided model identifier is invalid.", "`aws bedrock list-inference-profiles`"),
-    ("AccessDeniedException", "You don't have access to the model with the specified model ID.",
-     "submit the use-case form"),
-])
+@pytest.mark.parametrize(
+    "code, message, says",
+    [
+        (
+            "AccessDeniedException",
+            f"User: {ROLE} is not authorized to perform: bedrock:InvokeModel on resource: "
+            f"arn:aws:bedrock:us-west-2::foundation-model/{HAIKU} with an explicit deny in a service control policy",
+            "an SCP of your organization denies the call",
+        ),
+        (
+            "AccessDeniedException",
+            f"User: {ROLE} is not authorized to perform: bedrock:InvokeModel on resource: "
+            f"arn:aws:bedrock:us-east-1:111122223333:inference-profile/us.{HAIKU} because no identity-based policy "
+            "allows "
+            "the bedrock:InvokeModel action",
+            "npx cdk deploy --all -c bedrockModelIds=",
+        ),
+        (
+            "ValidationException",
+            f"Invocation of model ID {HAIKU} with on-demand throughput isn\u2019t supported. Retry "
+            "your request with the ID or ARN of an inference profile that contains this model.",
+            f"run experiments with the profile id (us.{HAIKU})",
+        ),
+        ("ValidationException", "The provided model identifier is invalid.", "`aws bedrock list-inference-profiles`"),
+        (
+            "AccessDeniedException",
+            "You don't have access to the model with the specified model ID.",
+            "submit the use-case form",
+        ),
+    ],
+)
 def test_bedrock_answers_map_to_their_one_fix(code, message, says):
     assert says in bedrock_fix(f"us.{HAIKU}", rejected(code, message), "us-east-1")
 
@@ -88,38 +108,68 @@ def test_a_model_is_called_by_its_geographys_profile_first_then_by_its_base_id()
     assert bedrock_candidates(HAIKU, "eu-west-3") == [f"eu.{HAIKU}", HAIKU]
     assert bedrock_candidates(HAIKU, "sa-east-1") == [f"global.{HAIKU}", HAIKU]
     assert bedrock_candidates(f"jp.{HAIKU}", "ap-northeast-1") == [f"jp.{HAIKU}"]
-    invalid = {"status": "FAILED", "error": "ModelRequestRejected",
-               "cause": json.dumps({"errorMessage": "... (ValidationException): The provided model identifier is "
-                                                    "invalid."})}
+    invalid = {
+        "status": "FAILED",
+        "error": "ModelRequestRejected",
+        "cause": json.dumps({"errorMessage": "... (ValidationException): The provided model identifier is invalid."}),
+    }
     denied = {**invalid, "cause": json.dumps({"errorMessage": "... (AccessDeniedException): aws-marketplace"})}
     assert not_served_by_that_id(invalid) and not not_served_by_that_id(denied)
 
 
-@pytest.mark.parametrize("provider, error, reason, says", [
-    ("ollama", "ModelUnavailable", "ModelUnavailable: Ollama at https://o:11434: cannot connect (refused)",
-     "must accept connections from the deployment's NAT gateway address"),
-    ("openai", "ModelTimeout", "ModelTimeout: did not answer within 120 s",
-     "`oriole params set requestTimeoutSeconds 300 --aws`"),
-    ("openai", "ModelRequestRejected", "ModelRequestRejected: ... (HTTP 401): invalid api key",
-     "secret the deployment names (openaiApiKeySecretArn)"),
-    ("openai", "ModelRequestRejected", "ModelRequestRejected: ... (HTTP 404): The model `m` does not exist.",
-     "check that the base URL ends where /chat/completions follows"),
-])
+@pytest.mark.parametrize(
+    "provider, error, reason, says",
+    [
+        (
+            "ollama",
+            "ModelUnavailable",
+            "ModelUnavailable: Ollama at https://o:11434: cannot connect (refused)",
+            "must accept connections from the deployment's NAT gateway address",
+        ),
+        (
+            "openai",
+            "ModelTimeout",
+            "ModelTimeout: did not answer within 120 s",
+            "`oriole params set requestTimeoutSeconds 300 --aws`",
+        ),
+        (
+            "openai",
+            "ModelRequestRejected",
+            "ModelRequestRejected: ... (HTTP 401): invalid api key",
+            "secret the deployment names (openaiApiKeySecretArn)",
+        ),
+        (
+            "openai",
+            "ModelRequestRejected",
+            "ModelRequestRejected: ... (HTTP 404): The model `m` does not exist.",
+            "check that the base URL ends where /chat/completions follows",
+        ),
+    ],
+)
 def test_model_server_failures_map_to_their_fix(provider, error, reason, says):
     assert says in server_fix(provider, "https://o:11434", "m", Outcome(False, reason, error, reason))
 
 
 def test_an_experiment_is_judged_by_its_execution():
-    limit = {"status": "SUCCEEDED", "output": json.dumps({"experimentId": 7, "progress": {
-        "decision": "timeout", "reason": "max_moves reached", "actions": 1}})}
+    limit = {
+        "status": "SUCCEEDED",
+        "output": json.dumps(
+            {"experimentId": 7, "progress": {"decision": "timeout", "reason": "max_moves reached", "actions": 1}}
+        ),
+    }
     assert experiment_outcome(limit, 3) == Outcome(True, "experiment 7 reached its limit after 1 action(s)")
     stalled = {"status": "FAILED", "error": "AgentStalled", "cause": "agent_stalled: 1 turns in a row"}
     assert experiment_outcome(stalled, 3).worked  # the model answered, without a move
-    refused = {"status": "FAILED", "error": "ModelRequestRejected",
-               "cause": json.dumps({"errorType": "ModelRequestRejected", "errorMessage": "denied",
-                                    "stackTrace": ["never shown"]})}
-    assert experiment_outcome(refused, 3) == Outcome(False, "ModelRequestRejected: denied", "ModelRequestRejected",
-                                                     "ModelRequestRejected: denied")
+    refused = {
+        "status": "FAILED",
+        "error": "ModelRequestRejected",
+        "cause": json.dumps(
+            {"errorType": "ModelRequestRejected", "errorMessage": "denied", "stackTrace": ["never shown"]}
+        ),
+    }
+    assert experiment_outcome(refused, 3) == Outcome(
+        False, "ModelRequestRejected: denied", "ModelRequestRejected", "ModelRequestRejected: denied"
+    )
     assert experiment_outcome(None, 901).detail == "still running after 901 s"
 
 

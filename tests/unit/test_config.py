@@ -15,8 +15,10 @@ def test_keys_are_the_camel_case_of_the_catalog_names():
 
 
 def test_defaults_then_stored_values_then_overrides():
-    snapshot = resolve({"/oriole/experiments/max-moves": "500", "/oriole/gameplay/vision-range": "2"},
-                       {"visionRange": 1, "temperature": 0})
+    snapshot = resolve(
+        {"/oriole/experiments/max-moves": "500", "/oriole/gameplay/vision-range": "2"},
+        {"visionRange": 1, "temperature": 0},
+    )
     assert snapshot["maxMoves"] == 500
     assert snapshot["visionRange"] == 1
     assert snapshot["temperature"] == 0.0 and isinstance(snapshot["temperature"], float)
@@ -28,16 +30,19 @@ def test_a_zero_override_is_kept_not_dropped():
     assert resolve({}, {"temperature": 0.0})["temperature"] == 0.0
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"maxMovez": 3}, "unknown config key"),
-    ({"maxMoves": "500"}, "must be an integer"),
-    ({"maxMoves": 5.5}, "must be an integer"),
-    ({"maxMoves": True}, "must be an integer"),
-    ({"temperature": "hot"}, "must be a number"),
-    ({"goalCondition": "touch"}, "must be one of reach, sight"),
-    ({"maxMoves": 0}, "at least 1"),
-    ({"maxExecutionSeconds": 60}, "deploy time"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"maxMovez": 3}, "unknown config key"),
+        ({"maxMoves": "500"}, "must be an integer"),
+        ({"maxMoves": 5.5}, "must be an integer"),
+        ({"maxMoves": True}, "must be an integer"),
+        ({"temperature": "hot"}, "must be a number"),
+        ({"goalCondition": "touch"}, "must be one of reach, sight"),
+        ({"maxMoves": 0}, "at least 1"),
+        ({"maxExecutionSeconds": 60}, "deploy time"),
+    ],
+)
 def test_bad_overrides_name_the_key_and_the_problem(overrides, message):
     with pytest.raises(InvalidConfig, match=message):
         resolve({}, overrides)
@@ -48,13 +53,16 @@ def test_a_bad_stored_value_names_the_parameter():
         resolve({"/oriole/experiments/max-moves": "lots"}, {})
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("maxMoves=200", ("maxMoves", 200)),
-    ("max-moves=200", ("maxMoves", 200)),
-    ("experiments/max-moves=200", ("maxMoves", 200)),
-    ("temperature=0", ("temperature", 0.0)),
-    ("goal-condition=sight", ("goalCondition", "sight")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("maxMoves=200", ("maxMoves", 200)),
+        ("max-moves=200", ("maxMoves", 200)),
+        ("experiments/max-moves=200", ("maxMoves", 200)),
+        ("temperature=0", ("temperature", 0.0)),
+        ("goal-condition=sight", ("goalCondition", "sight")),
+    ],
+)
 def test_cli_assignments_are_typed_by_the_catalog(text, expected):
     assert parse_assignment(text) == expected
 
@@ -85,13 +93,16 @@ def test_pricing_entries_parse_and_bad_ones_name_the_parameter():
             parse_pricing(name, bad)
 
 
-@pytest.mark.parametrize("key, value, message", [
-    ("maxMoves", 10**12, "at most 1000000"),
-    ("temperature", float("nan"), "finite"),
-    ("requestTimeoutSeconds", float("inf"), "finite"),
-    ("requestTimeoutSeconds", 1e300, "at most 840"),
-    ("seed", 2**40, "at most"),
-])
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("maxMoves", 10**12, "at most 1000000"),
+        ("temperature", float("nan"), "finite"),
+        ("requestTimeoutSeconds", float("inf"), "finite"),
+        ("requestTimeoutSeconds", 1e300, "at most 840"),
+        ("seed", 2**40, "at most"),
+    ],
+)
 def test_every_number_is_finite_and_within_the_catalog_bounds(key, value, message):
     with pytest.raises(InvalidConfig, match=message):
         resolve({}, {key: value})

@@ -9,14 +9,20 @@ import pytest
 from oriole.errors import DatabaseBusy
 from oriole.store import db
 
-SECRET = {"host": "oriole.abc.us-east-1.rds.amazonaws.com", "port": 5432, "username": "oriole_app",
-          "password": "p@ss word", "dbname": "oriole"}
+SECRET = {
+    "host": "oriole.abc.us-east-1.rds.amazonaws.com",
+    "port": 5432,
+    "username": "oriole_app",
+    "password": "p@ss word",
+    "dbname": "oriole",
+}
 PROXY = "oriole-proxy.proxy-abc.us-east-1.rds.amazonaws.com"
 
 
 def test_through_the_proxy_the_server_certificate_is_verified_against_the_shipped_file():
-    info = psycopg.conninfo.conninfo_to_dict(db.secret_conninfo(SECRET, {db.HOST: PROXY,
-                                                                          db.CA: "amazon-trust-services.pem"}))
+    info = psycopg.conninfo.conninfo_to_dict(
+        db.secret_conninfo(SECRET, {db.HOST: PROXY, db.CA: "amazon-trust-services.pem"})
+    )
     assert info["sslmode"] == "verify-full" and info["host"] == PROXY
     assert info["sslrootcert"].endswith("oriole/certs/amazon-trust-services.pem")
     assert info["user"] == "oriole_app" and info["password"] == "p@ss word"
@@ -53,4 +59,3 @@ def test_another_connection_failure_is_not_waited_for(monkeypatch):
     monkeypatch.setattr(db, "connect", refused)
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         db.connect_when_free(sleep=lambda seconds: pytest.fail("waited for a wrong password"))
-

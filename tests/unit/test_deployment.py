@@ -11,23 +11,41 @@ from oriole.lifecycle import deployment
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
 
-@pytest.mark.parametrize(("region", "geography"), [
-    ("us-east-1", "us"), ("us-west-2", "us"), ("eu-central-1", "eu"), ("ap-northeast-1", "apac"),
-    ("sa-east-1", "global"), ("", "global")])
+@pytest.mark.parametrize(
+    ("region", "geography"),
+    [
+        ("us-east-1", "us"),
+        ("us-west-2", "us"),
+        ("eu-central-1", "eu"),
+        ("ap-northeast-1", "apac"),
+        ("sa-east-1", "global"),
+        ("", "global"),
+    ],
+)
 def test_each_region_calls_the_profiles_of_its_geography(region, geography):
     assert deployment.geography(region) == geography
 
 
 def test_a_base_id_is_callable_as_itself_and_through_its_profiles_a_profile_id_as_given():
     assert deployment.invocable_ids([HAIKU, f"eu.{HAIKU}", "global.amazon.nova-2-lite-v1:0"], "us") == [
-        HAIKU, f"us.{HAIKU}", f"global.{HAIKU}", f"eu.{HAIKU}", "global.amazon.nova-2-lite-v1:0"]
+        HAIKU,
+        f"us.{HAIKU}",
+        f"global.{HAIKU}",
+        f"eu.{HAIKU}",
+        "global.amazon.nova-2-lite-v1:0",
+    ]
     assert deployment.base_model(f"apac.{HAIKU}") == deployment.base_model(HAIKU) == HAIKU
     assert deployment.profile_prefix("amazon.nova-pro-v1:0") is None  # "amazon" is a provider, not a geography
 
 
 def client(service: str):
-    return boto3.client(service, region_name="us-east-1", aws_access_key_id="AKIDTESTING",
-                        aws_secret_access_key="secret", config=Config(retries={"total_max_attempts": 1}))
+    return boto3.client(
+        service,
+        region_name="us-east-1",
+        aws_access_key_id="AKIDTESTING",
+        aws_secret_access_key="secret",
+        config=Config(retries={"total_max_attempts": 1}),
+    )
 
 
 def test_parameters_are_read_ten_names_a_call_and_a_throttle_is_named(monkeypatch):
@@ -37,10 +55,14 @@ def test_parameters_are_read_ten_names_a_call_and_a_throttle_is_named(monkeypatc
     monkeypatch.setattr(start_experiment.aws, "ssm", lambda: ssm)
     names = [f"/oriole/p{i}" for i in range(12)]
     with Stubber(ssm) as stub:
-        stub.add_response("get_parameters", {"Parameters": [{"Name": "/oriole/p0", "Value": "a"}],
-                                             "InvalidParameters": names[1:10]}, {"Names": names[:10]})
-        stub.add_response("get_parameters", {"Parameters": [{"Name": "/oriole/p11", "Value": "b"}]},
-                          {"Names": names[10:]})
+        stub.add_response(
+            "get_parameters",
+            {"Parameters": [{"Name": "/oriole/p0", "Value": "a"}], "InvalidParameters": names[1:10]},
+            {"Names": names[:10]},
+        )
+        stub.add_response(
+            "get_parameters", {"Parameters": [{"Name": "/oriole/p11", "Value": "b"}]}, {"Names": names[10:]}
+        )
         assert start_experiment.read_parameters(names) == {"/oriole/p0": "a", "/oriole/p11": "b"}
         stub.add_client_error("get_parameters", "ThrottlingException", "Rate exceeded", 400)
         with pytest.raises(ParameterStoreThrottled, match="Rate exceeded"):
@@ -66,8 +88,13 @@ def test_a_named_deployment_reads_its_own_parameters():
     import sys
 
     code = "from oriole import catalog; print(catalog.PREFIX, catalog.START_NAMES[0], catalog.prompt_name('v1'))"
-    named = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ORIOLE_DEPLOYMENT": "OrioleLab2"},
-                           capture_output=True, text=True, check=True).stdout.split()
+    named = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "ORIOLE_DEPLOYMENT": "OrioleLab2"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert named[0] == "/oriolelab2" and named[1].startswith("/oriolelab2/") and named[2] == "/oriolelab2/prompts/v1"
     default = {k: v for k, v in os.environ.items() if k != "ORIOLE_DEPLOYMENT"}
     plain = subprocess.run([sys.executable, "-c", code], env=default, capture_output=True, text=True, check=True)
@@ -76,12 +103,15 @@ def test_a_named_deployment_reads_its_own_parameters():
 
 # -- the versions no execution can call (the version pruner) ------------------------------------------------------
 
+
 def published(*hours_ago: float, now):
     """Versions 1, 2, ... published the given hours before ``now``."""
     from datetime import timedelta
 
-    return [deployment.PublishedVersion(number, now - timedelta(hours=hours))
-            for number, hours in enumerate(hours_ago, start=1)]
+    return [
+        deployment.PublishedVersion(number, now - timedelta(hours=hours))
+        for number, hours in enumerate(hours_ago, start=1)
+    ]
 
 
 def test_versions_older_than_what_the_stack_holds_go_once_no_execution_can_run_on_them():
@@ -101,12 +131,16 @@ def test_versions_older_than_what_the_stack_holds_go_once_no_execution_can_run_o
 
 
 def test_the_versions_a_definition_invokes_are_read_from_its_arns():
-    definition = ('{"States": {"Plan": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:'
-                  'OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ:17"}, "Start": {"Resource": "arn:aws:states:::'
-                  'states:startExecution"}, "Check": {"Resource": "arn:aws-cn:lambda:cn-north-1:123456789012:'
-                  'function:Check:3"}, "Latest": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:X"}}}')
-    assert deployment.versions_named(definition) == {("OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ", 17),
-                                                     ("Check", 3)}
+    definition = (
+        '{"States": {"Plan": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:'
+        'OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ:17"}, "Start": {"Resource": "arn:aws:states:::'
+        'states:startExecution"}, "Check": {"Resource": "arn:aws-cn:lambda:cn-north-1:123456789012:'
+        'function:Check:3"}, "Latest": {"Resource": "arn:aws:lambda:us-east-1:123456789012:function:X"}}}'
+    )
+    assert deployment.versions_named(definition) == {
+        ("OrioleOrchestrator-FunctionsPlanSweep1A2B-XyZ", 17),
+        ("Check", 3),
+    }
 
 
 def test_pictures_go_only_to_a_model_the_catalog_or_the_deployment_marks():
@@ -114,7 +148,10 @@ def test_pictures_go_only_to_a_model_the_catalog_or_the_deployment_marks():
 
     deployment.check_image_model(HAIKU, "image", {})
     deployment.check_image_model(f"us.{HAIKU}", "both", {})  # a profile is its base model
-    with pytest.raises(InvalidConfig, match=r"config.observation image sends pictures, but model 'qwen2.5:7b' is "
-                                            r"not marked as accepting images; use observation text, or mark it"):
+    with pytest.raises(
+        InvalidConfig,
+        match=r"config.observation image sends pictures, but model 'qwen2.5:7b' is "
+        r"not marked as accepting images; use observation text, or mark it",
+    ):
         deployment.check_image_model("qwen2.5:7b", "image", {})
     deployment.check_image_model("qwen2.5:7b", "image", {"ORIOLE_VISION_MODELS": '["qwen2.5:7b"]'})

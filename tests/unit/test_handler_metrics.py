@@ -15,9 +15,11 @@ class Context:
 
 def test_a_closing_finalizer_counts_the_outcome_in_the_oriole_namespace(monkeypatch, capsys):
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
-    monkeypatch.setattr(finalize.experiments, "finalize",
-                        lambda event, store, status: Finalized(experiment_id=7, status=status, closed=True,
-                                                               failure_reason=None))
+    monkeypatch.setattr(
+        finalize.experiments,
+        "finalize",
+        lambda event, store, status: Finalized(experiment_id=7, status=status, closed=True, failure_reason=None),
+    )
     monkeypatch.setattr(finalize, "shared_store", lambda: None)
     finalize.success({"experimentId": 7}, Context())
     emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
@@ -46,8 +48,13 @@ def test_only_a_failure_by_error_counts_for_the_failure_alarm(monkeypatch, capsy
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     monkeypatch.setattr(finalize, "shared_store", lambda: None)
     reasons = iter(["agent_stalled: 3 turns in a row without a valid action", "ModelRequestRejected: no access"])
-    monkeypatch.setattr(finalize.experiments, "finalize", lambda event, store, status: Finalized(
-        experiment_id=7, status=status, closed=True, failure_reason=next(reasons)))
+    monkeypatch.setattr(
+        finalize.experiments,
+        "finalize",
+        lambda event, store, status: Finalized(
+            experiment_id=7, status=status, closed=True, failure_reason=next(reasons)
+        ),
+    )
     finalize.failure({"experimentId": 7}, Context())
     stalled = emitted_metrics(capsys)
     finalize.failure({"experimentId": 7}, Context())

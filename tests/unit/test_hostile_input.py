@@ -83,25 +83,50 @@ class Hostile:
     context_budget = None
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        return ModelResponse(tool_calls=(ToolCall("move_east", {"reasoning": "east \x00 \ud800"}),
-                                         ToolCall("move\x00diag", {"reasoning": "?"})),
-                             text="text \x00", thinking="\udfff" * 3, stop_reason="stop\x00")
+        return ModelResponse(
+            tool_calls=(
+                ToolCall("move_east", {"reasoning": "east \x00 \ud800"}),
+                ToolCall("move\x00diag", {"reasoning": "?"}),
+            ),
+            text="text \x00",
+            thinking="\udfff" * 3,
+            stop_reason="stop\x00",
+        )
 
 
 def loaded_turn() -> LoadedTurn:
     experiment = {column: 0 for column in COLUMNS} | {
-        "status": "running", "maze_id": 101, "llm_provider": "ollama", "model_name": "m", "prompt_text": "p",
-        "config": resolve({}, {}), "agent_state": {}, "moves_at_last_recall": None, "goal_found": False,
-        "goal_first_seen_step": None, "goal_reached_step": None, "current_x": 1, "current_y": 1,
-        "gave_up_reason": None, "memory": {}}
+        "status": "running",
+        "maze_id": 101,
+        "llm_provider": "ollama",
+        "model_name": "m",
+        "prompt_text": "p",
+        "config": resolve({}, {}),
+        "agent_state": {},
+        "moves_at_last_recall": None,
+        "goal_found": False,
+        "goal_first_seen_step": None,
+        "goal_reached_step": None,
+        "current_x": 1,
+        "current_y": 1,
+        "gave_up_reason": None,
+        "memory": {},
+    }
     return LoadedTurn(ExperimentState(**experiment), [], None, None)
 
 
 def test_a_turn_with_unstorable_model_text_keeps_every_action_and_stores_it_recoverably():
     loaded = loaded_turn()
     world, maze = loaded.world(), get_maze("perfect-7").maze
-    outcome = run_turn(Hostile(), "p", world, loaded.rules(maze), RecallWindow(5), {"recent_actions": []},
-                       TurnSettings(budget=2, actions_left=100))
+    outcome = run_turn(
+        Hostile(),
+        "p",
+        world,
+        loaded.rules(maze),
+        RecallWindow(5),
+        {"recent_actions": []},
+        TurnSettings(budget=2, actions_left=100),
+    )
     write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)
     assert [a["action_type"] for a in write.actions] == ["move_east", "invalid"]
     assert write.actions[0]["reasoning"] == "east \ufffd \ufffd" and write.actions[1]["tool_name"] == "move\ufffddiag"
@@ -113,11 +138,21 @@ def test_a_turn_with_unstorable_model_text_keeps_every_action_and_stores_it_reco
         assert unstorable(json.dumps(rows, ensure_ascii=False)) is None
 
 
-@pytest.mark.parametrize("field, value", [
-    ("modelName", "qwen\x00"), ("modelName", "qwen\ud800"), ("modelName", "qwen\x1b[2J"), ("modelName", "a\u202eb"),
-    ("agentId", "run\x00"), ("agentId", "run\n2"), ("comment", "note \x00"), ("comment", "note \udc80"),
-    ("mazeId", "perfect-7\x00"), ("promptVersion", "v1\x00"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("modelName", "qwen\x00"),
+        ("modelName", "qwen\ud800"),
+        ("modelName", "qwen\x1b[2J"),
+        ("modelName", "a\u202eb"),
+        ("agentId", "run\x00"),
+        ("agentId", "run\n2"),
+        ("comment", "note \x00"),
+        ("comment", "note \udc80"),
+        ("mazeId", "perfect-7\x00"),
+        ("promptVersion", "v1\x00"),
+    ],
+)
 def test_an_input_with_characters_that_cannot_be_stored_or_shown_is_refused(field, value):
     data = {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random", field: value}
     with pytest.raises(InvalidExecutionInput, match=field):
@@ -132,12 +167,29 @@ def test_a_comment_may_span_lines():
 # --- class 1: endpoints, bodies, error texts --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("endpoint", [
-    "file:///etc/passwd", "FILE:///etc/hostname", "ftp://host/x", "data:text/plain,hi", "gopher://host:70",
-    "localhost:11434", "//host:11434", "http://", "http:///path", "https://host:99999", "http://host:port",
-    "http://ho st:11434", "http://host\x00:11434", "http://host/\x1b[2J", "http://host/?q=1", "http://host/#frag",
-    "http://[::1", "http://" + "a" * 2100,
-])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "file:///etc/passwd",
+        "FILE:///etc/hostname",
+        "ftp://host/x",
+        "data:text/plain,hi",
+        "gopher://host:70",
+        "localhost:11434",
+        "//host:11434",
+        "http://",
+        "http:///path",
+        "https://host:99999",
+        "http://host:port",
+        "http://ho st:11434",
+        "http://host\x00:11434",
+        "http://host/\x1b[2J",
+        "http://host/?q=1",
+        "http://host/#frag",
+        "http://[::1",
+        "http://" + "a" * 2100,
+    ],
+)
 def test_only_an_http_or_https_base_url_with_a_host_is_an_endpoint(endpoint):
     with pytest.raises(InvalidConfig, match=r"config\.endpoint"):
         resolve({}, {"endpoint": endpoint})
@@ -147,8 +199,16 @@ def test_only_an_http_or_https_base_url_with_a_host_is_an_endpoint(endpoint):
         parse_stored(BY_KEY["endpoint"], endpoint)
 
 
-@pytest.mark.parametrize("endpoint", ["http://localhost:11434", "https://ollama.example.org", "http://10.0.0.5:11434/",
-                                      "http://[::1]:11434", "HTTPS://Host.Example:443/ollama"])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "http://localhost:11434",
+        "https://ollama.example.org",
+        "http://10.0.0.5:11434/",
+        "http://[::1]:11434",
+        "HTTPS://Host.Example:443/ollama",
+    ],
+)
 def test_ordinary_endpoints_are_accepted(endpoint):
     assert resolve({}, {"endpoint": endpoint})["endpoint"] == endpoint
 
@@ -205,8 +265,10 @@ def test_a_body_over_the_bound_is_refused_without_reading_the_rest():
 
 
 def test_a_huge_error_text_is_quoted_short():
-    with ScriptedOllama(error(400, "no such model " + "\x1b[2J" * 200_000)) as server, \
-            pytest.raises(ModelRequestRejected) as raised:
+    with (
+        ScriptedOllama(error(400, "no such model " + "\x1b[2J" * 200_000)) as server,
+        pytest.raises(ModelRequestRejected) as raised,
+    ):
         ask(server)
     assert len(str(raised.value)) < 600
 
@@ -229,39 +291,79 @@ def test_a_body_nested_past_the_parser_is_an_invalid_response(raw):
 
 SECRET = "sk-test-SECRET-0123456789"
 URL_TRICKS = [  # each would send a request, or a credential, somewhere other than the host a reader sees
-    f"http://user:{SECRET}@127.0.0.1:11434", f"https://{SECRET}@ollama.example.org", "http://good\\@evil.example",
-    "http://good.example\\.evil.example", "http://evil.example#@good.example", "http://evil.example?@good.example",
-    f"http://u:{SECRET}/x@good.example", "http://%65vil.example", "http://evil%2eexample", "http://[fe80::1%25eth0]:11434",
-    "http://[fe80::1%eth0]", "http://ollama.example\t.org", "http://ollama .example", "http://\uff4fllama.example",
-    "http://ollama.example\u3002org", "http://[::1", "http://[::g]", "http://host:0", "http://host:65536",
-    "http://host:11434:1", "http://-host", f"http://{SECRET}:{SECRET}@", "http://host/?", "http://host/#",
-    "http://host/%zz", "http://host/a b",
+    f"http://user:{SECRET}@127.0.0.1:11434",
+    f"https://{SECRET}@ollama.example.org",
+    "http://good\\@evil.example",
+    "http://good.example\\.evil.example",
+    "http://evil.example#@good.example",
+    "http://evil.example?@good.example",
+    f"http://u:{SECRET}/x@good.example",
+    "http://%65vil.example",
+    "http://evil%2eexample",
+    "http://[fe80::1%25eth0]:11434",
+    "http://[fe80::1%eth0]",
+    "http://ollama.example\t.org",
+    "http://ollama .example",
+    "http://\uff4fllama.example",
+    "http://ollama.example\u3002org",
+    "http://[::1",
+    "http://[::g]",
+    "http://host:0",
+    "http://host:65536",
+    "http://host:11434:1",
+    "http://-host",
+    f"http://{SECRET}:{SECRET}@",
+    "http://host/?",
+    "http://host/#",
+    "http://host/%zz",
+    "http://host/a b",
 ]
 
 
 @pytest.mark.parametrize("url", URL_TRICKS)
 def test_a_url_with_credentials_or_a_parser_trick_is_refused_everywhere_without_quoting_a_password(url):
     raised = []
-    for attempt in (lambda: resolve({}, {"endpoint": url}), lambda: resolve({}, {"baseUrl": url + "/v1"}),
-                    lambda: parse_assignment(f"endpoint={url}"), lambda: parse_stored(BY_KEY["baseUrl"], url)):
+    for attempt in (
+        lambda: resolve({}, {"endpoint": url}),
+        lambda: resolve({}, {"baseUrl": url + "/v1"}),
+        lambda: parse_assignment(f"endpoint={url}"),
+        lambda: parse_stored(BY_KEY["baseUrl"], url),
+    ):
         with pytest.raises((InvalidConfig, InvalidParameter)) as error:
             attempt()
         raised.append(str(error.value))
     assert all(SECRET not in message for message in raised), raised
 
 
-@pytest.mark.parametrize("url", ["http://localhost:11434", "https://ollama.example.org/", "http://10.0.0.5:11434",
-                                 "http://[::1]:11434", "http://[2001:db8::1]/ollama", "HTTPS://Host.Example:443/v1",
-                                 "https://api.example/v1/a%20b", "http://xn--bcher-kva.example"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:11434",
+        "https://ollama.example.org/",
+        "http://10.0.0.5:11434",
+        "http://[::1]:11434",
+        "http://[2001:db8::1]/ollama",
+        "HTTPS://Host.Example:443/v1",
+        "https://api.example/v1/a%20b",
+        "http://xn--bcher-kva.example",
+    ],
+)
 def test_an_ordinary_base_url_is_accepted(url):
     assert resolve({}, {"baseUrl": url})["baseUrl"] == url
 
 
-@pytest.mark.parametrize("key, kind", [("sk-abc\n", "a control character at position 7 of 7"),
-                                       ("sk-\x00abc", "a control character"), ("sk-\x1b[2Jabc", "a control character"),
-                                       ("sk-\x85abc", "a control character"), ("sk-\u2028abc", "a control character"),
-                                       ("sk-ключ", "a character beyond Latin-1"),
-                                       ("sk-\U0001f511", "a character beyond Latin-1")])
+@pytest.mark.parametrize(
+    "key, kind",
+    [
+        ("sk-abc\n", "a control character at position 7 of 7"),
+        ("sk-\x00abc", "a control character"),
+        ("sk-\x1b[2Jabc", "a control character"),
+        ("sk-\x85abc", "a control character"),
+        ("sk-\u2028abc", "a control character"),
+        ("sk-ключ", "a character beyond Latin-1"),
+        ("sk-\U0001f511", "a character beyond Latin-1"),
+    ],
+)
 def test_an_api_key_no_header_can_carry_is_refused_without_quoting_it(key, kind):
     from oriole.errors import InvalidApiKey
 
@@ -272,14 +374,26 @@ def test_an_api_key_no_header_can_carry_is_refused_without_quoting_it(key, kind)
 
 
 ECHOES = {  # what a hostile server may send back, each quoting the key it was sent
-    "error body": (401, json.dumps({"error": {"message": f"Incorrect API key: Bearer {SECRET}", "code": 401}})
-                   .encode()),
+    "error body": (
+        401,
+        json.dumps({"error": {"message": f"Incorrect API key: Bearer {SECRET}", "code": 401}}).encode(),
+    ),
     "5xx body": (503, f"upstream refused Authorization: Bearer {SECRET}".encode()),
     "redirect": (307, SECRET.encode(), {"Location": f"http://127.0.0.1:1/steal?key={SECRET}"}),
     "Retry-After": (429, b"{}", {"Retry-After": f"Bearer {SECRET}"}),
     "body not JSON": (200, f"Authorization: Bearer {SECRET}".encode()),
-    "answer": (200, json.dumps({"message": {"content": f"your key is {SECRET}", "thinking": SECRET, "tool_calls": [
-        {"function": {"name": "move_east", "arguments": {"reasoning": SECRET}}}]}}).encode()),
+    "answer": (
+        200,
+        json.dumps(
+            {
+                "message": {
+                    "content": f"your key is {SECRET}",
+                    "thinking": SECRET,
+                    "tool_calls": [{"function": {"name": "move_east", "arguments": {"reasoning": SECRET}}}],
+                }
+            }
+        ).encode(),
+    ),
     "status line": trickle(0, [f"HTTP/1.1 200 {SECRET}\r\nBearer: {SECRET}\r\n\r\n{{}}".encode()]),
     "bad status line": trickle(0, [f"HTTP/1.1 2 Bearer {SECRET}\r\n\r\n".encode()]),
 }
@@ -288,8 +402,9 @@ ECHOES = {  # what a hostile server may send back, each quoting the key it was s
 @pytest.mark.parametrize("echo", sorted(ECHOES))
 def test_a_key_a_server_echoes_never_reaches_a_message_or_an_answer(echo):
     with ScriptedOllama(*[ECHOES[echo]] * 3) as server:
-        agent = OllamaAgent("m", server.url, {}, timeout_seconds=5, api_key=SECRET, max_attempts=3,
-                            sleep=lambda seconds: None)
+        agent = OllamaAgent(
+            "m", server.url, {}, timeout_seconds=5, api_key=SECRET, max_attempts=3, sleep=lambda seconds: None
+        )
         try:
             shown = repr(agent.respond(ModelRequest("p", TOOL_SPECS, (Message("user", {}),))))
         except OrioleError as error:
@@ -327,8 +442,11 @@ def nested(depth: int, leaf: object = 1) -> dict:
 
 
 FLOODS = {  # text a model may write with text tool calls on, each read from every bracket it holds
-    "[ flood": "[" * 4_000_000, "{ flood": "{" * 4_000_000, "string flood": '["' * 2_000_000,
-    "key flood": '{"a":' * 800_000, "list flood": "[1," * 1_300_000,
+    "[ flood": "[" * 4_000_000,
+    "{ flood": "{" * 4_000_000,
+    "string flood": '["' * 2_000_000,
+    "key flood": '{"a":' * 800_000,
+    "list flood": "[1," * 1_300_000,
     "deep arguments": '{"tool": "move_east", "arguments": ' + '{"a":' * 3000 + "1" + "}" * 3001,
     "huge number": '{"tool": "move_east", "arguments": {"reasoning": 1' + "0" * 50_000 + "}}",
     "huge exponent": '{"tool": "move_east", "arguments": {"reasoning": 1e999999}}',
@@ -358,19 +476,32 @@ class Nested:
         if self.answered:
             return ModelResponse(text="done")
         self.answered = True
-        return ModelResponse(tool_calls=(model_call("move_east", nested(50_000)),
-                                         model_call("move_east", json.loads("[" * 20 + "]" * 20)),
-                                         model_call("move_east", {"reasoning": float("inf")}),
-                                         model_call("move_east", '{"reasoning": 1' + "0" * 10_000 + "}"),
-                                         model_call("move_east", "[" * 100_000)),
-                             text="[" * 100_000, usage=Usage(1, 1, 1), durations={})
+        return ModelResponse(
+            tool_calls=(
+                model_call("move_east", nested(50_000)),
+                model_call("move_east", json.loads("[" * 20 + "]" * 20)),
+                model_call("move_east", {"reasoning": float("inf")}),
+                model_call("move_east", '{"reasoning": 1' + "0" * 10_000 + "}"),
+                model_call("move_east", "[" * 100_000),
+            ),
+            text="[" * 100_000,
+            usage=Usage(1, 1, 1),
+            durations={},
+        )
 
 
 def test_arguments_nested_past_any_recursion_or_absurd_numbers_are_invalid_calls_and_the_turn_is_written():
     loaded = loaded_turn()
     world, maze = loaded.world(), get_maze("perfect-7").maze
-    outcome = run_turn(Nested(), "p", world, loaded.rules(maze), RecallWindow(5), {"recent_actions": []},
-                       TurnSettings(budget=8, actions_left=100, circuit_breaker=8))
+    outcome = run_turn(
+        Nested(),
+        "p",
+        world,
+        loaded.rules(maze),
+        RecallWindow(5),
+        {"recent_actions": []},
+        TurnSettings(budget=8, actions_left=100, circuit_breaker=8),
+    )
     errors = [action.error for action in outcome.actions]
     assert [action.action_type for action in outcome.actions] == ["invalid"] * 5
     assert errors[0] == errors[1] and "nest deeper than 16 levels" in errors[0]
@@ -382,25 +513,44 @@ def test_arguments_nested_past_any_recursion_or_absurd_numbers_are_invalid_calls
 
 @pytest.mark.parametrize("arguments", ['{"a":' * 900 + "1" + "}" * 900, "[" * 900 + "]" * 900])
 def test_a_native_call_with_deeply_nested_arguments_is_an_invalid_call_not_a_failed_answer(arguments):
-    body = ('{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
-            + arguments + "}}]}}").encode()
+    body = (
+        '{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
+        + arguments
+        + "}}]}}"
+    ).encode()
     [call] = ollama_provider.parse_response(body, 1).tool_calls
     assert call.arguments is None and "nest deeper than" in call.problem
-    openai_body = ('{"choices": [{"message": {"tool_calls": [{"id": "c", "type": "function", "function": {"name": '
-                   '"move_east", "arguments": ' + json.dumps(arguments) + "}}]}}]}").encode()
+    openai_body = (
+        '{"choices": [{"message": {"tool_calls": [{"id": "c", "type": "function", "function": {"name": '
+        '"move_east", "arguments": ' + json.dumps(arguments) + "}}]}}]}"
+    ).encode()
     [call] = openai_provider.parse_response(openai_body, 1).tool_calls
-    assert execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze),
-                   RecallWindow(5)).action_type == "invalid"
-    [call] = bedrock.parse_response({"output": {"message": {"content": [{"toolUse": {
-        "name": "move_east", "toolUseId": "t", "input": nested(5000)}}]}}}).tool_calls
+    assert (
+        execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze), RecallWindow(5)).action_type
+        == "invalid"
+    )
+    [call] = bedrock.parse_response(
+        {
+            "output": {
+                "message": {"content": [{"toolUse": {"name": "move_east", "toolUseId": "t", "input": nested(5000)}}]}
+            }
+        }
+    ).tool_calls
     assert call.problem and call.arguments is None
 
 
 def test_absurd_numbers_in_an_answer_are_refused_or_left_out_never_a_crash():
     huge = "1" + "0" * 100_000
-    body = ('{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
-            '{"reasoning": ' + huge + '}}}]}, "eval_count": 3, "total_duration": ' + huge + ', "load_duration": '
-            + str(10**30) + ', "eval_duration": 1e999999, "prompt_eval_duration": 1500}').encode()
+    body = (
+        '{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
+        '{"reasoning": '
+        + huge
+        + '}}}]}, "eval_count": 3, "total_duration": '
+        + huge
+        + ', "load_duration": '
+        + str(10**30)
+        + ', "eval_duration": 1e999999, "prompt_eval_duration": 1500}'
+    ).encode()
     parsed = ollama_provider.parse_response(body, 1)
     assert parsed.durations == {"prompt_eval_duration": 1500}  # an absurd duration is left out
     assert parsed.tool_calls[0].arguments == {"reasoning": float("inf")}
@@ -412,8 +562,20 @@ def test_absurd_numbers_in_an_answer_are_refused_or_left_out_never_a_crash():
 
 # --- issue 26, class 4: numbers are numbers ----------------------------------------------------------------
 
-NOT_INTEGERS = ["\u0661\u0662", "\uff11\uff12", "\u0967\u0968", "1_000", "12.0", "1e3", "true", "0x10", "12abc", "",
-                "\u00b2", "9" * 120]
+NOT_INTEGERS = [
+    "\u0661\u0662",
+    "\uff11\uff12",
+    "\u0967\u0968",
+    "1_000",
+    "12.0",
+    "1e3",
+    "true",
+    "0x10",
+    "12abc",
+    "",
+    "\u00b2",
+    "9" * 120,
+]
 NOT_NUMBERS = ["\u0661.\u0665", "\uff11.5", "1_0.5", "0x1p3", "true", "1,5", "", "--1", "1e", ".", "\u2212" + "1"]
 
 
@@ -431,38 +593,77 @@ def test_a_number_setting_refuses_what_float_would_take_but_a_researcher_never_m
         parse_assignment(f"temperature={text}")
 
 
-@pytest.mark.parametrize("key, value", [("maxMoves", True), ("maxMoves", 12.0), ("maxMoves", "12"), ("seed", 2**31),
-                                        ("temperature", "0.5"), ("temperature", False), ("seed", -2)])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("maxMoves", True),
+        ("maxMoves", 12.0),
+        ("maxMoves", "12"),
+        ("seed", 2**31),
+        ("temperature", "0.5"),
+        ("temperature", False),
+        ("seed", -2),
+    ],
+)
 def test_an_override_of_the_wrong_type_or_range_says_the_range(key, value):
     param = BY_KEY[key]
     with pytest.raises(InvalidConfig, match=f"from {param.minimum:.15g} to {param.maximum:.15g}"):
         resolve({}, {key: value})
 
 
-@pytest.mark.parametrize("text", ['{"inputPerMTok": "3", "outputPerMTok": 1}',
-                                  '{"inputPerMTok": true, "outputPerMTok": 1}',
-                                  '{"inputPerMTok": "\u0663", "outputPerMTok": 1}', '{"inputPerMTok": 3}',
-                                  '{"inputPerMTok": 3, "outputPerMTok": 1, "cachePerMTok": 0.1}',
-                                  '{"inputPerMTok": [3], "outputPerMTok": 1}',
-                                  '{"inputPerMtok": 3, "outputPerMTok": 1}',
-                                  '{"inputPerMTok": null, "outputPerMTok": 1}', '"3"', "3"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"inputPerMTok": "3", "outputPerMTok": 1}',
+        '{"inputPerMTok": true, "outputPerMTok": 1}',
+        '{"inputPerMTok": "\u0663", "outputPerMTok": 1}',
+        '{"inputPerMTok": 3}',
+        '{"inputPerMTok": 3, "outputPerMTok": 1, "cachePerMTok": 0.1}',
+        '{"inputPerMTok": [3], "outputPerMTok": 1}',
+        '{"inputPerMtok": 3, "outputPerMTok": 1}',
+        '{"inputPerMTok": null, "outputPerMTok": 1}',
+        '"3"',
+        "3",
+    ],
+)
 def test_a_price_is_a_json_number_under_its_own_name(text):
     with pytest.raises(InvalidParameter, match="must be JSON with two numbers"):
         parse_pricing("/oriole/pricing/m", text)
     assert parse_pricing("/oriole/pricing/m", '{"inputPerMTok": 3, "outputPerMTok": 0.5}') == {
-        "inputPerMTok": 3.0, "outputPerMTok": 0.5}
+        "inputPerMTok": 3.0,
+        "outputPerMTok": 0.5,
+    }
 
 
-@pytest.mark.parametrize("field", ['repetitions = "3"', "repetitions = true", "repetitions = 3.0", 'concurrency = "2"',
-                                   "concurrency = 2.5", "provider_concurrency = { baseline = true }",
-                                   'spend_limit_usd = "5"', "spend_limit_usd = true", 'mazes = [true]',
-                                   'mazes = [{ family = "perfect", size = "11", samples = 2 }]',
-                                   'mazes = [{ family = "perfect", size = 11.0, samples = 2 }]', 'prompts = [1]',
-                                   'agents = [1]'])
+@pytest.mark.parametrize(
+    "field",
+    [
+        'repetitions = "3"',
+        "repetitions = true",
+        "repetitions = 3.0",
+        'concurrency = "2"',
+        "concurrency = 2.5",
+        "provider_concurrency = { baseline = true }",
+        'spend_limit_usd = "5"',
+        "spend_limit_usd = true",
+        "mazes = [true]",
+        'mazes = [{ family = "perfect", size = "11", samples = 2 }]',
+        'mazes = [{ family = "perfect", size = 11.0, samples = 2 }]',
+        "prompts = [1]",
+        "agents = [1]",
+    ],
+)
 def test_a_sweep_file_number_is_a_number_and_a_name_a_string(tmp_path, field):
-    text = 'id = "s"\n' + field + "\n" + "".join(line + "\n" for line in ('agents = ["baseline/oracle"]',
-                                                                         'mazes = ["perfect-7"]')
-                                                  if line.split(" ")[0] != field.split(" ")[0])
+    text = (
+        'id = "s"\n'
+        + field
+        + "\n"
+        + "".join(
+            line + "\n"
+            for line in ('agents = ["baseline/oracle"]', 'mazes = ["perfect-7"]')
+            if line.split(" ")[0] != field.split(" ")[0]
+        )
+    )
     with pytest.raises(SweepFileError, match=field.split(" ")[0]):
         sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, text)))
 
@@ -475,8 +676,10 @@ def test_a_maze_id_is_written_in_ascii_digits(name):
 
 
 def test_a_seeded_name_says_the_range_of_its_seed():
-    with pytest.raises(UnknownMaze, match="seed of 'perfect-11@1000000000000000000' must be a whole number from 0 to "
-                                          "999,999,999,999,999,999"):
+    with pytest.raises(
+        UnknownMaze,
+        match="seed of 'perfect-11@1000000000000000000' must be a whole number from 0 to 999,999,999,999,999,999",
+    ):
         mazeset.seeded("perfect-11@1000000000000000000")
     with pytest.raises(UnknownMaze, match="perfect mazes are 5 to 201 tiles wide"):
         mazeset.seeded("perfect-99999@1")
@@ -484,14 +687,20 @@ def test_a_seeded_name_says_the_range_of_its_seed():
 
 # --- issue 26, class 5: sweeps deduplicate what is the same, and plan in bounded time ---------------------------
 
-@pytest.mark.parametrize("mazes, configs", [
-    (["perfect-11@07", "perfect-11@7"], [{}]), (["perfect-011@7", "perfect-11@0007"], [{}]),
-    (["perfect-7", "101"], [{}]), (["perfect-7", 101], [{}]),
-    (["perfect-7"], [{"temperature": 0.0}, {"temperature": -0.0}]),
-    (["perfect-7"], [{"temperature": 1}, {"temperature": 1.0}]),
-    (["perfect-7"], [{"endpoint": "http://Ollama.Example:80/"}, {"endpoint": "http://ollama.example"}]),
-    (["perfect-7"], [{"baseUrl": "https://gpu.example:443/v1/"}, {"baseUrl": "HTTPS://GPU.example/v1"}]),
-])
+
+@pytest.mark.parametrize(
+    "mazes, configs",
+    [
+        (["perfect-11@07", "perfect-11@7"], [{}]),
+        (["perfect-011@7", "perfect-11@0007"], [{}]),
+        (["perfect-7", "101"], [{}]),
+        (["perfect-7", 101], [{}]),
+        (["perfect-7"], [{"temperature": 0.0}, {"temperature": -0.0}]),
+        (["perfect-7"], [{"temperature": 1}, {"temperature": 1.0}]),
+        (["perfect-7"], [{"endpoint": "http://Ollama.Example:80/"}, {"endpoint": "http://ollama.example"}]),
+        (["perfect-7"], [{"baseUrl": "https://gpu.example:443/v1/"}, {"baseUrl": "HTTPS://GPU.example/v1"}]),
+    ],
+)
 def test_the_same_maze_or_configuration_written_twice_comes_out_twice(mazes, configs):
     agent = "openai/q" if "baseUrl" in configs[0] else "ollama/q"
     spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": [agent], "mazes": mazes, "configs": configs})
@@ -501,8 +710,13 @@ def test_the_same_maze_or_configuration_written_twice_comes_out_twice(mazes, con
 
 def test_a_sample_passes_over_the_mazes_the_file_names():
     named = get_maze("perfect-7")
-    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [
-        {"family": "perfect", "size": 7, "samples": 13}, "perfect-7"]})
+    spec = sweep_plan.SweepFile.model_validate(
+        {
+            "id": "s",
+            "agents": ["baseline/oracle"],
+            "mazes": [{"family": "perfect", "size": 7, "samples": 13}, "perfect-7"],
+        }
+    )
     names = sweep_plan.maze_names(spec)
     assert names[-1] == "perfect-7" and len(names) == 14
     assert named.content_hash not in {mazeset.seeded(name).content_hash for name in names[:-1]}
@@ -517,41 +731,72 @@ def test_the_largest_sweep_plans_well_inside_the_lambdas_that_plan_it():
 
     side = 101
     samples = sweep_plan.MAX_DRAWN_TILES // sweep_plan.DrawBudget._cost(side)
-    spec = sweep_plan.SweepFile.model_validate({
-        "id": "worst", "agents": ["ollama/q"], "mazes": [{"family": "open-field", "size": side, "samples": samples}],
-        "grid": {"maxMoves": list(range(1, sweep_plan.MAX_EXPERIMENTS // samples + 1))}})
+    spec = sweep_plan.SweepFile.model_validate(
+        {
+            "id": "worst",
+            "agents": ["ollama/q"],
+            "mazes": [{"family": "open-field", "size": side, "samples": samples}],
+            "grid": {"maxMoves": list(range(1, sweep_plan.MAX_EXPERIMENTS // samples + 1))},
+        }
+    )
     started = time.process_time()  # CPU seconds: what a Lambda's share of a core pays, whatever else runs here
     planned = sweep_plan.plan(spec)
     elapsed = time.process_time() - started
     assert len(planned) > 0.99 * sweep_plan.MAX_EXPERIMENTS
     assert elapsed * 3.5 < min(TASK_SECONDS, WHOLE_SWEEP_SECONDS) * 0.5, elapsed
     with pytest.raises(SweepFileError, match="more than 2,000,000 tiles"):
-        sweep_plan.plan(spec.model_copy(update={"grid": {}, "mazes": [
-            sweep_plan.MazeSample(family="open-field", size=side, samples=samples + 1)]}))
+        sweep_plan.plan(
+            spec.model_copy(
+                update={
+                    "grid": {},
+                    "mazes": [sweep_plan.MazeSample(family="open-field", size=side, samples=samples + 1)],
+                }
+            )
+        )
 
 
 # --- class 2: settings within what the code and the columns hold ------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["temperature=nan", "temperature=inf", "requestTimeoutSeconds=1e300",
-                                  "maxDurationMinutes=-inf", "maxMoves=99999999999", "numCtx=-1",
-                                  "seed=2147483648", "maxMoves=" + "9" * 5000, "endpoint=file:///etc/passwd"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "temperature=nan",
+        "temperature=inf",
+        "requestTimeoutSeconds=1e300",
+        "maxDurationMinutes=-inf",
+        "maxMoves=99999999999",
+        "numCtx=-1",
+        "seed=2147483648",
+        "maxMoves=" + "9" * 5000,
+        "endpoint=file:///etc/passwd",
+    ],
+)
 def test_a_cli_assignment_gets_the_checks_of_an_execution_input(text):
     with pytest.raises(InvalidConfig):
         parse_assignment(text)
 
 
-@pytest.mark.parametrize("key, value", [("temperature", 10**400), ("maxMoves", 2**63),
-                                        ("requestTimeoutSeconds", 1e300)])
+@pytest.mark.parametrize(
+    "key, value", [("temperature", 10**400), ("maxMoves", 2**63), ("requestTimeoutSeconds", 1e300)]
+)
 def test_a_number_too_large_for_its_setting_is_refused(key, value):
     with pytest.raises(InvalidConfig, match=rf"config\.{key} must be at most"):
         resolve({}, {key: value})
 
 
-@pytest.mark.parametrize("text", ['{"inputPerMTok": NaN, "outputPerMTok": 1}', '{"inputPerMTok": 1, "outputPerMTok": '
-                                  'Infinity}', '{"inputPerMTok": 1e300, "outputPerMTok": 1}',
-                                  '{"inputPerMTok": -1, "outputPerMTok": 1}', '{"inputPerMTok": 1' + "0" * 400 + "}",
-                                  "[" * 5000, '{"inputPerMTok": "nan", "outputPerMTok": 1}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"inputPerMTok": NaN, "outputPerMTok": 1}',
+        '{"inputPerMTok": 1, "outputPerMTok": Infinity}',
+        '{"inputPerMTok": 1e300, "outputPerMTok": 1}',
+        '{"inputPerMTok": -1, "outputPerMTok": 1}',
+        '{"inputPerMTok": 1' + "0" * 400 + "}",
+        "[" * 5000,
+        '{"inputPerMTok": "nan", "outputPerMTok": 1}',
+    ],
+)
 def test_prices_must_be_finite_and_bounded(text):
     with pytest.raises(InvalidParameter):
         parse_pricing("/oriole/pricing/m", text)
@@ -572,20 +817,24 @@ def test_every_setting_at_its_bound_gives_working_agents_limits_and_timestamps(e
 # --- class 4: numbers a provider should never send ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", [-1, -10**9, 1.5, 2.0, True, "12", [3], {"n": 1}, MAX_TOKENS_PER_CALL + 1, 10**30])
+@pytest.mark.parametrize("value", [-1, -(10**9), 1.5, 2.0, True, "12", [3], {"n": 1}, MAX_TOKENS_PER_CALL + 1, 10**30])
 def test_a_count_that_is_not_a_count_is_an_invalid_response(value):
     body = json.dumps({"message": {"content": "hi"}, "prompt_eval_count": value, "eval_count": 3}).encode()
     with pytest.raises(InvalidModelResponse, match="prompt_eval_count"):
         ollama_provider.parse_response(body, 5)
-    converse = {"output": {"message": {"content": [{"text": "hi"}]}},
-                "usage": {"inputTokens": 1, "outputTokens": value}, "metrics": {"latencyMs": 3}}
+    converse = {
+        "output": {"message": {"content": [{"text": "hi"}]}},
+        "usage": {"inputTokens": 1, "outputTokens": value},
+        "metrics": {"latencyMs": 3},
+    }
     with pytest.raises(InvalidModelResponse, match=r"usage\.outputTokens"):
         bedrock.parse_response(converse)
 
 
 def test_absent_counts_are_zero_and_durations_that_are_not_counts_are_left_out():
-    body = json.dumps({"message": {"content": "hi"}, "eval_count": 7, "total_duration": -5, "eval_duration": "9",
-                       "load_duration": 12}).encode()
+    body = json.dumps(
+        {"message": {"content": "hi"}, "eval_count": 7, "total_duration": -5, "eval_duration": "9", "load_duration": 12}
+    ).encode()
     parsed = ollama_provider.parse_response(body, 5)
     assert (parsed.usage.input_tokens, parsed.usage.output_tokens) == (0, 7)
     assert parsed.durations == {"load_duration": 12}
@@ -604,22 +853,53 @@ def test_control_characters_are_written_out_never_sent_to_the_terminal():
 
 
 def comparison_row(**fields) -> ComparisonRow:
-    return ComparisonRow(**{
-            "llm_provider": "ollama", "model_name": "m", "agent_label": None, "prompt_version": "v1",
+    return ComparisonRow(
+        **{
+            "llm_provider": "ollama",
+            "model_name": "m",
+            "agent_label": None,
+            "prompt_version": "v1",
             "prompt_hash": "h" * 64,
-            "maze_family": "perfect", "maze_size": "7x7", "mazes": 1, "maze": None, "config": {}, "runs": 1,
-            "successes": 1, "success_rate": 1,
-            "success_rate_low": 0.2, "success_rate_high": 1, "median_actions_to_goal": 8,
-            "median_path_efficiency": 1, "tokens_per_run": 10, "tokens_per_success": 10, "cost_per_run": 0,
-            "cost_per_success": 0, "mean_latency_ms": 5, "errors": 0, "running": 0, **fields})
+            "maze_family": "perfect",
+            "maze_size": "7x7",
+            "mazes": 1,
+            "maze": None,
+            "config": {},
+            "runs": 1,
+            "successes": 1,
+            "success_rate": 1,
+            "success_rate_low": 0.2,
+            "success_rate_high": 1,
+            "median_actions_to_goal": 8,
+            "median_path_efficiency": 1,
+            "tokens_per_run": 10,
+            "tokens_per_success": 10,
+            "cost_per_run": 0,
+            "cost_per_success": 0,
+            "mean_latency_ms": 5,
+            "errors": 0,
+            "running": 0,
+            **fields,
+        }
+    )
 
 
-@pytest.mark.parametrize("name, cell", [
-    ("=HYPERLINK(\"http://x\",\"y\")", "'=HYPERLINK(\"http://x\",\"y\")"), ("+1+1", "'+1+1"), ("-2+3", "'-2+3"),
-    ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"), ("\r=1", "\\x0d=1"), (" =1+1", "' =1+1"),
-    ("\uff1d1+1", "'\uff1d1+1"), ("\x1b]8;;http://evil\x1b\\=x", "\\x1b]8;;http://evil\\x1b\\=x"),
-    ("\u202e=1", "\\u202e=1"), ("qwen2.5", "qwen2.5"),
-])
+@pytest.mark.parametrize(
+    "name, cell",
+    [
+        ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
+        ("+1+1", "'+1+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "\\x0d=1"),
+        (" =1+1", "' =1+1"),
+        ("\uff1d1+1", "'\uff1d1+1"),
+        ("\x1b]8;;http://evil\x1b\\=x", "\\x1b]8;;http://evil\\x1b\\=x"),
+        ("\u202e=1", "\\u202e=1"),
+        ("qwen2.5", "qwen2.5"),
+    ],
+)
 def test_a_csv_cell_that_would_be_a_formula_or_an_escape_is_text(name, cell):
     [header, row] = csv.reader(io.StringIO(as_csv([comparison_row(model_name=name, tokens_per_run=-1)]), newline=""))
     cells = dict(zip(header, row, strict=True))
@@ -638,8 +918,9 @@ def test_every_character_a_terminal_or_a_browser_would_obey_is_written_out():
     """The listed classes (display.OBEYED) are every code point of the categories Cc, Cf, Zl, Zp and Cs."""
     import unicodedata
 
-    obeyed = [chr(code) for code in range(0x110000)
-              if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp", "Cs")]
+    obeyed = [
+        chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp", "Cs")
+    ]
     shown = terminal_safe("".join(obeyed))
     assert shown.isascii() and not any(unicodedata.category(ch) == "Cc" for ch in shown)
     assert terminal_safe("a\nb\tc", lines=True) == "a\nb\tc"
@@ -664,64 +945,110 @@ def sweep_file(tmp_path, text: str | bytes, suffix: str = ".toml"):
 BASE = 'id = "s"\nagents = ["baseline/explorer"]\nmazes = ["perfect-7"]\n'
 
 
-@pytest.mark.parametrize("extra, message", [
-    ('agents = ["baseline/explorer", "baseline/explorer"]\nmazes = ["perfect-7"]\n',
-     "two agents are labelled 'baseline/explorer'"),
-    ('agents = ["baseline/explorer", { label = "again", provider = "baseline", model = "explorer" }]\n'
-     'mazes = ["perfect-7"]\n', "comes out twice"),
-    ('agents = ["baseline/explorer"]\nmazes = ["perfect-7", 101]\n', "comes out twice"),
-    ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nprompts = ["v1", "v1"]\n', "comes out twice"),
-    ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nconfigs = [{temperature = 1}, {temperature = 1.0}]\n',
-     "comes out twice"),
-    ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nconfigs = [{maxMoves = 5}]\ngrid = {maxMoves = [5, 5]}\n',
-     "comes out twice"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            'agents = ["baseline/explorer", "baseline/explorer"]\nmazes = ["perfect-7"]\n',
+            "two agents are labelled 'baseline/explorer'",
+        ),
+        (
+            'agents = ["baseline/explorer", { label = "again", provider = "baseline", model = "explorer" }]\n'
+            'mazes = ["perfect-7"]\n',
+            "comes out twice",
+        ),
+        ('agents = ["baseline/explorer"]\nmazes = ["perfect-7", 101]\n', "comes out twice"),
+        ('agents = ["ollama/q"]\nmazes = ["perfect-7"]\nprompts = ["v1", "v1"]\n', "comes out twice"),
+        (
+            'agents = ["ollama/q"]\nmazes = ["perfect-7"]\nconfigs = [{temperature = 1}, {temperature = 1.0}]\n',
+            "comes out twice",
+        ),
+        (
+            'agents = ["ollama/q"]\nmazes = ["perfect-7"]\nconfigs = [{maxMoves = 5}]\ngrid = {maxMoves = [5, 5]}\n',
+            "comes out twice",
+        ),
+    ],
+)
 def test_a_cell_that_comes_out_twice_is_refused(tmp_path, extra, message):
     with pytest.raises(SweepFileError, match=message):
         sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, 'id = "s"\n' + extra)))
 
 
 def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
-    grid = ", ".join(f'{key} = [{", ".join(str(v) for v in range(1, 101))}]'
-                     for key in ("maxMoves", "historyActions", "maxRecallActions", "recallInterval", "numCtx",
-                                 "maxStalledTurns", "seed", "visionRange"))
+    grid = ", ".join(
+        f"{key} = [{', '.join(str(v) for v in range(1, 101))}]"
+        for key in (
+            "maxMoves",
+            "historyActions",
+            "maxRecallActions",
+            "recallInterval",
+            "numCtx",
+            "maxStalledTurns",
+            "seed",
+            "visionRange",
+        )
+    )
     started = time.process_time()
     with pytest.raises(SweepFileError, match="describes 10,000,000,000,000,000 experiments"):
         sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, BASE + f"grid = {{ {grid} }}\n")))
     assert time.process_time() - started < 2
 
 
-@pytest.mark.parametrize("text, suffix, error, message", [
-    (BASE + "spend_limit_usd = inf\n", ".toml", SweepFileError, "spend_limit_usd"),
-    (BASE + "spend_limit_usd = nan\n", ".toml", SweepFileError, "spend_limit_usd"),
-    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "spend_limit_usd": Infinity}', ".json",
-     SweepFileError, "spend_limit_usd"),
-    (BASE + "[[configs]]\nmaxDurationMinutes = inf\n", ".toml", InvalidConfig, "finite"),
-    ('{"id": "s", "agents": ["ollama/q"], "mazes": [7], "configs": [{"temperature": NaN}]}', ".json",
-     InvalidConfig, "finite"),
-    (BASE.encode() + b'comment = "caf\xe9"\n', ".toml", SweepFileError, "not UTF-8 text"),
-    (BASE + "concurrency = 0\n", ".toml", SweepFileError, "concurrency"),
-    (BASE + "concurrency = -3\n", ".toml", SweepFileError, "concurrency"),
-    (BASE + "provider_concurrency = { baseline = 0 }\n", ".toml", SweepFileError, "provider_concurrency"),
-    (BASE + "grid = { temperature = [] }\n", ".toml", SweepFileError, "grid"),
-    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [' + "1" * 5000 + "]}", ".json", SweepFileError,
-     "not valid JSON"),
-    ("[" * 100_000, ".json", SweepFileError, "not valid JSON"),
-    ("x = " + "[" * 100_000, ".toml", SweepFileError, "not valid TOML"),
-    (BASE + "#" * (2 * 1024 * 1024), ".toml", SweepFileError, "larger than"),
-    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "comment": "a\\u0000b"}', ".json",
-     SweepFileError, "comment"),
-    ('{"id": "s", "agents": ["ollama/q\\u001b[2J"], "mazes": [7]}', ".json", SweepFileError, "modelName"),
-    ('{"id": "s", "agents": ["baseline/oracle"], "mazes": ["' + "9" * 5000 + '"]}', ".json", SweepFileError,
-     "unknown maze"),
-])
+@pytest.mark.parametrize(
+    "text, suffix, error, message",
+    [
+        (BASE + "spend_limit_usd = inf\n", ".toml", SweepFileError, "spend_limit_usd"),
+        (BASE + "spend_limit_usd = nan\n", ".toml", SweepFileError, "spend_limit_usd"),
+        (
+            '{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "spend_limit_usd": Infinity}',
+            ".json",
+            SweepFileError,
+            "spend_limit_usd",
+        ),
+        (BASE + "[[configs]]\nmaxDurationMinutes = inf\n", ".toml", InvalidConfig, "finite"),
+        (
+            '{"id": "s", "agents": ["ollama/q"], "mazes": [7], "configs": [{"temperature": NaN}]}',
+            ".json",
+            InvalidConfig,
+            "finite",
+        ),
+        (BASE.encode() + b'comment = "caf\xe9"\n', ".toml", SweepFileError, "not UTF-8 text"),
+        (BASE + "concurrency = 0\n", ".toml", SweepFileError, "concurrency"),
+        (BASE + "concurrency = -3\n", ".toml", SweepFileError, "concurrency"),
+        (BASE + "provider_concurrency = { baseline = 0 }\n", ".toml", SweepFileError, "provider_concurrency"),
+        (BASE + "grid = { temperature = [] }\n", ".toml", SweepFileError, "grid"),
+        (
+            '{"id": "s", "agents": ["baseline/oracle"], "mazes": [' + "1" * 5000 + "]}",
+            ".json",
+            SweepFileError,
+            "not valid JSON",
+        ),
+        ("[" * 100_000, ".json", SweepFileError, "not valid JSON"),
+        ("x = " + "[" * 100_000, ".toml", SweepFileError, "not valid TOML"),
+        (BASE + "#" * (2 * 1024 * 1024), ".toml", SweepFileError, "larger than"),
+        (
+            '{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "comment": "a\\u0000b"}',
+            ".json",
+            SweepFileError,
+            "comment",
+        ),
+        ('{"id": "s", "agents": ["ollama/q\\u001b[2J"], "mazes": [7]}', ".json", SweepFileError, "modelName"),
+        (
+            '{"id": "s", "agents": ["baseline/oracle"], "mazes": ["' + "9" * 5000 + '"]}',
+            ".json",
+            SweepFileError,
+            "unknown maze",
+        ),
+    ],
+)
 def test_a_hostile_sweep_file_is_refused_with_a_named_error(tmp_path, text, suffix, error, message):
     with pytest.raises(error, match=message):
         sweep_plan.plan(sweep_runs.load(sweep_file(tmp_path, text, suffix)))
 
 
-@pytest.mark.parametrize("option", ["baseline=0", "baseline=-1", "baseline=\u00b2", "baseline=" + "9" * 5000,
-                                    "baseline=1001"])
+@pytest.mark.parametrize(
+    "option", ["baseline=0", "baseline=-1", "baseline=\u00b2", "baseline=" + "9" * 5000, "baseline=1001"]
+)
 def test_a_provider_concurrency_option_out_of_range_is_refused(option):
     spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [7]})
     with pytest.raises(SweepFileError, match="N from 1 to 1000"):
@@ -729,8 +1056,9 @@ def test_a_provider_concurrency_option_out_of_range_is_refused(option):
 
 
 def test_every_prompt_a_sweep_names_must_exist():
-    spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["ollama/q"], "mazes": [7],
-                                                "prompts": ["v1", "v9"]})
+    spec = sweep_plan.SweepFile.model_validate(
+        {"id": "s", "agents": ["ollama/q"], "mazes": [7], "prompts": ["v1", "v9"]}
+    )
     with pytest.raises(SweepFileError, match=r"prompt version\(s\) v9 not found; known: v1"):
         sweep_plan.check_prompts(spec, ["v1"])
     sweep_plan.check_prompts(spec, ["v1", "v9"])

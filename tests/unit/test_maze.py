@@ -21,11 +21,7 @@ def grid(*rows: str) -> Maze:
     return Maze.from_rows(cells, start, goal)
 
 
-CORRIDOR = grid(
-    "S..#G",
-    ".#.#.",
-    "....."
-)
+CORRIDOR = grid("S..#G", ".#.#.", ".....")
 
 
 def test_move_into_open_tile_succeeds():
@@ -118,10 +114,13 @@ def test_shortest_path_and_validation():
     assert CORRIDOR.shortest_path()[-1] == CORRIDOR.goal
 
 
-@pytest.mark.parametrize("rows, message", [
-    (("S#G",), "not reachable"),
-    (("S.G", "..G"), "exactly one goal"),
-])
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        (("S#G",), "not reachable"),
+        (("S.G", "..G"), "exactly one goal"),
+    ],
+)
 def test_invalid_mazes_are_refused(rows, message):
     with pytest.raises(InvalidMaze, match=message):
         grid(*rows).validate()

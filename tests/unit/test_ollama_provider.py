@@ -98,16 +98,28 @@ def test_a_text_answer_has_no_tool_calls():
 
 
 def test_usage_durations_done_reason_and_thinking_are_mapped():
-    reply = tool_calls(("move_east", {}), thinking="east looks open", prompt_eval_count=321, eval_count=17,
-                       done_reason="length", total_duration=9, load_duration=8, prompt_eval_duration=7,
-                       eval_duration=6)
+    reply = tool_calls(
+        ("move_east", {}),
+        thinking="east looks open",
+        prompt_eval_count=321,
+        eval_count=17,
+        done_reason="length",
+        total_duration=9,
+        load_duration=8,
+        prompt_eval_duration=7,
+        eval_duration=6,
+    )
     with ScriptedOllama(slow(0.05, reply)) as server:
         response = ask(agent_for(server))
     assert (response.usage.input_tokens, response.usage.output_tokens) == (321, 17)
     assert isinstance(response.usage.latency_ms, int) and 50 <= response.usage.latency_ms < 5000
     assert response.stop_reason == "length" and response.thinking == "east looks open"
-    assert response.durations == {"total_duration": 9, "load_duration": 8, "prompt_eval_duration": 7,
-                                  "eval_duration": 6}
+    assert response.durations == {
+        "total_duration": 9,
+        "load_duration": 8,
+        "prompt_eval_duration": 7,
+        "eval_duration": 6,
+    }
     assert response.throttles == 0
 
 
@@ -126,8 +138,14 @@ def test_missing_counts_and_durations_default_to_zero_and_nothing():
 def test_the_request_body_is_a_non_streaming_chat_request():
     history = (
         Message("user", CONTEXT),
-        Message("assistant", None, tool_calls=(ToolCall("move_south", '{"reasoning": "down"}', "call_0"),
-                                               ToolCall("move_east", "{broken", "call_1"))),
+        Message(
+            "assistant",
+            None,
+            tool_calls=(
+                ToolCall("move_south", '{"reasoning": "down"}', "call_0"),
+                ToolCall("move_east", "{broken", "call_1"),
+            ),
+        ),
         Message("tool", {"success": True, "position": [1, 2]}, tool_call_id="call_0", name="move_south"),
         Message("tool", {"success": False, "error": "wall"}, tool_call_id="call_1", name="move_east"),
     )
@@ -138,15 +156,26 @@ def test_the_request_body_is_a_non_streaming_chat_request():
     body = sent.body
     assert body["model"] == MODEL and body["stream"] is False
     assert body["options"] == OPTIONS and isinstance(body["options"]["temperature"], float)
-    assert body["tools"][0] == {"type": "function", "function": {
-        "name": TOOL_SPECS[0].name, "description": TOOL_SPECS[0].description, "parameters": TOOL_SPECS[0].parameters}}
+    assert body["tools"][0] == {
+        "type": "function",
+        "function": {
+            "name": TOOL_SPECS[0].name,
+            "description": TOOL_SPECS[0].description,
+            "parameters": TOOL_SPECS[0].parameters,
+        },
+    }
     assert [t["function"]["name"] for t in body["tools"]] == [s.name for s in TOOL_SPECS]
     assert body["messages"] == [
         {"role": "system", "content": "You are in a maze."},
         {"role": "user", "content": json.dumps(CONTEXT, separators=(",", ":"), sort_keys=True)},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"function": {"name": "move_south", "arguments": {"reasoning": "down"}}},
-            {"function": {"name": "move_east", "arguments": {}}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"function": {"name": "move_south", "arguments": {"reasoning": "down"}}},
+                {"function": {"name": "move_east", "arguments": {}}},
+            ],
+        },
         {"role": "tool", "content": '{"position":[1,2],"success":true}', "tool_name": "move_south"},
         {"role": "tool", "content": '{"error":"wall","success":false}', "tool_name": "move_east"},
     ]
@@ -162,8 +191,15 @@ def test_the_api_key_is_sent_as_a_bearer_token_only_when_given():
 
 
 def test_from_config_reads_the_snapshot_keys():
-    config = {"endpoint": "http://ollama.internal:11434/", "numCtx": 8192, "temperature": 0, "repeatPenalty": 1.1,
-              "requestTimeoutSeconds": 30, "seed": 7, "maxMoves": 100}
+    config = {
+        "endpoint": "http://ollama.internal:11434/",
+        "numCtx": 8192,
+        "temperature": 0,
+        "repeatPenalty": 1.1,
+        "requestTimeoutSeconds": 30,
+        "seed": 7,
+        "maxMoves": 100,
+    }
     agent = OllamaAgent.from_config("llama3.2", config, api_key="k")
     assert agent.model == "llama3.2" and agent.url == "http://ollama.internal:11434/api/chat"
     assert agent.options == {"num_ctx": 8192, "temperature": 0.0, "repeat_penalty": 1.1, "seed": 7}
@@ -173,11 +209,16 @@ def test_from_config_reads_the_snapshot_keys():
 
 def test_from_config_sends_the_options_on_the_wire():
     with ScriptedOllama(text_reply("ok")) as server:
-        config = {"endpoint": server.url, "numCtx": 2048, "temperature": 0.0, "repeatPenalty": 1.4,
-                  "requestTimeoutSeconds": 5, "seed": 3}
+        config = {
+            "endpoint": server.url,
+            "numCtx": 2048,
+            "temperature": 0.0,
+            "repeatPenalty": 1.4,
+            "requestTimeoutSeconds": 5,
+            "seed": 3,
+        }
         ask(OllamaAgent.from_config(MODEL, config, None))
-    assert server.requests[0].body["options"] == {"num_ctx": 2048, "temperature": 0.0, "repeat_penalty": 1.4,
-                                                  "seed": 3}
+    assert server.requests[0].body["options"] == {"num_ctx": 2048, "temperature": 0.0, "repeat_penalty": 1.4, "seed": 3}
     assert "authorization" not in server.requests[0].headers
 
 
@@ -274,15 +315,13 @@ def test_rate_limiting_is_a_throttle_the_state_machine_retries():
 
 
 def test_a_body_that_is_not_json_is_an_invalid_response():
-    with ScriptedOllama((200, b"<html>proxy error</html>")) as server, \
-            pytest.raises(InvalidModelResponse) as raised:
+    with ScriptedOllama((200, b"<html>proxy error</html>")) as server, pytest.raises(InvalidModelResponse) as raised:
         ask(agent_for(server))
     assert "<html>proxy error</html>" in str(raised.value)
 
 
 def test_a_json_body_without_a_message_is_an_invalid_response():
-    with ScriptedOllama((200, b'{"error": "unexpected EOF"}')) as server, \
-            pytest.raises(InvalidModelResponse) as raised:
+    with ScriptedOllama((200, b'{"error": "unexpected EOF"}')) as server, pytest.raises(InvalidModelResponse) as raised:
         ask(agent_for(server))
     assert "unexpected EOF" in str(raised.value)
 
@@ -303,10 +342,17 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_through_ollama():
     world = WorldState(position=maze.start)
     context = turn_context(world, game, [], max_moves=100)
     script = [tool_calls((moves[0], {"reasoning": "first"}))]
-    script += [tool_calls(*[(m, {}) for m in moves[i:i + 3]]) for i in range(1, len(moves), 3)]
+    script += [tool_calls(*[(m, {}) for m in moves[i : i + 3]]) for i in range(1, len(moves), 3)]
     with ScriptedOllama(*script) as server:
-        outcome = run_turn(agent_for(server), "Find the goal.", world, game, RecallWindow(50), context,
-                           TurnSettings(budget=len(moves) + 5, actions_left=100))
+        outcome = run_turn(
+            agent_for(server),
+            "Find the goal.",
+            world,
+            game,
+            RecallWindow(50),
+            context,
+            TurnSettings(budget=len(moves) + 5, actions_left=100),
+        )
     assert outcome.end_reason == "goal_found"
     assert [a.tool_name for a in outcome.actions] == moves
     assert [a.to_pos for a in outcome.actions] == path[1:] and world.position == maze.goal
@@ -319,6 +365,9 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_through_ollama():
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]
     assert second[2]["tool_calls"] == [{"function": {"name": moves[0], "arguments": {"reasoning": "first"}}}]
     assert second[3]["tool_name"] == moves[0]
-    assert json.loads(second[3]["content"]) == {**outcome.actions[0].result, "actions_left_in_turn": len(moves) + 4,
-                                                "actions_left": 99}
+    assert json.loads(second[3]["content"]) == {
+        **outcome.actions[0].result,
+        "actions_left_in_turn": len(moves) + 4,
+        "actions_left": 99,
+    }
     assert json.loads(second[3]["content"])["position"] == list(path[1])

@@ -29,8 +29,10 @@ def tile(image, x: int, y: int):
     return image.colour(x * picture.TILE_PX + picture.TILE_PX - 2, y * picture.TILE_PX + picture.TILE_PX - 2)
 
 
-@pytest.mark.parametrize("data", [b"", b"\x00", bytes(70_000), bytes(range(256)) * 5,
-                                  bytes(random.Random(7).randrange(3) for _ in range(20_000))])
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\x00", bytes(70_000), bytes(range(256)) * 5, bytes(random.Random(7).randrange(3) for _ in range(20_000))],
+)
 def test_the_deflate_stream_is_one_zlib_inflates_back(data):
     assert zlib.decompress(png.zlib_stream(data)) == data
 
@@ -39,25 +41,23 @@ def test_the_same_view_gives_the_same_bytes_on_every_machine():
     """The writer compresses by itself (never the interpreter's zlib), so the hash is fixed: this one was written
     on the machine that wrote the code, and every machine must draw it again."""
     view = picture.local_view(MAZE, MAZE.start, 3, 0)
-    assert hashlib.sha256(view.png).hexdigest() == \
-        "2ebf36133235e7e8377e5a47d9587f8ea1d9275c2148c9c8a2b2dd3ca57e4907"
+    assert hashlib.sha256(view.png).hexdigest() == "2ebf36133235e7e8377e5a47d9587f8ea1d9275c2148c9c8a2b2dd3ca57e4907"
 
 
 def test_pillow_and_our_decoder_read_the_same_pixels():
-    view = picture.map_view(picture.known_map(MAZE, [[t.as_list() for t in vision(MAZE, MAZE.start, 3)]]),
-                            MAZE.start, 0, 3)
+    view = picture.map_view(
+        picture.known_map(MAZE, [[t.as_list() for t in vision(MAZE, MAZE.start, 3)]]), MAZE.start, 0, 3
+    )
     ours = decode_png(view.png)
     pillow = Image.open(io.BytesIO(view.png)).convert("RGB")
     assert pillow.size == (ours.width, ours.height) == (11 * picture.TILE_PX, 11 * picture.TILE_PX)
-    assert all(pillow.getpixel((x, y)) == ours.colour(x, y) for y in range(0, ours.height, 3)
-               for x in range(0, ours.width, 3))
+    assert all(
+        pillow.getpixel((x, y)) == ours.colour(x, y) for y in range(0, ours.height, 3) for x in range(0, ours.width, 3)
+    )
 
 
 def test_the_local_view_draws_only_the_four_rays_and_nothing_outside_the_grid():
-    maze = Maze.from_rows([[0, 0, 0, 0, 0],
-                           [0, 1, 0, 0, 0],
-                           [0, 0, 0, 0, 2],
-                           [0, 0, 0, 0, 0]], (0, 2), (4, 2))
+    maze = Maze.from_rows([[0, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 2], [0, 0, 0, 0, 0]], (0, 2), (4, 2))
     image = decode_png(picture.local_view(maze, (0, 2), 3, 5).png)
     assert (image.width, image.height) == (7 * picture.TILE_PX,) * 2
     centre = 3  # the agent's tile in a 7x7 window

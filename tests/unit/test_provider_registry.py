@@ -52,10 +52,17 @@ def test_the_names_every_part_accepts_come_from_the_registry():
     assert inputs.ExecutionInput.model_fields["llmProvider"].default == DEFAULT_PROVIDER
     spec = sweep_plan.SweepFile(id="s", agents=["baseline/oracle"], mazes=["perfect-7"])
     assert sweep_plan.caps(spec, NAMES) == {name: PROVIDERS[name].sweep_cap for name in NAMES}
-    assert {p.servers.listed for p in PROVIDERS.values() if p.servers} == {"ORIOLE_OLLAMA_ENDPOINTS",
-                                                                        "ORIOLE_OPENAI_BASE_URLS"}
-    assert [p.api_key_secret for p in PROVIDERS.values()] == [None, "OLLAMA_API_KEY_SECRET_ARN",
-                                                              "OPENAI_API_KEY_SECRET_ARN", None, None]
+    assert {p.servers.listed for p in PROVIDERS.values() if p.servers} == {
+        "ORIOLE_OLLAMA_ENDPOINTS",
+        "ORIOLE_OPENAI_BASE_URLS",
+    }
+    assert [p.api_key_secret for p in PROVIDERS.values()] == [
+        None,
+        "OLLAMA_API_KEY_SECRET_ARN",
+        "OPENAI_API_KEY_SECRET_ARN",
+        None,
+        None,
+    ]
 
 
 def test_a_provider_added_to_the_registry_reaches_both_flows_and_the_diagrams(monkeypatch):
@@ -64,10 +71,13 @@ def test_a_provider_added_to_the_registry_reaches_both_flows_and_the_diagrams(mo
     monkeypatch.setattr(experiment_flow, "PROVIDERS", {**PROVIDERS, ACME.name: ACME})
     text = experiment_flow.render(flows.definition_text(flows.EXPERIMENT))
     states = json.loads(text)["States"]
-    assert {"Variable": "$.llmProvider", "StringEquals": "acme", "Next": "InvokeAcmeAgent"} in \
-        states["AgentProviderRouter"]["Choices"]
-    assert states["InvokeAcmeAgent"] == {**states["InvokeOpenAIAgent"], "Parameters": {
-        **states["InvokeOpenAIAgent"]["Parameters"], "FunctionName": "${InvokeAcmeAgentFunctionArn}"}}
+    assert {"Variable": "$.llmProvider", "StringEquals": "acme", "Next": "InvokeAcmeAgent"} in states[
+        "AgentProviderRouter"
+    ]["Choices"]
+    assert states["InvokeAcmeAgent"] == {
+        **states["InvokeOpenAIAgent"],
+        "Parameters": {**states["InvokeOpenAIAgent"]["Parameters"], "FunctionName": "${InvokeAcmeAgentFunctionArn}"},
+    }
     assert list(states).index("InvokeAcmeAgent") == list(states).index("InvokeReplayAgent") + 1
     assert "| InvokeReplayAgent | InvokeAcmeAgent" in experiment_flow.diagram()
     labels = {**sweep_flow.LABELS, "acme": "Acme"}

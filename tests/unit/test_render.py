@@ -21,25 +21,58 @@ from tests.pictures import Page, svg_path
 
 GRID = [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 2]]  # start (0, 0), goal (3, 2)
 MAZE = Maze.from_rows(GRID, (0, 0), (3, 2))
-WALK = [("move_east", (0, 0), (1, 0), True), ("move_south", (1, 0), (1, 0), False),
-        ("move_east", (1, 0), (2, 0), True), ("move_east", (2, 0), (3, 0), True),
-        ("move_south", (3, 0), (3, 1), True), ("move_south", (3, 1), (3, 2), True)]
+WALK = [
+    ("move_east", (0, 0), (1, 0), True),
+    ("move_south", (1, 0), (1, 0), False),
+    ("move_east", (1, 0), (2, 0), True),
+    ("move_east", (2, 0), (3, 0), True),
+    ("move_south", (3, 0), (3, 1), True),
+    ("move_south", (3, 1), (3, 2), True),
+]
 EVIL = "<script>alert('x')</script>"
 
 
 def record(**changes) -> ExperimentRun:
     """What ``Results.experiment_run`` returns for a run of WALK with vision range 1."""
-    actions = [{"step": n, "turn": 1 if n <= 3 else 2, "action": a, "from": list(f), "to": list(t), "success": ok,
-                "error": None if ok else "cannot move south: wall at the target tile",
-                "reasoning": f"step {n} </script><b>bold</b>",
-                "tiles_seen": [tile.as_list() for tile in vision(MAZE, t, 1)], "goal_visible": False}
-               for n, (a, f, t, ok) in enumerate(WALK, 1)]
-    return ExperimentRun(**{
-            "experiment_id": 7, "llm_provider": "ollama", "model_name": "qwen<&>", "prompt_version": "v1",
-            "status": "succeeded", "goal_found": True, "goal_first_seen_step": 5, "goal_reached_step": 6,
-            "failure_reason": None, "vision_range": 1, "maze": "corridor", "grid": GRID, "start_x": 0, "start_y": 0,
-            "goal_x": 3, "goal_y": 2, "shortest_path_length": 5, "actions": actions,
-            "model_text": {"1": EVIL + " going east", "2": "almost there"}, **changes})
+    actions = [
+        {
+            "step": n,
+            "turn": 1 if n <= 3 else 2,
+            "action": a,
+            "from": list(f),
+            "to": list(t),
+            "success": ok,
+            "error": None if ok else "cannot move south: wall at the target tile",
+            "reasoning": f"step {n} </script><b>bold</b>",
+            "tiles_seen": [tile.as_list() for tile in vision(MAZE, t, 1)],
+            "goal_visible": False,
+        }
+        for n, (a, f, t, ok) in enumerate(WALK, 1)
+    ]
+    return ExperimentRun(
+        **{
+            "experiment_id": 7,
+            "llm_provider": "ollama",
+            "model_name": "qwen<&>",
+            "prompt_version": "v1",
+            "status": "succeeded",
+            "goal_found": True,
+            "goal_first_seen_step": 5,
+            "goal_reached_step": 6,
+            "failure_reason": None,
+            "vision_range": 1,
+            "maze": "corridor",
+            "grid": GRID,
+            "start_x": 0,
+            "start_y": 0,
+            "goal_x": 3,
+            "goal_y": 2,
+            "shortest_path_length": 5,
+            "actions": actions,
+            "model_text": {"1": EVIL + " going east", "2": "almost there"},
+            **changes,
+        }
+    )
 
 
 @pytest.fixture
@@ -80,9 +113,15 @@ def test_svg_parses_and_draws_the_path_in_order(run):
 
 def test_svg_of_a_long_path_cuts_it_into_coloured_stretches_from_first_to_last():
     walk = [("move_east", (0, 0), (1, 0), True), ("move_west", (1, 0), (0, 0), True)] * 100
-    long_run = render.Run.from_record(record(actions=[
-        {**record().actions[0], "step": n, "action": a, "from": list(f), "to": list(t), "success": ok}
-        for n, (a, f, t, ok) in enumerate(walk, 1)], goal_first_seen_step=None))
+    long_run = render.Run.from_record(
+        record(
+            actions=[
+                {**record().actions[0], "step": n, "action": a, "from": list(f), "to": list(t), "success": ok}
+                for n, (a, f, t, ok) in enumerate(walk, 1)
+            ],
+            goal_first_seen_step=None,
+        )
+    )
     root = ET.fromstring(render.svg(long_run))
     lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
     assert 1 < len(lines) <= render.PATH_CHUNKS
@@ -150,8 +189,10 @@ def test_html_replay_escapes_model_text(run):
 
 def test_html_fog_records_when_each_tile_was_first_seen(run):
     root = ET.fromstring(render.svg(run, interactive=True))
-    fog = {(int(float(r.get("x"))), int(float(r.get("y")))): int(r.get("data-seen"))
-           for r in root.findall(".//{http://www.w3.org/2000/svg}g[@class='fog']/{http://www.w3.org/2000/svg}rect")}
+    fog = {
+        (int(float(r.get("x"))), int(float(r.get("y")))): int(r.get("data-seen"))
+        for r in root.findall(".//{http://www.w3.org/2000/svg}g[@class='fog']/{http://www.w3.org/2000/svg}rect")
+    }
     at = render.layout(run)
     by_tile = {(x // at.cell, (y - at.top) // at.cell): seen for (x, y), seen in fog.items()}
     assert by_tile[(1, 1)] == 1 and by_tile[(0, 2)] == -1 and (0, 0) not in by_tile  # seen from the start: no fog
@@ -197,10 +238,14 @@ def test_html_replay_step_controls_move_the_agent_lift_the_fog_and_show_the_turn
     root = ET.fromstring(render.svg(run, interactive=True))
     fog = [int(r.get("data-seen")) for r in root.findall(f".//{ns}g[@class='fog']/{ns}rect")]
     marks = [[int(e.get("data-step")), e.tag.removeprefix(ns)] for e in root.iter() if e.get("data-step")]
-    dom = (NODE_DOM.replace("FOG", json.dumps(fog)).replace("MARKS", json.dumps(marks))
-           .replace("DATA", json.dumps(page.scripts[0][1])))
-    done = subprocess.run(["node", "-e", dom + page.scripts[1][1] + NODE_PROBE], capture_output=True, text=True,
-                          timeout=30, check=True)
+    dom = (
+        NODE_DOM.replace("FOG", json.dumps(fog))
+        .replace("MARKS", json.dumps(marks))
+        .replace("DATA", json.dumps(page.scripts[0][1]))
+    )
+    done = subprocess.run(
+        ["node", "-e", dom + page.scripts[1][1] + NODE_PROBE], capture_output=True, text=True, timeout=30, check=True
+    )
     start, wall_hit, sighted, end, stepped = json.loads(done.stdout)
     assert (start["trail"], start["fogHidden"], start["marks"], start["action"]) == (0, 0, 0, "start")
     cell = render.layout(run).cell
@@ -209,14 +254,18 @@ def test_html_replay_step_controls_move_the_agent_lift_the_fog_and_show_the_turn
     assert wall_hit["modelText"] == EVIL + " going east"  # turn 1's text, set as text
     assert sighted["trail"] == 4 and sighted["marks"] == 2  # the goal came into sight at step 5
     assert sighted["modelText"] == "almost there"
-    assert end["step"] == len(run.steps) and end["fogHidden"] == sum(s >= 0 for s in fog) and end["agent"] == \
-        "translate(0,0)"
+    assert (
+        end["step"] == len(run.steps)
+        and end["fogHidden"] == sum(s >= 0 for s in fog)
+        and end["agent"] == "translate(0,0)"
+    )
     assert stepped == {"afterFirstNext": 1}
 
 
 def test_a_failure_reason_with_control_characters_still_makes_a_valid_svg():
-    failed = render.Run.from_record(record(status="failed", failure_reason="provider said \x1b[2J\x00\x07 no",
-                                           model_name="m\x1b]0;t\x07"))
+    failed = render.Run.from_record(
+        record(status="failed", failure_reason="provider said \x1b[2J\x00\x07 no", model_name="m\x1b]0;t\x07")
+    )
     root = ET.fromstring(render.svg(failed))  # XML refuses those characters as they are
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert any("provider said \\x1b[2J\\x00\\x07 no" in (t or "") for t in texts)
@@ -248,8 +297,10 @@ def test_the_replay_path_is_coloured_step_by_step_from_blue_to_pink(run):
 
 @pytest.mark.parametrize("interactive", [False, True])
 def test_start_goal_and_agent_are_drawn_over_the_path(run, interactive):
-    order = [(e.tag.removeprefix(SVG), e.get("class") or e.get("id")) for e in ET.fromstring(
-        render.svg(run, interactive=interactive)).iter()]
+    order = [
+        (e.tag.removeprefix(SVG), e.get("class") or e.get("id"))
+        for e in ET.fromstring(render.svg(run, interactive=interactive)).iter()
+    ]
     path = max(i for i, (tag, kind) in enumerate(order) if kind in ("path", "trail"))
     assert path < order.index(("g", "start")) < order.index(("g", "goal")) < order.index(("g", "agent"))
     goal = ET.fromstring(render.svg(run)).find(f".//{SVG}g[@class='goal']/{SVG}text")

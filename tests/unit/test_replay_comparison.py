@@ -6,8 +6,14 @@ from oriole_workstation import replay as replays
 
 
 def ended(reason: str) -> replays.Stored:
-    ending = {"status": "failed", "failure_reason": reason, "goal_found": False, "goal_reached_step": None,
-              "action_count": 0, "turn_count": 0}
+    ending = {
+        "status": "failed",
+        "failure_reason": reason,
+        "goal_found": False,
+        "goal_reached_step": None,
+        "action_count": 0,
+        "turn_count": 0,
+    }
     return replays.Stored(ending, [], [], [])
 
 

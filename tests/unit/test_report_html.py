@@ -30,16 +30,38 @@ SVG = "{http://www.w3.org/2000/svg}"
 def wilson(successes: int, runs: int, z: float = 1.96) -> tuple[Decimal, Decimal]:
     p = successes / runs
     centre, spread = p + z * z / (2 * runs), z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs))
-    return (Decimal(str(round((centre - spread) / (1 + z * z / runs), 4))),
-            Decimal(str(round((centre + spread) / (1 + z * z / runs), 4))))
+    return (
+        Decimal(str(round((centre - spread) / (1 + z * z / runs), 4))),
+        Decimal(str(round((centre + spread) / (1 + z * z / runs), 4))),
+    )
 
 
 # What the built experiments do not vary: the rest of an ``experiment_results`` row.
-UNVARIED = {"maze_id": 1, "goal_found": False, "goal_first_seen_step": None, "goal_reached_step": None, "moves": 0,
-            "failed_moves": 0, "recalls": 0, "invalid_calls": 0, "turns": 1, "unique_tiles_visited": 1,
-            "revisits": 0, "last_action_at": None, "completed_at": None, "duration_seconds": None,
-            "model_calls": 0, "mean_latency_ms": None, "varied_config": {}, "config": {}, "agent_id": None,
-            "comment": None, "tags": [], "failure_reason": None, "agent_label": None}
+UNVARIED = {
+    "maze_id": 1,
+    "goal_found": False,
+    "goal_first_seen_step": None,
+    "goal_reached_step": None,
+    "moves": 0,
+    "failed_moves": 0,
+    "recalls": 0,
+    "invalid_calls": 0,
+    "turns": 1,
+    "unique_tiles_visited": 1,
+    "revisits": 0,
+    "last_action_at": None,
+    "completed_at": None,
+    "duration_seconds": None,
+    "model_calls": 0,
+    "mean_latency_ms": None,
+    "varied_config": {},
+    "config": {},
+    "agent_id": None,
+    "comment": None,
+    "tags": [],
+    "failure_reason": None,
+    "agent_label": None,
+}
 
 
 def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow], list[ComparedExperiment]]:
@@ -48,16 +70,33 @@ def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow]
     experiments = []
     for provider, model, config, family, size, endings, tokens in spec:
         for n, ending in enumerate(endings):
-            experiments.append({
-                "experiment_id": len(experiments) + 1, "llm_provider": provider, "model_name": model,
-                "prompt_version": "v1", "prompt_hash": "c0ffee" * 10 + "beef", "compared_config": config,
-                "maze": f"{family}-{size}@{n // 2}", "maze_family": family, "maze_size": f"{size}x{size}",
-                "maze_hash": f"{family}{size}-{n // 2}", "maze_tiles": size * size, "shortest_path_length": 10,
-                "ending": ending, "status": {"success": "succeeded", "agent": "timed_out"}.get(ending, "failed"),
-                "actions": 20 + 7 * n, "path_efficiency": Decimal("0.5") + Decimal(n) / 100 if ending == "success"
-                else None, "input_tokens": tokens, "output_tokens": tokens // 10,
-                "cost_usd": Decimal(tokens) / 100_000, "seed": 1000 + len(experiments),
-                "sweep_id": "mixed", "code_version": "0.9.0+local", "started_at": NOW})
+            experiments.append(
+                {
+                    "experiment_id": len(experiments) + 1,
+                    "llm_provider": provider,
+                    "model_name": model,
+                    "prompt_version": "v1",
+                    "prompt_hash": "c0ffee" * 10 + "beef",
+                    "compared_config": config,
+                    "maze": f"{family}-{size}@{n // 2}",
+                    "maze_family": family,
+                    "maze_size": f"{size}x{size}",
+                    "maze_hash": f"{family}{size}-{n // 2}",
+                    "maze_tiles": size * size,
+                    "shortest_path_length": 10,
+                    "ending": ending,
+                    "status": {"success": "succeeded", "agent": "timed_out"}.get(ending, "failed"),
+                    "actions": 20 + 7 * n,
+                    "path_efficiency": Decimal("0.5") + Decimal(n) / 100 if ending == "success" else None,
+                    "input_tokens": tokens,
+                    "output_tokens": tokens // 10,
+                    "cost_usd": Decimal(tokens) / 100_000,
+                    "seed": 1000 + len(experiments),
+                    "sweep_id": "mixed",
+                    "code_version": "0.9.0+local",
+                    "started_at": NOW,
+                }
+            )
     typed = [ComparedExperiment(**UNVARIED, **e) for e in experiments]
     return group(typed, by_maze), typed
 
@@ -66,8 +105,14 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
     """What ``compare_experiments`` returns for these experiments."""
     groups: dict[tuple, list[ComparedExperiment]] = {}
     for e in experiments:
-        key = (e.llm_provider, e.model_name, e.maze_family, e.maze_size, e.maze if by_maze else None,
-               str(e.compared_config))
+        key = (
+            e.llm_provider,
+            e.model_name,
+            e.maze_family,
+            e.maze_size,
+            e.maze if by_maze else None,
+            str(e.compared_config),
+        )
         groups.setdefault(key, []).append(e)
     rows = []
     for (provider, model, family, size, maze, _), found in groups.items():
@@ -75,23 +120,44 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
         wins = [e for e in runs if e.ending == "success"]
         low, high = wilson(len(wins), len(runs)) if runs else (None, None)
         cost = sum(e.cost_usd for e in runs)
-        rows.append(ComparisonRow(**{
-            "llm_provider": provider, "model_name": model, "agent_label": None, "prompt_version": "v1",
-            "prompt_hash": found[0].prompt_hash,
-            "maze_family": family, "maze_size": size, "maze": maze, "mazes": len({e.maze for e in runs}),
-            "config": found[0].compared_config, "runs": len(runs), "successes": len(wins),
-            "success_rate": Decimal(len(wins)) / len(runs) if runs else None, "success_rate_low": low,
-            "success_rate_high": high, "median_actions_to_goal": Decimal(20) if wins else None,
-            "median_path_efficiency": Decimal("0.5") if wins else None,
-            "tokens_per_run": Decimal(sum(e.input_tokens for e in runs)) / len(runs) if runs else None,
-            "tokens_per_success": None, "cost_per_run": cost / len(runs) if runs else None,
-            "cost_per_success": cost / len(wins) if wins else None, "mean_latency_ms": None,
-            "errors": len(found) - len(runs), "running": 0}))
+        rows.append(
+            ComparisonRow(
+                **{
+                    "llm_provider": provider,
+                    "model_name": model,
+                    "agent_label": None,
+                    "prompt_version": "v1",
+                    "prompt_hash": found[0].prompt_hash,
+                    "maze_family": family,
+                    "maze_size": size,
+                    "maze": maze,
+                    "mazes": len({e.maze for e in runs}),
+                    "config": found[0].compared_config,
+                    "runs": len(runs),
+                    "successes": len(wins),
+                    "success_rate": Decimal(len(wins)) / len(runs) if runs else None,
+                    "success_rate_low": low,
+                    "success_rate_high": high,
+                    "median_actions_to_goal": Decimal(20) if wins else None,
+                    "median_path_efficiency": Decimal("0.5") if wins else None,
+                    "tokens_per_run": Decimal(sum(e.input_tokens for e in runs)) / len(runs) if runs else None,
+                    "tokens_per_success": None,
+                    "cost_per_run": cost / len(runs) if runs else None,
+                    "cost_per_success": cost / len(wins) if wins else None,
+                    "mean_latency_ms": None,
+                    "errors": len(found) - len(runs),
+                    "running": 0,
+                }
+            )
+        )
     return rows
 
 
-BASELINES = [("baseline", agent, {}, family, size, ["success", "success", "agent", "success"], 0)
-             for agent in ("explorer", "random") for family, size in (("perfect", 11), ("dense", 21))]
+BASELINES = [
+    ("baseline", agent, {}, family, size, ["success", "success", "agent", "success"], 0)
+    for agent in ("explorer", "random")
+    for family, size in (("perfect", 11), ("dense", 21))
+]
 ERRORED = ("ollama", "broken", {}, "perfect", 11, ["error"], 0)
 LLM = ("ollama", "qwen2.5:7b", {}, "perfect", 11, ["success", "agent"], 5000)
 
@@ -100,8 +166,9 @@ def page(spec: list[tuple], by: GroupBy = GroupBy.family, replays: dict | None =
     rows, experiments = build(spec, by_maze=by is GroupBy.maze)
     if by is GroupBy.family:
         rows = with_maze_intervals(rows, group(experiments, by_maze=True))
-    return report_html.page(rows, experiments, by, Filters(tag="sweep:mixed"), replays or {},
-                            database="db.example:5432/oriole", now=NOW)
+    return report_html.page(
+        rows, experiments, by, Filters(tag="sweep:mixed"), replays or {}, database="db.example:5432/oriole", now=NOW
+    )
 
 
 class Parsed(HTMLParser):
@@ -163,17 +230,20 @@ def test_panels_are_the_families_and_sizes_or_the_mazes():
 def test_every_label_is_whole_however_long():
     config = {"maxMoves": 500, "visionRange": 2, "temperature": 0.7, "memoryMode": "summary"}
     model = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
-    spec = [("bedrock", model, config, "perfect", 11, ["success", "agent"], 900),
-            ("bedrock", model, {**config, "temperature": 0.0}, "perfect", 11, ["success"], 900)]
+    spec = [
+        ("bedrock", model, config, "perfect", 11, ["success", "agent"], 900),
+        ("bedrock", model, {**config, "temperature": 0.0}, "perfect", 11, ["success"], 900),
+    ]
     text = page(spec)
     assert "…" not in text and "..." not in text
-    whole = squeezed(f"bedrock/{model} maxMoves=500 memoryMode=\"summary\" temperature=0.7 visionRange=2")
+    whole = squeezed(f'bedrock/{model} maxMoves=500 memoryMode="summary" temperature=0.7 visionRange=2')
     for chart in ("success", "efficiency", "actions", "tokens", "cost"):
         assert whole in map(squeezed, label_texts(svg_root(text, chart))), chart
     figure = report_html.figures(*build(spec), GroupBy.family, charts.COLUMN)["success"]
     keyed = label_texts(ET.fromstring(drawing.to_svg(figure)))
-    assert squeezed(f"bedrock/{model} · maxMoves=500 memoryMode=\"summary\" temperature=0.0 visionRange=2") in map(
-        squeezed, keyed)
+    assert squeezed(f'bedrock/{model} · maxMoves=500 memoryMode="summary" temperature=0.0 visionRange=2') in map(
+        squeezed, keyed
+    )
 
 
 def test_every_wrapped_line_fits_its_room():
@@ -188,14 +258,15 @@ def test_sixteen_series_differ_in_colour_and_marker_together():
     series = [charts.Series((n,), f"agent-{n}", "", n) for n in range(16)]
     assert len({(s.colour, s.shape) for s in series}) == 16
     assert len({s.code for s in series}) == 16
-    same_shape = [(a, b) for a in series for b in series if a.index < b.index and a.shape == b.shape
-                  and a.hollow == b.hollow]
+    same_shape = [
+        (a, b) for a in series for b in series if a.index < b.index and a.shape == b.shape and a.hollow == b.hollow
+    ]
     assert all(luminance(a.colour) - luminance(b.colour) for a, b in same_shape)  # told apart in grey too
     assert all(abs(luminance(a.colour) - luminance(b.colour)) > 0.5 for a, b in same_shape)
 
 
 def luminance(colour: str) -> float:
-    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
@@ -231,8 +302,10 @@ def test_token_and_cost_charts_appear_only_where_there_are_tokens():
 
 def test_distributions_are_split_like_the_table():
     root = svg_root(page(BASELINES), "efficiency")
-    assert [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "panel-title"] == ["perfect 11x11",
-                                                                                             "dense 21x21"]
+    assert [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "panel-title"] == [
+        "perfect 11x11",
+        "dense 21x21",
+    ]
     assert [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "count"] == ["n=3"] * 4
 
 
@@ -256,8 +329,7 @@ def test_the_leaderboard_is_agent_by_family_and_size_with_intervals():
     text = page([*BASELINES, ERRORED])
     table = re.search(r'<table id="leaderboard">.*?</table>', text, re.S)[0]
     assert re.findall(r'<th scope="col">(.*?)</th>', table) == ["agent", "perfect 11x11", "dense 21x21"]
-    assert re.findall(r'<th scope="row">(.*?)</th>', table) == ["baseline/explorer", "baseline/random",
-                                                                "ollama/broken"]
+    assert re.findall(r'<th scope="row">(.*?)</th>', table) == ["baseline/explorer", "baseline/random", "ollama/broken"]
     assert '<span class="rate">75.0%</span> <span class="runs">3/4</span>' in table
     assert '<span class="interval">30.1%-95.4%</span>' in table and "maze " in table
 
@@ -271,8 +343,10 @@ def test_the_pivot_is_the_same_leaderboard_for_a_terminal():
 
 
 def test_the_comparison_table_puts_the_configuration_under_the_agent():
-    spec = [("baseline", "explorer", {"maxMoves": 100}, "perfect", 11, ["success"], 0),
-            ("baseline", "explorer", {"maxMoves": 900}, "perfect", 11, ["success"], 0)]
+    spec = [
+        ("baseline", "explorer", {"maxMoves": 100}, "perfect", 11, ["success"], 0),
+        ("baseline", "explorer", {"maxMoves": 900}, "perfect", 11, ["success"], 0),
+    ]
     table = re.search(r'<table id="comparison-table">.*?</table>', page(spec), re.S)[0]
     assert ">config<" not in table
     assert '<th scope="row">baseline/explorer<span class="detail">maxMoves=900</span></th>' in table
@@ -282,8 +356,18 @@ def test_provenance_names_where_the_numbers_come_from():
     text = page([*BASELINES, LLM])
     block = re.search(r'<dl class="provenance">.*?</dl>', text, re.S)[0]
     terms = re.findall(r"<dt>(.*?)</dt>", block)
-    assert terms == ["generated", "database", "scope", "sweeps", "experiments", "mazes", "code versions", "prompts",
-                     "seeds", "query"]
+    assert terms == [
+        "generated",
+        "database",
+        "scope",
+        "sweeps",
+        "experiments",
+        "mazes",
+        "code versions",
+        "prompts",
+        "seeds",
+        "query",
+    ]
     assert "db.example:5432/oriole" in block and "<code>mixed</code> (18 experiments)" in block
     assert "<code>0.9.0+local</code> (18 experiments)" in block
     assert "v1 sha256:" + "c0ffee" * 10 + "beef" in block
@@ -294,13 +378,17 @@ def test_provenance_names_where_the_numbers_come_from():
 def test_the_query_shown_quotes_what_it_is_given():
     assert sql_literal("it's") == "'it''s'" and sql_literal(None) == "NULL" and sql_literal(True) == "true"
     query = comparison_query(Filters(model="o'brien", since=datetime(2025, 1, 2, tzinfo=UTC)), GroupBy.maze)
-    assert query == ("SELECT * FROM compare_experiments(model => 'o''brien', since => '2025-01-02 00:00:00+00:00'"
-                     "::timestamptz, by_maze => true);")
+    assert query == (
+        "SELECT * FROM compare_experiments(model => 'o''brien', since => '2025-01-02 00:00:00+00:00'"
+        "::timestamptz, by_maze => true);"
+    )
 
 
 def test_stored_text_is_shown_never_obeyed():
-    spec = [("ollama", HOSTILE, {}, "perfect", 11, ["success"], 10),
-            ("ollama", "m\x1b[2J\u202eevil", {}, "perfect", 11, ["success"], 10)]
+    spec = [
+        ("ollama", HOSTILE, {}, "perfect", 11, ["success"], 10),
+        ("ollama", "m\x1b[2J\u202eevil", {}, "perfect", 11, ["success"], 10),
+    ]
     text = page(spec)
     assert HOSTILE not in text and "&lt;script&gt;" in text and "\x1b" not in text and "\u202e" not in text
     assert "m\\x1b[2J\\u202eevil" in text
@@ -334,8 +422,9 @@ def test_a_figure_paints_as_a_png_at_300_dpi():
 # --- axes and text ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("low, high, ticks", [(0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1.0]), (0, 7, [0, 2, 4, 6, 8]),
-                                              (0, 1500, [0, 500, 1000, 1500])])
+@pytest.mark.parametrize(
+    "low, high, ticks", [(0, 1, [0, 0.2, 0.4, 0.6, 0.8, 1.0]), (0, 7, [0, 2, 4, 6, 8]), (0, 1500, [0, 500, 1000, 1500])]
+)
 def test_nice_ticks_cover_the_range_with_round_steps(low, high, ticks):
     assert charts.nice_ticks(low, high) == ticks
 
@@ -345,8 +434,9 @@ def test_log_ticks_are_powers_of_ten():
     assert charts.log_ticks(8, 2300) == [1, 10, 100, 1000, 10000]
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200),
-       st.floats(min_value=20, max_value=400))
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200), st.floats(min_value=20, max_value=400)
+)
 def test_wrapping_keeps_every_character_and_fits(text, width):
     lines = drawing.wrap(text, width, 10)
     assert squeezed(" ".join(lines)) == squeezed(text)

@@ -13,9 +13,22 @@ STATES = ASL["States"]
 
 
 def test_the_design_states_are_all_there():
-    for name in ["StartExperiment", "AgentProviderRouter", "InvokeBedrockAgent", "InvokeOllamaAgent",
-                 "InvokeOpenAIAgent", "InvokeBaselineAgent", "CheckProgress", "ConditionCheck", "ContinueLoop",
-                 "FinalizeSuccess", "FinalizeTimeout", "FinalizeFailure", "ContinueAsNew", "ExperimentFailed"]:
+    for name in [
+        "StartExperiment",
+        "AgentProviderRouter",
+        "InvokeBedrockAgent",
+        "InvokeOllamaAgent",
+        "InvokeOpenAIAgent",
+        "InvokeBaselineAgent",
+        "CheckProgress",
+        "ConditionCheck",
+        "ContinueLoop",
+        "FinalizeSuccess",
+        "FinalizeTimeout",
+        "FinalizeFailure",
+        "ContinueAsNew",
+        "ExperimentFailed",
+    ]:
         assert name in STATES, name
 
 
@@ -38,13 +51,18 @@ def test_router_defaults_to_bedrock_and_routes_the_other_providers():
     router = STATES["AgentProviderRouter"]
     assert router["Default"] == "InvokeBedrockAgent"
     routes = {c["StringEquals"]: c["Next"] for c in router["Choices"]}
-    assert routes == {"ollama": "InvokeOllamaAgent", "openai": "InvokeOpenAIAgent", "baseline": "InvokeBaselineAgent",
-                      "replay": "InvokeReplayAgent"}
+    assert routes == {
+        "ollama": "InvokeOllamaAgent",
+        "openai": "InvokeOpenAIAgent",
+        "baseline": "InvokeBaselineAgent",
+        "replay": "InvokeReplayAgent",
+    }
 
 
 def test_every_model_task_retries_and_catches_alike():
     """The three model tasks differ only in their function: throttles, an unavailable model and a timeout are
     retried the same way whoever serves the model."""
+
     def without_function(state: dict) -> dict:
         return {**state, "Parameters": {**state["Parameters"], "FunctionName": None}}
 
@@ -89,12 +107,16 @@ def test_condition_check_routes_every_decision_of_check_progress():
 
 @pytest.mark.parametrize("decision, state", [("stalled", "AgentStalled"), ("gave_up", "AgentGaveUp")])
 def test_an_agent_ending_fails_the_experiment_with_check_progress_reason_and_a_named_error(decision, state):
-    assert {"Variable": "$.progress.decision", "StringEquals": decision, "Next": state} in \
-        STATES["ConditionCheck"]["Choices"]
+    assert {"Variable": "$.progress.decision", "StringEquals": decision, "Next": state} in STATES["ConditionCheck"][
+        "Choices"
+    ]
     ending = STATES[state]
     assert ending["Type"] == "Pass" and ending["Next"] == "FinalizeFailure"
-    assert ending["Parameters"] == {"experimentId.$": "$.experimentId", "reason.$": "$.progress.reason",
-                                    "error": {"Error": state, "Cause.$": "$.progress.reason"}}
+    assert ending["Parameters"] == {
+        "experimentId.$": "$.experimentId",
+        "reason.$": "$.progress.reason",
+        "error": {"Error": state, "Cause.$": "$.progress.reason"},
+    }
 
 
 def retried(state: dict) -> dict[str, dict]:
@@ -137,6 +159,10 @@ def test_check_progress_gets_the_execution_start_to_continue_as_new_before_the_t
 
 def test_the_execution_input_is_nested_first_so_that_an_input_of_any_shape_can_be_caught():
     assert ASL["StartAt"] == "ReceiveInput"
-    assert STATES["ReceiveInput"] == {**STATES["ReceiveInput"], "Type": "Pass", "Next": "StartExperiment",
-                                      "Parameters": {"input.$": "$", "executionArn.$": "$$.Execution.Id"}}
+    assert STATES["ReceiveInput"] == {
+        **STATES["ReceiveInput"],
+        "Type": "Pass",
+        "Next": "StartExperiment",
+        "Parameters": {"input.$": "$", "executionArn.$": "$$.Execution.Id"},
+    }
     assert STATES["StartExperiment"]["Parameters"]["Payload"]["input.$"] == "$.input"

@@ -12,14 +12,17 @@ from oriole_workstation import sweep_runs
 
 
 def spec(**fields) -> sweep_plan.SweepFile:
-    return sweep_plan.SweepFile.model_validate({"id": "s1", "agents": ["baseline/explorer"], "mazes": ["perfect-7"],
-                                          **fields})
+    return sweep_plan.SweepFile.model_validate(
+        {"id": "s1", "agents": ["baseline/explorer"], "mazes": ["perfect-7"], **fields}
+    )
 
 
 def test_a_toml_file_loads_and_a_json_file_too(tmp_path):
     toml = tmp_path / "ladder.toml"
-    toml.write_text('id = "ladder"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7", 102]\nrepetitions = 2\n'
-                    "[[configs]]\nmaxMoves = 100\n")
+    toml.write_text(
+        'id = "ladder"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7", 102]\nrepetitions = 2\n'
+        "[[configs]]\nmaxMoves = 100\n"
+    )
     loaded = sweep_runs.load(toml)
     assert (loaded.id, loaded.repetitions, loaded.configs, loaded.prompts) == ("ladder", 2, [{"maxMoves": 100}], ["v1"])
     json_file = tmp_path / "s.json"
@@ -27,12 +30,15 @@ def test_a_toml_file_loads_and_a_json_file_too(tmp_path):
     assert sweep_runs.load(json_file).agents == ["ollama/qwen2.5:7b"]
 
 
-@pytest.mark.parametrize("text, message", [
-    ('id = "x"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetiton = 2\n', "repetiton: Extra inputs"),
-    ('id = "has space"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n', "id: String should match"),
-    ('id = "x"\nagents = []\nmazes = ["perfect-7"]\n', "agents: List should have at least 1 item"),
-    ('id = "x"\nagents = ["baseline/oracle"\n', "is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('id = "x"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetiton = 2\n', "repetiton: Extra inputs"),
+        ('id = "has space"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n', "id: String should match"),
+        ('id = "x"\nagents = []\nmazes = ["perfect-7"]\n', "agents: List should have at least 1 item"),
+        ('id = "x"\nagents = ["baseline/oracle"\n', "is not valid TOML"),
+    ],
+)
 def test_a_bad_file_is_refused_with_what_is_wrong(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -45,42 +51,67 @@ def test_a_missing_file_is_named(tmp_path):
         sweep_runs.load(tmp_path / "nope.toml")
 
 
-@pytest.mark.parametrize("fields, error, message", [
-    ({"agents": ["azure/gpt"]}, SweepFileError, "provider one of bedrock, ollama, openai, baseline"),
-    ({"agents": ["baseline/genius"]}, SweepFileError, "the baselines are random"),
-    ({"agents": ["ollama"]}, SweepFileError, "must be provider/model"),
-    ({"mazes": ["nowhere-60"]}, SweepFileError, "nowhere-60"),
-    ({"configs": [{"maxMovez": 3}]}, InvalidConfig, "unknown config key"),
-    ({"agents": ["ollama/q"], "grid": {"temperature": [0.0, "hot"]}}, InvalidConfig,
-     "config.temperature must be a number"),
-])
+@pytest.mark.parametrize(
+    "fields, error, message",
+    [
+        ({"agents": ["azure/gpt"]}, SweepFileError, "provider one of bedrock, ollama, openai, baseline"),
+        ({"agents": ["baseline/genius"]}, SweepFileError, "the baselines are random"),
+        ({"agents": ["ollama"]}, SweepFileError, "must be provider/model"),
+        ({"mazes": ["nowhere-60"]}, SweepFileError, "nowhere-60"),
+        ({"configs": [{"maxMovez": 3}]}, InvalidConfig, "unknown config key"),
+        (
+            {"agents": ["ollama/q"], "grid": {"temperature": [0.0, "hot"]}},
+            InvalidConfig,
+            "config.temperature must be a number",
+        ),
+    ],
+)
 def test_the_whole_matrix_is_checked_before_anything_starts(fields, error, message):
     with pytest.raises(error, match=message):
         sweep_plan.plan(spec(**fields))
 
 
 def test_the_plan_crosses_every_dimension_first_repetitions_first():
-    planned = sweep_plan.plan(spec(agents=["baseline/explorer", "ollama/qwen2.5:7b"], prompts=["v1", "v2"],
-                              mazes=["perfect-7", 102], configs=[{}, {"maxMoves": 50}],
-                              grid={"visionRange": [1, 2]}, repetitions=3))
+    planned = sweep_plan.plan(
+        spec(
+            agents=["baseline/explorer", "ollama/qwen2.5:7b"],
+            prompts=["v1", "v2"],
+            mazes=["perfect-7", 102],
+            configs=[{}, {"maxMoves": 50}],
+            grid={"visionRange": [1, 2]},
+            repetitions=3,
+        )
+    )
     assert len(planned) == 2 * 2 * 2 * 2 * 2 * 3
     assert [p.repetition for p in planned] == sorted(p.repetition for p in planned)
     first = {p.cell for p in planned if p.repetition == 1}
     assert len(first) == 32 and first == {p.cell for p in planned if p.repetition == 3}
     assert {p.cell.maze for p in planned} == {"perfect-7", "perfect-9"}  # ids resolve to the names
     assert {p.cell.config_json for p in planned} == {
-        '{"visionRange": 1}', '{"visionRange": 2}', '{"maxMoves": 50, "visionRange": 1}',
-        '{"maxMoves": 50, "visionRange": 2}'}
+        '{"visionRange": 1}',
+        '{"visionRange": 2}',
+        '{"maxMoves": 50, "visionRange": 1}',
+        '{"maxMoves": 50, "visionRange": 2}',
+    }
 
 
 def test_openai_agents_keep_the_slashes_of_their_model_and_are_capped_at_4():
-    planned = sweep_plan.plan(spec(agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
-                               configs=[{"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}]))
+    planned = sweep_plan.plan(
+        spec(
+            agents=["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"],
+            configs=[{"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True}],
+        )
+    )
     inputs = [p.execution_input(spec()) for p in planned]
-    assert [(i["llmProvider"], i["modelName"]) for i in inputs] == [("openai", "Qwen/Qwen3-8B"),
-                                                                    ("openai", "gpt-4.1-mini")]
-    assert inputs[0]["config"] == {"baseUrl": "http://gpu-box:8000/v1", "parallelToolCalls": True,
-                                   "seed": planned[0].seed(spec())}
+    assert [(i["llmProvider"], i["modelName"]) for i in inputs] == [
+        ("openai", "Qwen/Qwen3-8B"),
+        ("openai", "gpt-4.1-mini"),
+    ]
+    assert inputs[0]["config"] == {
+        "baseUrl": "http://gpu-box:8000/v1",
+        "parallelToolCalls": True,
+        "seed": planned[0].seed(spec()),
+    }
     assert sweep_plan.caps(spec(), ["openai"])["openai"] == 4
 
 
@@ -88,9 +119,15 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
     a, b = sweep_plan.plan(spec(configs=[{}, {"maxMoves": 50}]))
     assert a.cell.key == sweep_plan.plan(spec(configs=[{}]))[0].cell.key and a.cell.key != b.cell.key
     execution_input = b.execution_input(spec(comment="pilot run"))
-    assert execution_input == {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "explorer",
-                               "promptVersion": "v1", "agentId": f"s1/{b.cell.key}/r1",
-                               "comment": "sweep:s1 pilot run", "config": {"maxMoves": 50, "seed": b.seed(spec())}}
+    assert execution_input == {
+        "mazeId": "perfect-7",
+        "llmProvider": "baseline",
+        "modelName": "explorer",
+        "promptVersion": "v1",
+        "agentId": f"s1/{b.cell.key}/r1",
+        "comment": "sweep:s1 pilot run",
+        "config": {"maxMoves": 50, "seed": b.seed(spec())},
+    }
     assert b.execution_name("s1", 0) == b.execution_name("s1", 0) == f"s1-{b.cell.key}-r1-a0"  # a retry meets it
     assert b.execution_name("s1", 1) != b.execution_name("s1", 0)  # a new attempt after a failure is a new one
     longest = sweep_plan.Planned(b.cell, 1000).execution_name("a" * 40, 999)
@@ -98,18 +135,25 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
 
 
 def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
-    planned = sweep_plan.plan(spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21",
-                                      "perfect-31"]))
+    planned = sweep_plan.plan(
+        spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21", "perfect-31"])
+    )
     ids = [p.agent_id("s1") for p in planned]
-    rows = [{"id": 1, "agent_id": ids[0], "status": "succeeded", "ending": "success"},
-            {"id": 2, "agent_id": ids[1], "status": "timed_out", "ending": "agent"},
-            {"id": 3, "agent_id": ids[2], "status": "failed", "ending": "error"},
-            {"id": 4, "agent_id": ids[3], "status": "aborted", "ending": "error"},
-            {"id": 5, "agent_id": ids[3], "status": "running", "ending": None},
-            {"id": 6, "agent_id": "s10/other/r1", "status": "running", "ending": None},
-            {"id": 7, "agent_id": ids[5], "status": "failed", "ending": "agent"}]  # stalled: a run, never again
-    rows = [sweep_plan.SweepExperiment(**row, origin_execution_arn="arn", last_execution_arn="arn", tokens=0,
-                                         cost_usd=0.0, failure_reason=None) for row in rows]
+    rows = [
+        {"id": 1, "agent_id": ids[0], "status": "succeeded", "ending": "success"},
+        {"id": 2, "agent_id": ids[1], "status": "timed_out", "ending": "agent"},
+        {"id": 3, "agent_id": ids[2], "status": "failed", "ending": "error"},
+        {"id": 4, "agent_id": ids[3], "status": "aborted", "ending": "error"},
+        {"id": 5, "agent_id": ids[3], "status": "running", "ending": None},
+        {"id": 6, "agent_id": "s10/other/r1", "status": "running", "ending": None},
+        {"id": 7, "agent_id": ids[5], "status": "failed", "ending": "agent"},
+    ]  # stalled: a run, never again
+    rows = [
+        sweep_plan.SweepExperiment(
+            **row, origin_execution_arn="arn", last_execution_arn="arn", tokens=0, cost_usd=0.0, failure_reason=None
+        )
+        for row in rows
+    ]
     assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [4]
     assert sweep_plan.pending("s1", planned, rows, retry_failed=True) == [2, 3, 4]
 
@@ -117,9 +161,13 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
 def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
     def state(*statuses, retry=False):
         endings = {"succeeded": "success", "timed_out": "agent", "failed": "error", "aborted": "error"}
-        return sweep_plan.repetition([sweep_plan.SweepExperiment(i, "s1/cell/r1", s, endings.get(s), "arn", "arn",
-                                                                0, 0.0, None)
-                                      for i, s in enumerate(statuses)], retry)
+        return sweep_plan.repetition(
+            [
+                sweep_plan.SweepExperiment(i, "s1/cell/r1", s, endings.get(s), "arn", "arn", 0, 0.0, None)
+                for i, s in enumerate(statuses)
+            ],
+            retry,
+        )
 
     assert state() == sweep_plan.Repetition(None, 0)
     assert state("running") == sweep_plan.Repetition(None, 0)  # open: started again under the same name, i.e. followed
@@ -128,11 +176,19 @@ def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
     assert state("failed", "aborted", retry=True) == sweep_plan.Repetition(None, 2)  # attempt a2 is a new execution
 
 
-@pytest.mark.parametrize("fields", [
-    {"agents": ["baseline/explorer", "ollama/qwen2.5:7b"], "prompts": ["v1", "v2"], "repetitions": 3,
-     "mazes": ["perfect-7", {"family": "perfect", "size": 9, "samples": 3}], "grid": {"visionRange": [1, 2]}},
-    {"repetitions": 7},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {
+            "agents": ["baseline/explorer", "ollama/qwen2.5:7b"],
+            "prompts": ["v1", "v2"],
+            "repetitions": 3,
+            "mazes": ["perfect-7", {"family": "perfect", "size": 9, "samples": 3}],
+            "grid": {"visionRange": [1, 2]},
+        },
+        {"repetitions": 7},
+    ],
+)
 def test_every_plan_index_gives_back_its_entry_without_the_plan(fields):
     """What a map item does: it gets an index and recomputes its experiment from the sweep alone."""
     planned = sweep_plan.plan(spec(**fields))
@@ -141,14 +197,28 @@ def test_every_plan_index_gives_back_its_entry_without_the_plan(fields):
     assert len({item.execution_name("s1", 0) for item in planned}) == len(planned)
 
 
-@pytest.mark.parametrize("fields, used, expected", [
-    ({}, ["baseline"], {"bedrock": 4, "ollama": 1, "openai": 4, "baseline": 8}),
-    ({"provider_concurrency": {"baseline": 3, "ollama": 2}}, ["baseline"],
-     {"bedrock": 4, "ollama": 2, "openai": 4, "baseline": 3}),
-    ({"concurrency": 2}, ["baseline"], {"bedrock": 2, "ollama": 1, "openai": 2, "baseline": 2}),
-    ({"concurrency": 6}, ["bedrock", "ollama", "baseline"], {"bedrock": 2, "ollama": 1, "openai": 4, "baseline": 3}),
-    ({"concurrency": 2}, ["bedrock", "ollama", "baseline"], {"bedrock": 1, "ollama": 1, "openai": 2, "baseline": 1}),
-])
+@pytest.mark.parametrize(
+    "fields, used, expected",
+    [
+        ({}, ["baseline"], {"bedrock": 4, "ollama": 1, "openai": 4, "baseline": 8}),
+        (
+            {"provider_concurrency": {"baseline": 3, "ollama": 2}},
+            ["baseline"],
+            {"bedrock": 4, "ollama": 2, "openai": 4, "baseline": 3},
+        ),
+        ({"concurrency": 2}, ["baseline"], {"bedrock": 2, "ollama": 1, "openai": 2, "baseline": 2}),
+        (
+            {"concurrency": 6},
+            ["bedrock", "ollama", "baseline"],
+            {"bedrock": 2, "ollama": 1, "openai": 4, "baseline": 3},
+        ),
+        (
+            {"concurrency": 2},
+            ["bedrock", "ollama", "baseline"],
+            {"bedrock": 1, "ollama": 1, "openai": 2, "baseline": 1},
+        ),
+    ],
+)
 def test_caps_per_provider_share_out_a_total(fields, used, expected):
     caps = sweep_plan.caps(spec(**fields), used)
     assert caps == expected
@@ -163,24 +233,46 @@ def test_the_command_line_makes_the_input_the_console_takes():
     assert data["provider_concurrency"] == {"ollama": 1, "bedrock": 3} and data["concurrency"] == 5
     assert (data["retry_failed"], data["wait_seconds"], data["comment"]) == (True, 1, "pilot")
     assert sweep_plan.validate(sweep_plan.SweepRun, data, "input") == sweep_plan.SweepRun.model_validate(data)
-    assert sweep_runs.run_input(file, concurrency=None, provider_concurrency={}, retry_failed=False,
-                           wait_seconds=None)["wait_seconds"] == 30  # the run's default on AWS
+    assert (
+        sweep_runs.run_input(file, concurrency=None, provider_concurrency={}, retry_failed=False, wait_seconds=None)[
+            "wait_seconds"
+        ]
+        == 30
+    )  # the run's default on AWS
     with pytest.raises(SweepFileError, match="PROVIDER=N"):
         sweep_runs.provider_caps(file, ["gpu=2"])
 
 
 def test_the_summary_line_counts_each_outcome_of_the_run():
-    summary = {"planned": 7, "alreadyDone": 4, "succeeded": 2, "timedOut": 1, "failed": 0, "aborted": 0,
-               "running": 0, "rejected": 0, "skipped": 0, "spentUsd": 0.25}
-    assert sweep_runs.summary_line(summary) == ("7 planned: 4 already done, 2 succeeded, 1 out of moves or time; "
-                                           "spent $0.2500\n")
+    summary = {
+        "planned": 7,
+        "alreadyDone": 4,
+        "succeeded": 2,
+        "timedOut": 1,
+        "failed": 0,
+        "aborted": 0,
+        "running": 0,
+        "rejected": 0,
+        "skipped": 0,
+        "spentUsd": 0.25,
+    }
+    assert sweep_runs.summary_line(summary) == (
+        "7 planned: 4 already done, 2 succeeded, 1 out of moves or time; spent $0.2500\n"
+    )
     nothing = {**summary, "alreadyDone": 7, "succeeded": 0, "timedOut": 0}
     assert sweep_runs.summary_line(nothing) == "7 planned: 7 already done; spent $0.2500\n"
 
 
 def test_maze_samples_expand_to_seeded_names_derived_from_the_sweep_id():
-    data = {"id": "samples", "agents": ["baseline/oracle"], "mazes": [
-        {"family": "perfect", "size": 11, "samples": 30}, {"family": "dense", "size": 21, "samples": 3}, "perfect-7"]}
+    data = {
+        "id": "samples",
+        "agents": ["baseline/oracle"],
+        "mazes": [
+            {"family": "perfect", "size": 11, "samples": 30},
+            {"family": "dense", "size": 21, "samples": 3},
+            "perfect-7",
+        ],
+    }
     spec = sweep_plan.SweepFile.model_validate(data)
     names = sweep_plan.maze_names(spec)
     assert len(names) == 34 == len(set(names)) and sweep_plan.size(spec) == 34
@@ -191,13 +283,17 @@ def test_maze_samples_expand_to_seeded_names_derived_from_the_sweep_id():
     assert len({mazeset.seeded(n).content_hash for n in names[:30]}) == 30
 
 
-@pytest.mark.parametrize("sample, message", [
-    ({"family": "labyrinth", "size": 11, "samples": 2}, "unknown maze family"),
-    ({"family": "perfect", "size": 12, "samples": 2}, "odd size"),
-    ({"family": "perfect", "size": 11, "samples": 0}, "greater than or equal to 1"),
-    ({"family": "perfect", "size": 7, "samples": 40}, "only 14 different mazes"),
-])
+@pytest.mark.parametrize(
+    "sample, message",
+    [
+        ({"family": "labyrinth", "size": 11, "samples": 2}, "unknown maze family"),
+        ({"family": "perfect", "size": 12, "samples": 2}, "odd size"),
+        ({"family": "perfect", "size": 11, "samples": 0}, "greater than or equal to 1"),
+        ({"family": "perfect", "size": 7, "samples": 40}, "only 14 different mazes"),
+    ],
+)
 def test_bad_maze_samples_are_refused_before_anything_starts(sample, message):
     with pytest.raises((SweepFileError, ValidationError), match=message):
-        sweep_plan.plan(sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"],
-                                                             "mazes": [sample]}))
+        sweep_plan.plan(
+            sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [sample]})
+        )

@@ -9,14 +9,20 @@ import pytest
 from oriole.core.sweep_plan import SweepFile, cells, check_prices, plan, validate
 from oriole.errors import SweepFileError
 
-A = {"label": "gpt", "provider": "openai", "model": "gpt-4.1-mini", "config": {"baseUrl": "https://api.openai.com/v1"},
-     "prices": {"input_per_mtok": 0.4, "output_per_mtok": 1.6}}
+A = {
+    "label": "gpt",
+    "provider": "openai",
+    "model": "gpt-4.1-mini",
+    "config": {"baseUrl": "https://api.openai.com/v1"},
+    "prices": {"input_per_mtok": 0.4, "output_per_mtok": 1.6},
+}
 B = {"label": "qwen", "provider": "openai", "model": "Qwen/Qwen3-8B", "config": {"baseUrl": "http://gpu-box:8000/v1"}}
 
 
 def sweep(**fields) -> SweepFile:
-    return validate(SweepFile, {"id": "study", "agents": [A, B, "baseline/random"], "mazes": ["perfect-7"],
-                                **fields}, "sweep file")
+    return validate(
+        SweepFile, {"id": "study", "agents": [A, B, "baseline/random"], "mazes": ["perfect-7"], **fields}, "sweep file"
+    )
 
 
 def test_each_agent_keeps_its_own_server_label_and_prices_and_the_baseline_none():
@@ -24,7 +30,8 @@ def test_each_agent_keeps_its_own_server_label_and_prices_and_the_baseline_none(
     assert [(c.agent, c.config) for c in matrix] == [
         ("gpt", {"baseUrl": "https://api.openai.com/v1", "maxMoves": 50}),
         ("qwen", {"baseUrl": "http://gpu-box:8000/v1", "maxMoves": 50}),
-        ("baseline/random", {"maxMoves": 50})]
+        ("baseline/random", {"maxMoves": 50}),
+    ]
     assert matrix[0].prices.input_per_mtok == 0.4 and matrix[0].prices.source == "sweep file, agent gpt"
     assert matrix[1].prices is None and matrix[2].prices is None
     inputs = [item.execution_input(sweep()) for item in plan(sweep())]
@@ -32,16 +39,31 @@ def test_each_agent_keeps_its_own_server_label_and_prices_and_the_baseline_none(
     assert "agentLabel" not in inputs[2] and "prices" not in inputs[2]
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"configs": [{"endpoint": "http://other:11434"}]},
-     "configs[0]: endpoint does not apply to agent gpt: provider openai takes no endpoint"),
-    ({"configs": [{"agents": ["baseline/random"], "baseUrl": "http://other:8000/v1"}, {"agents": ["gpt", "qwen"]}]},
-     "configs[0]: baseUrl does not apply to agent baseline/random: provider baseline takes no baseUrl"),
-    ({"grid": {"temperature": [0.0, 0.7]}}, "grid: temperature does not apply to agent baseline/random"),
-    ({"configs": [{"agents": ["nobody"], "temperature": 0.7}, {}]}, "agents names 'nobody', not an agent of the file"),
-    ({"configs": [{"agents": ["gpt"], "baseUrl": "http://x/v1"}]}, "agent gpt sets baseUrl in its own config"),
-    ({"configs": [{"seed": 7}], "repetitions": 3}, "fixes seed = 7 and has 3 repetitions"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (
+            {"configs": [{"endpoint": "http://other:11434"}]},
+            "configs[0]: endpoint does not apply to agent gpt: provider openai takes no endpoint",
+        ),
+        (
+            {
+                "configs": [
+                    {"agents": ["baseline/random"], "baseUrl": "http://other:8000/v1"},
+                    {"agents": ["gpt", "qwen"]},
+                ]
+            },
+            "configs[0]: baseUrl does not apply to agent baseline/random: provider baseline takes no baseUrl",
+        ),
+        ({"grid": {"temperature": [0.0, 0.7]}}, "grid: temperature does not apply to agent baseline/random"),
+        (
+            {"configs": [{"agents": ["nobody"], "temperature": 0.7}, {}]},
+            "agents names 'nobody', not an agent of the file",
+        ),
+        ({"configs": [{"agents": ["gpt"], "baseUrl": "http://x/v1"}]}, "agent gpt sets baseUrl in its own config"),
+        ({"configs": [{"seed": 7}], "repetitions": 3}, "fixes seed = 7 and has 3 repetitions"),
+    ],
+)
 def test_a_setting_that_cannot_apply_is_refused_with_the_reason(fields, message):
     with pytest.raises(SweepFileError, match=message.replace("[", r"\[").replace("]", r"\]")):
         cells(sweep(**fields))
@@ -67,6 +89,10 @@ def test_a_spend_limit_refuses_an_unpriced_model_unless_allowed():
     with pytest.raises(SweepFileError, match="no price is known for openai/Qwen/Qwen3-8B"):
         check_prices(limited, cells(limited), {}, allow_unpriced=False)
     check_prices(limited, cells(limited), {}, allow_unpriced=True)
-    check_prices(limited, cells(limited), {"/oriole/pricing/Qwen-Qwen3-8B": '{"inputPerMTok": 0.05, '
-                                           '"outputPerMTok": 0.1}'}, allow_unpriced=False)
+    check_prices(
+        limited,
+        cells(limited),
+        {"/oriole/pricing/Qwen-Qwen3-8B": '{"inputPerMTok": 0.05, "outputPerMTok": 0.1}'},
+        allow_unpriced=False,
+    )
     check_prices(sweep(), cells(sweep()), {}, allow_unpriced=False)  # no limit: nothing to count

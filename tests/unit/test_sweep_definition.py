@@ -22,8 +22,9 @@ MAPS = {branch["StartAt"]: branch["States"][branch["StartAt"]] for branch in STA
 
 
 def test_the_shipped_file_is_the_generators_rendering():
-    assert flows.definition_text(flows.SWEEP) == sweep_flow.render(), \
+    assert flows.definition_text(flows.SWEEP) == sweep_flow.render(), (
         "sweep.asl.json and oriole/flows/sweep_flow.py disagree: run `make flows` and commit the file"
+    )
 
 
 def test_the_sweep_plans_then_runs_the_providers_side_by_side_then_summarizes():
@@ -49,14 +50,18 @@ def test_each_provider_has_a_distributed_map_capped_from_the_plan(provider):
     assert state["ToleratedFailureCount"] == MAX_EXPERIMENTS  # every item may fail: no item's failure fails the sweep
     assert "ToleratedFailurePercentage" not in state
     assert state["ResultPath"] is None and state["OutputPath"] is None  # the Parallel gets {} from each branch
-    assert state["ItemSelector"] == {"index.$": "$$.Map.Item.Value", "sweep.$": "$.sweep",
-                                     "waitSeconds.$": "$.waitSeconds",
-                                     "check": {"failedChecks": 0, "followedSeconds": 0,
-                                               "waitSeconds.$": "$.waitSeconds"}}
+    assert state["ItemSelector"] == {
+        "index.$": "$$.Map.Item.Value",
+        "sweep.$": "$.sweep",
+        "waitSeconds.$": "$.waitSeconds",
+        "check": {"failedChecks": 0, "followedSeconds": 0, "waitSeconds.$": "$.waitSeconds"},
+    }
     given = {"index.$": 7, "sweep.$": {"id": "s"}, "waitSeconds.$": 30, "check": {"waitSeconds.$": 30}}
     made = {key.removesuffix(".$"): value for key, value in state["ItemSelector"].items() if key != "check"}
-    assert sweep_flow.item_input(7, {"id": "s"}, 30) == {**{k: given[f"{k}.$"] for k in made},
-                                                         "check": {**sweep_flow.FIRST_CHECK, "waitSeconds": 30}}
+    assert sweep_flow.item_input(7, {"id": "s"}, 30) == {
+        **{k: given[f"{k}.$"] for k in made},
+        "check": {**sweep_flow.FIRST_CHECK, "waitSeconds": 30},
+    }
 
 
 def state_names(states: dict) -> list[str]:
@@ -81,8 +86,7 @@ def test_every_state_name_is_unique_in_the_whole_state_machine():
 
 
 def test_every_providers_map_runs_the_same_item_flow_but_for_its_names():
-    processors = {json.dumps(m["ItemProcessor"], sort_keys=True).replace(f'"{m["Label"]}', '"')
-                  for m in MAPS.values()}
+    processors = {json.dumps(m["ItemProcessor"], sort_keys=True).replace(f'"{m["Label"]}', '"') for m in MAPS.values()}
     assert len(MAPS) == len(NAMES) and len(processors) == 1
 
 
@@ -110,10 +114,14 @@ def test_every_item_task_catches_everything_and_every_end_succeeds_with_an_empty
     tasks = {name.removeprefix(LABEL): state for name, state in ITEM.items() if state["Type"] == "Task"}
     assert set(tasks) == {"StartRepetition", "CheckRepetition"}
     for name, failed in (("StartRepetition", "StartFailed"), ("CheckRepetition", "CheckFailed")):
-        assert tasks[name]["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error",
-                                         "Next": LABEL + failed}], name
-    ends = {name.removeprefix(LABEL): state for name, state in ITEM.items() if state.get("End") or
-            state["Type"] in ("Succeed", "Fail")}
+        assert tasks[name]["Catch"] == [
+            {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": LABEL + failed}
+        ], name
+    ends = {
+        name.removeprefix(LABEL): state
+        for name, state in ITEM.items()
+        if state.get("End") or state["Type"] in ("Succeed", "Fail")
+    }
     assert set(ends) == {"ExperimentClosed", "NothingStarted", "StartFailed", "GaveUpChecking"}
     assert all(state["Type"] == "Pass" and state["OutputPath"] is None for state in ends.values())
 
@@ -122,18 +130,28 @@ def test_an_item_waits_and_checks_until_the_experiment_is_closed():
     """Each look is told the sweep's wait and the time followed, the wait just done included, and answers the
     next wait, which the Wait state takes."""
     assert item("IsStarted")["Choices"][0]["Next"] == LABEL + "WaitForExperiment"
-    assert item("WaitForExperiment") == {"Type": "Wait", "SecondsPath": "$.check.waitSeconds",
-                                         "Next": LABEL + "CheckRepetition"}
+    assert item("WaitForExperiment") == {
+        "Type": "Wait",
+        "SecondsPath": "$.check.waitSeconds",
+        "Next": LABEL + "CheckRepetition",
+    }
     assert item("CheckRepetition")["Parameters"]["Payload"] == {
-        "executionArn.$": "$.repetition.executionArn", "waitSeconds.$": "$.waitSeconds",
-        "followedSeconds.$": "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"}
+        "executionArn.$": "$.repetition.executionArn",
+        "waitSeconds.$": "$.waitSeconds",
+        "followedSeconds.$": "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)",
+    }
     assert item("CheckRepetition")["ResultSelector"] == {
-        "closed.$": "$.Payload.closed", "outcome.$": "$.Payload.outcome", "waitSeconds.$": "$.Payload.waitSeconds",
-        "followedSeconds.$": "$.Payload.followedSeconds", "failedChecks": 0}
+        "closed.$": "$.Payload.closed",
+        "outcome.$": "$.Payload.outcome",
+        "waitSeconds.$": "$.Payload.waitSeconds",
+        "followedSeconds.$": "$.Payload.followedSeconds",
+        "failedChecks": 0,
+    }
     assert item("CheckRepetition")["Next"] == LABEL + "IsClosed"
     assert item("IsClosed")["Default"] == LABEL + "WaitForExperiment"
-    assert item("IsClosed")["Choices"] == [{"Variable": "$.check.closed", "BooleanEquals": True,
-                                            "Next": LABEL + "ExperimentClosed"}]
+    assert item("IsClosed")["Choices"] == [
+        {"Variable": "$.check.closed", "BooleanEquals": True, "Next": LABEL + "ExperimentClosed"}
+    ]
 
 
 def test_a_failed_check_keeps_the_slot_and_checks_again_until_too_many_in_a_row():
@@ -143,12 +161,18 @@ def test_a_failed_check_keeps_the_slot_and_checks_again_until_too_many_in_a_row(
     assert check["ResultPath"] == "$.check" and check["ResultSelector"]["failedChecks"] == 0
     failed = item("CheckFailed")
     assert failed["Type"] == "Pass" and failed["ResultPath"] == "$.check" and failed["Next"] == LABEL + "MayCheckAgain"
-    assert failed["Parameters"] == {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)",
-                                    "waitSeconds.$": "$.check.waitSeconds",  # the same wait: no growth on failure
-                                    "followedSeconds.$": "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"}
-    assert item("MayCheckAgain")["Choices"] == [{"Variable": "$.check.failedChecks",
-                                                 "NumericLessThan": sweep_flow.MAX_FAILED_CHECKS,
-                                                 "Next": LABEL + "WaitForExperiment"}]
+    assert failed["Parameters"] == {
+        "failedChecks.$": "States.MathAdd($.check.failedChecks, 1)",
+        "waitSeconds.$": "$.check.waitSeconds",  # the same wait: no growth on failure
+        "followedSeconds.$": "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)",
+    }
+    assert item("MayCheckAgain")["Choices"] == [
+        {
+            "Variable": "$.check.failedChecks",
+            "NumericLessThan": sweep_flow.MAX_FAILED_CHECKS,
+            "Next": LABEL + "WaitForExperiment",
+        }
+    ]
     assert item("MayCheckAgain")["Default"] == LABEL + "GaveUpChecking"
 
 
@@ -176,8 +200,13 @@ def test_every_sweep_task_retries_as_the_experiment_flows_tasks_do():
     assert len(sweep) == 2 + 2 * len(NAMES)
     for name, task in sweep.items():
         assert {json.dumps(retrier, sort_keys=True) for retrier in task["Retry"]} <= known, name
-        assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException", "Lambda.Unknown", "OperationalError",
-                "DatabaseBusy"} <= retried(task), name
+        assert {
+            "Lambda.ServiceException",
+            "Lambda.TooManyRequestsException",
+            "Lambda.Unknown",
+            "OperationalError",
+            "DatabaseBusy",
+        } <= retried(task), name
         assert ("StartExecutionThrottled" in retried(task)) == name.endswith("StartRepetition"), name
     assert "StartExecutionThrottled" in retried(experiment["ContinueAsNew"])
 
@@ -240,14 +269,29 @@ def test_an_item_follows_the_longest_experiment_within_its_history():
     wait, check, closed = item("WaitForExperiment"), item("CheckRepetition"), item("IsClosed")
     failed, again, start = item("CheckFailed"), item("MayCheckAgain"), item("StartRepetition")
     assert (wait["Next"], check["Next"], closed["Default"]) == (
-        LABEL + "CheckRepetition", LABEL + "IsClosed", LABEL + "WaitForExperiment")  # a look: these three
+        LABEL + "CheckRepetition",
+        LABEL + "IsClosed",
+        LABEL + "WaitForExperiment",
+    )  # a look: these three
     assert (check["Catch"][0]["Next"], failed["Next"], again["Choices"][0]["Next"]) == (
-        LABEL + "CheckFailed", LABEL + "MayCheckAgain", LABEL + "WaitForExperiment")  # a failed look: four
+        LABEL + "CheckFailed",
+        LABEL + "MayCheckAgain",
+        LABEL + "WaitForExperiment",
+    )  # a failed look: four
     look = STATE_EVENTS[wait["Type"]] + task_events() + STATE_EVENTS[closed["Type"]]
-    failed_look = (STATE_EVENTS[wait["Type"]] + task_events(most_attempts(check)) +
-                   STATE_EVENTS[failed["Type"]] + STATE_EVENTS[again["Type"]])
-    ends = 1 + task_events(most_attempts(start)) + STATE_EVENTS[item("IsStarted")["Type"]] + \
-        STATE_EVENTS[item("ExperimentClosed")["Type"]] + 1  # ExecutionStarted ... ExecutionSucceeded
+    failed_look = (
+        STATE_EVENTS[wait["Type"]]
+        + task_events(most_attempts(check))
+        + STATE_EVENTS[failed["Type"]]
+        + STATE_EVENTS[again["Type"]]
+    )
+    ends = (
+        1
+        + task_events(most_attempts(start))
+        + STATE_EVENTS[item("IsStarted")["Type"]]
+        + STATE_EVENTS[item("ExperimentClosed")["Type"]]
+        + 1
+    )  # ExecutionStarted ... ExecutionSucceeded
     assert (look, failed_look, ends) == (9, 26, 38)
 
     longest = int(BY_KEY["maxDurationMinutes"].maximum * 60) + BY_KEY["maxExecutionSeconds"].default
@@ -262,7 +306,14 @@ def test_an_item_follows_the_longest_experiment_within_its_history():
 
 
 def test_the_wait_grows_with_the_time_followed_between_the_sweeps_wait_and_the_cap():
-    assert [sweep_plan.next_check_wait(followed, 1) for followed in (0, 19, 20, 35, 5999, 6000, 10**6)] == \
-        [1, 1, 2, 3, 599, 600, 600]
+    assert [sweep_plan.next_check_wait(followed, 1) for followed in (0, 19, 20, 35, 5999, 6000, 10**6)] == [
+        1,
+        1,
+        2,
+        3,
+        599,
+        600,
+        600,
+    ]
     assert sweep_plan.next_check_wait(100, 30) == 30 and sweep_plan.next_check_wait(3000, 30) == 300
     assert sweep_plan.next_check_wait(10**6, 3600) == 3600  # the sweep's own wait wins when it is longer than the cap

@@ -13,19 +13,26 @@ from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.sweep_progress import STATUS_EVERY_SECONDS, SweepProgress, clock, count
 
 
-def row(id_: int, status: str, *, tokens: int = 0, cost: float = 0.0, ending: str | None = None,
-        agent_id: str = "") -> SweepExperiment:
+def row(
+    id_: int, status: str, *, tokens: int = 0, cost: float = 0.0, ending: str | None = None, agent_id: str = ""
+) -> SweepExperiment:
     return SweepExperiment(id_, agent_id or f"s/cell/r{id_}", status, ending, "arn", "arn", tokens, cost, None)
 
 
 def test_the_counts_give_done_of_planned_running_failed_left_and_an_eta_at_this_runs_pace():
-    rows = [row(1, "succeeded", tokens=100, cost=0.5),  # an earlier run's
-            row(5, "succeeded", tokens=1000, cost=1.0), row(6, "failed", ending="error"), row(7, "running")]
+    rows = [
+        row(1, "succeeded", tokens=100, cost=0.5),  # an earlier run's
+        row(5, "succeeded", tokens=1000, cost=1.0),
+        row(6, "failed", ending="error"),
+        row(7, "running"),
+    ]
     counts = count(rows, first_id=4, planned=10, to_run=9, elapsed=120.0, spend_limit=5.0)
     assert (counts.done, counts.running, counts.failed, counts.left) == (2, 1, 1, 6)
     assert counts.eta == 120.0 / 2 * 7
-    assert counts.line() == ("3/10 done (1 before) · 1 running · 1 failed · 6 left · 0:02:00 elapsed · ETA 0:07:00 · "
-                             "1,100 tokens · $1.5000 of $5.00")
+    assert counts.line() == (
+        "3/10 done (1 before) · 1 running · 1 failed · 6 left · 0:02:00 elapsed · ETA 0:07:00 · "
+        "1,100 tokens · $1.5000 of $5.00"
+    )
     assert count([], 0, 3, 3, 10.0).eta is None and clock(None) == "-" and clock(3723.9) == "1:02:03"
 
 
@@ -33,26 +40,32 @@ def test_piped_it_prints_one_unwrapped_line_per_ended_experiment_and_a_status_li
     sink = io.StringIO()
     now = [0.0]
     console = Console(file=sink, width=40)  # narrower than any record: none may wrap
-    planned = plan(validate(SweepFile, {"id": "s", "agents": ["baseline/random"], "mazes": ["perfect-7"],
-                                        "repetitions": 2}, "sweep file"))
+    planned = plan(
+        validate(
+            SweepFile,
+            {"id": "s", "agents": ["baseline/random"], "mazes": ["perfect-7"], "repetitions": 2},
+            "sweep file",
+        )
+    )
     ids = [item.agent_id("s") for item in planned]
     progress = SweepProgress(console, "s", planned, 2, 0, clock_seconds=lambda: now[0])
     assert not progress.live
-    summary = SimpleNamespace(status="timed_out", failure_reason="max_moves reached: 60 actions of 60 allowed",
-                              actions=60)  # what an ExperimentSummary says of an ended experiment
+    summary = SimpleNamespace(
+        status="timed_out", failure_reason="max_moves reached: 60 actions of 60 allowed", actions=60
+    )  # what an ExperimentSummary says of an ended experiment
     with progress:
         progress.update([row(1, "running")], lambda _: summary)
         assert sink.getvalue() == ""  # nothing ended, no minute gone by
         now[0] = STATUS_EVERY_SECONDS + 2
-        half_done = [row(1, "timed_out", tokens=2000, cost=0.25, agent_id=ids[0]),
-                     row(2, "running", agent_id=ids[1])]
+        half_done = [row(1, "timed_out", tokens=2000, cost=0.25, agent_id=ids[0]), row(2, "running", agent_id=ids[1])]
         progress.update(half_done, lambda _: summary)  # a line for the ended one, which says enough for now
         now[0] += STATUS_EVERY_SECONDS
         progress.update(half_done, lambda _: summary)  # a minute with nothing ended: a status line
         now[0] += 1
         done = [half_done[0], row(2, "succeeded", agent_id=ids[1])]
-        progress.finish(progress.update(done, lambda _: SimpleNamespace(actions=60, status="succeeded",
-                                                                                failure_reason=None)))
+        progress.finish(
+            progress.update(done, lambda _: SimpleNamespace(actions=60, status="succeeded", failure_reason=None))
+        )
     lines = sink.getvalue().splitlines()
     assert lines[0] == "[1/2] baseline/random v1 perfect-7 r1: #1 out of moves, 60 actions, 2,000 tokens, $0.2500"
     assert lines[1].startswith("sweep s: 1/2 done · 1 running · 0 failed · 0 left · 0:02:02 elapsed")

@@ -9,8 +9,14 @@ MAZE = Maze.from_rows([[0, 0, 0, 1, 2], [0, 1, 0, 1, 0], [0, 0, 0, 0, 0]], (0, 0
 
 
 def game(**overrides) -> Rules:
-    values = {"maze": MAZE, "vision_range": 3, "goal_condition": "reach", "recall_interval": 3,
-              "max_recall_actions": 50, **overrides}
+    values = {
+        "maze": MAZE,
+        "vision_range": 3,
+        "goal_condition": "reach",
+        "recall_interval": 3,
+        "max_recall_actions": 50,
+        **overrides,
+    }
     return Rules(**values)
 
 
@@ -19,21 +25,30 @@ def play(world, *calls, rules=None, memory=None):
     return [execute(call, world, rules or game(), memory) for call in calls]
 
 
-@pytest.mark.parametrize("raw, expected", [
-    (None, {}), ("", {}), ({}, {}),
-    ({"reasoning": "go"}, {"reasoning": "go"}), ('{"reasoning": "go"}', {"reasoning": "go"}),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        (None, {}),
+        ("", {}),
+        ({}, {}),
+        ({"reasoning": "go"}, {"reasoning": "go"}),
+        ('{"reasoning": "go"}', {"reasoning": "go"}),
+    ],
+)
 def test_arguments_as_object_or_json_string(raw, expected):
     assert parse_arguments(raw) == expected
 
 
-@pytest.mark.parametrize("raw, message", [
-    ("{not json", "not valid JSON"),
-    ([1, 2], "must be an object"),
-    ({"reasoning": 3}, "must be a string"),
-    ({"experiment_id": 7}, "unexpected argument"),
-    ({"x": 1, "y": 2}, "takes only 'reasoning'"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ("{not json", "not valid JSON"),
+        ([1, 2], "must be an object"),
+        ({"reasoning": 3}, "must be a string"),
+        ({"experiment_id": 7}, "unexpected argument"),
+        ({"x": 1, "y": 2}, "takes only 'reasoning'"),
+    ],
+)
 def test_bad_arguments_are_rejected_with_a_reason(raw, message):
     with pytest.raises(ToolCallError, match=message):
         parse_arguments(raw)
@@ -59,8 +74,9 @@ def test_a_move_into_a_wall_is_a_failed_action():
 
 def test_unknown_tools_and_bad_arguments_are_invalid_actions():
     world = WorldState(position=(0, 0))
-    actions = play(world, ToolCall("teleport"), ToolCall("move_east", {"experiment_id": 99}),
-                   ToolCall("move_east", "{"))
+    actions = play(
+        world, ToolCall("teleport"), ToolCall("move_east", {"experiment_id": 99}), ToolCall("move_east", "{")
+    )
     assert [a.action_type for a in actions] == ["invalid"] * 3
     assert "unknown tool 'teleport'" in actions[0].error
     assert [a.step_number for a in actions] == [1, 2, 3]
@@ -70,8 +86,9 @@ def test_unknown_tools_and_bad_arguments_are_invalid_actions():
 def test_recall_cooldown_is_an_error_action_saying_how_many_moves_remain():
     world = WorldState(position=(0, 0))
     memory = RecallWindow(50)
-    first, _, second = play(world, ToolCall("recall_all"), ToolCall("move_south"), ToolCall("recall_all"),
-                               memory=memory)
+    first, _, second = play(
+        world, ToolCall("recall_all"), ToolCall("move_south"), ToolCall("recall_all"), memory=memory
+    )
     assert first.success and "memory" in first.result
     assert not second.success and "2 more move(s)" in second.error
     play(world, ToolCall("move_south"), ToolCall("move_east"), memory=memory)

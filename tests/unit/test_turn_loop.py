@@ -22,15 +22,23 @@ class Scripted:
 
 
 def calls(*names):
-    return ModelResponse(tool_calls=tuple(ToolCall(n, {}, call_id=f"c{i}") for i, n in enumerate(names)),
-                         usage=Usage(100, 10, 5))
+    return ModelResponse(
+        tool_calls=tuple(ToolCall(n, {}, call_id=f"c{i}") for i, n in enumerate(names)), usage=Usage(100, 10, 5)
+    )
 
 
 def turn(agent, budget=8, position=(0, 0), **settings):
     world = WorldState(position=position)
     context = turn_context(world, RULES, [], max_moves=100)
-    return run_turn(agent, "system", world, RULES, RecallWindow(50), context,
-                    TurnSettings(budget=budget, actions_left=100, **settings)), world
+    return run_turn(
+        agent,
+        "system",
+        world,
+        RULES,
+        RecallWindow(50),
+        context,
+        TurnSettings(budget=budget, actions_left=100, **settings),
+    ), world
 
 
 def test_turn_ends_when_the_model_answers_without_a_tool_call():
@@ -90,7 +98,7 @@ def test_history_is_trimmed_oldest_first_to_the_context_budget_never_the_system_
     run_turn(agent, system, world, RULES, RecallWindow(50), context, TurnSettings(budget=8, actions_left=1000))
     sent = agent.requests[0]
     kept = sent.messages[0].content["recent_actions"]
-    assert 0 < len(kept) < 200 and kept == history[-len(kept):]
+    assert 0 < len(kept) < 200 and kept == history[-len(kept) :]
     assert sent.system_prompt == system
     assert estimate_tokens(sent.system_prompt) + estimate_tokens(sent.messages[0].content) < 1500
 
@@ -99,8 +107,15 @@ def test_no_budget_means_no_trimming():
     world = WorldState(position=(0, 0))
     history = [{"step": i} for i in range(300)]
     agent = Scripted(ModelResponse(text="done"))
-    run_turn(agent, "s", world, RULES, RecallWindow(50), turn_context(world, RULES, history, 1000),
-             TurnSettings(budget=8, actions_left=1000))
+    run_turn(
+        agent,
+        "s",
+        world,
+        RULES,
+        RecallWindow(50),
+        turn_context(world, RULES, history, 1000),
+        TurnSettings(budget=8, actions_left=1000),
+    )
     assert len(agent.requests[0].messages[0].content["recent_actions"]) == 300
 
 
@@ -134,14 +149,27 @@ def test_the_circuit_breaker_threshold_is_a_setting():
 def test_the_same_failing_action_repeated_ends_the_turn_with_its_own_reason():
     world = WorldState(position=(0, 0))
     agent = Scripted(calls(*["move_east"] * 6))
-    outcome = run_turn(agent, "s", world, WALLED_RULES, RecallWindow(50), turn_context(world, WALLED_RULES, [], 100),
-                       TurnSettings(budget=8, actions_left=100, repetition_limit=4))
+    outcome = run_turn(
+        agent,
+        "s",
+        world,
+        WALLED_RULES,
+        RecallWindow(50),
+        turn_context(world, WALLED_RULES, [], 100),
+        TurnSettings(budget=8, actions_left=100, repetition_limit=4),
+    )
     assert outcome.end_reason == "repetition" and len(outcome.actions) == 4
     assert outcome.closing[3].content["turn_ended"] == "the same failing action was repeated"
     assert outcome.closing[4].content["error"] == "not executed: the same failing action was repeated"
-    off = run_turn(Scripted(calls(*["move_east"] * 6), ModelResponse(text="ok")), "s", WorldState(position=(0, 0)),
-                   WALLED_RULES, RecallWindow(50), turn_context(world, WALLED_RULES, [], 100),
-                   TurnSettings(budget=8, actions_left=100))  # repetition_limit 0: the breaker is off
+    off = run_turn(
+        Scripted(calls(*["move_east"] * 6), ModelResponse(text="ok")),
+        "s",
+        WorldState(position=(0, 0)),
+        WALLED_RULES,
+        RecallWindow(50),
+        turn_context(world, WALLED_RULES, [], 100),
+        TurnSettings(budget=8, actions_left=100),
+    )  # repetition_limit 0: the breaker is off
     assert off.end_reason == "no_tool_call" and len(off.actions) == 6
 
 
@@ -160,8 +188,10 @@ def test_give_up_is_offered_only_when_enabled_and_ends_the_turn_with_the_reason(
 
 
 def test_text_tool_calls_are_read_from_the_answer_and_the_tools_are_described_not_sent():
-    text = ('I will go east twice.\n```json\n[{"tool": "move_east", "arguments": {"reasoning": "open"}},\n'
-            ' {"name": "move_east"}]\n```\nthen {"tool": "fly"} and {"not": "a call"}')
+    text = (
+        'I will go east twice.\n```json\n[{"tool": "move_east", "arguments": {"reasoning": "open"}},\n'
+        ' {"name": "move_east"}]\n```\nthen {"tool": "fly"} and {"not": "a call"}'
+    )
     agent = Scripted(ModelResponse(text=text), ModelResponse(text="done"))
     outcome, world = turn(agent, text_tool_calls=True)
     assert agent.requests[0].tools == () and '{"tool": "move_north"' in agent.requests[0].system_prompt
@@ -176,8 +206,11 @@ def test_text_tool_calls_are_read_from_the_answer_and_the_tools_are_described_no
 def test_earlier_turns_are_carried_whole_and_dropped_oldest_first_to_fit_the_budget():
     def earlier(n):
         call = ToolCall("move_east", {"reasoning": "x" * 400}, f"h{n}")
-        return [Message("user", {"turn": n}), Message("assistant", None, (call,)),
-                Message("tool", {"success": True, "pad": "y" * 400}, tool_call_id=f"h{n}", name="move_east")]
+        return [
+            Message("user", {"turn": n}),
+            Message("assistant", None, (call,)),
+            Message("tool", {"success": True, "pad": "y" * 400}, tool_call_id=f"h{n}", name="move_east"),
+        ]
 
     history = [earlier(n) for n in range(1, 6)]
     agent = Scripted(ModelResponse(text="done"), context_budget=1200)
@@ -186,8 +219,10 @@ def test_earlier_turns_are_carried_whole_and_dropped_oldest_first_to_fit_the_bud
     carried = [m.content["turn"] for m in sent if isinstance(m.content, dict) and "turn" in m.content]
     assert carried and carried == list(range(6 - len(carried), 6))  # the newest, whole, in order
     assert all(m.tool_call_id in {c.call_id for s in sent for c in s.tool_calls} for m in sent if m.role == "tool")
-    assert outcome.trim.dropped_turns == 5 - len(carried) and outcome.trim.tokens_after <= 1200 < \
-        outcome.trim.tokens_before
+    assert (
+        outcome.trim.dropped_turns == 5 - len(carried)
+        and outcome.trim.tokens_after <= 1200 < outcome.trim.tokens_before
+    )
     assert outcome.calls[0].new_messages[0].content["position"] == [0, 0]  # history is not stored again
 
 
@@ -201,8 +236,9 @@ def test_without_a_budget_every_earlier_turn_is_carried():
 def turn_with(agent, history):
     world = WorldState(position=(0, 0))
     context = turn_context(world, RULES, [], max_moves=100)
-    return run_turn(agent, "system", world, RULES, RecallWindow(50), context, TurnSettings(budget=8, actions_left=100),
-                    history), world
+    return run_turn(
+        agent, "system", world, RULES, RecallWindow(50), context, TurnSettings(budget=8, actions_left=100), history
+    ), world
 
 
 def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_before_the_first():
@@ -215,14 +251,28 @@ def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_bef
         return len(agent.requests) >= 2
 
     world = WorldState(position=(0, 0))
-    outcome = run_turn(agent, "system", world, RULES, RecallWindow(50), turn_context(world, RULES, [], 100),
-                       TurnSettings(budget=8, actions_left=100, deadline=deadline))
+    outcome = run_turn(
+        agent,
+        "system",
+        world,
+        RULES,
+        RecallWindow(50),
+        turn_context(world, RULES, [], 100),
+        TurnSettings(budget=8, actions_left=100, deadline=deadline),
+    )
     assert outcome.end_reason == "deadline" and len(outcome.calls) == 2 and len(outcome.actions) == 2
     assert asked == [1, 2]  # checked before each call after the first
     always = Scripted(calls("move_east"))
     world = WorldState(position=(0, 0))
-    first = run_turn(always, "system", world, RULES, RecallWindow(50), turn_context(world, RULES, [], 100),
-                     TurnSettings(budget=8, actions_left=100, deadline=lambda: True))
+    first = run_turn(
+        always,
+        "system",
+        world,
+        RULES,
+        RecallWindow(50),
+        turn_context(world, RULES, [], 100),
+        TurnSettings(budget=8, actions_left=100, deadline=lambda: True),
+    )
     assert first.end_reason == "deadline" and len(first.calls) == 1 and world.position == (1, 0)
     assert [m.role for m in first.closing] == ["tool"]  # the last answer's result is kept for the next turn
 

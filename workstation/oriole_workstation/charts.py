@@ -180,8 +180,8 @@ def log_ticks(low: float, high: float) -> list[float]:
     """Powers of ten (with 2 and 5 between them when the range is short) covering [low, high]."""
     first, last = math.floor(math.log10(max(low, 1))), math.ceil(math.log10(max(high, 1)))
     multiples = (1, 2, 5) if last - first <= 3 else (1,)
-    ticks = [m * 10 ** p for p in range(first, last + 1) for m in multiples]
-    return [t for t in ticks if 10 ** first <= t <= 10 ** last]
+    ticks = [m * 10**p for p in range(first, last + 1) for m in multiples]
+    return [t for t in ticks if 10**first <= t <= 10**last]
 
 
 def format_number(value: float) -> str:
@@ -222,8 +222,10 @@ def _grid(series: Sequence[Series], panels: Sequence[Panel], style: Style, min_r
         label_width = marker_room + max(text_width(s.code, style.font) for s in series) + style.font
     else:
         room = style.width * 0.3 - marker_room
-        labels = {s.key: tuple(wrap(s.agent, room, style.font) + (wrap(s.detail, room, style.small) if s.detail
-                                                                     else [])) for s in series}
+        labels = {
+            s.key: tuple(wrap(s.agent, room, style.font) + (wrap(s.detail, room, style.small) if s.detail else []))
+            for s in series
+        }
         widest = max(text_width(line, style.font) for lines in labels.values() for line in lines)
         label_width = marker_room + min(room, widest) + style.font
     counts = [c.count for p in panels for c in p.cells.values() if c.count]
@@ -233,9 +235,15 @@ def _grid(series: Sequence[Series], panels: Sequence[Panel], style: Style, min_r
     return _Grid(style, label_width, count_width, columns, labels, heights)
 
 
-def panel_chart(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str,
-                caption: str, cell_shapes: Callable[[Series, Cell, Callable[[float], float], float, float, Style],
-                                                    list]) -> Drawing:
+def panel_chart(
+    series: Sequence[Series],
+    panels: Sequence[Panel],
+    axis: Axis,
+    style: Style,
+    title: str,
+    caption: str,
+    cell_shapes: Callable[[Series, Cell, Callable[[float], float], float, float, Style], list],
+) -> Drawing:
     """Panels in rows of as many as fit the width, each with one row per series; ``cell_shapes`` draws a
     series' cell given its x scale, its row's middle and height."""
     spread = any(c.samples for p in panels for c in p.cells.values())
@@ -244,12 +252,15 @@ def panel_chart(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, s
     drawing = Drawing(style.width, 0, title, caption, style.unit)
     y = style.font * 0.4
     for first in range(0, len(panels), grid.columns):
-        y = _panel_row(drawing, series, panels[first:first + grid.columns], axis, grid, y, cell_shapes)
+        y = _panel_row(drawing, series, panels[first : first + grid.columns], axis, grid, y, cell_shapes)
         y += style.font * 0.9 if first + grid.columns < len(panels) else 0.0
     left, _ = grid.plot(0)
     _, right = grid.plot(min(len(panels), grid.columns) - 1)
-    drawing.add(Text((left + right) / 2, y + style.font, (axis.title,), style.font, anchor="middle", bold=True,
-                     role="axis-title"))
+    drawing.add(
+        Text(
+            (left + right) / 2, y + style.font, (axis.title,), style.font, anchor="middle", bold=True, role="axis-title"
+        )
+    )
     y += style.font * 1.8
     if style.keyed:
         y = _key(drawing, series, style, y)
@@ -257,8 +268,15 @@ def panel_chart(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, s
     return drawing
 
 
-def _panel_row(drawing: Drawing, series: Sequence[Series], panels: Sequence[Panel], axis: Axis, grid: _Grid,
-               top: float, cell_shapes: Callable) -> float:
+def _panel_row(
+    drawing: Drawing,
+    series: Sequence[Series],
+    panels: Sequence[Panel],
+    axis: Axis,
+    grid: _Grid,
+    top: float,
+    cell_shapes: Callable,
+) -> float:
     """One row of panels with the row labels on its left; returns where the next begins."""
     style = grid.style
     titles = [wrap(p.title, grid.panel_width - style.font * 1.8, style.font) for p in panels]
@@ -270,9 +288,18 @@ def _panel_row(drawing: Drawing, series: Sequence[Series], panels: Sequence[Pane
         drawing.add(Text(left, top + style.font, tuple(title), style.font, bold=True, role="panel-title"))
         for tick in axis.tick_values(right - left, style.small):
             at = left + (right - left) * axis.fraction(tick)
-            drawing.add(Line(at, rows_top, at, rows_bottom, GRID, style.stroke),
-                        Text(at, rows_bottom + style.small * 1.3, (axis.format(tick),), style.small, MUTED,
-                             anchor="middle", role="tick"))
+            drawing.add(
+                Line(at, rows_top, at, rows_bottom, GRID, style.stroke),
+                Text(
+                    at,
+                    rows_bottom + style.small * 1.3,
+                    (axis.format(tick),),
+                    style.small,
+                    MUTED,
+                    anchor="middle",
+                    role="tick",
+                ),
+            )
     y = rows_top
     for n, s in enumerate(series):
         height = grid.heights[s.key]
@@ -281,18 +308,30 @@ def _panel_row(drawing: Drawing, series: Sequence[Series], panels: Sequence[Pane
             drawing.add(Rect(0, y, style.width, height, fill=SHADE))
         lines = grid.labels[s.key]
         first_line = middle - (style.line * len(lines)) / 2 + style.font * 0.9
-        drawing.add(s.marker(style.font * 0.7, middle, style.font * 0.38),
-                    Text(style.font * 1.6, first_line, lines, style.font, role="series-label"))
+        drawing.add(
+            s.marker(style.font * 0.7, middle, style.font * 0.38),
+            Text(style.font * 1.6, first_line, lines, style.font, role="series-label"),
+        )
         for column, panel in enumerate(panels):
             left, right = grid.plot(column)
 
             def x(value: float, left: float = left, right: float = right) -> float:
                 return left + (right - left) * axis.fraction(value)
+
             cell = panel.cells.get(s.key, Cell())
             drawing.add(*cell_shapes(s, cell, x, middle, height, style))
             if cell.count:
-                drawing.add(Text(left + grid.panel_width - style.font * 1.2, middle + style.small * 0.35,
-                                 (cell.count,), style.small, MUTED, anchor="end", role="count"))
+                drawing.add(
+                    Text(
+                        left + grid.panel_width - style.font * 1.2,
+                        middle + style.small * 0.35,
+                        (cell.count,),
+                        style.small,
+                        MUTED,
+                        anchor="end",
+                        role="count",
+                    )
+                )
         y += height
     for column in range(len(panels)):
         left, right = grid.plot(column)
@@ -306,9 +345,11 @@ def _key(drawing: Drawing, series: Sequence[Series], style: Style, top: float) -
     y = top
     for s in series:
         lines = wrap(s.label, style.width - indent - style.font * 0.3, style.small)
-        drawing.add(s.marker(style.font * 0.7, y + style.small * 0.55, style.font * 0.34),
-                    Text(style.font * 1.6, y + style.small * 0.9, (s.code,), style.small, bold=True, role="key-code"),
-                    Text(indent, y + style.small * 0.9, tuple(lines), style.small, role="series-label"))
+        drawing.add(
+            s.marker(style.font * 0.7, y + style.small * 0.55, style.font * 0.34),
+            Text(style.font * 1.6, y + style.small * 0.9, (s.code,), style.small, bold=True, role="key-code"),
+            Text(indent, y + style.small * 0.9, tuple(lines), style.small, role="series-label"),
+        )
         y += style.small * 1.2 * len(lines) + style.small * 0.35
     return y
 
@@ -317,12 +358,27 @@ def _key(drawing: Drawing, series: Sequence[Series], style: Style, top: float) -
 
 
 def _empty(cell: Cell, x: Callable[[float], float], middle: float, style: Style, axis_low: float) -> list:
-    return [Text(x(axis_low) + style.font * 0.3, middle + style.small * 0.35, (cell.empty,), style.small, MUTED,
-                 role="no-runs")]
+    return [
+        Text(
+            x(axis_low) + style.font * 0.3,
+            middle + style.small * 0.35,
+            (cell.empty,),
+            style.small,
+            MUTED,
+            role="no-runs",
+        )
+    ]
 
 
-def dot_cell(s: Series, cell: Cell, x: Callable[[float], float], middle: float, height: float, style: Style,
-             axis_low: float = 0.0) -> list:
+def dot_cell(
+    s: Series,
+    cell: Cell,
+    x: Callable[[float], float],
+    middle: float,
+    height: float,
+    style: Style,
+    axis_low: float = 0.0,
+) -> list:
     """A dot at the value; the thin whisker and its caps are the interval, the grey band behind it the second
     interval (the bootstrap over mazes)."""
     if cell.value is None:
@@ -333,15 +389,24 @@ def dot_cell(s: Series, cell: Cell, x: Callable[[float], float], middle: float, 
     if cell.low is not None and cell.high is not None:
         cap = style.font * 0.3
         low, high = x(cell.low), x(cell.high)
-        shapes += [Line(low, middle, high, middle, INK, style.stroke * 1.2),
-                   Line(low, middle - cap, low, middle + cap, INK, style.stroke * 1.2),
-                   Line(high, middle - cap, high, middle + cap, INK, style.stroke * 1.2)]
+        shapes += [
+            Line(low, middle, high, middle, INK, style.stroke * 1.2),
+            Line(low, middle - cap, low, middle + cap, INK, style.stroke * 1.2),
+            Line(high, middle - cap, high, middle + cap, INK, style.stroke * 1.2),
+        ]
     shapes.append(s.marker(x(cell.value), middle, style.font * 0.4))
     return [Group(tuple(shapes), tooltip=cell.note or None, role="dot")]
 
 
-def distribution_cell(s: Series, cell: Cell, x: Callable[[float], float], middle: float, height: float,
-                      style: Style, axis_low: float = 0.0) -> list:
+def distribution_cell(
+    s: Series,
+    cell: Cell,
+    x: Callable[[float], float],
+    middle: float,
+    height: float,
+    style: Style,
+    axis_low: float = 0.0,
+) -> list:
     """Every sample as a dot (linked to its replay), the range as a thin line and, from three samples on, a box
     from the first to the third quartile with the median as a thick line."""
     if not cell.samples:
@@ -351,9 +416,10 @@ def distribution_cell(s: Series, cell: Cell, x: Callable[[float], float], middle
     shapes: list = [Line(x(min(values)), middle, x(max(values)), middle, MUTED, style.stroke)]
     if len(values) >= 3:  # fewer samples have no middle half to show
         q1, median, q3 = quartiles(values)
-        shapes += [Rect(x(q1), middle - box, max(x(q3) - x(q1), style.stroke), 2 * box, stroke=INK,
-                        stroke_width=style.stroke),
-                   Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, INK, style.stroke * 2.5)]
+        shapes += [
+            Rect(x(q1), middle - box, max(x(q3) - x(q1), style.stroke), 2 * box, stroke=INK, stroke_width=style.stroke),
+            Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, INK, style.stroke * 2.5),
+        ]
     for n, sample in enumerate(cell.samples):
         jitter = ((n * 7919) % 9 - 4) / 4 * box * 0.8 if len(values) > 1 else 0.0
         dot = Group((s.marker(x(sample.value), middle + jitter, style.font * 0.27),), tooltip=sample.note)
@@ -369,16 +435,27 @@ def quartiles(values: Sequence[float]) -> tuple[float, float, float]:
         low = math.floor(position)
         high = min(low + 1, len(ordered) - 1)
         return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
     return at(0.25), at(0.5), at(0.75)
 
 
-def dots(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str,
-         caption: str) -> Drawing:
-    return panel_chart(series, panels, axis, style, title, caption,
-                       lambda s, c, x, m, h, st: dot_cell(s, c, x, m, h, st, axis.low))
+def dots(
+    series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str, caption: str
+) -> Drawing:
+    return panel_chart(
+        series, panels, axis, style, title, caption, lambda s, c, x, m, h, st: dot_cell(s, c, x, m, h, st, axis.low)
+    )
 
 
-def distributions(series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str,
-                  caption: str) -> Drawing:
-    return panel_chart(series, panels, axis, style, title, caption,
-                       lambda s, c, x, m, h, st: distribution_cell(s, c, x, m, h, st, axis.low))
+def distributions(
+    series: Sequence[Series], panels: Sequence[Panel], axis: Axis, style: Style, title: str, caption: str
+) -> Drawing:
+    return panel_chart(
+        series,
+        panels,
+        axis,
+        style,
+        title,
+        caption,
+        lambda s, c, x, m, h, st: distribution_cell(s, c, x, m, h, st, axis.low),
+    )

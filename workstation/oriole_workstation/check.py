@@ -48,8 +48,13 @@ if TYPE_CHECKING:
 Execution = Mapping[str, Any]  # an execution as DescribeExecution gives it
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
-USABLE_STACK_STATUSES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE",
-                         "IMPORT_ROLLBACK_COMPLETE")  # its resources exist: the rest can be checked
+USABLE_STACK_STATUSES = (
+    "CREATE_COMPLETE",
+    "UPDATE_COMPLETE",
+    "UPDATE_ROLLBACK_COMPLETE",
+    "IMPORT_COMPLETE",
+    "IMPORT_ROLLBACK_COMPLETE",
+)  # its resources exist: the rest can be checked
 MAZE = "perfect-7"
 # A turn of one action and nothing more: the model answers once; a model that answers without a tool call ends
 # the experiment after that one turn (maxStalledTurns 1), which still shows that it answered.
@@ -111,27 +116,36 @@ class Options:
 
 def stack_fix(stack: str, status: str | None) -> str | None:
     """What to do about a stack in ``status`` (None: it does not exist); None when there is nothing to do."""
-    events = (f"`aws cloudformation describe-stack-events --stack-name {stack} --query "
-              "\"StackEvents[?contains(ResourceStatus, 'FAILED')].[LogicalResourceId,ResourceStatusReason]\"` "
-              "says why")
+    events = (
+        f"`aws cloudformation describe-stack-events --stack-name {stack} --query "
+        "\"StackEvents[?contains(ResourceStatus, 'FAILED')].[LogicalResourceId,ResourceStatusReason]\"` "
+        "says why"
+    )
     if status is None:
         return "deploy both stacks: `make deploy` (`npx cdk deploy --all -c deployment=<Name>` for a named one)"
     if status in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"):
         return None
     if status == "ROLLBACK_COMPLETE":
-        return (f"its first deploy failed and rolled back, and such a stack cannot be updated: {events}; fix that, "
-                f"delete it (`aws cloudformation delete-stack --stack-name {stack}`) and `make deploy` again")
+        return (
+            f"its first deploy failed and rolled back, and such a stack cannot be updated: {events}; fix that, "
+            f"delete it (`aws cloudformation delete-stack --stack-name {stack}`) and `make deploy` again"
+        )
     if status == "UPDATE_ROLLBACK_COMPLETE":
         return f"the last deploy failed and rolled back (the previous version runs): {events}; fix that, `make deploy`"
     if status == "UPDATE_ROLLBACK_FAILED":
-        return (f"{events}; then `aws cloudformation continue-update-rollback --stack-name {stack}` (with "
-                "`--resources-to-skip` for what cannot roll back) and `make deploy` again")
+        return (
+            f"{events}; then `aws cloudformation continue-update-rollback --stack-name {stack}` (with "
+            "`--resources-to-skip` for what cannot roll back) and `make deploy` again"
+        )
     if status.endswith("_FAILED"):
-        return (f"{events}; delete it (`aws cloudformation delete-stack --stack-name {stack}`, with "
-                "`--retain-resources` for what cannot be deleted) and `make deploy` again")
+        return (
+            f"{events}; delete it (`aws cloudformation delete-stack --stack-name {stack}`, with "
+            "`--retain-resources` for what cannot be deleted) and `make deploy` again"
+        )
     if status.endswith("_IN_PROGRESS"):
-        return "CloudFormation is still at work on it: wait for it to end (its console shows the progress) and " \
-               "check again"
+        return (
+            "CloudFormation is still at work on it: wait for it to end (its console shows the progress) and check again"
+        )
     return f"{events}; `make deploy`"
 
 
@@ -144,8 +158,11 @@ def stacks_check(statuses: dict[str, str | None], missing_outputs: list[str]) ->
         if fix is not None:
             return failed("stacks", shown, f"{stack}: {fix}")
     if missing_outputs:
-        return failed("stacks", f"{shown}; no output {', '.join(missing_outputs)}",
-                      "an earlier version deployed it: `make deploy` from this checkout")
+        return failed(
+            "stacks",
+            f"{shown}; no output {', '.join(missing_outputs)}",
+            "an earlier version deployed it: `make deploy` from this checkout",
+        )
     return ok("stacks", shown)
 
 
@@ -155,11 +172,16 @@ def stacks_usable(statuses: dict[str, str | None]) -> bool:
 
 def not_found_message(deployment_name: str, others: list[str], region: str) -> str:
     """Why there is nothing to check, and how to point the check at a deployment (or make one)."""
-    found = (f"this account has {', '.join(others)}: run `ORIOLE_DEPLOYMENT={others[0]} oriole check --aws`"
-             if others else "deploy with `make deploy` (`npx cdk deploy --all -c deployment=<Name>` for a named one)")
-    return (f"no deployment {deployment_name} (stack {catalog.orchestrator_stack(deployment_name)}) in region "
-            f"{region} of these credentials; {found}; or choose the account and region with AWS_PROFILE and "
-            "AWS_REGION")
+    found = (
+        f"this account has {', '.join(others)}: run `ORIOLE_DEPLOYMENT={others[0]} oriole check --aws`"
+        if others
+        else "deploy with `make deploy` (`npx cdk deploy --all -c deployment=<Name>` for a named one)"
+    )
+    return (
+        f"no deployment {deployment_name} (stack {catalog.orchestrator_stack(deployment_name)}) in region "
+        f"{region} of these credentials; {found}; or choose the account and region with AWS_PROFILE and "
+        "AWS_REGION"
+    )
 
 
 # --- the code the functions run --------------------------------------------------------------------------------
@@ -173,8 +195,13 @@ def checkout_code_version() -> str | None:
     if not (CHECKOUT / "infra" / "bundling.py").is_file():
         return None
     try:
-        done = subprocess.run([sys.executable, "-c", "from infra.bundling import code_version; print(code_version())"],
-                              cwd=CHECKOUT, capture_output=True, text=True, timeout=CHECKOUT_VERSION_SECONDS)
+        done = subprocess.run(
+            [sys.executable, "-c", "from infra.bundling import code_version; print(code_version())"],
+            cwd=CHECKOUT,
+            capture_output=True,
+            text=True,
+            timeout=CHECKOUT_VERSION_SECONDS,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     found = CODE_VERSION.search(done.stdout)
@@ -196,8 +223,11 @@ def code_check(versions: dict[str, str | None], checkout: str | None) -> Check:
     if checkout is None:
         return ok("code", f"{detail} (not compared: this CLI does not run from a checkout with the CDK toolchain)")
     if checkout != version:
-        return failed("code", f"{detail}; this checkout would deploy {checkout}",
-                      "deploy this checkout (`make deploy`), or check out the commit that was deployed")
+        return failed(
+            "code",
+            f"{detail}; this checkout would deploy {checkout}",
+            "deploy this checkout (`make deploy`), or check out the commit that was deployed",
+        )
     return ok("code", f"{detail}, as this checkout would deploy")
 
 
@@ -220,10 +250,17 @@ def parameters_check(values: dict[str, str], prefix: str) -> Check:
     if not missing and not invalid:
         return ok("parameters", f"{len(expected)} catalog parameters under {prefix}, every value valid")
     problems = ([f"missing: {', '.join(missing)}"] if missing else []) + [why for _, why in invalid]
-    fixes = (["`make deploy` creates the missing ones again (or `oriole params set KEY VALUE --aws`, defaults in "
-              "`oriole params list`)"] if missing else []) + \
-        [f"`oriole params set {param.key} {param.default_text} --aws` restores the default of {param.key}"
-         for param, _ in invalid]
+    fixes = (
+        [
+            "`make deploy` creates the missing ones again (or `oriole params set KEY VALUE --aws`, defaults in "
+            "`oriole params list`)"
+        ]
+        if missing
+        else []
+    ) + [
+        f"`oriole params set {param.key} {param.default_text} --aws` restores the default of {param.key}"
+        for param, _ in invalid
+    ]
     return failed("parameters", "; ".join(problems), "; ".join(fixes))
 
 
@@ -239,10 +276,15 @@ def prompts_check(stored: dict[str, str]) -> Check:
         except prompts.PromptRejected as err:
             bad.append(f"{version}: {err}")
     if bad:
-        return failed("prompts", "; ".join(bad), "`make deploy` stores the shipped prompts again (or `oriole "
-                      "prompts put VERSION --file PROMPT.md --aws`)")
-    shipped = [f"{v}{'' if stored[v] == catalog.shipped_prompt(v) else ' (changed since shipped)'}"
-               for v in catalog.SHIPPED_PROMPT_VERSIONS]
+        return failed(
+            "prompts",
+            "; ".join(bad),
+            "`make deploy` stores the shipped prompts again (or `oriole prompts put VERSION --file PROMPT.md --aws`)",
+        )
+    shipped = [
+        f"{v}{'' if stored[v] == catalog.shipped_prompt(v) else ' (changed since shipped)'}"
+        for v in catalog.SHIPPED_PROMPT_VERSIONS
+    ]
     others = sorted(set(stored) - set(catalog.SHIPPED_PROMPT_VERSIONS))
     return ok("prompts", ", ".join(shipped) + (f"; also {', '.join(others)}" if others else ""))
 
@@ -271,8 +313,11 @@ def experiment_outcome(execution: Execution | None, waited: float) -> Outcome:
         ending = "found the goal" if decision.get("decision") == "success" else "reached its limit"
         return Outcome(True, f"experiment {state.get('experimentId')} {ending} after {actions} action(s)")
     caught = CaughtError(Error=execution.get("error"), Cause=execution.get("cause"))
-    reason = failure_reason(caught) if execution["status"] == "FAILED" else \
-        f"execution {execution['status']}" + (f": {failure_reason(caught)}" if caught.Error else "")
+    reason = (
+        failure_reason(caught)
+        if execution["status"] == "FAILED"
+        else f"execution {execution['status']}" + (f": {failure_reason(caught)}" if caught.Error else "")
+    )
     if execution.get("error") in AGENT_ENDINGS:
         return Outcome(True, f"the model answered without a move ({reason})")
     return Outcome(False, reason, execution.get("error") or execution["status"], reason)
@@ -287,40 +332,58 @@ def bedrock_fix(model_id: str, outcome: Outcome, region: str) -> str:
     reason, text = outcome.reason or "", (outcome.reason or "").lower()
     again = "then run `oriole check --aws` again"
     if "marketplace" in text:
-        return ("the first call of a third-party model subscribes the account through AWS Marketplace, and that "
-                "call must come from a principal allowed aws-marketplace:Subscribe and aws-marketplace:"
-                "ViewSubscriptions (the functions' role is not, on purpose): once per account, as an administrator, "
-                f"call the model once (`aws bedrock-runtime converse --region {region} --model-id {model_id} "
-                "--messages '[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]'`, or its Bedrock console "
-                f"playground), wait up to 15 minutes for the subscription, {again}")
+        return (
+            "the first call of a third-party model subscribes the account through AWS Marketplace, and that "
+            "call must come from a principal allowed aws-marketplace:Subscribe and aws-marketplace:"
+            "ViewSubscriptions (the functions' role is not, on purpose): once per account, as an administrator, "
+            f"call the model once (`aws bedrock-runtime converse --region {region} --model-id {model_id} "
+            '--messages \'[{"role":"user","content":[{"text":"hi"}]}]\'`, or its Bedrock console '
+            f"playground), wait up to 15 minutes for the subscription, {again}"
+        )
     if "use case" in text:
-        return ("Anthropic models need the one-time use-case form: in the Bedrock console of this region, open an "
-                "Anthropic model in the Model catalog and submit the use-case details (once per account; an "
-                "organization's management account can submit it for all), wait up to 15 minutes, " + again)
+        return (
+            "Anthropic models need the one-time use-case form: in the Bedrock console of this region, open an "
+            "Anthropic model in the Model catalog and submit the use-case details (once per account; an "
+            "organization's management account can submit it for all), wait up to 15 minutes, " + again
+        )
     if "service control policy" in text:
-        return ("an SCP of your organization denies the call: a cross-region profile routes to other regions of "
-                "its geography, so ask the organization's administrator to allow bedrock:InvokeModel in every "
-                "region the profile routes to (`aws bedrock get-inference-profile --inference-profile-identifier "
-                f"{model_id}` lists them), or grant a model in this region's geography only")
+        return (
+            "an SCP of your organization denies the call: a cross-region profile routes to other regions of "
+            "its geography, so ask the organization's administrator to allow bedrock:InvokeModel in every "
+            "region the profile routes to (`aws bedrock get-inference-profile --inference-profile-identifier "
+            f"{model_id}` lists them), or grant a model in this region's geography only"
+        )
     if "not authorized to perform" in text:
-        return (f"the agent function's role may not invoke {model_id}: deploy with it granted (`npx cdk deploy "
-                "--all -c bedrockModelIds='[\"<base model id>\"]'`: a base id grants its profiles and the "
-                "foundation model in the regions they route to); a permissions boundary may also deny it")
+        return (
+            f"the agent function's role may not invoke {model_id}: deploy with it granted (`npx cdk deploy "
+            "--all -c bedrockModelIds='[\"<base model id>\"]'`: a base id grants its profiles and the "
+            "foundation model in the regions they route to); a permissions boundary may also deny it"
+        )
     if "on-demand throughput" in text:
-        return (f"{model_id} is served through an inference profile only: run experiments with the profile id "
-                f"({deployment.geography(region)}.{deployment.base_model(model_id)})")
+        return (
+            f"{model_id} is served through an inference profile only: run experiments with the profile id "
+            f"({deployment.geography(region)}.{deployment.base_model(model_id)})"
+        )
     if "model identifier is invalid" in text or "(ResourceNotFoundException)" in reason:
-        return (f"Bedrock does not offer {model_id} in {region}: `aws bedrock list-inference-profiles` and `aws "
-                "bedrock list-foundation-models` list what it offers; deploy with one of those in bedrockModelIds")
+        return (
+            f"Bedrock does not offer {model_id} in {region}: `aws bedrock list-inference-profiles` and `aws "
+            "bedrock list-foundation-models` list what it offers; deploy with one of those in bedrockModelIds"
+        )
     if "have access to the model" in text:
-        return ("the account has no access to the model yet: as an administrator, call it once (the Marketplace "
-                "subscription) and, for Anthropic models, submit the use-case form in the Bedrock console; " + again)
+        return (
+            "the account has no access to the model yet: as an administrator, call it once (the Marketplace "
+            "subscription) and, for Anthropic models, submit the use-case form in the Bedrock console; " + again
+        )
     if outcome.error == "ModelThrottled":
-        return ("Bedrock throttled even one call: Service Quotas, Amazon Bedrock, the model's (cross-region) "
-                "on-demand requests and tokens per minute in this region; ask for more, " + again)
+        return (
+            "Bedrock throttled even one call: Service Quotas, Amazon Bedrock, the model's (cross-region) "
+            "on-demand requests and tokens per minute in this region; ask for more, " + again
+        )
     if outcome.error in ("ModelUnavailable", "ModelTimeout"):
-        return ("the agent function did not get an answer from Bedrock: with egress=endpoints the bedrock-runtime "
-                "interface endpoint must exist (it is part of the data stack); otherwise retry later")
+        return (
+            "the agent function did not get an answer from Bedrock: with egress=endpoints the bedrock-runtime "
+            "interface endpoint must exist (it is part of the data stack); otherwise retry later"
+        )
     if outcome.error == "ModelNotAllowed":
         return f"StartExperiment does not accept {model_id}: deploy with it in bedrockModelIds"
     return SEE_EXECUTION
@@ -330,18 +393,27 @@ def server_fix(provider: str, url: str, model: str, outcome: Outcome) -> str:
     """The one thing to do about a model server the agent function could not use."""
     reason = outcome.reason or ""
     if outcome.error == "ModelUnavailable":
-        return (f"the functions cannot reach {url}: the server must accept connections from the deployment's NAT "
-                "gateway address (egress=nat; egress=endpoints has no route to the internet) on that port, and "
-                "answer there")
+        return (
+            f"the functions cannot reach {url}: the server must accept connections from the deployment's NAT "
+            "gateway address (egress=nat; egress=endpoints has no route to the internet) on that port, and "
+            "answer there"
+        )
     if outcome.error == "ModelTimeout":
-        return (f"{url} answered too slowly: give it more time (`oriole params set requestTimeoutSeconds 300 --aws`) "
-                "or check the server's load")
+        return (
+            f"{url} answered too slowly: give it more time (`oriole params set requestTimeoutSeconds 300 --aws`) "
+            "or check the server's load"
+        )
     if "HTTP 401" in reason or "HTTP 403" in reason:
-        return (f"{url} refused the API key: put the right key in the secret the deployment names "
-                f"({provider}ApiKeySecretArn), or deploy without one if the server needs none")
+        return (
+            f"{url} refused the API key: put the right key in the secret the deployment names "
+            f"({provider}ApiKeySecretArn), or deploy without one if the server needs none"
+        )
     if "HTTP 404" in reason:
-        where = f"`ollama pull {model}` on that server" if provider == "ollama" else \
-            f"serve {model} there, and check that the base URL ends where /chat/completions follows (often /v1)"
+        where = (
+            f"`ollama pull {model}` on that server"
+            if provider == "ollama"
+            else f"serve {model} there, and check that the base URL ends where /chat/completions follows (often /v1)"
+        )
         return f"{url} has no model {model}: {where}"
     if outcome.error == "InvalidConfig":
         return f"StartExperiment refuses {url}: deploy with it allow-listed"
@@ -355,11 +427,21 @@ def database_check(outcome: Outcome, proxy: str | None, migrations: str | None) 
     if outcome.worked:
         return ok("database", f"the functions wrote and read the baseline experiment through {via}")
     if outcome.error in DATABASE_ERRORS or "UndefinedTable" in (outcome.reason or ""):
-        target = (f"the proxy's target is AVAILABLE (`aws rds describe-db-proxy-targets --db-proxy-name "
-                  f"{proxy.split('.', 1)[0]}`)") if proxy else "the database accepts the functions' security group"
+        target = (
+            (
+                f"the proxy's target is AVAILABLE (`aws rds describe-db-proxy-targets --db-proxy-name "
+                f"{proxy.split('.', 1)[0]}`)"
+            )
+            if proxy
+            else "the database accepts the functions' security group"
+        )
         migrate = f"aws lambda invoke --function-name {migrations or '<the MigrationsFunction output>'} out.json"
-        return failed("database", outcome.detail, f"the functions cannot use the database through {via}: check "
-                      f"that {target} and that this deploy's migrations ran (`{migrate}` runs them again)")
+        return failed(
+            "database",
+            outcome.detail,
+            f"the functions cannot use the database through {via}: check "
+            f"that {target} and that this deploy's migrations ran (`{migrate}` runs them again)",
+        )
     return skipped("database", "not shown: the baseline experiment failed before it (see baseline)")
 
 
@@ -409,8 +491,7 @@ class Probe:
         return True
 
 
-def settle(probes: list[Probe], timeout_seconds: float, poll_seconds: float,
-           progress: Callable[[str], None]) -> None:
+def settle(probes: list[Probe], timeout_seconds: float, poll_seconds: float, progress: Callable[[str], None]) -> None:
     """Start every probe, then follow them all until each ended or the time is up."""
     for probe in probes:
         probe.start()
@@ -421,8 +502,10 @@ def settle(probes: list[Probe], timeout_seconds: float, poll_seconds: float,
         pending = [probe for probe in pending if not probe.poll(waited)]
         if not pending or waited > timeout_seconds:
             return
-        progress(f"{len(probes) - len(pending)} of {len(probes)} executions ended ({waited:.0f} s); waiting for "
-                 + ", ".join(probe.target or probe.name for probe in pending))
+        progress(
+            f"{len(probes) - len(pending)} of {len(probes)} executions ended ({waited:.0f} s); waiting for "
+            + ", ".join(probe.target or probe.name for probe in pending)
+        )
         time.sleep(poll_seconds)
 
 
@@ -443,6 +526,7 @@ def not_served_by_that_id(execution: Execution) -> bool:
 def _experiment_judge(fix: Callable[[str, Outcome], str], region: str) -> Callable[[Probe], Check]:
     """Judge a probe's experiment: ``<model> on <maze>: ...`` when it worked, else its reason and
     ``fix(model, outcome)`` with a link to the execution."""
+
     def judge(probe: Probe) -> Check:
         outcome = experiment_outcome(probe.execution, probe.waited)
         model = probe.input["modelName"]
@@ -450,9 +534,14 @@ def _experiment_judge(fix: Callable[[str, Outcome], str], region: str) -> Callab
             return ok(probe.name, f"{model} on {MAZE}: {outcome.detail}", probe.target)
         link = console_link(region, probe.started)
         if probe.execution is None:
-            return failed(probe.name, outcome.detail, f"follow it in the console ({link}), or give the check more "
-                                                      "time (--timeout-seconds)", probe.target)
+            return failed(
+                probe.name,
+                outcome.detail,
+                f"follow it in the console ({link}), or give the check more time (--timeout-seconds)",
+                probe.target,
+            )
         return failed(probe.name, outcome.detail, f"{fix(model, outcome)} ({link})", probe.target)
+
     return judge
 
 
@@ -481,11 +570,14 @@ class DeploymentCheck:
             for name in ("code", "parameters", "prompts", "database", "baseline", "bedrock", "sweep"):
                 yield skipped(name, "the stacks are not deployed (see stacks)")
             return
-        functions = {**cloud.task_functions(self.aws.sfn, outputs["SweepStateMachineArn"]),
-                     **cloud.task_functions(self.aws.sfn, outputs["StateMachineArn"])}
+        functions = {
+            **cloud.task_functions(self.aws.sfn, outputs["SweepStateMachineArn"]),
+            **cloud.task_functions(self.aws.sfn, outputs["StateMachineArn"]),
+        }
         environments = {arn: cloud.function_environment(self.aws.awslambda, arn) for arn in set(functions.values())}
-        versions = {arn.split(":function:", 1)[-1]: env.get(deployment.CODE_VERSION)
-                    for arn, env in environments.items()}
+        versions = {
+            arn.split(":function:", 1)[-1]: env.get(deployment.CODE_VERSION) for arn, env in environments.items()
+        }
         self.progress("computing the code version of this checkout")
         yield code_check(versions, checkout_code_version())
         yield parameters_check(cloud.parameter_values(self.aws.ssm), catalog.PREFIX)
@@ -497,73 +589,129 @@ class DeploymentCheck:
         """Run every execution at once and judge each; ``environment`` is StartExperiment's, which lists the
         granted models and the allow-listed servers. Lines in order: database, baseline, models, servers, sweep."""
         experiments = outputs["StateMachineArn"]
-        baseline = self._probe(experiments, "baseline", None,
-                               [self._input("baseline", "baseline", "oracle", maxMoves=100)],
-                               lambda model, outcome: SEE_EXECUTION)
+        baseline = self._probe(
+            experiments,
+            "baseline",
+            None,
+            [self._input("baseline", "baseline", "oracle", maxMoves=100)],
+            lambda model, outcome: SEE_EXECUTION,
+        )
         lines: list[Probe | Check] = [baseline]
         for model_id in _listed(environment, deployment.BEDROCK_MODEL_IDS):
             candidates = bedrock_candidates(model_id, self.aws.region)
-            lines.append(self._probe(
-                experiments, "bedrock", model_id,
-                [self._input(f"bedrock/{n}", "bedrock", c, **ONE_ACTION) for n, c in enumerate(candidates)],
-                lambda model, outcome: bedrock_fix(model, outcome, self.aws.region), retry_when=not_served_by_that_id))
+            lines.append(
+                self._probe(
+                    experiments,
+                    "bedrock",
+                    model_id,
+                    [self._input(f"bedrock/{n}", "bedrock", c, **ONE_ACTION) for n, c in enumerate(candidates)],
+                    lambda model, outcome: bedrock_fix(model, outcome, self.aws.region),
+                    retry_when=not_served_by_that_id,
+                )
+            )
         for provider, servers in ((p.name, p.servers) for p in PROVIDERS.values() if p.servers is not None):
             model = self.options.server_models.get(provider)
             for url in _listed(environment, servers.listed):
-                lines.append(skipped(provider, f"no model named to ask {url} for: pass --{provider}-model NAME", url)
-                             if model is None else self._probe(
-                    experiments, provider, url,
-                    [self._input(provider, provider, model, **{servers.key: url}, **ONE_ACTION)],
-                    functools.partial(server_fix, provider, url)))
+                lines.append(
+                    skipped(provider, f"no model named to ask {url} for: pass --{provider}-model NAME", url)
+                    if model is None
+                    else self._probe(
+                        experiments,
+                        provider,
+                        url,
+                        [self._input(provider, provider, model, **{servers.key: url}, **ONE_ACTION)],
+                        functools.partial(server_fix, provider, url),
+                    )
+                )
         lines.append(self._sweep_probe(outputs["SweepStateMachineArn"]))
         probes = [line for line in lines if isinstance(line, Probe)]
         self.progress(f"running {len(probes)} executions")
         settle(probes, self.options.timeout_seconds, self.options.poll_seconds, self.progress)
-        yield database_check(experiment_outcome(baseline.execution, baseline.waited), proxy,
-                             outputs.get("MigrationsFunction"))
+        yield database_check(
+            experiment_outcome(baseline.execution, baseline.waited), proxy, outputs.get("MigrationsFunction")
+        )
         for line in lines:
             yield line.judge(line) if isinstance(line, Probe) else line
 
     def _input(self, name: str, provider: str, model: str, **config) -> dict:
         """An experiment's input, tagged as the check's (agent id ``<tag>/<name>``, comment ``check:<stamp>``)."""
-        return {"mazeId": MAZE, "llmProvider": provider, "modelName": model, "agentId": f"{self.tag}/{name}",
-                "comment": self.comment, "config": config}
+        return {
+            "mazeId": MAZE,
+            "llmProvider": provider,
+            "modelName": model,
+            "agentId": f"{self.tag}/{name}",
+            "comment": self.comment,
+            "config": config,
+        }
 
-    def _probe(self, state_machine_arn: str, name: str, target: str | None, inputs: list[dict],
-               fix: Callable[[str, Outcome], str],
-               retry_when: Callable[[Execution], bool] = lambda execution: False) -> Probe:
+    def _probe(
+        self,
+        state_machine_arn: str,
+        name: str,
+        target: str | None,
+        inputs: list[dict],
+        fix: Callable[[str, Outcome], str],
+        retry_when: Callable[[Execution], bool] = lambda execution: False,
+    ) -> Probe:
         def start(execution_input: dict) -> str:
-            return self.aws.sfn.start_execution(stateMachineArn=state_machine_arn, name=execution_name(self.tag),
-                                                input=json.dumps(execution_input))["executionArn"]
+            return self.aws.sfn.start_execution(
+                stateMachineArn=state_machine_arn, name=execution_name(self.tag), input=json.dumps(execution_input)
+            )["executionArn"]
 
-        return Probe(name, target, inputs, start, _experiment_judge(fix, self.aws.region),
-                     lambda arn: current_execution(self.aws.sfn, arn), retry_when)
+        return Probe(
+            name,
+            target,
+            inputs,
+            start,
+            _experiment_judge(fix, self.aws.region),
+            lambda arn: current_execution(self.aws.sfn, arn),
+            retry_when,
+        )
 
     def _sweep_probe(self, state_machine_arn: str) -> Probe:
-        spec = validate(SweepFile, {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1},
-                        "the check's sweep")
-        execution_input = sweep_runs.run_input(spec, concurrency=1, provider_concurrency={}, retry_failed=False,
-                                          wait_seconds=max(1, round(self.options.poll_seconds)))
+        spec = validate(
+            SweepFile,
+            {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1},
+            "the check's sweep",
+        )
+        execution_input = sweep_runs.run_input(
+            spec,
+            concurrency=1,
+            provider_concurrency={},
+            retry_failed=False,
+            wait_seconds=max(1, round(self.options.poll_seconds)),
+        )
 
         def judge(probe: Probe) -> Check:
             execution = probe.execution
             link = console_link(self.aws.region, probe.started)
             if execution is None:
-                return failed("sweep", f"{self.tag} still running after {probe.waited:.0f} s",
-                              f"follow it: `oriole sweep status {self.tag} --aws` ({link})")
+                return failed(
+                    "sweep",
+                    f"{self.tag} still running after {probe.waited:.0f} s",
+                    f"follow it: `oriole sweep status {self.tag} --aws` ({link})",
+                )
             try:
                 summary = sweep_runs.outcome(execution)
             except sweep_runs.SweepFailed as err:
                 return failed("sweep", str(err), f"open the sweep's execution in the Step Functions console ({link})")
             line = sweep_runs.summary_line(summary).strip()
             if summary.get("succeeded") != 1:
-                return failed("sweep", f"{self.tag}: {line}",
-                              f"`oriole sweep status {self.tag} --aws` shows its repetition ({link})")
+                return failed(
+                    "sweep",
+                    f"{self.tag}: {line}",
+                    f"`oriole sweep status {self.tag} --aws` shows its repetition ({link})",
+                )
             return ok("sweep", f"{self.tag}: {line}")
 
-        return Probe("sweep", None, [execution_input],
-                     lambda sweep_input: sweep_runs.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
-                     judge, lambda arn: self.aws.sfn.describe_execution(executionArn=arn))
+        return Probe(
+            "sweep",
+            None,
+            [execution_input],
+            lambda sweep_input: sweep_runs.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
+            judge,
+            lambda arn: self.aws.sfn.describe_execution(executionArn=arn),
+        )
 
 
 def _listed(environment: dict[str, str], variable: str) -> list[str]:

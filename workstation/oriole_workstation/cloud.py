@@ -50,16 +50,23 @@ def stack_outputs(cloudformation, stack: str | None = None) -> dict[str, str]:
     else:
         why = "it does not exist"
     if description is None:
-        raise DeploymentNotFound(f"stack {stack} not found ({why}); deploy with `make deploy`, or check "
-                                 "AWS_PROFILE and AWS_REGION")
+        raise DeploymentNotFound(
+            f"stack {stack} not found ({why}); deploy with `make deploy`, or check AWS_PROFILE and AWS_REGION"
+        )
     return outputs(description)
 
 
 def deployments(cloudformation) -> list[str]:
     """The Oriole deployments in this account and region: the orchestrator stacks, by their Deployment output."""
     pages = cloudformation.get_paginator("describe_stacks").paginate()
-    return sorted({outputs(stack)["Deployment"] for page in pages for stack in page["Stacks"]
-                   if stack["StackName"].endswith(catalog.ORCHESTRATOR) and "Deployment" in outputs(stack)})
+    return sorted(
+        {
+            outputs(stack)["Deployment"]
+            for page in pages
+            for stack in page["Stacks"]
+            if stack["StackName"].endswith(catalog.ORCHESTRATOR) and "Deployment" in outputs(stack)
+        }
+    )
 
 
 def task_functions(sfn, state_machine_arn: str) -> dict[str, str]:
@@ -89,8 +96,11 @@ def function_environment(awslambda, function: str) -> dict[str, str]:
 def parameter_values(ssm) -> dict[str, str]:
     """Every parameter under the prefix, name -> value."""
     paginator = ssm.get_paginator("get_parameters_by_path")
-    return {p["Name"]: p["Value"] for page in paginator.paginate(Path=catalog.PREFIX, Recursive=True)
-            for p in page["Parameters"]}
+    return {
+        p["Name"]: p["Value"]
+        for page in paginator.paginate(Path=catalog.PREFIX, Recursive=True)
+        for p in page["Parameters"]
+    }
 
 
 def set_parameter(ssm, name: str, value: str) -> str:

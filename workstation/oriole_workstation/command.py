@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 
 LOCAL_EXTRA = frozenset({"typer", "rich", "moto", "pgserver", "PIL"})  # import names of pyproject.toml's `local`
-MISSING_EXTRA = ("oriole: the command line needs the 'local' extra ({module} is not installed): "
-                 "pip install 'oriole[local]'")
+MISSING_EXTRA = (
+    "oriole: the command line needs the 'local' extra ({module} is not installed): pip install 'oriole[local]'"
+)
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ CONNECT_TIMEOUT_SECONDS = 10  # unless the URL sets connect_timeout: a server th
 class DatabaseUnavailable(OrioleError):
     """The database a URL names cannot be reached, refuses the connection, or is not PostgreSQL."""
 
+
 CHECKOUT = Path(__file__).resolve().parents[2]  # the repository, when running from a checkout
 
 
@@ -63,8 +64,10 @@ def stop_embedded(data_dir: Path | None = None) -> bool:
     deadline = time.monotonic() + STOP_SECONDS
     while pid_file.exists():
         if time.monotonic() > deadline:
-            raise OrioleError(f"the embedded server (pid {pid}) is still running {STOP_SECONDS} s after it was "
-                              "asked to stop; see its log in the pgdata folder")
+            raise OrioleError(
+                f"the embedded server (pid {pid}) is still running {STOP_SECONDS} s after it was "
+                "asked to stop; see its log in the pgdata folder"
+            )
         time.sleep(0.1)
     return True
 
@@ -79,18 +82,21 @@ def connect(url: str) -> db.Connection:
     try:
         info = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.Error:  # its message quotes the URL, password and all
-        raise DatabaseUnavailable("DATABASE_URL is not a PostgreSQL connection URL; expected "
-                                  "postgresql://USER:PASSWORD@HOST:PORT/DBNAME") from None
+        raise DatabaseUnavailable(
+            "DATABASE_URL is not a PostgreSQL connection URL; expected postgresql://USER:PASSWORD@HOST:PORT/DBNAME"
+        ) from None
     where = f"{info.get('host') or 'localhost'}:{info.get('port') or 5432}/{info.get('dbname') or ''}"
     try:
-        return db.connect(psycopg.conninfo.make_conninfo(
-            url, connect_timeout=info.get("connect_timeout") or CONNECT_TIMEOUT_SECONDS))
+        return db.connect(
+            psycopg.conninfo.make_conninfo(url, connect_timeout=info.get("connect_timeout") or CONNECT_TIMEOUT_SECONDS)
+        )
     except psycopg.Error as error:
         said = " ".join(str(error).split())
         if password := info.get("password"):
             said = said.replace(str(password), "***")
-        raise DatabaseUnavailable(f"cannot use the database at {where}: {said}; is it a running PostgreSQL "
-                                  "server, and is DATABASE_URL right?") from None
+        raise DatabaseUnavailable(
+            f"cannot use the database at {where}: {said}; is it a running PostgreSQL server, and is DATABASE_URL right?"
+        ) from None
 
 
 def prepare(url: str) -> Store:
@@ -111,8 +117,10 @@ def results_url(aws: bool) -> str:
         return local_url()
     url = os.environ.get("DATABASE_URL")
     if not url:
-        raise OrioleError("--aws reads the deployed database: set DATABASE_URL to it (the OrioleData stack's "
-                          "DatabaseSecretArn output holds the credentials; connect through a tunnel into its VPC)")
+        raise OrioleError(
+            "--aws reads the deployed database: set DATABASE_URL to it (the OrioleData stack's "
+            "DatabaseSecretArn output holds the credentials; connect through a tunnel into its VPC)"
+        )
     return url
 
 

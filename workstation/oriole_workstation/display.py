@@ -24,9 +24,11 @@ import re
 # bidirectional marks, embeddings, overrides and isolates, zero-width characters, the byte-order mark, tags),
 # Zl and Zp (line and paragraph separators) and Cs (lone surrogates). Listed, not looked up per character, so a
 # long text is checked at regex speed; tests/unit/test_hostile_input.py checks the list against unicodedata.
-OBEYED = ("\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
-          "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
-          "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+OBEYED = (
+    "\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
 _UNSAFE_IN_A_CELL = re.compile(f"[{OBEYED}]")
 _UNSAFE_IN_LINES = re.compile(f"(?![\t\n])[{OBEYED}]")  # a text shown whole keeps its tabs and line breaks
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -71,4 +73,4 @@ def short_maze(name: str) -> str:
 
 def shorten(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters, an ellipsis marking what was cut."""
-    return text if len(text) <= width else text[:max(width - 1, 0)] + "…"
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"

@@ -173,16 +173,33 @@ def marker_points(shape: str, x: float, y: float, size: float) -> list[tuple[flo
         return [(x, y - size * 1.25), (x + size, y), (x, y + size * 1.25), (x - size, y)]
     if shape in ("triangle", "triangle-down"):
         flip = 1 if shape == "triangle" else -1
-        return [(x, y - flip * size * 1.2), (x + size * 1.1, y + flip * size * 0.85),
-                (x - size * 1.1, y + flip * size * 0.85)]
+        return [
+            (x, y - flip * size * 1.2),
+            (x + size * 1.1, y + flip * size * 0.85),
+            (x - size * 1.1, y + flip * size * 0.85),
+        ]
     if shape == "plus":
         a, b = size * 1.1, size * 0.38
-        return [(x - b, y - a), (x + b, y - a), (x + b, y - b), (x + a, y - b), (x + a, y + b), (x + b, y + b),
-                (x + b, y + a), (x - b, y + a), (x - b, y + b), (x - a, y + b), (x - a, y - b), (x - b, y - b)]
+        return [
+            (x - b, y - a),
+            (x + b, y - a),
+            (x + b, y - b),
+            (x + a, y - b),
+            (x + a, y + b),
+            (x + b, y + b),
+            (x + b, y + a),
+            (x - b, y + a),
+            (x - b, y + b),
+            (x - a, y + b),
+            (x - a, y - b),
+            (x - b, y - b),
+        ]
     if shape == "star":
         radii = (size * 1.3, size * 0.55)
-        return [(x + radii[k % 2] * math.sin(k * math.pi / 5), y - radii[k % 2] * math.cos(k * math.pi / 5))
-                for k in range(10)]
+        return [
+            (x + radii[k % 2] * math.sin(k * math.pi / 5), y - radii[k % 2] * math.cos(k * math.pi / 5))
+            for k in range(10)
+        ]
     raise ValueError(f"unknown marker {shape}")
 
 
@@ -210,10 +227,13 @@ def to_svg(drawing: Drawing, element_id: str | None = None) -> str:
         title = f'<title id="{ident}-title">'
     else:
         head, title = '<svg xmlns="http://www.w3.org/2000/svg"', "<title>"
-    return (f'{head} {size} viewBox="0 0 {w} {h}" font-family="{FONT_FAMILY}">{title}{escape(drawing.title)}</title>'
-            + (f"<desc>{escape(drawing.caption)}</desc>" if drawing.caption else "")
-            + f'<rect width="{w}" height="{h}" fill="#ffffff"/>'
-            + "".join(_svg_shape(s) for s in drawing.shapes) + "</svg>")
+    return (
+        f'{head} {size} viewBox="0 0 {w} {h}" font-family="{FONT_FAMILY}">{title}{escape(drawing.title)}</title>'
+        + (f"<desc>{escape(drawing.caption)}</desc>" if drawing.caption else "")
+        + f'<rect width="{w}" height="{h}" fill="#ffffff"/>'
+        + "".join(_svg_shape(s) for s in drawing.shapes)
+        + "</svg>"
+    )
 
 
 def _svg_marker(m: Marker, size: float, fill: str, outline: str | None, width: float) -> str:
@@ -232,13 +252,19 @@ def _number(value: float) -> str:
 def _svg_shape(shape: object) -> str:
     n = _number
     if isinstance(shape, Line):
-        return (f'<line x1="{n(shape.x1)}" y1="{n(shape.y1)}" x2="{n(shape.x2)}" y2="{n(shape.y2)}" '
-                f'stroke="{shape.colour}" stroke-width="{n(shape.width)}"'
-                + (f' stroke-linecap="{shape.cap}"' if shape.cap != "butt" else "") + "/>")
+        return (
+            f'<line x1="{n(shape.x1)}" y1="{n(shape.y1)}" x2="{n(shape.x2)}" y2="{n(shape.y2)}" '
+            f'stroke="{shape.colour}" stroke-width="{n(shape.width)}"'
+            + (f' stroke-linecap="{shape.cap}"' if shape.cap != "butt" else "")
+            + "/>"
+        )
     if isinstance(shape, Rect):
-        return (f'<rect x="{n(shape.x)}" y="{n(shape.y)}" width="{n(shape.width)}" height="{n(shape.height)}" '
-                f'fill="{shape.fill or "none"}"'
-                + (f' stroke="{shape.stroke}" stroke-width="{n(shape.stroke_width)}"' if shape.stroke else "") + "/>")
+        return (
+            f'<rect x="{n(shape.x)}" y="{n(shape.y)}" width="{n(shape.width)}" height="{n(shape.height)}" '
+            f'fill="{shape.fill or "none"}"'
+            + (f' stroke="{shape.stroke}" stroke-width="{n(shape.stroke_width)}"' if shape.stroke else "")
+            + "/>"
+        )
     if isinstance(shape, Marker):
         return "".join(_svg_marker(shape, *layer) for layer in _marker_layers(shape))
     if isinstance(shape, Text):
@@ -249,13 +275,18 @@ def _svg_shape(shape: object) -> str:
             body = escape(shape.lines[0])
         else:
             step = f' dy="{n(shape.size * 1.2)}"'
-            body = "".join(f'<tspan x="{n(shape.x)}"{step if i else ""}>{escape(line)}</tspan>'
-                           for i, line in enumerate(shape.lines))
-        return (f'<text{role} x="{n(shape.x)}" y="{n(shape.y)}" font-size="{n(shape.size)}" fill="{shape.colour}"'
-                f"{anchor}{weight}>{body}</text>")
+            body = "".join(
+                f'<tspan x="{n(shape.x)}"{step if i else ""}>{escape(line)}</tspan>'
+                for i, line in enumerate(shape.lines)
+            )
+        return (
+            f'<text{role} x="{n(shape.x)}" y="{n(shape.y)}" font-size="{n(shape.size)}" fill="{shape.colour}"'
+            f"{anchor}{weight}>{body}</text>"
+        )
     if isinstance(shape, Group):
         inner = (f"<title>{escape(shape.tooltip)}</title>" if shape.tooltip else "") + "".join(
-            _svg_shape(s) for s in shape.shapes)
+            _svg_shape(s) for s in shape.shapes
+        )
         role = f' class="{shape.role}"' if shape.role else ""
         group = f"<g{role}>{inner}</g>"
         return f'<a href="{escape(shape.link)}">{group}</a>' if shape.link else group
@@ -309,12 +340,19 @@ class _Painter:
     def paint(self, shape: object) -> None:
         s, draw = self.scale, self.draw
         if isinstance(shape, Line):
-            draw.line(self._xy([(shape.x1, shape.y1), (shape.x2, shape.y2)]), fill=shape.colour,
-                      width=max(1, round(shape.width * s)))
+            draw.line(
+                self._xy([(shape.x1, shape.y1), (shape.x2, shape.y2)]),
+                fill=shape.colour,
+                width=max(1, round(shape.width * s)),
+            )
         elif isinstance(shape, Rect):
             box = self._xy([(shape.x, shape.y), (shape.x + shape.width, shape.y + shape.height)])
-            draw.rectangle(box, fill=shape.fill, outline=shape.stroke,
-                           width=max(1, round(shape.stroke_width * s)) if shape.stroke else 0)
+            draw.rectangle(
+                box,
+                fill=shape.fill,
+                outline=shape.stroke,
+                width=max(1, round(shape.stroke_width * s)) if shape.stroke else 0,
+            )
         elif isinstance(shape, Marker):
             for size, fill, outline, width in _marker_layers(shape):
                 pixels = max(1, round(width * s)) if outline else 0
@@ -322,14 +360,25 @@ class _Painter:
                     r, cx, cy = size * s, shape.x * s, shape.y * s
                     draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fill, outline=outline, width=pixels)
                 else:
-                    draw.polygon(self._xy(marker_points(shape.shape, shape.x, shape.y, size)), fill=fill,
-                                 outline=outline, width=pixels)
+                    draw.polygon(
+                        self._xy(marker_points(shape.shape, shape.x, shape.y, size)),
+                        fill=fill,
+                        outline=outline,
+                        width=pixels,
+                    )
         elif isinstance(shape, Text):
             font = self._font(shape.size)
             anchor = {"start": "ls", "middle": "ms", "end": "rs"}[shape.anchor]
             for i, line in enumerate(shape.lines):
-                draw.text((shape.x * s, (shape.y + i * shape.size * 1.2) * s), line, fill=shape.colour, font=font,
-                          anchor=anchor, stroke_width=0.15 * s if shape.bold else 0, stroke_fill=shape.colour)
+                draw.text(
+                    (shape.x * s, (shape.y + i * shape.size * 1.2) * s),
+                    line,
+                    fill=shape.colour,
+                    font=font,
+                    anchor=anchor,
+                    stroke_width=0.15 * s if shape.bold else 0,
+                    stroke_fill=shape.colour,
+                )
         elif isinstance(shape, Group):
             for inner in shape.shapes:
                 self.paint(inner)

@@ -26,16 +26,22 @@ from oriole_workstation.results import EXPORT_TABLES, ExportCursor, Filters, Res
 DICTIONARY = "DATA_DICTIONARY.md"
 # PostgreSQL type -> (the exported type, as the data dictionary names it; its Arrow type)
 TYPES = {
-    "int2": ("integer (32-bit)", "int32"), "int4": ("integer (32-bit)", "int32"),
-    "int8": ("integer (64-bit)", "int64"), "float4": ("float (64-bit)", "float64"),
-    "float8": ("float (64-bit)", "float64"), "numeric": ("float (64-bit)", "float64"),
-    "bool": ("boolean", "bool_"), "text": ("text", "string"), "json": ("JSON, as text", "string"),
-    "jsonb": ("JSON, as text", "string"), "timestamptz": ("timestamp (UTC)", "timestamp"),
+    "int2": ("integer (32-bit)", "int32"),
+    "int4": ("integer (32-bit)", "int32"),
+    "int8": ("integer (64-bit)", "int64"),
+    "float4": ("float (64-bit)", "float64"),
+    "float8": ("float (64-bit)", "float64"),
+    "numeric": ("float (64-bit)", "float64"),
+    "bool": ("boolean", "bool_"),
+    "text": ("text", "string"),
+    "json": ("JSON, as text", "string"),
+    "jsonb": ("JSON, as text", "string"),
+    "timestamptz": ("timestamp (UTC)", "timestamp"),
     "_text": ("list of text", "list_of_string"),
 }
 TABLES = {
     "experiments": "One row per experiment: the experiment_results view (outcome, effort, exploration, tokens, "
-                   "cost, latency, the varied configuration).",
+    "cost, latency, the varied configuration).",
     "turns": "One row per agent turn; the experiment's totals are the sums of its turns.",
     "actions": "One row per action, in step order: every move, wall hit, recall and invalid call.",
     "model_calls": "One row per model call, with what it added to the conversation and the answer.",
@@ -74,8 +80,9 @@ def _writer(output: Format) -> Callable[[ExportCursor, Path], int]:
         try:
             import pyarrow  # noqa: F401 - checked before anything is written
         except ImportError:
-            raise MissingExtra("--format parquet needs pyarrow: pip install 'oriole[analysis]' "
-                               "(or export --format jsonl or csv)") from None
+            raise MissingExtra(
+                "--format parquet needs pyarrow: pip install 'oriole[analysis]' (or export --format jsonl or csv)"
+            ) from None
         return write_parquet
     return write_jsonl if output is Format.jsonl else write_csv
 
@@ -100,9 +107,12 @@ def write_parquet(cursor: ExportCursor, path: Path) -> int:
     with pq.ParquetWriter(path, schema) as writer:
         for batch in cursor.batches():
             columns = list(zip(*batch, strict=True))
-            writer.write_table(pa.Table.from_arrays(
-                [pa.array(column, type=field.type) for column, field in zip(columns, schema, strict=True)],
-                schema=schema))
+            writer.write_table(
+                pa.Table.from_arrays(
+                    [pa.array(column, type=field.type) for column, field in zip(columns, schema, strict=True)],
+                    schema=schema,
+                )
+            )
             rows += len(batch)
     return rows
 
@@ -139,20 +149,38 @@ def write_csv(cursor: ExportCursor, path: Path) -> int:
     return rows
 
 
-def dictionary(output: Format, filters: Filters, counts: dict[str, int], types: dict[str, dict[str, str]],
-               descriptions: dict[str, dict[str, str | None]]) -> str:
+def dictionary(
+    output: Format,
+    filters: Filters,
+    counts: dict[str, int],
+    types: dict[str, dict[str, str]],
+    descriptions: dict[str, dict[str, str | None]],
+) -> str:
     """The data dictionary: each file, what a row is, and each column's type and meaning (from the database)."""
     chosen = ", ".join(f"{k} = {v}" for k, v in vars(filters).items() if v is not None) or "none"
-    lines = ["# Data dictionary", "",
-             f"Written by `oriole export --format {output.value}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
-             f"from one snapshot of the database. Filters: {chosen}.", "",
-             "Timestamps are UTC; numeric values (costs, ratios) are 64-bit floats; JSON columns hold JSON text; "
-             "lists are lists (JSON text in CSV); an empty cell or null is SQL NULL.", ""]
+    lines = [
+        "# Data dictionary",
+        "",
+        f"Written by `oriole export --format {output.value}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"from one snapshot of the database. Filters: {chosen}.",
+        "",
+        "Timestamps are UTC; numeric values (costs, ratios) are 64-bit floats; JSON columns hold JSON text; "
+        "lists are lists (JSON text in CSV); an empty cell or null is SQL NULL.",
+        "",
+    ]
     for table in EXPORT_TABLES:
-        lines += [f"## {table}.{output.value} ({counts[table]:,} rows)", "", TABLES[table], "",
-                  "| column | type | description |", "| --- | --- | --- |"]
-        lines += [f"| `{name}` | {TYPES.get(t, ('text',))[0]} | "
-                  f"{(descriptions[table].get(name) or '').replace('|', chr(92) + '|')} |"
-                  for name, t in types[table].items()]
+        lines += [
+            f"## {table}.{output.value} ({counts[table]:,} rows)",
+            "",
+            TABLES[table],
+            "",
+            "| column | type | description |",
+            "| --- | --- | --- |",
+        ]
+        lines += [
+            f"| `{name}` | {TYPES.get(t, ('text',))[0]} | "
+            f"{(descriptions[table].get(name) or '').replace('|', chr(92) + '|')} |"
+            for name, t in types[table].items()
+        ]
         lines.append("")
     return "\n".join(lines)

@@ -38,8 +38,9 @@ def read_text(path: Path, limit: int, error: type[OrioleError], advice: str = ""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise error(f"{path} is not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start}); save it as "
-                    "UTF-8") from None
+        raise error(
+            f"{path} is not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start}); save it as UTF-8"
+        ) from None
 
 
 def write_text(path: Path, text: str, error: type[OrioleError]) -> None:

@@ -25,10 +25,29 @@ from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentSummary
 
-RESULT_KEYS = ("experiment_id", "status", "ending", "goal_found", "actions", "turns", "moves", "failed_moves",
-               "shortest_path_length", "path_efficiency", "failure_reason", "maze", "llm_provider", "model_name",
-               "goal_first_seen_step", "goal_reached_step", "input_tokens", "output_tokens", "cost_usd",
-               "duration_seconds", "execution_arns")
+RESULT_KEYS = (
+    "experiment_id",
+    "status",
+    "ending",
+    "goal_found",
+    "actions",
+    "turns",
+    "moves",
+    "failed_moves",
+    "shortest_path_length",
+    "path_efficiency",
+    "failure_reason",
+    "maze",
+    "llm_provider",
+    "model_name",
+    "goal_first_seen_step",
+    "goal_reached_step",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "duration_seconds",
+    "execution_arns",
+)
 
 
 def current_execution(sfn, execution_arn: str) -> dict:
@@ -38,8 +57,9 @@ def current_execution(sfn, execution_arn: str) -> dict:
     while True:
         execution = sfn.describe_execution(executionArn=execution_arn)
         output = json.loads(execution.get("output") or "null")
-        successor = (output.get("continuation") or {}).get("successorExecutionArn") \
-            if isinstance(output, dict) else None
+        successor = (
+            (output.get("continuation") or {}).get("successorExecutionArn") if isinstance(output, dict) else None
+        )
         if execution["status"] != "SUCCEEDED" or not successor:
             return execution
         execution_arn = successor
@@ -65,9 +85,18 @@ class RunResult:
         error payload with its stack trace."""
         if self.summary is None:
             caught = CaughtError(Error=self.execution.get("error"), Cause=self.execution.get("cause"))
-            return {"experiment_id": None, "status": "rejected", "ending": None, "goal_found": False, "actions": 0,
-                    "turns": 0, "shortest_path_length": None, "path_efficiency": None,
-                    "failure_reason": failure_reason(caught), "execution_arn": self.execution_arn}
+            return {
+                "experiment_id": None,
+                "status": "rejected",
+                "ending": None,
+                "goal_found": False,
+                "actions": 0,
+                "turns": 0,
+                "shortest_path_length": None,
+                "path_efficiency": None,
+                "failure_reason": failure_reason(caught),
+                "execution_arn": self.execution_arn,
+            }
         summary = asdict(self.summary)
         return {k: summary[k] for k in RESULT_KEYS}
 
@@ -75,22 +104,30 @@ class RunResult:
 class Launcher:
     """Starts executions of one state machine and follows their experiments to the end."""
 
-    def __init__(self, sfn, state_machine_arn: str, *, poll_seconds: float,
-                 report_status_change: Callable[[dict], object] | None = None):
+    def __init__(
+        self,
+        sfn,
+        state_machine_arn: str,
+        *,
+        poll_seconds: float,
+        report_status_change: Callable[[dict], object] | None = None,
+    ):
         self.sfn = sfn
         self.state_machine_arn = state_machine_arn
         self.poll_seconds = poll_seconds
         self.report_status_change = report_status_change
 
     def start(self, execution_input: dict, name: str | None = None) -> str:
-        return self.sfn.start_execution(stateMachineArn=self.state_machine_arn, name=name or execution_name(),
-                                        input=json.dumps(execution_input))["executionArn"]
+        return self.sfn.start_execution(
+            stateMachineArn=self.state_machine_arn, name=name or execution_name(), input=json.dumps(execution_input)
+        )["executionArn"]
 
     def describe(self, execution_arn: str) -> dict:
         return self.sfn.describe_execution(executionArn=execution_arn)
 
-    def follow(self, execution_arn: str, results: Results,
-               on_progress: Callable[[ExperimentSummary], None] | None = None) -> RunResult:
+    def follow(
+        self, execution_arn: str, results: Results, on_progress: Callable[[ExperimentSummary], None] | None = None
+    ) -> RunResult:
         """Follow an execution and its successors until the experiment is closed and its last execution has
         ended (or the start was rejected). ``on_progress`` sees the experiment's summary at every poll and
         may raise to stop following."""
@@ -108,8 +145,9 @@ class Launcher:
                     return RunResult(execution_arn, *ended)
             time.sleep(self.poll_seconds)
 
-    def _ended(self, experiment_id: int, results: Results, on_progress: Callable[[ExperimentSummary], None] | None
-               ) -> tuple[dict[str, Any], ExperimentSummary] | None:
+    def _ended(
+        self, experiment_id: int, results: Results, on_progress: Callable[[ExperimentSummary], None] | None
+    ) -> tuple[dict[str, Any], ExperimentSummary] | None:
         """The last execution and the summary once the experiment is over; None while it goes on.
 
         A SUCCEEDED execution of an open experiment has handed over to a successor: that is not an end.

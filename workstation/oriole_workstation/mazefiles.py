@@ -28,8 +28,7 @@ class MazeFileError(OrioleError):
     """A maze file that cannot be imported; the message says what is wrong with it."""
 
 
-def read(path: Path, name: str | None = None, start: Position | None = None,
-         goal: Position | None = None) -> MazeEntry:
+def read(path: Path, name: str | None = None, start: Position | None = None, goal: Position | None = None) -> MazeEntry:
     """The maze a file describes, validated, as an entry to store (the database numbers it)."""
     data = _text(path)
     if data.lstrip().startswith("{"):
@@ -38,9 +37,11 @@ def read(path: Path, name: str | None = None, start: Position | None = None,
         grid, found_start, found_goal, file_name = _from_text(path, data)
     maze_name = name or file_name or path.stem
     if not NAME.match(maze_name) or maze_name.isdigit() or SEEDED_NAME.match(maze_name):
-        raise MazeFileError(f"maze name {maze_name!r} must be 1-64 letters, digits, '.', '_' or '-', not all digits "
-                            "(that reads as an id) and not of the seeded form FAMILY-SIZE@SEED; choose one with "
-                            "--name")
+        raise MazeFileError(
+            f"maze name {maze_name!r} must be 1-64 letters, digits, '.', '_' or '-', not all digits "
+            "(that reads as an id) and not of the seeded form FAMILY-SIZE@SEED; choose one with "
+            "--name"
+        )
     return _entry(path, maze_name, grid, start or found_start, goal or found_goal)
 
 
@@ -61,8 +62,12 @@ def _from_json(path: Path, text: str) -> tuple[list[list[int]], Position | None,
     if any(type(cell) is not int or cell not in (EMPTY, WALL, GOAL) for row in grid for cell in row):
         raise MazeFileError(f"{path}: cells must be 0 (open), 1 (wall) or 2 (goal)")
     name = data.get("name")
-    return grid, _position(data.get("start"), "start"), _position(data.get("goal"), "goal"), \
-        name if isinstance(name, str) else None
+    return (
+        grid,
+        _position(data.get("start"), "start"),
+        _position(data.get("goal"), "goal"),
+        name if isinstance(name, str) else None,
+    )
 
 
 def _position(value: object, what: str) -> Position | None:
@@ -86,8 +91,7 @@ def _from_text(path: Path, text: str) -> tuple[list[list[int]], Position | None,
     return [[TEXT_CELLS[char] for char in line] for line in lines], (starts[0] if starts else None), None, None
 
 
-def _entry(path: Path, name: str, grid: list[list[int]], start: Position | None,
-           goal: Position | None) -> MazeEntry:
+def _entry(path: Path, name: str, grid: list[list[int]], start: Position | None, goal: Position | None) -> MazeEntry:
     height, width = len(grid), len(grid[0]) if grid else 0
     if not height or any(len(row) != width for row in grid):
         raise MazeFileError(f"{path}: the grid is not a rectangle (every row must have the same length)")

@@ -12,12 +12,25 @@ from oriole.core.progress import (
 )
 from oriole.statuses import Ending
 
-ENDINGS: dict[str | None, str] = {Ending.SUCCESS: "success", Ending.AGENT: "no success", Ending.ERROR: "error",
-                                  None: "running"}
-_REASONS = ((MAX_MOVES_REASON_PREFIX, "out of moves"), (MAX_DURATION_REASON_PREFIX, "out of time"),
-            (STALL_REASON_PREFIX, "stalled"), (GAVE_UP_REASON_PREFIX, "gave up"))
-_STATUSES = {"succeeded": "goal found", "timed_out": "out of time", "failed": "failed", "aborted": "aborted",
-             "running": "running"}
+ENDINGS: dict[str | None, str] = {
+    Ending.SUCCESS: "success",
+    Ending.AGENT: "no success",
+    Ending.ERROR: "error",
+    None: "running",
+}
+_REASONS = (
+    (MAX_MOVES_REASON_PREFIX, "out of moves"),
+    (MAX_DURATION_REASON_PREFIX, "out of time"),
+    (STALL_REASON_PREFIX, "stalled"),
+    (GAVE_UP_REASON_PREFIX, "gave up"),
+)
+_STATUSES = {
+    "succeeded": "goal found",
+    "timed_out": "out of time",
+    "failed": "failed",
+    "aborted": "aborted",
+    "running": "running",
+}
 
 
 def ending_text(ending: str | None) -> str:

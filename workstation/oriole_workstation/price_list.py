@@ -89,18 +89,26 @@ def parameters() -> dict[str, str]:
 def listed(stored: dict[str, dict], where: str) -> list[tuple[str, prices.Price]]:
     """Every known price, model by model: the ``stored`` ones (``where``: the local prices file or Parameter
     Store), then the shipped list prices of the models not stored."""
-    rows = [(model, prices.Price(value["inputPerMTok"], value["outputPerMTok"], where))
-            for model, value in sorted(stored.items())]
-    rows += [(model, found) for model in sorted(prices.LIST_PRICES)
-             if model not in stored and (found := prices.list_price(model)) is not None]
+    rows = [
+        (model, prices.Price(value["inputPerMTok"], value["outputPerMTok"], where))
+        for model, value in sorted(stored.items())
+    ]
+    rows += [
+        (model, found)
+        for model in sorted(prices.LIST_PRICES)
+        if model not in stored and (found := prices.list_price(model)) is not None
+    ]
     return rows
 
 
 def aws_prices(ssm) -> dict[str, dict]:
     """The pricing entries in Parameter Store, by the model part of their name (``qwen2.5-7b``), each checked."""
     pages = ssm.get_paginator("get_parameters_by_path").paginate(Path=catalog.PRICING_PATH, Recursive=False)
-    return {p["Name"].rsplit("/", 1)[-1]: checked(p["Name"].rsplit("/", 1)[-1], p["Value"])
-            for page in pages for p in page["Parameters"]}
+    return {
+        p["Name"].rsplit("/", 1)[-1]: checked(p["Name"].rsplit("/", 1)[-1], p["Value"])
+        for page in pages
+        for p in page["Parameters"]
+    }
 
 
 def put_aws(ssm, model: str, input_per_mtok: float, output_per_mtok: float) -> str:

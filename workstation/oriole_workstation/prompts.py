@@ -31,22 +31,28 @@ def check(version: str, text: str) -> None:
     """Refuse what Parameter Store or an experiment could not use, with the reason; a version that is all
     digits would read as an id."""
     if not VERSION_PATTERN.match(version) or version.isdigit():
-        raise PromptRejected(f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-', and not "
-                             "all digits")
+        raise PromptRejected(
+            f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-', and not all digits"
+        )
     if not text.strip():
         raise PromptRejected("the prompt file is empty")
     if problem := unstorable(text):
         raise PromptRejected(f"the prompt {problem}")
     if len(text.encode()) > MAX_PROMPT_BYTES:
-        raise PromptRejected(f"the prompt is {len(text.encode())} bytes; Parameter Store holds at most "
-                             f"{MAX_PROMPT_BYTES}")
+        raise PromptRejected(
+            f"the prompt is {len(text.encode())} bytes; Parameter Store holds at most {MAX_PROMPT_BYTES}"
+        )
 
 
 def read_text(path: Path) -> str:
     """A prompt file's text; a file that cannot be read, is not a regular file, is far too large or is not UTF-8
     is a ``PromptRejected`` naming it (``oriole_workstation.files``)."""
-    return files.read_text(path, MAX_PROMPT_BYTES, PromptRejected,
-                           f"a prompt holds at most {MAX_PROMPT_BYTES:,} bytes (Parameter Store's limit)")
+    return files.read_text(
+        path,
+        MAX_PROMPT_BYTES,
+        PromptRejected,
+        f"a prompt holds at most {MAX_PROMPT_BYTES:,} bytes (Parameter Store's limit)",
+    )
 
 
 def local_prompts() -> dict[str, str]:
@@ -63,8 +69,10 @@ def _taken(version: str, text: str, stored: str | None) -> bool:
         return False
     if stored == text:
         return True
-    raise PromptRejected(f"prompt version {version} is taken (stored with another text, sha256 "
-                         f"{catalog.prompt_hash(stored)[:16]}): put this text under a new version")
+    raise PromptRejected(
+        f"prompt version {version} is taken (stored with another text, sha256 "
+        f"{catalog.prompt_hash(stored)[:16]}): put this text under a new version"
+    )
 
 
 def put_local(version: str, text: str) -> bool:
@@ -80,9 +88,11 @@ def put_local(version: str, text: str) -> bool:
 
 def aws_prompts(ssm) -> dict[str, str]:
     paginator = ssm.get_paginator("get_parameters_by_path")
-    return {p["Name"].rsplit("/", 1)[-1]: p["Value"]
-            for page in paginator.paginate(Path=catalog.PROMPTS_PATH, Recursive=False)
-            for p in page["Parameters"]}
+    return {
+        p["Name"].rsplit("/", 1)[-1]: p["Value"]
+        for page in paginator.paginate(Path=catalog.PROMPTS_PATH, Recursive=False)
+        for p in page["Parameters"]
+    }
 
 
 def put_aws(ssm, version: str, text: str) -> bool:

@@ -31,8 +31,10 @@ WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
 GOAL_FILL, START_FILL = "#b45309", "#15803d"  # dark enough for a white letter, apart in grey
 PATH_FIRST, PATH_LAST = (37, 99, 235), (219, 39, 119)  # the path fades from blue (first move) to pink (last)
 BUMP, SIGHT, INK = "#dc2626", "#f59e0b", "#111827"
-LEGEND = ("path: blue first, pink last · x: move into a wall · orange ring: where the goal was first seen · "
-          "square: the agent · pale: never seen")
+LEGEND = (
+    "path: blue first, pink last · x: move into a wall · orange ring: where the goal was first seen · "
+    "square: the agent · pale: never seen"
+)
 HEADER = (("title", 14, INK), ("outcome", 12, "#4b5563"), ("legend", 11, "#6b7280"))  # kind, font px, colour
 MIN_WIDTH_PX = 480  # room for the header above a small maze
 MAX_TILE_PX = 80  # a 7x7 maze is drawn 560 px wide, not as a thumbnail
@@ -90,23 +92,40 @@ class Run:
         """From ``Results.experiment_run``: the experiment row with its maze, actions and model text (and the
         conversation pane's HTML, when the transcript could be rebuilt)."""
         maze = Maze.from_rows(record.grid, (record.start_x, record.start_y), (record.goal_x, record.goal_y))
-        steps = tuple(Step(a["step"], a["turn"], a["action"], _position(a["from"]), _position(a["to"]),
-                           a["success"], _shown(a["error"]), _shown(a["reasoning"]),
-                           tuple((x, y) for x, y, _ in a["tiles_seen"]))
-                      for a in record.actions)
-        outcome = {ExperimentStatus.SUCCEEDED: "goal found",
-                   ExperimentStatus.TIMED_OUT: "timed out"}.get(ExperimentStatus(record.status), record.status)
+        steps = tuple(
+            Step(
+                a["step"],
+                a["turn"],
+                a["action"],
+                _position(a["from"]),
+                _position(a["to"]),
+                a["success"],
+                _shown(a["error"]),
+                _shown(a["reasoning"]),
+                tuple((x, y) for x, y, _ in a["tiles_seen"]),
+            )
+            for a in record.actions
+        )
+        outcome = {ExperimentStatus.SUCCEEDED: "goal found", ExperimentStatus.TIMED_OUT: "timed out"}.get(
+            ExperimentStatus(record.status), record.status
+        )
         outcome += f" after {len(steps)} actions"
         if record.status == ExperimentStatus.SUCCEEDED and steps:
             moves = sum(s.action.startswith("move_") for s in steps)
             outcome += f", path efficiency {record.shortest_path_length / moves:.3f}"
         if record.failure_reason:
             outcome += f" ({record.failure_reason})"
-        title = (f"experiment {record.experiment_id}: {record.llm_provider}/{record.model_name} "
-                 f"(prompt {record.prompt_version}) on {record.maze}")
+        title = (
+            f"experiment {record.experiment_id}: {record.llm_provider}/{record.model_name} "
+            f"(prompt {record.prompt_version}) on {record.maze}"
+        )
         return cls(  # the one-line texts with control characters written out: SVG (XML) cannot hold them
-            experiment_id=record.experiment_id, title=terminal_safe(title), outcome=terminal_safe(outcome),
-            maze=maze, steps=steps, goal_first_seen_step=record.goal_first_seen_step,
+            experiment_id=record.experiment_id,
+            title=terminal_safe(title),
+            outcome=terminal_safe(outcome),
+            maze=maze,
+            steps=steps,
+            goal_first_seen_step=record.goal_first_seen_step,
             start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record.vision_range or 0)),
             model_text={int(turn): terminal_safe(text, lines=True) for turn, text in record.model_text.items()},
             conversation=conversation,
@@ -241,25 +260,33 @@ def svg(run: Run, interactive: bool = False) -> str:
     """
     maze, at = run.maze, layout(run)
     first_seen = run.first_seen()
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{at.width}" height="{at.height}" '
-             f'viewBox="0 0 {at.width} {at.height}" font-family="sans-serif">',
-             f"<title>{html.escape(run.title)}</title>",
-             f'<rect width="{at.width}" height="{at.height}" fill="#ffffff"/>']
-    parts += [f'<text class="{kind}" x="6" y="{y:.1f}" font-size="{size}" fill="{colour}">{html.escape(line)}</text>'
-              for kind, y, size, colour, line in at.header]
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{at.width}" height="{at.height}" '
+        f'viewBox="0 0 {at.width} {at.height}" font-family="sans-serif">',
+        f"<title>{html.escape(run.title)}</title>",
+        f'<rect width="{at.width}" height="{at.height}" fill="#ffffff"/>',
+    ]
+    parts += [
+        f'<text class="{kind}" x="6" y="{y:.1f}" font-size="{size}" fill="{colour}">{html.escape(line)}</text>'
+        for kind, y, size, colour, line in at.header
+    ]
     parts.append('<g class="tiles" shape-rendering="crispEdges">')
     all_tiles = {(x, y) for y in range(maze.height) for x in range(maze.width)}
     for y, x0, length, fill in _row_runs(maze, all_tiles if interactive else first_seen):
-        parts.append(f'<rect x="{x0 * at.cell}" y="{at.top + y * at.cell}" width="{length * at.cell}" '
-                     f'height="{at.cell}" fill="{fill}"/>')
+        parts.append(
+            f'<rect x="{x0 * at.cell}" y="{at.top + y * at.cell}" width="{length * at.cell}" '
+            f'height="{at.cell}" fill="{fill}"/>'
+        )
     parts.append("</g>")
     if interactive:
         parts.append('<g class="fog" shape-rendering="crispEdges">')
         for pos in sorted(all_tiles - run.start_seen, key=lambda p: (p[1], p[0])):
             wall = maze.cell(pos) == WALL
             x, y = at.tile(pos)
-            parts.append(f'<rect x="{x}" y="{y}" width="{at.cell}" height="{at.cell}" '
-                         f'fill="{WALL_UNSEEN if wall else OPEN_UNSEEN}" data-seen="{first_seen.get(pos, -1)}"/>')
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{at.cell}" height="{at.cell}" '
+                f'fill="{WALL_UNSEEN if wall else OPEN_UNSEEN}" data-seen="{first_seen.get(pos, -1)}"/>'
+            )
         parts.append("</g>")
     parts += _svg_marks(run, at, interactive)
     parts.append("</svg>")
@@ -278,43 +305,54 @@ def _svg_marks(run: Run, at: Layout, interactive: bool) -> list[str]:
         for n, (start, end) in enumerate(itertools.pairwise(points), 1):
             if start != end:
                 (x1, y1), (x2, y2) = at.centre(start), at.centre(end)
-                parts.append(f'<line data-step="{n}" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-                             f'stroke="{_ramp((n - 1) / max(1, len(points) - 2))}" {style}/>')
+                parts.append(
+                    f'<line data-step="{n}" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                    f'stroke="{_ramp((n - 1) / max(1, len(points) - 2))}" {style}/>'
+                )
         parts.append("</g>")
     else:
         for first, last, colour in _path_chunks(points):
-            coords = " ".join("{:.1f},{:.1f}".format(*at.centre(p)) for p in points[first:last + 1])
-            parts.append(f'<polyline class="path" data-steps="{first + 1}-{last}" stroke="{colour}" {style} '
-                         f'points="{coords}"/>')
+            coords = " ".join("{:.1f},{:.1f}".format(*at.centre(p)) for p in points[first : last + 1])
+            parts.append(
+                f'<polyline class="path" data-steps="{first + 1}-{last}" stroke="{colour}" {style} points="{coords}"/>'
+            )
     for step in run.steps:
         if step.bumped:
             (bx, by), r = _bump_mark(step, at)
-            parts.append(f'<path class="bump" data-step="{step.number}" stroke="{BUMP}" '
-                         f'stroke-width="{max(1.5, cell * 0.08):.1f}" '
-                         f'd="M{bx - r:.1f},{by - r:.1f}L{bx + r:.1f},{by + r:.1f}'
-                         f'M{bx - r:.1f},{by + r:.1f}L{bx + r:.1f},{by - r:.1f}"/>')
+            parts.append(
+                f'<path class="bump" data-step="{step.number}" stroke="{BUMP}" '
+                f'stroke-width="{max(1.5, cell * 0.08):.1f}" '
+                f'd="M{bx - r:.1f},{by - r:.1f}L{bx + r:.1f},{by + r:.1f}'
+                f'M{bx - r:.1f},{by + r:.1f}L{bx + r:.1f},{by - r:.1f}"/>'
+            )
     sight = run.sight_position()
     if sight is not None:
         (sx, sy), (gx, gy) = at.centre(sight), at.centre(maze.goal)
-        parts.append(f'<g class="goal-first-seen" data-step="{run.goal_first_seen_step}">'
-                     f'<line x1="{sx:.1f}" y1="{sy:.1f}" x2="{gx:.1f}" y2="{gy:.1f}" stroke="{SIGHT}" '
-                     f'stroke-width="{max(1.0, cell * 0.08):.1f}" stroke-dasharray="{cell * 0.25:.1f}"/>'
-                     f'<circle cx="{sx:.1f}" cy="{sy:.1f}" r="{cell * 0.42:.1f}" fill="none" stroke="{SIGHT}" '
-                     f'stroke-width="{max(1.5, cell * 0.12):.1f}"/></g>')
+        parts.append(
+            f'<g class="goal-first-seen" data-step="{run.goal_first_seen_step}">'
+            f'<line x1="{sx:.1f}" y1="{sy:.1f}" x2="{gx:.1f}" y2="{gy:.1f}" stroke="{SIGHT}" '
+            f'stroke-width="{max(1.0, cell * 0.08):.1f}" stroke-dasharray="{cell * 0.25:.1f}"/>'
+            f'<circle cx="{sx:.1f}" cy="{sy:.1f}" r="{cell * 0.42:.1f}" fill="none" stroke="{SIGHT}" '
+            f'stroke-width="{max(1.5, cell * 0.12):.1f}"/></g>'
+        )
     for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
         x, y, side = _badge(at, pos)
         cx, cy = at.centre(pos)
-        parts.append(f'<g class="{"start" if label == "S" else "goal"}"><rect x="{x:.1f}" y="{y:.1f}" '
-                     f'width="{side:.1f}" height="{side:.1f}" rx="{side / 5:.1f}" fill="{fill}" stroke="#ffffff" '
-                     f'stroke-width="{max(1.0, cell * 0.04):.1f}"/><text x="{cx:.1f}" y="{cy:.1f}" '
-                     f'font-size="{side * 0.7:.1f}" font-weight="bold" text-anchor="middle" '
-                     f'dominant-baseline="central" fill="#ffffff">{label}</text></g>')
+        parts.append(
+            f'<g class="{"start" if label == "S" else "goal"}"><rect x="{x:.1f}" y="{y:.1f}" '
+            f'width="{side:.1f}" height="{side:.1f}" rx="{side / 5:.1f}" fill="{fill}" stroke="#ffffff" '
+            f'stroke-width="{max(1.0, cell * 0.04):.1f}"/><text x="{cx:.1f}" y="{cy:.1f}" '
+            f'font-size="{side * 0.7:.1f}" font-weight="bold" text-anchor="middle" '
+            f'dominant-baseline="central" fill="#ffffff">{label}</text></g>'
+        )
     x, y, side, width = _frame(at, points[-1])
-    parts.append(f'<g id="agent" transform="translate(0,0)">'
-                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
-                 f'stroke="#ffffff" stroke-width="{width * 2:.1f}"/>'
-                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
-                 f'stroke="{INK}" stroke-width="{width:.1f}"/></g>')
+    parts.append(
+        f'<g id="agent" transform="translate(0,0)">'
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
+        f'stroke="#ffffff" stroke-width="{width * 2:.1f}"/>'
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
+        f'stroke="{INK}" stroke-width="{width:.1f}"/></g>'
+    )
     return parts
 
 
@@ -336,15 +374,18 @@ def _paint(run: Run, upto: int | None, at: Layout):
         draw.text((6, y), text, fill=colour, font=ImageFont.load_default(size), anchor="ls")
     seen = {pos for pos, step in run.first_seen().items() if step <= upto}
     for y, x0, length, fill in _row_runs(maze, seen):
-        draw.rectangle((x0 * cell, at.top + y * cell, (x0 + length) * cell - 1, at.top + (y + 1) * cell - 1),
-                       fill=fill)
+        draw.rectangle((x0 * cell, at.top + y * cell, (x0 + length) * cell - 1, at.top + (y + 1) * cell - 1), fill=fill)
     points = run.positions(upto)
     line = max(2, round(cell * 0.18))
     all_points = run.positions()
     for first, last, colour in _path_chunks(all_points):
         if first < len(points) - 1:
-            draw.line([at.centre(p) for p in points[first:min(last, len(points) - 1) + 1]], fill=colour, width=line,
-                      joint="curve")
+            draw.line(
+                [at.centre(p) for p in points[first : min(last, len(points) - 1) + 1]],
+                fill=colour,
+                width=line,
+                joint="curve",
+            )
     for step in run.steps[:upto]:
         if step.bumped:
             (bx, by), r = _bump_mark(step, at)
@@ -358,15 +399,31 @@ def _paint(run: Run, upto: int | None, at: Layout):
         draw.ellipse((sx - r, sy - r, sx + r, sy + r), outline=SIGHT, width=max(2, round(cell * 0.12)))
     for pos, fill, label in ((maze.start, START_FILL, "S"), (maze.goal, GOAL_FILL, "G")):
         x, y, side = _badge(at, pos)
-        draw.rounded_rectangle((x, y, x + side, y + side), radius=max(1, side / 5), fill=fill, outline="#ffffff",
-                               width=max(1, round(cell * 0.04)))
-        draw.text(at.centre(pos), label, fill="#ffffff", anchor="mm", font=ImageFont.load_default(side * 0.7),
-                  stroke_width=max(0, side * 0.02), stroke_fill="#ffffff")
+        draw.rounded_rectangle(
+            (x, y, x + side, y + side),
+            radius=max(1, side / 5),
+            fill=fill,
+            outline="#ffffff",
+            width=max(1, round(cell * 0.04)),
+        )
+        draw.text(
+            at.centre(pos),
+            label,
+            fill="#ffffff",
+            anchor="mm",
+            font=ImageFont.load_default(side * 0.7),
+            stroke_width=max(0, side * 0.02),
+            stroke_fill="#ffffff",
+        )
     x, y, side, width = _frame(at, points[-1])
-    draw.rectangle((x - width, y - width, x + side + width, y + side + width), outline="#ffffff",
-                   width=max(1, round(width * 2)))
-    draw.rectangle((x - width / 2, y - width / 2, x + side + width / 2, y + side + width / 2), outline=INK,
-                   width=max(1, round(width)))
+    draw.rectangle(
+        (x - width, y - width, x + side + width, y + side + width), outline="#ffffff", width=max(1, round(width * 2))
+    )
+    draw.rectangle(
+        (x - width / 2, y - width / 2, x + side + width / 2, y + side + width / 2),
+        outline=INK,
+        width=max(1, round(width)),
+    )
     return image
 
 
@@ -392,8 +449,14 @@ def gif(run: Run) -> bytes:
     shown = frame_steps(len(run.steps))
     frames = [_paint(run, k, at).convert("P", palette=Image.Palette.ADAPTIVE, colors=64) for k in shown]
     buffer = io.BytesIO()
-    frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], loop=0,
-                   duration=[90] * (len(frames) - 1) + [2500])
+    frames[0].save(
+        buffer,
+        format="GIF",
+        save_all=True,
+        append_images=frames[1:],
+        loop=0,
+        duration=[90] * (len(frames) - 1) + [2500],
+    )
     return buffer.getvalue()
 
 
@@ -410,8 +473,19 @@ def replay_data(run: Run) -> dict:
     at = layout(run)
     return {
         "centres": [[round(c, 1) for c in at.centre(p)] for p in run.positions()],
-        "steps": [{"n": s.number, "turn": s.turn, "action": s.action, "from": s.start, "to": s.end,
-                   "success": s.success, "error": s.error, "reasoning": s.reasoning} for s in run.steps],
+        "steps": [
+            {
+                "n": s.number,
+                "turn": s.turn,
+                "action": s.action,
+                "from": s.start,
+                "to": s.end,
+                "success": s.success,
+                "error": s.error,
+                "reasoning": s.reasoning,
+            }
+            for s in run.steps
+        ],
         "modelText": {str(turn): text for turn, text in run.model_text.items()},
     }
 
@@ -422,12 +496,20 @@ def replay_html(run: Run) -> str:
     the current step is opened and outlined."""
     from oriole_workstation.transcript import CONVERSATION_CSS
 
-    conversation = ('<section id="conversation" aria-label="conversation"><h2>conversation</h2>\n'
-                    f"{run.conversation}\n</section>") if run.conversation else \
-        '<section id="conversation" aria-label="conversation" hidden></section>'
-    values = {"title": html.escape(run.title), "outcome": html.escape(run.outcome), "buttons": _BUTTONS,
-              "svg": svg(run, interactive=True), "data": _json_for_script(replay_data(run)),
-              "conversation": conversation, "css": CONVERSATION_CSS}
+    conversation = (
+        (f'<section id="conversation" aria-label="conversation"><h2>conversation</h2>\n{run.conversation}\n</section>')
+        if run.conversation
+        else '<section id="conversation" aria-label="conversation" hidden></section>'
+    )
+    values = {
+        "title": html.escape(run.title),
+        "outcome": html.escape(run.outcome),
+        "buttons": _BUTTONS,
+        "svg": svg(run, interactive=True),
+        "data": _json_for_script(replay_data(run)),
+        "conversation": conversation,
+        "css": CONVERSATION_CSS,
+    }
     # one pass, so text put in is never searched for placeholders again
     return re.sub(r"\{(title|outcome|buttons|svg|data|conversation|css)\}", lambda match: values[match[1]], _HTML)
 
@@ -445,15 +527,22 @@ _ICONS = {
 
 
 def _icon(name: str) -> str:
-    return (f'<svg id="icon-{name}" viewBox="0 0 16 16" width="16" height="16" fill="currentColor" '
-            f'aria-hidden="true">{_ICONS[name]}</svg>')
+    return (
+        f'<svg id="icon-{name}" viewBox="0 0 16 16" width="16" height="16" fill="currentColor" '
+        f'aria-hidden="true">{_ICONS[name]}</svg>'
+    )
 
 
 _BUTTONS = "\n".join(
     f'  <button id="{name}" type="button" title="{tip}" aria-label="{tip}">{icons}</button>'
-    for name, tip, icons in (("first", "start (Home)", _icon("first")), ("prev", "previous step (Left)", _icon("prev")),
-                             ("play", "play or pause (Space)", _icon("play") + _icon("pause")),
-                             ("next", "next step (Right)", _icon("next")), ("last", "end (End)", _icon("last"))))
+    for name, tip, icons in (
+        ("first", "start (Home)", _icon("first")),
+        ("prev", "previous step (Left)", _icon("prev")),
+        ("play", "play or pause (Space)", _icon("play") + _icon("pause")),
+        ("next", "next step (Right)", _icon("next")),
+        ("last", "end (End)", _icon("last")),
+    )
+)
 
 _HTML = """<!DOCTYPE html>
 <html lang="en">

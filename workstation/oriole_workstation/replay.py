@@ -24,8 +24,20 @@ _ACTIONS = """SELECT turn_number, step_number, action_type, tool_name, arguments
 _ENDING = """SELECT status, failure_reason, goal_found, goal_reached_step, action_count, turn_count
                FROM experiments WHERE id = %s"""
 _CALL_FIELDS = ("kind", "request_messages", "request", "response")
-_ACTION_FIELDS = ("action_type", "tool_name", "arguments", "reasoning", "from_x", "from_y", "to_x", "to_y",
-                  "success", "error", "tiles_seen", "goal_visible")
+_ACTION_FIELDS = (
+    "action_type",
+    "tool_name",
+    "arguments",
+    "reasoning",
+    "from_x",
+    "from_y",
+    "to_x",
+    "to_y",
+    "success",
+    "error",
+    "tiles_seen",
+    "goal_visible",
+)
 
 
 @dataclass(frozen=True)
@@ -39,8 +51,10 @@ class Stored:
 
     @classmethod
     def load(cls, conn, experiment_id: int) -> Stored:
-        return cls(conn.execute(_ENDING, (experiment_id,)).fetchone(),
-                   *(conn.execute(query, (experiment_id,)).fetchall() for query in (_TURNS, _CALLS, _ACTIONS)))
+        return cls(
+            conn.execute(_ENDING, (experiment_id,)).fetchone(),
+            *(conn.execute(query, (experiment_id,)).fetchall() for query in (_TURNS, _CALLS, _ACTIONS)),
+        )
 
     def of_turn(self, rows: list[dict], number: int) -> list[dict]:
         return [row for row in rows if row["turn_number"] == number]
@@ -59,8 +73,14 @@ class Comparison:
         return self.first_difference is None
 
     def as_json(self) -> dict:
-        return {"experiment_id": self.experiment_id, "replay_id": self.replay_id, "identical": self.identical,
-                "turns": self.turns, "actions": self.actions, "first_difference": self.first_difference}
+        return {
+            "experiment_id": self.experiment_id,
+            "replay_id": self.replay_id,
+            "identical": self.identical,
+            "turns": self.turns,
+            "actions": self.actions,
+            "first_difference": self.first_difference,
+        }
 
 
 def compare(original: Stored, replayed: Stored, experiment_id: int, replay_id: int | None) -> Comparison:
@@ -85,22 +105,27 @@ def _first_difference(original: Stored, replayed: Stored) -> dict | None:
         expected, got = original.of_turn(original.turns, number), replayed.of_turn(replayed.turns, number)
         step = (expected or got)[0]["first_step"] - 1
         if not expected or not got:  # one played a turn the other did not
-            return _difference(number, step, "turn", _turn_summary(expected, original),
-                               _turn_summary(got, replayed))
-        if found := (_calls_difference(number, step, original.of_turn(original.calls, number),
-                                       replayed.of_turn(replayed.calls, number))
-                     or _actions_difference(number, original.of_turn(original.actions, number),
-                                            replayed.of_turn(replayed.actions, number))):
+            return _difference(number, step, "turn", _turn_summary(expected, original), _turn_summary(got, replayed))
+        if found := (
+            _calls_difference(
+                number, step, original.of_turn(original.calls, number), replayed.of_turn(replayed.calls, number)
+            )
+            or _actions_difference(
+                number, original.of_turn(original.actions, number), replayed.of_turn(replayed.actions, number)
+            )
+        ):
             return found
         for field in ("end_reason", "closing_messages"):
             if expected[0][field] != got[0][field]:
-                return _difference(number, step + expected[0]["action_count"], f"turn {field}", expected[0][field],
-                                   got[0][field])
+                return _difference(
+                    number, step + expected[0]["action_count"], f"turn {field}", expected[0][field], got[0][field]
+                )
     for field, expected in original.ending.items():
         if replayed.ending[field] != expected:
             last = original.turns[-1]["turn_number"] if original.turns else 0
-            return _difference(last, original.ending["action_count"], f"experiment {field}", expected,
-                               replayed.ending[field])
+            return _difference(
+                last, original.ending["action_count"], f"experiment {field}", expected, replayed.ending[field]
+            )
     return None
 
 
@@ -111,8 +136,9 @@ def _calls_difference(turn: int, step: int, expected: list[dict], got: list[dict
         for field in _CALL_FIELDS:
             if expected[index][field] != got[index][field]:
                 what = "request" if field.startswith("request") else field
-                return _difference(turn, step, f"call {index + 1} {what} ({field})", expected[index][field],
-                                   got[index][field])
+                return _difference(
+                    turn, step, f"call {index + 1} {what} ({field})", expected[index][field], got[index][field]
+                )
     return None
 
 
@@ -123,8 +149,9 @@ def _actions_difference(turn: int, expected: list[dict], got: list[dict]) -> dic
             return _difference(turn, step, "action", _action(expected, index), _action(got, index))
         for field in _ACTION_FIELDS:
             if expected[index][field] != got[index][field]:
-                return _difference(turn, expected[index]["step_number"], f"action {field}", expected[index][field],
-                                   got[index][field])
+                return _difference(
+                    turn, expected[index]["step_number"], f"action {field}", expected[index][field], got[index][field]
+                )
     return None
 
 
@@ -149,10 +176,14 @@ def _difference(turn: int, step: int, what: str, expected: object, got: object) 
 
 def describe(comparison: Comparison) -> str:
     """The comparison in a line or two, for a person."""
-    head = (f"experiment {comparison.experiment_id} replayed as {comparison.replay_id}: {comparison.turns} turns, "
-            f"{comparison.actions} actions, ")
+    head = (
+        f"experiment {comparison.experiment_id} replayed as {comparison.replay_id}: {comparison.turns} turns, "
+        f"{comparison.actions} actions, "
+    )
     d = comparison.first_difference
     if d is None:
         return head + "identical"
-    return (head + f"differs first at turn {d['turn']} step {d['step']}, {d['what']}:\n"
-            f"  expected {d['expected']!r}\n  got      {d['got']!r}")
+    return (
+        head + f"differs first at turn {d['turn']} step {d['step']}, {d['what']}:\n"
+        f"  expected {d['expected']!r}\n  got      {d['got']!r}"
+    )

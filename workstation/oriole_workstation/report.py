@@ -55,8 +55,9 @@ def as_csv(rows: Sequence[ComparisonRow]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=list(asdict(rows[0])))  # RFC 4180 CRLF: a CR in a cell gets quoted
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
-                         for k, v in asdict(row).items()})
+        writer.writerow(
+            {k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v) for k, v in asdict(row).items()}
+        )
     return buffer.getvalue()
 
 
@@ -66,8 +67,10 @@ def columns(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> str
     cells = [headers, *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     numeric = [all(_looks_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
-    lines = ["  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric, strict=True)).rstrip()
-             for row in cells]
+    lines = [
+        "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric, strict=True)).rstrip()
+        for row in cells
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -101,43 +104,66 @@ def prompt_labels(rows: Sequence[Grouped]) -> dict[tuple[str, str], str]:
     hashes: dict[str, set[str]] = {}
     for row in rows:
         hashes.setdefault(row.prompt_version, set()).add(row.prompt_hash)
-    return {(version, h): version + (f"@{h[:8]}" if len(known) > 1 else "")
-            for version, known in hashes.items() for h in known}
+    return {
+        (version, h): version + (f"@{h[:8]}" if len(known) > 1 else "")
+        for version, known in hashes.items()
+        for h in known
+    }
 
 
-def table_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
-                ) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
+def table_cells(
+    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
+) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
     """The comparison's headers and one tuple of cells per group, as the terminal and the HTML page show them."""
     prompts = prompt_labels(rows)
-    headers = ("agent", "prompt", "maze" if by is GroupBy.maze else "family", "size", "mazes", "config", "runs",
-               "success", "95% CI", "maze CI", "median actions", "median efficiency", "tokens/run", "cost/run",
-               "cost/success", "errors")
-    return headers, [(
-        agent_text(r),
-        prompts[r.prompt_version, r.prompt_hash],
-        panel_key(r, by)[0],
-        r.maze_size,
-        r.mazes,
-        config_text(r.config),
-        r.runs,
-        _percent(r.success_rate),
-        _interval(r.success_rate_low, r.success_rate_high),
-        _interval(*(r.maze_band or (None, None))),
-        _number(r.median_actions_to_goal, 0),
-        _number(r.median_path_efficiency, 3),
-        _number(r.tokens_per_run, 0),
-        _dollars(r.cost_per_run),
-        _dollars(r.cost_per_success),
-        r.errors,
-    ) for r in rows]
+    headers = (
+        "agent",
+        "prompt",
+        "maze" if by is GroupBy.maze else "family",
+        "size",
+        "mazes",
+        "config",
+        "runs",
+        "success",
+        "95% CI",
+        "maze CI",
+        "median actions",
+        "median efficiency",
+        "tokens/run",
+        "cost/run",
+        "cost/success",
+        "errors",
+    )
+    return headers, [
+        (
+            agent_text(r),
+            prompts[r.prompt_version, r.prompt_hash],
+            panel_key(r, by)[0],
+            r.maze_size,
+            r.mazes,
+            config_text(r.config),
+            r.runs,
+            _percent(r.success_rate),
+            _interval(r.success_rate_low, r.success_rate_high),
+            _interval(*(r.maze_band or (None, None))),
+            _number(r.median_actions_to_goal, 0),
+            _number(r.median_path_efficiency, 3),
+            _number(r.tokens_per_run, 0),
+            _dollars(r.cost_per_run),
+            _dollars(r.cost_per_success),
+            r.errors,
+        )
+        for r in rows
+    ]
 
 
 MIN_SHRUNK = 12  # the narrowest an agent name is shortened to
 PIVOT_AGENT_WIDTH = 36  # the narrow leaderboard: an agent's name at most this wide, its prompt and config after it
 
 
-def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
-                 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]:
+def narrow_cells(
+    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
+) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]:
     """The comparison as a terminal shows it by default, in ``TERMINAL_COLUMNS``: the agent, the mazes, the runs,
     the success rate with its 95% interval, tokens and cost per run, errors; the prompt when the rows hold
     several; the compared configuration as a letter with a legend below the table (``config A: temperature=0.2``);
@@ -146,22 +172,36 @@ def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
     legend = config_legend(rows)
-    headers = ("agent", *(("prompt",) if several else ()), "maze" if by is GroupBy.maze else "mazes",
-               *(("config",) if legend else ()), "runs", "success (95% CI)", "tokens", "cost/run", "errors")
-    cells = [(
-        agent_text(r),
-        *((prompts[r.prompt_version, r.prompt_hash],) if several else ()),
-        short_maze(panel_key(r, by)[0]) if by is GroupBy.maze else f"{r.maze_family} {r.maze_size}",
-        *((legend.get(config_text(r.config), "-"),) if legend else ()),
-        r.runs,
-        _rate_with_interval(r),
-        _number(r.tokens_per_run, 0),
-        _dollars(r.cost_per_run),
-        r.errors,
-    ) for r in rows]
+    headers = (
+        "agent",
+        *(("prompt",) if several else ()),
+        "maze" if by is GroupBy.maze else "mazes",
+        *(("config",) if legend else ()),
+        "runs",
+        "success (95% CI)",
+        "tokens",
+        "cost/run",
+        "errors",
+    )
+    cells = [
+        (
+            agent_text(r),
+            *((prompts[r.prompt_version, r.prompt_hash],) if several else ()),
+            short_maze(panel_key(r, by)[0]) if by is GroupBy.maze else f"{r.maze_family} {r.maze_size}",
+            *((legend.get(config_text(r.config), "-"),) if legend else ()),
+            r.runs,
+            _rate_with_interval(r),
+            _number(r.tokens_per_run, 0),
+            _dollars(r.cost_per_run),
+            r.errors,
+        )
+        for r in rows
+    ]
     notes = legend_notes(legend)
-    for header, values in (("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
-                           ("efficiency", [_number(r.median_path_efficiency, 3) for r in rows])):
+    for header, values in (
+        ("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
+        ("efficiency", [_number(r.median_path_efficiency, 3) for r in rows]),
+    ):
         wider = (*headers[:-3], header, *headers[-3:])  # before tokens/run, cost/run and errors
         cells_wider = [(*row[:-3], value, *row[-3:]) for row, value in zip(cells, values, strict=True)]
         if _width(wider, cells_wider) > TERMINAL_COLUMNS:
@@ -172,8 +212,10 @@ def narrow_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
 
 def config_legend(rows: Sequence[ComparisonRow]) -> dict[str, str]:
     """Each compared configuration of the rows (``config_text``) and the letter a narrow table names it by."""
-    return {text: chr(ord("A") + i) if i < 26 else str(i + 1)
-            for i, text in enumerate(dict.fromkeys(config_text(r.config) for r in rows if r.config))}
+    return {
+        text: chr(ord("A") + i) if i < 26 else str(i + 1)
+        for i, text in enumerate(dict.fromkeys(config_text(r.config) for r in rows if r.config))
+    }
 
 
 def legend_notes(legend: dict[str, str]) -> list[str]:
@@ -226,15 +268,25 @@ PanelKey = tuple[str, ...]  # (family, size), or (maze,)
 
 def series_key(row: Grouped) -> SeriesKey:
     """A series (an agent with its prompt and compared configuration): what every chart draws as one row."""
-    return (row.llm_provider, row.model_name, row.agent_label or "", row.prompt_version, row.prompt_hash,
-            json.dumps(row.compared, sort_keys=True))
+    return (
+        row.llm_provider,
+        row.model_name,
+        row.agent_label or "",
+        row.prompt_version,
+        row.prompt_hash,
+        json.dumps(row.compared, sort_keys=True),
+    )
 
 
 def series_order(key: SeriesKey) -> tuple[object, ...]:
     """Series sorted by agent, prompt, then configuration, numbers by value (maxMoves 400 before 1500)."""
     config = json.loads(key[5])
-    return (*key[:5], tuple((k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v)))
-                             for k, v in sorted(config.items())))
+    return (
+        *key[:5],
+        tuple(
+            (k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v))) for k, v in sorted(config.items())
+        ),
+    )
 
 
 def panel_key(row: Grouped, by: GroupBy) -> PanelKey:
@@ -259,13 +311,17 @@ def rate_cell(row: ComparisonRow | None, narrow: bool = False) -> str:
     if row is None or not row.runs:
         errors = row.errors if row else 0
         return "no runs" + (f" ({errors} error{'s' if errors > 1 else ''})" if errors else "")
-    rate = _rate_with_interval(row) if narrow else \
-        f"{_percent(row.success_rate)} ({_interval(row.success_rate_low, row.success_rate_high)})"
+    rate = (
+        _rate_with_interval(row)
+        if narrow
+        else f"{_percent(row.success_rate)} ({_interval(row.success_rate_low, row.success_rate_high)})"
+    )
     return f"{rate} {row.successes}/{row.runs}"
 
 
-def pivot_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family,
-                legend: dict[str, str] | None = None) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+def pivot_cells(
+    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, legend: dict[str, str] | None = None
+) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
     size (or maze), each cell a ``rate_cell``. With a ``legend`` (``config_legend``) the table is the narrow
     one: configurations named by their letter, narrow cells."""
@@ -284,13 +340,18 @@ def pivot_cells(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family,
             detail = " · ".join([*parts, *([f"config {legend[config_text(r.config)]}"] if r.config else [])])
         labels[key] = agent + (f" · {detail}" if detail else "")
     narrow = legend is not None
-    return (("agent", *map(panel_title, panels)),
-            [(labels[key], *(rate_cell(found[key].get(p), narrow) for p in panels))
-             for key in sorted(found, key=series_order)])
+    return (
+        ("agent", *map(panel_title, panels)),
+        [
+            (labels[key], *(rate_cell(found[key].get(p), narrow) for p in panels))
+            for key in sorted(found, key=series_order)
+        ],
+    )
 
 
-def fit_pivot(headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int
-              ) -> list[tuple[tuple[str, ...], list[tuple[str, ...]]]]:
+def fit_pivot(
+    headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int
+) -> list[tuple[tuple[str, ...], list[tuple[str, ...]]]]:
     """The leaderboard in tables at most ``width`` wide: the panels dealt, in order, into as few tables as hold
     them beside the agent column, which each table repeats."""
     shown = [headers, *(tuple(terminal_safe(v) for v in row) for row in rows)]
@@ -303,8 +364,10 @@ def fit_pivot(headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int
             used = widths[0]
         tables[-1].append(i)
         used += 2 + widths[i]
-    return [((headers[0], *(headers[i] for i in chosen)), [(row[0], *(row[i] for i in chosen)) for row in shown[1:]])
-            for chosen in tables]
+    return [
+        ((headers[0], *(headers[i] for i in chosen)), [(row[0], *(row[i] for i in chosen)) for row in shown[1:]])
+        for chosen in tables
+    ]
 
 
 def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
@@ -359,8 +422,7 @@ def as_table(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: 
     return text + (note + "\n" if note else "")
 
 
-def with_maze_intervals(rows: Sequence[ComparisonRow], by_maze: Sequence[ComparisonRow]
-                        ) -> list[PooledComparisonRow]:
+def with_maze_intervals(rows: Sequence[ComparisonRow], by_maze: Sequence[ComparisonRow]) -> list[PooledComparisonRow]:
     """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``intervals``), from
     the same comparison per maze, where the runs share mazes (more runs than mazes) and there are at least two
     mazes to resample (one maze says nothing about other mazes); None elsewhere."""
@@ -387,8 +449,14 @@ def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> Sequence
     return rows if by is GroupBy.maze else with_maze_intervals(rows, results.comparison(filters, by_maze=True))
 
 
-def render_report(results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family,
-                  filters: Filters = EVERYTHING, pivot: bool = False, wide: bool = False) -> str:
+def render_report(
+    results: Results,
+    output: Format = Format.table,
+    by: GroupBy = GroupBy.family,
+    filters: Filters = EVERYTHING,
+    pivot: bool = False,
+    wide: bool = False,
+) -> str:
     """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
     CSV or JSON (the HTML page is ``report_html.render``, which builds on this module)."""
     rows = comparison_rows(results, by, filters)

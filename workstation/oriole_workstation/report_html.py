@@ -50,15 +50,19 @@ from oriole_workstation.rows import (
     Grouped,
 )
 
-RUN_DEFINITION = ("Runs are the experiments that ended on the agent's merits: a success, a limit reached, or an "
-                  "ending the agent caused (such as stalling). Infrastructure and provider failures are errors and "
-                  "enter no rate; running experiments are not counted.")
-INTERVALS = ("Each success rate has a 95% Wilson score interval, which treats every run as an independent trial. "
-             "Repeated runs on one maze are not independent (an agent that solves a maze tends to solve it again), "
-             "so where the runs share mazes (more runs than mazes, at least two mazes) the maze interval is added: "
-             f"the 2.5th to 97.5th percentile of the rate over {DRAWS:,} resamples of the mazes with replacement, "
-             "each maze with all its runs (seeded, so the same data gives the same interval). An interval that "
-             "rests on one maze says nothing about other mazes of its family.")
+RUN_DEFINITION = (
+    "Runs are the experiments that ended on the agent's merits: a success, a limit reached, or an "
+    "ending the agent caused (such as stalling). Infrastructure and provider failures are errors and "
+    "enter no rate; running experiments are not counted."
+)
+INTERVALS = (
+    "Each success rate has a 95% Wilson score interval, which treats every run as an independent trial. "
+    "Repeated runs on one maze are not independent (an agent that solves a maze tends to solve it again), "
+    "so where the runs share mazes (more runs than mazes, at least two mazes) the maze interval is added: "
+    f"the 2.5th to 97.5th percentile of the rate over {DRAWS:,} resamples of the mazes with replacement, "
+    "each maze with all its runs (seeded, so the same data gives the same interval). An interval that "
+    "rests on one maze says nothing about other mazes of its family."
+)
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1240px; padding: 0 1rem; color: #222; }
@@ -97,9 +101,10 @@ def series_of(rows: Sequence[Grouped]) -> dict[SeriesKey, Series]:
     the order of agent, prompt and configuration."""
     prompts = prompt_labels(rows)
     found = {series_key(r): r for r in rows}
-    return {key: Series(key, terminal_safe(agent_text(found[key])), terminal_safe(detail_text(found[key], prompts)),
-                        n)
-            for n, key in enumerate(sorted(found, key=series_order))}
+    return {
+        key: Series(key, terminal_safe(agent_text(found[key])), terminal_safe(detail_text(found[key], prompts)), n)
+        for n, key in enumerate(sorted(found, key=series_order))
+    }
 
 
 def _percent(value: Decimal | float | None) -> str:
@@ -124,33 +129,51 @@ def _rate(r: ComparisonRow, by: GroupBy) -> Cell:
     if not r.runs or r.success_rate is None or r.success_rate_low is None or r.success_rate_high is None:
         return Cell(empty=_no_runs(r))  # a group with runs has all three
     band = r.maze_band
-    note = (f"{terminal_safe(agent_text(r))} on {terminal_safe(panel_title(panel_key(r, by)))}: {r.successes} "
-            f"of {r.runs} runs succeeded ({_percent(r.success_rate)}; 95% Wilson interval "
-            f"{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}"
-            + (f"; maze interval {_percent(band[0])}-{_percent(band[1])}" if band else "") + ")")
-    return Cell(float(r.success_rate), float(r.success_rate_low), float(r.success_rate_high),
-                None if band is None else (float(band[0]), float(band[1])),
-                note=note, count=f"{r.successes}/{r.runs}")
+    note = (
+        f"{terminal_safe(agent_text(r))} on {terminal_safe(panel_title(panel_key(r, by)))}: {r.successes} "
+        f"of {r.runs} runs succeeded ({_percent(r.success_rate)}; 95% Wilson interval "
+        f"{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}"
+        + (f"; maze interval {_percent(band[0])}-{_percent(band[1])}" if band else "")
+        + ")"
+    )
+    return Cell(
+        float(r.success_rate),
+        float(r.success_rate_low),
+        float(r.success_rate_high),
+        None if band is None else (float(band[0]), float(band[1])),
+        note=note,
+        count=f"{r.successes}/{r.runs}",
+    )
 
 
-def sample_panels(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperiment], by: GroupBy,
-                  value: Callable[[ComparedExperiment], Decimal | int | None], endings: frozenset[str], missing: str,
-                  replays: dict[int, str]) -> list[Panel]:
+def sample_panels(
+    rows: Sequence[ComparisonRow],
+    experiments: Sequence[ComparedExperiment],
+    by: GroupBy,
+    value: Callable[[ComparedExperiment], Decimal | int | None],
+    endings: frozenset[str],
+    missing: str,
+    replays: dict[int, str],
+) -> list[Panel]:
     """The experiments with one of ``endings`` that have a ``value``, split as the table is; a series says
     "no runs" where it has none and ``missing`` where it has runs but no sample."""
     grouped: dict[tuple[PanelKey, SeriesKey], list[Sample]] = {}
     for e in experiments:
         if e.ending not in endings or (found := value(e)) is None:
             continue
-        note = (f"experiment {e.experiment_id} · {terminal_safe(e.maze)} · {e.actions} actions"
-                + (f" · efficiency {float(e.path_efficiency):.3f}" if e.path_efficiency is not None else "")
-                + f" · {e.tokens:,} tokens")
+        note = (
+            f"experiment {e.experiment_id} · {terminal_safe(e.maze)} · {e.actions} actions"
+            + (f" · efficiency {float(e.path_efficiency):.3f}" if e.path_efficiency is not None else "")
+            + f" · {e.tokens:,} tokens"
+        )
         grouped.setdefault((panel_key(e, by), series_key(e)), []).append(
-            Sample(float(found), note, replays.get(e.experiment_id)))
+            Sample(float(found), note, replays.get(e.experiment_id))
+        )
 
     def cell(r: ComparisonRow) -> Cell:
         samples = tuple(grouped.get((panel_key(r, by), series_key(r)), ()))
         return Cell(samples=samples, count=f"n={len(samples)}" if samples else "", empty=_no_runs(r) or missing)
+
     return _panels(rows, by, cell)
 
 
@@ -174,8 +197,13 @@ def _where(by: GroupBy) -> str:
     return "one maze" if by is GroupBy.maze else "one maze family and size (its runs pooled over the mazes)"
 
 
-def figures(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperiment], by: GroupBy, style: Style,
-            replays: dict[int, str] | None = None) -> dict[str, drawing.Drawing]:
+def figures(
+    rows: Sequence[ComparisonRow],
+    experiments: Sequence[ComparedExperiment],
+    by: GroupBy,
+    style: Style,
+    replays: dict[int, str] | None = None,
+) -> dict[str, drawing.Drawing]:
     """Every chart of the report, by file name: the success rates; path efficiency and actions to the goal of
     the successes; tokens per run and cost per success only where there are tokens and dollars."""
     series = list(series_of(rows).values())
@@ -183,45 +211,63 @@ def figures(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperim
     shared = any(r.maze_band is not None for r in rows)
     found = {
         "success": charts.dots(
-            series, _panels(rows, by, lambda r: _rate(r, by)), charts.rate_axis("success rate"), style,
+            series,
+            _panels(rows, by, lambda r: _rate(r, by)),
+            charts.rate_axis("success rate"),
+            style,
             "Success rate per agent",
             f"Each dot is an agent's success rate on {_where(by)}; the whisker is its 95% Wilson interval"
             + ("; the grey band, where the runs share mazes, the 95% bootstrap interval over mazes" if shared else "")
-            + "; the numbers at the right are successes/runs."),
+            + "; the numbers at the right are successes/runs.",
+        ),
     }
     successes = frozenset({Ending.SUCCESS})
-    efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success",
-                               replays)
+    efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success", replays)
     found["efficiency"] = charts.distributions(
-        series, efficiency, charts.value_axis([0.0, 1.0], "path efficiency (shortest path / moves)", False,
-                                              charts.format_number), style,
+        series,
+        efficiency,
+        charts.value_axis([0.0, 1.0], "path efficiency (shortest path / moves)", False, charts.format_number),
+        style,
         "Path efficiency of the successes",
         "Each marker is one success's path efficiency (1 is the shortest path); the thin line is the range and, "
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
-        "successes.")
+        "successes.",
+    )
     actions = sample_panels(rows, experiments, by, lambda e: e.actions, successes, "no success", replays)
     found["actions"] = charts.distributions(
-        series, actions, _axis(actions, "actions to the goal"), style,
+        series,
+        actions,
+        _axis(actions, "actions to the goal"),
+        style,
         "Actions to the goal of the successes",
         "Each marker is the number of actions one success took to reach the goal; the thin line is the range and, "
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
-        "successes.")
+        "successes.",
+    )
     tokens = sample_panels(rows, experiments, by, _tokens, RUN_ENDINGS, "no tokens", replays)
     spending = [s for s in series if any(s.key in p.cells and p.cells[s.key].samples for p in tokens)]
     left_out = "" if len(spending) == len(series) else "; agents without tokens (baselines) are left out"
     if spending:
         found["tokens"] = charts.distributions(
-            spending, tokens, _axis(tokens, "input + output tokens per run"), style,
+            spending,
+            tokens,
+            _axis(tokens, "input + output tokens per run"),
+            style,
             "Tokens per run",
             "Each marker is one run's input + output tokens; the thin line is the range and, from three runs on, "
-            f"the box spans the middle half and the thick line is the median; n counts the runs{left_out}.")
+            f"the box spans the middle half and the thick line is the median; n counts the runs{left_out}.",
+        )
     costs = [float(r.cost_per_success) for r in rows if r.cost_per_success]
     if spending and costs:
         found["cost"] = charts.dots(
-            spending, _panels(rows, by, _cost), charts.value_axis(costs, "USD per success", False, lambda v: f"${v:g}"),
-            style, "Cost per success",
+            spending,
+            _panels(rows, by, _cost),
+            charts.value_axis(costs, "USD per success", False, lambda v: f"${v:g}"),
+            style,
+            "Cost per success",
             "Each dot is the cost of an agent's runs divided by its successes (USD, from the price list stored "
-            f"with each experiment); the number at the right is that cost{left_out}.")
+            f"with each experiment); the number at the right is that cost{left_out}.",
+        )
     return found
 
 
@@ -252,16 +298,21 @@ def _axis(panels: Sequence[Panel], title: str) -> charts.Axis:
 
 
 def _figure(d: drawing.Drawing, chart_id: str) -> str:
-    return (f'<figure id="figure-{chart_id}">{drawing.to_svg(d, element_id=chart_id)}'
-            f"<figcaption>{escape(d.caption)}</figcaption></figure>")
+    return (
+        f'<figure id="figure-{chart_id}">{drawing.to_svg(d, element_id=chart_id)}'
+        f"<figcaption>{escape(d.caption)}</figcaption></figure>"
+    )
 
 
 # --- tables ------------------------------------------------------------------------------------------------
 
 
 def _agent_cell(agent: str, detail: str) -> str:
-    return (f'<th scope="row">{_shown(agent)}'
-            + (f'<span class="detail">{_shown(detail)}</span>' if detail else "") + "</th>")
+    return (
+        f'<th scope="row">{_shown(agent)}'
+        + (f'<span class="detail">{_shown(detail)}</span>' if detail else "")
+        + "</th>"
+    )
 
 
 def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
@@ -281,18 +332,24 @@ def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
                 continue
             band = r.maze_band
             maze = f'<span class="interval">maze {_percent(band[0])}-{_percent(band[1])}</span>' if band else ""
-            cells.append(f'<td class="number"><span class="rate">{_percent(r.success_rate)}</span> '
-                         f'<span class="runs">{r.successes}/{r.runs}</span><span class="interval">'
-                         f'{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}</span>{maze}</td>')
+            cells.append(
+                f'<td class="number"><span class="rate">{_percent(r.success_rate)}</span> '
+                f'<span class="runs">{r.successes}/{r.runs}</span><span class="interval">'
+                f"{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}</span>{maze}</td>"
+            )
         body.append(f"<tr>{_agent_cell(s.agent, s.detail)}{''.join(cells)}</tr>")
-    return (f'<div class="wide"><table id="leaderboard"><thead><tr><th scope="col">agent</th>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+    return (
+        f'<div class="wide"><table id="leaderboard"><thead><tr><th scope="col">agent</th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _cell(value: object) -> str:
     text = _shown(value)
-    numeric = isinstance(value, int | float) or text.lstrip("$").replace(".", "").replace(",", "").replace(
-        "%", "").replace("-", "").isdigit()
+    numeric = (
+        isinstance(value, int | float)
+        or text.lstrip("$").replace(".", "").replace(",", "").replace("%", "").replace("-", "").isdigit()
+    )
     return f'<td class="number">{text}</td>' if numeric else f"<td>{text}</td>"
 
 
@@ -302,13 +359,18 @@ def comparison_table(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
     headers, cells = table_cells(rows, by)
     config = headers.index("config")
     head = "".join(f'<th scope="col">{escape(h)}</th>' for i, h in enumerate(headers) if i != config)
-    body = "".join(f"<tr>{_agent_cell(str(row[0]), '' if row[config] == '-' else str(row[config]))}"
-                   + "".join(_cell(v) for i, v in enumerate(row) if i not in (0, config)) + "</tr>" for row in cells)
-    return (f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+    body = "".join(
+        f"<tr>{_agent_cell(str(row[0]), '' if row[config] == '-' else str(row[config]))}"
+        + "".join(_cell(v) for i, v in enumerate(row) if i not in (0, config))
+        + "</tr>"
+        for row in cells
+    )
+    return f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def experiments_table(series: dict[SeriesKey, Series], experiments: Sequence[ComparedExperiment],
-                      replays: dict[int, str]) -> str:
+def experiments_table(
+    series: dict[SeriesKey, Series], experiments: Sequence[ComparedExperiment], replays: dict[int, str]
+) -> str:
     """Every experiment the page counts, each linked to its replay when one was rendered."""
     headers = ("experiment", "agent", "maze", "ending", "status", "actions", "path efficiency", "tokens", "cost")
     rows = []
@@ -317,9 +379,15 @@ def experiments_table(series: dict[SeriesKey, Series], experiments: Sequence[Com
         ident = f'<a href="{escape(link)}">{e.experiment_id}</a>' if link else str(e.experiment_id)
         s = series.get(series_key(e))
         agent = _agent_cell(s.agent, s.detail) if s else _agent_cell(agent_text(e), "")
-        cells = [e.maze, e.ending or ExperimentStatus.RUNNING, e.status, e.actions,
-                 "-" if e.path_efficiency is None else f"{float(e.path_efficiency):.3f}",
-                 e.tokens, f"${float(e.cost_usd):.4f}"]
+        cells = [
+            e.maze,
+            e.ending or ExperimentStatus.RUNNING,
+            e.status,
+            e.actions,
+            "-" if e.path_efficiency is None else f"{float(e.path_efficiency):.3f}",
+            e.tokens,
+            f"${float(e.cost_usd):.4f}",
+        ]
         rows.append(f'<tr><td class="number">{ident}</td>{agent}' + "".join(_cell(c) for c in cells) + "</tr>")
     head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
     return f'<table id="experiments-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
@@ -329,10 +397,16 @@ def experiments_table(series: dict[SeriesKey, Series], experiments: Sequence[Com
 
 
 def _filters_text(filters: Filters, by: GroupBy) -> str:
-    chosen = [f"{name} {value:%Y-%m-%d %H:%M}" if isinstance(value, datetime) else f"{name} {value}"
-              for name, value in vars(filters).items() if value is not None]
-    return (", ".join(chosen) or "every experiment") + "; one row per " + (
-        "maze" if by is GroupBy.maze else "maze family and size")
+    chosen = [
+        f"{name} {value:%Y-%m-%d %H:%M}" if isinstance(value, datetime) else f"{name} {value}"
+        for name, value in vars(filters).items()
+        if value is not None
+    ]
+    return (
+        (", ".join(chosen) or "every experiment")
+        + "; one row per "
+        + ("maze" if by is GroupBy.maze else "maze family and size")
+    )
 
 
 def _natural(name: str) -> tuple:
@@ -345,8 +419,10 @@ def _count(n: int, noun: str) -> str:
 
 
 def _counted(counter: Counter, noun: str = "experiment") -> str:
-    return ", ".join(f"<code>{_shown(value)}</code> ({_count(n, noun)})"
-                     for value, n in sorted(counter.items(), key=lambda item: str(item[0])))
+    return ", ".join(
+        f"<code>{_shown(value)}</code> ({_count(n, noun)})"
+        for value, n in sorted(counter.items(), key=lambda item: str(item[0]))
+    )
 
 
 def _listed(values: Sequence[object], shown: int = 12) -> str:
@@ -354,12 +430,14 @@ def _listed(values: Sequence[object], shown: int = 12) -> str:
     text = ", ".join(_shown(v) for v in values)
     if len(values) <= shown:
         return text
-    return (f"<details><summary>{len(values)} values, {_shown(values[0])} to {_shown(values[-1])}</summary>"
-            f"{text}</details>")
+    return (
+        f"<details><summary>{len(values)} values, {_shown(values[0])} to {_shown(values[-1])}</summary>{text}</details>"
+    )
 
 
-def provenance(experiments: Sequence[ComparedExperiment], filters: Filters, by: GroupBy, database: str,
-               now: datetime) -> str:
+def provenance(
+    experiments: Sequence[ComparedExperiment], filters: Filters, by: GroupBy, database: str, now: datetime
+) -> str:
     """Where the page's numbers come from: when and by which code it was made, the database, the scope, the
     code versions, prompts and seeds of the experiments, how many of them and on how many mazes, the query."""
     endings = Counter(e.ending or ExperimentStatus.RUNNING for e in experiments)
@@ -375,21 +453,28 @@ def provenance(experiments: Sequence[ComparedExperiment], filters: Filters, by: 
         ("database", f"<code>{_shown(database or 'not named')}</code>"),
         ("scope", _shown(_filters_text(filters, by))),
         ("sweeps", _counted(sweeps) or "none (no experiment carries a sweep:ID tag)"),
-        ("experiments", f"{len(experiments)}: {_count(endings['success'] + endings['agent'], 'run')} "
-                        f"({_count(endings['success'], 'success')}), {_count(endings['error'], 'error')}, "
-                        f"{endings['running']} running"
-                        + (f"; started {started[0]:%Y-%m-%d %H:%M} to {started[-1]:%Y-%m-%d %H:%M} UTC"
-                           if started else "")),
+        (
+            "experiments",
+            f"{len(experiments)}: {_count(endings['success'] + endings['agent'], 'run')} "
+            f"({_count(endings['success'], 'success')}), {_count(endings['error'], 'error')}, "
+            f"{endings['running']} running"
+            + (f"; started {started[0]:%Y-%m-%d %H:%M} to {started[-1]:%Y-%m-%d %H:%M} UTC" if started else ""),
+        ),
         ("mazes", f"{grids} different grid{'s' if grids != 1 else ''}: {_listed(mazes)}"),
         ("code versions", _counted(codes)),
         ("prompts", _counted(prompts)),
         ("seeds", _listed(seeds) or "none"),
-        ("query", f"<code>{escape(comparison_query(filters, by))}</code>"
-                  + (" (the maze interval: <code>oriole_workstation/intervals.py</code>)" if by is GroupBy.family
-                     else "")),
+        (
+            "query",
+            f"<code>{escape(comparison_query(filters, by))}</code>"
+            + (" (the maze interval: <code>oriole_workstation/intervals.py</code>)" if by is GroupBy.family else ""),
+        ),
     ]
-    return ('<dl class="provenance">' + "".join(f"<dt>{escape(term)}</dt><dd>{value}</dd>" for term, value in items)
-            + "</dl>")
+    return (
+        '<dl class="provenance">'
+        + "".join(f"<dt>{escape(term)}</dt><dd>{value}</dd>" for term, value in items)
+        + "</dl>"
+    )
 
 
 # --- the page ----------------------------------------------------------------------------------------------
@@ -397,38 +482,60 @@ def provenance(experiments: Sequence[ComparedExperiment], filters: Filters, by: 
 
 def render(results: Results, by: GroupBy, filters: Filters, replays: dict[int, str] | None = None) -> str:
     """The page over the experiments matching ``filters``, each linked to ``replays[experiment_id]`` when given."""
-    return page(comparison_rows(results, by, filters), results.compared(filters), by, filters, replays or {},
-                database=results.database())
+    return page(
+        comparison_rows(results, by, filters),
+        results.compared(filters),
+        by,
+        filters,
+        replays or {},
+        database=results.database(),
+    )
 
 
-def page(rows: Sequence[ComparisonRow], experiments: Sequence[ComparedExperiment], by: GroupBy, filters: Filters,
-         replays: dict[int, str], database: str = "", now: datetime | None = None) -> str:
+def page(
+    rows: Sequence[ComparisonRow],
+    experiments: Sequence[ComparedExperiment],
+    by: GroupBy,
+    filters: Filters,
+    replays: dict[int, str],
+    database: str = "",
+    now: datetime | None = None,
+) -> str:
     """The whole page. ``rows`` is the comparison as the table groups it (``report.comparison_rows``),
     ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link."""
     now = now or datetime.now(UTC)
     meta = f"{_filters_text(filters, by)} · {len(experiments)} experiments · generated {now:%Y-%m-%d %H:%M} UTC"
-    origin = (f'<section id="provenance"><h2>Provenance</h2>'
-              f"{provenance(experiments, filters, by, database, now)}</section>")
+    origin = (
+        f'<section id="provenance"><h2>Provenance</h2>{provenance(experiments, filters, by, database, now)}</section>'
+    )
     if not rows:
         body = f"<p>No finished experiments match.</p>{origin}"
     else:
         drawn = figures(rows, experiments, by, charts.PAGE, replays)
-        distributions = "".join(_figure(drawn[name], name) for name in ("efficiency", "actions", "tokens")
-                                if name in drawn)
-        body = (f'<section id="leaderboard-section"><h2>Success rate</h2>{leaderboard(rows, by)}'
-                f'<p class="note">Each cell: the success rate and successes/runs, its 95% Wilson interval below, '
-                f"and the maze interval where the runs share mazes. {escape(RUN_DEFINITION)}</p>"
-                f'<p class="note">{escape(running_note(rows))}</p></section>'
-                f'{origin}<section id="intervals"><h2>The intervals</h2><p>{escape(INTERVALS)}</p></section>'
-                f'<section id="success"><h2>Success rate per agent</h2>{_figure(drawn["success"], "success")}'
-                f'</section><section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
-                + (f'<section id="costs"><h2>Cost</h2>{_figure(drawn["cost"], "cost")}</section>'
-                   if "cost" in drawn else "")
-                + f'<section id="comparison"><h2>Comparison</h2>{comparison_table(rows, by)}'
-                f'<p class="note">{escape(running_note(rows))}</p></section>'
-                f'<section id="experiments"><h2>Experiments</h2><p class="note">'
-                f'{"Each id opens its replay." if replays else "Render replays with --with-replays to link them."}'
-                f"</p>{experiments_table(series_of(rows), experiments, replays)}</section>")
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Oriole report</title>'
-            f"<style>{_CSS}</style></head><body><header><h1>Oriole report</h1>"
-            f'<p class="meta">{escape(meta)}</p></header>{body}</body></html>\n')
+        distributions = "".join(
+            _figure(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
+        )
+        body = (
+            f'<section id="leaderboard-section"><h2>Success rate</h2>{leaderboard(rows, by)}'
+            f'<p class="note">Each cell: the success rate and successes/runs, its 95% Wilson interval below, '
+            f"and the maze interval where the runs share mazes. {escape(RUN_DEFINITION)}</p>"
+            f'<p class="note">{escape(running_note(rows))}</p></section>'
+            f'{origin}<section id="intervals"><h2>The intervals</h2><p>{escape(INTERVALS)}</p></section>'
+            f'<section id="success"><h2>Success rate per agent</h2>{_figure(drawn["success"], "success")}'
+            f'</section><section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
+            + (
+                f'<section id="costs"><h2>Cost</h2>{_figure(drawn["cost"], "cost")}</section>'
+                if "cost" in drawn
+                else ""
+            )
+            + f'<section id="comparison"><h2>Comparison</h2>{comparison_table(rows, by)}'
+            f'<p class="note">{escape(running_note(rows))}</p></section>'
+            f'<section id="experiments"><h2>Experiments</h2><p class="note">'
+            f"{'Each id opens its replay.' if replays else 'Render replays with --with-replays to link them.'}"
+            f"</p>{experiments_table(series_of(rows), experiments, replays)}</section>"
+        )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Oriole report</title>'
+        f"<style>{_CSS}</style></head><body><header><h1>Oriole report</h1>"
+        f'<p class="meta">{escape(meta)}</p></header>{body}</body></html>\n'
+    )

@@ -35,22 +35,32 @@ Row = TypeVar("Row")
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
 EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
-_PICKED = ("compared_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, since => %(since)s, "
-           "until => %(until)s, tag => %(tag)s)")
+_PICKED = (
+    "compared_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, since => %(since)s, "
+    "until => %(until)s, tag => %(tag)s)"
+)
 # Each exported table over the picked experiments, in a stable order; the experiments file is the view.
 _EXPORTS = {
     "experiments": f"SELECT r.* FROM {_PICKED} c JOIN experiment_results r USING (experiment_id) "
-                   "ORDER BY r.experiment_id",
-    **{table: f"SELECT t.* FROM {table} t WHERE t.experiment_id IN (SELECT experiment_id FROM {_PICKED}) "
-              f"ORDER BY {order}"
-       for table, order in (("turns", "t.experiment_id, t.turn_number"),
-                            ("actions", "t.experiment_id, t.step_number"),
-                            ("model_calls", "t.experiment_id, t.turn_number, t.call_index"))},
+    "ORDER BY r.experiment_id",
+    **{
+        table: f"SELECT t.* FROM {table} t WHERE t.experiment_id IN (SELECT experiment_id FROM {_PICKED}) "
+        f"ORDER BY {order}"
+        for table, order in (
+            ("turns", "t.experiment_id, t.turn_number"),
+            ("actions", "t.experiment_id, t.step_number"),
+            ("model_calls", "t.experiment_id, t.turn_number, t.call_index"),
+        )
+    },
 }
 # Where each exported table's column descriptions live (COMMENT ON COLUMN: migration 0005 for the tables,
 # migrations/views/experiment_results.sql for the view).
-_DESCRIBED_BY = {"experiments": "experiment_results", "turns": "turns", "actions": "actions",
-                 "model_calls": "model_calls"}
+_DESCRIBED_BY = {
+    "experiments": "experiment_results",
+    "turns": "turns",
+    "actions": "actions",
+    "model_calls": "model_calls",
+}
 
 
 @dataclass(frozen=True)
@@ -165,8 +175,9 @@ class Results:
         """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
         32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
         lists it a little later, never too early."""
-        return set(self._values(
-            """
+        return set(
+            self._values(
+                """
             SELECT x.arn
               FROM unnest(%(arns)s::text[]) AS x(arn)
              WHERE EXISTS (SELECT 1 FROM pg_locks l
@@ -174,8 +185,9 @@ class Results:
                               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                               AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
             """,
-            {"space": RUN_LOCK_SPACE, "arns": execution_arns},
-        ))
+                {"space": RUN_LOCK_SPACE, "arns": execution_arns},
+            )
+        )
 
     def database(self) -> str:
         """Which database these results come from, as a report names it: host, port and database name (a local
@@ -226,8 +238,14 @@ class Results:
             filters.arguments(),
         )
 
-    def status(self, *, experiment_id: int | None = None, sweep_id: str | None = None, running: bool = False,
-               limit: int | None = None) -> list[StatusRow]:
+    def status(
+        self,
+        *,
+        experiment_id: int | None = None,
+        sweep_id: str | None = None,
+        running: bool = False,
+        limit: int | None = None,
+    ) -> list[StatusRow]:
         """Rows of ``experiment_status``: running ones first, then the newest."""
         return self._rows(
             StatusRow,
@@ -243,10 +261,13 @@ class Results:
     def set_archived(self, ids: list[int], tag: str | None, archived: bool) -> list[int]:
         """Archive (``archived``) or restore the experiments with these ids or this tag: an archived experiment
         keeps every row but leaves every report, comparison and export. The ids changed, in order."""
-        return sorted(self._values(
-            "UPDATE experiments SET archived_at = CASE WHEN %(archived)s THEN coalesce(archived_at, now()) END "
-            f"WHERE {self._CHOSEN} AND (archived_at IS NULL) = %(archived)s RETURNING id",
-            {"ids": ids, "tag": tag, "archived": archived}))
+        return sorted(
+            self._values(
+                "UPDATE experiments SET archived_at = CASE WHEN %(archived)s THEN coalesce(archived_at, now()) END "
+                f"WHERE {self._CHOSEN} AND (archived_at IS NULL) = %(archived)s RETURNING id",
+                {"ids": ids, "tag": tag, "archived": archived},
+            )
+        )
 
     def delete(self, ids: list[int], tag: str | None) -> list[int]:
         """Delete the experiments with these ids or this tag, with their turns, actions and model calls, in one
@@ -254,18 +275,23 @@ class Results:
         chosen = {"ids": ids, "tag": tag}
         with self.conn.transaction():
             running = self._values(
-                f"SELECT id FROM experiments WHERE {self._CHOSEN} AND status = 'running' ORDER BY id FOR UPDATE",
-                chosen)
+                f"SELECT id FROM experiments WHERE {self._CHOSEN} AND status = 'running' ORDER BY id FOR UPDATE", chosen
+            )
             if running:
-                raise OrioleError(f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
-                                  "for them to end) first; nothing was deleted")
+                raise OrioleError(
+                    f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
+                    "for them to end) first; nothing was deleted"
+                )
             return sorted(self._values(f"DELETE FROM experiments WHERE {self._CHOSEN} RETURNING id", chosen))
 
     def sweep_plan(self, sweep_id: str) -> SweepPlan | None:
         """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this
         database."""
-        return self._row(SweepPlan, "SELECT id, planned, spend_limit_usd, seed_from, first_planned_at, planned_at "
-                                    "FROM sweeps WHERE id = %s", (sweep_id,))
+        return self._row(
+            SweepPlan,
+            "SELECT id, planned, spend_limit_usd, seed_from, first_planned_at, planned_at FROM sweeps WHERE id = %s",
+            (sweep_id,),
+        )
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -337,5 +363,5 @@ class Results:
               FROM mazes
              GROUP BY family, width, height
              ORDER BY min(id) FILTER (WHERE source = 'shipped') NULLS LAST, family, width
-            """
+            """,
         )

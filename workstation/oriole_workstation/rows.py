@@ -138,8 +138,7 @@ class PooledComparisonRow(ComparisonRow):
 
     @property
     def maze_band(self) -> tuple[float, float] | None:
-        return None if self.maze_ci_low is None or self.maze_ci_high is None else (self.maze_ci_low,
-                                                                                   self.maze_ci_high)
+        return None if self.maze_ci_low is None or self.maze_ci_high is None else (self.maze_ci_low, self.maze_ci_high)
 
 
 @dataclass(frozen=True)

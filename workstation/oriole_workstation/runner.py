@@ -96,8 +96,10 @@ def _faster_moto_patches() -> list:
     def cached_client(region: str, service: str, state_credentials=None):
         return client_for(region, service)  # moto signs every call with fixed test keys anyway
 
-    return [mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=1024)(parse)),
-            mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client)]
+    return [
+        mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=1024)(parse)),
+        mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client),
+    ]
 
 
 def _scaled_waits(scale: float) -> list:
@@ -112,8 +114,10 @@ def _scaled_waits(scale: float) -> list:
         if wait_seconds > 0:
             env.program_state_event.wait(wait_seconds * scale)
 
-    return [mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=lambda seconds: time.sleep(seconds * scale))),
-            mock.patch.object(WaitFunction, "_wait_interval", wait_interval)]
+    return [
+        mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=lambda seconds: time.sleep(seconds * scale))),
+        mock.patch.object(WaitFunction, "_wait_interval", wait_interval),
+    ]
 
 
 class CountingCursor(psycopg.Cursor[Any]):
@@ -152,9 +156,14 @@ def _statements() -> int:
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
-    def __init__(self, database_url: str, bedrock_client=None,
-                 execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].int_default,
-                 functions_url: str | None = None, time_scale: float = 1.0):
+    def __init__(
+        self,
+        database_url: str,
+        bedrock_client=None,
+        execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].int_default,
+        functions_url: str | None = None,
+        time_scale: float = 1.0,
+    ):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
         (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
         is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``.
@@ -207,12 +216,23 @@ class LocalAws:
         if self.bedrock_client is not None:
             passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
         return [
-            mock.patch.dict(os.environ, {"DATABASE_URL": self.functions_url, "AWS_DEFAULT_REGION": REGION,
-                                         deployment.EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
-                                         "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
-                                         "POWERTOOLS_METRICS_DISABLED": "true"}),
-            mock_aws(config={"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False},
-                             "core": {"passthrough": {"urls": passthrough, "services": []}}}),
+            mock.patch.dict(
+                os.environ,
+                {
+                    "DATABASE_URL": self.functions_url,
+                    "AWS_DEFAULT_REGION": REGION,
+                    deployment.EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
+                    "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+                    "POWERTOOLS_METRICS_DISABLED": "true",
+                },
+            ),
+            mock_aws(
+                config={
+                    "stepfunctions": {"execute_state_machine": True},
+                    "lambda": {"use_docker": False},
+                    "core": {"passthrough": {"urls": passthrough, "services": []}},
+                }
+            ),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
             mock.patch.object(db, "connect", _counting_connect),
             *_faster_moto_patches(),
@@ -223,8 +243,7 @@ class LocalAws:
         def invoke(backend, function_name, qualifier, body, headers, response_headers):
             """Run the real handler for ``function_name``; report an exception as Lambda does."""
             name = function_name.rsplit(":", 1)[-1]
-            context = LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}",
-                                    str(uuid.uuid4()))
+            context = LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4()))
             before = _statements()
             try:
                 event = json.loads(body or "{}")
@@ -234,8 +253,11 @@ class LocalAws:
                 self._track(name, event, result)
             except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
                 response_headers["x-amz-function-error"] = "Unhandled"
-                result = {"errorType": type(err).__name__, "errorMessage": str(err),
-                          "stackTrace": traceback.format_tb(err.__traceback__)}
+                result = {
+                    "errorType": type(err).__name__,
+                    "errorMessage": str(err),
+                    "stackTrace": traceback.format_tb(err.__traceback__),
+                }
             finally:
                 self.invocations[name] = self.invocations.get(name, 0) + 1
                 self.statements[name] = self.statements.get(name, 0) + _statements() - before
@@ -262,8 +284,9 @@ class LocalAws:
             name = function_name(placeholder)
             module, attribute = target.rsplit(".", 1)
             self._handlers[name] = getattr(importlib.import_module(module), attribute)
-            arn = awslambda.create_function(FunctionName=name, Runtime="python3.12", Role=role, Handler=target,
-                                            Code={"ZipFile": code.getvalue()})["FunctionArn"]
+            arn = awslambda.create_function(
+                FunctionName=name, Runtime="python3.12", Role=role, Handler=target, Code={"ZipFile": code.getvalue()}
+            )["FunctionArn"]
             self._substitutions[placeholder] = arn
         ssm = boto3.client("ssm", region_name=REGION)
         values = catalog.defaults()
@@ -272,42 +295,55 @@ class LocalAws:
         for name, value in values.items():
             ssm.put_parameter(Name=name, Value=value, Type="String", Overwrite=True, Tier="Advanced")
         self.state_machine_arn = self.sfn.create_state_machine(
-            name=STATE_MACHINE_NAME, definition=self.definition(self.execution_timeout_seconds),
-            roleArn=role)["stateMachineArn"]
+            name=STATE_MACHINE_NAME, definition=self.definition(self.execution_timeout_seconds), roleArn=role
+        )["stateMachineArn"]
         self._substitutions[flows.EXPERIMENT_STATE_MACHINE] = self.state_machine_arn
         self.sweep_state_machine_arn = self.sfn.create_state_machine(
-            name=SWEEP_STATE_MACHINE_NAME, definition=json.dumps(flows.definition(
-                flows.SWEEP, substitutions=self._substitutions)), roleArn=role)["stateMachineArn"]
+            name=SWEEP_STATE_MACHINE_NAME,
+            definition=json.dumps(flows.definition(flows.SWEEP, substitutions=self._substitutions)),
+            roleArn=role,
+        )["stateMachineArn"]
 
     def definition(self, execution_timeout_seconds: int) -> str:
         """The experiment flow's ASL file with the function ARNs substituted and the execution timeout set,
         as deployed."""
-        return json.dumps(flows.definition(timeout_seconds=execution_timeout_seconds,
-                                           substitutions=self._substitutions))
+        return json.dumps(
+            flows.definition(timeout_seconds=execution_timeout_seconds, substitutions=self._substitutions)
+        )
 
     def launcher(self, poll_seconds: float = 0.1) -> Launcher:
         """A launcher on this state machine that reports lost execution ends itself (there is no EventBridge)."""
-        return Launcher(self.sfn, self.state_machine_arn, poll_seconds=poll_seconds,
-                        report_status_change=self.report_status_change)
+        return Launcher(
+            self.sfn, self.state_machine_arn, poll_seconds=poll_seconds, report_status_change=self.report_status_change
+        )
 
     def report_status_change(self, execution: Mapping[str, Any]) -> dict[str, Any]:
         """Send an ended execution (as ``describe`` gives it) to the status-change finalizer in the shape of
         EventBridge's "Step Functions Execution Status Change" event."""
         from oriole.handlers import execution_status
 
-        event = {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Step Functions Execution Status Change",
-                 "source": "aws.states", "account": ACCOUNT, "region": REGION, "resources": [execution["executionArn"]],
-                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                 "detail": status_change_detail(execution)}
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "Step Functions Execution Status Change",
+            "source": "aws.states",
+            "account": ACCOUNT,
+            "region": REGION,
+            "resources": [execution["executionArn"]],
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "detail": status_change_detail(execution),
+        }
         name = "oriole-ExecutionStatusFinalizer"
-        result = execution_status.handler(event, LambdaContext(
-            name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4())))
+        result = execution_status.handler(
+            event, LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4()))
+        )
         if result["closed"]:
             self._locks.let_go(result["experimentId"])
         return result
 
     def history(self, execution_arn: str) -> list[HistoryEventTypeDef]:
         """Every event of the execution's history, oldest first."""
-        pages = self.sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn,
-                                                                         PaginationConfig={"PageSize": 1000})
+        pages = self.sfn.get_paginator("get_execution_history").paginate(
+            executionArn=execution_arn, PaginationConfig={"PageSize": 1000}
+        )
         return [event for page in pages for event in page["events"]]

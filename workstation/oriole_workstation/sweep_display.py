@@ -35,9 +35,14 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
         if found is not None:
             lines.append(f"price of {cell.agent}: {found.describe()}")
         else:
-            lines.append(f"price of {cell.agent}: unknown, its tokens count as $0"
-                         + (" (--allow-unpriced)" if allow_unpriced else
-                            f" (set one: `oriole prices set {cell.model} --input X --output Y`)"))
+            lines.append(
+                f"price of {cell.agent}: unknown, its tokens count as $0"
+                + (
+                    " (--allow-unpriced)"
+                    if allow_unpriced
+                    else f" (set one: `oriole prices set {cell.model} --input X --output Y`)"
+                )
+            )
     return lines
 
 
@@ -47,14 +52,19 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
     latest = {row.agent_id: row for row in rows}
     running = sum(row.status == ExperimentStatus.RUNNING for row in latest.values())
     done = len(latest) - running
-    outcomes = Counter(outcome_text(row.status, row.failure_reason) for row in latest.values()
-                       if row.status != ExperimentStatus.RUNNING)
+    outcomes = Counter(
+        outcome_text(row.status, row.failure_reason)
+        for row in latest.values()
+        if row.status != ExperimentStatus.RUNNING
+    )
     spent = sum(row.cost_usd for row in rows)
     tokens = sum(row.tokens for row in rows)
     if plan is not None:
         left = max(plan.planned - done - running, 0)
-        head = (f"sweep {sweep_id}: {plan.planned} planned, {done} done, {running} running, {left} left "
-                f"(planned {_when(plan.first_planned_at)}, last run {_when(plan.planned_at)})")
+        head = (
+            f"sweep {sweep_id}: {plan.planned} planned, {done} done, {running} running, {left} left "
+            f"(planned {_when(plan.first_planned_at)}, last run {_when(plan.planned_at)})"
+        )
         limit = f" of ${float(plan.spend_limit_usd):,.2f}" if plan.spend_limit_usd is not None else ""
     else:
         head = f"sweep {sweep_id}: {done} done, {running} running (its plan is not recorded in this database)"

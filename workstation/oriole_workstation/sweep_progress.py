@@ -70,28 +70,52 @@ class Counts:
     def line(self) -> str:
         """One status record: ``12/72 done · 2 running · 1 failed · 58 left · 0:05:00 · ETA 0:20:00 · ...``."""
         before = f" ({self.already_done} before)" if self.already_done else ""
-        return (f"{self.already_done + self.done}/{self.planned} done{before} · {self.running} running · "
-                f"{self.failed} failed · {self.left} left · {clock(self.elapsed)} elapsed · ETA {clock(self.eta)} · "
-                f"{self.tokens:,} tokens · {self.spend_text()}")
+        return (
+            f"{self.already_done + self.done}/{self.planned} done{before} · {self.running} running · "
+            f"{self.failed} failed · {self.left} left · {clock(self.elapsed)} elapsed · ETA {clock(self.eta)} · "
+            f"{self.tokens:,} tokens · {self.spend_text()}"
+        )
 
 
-def count(rows: list[SweepExperiment], first_id: int, planned: int, to_run: int, elapsed: float,
-          spend_limit: float | None = None) -> Counts:
+def count(
+    rows: list[SweepExperiment],
+    first_id: int,
+    planned: int,
+    to_run: int,
+    elapsed: float,
+    spend_limit: float | None = None,
+) -> Counts:
     """The counts from the sweep's rows (every run's, oldest first): this run's are those after ``first_id``."""
     mine = [row for row in rows if row.id > first_id]
     ended = [row for row in mine if row.status != ExperimentStatus.RUNNING]
-    return Counts(planned=planned, already_done=planned - to_run, to_run=to_run, done=len(ended),
-                  running=len(mine) - len(ended), failed=sum(row.ending == Ending.ERROR for row in ended),
-                  tokens=sum(row.tokens for row in rows), spent=sum(row.cost_usd for row in rows),
-                  elapsed=elapsed, spend_limit=spend_limit)
+    return Counts(
+        planned=planned,
+        already_done=planned - to_run,
+        to_run=to_run,
+        done=len(ended),
+        running=len(mine) - len(ended),
+        failed=sum(row.ending == Ending.ERROR for row in ended),
+        tokens=sum(row.tokens for row in rows),
+        spent=sum(row.cost_usd for row in rows),
+        elapsed=elapsed,
+        spend_limit=spend_limit,
+    )
 
 
 class SweepProgress:
     """Shows a running sweep on ``console`` (stderr): live on a terminal, plain lines otherwise."""
 
-    def __init__(self, console: Console, sweep_id: str, planned: list[Planned], to_run: int, first_id: int,
-                 spend_limit: float | None = None, show_lines: bool = True,
-                 clock_seconds: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        console: Console,
+        sweep_id: str,
+        planned: list[Planned],
+        to_run: int,
+        first_id: int,
+        spend_limit: float | None = None,
+        show_lines: bool = True,
+        clock_seconds: Callable[[], float] = time.monotonic,
+    ):
         """``first_id``: the sweep's newest experiment before this run (this run's come after it)."""
         self.console, self.sweep_id, self.to_run, self.spend_limit = console, sweep_id, to_run, spend_limit
         self.planned = len(planned)
@@ -102,10 +126,18 @@ class SweepProgress:
         self.shown: set[int] = set()
         self.last_status = self.started
         self.live = console.is_terminal
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[status]}"), console=console, transient=True, disable=not self.live)
-        self.task = self.bar.add_task(f"sweep {terminal_safe(sweep_id)}", total=self.planned,
-                                      completed=self.planned - to_run, status="starting")
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=console,
+            transient=True,
+            disable=not self.live,
+        )
+        self.task = self.bar.add_task(
+            f"sweep {terminal_safe(sweep_id)}", total=self.planned, completed=self.planned - to_run, status="starting"
+        )
 
     def __enter__(self) -> SweepProgress:
         self.bar.start()
@@ -138,10 +170,15 @@ class SweepProgress:
             return
         item = self.by_agent.get(row.agent_id)
         where = f"{item.cell.describe()} r{item.repetition}" if item else row.agent_id
-        line = (f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row.id} "
-                + (f"{outcome_text(summary.status, summary.failure_reason)}, {summary.actions:,} actions, "
-                   if summary else "deleted, ")
-                + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}")
+        line = (
+            f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row.id} "
+            + (
+                f"{outcome_text(summary.status, summary.failure_reason)}, {summary.actions:,} actions, "
+                if summary
+                else "deleted, "
+            )
+            + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}"
+        )
         self._plain(line)
 
     def _plain(self, line: str) -> None:
@@ -156,5 +193,7 @@ class SweepProgress:
 
 
 def _live_status(counts: Counts) -> str:
-    return (f"{counts.running} running · {counts.failed} failed · {counts.left} left · {clock(counts.elapsed)} · "
-            f"ETA {clock(counts.eta)} · {counts.tokens:,} tokens · {counts.spend_text()}")
+    return (
+        f"{counts.running} running · {counts.failed} failed · {counts.left} left · {clock(counts.elapsed)} · "
+        f"ETA {clock(counts.eta)} · {counts.tokens:,} tokens · {counts.spend_text()}"
+    )

@@ -54,8 +54,7 @@ class SweepFailed(OrioleError):
 def load(path: Path) -> SweepFile:
     """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``, nested at most
     ``MAX_JSON_DEPTH`` levels)."""
-    text = files.read_text(path, MAX_FILE_BYTES, SweepFileError,
-                           "a sweep file describes a matrix, it does not list it")
+    text = files.read_text(path, MAX_FILE_BYTES, SweepFileError, "a sweep file describes a matrix, it does not list it")
     kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
         data = load_json(text, long_integers=False) if kind == "JSON" else tomllib.loads(text)
@@ -75,20 +74,31 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
         provider, _, value = option.partition("=")
         count = ascii_int(value, 4, signed=False) or 0
         if provider not in NAMES or not 1 <= count <= MAX_CONCURRENCY:
-            raise SweepFileError(f"--provider-concurrency expects PROVIDER=N with a provider among "
-                                 f"{', '.join(NAMES)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}")
+            raise SweepFileError(
+                f"--provider-concurrency expects PROVIDER=N with a provider among "
+                f"{', '.join(NAMES)} and N from 1 to {MAX_CONCURRENCY}; got {option!r}"
+            )
         caps[provider] = count
     return caps
 
 
-def run_input(spec: SweepFile, *, concurrency: int | None, provider_concurrency: dict[str, int],
-              retry_failed: bool, wait_seconds: int | None, seed_from: str | None = None,
-              allow_unpriced: bool = False) -> dict:
+def run_input(
+    spec: SweepFile,
+    *,
+    concurrency: int | None,
+    provider_concurrency: dict[str, int],
+    retry_failed: bool,
+    wait_seconds: int | None,
+    seed_from: str | None = None,
+    allow_unpriced: bool = False,
+) -> dict:
     """The sweep state machine's input: the file as JSON with the command line's settings in it (what the
     console would take), refused here if PlanSweep would refuse its size. ``seed_from`` replaces the file's."""
-    data = spec.model_dump(mode="json", exclude_none=True) | {"provider_concurrency": provider_concurrency,
-                                                              "retry_failed": retry_failed,
-                                                              "allow_unpriced": allow_unpriced}
+    data = spec.model_dump(mode="json", exclude_none=True) | {
+        "provider_concurrency": provider_concurrency,
+        "retry_failed": retry_failed,
+        "allow_unpriced": allow_unpriced,
+    }
     if seed_from is not None:
         data["seed_from"] = seed_from
     if concurrency is not None:
@@ -111,8 +121,12 @@ def sweep_executions(sfn, state_machine_arn: str, sweep_id: str) -> list[dict]:
     """The sweep's executions submitted by ``submit`` (named ``<id>-<input hash>-<n>``), newest first, each with
     its ``digest``."""
     pages = sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn)
-    found = [{**e, "digest": match["digest"]} for page in pages for e in page["executions"]
-             if (match := SUBMITTED_NAME.match(e["name"])) and match["id"] == sweep_id]
+    found = [
+        {**e, "digest": match["digest"]}
+        for page in pages
+        for e in page["executions"]
+        if (match := SUBMITTED_NAME.match(e["name"])) and match["id"] == sweep_id
+    ]
     return sorted(found, key=lambda e: e["startDate"], reverse=True)
 
 
@@ -127,14 +141,17 @@ def submit(sfn, state_machine_arn: str, execution_input: dict) -> tuple[str, boo
     if running is not None and running["digest"] == digest:
         return running["executionArn"], False
     if running is not None:
-        raise SweepAlreadyRunning(f"sweep {sweep_id} is running another version of its file as "
-                                  f"{running['executionArn']}; wait for it or stop it first (`oriole sweep status "
-                                  f"{sweep_id}` follows it)")
+        raise SweepAlreadyRunning(
+            f"sweep {sweep_id} is running another version of its file as "
+            f"{running['executionArn']}; wait for it or stop it first (`oriole sweep status "
+            f"{sweep_id}` follows it)"
+        )
     runs = sum(e["digest"] == digest for e in earlier)
     name = f"{sweep_id}-{digest}-{runs + 1}"
     try:
-        arn = sfn.start_execution(stateMachineArn=state_machine_arn, name=name,
-                                  input=json.dumps(execution_input))["executionArn"]
+        arn = sfn.start_execution(stateMachineArn=state_machine_arn, name=name, input=json.dumps(execution_input))[
+            "executionArn"
+        ]
     except sfn.exceptions.ExecutionAlreadyExists:  # a second submit of the same input won the race
         return state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}", False
     return arn, True
@@ -148,8 +165,14 @@ def first_id(results: Results, sweep_id: str) -> int:
     return max((row.id for row in results.store.sweep_experiments(sweep_id)), default=0)
 
 
-def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Results, progress: SweepProgress,
-                 on_interrupt: Callable[[int], None]) -> DescribeExecutionOutputTypeDef:
+def follow_local(
+    local: LocalAws,
+    execution_arn: str,
+    sweep_id: str,
+    results: Results,
+    progress: SweepProgress,
+    on_interrupt: Callable[[int], None],
+) -> DescribeExecutionOutputTypeDef:
     """Follow a local sweep execution until it ends and none of its experiments runs any more, showing its
     ``progress``; returns the execution as DescribeExecution gives it (ABORTED when it was stopped).
 
@@ -166,8 +189,7 @@ def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Re
             rows = results.store.sweep_experiments(sweep_id)
             still_open = _report_lost_ends(local, [row for row in rows if row.id > progress.first_id])
             progress.update(rows, results.summary)
-            if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open \
-                    and not _starting(local, sweep_id):
+            if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open and not _starting(local, sweep_id):
                 progress.finish(progress.update(results.store.sweep_experiments(sweep_id), results.summary))
                 return execution
             time.sleep(POLL_SECONDS)
@@ -181,8 +203,9 @@ def follow_local(local: LocalAws, execution_arn: str, sweep_id: str, results: Re
 
 def _starting(local: LocalAws, sweep_id: str) -> bool:
     """Whether an experiment execution of the sweep runs without its row yet (started as the sweep stopped)."""
-    pages = local.sfn.get_paginator("list_executions").paginate(stateMachineArn=local.state_machine_arn,
-                                                                statusFilter="RUNNING")
+    pages = local.sfn.get_paginator("list_executions").paginate(
+        stateMachineArn=local.state_machine_arn, statusFilter="RUNNING"
+    )
     return any(e["name"].startswith(f"{sweep_id}-") for page in pages for e in page["executions"])
 
 
@@ -215,10 +238,16 @@ SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no err
 
 def summary_line(summary: dict) -> str:
     """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
-    parts = [f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}" for outcome, key in sorted(OUTCOMES.items())
-             if summary.get(key)]
-    return (f"{summary['planned']} planned: {summary['alreadyDone']} already done"
-            + (f", {', '.join(parts)}" if parts else "") + f"; spent ${summary['spentUsd']:.4f}\n")
+    parts = [
+        f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}"
+        for outcome, key in sorted(OUTCOMES.items())
+        if summary.get(key)
+    ]
+    return (
+        f"{summary['planned']} planned: {summary['alreadyDone']} already done"
+        + (f", {', '.join(parts)}" if parts else "")
+        + f"; spent ${summary['spentUsd']:.4f}\n"
+    )
 
 
 def execution_line(execution: Mapping[str, Any]) -> str:

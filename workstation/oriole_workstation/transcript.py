@@ -56,12 +56,24 @@ class CallEntry:
 
     def as_json(self) -> dict:
         row, record = self.row, self.call.record or {}
-        return {"type": "call", "turn": self.call.turn, "call": self.call.index, "kind": self.call.kind,
-                "request": self.wire, "answer": self.answer, "response": self.call.response,
-                "carried_turns": self.rebuilt.carried_turns, "context_actions": record.get("context_actions"),
-                "input_tokens": row["input_tokens"], "output_tokens": row["output_tokens"],
-                "latency_ms": row["latency_ms"], "stop_reason": row["stop_reason"], "throttles": row["throttles"],
-                "retries": record.get("retries", 0), "durations": row["durations"]}
+        return {
+            "type": "call",
+            "turn": self.call.turn,
+            "call": self.call.index,
+            "kind": self.call.kind,
+            "request": self.wire,
+            "answer": self.answer,
+            "response": self.call.response,
+            "carried_turns": self.rebuilt.carried_turns,
+            "context_actions": record.get("context_actions"),
+            "input_tokens": row["input_tokens"],
+            "output_tokens": row["output_tokens"],
+            "latency_ms": row["latency_ms"],
+            "stop_reason": row["stop_reason"],
+            "throttles": row["throttles"],
+            "retries": record.get("retries", 0),
+            "durations": row["durations"],
+        }
 
 
 @dataclass(frozen=True)
@@ -74,8 +86,14 @@ class TurnEntry:
     calls: list[CallEntry] = field(default_factory=list)
 
     def as_json(self) -> dict:
-        return {"type": "turn", "turn": self.number, "end_reason": self.end_reason, "context": self.context,
-                "closing": self.closing, "actions": self.actions}
+        return {
+            "type": "turn",
+            "turn": self.number,
+            "end_reason": self.end_reason,
+            "context": self.context,
+            "closing": self.closing,
+            "actions": self.actions,
+        }
 
 
 @dataclass(frozen=True)
@@ -100,18 +118,27 @@ def load(conn, experiment_id: int) -> Transcript:
     turns = conn.execute(_TURNS, (experiment_id,)).fetchall()
     calls = conn.execute(_CALLS, (experiment_id,)).fetchall()
     actions = conn.execute(_ACTIONS, (experiment_id,)).fetchall()
-    hashes = sorted({h for c in calls if c["request"] for h in (c["request"]["system"], c["request"]["tools"],
-                                                                 c["request"]["settings"])})
-    parts = {r["hash"]: r["body"] for r in conn.execute("SELECT hash, body FROM request_parts WHERE hash = ANY(%s)",
-                                                        (hashes,))}
+    hashes = sorted(
+        {
+            h
+            for c in calls
+            if c["request"]
+            for h in (c["request"]["system"], c["request"]["tools"], c["request"]["settings"])
+        }
+    )
+    parts = {
+        r["hash"]: r["body"]
+        for r in conn.execute("SELECT hash, body FROM request_parts WHERE hash = ANY(%s)", (hashes,))
+    }
     maze_row = conn.cursor(row_factory=class_row(MazeRow)).execute(_MAZE, (experiment["maze_id"],)).fetchone()
     assert maze_row is not None, "experiments.maze_id references mazes"
     maze = maze_row.stored().maze
     return build(experiment, turns, calls, actions, parts, maze)
 
 
-def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[dict], parts: dict,
-          maze: Maze | None = None) -> Transcript:
+def build(
+    experiment: dict, turns: list[dict], calls: list[dict], actions: list[dict], parts: dict, maze: Maze | None = None
+) -> Transcript:
     """The transcript from the stored rows (pure: tested without a database); ``maze`` draws its pictures again
     (with each action's ``tiles_seen``, which the transcript itself does not show)."""
     sightings = [a.pop("tiles_seen", None) for a in actions]
@@ -125,29 +152,48 @@ def build(experiment: dict, turns: list[dict], calls: list[dict], actions: list[
     by_turn: dict[int, list[dict]] = {}
     for row in calls:
         by_turn.setdefault(row["turn_number"], []).append(row)
-    earlier = {t["turn_number"]: StoredTurn(t["turn_number"], tuple(
-        {"request": c["request_messages"], "response": c["response"]}
-        for c in by_turn.get(t["turn_number"], ()) if c["kind"] == "turn"), tuple(t["closing_messages"] or ()),
-        t["message_tokens"]) for t in turns}
+    earlier = {
+        t["turn_number"]: StoredTurn(
+            t["turn_number"],
+            tuple(
+                {"request": c["request_messages"], "response": c["response"]}
+                for c in by_turn.get(t["turn_number"], ())
+                if c["kind"] == "turn"
+            ),
+            tuple(t["closing_messages"] or ()),
+            t["message_tokens"],
+        )
+        for t in turns
+    }
     entries: list[TurnEntry] = []
     systems: dict[str, str] = {}
     for t in turns:
         rows = by_turn.get(t["turn_number"], [])
         if any(r["request"] is None for r in rows):
-            raise TranscriptUnavailable(f"experiment {experiment['experiment_id']} turn {t['turn_number']} was stored "
-                                        "before requests were recorded (migration 0017): its requests cannot be "
-                                        "rebuilt")
+            raise TranscriptUnavailable(
+                f"experiment {experiment['experiment_id']} turn {t['turn_number']} was stored "
+                "before requests were recorded (migration 0017): its requests cannot be "
+                "rebuilt"
+            )
         try:
             rebuilt = rebuild_turn([StoredCall.from_row(r) for r in rows], earlier, parts, draw)
         except NotRebuildable as error:
             raise TranscriptUnavailable(f"experiment {experiment['experiment_id']}: {error}") from None
-        entry = TurnEntry(t["turn_number"], t["end_reason"], t["context"], list(t["closing_messages"] or ()),
-                          [a for a in actions if a["turn_number"] == t["turn_number"]])
+        entry = TurnEntry(
+            t["turn_number"],
+            t["end_reason"],
+            t["context"],
+            list(t["closing_messages"] or ()),
+            [a for a in actions if a["turn_number"] == t["turn_number"]],
+        )
         for request, row in zip(rebuilt, rows, strict=True):
             systems.setdefault(prompt_hash(request.request.system_prompt), request.request.system_prompt)
             carried = sum(len(earlier[n].messages()) for n in request.carried_turns)
-            entry.calls.append(CallEntry(request, wire_request(request.request, request.settings),
-                                         _answer(row["answer"]), row, carried))
+            entry.calls.append(
+                CallEntry(
+                    request, wire_request(request.request, request.settings), _answer(row["answer"]), row, carried
+                )
+            )
         entries.append(entry)
     return Transcript(experiment, entries, systems)
 
@@ -186,8 +232,10 @@ _MAZE = f"SELECT {MAZE_COLUMNS} FROM mazes WHERE id = %s"
 def text(transcript: Transcript) -> str:
     """The transcript as plain text, turn by turn (control characters written out)."""
     e = transcript.experiment
-    out = [f"experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on {e['maze']} "
-           f"(prompt {e['prompt_version']}, {e['status']})"]
+    out = [
+        f"experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on {e['maze']} "
+        f"(prompt {e['prompt_version']}, {e['status']})"
+    ]
     for digest, system in transcript.systems.items():
         out += [f"\n== system prompt sha256:{digest[:12]} ==", system]
     for turn in transcript.turns:
@@ -198,18 +246,22 @@ def text(transcript: Transcript) -> str:
             out += _call_text(call)
         out += [f"   > {m['role']} (no call read it): {_shown(m.get('content'))}" for m in turn.closing]
         for a in turn.actions:
-            out.append(f"   step {a['step_number']}: {a['action_type']} ({a['from_x']}, {a['from_y']}) -> "
-                       f"({a['to_x']}, {a['to_y']}) {'ok' if a['success'] else 'failed: ' + (a['error'] or '')}")
+            out.append(
+                f"   step {a['step_number']}: {a['action_type']} ({a['from_x']}, {a['from_y']}) -> "
+                f"({a['to_x']}, {a['to_y']}) {'ok' if a['success'] else 'failed: ' + (a['error'] or '')}"
+            )
     return terminal_safe("\n".join(out), lines=True) + "\n"
 
 
 def _call_text(call: CallEntry) -> list[str]:
     row, record = call.row, call.call.record or {}
-    lines = [f"-- call {call.call.index} ({call.call.kind}): system sha256:"
-             f"{prompt_hash(call.rebuilt.request.system_prompt)[:12]}, "
-             f"{len(call.rebuilt.request.tools)} tools, in {row['input_tokens']} / out {row['output_tokens']} "
-             f"tokens, {row['latency_ms']} ms, stop {row['stop_reason']}, throttles {row['throttles']}, "
-             f"retries {record.get('retries', 0)}"]
+    lines = [
+        f"-- call {call.call.index} ({call.call.kind}): system sha256:"
+        f"{prompt_hash(call.rebuilt.request.system_prompt)[:12]}, "
+        f"{len(call.rebuilt.request.tools)} tools, in {row['input_tokens']} / out {row['output_tokens']} "
+        f"tokens, {row['latency_ms']} ms, stop {row['stop_reason']}, throttles {row['throttles']}, "
+        f"retries {record.get('retries', 0)}"
+    ]
     if call.rebuilt.carried_turns:
         lines.append(f"   carried turns: {', '.join(map(str, call.rebuilt.carried_turns))}")
     if record.get("context_actions") is not None:
@@ -239,43 +291,59 @@ def conversation_html(transcript: Transcript) -> str:
     """The conversation as HTML: the system prompt once, then one ``<details>`` per turn (``data-turn``)."""
     parts = []
     for digest, system in transcript.systems.items():
-        parts.append(f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
-                     f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>")
+        parts.append(
+            f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
+            f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>"
+        )
     for turn in transcript.turns:
         calls = "".join(_call_html(call) for call in turn.calls)
         if turn.closing:  # what the last answer's calls got back, which no call of the turn read
-            calls += '<div class="call"><p class="meta">results no call read</p>' + "".join(
-                _message_html(m) for m in turn.closing) + "</div>"
+            calls += (
+                '<div class="call"><p class="meta">results no call read</p>'
+                + "".join(_message_html(m) for m in turn.closing)
+                + "</div>"
+            )
         context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
-        parts.append(f'<details class="turn" data-turn="{turn.number}"><summary>turn {turn.number}: '
-                     f"{_e(turn.end_reason)}, {len(turn.actions)} action(s), {len(turn.calls)} call(s)</summary>"
-                     f"{context}{calls}</details>")
+        parts.append(
+            f'<details class="turn" data-turn="{turn.number}"><summary>turn {turn.number}: '
+            f"{_e(turn.end_reason)}, {len(turn.actions)} action(s), {len(turn.calls)} call(s)</summary>"
+            f"{context}{calls}</details>"
+        )
     return "\n".join(parts)
 
 
 def _call_html(call: CallEntry) -> str:
     row, record, response = call.row, call.call.record or {}, call.call.response
-    meta = (f"call {call.call.index} ({call.call.kind}) · in {row['input_tokens']} / out {row['output_tokens']} "
-            f"tokens · {row['latency_ms']} ms · stop {row['stop_reason']} · throttles {row['throttles']} · "
-            f"retries {record.get('retries', 0)}")
+    meta = (
+        f"call {call.call.index} ({call.call.kind}) · in {row['input_tokens']} / out {row['output_tokens']} "
+        f"tokens · {row['latency_ms']} ms · stop {row['stop_reason']} · throttles {row['throttles']} · "
+        f"retries {record.get('retries', 0)}"
+    )
     if record.get("context_actions") is not None:
         meta += f" · context keeps {record['context_actions']} recent action(s)"
     body = [f'<div class="call"><p class="meta">{_e(meta)}</p>']
     if call.rebuilt.carried_turns:
-        carried = call.rebuilt.request.messages[:call.carried]
-        body.append(f"<details><summary>earlier turns carried by the memory: "
-                    f"{_e(', '.join(map(str, call.rebuilt.carried_turns)))}</summary>"
-                    + "".join(_message_html(message_as_json(m)) for m in carried) + "</details>")
+        carried = call.rebuilt.request.messages[: call.carried]
+        body.append(
+            f"<details><summary>earlier turns carried by the memory: "
+            f"{_e(', '.join(map(str, call.rebuilt.carried_turns)))}</summary>"
+            + "".join(_message_html(message_as_json(m)) for m in carried)
+            + "</details>"
+        )
     body += [_message_html(m, call.sent_pictures) for m in call.call.request_messages]
     if response.get("thinking"):
-        body.append(f'<div class="msg answer"><span class="role">reasoning</span><pre>{_e(response["thinking"])}'
-                    "</pre></div>")
+        body.append(
+            f'<div class="msg answer"><span class="role">reasoning</span><pre>{_e(response["thinking"])}</pre></div>'
+        )
     if response.get("text"):
-        body.append(f'<div class="msg answer"><span class="role">assistant</span><pre>{_e(response["text"])}</pre>'
-                    "</div>")
+        body.append(
+            f'<div class="msg answer"><span class="role">assistant</span><pre>{_e(response["text"])}</pre></div>'
+        )
     for c in response.get("tool_calls") or ():
-        body.append(f'<div class="msg answer"><span class="role">tool call {_e(str(c.get("id")))}</span>'
-                    f"<pre>{_e(c['name'])} {_e(_shown(c.get('arguments')))}</pre></div>")
+        body.append(
+            f'<div class="msg answer"><span class="role">tool call {_e(str(c.get("id")))}</span>'
+            f"<pre>{_e(c['name'])} {_e(_shown(c.get('arguments')))}</pre></div>"
+        )
     return "".join(body) + "</div>"
 
 
@@ -284,11 +352,15 @@ def _message_html(message: dict, sent: Mapping[str, pictures.Picture] = {}) -> s
     role = message["role"] + (f" ({message['name']})" if message.get("name") else "")
     shown = ""
     if (record := message.get("picture")) and (picture := sent.get(record["sha256"])) is not None:
-        shown = (f'<img class="picture" src="data:{pictures.MEDIA_TYPE};base64,'
-                 f'{base64.b64encode(picture.png).decode()}" width="{picture.width}" height="{picture.height}" '
-                 f'alt="{_e(record["view"])} view at step {record["step"]}, as the model was sent it">')
-    return (f'<div class="msg"><span class="role">{_e(role)}</span><pre>{_e(_shown(message.get("content")))}</pre>'
-            f"{shown}</div>")
+        shown = (
+            f'<img class="picture" src="data:{pictures.MEDIA_TYPE};base64,'
+            f'{base64.b64encode(picture.png).decode()}" width="{picture.width}" height="{picture.height}" '
+            f'alt="{_e(record["view"])} view at step {record["step"]}, as the model was sent it">'
+        )
+    return (
+        f'<div class="msg"><span class="role">{_e(role)}</span><pre>{_e(_shown(message.get("content")))}</pre>'
+        f"{shown}</div>"
+    )
 
 
 def _e(value: str) -> str:
@@ -313,12 +385,13 @@ CONVERSATION_CSS = """
 def page(transcript: Transcript) -> str:
     """The transcript as a page of its own (no network, no script)."""
     e = transcript.experiment
-    title = _e(f"transcript of experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on "
-               f"{e['maze']}")
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
-            f"<style>body {{ font-family: sans-serif; margin: 16px; color: #111827; }}{CONVERSATION_CSS}</style>\n"
-            f'</head>\n<body>\n<h1>{title}</h1>\n<section id="conversation" aria-label="conversation">\n'
-            f"{conversation_html(transcript)}\n</section>\n</body>\n</html>\n")
+    title = _e(f"transcript of experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on {e['maze']}")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+        f"<style>body {{ font-family: sans-serif; margin: 16px; color: #111827; }}{CONVERSATION_CSS}</style>\n"
+        f'</head>\n<body>\n<h1>{title}</h1>\n<section id="conversation" aria-label="conversation">\n'
+        f"{conversation_html(transcript)}\n</section>\n</body>\n</html>\n"
+    )
 
 
 def _json_value(value: object) -> str:

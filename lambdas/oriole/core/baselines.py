@@ -54,8 +54,11 @@ class Baseline:
         x, y = observation["position"]
         width, height = self.state["size"]
         walls = {tuple(w) for w in (observation.get("visible") or {}).get("walls", ())}
-        return {d for d, (dx, dy) in DIRECTIONS.items()
-                if (x + dx, y + dy) in walls or not (0 <= x + dx < width and 0 <= y + dy < height)}
+        return {
+            d
+            for d, (dx, dy) in DIRECTIONS.items()
+            if (x + dx, y + dy) in walls or not (0 <= x + dx < width and 0 <= y + dy < height)
+        }
 
     def choose(self, observation: JsonObject) -> tuple[str, str]:
         raise NotImplementedError
@@ -143,6 +146,7 @@ class Explorer(Baseline):
     def _is_frontier(known: KnownMap) -> Callable[[Position], bool]:
         def frontier(pos: Position) -> bool:
             return any(known.get((pos[0] + dx, pos[1] + dy)) == UNKNOWN for dx, dy in DIRECTIONS.values())
+
         return frontier
 
 

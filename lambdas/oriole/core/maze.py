@@ -96,9 +96,7 @@ class Maze:
 
     def content_hash(self) -> str:
         """A SHA-256 over grid, start and goal: two mazes with the same hash play identically."""
-        payload = json.dumps(
-            {"grid": self.grid, "start": self.start, "goal": self.goal}, separators=(",", ":")
-        )
+        payload = json.dumps({"grid": self.grid, "start": self.start, "goal": self.goal}, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def validate(self) -> int:

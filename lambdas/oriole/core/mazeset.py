@@ -85,9 +85,7 @@ def _corners(rng: random.Random, size: int, margin: int = 5) -> tuple[Position, 
     return start, goal
 
 
-def _kept_path(
-    rng: random.Random, start: Position, goal: Position, size: int, waypoints: int = 3
-) -> set[Position]:
+def _kept_path(rng: random.Random, start: Position, goal: Position, size: int, waypoints: int = 3) -> set[Position]:
     """Cells of a winding start-to-goal path through random waypoints.
 
     Random walls are never placed on these cells, which makes the goal reachable without retries.
@@ -217,9 +215,13 @@ def _spiral_with_gaps(rng: random.Random, corridor: int, gaps: int, size: int = 
     make every seed a different maze (a bare spiral only has eight orientations)."""
     maze = _spiral(rng, corridor, size)
     rows = [list(row) for row in maze.grid]
-    thin = [(x, y) for y in range(1, size - 1) for x in range(1, size - 1) if rows[y][x] == WALL
-            and ((rows[y][x - 1] != WALL and rows[y][x + 1] != WALL)
-                 or (rows[y - 1][x] != WALL and rows[y + 1][x] != WALL))]
+    thin = [
+        (x, y)
+        for y in range(1, size - 1)
+        for x in range(1, size - 1)
+        if rows[y][x] == WALL
+        and ((rows[y][x - 1] != WALL and rows[y][x + 1] != WALL) or (rows[y - 1][x] != WALL and rows[y + 1][x] != WALL))
+    ]
     rng.shuffle(thin)  # shuffle, not sample: the draws the module docstring guarantees stay the same
     for x, y in thin[:gaps]:
         rows[y][x] = EMPTY
@@ -361,18 +363,29 @@ def _density(density: float) -> Callable[[int], JsonObject]:
     return lambda size: {"density": density}
 
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (
-    *(Family(name, _random_walls, _density(density)) for name, density in (
-        ("sparse", 0.10), ("light", 0.20), ("medium", 0.30), ("dense", 0.38), ("very-dense", 0.44),
-        ("extreme", 0.50))),
-    Family("open-field", _open_field, lambda size: {"obstacles": _scaled(16)(size)}),
-    Family("spiral", _spiral_with_gaps, lambda size: {"corridor": 3, "gaps": max(1, size // 10)}),
-    Family("rooms", _rooms, lambda size: {"room": 12}),
-    Family("multi-path", _multi_path, lambda size: {"openings": _scaled(80)(size)}, parity=0, min_size=6),
-    Family("diagonal", _diagonal_walls, lambda size: {"density": 0.25}),
-    Family("scatter", _scatter_blobs, lambda size: {"density": 0.25}),
-    Family("perfect", _perfect, lambda size: {}, parity=1),
-)}
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        *(
+            Family(name, _random_walls, _density(density))
+            for name, density in (
+                ("sparse", 0.10),
+                ("light", 0.20),
+                ("medium", 0.30),
+                ("dense", 0.38),
+                ("very-dense", 0.44),
+                ("extreme", 0.50),
+            )
+        ),
+        Family("open-field", _open_field, lambda size: {"obstacles": _scaled(16)(size)}),
+        Family("spiral", _spiral_with_gaps, lambda size: {"corridor": 3, "gaps": max(1, size // 10)}),
+        Family("rooms", _rooms, lambda size: {"room": 12}),
+        Family("multi-path", _multi_path, lambda size: {"openings": _scaled(80)(size)}, parity=0, min_size=6),
+        Family("diagonal", _diagonal_walls, lambda size: {"density": 0.25}),
+        Family("scatter", _scatter_blobs, lambda size: {"density": 0.25}),
+        Family("perfect", _perfect, lambda size: {}, parity=1),
+    )
+}
 
 
 def canonical_name(name: str) -> str:
@@ -388,20 +401,24 @@ def seeded(name: str) -> MazeEntry:
     of range."""
     match = SEEDED_NAME.match(name)
     if match is None:
-        raise errors.UnknownMaze(f"unknown maze {name!r}: neither a stored maze nor a seeded name FAMILY-SIZE@SEED "
-                                 f"(families: {', '.join(FAMILIES)}); `oriole mazes list` shows the stored ones")
+        raise errors.UnknownMaze(
+            f"unknown maze {name!r}: neither a stored maze nor a seeded name FAMILY-SIZE@SEED "
+            f"(families: {', '.join(FAMILIES)}); `oriole mazes list` shows the stored ones"
+        )
     family = FAMILIES.get(match["family"])
     if family is None:
-        raise errors.UnknownMaze(f"unknown maze family {match['family']!r} in {name!r}; families: "
-                                 f"{', '.join(FAMILIES)}")
+        raise errors.UnknownMaze(
+            f"unknown maze family {match['family']!r} in {name!r}; families: {', '.join(FAMILIES)}"
+        )
     size, seed = int(match["size"]), int(match["seed"])
     family.check_size(size)
     if seed > MAX_SEED:
         raise errors.UnknownMaze(f"the seed of {name!r} must be a whole number from 0 to {MAX_SEED:,}")
     name = f"{family.name}-{size}@{seed}"
     for draw in range(_DRAWS):
-        maze = family.generator(random.Random(f"{family.name}-{size}@{seed}/{draw}"), size=size,
-                                **family.arguments(size))
+        maze = family.generator(
+            random.Random(f"{family.name}-{size}@{seed}/{draw}"), size=size, **family.arguments(size)
+        )
         try:
             length = maze.validate()
         except InvalidMaze:
@@ -441,5 +458,7 @@ def get_maze(name_or_id: str | int) -> MazeEntry:
     if isinstance(key, str) and SEEDED_NAME.match(key):
         return seeded(key)
     names = ", ".join(entry.name for entry in maze_set())
-    raise errors.UnknownMaze(f"unknown maze {name_or_id!r}; shipped mazes (or their ids) are: {names}, and any "
-                             f"seeded name FAMILY-SIZE@SEED (families: {', '.join(FAMILIES)})")
+    raise errors.UnknownMaze(
+        f"unknown maze {name_or_id!r}; shipped mazes (or their ids) are: {names}, and any "
+        f"seeded name FAMILY-SIZE@SEED (families: {', '.join(FAMILIES)})"
+    )

@@ -62,8 +62,10 @@ def answer_message(response: JsonObject, text_tool_calls: bool = False) -> Messa
     in the text (with ``text_tool_calls`` on, the turn loop sends the text alone)."""
     if text_tool_calls:
         return Message("assistant", response.get("text"))
-    calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", NATIVE))
-                  for c in response.get("tool_calls") or ())
+    calls = tuple(
+        ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", NATIVE))
+        for c in response.get("tool_calls") or ()
+    )
     return Message("assistant", response.get("text"), tool_calls=tuple(c for c in calls if c.source == NATIVE))
 
 
@@ -99,18 +101,31 @@ class MapMemory:
         width = self.known.width
         rows = []
         for y in range(self.known.height):
-            rows.append("".join("*" if self.visited[y * width + x] == "1" and self.known.get((x, y)) == OPEN
-                                else self.known.get((x, y)) for x in range(width)))
-        return {"known_map": rows,
-                "legend": f"{WALL} wall, {OPEN} open, * visited, {GOAL} goal, {UNKNOWN} not seen; row y, column x",
-                "visited_tiles": self.visited.count("1"), "frontier": self._frontier(position)}
+            rows.append(
+                "".join(
+                    "*"
+                    if self.visited[y * width + x] == "1" and self.known.get((x, y)) == OPEN
+                    else self.known.get((x, y))
+                    for x in range(width)
+                )
+            )
+        return {
+            "known_map": rows,
+            "legend": f"{WALL} wall, {OPEN} open, * visited, {GOAL} goal, {UNKNOWN} not seen; row y, column x",
+            "visited_tiles": self.visited.count("1"),
+            "frontier": self._frontier(position),
+        }
 
     def _frontier(self, position: Position) -> list[list[int]]:
         """Known open tiles next to unseen ones, nearest first: where exploring can go on."""
         known = self.known
-        tiles = [(x, y) for y in range(known.height) for x in range(known.width)
-                 if known.get((x, y)) == OPEN and any(known.get((x + dx, y + dy)) == UNKNOWN
-                                                      for dx, dy in DIRECTIONS.values())]
+        tiles = [
+            (x, y)
+            for y in range(known.height)
+            for x in range(known.width)
+            if known.get((x, y)) == OPEN
+            and any(known.get((x + dx, y + dy)) == UNKNOWN for dx, dy in DIRECTIONS.values())
+        ]
         tiles.sort(key=lambda t: (abs(t[0] - position[0]) + abs(t[1] - position[1]), t[1], t[0]))
         return [list(t) for t in tiles[:FRONTIER_TILES]]
 
@@ -120,8 +135,11 @@ class MapMemory:
 
 def compaction_request(previous: str | None, turn: StoredTurn) -> ModelRequest:
     """Ask the model to fold one more turn into its running summary (no tools: it can only write)."""
-    content = {"previous_summary": previous or "(none yet)",
-               "turn": turn.number, "messages": [message_as_json(m) for m in turn.messages()]}
+    content = {
+        "previous_summary": previous or "(none yet)",
+        "turn": turn.number,
+        "messages": [message_as_json(m) for m in turn.messages()],
+    }
     return ModelRequest(COMPACTION_PROMPT, (), (Message("user", content),))
 
 

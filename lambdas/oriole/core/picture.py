@@ -46,8 +46,13 @@ PALETTE: tuple[tuple[int, int, int], ...] = (
     (0x00, 0x72, 0xB2),  # agent: a blue disc (87) in a white ring, on its tile
     (0xE4, 0xE4, 0xE4),  # the grid line along an open tile's top and left edges (228)
 )
-LEGEND: dict[str, str] = {"wall": "black", "open": "white (a faint grid line on its top and left edges)",
-                          "unseen": "light grey", "agent": "blue disc in a white ring", "goal": "orange-red"}
+LEGEND: dict[str, str] = {
+    "wall": "black",
+    "open": "white (a faint grid line on its top and left edges)",
+    "unseen": "light grey",
+    "agent": "blue disc in a white ring",
+    "goal": "orange-red",
+}
 _PALETTE_OF = {UNKNOWN: _UNSEEN, OPEN: _OPEN, WALL: _WALL, GOAL: _GOAL}
 _MARK_OF_CELL = {EMPTY: OPEN, WALL_CELL: WALL, GOAL_CELL: GOAL}
 
@@ -93,14 +98,25 @@ class Picture:
     @property
     def record(self) -> JsonObject:
         """What is stored of it: its hash and size and what it showed, never the bytes."""
-        return {"media_type": MEDIA_TYPE, "sha256": hashlib.sha256(self.png).hexdigest(), "bytes": len(self.png),
-                "width": self.width, "height": self.height, **self.params}
+        return {
+            "media_type": MEDIA_TYPE,
+            "sha256": hashlib.sha256(self.png).hexdigest(),
+            "bytes": len(self.png),
+            "width": self.width,
+            "height": self.height,
+            **self.params,
+        }
 
     @property
     def caption(self) -> JsonObject:
         """What the message carrying it says of it in text (kept when the picture itself is no longer sent)."""
-        return {"view": self.params["view"], "step": self.params["step"], "top_left": self.params["origin"],
-                "tiles": self.params["tiles"], "tile_px": TILE_PX}
+        return {
+            "view": self.params["view"],
+            "step": self.params["step"],
+            "top_left": self.params["origin"],
+            "tiles": self.params["tiles"],
+            "tile_px": TILE_PX,
+        }
 
 
 def view_problem(view: str, vision_range: int, maze_size: Sequence[int]) -> str | None:
@@ -108,11 +124,16 @@ def view_problem(view: str, vision_range: int, maze_size: Sequence[int]) -> str 
     tiles = 2 * vision_range + 1 if view == LOCAL else max(maze_size)
     if tiles <= MAX_SIDE_TILES:
         return None
-    what = f"visionRange {vision_range} makes it {tiles} tiles a side" if view == LOCAL else \
-        f"the maze is {maze_size[0]}x{maze_size[1]} tiles"
-    return (f"imageView {view} cannot be drawn: {what}, and at {TILE_PX} px a tile a picture holds at most "
-            f"{MAX_SIDE_TILES} ({MAX_SIDE_PX} px); use a smaller " + ("visionRange" if view == LOCAL else
-                                                                          "maze or imageView local"))
+    what = (
+        f"visionRange {vision_range} makes it {tiles} tiles a side"
+        if view == LOCAL
+        else f"the maze is {maze_size[0]}x{maze_size[1]} tiles"
+    )
+    return (
+        f"imageView {view} cannot be drawn: {what}, and at {TILE_PX} px a tile a picture holds at most "
+        f"{MAX_SIDE_TILES} ({MAX_SIDE_PX} px); use a smaller "
+        + ("visionRange" if view == LOCAL else "maze or imageView local")
+    )
 
 
 def _tile_rows(row: Sequence[str]) -> tuple[bytes, bytes]:
@@ -133,9 +154,11 @@ def _tile_rows(row: Sequence[str]) -> tuple[bytes, bytes]:
 def _agent_mask() -> list[list[int | None]]:
     """The agent's mark on its tile: a blue disc in a white ring (so it stands out on the goal too). Integer
     arithmetic on doubled coordinates: no floating point whose rounding could differ between machines."""
+
     def pixel(px: int, py: int) -> int | None:
         distance = (2 * px - TILE_PX + 1) ** 2 + (2 * py - TILE_PX + 1) ** 2  # (2 x distance from the centre)^2
-        return _AGENT if distance <= _AGENT_DIAMETER ** 2 else _OPEN if distance <= _RING_DIAMETER ** 2 else None
+        return _AGENT if distance <= _AGENT_DIAMETER**2 else _OPEN if distance <= _RING_DIAMETER**2 else None
+
     return [[pixel(px, py) for px in range(TILE_PX)] for py in range(TILE_PX)]
 
 
@@ -169,16 +192,27 @@ def local_view(maze: Maze, position: Position, vision_range: int, step: int) -> 
     """The square around the agent with only the tiles it sees now (the grid's outside is never seen)."""
     seen = {(t.x, t.y): _MARK_OF_CELL[t.cell] for t in vision(maze, position, vision_range)}
     side = 2 * vision_range + 1
-    params = {"view": LOCAL, "step": step, "position": list(position),
-              "origin": [position[0] - vision_range, position[1] - vision_range], "tiles": [side, side],
-              "vision_range": vision_range}
+    params = {
+        "view": LOCAL,
+        "step": step,
+        "position": list(position),
+        "origin": [position[0] - vision_range, position[1] - vision_range],
+        "tiles": [side, side],
+        "vision_range": vision_range,
+    }
     return _draw(params, lambda pos: seen.get(pos, UNKNOWN))
 
 
 def map_view(known: KnownMap, position: Position, step: int, vision_range: int) -> Picture:
     """The whole maze as the agent has seen it (``known``), with where it is."""
-    params = {"view": MAP, "step": step, "position": list(position), "origin": [0, 0],
-              "tiles": [known.width, known.height], "vision_range": vision_range}
+    params = {
+        "view": MAP,
+        "step": step,
+        "position": list(position),
+        "origin": [0, 0],
+        "tiles": [known.width, known.height],
+        "vision_range": vision_range,
+    }
     return _draw(params, known.get)
 
 
@@ -207,8 +241,10 @@ def regenerate(record: JsonObject, maze: Maze, tiles_seen: Sequence[Sequence[Seq
         start = [t.as_list() for t in vision(maze, maze.start, vision_range)]
         picture = map_view(known_map(maze, [start, *tiles_seen[:step]]), position, step, vision_range)
     if picture.record["sha256"] != record["sha256"]:
-        raise PictureMismatch(f"the {record['view']} view of step {step} drawn again has hash "
-                              f"{picture.record['sha256'][:12]}, not the stored {record['sha256'][:12]}")
+        raise PictureMismatch(
+            f"the {record['view']} view of step {step} drawn again has hash "
+            f"{picture.record['sha256'][:12]}, not the stored {record['sha256'][:12]}"
+        )
     return picture
 
 

@@ -116,5 +116,10 @@ def encode(rows: Sequence[bytes], palette: Sequence[tuple[int, int, int]]) -> by
         raw += bytes((b - a) & 0xFF for b, a in zip(row, above, strict=True))
         above = row
     header = struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)  # 8 bits, indexed colour
-    return (SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"PLTE", b"".join(bytes(c) for c in palette))
-            + _chunk(b"IDAT", zlib_stream(bytes(raw))) + _chunk(b"IEND", b""))
+    return (
+        SIGNATURE
+        + _chunk(b"IHDR", header)
+        + _chunk(b"PLTE", b"".join(bytes(c) for c in palette))
+        + _chunk(b"IDAT", zlib_stream(bytes(raw)))
+        + _chunk(b"IEND", b"")
+    )

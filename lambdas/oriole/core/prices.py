@@ -94,5 +94,8 @@ def price(provider: str, model: str, given: Price | None, stored_text: str | Non
 def unpriced(agents: Mapping[tuple[str, str], Price | None], stored: Mapping[str, str]) -> list[str]:
     """Of ``agents`` ((provider, model) -> the price a sweep gives it, or None), those no price is known for, as
     ``provider/model``: neither given, nor in ``stored`` (Parameter Store names -> texts), nor listed."""
-    return [f"{provider}/{model}" for (provider, model), given in agents.items()
-            if price(provider, model, given, stored.get(pricing_name(model))) is None]
+    return [
+        f"{provider}/{model}"
+        for (provider, model), given in agents.items()
+        if price(provider, model, given, stored.get(pricing_name(model))) is None
+    ]

@@ -54,8 +54,9 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
         return Decision(NextStep.GAVE_UP, f"{GAVE_UP_REASON_PREFIX}: {progress.gave_up_reason}")
     max_moves = config["maxMoves"]
     if progress.actions >= max_moves:
-        return Decision(NextStep.TIMEOUT,
-                        f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed")
+        return Decision(
+            NextStep.TIMEOUT, f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed"
+        )
     minutes = progress.elapsed_seconds / 60
     if minutes >= config["maxDurationMinutes"]:
         return Decision(
@@ -64,9 +65,12 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
         )
     max_stalled = config.get("maxStalledTurns", BY_KEY["maxStalledTurns"].default)
     if progress.stalled_turns >= max_stalled:
-        return Decision(NextStep.STALLED, f"{STALL_REASON_PREFIX}: {progress.stalled_turns} turns in a row without "
-                                          "a valid action (no tool call, or only invalid calls); maxStalledTurns is "
-                                          f"{max_stalled}")
+        return Decision(
+            NextStep.STALLED,
+            f"{STALL_REASON_PREFIX}: {progress.stalled_turns} turns in a row without "
+            "a valid action (no tool call, or only invalid calls); maxStalledTurns is "
+            f"{max_stalled}",
+        )
     if progress.turn_in_execution >= config["maxTurnsPerExecution"]:
         return Decision(NextStep.CONTINUE_AS_NEW)
     left = progress.execution_seconds_left
@@ -87,8 +91,9 @@ def ending_category(status: ExperimentStatus, failure_reason: str | None) -> End
         return None
     if status == ExperimentStatus.SUCCEEDED:
         return Ending.SUCCESS
-    if status == ExperimentStatus.TIMED_OUT or (status == ExperimentStatus.FAILED
-                                                and (failure_reason or "").startswith(AGENT_ENDING_PREFIXES)):
+    if status == ExperimentStatus.TIMED_OUT or (
+        status == ExperimentStatus.FAILED and (failure_reason or "").startswith(AGENT_ENDING_PREFIXES)
+    ):
         return Ending.AGENT
     return Ending.ERROR
 

@@ -46,19 +46,24 @@ def tool_json(spec: ToolSpec) -> JsonObject:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
-def call_record(call: ModelCall, settings: Mapping[str, Any],
-                carried: Sequence[int]) -> tuple[JsonObject, dict[str, JsonObject]]:
+def call_record(
+    call: ModelCall, settings: Mapping[str, Any], carried: Sequence[int]
+) -> tuple[JsonObject, dict[str, JsonObject]]:
     """A call's request record and the parts it names (hash -> body). ``carried`` are the numbers of the earlier
     turns the turn could carry, oldest first; the call carried the newest ``call.sent.carried_turns`` of them."""
     sent = call.sent
     if sent is None:
         raise ValueError("a model call without what it sent cannot be stored")
-    bodies: dict[str, JsonObject] = {SYSTEM: {"system": sent.system_prompt},
-                                     TOOLS: {"tools": [tool_json(t) for t in sent.tools]},
-                                     SETTINGS: {"settings": dict(settings)}}
+    bodies: dict[str, JsonObject] = {
+        SYSTEM: {"system": sent.system_prompt},
+        TOOLS: {"tools": [tool_json(t) for t in sent.tools]},
+        SETTINGS: {"settings": dict(settings)},
+    }
     hashes = {kind: part_hash(body) for kind, body in bodies.items()}
-    record: JsonObject = {**hashes, "carried_turns": list(carried[len(carried) - sent.carried_turns:])
-                    if sent.carried_turns else []}
+    record: JsonObject = {
+        **hashes,
+        "carried_turns": list(carried[len(carried) - sent.carried_turns :]) if sent.carried_turns else [],
+    }
     if sent.context_actions is not None:
         record["context_actions"] = sent.context_actions
     if sent.text_tool_calls:
@@ -108,8 +113,12 @@ class NotRebuildable(ValueError):
 Draw = Callable[[JsonObject], Picture]  # a stored picture record -> its picture (``oriole.core.picture.regenerate``)
 
 
-def rebuild_turn(calls: Sequence[StoredCall], earlier: Mapping[int, StoredTurn],
-                 parts: Mapping[str, JsonObject], draw: Draw | None = None) -> list[RebuiltRequest]:
+def rebuild_turn(
+    calls: Sequence[StoredCall],
+    earlier: Mapping[int, StoredTurn],
+    parts: Mapping[str, JsonObject],
+    draw: Draw | None = None,
+) -> list[RebuiltRequest]:
     """Each call's request of one turn, in order, from its stored calls, the earlier turns it may carry (by
     number, as ``Store.load_turn`` gives them), the stored parts and, for a turn that sent pictures, ``draw``."""
     rebuilt: list[RebuiltRequest] = []
@@ -133,8 +142,9 @@ def rebuild_turn(calls: Sequence[StoredCall], earlier: Mapping[int, StoredTurn],
     return rebuilt
 
 
-def _pictured(messages: Sequence[tuple[Message, JsonObject | None]], draw: Draw | None,
-              call: StoredCall) -> list[Message]:
+def _pictured(
+    messages: Sequence[tuple[Message, JsonObject | None]], draw: Draw | None, call: StoredCall
+) -> list[Message]:
     """The messages as sent: the newest picture drawn again on its message, the others left out as the turn loop
     left them out (``newest_picture_only``; only the newest is drawn)."""
     newest = max((i for i, (_, record) in enumerate(messages) if record is not None), default=None)
@@ -154,16 +164,18 @@ def _pictured(messages: Sequence[tuple[Message, JsonObject | None]], draw: Draw 
 
 def request_json(request: ModelRequest) -> JsonObject:
     """A request as provider-neutral JSON (what a baseline was given; a transcript's common form)."""
-    return {"system": request.system_prompt, "tools": [tool_json(t) for t in request.tools],
-            "messages": [message_as_json(m) for m in request.messages]}
+    return {
+        "system": request.system_prompt,
+        "tools": [tool_json(t) for t in request.tools],
+        "messages": [message_as_json(m) for m in request.messages],
+    }
 
 
 def _turn(earlier: Mapping[int, StoredTurn], number: int, call: StoredCall) -> StoredTurn:
     try:
         return earlier[number]
     except KeyError:
-        raise NotRebuildable(f"turn {call.turn} call {call.index} carried turn {number}, which is not stored") \
-            from None
+        raise NotRebuildable(f"turn {call.turn} call {call.index} carried turn {number}, which is not stored") from None
 
 
 def _part(parts: Mapping[str, JsonObject], call: StoredCall, record: JsonObject, kind: str) -> JsonObject:
@@ -179,7 +191,7 @@ def _trimmed(context: Message, kept: int | None) -> Message:
     if kept is None or not isinstance(context.content, dict) or "recent_actions" not in context.content:
         return context
     recent = context.content["recent_actions"]
-    return replace(context, content={**context.content, "recent_actions": recent[len(recent) - kept:]})
+    return replace(context, content={**context.content, "recent_actions": recent[len(recent) - kept :]})
 
 
 def _unescaped(value: object) -> object:

@@ -89,8 +89,11 @@ def _from_text(text: str) -> Agent:
 
 def _from_entry(entry: AgentEntry) -> Agent:
     label = entry.label or f"{entry.provider}/{entry.model}"
-    prices = None if entry.prices is None else Price(entry.prices.input_per_mtok, entry.prices.output_per_mtok,
-                                                     f"sweep file, agent {label}")
+    prices = (
+        None
+        if entry.prices is None
+        else Price(entry.prices.input_per_mtok, entry.prices.output_per_mtok, f"sweep file, agent {label}")
+    )
     if entry.provider == "baseline" and prices is not None:
         raise SweepFileError(f"agent {label}: a baseline plays no model and costs nothing; remove its prices")
     agent = Agent(label, entry.provider, entry.model, json.dumps(entry.config, sort_keys=True), prices)
@@ -119,7 +122,8 @@ def check_applies(agent: Agent, overrides: Iterable[str], where: str) -> None:
             raise SweepFileError(
                 f"{where}: {key} does not apply to agent {agent.label}: provider {agent.provider} takes no {key} (it "
                 f"applies to {', '.join(param.providers)}); name the agents it is for with {AGENTS_KEY} = [...], or "
-                "give it in those agents' own config")
+                "give it in those agents' own config"
+            )
 
 
 def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str) -> tuple[set[str] | None, JsonObject]:
@@ -133,8 +137,10 @@ def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str)
         raise SweepFileError(f"{where}: {AGENTS_KEY} must be a non-empty list of agent labels")
     unknown = [label for label in labels if label not in known]
     if unknown:
-        raise SweepFileError(f"{where}: {AGENTS_KEY} names {', '.join(map(repr, unknown))}, not an agent of the "
-                             f"file; the agents are {', '.join(map(repr, known))}")
+        raise SweepFileError(
+            f"{where}: {AGENTS_KEY} names {', '.join(map(repr, unknown))}, not an agent of the "
+            f"file; the agents are {', '.join(map(repr, known))}"
+        )
     return set(labels), settings
 
 

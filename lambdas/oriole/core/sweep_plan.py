@@ -80,9 +80,11 @@ class DrawBudget:
     def expect(self, draws: int, side: int) -> None:
         """Refuse now what could not fit: ``draws`` more draws of mazes ``side`` tiles wide."""
         if self.spent + draws * self._cost(side) > MAX_DRAWN_TILES:
-            raise SweepFileError(f"drawing the sweep's mazes would take more than {MAX_DRAWN_TILES:,} tiles (each "
-                                 f"draw counts its tiles and {DRAW_OVERHEAD_TILES:,}): ask for fewer or smaller "
-                                 "samples, or split the sweep")
+            raise SweepFileError(
+                f"drawing the sweep's mazes would take more than {MAX_DRAWN_TILES:,} tiles (each "
+                f"draw counts its tiles and {DRAW_OVERHEAD_TILES:,}): ask for fewer or smaller "
+                "samples, or split the sweep"
+            )
 
     @staticmethod
     def _cost(side: int) -> int:
@@ -124,8 +126,10 @@ class MazeSample(BaseModel):
                 names.append(name)
             if len(names) == self.samples:
                 return names
-        raise SweepFileError(f"{self.family}-{self.size} gave only {len(names)} different mazes in {draws} draws; "
-                             f"ask for at most that many samples, or a larger size")
+        raise SweepFileError(
+            f"{self.family}-{self.size} gave only {len(names)} different mazes in {draws} draws; "
+            f"ask for at most that many samples, or a larger size"
+        )
 
 
 SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"
@@ -140,25 +144,36 @@ class SweepFile(BaseModel):
 
     id: str = Field(pattern=SWEEP_ID, description="tags every experiment (sweep:<id>) and is the key to resume")
     agents: list[str | AgentEntry] = Field(
-        min_length=1, description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
-                                  "own settings and prices")
+        min_length=1,
+        description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
+        "own settings and prices",
+    )
     prompts: list[str] = Field(["v1"], min_length=1, description="prompt versions")
     mazes: list[str | int | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
     repetitions: int = Field(1, ge=1, le=1000, description="runs of each cell")
     configs: list[dict[str, Any]] = Field(
-        [{}], min_length=1, description="override sets, each one value of the matrix (an entry with agents = [...] "
-                                        "is for those agents only)")
+        [{}],
+        min_length=1,
+        description="override sets, each one value of the matrix (an entry with agents = [...] "
+        "is for those agents only)",
+    )
     grid: Grid | list[Grid] = Field(
-        default_factory=dict, description="every combination of these values, per config; several grids (or one "
-                                          "with agents = [...]) for some agents")
-    seed_from: str | None = Field(None, pattern=SWEEP_ID,
-                                  description="the sweep whose mazes and seeds this one replays")
-    concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY,
-                                    description="experiments at once in all, shared among the providers")
+        default_factory=dict,
+        description="every combination of these values, per config; several grids (or one "
+        "with agents = [...]) for some agents",
+    )
+    seed_from: str | None = Field(
+        None, pattern=SWEEP_ID, description="the sweep whose mazes and seeds this one replays"
+    )
+    concurrency: int | None = Field(
+        None, ge=1, le=MAX_CONCURRENCY, description="experiments at once in all, shared among the providers"
+    )
     provider_concurrency: dict[ProviderName, Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
-        default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)")
-    spend_limit_usd: float | None = Field(None, ge=0,
-                                          description="no experiment starts once the sweep has spent this much")
+        default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)"
+    )
+    spend_limit_usd: float | None = Field(
+        None, ge=0, description="no experiment starts once the sweep has spent this much"
+    )
     comment: str | None = Field(None, max_length=1000, description="added to every experiment's comment")
 
 
@@ -168,8 +183,9 @@ class SweepRun(SweepFile):
 
     retry_failed: bool = Field(False, description="run again repetitions whose experiment failed or was aborted")
     allow_unpriced: bool = Field(False, description="under a spend limit, count a model without a known price at $0")
-    wait_seconds: int = Field(30, ge=1, le=3600,
-                              description="the first waits between two looks at a running experiment's row")
+    wait_seconds: int = Field(
+        30, ge=1, le=3600, description="the first waits between two looks at a running experiment's row"
+    )
 
 
 def next_check_wait(followed_seconds: int, wait_seconds: int) -> int:
@@ -188,8 +204,10 @@ def check_input_size(data: object) -> None:
     does the command line where it makes the input, so a dry run refuses what the run would."""
     size = len(json.dumps(data))
     if size > MAX_INPUT_BYTES:
-        raise SweepFileError(f"the sweep input is larger than {MAX_INPUT_BYTES:,} bytes as JSON ({size:,}); a sweep "
-                             "file describes a matrix, it does not list it: use grid or samples, or split the sweep")
+        raise SweepFileError(
+            f"the sweep input is larger than {MAX_INPUT_BYTES:,} bytes as JSON ({size:,}); a sweep "
+            "file describes a matrix, it does not list it: use grid or samples, or split the sweep"
+        )
 
 
 def validate(model: type[SweepModel], data: object, what: str) -> SweepModel:
@@ -257,15 +275,23 @@ class Planned:
 
     def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
-        data = {"mazeId": self.cell.maze, "llmProvider": self.cell.provider, "modelName": self.cell.model,
-                "promptVersion": self.cell.prompt, "agentId": self.agent_id(spec.id),
-                "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
-                "config": {**self.cell.config, "seed": self.seed(spec)}}
+        data = {
+            "mazeId": self.cell.maze,
+            "llmProvider": self.cell.provider,
+            "modelName": self.cell.model,
+            "promptVersion": self.cell.prompt,
+            "agentId": self.agent_id(spec.id),
+            "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
+            "config": {**self.cell.config, "seed": self.seed(spec)},
+        }
         if self.cell.label:
             data["agentLabel"] = self.cell.label
         if self.cell.prices is not None:
-            data["prices"] = {"inputPerMTok": self.cell.prices.input_per_mtok,
-                              "outputPerMTok": self.cell.prices.output_per_mtok, "source": self.cell.prices.source}
+            data["prices"] = {
+                "inputPerMTok": self.cell.prices.input_per_mtok,
+                "outputPerMTok": self.cell.prices.output_per_mtok,
+                "source": self.cell.prices.source,
+            }
         return data
 
     def execution_name(self, sweep_id: str, attempt: int) -> str:
@@ -300,8 +326,9 @@ def size(spec: SweepFile) -> int:
     mazes = sum(m.samples if isinstance(m, MazeSample) else 1 for m in spec.mazes)
     per_agent = 0
     for label in map(_label, spec.agents):
-        grid_values = [values for grid in _grids(spec) if _for(grid, label)
-                       for key, values in grid.items() if key != AGENTS_KEY]
+        grid_values = [
+            values for grid in _grids(spec) if _for(grid, label) for key, values in grid.items() if key != AGENTS_KEY
+        ]
         per_agent += sum(_for(entry, label) for entry in spec.configs) * math.prod(map(len, grid_values))
     return per_agent * len(spec.prompts) * mazes * spec.repetitions
 
@@ -319,12 +346,16 @@ def maze_names(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[str]:
             continue
         name, digest = _named_maze(maze, stored, budget)
         if digest in taken:
-            raise SweepFileError(f"the maze {maze!r} comes out twice: {taken[digest]} names the same maze ({name}, "
-                                 f"grid {digest[:12]}); list it once")
+            raise SweepFileError(
+                f"the maze {maze!r} comes out twice: {taken[digest]} names the same maze ({name}, "
+                f"grid {digest[:12]}); list it once"
+            )
         taken[digest], named[position] = repr(maze), name
-    return [name for position, maze in enumerate(spec.mazes)
-            for name in (maze.names(seed_id(spec), taken, budget) if isinstance(maze, MazeSample) else
-                         [named[position]])]
+    return [
+        name
+        for position, maze in enumerate(spec.mazes)
+        for name in (maze.names(seed_id(spec), taken, budget) if isinstance(maze, MazeSample) else [named[position]])
+    ]
 
 
 def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tuple[str, str]:
@@ -333,8 +364,11 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     if found is not None:
         return found
     try:
-        entry = mazeset.get_maze(maze) if isinstance(maze, int) or not mazeset.SEEDED_NAME.match(maze) else \
-            budget.draw(maze)
+        entry = (
+            mazeset.get_maze(maze)
+            if isinstance(maze, int) or not mazeset.SEEDED_NAME.match(maze)
+            else budget.draw(maze)
+        )
     except UnknownMaze as error:
         raise SweepFileError(str(error)) from None
     return entry.name, entry.content_hash
@@ -352,8 +386,10 @@ def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> 
             continue
         check_applies(agent, values, where)
         if twice := sorted(set(grids) & set(values)):
-            raise SweepFileError(f"{where} sets {', '.join(twice)} again for agent {agent.label}: another grid sets "
-                                 f"it; name the agents each grid is for with {AGENTS_KEY} = [...]")
+            raise SweepFileError(
+                f"{where} sets {', '.join(twice)} again for agent {agent.label}: another grid sets "
+                f"it; name the agents each grid is for with {AGENTS_KEY} = [...]"
+            )
         grids.update(values)
     keys = sorted(grids)
     own = agent.config
@@ -366,13 +402,17 @@ def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> 
         for combination in product(*(grids[k] for k in keys)):
             overrides = {**settings, **dict(zip(keys, combination, strict=True))}
             if clash := sorted(set(overrides) & set(own)):
-                raise SweepFileError(f"agent {agent.label} sets {', '.join(clash)} in its own config, and "
-                                     f"configs[{number}] or the grid sets it too: say it once (an entry or a grid "
-                                     f"for some agents only names them with {AGENTS_KEY} = [...])")
+                raise SweepFileError(
+                    f"agent {agent.label} sets {', '.join(clash)} in its own config, and "
+                    f"configs[{number}] or the grid sets it too: say it once (an entry or a grid "
+                    f"for some agents only names them with {AGENTS_KEY} = [...])"
+                )
             found.append({**overrides, **own})
     if not found:
-        raise SweepFileError(f"agent {agent.label} has nothing to run: every configs entry names other agents; "
-                             f"add one for it (an empty {{}} runs it with the defaults)")
+        raise SweepFileError(
+            f"agent {agent.label} has nothing to run: every configs entry names other agents; "
+            f"add one for it (an empty {{}} runs it with the defaults)"
+        )
     return found
 
 
@@ -380,8 +420,9 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
     """Every cell of the matrix, each checked before anything starts: its size, agents, mazes, overrides (and
     which apply to whom), the execution input each cell makes, and that no cell comes out twice."""
     if (planned := size(spec)) > MAX_EXPERIMENTS:
-        raise SweepFileError(f"the sweep describes {planned:,} experiments; at most {MAX_EXPERIMENTS:,} fit in one "
-                             "file: split it")
+        raise SweepFileError(
+            f"the sweep describes {planned:,} experiments; at most {MAX_EXPERIMENTS:,} fit in one file: split it"
+        )
     agents = agents_of(spec.agents)
     known = {agent.label: agent for agent in agents}
     mazes = maze_names(spec, stored)
@@ -391,13 +432,16 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
         typed = [_typed(overrides) for overrides in configs]
         for prompt, maze, (overrides, canonical) in product(spec.prompts, mazes, zip(configs, typed, strict=True)):
             label = "" if agent.label == agent.name else agent.label
-            cell = Cell(agent.provider, agent.model, prompt, maze, json.dumps(overrides, sort_keys=True), label,
-                        agent.prices)
+            cell = Cell(
+                agent.provider, agent.model, prompt, maze, json.dumps(overrides, sort_keys=True), label, agent.prices
+            )
             identity = (agent.provider, agent.model, prompt, maze, canonical)
             if identity in found:
-                raise SweepFileError(f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
-                                     "configuration listed twice, a maze by name and by id, 1 and 1.0): its runs would "
-                                     "share one agent id and count twice")
+                raise SweepFileError(
+                    f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
+                    "configuration listed twice, a maze by name and by id, 1 and 1.0): its runs would "
+                    "share one agent id and count twice"
+                )
             _check_seed(spec, cell)
             found[identity] = cell
             _check_input(spec, cell)
@@ -408,9 +452,11 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
     """A seed fixed in a cell with more than one repetition would run one experiment that many times."""
     fixed = cell.config.get("seed", -1)
     if fixed != -1 and spec.repetitions > 1:
-        raise SweepFileError(f"the cell {cell.describe()} fixes seed = {fixed} and has {spec.repetitions} "
-                             "repetitions: they would all be the same run. Leave seed out (each repetition gets its "
-                             "own, derived from the sweep id, the cell and the repetition), or set repetitions = 1")
+        raise SweepFileError(
+            f"the cell {cell.describe()} fixes seed = {fixed} and has {spec.repetitions} "
+            "repetitions: they would all be the same run. Leave seed out (each repetition gets its "
+            "own, derived from the sweep id, the cell and the repetition), or set repetitions = 1"
+        )
 
 
 def _typed(overrides: JsonObject) -> str:
@@ -425,8 +471,11 @@ def _check_input(spec: SweepFile, cell: Cell) -> None:
     """The execution input of the cell's last repetition, as StartExperiment will check it (names, lengths,
     characters), so that no experiment of the sweep is rejected for its text."""
     try:
-        inputs.parse(inputs.ExecutionInput, Planned(cell, spec.repetitions).execution_input(spec),
-                     f"execution input of {cell.describe()}")
+        inputs.parse(
+            inputs.ExecutionInput,
+            Planned(cell, spec.repetitions).execution_input(spec),
+            f"execution input of {cell.describe()}",
+        )
     except InvalidExecutionInput as error:
         raise SweepFileError(str(error)) from None
 
@@ -436,8 +485,10 @@ def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> 
     one StartExperiment will take (checked before anything starts, so no experiment is rejected for it)."""
     missing = [version for version in spec.prompts if version not in known]
     if missing:
-        raise SweepFileError(f"prompt version(s) {', '.join(missing)} not found; known: {', '.join(sorted(known))} "
-                             "(add one with `oriole prompts put`)")
+        raise SweepFileError(
+            f"prompt version(s) {', '.join(missing)} not found; known: {', '.join(sorted(known))} "
+            "(add one with `oriole prompts put`)"
+        )
     if not isinstance(known, Mapping):
         return
     for version in spec.prompts:
@@ -461,7 +512,8 @@ def check_prices(spec: SweepFile, matrix: list[Cell], stored_prices: Mapping[str
             f"no price is known for {', '.join(missing)}, and the sweep has spend_limit_usd = "
             f"{spec.spend_limit_usd:g}: its spend would count as $0. Give the agent prices in the file "
             "(prices = { input_per_mtok = ..., output_per_mtok = ... }), set them with `oriole prices set MODEL "
-            "--input X --output Y` (--aws where it runs on AWS), or run with --allow-unpriced to count them at $0")
+            "--input X --output Y` (--aws where it runs on AWS), or run with --allow-unpriced to count them at $0"
+        )
 
 
 def plan(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Planned]:
@@ -526,8 +578,11 @@ def pending(sweep_id: str, planned: list[Planned], rows: Iterable[SweepExperimen
     """The plan indices left to run, given the sweep's stored experiments (oldest first): every repetition
     without a run (a success or an agent ending) nor, unless ``retry_failed``, an error ending."""
     history = by_repetition(rows)
-    return [index for index, item in enumerate(planned)
-            if repetition(history.get(item.agent_id(sweep_id), []), retry_failed).ended is None]
+    return [
+        index
+        for index, item in enumerate(planned)
+        if repetition(history.get(item.agent_id(sweep_id), []), retry_failed).ended is None
+    ]
 
 
 def caps(spec: SweepFile, providers: Iterable[str]) -> dict[str, int]:

@@ -28,11 +28,15 @@ MAX_CALLS = 100  # the largest maxActionsPerTurn
 
 def instructions(tools: Sequence[ToolSpec]) -> str:
     """What the system prompt adds so that a model can call the tools in its text."""
-    listing = "\n".join(f"- {t.name}: {t.description} Arguments (JSON schema): "
-                        f"{json.dumps(t.parameters, separators=(',', ':'))}" for t in tools)
-    return ("Call a tool by writing one JSON object per call in your answer, exactly like "
-            '{"tool": "move_north", "arguments": {"reasoning": "..."}}. Each call gets its result in the next '
-            "message. The tools:\n" + listing)
+    listing = "\n".join(
+        f"- {t.name}: {t.description} Arguments (JSON schema): {json.dumps(t.parameters, separators=(',', ':'))}"
+        for t in tools
+    )
+    return (
+        "Call a tool by writing one JSON object per call in your answer, exactly like "
+        '{"tool": "move_north", "arguments": {"reasoning": "..."}}. Each call gets its result in the next '
+        "message. The tools:\n" + listing
+    )
 
 
 def parse_tool_calls(text: str) -> tuple[ToolCall, ...]:

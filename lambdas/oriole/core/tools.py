@@ -27,9 +27,10 @@ _REASONING = {"type": "string", "description": "One short sentence on why you ch
 _ARGUMENTS_SCHEMA = {"type": "object", "properties": {"reasoning": _REASONING}, "additionalProperties": False}
 _GIVE_UP_SCHEMA = {
     "type": "object",
-    "properties": {"reason": {"type": "string", "description": "Why you stop: what makes the goal unreachable "
-                                                             "for you."},
-                   "reasoning": _REASONING},
+    "properties": {
+        "reason": {"type": "string", "description": "Why you stop: what makes the goal unreachable for you."},
+        "reasoning": _REASONING,
+    },
     "required": ["reason"],
     "additionalProperties": False,
 }
@@ -45,14 +46,23 @@ class ToolSpec:
 
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
-    *(ToolSpec(name, f"Move one tile {d}. Fails, and you stay put, if a wall or the maze edge is there.")
-      for name, d in MOVE_TOOLS.items()),
-    ToolSpec(RECALL_TOOL, "Recall the tiles you have seen and the positions you visited over your recent "
-                          "actions. Needs a number of moves between two uses."),
+    *(
+        ToolSpec(name, f"Move one tile {d}. Fails, and you stay put, if a wall or the maze edge is there.")
+        for name, d in MOVE_TOOLS.items()
+    ),
+    ToolSpec(
+        RECALL_TOOL,
+        "Recall the tiles you have seen and the positions you visited over your recent "
+        "actions. Needs a number of moves between two uses.",
+    ),
 )
 # Offered only when the experiment enables it (enableGiveUp): a loop-breaking tool that ends the experiment.
-GIVE_UP_SPEC = ToolSpec(GIVE_UP_TOOL, "Stop for good: ends the whole experiment without reaching the goal. Use it "
-                                      "only when you are sure you cannot reach the goal.", _GIVE_UP_SCHEMA)
+GIVE_UP_SPEC = ToolSpec(
+    GIVE_UP_TOOL,
+    "Stop for good: ends the whole experiment without reaching the goal. Use it "
+    "only when you are sure you cannot reach the goal.",
+    _GIVE_UP_SCHEMA,
+)
 MAX_GIVE_UP_REASON_CHARS = 500
 
 
@@ -81,8 +91,14 @@ def model_call(name: str, arguments: object, call_id: str | None = None, source:
     those are dropped (no recursive code meets them: escaping, storing, the history) and the call is answered
     as invalid, saying why."""
     if nesting_depth(arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
-        return ToolCall(name, None, call_id, source, problem=f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} "
-                                                             'levels; send one object such as {"reasoning": "..."}')
+        return ToolCall(
+            name,
+            None,
+            call_id,
+            source,
+            problem=f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} "
+            'levels; send one object such as {"reasoning": "..."}',
+        )
     return ToolCall(name, arguments, call_id, source)
 
 
@@ -146,15 +162,18 @@ def parse_arguments(raw: object, tool: str = RECALL_TOOL) -> JsonObject:
             raw = json.loads(raw)
         except (ValueError, RecursionError) as err:  # a number of 4,300+ digits, or nesting past the parser
             detail = err.msg if isinstance(err, json.JSONDecodeError) else "too large or too deeply nested"
-            raise ToolCallError(f"arguments are not valid JSON ({detail}); send an object such as "
-                                '{"reasoning": "..."}') from None
+            raise ToolCallError(
+                f'arguments are not valid JSON ({detail}); send an object such as {{"reasoning": "..."}}'
+            ) from None
     if not isinstance(raw, dict):
         raise ToolCallError(f"arguments must be an object, got {type(raw).__name__}")
     allowed = {"reasoning", "reason"} if tool == GIVE_UP_TOOL else {"reasoning"}
     extra = sorted(set(raw) - allowed)
     if extra:
-        raise ToolCallError(f"unexpected argument(s) {', '.join(extra)}; {tool} takes only "
-                            + " and ".join(f"'{name}'" for name in sorted(allowed)))
+        raise ToolCallError(
+            f"unexpected argument(s) {', '.join(extra)}; {tool} takes only "
+            + " and ".join(f"'{name}'" for name in sorted(allowed))
+        )
     if tool == GIVE_UP_TOOL:
         _check_reason(raw.get("reason"))
     reasoning = raw.get("reasoning")
@@ -182,8 +201,13 @@ class RecallWindow:
     """What recall_all summarises: each recent action's resulting position and the tiles it saw, and what
     the agent saw from the start tile while the window still reaches back to it."""
 
-    def __init__(self, size: int, entries: Iterable[tuple[Position, list[list[int]]]] = (),
-                 start: tuple[Position, list[list[int]]] | None = None, actions: int = 0):
+    def __init__(
+        self,
+        size: int,
+        entries: Iterable[tuple[Position, list[list[int]]]] = (),
+        start: tuple[Position, list[list[int]]] | None = None,
+        actions: int = 0,
+    ):
         self._entries: deque[tuple[Position, list[list[int]]]] = deque(entries, maxlen=size)
         self._size = size
         self._start = start
@@ -200,8 +224,9 @@ class RecallWindow:
         return rules.recall_summary(entries)
 
 
-def execute(call: ToolCall, world: WorldState, game: Rules, recall: RecallWindow,
-            tools: tuple[ToolSpec, ...] = TOOL_SPECS) -> ActionRecord:
+def execute(
+    call: ToolCall, world: WorldState, game: Rules, recall: RecallWindow, tools: tuple[ToolSpec, ...] = TOOL_SPECS
+) -> ActionRecord:
     """Validate and run one tool call against the maze, advancing ``world``; always yields one action.
 
     ``tools`` are the tools this experiment offers: a tool it does not offer is an invalid call.
@@ -245,13 +270,15 @@ def _move(world: WorldState, call: ToolCall, arguments: JsonObject, game: Rules)
     if rules.goal_met(game.goal_condition, game.maze, end, tiles):
         world.goal_found = True
     error = None if success else f"cannot move {MOVE_TOOLS[call.name]}: wall at the target tile"
-    record = _record(world, call, call.name, arguments, start, end, success, error,
-                     [t.as_list() for t in tiles], goal_seen)
+    record = _record(
+        world, call, call.name, arguments, start, end, success, error, [t.as_list() for t in tiles], goal_seen
+    )
     return _with_result(record, {**seen, "goal_found": world.goal_found})
 
 
-def _recall(world: WorldState, call: ToolCall, arguments: JsonObject, game: Rules,
-            recall: RecallWindow) -> ActionRecord:
+def _recall(
+    world: WorldState, call: ToolCall, arguments: JsonObject, game: Rules, recall: RecallWindow
+) -> ActionRecord:
     remaining = rules.recall_moves_remaining(world.moves, world.moves_at_last_recall, game.recall_interval)
     world.recalls += 1
     pos = world.position
@@ -263,15 +290,25 @@ def _recall(world: WorldState, call: ToolCall, arguments: JsonObject, game: Rule
     return _with_result(record, {"position": list(pos), "memory": recall.summary()})
 
 
-def _record(world: WorldState, call: ToolCall, action_type: str, arguments: JsonObject | None, start: Position,
-            end: Position, success: bool, error: str | None, tiles: list[list[int]],
-            goal_seen: bool = False) -> ActionRecord:
+def _record(
+    world: WorldState,
+    call: ToolCall,
+    action_type: str,
+    arguments: JsonObject | None,
+    start: Position,
+    end: Position,
+    success: bool,
+    error: str | None,
+    tiles: list[list[int]],
+    goal_seen: bool = False,
+) -> ActionRecord:
     reasoning = arguments.get("reasoning") if arguments else None
     result = {"success": success, "position": list(end)}
     if error:
         result["error"] = error
-    return ActionRecord(world.step, action_type, call.name, arguments, reasoning, start, end, success, error,
-                        tiles, goal_seen, result)
+    return ActionRecord(
+        world.step, action_type, call.name, arguments, reasoning, start, end, success, error, tiles, goal_seen, result
+    )
 
 
 def _with_result(record: ActionRecord, extra: JsonObject) -> ActionRecord:

@@ -188,8 +188,12 @@ class ContextTrim:
     tokens_after: int = 0
 
     def as_json(self) -> JsonObject:
-        return {"dropped_turns": self.dropped_turns, "dropped_actions": self.dropped_actions,
-                "tokens_before": self.tokens_before, "tokens_after": self.tokens_after}
+        return {
+            "dropped_turns": self.dropped_turns,
+            "dropped_actions": self.dropped_actions,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+        }
 
 
 @dataclass(frozen=True)
@@ -247,15 +251,20 @@ def _call_as_json(call: ToolCall) -> JsonObject:
 def message_from_json(data: JsonObject) -> Message:
     """A stored message back as a ``Message`` (the inverse of ``message_as_json``, but for a picture: an earlier
     turn's pictures are never sent again, and its message keeps the picture's caption in its content)."""
-    calls = tuple(ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", "native"))
-                  for c in data.get("tool_calls") or ())
+    calls = tuple(
+        ToolCall(c["name"], c.get("arguments"), c.get("id"), c.get("source", "native"))
+        for c in data.get("tool_calls") or ()
+    )
     return Message(data["role"], data.get("content"), calls, data.get("tool_call_id"), data.get("name"))
 
 
 def response_as_json(response: ModelResponse) -> JsonObject:
     """A response as stored in ``model_calls.response``."""
-    return {"text": response.text, "thinking": response.thinking,
-            "tool_calls": [_call_as_json(c) for c in response.tool_calls]}
+    return {
+        "text": response.text,
+        "thinking": response.thinking,
+        "tool_calls": [_call_as_json(c) for c in response.tool_calls],
+    }
 
 
 def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], max_moves: int) -> JsonObject:
@@ -300,7 +309,7 @@ class _Conversation:
 
     def new_messages(self) -> tuple[Message, ...]:
         """What the call just made added since the previous call of the turn (the first call: the context)."""
-        return tuple([self._opening(), *self.current] if self.sent is None else self.current[self.sent:])
+        return tuple([self._opening(), *self.current] if self.sent is None else self.current[self.sent :])
 
     def request(self) -> tuple[Message, ...]:
         """The messages a call sends (``newest_picture_only``)."""
@@ -308,8 +317,9 @@ class _Conversation:
 
     def sent_with(self, system_prompt: str, tools: tuple[ToolSpec, ...], text_tool_calls: bool) -> Sent:
         """What the call about to be recorded sent beyond its new messages."""
-        return Sent(system_prompt, tools, len(self.history), len(self.context.get("recent_actions", ())),
-                    text_tool_calls)
+        return Sent(
+            system_prompt, tools, len(self.history), len(self.context.get("recent_actions", ())), text_tool_calls
+        )
 
     def answered(self, answer: Message) -> None:
         """The model's answer joins the conversation; it is stored with its call, not as a request message."""
@@ -335,8 +345,12 @@ class _Conversation:
             size = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
         if turns or actions:
             t = self.trim
-            self.trim = ContextTrim(t.dropped_turns + turns, t.dropped_actions + actions,
-                                    max(t.tokens_before, before), max(t.tokens_after, size))
+            self.trim = ContextTrim(
+                t.dropped_turns + turns,
+                t.dropped_actions + actions,
+                max(t.tokens_before, before),
+                max(t.tokens_after, size),
+            )
 
 
 class _Breakers:
@@ -352,8 +366,11 @@ class _Breakers:
         self.invalid = self.invalid + 1 if record.action_type == INVALID_ACTION else 0
         if self.invalid >= self.settings.circuit_breaker:
             return TurnEnd.CIRCUIT_BREAKER
-        failing = None if record.success or record.action_type == INVALID_ACTION else (
-            record.action_type, record.from_pos, record.error)
+        failing = (
+            None
+            if record.success or record.action_type == INVALID_ACTION
+            else (record.action_type, record.from_pos, record.error)
+        )
         key, count = self.repeated
         self.repeated = (failing, count + 1 if failing is not None and failing == key else 1)
         limit = self.settings.repetition_limit
@@ -365,13 +382,23 @@ class _Breakers:
 _WHY_NOT_EXECUTED = {
     TurnEnd.GOAL_FOUND: "the goal was found",
     TurnEnd.CIRCUIT_BREAKER: "the circuit breaker opened after invalid calls",
-    TurnEnd.REPETITION: "the same failing action was repeated", TurnEnd.GAVE_UP: "you gave up",
-    TurnEnd.ACTION_BUDGET: "the turn's budget is spent", TurnEnd.MAX_MOVES: "the experiment's action budget is spent",
+    TurnEnd.REPETITION: "the same failing action was repeated",
+    TurnEnd.GAVE_UP: "you gave up",
+    TurnEnd.ACTION_BUDGET: "the turn's budget is spent",
+    TurnEnd.MAX_MOVES: "the experiment's action budget is spent",
 }
 
 
-def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, recall: RecallWindow,
-             context: JsonObject, settings: TurnSettings, history: Sequence[Sequence[Message]] = ()) -> TurnOutcome:
+def run_turn(
+    agent: Agent,
+    system_prompt: str,
+    world: WorldState,
+    game: Rules,
+    recall: RecallWindow,
+    context: JsonObject,
+    settings: TurnSettings,
+    history: Sequence[Sequence[Message]] = (),
+) -> TurnOutcome:
     """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``recall``.
 
     ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
@@ -382,8 +409,11 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
     """
     if settings.budget < 1:
         raise ValueError(f"a turn needs an action budget of at least 1, got {settings.budget}")
-    prompt, offered = (system_prompt + "\n\n" + instructions(settings.tools), ()) if settings.text_tool_calls \
+    prompt, offered = (
+        (system_prompt + "\n\n" + instructions(settings.tools), ())
+        if settings.text_tool_calls
         else (system_prompt, settings.tools)
+    )
     conversation = _Conversation(history, *_opening(context, world, settings))
     actions: list[ActionRecord] = []
     calls: list[ModelCall] = []
@@ -396,8 +426,13 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
             conversation.current.append(_view_message(settings.camera, world))
         conversation.fit(prompt, offered, agent.context_budget)
         response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, conversation.request())), settings)
-        calls.append(ModelCall(conversation.new_messages(), response, sent=conversation.sent_with(
-            prompt, offered, settings.text_tool_calls)))
+        calls.append(
+            ModelCall(
+                conversation.new_messages(),
+                response,
+                sent=conversation.sent_with(prompt, offered, settings.text_tool_calls),
+            )
+        )
         conversation.answered(_assistant_message(response, settings))
         if not response.tool_calls:
             return TurnOutcome(actions, calls, TurnEnd.NO_TOOL_CALL, trim=_trim(conversation))
@@ -405,16 +440,22 @@ def run_turn(agent: Agent, system_prompt: str, world: WorldState, game: Rules, r
         end = None
         for call in response.tool_calls:
             if end is not None:
-                results.append(_result_message(call, {"success": False, "error": "not executed: "
-                                                      + _WHY_NOT_EXECUTED[end]}, settings))
+                results.append(
+                    _result_message(
+                        call, {"success": False, "error": "not executed: " + _WHY_NOT_EXECUTED[end]}, settings
+                    )
+                )
                 continue
             record = execute(call, world, game, recall, settings.tools)
             actions.append(record)
             if settings.camera is not None:
                 settings.camera.learn(record.tiles_seen)
             end = _end_reason(record, world, breakers, len(actions), settings)
-            result = {**_shown(record.result, settings), "actions_left_in_turn": 0 if end else
-                      settings.budget - len(actions), "actions_left": settings.actions_left - len(actions)}
+            result = {
+                **_shown(record.result, settings),
+                "actions_left_in_turn": 0 if end else settings.budget - len(actions),
+                "actions_left": settings.actions_left - len(actions),
+            }
             if end in (TurnEnd.CIRCUIT_BREAKER, TurnEnd.REPETITION):
                 result["turn_ended"] = _WHY_NOT_EXECUTED[end]
             results.append(_result_message(call, result, settings))
@@ -440,12 +481,14 @@ def _opening(context: JsonObject, world: WorldState, settings: TurnSettings) -> 
 def _view_message(camera: Camera, world: WorldState) -> Message:
     """The view after the last answer's actions, ending the next request (user content, after the tool results)."""
     picture = camera.picture(world.position, world.step)
-    return Message("user", {"position": list(world.position), "step": world.step, "picture": picture.caption},
-                   picture=picture)
+    return Message(
+        "user", {"position": list(world.position), "step": world.step, "picture": picture.caption}, picture=picture
+    )
 
 
-def _end_reason(record: ActionRecord, world: WorldState, breakers: _Breakers, taken: int,
-                settings: TurnSettings) -> TurnEnd | None:
+def _end_reason(
+    record: ActionRecord, world: WorldState, breakers: _Breakers, taken: int, settings: TurnSettings
+) -> TurnEnd | None:
     if world.goal_found:
         return TurnEnd.GOAL_FOUND
     if world.gave_up_reason is not None:

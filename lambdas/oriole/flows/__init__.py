@@ -18,8 +18,11 @@ from oriole.text import JsonObject
 SUFFIX = ".asl.json"
 EXPERIMENT = "experiment"
 SWEEP = "sweep"
-FLOWS = tuple(sorted(entry.name.removesuffix(SUFFIX) for entry in resources.files(__name__).iterdir()
-                     if entry.name.endswith(SUFFIX)))  # every flow the package ships
+FLOWS = tuple(
+    sorted(
+        entry.name.removesuffix(SUFFIX) for entry in resources.files(__name__).iterdir() if entry.name.endswith(SUFFIX)
+    )
+)  # every flow the package ships
 EXPERIMENT_STATE_MACHINE = "ExperimentStateMachineArn"  # the sweep's placeholder for the flow it starts
 
 
@@ -28,8 +31,9 @@ def definition_text(flow: str = EXPERIMENT) -> str:
     return resources.files(__name__).joinpath(flow + SUFFIX).read_text(encoding="utf-8")
 
 
-def definition(flow: str = EXPERIMENT, *, timeout_seconds: int | None = None,
-               substitutions: dict[str, str] | None = None) -> JsonObject:
+def definition(
+    flow: str = EXPERIMENT, *, timeout_seconds: int | None = None, substitutions: dict[str, str] | None = None
+) -> JsonObject:
     """The parsed definition, with the placeholders replaced (locally) and the execution timeout set."""
     text = definition_text(flow)
     for placeholder, value in (substitutions or {}).items():

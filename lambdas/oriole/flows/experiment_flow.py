@@ -27,11 +27,17 @@ def agent_task(provider: Provider) -> JsonObject:
     return {
         "Type": "Task",
         "Resource": LAMBDA_INVOKE,
-        "Parameters": {"FunctionName": f"${{{provider.placeholder}}}",
-                       "Payload": {"experimentId.$": "$.experimentId", "turnNumber.$": "$.turnNumber"}},
+        "Parameters": {
+            "FunctionName": f"${{{provider.placeholder}}}",
+            "Payload": {"experimentId.$": "$.experimentId", "turnNumber.$": "$.turnNumber"},
+        },
         "Retry": retry,
-        "ResultSelector": {"actions.$": "$.Payload.actions", "endReason.$": "$.Payload.endReason",
-                           "goalFound.$": "$.Payload.goalFound", "position.$": "$.Payload.position"},
+        "ResultSelector": {
+            "actions.$": "$.Payload.actions",
+            "endReason.$": "$.Payload.endReason",
+            "goalFound.$": "$.Payload.goalFound",
+            "position.$": "$.Payload.position",
+        },
         "ResultPath": "$.turn",
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": ON_FAILURE}],
         "Next": AFTER_TURN,
@@ -40,10 +46,15 @@ def agent_task(provider: Provider) -> JsonObject:
 
 def router() -> JsonObject:
     """The choice of the agent task by the experiment's provider; the default provider's is the Default."""
-    return {"Type": "Choice",
-            "Choices": [{"Variable": "$.llmProvider", "StringEquals": name, "Next": provider.task}
-                        for name, provider in PROVIDERS.items() if name != DEFAULT_PROVIDER],
-            "Default": PROVIDERS[DEFAULT_PROVIDER].task}
+    return {
+        "Type": "Choice",
+        "Choices": [
+            {"Variable": "$.llmProvider", "StringEquals": name, "Next": provider.task}
+            for name, provider in PROVIDERS.items()
+            if name != DEFAULT_PROVIDER
+        ],
+        "Default": PROVIDERS[DEFAULT_PROVIDER].task,
+    }
 
 
 def provider_states() -> JsonObject:

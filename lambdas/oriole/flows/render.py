@@ -17,8 +17,10 @@ FOLDER = Path(__file__).parent
 def outputs() -> dict[Path, str]:
     """Each generated file and what it must hold."""
     experiment = FOLDER / (EXPERIMENT + SUFFIX)
-    return {sweep_flow.FILE: sweep_flow.render(),
-            experiment: experiment_flow.render(experiment.read_text(encoding="utf-8"))}
+    return {
+        sweep_flow.FILE: sweep_flow.render(),
+        experiment: experiment_flow.render(experiment.read_text(encoding="utf-8")),
+    }
 
 
 def main() -> None:

@@ -20,9 +20,17 @@ def retrier(errors: list[str], interval: int, attempts: int, max_delay: int | No
 # Lambda's own transient errors; a function that timed out or lost its connection, or found the database full
 # (DatabaseBusy); Step Functions throttling a start (StartExecutionThrottled); a model throttled past the
 # adapter's own retries; a model server away or too slow.
-LAMBDA_ERRORS = retrier(["Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException",
-                         "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-                         "Lambda.TooManyRequestsException"], interval=1, attempts=3)
+LAMBDA_ERRORS = retrier(
+    [
+        "Lambda.ClientExecutionTimeoutException",
+        "Lambda.ServiceException",
+        "Lambda.AWSLambdaException",
+        "Lambda.SdkClientException",
+        "Lambda.TooManyRequestsException",
+    ],
+    interval=1,
+    attempts=3,
+)
 DATABASE_ERRORS = retrier(["Lambda.Unknown", "OperationalError", "DatabaseBusy"], interval=2, attempts=2)
 START_THROTTLED = retrier(["StartExecutionThrottled"], interval=2, attempts=4, max_delay=30)
 MODEL_THROTTLED = retrier(["ModelThrottled"], interval=2, attempts=6, max_delay=60)

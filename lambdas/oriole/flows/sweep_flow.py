@@ -39,14 +39,31 @@ LABELS = {p.name: p.label for p in PROVIDERS.values() if p.chosen}  # the shippe
 RETRY = [LAMBDA_ERRORS, DATABASE_ERRORS]  # every task of the sweep reads the database
 
 
-def _task(function: str, payload: JsonObject | str, result: JsonObject, result_path: str, *, comment: str | None = None,
-          retry: list[JsonObject] = RETRY, catch: str | None = None, next_state: str | None = None) -> JsonObject:
+def _task(
+    function: str,
+    payload: JsonObject | str,
+    result: JsonObject,
+    result_path: str,
+    *,
+    comment: str | None = None,
+    retry: list[JsonObject] = RETRY,
+    catch: str | None = None,
+    next_state: str | None = None,
+) -> JsonObject:
     """A Lambda task: its payload, the fields it keeps from the function's answer and where, its retriers, the
     state a failure past them goes to, and the next state (None: the flow ends here)."""
-    task = {"Type": "Task", "Resource": LAMBDA_INVOKE, **({"Comment": comment} if comment else {}),
-            "Parameters": {"FunctionName": f"${{{function}FunctionArn}}",
-                           **({"Payload.$": payload} if isinstance(payload, str) else {"Payload": payload})},
-            "ResultSelector": result, "ResultPath": result_path, "Retry": retry}
+    task = {
+        "Type": "Task",
+        "Resource": LAMBDA_INVOKE,
+        **({"Comment": comment} if comment else {}),
+        "Parameters": {
+            "FunctionName": f"${{{function}FunctionArn}}",
+            **({"Payload.$": payload} if isinstance(payload, str) else {"Payload": payload}),
+        },
+        "ResultSelector": result,
+        "ResultPath": result_path,
+        "Retry": retry,
+    }
     if catch is not None:
         task["Catch"] = [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": catch}]
     return {**task, "Next": next_state} if next_state else {**task, "End": True}
@@ -65,8 +82,12 @@ def _end(comment: str) -> JsonObject:
 
 def item_input(index: int, sweep: JsonObject, wait_seconds: int) -> JsonObject:
     """What a map's ItemSelector makes of plan index ``index``: the input of the item's child execution."""
-    return {"index": index, "sweep": sweep, "waitSeconds": wait_seconds,
-            "check": {**FIRST_CHECK, "waitSeconds": wait_seconds}}
+    return {
+        "index": index,
+        "sweep": sweep,
+        "waitSeconds": wait_seconds,
+        "check": {**FIRST_CHECK, "waitSeconds": wait_seconds},
+    }
 
 
 def item_states(label: str) -> JsonObject:
@@ -76,55 +97,91 @@ def item_states(label: str) -> JsonObject:
     holds its map slot, and so keeps the provider's cap, as long as its experiment may run: it ends when the
     experiment is closed, when nothing was started, or after ``MAX_FAILED_CHECKS`` checks in a row failed past
     their retries."""
+
     def name(state: str) -> str:
         return label + state
 
     return {
         name("StartRepetition"): _task(
-            "StartRepetition", {"sweep.$": "$.sweep", "index.$": "$.index",
-                                "experimentStateMachineArn": EXPERIMENT_STATE_MACHINE},
-            _from_payload("outcome", "executionArn"), "$.repetition",
+            "StartRepetition",
+            {"sweep.$": "$.sweep", "index.$": "$.index", "experimentStateMachineArn": EXPERIMENT_STATE_MACHINE},
+            _from_payload("outcome", "executionArn"),
+            "$.repetition",
             comment="Start the experiment of this plan index under a deterministic name, unless its repetition "
-                    "already ended or the sweep spent its limit.",
-            retry=[*RETRY, START_THROTTLED], catch=name("StartFailed"), next_state=name("IsStarted")),
-        name("IsStarted"): {"Type": "Choice", "Choices": [
-            {"Variable": "$.repetition.outcome", "StringEquals": "started", "Next": name("WaitForExperiment")}],
-            "Default": name("NothingStarted")},
-        name("WaitForExperiment"): {"Type": "Wait", "SecondsPath": "$.check.waitSeconds",
-                                    "Next": name("CheckRepetition")},
+            "already ended or the sweep spent its limit.",
+            retry=[*RETRY, START_THROTTLED],
+            catch=name("StartFailed"),
+            next_state=name("IsStarted"),
+        ),
+        name("IsStarted"): {
+            "Type": "Choice",
+            "Choices": [
+                {"Variable": "$.repetition.outcome", "StringEquals": "started", "Next": name("WaitForExperiment")}
+            ],
+            "Default": name("NothingStarted"),
+        },
+        name("WaitForExperiment"): {
+            "Type": "Wait",
+            "SecondsPath": "$.check.waitSeconds",
+            "Next": name("CheckRepetition"),
+        },
         name("CheckRepetition"): _task(
-            "CheckRepetition", {"executionArn.$": "$.repetition.executionArn", "waitSeconds.$": "$.waitSeconds",
-                                "followedSeconds.$": FOLLOWED},
-            {**_from_payload("closed", "outcome", "waitSeconds", "followedSeconds"), "failedChecks": 0}, "$.check",
+            "CheckRepetition",
+            {
+                "executionArn.$": "$.repetition.executionArn",
+                "waitSeconds.$": "$.waitSeconds",
+                "followedSeconds.$": FOLLOWED,
+            },
+            {**_from_payload("closed", "outcome", "waitSeconds", "followedSeconds"), "failedChecks": 0},
+            "$.check",
             comment="Whether the experiment is closed, from its row, and the next wait: a tenth of the time "
-                    f"followed, between waitSeconds and {MAX_CHECK_WAIT_SECONDS} s. A check that answers sets "
-                    "failedChecks back to 0.",
-            catch=name("CheckFailed"), next_state=name("IsClosed")),
-        name("IsClosed"): {"Type": "Choice", "Choices": [
-            {"Variable": "$.check.closed", "BooleanEquals": True, "Next": name("ExperimentClosed")}],
-            "Default": name("WaitForExperiment")},
+            f"followed, between waitSeconds and {MAX_CHECK_WAIT_SECONDS} s. A check that answers sets "
+            "failedChecks back to 0.",
+            catch=name("CheckFailed"),
+            next_state=name("IsClosed"),
+        ),
+        name("IsClosed"): {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.check.closed", "BooleanEquals": True, "Next": name("ExperimentClosed")}],
+            "Default": name("WaitForExperiment"),
+        },
         name("CheckFailed"): {
             "Type": "Pass",
             "Comment": "The check failed past its retries (the database away, Lambda throttled), but the experiment "
-                       "may still run: the item keeps its slot, so the cap holds, and checks again after the "
-                       "same wait. The error stays under $.error.",
-            "Parameters": {"failedChecks.$": "States.MathAdd($.check.failedChecks, 1)",
-                           "waitSeconds.$": "$.check.waitSeconds", "followedSeconds.$": FOLLOWED},
-            "ResultPath": "$.check", "Next": name("MayCheckAgain")},
-        name("MayCheckAgain"): {"Type": "Choice", "Choices": [
-            {"Variable": "$.check.failedChecks", "NumericLessThan": MAX_FAILED_CHECKS,
-             "Next": name("WaitForExperiment")}], "Default": name("GaveUpChecking")},
+            "may still run: the item keeps its slot, so the cap holds, and checks again after the "
+            "same wait. The error stays under $.error.",
+            "Parameters": {
+                "failedChecks.$": "States.MathAdd($.check.failedChecks, 1)",
+                "waitSeconds.$": "$.check.waitSeconds",
+                "followedSeconds.$": FOLLOWED,
+            },
+            "ResultPath": "$.check",
+            "Next": name("MayCheckAgain"),
+        },
+        name("MayCheckAgain"): {
+            "Type": "Choice",
+            "Choices": [
+                {
+                    "Variable": "$.check.failedChecks",
+                    "NumericLessThan": MAX_FAILED_CHECKS,
+                    "Next": name("WaitForExperiment"),
+                }
+            ],
+            "Default": name("GaveUpChecking"),
+        },
         name("ExperimentClosed"): _end("The experiment is closed; its row holds how it ended."),
         name("NothingStarted"): _end("Ended before (resume) or skipped (spend limit)."),
         name("StartFailed"): _end(
             "The start failed past its retries. Starting is the task's last act, and a retry that meets an execution "
             "already started follows it, so nothing was started (unless an answer was lost after the start and "
             "every retry failed too). The item ends, the sweep goes on; the summary reads the repetition's state "
-            "from the database."),
+            "from the database."
+        ),
         name("GaveUpChecking"): _end(
             f"{MAX_FAILED_CHECKS} checks in a row failed: the deployment cannot see its experiments (a permission, "
             "the database secret). The item stops waiting so that the sweep can end; the summary counts the "
-            "experiment as its row stands (running, if it still runs)."),
+            "experiment as its row stands (running, if it still runs)."
+        ),
     }
 
 
@@ -137,54 +194,91 @@ def provider_map(provider: str, label: str) -> JsonObject:
     (Written as a count: ``"ToleratedFailurePercentage": 100`` says the same, but AWS takes only an integer
     there and moto's parser only a decimal.)"""
     state = label + "Repetitions"
-    return {"StartAt": state, "States": {state: {
-        "Type": "Map",
-        "Label": label,
-        "Comment": f"The {provider} experiments of the plan, at most caps.{provider} at once; each item is a "
-                   "child execution.",
-        "ItemsPath": f"$.indices.{provider}",
-        "MaxConcurrencyPath": f"$.caps.{provider}",
-        "ToleratedFailureCount": MAX_EXPERIMENTS,
-        "ItemSelector": {"index.$": "$$.Map.Item.Value", "sweep.$": "$.sweep", "waitSeconds.$": "$.waitSeconds",
-                         "check": {**FIRST_CHECK, "waitSeconds.$": "$.waitSeconds"}},
-        "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
-                          "StartAt": label + "StartRepetition", "States": item_states(label)},
-        "ResultPath": None,
-        "OutputPath": None,
-        "End": True}}}
+    return {
+        "StartAt": state,
+        "States": {
+            state: {
+                "Type": "Map",
+                "Label": label,
+                "Comment": f"The {provider} experiments of the plan, at most caps.{provider} at once; each item is a "
+                "child execution.",
+                "ItemsPath": f"$.indices.{provider}",
+                "MaxConcurrencyPath": f"$.caps.{provider}",
+                "ToleratedFailureCount": MAX_EXPERIMENTS,
+                "ItemSelector": {
+                    "index.$": "$$.Map.Item.Value",
+                    "sweep.$": "$.sweep",
+                    "waitSeconds.$": "$.waitSeconds",
+                    "check": {**FIRST_CHECK, "waitSeconds.$": "$.waitSeconds"},
+                },
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                    "StartAt": label + "StartRepetition",
+                    "States": item_states(label),
+                },
+                "ResultPath": None,
+                "OutputPath": None,
+                "End": True,
+            }
+        },
+    }
 
 
 def definition(providers: Mapping[str, str] = LABELS) -> JsonObject:
     """The sweep flow for ``providers`` (provider -> label, the prefix of its map's state names)."""
     return {
         "Comment": "Oriole sweep: plan the run, then one distributed map per provider (each with its own "
-                   "concurrency cap) starts each planned experiment on the experiment state machine and waits for "
-                   "its row to close; the summary counts the outcomes from the database. An item ends only when "
-                   "its experiment is closed or nothing was started (a failed check waits and checks again, "
-                   f"up to {MAX_FAILED_CHECKS} times in a row), so the caps hold through failures; the waits "
-                   f"between checks grow to a tenth of the time followed (at most {MAX_CHECK_WAIT_SECONDS} s), so "
-                   "that an item's history holds the longest experiment. Generated by "
-                   "oriole/flows/sweep_flow.py (make flows): edit that, not this file. Placeholders are filled "
-                   "by CDK definition_substitutions or by the local runner.",
+        "concurrency cap) starts each planned experiment on the experiment state machine and waits for "
+        "its row to close; the summary counts the outcomes from the database. An item ends only when "
+        "its experiment is closed or nothing was started (a failed check waits and checks again, "
+        f"up to {MAX_FAILED_CHECKS} times in a row), so the caps hold through failures; the waits "
+        f"between checks grow to a tenth of the time followed (at most {MAX_CHECK_WAIT_SECONDS} s), so "
+        "that an item's history holds the longest experiment. Generated by "
+        "oriole/flows/sweep_flow.py (make flows): edit that, not this file. Placeholders are filled "
+        "by CDK definition_substitutions or by the local runner.",
         "StartAt": "PlanSweep",
         "States": {
             "PlanSweep": _task(
-                "PlanSweep", "$", _from_payload("sweep", "planned", "alreadyDone", "indices", "caps", "waitSeconds"),
-                "$", comment="Validate the sweep file; return per provider the plan indices left to run and the "
-                             "caps. A bad file fails the execution here with SweepFileError, before anything "
-                             "starts.", next_state="RunRepetitions"),
+                "PlanSweep",
+                "$",
+                _from_payload("sweep", "planned", "alreadyDone", "indices", "caps", "waitSeconds"),
+                "$",
+                comment="Validate the sweep file; return per provider the plan indices left to run and the "
+                "caps. A bad file fails the execution here with SweepFileError, before anything "
+                "starts.",
+                next_state="RunRepetitions",
+            ),
             "RunRepetitions": {
                 "Type": "Parallel",
                 "Comment": "The providers run side by side, each capped on its own.",
-                "Branches": [provider_map(provider, label)
-                             for provider, label in providers.items()],
+                "Branches": [provider_map(provider, label) for provider, label in providers.items()],
                 "ResultPath": None,
-                "Next": "SummarizeSweep"},
+                "Next": "SummarizeSweep",
+            },
             "SummarizeSweep": _task(
-                "SummarizeSweep", {"sweep.$": "$.sweep", "planned.$": "$.planned", "alreadyDone.$": "$.alreadyDone",
-                                   "indices.$": "$.indices", "experimentStateMachineArn": EXPERIMENT_STATE_MACHINE},
-                _from_payload("sweepId", "planned", "alreadyDone", "succeeded", "timedOut", "failed", "aborted",
-                              "running", "rejected", "skipped", "spentUsd"), "$"),
+                "SummarizeSweep",
+                {
+                    "sweep.$": "$.sweep",
+                    "planned.$": "$.planned",
+                    "alreadyDone.$": "$.alreadyDone",
+                    "indices.$": "$.indices",
+                    "experimentStateMachineArn": EXPERIMENT_STATE_MACHINE,
+                },
+                _from_payload(
+                    "sweepId",
+                    "planned",
+                    "alreadyDone",
+                    "succeeded",
+                    "timedOut",
+                    "failed",
+                    "aborted",
+                    "running",
+                    "rejected",
+                    "skipped",
+                    "spentUsd",
+                ),
+                "$",
+            ),
         },
     }
 
@@ -197,13 +291,17 @@ def render(providers: Mapping[str, str] = LABELS) -> str:
 def diagram(providers: Mapping[str, str] = LABELS) -> str:
     """The flow as the docs draw it (reference/state-machines.md): one map line per provider."""
     width = max(len(f"{label}Repetitions") for label in providers.values()) + 2
-    maps = "".join(f"               {f'{label}Repetitions':<{width}}distributed Map, MaxConcurrencyPath "
-                   f"$.caps.{name}\n" for name, label in providers.items())
-    return ("PlanSweep -> RunRepetitions (Parallel)                                              -> SummarizeSweep\n"
-            + maps +
-            "             each item (a STANDARD child execution), its states prefixed with the map's label:\n"
-            "               StartRepetition -> IsStarted -> WaitForExperiment (growing wait) -> CheckRepetition "
-            "-> IsClosed\n"
-            "                 -> (wait again | ExperimentClosed)\n"
-            "               a failed CheckRepetition -> CheckFailed -> MayCheckAgain "
-            "-> (wait again | GaveUpChecking)\n")
+    maps = "".join(
+        f"               {f'{label}Repetitions':<{width}}distributed Map, MaxConcurrencyPath $.caps.{name}\n"
+        for name, label in providers.items()
+    )
+    return (
+        "PlanSweep -> RunRepetitions (Parallel)                                              -> SummarizeSweep\n"
+        + maps
+        + "             each item (a STANDARD child execution), its states prefixed with the map's label:\n"
+        "               StartRepetition -> IsStarted -> WaitForExperiment (growing wait) -> CheckRepetition "
+        "-> IsClosed\n"
+        "                 -> (wait again | ExperimentClosed)\n"
+        "               a failed CheckRepetition -> CheckFailed -> MayCheckAgain "
+        "-> (wait again | GaveUpChecking)\n"
+    )

@@ -28,8 +28,12 @@ Handler = Callable[[JsonObject, LambdaContext], JsonObject]
 def _play(event: JsonObject, context: LambdaContext, provider: Provider) -> JsonObject:
     """Play the turn; the Lambda's remaining time bounds it (``get_remaining_time_in_millis``)."""
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
-    result = experiments.play_turn(event, shared_store(), functools.partial(_agent, provider),
-                                   lambda: context.get_remaining_time_in_millis() / 1000).as_state()
+    result = experiments.play_turn(
+        event,
+        shared_store(),
+        functools.partial(_agent, provider),
+        lambda: context.get_remaining_time_in_millis() / 1000,
+    ).as_state()
     logger.debug("turn played", extra=result)
     count("Turns")
     count("Actions", result["actions"])

@@ -1,6 +1,5 @@
 """CheckProgress: decide after each turn whether to finish, continue, or continue as a new execution."""
 
-
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers.observability import logger

@@ -16,8 +16,9 @@ def start_named(state_machine_arn: str, name: str, execution_input: JsonObject) 
     already (a retried task), return that one's ARN: the start happens once whatever retries it."""
     client = aws.stepfunctions()
     try:
-        return client.start_execution(stateMachineArn=state_machine_arn, name=name,
-                                      input=json.dumps(execution_input))["executionArn"]
+        return client.start_execution(stateMachineArn=state_machine_arn, name=name, input=json.dumps(execution_input))[
+            "executionArn"
+        ]
     except client.exceptions.ExecutionAlreadyExists:
         return state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
     except ClientError as err:

@@ -1,6 +1,5 @@
 """The finalizers: close the experiment as succeeded, timed out or failed (each at most once)."""
 
-
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers.observability import count, count_failure, logger, metrics
@@ -20,8 +19,11 @@ def _finalize(event: JsonObject, status: ExperimentStatus) -> JsonObject:
     return state
 
 
-_METRIC = {ExperimentStatus.SUCCEEDED: "ExperimentsSucceeded", ExperimentStatus.TIMED_OUT: "ExperimentsTimedOut",
-           ExperimentStatus.FAILED: "ExperimentsFailed"}
+_METRIC = {
+    ExperimentStatus.SUCCEEDED: "ExperimentsSucceeded",
+    ExperimentStatus.TIMED_OUT: "ExperimentsTimedOut",
+    ExperimentStatus.FAILED: "ExperimentsFailed",
+}
 
 
 @logger.inject_lambda_context

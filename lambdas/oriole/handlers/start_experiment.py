@@ -25,7 +25,7 @@ def read_parameters(names: Sequence[str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for first in range(0, len(names), GET_PARAMETERS_LIMIT):
         try:
-            answer = aws.ssm().get_parameters(Names=list(names[first:first + GET_PARAMETERS_LIMIT]))
+            answer = aws.ssm().get_parameters(Names=list(names[first : first + GET_PARAMETERS_LIMIT]))
         except ClientError as err:
             if aws.throttled(err):
                 raise ParameterStoreThrottled(f"Parameter Store throttled StartExperiment's read: {err}") from err

@@ -16,28 +16,42 @@ from oriole.text import JsonObject
 def known_prompts() -> dict[str, str]:
     """The prompt versions in Parameter Store and their texts, fresh (one may have been put just before the
     sweep)."""
-    return {name.rsplit("/", 1)[-1]: text for name, text in
-            parameters.get_parameters(catalog.PROMPTS_PATH, recursive=False, force_fetch=True).items()}
+    return {
+        name.rsplit("/", 1)[-1]: text
+        for name, text in parameters.get_parameters(catalog.PROMPTS_PATH, recursive=False, force_fetch=True).items()
+    }
 
 
 def known_prices() -> dict[str, str]:
     """The pricing entries in Parameter Store (``/oriole/pricing/<model>``, by full name), fresh."""
-    return {f"{catalog.PRICING_PATH}/{name}": text for name, text in
-            parameters.get_parameters(catalog.PRICING_PATH, recursive=False, force_fetch=True).items()}
+    return {
+        f"{catalog.PRICING_PATH}/{name}": text
+        for name, text in parameters.get_parameters(catalog.PRICING_PATH, recursive=False, force_fetch=True).items()
+    }
 
 
 def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
     """The names starting with ``prefix`` among the state machine's failed executions."""
-    pages = boto3.client("stepfunctions").get_paginator("list_executions").paginate(
-        stateMachineArn=state_machine_arn, statusFilter="FAILED")
+    pages = (
+        boto3.client("stepfunctions")
+        .get_paginator("list_executions")
+        .paginate(stateMachineArn=state_machine_arn, statusFilter="FAILED")
+    )
     return {e["name"] for page in pages for e in page["executions"] if e["name"].startswith(prefix)}
 
 
 @logger.inject_lambda_context
 def plan(event: JsonObject, context: LambdaContext) -> JsonObject:
     result = sweep_tasks.plan_run(event, shared_store(), known_prompts, known_prices)
-    logger.info("sweep planned", extra={"sweep": result["sweep"]["id"], "planned": result["planned"],
-                                        "already_done": result["alreadyDone"], "caps": result["caps"]})
+    logger.info(
+        "sweep planned",
+        extra={
+            "sweep": result["sweep"]["id"],
+            "planned": result["planned"],
+            "already_done": result["alreadyDone"],
+            "caps": result["caps"],
+        },
+    )
     return result
 
 

@@ -44,11 +44,31 @@ GLOBAL = "global"
 # global-cross-region-inference.html). No Canadian (``ca``) table is documented there yet.
 DESTINATION_REGIONS = {
     "us": ("us-east-1", "us-east-2", "us-west-1", "us-west-2"),
-    "eu": ("eu-central-1", "eu-central-2", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-2",
-           "eu-west-3"),
-    "apac": ("ap-east-2", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1", "ap-south-2",
-             "ap-southeast-1", "ap-southeast-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-5",
-             "ap-southeast-7", "me-central-1"),
+    "eu": (
+        "eu-central-1",
+        "eu-central-2",
+        "eu-north-1",
+        "eu-south-1",
+        "eu-south-2",
+        "eu-west-1",
+        "eu-west-2",
+        "eu-west-3",
+    ),
+    "apac": (
+        "ap-east-2",
+        "ap-northeast-1",
+        "ap-northeast-2",
+        "ap-northeast-3",
+        "ap-south-1",
+        "ap-south-2",
+        "ap-southeast-1",
+        "ap-southeast-2",
+        "ap-southeast-3",
+        "ap-southeast-4",
+        "ap-southeast-5",
+        "ap-southeast-7",
+        "me-central-1",
+    ),
     "jp": ("ap-northeast-1", "ap-northeast-3"),
     "au": ("ap-southeast-2", "ap-southeast-4"),
     "us-gov": ("us-gov-east-1", "us-gov-west-1"),
@@ -76,8 +96,11 @@ def invocable_ids(model_ids: tuple[str, ...] | list[str], region_geography: str)
     deployment's geography and the global one (which of them Bedrock serves depends on the model)."""
     ids: list[str] = []
     for model_id in model_ids:
-        names = [model_id] if profile_prefix(model_id) else [
-            model_id, f"{region_geography}.{model_id}", f"{GLOBAL}.{model_id}"]
+        names = (
+            [model_id]
+            if profile_prefix(model_id)
+            else [model_id, f"{region_geography}.{model_id}", f"{GLOBAL}.{model_id}"]
+        )
         ids += [name for name in names if name not in ids]
     return ids
 
@@ -96,7 +119,8 @@ def check_bedrock_model(model_name: str, environ: Mapping[str, str] = os.environ
     if model_name not in allowed:
         raise ModelNotAllowed(
             f"modelName {model_name!r} is not allowed by this deployment; allowed: {', '.join(allowed) or 'none'}. "
-            "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (docs)")
+            "Add a model with `cdk deploy -c bedrockModelIds='[\"<model or profile id>\"]'` (docs)"
+        )
 
 
 def check_image_model(model_name: str, observation: str, environ: Mapping[str, str] = os.environ) -> None:
@@ -109,7 +133,8 @@ def check_image_model(model_name: str, observation: str, environ: Mapping[str, s
     raise InvalidConfig(
         f"config.observation {observation} sends pictures, but model {model_name!r} is not marked as accepting "
         f"images; use observation text, or mark it: `cdk deploy -c visionModels='[\"{model_name}\"]'` on AWS, "
-        f"{VISION_MODELS}='[\"{model_name}\"]' in the environment of a local run (docs: \"Seeing the maze\")")
+        f'{VISION_MODELS}=\'["{model_name}"]\' in the environment of a local run (docs: "Seeing the maze")'
+    )
 
 
 def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] = os.environ) -> None:
@@ -120,17 +145,24 @@ def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] 
     if servers is None or allowed is None:
         return
     local = str(BY_KEY[servers.key].default)
-    where = (f"deploy with `cdk deploy -c {servers.context}='[\"{servers.example}\"]'` and set "
-             f"{BY_KEY[servers.key].name} to one of them (`oriole params set {servers.key} URL --aws`)")
+    where = (
+        f"deploy with `cdk deploy -c {servers.context}='[\"{servers.example}\"]'` and set "
+        f"{BY_KEY[servers.key].name} to one of them (`oriole params set {servers.key} URL --aws`)"
+    )
     if url.rstrip("/") not in {e.rstrip("/") for e in allowed}:
         if url.rstrip("/") == local.rstrip("/"):
-            raise InvalidConfig(f"config.{servers.key} is the local default {local}, which a Lambda function "
-                                f"cannot reach; {where}")
-        raise InvalidConfig(f"config.{servers.key} {url!r} is not an {servers.service} {servers.noun} this "
-                            f"deployment allows (allowed: {', '.join(allowed) or 'none'}); {where}")
+            raise InvalidConfig(
+                f"config.{servers.key} is the local default {local}, which a Lambda function cannot reach; {where}"
+            )
+        raise InvalidConfig(
+            f"config.{servers.key} {url!r} is not an {servers.service} {servers.noun} this "
+            f"deployment allows (allowed: {', '.join(allowed) or 'none'}); {where}"
+        )
     if provider.api_key_secret and environ.get(provider.api_key_secret) and not url.lower().startswith("https://"):
-        raise InvalidConfig(f"config.{servers.key} {url!r} is plain http but this deployment sends an "
-                            f"{servers.service} API key: allow only https {servers.noun}s")
+        raise InvalidConfig(
+            f"config.{servers.key} {url!r} is plain http but this deployment sends an "
+            f"{servers.service} API key: allow only https {servers.noun}s"
+        )
 
 
 def execution_timeout(environ: Mapping[str, str] = os.environ) -> int | None:
@@ -165,8 +197,9 @@ def versions_named(text: str) -> set[tuple[str, int]]:
     return {(name, int(number)) for name, number in VERSION_ARN.findall(text)}
 
 
-def stale_versions(versions: Iterable[PublishedVersion], in_stack: set[int], now: datetime, grace: timedelta,
-                   in_use: set[int]) -> list[int]:
+def stale_versions(
+    versions: Iterable[PublishedVersion], in_stack: set[int], now: datetime, grace: timedelta, in_use: set[int]
+) -> list[int]:
     """The versions of one function that no execution can call any more, oldest first.
 
     The stack holds (``in_stack``) the version its template names now and, while a deploy runs, the one it
@@ -183,5 +216,6 @@ def stale_versions(versions: Iterable[PublishedVersion], in_stack: set[int], now
     oldest_held = min(held, key=lambda version: version.number)
     if now - oldest_held.published <= grace:
         return []
-    return sorted(version.number for version in versions
-                  if version.number < oldest_held.number and version.number not in in_use)
+    return sorted(
+        version.number for version in versions if version.number < oldest_held.number and version.number not in in_use
+    )

@@ -71,8 +71,9 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
     # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
     chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
     if request.llmProvider == "baseline" and request.modelName not in BASELINE_NAMES:
-        raise InvalidExecutionInput(f"modelName {request.modelName!r} is not a baseline agent; "
-                                    f"expected one of {', '.join(BASELINE_NAMES)}")
+        raise InvalidExecutionInput(
+            f"modelName {request.modelName!r} is not a baseline agent; expected one of {', '.join(BASELINE_NAMES)}"
+        )
     if request.llmProvider == "bedrock":
         deployment.check_bedrock_model(request.modelName)
     config, prompt = _snapshot(request, read_parameters)
@@ -80,14 +81,25 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
-    row = store.create_experiment(NewExperiment(
-        maze_id=chosen.id, llm_provider=request.llmProvider, model_name=request.modelName,
-        prompt_version=request.promptVersion, prompt_text=prompt, prompt_hash=catalog.prompt_hash(prompt),
-        agent_id=request.agentId, agent_label=request.agentLabel, comment=request.comment, config=config,
-        seed=config["seed"],
-        start=maze.start, goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"]))
-        else None, execution_arn=execution_arn, code_version=deployment.code_version(),
-    ))
+    row = store.create_experiment(
+        NewExperiment(
+            maze_id=chosen.id,
+            llm_provider=request.llmProvider,
+            model_name=request.modelName,
+            prompt_version=request.promptVersion,
+            prompt_text=prompt,
+            prompt_hash=catalog.prompt_hash(prompt),
+            agent_id=request.agentId,
+            agent_label=request.agentLabel,
+            comment=request.comment,
+            config=config,
+            seed=config["seed"],
+            start=maze.start,
+            goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"])) else None,
+            execution_arn=execution_arn,
+            code_version=deployment.code_version(),
+        )
+    )
     return _state(row)
 
 
@@ -102,15 +114,22 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
         deployment.check_model_server(provider, str(config[provider.servers.key]))
     prompt = stored.get(prompt_name)
     if not prompt:
-        raise UnknownPromptVersion(f"no prompt at {prompt_name}: store it with `oriole prompts put "
-                                   f"{request.promptVersion} --file PROMPT.md` (`oriole prompts list` lists the "
-                                   "stored versions)")
+        raise UnknownPromptVersion(
+            f"no prompt at {prompt_name}: store it with `oriole prompts put "
+            f"{request.promptVersion} --file PROMPT.md` (`oriole prompts list` lists the "
+            "stored versions)"
+        )
     if problem := unstorable(prompt):
         raise InvalidParameter(f"the prompt at {prompt_name} {problem}; store it again with `oriole prompts put`")
     if config["seed"] == -1:
         config["seed"] = secrets.randbelow(2**31)
-    given = None if request.prices is None else prices.Price(
-        request.prices.inputPerMTok, request.prices.outputPerMTok, request.prices.source or "execution input")
+    given = (
+        None
+        if request.prices is None
+        else prices.Price(
+            request.prices.inputPerMTok, request.prices.outputPerMTok, request.prices.source or "execution input"
+        )
+    )
     charged = prices.price(request.llmProvider, request.modelName, given, stored.get(pricing))
     config["pricing"] = charged and charged.as_snapshot()
     return config, prompt
@@ -135,20 +154,29 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> J
     experiment_id, name = request.experimentId, execution_arn.rsplit(":", 1)[-1]
     part = progress.successor_part(experiment_id, execution_arn)
     if part is None:
-        raise ContinuationRefused(f"execution {name} cannot continue experiment {experiment_id}: only its "
-                                  f"successor executions, named {progress.successor_name(experiment_id, 2)}, "
-                                  f"{progress.successor_name(experiment_id, 3)}..., may")
+        raise ContinuationRefused(
+            f"execution {name} cannot continue experiment {experiment_id}: only its "
+            f"successor executions, named {progress.successor_name(experiment_id, 2)}, "
+            f"{progress.successor_name(experiment_id, 3)}..., may"
+        )
     token = request.continuationToken
-    row = store.attach_execution(experiment_id, execution_arn, part,
-                                 None if token is None else progress.continuation_hash(token))
+    row = store.attach_execution(
+        experiment_id, execution_arn, part, None if token is None else progress.continuation_hash(token)
+    )
     if row is None:
         if store.progress(experiment_id) is None:
             raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
-        why = "its input has no continuationToken" if token is None else \
-            "it is not the next part, or its continuationToken was not issued by the experiment's current execution"
-        raise ContinuationRefused(f"execution {name} cannot continue experiment {experiment_id}: {why}. Only the "
-                                  "experiment's own ContinueAsNew task starts its next part; start a new experiment "
-                                  "instead")
+        why = (
+            "its input has no continuationToken"
+            if token is None
+            else "it is not the next part, or its continuationToken was not issued by the experiment's current "
+            "execution"
+        )
+        raise ContinuationRefused(
+            f"execution {name} cannot continue experiment {experiment_id}: {why}. Only the "
+            "experiment's own ContinueAsNew task starts its next part; start a new experiment "
+            "instead"
+        )
     if row.status != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
@@ -181,17 +209,26 @@ def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: Sta
     if issue is None:
         raise ExperimentNotFound(f"experiment {experiment_id} does not exist; cannot continue it")
     if not issue.issued and issue.parts <= request.part:  # closed while this part ran: nothing to carry on
-        raise ExperimentNotRunning(f"experiment {experiment_id} is {issue.status} with {issue.parts} execution(s); "
-                                   f"part {part} not started")
-    arn = start_execution(request.stateMachineArn, progress.successor_name(experiment_id, part),
-                          {"experimentId": experiment_id, "continuationToken": token})
+        raise ExperimentNotRunning(
+            f"experiment {experiment_id} is {issue.status} with {issue.parts} execution(s); part {part} not started"
+        )
+    arn = start_execution(
+        request.stateMachineArn,
+        progress.successor_name(experiment_id, part),
+        {"experimentId": experiment_id, "continuationToken": token},
+    )
     return inputs.Continued(successor_execution_arn=arn, part=part)
 
 
 def _state(row: ExperimentRef) -> JsonObject:
     """The small state the execution carries between tasks: ids and counters, never history."""
-    return {"experimentId": row.id, "llmProvider": row.llm_provider, "turnNumber": row.turn_count + 1,
-            "turnInExecution": 1, "part": row.parts}
+    return {
+        "experimentId": row.id,
+        "llmProvider": row.llm_provider,
+        "turnNumber": row.turn_count + 1,
+        "turnInExecution": 1,
+        "part": row.parts,
+    }
 
 
 def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
@@ -200,8 +237,9 @@ def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
     _MAZE_CACHE[experiment_id] = maze
 
 
-def play_turn(event: Mapping[str, Any], store: Store, agent_factory: AgentFactory,
-              seconds_left: Callable[[], float] | None = None) -> TurnResult:
+def play_turn(
+    event: Mapping[str, Any], store: Store, agent_factory: AgentFactory, seconds_left: Callable[[], float] | None = None
+) -> TurnResult:
     """One agent task: load the experiment, play one turn, write it in one statement.
 
     A turn that is already committed (a retry after a lost response) is returned from the database
@@ -219,8 +257,9 @@ def play_turn(event: Mapping[str, Any], store: Store, agent_factory: AgentFactor
     if loaded.status != "running":
         raise ExperimentNotRunning(f"experiment {experiment_id} is {loaded.status}; turn {turn_number} not played")
     if loaded.turn_count != turn_number - 1:
-        raise TurnOutOfOrder(f"experiment {experiment_id} has {loaded.turn_count} turns; "
-                             f"turn {turn_number} cannot be next")
+        raise TurnOutOfOrder(
+            f"experiment {experiment_id} has {loaded.turn_count} turns; turn {turn_number} cannot be next"
+        )
     if maze is None:
         assert loaded.maze_row is not None, "load_turn reads the maze when asked to"
         maze = loaded.maze_row.stored()
@@ -236,8 +275,14 @@ def _deadline(config: Mapping[str, Any], seconds_left: Callable[[], float] | Non
     return lambda: seconds_left() < needed
 
 
-def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, agent: Agent,
-          seconds_left: Callable[[], float] | None = None) -> TurnResult:
+def _play(
+    loaded: LoadedTurn,
+    maze: StoredMaze,
+    turn_number: int,
+    store: Store,
+    agent: Agent,
+    seconds_left: Callable[[], float] | None = None,
+) -> TurnResult:
     started_at = datetime.now(UTC)
     world, game = loaded.world(), loaded.rules(maze.maze)
     context = turn_context(world, game, loaded.history(), loaded.config["maxMoves"])
@@ -245,29 +290,52 @@ def _play(loaded: LoadedTurn, maze: StoredMaze, turn_number: int, store: Store, 
         summary, compaction = _summary(loaded, maze.maze, world, agent)
         if summary is not None:
             context["memory_summary"] = summary
-        outcome = run_turn(agent, loaded.experiment.prompt_text, world, game, loaded.recall_window(game), context,
-                           loaded.settings(world, _deadline(loaded.config, seconds_left), loaded.camera(maze.maze)),
-                           loaded.conversation())
+        outcome = run_turn(
+            agent,
+            loaded.experiment.prompt_text,
+            world,
+            game,
+            loaded.recall_window(game),
+            context,
+            loaded.settings(world, _deadline(loaded.config, seconds_left), loaded.camera(maze.maze)),
+            loaded.conversation(),
+        )
     except ModelThrottled as err:
         store.record_throttles(loaded.id, err.throttles)
         raise
     outcome = replace(outcome, calls=[*compaction, *outcome.calls])
     record = {**(outcome.trim.as_json() if outcome.trim else {}), **(loaded.compaction_record(summary) or {})}
-    write = loaded.write(outcome, world, started_at, getattr(agent, "state", {}),
-                         _next_memory(loaded, maze.maze, outcome, summary), record or None, agent.settings)
+    write = loaded.write(
+        outcome,
+        world,
+        started_at,
+        getattr(agent, "state", {}),
+        _next_memory(loaded, maze.maze, outcome, summary),
+        record or None,
+        agent.settings,
+    )
     if not store.commit_turn(loaded.id, turn_number, write):
         stored = store.load_turn(loaded.id, turn_number, with_maze=False)  # another attempt committed first
         if stored is None or not stored.committed:
-            raise TurnOutOfOrder(f"experiment {loaded.id} changed while turn {turn_number} was played "
-                                 f"and the turn was not written; retry the task")
+            raise TurnOutOfOrder(
+                f"experiment {loaded.id} changed while turn {turn_number} was played "
+                f"and the turn was not written; retry the task"
+            )
         return stored.result(turn_number)
-    return TurnResult(turn_number=turn_number, actions=len(outcome.actions), end_reason=outcome.end_reason,
-                      goal_found=world.goal_found, position=world.position, input_tokens=outcome.usage.input_tokens,
-                      output_tokens=outcome.usage.output_tokens)
+    return TurnResult(
+        turn_number=turn_number,
+        actions=len(outcome.actions),
+        end_reason=outcome.end_reason,
+        goal_found=world.goal_found,
+        position=world.position,
+        input_tokens=outcome.usage.input_tokens,
+        output_tokens=outcome.usage.output_tokens,
+    )
 
 
-def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState,
-             agent: Agent) -> tuple[JsonObject | None, list[ModelCall]]:
+def _summary(
+    loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent
+) -> tuple[JsonObject | None, list[ModelCall]]:
     """The summary of the turns older than the window (historyMode summary), and the compaction call that
     made it, if one was needed this turn (compaction model)."""
     if not loaded.summarised_turns():
@@ -281,8 +349,9 @@ def _summary(loaded: LoadedTurn, maze: Maze, world: WorldState,
     request = memory.compaction_request(previous, turn)
     response = agent.respond(request)
     sent = Sent(request.system_prompt, request.tools)
-    return {"summary": memory.summary_text(response) or previous}, [ModelCall(request.messages, response,
-                                                                               kind="compaction", sent=sent)]
+    return {"summary": memory.summary_text(response) or previous}, [
+        ModelCall(request.messages, response, kind="compaction", sent=sent)
+    ]
 
 
 def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: JsonObject | None) -> JsonObject:
@@ -313,13 +382,20 @@ def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDec
     if row.status != "running":
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     decision = progress.decide(
-        progress.Progress(row.goal_found, row.action_count, row.elapsed_seconds, request.turnInExecution,
-                          row.stalled_turns, _execution_seconds_left(request.executionStartTime),
-                          row.gave_up_reason),
+        progress.Progress(
+            row.goal_found,
+            row.action_count,
+            row.elapsed_seconds,
+            request.turnInExecution,
+            row.stalled_turns,
+            _execution_seconds_left(request.executionStartTime),
+            row.gave_up_reason,
+        ),
         row.config,
     )
-    return inputs.ProgressDecision(decision=decision.decision, reason=decision.reason, actions=row.action_count,
-                                   goal_found=row.goal_found)
+    return inputs.ProgressDecision(
+        decision=decision.decision, reason=decision.reason, actions=row.action_count, goal_found=row.goal_found
+    )
 
 
 def _execution_seconds_left(started: str | None) -> float | None:
@@ -353,8 +429,9 @@ def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -
     if experiment_id is None:
         return inputs.Finalized(experiment_id=None, status=status, closed=False, failure_reason=reason)
     named_by_input = request.experimentId is None
-    closed = store.finalize(experiment_id, status, reason,
-                            last_execution=(request.executionArn or "") if named_by_input else None)
+    closed = store.finalize(
+        experiment_id, status, reason, last_execution=(request.executionArn or "") if named_by_input else None
+    )
     return inputs.Finalized(experiment_id=experiment_id, status=status, closed=closed, failure_reason=reason)
 
 
@@ -374,11 +451,13 @@ def failure_reason(error: CaughtError) -> str:
 _CLOSED_BY_EXECUTION: dict[str, tuple[ExperimentStatus, str]] = {
     "FAILED": (ExperimentStatus.FAILED, "failed"),
     "TIMED_OUT": (ExperimentStatus.TIMED_OUT, "reached its execution timeout"),
-    "ABORTED": (ExperimentStatus.ABORTED, "was stopped")}
+    "ABORTED": (ExperimentStatus.ABORTED, "was stopped"),
+}
 
 
-def close_after_execution(detail: ExecutionStatusChange, store: Store,
-                          execution_status: Callable[[str], str | None]) -> JsonObject:
+def close_after_execution(
+    detail: ExecutionStatusChange, store: Store, execution_status: Callable[[str], str | None]
+) -> JsonObject:
     """The status-change finalizer: close the experiment of an execution that ended while it was open.
 
     ``detail`` is the detail of Step Functions' "Execution Status Change" event (EventBridge on AWS, the
@@ -395,15 +474,20 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
     arn, status, name = detail.executionArn, detail.status, detail.name
     execution_input = _json_object(detail.input)
     hint, token = execution_input.get("experimentId"), execution_input.get("continuationToken")
-    row = store.experiment_for_execution(arn, hint if type(hint) is int else None,
-                                         progress.continuation_hash(token) if isinstance(token, str) else None)
-    result = {"executionArn": arn, "status": status, "experimentId": row.id if row else None, "closed": False,
-              "failureReason": None}
+    row = store.experiment_for_execution(
+        arn, hint if type(hint) is int else None, progress.continuation_hash(token) if isinstance(token, str) else None
+    )
+    result = {
+        "executionArn": arn,
+        "status": status,
+        "experimentId": row.id if row else None,
+        "closed": False,
+        "failureReason": None,
+    }
     if row is None or row.completed:
         return result
     arns = row.execution_arns
-    unattached = (arn not in arns and name == progress.successor_name(row.id, len(arns) + 1)
-                  and row.continuation_issued)
+    unattached = arn not in arns and name == progress.successor_name(row.id, len(arns) + 1) and row.continuation_issued
     if arn != arns[-1] and not unattached:
         return result
     if status == "SUCCEEDED":
@@ -422,8 +506,12 @@ def close_after_execution(detail: ExecutionStatusChange, store: Store,
         return result
     reason = stored_message(reason)
     closed = store.finalize(row.id, new_status, reason, last_execution=arns[-1])
-    return {**result, "closed": closed, "failureReason": reason if closed else None,
-            "experimentStatus": new_status if closed else None}
+    return {
+        **result,
+        "closed": closed,
+        "failureReason": reason if closed else None,
+        "experimentStatus": new_status if closed else None,
+    }
 
 
 def _continuation_reason(name: str, successor: str | None, successor_status: str | None) -> str:

@@ -32,12 +32,15 @@ def status_change_detail(execution: Mapping[str, Any]) -> JsonObject:
 
 def gone(execution_arn: str) -> JsonObject:
     """The detail of an execution Step Functions does not know (any more): it ran nothing, so it was stopped."""
-    return {"executionArn": execution_arn, "name": execution_arn.rsplit(":", 1)[-1], "status": "ABORTED",
-            "cause": "Step Functions has no such execution (any more)"}
+    return {
+        "executionArn": execution_arn,
+        "name": execution_arn.rsplit(":", 1)[-1],
+        "status": "ABORTED",
+        "cause": "Step Functions has no such execution (any more)",
+    }
 
 
-def ended(store: Store, describe: Describe,
-          belongs: Callable[[str], bool]) -> list[tuple[OpenExperiment, JsonObject]]:
+def ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[tuple[OpenExperiment, JsonObject]]:
     """Open experiments whose latest execution (one that ``belongs`` here) is no longer RUNNING, each with
     the status-change detail that closes it."""
     found: list[tuple[OpenExperiment, JsonObject]] = []
@@ -59,15 +62,25 @@ def close(store: Store, detail: JsonObject, execution_status: Callable[[str], st
 
 def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[JsonObject]:
     """Close every open experiment whose execution ended; what was found and what became of it."""
+
     def status(arn: str) -> str | None:
         execution = describe(arn)
         return None if execution is None else execution["status"]
 
-    return [{"experimentId": row.experiment_id, "lastExecution": row.last_execution,
-             "executionStatus": detail["status"], **_outcome(close(store, detail, status))}
-            for row, detail in ended(store, describe, belongs)]
+    return [
+        {
+            "experimentId": row.experiment_id,
+            "lastExecution": row.last_execution,
+            "executionStatus": detail["status"],
+            **_outcome(close(store, detail, status)),
+        }
+        for row, detail in ended(store, describe, belongs)
+    ]
 
 
 def _outcome(result: JsonObject) -> JsonObject:
-    return {"closed": result["closed"], "failureReason": result["failureReason"],
-            "experimentStatus": result["experimentStatus"]}
+    return {
+        "closed": result["closed"],
+        "failureReason": result["failureReason"],
+        "experimentStatus": result["experimentStatus"],
+    }

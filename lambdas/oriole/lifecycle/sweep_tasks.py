@@ -21,8 +21,15 @@ from oriole.statuses import TERMINAL_EXECUTION_STATUSES, RepetitionOutcome
 from oriole.store import Store
 from oriole.text import JsonObject
 
-OUTCOMES = {"succeeded": "succeeded", "timed_out": "timedOut", "failed": "failed", "aborted": "aborted",
-            "running": "running", "rejected": "rejected", "skipped": "skipped"}  # outcome -> the summary's key
+OUTCOMES = {
+    "succeeded": "succeeded",
+    "timed_out": "timedOut",
+    "failed": "failed",
+    "aborted": "aborted",
+    "running": "running",
+    "rejected": "rejected",
+    "skipped": "skipped",
+}  # outcome -> the summary's key
 _MATRICES: dict[str, list[Cell]] = {}  # a warm container's sweeps: their cells, by the sweep's JSON
 _MATRIX_CACHE_SIZE = 8
 
@@ -30,9 +37,11 @@ _MATRIX_CACHE_SIZE = 8
 def stored_maze_names(store: Store) -> sweep_plan.StoredMaze:
     """The look-up ``sweep_plan.cells`` takes: a stored (imported, seeded) maze's name and grid hash by its name or
     id."""
+
     def found(key: str | int) -> tuple[str, str] | None:
         maze = store.find_maze(key)
         return None if maze is None else (maze.name, maze.content_hash)
+
     return found
 
 
@@ -47,8 +56,12 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
     return _MATRICES[key]
 
 
-def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[str, str] | Iterable[str]],
-             known_prices: Callable[[], Mapping[str, str]]) -> JsonObject:
+def plan_run(
+    event: object,
+    store: Store,
+    known_prompts: Callable[[], Mapping[str, str] | Iterable[str]],
+    known_prices: Callable[[], Mapping[str, str]],
+) -> JsonObject:
     """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs, a price for every
     model under a spend limit: ``known_prices`` gives Parameter Store's pricing entries by name) and return, per
     provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
@@ -64,21 +77,28 @@ def plan_run(event: object, store: Store, known_prompts: Callable[[], Mapping[st
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     store.record_sweep_plan(run.id, len(planned), sweep)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in NAMES}
-    return {"sweep": sweep, "planned": len(planned), "alreadyDone": len(planned) - len(todo),
-            "indices": indices, "caps": sweep_plan.caps(run, [p for p in NAMES if indices[p]]),
-            "waitSeconds": run.wait_seconds}
+    return {
+        "sweep": sweep,
+        "planned": len(planned),
+        "alreadyDone": len(planned) - len(todo),
+        "indices": indices,
+        "caps": sweep_plan.caps(run, [p for p in NAMES if indices[p]]),
+        "waitSeconds": run.wait_seconds,
+    }
 
 
 def _item(run: SweepRun, store: Store, index: int) -> Planned:
     matrix = _matrix(run, store)
     if index >= len(matrix) * run.repetitions:
-        raise InvalidExecutionInput(f"plan index {index} is out of the sweep's {len(matrix) * run.repetitions} "
-                                    "experiments")
+        raise InvalidExecutionInput(
+            f"plan index {index} is out of the sweep's {len(matrix) * run.repetitions} experiments"
+        )
     return sweep_plan.planned_at(matrix, index)
 
 
-def start_repetition(event: object, store: Store,
-                     start: Callable[[str, str, JsonObject], str]) -> inputs.RepetitionStarted:
+def start_repetition(
+    event: object, store: Store, start: Callable[[str, str, JsonObject], str]
+) -> inputs.RepetitionStarted:
     """StartRepetition: start the experiment of one plan index, unless its repetition already ended (resume)
     or the sweep has spent its limit. ``start(state machine, name, input)`` starts an execution under a
     deterministic name (sweep, cell, repetition, attempt) and returns its ARN, the existing one's when a
@@ -91,8 +111,9 @@ def start_repetition(event: object, store: Store,
         return inputs.RepetitionStarted(outcome=state.ended, execution_arn=None)
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
         return inputs.RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
-    arn = start(request.experimentStateMachineArn, item.execution_name(run.id, state.attempt),
-                item.execution_input(run))
+    arn = start(
+        request.experimentStateMachineArn, item.execution_name(run.id, state.attempt), item.execution_input(run)
+    )
     return inputs.RepetitionStarted(outcome=RepetitionOutcome.STARTED, execution_arn=arn)
 
 
@@ -102,8 +123,11 @@ def check_repetition(event: object, store: Store, execution_status: Callable[[st
     the next look (``sweep_plan.next_check_wait``) and how long it will then have followed the experiment."""
     check = inputs.parse(inputs.RepetitionCheck, event, "sweep check")
     wait = sweep_plan.next_check_wait(check.followedSeconds, check.waitSeconds)
-    return {**_look(check.executionArn, store, execution_status), "waitSeconds": wait,
-            "followedSeconds": check.followedSeconds}
+    return {
+        **_look(check.executionArn, store, execution_status),
+        "waitSeconds": wait,
+        "followedSeconds": check.followedSeconds,
+    }
 
 
 def _look(arn: str, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
@@ -131,9 +155,13 @@ def summarize(event: object, store: Store, failed_executions: Callable[[str, str
     for index in chain.from_iterable(request.indices.values()):
         item = _item(run, store, index)
         counts[_outcome(run.id, item, history.get(item.agent_id(run.id), []), rejected)] += 1
-    return {"sweepId": run.id, "planned": request.planned, "alreadyDone": request.alreadyDone,
-            **{key: counts[outcome] for outcome, key in OUTCOMES.items()},
-            "spentUsd": store.sweep_spend(run.id)}
+    return {
+        "sweepId": run.id,
+        "planned": request.planned,
+        "alreadyDone": request.alreadyDone,
+        **{key: counts[outcome] for outcome, key in OUTCOMES.items()},
+        "spentUsd": store.sweep_spend(run.id),
+    }
 
 
 def _outcome(sweep_id: str, item: Planned, attempts: list[SweepExperiment], rejected: set[str]) -> str:

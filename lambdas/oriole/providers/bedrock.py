@@ -83,8 +83,9 @@ def _tool_result(message: Message) -> JsonObject:
         body, failed = {"json": _document(result)}, "error" in result
     else:
         body, failed = {"text": "" if result is None else str(result)}, False
-    return {"toolResult": {"toolUseId": message.tool_call_id, "content": [body],
-                           "status": "error" if failed else "success"}}
+    return {
+        "toolResult": {"toolUseId": message.tool_call_id, "content": [body], "status": "error" if failed else "success"}
+    }
 
 
 def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
@@ -95,8 +96,10 @@ def _blocks(message: Message) -> tuple[str, list[JsonObject]]:
     if message.picture is not None:  # after the text (and, merged, after the tool results, as Converse wants)
         blocks.append({"image": {"format": "png", "source": {"bytes": message.picture.png}}})
     if message.role == "assistant":
-        blocks += [{"toolUse": {"toolUseId": call.call_id, "name": call.name, "input": _tool_input(call.arguments)}}
-                   for call in message.tool_calls]
+        blocks += [
+            {"toolUse": {"toolUseId": call.call_id, "name": call.name, "input": _tool_input(call.arguments)}}
+            for call in message.tool_calls
+        ]
     return message.role, blocks
 
 
@@ -120,8 +123,12 @@ def converse_messages(messages: Sequence[Message]) -> list[JsonObject]:
 
 
 def tool_config(tools: Sequence[ToolSpec]) -> JsonObject:
-    return {"tools": [{"toolSpec": {"name": t.name, "description": t.description,
-                                    "inputSchema": {"json": t.parameters}}} for t in tools]}
+    return {
+        "tools": [
+            {"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.parameters}}}
+            for t in tools
+        ]
+    }
 
 
 def _object(raw: Mapping[str, Any], key: str) -> JsonObject:
@@ -133,8 +140,11 @@ def _object(raw: Mapping[str, Any], key: str) -> JsonObject:
 def _tool_call(block: JsonObject) -> ToolCall:
     use = block["toolUse"]
     if not isinstance(use, dict) or not use.get("name") or not isinstance(use["name"], str):
-        shown = excerpt(json.dumps(use, default=str).encode()) if nesting_depth(use, MAX_JSON_DEPTH) <= \
-            MAX_JSON_DEPTH else "(nested too deeply to show)"
+        shown = (
+            excerpt(json.dumps(use, default=str).encode())
+            if nesting_depth(use, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH
+            else "(nested too deeply to show)"
+        )
         raise InvalidModelResponse(f"Bedrock returned a toolUse block without a tool name: {shown}")
     call_id = use.get("toolUseId")
     return model_call(use["name"], use.get("input"), call_id=call_id if isinstance(call_id, str) else None)
@@ -151,8 +161,10 @@ def parse_response(raw: Mapping[str, Any], throttles: int = 0, retries: int | No
     JSON, without botocore's transport metadata (``ResponseMetadata``: request id, headers, retries)."""
     message = _object(raw, "output").get("message")
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-        raise InvalidModelResponse(f"Bedrock answer has no output.message content (stopReason "
-                                   f"{raw.get('stopReason')!r:.100}); keys: {sorted(map(str, raw))!s:.300}")
+        raise InvalidModelResponse(
+            f"Bedrock answer has no output.message content (stopReason "
+            f"{raw.get('stopReason')!r:.100}); keys: {sorted(map(str, raw))!s:.300}"
+        )
     blocks = [b for b in message["content"] if isinstance(b, dict)]
     texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
     thoughts = [t for t in map(_reasoning, blocks) if t]
@@ -162,11 +174,14 @@ def parse_response(raw: Mapping[str, Any], throttles: int = 0, retries: int | No
         tool_calls=tuple(_tool_call(b) for b in blocks if "toolUse" in b),
         text="\n".join(texts) if texts else None,
         thinking="\n".join(thoughts) if thoughts else None,
-        usage=Usage(reported_count(usage.get("inputTokens"), "usage.inputTokens"),
-                    reported_count(usage.get("outputTokens"), "usage.outputTokens"),
-                    reported_count(metrics.get("latencyMs"), "metrics.latencyMs", MAX_LATENCY_MS)),
+        usage=Usage(
+            reported_count(usage.get("inputTokens"), "usage.inputTokens"),
+            reported_count(usage.get("outputTokens"), "usage.outputTokens"),
+            reported_count(metrics.get("latencyMs"), "metrics.latencyMs", MAX_LATENCY_MS),
+        ),
         stop_reason=stop[:200] if isinstance(stop, str) else None,
-        throttles=throttles, retries=throttles if retries is None else retries,
+        throttles=throttles,
+        retries=throttles if retries is None else retries,
         raw=_verbatim(raw),
     )
 
@@ -189,8 +204,12 @@ def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -
 def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """The ``converse`` keyword arguments of a request with an agent's ``settings`` (``modelId``,
     ``inferenceConfig``); ``toolConfig`` only with tools: Converse refuses an empty tool list."""
-    kwargs = {"modelId": settings["modelId"], "system": [{"text": request.system_prompt}],
-              "messages": converse_messages(request.messages), "inferenceConfig": settings["inferenceConfig"]}
+    kwargs = {
+        "modelId": settings["modelId"],
+        "system": [{"text": request.system_prompt}],
+        "messages": converse_messages(request.messages),
+        "inferenceConfig": settings["inferenceConfig"],
+    }
     if request.tools:
         kwargs["toolConfig"] = tool_config(request.tools)
     return kwargs
@@ -206,11 +225,18 @@ class _Retryable(Exception):
 class BedrockAgent:
     """An ``Agent`` answering through one Bedrock model with the Converse API."""
 
-
-    def __init__(self, client: ClientSource, model_id: str, temperature: float,
-                 max_tokens: int = default_of("maxTokens", int), top_p: float = default_of("topP", float),
-                 max_throttle_retries: int = 2, backoff_seconds: float = 1.0,
-                 sleep: Callable[[float], None] = time.sleep, context_budget: int | None = None):
+    def __init__(
+        self,
+        client: ClientSource,
+        model_id: str,
+        temperature: float,
+        max_tokens: int = default_of("maxTokens", int),
+        top_p: float = default_of("topP", float),
+        max_throttle_retries: int = 2,
+        backoff_seconds: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        context_budget: int | None = None,
+    ):
         """``client`` is a ``bedrock-runtime`` client, or a function making one when the first request is sent: an
         agent asked only for its settings (a replay's recorded agent) builds no client and needs no credentials."""
         self._client = client
@@ -224,21 +250,32 @@ class BedrockAgent:
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
 
     @classmethod
-    def from_config(cls, model_id: str, config: JsonObject, client: ClientSource | None = None,
-                    ) -> BedrockAgent:
+    def from_config(
+        cls,
+        model_id: str,
+        config: JsonObject,
+        client: ClientSource | None = None,
+    ) -> BedrockAgent:
         """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
         the catalog (a snapshot taken before a key existed gets its default).
 
         Without a client, one is built with the snapshot's request timeout when the first request is sent.
         """
+
         def setting(key: str) -> Any:
             return snapshot_value(config, key)
 
         if client is None:
             timeout = float(setting("requestTimeoutSeconds"))
             client = functools.partial(runtime_client, timeout)
-        return cls(client, model_id, float(setting("temperature")), int(setting("maxTokens")), float(setting("topP")),
-                   context_budget=int(setting("contextTokens")))
+        return cls(
+            client,
+            model_id,
+            float(setting("temperature")),
+            int(setting("maxTokens")),
+            float(setting("topP")),
+            context_budget=int(setting("contextTokens")),
+        )
 
     @property
     def settings(self) -> JsonObject:
@@ -278,8 +315,11 @@ class BedrockAgent:
         return random.uniform(0, min(MAX_BACKOFF_SECONDS, self.backoff_seconds * 2 ** (attempt - 1)))
 
     def _throttled(self, throttles: int, last: _Retryable) -> ModelThrottled:
-        return ModelThrottled(f"Bedrock throttled model {self.model_id!r} {throttles} time(s) in a row "
-                              f"(last: {last}); the turn can be retried later", throttles=throttles)
+        return ModelThrottled(
+            f"Bedrock throttled model {self.model_id!r} {throttles} time(s) in a row "
+            f"(last: {last}); the turn can be retried later",
+            throttles=throttles,
+        )
 
     def _converse(self, kwargs: JsonObject) -> ConverseResponseTypeDef:
         """One ``converse`` call, its failures translated to named errors (``_Retryable`` for a throttle)."""

@@ -42,16 +42,21 @@ def wire_message(message: Message) -> JsonObject:
     if message.picture is not None:  # Ollama's images: base64, on the message that shows them
         wire["images"] = [picture_base64(message.picture)]
     if message.tool_calls:
-        wire["tool_calls"] = [{"function": {"name": call.name, "arguments": arguments_object(call.arguments)}}
-                              for call in message.tool_calls]
+        wire["tool_calls"] = [
+            {"function": {"name": call.name, "arguments": arguments_object(call.arguments)}}
+            for call in message.tool_calls
+        ]
     return wire
 
 
 def _durations(body: JsonObject) -> JsonObject:
     """Ollama's own timings (nanoseconds), as far as they are counts up to an hour: they are kept for reading
     only, so an absurd one is left out rather than refused."""
-    return {k: body[k] for k in DURATION_FIELDS
-            if isinstance(body.get(k), int) and not isinstance(body[k], bool) and 0 <= body[k] <= MAX_DURATION_NS}
+    return {
+        k: body[k]
+        for k in DURATION_FIELDS
+        if isinstance(body.get(k), int) and not isinstance(body[k], bool) and 0 <= body[k] <= MAX_DURATION_NS
+    }
 
 
 def _tool_call(index: int, entry: object) -> ToolCall:
@@ -79,11 +84,16 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
         text=optional_text(message.get("content")),
         thinking=optional_text(message.get("thinking")),
         # a count Ollama leaves out is zero (a fully cached prompt has no prompt_eval_count)
-        usage=Usage(reported_count(body.get("prompt_eval_count"), "prompt_eval_count"),
-                    reported_count(body.get("eval_count"), "eval_count"), latency_ms),
+        usage=Usage(
+            reported_count(body.get("prompt_eval_count"), "prompt_eval_count"),
+            reported_count(body.get("eval_count"), "eval_count"),
+            latency_ms,
+        ),
         stop_reason=bounded(body["done_reason"], EXCERPT_CHARS) if isinstance(body.get("done_reason"), str) else None,
         durations=_durations(body),
-        throttles=throttles, retries=retries, raw=raw,
+        throttles=throttles,
+        retries=retries,
+        raw=raw,
     )
 
 
@@ -106,15 +116,26 @@ def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -
 class OllamaAgent:
     """An Agent (see ``oriole.core.turn_loop``) backed by a model served by Ollama."""
 
-    def __init__(self, model: str, endpoint: str, options: JsonObject, timeout_seconds: float,
-                 api_key: str | None = None, **retries: Any):
+    def __init__(
+        self,
+        model: str,
+        endpoint: str,
+        options: JsonObject,
+        timeout_seconds: float,
+        api_key: str | None = None,
+        **retries: Any,
+    ):
         """``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
         self.model = model
         self.endpoint = endpoint.rstrip("/")
         self.options = dict(options)
-        server = Server("Ollama", self.endpoint, model,
-                        reach_hint=f"Check that Ollama is running and reachable at {self.endpoint}, or point oriole "
-                                   "at the right server with --ollama-url or the /oriole/ollama/endpoint parameter")
+        server = Server(
+            "Ollama",
+            self.endpoint,
+            model,
+            reach_hint=f"Check that Ollama is running and reachable at {self.endpoint}, or point oriole "
+            "at the right server with --ollama-url or the /oriole/ollama/endpoint parameter",
+        )
         self.http = JsonPoster(server, self.endpoint + CHAT_PATH, timeout_seconds, api_key, **retries)
 
     @property
@@ -125,13 +146,19 @@ class OllamaAgent:
     @classmethod
     def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
         """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
+
         def value(key: str) -> Any:
             return snapshot_value(config, key)
 
-        options = {"num_ctx": int(value("numCtx")), "temperature": float(value("temperature")),
-                   "repeat_penalty": float(value("repeatPenalty")), "seed": int(value("seed"))}
-        return cls(model, str(value("endpoint")), options, float(value("requestTimeoutSeconds")),
-                   api_key=api_key, **kwargs)
+        options = {
+            "num_ctx": int(value("numCtx")),
+            "temperature": float(value("temperature")),
+            "repeat_penalty": float(value("repeatPenalty")),
+            "seed": int(value("seed")),
+        }
+        return cls(
+            model, str(value("endpoint")), options, float(value("requestTimeoutSeconds")), api_key=api_key, **kwargs
+        )
 
     @property
     def url(self) -> str:

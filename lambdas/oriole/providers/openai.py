@@ -53,18 +53,32 @@ def wire_message(message: Message) -> JsonObject:
     """One neutral message as a Chat Completions message; one carrying a picture has content parts, its text
     and an ``image_url`` part holding the PNG as a data URL (what vLLM, llama.cpp and OpenAI read)."""
     if message.picture is not None:
-        return {"role": message.role, "content": [
-            {"type": "text", "text": content_text(message.content)},
-            {"type": "image_url", "image_url": {"url": f"data:{MEDIA_TYPE};base64,{picture_base64(message.picture)}"}},
-        ]}
+        return {
+            "role": message.role,
+            "content": [
+                {"type": "text", "text": content_text(message.content)},
+                {
+                    "type": "image_url",
+                    "image_url": {"url": f"data:{MEDIA_TYPE};base64,{picture_base64(message.picture)}"},
+                },
+            ],
+        }
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": content_text(message.content)}
     if not message.tool_calls:
         return {"role": message.role, "content": content_text(message.content)}
-    return {"role": message.role, "content": content_text(message.content) or None,
-            "tool_calls": [{"id": call.call_id or "", "type": "function",
-                            "function": {"name": call.name, "arguments": wire_arguments(call.arguments)}}
-                           for call in message.tool_calls]}
+    return {
+        "role": message.role,
+        "content": content_text(message.content) or None,
+        "tool_calls": [
+            {
+                "id": call.call_id or "",
+                "type": "function",
+                "function": {"name": call.name, "arguments": wire_arguments(call.arguments)},
+            }
+            for call in message.tool_calls
+        ],
+    }
 
 
 def _tool_call(index: int, entry: object) -> ToolCall:
@@ -74,8 +88,11 @@ def _tool_call(index: int, entry: object) -> ToolCall:
     found = fields.get("function")
     function: JsonObject = found if isinstance(found, dict) else {}
     name, call_id = function.get("name"), fields.get("id")
-    return model_call(name if isinstance(name, str) else "", function.get("arguments"),
-                      call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}")
+    return model_call(
+        name if isinstance(name, str) else "",
+        function.get("arguments"),
+        call_id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
+    )
 
 
 def _choice(raw: bytes) -> tuple[JsonObject, JsonObject, JsonObject]:
@@ -88,8 +105,9 @@ def _choice(raw: bytes) -> tuple[JsonObject, JsonObject, JsonObject]:
     choice = choices[0] if isinstance(choices, list) and choices else None
     if not isinstance(body, dict) or not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
         raise InvalidModelResponse(f"the server answered without choices[0].message: {excerpt(raw)}")
-    if not isinstance(body.get("usage"), dict | None) or not isinstance(choice["message"].get("tool_calls"),
-                                                                        list | None):
+    if not isinstance(body.get("usage"), dict | None) or not isinstance(
+        choice["message"].get("tool_calls"), list | None
+    ):
         raise InvalidModelResponse(f"the server answered with usage or tool_calls of the wrong type: {excerpt(raw)}")
     return body, choice, choice["message"]
 
@@ -103,10 +121,15 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
         tool_calls=tuple(_tool_call(i, entry) for i, entry in enumerate(message.get("tool_calls") or [])),
         text=optional_text(message.get("content")) or optional_text(message.get("refusal")),
         thinking=next(filter(None, (optional_text(message.get(k)) for k in REASONING_FIELDS)), None),
-        usage=Usage(reported_count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
-                    reported_count(usage.get("completion_tokens"), "usage.completion_tokens"), latency_ms),
+        usage=Usage(
+            reported_count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+            reported_count(usage.get("completion_tokens"), "usage.completion_tokens"),
+            latency_ms,
+        ),
         stop_reason=bounded(finish, EXCERPT_CHARS) if isinstance(finish, str) else None,
-        throttles=throttles, retries=retries, raw=raw,
+        throttles=throttles,
+        retries=retries,
+        raw=raw,
     )
 
 
@@ -128,9 +151,17 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
 class OpenAIAgent:
     """An Agent (see ``oriole.core.turn_loop``) backed by a model behind an OpenAI-compatible Chat Completions API."""
 
-    def __init__(self, model: str, base_url: str, generation: JsonObject, timeout_seconds: float,
-                 api_key: str | None = None, parallel_tool_calls: bool | None = None,
-                 context_budget: int | None = None, **retries: Any):
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        generation: JsonObject,
+        timeout_seconds: float,
+        api_key: str | None = None,
+        parallel_tool_calls: bool | None = None,
+        context_budget: int | None = None,
+        **retries: Any,
+    ):
         """``generation`` holds the request's generation fields (``temperature``, ``max_tokens`` or
         ``max_completion_tokens``, ``seed`` if sent); ``parallel_tool_calls`` goes with the tools, if set;
         ``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
@@ -139,25 +170,39 @@ class OpenAIAgent:
         self.generation = dict(generation)
         self.parallel_tool_calls = parallel_tool_calls
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
-        server = Server("the OpenAI-compatible server", self.base_url, model,
-                        reach_hint=f"Check that the server is running and serves the OpenAI API at {self.base_url} "
-                                   "(a base URL usually ends in /v1), or point oriole at it with --openai-url or "
-                                   "the /oriole/openai/base-url parameter")
+        server = Server(
+            "the OpenAI-compatible server",
+            self.base_url,
+            model,
+            reach_hint=f"Check that the server is running and serves the OpenAI API at {self.base_url} "
+            "(a base URL usually ends in /v1), or point oriole at it with --openai-url or "
+            "the /oriole/openai/base-url parameter",
+        )
         self.http = JsonPoster(server, self.base_url + CHAT_PATH, timeout_seconds, api_key, **retries)
 
     @classmethod
     def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
         """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
+
         def value(key: str) -> Any:
             return snapshot_value(config, key)
 
-        generation = {"temperature": float(value("temperature")),
-                      str(value("maxTokensField")): int(value("maxOutputTokens"))}
+        generation = {
+            "temperature": float(value("temperature")),
+            str(value("maxTokensField")): int(value("maxOutputTokens")),
+        }
         if value("sendSeed"):
             generation["seed"] = int(value("seed"))
-        return cls(model, str(value("baseUrl")), generation, float(value("requestTimeoutSeconds")), api_key=api_key,
-                   parallel_tool_calls=bool(value("parallelToolCalls")), context_budget=int(value("contextTokens")),
-                   **kwargs)
+        return cls(
+            model,
+            str(value("baseUrl")),
+            generation,
+            float(value("requestTimeoutSeconds")),
+            api_key=api_key,
+            parallel_tool_calls=bool(value("parallelToolCalls")),
+            context_budget=int(value("contextTokens")),
+            **kwargs,
+        )
 
     @property
     def url(self) -> str:

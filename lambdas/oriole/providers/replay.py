@@ -29,8 +29,7 @@ class ReplayDiverged(OrioleError):
 class RecordedAgent:
     """Answers from the recorded calls of one turn; the wrapped agent states the settings and the context budget."""
 
-    def __init__(self, original: Agent, provider: str, recorded: tuple[JsonObject, ...],
-                 turn: int | None = None):
+    def __init__(self, original: Agent, provider: str, recorded: tuple[JsonObject, ...], turn: int | None = None):
         self.original, self.provider, self.turn = original, provider, turn
         self.context_budget = original.context_budget
         self._recorded = list(recorded)
@@ -44,11 +43,14 @@ class RecordedAgent:
     def respond(self, request: ModelRequest) -> ModelResponse:
         self._made += 1
         if not self._recorded:
-            raise ReplayDiverged(f"the replay asked for call {self._made} of turn {self.turn}, which the recorded "
-                                 "experiment never made: the harness no longer reproduces its trajectory")
+            raise ReplayDiverged(
+                f"the replay asked for call {self._made} of turn {self.turn}, which the recorded "
+                "experiment never made: the harness no longer reproduces its trajectory"
+            )
         call = self._recorded.pop(0)
-        return self._parse(base64.b64decode(call["answer"]), call["latency_ms"], call["throttles"],
-                           call.get("retries") or 0)
+        return self._parse(
+            base64.b64decode(call["answer"]), call["latency_ms"], call["throttles"], call.get("retries") or 0
+        )
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> RecordedAgent:

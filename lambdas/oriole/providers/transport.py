@@ -140,8 +140,10 @@ def check_api_key(key: str | None, source: str) -> str | None:
             kind = "a character beyond Latin-1"
         else:
             continue
-        raise InvalidApiKey(f"{source} holds {kind} at position {position} of {len(key)}, which no HTTP header "
-                            "can carry: set the key again (a copied key often ends with a line break)")
+        raise InvalidApiKey(
+            f"{source} holds {kind} at position {position} of {len(key)}, which no HTTP header "
+            "can carry: set the key again (a copied key often ends with a line break)"
+        )
     return key
 
 
@@ -186,8 +188,9 @@ class _Exchange:
             for watched in self._watched:
                 _shut(watched)
 
-    def connect(self, address: tuple[str, int], timeout: object = None,
-                source_address: tuple[str, int] | None = None) -> socket.socket:
+    def connect(
+        self, address: tuple[str, int], timeout: object = None, source_address: tuple[str, int] | None = None
+    ) -> socket.socket:
         """``socket.create_connection`` within the time left (each address tried gets what is left, not a
         whole timeout of its own); the connected socket is watched."""
         host, port = address
@@ -227,8 +230,9 @@ class _ExchangeRequest(urllib.request.Request):
         self.exchange = exchange
 
 
-def _watched(connection: type[http.client.HTTPConnection],
-             request: urllib.request.Request) -> Callable[..., http.client.HTTPConnection]:
+def _watched(
+    connection: type[http.client.HTTPConnection], request: urllib.request.Request
+) -> Callable[..., http.client.HTTPConnection]:
     """``connection`` as urllib's ``do_open`` builds it, connecting through the request's ``_Exchange``."""
     if not isinstance(request, _ExchangeRequest):
         raise TypeError(f"http_opener opens only requests with an exchange, not {type(request).__name__}")
@@ -239,6 +243,7 @@ def _watched(connection: type[http.client.HTTPConnection],
         # how http.client opens its socket (and a tunnel's): an attribute typeshed does not declare
         made._create_connection = exchange.connect  # type: ignore[attr-defined]
         return made
+
     return build
 
 
@@ -259,9 +264,14 @@ def http_opener() -> urllib.request.OpenerDirector:
     ``file:``, ``ftp:`` and ``data:`` URLs, and follow a redirect to them) and connects through each request's
     ``_Exchange`` (``request.exchange``)."""
     opener = urllib.request.OpenerDirector()
-    for handler in (urllib.request.ProxyHandler(), _HTTPHandler(), _HTTPSHandler(),
-                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor(),
-                    urllib.request.UnknownHandler()):  # any other scheme: URLError "unknown url type"
+    for handler in (
+        urllib.request.ProxyHandler(),
+        _HTTPHandler(),
+        _HTTPSHandler(),
+        urllib.request.HTTPDefaultErrorHandler(),
+        urllib.request.HTTPErrorProcessor(),
+        urllib.request.UnknownHandler(),
+    ):  # any other scheme: URLError "unknown url type"
         opener.add_handler(handler)
     return opener
 
@@ -269,9 +279,18 @@ def http_opener() -> urllib.request.OpenerDirector:
 class JsonPoster:
     """POSTs JSON to one URL of one server and returns the body of the first 2xx answer, or a named error."""
 
-    def __init__(self, server: Server, url: str, timeout_seconds: float, api_key: str | None = None,
-                 max_attempts: int = 3, backoff_seconds: float = 0.5, *,
-                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        server: Server,
+        url: str,
+        timeout_seconds: float,
+        api_key: str | None = None,
+        max_attempts: int = 3,
+        backoff_seconds: float = 0.5,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.server = server
@@ -280,8 +299,11 @@ class JsonPoster:
         self.api_key = check_api_key(api_key, f"the {server.service} API key") or None
         # the key as a server may echo it: as sent, and as JSON writes it (quotes and backslashes escaped, and
         # characters beyond ASCII as they are or as \u escapes)
-        self._key_forms = {self.api_key, json.dumps(self.api_key)[1:-1],
-                           json.dumps(self.api_key, ensure_ascii=False)[1:-1]} if self.api_key else set()
+        self._key_forms = (
+            {self.api_key, json.dumps(self.api_key)[1:-1], json.dumps(self.api_key, ensure_ascii=False)[1:-1]}
+            if self.api_key
+            else set()
+        )
         self.max_attempts = max_attempts
         self.backoff_seconds = backoff_seconds
         self.sleep = sleep
@@ -306,11 +328,19 @@ class JsonPoster:
                 self.sleep(wait)
             except _Throttled as err:
                 throttles += 1
-                if err.wait is None or err.wait > MAX_RETRY_AFTER_SECONDS or attempt == self.max_attempts \
-                        or self._clock() + err.wait >= deadline:
-                    raise ModelThrottled(self._scrubbed(f"{self.server.service} at {self.server.base_url} throttled "
-                                                        f"model {self.server.model!r}: {err}"),
-                                         throttles=throttles) from None
+                if (
+                    err.wait is None
+                    or err.wait > MAX_RETRY_AFTER_SECONDS
+                    or attempt == self.max_attempts
+                    or self._clock() + err.wait >= deadline
+                ):
+                    raise ModelThrottled(
+                        self._scrubbed(
+                            f"{self.server.service} at {self.server.base_url} throttled "
+                            f"model {self.server.model!r}: {err}"
+                        ),
+                        throttles=throttles,
+                    ) from None
                 self.sleep(err.wait)
             else:
                 elapsed = self._clock() - started
@@ -334,7 +364,7 @@ class JsonPoster:
 
     def _backoff(self, retry: int) -> float:
         """Exponential backoff with a little jitter, so concurrent experiments do not retry in lockstep."""
-        delay = self.backoff_seconds * 2.0 ** retry
+        delay = self.backoff_seconds * 2.0**retry
         return delay + random.uniform(0, JITTER_FRACTION * delay)
 
     def _headers(self) -> dict[str, str]:
@@ -382,8 +412,10 @@ class JsonPoster:
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_RESPONSE_BYTES:
-                raise InvalidModelResponse(f"{self.server.asked} answered with more than {MAX_RESPONSE_BYTES:,} "
-                                           "bytes; the answer was not read further")
+                raise InvalidModelResponse(
+                    f"{self.server.asked} answered with more than {MAX_RESPONSE_BYTES:,} "
+                    "bytes; the answer was not read further"
+                )
         return b"".join(chunks)
 
     def _http_error(self, err: urllib.error.HTTPError) -> Exception:
@@ -399,14 +431,20 @@ class JsonPoster:
             if header is not None:
                 text += f" (Retry-After: {wait:g} s)" if wait is not None else f" (Retry-After: {bounded(header, 40)})"
             return _Throttled(text, wait)
-        return ModelRequestRejected(self._scrubbed(f"{self.server.service} at {self.server.base_url} rejected the "
-                                                   f"request for model {self.server.model!r} (HTTP {err.code}): "
-                                                   f"{text}"))
+        return ModelRequestRejected(
+            self._scrubbed(
+                f"{self.server.service} at {self.server.base_url} rejected the "
+                f"request for model {self.server.model!r} (HTTP {err.code}): "
+                f"{text}"
+            )
+        )
 
     def _unavailable(self, last: _Retryable, attempts: int) -> ModelUnavailable:
-        return ModelUnavailable(self._scrubbed(f"{self.server.asked}: {last} (failed {attempts} attempt(s)). "
-                                               f"{self.server.reach_hint}"))
+        return ModelUnavailable(
+            self._scrubbed(f"{self.server.asked}: {last} (failed {attempts} attempt(s)). {self.server.reach_hint}")
+        )
 
     def _timeout(self) -> ModelTimeout:
-        return ModelTimeout(f"{self.server.asked} did not answer within {self.timeout_seconds:g} s; "
-                            f"{self.server.timeout_hint}")
+        return ModelTimeout(
+            f"{self.server.asked} did not answer within {self.timeout_seconds:g} s; {self.server.timeout_hint}"
+        )

@@ -25,8 +25,10 @@ def reported_count(value: object, what: str, limit: int = MAX_TOKENS_PER_CALL) -
         return 0
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit:
         return value
-    raise InvalidModelResponse(f"the provider reported {what} = {value!r:.100}, which is not a count from 0 to "
-                               f"{limit:,}; the response was not used")
+    raise InvalidModelResponse(
+        f"the provider reported {what} = {value!r:.100}, which is not a count from 0 to "
+        f"{limit:,}; the response was not used"
+    )
 
 
 def parse_json(raw: bytes | str) -> object:
@@ -78,5 +80,7 @@ def picture_base64(picture: Picture) -> str:
 
 def function_tool(spec: ToolSpec) -> JsonObject:
     """A tool as a JSON-schema function, the shape Ollama and the OpenAI Chat Completions API both take."""
-    return {"type": "function",
-            "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters}}
+    return {
+        "type": "function",
+        "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters},
+    }

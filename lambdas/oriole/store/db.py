@@ -29,8 +29,11 @@ from oriole.text import JsonObject
 HOST = "ORIOLE_DATABASE_HOST"  # the proxy's endpoint, in place of the secret's host
 CA = "ORIOLE_DATABASE_CA"  # a file in oriole/certs: verify the server against it
 # What PostgreSQL and RDS Proxy say when no connection slot is left.
-BUSY = ("too many connections", "remaining connection slots are reserved",
-        "timed-out waiting to acquire database connection")
+BUSY = (
+    "too many connections",
+    "remaining connection slots are reserved",
+    "timed-out waiting to acquire database connection",
+)
 CONNECT_ATTEMPTS = 5
 CONNECT_BACKOFF_SECONDS = 0.5
 # The migrations run right after CloudFormation created the database and its proxy: their first connection
@@ -55,9 +58,15 @@ def secret_conninfo(secret: JsonObject, environ: Mapping[str, str] = os.environ)
     tls = {"sslmode": "require"}
     if environ.get(CA):
         tls = {"sslmode": "verify-full", "sslrootcert": str(ca_file(environ[CA]))}
-    return psycopg.conninfo.make_conninfo(host=environ.get(HOST) or secret["host"], port=secret.get("port", 5432),
-                                          dbname=secret.get("dbname", "oriole"), user=secret["username"],
-                                          password=secret["password"], connect_timeout=10, **tls)
+    return psycopg.conninfo.make_conninfo(
+        host=environ.get(HOST) or secret["host"],
+        port=secret.get("port", 5432),
+        dbname=secret.get("dbname", "oriole"),
+        user=secret["username"],
+        password=secret["password"],
+        connect_timeout=10,
+        **tls,
+    )
 
 
 def database_url() -> str:
@@ -68,8 +77,9 @@ def database_url() -> str:
         return url
     secret_arn = os.environ.get("DATABASE_SECRET_ARN")
     if not secret_arn:
-        raise DatabaseNotConfigured("neither DATABASE_URL nor DATABASE_SECRET_ARN is set: cannot find the "
-                                    "experiments database")
+        raise DatabaseNotConfigured(
+            "neither DATABASE_URL nor DATABASE_SECRET_ARN is set: cannot find the experiments database"
+        )
     from aws_lambda_powertools.utilities import parameters
 
     return secret_conninfo(parameters.get_secret(secret_arn, transform="json", max_age=300))
@@ -103,12 +113,14 @@ def connect_when_free(sleep: Callable[[float], None] = time.sleep) -> Connection
             if attempt == CONNECT_ATTEMPTS:
                 raise DatabaseBusy(f"no database connection slot after {attempt} attempts: {err}") from None
             log.warning("no free database connection slot; waiting", extra={"attempt": attempt})
-            sleep(random.uniform(0, CONNECT_BACKOFF_SECONDS * 2 ** attempt))
+            sleep(random.uniform(0, CONNECT_BACKOFF_SECONDS * 2**attempt))
 
 
-def connect_patiently(budget_seconds: float = FIRST_CONNECTION_SECONDS,
-                      sleep: Callable[[float], None] = time.sleep,
-                      clock: Callable[[], float] = time.monotonic) -> Connection:
+def connect_patiently(
+    budget_seconds: float = FIRST_CONNECTION_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Connection:
     """``connect`` for the migrations: a refused connection (the instance still starting, the proxy's target not
     yet available, no free slot) is tried again with exponential backoff until ``budget_seconds`` are spent;
     then the last error is raised, which fails the deploy with the reason."""
@@ -119,8 +131,9 @@ def connect_patiently(budget_seconds: float = FIRST_CONNECTION_SECONDS,
         except psycopg.OperationalError as err:
             if clock() + delay > deadline:
                 raise
-            log.warning("the database refused the connection; trying again", extra={"error": str(err),
-                                                                                  "waitSeconds": delay})
+            log.warning(
+                "the database refused the connection; trying again", extra={"error": str(err), "waitSeconds": delay}
+            )
             sleep(delay)
             delay = min(2 * delay, MAX_BACKOFF_SECONDS)
 

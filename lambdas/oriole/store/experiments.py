@@ -141,18 +141,25 @@ class Experiments(StoreBase):
         if row.replay_of is not None:
             return f"it is itself a replay; replay experiment {row.replay_of}"
         if row.llm_provider == "baseline":
-            return ("a baseline calls no model, so it has no answers to replay; it is reproduced by running it again "
-                    "with its recorded seed (config.seed)")
+            return (
+                "a baseline calls no model, so it has no answers to replay; it is reproduced by running it again "
+                "with its recorded seed (config.seed)"
+            )
         if row.unrecorded is not None:
-            return (f"turn {row.unrecorded[0]} call {row.unrecorded[1]} was stored without its request record "
-                    "or its answer (before migration 0017), so it cannot be answered again")
+            return (
+                f"turn {row.unrecorded[0]} call {row.unrecorded[1]} was stored without its request record "
+                "or its answer (before migration 0017), so it cannot be answered again"
+            )
         return None
 
     def create_replay(self, original_id: int, execution_arn: str, code_version: str) -> ExperimentRef:
         """A replay's scratch experiment: the original as it started (maze, model, prompt, configuration snapshot,
         seed), played by the recorded agent, ``replay_of`` naming it; keyed on the execution like a start."""
-        row = self._one(class_row(ExperimentRef), _CREATE_REPLAY,
-                        {"id": original_id, "arn": execution_arn, "code": code_version, "provider": REPLAY})
+        row = self._one(
+            class_row(ExperimentRef),
+            _CREATE_REPLAY,
+            {"id": original_id, "arn": execution_arn, "code": code_version, "provider": REPLAY},
+        )
         assert row is not None, "the original was found replayable (replay_problem), so the insert returns its row"
         return row
 
@@ -173,8 +180,9 @@ class Experiments(StoreBase):
             {"id": experiment_id, "part": part, "hash": token_hash},
         )
 
-    def attach_execution(self, experiment_id: int, execution_arn: str, part: int,
-                         token_hash: str | None) -> ExperimentRef | None:
+    def attach_execution(
+        self, experiment_id: int, execution_arn: str, part: int, token_hash: str | None
+    ) -> ExperimentRef | None:
         """Record a continuation execution on its experiment as its ``part``-th execution and return the row;
         None unless the experiment exists, has ``part - 1`` executions and lists ``token_hash`` among the hashes
         its current execution issued (or has this execution already: a retry). Attaching consumes the issued
@@ -206,8 +214,9 @@ class Experiments(StoreBase):
             (experiment_id,),
         )
 
-    def finalize(self, experiment_id: int, status: ExperimentStatus, reason: str | None,
-                 last_execution: str | None = None) -> bool:
+    def finalize(
+        self, experiment_id: int, status: ExperimentStatus, reason: str | None, last_execution: str | None = None
+    ) -> bool:
         """Close a running experiment, with its ending category (``progress.ending_category``); finalizing a
         completed one changes nothing (returns False).
 
@@ -219,8 +228,13 @@ class Experiments(StoreBase):
             "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, ending = %(ending)s, "
             "completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
             "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
-            {"status": status, "reason": reason, "ending": ending_category(status, reason), "id": experiment_id,
-             "last": last_execution},
+            {
+                "status": status,
+                "reason": reason,
+                "ending": ending_category(status, reason),
+                "id": experiment_id,
+                "last": last_execution,
+            },
         )
         return closed is not None
 
@@ -229,8 +243,9 @@ class Experiments(StoreBase):
 
         An increment, so never sent twice (not through ``_rows``): a dropped connection fails the task.
         """
-        self.conn.execute("UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s",
-                          (throttles, experiment_id))
+        self.conn.execute(
+            "UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s", (throttles, experiment_id)
+        )
 
     def open_experiments(self, execution_prefix: str | None = None) -> list[OpenExperiment]:
         """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
@@ -253,12 +268,14 @@ class Experiments(StoreBase):
 
     def experiment_by_execution(self, execution_arn: str) -> int | None:
         """The experiment an execution started (None: its start was rejected, or has not run yet)."""
-        found: int | None = self._one(scalar_row, "SELECT id FROM experiments WHERE origin_execution_arn = %s",
-                                      (execution_arn,))
+        found: int | None = self._one(
+            scalar_row, "SELECT id FROM experiments WHERE origin_execution_arn = %s", (execution_arn,)
+        )
         return found
 
-    def experiment_for_execution(self, execution_arn: str, experiment_id: int | None,
-                                 token_hash: str | None = None) -> ExecutionOwner | None:
+    def experiment_for_execution(
+        self, execution_arn: str, experiment_id: int | None, token_hash: str | None = None
+    ) -> ExecutionOwner | None:
         """The experiment that ``execution_arn`` ran (any of its parts), else experiment ``experiment_id``
         (what a successor's input names, for a successor that ended before it attached itself), with whether
         ``token_hash`` is one of the continuation tokens its current execution issued."""

@@ -67,12 +67,24 @@ _INSERT_MAZE = (
 
 def _maze_row(entry: MazeEntry, source: str) -> dict[str, Any]:
     maze = entry.maze
-    return {"id": entry.id, "name": entry.name, "family": entry.family, "width": maze.width, "height": maze.height,
-            "start_x": maze.start[0], "start_y": maze.start[1], "goal_x": maze.goal[0], "goal_y": maze.goal[1],
-            "shortest_path_length": entry.shortest_path_length, "generator": entry.generator,
-            "seed": None if source == "imported" else entry.seed, "content_hash": entry.content_hash,
-            "grid": Jsonb(maze.grid), "source": source,
-            "generator_version": None if source == "imported" else mazeset.GENERATOR_VERSION}
+    return {
+        "id": entry.id,
+        "name": entry.name,
+        "family": entry.family,
+        "width": maze.width,
+        "height": maze.height,
+        "start_x": maze.start[0],
+        "start_y": maze.start[1],
+        "goal_x": maze.goal[0],
+        "goal_y": maze.goal[1],
+        "shortest_path_length": entry.shortest_path_length,
+        "generator": entry.generator,
+        "seed": None if source == "imported" else entry.seed,
+        "content_hash": entry.content_hash,
+        "grid": Jsonb(maze.grid),
+        "source": source,
+        "generator_version": None if source == "imported" else mazeset.GENERATOR_VERSION,
+    }
 
 
 class Mazes(StoreBase):
@@ -83,15 +95,22 @@ class Mazes(StoreBase):
         entries = list(entries)
         with self.conn.transaction():
             with self.conn.cursor() as cur:
-                cur.executemany(_INSERT_MAZE + " ON CONFLICT (id) DO NOTHING RETURNING id",
-                                [_maze_row(e, "shipped") for e in entries], returning=True)
+                cur.executemany(
+                    _INSERT_MAZE + " ON CONFLICT (id) DO NOTHING RETURNING id",
+                    [_maze_row(e, "shipped") for e in entries],
+                    returning=True,
+                )
                 inserted = 0
                 while True:
                     inserted += len(cur.fetchall())
                     if not cur.nextset():
                         break
-            stored = {id_: (name, content_hash) for id_, name, content_hash in
-                      self.conn.cursor(row_factory=tuple_row).execute("SELECT id, name, content_hash FROM mazes")}
+            stored = {
+                id_: (name, content_hash)
+                for id_, name, content_hash in self.conn.cursor(row_factory=tuple_row).execute(
+                    "SELECT id, name, content_hash FROM mazes"
+                )
+            }
         for e in entries:
             name, content_hash = stored[e.id]
             if (name, content_hash) != (e.name, e.content_hash):
@@ -108,8 +127,11 @@ class Mazes(StoreBase):
         if number is not None and not 0 <= number <= MAX_MAZE_ID:
             return None  # no maze has such an id (and the column could not even hold it)
         by_id = number is not None
-        row = self._one(class_row(MazeRow), f"SELECT {MAZE_COLUMNS} FROM mazes WHERE {'id' if by_id else 'name'} = %s",
-                        (number if by_id else mazeset.canonical_name(str(key)),))
+        row = self._one(
+            class_row(MazeRow),
+            f"SELECT {MAZE_COLUMNS} FROM mazes WHERE {'id' if by_id else 'name'} = %s",
+            (number if by_id else mazeset.canonical_name(str(key)),),
+        )
         return None if row is None else row.stored()
 
     def add_maze(self, entry: MazeEntry, source: str) -> StoredMaze:
@@ -122,13 +144,18 @@ class Mazes(StoreBase):
         )
         assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
         if row.content_hash != entry.content_hash:
-            raise MazeSetMismatch(f"maze {entry.name} is stored with another grid ({row.content_hash[:12]}, "
-                                  f"generator version {row.generator_version}) than the one drawn now "
-                                  f"({entry.content_hash[:12]}, version {mazeset.GENERATOR_VERSION})")
+            raise MazeSetMismatch(
+                f"maze {entry.name} is stored with another grid ({row.content_hash[:12]}, "
+                f"generator version {row.generator_version}) than the one drawn now "
+                f"({entry.content_hash[:12]}, version {mazeset.GENERATOR_VERSION})"
+            )
         return row.stored()
 
     def maze_with_grid(self, content_hash: str) -> StoredMaze | None:
         """A stored maze with exactly this grid, start and goal (importing it again is a no-op)."""
-        row = self._one(class_row(MazeRow), f"SELECT {MAZE_COLUMNS} FROM mazes WHERE content_hash = %s ORDER BY id "
-                        "LIMIT 1", (content_hash,))
+        row = self._one(
+            class_row(MazeRow),
+            f"SELECT {MAZE_COLUMNS} FROM mazes WHERE content_hash = %s ORDER BY id LIMIT 1",
+            (content_hash,),
+        )
         return None if row is None else row.stored()

@@ -93,8 +93,9 @@ class MigrationChanged(OrioleError):
 class Schema(StoreBase):
     """Migrations, views, logins and the catalog's configuration keys."""
 
-    def apply_migrations(self, files: Iterable[Traversable] | None = None,
-                         views: Iterable[Traversable] | None = None) -> list[str]:
+    def apply_migrations(
+        self, files: Iterable[Traversable] | None = None, views: Iterable[Traversable] | None = None
+    ) -> list[str]:
         """Bring the schema to the code's: apply each pending ``NNNN_*.sql`` file once, in order, and make the
         views and functions of ``views/`` again whenever one of them changed or a migration was pending.
 
@@ -108,10 +109,14 @@ class Schema(StoreBase):
         ordered = ordered_views(view_files() if views is None else views)
         self.conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
         try:
-            self.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, "
-                              "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
-            self.conn.execute("CREATE TABLE IF NOT EXISTS schema_views (name text PRIMARY KEY, "
-                              "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, "
+                "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_views (name text PRIMARY KEY, "
+                "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
             pending = self._pending_migrations(files)
             recorded = self._pairs("SELECT name, checksum FROM schema_views")
             views_changed = bool(ordered) and recorded != {view.name: view.checksum for view in ordered}
@@ -121,8 +126,10 @@ class Schema(StoreBase):
                         self._drop_views({*recorded, *(view.name for view in ordered)})
                     for migration in pending:
                         self.conn.execute(migration.sql)
-                        self.conn.execute("INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)",
-                                          (migration.name, migration.checksum))
+                        self.conn.execute(
+                            "INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)",
+                            (migration.name, migration.checksum),
+                        )
                     if ordered:
                         self._create_views(ordered)
         finally:
@@ -149,7 +156,8 @@ class Schema(StoreBase):
             "          AND c.relname = ANY (%(names)s) AND c.relnamespace = 'public'::regnamespace) AS views, "
             "       (SELECT array_agg(p.oid::regprocedure::text) FROM pg_proc p "
             "         WHERE p.proname = ANY (%(names)s) AND p.pronamespace = 'public'::regnamespace) AS functions",
-            {"names": sorted(names)}).fetchone() or (None, None)
+            {"names": sorted(names)},
+        ).fetchone() or (None, None)
         if views:
             self.conn.execute("DROP VIEW " + ", ".join(views))
         if functions:
@@ -160,19 +168,33 @@ class Schema(StoreBase):
         the views as its default privileges do, and record each file's checksum."""
         for view in ordered:
             self.conn.execute(view.sql)
-        views = self.conn.cursor(row_factory=scalar_row).execute(
-            "SELECT c.relname AS name FROM pg_class c WHERE c.relkind = 'v' AND c.relname = ANY (%s) "
-            "AND c.relnamespace = 'public'::regnamespace ORDER BY 1", ([view.name for view in ordered],)).fetchall()
-        roles = set(self.conn.cursor(row_factory=scalar_row).execute(
-            "SELECT rolname FROM pg_roles WHERE rolname = ANY (%s)", (list(DATABASE_ROLES),)))
+        views = (
+            self.conn.cursor(row_factory=scalar_row)
+            .execute(
+                "SELECT c.relname AS name FROM pg_class c WHERE c.relkind = 'v' AND c.relname = ANY (%s) "
+                "AND c.relnamespace = 'public'::regnamespace ORDER BY 1",
+                ([view.name for view in ordered],),
+            )
+            .fetchall()
+        )
+        roles = set(
+            self.conn.cursor(row_factory=scalar_row).execute(
+                "SELECT rolname FROM pg_roles WHERE rolname = ANY (%s)", (list(DATABASE_ROLES),)
+            )
+        )
         for role, rights in VIEW_RIGHTS.items():
             if role in roles and views:
-                self.conn.execute(sql.SQL("GRANT {} ON {} TO {}").format(
-                    sql.SQL(rights), sql.SQL(", ").join(map(sql.Identifier, views)), sql.Identifier(role)))
+                self.conn.execute(
+                    sql.SQL("GRANT {} ON {} TO {}").format(
+                        sql.SQL(rights), sql.SQL(", ").join(map(sql.Identifier, views)), sql.Identifier(role)
+                    )
+                )
         self.conn.execute("DELETE FROM schema_views")
         with self.conn.cursor() as cur:
-            cur.executemany("INSERT INTO schema_views (name, checksum) VALUES (%s, %s)",
-                            [(view.name, view.checksum) for view in ordered])
+            cur.executemany(
+                "INSERT INTO schema_views (name, checksum) VALUES (%s, %s)",
+                [(view.name, view.checksum) for view in ordered],
+            )
 
     def _pairs(self, query: str) -> dict[str, str]:
         """A two-column read (name, checksum) as a dict; on the migration's own connection, never sent again."""
@@ -182,16 +204,19 @@ class Schema(StoreBase):
         """Give a role of migration 0007 its login and password (run again, it sets the password again)."""
         if role not in DATABASE_ROLES:
             raise ValueError(f"{role!r} is not one of the roles the migrations create: {', '.join(DATABASE_ROLES)}")
-        self.conn.execute(sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role),
-                                                                                  sql.Literal(password)))
+        self.conn.execute(
+            sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal(password))
+        )
 
     def load_providers(self, providers: Iterable[Provider]) -> None:
         """Write the registry's providers into ``providers`` (which ``experiments.llm_provider`` references): a new
         one is added, a label follows the registry; none is removed, since its experiments keep it."""
         with self.conn.cursor() as cur:
-            cur.executemany("INSERT INTO providers (name, label) VALUES (%s, %s) "
-                            "ON CONFLICT (name) DO UPDATE SET label = EXCLUDED.label",
-                            [(provider.name, provider.label) for provider in providers])
+            cur.executemany(
+                "INSERT INTO providers (name, label) VALUES (%s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET label = EXCLUDED.label",
+                [(provider.name, provider.label) for provider in providers],
+            )
 
     def load_catalog(self, parameters: Iterable[Parameter]) -> None:
         """Write the catalog's view of each configuration key into ``config_keys`` (which providers it applies
@@ -204,5 +229,7 @@ class Schema(StoreBase):
         with self.conn.transaction():
             self.conn.execute("DELETE FROM config_keys")
             with self.conn.cursor() as cur:
-                cur.executemany("INSERT INTO config_keys (key, providers, experimental, default_value) "
-                                "VALUES (%s, %s, %s, %s)", rows)
+                cur.executemany(
+                    "INSERT INTO config_keys (key, providers, experimental, default_value) VALUES (%s, %s, %s, %s)",
+                    rows,
+                )

@@ -12,10 +12,12 @@ from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
 from oriole.text import JsonObject
 
-_SWEEP_EXPERIMENT = ("SELECT id, agent_id, status, ending, origin_execution_arn, "
-                     "       execution_arns[cardinality(execution_arns)] AS last_execution_arn, "
-                     "       input_tokens + output_tokens AS tokens, cost_usd::float AS cost_usd, failure_reason "
-                     "  FROM experiments ")
+_SWEEP_EXPERIMENT = (
+    "SELECT id, agent_id, status, ending, origin_execution_arn, "
+    "       execution_arns[cardinality(execution_arns)] AS last_execution_arn, "
+    "       input_tokens + output_tokens AS tokens, cost_usd::float AS cost_usd, failure_reason "
+    "  FROM experiments "
+)
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -32,8 +34,11 @@ class Sweeps(StoreBase):
     def sweep_experiments(self, sweep_id: str) -> list[SweepExperiment]:
         """Every experiment a sweep started, oldest first, with the execution that runs it now and what it has
         spent."""
-        return self._all(class_row(SweepExperiment), _SWEEP_EXPERIMENT + "WHERE agent_id LIKE %s ORDER BY id",
-                         (_like_prefix(sweep_id + "/"),))
+        return self._all(
+            class_row(SweepExperiment),
+            _SWEEP_EXPERIMENT + "WHERE agent_id LIKE %s ORDER BY id",
+            (_like_prefix(sweep_id + "/"),),
+        )
 
     def record_sweep_plan(self, sweep_id: str, planned: int, run_input: JsonObject) -> None:
         """Keep the sweep's latest plan (PlanSweep, on every run and resume): what ``oriole sweep status`` says is
@@ -44,26 +49,36 @@ class Sweeps(StoreBase):
             "VALUES (%(id)s, %(planned)s, %(limit)s, %(seed_from)s, %(input)s) "
             "ON CONFLICT (id) DO UPDATE SET planned = EXCLUDED.planned, spend_limit_usd = EXCLUDED.spend_limit_usd, "
             "seed_from = EXCLUDED.seed_from, run_input = EXCLUDED.run_input, planned_at = now()",
-            {"id": sweep_id, "planned": planned, "limit": run_input.get("spend_limit_usd"),
-             "seed_from": run_input.get("seed_from"), "input": Jsonb(run_input)})
+            {
+                "id": sweep_id,
+                "planned": planned,
+                "limit": run_input.get("spend_limit_usd"),
+                "seed_from": run_input.get("seed_from"),
+                "input": Jsonb(run_input),
+            },
+        )
 
     def sweep_spend(self, sweep_id: str) -> float:
         """Dollars spent so far by a sweep's experiments, running ones included."""
         spent: float | None = self._one(
-            scalar_row, "SELECT coalesce(sum(cost_usd), 0)::float FROM experiments WHERE agent_id LIKE %s",
-            (_like_prefix(sweep_id + "/"),))
+            scalar_row,
+            "SELECT coalesce(sum(cost_usd), 0)::float FROM experiments WHERE agent_id LIKE %s",
+            (_like_prefix(sweep_id + "/"),),
+        )
         return spent or 0.0
 
     def repetition_attempts(self, agent_id: str) -> list[SweepExperiment]:
         """The experiments of one repetition of a sweep (its agent id), oldest first."""
-        return self._all(class_row(SweepExperiment), _SWEEP_EXPERIMENT + "WHERE agent_id = %s ORDER BY id",
-                         (agent_id,))
+        return self._all(class_row(SweepExperiment), _SWEEP_EXPERIMENT + "WHERE agent_id = %s ORDER BY id", (agent_id,))
 
     def execution_outcome(self, execution_arn: str) -> ExecutionOutcome | None:
         """The status of the experiment an execution started, and whether it is closed (None: no experiment:
         its start was rejected, or has not run yet)."""
-        return self._one(class_row(ExecutionOutcome), "SELECT status, completed_at IS NOT NULL AS completed "
-                         "FROM experiments WHERE origin_execution_arn = %s", (execution_arn,))
+        return self._one(
+            class_row(ExecutionOutcome),
+            "SELECT status, completed_at IS NOT NULL AS completed FROM experiments WHERE origin_execution_arn = %s",
+            (execution_arn,),
+        )
 
 
 def _like_prefix(prefix: str) -> str:

@@ -45,13 +45,21 @@ from oriole.store.mazes import MazeRow
 from oriole.text import JsonObject, escaped, replaced
 
 # experiment column -> WorldState field: counters the commit adds this turn's increments to
-WORLD_COUNTERS: dict[str, str] = {"action_count": "step", "move_count": "moves",
-                                  "failed_move_count": "failed_moves", "recall_count": "recalls",
-                                  "invalid_call_count": "invalid_calls"}
+WORLD_COUNTERS: dict[str, str] = {
+    "action_count": "step",
+    "move_count": "moves",
+    "failed_move_count": "failed_moves",
+    "recall_count": "recalls",
+    "invalid_call_count": "invalid_calls",
+}
 # experiment column -> WorldState field: values the commit replaces
-WORLD_VALUES: dict[str, str] = {"moves_at_last_recall": "moves_at_last_recall", "goal_found": "goal_found",
-                                "goal_first_seen_step": "goal_first_seen_step",
-                                "goal_reached_step": "goal_reached_step", "gave_up_reason": "gave_up_reason"}
+WORLD_VALUES: dict[str, str] = {
+    "moves_at_last_recall": "moves_at_last_recall",
+    "goal_found": "goal_found",
+    "goal_first_seen_step": "goal_first_seen_step",
+    "goal_reached_step": "goal_reached_step",
+    "gave_up_reason": "gave_up_reason",
+}
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ class LoadedTurn:
     def from_values(cls, *values: Any) -> LoadedTurn:
         """The row of ``Store.load_turn`` (psycopg's ``args_row``): the experiment's ``COLUMNS``, then the maze,
         the committed turn, the recent actions, the earlier turns and a replay's recorded calls, as JSON."""
-        experiment, (maze, committed, recent, earlier, recorded) = values[:len(COLUMNS)], values[len(COLUMNS):]
+        experiment, (maze, committed, recent, earlier, recorded) = values[: len(COLUMNS)], values[len(COLUMNS) :]
         state = ExperimentState(*experiment)
         return cls(
             experiment=replace(state, status=ExperimentStatus(state.status)),
@@ -199,8 +207,9 @@ class LoadedTurn:
         """What the experiment's provider builds this turn's agent from."""
         experiment = self.experiment
         recorded = self.recorded
-        replay = None if recorded is None else \
-            Replay(recorded["provider"], self.turn_count + 1, tuple(recorded["calls"]))
+        replay = (
+            None if recorded is None else Replay(recorded["provider"], self.turn_count + 1, tuple(recorded["calls"]))
+        )
         return AgentSetup(experiment.model_name, self.config, experiment.seed, experiment.agent_state, maze, replay)
 
     def world(self) -> WorldState:
@@ -210,8 +219,9 @@ class LoadedTurn:
 
     def rules(self, maze: Maze) -> Rules:
         config = self.config
-        return Rules(maze, config["visionRange"], config["goalCondition"], config["recallInterval"],
-                     config["maxRecallActions"])
+        return Rules(
+            maze, config["visionRange"], config["goalCondition"], config["recallInterval"], config["maxRecallActions"]
+        )
 
     def setting(self, key: str) -> Any:
         """A snapshot value (``catalog.snapshot_value``); a snapshot taken before the setting existed gets the
@@ -224,8 +234,12 @@ class LoadedTurn:
         size = self.config["maxRecallActions"]
         maze = game.maze
         start = (maze.start, [t.as_list() for t in vision(maze, maze.start, game.vision_range)])
-        return RecallWindow(size, [((a.to_x, a.to_y), a.tiles_seen) for a in self.recent_actions[-size:]],
-                            start=start, actions=self.experiment.action_count)
+        return RecallWindow(
+            size,
+            [((a.to_x, a.to_y), a.tiles_seen) for a in self.recent_actions[-size:]],
+            start=start,
+            actions=self.experiment.action_count,
+        )
 
     def observation(self) -> Observation:
         """How the agent observes the maze; a baseline reads text whatever the setting (it ignores pictures)."""
@@ -246,21 +260,29 @@ class LoadedTurn:
         summary) or for map pictures."""
         observation = self.observation()
         return (self.history_mode == memories.SUMMARY and self.setting("compaction") == memories.MAP) or (
-            observation.pictures and observation.view == MAP)
+            observation.pictures and observation.view == MAP
+        )
 
-    def settings(self, world: WorldState, deadline: Callable[[], bool] | None = None,
-                 camera: Camera | None = None) -> TurnSettings:
+    def settings(
+        self, world: WorldState, deadline: Callable[[], bool] | None = None, camera: Camera | None = None
+    ) -> TurnSettings:
         """The turn's budget and the agent loop's variables from the snapshot (``deadline``: see run_turn;
         ``camera``: see ``camera``)."""
         remaining = self.config["maxMoves"] - world.step
         per_turn = self.config["maxActionsPerTurn"]
         budget, reason = (per_turn, TurnEnd.ACTION_BUDGET) if per_turn < remaining else (remaining, TurnEnd.MAX_MOVES)
-        return TurnSettings(budget=budget, budget_reason=reason, actions_left=remaining,
-                            circuit_breaker=self.setting("circuitBreakerThreshold"),
-                            repetition_limit=self.setting("repetitionThreshold"),
-                            tools=tool_specs(self.setting("enableGiveUp")),
-                            text_tool_calls=self.setting("textToolCalls"), deadline=deadline,
-                            observation=self.observation(), camera=camera)
+        return TurnSettings(
+            budget=budget,
+            budget_reason=reason,
+            actions_left=remaining,
+            circuit_breaker=self.setting("circuitBreakerThreshold"),
+            repetition_limit=self.setting("repetitionThreshold"),
+            tools=tool_specs(self.setting("enableGiveUp")),
+            text_tool_calls=self.setting("textToolCalls"),
+            deadline=deadline,
+            observation=self.observation(),
+            camera=camera,
+        )
 
     @property
     def history_mode(self) -> str:
@@ -269,8 +291,9 @@ class LoadedTurn:
 
     def window(self) -> list[memories.StoredTurn]:
         """The earlier turns whose messages the turn carries (conversation, summary), oldest first."""
-        return list(self.earlier_turns[-self.setting("historyTurns"):]) if self.history_mode != memories.ACTIONS \
-            else []
+        return (
+            list(self.earlier_turns[-self.setting("historyTurns") :]) if self.history_mode != memories.ACTIONS else []
+        )
 
     def conversation(self) -> list[list[Message]]:
         return [turn.messages() for turn in self.window()]
@@ -303,9 +326,12 @@ class LoadedTurn:
         if not summarised:
             return None
         window_tokens = sum(t.message_tokens for t in self.window())
-        return {"compaction": self.setting("compaction"), "turns_summarised": summarised,
-                "tokens_before": max(0, self.experiment.history_tokens - window_tokens),
-                "tokens_after": estimate_tokens(summary)}
+        return {
+            "compaction": self.setting("compaction"),
+            "turns_summarised": summarised,
+            "tokens_before": max(0, self.experiment.history_tokens - window_tokens),
+            "tokens_after": estimate_tokens(summary),
+        }
 
     def history(self) -> list[JsonObject]:
         """The last ``historyActions`` actions as the model reads them in its turn context."""
@@ -316,30 +342,57 @@ class LoadedTurn:
         """The committed turn's result (a retried task returns it instead of playing again)."""
         assert self.committed is not None
         committed = self.committed
-        return TurnResult(turn_number=turn_number, actions=committed.action_count, end_reason=committed.end_reason,
-                          goal_found=self.experiment.goal_found, position=self.position,
-                          input_tokens=committed.input_tokens, output_tokens=committed.output_tokens)
+        return TurnResult(
+            turn_number=turn_number,
+            actions=committed.action_count,
+            end_reason=committed.end_reason,
+            goal_found=self.experiment.goal_found,
+            position=self.position,
+            input_tokens=committed.input_tokens,
+            output_tokens=committed.output_tokens,
+        )
 
-    def write(self, outcome: TurnOutcome, world: WorldState, started_at: datetime, agent_state: JsonObject,
-              memory: JsonObject, context: JsonObject | None, settings: Mapping[str, Any] = {}) -> TurnWrite:
+    def write(
+        self,
+        outcome: TurnOutcome,
+        world: WorldState,
+        started_at: datetime,
+        agent_state: JsonObject,
+        memory: JsonObject,
+        context: JsonObject | None,
+        settings: Mapping[str, Any] = {},
+    ) -> TurnWrite:
         """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost
         come from the turn row), the new position and values, whether the turn stalled (no valid action), the
         memory state for the next turn, and what the requests left out or summarised (``context``). Each call
         row carries its request record (``oriole.core.requests``; ``settings``: the agent's) and its answer."""
-        turn = _turn_row(outcome, world, started_at, self.config.get("pricing"),
-                         (self.experiment.input_tokens, self.experiment.output_tokens))
+        turn = _turn_row(
+            outcome,
+            world,
+            started_at,
+            self.config.get("pricing"),
+            (self.experiment.input_tokens, self.experiment.output_tokens),
+        )
         turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
-        turn_messages += [Message("assistant", c.response.text, c.response.tool_calls)
-                          for c in outcome.calls if c.kind == "turn"]
-        turn |= {"closing_messages": replaced([message_as_json(m) for m in outcome.closing]),
-                 "message_tokens": memories.message_tokens([*turn_messages, *outcome.closing]),
-                 "context": context}
-        delta = {column: getattr(world, field) - getattr(self.experiment, column)
-                 for column, field in WORLD_COUNTERS.items()}
+        turn_messages += [
+            Message("assistant", c.response.text, c.response.tool_calls) for c in outcome.calls if c.kind == "turn"
+        ]
+        turn |= {
+            "closing_messages": replaced([message_as_json(m) for m in outcome.closing]),
+            "message_tokens": memories.message_tokens([*turn_messages, *outcome.closing]),
+            "context": context,
+        }
+        delta = {
+            column: getattr(world, field) - getattr(self.experiment, column) for column, field in WORLD_COUNTERS.items()
+        }
         delta |= {column: getattr(world, field) for column, field in WORLD_VALUES.items()}
-        delta |= {"current_x": world.position[0], "current_y": world.position[1], "agent_state": agent_state,
-                  "memory": replaced(memory),
-                  "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions)}
+        delta |= {
+            "current_x": world.position[0],
+            "current_y": world.position[1],
+            "agent_state": agent_state,
+            "memory": replaced(memory),
+            "stalled": all(a.action_type == INVALID_ACTION for a in outcome.actions),
+        }
         carried = [t.number for t in self.window()]
         calls: list[JsonObject] = []
         parts: JsonObject = {}
@@ -347,13 +400,22 @@ class LoadedTurn:
             record, named = call_record(call, settings, carried)
             calls.append(_stored_call(_call_row(index, call) | {"request": record}))
             parts |= named
-        return TurnWrite(turn, [replaced(_action_row(a)) for a in outcome.actions], calls, delta,
-                         [{"hash": h, "body": body} for h, body in replaced(parts).items()])
+        return TurnWrite(
+            turn,
+            [replaced(_action_row(a)) for a in outcome.actions],
+            calls,
+            delta,
+            [{"hash": h, "body": body} for h, body in replaced(parts).items()],
+        )
 
 
 def _history_entry(action: RecentAction) -> JsonObject:
-    entry: JsonObject = {"step": action.step_number, "action": action.action_type,
-                         "position": [action.to_x, action.to_y], "success": action.success}
+    entry: JsonObject = {
+        "step": action.step_number,
+        "action": action.action_type,
+        "position": [action.to_x, action.to_y],
+        "success": action.success,
+    }
     if action.error:
         entry["error"] = action.error
     return entry
@@ -377,23 +439,43 @@ def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: JsonObje
     return round(cost_usd(*after, pricing) - cost_usd(*before, pricing), 6)
 
 
-def _turn_row(outcome: TurnOutcome, world: WorldState, started_at: datetime, pricing: JsonObject | None,
-              tokens_before: tuple[int, int]) -> JsonObject:
+def _turn_row(
+    outcome: TurnOutcome,
+    world: WorldState,
+    started_at: datetime,
+    pricing: JsonObject | None,
+    tokens_before: tuple[int, int],
+) -> JsonObject:
     usage = outcome.usage
-    return {"first_step": world.step - len(outcome.actions) + 1, "action_count": len(outcome.actions),
-            "model_calls": len(outcome.calls), "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens, "latency_ms": usage.latency_ms, "throttles": outcome.throttles,
-            "cost_usd": turn_cost(tokens_before, (usage.input_tokens, usage.output_tokens), pricing),
-            "end_reason": outcome.end_reason, "started_at": started_at}
+    return {
+        "first_step": world.step - len(outcome.actions) + 1,
+        "action_count": len(outcome.actions),
+        "model_calls": len(outcome.calls),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "latency_ms": usage.latency_ms,
+        "throttles": outcome.throttles,
+        "cost_usd": turn_cost(tokens_before, (usage.input_tokens, usage.output_tokens), pricing),
+        "end_reason": outcome.end_reason,
+        "started_at": started_at,
+    }
 
 
 def _call_row(index: int, call: ModelCall) -> JsonObject:
     r: ModelResponse = call.response
-    return {"call_index": index, "request_messages": [message_as_json(m) for m in call.new_messages],
-            "response": response_as_json(r), "input_tokens": r.usage.input_tokens,
-            "output_tokens": r.usage.output_tokens, "latency_ms": r.usage.latency_ms, "stop_reason": r.stop_reason,
-            "durations": r.durations, "throttles": r.throttles, "kind": call.kind,
-            "answer": None if r.raw is None else base64.b64encode(r.raw).decode()}
+    return {
+        "call_index": index,
+        "request_messages": [message_as_json(m) for m in call.new_messages],
+        "response": response_as_json(r),
+        "input_tokens": r.usage.input_tokens,
+        "output_tokens": r.usage.output_tokens,
+        "latency_ms": r.usage.latency_ms,
+        "stop_reason": r.stop_reason,
+        "durations": r.durations,
+        "throttles": r.throttles,
+        "kind": call.kind,
+        "answer": None if r.raw is None else base64.b64encode(r.raw).decode(),
+    }
 
 
 def _stored_call(row: JsonObject) -> JsonObject:
@@ -405,7 +487,18 @@ def _stored_call(row: JsonObject) -> JsonObject:
 
 
 def _action_row(a: ActionRecord) -> JsonObject:
-    return {"step_number": a.step_number, "action_type": a.action_type, "tool_name": a.tool_name,
-            "arguments": a.arguments, "reasoning": a.reasoning, "from_x": a.from_pos[0], "from_y": a.from_pos[1],
-            "to_x": a.to_pos[0], "to_y": a.to_pos[1], "success": a.success, "error": a.error,
-            "tiles_seen": a.tiles_seen, "goal_visible": a.goal_visible}
+    return {
+        "step_number": a.step_number,
+        "action_type": a.action_type,
+        "tool_name": a.tool_name,
+        "arguments": a.arguments,
+        "reasoning": a.reasoning,
+        "from_x": a.from_pos[0],
+        "from_y": a.from_pos[1],
+        "to_x": a.to_pos[0],
+        "to_y": a.to_pos[1],
+        "success": a.success,
+        "error": a.error,
+        "tiles_seen": a.tiles_seen,
+        "goal_visible": a.goal_visible,
+    }

@@ -19,8 +19,11 @@ class Turns(StoreBase):
         """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
         the history and the recall window of its configuration need), the maze when the caller has not
         cached it, and the turn's row if it was already committed."""
-        return self._one(args_row(LoadedTurn.from_values), _LOAD_TURN,
-                         {"id": experiment_id, "turn": turn_number, "with_maze": with_maze})
+        return self._one(
+            args_row(LoadedTurn.from_values),
+            _LOAD_TURN,
+            {"id": experiment_id, "turn": turn_number, "with_maze": with_maze},
+        )
 
     def commit_turn(self, experiment_id: int, turn_number: int, write: TurnWrite) -> bool:
         """Write a whole turn (actions, model calls, turn row, experiment) in one statement; False when the
@@ -35,16 +38,25 @@ class Turns(StoreBase):
         committed = self._one(
             scalar_row,
             _COMMIT_TURN,
-            {**write.experiment, **write.turn, "id": experiment_id, "turn": turn_number,
-             "agent_state": Jsonb(write.experiment["agent_state"]), "memory": Jsonb(write.experiment["memory"]),
-             "closing_messages": Jsonb(write.turn["closing_messages"]),
-             "context": None if write.turn["context"] is None else Jsonb(write.turn["context"]),
-             "actions": Jsonb(write.actions), "calls": Jsonb(write.calls), "parts": Jsonb(write.parts)},
+            {
+                **write.experiment,
+                **write.turn,
+                "id": experiment_id,
+                "turn": turn_number,
+                "agent_state": Jsonb(write.experiment["agent_state"]),
+                "memory": Jsonb(write.experiment["memory"]),
+                "closing_messages": Jsonb(write.turn["closing_messages"]),
+                "context": None if write.turn["context"] is None else Jsonb(write.turn["context"]),
+                "actions": Jsonb(write.actions),
+                "calls": Jsonb(write.calls),
+                "parts": Jsonb(write.parts),
+            },
         )
         return bool(committed == 1)
 
 
-_LOAD_TURN = """
+_LOAD_TURN = (
+    """
     SELECT {columns},
            CASE WHEN %(with_maze)s THEN {maze} END AS maze,
            CASE WHEN t.turn_number IS NOT NULL THEN {committed} END AS committed_turn,
@@ -81,15 +93,20 @@ _LOAD_TURN = """
       JOIN mazes m ON m.id = e.maze_id
       LEFT JOIN turns t ON t.experiment_id = e.id AND t.turn_number = %(turn)s
      WHERE e.id = %(id)s
-""".replace("{columns}", ", ".join(f"e.{column}" for column in COLUMNS)).replace(
-    "{maze}", LoadedTurn.MAZE_JSON).replace("{committed}", LoadedTurn.COMMITTED_JSON).replace(
-    "{action}", LoadedTurn.ACTION_JSON)
+""".replace("{columns}", ", ".join(f"e.{column}" for column in COLUMNS))
+    .replace("{maze}", LoadedTurn.MAZE_JSON)
+    .replace("{committed}", LoadedTurn.COMMITTED_JSON)
+    .replace("{action}", LoadedTurn.ACTION_JSON)
+)
 
 # The experiment's columns a turn advances (the turn state's own constants, never input): counters get this
 # turn's increments, values are replaced.
-_ADVANCE = ", ".join([*(f"{c} = {c} + %({c})s" for c in WORLD_COUNTERS),
-                      *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state",
-                                                     "memory"))])
+_ADVANCE = ", ".join(
+    [
+        *(f"{c} = {c} + %({c})s" for c in WORLD_COUNTERS),
+        *(f"{c} = %({c})s" for c in (*WORLD_VALUES, "current_x", "current_y", "agent_state", "memory")),
+    ]
+)
 
 _COMMIT_TURN = """
     WITH advanced AS (

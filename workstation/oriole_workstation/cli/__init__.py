@@ -38,8 +38,12 @@ from oriole_workstation.cli import (
 from oriole_workstation.cli.common import Commands, OneLineErrors, err
 from oriole_workstation.display import terminal_safe
 
-app = Commands(cls=OneLineErrors, help="Run LLM maze experiments locally through the real state machine, or on AWS.",
-               no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+app = Commands(
+    cls=OneLineErrors,
+    help="Run LLM maze experiments locally through the real state machine, or on AWS.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 
 
 def _print_version(asked: bool) -> None:
@@ -49,10 +53,12 @@ def _print_version(asked: bool) -> None:
 
 
 @app.callback()
-def _options(version: Annotated[bool, typer.Option("--version", help="Print the version and exit.",
-                                                   is_eager=True, callback=_print_version)] = False) -> None:
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version)
+    ] = False,
+) -> None:
     """Run LLM maze experiments locally through the real state machine, or on AWS."""
-
 
 
 app.command()(run.run)
@@ -84,6 +90,7 @@ def main() -> None:
                 raise OrioleError(f"argument {number} {problem}: is it UTF-8 text?")
         app()
     except OrioleError as error:
-        err.print(f"[bold red]{type(error).__name__}:[/] {escape(terminal_safe(str(error)))}", highlight=False,
-                  soft_wrap=True)
+        err.print(
+            f"[bold red]{type(error).__name__}:[/] {escape(terminal_safe(str(error)))}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)

@@ -21,14 +21,27 @@ NAME_WIDTH = 10
 
 
 def check(
-    aws: Annotated[bool, typer.Option("--aws", help="Check the deployment of your AWS credentials and region "
-                                                    "(ORIOLE_DEPLOYMENT names another than Oriole).")] = False,
-    ollama_model: Annotated[str | None, typer.Option(help="The model to ask each allow-listed Ollama endpoint "
-                                                          "for (without it they are skipped).")] = None,
-    openai_model: Annotated[str | None, typer.Option(help="The model to ask each allow-listed OpenAI-compatible "
-                                                          "base URL for (without it they are skipped).")] = None,
-    timeout_seconds: Annotated[int, typer.Option(min=10, max=7200, help="How long to wait for the experiments "
-                                                                         "and the sweep.")] = 900,
+    aws: Annotated[
+        bool,
+        typer.Option(
+            "--aws",
+            help="Check the deployment of your AWS credentials and region "
+            "(ORIOLE_DEPLOYMENT names another than Oriole).",
+        ),
+    ] = False,
+    ollama_model: Annotated[
+        str | None,
+        typer.Option(help="The model to ask each allow-listed Ollama endpoint for (without it they are skipped)."),
+    ] = None,
+    openai_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The model to ask each allow-listed OpenAI-compatible base URL for (without it they are skipped)."
+        ),
+    ] = None,
+    timeout_seconds: Annotated[
+        int, typer.Option(min=10, max=7200, help="How long to wait for the experiments and the sweep.")
+    ] = 900,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the lines.")] = False,
 ) -> None:
     """Exercise a deployment end to end: the stacks and the code version, the parameters and prompts, a short
@@ -39,8 +52,10 @@ def check(
     check (no credentials, no region, no deployment).
     """
     if not aws:
-        raise fail("oriole check exercises a deployment: run `oriole check --aws` (locally, `make demo` and "
-                   "`make test` run the same code)")
+        raise fail(
+            "oriole check exercises a deployment: run `oriole check --aws` (locally, `make demo` and "
+            "`make test` run the same code)"
+        )
     from botocore.exceptions import ClientError
 
     from oriole_workstation import check as checks
@@ -57,9 +72,11 @@ def check(
                     spinner.print(_line(line))
         except ClientError as error:
             operation = error.operation_name
-            raise fail(f"AWS refused {operation} ({error.response['Error'].get('Message', '')}); the check needs "
-                       "credentials that may read CloudFormation, Step Functions, Lambda and Parameter Store, and "
-                       "start executions (an administrator's or a PowerUser's)") from None
+            raise fail(
+                f"AWS refused {operation} ({error.response['Error'].get('Message', '')}); the check needs "
+                "credentials that may read CloudFormation, Step Functions, Lambda and Parameter Store, and "
+                "start executions (an administrator's or a PowerUser's)"
+            ) from None
     failures = sum(c.status == FAIL for c in found)
     if as_json:
         print_json({"ok": not failures, "checks": [c.as_json() for c in found]})
@@ -112,8 +129,13 @@ def _deployment_check(options: Options, progress: Callable[[str], None]) -> Depl
         raise fail("no AWS region: set AWS_REGION (or use a profile that has one, AWS_PROFILE)")
     if session.get_credentials() is None:
         raise fail("no AWS credentials: run `aws configure` or set AWS_PROFILE")
-    aws = checks.Aws(session.client("cloudformation"), session.client("stepfunctions"), session.client("lambda"),
-                     session.client("ssm"), session.region_name)
+    aws = checks.Aws(
+        session.client("cloudformation"),
+        session.client("stepfunctions"),
+        session.client("lambda"),
+        session.client("ssm"),
+        session.region_name,
+    )
     return checks.DeploymentCheck(aws, cloud.deployment_name(), options, progress)
 
 

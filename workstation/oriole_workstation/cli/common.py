@@ -35,35 +35,44 @@ DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
 ModelFilter = Annotated[str | None, typer.Option("--model", help="Only this model name (e.g. explorer, qwen2.5:7b).")]
 PromptFilter = Annotated[str | None, typer.Option("--prompt", help="Only this prompt version.")]
 MazeFilter = Annotated[str | None, typer.Option("--maze", help="Only this maze, or this maze family (e.g. perfect).")]
-SinceFilter = Annotated[datetime | None, typer.Option("--since", formats=DATE_FORMATS,
-                                                      help="Only experiments started at or after this time.")]
-UntilFilter = Annotated[datetime | None, typer.Option("--until", formats=DATE_FORMATS,
-                                                      help="Only experiments started before this time.")]
-TagFilter = Annotated[str | None, typer.Option("--tag", help="Only experiments whose comment has this word, "
-                                                             "e.g. sweep:ladder.")]
-SweepFilter = Annotated[str | None, typer.Option("--sweep", metavar="ID", help="Only the experiments of this sweep "
-                                                                         "(its id).")]
+SinceFilter = Annotated[
+    datetime | None,
+    typer.Option("--since", formats=DATE_FORMATS, help="Only experiments started at or after this time."),
+]
+UntilFilter = Annotated[
+    datetime | None, typer.Option("--until", formats=DATE_FORMATS, help="Only experiments started before this time.")
+]
+TagFilter = Annotated[
+    str | None, typer.Option("--tag", help="Only experiments whose comment has this word, e.g. sweep:ladder.")
+]
+SweepFilter = Annotated[
+    str | None, typer.Option("--sweep", metavar="ID", help="Only the experiments of this sweep (its id).")
+]
 MAX_EXPERIMENT_ID = 2**63 - 1  # experiments.id is a bigint
 
 
 def whole_number(low: int, high: int) -> Callable[[str | int], int]:
     """A typer ``parser``: a whole number in ASCII digits from ``low`` to ``high``; anything else (``3.0``,
     ``1_000``, Arabic-Indic or fullwidth digits, a number out of range) is refused with the range."""
+
     def parse(text: str | int) -> int:  # typer passes the default through the parser too
         value = ascii_int(str(text).strip(), len(str(high)) + 1)
         if value is None or not low <= value <= high:
             raise typer.BadParameter(f"expects a whole number from {low:,} to {high:,}; got {text!r:.60}")
         return value
+
     return parse
 
 
 def number(low: float, high: float) -> Callable[[str | float], float]:
     """A typer ``parser``: a finite number in ASCII from ``low`` to ``high`` (never ``nan`` or ``inf``)."""
+
     def parse(text: str | float) -> float:
         value = ascii_float(str(text).strip())
         if value is None or not low <= value <= high:  # NaN fails every comparison
             raise typer.BadParameter(f"expects a number from {low:g} to {high:g}; got {text!r:.60}")
         return value
+
     return parse
 
 
@@ -82,8 +91,7 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def chosen_experiments(experiment: int | None, sweep: str | None, verb: str,
-                       aws: bool) -> tuple[Results, list[int]]:
+def chosen_experiments(experiment: int | None, sweep: str | None, verb: str, aws: bool) -> tuple[Results, list[int]]:
     """The database and the experiments a command acts on: one EXPERIMENT id or every experiment of ``--sweep
     ID``, never both and never neither (refused before the database is opened; ``verb`` says what the command
     does to them)."""
@@ -135,6 +143,7 @@ def reported(function: Command) -> Command:
     """The command, with every error raised on purpose (an ``OrioleError``), every file the system refuses (a
     folder or a device where a file is written, a missing folder, no permission) and every AWS call that fails
     (no credentials, no region, access denied) reported as one line, exit 2."""
+
     @functools.wraps(function)
     def command(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -148,6 +157,7 @@ def reported(function: Command) -> Command:
                 raise
             where = f"{error.filename}: " if error.filename else ""
             raise fail(f"{where}{error.strerror or error}") from None
+
     return cast(Command, command)  # functools.wraps: the function's own name, signature and help
 
 
@@ -155,8 +165,15 @@ class OneLineErrors(TyperGroup):
     """The ``oriole`` group: a command line click refuses (an unknown option, a bad value, a missing argument) is
     one line on stderr and exit status 2, like every other refusal, instead of a usage box."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         try:
@@ -177,7 +194,6 @@ class OneLineErrors(TyperGroup):
 class Commands(typer.Typer):
     """A command group whose commands all report errors through ``reported``."""
 
-    def command(self, name: str | None = None, **kwargs: Any) -> Callable[[CommandFunctionType],
-                                                                          CommandFunctionType]:
+    def command(self, name: str | None = None, **kwargs: Any) -> Callable[[CommandFunctionType], CommandFunctionType]:
         register = super().command(name, **kwargs)
         return lambda function: register(reported(function))

@@ -44,8 +44,11 @@ def db_stop() -> None:
     """Stop the embedded server (the next command that needs the database starts it again); its data stays."""
     from oriole_workstation.database import stop_embedded
 
-    out.print("stopped the embedded database server" if stop_embedded() else "the embedded database server was not "
-              "running", markup=False, highlight=False)
+    out.print(
+        "stopped the embedded database server" if stop_embedded() else "the embedded database server was not running",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command("migrate")
@@ -55,4 +58,3 @@ def db_migrate() -> None:
 
     prepare(local_url())
     out.print("database is up to date")
-

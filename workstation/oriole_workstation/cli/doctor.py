@@ -38,14 +38,23 @@ def _zombies(results: Results, aws: bool) -> list[tuple[OpenExperiment, dict]]:
     if unheld:
         time.sleep(LOCK_GRACE_SECONDS)
         unheld -= results.held(sorted(unheld))
-    return [(row, {**reconcile.gone(row.last_execution), "cause": LOCAL_ZOMBIE_CAUSE})
-            for row in rows if row.last_execution in unheld]
+    return [
+        (row, {**reconcile.gone(row.last_execution), "cause": LOCAL_ZOMBIE_CAUSE})
+        for row in rows
+        if row.last_execution in unheld
+    ]
 
 
 def doctor(
     fix: Annotated[bool, typer.Option("--fix", help="Close them, as the status-change finalizer does.")] = False,
-    aws: Annotated[bool, typer.Option("--aws", help="Judge experiments run on AWS by their executions in your "
-                                                    "account (DATABASE_URL points at that database).")] = False,
+    aws: Annotated[
+        bool,
+        typer.Option(
+            "--aws",
+            help="Judge experiments run on AWS by their executions in your "
+            "account (DATABASE_URL points at that database).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """List experiments left open although no execution runs them any more; --fix closes them.
@@ -62,10 +71,15 @@ def doctor(
     results = open_results(aws)
     with results.conn:
         for row, detail in _zombies(results, aws):
-            item = {**asdict(row), "started_at": row.started_at.isoformat(timespec="seconds"),
-                    "last_turn_at": row.last_turn_at and row.last_turn_at.isoformat(timespec="seconds"),
-                    "execution_status": detail["status"], "cause": detail.get("cause") or detail.get("error"),
-                    "closed": False, "failure_reason": None}
+            item = {
+                **asdict(row),
+                "started_at": row.started_at.isoformat(timespec="seconds"),
+                "last_turn_at": row.last_turn_at and row.last_turn_at.isoformat(timespec="seconds"),
+                "execution_status": detail["status"],
+                "cause": detail.get("cause") or detail.get("error"),
+                "closed": False,
+                "failure_reason": None,
+            }
             if fix:
                 closed = reconcile.close(results.store, detail, execution_status)
                 item.update(closed=closed["closed"], failure_reason=closed["failureReason"])
@@ -76,14 +90,27 @@ def doctor(
     if not found:
         out.print("no open experiment without a running execution")
         return
-    print_columns(("experiment", "maze", "agent", "started", "turns", "actions", "last turn", "last execution"), [
-        (z["experiment_id"], z["maze"], f"{z['llm_provider']}/{z['model_name']}", z["started_at"], z["turns"],
-         z["actions"], z["last_turn_at"] or "-",
-         z["last_execution"].rsplit(":", 1)[-1] + (f" ({z['execution_status']})" if aws else "")) for z in found])
+    print_columns(
+        ("experiment", "maze", "agent", "started", "turns", "actions", "last turn", "last execution"),
+        [
+            (
+                z["experiment_id"],
+                z["maze"],
+                f"{z['llm_provider']}/{z['model_name']}",
+                z["started_at"],
+                z["turns"],
+                z["actions"],
+                z["last_turn_at"] or "-",
+                z["last_execution"].rsplit(":", 1)[-1] + (f" ({z['execution_status']})" if aws else ""),
+            )
+            for z in found
+        ],
+    )
     why = "their executions are no longer running" if aws else "no live `oriole run` process holds them"
     if not fix:
-        out.print(f"\n{len(found)} open experiment(s): {why}. Close them with `oriole doctor --fix"
-                  f"{' --aws' if aws else ''}`.")
+        out.print(
+            f"\n{len(found)} open experiment(s): {why}. Close them with `oriole doctor --fix{' --aws' if aws else ''}`."
+        )
         return
     for z in found:
         outcome = f"closed: {z['failure_reason']}" if z["closed"] else "left open: a successor execution carries it on"

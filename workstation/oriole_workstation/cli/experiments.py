@@ -8,10 +8,13 @@ import typer
 
 from oriole_workstation.cli.common import AwsDatabase, Commands, SweepFilter, TagFilter, experiment_id, fail, out
 
-app = Commands(help="Keep experiments out of reports and exports (archive), bring them back (restore), or delete "
-                    "them.", no_args_is_help=True)
-Ids = Annotated[list[int] | None, typer.Argument(help="Experiment ids.", metavar="ID...", parser=experiment_id,
-                                                 show_default=False)]
+app = Commands(
+    help="Keep experiments out of reports and exports (archive), bring them back (restore), or delete them.",
+    no_args_is_help=True,
+)
+Ids = Annotated[
+    list[int] | None, typer.Argument(help="Experiment ids.", metavar="ID...", parser=experiment_id, show_default=False)
+]
 
 
 def _chosen(ids: list[int] | None, tag: str | None, sweep: str | None) -> tuple[list[int], str | None]:
@@ -27,8 +30,7 @@ def _chosen(ids: list[int] | None, tag: str | None, sweep: str | None) -> tuple[
 
 def _said(verb: str, changed: list[int]) -> None:
     shown = ", ".join(map(str, changed[:20])) + (f" and {len(changed) - 20} more" if len(changed) > 20 else "")
-    out.print(f"{verb} {len(changed)} experiment(s)" + (f": {shown}" if changed else ""), markup=False,
-              highlight=False)
+    out.print(f"{verb} {len(changed)} experiment(s)" + (f": {shown}" if changed else ""), markup=False, highlight=False)
 
 
 @app.command("archive")

@@ -23,8 +23,9 @@ from oriole_workstation.results import Filters
 
 
 def export_command(
-    output: Annotated[Format, typer.Option("--format", help="parquet (needs pip install 'oriole[analysis]'), "
-                                                            "jsonl or csv.")],
+    output: Annotated[
+        Format, typer.Option("--format", help="parquet (needs pip install 'oriole[analysis]'), jsonl or csv.")
+    ],
     folder: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the files into.")],
     model: ModelFilter = None,
     prompt: PromptFilter = None,

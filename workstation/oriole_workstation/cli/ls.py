@@ -39,9 +39,19 @@ def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool 
     ``TERMINAL_COLUMNS``: the turn, the progress to the goal and the sweep are in the ``wide`` view."""
     now = now or datetime.now(UTC)
     table = Table(box=None, header_style="bold", pad_edge=False)
-    columns = [("experiment", True), ("agent", False), ("maze", False), ("status", False), ("turn", True),
-               ("actions", True), ("progress", True), ("last action", True), ("tokens", True), ("cost", True),
-               ("sweep", False)]
+    columns = [
+        ("experiment", True),
+        ("agent", False),
+        ("maze", False),
+        ("status", False),
+        ("turn", True),
+        ("actions", True),
+        ("progress", True),
+        ("last action", True),
+        ("tokens", True),
+        ("cost", True),
+        ("sweep", False),
+    ]
     shown = [i for i, (header, _) in enumerate(columns) if wide or header not in WIDE_ONLY]
     for i in shown:
         header, right = columns[i]
@@ -49,15 +59,25 @@ def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool 
     for r in rows:
         outcome = outcome_text(r.status, r.failure_reason)
         wide_ending = wide and r.ending not in (None, Ending.SUCCESS, Ending.AGENT)
-        state = Text("STALE " + outcome, style="bold yellow") if r.stale else _shown(
-            f"{outcome} ({ending_text(r.ending)})" if wide_ending else outcome)
+        state = (
+            Text("STALE " + outcome, style="bold yellow")
+            if r.stale
+            else _shown(f"{outcome} ({ending_text(r.ending)})" if wide_ending else outcome)
+        )
         agent = r.agent  # a sweep file's label first
-        cells = (str(r.experiment_id), _shown(agent if wide else shorten(agent, AGENT_WIDTH)),
-                 _shown(r.maze if wide else short_maze(r.maze)), state, str(r.turn),
-                 f"{r.actions:,}/{r.max_actions:,}",
-                 "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
-                 _ago(r.last_action_at, now), f"{r.input_tokens + r.output_tokens:,}",
-                 f"${float(r.cost_usd):.4f}", _shown(r.sweep_id or "-"))
+        cells = (
+            str(r.experiment_id),
+            _shown(agent if wide else shorten(agent, AGENT_WIDTH)),
+            _shown(r.maze if wide else short_maze(r.maze)),
+            state,
+            str(r.turn),
+            f"{r.actions:,}/{r.max_actions:,}",
+            "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
+            _ago(r.last_action_at, now),
+            f"{r.input_tokens + r.output_tokens:,}",
+            f"${float(r.cost_usd):.4f}",
+            _shown(r.sweep_id or "-"),
+        )
         table.add_row(*(cells[i] for i in shown))
     return table
 
@@ -70,11 +90,16 @@ def _shown(text: str) -> Text:
 def ls(
     running: Annotated[bool, typer.Option("--running", help="Only running experiments.")] = False,
     sweep: SweepFilter = None,
-    limit: Annotated[int, typer.Option(help="At most this many rows (0: all).", metavar="N",
-                                       parser=whole_number(0, 1_000_000))] = 50,
+    limit: Annotated[
+        int, typer.Option(help="At most this many rows (0: all).", metavar="N", parser=whole_number(0, 1_000_000))
+    ] = 50,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Every column (the turn, the progress to the goal, the "
-                                                      "sweep) and whole names, however wide.")] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide", help="Every column (the turn, the progress to the goal, the sweep) and whole names, however wide."
+        ),
+    ] = False,
     aws: AwsDatabase = False,
 ) -> None:
     """List experiments with their progress: running ones first, stale ones marked, then the newest.
@@ -88,12 +113,16 @@ def ls(
         print_json(rows)
         return
     if not rows:
-        out.print("no experiment" + (" running" if running else "") + (f" in sweep {sweep}" if sweep else ""),
-                  markup=False)
+        out.print(
+            "no experiment" + (" running" if running else "") + (f" in sweep {sweep}" if sweep else ""), markup=False
+        )
         return
     piped = Console(width=WIDE_COLUMNS if wide else TERMINAL_COLUMNS)  # not a terminal: rich would assume 80
     (piped if wide or not out.is_terminal else out).print(status_table(rows, wide=wide))
     stale = sum(bool(r.stale) for r in rows)
     if stale:
-        out.print(f"\n{stale} stale: running with no action for their staleAfterMinutes; `oriole doctor` tells "
-                  "whether anything still runs them.", markup=False)
+        out.print(
+            f"\n{stale} stale: running with no action for their staleAfterMinutes; `oriole doctor` tells "
+            "whether anything still runs them.",
+            markup=False,
+        )

@@ -13,8 +13,9 @@ from oriole.core.maze import GOAL, WALL, Maze, Position
 from oriole.text import ascii_int
 from oriole_workstation.cli.common import AwsDatabase, Commands, fail, out, print_columns
 
-app = Commands(help="Mazes: the shipped set, seeded families (FAMILY-SIZE@SEED) and imported mazes.",
-               no_args_is_help=True)
+app = Commands(
+    help="Mazes: the shipped set, seeded families (FAMILY-SIZE@SEED) and imported mazes.", no_args_is_help=True
+)
 
 
 @app.command("list")
@@ -23,11 +24,27 @@ def mazes_list(aws: AwsDatabase = False) -> None:
     from oriole_workstation.database import open_results
 
     rows = open_results(aws).maze_counts()
-    print_columns(("family", "size", "mazes", "shipped", "generated", "imported", "names"), [
-        (r.family, f"{r.width}x{r.height}", r.mazes, r.shipped, r.generated, r.imported,
-         ", ".join(r.names) + (", ..." if r.mazes > len(r.names) else "")) for r in rows])
-    out.print(f"\nSeeded names FAMILY-SIZE@SEED draw a new maze of a family on first use; families: "
-              f"{', '.join(mazeset.FAMILIES)}.", markup=False, highlight=False)
+    print_columns(
+        ("family", "size", "mazes", "shipped", "generated", "imported", "names"),
+        [
+            (
+                r.family,
+                f"{r.width}x{r.height}",
+                r.mazes,
+                r.shipped,
+                r.generated,
+                r.imported,
+                ", ".join(r.names) + (", ..." if r.mazes > len(r.names) else ""),
+            )
+            for r in rows
+        ],
+    )
+    out.print(
+        f"\nSeeded names FAMILY-SIZE@SEED draw a new maze of a family on first use; families: "
+        f"{', '.join(mazeset.FAMILIES)}.",
+        markup=False,
+        highlight=False,
+    )
 
 
 def draw(maze: Maze) -> str:
@@ -47,10 +64,13 @@ def mazes_show(name: str, aws: AwsDatabase = False) -> None:
     from oriole_workstation.database import open_results
 
     stored = open_results(aws).store.find_maze(name)
-    maze, length, digest = (stored.maze, stored.shortest_path_length, stored.content_hash) if stored else \
-        _drawn(name)
-    out.print(f"{name}: {maze.width}x{maze.height}, start {maze.start}, goal {maze.goal}, shortest path {length}, "
-              f"hash {digest[:12]}" + ("" if stored else " (not stored yet)"), markup=False, highlight=False)
+    maze, length, digest = (stored.maze, stored.shortest_path_length, stored.content_hash) if stored else _drawn(name)
+    out.print(
+        f"{name}: {maze.width}x{maze.height}, start {maze.start}, goal {maze.goal}, shortest path {length}, "
+        f"hash {digest[:12]}" + ("" if stored else " (not stored yet)"),
+        markup=False,
+        highlight=False,
+    )
     out.print(draw(maze), highlight=False, markup=False)
 
 
@@ -71,10 +91,14 @@ def _point(value: str | None, option: str) -> Position | None:
 
 @app.command("import")
 def mazes_import(
-    file: Annotated[Path, typer.Argument(help="A JSON grid (grid or grid_data; 0 open, 1 wall, 2 goal) or a text "
-                                              "grid (# wall, . open, S start, G goal).")],
-    name: Annotated[str | None, typer.Option(help="The maze's name (default: the file's name field or stem).")]
-    = None,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A JSON grid (grid or grid_data; 0 open, 1 wall, 2 goal) or a text "
+            "grid (# wall, . open, S start, G goal)."
+        ),
+    ],
+    name: Annotated[str | None, typer.Option(help="The maze's name (default: the file's name field or stem).")] = None,
     start: Annotated[str | None, typer.Option(help="Start tile X,Y (required when the file gives none).")] = None,
     goal: Annotated[str | None, typer.Option(help="Goal tile X,Y (when the grid marks none).")] = None,
     aws: AwsDatabase = False,
@@ -91,13 +115,18 @@ def mazes_import(
         return
     taken = store.find_maze(entry.name)
     if taken is not None:
-        raise fail(f"the name {entry.name} is taken by another maze (id {taken.id}, {taken.maze.width}x"
-                   f"{taken.maze.height}, another grid): choose another with --name")
+        raise fail(
+            f"the name {entry.name} is taken by another maze (id {taken.id}, {taken.maze.width}x"
+            f"{taken.maze.height}, another grid): choose another with --name"
+        )
     stored = store.add_maze(entry, mazefiles.IMPORTED)
     maze = stored.maze
-    out.print(f"imported {stored.name} (id {stored.id}): {maze.width}x{maze.height}, start {maze.start}, goal "
-              f"{maze.goal}, shortest path {stored.shortest_path_length}. Run it: oriole run --maze {stored.name}",
-              markup=False, highlight=False)
+    out.print(
+        f"imported {stored.name} (id {stored.id}): {maze.width}x{maze.height}, start {maze.start}, goal "
+        f"{maze.goal}, shortest path {stored.shortest_path_length}. Run it: oriole run --maze {stored.name}",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command("load")

@@ -26,9 +26,13 @@ def _prompt_store(aws: bool) -> dict[str, str]:
 @app.command("list")
 def prompts_list(aws: AwsParameterStore = False) -> None:
     """Every prompt version with its size and hash (the hash stored on each experiment)."""
-    print_columns(("version", "bytes", "sha256", "first line"), [
-        (v, len(t.encode()), catalog.prompt_hash(t)[:16], t.strip().splitlines()[0][:60])
-        for v, t in sorted(_prompt_store(aws).items())])
+    print_columns(
+        ("version", "bytes", "sha256", "first line"),
+        [
+            (v, len(t.encode()), catalog.prompt_hash(t)[:16], t.strip().splitlines()[0][:60])
+            for v, t in sorted(_prompt_store(aws).items())
+        ],
+    )
 
 
 @app.command("show")
@@ -42,8 +46,11 @@ def prompts_show(version: str, aws: AwsParameterStore = False) -> None:
 
 
 @app.command("put")
-def prompts_put(version: str, file: Annotated[Path, typer.Option("--file", "-f", help="Prompt text file (UTF-8).")],
-                aws: AwsParameterStore = False) -> None:
+def prompts_put(
+    version: str,
+    file: Annotated[Path, typer.Option("--file", "-f", help="Prompt text file (UTF-8).")],
+    aws: AwsParameterStore = False,
+) -> None:
     """Store a prompt version; experiments pick it with promptVersion (or `oriole run --prompt`)."""
     from oriole_workstation import prompts
 
@@ -56,6 +63,8 @@ def prompts_put(version: str, file: Annotated[Path, typer.Option("--file", "-f",
         stored = prompts.put_local(version, text)
     where = "Parameter Store" if aws else "the local prompt folder"
     size, digest = len(text.encode()), catalog.prompt_hash(text)[:16]
-    out.print(f"prompt {version} {'stored in' if stored else 'is already in'} {where} ({size} bytes, sha256 "
-              f"{digest})", markup=False, highlight=False)
-
+    out.print(
+        f"prompt {version} {'stored in' if stored else 'is already in'} {where} ({size} bytes, sha256 {digest})",
+        markup=False,
+        highlight=False,
+    )

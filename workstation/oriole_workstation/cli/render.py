@@ -30,14 +30,22 @@ def replay_run(results: Results, experiment: int, record: ExperimentRun) -> Run:
 
 
 def render(
-    experiment: Annotated[int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT",
-                                                     parser=experiment_id)] = None,
-    sweep: Annotated[str | None, typer.Option("--sweep", metavar="ID", help="Draw every experiment of this sweep "
-                                              "instead, into --dir.")] = None,
-    output: Annotated[list[Path], typer.Option("--output", "-o", help="File to write; its suffix picks the format "
-                                               f"({', '.join(WRITERS)}). Repeatable.")] = [],  # noqa: B006
-    replay: Annotated[bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the "
-                                                          "pictures (PNG and SVG).")] = False,
+    experiment: Annotated[
+        int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)
+    ] = None,
+    sweep: Annotated[
+        str | None,
+        typer.Option("--sweep", metavar="ID", help="Draw every experiment of this sweep instead, into --dir."),
+    ] = None,
+    output: Annotated[
+        list[Path],
+        typer.Option(
+            "--output", "-o", help=f"File to write; its suffix picks the format ({', '.join(WRITERS)}). Repeatable."
+        ),
+    ] = [],  # noqa: B006
+    replay: Annotated[
+        bool, typer.Option("--replay", help="Write the replays (GIF and HTML) instead of the pictures (PNG and SVG).")
+    ] = False,
     directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
     aws: AwsDatabase = False,
 ) -> None:
@@ -53,7 +61,8 @@ def render(
         record = results.experiment_run(number)
         if record is None:
             raise fail(f"experiment {number} does not exist")
-        targets = output or [directory / f"experiment-{number}{suffix}"
-                             for suffix in ((".gif", ".html") if replay else (".png", ".svg"))]
+        targets = output or [
+            directory / f"experiment-{number}{suffix}" for suffix in ((".gif", ".html") if replay else (".png", ".svg"))
+        ]
         for path in write(replay_run(results, number, record), targets):
             typer.echo(f"wrote {path}")

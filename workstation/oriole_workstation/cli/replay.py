@@ -11,10 +11,12 @@ from oriole_workstation.cli.common import AwsDatabase, chosen_experiments, err, 
 
 
 def replay(
-    experiment: Annotated[int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT",
-                                                     parser=experiment_id)] = None,
-    sweep: Annotated[str | None, typer.Option("--sweep", metavar="ID", help="Replay every experiment of this sweep "
-                                              "instead.")] = None,
+    experiment: Annotated[
+        int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)
+    ] = None,
+    sweep: Annotated[
+        str | None, typer.Option("--sweep", metavar="ID", help="Replay every experiment of this sweep instead.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per experiment.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
@@ -41,8 +43,12 @@ def replay(
             replay_id = result.summary.experiment_id if result.summary else None
             if replay_id is None:
                 raise fail(f"the replay of experiment {number} was refused: {result.as_json()['failure_reason']}", 1)
-            comparison = replays.compare(replays.Stored.load(results.store.conn, number),
-                                         replays.Stored.load(results.store.conn, replay_id), number, replay_id)
+            comparison = replays.compare(
+                replays.Stored.load(results.store.conn, number),
+                replays.Stored.load(results.store.conn, replay_id),
+                number,
+                replay_id,
+            )
             comparisons.append(comparison)
             if as_json:
                 print_json(comparison.as_json())
@@ -51,5 +57,6 @@ def replay(
     if sweep is not None and not as_json:
         same = sum(c.identical for c in comparisons)
         typer.echo(f"sweep {sweep}: {same} identical, {len(comparisons) - same} differ, {len(problems)} not replayable")
-    raise typer.Exit(0 if comparisons and all(c.identical for c in comparisons) and not problems else
-                     1 if comparisons else 2)
+    raise typer.Exit(
+        0 if comparisons and all(c.identical for c in comparisons) and not problems else 1 if comparisons else 2
+    )

@@ -47,19 +47,38 @@ def report(
     sweep: SweepFilter = None,
     by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
     output: Annotated[Format, typer.Option("--format", help="table, csv, json or html.")] = Format.table,
-    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
-    = None,
-    with_replays: Annotated[bool, typer.Option(help="With --format html -o FILE: render each experiment's replay "
-                                                    "into replays/ beside the page and link it.")] = False,
-    pivot: Annotated[bool, typer.Option("--pivot", help="The leaderboard instead of the table: one row per agent, "
-                                                        "one column per family and size (or maze).")] = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Every column (prompt, mazes, maze CI, efficiency, cost per "
-                                                      "success; with --pivot every panel in one table, "
-                                                      "configurations in full) however wide the table gets.")]
-    = False,
-    figures: Annotated[Path | None, typer.Option("--figures", help="Also write each chart into this folder as an "
-                                                 "SVG (and a PNG) sized for a paper column, with captions.md.")]
-    = None,
+    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")] = None,
+    with_replays: Annotated[
+        bool,
+        typer.Option(
+            help="With --format html -o FILE: render each experiment's replay "
+            "into replays/ beside the page and link it."
+        ),
+    ] = False,
+    pivot: Annotated[
+        bool,
+        typer.Option(
+            "--pivot",
+            help="The leaderboard instead of the table: one row per agent, one column per family and size (or maze).",
+        ),
+    ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Every column (prompt, mazes, maze CI, efficiency, cost per "
+            "success; with --pivot every panel in one table, "
+            "configurations in full) however wide the table gets.",
+        ),
+    ] = False,
+    figures: Annotated[
+        Path | None,
+        typer.Option(
+            "--figures",
+            help="Also write each chart into this folder as an "
+            "SVG (and a PNG) sized for a paper column, with captions.md.",
+        ),
+    ] = None,
     aws: AwsDatabase = False,
 ) -> None:
     """Compare models, prompts and settings, as a table, CSV, JSON or a self-contained HTML page.
@@ -79,23 +98,34 @@ def report(
     if with_replays and (output is not Format.html or file is None):
         raise fail("--with-replays writes replays beside the page: use it with --format html -o FILE")
     if pivot and output is not Format.table:
-        raise fail("--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
-                   "first; CSV and JSON carry every column)")
+        raise fail(
+            "--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
+            "first; CSV and JSON carry every column)"
+        )
     results = open_results(aws)
     filters = Filters(model, prompt, maze, since, until, tag, sweep)
     replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
-    text = report_html.render(results, by, filters, replays) if output is Format.html else \
-        render_report(results, output, by, filters, pivot, wide)
+    text = (
+        report_html.render(results, by, filters, replays)
+        if output is Format.html
+        else render_report(results, output, by, filters, pivot, wide)
+    )
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
-        err.print(f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",
-                  highlight=False, markup=False)
+        err.print(
+            f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",
+            highlight=False,
+            markup=False,
+        )
     if file is None:
         typer.echo(text, nl=False)
         return
     files.write_text(file, text, OutputRefused)
-    err.print(f"wrote {file}" + (f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
-              highlight=False, markup=False)
+    err.print(
+        f"wrote {file}" + (f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
+        highlight=False,
+        markup=False,
+    )
 
 
 def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int, str]:

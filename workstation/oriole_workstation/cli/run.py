@@ -38,14 +38,24 @@ def real_bedrock_client(execution_input: dict):
     from oriole.providers.bedrock import runtime_client
 
     if boto3.Session().get_credentials() is None:
-        raise fail("--provider bedrock calls Amazon Bedrock with your AWS credentials, and none were found: "
-                   "run `aws configure` or set AWS_PROFILE (and AWS_REGION) first")
+        raise fail(
+            "--provider bedrock calls Amazon Bedrock with your AWS credentials, and none were found: "
+            "run `aws configure` or set AWS_PROFILE (and AWS_REGION) first"
+        )
     timeout = execution_input["config"].get("requestTimeoutSeconds", catalog.BY_KEY["requestTimeoutSeconds"].default)
     return runtime_client(float(timeout))
 
 
-def execution_input(maze: str, agent: str | None, provider: str | None, model: str | None, prompt: str,
-                    config: list[str], max_moves: int | None, comment: str | None) -> dict:
+def execution_input(
+    maze: str,
+    agent: str | None,
+    provider: str | None,
+    model: str | None,
+    prompt: str,
+    config: list[str],
+    max_moves: int | None,
+    comment: str | None,
+) -> dict:
     """The execution input the options describe, exactly what the console would take."""
     if agent and (provider or model):
         raise fail("--agent is a baseline agent; use either --agent or --provider/--model")
@@ -58,8 +68,13 @@ def execution_input(maze: str, agent: str | None, provider: str | None, model: s
     overrides = dict(parse_assignment(item) for item in config)
     if max_moves is not None:
         overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
-    data = {"mazeId": maze, "llmProvider": "baseline" if agent else provider or "bedrock",
-            "modelName": agent or model, "promptVersion": prompt, "config": overrides}
+    data = {
+        "mazeId": maze,
+        "llmProvider": "baseline" if agent else provider or "bedrock",
+        "modelName": agent or model,
+        "promptVersion": prompt,
+        "config": overrides,
+    }
     if comment:
         data["comment"] = comment
     return data
@@ -76,8 +91,14 @@ def check_api_keys(providers: set[str]) -> None:
 
 
 @contextmanager
-def launcher_for(aws: bool, data: dict, *, stack: str | None = None,
-                 state_machine_arn: str | None = None, poll_seconds: float | None = None):
+def launcher_for(
+    aws: bool,
+    data: dict,
+    *,
+    stack: str | None = None,
+    state_machine_arn: str | None = None,
+    poll_seconds: float | None = None,
+):
     """A launcher on the deployed state machine (``aws``: of ``stack``, by default the deployment's orchestrator
     stack), or on the local one for as long as the block runs.
 
@@ -104,22 +125,39 @@ def run(
     provider: Annotated[str | None, typer.Option(help=f"LLM provider: {', '.join(MODEL_PROVIDERS)}.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name for the provider.")] = None,
     prompt: Annotated[str, typer.Option(help="Prompt version stored under /oriole/prompts/.")] = "v1",
-    config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")]
-    = [],  # noqa: B006 - typer reads the default, never mutates it
-    max_moves: Annotated[int | None, typer.Option(help="Shorthand for --config maxMoves=N.", metavar="N",
-                                                  parser=whole_number(*MAX_MOVES))] = None,
-    ollama_url: Annotated[str | None, typer.Option(help="Ollama endpoint (shorthand for --config endpoint=URL).")]
-    = None,
-    openai_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible server, e.g. "
-                                                        "http://gpu-box:8000/v1 (shorthand for --config "
-                                                        "baseUrl=URL).")] = None,
-    seed: Annotated[int | None, typer.Option(help="The experiment's seed (shorthand for --config seed=N; default: "
-                                              "drawn, and stored on the experiment either way).", metavar="N",
-                                         parser=whole_number(0, 2**31 - 1))] = None,
+    config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")] = [],  # noqa: B006 - typer reads the default, never mutates it
+    max_moves: Annotated[
+        int | None,
+        typer.Option(help="Shorthand for --config maxMoves=N.", metavar="N", parser=whole_number(*MAX_MOVES)),
+    ] = None,
+    ollama_url: Annotated[
+        str | None, typer.Option(help="Ollama endpoint (shorthand for --config endpoint=URL).")
+    ] = None,
+    openai_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Base URL of an OpenAI-compatible server, e.g. "
+            "http://gpu-box:8000/v1 (shorthand for --config "
+            "baseUrl=URL)."
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="The experiment's seed (shorthand for --config seed=N; default: "
+            "drawn, and stored on the experiment either way).",
+            metavar="N",
+            parser=whole_number(0, 2**31 - 1),
+        ),
+    ] = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
-    aws: Annotated[bool, typer.Option("--aws", help="Start it on the deployed state machine; DATABASE_URL points "
-                                                    "at the deployed database.")] = False,
+    aws: Annotated[
+        bool,
+        typer.Option(
+            "--aws", help="Start it on the deployed state machine; DATABASE_URL points at the deployed database."
+        ),
+    ] = False,
 ) -> None:
     """Run one experiment through the local state machine (or the deployed one) and print its result.
 
@@ -129,8 +167,11 @@ def run(
     """
     from oriole_workstation.database import open_results
 
-    config = [*config, *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
-              *([f"seed={seed}"] if seed is not None else [])]
+    config = [
+        *config,
+        *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
+        *([f"seed={seed}"] if seed is not None else []),
+    ]
     data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({data["llmProvider"]})
@@ -161,8 +202,15 @@ class ProgressLine:
 
     def __init__(self, data: dict, disable: bool):
         limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].int_default
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"
-                            " actions"), TimeElapsedColumn(), console=err, disable=disable, transient=True)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} actions"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=disable,
+            transient=True,
+        )
         self.task = self.bar.add_task("starting", total=limit)
 
     def __enter__(self):
@@ -173,8 +221,10 @@ class ProgressLine:
         self.bar.__exit__(*exc)
 
     def __call__(self, summary: ExperimentSummary) -> None:
-        description = (f"experiment {summary.experiment_id} · turn {summary.turns} · "
-                       f"position ({summary.current_x}, {summary.current_y})")
+        description = (
+            f"experiment {summary.experiment_id} · turn {summary.turns} · "
+            f"position ({summary.current_x}, {summary.current_y})"
+        )
         self.bar.update(self.task, completed=summary.actions, description=description)
 
 
@@ -183,9 +233,12 @@ def print_result(result: RunResult) -> None:
     s = result.summary
     if s is None:
         raise fail(f"the execution was rejected: {result.as_json()['failure_reason']}")
-    outcome = Text(outcome_text(s.status, s.failure_reason),
-                   {ExperimentStatus.SUCCEEDED: "green",
-                    ExperimentStatus.TIMED_OUT: "yellow"}.get(ExperimentStatus(s.status), "red"))
+    outcome = Text(
+        outcome_text(s.status, s.failure_reason),
+        {ExperimentStatus.SUCCEEDED: "green", ExperimentStatus.TIMED_OUT: "yellow"}.get(
+            ExperimentStatus(s.status), "red"
+        ),
+    )
     table = Table(show_header=False, box=None)
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),
@@ -202,6 +255,9 @@ def print_result(result: RunResult) -> None:
     for key, value in rows:  # Text cells: never parsed as markup
         table.add_row(Text(key, "bold"), value if isinstance(value, Text) else Text(terminal_safe(value)))
     out.print(table)
-    out.print(f"\nQuery it: oriole db psql -c \"SELECT step_number, action_type, to_x, to_y, success "
-              f"FROM actions WHERE experiment_id = {s.experiment_id} ORDER BY step_number\"", soft_wrap=True,
-              markup=False)
+    out.print(
+        f'\nQuery it: oriole db psql -c "SELECT step_number, action_type, to_x, to_y, success '
+        f'FROM actions WHERE experiment_id = {s.experiment_id} ORDER BY step_number"',
+        soft_wrap=True,
+        markup=False,
+    )

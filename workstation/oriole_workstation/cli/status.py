@@ -15,8 +15,10 @@ from oriole_workstation.display import terminal_safe
 
 def status(
     target: Annotated[str, typer.Argument(help="An experiment id, or an execution ARN.")],
-    aws: Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL) and describe the "
-                                                    "executions on AWS.")] = False,
+    aws: Annotated[
+        bool,
+        typer.Option("--aws", help="Read the deployed database (DATABASE_URL) and describe the executions on AWS."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Where an experiment is: its row in the database and, with --aws, the state of its executions."""
@@ -37,8 +39,10 @@ def status(
 
         sfn = boto3.client("stepfunctions")
         arns = row.execution_arns if row else [target]
-        executions = [{k: d.get(k) for k in ("executionArn", "status", "startDate", "stopDate", "error", "cause")}
-                      for d in (sfn.describe_execution(executionArn=arn) for arn in arns)]
+        executions = [
+            {k: d.get(k) for k in ("executionArn", "status", "startDate", "stopDate", "error", "cause")}
+            for d in (sfn.describe_execution(executionArn=arn) for arn in arns)
+        ]
     if row is None and not executions:
         raise fail(f"no experiment {target} in the database (set DATABASE_URL for the deployed one)")
     if as_json:
@@ -47,5 +51,9 @@ def status(
     if row:
         print_columns(("field", "value"), [(k, v) for k, v in asdict(row).items() if k != "execution_arns"])
     for execution in executions:
-        print(terminal_safe(f"{execution['executionArn']}: {execution['status']}" + (
-            f" ({execution['error']}: {execution['cause']})" if execution.get("error") else "")))
+        print(
+            terminal_safe(
+                f"{execution['executionArn']}: {execution['status']}"
+                + (f" ({execution['error']}: {execution['cause']})" if execution.get("error") else "")
+            )
+        )

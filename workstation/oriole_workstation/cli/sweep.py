@@ -39,47 +39,84 @@ class RunByDefault(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-app = Commands(cls=RunByDefault, no_args_is_help=True, subcommand_metavar="FILE [OPTIONS] | status ID",
-               help="Run a sweep file's matrix of experiments through the sweep state machine, or see where a "
-                    "sweep stands (`oriole sweep FILE` runs FILE).")
+app = Commands(
+    cls=RunByDefault,
+    no_args_is_help=True,
+    subcommand_metavar="FILE [OPTIONS] | status ID",
+    help="Run a sweep file's matrix of experiments through the sweep state machine, or see where a "
+    "sweep stands (`oriole sweep FILE` runs FILE).",
+)
 
-Stack = Annotated[str | None, typer.Option(help="With --aws: the stack whose SweepStateMachineArn output to use "
-                                                  "(default: the orchestrator stack of the deployment "
-                                                  "ORIOLE_DEPLOYMENT names, OrioleOrchestrator).")]
-SweepStateMachine = Annotated[str | None, typer.Option(help="With --aws: the sweep state machine (default: the "
-                                                            "SweepStateMachineArn output of --stack).")]
+Stack = Annotated[
+    str | None,
+    typer.Option(
+        help="With --aws: the stack whose SweepStateMachineArn output to use "
+        "(default: the orchestrator stack of the deployment "
+        "ORIOLE_DEPLOYMENT names, OrioleOrchestrator)."
+    ),
+]
+SweepStateMachine = Annotated[
+    str | None,
+    typer.Option(help="With --aws: the sweep state machine (default: the SweepStateMachineArn output of --stack)."),
+]
 
 
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="The sweep file (TOML or JSON).")],
-    aws: Annotated[bool, typer.Option("--aws", help="Submit it to the deployed sweep state machine and return at "
-                                                    "once.")] = False,
+    aws: Annotated[
+        bool, typer.Option("--aws", help="Submit it to the deployed sweep state machine and return at once.")
+    ] = False,
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = None,
-    concurrency: Annotated[int | None, typer.Option(help="Experiments at once in all, shared among the providers "
-                                                         f"(local default {sweep_runs.LOCAL_CONCURRENCY}).",
-                                                    metavar="N", parser=whole_number(1, plans.MAX_CONCURRENCY))]
-    = None,
-    provider_concurrency: Annotated[list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider "
-                                                                 "(repeatable).")] = [],  # noqa: B006
-    retry_failed: Annotated[bool, typer.Option(help="Run again repetitions whose experiment failed or was "
-                                                    "aborted.")] = False,
-    seed_from: Annotated[str | None, typer.Option(metavar="ID", help="Run the file under its own id with the "
-                                                  "sampled mazes and seeds of sweep ID: every seeded run comes back "
-                                                  "action for action.")] = None,
-    allow_unpriced: Annotated[bool, typer.Option(help="Under spend_limit_usd, run models with no known price, "
-                                                      "counting their tokens at $0.")] = False,
-    wait_seconds: Annotated[int | None, typer.Option(help="How often each running experiment's row is looked at "
-                                                          "at first (default: 30 on AWS, "
-                                                          f"{sweep_runs.LOCAL_WAIT_SECONDS} locally); the waits "
-                                                          "grow with the experiment's age, to "
-                                                          "10 minutes.", metavar="SECONDS",
-                                                     parser=whole_number(1, 3600))] = None,
-    dry_run: Annotated[bool, typer.Option(help="Print the experiments as they would run (seed, model server), and "
-                                               "the prices; start nothing.")] = False,
-    by: Annotated[GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")]
-    = GroupBy.family,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            help="Experiments at once in all, shared among the providers "
+            f"(local default {sweep_runs.LOCAL_CONCURRENCY}).",
+            metavar="N",
+            parser=whole_number(1, plans.MAX_CONCURRENCY),
+        ),
+    ] = None,
+    provider_concurrency: Annotated[
+        list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider (repeatable).")
+    ] = [],  # noqa: B006
+    retry_failed: Annotated[
+        bool, typer.Option(help="Run again repetitions whose experiment failed or was aborted.")
+    ] = False,
+    seed_from: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ID",
+            help="Run the file under its own id with the "
+            "sampled mazes and seeds of sweep ID: every seeded run comes back "
+            "action for action.",
+        ),
+    ] = None,
+    allow_unpriced: Annotated[
+        bool, typer.Option(help="Under spend_limit_usd, run models with no known price, counting their tokens at $0.")
+    ] = False,
+    wait_seconds: Annotated[
+        int | None,
+        typer.Option(
+            help="How often each running experiment's row is looked at "
+            "at first (default: 30 on AWS, "
+            f"{sweep_runs.LOCAL_WAIT_SECONDS} locally); the waits "
+            "grow with the experiment's age, to "
+            "10 minutes.",
+            metavar="SECONDS",
+            parser=whole_number(1, 3600),
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            help="Print the experiments as they would run (seed, model server), and the prices; start nothing."
+        ),
+    ] = False,
+    by: Annotated[
+        GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")
+    ] = GroupBy.family,
     quiet: Annotated[bool, typer.Option(help="No line per finished experiment.")] = False,
 ) -> None:
     """Run a sweep file's matrix of experiments, resuming: what already ended is skipped.
@@ -94,10 +131,14 @@ def run(
     spec = sweep_runs.load(file)
     local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY
     execution_input = sweep_runs.run_input(  # every check PlanSweep makes, a dry run makes too
-        spec, concurrency=concurrency or local_default, retry_failed=retry_failed,
+        spec,
+        concurrency=concurrency or local_default,
+        retry_failed=retry_failed,
         provider_concurrency=sweep_runs.provider_caps(spec, provider_concurrency),
-        wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS), seed_from=seed_from,
-        allow_unpriced=allow_unpriced)
+        wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS),
+        seed_from=seed_from,
+        allow_unpriced=allow_unpriced,
+    )
     run_spec = plans.validate(plans.SweepRun, execution_input, "sweep input")
     results = _results(aws)
     matrix = plans.cells(run_spec, stored_maze_names(results.store) if results else lambda key: None)
@@ -107,13 +148,21 @@ def run(
     plans.check_prices(run_spec, matrix, stored_prices, allow_unpriced)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({item.cell.provider for item in planned})
-    todo = plans.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed) \
-        if results else range(len(planned))
-    done = f"{len(planned) - len(todo)} already done, {len(todo)} to run" if results else \
-        "what already ran is read where it runs (no DATABASE_URL)"
+    todo = (
+        plans.pending(spec.id, planned, results.store.sweep_experiments(spec.id), retry_failed)
+        if results
+        else range(len(planned))
+    )
+    done = (
+        f"{len(planned) - len(todo)} already done, {len(todo)} to run"
+        if results
+        else "what already ran is read where it runs (no DATABASE_URL)"
+    )
     seeds_of = f"; seeds and sampled mazes of sweep {run_spec.seed_from}" if run_spec.seed_from else ""
-    _note(f"sweep {spec.id}: {len(planned)} experiments ({len(matrix)} cells x {spec.repetitions} repetitions), "
-          f"{done}{seeds_of}")
+    _note(
+        f"sweep {spec.id}: {len(planned)} experiments ({len(matrix)} cells x {spec.repetitions} repetitions), "
+        f"{done}{seeds_of}"
+    )
     for line in display.price_lines(matrix, stored_prices, allow_unpriced):
         _note(line)
     if dry_run:
@@ -141,8 +190,10 @@ def _stored_prices(aws: bool) -> dict[str, str]:
         return price_list.parameters()
     import boto3
 
-    return {catalog.pricing_name(model): json.dumps(value)
-            for model, value in price_list.aws_prices(boto3.client("ssm")).items()}
+    return {
+        catalog.pricing_name(model): json.dumps(value)
+        for model, value in price_list.aws_prices(boto3.client("ssm")).items()
+    }
 
 
 def _server_defaults(aws: bool) -> dict[str, object]:
@@ -186,13 +237,18 @@ def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | N
     arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["SweepStateMachineArn"]
     execution_arn, new = sweep_runs.submit(sfn, arn, execution_input)
     typer.echo(("started " if new else "already running: ") + execution_arn)
-    err.print(f"follow it with `oriole sweep status {execution_input['id']} --aws`; stop it from the console or "
-              f"with `aws stepfunctions stop-execution --execution-arn {execution_arn}`", highlight=False,
-              soft_wrap=True, markup=False)
+    err.print(
+        f"follow it with `oriole sweep status {execution_input['id']} --aws`; stop it from the console or "
+        f"with `aws stepfunctions stop-execution --execution-arn {execution_arn}`",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
 
 
-def _run_locally(execution_input: dict, planned: list[plans.Planned], to_run: int, results: Results, by: GroupBy,
-                 quiet: bool) -> None:
+def _run_locally(
+    execution_input: dict, planned: list[plans.Planned], to_run: int, results: Results, by: GroupBy, quiet: bool
+) -> None:
     from oriole_workstation.cli.run import real_bedrock_client
     from oriole_workstation.database import local_url
     from oriole_workstation.runner import LocalAws
@@ -201,18 +257,32 @@ def _run_locally(execution_input: dict, planned: list[plans.Planned], to_run: in
     bedrock = real_bedrock_client({"config": {}}) if any(p.cell.provider == "bedrock" for p in planned) else None
 
     def stopping(running: int) -> None:
-        err.print(f"stopping: nothing more starts; {running} running experiment(s) finish (Ctrl-C again to leave "
-                  "them to `oriole doctor --fix`)", highlight=False, markup=False)
+        err.print(
+            f"stopping: nothing more starts; {running} running experiment(s) finish (Ctrl-C again to leave "
+            "them to `oriole doctor --fix`)",
+            highlight=False,
+            markup=False,
+        )
 
-    progress = SweepProgress(err, sweep_id, planned, to_run, sweep_runs.first_id(results, sweep_id),
-                             execution_input.get("spend_limit_usd"), show_lines=not quiet)
+    progress = SweepProgress(
+        err,
+        sweep_id,
+        planned,
+        to_run,
+        sweep_runs.first_id(results, sweep_id),
+        execution_input.get("spend_limit_usd"),
+        show_lines=not quiet,
+    )
     try:
         with LocalAws(local_url(), bedrock_client=bedrock) as local, progress:
             execution_arn, _ = sweep_runs.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
             execution = sweep_runs.follow_local(local, execution_arn, sweep_id, results, progress, stopping)
     except KeyboardInterrupt:
-        raise fail("interrupted: experiments left running are closed by `oriole doctor --fix`; run the same "
-                   "command again to resume", 130) from None
+        raise fail(
+            "interrupted: experiments left running are closed by `oriole doctor --fix`; run the same "
+            "command again to resume",
+            130,
+        ) from None
     if execution["status"] == "ABORTED":
         raise fail("stopped: run the same command again to resume", 130)
     summary = sweep_runs.outcome(execution)
@@ -227,8 +297,9 @@ def _run_locally(execution_input: dict, planned: list[plans.Planned], to_run: in
 @app.command()
 def status(
     sweep_id: Annotated[str, typer.Argument(metavar="ID", help="The sweep's id (the file's id).")],
-    aws: Annotated[bool, typer.Option("--aws", help="The deployed sweep: its execution, and the deployed "
-                                                    "database (DATABASE_URL).")] = False,
+    aws: Annotated[
+        bool, typer.Option("--aws", help="The deployed sweep: its execution, and the deployed database (DATABASE_URL).")
+    ] = False,
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = None,
 ) -> None:
@@ -246,12 +317,17 @@ def status(
         typer.echo(sweep_runs.execution_line(executions[0]))
     for line in display.status_lines(sweep_id, plan, rows):
         typer.echo(terminal_safe(line))
-    running = [summary for row in rows
-               if row.status == ExperimentStatus.RUNNING and (summary := results.summary(row.id))]
+    running = [
+        summary for row in rows if row.status == ExperimentStatus.RUNNING and (summary := results.summary(row.id))
+    ]
     if running:
-        print_columns(("experiment", "agent", "maze", "actions", "seconds"),
-                      [(r.experiment_id, f"{r.llm_provider}/{r.model_name}", r.maze, r.actions,
-                        round(r.duration_seconds)) for r in running])
+        print_columns(
+            ("experiment", "agent", "maze", "actions", "seconds"),
+            [
+                (r.experiment_id, f"{r.llm_provider}/{r.model_name}", r.maze, r.actions, round(r.duration_seconds))
+                for r in running
+            ],
+        )
 
 
 def _aws_executions(sweep_id: str, state_machine_arn: str | None, stack: str | None) -> list[dict]:

@@ -15,8 +15,7 @@ from oriole_workstation.cli.report import OutputRefused
 def transcript(
     experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
     form: Annotated[str, typer.Option("--format", help="html, text or jsonl.")] = "text",
-    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")]
-    = None,
+    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")] = None,
     aws: AwsDatabase = False,
 ) -> None:
     """Each turn as the model saw it: the system prompt (version and hash, once), the context, the earlier turns

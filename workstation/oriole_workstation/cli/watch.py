@@ -44,13 +44,21 @@ class Watcher:
 
 
 def watch(
-    experiment: Annotated[int | None, typer.Argument(help="The experiment to watch.", metavar="EXPERIMENT",
-                                                     parser=experiment_id)] = None,
+    experiment: Annotated[
+        int | None, typer.Argument(help="The experiment to watch.", metavar="EXPERIMENT", parser=experiment_id)
+    ] = None,
     sweep: SweepFilter = None,
-    interval: Annotated[float, typer.Option(help="Seconds between refreshes.", metavar="SECONDS",
-                                            parser=number(0.01, 3600))] = 2.0,
-    wait_start: Annotated[int, typer.Option(help="How long to wait for a planned sweep's first experiment.",
-                                            metavar="SECONDS", parser=whole_number(0, 86_400))] = 600,
+    interval: Annotated[
+        float, typer.Option(help="Seconds between refreshes.", metavar="SECONDS", parser=number(0.01, 3600))
+    ] = 2.0,
+    wait_start: Annotated[
+        int,
+        typer.Option(
+            help="How long to wait for a planned sweep's first experiment.",
+            metavar="SECONDS",
+            parser=whole_number(0, 86_400),
+        ),
+    ] = 600,
     aws: AwsDatabase = False,
 ) -> None:
     """Watch an experiment (or every experiment of a sweep) live until it ends.
@@ -68,12 +76,19 @@ def watch(
     watcher = Watcher(results, experiment, sweep)
     rows = watcher.rows()
     if not rows and (sweep is None or results.sweep_plan(sweep) is None):
-        raise fail(f"no experiment {experiment}" if sweep is None else
-                   f"no experiment of sweep {sweep} yet, and it is not planned: start it with `oriole sweep FILE`")
+        raise fail(
+            f"no experiment {experiment}"
+            if sweep is None
+            else f"no experiment of sweep {sweep} yet, and it is not planned: start it with `oriole sweep FILE`"
+        )
     try:
         if not rows and sweep is not None:  # planned, before its first experiment: wait for it
-            err.print(f"waiting for the first experiment of sweep {terminal_safe(sweep)} (at most {wait_start} s; "
-                      "Ctrl-C stops waiting)", highlight=False, markup=False)
+            err.print(
+                f"waiting for the first experiment of sweep {terminal_safe(sweep)} (at most {wait_start} s; "
+                "Ctrl-C stops waiting)",
+                highlight=False,
+                markup=False,
+            )
         deadline = time.monotonic() + wait_start
         while not rows:
             if time.monotonic() > deadline:
