@@ -71,14 +71,9 @@ class Functions(Construct):
     ):
         super().__init__(scope, construct_id)
         self._code = code_asset(skip_bundling=bool(self.node.try_get_context("skipBundling")))
-        self._common = {
-            "runtime": RUNTIME,
-            "architecture": ARCHITECTURE,
-            "vpc": database.vpc,
-            "vpc_subnets": subnets,
-            "security_groups": [database.client_security_group],
-            "tracing": lambda_.Tracing.ACTIVE,
-        }
+        self._vpc = database.vpc
+        self._subnets = subnets
+        self._security_groups: list[ec2.ISecurityGroup] = [database.client_security_group]
         self._environment = {
             "POWERTOOLS_SERVICE_NAME": "oriole",
             "POWERTOOLS_METRICS_NAMESPACE": "Oriole",
@@ -115,30 +110,41 @@ class Functions(Construct):
         self.migrations = self._function("Migrations", Duration.seconds(MIGRATIONS_SECONDS))
         self._connect(database)
 
-    def _function(self, name: str, timeout: Duration, in_vpc: bool = True, **options) -> lambda_.Function:
+    def _function(
+        self,
+        name: str,
+        timeout: Duration,
+        in_vpc: bool = True,
+        *,
+        function_name: str | None = None,
+        on_failure: lambda_.IDestination | None = None,
+        retry_attempts: int | None = None,
+    ) -> lambda_.Function:
         """The function ``name`` runs its handler in ``oriole.handlers.DEPLOYED`` (a function missing there
         cannot be made: the IAM contract's recorder knows the handlers from that table)."""
         log_group = logs.LogGroup(
             self, f"{name}Logs", retention=log_retention(self._retention), removal_policy=RemovalPolicy.DESTROY
-        )
-        common = (
-            self._common
-            if in_vpc
-            else {k: v for k, v in self._common.items() if k not in ("vpc", "vpc_subnets", "security_groups")}
         )
         return lambda_.Function(
             self,
             name,
             code=self._code,
             handler=DEPLOYED[name],
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            tracing=lambda_.Tracing.ACTIVE,
             timeout=timeout,
             memory_size=512,
             environment=dict(self._environment),
             log_group=log_group,
             description=f"Oriole {name}",
             current_version_options=RETAINED_VERSIONS,
-            **common,
-            **options,
+            vpc=self._vpc if in_vpc else None,
+            vpc_subnets=self._subnets if in_vpc else None,
+            security_groups=self._security_groups if in_vpc else None,
+            function_name=function_name,
+            on_failure=on_failure,
+            retry_attempts=retry_attempts,
         )
 
     def add_version_pruner(
@@ -178,17 +184,17 @@ class Functions(Construct):
         return [*self.by_placeholder.values(), self.status_finalizer, self.reconciler]
 
     def _connect(self, database: Database) -> None:
-        """Who connects how: through the proxy when the stack made the database (the application role's
-        secret for the functions, the owner's for the migrations); with the researcher's secret to an
-        existing database. The server is verified against ``ca_bundle`` when there is one."""
-        via_proxy = {db.HOST: database.proxy.endpoint} if database.proxy is not None else {}
+        """Who connects how: through the proxy when there is one (the application role's secret for the functions,
+        the owner's for the migrations); with the researcher's secret to an imported database. The server is
+        verified against ``ca_bundle`` when there is one, else TLS is required."""
+        via_proxy = {db.HOST: database.proxy_endpoint} if database.proxy_endpoint is not None else {}
         if database.ca_bundle:
             via_proxy[db.CA] = database.ca_bundle
         functions_secret = database.app_secret or database.secret
         for function in self.database_users:
             self._database_environment(function, functions_secret, via_proxy)
         self._database_environment(self.migrations, database.secret, via_proxy)
-        if database.app_secret is not None:
+        if database.app_secret is not None and database.reader_secret is not None:
             roles = {APP_ROLE: database.app_secret, READER_ROLE: database.reader_secret}
             for secret in roles.values():
                 secret.grant_read(self.migrations)
@@ -197,7 +203,9 @@ class Functions(Construct):
             )
 
     @staticmethod
-    def _database_environment(function: lambda_.Function, secret: secretsmanager.ISecret, via_proxy: dict) -> None:
+    def _database_environment(
+        function: lambda_.Function, secret: secretsmanager.ISecret, via_proxy: dict[str, str]
+    ) -> None:
         secret.grant_read(function)
         function.add_environment("DATABASE_SECRET_ARN", secret.secret_arn)
         for key, value in via_proxy.items():

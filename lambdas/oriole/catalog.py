@@ -23,6 +23,14 @@ DEFAULT_DEPLOYMENT = "Oriole"
 DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
 
 
+def canonical_deployment(name: str) -> str:
+    """A deployment's one spelling: its name case-folded and capitalised (``ORIOLELAB2``, ``oriolelab2`` ->
+    ``Oriolelab2``; ``Oriole`` stays). Some of the names AWS keeps for a deployment ignore case (the parameter
+    prefix, RDS identifiers), so names that differ only in case are one deployment, spelt one way by the stacks and
+    the CLI alike."""
+    return name[:1].upper() + name[1:].lower()
+
+
 def parameter_prefix(deployment: str) -> str:
     """Where a deployment's parameters live: ``/oriole`` for the default deployment ``Oriole``, so that two
     deployments in one account and region keep their parameters apart."""
