@@ -93,10 +93,6 @@ class Database(Construct):
         """The database's own alarms (none for one the stack does not manage)."""
         return []
 
-    def protection(self) -> ProtectedDatabase | None:
-        """What deletion protection turns on (None for an imported database)."""
-        return None
-
     def _add_clients(self, egress_ports: tuple[int, ...]) -> None:
         self.client_security_group = ec2.SecurityGroup(
             self,
@@ -115,7 +111,11 @@ class Database(Construct):
 
 
 class ManagedDatabase(Database):
-    """A database the stack makes: its security group, the owner's generated credentials, and the roles' secrets."""
+    """A database the stack makes: its security group, the owner's generated credentials, the roles' secrets, and
+    what deletion protection protects (``protected``)."""
+
+    protected: ProtectedDatabase
+    endpoint: str
 
     def __init__(
         self,
@@ -208,6 +208,7 @@ class InstanceDatabase(ManagedDatabase):
         self._add_role_secrets(self.instance)
         self.proxy = self._add_proxy(subnets)
         self.proxy_endpoint = self.proxy.endpoint
+        self.protected = ProtectedDatabase("instance", self.instance.instance_identifier, self.instance.instance_arn)
 
     def _add_proxy(self, subnets: ec2.SubnetSelection) -> rds.DatabaseProxy:
         """The proxy the functions connect through: TLS required, the owner's and the application role's
@@ -235,9 +236,6 @@ class InstanceDatabase(ManagedDatabase):
             idle_client_timeout=Duration.minutes(10),
             debug_logging=False,
         )
-
-    def protection(self) -> ProtectedDatabase:
-        return ProtectedDatabase("instance", self.instance.instance_identifier, self.instance.instance_arn)
 
     def alarms(self) -> list[AlarmSpec]:
         budget = MAX_CONNECTIONS_ESTIMATE * PROXY_CONNECTIONS_PERCENT // 100
@@ -332,9 +330,7 @@ class ServerlessDatabase(ManagedDatabase):
         self._add_role_secrets(self.cluster)
         self.proxy_endpoint = None
         self.ca_bundle = None  # TLS required (rds.force_ssl); the functions connect with sslmode=require
-
-    def protection(self) -> ProtectedDatabase:
-        return ProtectedDatabase("cluster", self.cluster.cluster_identifier, self.cluster.cluster_arn)
+        self.protected = ProtectedDatabase("cluster", self.cluster.cluster_identifier, self.cluster.cluster_arn)
 
     def alarms(self) -> list[AlarmSpec]:
         return [
@@ -352,7 +348,9 @@ class ImportedDatabase(Database):
     """A database the researcher already runs (``existingDatabaseSecretArn``): the functions connect with its secret,
     TLS required, verified against ``existingDatabaseCaBundle`` when one is named."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, existing: ExistingDatabase, egress_ports: tuple[int, ...]):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, existing: ExistingDatabase, egress_ports: tuple[int, ...]
+    ):
         super().__init__(scope, construct_id)
         self.vpc = ec2.Vpc.from_vpc_attributes(
             self,
@@ -370,4 +368,3 @@ class ImportedDatabase(Database):
         self.proxy_endpoint = None
         self.ca_bundle = existing.ca_bundle
         self.endpoint = None  # the host is in the secret; CloudFormation outputs cannot read secrets
-

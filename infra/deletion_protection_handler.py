@@ -6,6 +6,8 @@ under way): InvalidDBInstanceState / InvalidDBClusterStateFault. Those are waite
 """
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
@@ -15,24 +17,26 @@ MARGIN_SECONDS = 30
 BUSY = ("InvalidDBInstanceState", "InvalidDBClusterStateFault")
 
 
-def current(rds, kind, identifier):
+def current(rds: Any, kind: str, identifier: str) -> tuple[str, bool]:
     """The database's status and whether it is protected now."""
     if kind == "cluster":
         [found] = rds.describe_db_clusters(DBClusterIdentifier=identifier)["DBClusters"]
     else:
         [found] = rds.describe_db_instances(DBInstanceIdentifier=identifier)["DBInstances"]
     status = found.get("Status") or found.get("DBInstanceStatus")
-    return status, bool(found.get("DeletionProtection"))
+    return str(status), bool(found.get("DeletionProtection"))
 
 
-def modify(rds, kind, identifier, protect):
+def modify(rds: Any, kind: str, identifier: str, protect: bool) -> None:
     if kind == "cluster":
         rds.modify_db_cluster(DBClusterIdentifier=identifier, DeletionProtection=protect, ApplyImmediately=True)
     else:
         rds.modify_db_instance(DBInstanceIdentifier=identifier, DeletionProtection=protect, ApplyImmediately=True)
 
 
-def handler(event, context, rds=None, sleep=time.sleep):
+def handler(
+    event: dict[str, Any], context: Any, rds: Any = None, sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
     props = event["ResourceProperties"]
     kind, identifier = props["Kind"], props["Identifier"]
     protect = str(props["DeletionProtection"]).lower() == "true"

@@ -35,6 +35,7 @@ WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep 
 WHOLE_SWEEP_SECONDS = 300
 TASK_SECONDS = 60
 MIGRATIONS_SECONDS = 300  # the migrations trigger waits longer than this (stacks.py)
+PRUNER_SECONDS = 300  # the version pruner's, which its trigger waits for too
 # A version a running execution calls must outlive the deploy that publishes the next one; the version pruner
 # deletes it once no execution can call it any more.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
@@ -47,9 +48,10 @@ def geography(scope: Construct) -> str:
     word = Fn.select(0, Fn.split("-", stack.region))
     value = deployment.GLOBAL
     for region_word, prefix in sorted(deployment.GEOGRAPHIES.items()):
-        condition = stack.node.try_find_child(f"BedrockGeography{region_word.capitalize()}") or CfnCondition(
-            stack, f"BedrockGeography{region_word.capitalize()}", expression=Fn.condition_equals(word, region_word)
-        )
+        name = f"BedrockGeography{region_word.capitalize()}"
+        condition = stack.node.try_find_child(name)
+        if not isinstance(condition, CfnCondition):
+            condition = CfnCondition(stack, name, expression=Fn.condition_equals(word, region_word))
         value = Fn.condition_if(condition.logical_id, prefix, value).to_string()
     return value
 
@@ -156,7 +158,7 @@ class Functions(Construct):
         Lambda, Step Functions and CloudFormation, which ``egress=endpoints`` gives no endpoint for."""
         stack = Stack.of(self)
         name = f"{stack.stack_name}-VersionPruner"
-        pruner = self._function("VersionPruner", Duration.minutes(5), in_vpc=False, function_name=name)
+        pruner = self._function("VersionPruner", Duration.seconds(PRUNER_SECONDS), in_vpc=False, function_name=name)
         versioned = [*self.by_placeholder.values(), self.migrations]
         pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
         pruner.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
@@ -277,6 +279,8 @@ class Functions(Construct):
         execution name (none listed: none), and the API key its agent task sends them. A secret encrypted with a
         customer-managed key (``kms_key_arn``) is readable only with kms:Decrypt on that key, which the agent gets
         through Secrets Manager only (the kms:ViaService condition)."""
+        if provider.servers is None or provider.api_key_secret is None:
+            raise ValueError(f"provider {provider.name} is sent to no model server")
         start = self.task("StartExperiment")
         start.add_environment(provider.servers.listed, json.dumps(list(urls)))
         if not secret_arn:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from aws_cdk import CfnResource, Fn, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from constructs import Construct
 
 from infra.settings import log_retention
 
@@ -20,8 +21,9 @@ def expire_log_groups(stack: Stack, days: int) -> None:
     """Call once the stack holds every function: each one without a log group of its own gets a retention."""
     for resource in [c for c in stack.node.find_all() if isinstance(c, CfnResource)]:
         if resource.cfn_resource_type == FUNCTION and not _logs_elsewhere(resource):
+            scope = resource.node.scope
             logs.LogRetention(
-                resource.node.scope or stack,
+                scope if isinstance(scope, Construct) else stack,
                 f"{resource.node.id}LogRetention",
                 log_group_name=Fn.join("", ["/aws/lambda/", resource.ref]),
                 retention=log_retention(days),

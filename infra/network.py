@@ -109,11 +109,12 @@ class Network(Construct):
             ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC),
             ec2.SubnetConfiguration(
                 name="private",
-                subnet_type=ec2.SubnetType.PRIVATE_ISOLATED if egress == ENDPOINTS else ec2.SubnetType.PRIVATE_WITH_EGRESS,
+                subnet_type=ec2.SubnetType.PRIVATE_ISOLATED
+                if egress == ENDPOINTS
+                else ec2.SubnetType.PRIVATE_WITH_EGRESS,
             ),
             ec2.SubnetConfiguration(name="isolated", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
         ]
-        zones = {"availability_zones": list(availability_zones)} if availability_zones else {"max_azs": 2}
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
@@ -122,7 +123,8 @@ class Network(Construct):
             restrict_default_security_group=True,
             nat_gateways=0 if egress == ENDPOINTS else 1,
             nat_gateway_provider=provider,
-            **zones,  # type: ignore[arg-type]  # availability_zones or max_azs: Vpc refuses both
+            availability_zones=list(availability_zones) if availability_zones else None,
+            max_azs=None if availability_zones else 2,  # Vpc takes one or the other
         )
         flow_logs = logs.LogGroup(
             self, "FlowLogs", retention=log_retention(log_retention_days), removal_policy=RemovalPolicy.DESTROY
@@ -139,14 +141,6 @@ class Network(Construct):
 
     def alarms(self) -> list[AlarmSpec]:
         return nat_alarms(self.vpc, self.nat_instance)
-
-    def _nat_instance_provider() -> ec2.NatInstanceProviderV2:
-        return ec2.NatProvider.instance_v2(
-            instance_type=SMALL_INSTANCE,
-            machine_image=pinned_image(),
-            default_allowed_traffic=ec2.NatTrafficDirection.OUTBOUND_ONLY,
-            associate_public_ip_address=True,
-        )
 
     def _configure_nat_instance(self, provider: ec2.NatInstanceProviderV2, ports: tuple[int, ...]) -> ec2.Instance:
         """The NAT instance forwards, from the VPC only, what the functions may send out (HTTPS and the model

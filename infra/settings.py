@@ -83,6 +83,8 @@ class ModelServerSettings:
 
     @classmethod
     def from_context(cls, get: Get, provider: Provider) -> ModelServerSettings:
+        if provider.servers is None:
+            raise ValueError(f"provider {provider.name} is sent to no model server")
         secret, kms = f"{provider.name}ApiKeySecretArn", f"{provider.name}ApiKeyKmsKeyArn"
         return cls(_model_servers(get, provider.servers.context, secret), get(secret), _kms_key(get, kms, secret))
 
@@ -222,12 +224,12 @@ def _list(value: Any) -> tuple[str, ...]:
 def _execution_timeout(value: Any) -> int:
     """The execution timeout, within the catalog's bounds (above the default duration limit plus a turn)."""
     param = BY_KEY["maxExecutionSeconds"]
-    if value is None:
-        return param.default
     try:
-        return parse_stored(param, str(value))
+        seconds = param.default if value is None else parse_stored(param, str(value))
     except InvalidParameter as err:
         raise ValueError(f"context maxExecutionSeconds: {err}") from None
+    assert isinstance(seconds, int)  # the catalog's type for it
+    return seconds
 
 
 def _model_servers(get: Get, context: str, key_context: str) -> tuple[str, ...]:
@@ -263,7 +265,7 @@ def _kms_key(get: Get, context: str, secret_context: str) -> str | None:
         raise ValueError(
             f"context {context} must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>); got {arn!r}"
         )
-    return arn
+    return str(arn)
 
 
 def _existing_database(get: Get) -> ExistingDatabase | None:
@@ -315,4 +317,4 @@ _RETENTION = {
 def log_retention(days: int) -> logs.RetentionDays:
     """CloudWatch accepts only some retention periods: the nearest one at or above ``days``."""
     allowed = next((d for d in sorted(_RETENTION) if d >= days), max(_RETENTION))
-    return getattr(logs.RetentionDays, _RETENTION[allowed])
+    return logs.RetentionDays[_RETENTION[allowed]]

@@ -12,8 +12,8 @@ from constructs import Construct
 from infra.access import PortForward, bastion, relay
 from infra.database import Database, ImportedDatabase, InstanceDatabase, ManagedDatabase, ServerlessDatabase
 from infra.deletion_protection import DeletionProtection
+from infra.functions import MIGRATIONS_SECONDS, PRUNER_SECONDS, Functions
 from infra.log_groups import expire_log_groups
-from infra.functions import MIGRATIONS_SECONDS, Functions
 from infra.monitoring import Monitoring
 from infra.network import Network
 from infra.parameters import Parameters
@@ -55,10 +55,13 @@ class DataStack(Stack):
         )
         managed = self._database(settings, self.network)
         self.database = managed
-        assert managed.endpoint is not None and managed.reader_secret is not None
+        assert managed.reader_secret is not None
         CfnOutput(self, "DatabaseEndpoint", value=managed.endpoint)
         CfnOutput(
-            self, "DatabaseSecretArn", value=managed.secret.secret_arn, description="The owner's credentials (migrations only)"
+            self,
+            "DatabaseSecretArn",
+            value=managed.secret.secret_arn,
+            description="The owner's credentials (migrations only)",
         )
         CfnOutput(
             self,
@@ -68,8 +71,10 @@ class DataStack(Stack):
         )
         if managed.proxy_endpoint is not None:
             CfnOutput(self, "DatabaseProxyEndpoint", value=managed.proxy_endpoint)
-        protected = managed.protection()
-        CfnOutput(self, "DatabaseIdentifier", value=protected.identifier, description=f"The database's {protected.kind}")
+        protected = managed.protected
+        CfnOutput(
+            self, "DatabaseIdentifier", value=protected.identifier, description=f"The database's {protected.kind}"
+        )
         if settings.bastion:  # Session Manager reaches it through the NAT or its interface endpoints
             instance = (
                 relay(self.network.nat_instance, managed)
@@ -87,16 +92,26 @@ class DataStack(Stack):
         )
 
     def _database(self, settings: Settings, network: Network) -> ManagedDatabase:
-        common = {
-            "vpc": network.vpc,
-            "subnets": network.database_subnets,
-            "egress_ports": settings.model_server_ports,
-            "deletion_protection": settings.deletion_protection,
-            "log_retention_days": settings.log_retention_days,
-        }
         if settings.profile.serverless:
-            return ServerlessDatabase(self, "Database", max_acu=settings.max_acu, **common)
-        return InstanceDatabase(self, "Database", **common)
+            return ServerlessDatabase(
+                self,
+                "Database",
+                vpc=network.vpc,
+                subnets=network.database_subnets,
+                egress_ports=settings.model_server_ports,
+                deletion_protection=settings.deletion_protection,
+                log_retention_days=settings.log_retention_days,
+                max_acu=settings.max_acu,
+            )
+        return InstanceDatabase(
+            self,
+            "Database",
+            vpc=network.vpc,
+            subnets=network.database_subnets,
+            egress_ports=settings.model_server_ports,
+            deletion_protection=settings.deletion_protection,
+            log_retention_days=settings.log_retention_days,
+        )
 
 
 class OrchestratorStack(Stack):
@@ -113,9 +128,9 @@ class OrchestratorStack(Stack):
         )
         prefix = parameter_prefix(settings.deployment)
         first = {
-            PROVIDERS[name].servers.key: servers.urls[0]
+            model_servers.key: servers.urls[0]
             for name, servers in settings.model_servers.items()
-            if servers.urls
+            if servers.urls and (model_servers := PROVIDERS[name].servers) is not None
         }  # a provider's first allowed server is its parameter's value
         Parameters(self, "Parameters", prefix=prefix, values=first)
         self.functions.grant_parameters(prefix)
@@ -201,7 +216,7 @@ class OrchestratorStack(Stack):
             handler=pruner,
             execute_on_handler_change=True,
             execute_after=[flow.state_machine, self.sweeps.state_machine],
-            timeout=Duration.seconds(pruner.timeout.to_seconds() + TRIGGER_MARGIN_SECONDS),
+            timeout=Duration.seconds(PRUNER_SECONDS + TRIGGER_MARGIN_SECONDS),
         )
 
     def _outputs(self, flow: ExperimentStateMachine, settings: Settings) -> None:
