@@ -34,7 +34,7 @@ from oriole_workstation import runner
 from oriole_workstation.results import Results
 from oriole_workstation.runner import ACCOUNT, EXECUTION_PREFIX, REGION, LambdaContext, LocalAws
 from tests import aws_calls, openai_server
-from tests.iam_contract import denials, deployed
+from tests.iam_contract import PROFILES, denials, deployed
 from tests.iam_policy import allows
 from tests.infra.conftest import BASE_MODEL
 from tests.integration.conftest import Local, baseline
@@ -323,16 +323,17 @@ def test_every_function_calls_only_what_its_role_allows_and_reads_its_secrets(se
 
     calls = aws_calls.since(mark)
     assert denials(calls) == []
-    contract = deployed()
-    checked = contract.checked(calls)
-    assert {(function, action) for function, action, _ in checked} >= PATHS
-    handed = {
-        (function.name, "secretsmanager:GetSecretValue", arn)
-        for handler, function in contract.functions.items()
-        for arn in handed_secrets(contract, handler)
-    }
-    assert handed <= checked, f"secrets never read: {sorted(handed - checked)}"
-    assert {function for function, _, _ in checked} == {f.name for f in contract.functions.values()}
+    for profile in PROFILES:
+        contract = deployed(profile=profile)
+        checked = contract.checked(calls)
+        assert {(function, action) for function, action, _ in checked} >= PATHS, profile
+        handed = {
+            (function.name, "secretsmanager:GetSecretValue", arn)
+            for handler, function in contract.functions.items()
+            for arn in handed_secrets(contract, handler)
+        }
+        assert handed <= checked, f"{profile}: secrets never read: {sorted(handed - checked)}"
+        assert {function for function, _, _ in checked} == {f.name for f in contract.functions.values()}, profile
 
 
 def handed_secrets(contract, handler: str) -> list[str]:
