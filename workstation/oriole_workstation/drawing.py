@@ -244,7 +244,7 @@ def to_svg(drawing: Drawing, element_id: str | None = None) -> str:
     )
 
 
-METADATA_NS = "https://oriole.invalid/provenance"  # a name for the elements below, never fetched
+METADATA_NS = "urn:oriole:provenance"  # the namespace of the elements below: a name, no address
 
 
 def _svg_metadata(items: dict[str, str]) -> str:
