@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 from oriole import catalog
 from oriole.core import sweep_plan as plans
 from oriole.lifecycle.sweep_tasks import stored_maze_names
+from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
@@ -82,7 +83,8 @@ def run(
         list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider (repeatable).")
     ] = [],  # noqa: B006
     retry_failed: Annotated[
-        bool, typer.Option(help="Run again repetitions whose experiment failed or was aborted.")
+        bool,
+        typer.Option(help="Run again repetitions whose experiment ended in an error (stopped ones run again anyway)."),
     ] = False,
     seed_from: Annotated[
         str | None,
@@ -254,7 +256,9 @@ def _run_locally(
     from oriole_workstation.runner import LocalAws
 
     sweep_id = execution_input["id"]
-    bedrock = real_bedrock_client({"config": {}}) if any(p.cell.provider == "bedrock" for p in planned) else None
+    bedrock = (
+        real_bedrock_client({"config": {}}) if any(PROVIDERS[p.cell.provider].aws_service for p in planned) else None
+    )
 
     def stopping(running: int) -> None:
         err.print(
