@@ -36,6 +36,9 @@ WHOLE_SWEEP_SECONDS = 300
 TASK_SECONDS = 60
 MIGRATIONS_SECONDS = 300  # the migrations trigger waits longer than this (stacks.py)
 PRUNER_SECONDS = 300  # the version pruner's, which its trigger waits for too
+# How long a task waits for its database (oriole.store.db: never past its invocation's remaining time): Aurora
+# resumes from a pause in about 15 s, in 30 s or more after a long one; a proxy's target may still be starting.
+CONNECT_PATIENCE_SECONDS = 120
 # A version a running execution calls must outlive the deploy that publishes the next one; the version pruner
 # deletes it once no execution can call it any more.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
@@ -210,6 +213,7 @@ class Functions(Construct):
     ) -> None:
         secret.grant_read(function)
         function.add_environment("DATABASE_SECRET_ARN", secret.secret_arn)
+        function.add_environment(db.PATIENCE, str(CONNECT_PATIENCE_SECONDS))
         for key, value in via_proxy.items():
             function.add_environment(key, value)
 
@@ -302,8 +306,9 @@ class Functions(Construct):
 
     def grant_executions(self, state_machine_arn: str, execution_arns: str, timeout_seconds: int) -> None:
         """ContinueAsNew starts the successor execution of this one state machine and nothing else; the
-        status-change finalizer and the reconciler may describe its executions (to see whether one runs);
-        CheckProgress learns the execution timeout, to continue as new before it."""
+        status-change finalizer and the reconciler may describe its executions (to see whether one runs), and the
+        reconciler list them; CheckProgress learns the execution timeout, to continue as new before it, and the
+        reconciler, to know how far back an execution that ended lately may have started."""
         self.task("ContinueAsNew").add_to_role_policy(
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[state_machine_arn])
         )
@@ -311,5 +316,10 @@ class Functions(Construct):
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[execution_arns])
             )
+        # the reconciler lists the executions first, to leave an idle deployment's database alone
+        self.reconciler.add_to_role_policy(
+            iam.PolicyStatement(actions=["states:ListExecutions"], resources=[state_machine_arn])
+        )
         self.reconciler.add_environment(deployment.STATE_MACHINE_ARN, state_machine_arn)
+        self.reconciler.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
         self.task("CheckProgress").add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))

@@ -81,10 +81,11 @@ MAX_REQUEST_TIMEOUT_SECONDS = MODEL_TASK_SECONDS - 2 * DEADLINE_MARGIN_SECONDS
 TURN_ALLOWANCE_SECONDS = MODEL_TASK_SECONDS + 60
 _DURATION_MINUTES = 120.0
 # Step Functions keeps at most 25,000 events per execution. A turn writes 16 when nothing fails; in the worst
-# case every retrier of its agent task (13 attempts) and of CheckProgress (5) runs out, 3 events per failed
-# attempt: 16 + 18 x 3 = 70 events. 350 turns and the start and end of an execution (at most 200 events with
-# their own retries) stay under 25,000 (tests/integration/test_local_state_machine.py checks it from the ASL).
-MAX_TURNS_PER_EXECUTION = 350
+# case every retrier of its agent task (24 attempts: Lambda's throttling 10, its errors 3, the database 3, the
+# model's throttling 6 and absence 2) and of CheckProgress (16) runs out, 3 events per failed attempt:
+# 16 + 40 x 3 = 136 events. 180 turns and the start and end of an execution (about 300 events with their own
+# retries) stay under 25,000 (tests/integration/test_fault_table.py checks it from the ASL).
+MAX_TURNS_PER_EXECUTION = 180
 ALL_PROVIDERS = provider_registry.NAMES  # a parameter of every provider
 LLM_PROVIDERS = provider_registry.MODEL_PROVIDERS  # a parameter of every provider that calls a model
 
@@ -183,7 +184,7 @@ CATALOG: tuple[Parameter, ...] = (
         int,
         MAX_TURNS_PER_EXECUTION,
         "Turns one execution runs before it continues as a new execution (16 history events per turn, "
-        "70 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
+        "136 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
         minimum=1,
         maximum=MAX_TURNS_PER_EXECUTION,
         experimental=False,

@@ -227,6 +227,22 @@ def test_migrations_run_on_deploy_from_the_vpc(templates):
     assert migrations["Properties"]["VpcConfig"]["SubnetIds"]
 
 
+def test_every_database_task_waits_for_its_database_within_its_invocation(templates, lean_templates):
+    """Each function that connects to the database is told how patient to be (oriole.store.db: never past its
+    invocation's remaining time), in both profiles; the migrations' trigger waits for their whole timeout, of which
+    connecting may take all but what migrating takes."""
+    from infra.functions import CONNECT_PATIENCE_SECONDS, MIGRATIONS_SECONDS
+    from oriole.handlers.migrate import MIGRATING_SECONDS
+
+    for _, orchestrator in (templates, lean_templates):
+        for name in function_ids(orchestrator):
+            env = one_function_env(orchestrator, name)
+            if "DATABASE_SECRET_ARN" in env:
+                assert env["ORIOLE_CONNECT_PATIENCE_SECONDS"] == str(CONNECT_PATIENCE_SECONDS), name
+        assert "ORIOLE_CONNECT_PATIENCE_SECONDS" not in one_function_env(orchestrator, "VersionPruner")
+    assert MIGRATIONS_SECONDS - MIGRATING_SECONDS > 120  # the 120 s it used to wait: a slow proxy target rolled back
+
+
 def test_each_trigger_waits_longer_than_its_function_may_run(templates):
     """A trigger that gives up before its function (a slow first migration: a database still starting, the
     maze set loading) fails the custom resource and rolls the stack back. Each waits for its function's whole

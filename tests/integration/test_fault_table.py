@@ -151,7 +151,7 @@ def test_the_most_turns_per_execution_keep_the_worst_case_history_under_25000_ev
     )
     closing = ("ContinueAsNew", "FinalizeSuccess", "FinalizeTimeout", "FinalizeFailure")
     once = (events[0] - 16 * turns) + per_attempt * attempts("StartExperiment", *closing) + 5 * len(closing)
-    assert per_turn == 70
+    assert per_turn == 136
     most = catalog.BY_KEY["maxTurnsPerExecution"].maximum
     assert most * per_turn + once < 25_000 and most == catalog.MAX_TURNS_PER_EXECUTION
     assert catalog.BY_KEY["maxTurnsPerExecution"].default <= most

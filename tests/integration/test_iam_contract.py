@@ -52,6 +52,7 @@ PATHS = {
     ("ContinueAsNew", "states:StartExecution"),
     ("ExecutionStatusFinalizer", "states:DescribeExecution"),
     ("Reconciler", "states:DescribeExecution"),
+    ("Reconciler", "states:ListExecutions"),
     ("PlanSweep", "ssm:GetParametersByPath"),
     ("StartRepetition", "states:StartExecution"),
     ("CheckRepetition", "states:DescribeExecution"),
@@ -250,9 +251,12 @@ def close_what_ended_elsewhere(local: Local, store) -> None:
         roleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
         definition=json.dumps({"StartAt": "S", "States": {"S": {"Type": "Pass", "End": True}}}),
     )["stateMachineArn"]
-    open_experiment(store, machine.replace(":stateMachine:", ":execution:") + ":lost-event")
-    with mock.patch.dict(os.environ, {deployment.STATE_MACHINE_ARN: machine}):
-        assert reconcile.handler({}, LambdaContext("oriole-Reconciler", "arn", "r")) == {"found": 1, "closed": 1}
+    lost = local.aws.sfn.start_execution(stateMachineArn=machine, name="lost-event")["executionArn"]
+    open_experiment(store, lost)
+    environment = {deployment.STATE_MACHINE_ARN: machine, deployment.EXECUTION_TIMEOUT: "3600"}
+    with mock.patch.dict(os.environ, environment):
+        found = reconcile.handler({}, LambdaContext("oriole-Reconciler", "arn", "r"))
+    assert found == {"found": 1, "closed": 1, "lookedAt": True}
 
 
 def sweep(local: Local) -> None:

@@ -58,7 +58,7 @@ def _play(event: JsonObject, context: LambdaContext, provider: str) -> JsonObjec
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
     result = experiments.play_turn(
         event,
-        shared_store(),
+        shared_store(context),
         functools.partial(_agent, provider),
         lambda: context.get_remaining_time_in_millis() / 1000,
     ).as_state()

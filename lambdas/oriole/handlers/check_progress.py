@@ -10,4 +10,4 @@ from oriole.text import JsonObject
 
 @logger.inject_lambda_context
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return experiments.check_progress(event, shared_store()).as_state()
+    return experiments.check_progress(event, shared_store(context)).as_state()

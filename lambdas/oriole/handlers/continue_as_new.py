@@ -18,7 +18,7 @@ from oriole.text import JsonObject
 
 @logger.inject_lambda_context
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    result = experiments.continue_as_new(event, shared_store(), start_named)
+    result = experiments.continue_as_new(event, shared_store(context), start_named)
     logger.info(
         "continued as new execution",
         extra={"experiment_id": event.get("experimentId"), "successor": result.successor_execution_arn},

@@ -9,8 +9,8 @@ from oriole.store import shared_store
 from oriole.text import JsonObject
 
 
-def _finalize(event: JsonObject, status: ExperimentStatus) -> JsonObject:
-    result = experiments.finalize(event, shared_store(), status)
+def _finalize(event: JsonObject, context: LambdaContext, status: ExperimentStatus) -> JsonObject:
+    result = experiments.finalize(event, shared_store(context), status)
     state = result.as_state()
     logger.info("experiment finalized", extra=state)
     if result.closed:
@@ -29,16 +29,16 @@ _METRIC = {
 @logger.inject_lambda_context
 @metrics.log_metrics
 def success(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, ExperimentStatus.SUCCEEDED)
+    return _finalize(event, context, ExperimentStatus.SUCCEEDED)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def timeout(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, ExperimentStatus.TIMED_OUT)
+    return _finalize(event, context, ExperimentStatus.TIMED_OUT)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def failure(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, ExperimentStatus.FAILED)
+    return _finalize(event, context, ExperimentStatus.FAILED)

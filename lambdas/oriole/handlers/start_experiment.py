@@ -37,7 +37,7 @@ def read_parameters(names: Sequence[str]) -> dict[str, str]:
 @logger.inject_lambda_context
 @metrics.log_metrics
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    state = experiments.start(event, shared_store(), read_parameters)
+    state = experiments.start(event, shared_store(context), read_parameters)
     logger.info("experiment started", extra={"experiment_id": state["experimentId"], "part": state["part"]})
     if state["part"] == 1:
         count("ExperimentsStarted")

@@ -42,7 +42,7 @@ def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
 
 @logger.inject_lambda_context
 def plan(event: JsonObject, context: LambdaContext) -> JsonObject:
-    result = sweep_tasks.plan_run(event, shared_store(), known_prompts, known_prices)
+    result = sweep_tasks.plan_run(event, shared_store(context), known_prompts, known_prices)
     logger.info(
         "sweep planned",
         extra={
@@ -57,16 +57,16 @@ def plan(event: JsonObject, context: LambdaContext) -> JsonObject:
 
 @logger.inject_lambda_context
 def start_repetition(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return sweep_tasks.start_repetition(event, shared_store(), start_named).as_state()
+    return sweep_tasks.start_repetition(event, shared_store(context), start_named).as_state()
 
 
 @logger.inject_lambda_context
 def check_repetition(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return sweep_tasks.check_repetition(event, shared_store(), execution_status)
+    return sweep_tasks.check_repetition(event, shared_store(context), execution_status)
 
 
 @logger.inject_lambda_context
 def summarize(event: JsonObject, context: LambdaContext) -> JsonObject:
-    result = sweep_tasks.summarize(event, shared_store(), failed_executions)
+    result = sweep_tasks.summarize(event, shared_store(context), failed_executions)
     logger.info("sweep summarized", extra=result)
     return result
