@@ -4,7 +4,7 @@ event was lost (the finalizer's retries ran out; the event waits in the dead-let
 first, and leaves the database alone (a paused one paused) when nothing ran lately (``reconcile.worth_a_look``)."""
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,7 +22,7 @@ def execution_prefix(state_machine_arn: str) -> str:
     return state_machine_arn.replace(":stateMachine:", ":execution:", 1) + ":"
 
 
-def executions(state_machine_arn: str) -> Iterator[dict[str, Any]]:
+def executions(state_machine_arn: str) -> Iterator[Mapping[str, Any]]:
     """The state machine's executions, newest first, a page at a time as they are read."""
     pages = aws.stepfunctions().get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn)
     for page in pages:
