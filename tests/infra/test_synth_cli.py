@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -132,6 +133,22 @@ def test_a_second_deployment_takes_every_name_and_grant_from_its_settings(tmp_pa
         if r["Type"] == "AWS::Lambda::Function" and "Variables" in r["Properties"].get("Environment", {})
     ]
     assert {env.get("ORIOLE_DEPLOYMENT") for env in starts} == {"Other"}  # what the functions read at run time
+
+
+def test_the_idle_cost_script_prices_what_cdk_synth_wrote(assembly, lean_assembly):
+    """``python -m infra.idle_cost cdk.out --json`` on the real synth of each profile (what ``make idle-cost``
+    runs): the lean profile under $10 a month, the standard one about $95."""
+    totals = {}
+    for name, out in (("standard", assembly), ("lean", lean_assembly)):
+        result = subprocess.run(
+            [sys.executable, "-m", "infra.idle_cost", str(out), "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        totals[name] = json.loads(result.stdout)["totalUsdPerMonth"]
+    assert totals["lean"] < 10 and 90 < totals["standard"] < 100, totals
 
 
 def test_nag_reports_are_written_and_clean(each_profile):
