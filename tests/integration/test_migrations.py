@@ -130,8 +130,8 @@ def test_a_stored_maze_that_differs_from_the_code_is_reported(empty_database):
 
 
 def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(empty_database):
-    """Rows closed before the ending existed get it by the rule of 0005 (errors and aborts as error; 0020 classifies them again); their
-    aggregates are recounted from their actions and turns."""
+    """Rows closed before the ending existed get it by the rule of 0005 (aborts as errors; 0020 classifies them
+    again); their aggregates are recounted from their actions and turns."""
     store = Store(db.connect(empty_database))
     before, after = [f for f in migration_files() if f.name < "0005"], migration_files()
     store.apply_migrations(before, views=())  # the views need the columns of later migrations
