@@ -100,6 +100,7 @@ def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow]
                     "maze_tiles": size * size,
                     "shortest_path_length": 10,
                     "ending": ending,
+                    "ending_cause": {"success": "goal", "agent": "max_moves"}.get(ending, "provider"),
                     "status": {"success": "succeeded", "agent": "timed_out"}.get(ending, "failed"),
                     "actions": 20 + 7 * n,
                     "path_efficiency": Decimal("0.5") + Decimal(n) / 100 if ending == "success" else None,
@@ -162,6 +163,7 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
                     "mean_latency_ms": None,
                     "errors": len(found) - len(runs),
                     "running": 0,
+                    "censored": 0,
                 }
             )
         )
