@@ -228,7 +228,8 @@ class Functions(Construct):
         """Parameter Store, under the deployment's prefix only (from its settings, never from the synthesizing
         shell's environment): StartExperiment reads the catalog, the chosen prompt and the model's price (by
         name, once per experiment); PlanSweep lists the prompt versions and the prices (two paths, not
-        recursive)."""
+        recursive) and reads the experiments' cost cap (by name). PlanSweep also learns the account's Lambda
+        concurrency, and that a sweep of models needs a spend limit here."""
         stack = Stack.of(self)
 
         def parameters(name: str) -> str:
@@ -239,12 +240,20 @@ class Functions(Construct):
                 actions=["ssm:GetParameters", "ssm:GetParameter"], resources=[parameters(f"{prefix}/*")]
             )
         )
-        self.task("PlanSweep").add_to_role_policy(
+        plan = self.task("PlanSweep")
+        plan.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["ssm:GetParametersByPath"],
                 resources=[parameters(catalog.prompts_path(prefix)), parameters(catalog.pricing_path(prefix))],
             )
         )
+        cost_cap = catalog.BY_KEY["maxCostUsd"].path  # what the spend limit counts an experiment at
+        plan.add_to_role_policy(
+            iam.PolicyStatement(actions=["ssm:GetParameters"], resources=[parameters(f"{prefix}/{cost_cap}")])
+        )
+        # how many functions the account runs at once: the sweep's caps stay within it (no resource of its own)
+        plan.add_to_role_policy(iam.PolicyStatement(actions=["lambda:GetAccountSettings"], resources=["*"]))
+        plan.add_environment(deployment.REQUIRE_SPEND_LIMIT, "true")  # a sweep of models on AWS has a spend limit
 
     def mark_vision_models(self, models: tuple[str, ...]) -> None:
         """Tell StartExperiment which models beyond the catalog's accept images (observation image or both)."""

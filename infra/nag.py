@@ -121,8 +121,9 @@ def suppress_orchestrator(stack: Stack) -> None:
                 id="AwsSolutions-IAM5",
                 applies_to=["Resource::*"],
                 reason=(
-                    "X-Ray (xray:PutTraceSegments, PutTelemetryRecords) and the state machine's log delivery "
-                    "(logs:CreateLogDelivery and friends) accept no resource scope."
+                    "X-Ray (xray:PutTraceSegments, PutTelemetryRecords), the state machine's log delivery "
+                    "(logs:CreateLogDelivery and friends) and PlanSweep's lambda:GetAccountSettings (the account's "
+                    "concurrency) accept no resource scope."
                 ),
             ),
             NagPackSuppression(

@@ -88,6 +88,11 @@ _DURATION_MINUTES = 120.0
 MAX_TURNS_PER_EXECUTION = 180
 ALL_PROVIDERS = provider_registry.NAMES  # a parameter of every provider
 LLM_PROVIDERS = provider_registry.MODEL_PROVIDERS  # a parameter of every provider that calls a model
+# The safety caps on an experiment's spending (docs: explanation/aws-costs.md, "What a forgotten run costs"): with
+# the defaults, one experiment costs at most $5 and its last turn; its input tokens stop at 5 million whatever
+# their price (a model without a known price, whose cost is unknown).
+MAX_COST_USD = 5.0
+MAX_INPUT_TOKENS = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,30 @@ CATALOG: tuple[Parameter, ...] = (
         read_at="deploy",
         minimum=2 * TURN_ALLOWANCE_SECONDS,
         maximum=365 * 24 * 3600,
+    ),
+    Parameter(
+        "experiments/max-input-tokens",
+        int,
+        MAX_INPUT_TOKENS,
+        "A safety cap on spending: once an experiment's model calls have read this many input tokens, it ends "
+        "censored (spend_cap) after the turn that crossed it. It bounds what a model without a known price "
+        "may use; raise it for long runs of large contexts.",
+        minimum=1,
+        maximum=10**11,
+        providers=LLM_PROVIDERS,
+        experimental=False,
+    ),
+    Parameter(
+        "experiments/max-cost-usd",
+        float,
+        MAX_COST_USD,
+        "A safety cap on spending, in USD at the experiment's prices: once it has cost this much, it ends "
+        "censored (spend_cap) after the turn that crossed it, so a forgotten run costs at most this and one "
+        "turn more. A sweep's spend limit counts each running experiment at this cap.",
+        minimum=0.000001,  # the cost columns' precision
+        maximum=100_000,
+        providers=LLM_PROVIDERS,
+        experimental=False,
     ),
     Parameter(
         "experiments/max-actions-per-turn",

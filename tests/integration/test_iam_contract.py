@@ -54,6 +54,8 @@ PATHS = {
     ("Reconciler", "states:DescribeExecution"),
     ("Reconciler", "states:ListExecutions"),
     ("PlanSweep", "ssm:GetParametersByPath"),
+    ("PlanSweep", "ssm:GetParameters"),  # the experiments' cost cap
+    ("PlanSweep", "lambda:GetAccountSettings"),  # the account's concurrency
     ("StartRepetition", "states:StartExecution"),
     ("CheckRepetition", "states:DescribeExecution"),
     ("SummarizeSweep", "states:ListExecutions"),
@@ -73,10 +75,10 @@ def cold_containers() -> Iterator[None]:
 
     container = threading.local()  # moto runs each execution in a thread of its own
 
-    def connection() -> psycopg.Connection:
+    def connection(invocation: db.Invocation | None = None) -> psycopg.Connection:
         conn = getattr(container, "conn", None)
         if conn is None or conn.closed or conn.broken:
-            conn = container.conn = db.connect_when_free()
+            conn = container.conn = db.connect_within(invocation)
         return conn
 
     def cold(handler):

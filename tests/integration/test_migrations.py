@@ -239,7 +239,7 @@ def test_0020_classifies_every_closed_row_again_by_the_rules_the_code_closes_wit
             "CASE WHEN %s <> 'running' THEN now() END, %s, %s, ARRAY[%s]) RETURNING id",
             (maze_id, status, old, status, reason, f"arn:{n}", f"arn:{n}"),
         ).fetchone()["id"]
-    assert store.apply_migrations() == ["0020_run_endings"]
+    assert store.apply_migrations([f for f in files if f.name < "0021"], views=()) == ["0020_run_endings"]
     rows = {
         r["id"]: r for r in conn.execute("SELECT id, status, failure_reason, ending, ending_cause FROM experiments")
     }

@@ -128,7 +128,7 @@ def largest_plan(store) -> tuple[dict, dict]:
         "repetitions": repetitions,
         "grid": {"maxMoves": moves},
     }
-    plan = sweep_tasks.plan_run(sweep, store, lambda: ["v1"], dict)
+    plan = sweep_tasks.plan_run(sweep, store, sweep_tasks.Deployment(lambda: ["v1"], dict, lambda: None))
     assert plan["planned"] == MAX_EXPERIMENTS and plan["alreadyDone"] == 0
     assert sorted(i for indices in plan["indices"].values() for i in indices) == list(range(MAX_EXPERIMENTS))
     summary = sweep_tasks.summarize(
@@ -226,4 +226,4 @@ def test_a_sweep_that_would_carry_more_than_the_limit_is_refused_before_anything
     sweep["comment"] = "x" * (target - len(json.dumps(sweep)))
     assert len(json.dumps(sweep)) == target
     with pytest.raises(SweepFileError, match="larger than 65,536 bytes"):
-        sweep_tasks.plan_run(sweep, store, lambda: ["v1"], dict)
+        sweep_tasks.plan_run(sweep, store, sweep_tasks.Deployment(lambda: ["v1"], dict, lambda: None))

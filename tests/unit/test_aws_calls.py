@@ -34,7 +34,10 @@ def client(service: str):
 def reconciler_calling(monkeypatch, call) -> list[aws_calls.Call]:
     """The reconciler's handler with its store and its search replaced by ``call(describe)``: what it records."""
     monkeypatch.setenv(deployment.STATE_MACHINE_ARN, MACHINE)
-    monkeypatch.setattr(reconcile, "shared_store", lambda: None)
+    monkeypatch.setenv(deployment.EXECUTION_TIMEOUT, "3600")
+    monkeypatch.setattr(reconcile, "executions", lambda arn: iter(()))
+    monkeypatch.setattr(reconcile.reconcile, "worth_a_look", lambda executions, now, timeout: True)
+    monkeypatch.setattr(reconcile, "shared_store", lambda context: None)
     monkeypatch.setattr(reconcile.reconcile, "close_ended", lambda store, describe, belongs: call(describe) and [])
     mark = len(aws_calls.CALLS)
     inspect.unwrap(reconcile.handler)({}, None)

@@ -14,6 +14,7 @@ from oriole.core.endings import (
     GAVE_UP_REASON_PREFIX,
     MAX_DURATION_REASON_PREFIX,
     MAX_MOVES_REASON_PREFIX,
+    SPEND_CAP_REASON_PREFIX,
     STALL_REASON_PREFIX,
 )
 from oriole.statuses import NextStep
@@ -28,6 +29,8 @@ class Progress:
     stalled_turns: int = 0  # turns in a row, up to the just-played one, without a valid action
     execution_seconds_left: float | None = None  # before the execution's hard timeout; None when unknown
     gave_up_reason: str | None = None  # what the model said when it called give_up
+    input_tokens: int = 0  # read by the model calls of every turn so far
+    cost_usd: float | None = None  # at the experiment's prices; None when unknown (no price)
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,13 @@ class Decision:
 
 
 def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
-    """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule; then
-    the per-execution budgets: its turns, and its time before the hard execution timeout. Each reason starts
-    with the prefix that gives its ending (``oriole.core.endings``): the action budget is the agent's failure,
-    the wall clock censors the run.
+    """Goal found wins; then the agent giving up; then the action and time limits; then the safety caps on
+    spending; then the stall rule; then the per-execution budgets: its turns, and its time before the hard
+    execution timeout. Each reason starts with the prefix that gives its ending (``oriole.core.endings``): the
+    action budget is the agent's failure, the wall clock and the spending caps censor the run.
+
+    The caps (``maxInputTokens``, ``maxCostUsd``) are judged after every turn, on the totals its commit left:
+    the turn that crosses one is the last, so an experiment ends at most one turn over its cap.
 
     A model that keeps answering without a usable tool call would otherwise burn turns (and tokens)
     until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
@@ -63,6 +69,9 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
             NextStep.TIMEOUT,
             f"{MAX_DURATION_REASON_PREFIX}: ran {minutes:.1f} of {config['maxDurationMinutes']:g} minutes",
         )
+    capped = spend_cap(progress, config)
+    if capped is not None:
+        return Decision(NextStep.TIMEOUT, f"{SPEND_CAP_REASON_PREFIX}: {capped}")
     max_stalled = config.get("maxStalledTurns", BY_KEY["maxStalledTurns"].default)
     if progress.stalled_turns >= max_stalled:
         return Decision(
@@ -77,6 +86,18 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
     if left is not None and left < TURN_ALLOWANCE_SECONDS:
         return Decision(NextStep.CONTINUE_AS_NEW)
     return Decision(NextStep.CONTINUE)
+
+
+def spend_cap(progress: Progress, config: Mapping[str, Any]) -> str | None:
+    """Which safety cap the experiment has reached, in words; None while under both. A snapshot taken before the
+    caps existed has none; an experiment without a known price is judged on its tokens alone."""
+    most_tokens = config.get("maxInputTokens")
+    if most_tokens is not None and progress.input_tokens >= most_tokens:
+        return f"{progress.input_tokens:,} input tokens of the {most_tokens:,} maxInputTokens allows"
+    most_usd = config.get("maxCostUsd")
+    if most_usd is not None and progress.cost_usd is not None and progress.cost_usd >= most_usd:
+        return f"${progress.cost_usd:,.4f} spent of the ${most_usd:,.2f} maxCostUsd allows"
+    return None
 
 
 def successor_name(experiment_id: int, part: int) -> str:

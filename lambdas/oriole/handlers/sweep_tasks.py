@@ -1,14 +1,17 @@
 """The sweep state machine's tasks: thin entry points over ``oriole.lifecycle.sweep_tasks``, which get the Step
 Functions calls (start an execution, its status, the failed ones) from here."""
 
+import os
+
 import boto3
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole import catalog
+from oriole.handlers import aws
 from oriole.handlers.executions import execution_status, start_named
 from oriole.handlers.observability import logger
-from oriole.lifecycle import sweep_tasks
+from oriole.lifecycle import deployment, sweep_tasks
 from oriole.store import shared_store
 from oriole.text import JsonObject
 
@@ -40,9 +43,31 @@ def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
     return {e["name"] for page in pages for e in page["executions"] if e["name"].startswith(prefix)}
 
 
+def cost_cap() -> str | None:
+    """The deployment's maxCostUsd (its parameter's text), fresh; None when the parameter does not exist."""
+    name = catalog.BY_KEY["maxCostUsd"].name
+    found = aws.ssm().get_parameters(Names=[name])["Parameters"]
+    return found[0]["Value"] if found else None
+
+
+def account_concurrency() -> int | None:
+    """How many functions the account's Lambda runs at once, beside the reserved (GetAccountSettings)."""
+    limit = aws.awslambda().get_account_settings()["AccountLimit"]
+    return limit.get("UnreservedConcurrentExecutions", limit.get("ConcurrentExecutions"))
+
+
+DEPLOYMENT = sweep_tasks.Deployment(
+    known_prompts,
+    known_prices,
+    cost_cap,
+    spend_limit_required=bool(os.environ.get(deployment.REQUIRE_SPEND_LIMIT)),
+    concurrency=account_concurrency,
+)
+
+
 @logger.inject_lambda_context
 def plan(event: JsonObject, context: LambdaContext) -> JsonObject:
-    result = sweep_tasks.plan_run(event, shared_store(context), known_prompts, known_prices)
+    result = sweep_tasks.plan_run(event, shared_store(context), DEPLOYMENT)
     logger.info(
         "sweep planned",
         extra={

@@ -30,6 +30,7 @@ ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its
 PRUNED_FUNCTIONS = "ORIOLE_PRUNED_FUNCTIONS"  # JSON list: the functions whose old versions the pruner deletes
 SWEEP_STATE_MACHINE_ARN = "ORIOLE_SWEEP_STATE_MACHINE_ARN"  # the version pruner's: running sweeps keep versions
 STACK_ID = "ORIOLE_STACK_ID"  # the version pruner's: the versions its stack holds stay
+REQUIRE_SPEND_LIMIT = "ORIOLE_REQUIRE_SPEND_LIMIT"  # PlanSweep's on AWS: a sweep of models needs a spend limit
 
 # Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
 PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")

@@ -391,6 +391,8 @@ def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDec
             row.stalled_turns,
             _execution_seconds_left(request.executionStartTime),
             row.gave_up_reason,
+            row.input_tokens,
+            row.cost_usd,
         ),
         row.config,
     )

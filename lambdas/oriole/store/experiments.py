@@ -58,6 +58,8 @@ class ProgressRow:
     gave_up_reason: str | None
     config: dict[str, Any]
     elapsed_seconds: float
+    input_tokens: int
+    cost_usd: float | None
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,8 @@ class Experiments(StoreBase):
         return self._one(
             class_row(ProgressRow),
             "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
-            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
+            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds, "
+            "input_tokens, cost_usd::float AS cost_usd "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
         )

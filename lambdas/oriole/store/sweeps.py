@@ -67,6 +67,18 @@ class Sweeps(StoreBase):
         )
         return spent or 0.0
 
+    def sweep_committed(self, sweep_id: str) -> float:
+        """Dollars a sweep has spent or may still spend: its closed experiments' costs, and each running one at
+        its cap (``maxCostUsd`` of its snapshot; what it spent when that is more, or when it has none)."""
+        committed: float | None = self._one(
+            scalar_row,
+            "SELECT coalesce(sum(CASE WHEN completed_at IS NULL "
+            "THEN greatest(cost_usd, coalesce((config->>'maxCostUsd')::numeric, cost_usd)) "
+            "ELSE cost_usd END), 0)::float FROM experiments WHERE agent_id LIKE %s",
+            (_like_prefix(sweep_id + "/"),),
+        )
+        return committed or 0.0
+
     def repetition_attempts(self, agent_id: str) -> list[SweepExperiment]:
         """The experiments of one repetition of a sweep (its agent id), oldest first."""
         return self._all(class_row(SweepExperiment), _SWEEP_EXPERIMENT + "WHERE agent_id = %s ORDER BY id", (agent_id,))
