@@ -14,18 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from aws_cdk import CustomResource, Duration, RemovalPolicy, Stack
+from aws_cdk import CustomResource, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
-from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infra.bundling import ARCHITECTURE, RUNTIME
-from infra.settings import log_retention
+from infra.custom_resources import inline_provider
 
 HANDLER = Path(__file__).with_name("deletion_protection_handler.py")
-TIMEOUT = Duration.minutes(15)  # Lambda's longest: the handler waits for a busy database up to this
+TIMEOUT_MINUTES = 15  # Lambda's longest: the handler waits for a busy database up to this
 
 
 @dataclass(frozen=True)
@@ -50,24 +46,13 @@ class DeletionProtection(Construct):
     ):
         everything_else = list(stack.node.children)
         super().__init__(stack, construct_id)
-        retention = log_retention(log_retention_days)
-        handler = lambda_.Function(
+        provider = inline_provider(
             self,
-            "Handler",
-            runtime=RUNTIME,
-            architecture=ARCHITECTURE,
-            handler="index.handler",
-            code=lambda_.Code.from_inline(HANDLER.read_text()),
-            timeout=TIMEOUT,
+            handler=HANDLER,
             description="Oriole: the database's deletion protection, once it is available",
-            log_group=logs.LogGroup(self, "Logs", retention=retention, removal_policy=RemovalPolicy.DESTROY),
-        )
-        handler.add_to_role_policy(iam.PolicyStatement(actions=database.actions, resources=[database.arn]))
-        provider = cr.Provider(
-            self,
-            "Provider",
-            on_event_handler=handler,
-            log_group=logs.LogGroup(self, "ProviderLogs", retention=retention, removal_policy=RemovalPolicy.DESTROY),
+            statements=[iam.PolicyStatement(actions=database.actions, resources=[database.arn])],
+            log_retention_days=log_retention_days,
+            timeout_minutes=TIMEOUT_MINUTES,
         )
         resource = CustomResource(
             self,

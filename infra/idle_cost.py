@@ -64,6 +64,7 @@ FREE_WHEN_IDLE = frozenset(
         "AWS::StepFunctions::StateMachine",  # by state transition
         "AWS::CDK::Metadata",
         "Custom::DeletionProtection",  # custom resources run on deploy only
+        "Custom::ParameterValues",
         "Custom::LogRetention",
         "Custom::Trigger",
         "Custom::VpcRestrictDefaultSG",

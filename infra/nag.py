@@ -160,6 +160,18 @@ def suppress_orchestrator(stack: Stack) -> None:
                 ),
             ),
             NagPackSuppression(
+                id="AwsSolutions-IAM5",
+                applies_to=[{"regex": "/^Resource::<ParametersValuesHandler.+\\.Arn>:\\*$/"}],
+                reason="CDK's provider framework invokes the parameter values' handler, any version of it.",
+            ),
+            NagPackSuppression(
+                id="AwsSolutions-L1",
+                reason=(
+                    "CDK's provider frameworks (the parameter values', the triggers') pick their own Node.js runtime; "
+                    "the handlers themselves run the same Python as the functions."
+                ),
+            ),
+            NagPackSuppression(
                 id="AwsSolutions-SQS3",
                 reason=(
                     "FinalizerDeadLetters is itself a dead-letter queue: the on-failure destination of the "

@@ -132,7 +132,7 @@ class OrchestratorStack(Stack):
             for name, servers in settings.model_servers.items()
             if servers.urls and (model_servers := PROVIDERS[name].servers) is not None
         }  # a provider's first allowed server is its parameter's value
-        Parameters(self, "Parameters", prefix=prefix, values=first)
+        Parameters(self, "Parameters", prefix=prefix, values=first, log_retention_days=settings.log_retention_days)
         self.functions.grant_parameters(prefix)
         self.functions.grant_bedrock(settings.bedrock_model_ids)
         self.functions.mark_vision_models(settings.vision_models)

@@ -79,19 +79,26 @@ def test_every_log_group_expires(request, fixture):
     assert any("postgresql" in name for name in exported)  # the database's own log export
 
 
-def test_parameters_come_from_the_catalog(templates):
+def test_parameters_come_from_the_catalog_and_a_deploy_keeps_a_researchers_value(templates):
+    """Every catalog parameter read at start exists under the prefix, its value the one the parameter-values
+    resource gives (the default, unless a researcher set another: parameter_values_handler), whose defaults are
+    the catalog's and the deployment's first model servers; the shipped prompts are written as they ship."""
     _, orchestrator = templates
-    names = {
+    values = {
         p["Properties"]["Name"]: p["Properties"]["Value"]
         for p in resources(orchestrator, "AWS::SSM::Parameter").values()
     }
+    [(kept_id, kept)] = resources(orchestrator, "Custom::ParameterValues").items()
+    defaults, names = kept["Properties"]["Defaults"], kept["Properties"]["Names"]
     for param in CATALOG:
-        if param.overridable and param.key not in ("endpoint", "baseUrl"):
-            assert names[param.name] == param.default_text
-    assert names["/oriole/ollama/endpoint"] == OLLAMA_ENDPOINTS[0]  # the deployment's, not localhost
-    assert names["/oriole/openai/base-url"] == OPENAI_BASE_URLS[0]
-    assert "navigating a 2D grid maze" in names["/oriole/prompts/v1"]
-    assert "/oriole/experiments/max-execution-seconds" not in names  # read at deploy time only
+        if param.overridable:
+            assert names[param.key] == param.name and values[param.name] == {"Fn::GetAtt": [kept_id, param.key]}
+            if param.key not in ("endpoint", "baseUrl"):
+                assert defaults[param.key] == param.default_text, param.key
+    assert defaults["endpoint"] == OLLAMA_ENDPOINTS[0]  # the deployment's, not localhost
+    assert defaults["baseUrl"] == OPENAI_BASE_URLS[0]
+    assert "navigating a 2D grid maze" in values["/oriole/prompts/v1"]
+    assert "/oriole/experiments/max-execution-seconds" not in values  # read at deploy time only
 
 
 def test_every_function_records_the_version_and_the_asset_hash_of_the_code_it_runs(templates):

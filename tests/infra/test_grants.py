@@ -103,6 +103,7 @@ def test_the_sweep_state_machine_starts_its_own_children_and_its_tasks_only_expe
     own = json.dumps(policies_of(orchestrator, "SweepsStateMachineRole"))
     assert "states:StartExecution" in own and "stateMachine:OrioleOrchestrator-sweep" in own
     assert "execution:OrioleOrchestrator-sweep/*" in own and "states:StopExecution" in own
+    assert "states:RedriveExecution" in own  # a redriven sweep redrives its map runs' failed children
     invoke = [s for s in policies_of(orchestrator, "SweepsStateMachineRole") if s["Action"] == "lambda:InvokeFunction"]
     ids = function_ids(orchestrator)
     targets = {r["Fn::GetAtt"][0] for s in invoke for r in s["Resource"] if isinstance(r, dict) and "Fn::GetAtt" in r}
