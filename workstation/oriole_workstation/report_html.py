@@ -397,16 +397,7 @@ def experiments_table(
 
 
 def _filters_text(filters: Filters, by: GroupBy) -> str:
-    chosen = [
-        f"{name} {value:%Y-%m-%d %H:%M}" if isinstance(value, datetime) else f"{name} {value}"
-        for name, value in vars(filters).items()
-        if value is not None
-    ]
-    return (
-        (", ".join(chosen) or "every experiment")
-        + "; one row per "
-        + ("maze" if by is GroupBy.maze else "maze family and size")
-    )
+    return filters.describe() + "; one row per " + ("maze" if by is GroupBy.maze else "maze family and size")
 
 
 def _natural(name: str) -> tuple:
