@@ -281,11 +281,12 @@ class Planned:
 
     def seed(self, spec: SweepFile) -> int:
         """The repetition's seed: the cell's own ``seed`` if it fixes one, else one derived from the sweep's seed
-        id (``seed_from``, else its id), the cell and the repetition, the same on every run and resume."""
+        id (``seed_from``, else its id), the maze and the repetition, the same on every run and resume and for
+        every agent of the sweep (``seeds.repetition_seed``)."""
         fixed: int | None = self.cell.config.get("seed")
         if fixed is not None:
             return fixed
-        return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
+        return seeds.repetition_seed(seed_id(spec), self.cell.maze, self.repetition)
 
     def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
