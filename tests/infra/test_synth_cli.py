@@ -119,7 +119,9 @@ def test_a_second_deployment_takes_every_name_and_grant_from_its_settings(tmp_pa
     grants = [
         json.dumps(statement["Resource"]) for statement in statements if "ssm:" in json.dumps(statement["Action"])
     ]
-    assert len(grants) == 2  # StartExperiment's reads by name, PlanSweep's prompt listing
+    # StartExperiment's reads by name, PlanSweep's prompt and price listing and its read of the cost cap, the
+    # parameter values' reads (what a researcher set)
+    assert len(grants) == 4
     assert all(":parameter/other/" in grant for grant in grants)
     plan = [
         json.dumps(r["Properties"])

@@ -316,10 +316,10 @@ def test_a_stack_whose_first_deploy_rolled_back_says_how_to_recover_and_checks_n
 
 
 def test_without_a_deployment_it_says_which_one_there_is_or_how_to_deploy(check, monkeypatch):
-    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "OrioleLab2")
+    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "LAB2")
     result = check("--aws")
     assert result.exit_code == 2
-    assert "no deployment OrioleLab2 (stack OrioleLab2Orchestrator) in region us-east-1" in result.output
+    assert "no deployment Lab2 (stack Lab2Orchestrator) in region us-east-1" in result.output
     assert "run `ORIOLE_DEPLOYMENT=Oriole oriole check --aws`" in result.output
     assert "AWS_PROFILE and AWS_REGION" in result.output
     local = check()

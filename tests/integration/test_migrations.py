@@ -282,7 +282,8 @@ def test_0021_gives_every_stored_experiment_the_optimum_of_its_goal_condition(em
             "VALUES (%s, 'baseline', 'oracle', 'v1', 'h', 't', %s, 1, 0, 0, %s, ARRAY[%s])",
             (entry.id, Jsonb({"goalCondition": condition, "visionRange": vision}), f"arn:{n}", f"arn:{n}"),
         )
-    assert store.apply_migrations(views=()) == ["0021_optimal_path_length"]
+    until_0021 = [f for f in migration_files() if f.name < "0022"]
+    assert store.apply_migrations(until_0021, views=()) == ["0021_optimal_path_length"]
     stored = store.conn.execute("SELECT optimal_path_length FROM experiments ORDER BY id").fetchall()
     assert [r["optimal_path_length"] for r in stored] == [
         optimal_path_length(condition, entry.maze, vision) for entry, condition, vision in cases
