@@ -12,10 +12,12 @@ store them as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
 payload, a Step Functions state (at most 256 KB in all) and a ``failure_reason``.
 
 JSON from outside (a model's answer, a file) is read by ``load_json``: an integer of more digits than
-``MAX_INT_DIGITS`` becomes a float (Python refuses to read one of more than 4,300 digits, with a ValueError no
-caller expects; a float of any length is read, as infinity at worst), nesting past the parser is a ValueError
-like any other, and ``nesting_depth`` measures a value without recursion, so a deep value can be refused
-before any recursive code (escaping, storing, a schema) meets it.
+``MAX_INT_DIGITS`` becomes a ``LongInteger`` (a float that a message shows by its length, never as ``inf``:
+Python refuses to read one of more than 4,300 digits, with a ValueError no caller expects; a float of any length
+is read, as infinity at worst), and every value is held to one fixed depth, whatever the stack: JSON nested
+deeper than the caller's limit is ``NestedTooDeeply``, whether the parser ran out of stack on it (which depends
+on how deep the caller already was) or read it whole. ``nesting_depth`` measures a value without recursion, so a
+deep value can be refused before any recursive code (escaping, storing, a schema) meets it.
 
 A number written as text (a flag, a Parameter Store value, a header) is read by ``ascii_int`` and
 ``ascii_float``: ASCII digits only, as JSON writes numbers. Python's ``int()`` and ``float()`` also take
@@ -130,9 +132,31 @@ def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{text[:kept]}... ({len(text) - kept} more characters)"
 
 
+class LongInteger(float):
+    """A JSON integer of more than ``MAX_INT_DIGITS`` digits, read as a float (infinity past about 308 digits) and
+    shown by its length: a message says ``an integer of 5,000 digits``, not ``inf``."""
+
+    digits: int
+
+    def __new__(cls, text: str) -> LongInteger:
+        value = super().__new__(cls, text)
+        value.digits = len(text.lstrip("+-"))
+        return value
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits:,} digits"
+
+    __str__ = __repr__
+
+
+class NestedTooDeeply(ValueError):
+    """JSON nested deeper than the reader's limit."""
+
+
 def bounded_int(digits: str) -> int | float:
-    """A JSON integer as Python reads it (``parse_int``): an int, or a float past ``MAX_INT_DIGITS`` digits."""
-    return int(digits) if len(digits) <= MAX_INT_DIGITS else float(digits)
+    """A JSON integer as Python reads it (``parse_int``): an int, or a ``LongInteger`` past ``MAX_INT_DIGITS``
+    digits."""
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else LongInteger(digits)
 
 
 def nesting_depth(value: object, limit: int) -> int:
@@ -157,16 +181,20 @@ def _refused_int(digits: str) -> int:
     return int(digits)
 
 
-def load_json(raw: str | bytes, max_depth: int | None = MAX_JSON_DEPTH, *, long_integers: bool = True) -> object:
-    """``raw`` as JSON; ValueError naming the problem when it is not JSON, nests past the parser or past
-    ``max_depth`` (None: as deep as the parser reads). An integer past ``MAX_INT_DIGITS`` digits is read as a
-    float, or with ``long_integers=False`` (a file a person wrote) refused."""
+def load_json(raw: str | bytes, max_depth: int = MAX_JSON_DEPTH, *, long_integers: bool = True) -> object:
+    """``raw`` as JSON; ValueError naming the problem when it is not JSON, or ``NestedTooDeeply`` past
+    ``max_depth``. An integer past ``MAX_INT_DIGITS`` digits is read as a ``LongInteger``, or with
+    ``long_integers=False`` (a file a person wrote) refused.
+
+    The depth is the same wherever the caller stands: the parser recurses once a level, so how deep it can go
+    depends on the stack it starts from; JSON it cannot finish for lack of stack and JSON it reads whole but
+    deeper than ``max_depth`` are refused alike (``max_depth`` stays far below what any caller's stack leaves)."""
     try:
         value = json.loads(raw, parse_int=bounded_int if long_integers else _refused_int)
     except RecursionError:
-        raise ValueError("nested too deeply") from None
-    if max_depth is not None and nesting_depth(value, max_depth) > max_depth:
-        raise ValueError(f"nested deeper than {max_depth} levels")
+        raise NestedTooDeeply(f"nested deeper than {max_depth} levels") from None
+    if nesting_depth(value, max_depth) > max_depth:
+        raise NestedTooDeeply(f"nested deeper than {max_depth} levels")
     return value
 
 

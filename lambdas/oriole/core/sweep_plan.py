@@ -32,6 +32,7 @@ from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
 from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
+from oriole.inputs import MazeId
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import JsonObject, unstorable
@@ -41,6 +42,7 @@ ERRORS = (Ending.ERROR,)  # infrastructure or provider errors: run again only wi
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
+MAX_SPEND_LIMIT_USD = 1_000_000_000.0  # far above any study's budget, far inside sweeps.spend_limit_usd
 SAMPLE_DRAWS_PER_MAZE = 20  # how hard a sample looks for mazes it does not have yet
 # How often a sweep item looks at its running experiment: first every wait_seconds, then every tenth of the time it
 # has followed it, at most every MAX_CHECK_WAIT_SECONDS (wait_seconds wins when it is longer). An item is a child
@@ -71,7 +73,7 @@ class DrawBudget:
         self.spent = 0
 
     def draw(self, name: str) -> mazeset.MazeEntry:
-        match = mazeset.SEEDED_NAME.match(name)
+        match = mazeset.SEEDED_NAME.fullmatch(name)
         side = min(int(match["size"]), mazeset.MAX_SIZE + 1) if match else 0
         self.expect(1, side)
         self.spent += self._cost(side)
@@ -149,7 +151,7 @@ class SweepFile(BaseModel):
         "own settings and prices",
     )
     prompts: list[str] = Field(["v1"], min_length=1, description="prompt versions")
-    mazes: list[str | int | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
+    mazes: list[str | MazeId | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
     repetitions: int = Field(1, ge=1, le=1000, description="runs of each cell")
     configs: list[dict[str, Any]] = Field(
         [{}],
@@ -172,7 +174,7 @@ class SweepFile(BaseModel):
         default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)"
     )
     spend_limit_usd: float | None = Field(
-        None, ge=0, description="no experiment starts once the sweep has spent this much"
+        None, ge=0, le=MAX_SPEND_LIMIT_USD, description="no experiment starts once the sweep has spent this much"
     )
     comment: str | None = Field(None, max_length=1000, description="added to every experiment's comment")
 
@@ -366,7 +368,7 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     try:
         entry = (
             mazeset.get_maze(maze)
-            if isinstance(maze, int) or not mazeset.SEEDED_NAME.match(maze)
+            if isinstance(maze, int) or not mazeset.SEEDED_NAME.fullmatch(maze)
             else budget.draw(maze)
         )
     except UnknownMaze as error:

@@ -71,7 +71,7 @@ def number(low: float, high: float) -> Callable[[str | float], float]:
         value = ascii_float(str(text).strip())
         if value is None or not low <= value <= high:  # NaN fails every comparison
             raise typer.BadParameter(f"expects a number from {low:g} to {high:g}; got {text!r:.60}")
-        return value
+        return value + 0.0  # -0 is 0, and reads so
 
     return parse
 
