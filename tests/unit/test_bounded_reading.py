@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from oriole.errors import InvalidModelResponse, SweepFileError
+from oriole.core import mazeset, sweep_plan
+from oriole.errors import InvalidModelResponse, SweepFileError, UnknownMaze
 from oriole.providers.wire import reported_count
 from oriole.text import MAX_JSON_DEPTH, LongInteger, NestedTooDeeply, load_json
-from oriole_workstation import files, price_list, sweep_runs
+from oriole_workstation import files, mazefiles, price_list, prompts, sweep_runs
 
 BASE = 'id = "s"\nagents = ["baseline/explorer"]\nmazes = ["perfect-7"]\n'
 
@@ -89,3 +90,31 @@ def test_a_json_integer_too_long_to_read_is_named_by_its_length_never_inf():
         reported_count(value["eval_count"], "eval_count")
     with pytest.raises(NestedTooDeeply, match="nested deeper than 3 levels"):
         load_json("[[[[1]]]]", 3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_name_with_a_final_line_break_is_refused_whole(tmp_path, seed):
+    rng = random.Random(seed)
+    name = "".join(rng.choice("abcxyz019._-") for _ in range(rng.randint(1, 60))) + "v"
+    ending = rng.choice(["\n", "\r\n", "\n\n", "\r"])
+    with pytest.raises(prompts.PromptRejected, match="must be 1-64 letters"):
+        prompts.check(name + ending, "a prompt")
+    maze = tmp_path / "maze.txt"
+    maze.write_text("S.G\n")
+    with pytest.raises(mazefiles.MazeFileError, match="must be 1-64 letters"):
+        mazefiles.read(maze, name=name + ending)
+    with pytest.raises(UnknownMaze):
+        mazeset.seeded(f"perfect-{rng.choice((7, 9, 11))}@{rng.randint(0, 10**9)}{ending}")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numbers_a_sweep_file_gives_are_range_checked_where_it_is_read(tmp_path, seed):
+    rng = random.Random(seed)
+    path = tmp_path / "sweep.toml"
+    limit = rng.choice((f"1e{rng.randint(10, 308)}", str(sweep_plan.MAX_SPEND_LIMIT_USD * 10), "9" * 30 + ".0"))
+    path.write_text(BASE + f"spend_limit_usd = {limit}\n")
+    with pytest.raises(SweepFileError, match="spend_limit_usd"):
+        sweep_runs.load(path)
+    path.write_text(BASE.replace('["perfect-7"]', f"[{rng.randint(2**63, 2**80)}]"))
+    with pytest.raises(SweepFileError, match="mazes"):
+        sweep_runs.load(path)

@@ -51,6 +51,22 @@ def read_text(path: Path, limit: int, error: type[OrioleError], advice: str = ""
         ) from None
 
 
+class OutputRefused(OrioleError):
+    """A file or folder a command was asked to write cannot be written there."""
+
+
+def make_folder(path: Path, error: type[OrioleError], option: str) -> Path:
+    """The folder ``path`` (an ``option`` that names a folder for several files), made when missing; a path that is
+    a file, or one the system refuses, is ``error`` in one line that says so."""
+    if path.exists() and not path.is_dir():
+        raise error(f"{path} ({option}) is a file, not a folder: name the folder the files are written into")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # a file on the way to it, no permission, a read-only or full disk
+        raise error(f"cannot make the folder {path} ({option}): {err.strerror}") from None
+    return path
+
+
 def write_text(path: Path, text: str, error: type[OrioleError]) -> None:
     """Write ``text`` (UTF-8) to ``path``; a path the system refuses (a folder, a missing folder, no permission, a
     full disk, a device) is ``error``, one line naming the path."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import oriole
 from oriole.statuses import Ending, ExperimentStatus
-from oriole_workstation import charts, drawing
+from oriole_workstation import charts, drawing, files
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.intervals import DRAWS
@@ -277,7 +277,7 @@ def write_figures(results: Results, by: GroupBy, filters: Filters, folder: Path)
     rows = comparison_rows(results, by, filters)
     if not rows:
         return []
-    folder.mkdir(parents=True, exist_ok=True)
+    files.make_folder(folder, files.OutputRefused, "--figures")
     written, captions = [], []
     for name, d in figures(rows, results.compared(filters), by, charts.COLUMN).items():
         (folder / f"{name}.svg").write_text(drawing.to_svg(d) + "\n", encoding="utf-8")

@@ -18,6 +18,7 @@ from oriole_workstation.cli.common import (
     UntilFilter,
     out,
 )
+from oriole_workstation.display import wrote
 from oriole_workstation.export import DICTIONARY, Format, export
 from oriole_workstation.results import Filters
 
@@ -46,5 +47,5 @@ def export_command(
 
     counts = export(open_results(aws), Filters(model, prompt, maze, since, until, tag, sweep), output, folder)
     for table, rows in counts.items():
-        out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
-    out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)
+        out.print(wrote(folder / f"{table}.{output.value}", f" ({rows:,} rows)"), markup=False, highlight=False)
+    out.print(wrote(folder / DICTIONARY), markup=False, highlight=False)

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from oriole_workstation.cli.common import AwsDatabase, chosen_experiments, experiment_id, fail
+from oriole_workstation.display import wrote
 from oriole_workstation.render import WRITERS, Run, write
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentRun
@@ -65,4 +66,4 @@ def render(
             directory / f"experiment-{number}{suffix}" for suffix in ((".gif", ".html") if replay else (".png", ".svg"))
         ]
         for path in write(replay_run(results, number, record), targets):
-            typer.echo(f"wrote {path}")
+            typer.echo(wrote(path))
