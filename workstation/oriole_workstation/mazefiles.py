@@ -15,7 +15,7 @@ from pathlib import Path
 from oriole.core.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
 from oriole.core.mazeset import MAX_SIZE, SEEDED_NAME, MazeEntry
 from oriole.errors import OrioleError
-from oriole.text import load_json
+from oriole.text import NestedTooDeeply, load_json
 from oriole_workstation import files
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -52,6 +52,8 @@ def _text(path: Path) -> str:
 def _from_json(path: Path, text: str) -> tuple[list[list[int]], Position | None, Position | None, str | None]:
     try:
         data = load_json(text, long_integers=False)
+    except NestedTooDeeply as error:
+        raise MazeFileError(f"{path} is JSON {error}; a maze file nests two levels (rows of cells)") from None
     except ValueError as error:
         raise MazeFileError(f"{path} is not valid JSON: {error}") from None
     if not isinstance(data, dict):

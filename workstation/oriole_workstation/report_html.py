@@ -274,10 +274,10 @@ def figures(
 def write_figures(results: Results, by: GroupBy, filters: Filters, folder: Path) -> list[Path]:
     """Each chart as a standalone SVG sized for a paper column (``charts.COLUMN``), a PNG at 300 dpi beside it
     where Pillow can draw one, and ``captions.md`` with every caption; returns the files written."""
+    files.make_folder(folder, files.OutputRefused, "--figures")
     rows = comparison_rows(results, by, filters)
     if not rows:
         return []
-    files.make_folder(folder, files.OutputRefused, "--figures")
     written, captions = [], []
     for name, d in figures(rows, results.compared(filters), by, charts.COLUMN).items():
         (folder / f"{name}.svg").write_text(drawing.to_svg(d) + "\n", encoding="utf-8")
