@@ -134,7 +134,7 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
     assert len(longest) <= 80 and longest.replace("-", "").isalnum()  # Step Functions' limits on a name
 
 
-def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
+def test_resume_skips_what_ended_reruns_what_was_stopped_and_failures_only_when_asked():
     planned = sweep_plan.plan(
         spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21", "perfect-31"])
     )
@@ -154,7 +154,7 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
         )
         for row in rows
     ]
-    assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [4]
+    assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [3, 4]  # 3: stopped, run again
     assert sweep_plan.pending("s1", planned, rows, retry_failed=True) == [2, 3, 4]
 
 
@@ -172,8 +172,40 @@ def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
     assert state() == sweep_plan.Repetition(None, 0)
     assert state("running") == sweep_plan.Repetition(None, 0)  # open: started again under the same name, i.e. followed
     assert state("failed", "succeeded", retry=True) == sweep_plan.Repetition("succeeded", 1)
-    assert state("failed", "aborted") == sweep_plan.Repetition("aborted", 2)
+    assert state("failed", "aborted") == sweep_plan.Repetition(None, 2)  # stopped last: a plain resume reruns it
+    assert state("aborted", "failed") == sweep_plan.Repetition("failed", 2)  # failed last: only with retry
     assert state("failed", "aborted", retry=True) == sweep_plan.Repetition(None, 2)  # attempt a2 is a new execution
+    assert state("aborted", "aborted", "succeeded") == sweep_plan.Repetition("succeeded", 2)
+
+
+def test_a_cell_is_the_same_cell_whatever_its_server_or_timeouts():
+    """Fixing a mistyped URL (or a timeout) resumes the same cells with the same seeds: transport settings are
+    not part of a cell's identity, and the lines that name a cell leave them out."""
+    wrong, right = (
+        sweep_plan.plan(
+            spec(
+                agents=[{"provider": "openai", "model": "m", "config": {"baseUrl": url, **extra}}],
+                configs=[{"temperature": 0.5}],
+                repetitions=2,
+            )
+        )
+        for url, extra in (("http://gpu-box:80/v1", {}), ("http://gpu-box:8000/v1", {"requestTimeoutSeconds": 30}))
+    )
+    assert [(p.agent_id("s1"), p.seed(spec())) for p in wrong] == [(p.agent_id("s1"), p.seed(spec())) for p in right]
+    assert right[0].execution_input(spec())["config"]["baseUrl"] == "http://gpu-box:8000/v1"  # still sent
+    assert right[0].cell.describe() == "openai/m v1 perfect-7 temperature=0.5"
+    assert sweep_plan.plan(spec(configs=[{"seed": 1}, {"seed": 2}]))[0].cell.key != (
+        sweep_plan.plan(spec(configs=[{"seed": 2}]))[0].cell.key
+    )  # a fixed seed is part of the cell
+
+
+def test_two_agents_that_differ_only_in_their_server_are_one_cell_twice():
+    twins = [
+        {"label": f"box{n}", "provider": "openai", "model": "m", "config": {"baseUrl": f"http://box{n}:8000/v1"}}
+        for n in (1, 2)
+    ]
+    with pytest.raises(SweepFileError, match="differ only in baseUrl, which is not part of a cell"):
+        sweep_plan.plan(spec(agents=twins))
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ resume leaves to run and the concurrency caps; no I/O but the stored-maze look-u
 Tagging needs no field beyond the execution input's own: every experiment of sweep ``S`` gets the comment
 ``sweep:S`` (a tag that ``oriole report --tag`` and the views' ``sweep_id`` column read) and the agent id
 ``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze,
-config overrides). Resuming reads the sweep's experiments back by that agent id.
+config overrides but the transport settings: ``IDENTITY_LEAVES_OUT``). Resuming reads the sweep's experiments back
+by that agent id.
 
 The plan is a list whose order never changes for a given file: first repetitions first, then the cells in
 the order of the file. An index into it is all the state machine carries per experiment; each map item
@@ -26,7 +27,7 @@ import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from oriole import inputs
-from oriole.catalog import BY_KEY
+from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import canonical_value, resolve
 from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
@@ -38,7 +39,11 @@ from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import JsonObject, unstorable
 
 RUNS = (Ending.SUCCESS, Ending.AGENT)  # ended on the agent's merits: never run again
-ERRORS = (Ending.ERROR,)  # infrastructure or provider errors: run again only with retry_failed
+STOPPED = (ExperimentStatus.ABORTED,)  # stopped from outside (Ctrl-C, `oriole doctor --fix`): a plain resume reruns it
+# What a cell is not: where its model runs and how patiently it is asked (the catalog's transport and bookkeeping
+# keys: baseUrl, endpoint, requestTimeoutSeconds, ...). Fixing a server's URL resumes the same cells with the same
+# seeds; the server's report of its model build is provenance. A fixed seed stays: two fixed seeds are two cells.
+IDENTITY_LEAVES_OUT = frozenset(p.key for p in CATALOG if not p.experimental) - {"seed"}
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
@@ -183,7 +188,9 @@ class SweepRun(SweepFile):
     """The sweep state machine's input: the sweep file as JSON, plus the settings of this run (a file pasted
     into the console as it is runs with their defaults)."""
 
-    retry_failed: bool = Field(False, description="run again repetitions whose experiment failed or was aborted")
+    retry_failed: bool = Field(
+        False, description="run again repetitions whose experiment failed (a stopped one runs again anyway)"
+    )
     allow_unpriced: bool = Field(False, description="under a spend limit, count a model without a known price at $0")
     wait_seconds: int = Field(
         30, ge=1, le=3600, description="the first waits between two looks at a running experiment's row"
@@ -246,14 +253,21 @@ class Cell:
         return self.label or f"{self.provider}/{self.model}"
 
     @property
+    def settings(self) -> JsonObject:
+        """The overrides that make the cell what it is: all but the transport settings (``IDENTITY_LEAVES_OUT``)."""
+        return {key: value for key, value in self.config.items() if key not in IDENTITY_LEAVES_OUT}
+
+    @property
     def key(self) -> str:
-        """A stable short hash of what the cell runs (not its label or prices): the same file always gives the
-        same keys."""
-        identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.config], sort_keys=True)
+        """A stable short hash of what the cell runs (not its label, prices or transport settings): the same
+        file always gives the same keys, and so does the file with a server's URL or a timeout corrected."""
+        identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.settings], sort_keys=True)
         return hashlib.sha256(identity.encode()).hexdigest()[:12]
 
     def describe(self) -> str:
-        overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.config.items()))
+        """The agent, prompt, maze and settings that make the cell (its server is shown where it matters: a dry
+        run's ``-> server``)."""
+        overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.settings.items()))
         return " ".join(filter(None, (self.agent, self.prompt, self.maze, overrides)))
 
 
@@ -269,11 +283,12 @@ class Planned:
 
     def seed(self, spec: SweepFile) -> int:
         """The repetition's seed: the cell's own ``seed`` if it fixes one, else one derived from the sweep's seed
-        id (``seed_from``, else its id), the cell and the repetition, the same on every run and resume."""
+        id (``seed_from``, else its id), the maze and the repetition, the same on every run and resume and for
+        every agent of the sweep (``seeds.repetition_seed``)."""
         fixed: int | None = self.cell.config.get("seed")
         if fixed is not None:
             return fixed
-        return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
+        return seeds.repetition_seed(seed_id(spec), self.cell.maze, self.repetition)
 
     def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
@@ -441,8 +456,9 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
             if identity in found:
                 raise SweepFileError(
                     f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
-                    "configuration listed twice, a maze by name and by id, 1 and 1.0): its runs would "
-                    "share one agent id and count twice"
+                    "configuration listed twice, a maze by name and by id, 1 and 1.0, or two agents that differ "
+                    f"only in {', '.join(sorted(IDENTITY_LEAVES_OUT & set(overrides))) or 'a transport setting'}, "
+                    "which is not part of a cell): its runs would share one agent id and count twice"
                 )
             _check_seed(spec, cell)
             found[identity] = cell
@@ -462,11 +478,14 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
 
 
 def _typed(overrides: JsonObject) -> str:
-    """The overrides as the experiment would hold them (checked: unknown keys, types and ranges fail here, not in
-    the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a float setting are the
-    same, so are ``-0.0`` and ``0.0``, and two spellings of one server's URL."""
+    """The overrides that make a cell as the experiment would hold them (all are checked: unknown keys, types and
+    ranges fail here, not in the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a
+    float setting are the same, so are ``-0.0`` and ``0.0``; transport settings are not part of a cell."""
     snapshot = resolve({}, overrides)
-    return json.dumps({key: canonical_value(BY_KEY[key], snapshot[key]) for key in overrides}, sort_keys=True)
+    return json.dumps(
+        {key: canonical_value(BY_KEY[key], snapshot[key]) for key in overrides if key not in IDENTITY_LEAVES_OUT},
+        sort_keys=True,
+    )
 
 
 def _check_input(spec: SweepFile, cell: Cell) -> None:
@@ -552,20 +571,24 @@ class SweepExperiment:
 @dataclass(frozen=True)
 class Repetition:
     """Where one repetition stands, from its experiments (oldest first): ``ended`` is the status of the
-    experiment that makes it done (None: it is to run), ``attempt`` how many earlier attempts ended in an error
-    (infrastructure or provider; a model that stalled or gave up ended on its merits)."""
+    experiment that makes it done (None: it is to run), ``attempt`` how many earlier attempts ended without a
+    run (an error of the infrastructure or provider, or a stop; a model that stalled or gave up ended on its
+    merits)."""
 
     ended: ExperimentStatus | None
     attempt: int
 
 
 def repetition(attempts: Sequence[SweepExperiment], retry_failed: bool) -> Repetition:
+    """A repetition is done once it has a run (a success or an agent ending). Its latest attempt that ended
+    otherwise keeps it done only when that attempt failed (an error: run again with ``retry_failed``); a stopped
+    one (Ctrl-C, ``oriole doctor --fix``: ``STOPPED``) is run again by a plain resume."""
     latest_first = list(reversed(attempts))
-    errors = [row.status for row in latest_first if row.ending in ERRORS]
+    failed = [row for row in latest_first if row.ending is not None and row.ending not in RUNS]
     ended = next((row.status for row in latest_first if row.ending in RUNS), None)
-    if ended is None and errors and not retry_failed:
-        ended = errors[0]
-    return Repetition(ended, len(errors))
+    if ended is None and failed and failed[0].status not in STOPPED and not retry_failed:
+        ended = failed[0].status
+    return Repetition(ended, len(failed))
 
 
 def by_repetition(rows: Iterable[SweepExperiment]) -> dict[str, list[SweepExperiment]]:

@@ -82,7 +82,8 @@ def run(
         list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider (repeatable).")
     ] = [],  # noqa: B006
     retry_failed: Annotated[
-        bool, typer.Option(help="Run again repetitions whose experiment failed or was aborted.")
+        bool,
+        typer.Option(help="Run again repetitions whose experiment ended in an error (stopped ones run again anyway)."),
     ] = False,
     seed_from: Annotated[
         str | None,
