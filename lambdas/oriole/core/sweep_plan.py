@@ -456,7 +456,8 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
             if identity in found:
                 raise SweepFileError(
                     f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
-                    "configuration listed twice, a maze by name and by id, 1 and 1.0, or two agents that differ "
+                    "configuration listed twice, a setting written out at its default, a maze by name and by id, "
+                    "1 and 1.0, or two agents that differ "
                     f"only in {', '.join(sorted(IDENTITY_LEAVES_OUT & set(overrides))) or 'a transport setting'}, "
                     "which is not part of a cell): its runs would share one agent id and count twice"
                 )
@@ -478,12 +479,13 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
 
 
 def _typed(overrides: JsonObject) -> str:
-    """The overrides that make a cell as the experiment would hold them (all are checked: unknown keys, types and
-    ranges fail here, not in the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a
-    float setting are the same, so are ``-0.0`` and ``0.0``; transport settings are not part of a cell."""
+    """The configuration that makes a cell, as the experiment would hold it: every setting resolved, defaults
+    included (the overrides are checked: unknown keys, types and ranges fail here, not in the middle of the sweep),
+    as canonical JSON, compared by value: a setting written out at its default is the default, ``1`` and ``1.0``
+    of a float setting are the same, so are ``-0.0`` and ``0.0``; transport settings are not part of a cell."""
     snapshot = resolve({}, overrides)
     return json.dumps(
-        {key: canonical_value(BY_KEY[key], snapshot[key]) for key in overrides if key not in IDENTITY_LEAVES_OUT},
+        {key: canonical_value(BY_KEY[key], value) for key, value in snapshot.items() if key not in IDENTITY_LEAVES_OUT},
         sort_keys=True,
     )
 
