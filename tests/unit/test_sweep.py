@@ -221,7 +221,7 @@ def test_a_setting_written_out_at_its_default_is_the_default_cell_twice(seed):
     written = {p.key: p.default for p in rng.sample(keys, rng.randint(1, 3))}
     other = {"maxMoves": rng.randint(1, 9000)}
     configs = rng.choice([[{}, written], [written, {}], [{**other, **written}, other]])
-    with pytest.raises(SweepFileError, match="comes out twice .*a setting written out at its default"):
+    with pytest.raises(SweepFileError, match=r"comes out twice .*a setting written out at its default"):
         sweep_plan.cells(spec(agents=[agent], configs=configs))
 
 
