@@ -18,6 +18,7 @@ from oriole.text import JsonObject, bounded, unstorable
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
 MAX_MAZE_ID = 2**63 - 1
+SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"  # a sweep file's id
 
 
 def _storable(value: str) -> str:
@@ -99,6 +100,9 @@ class ExecutionInput(BaseModel):
     )
     prices: GivenPrices | None = Field(
         None, description="the model's prices for this experiment (USD per million tokens)"
+    )
+    sweepId: str | None = Field(
+        None, pattern=SWEEP_ID, description="the sweep that starts it (set by the sweep flow; the sweep must exist)"
     )
 
     @field_validator("mazeId")

@@ -11,7 +11,8 @@ CREATE FUNCTION compared_experiments(
     maze text DEFAULT NULL,          -- a maze name or a maze family
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL,  -- started_at < until
-    tag text DEFAULT NULL            -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'baseline'
+    sweep text DEFAULT NULL          -- the sweep that started it (experiments.sweep_id), e.g. 'ladder'
 ) RETURNS TABLE (experiment_id bigint, compared_config jsonb)
 LANGUAGE sql STABLE AS $$
     WITH picked AS MATERIALIZED (
@@ -28,6 +29,7 @@ LANGUAGE sql STABLE AS $$
            AND (compared_experiments.since IS NULL OR e.started_at >= compared_experiments.since)
            AND (compared_experiments.until IS NULL OR e.started_at < compared_experiments.until)
            AND (compared_experiments.tag IS NULL OR compared_experiments.tag = ANY (comment_tags(e.comment)))
+           AND (compared_experiments.sweep IS NULL OR e.sweep_id = compared_experiments.sweep)
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
     ), kinds AS MATERIALIZED (
         SELECT DISTINCT p.llm_provider, p.settings FROM picked p

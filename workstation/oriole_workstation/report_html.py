@@ -452,7 +452,7 @@ def provenance(
         ("generated", f"{now:%Y-%m-%d %H:%M} UTC by oriole {escape(oriole.__version__)}"),
         ("database", f"<code>{_shown(database or 'not named')}</code>"),
         ("scope", _shown(_filters_text(filters, by))),
-        ("sweeps", _counted(sweeps) or "none (no experiment carries a sweep:ID tag)"),
+        ("sweeps", _counted(sweeps) or "none (no experiment was started by a sweep)"),
         (
             "experiments",
             f"{len(experiments)}: {_count(endings['success'] + endings['agent'], 'run')} "

@@ -37,7 +37,7 @@ RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisor
 EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
 _PICKED = (
     "compared_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, since => %(since)s, "
-    "until => %(until)s, tag => %(tag)s)"
+    "until => %(until)s, tag => %(tag)s, sweep => %(sweep)s)"
 )
 # Each exported table over the picked experiments, in a stable order; the experiments file is the view.
 _EXPORTS = {
@@ -77,14 +77,9 @@ class Filters:
     sweep: str | None = None
 
     def arguments(self) -> dict:
-        """The filters as the SQL functions' arguments (``compared_experiments``): a sweep is its tag."""
-        values = asdict(self)
-        sweep = values.pop("sweep")
-        if sweep is not None:
-            if values["tag"] is not None:
-                raise OrioleError("give --sweep or --tag, not both")
-            values["tag"] = f"sweep:{sweep}"
-        return values
+        """The filters as the SQL functions' arguments (``compared_experiments``): a sweep is the experiments it
+        started (``experiments.sweep_id``), whatever their comments say."""
+        return asdict(self)
 
 
 EVERYTHING = Filters()  # no filter
@@ -222,7 +217,7 @@ class Results:
         return self._rows(
             ComparisonRow,
             "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
-            "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
+            "since => %(since)s, until => %(until)s, tag => %(tag)s, sweep => %(sweep)s, by_maze => %(by_maze)s)",
             {**filters.arguments(), "by_maze": by_maze},
         )
 
@@ -256,33 +251,52 @@ class Results:
             {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
         )
 
-    _CHOSEN = "(id = ANY (%(ids)s) OR %(tag)s::text = ANY (comment_tags(comment)))"
+    # the experiments a command names: by id, by a word of their comment, or the sweep that started them
+    _CHOSEN = "(id = ANY (%(ids)s) OR %(tag)s::text = ANY (comment_tags(comment)) OR sweep_id = %(sweep)s::text)"
+    # ... and the replays of those (a replay's scratch experiment cannot outlive its original)
+    _CHOSEN_AND_REPLAYS = f"({_CHOSEN} OR replay_of IN (SELECT id FROM experiments WHERE {_CHOSEN}))"
 
-    def set_archived(self, ids: list[int], tag: str | None, archived: bool) -> list[int]:
-        """Archive (``archived``) or restore the experiments with these ids or this tag: an archived experiment
-        keeps every row but leaves every report, comparison and export. The ids changed, in order."""
+    def set_archived(self, ids: list[int], tag: str | None, sweep: str | None, archived: bool) -> list[int]:
+        """Archive (``archived``) or restore the experiments with these ids, this tag or of this sweep: an archived
+        experiment keeps every row but leaves every report, comparison and export. The ids changed, in order."""
         return sorted(
             self._values(
                 "UPDATE experiments SET archived_at = CASE WHEN %(archived)s THEN coalesce(archived_at, now()) END "
                 f"WHERE {self._CHOSEN} AND (archived_at IS NULL) = %(archived)s RETURNING id",
-                {"ids": ids, "tag": tag, "archived": archived},
+                {"ids": ids, "tag": tag, "sweep": sweep, "archived": archived},
             )
         )
 
-    def delete(self, ids: list[int], tag: str | None) -> list[int]:
-        """Delete the experiments with these ids or this tag, with their turns, actions and model calls, in one
-        transaction; a running one is refused, and then nothing is deleted. The ids deleted, in order."""
-        chosen = {"ids": ids, "tag": tag}
+    def delete(self, ids: list[int], tag: str | None, sweep: str | None) -> list[int]:
+        """Delete the experiments with these ids, this tag or of this sweep, and the replays of them, with their
+        turns, actions and model calls, in one transaction; a running one is refused, and then nothing is deleted.
+        What a sweep's deleted experiments had spent stays on the sweep (``sweeps.deleted_cost_usd``): its spend
+        limit still counts it when the sweep resumes. The ids deleted, in order."""
+        chosen = {"ids": ids, "tag": tag, "sweep": sweep}
         with self.conn.transaction():
             running = self._values(
-                f"SELECT id FROM experiments WHERE {self._CHOSEN} AND status = 'running' ORDER BY id FOR UPDATE", chosen
+                f"SELECT id FROM experiments WHERE {self._CHOSEN_AND_REPLAYS} AND status = 'running' "
+                "ORDER BY id FOR UPDATE",
+                chosen,
             )
             if running:
                 raise OrioleError(
                     f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
                     "for them to end) first; nothing was deleted"
                 )
-            return sorted(self._values(f"DELETE FROM experiments WHERE {self._CHOSEN} RETURNING id", chosen))
+            return sorted(
+                self._values(
+                    f"""
+                    WITH doomed AS (SELECT id, sweep_id, cost_usd FROM experiments WHERE {self._CHOSEN_AND_REPLAYS}),
+                         kept AS (UPDATE sweeps s SET deleted_cost_usd = s.deleted_cost_usd + d.spent
+                                    FROM (SELECT sweep_id, sum(cost_usd) AS spent FROM doomed
+                                           WHERE sweep_id IS NOT NULL GROUP BY sweep_id) d
+                                   WHERE s.id = d.sweep_id)
+                    DELETE FROM experiments WHERE id IN (SELECT id FROM doomed) RETURNING id
+                    """,
+                    chosen,
+                )
+            )
 
     def sweep_plan(self, sweep_id: str) -> SweepPlan | None:
         """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this

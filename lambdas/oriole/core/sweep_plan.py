@@ -2,11 +2,11 @@
 sweep file describes and the sweep state machine runs. Pure: the file's model, the matrix, the plan, what
 resume leaves to run and the concurrency caps; no I/O but the stored-maze look-up a caller passes in.
 
-Tagging needs no field beyond the execution input's own: every experiment of sweep ``S`` gets the comment
-``sweep:S`` (a tag that ``oriole report --tag`` and the views' ``sweep_id`` column read) and the agent id
-``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze,
-config overrides but the transport settings: ``IDENTITY_LEAVES_OUT``). Resuming reads the sweep's experiments back
-by that agent id.
+Every experiment of sweep ``S`` is recorded as its own: its execution input names ``sweepId = S`` (StartExperiment
+stores it as ``experiments.sweep_id``, and the reports, exports and ``oriole sweep status`` read it); its agent id
+is ``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze, config
+overrides but the transport settings: ``IDENTITY_LEAVES_OUT``), and its comment carries ``sweep:S`` for a reader.
+Resuming reads the sweep's experiments back by that agent id, among the sweep's own.
 
 The plan is a list whose order never changes for a given file: first repetitions first, then the cells in
 the order of the file. An index into it is all the state machine carries per experiment; each map item
@@ -33,7 +33,7 @@ from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
 from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
-from oriole.inputs import MazeId
+from oriole.inputs import SWEEP_ID, MazeId
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import JsonObject, unstorable
@@ -139,7 +139,6 @@ class MazeSample(BaseModel):
         )
 
 
-SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"
 Grid = dict[str, Annotated[list[Any], Field(min_length=1)]]
 
 
@@ -149,7 +148,7 @@ class SweepFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
-    id: str = Field(pattern=SWEEP_ID, description="tags every experiment (sweep:<id>) and is the key to resume")
+    id: str = Field(pattern=SWEEP_ID, description="recorded on every experiment it starts, and the key to resume")
     agents: list[str | AgentEntry] = Field(
         min_length=1,
         description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
@@ -299,6 +298,7 @@ class Planned:
             "promptVersion": self.cell.prompt,
             "agentId": self.agent_id(spec.id),
             "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
+            "sweepId": spec.id,
             "config": {**self.cell.config, "seed": self.seed(spec)},
         }
         if self.cell.label:

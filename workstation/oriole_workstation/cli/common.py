@@ -44,7 +44,7 @@ UntilFilter = Annotated[
     datetime | None, typer.Option("--until", formats=DATE_FORMATS, help="Only experiments started before this time.")
 ]
 TagFilter = Annotated[
-    str | None, typer.Option("--tag", help="Only experiments whose comment has this word, e.g. sweep:ladder.")
+    str | None, typer.Option("--tag", help="Only experiments whose comment has this word, e.g. baseline.")
 ]
 SweepFilter = Annotated[
     str | None, typer.Option("--sweep", metavar="ID", help="Only the experiments of this sweep (its id).")

@@ -17,15 +17,11 @@ Ids = Annotated[
 ]
 
 
-def _chosen(ids: list[int] | None, tag: str | None, sweep: str | None) -> tuple[list[int], str | None]:
-    """The ids and the tag the command acts on: ids, or --tag, or --sweep (its tag), one of them."""
-    if sweep is not None:
-        if tag is not None:
-            raise fail("give --sweep or --tag, not both")
-        tag = f"sweep:{sweep}"
-    if not ids and tag is None:
+def _chosen(ids: list[int] | None, tag: str | None, sweep: str | None) -> tuple[list[int], str | None, str | None]:
+    """What the command acts on: ids, the experiments whose comment has --tag, those --sweep started."""
+    if not ids and tag is None and sweep is None:
         raise fail("say which experiments: their ids, --tag T or --sweep ID")
-    return list(ids or []), tag
+    return list(ids or []), tag, sweep
 
 
 def _said(verb: str, changed: list[int]) -> None:
@@ -52,8 +48,9 @@ def restore(ids: Ids = None, tag: TagFilter = None, sweep: SweepFilter = None, a
 
 @app.command("delete")
 def delete(ids: Ids = None, tag: TagFilter = None, sweep: SweepFilter = None) -> None:
-    """Delete experiments of the local database with their turns, actions and model calls (never a running
-    one). The deployed database is not deleted from here: archive there instead (``archive --aws``)."""
+    """Delete experiments of the local database with their turns, actions and model calls, and the replays of
+    them (never a running one). A sweep's spend limit still counts what they spent. The deployed database is not
+    deleted from here: archive there instead (``archive --aws``)."""
     from oriole_workstation.database import open_results
 
     _said("deleted", open_results(False).delete(*_chosen(ids, tag, sweep)))
