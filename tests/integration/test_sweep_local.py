@@ -218,6 +218,7 @@ def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store
     from oriole_workstation.runner import LambdaContext
 
     sweep = {"id": f"twice-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-9"]}
+    store.record_sweep_plan(sweep["id"], 1, sweep)  # PlanSweep ran: an experiment joins only a planned sweep
     event = {"sweep": sweep, "index": 0, "experimentStateMachineArn": local.aws.state_machine_arn}
     context = LambdaContext("oriole-StartRepetition", "arn:aws:lambda:us-east-1:123456789012:function:x", "r")
     first, second = tasks.start_repetition(event, context), tasks.start_repetition(event, context)
