@@ -291,7 +291,6 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
         (("experiments", "archive"), "say which experiments: their ids, --tag T or --sweep ID"),
         (("experiments", "delete", "0"), "expects a whole number from 1"),
         (("experiments", "delete", "x1"), "expects a whole number from 1"),
-        (("experiments", "restore", "--tag", "a", "--sweep", "b"), "give --sweep or --tag, not both"),
     ],
 )
 def test_experiments_commands_refuse_what_names_no_experiment_in_one_line(cli, args, message):

@@ -357,6 +357,7 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
     the wait and counts it as followed."""
     item = item_state_machine(local, max_failed_checks=2)
     sweep = {"id": f"lost-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-7"]}
+    store.record_sweep_plan(sweep["id"], 1, sweep)  # PlanSweep's record: the item's experiment joins its sweep
     with failing(local, CHECK, "ClientError", after=False, times=10) as injected:
         ended, history = run_item(local, item, sweep_flow.item_input(0, sweep, wait_seconds=1))
     assert len(injected) == 2
