@@ -1,6 +1,6 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
-# make test:   install what the tests need (Python extras and the pinned CDK CLI), then run mypy, ruff (the
-#              formatter's check and the linter) and the whole suite.
+# make test:   install what the tests need (Python extras, the pinned CDK CLI, and Debian's TeX Live and Chromium
+#              when missing), then run mypy, ruff (the formatter's check and the linter) and the whole suite.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
@@ -47,6 +47,19 @@ $(VENV)/.docs-installed: $(VENV)/.local-installed
 	$(BIN)/pip install --quiet -e ".[local,docs]" --constraint $(CONSTRAINTS)
 	touch $@
 
+# Debian packages the tests drive: TeX Live with booktabs (report --format latex is compiled), Chromium (the viewer's
+# pages in a real browser) and a font for it. Installed when missing, as root (CI runs as root on a fresh machine);
+# otherwise the command says what to install.
+DEBIAN_TEST_PACKAGES := texlive-latex-recommended chromium fonts-dejavu-core
+$(VENV)/.debian-installed: Makefile | $(BIN)/python
+	@missing="$$(for p in $(DEBIAN_TEST_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done)"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+		else echo "the tests need these Debian packages: sudo apt-get install $$missing" >&2; exit 1; fi; \
+	fi
+	touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -54,7 +67,7 @@ node_modules/.installed: package.json package-lock.json
 demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
-test: $(VENV)/.test-installed node_modules/.installed typecheck
+test: $(VENV)/.test-installed $(VENV)/.debian-installed node_modules/.installed typecheck
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest

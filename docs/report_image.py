@@ -94,14 +94,22 @@ def _typed(row: dict) -> dict:
 def load(path: Path = RECORD) -> dict:
     """The recorded page inputs and what was drawn from them, as the typed rows ``Results`` reads (an
     experiment's settings snapshot, left out of the record, as empty)."""
+    from oriole.core.endings import cause_of
     from oriole_workstation.rows import ComparedExperiment, PooledComparisonRow
 
     record = json.loads(path.read_text(encoding="utf-8"))
     unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
+    uncensored = {"censored": 0}  # recorded before the censored ending (migration 0020): the ladder has none
+
+    def caused(e: dict) -> dict:  # recorded before migration 0020 stored the cause: the same rule gives it
+        return {"ending_cause": cause_of(e["status"], e["failure_reason"]), **e}
+
     return {
         **record,
-        "rows": [PooledComparisonRow(**{**unlabelled, **_typed(r)}) for r in record["rows"]],
-        "experiments": [ComparedExperiment(**{**unlabelled, **_typed(e), "config": {}}) for e in record["experiments"]],
+        "rows": [PooledComparisonRow(**{**unlabelled, **uncensored, **_typed(r)}) for r in record["rows"]],
+        "experiments": [
+            ComparedExperiment(**{**unlabelled, **_typed(caused(e)), "config": {}}) for e in record["experiments"]
+        ],
         "now": datetime.fromisoformat(record["now"]),
     }
 

@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
 from oriole.config import resolve
-from oriole.core.progress import ending_category
+from oriole.core.endings import closing
 from oriole.store import db
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare
@@ -82,7 +82,8 @@ class Seeder:
             moves = sum(a[0].startswith("move_") for a in walk)
         snapshot = {**resolve({}, config or {}), "seed": self.count, "pricing": None}
         if reason is None and status not in ("running", "succeeded"):
-            reason = "reason"
+            reason = "max_moves reached: the action budget" if status == "timed_out" else "reason"
+        ended = closing(status, reason)
         if sweep is not None:
             self.conn.execute(
                 "INSERT INTO sweeps (id, planned, run_input) VALUES (%s, 0, '{}') ON CONFLICT DO NOTHING", (sweep,)
@@ -90,12 +91,13 @@ class Seeder:
         row = self.conn.execute(
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text,
-                agent_id, comment, config, seed, status, ending, goal_found, goal_first_seen_step, current_x, current_y,
-                action_count, move_count, failed_move_count, recall_count, turn_count, input_tokens,
-                output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
+                agent_id, comment, config, seed, status, ending, ending_cause, goal_found, goal_first_seen_step,
+                current_x, current_y, action_count, move_count, failed_move_count, recall_count, turn_count,
+                input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
                 execution_arns, agent_label, sweep_id)
             VALUES (%(maze)s, %(provider)s, %(model)s, %(prompt)s, 'hash-' || %(prompt)s, 'text', NULL,
-                %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(status)s = 'succeeded', %(seen)s, 0, 0,
+                %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(cause)s, %(status)s = 'succeeded',
+                %(seen)s, 0, 0,
                 %(actions)s, %(moves)s, %(failed)s, %(recalls)s, %(turn_count)s, %(input)s, %(output)s, %(cost)s,
                 %(started)s::timestamptz,
                 CASE WHEN %(status)s <> 'running' THEN %(started)s::timestamptz + interval '90 seconds' END,
@@ -115,7 +117,8 @@ class Seeder:
                 "status": status,
                 "seen": 7 if walk else None,
                 "reason": reason,
-                "ending": ending_category(status, reason),
+                "ending": ended and ended.ending,
+                "cause": ended and ended.cause,
                 "actions": actions,
                 "moves": actions if moves is None else moves,
                 "failed": sum(a[0].startswith("move_") and not a[3] for a in walk),
@@ -198,7 +201,7 @@ def seeded(server_url) -> Iterator[tuple[str, dict]]:
             config={"temperature": 0.0, "visionRange": 3},
             started="2025-04-11 10:00+00",
         )
-        # Scoring: a stalled agent is a run without success, an abort an error. Settings that are not experimental
+        # Scoring: a stalled agent is an agent failure, an abort censors the run. Settings that are not experimental
         # (the endpoint, the request timeout) or not the provider's (temperature for a baseline) never split groups.
         earlier = "2025-02-01 10:00+00"
         ids["stalled"] = seed.experiment(
@@ -298,15 +301,17 @@ def test_comparison_rates_medians_and_per_run_figures(query):
     assert m1["config"] == {"temperature": 0.2, "visionRange": 3}
 
 
-def test_an_agent_ending_is_a_run_without_success_and_only_infrastructure_failures_are_errors(query, seeded):
+def test_an_agent_ending_is_a_run_without_success_and_a_stop_censors_the_run(query, seeded):
     assert result(query, seeded[1]["stalled"])["ending"] == "agent"
     [quitter] = query("SELECT * FROM compare_experiments(model => 'quitter')")
-    assert (quitter["runs"], quitter["successes"], quitter["errors"]) == (2, 1, 1)
+    assert (quitter["runs"], quitter["successes"], quitter["errors"], quitter["censored"]) == (2, 1, 0, 1)
     assert float(quitter["success_rate"]) == 0.5
     assert [
-        r["ending"]
-        for r in query("SELECT ending FROM experiment_results WHERE model_name = 'quitter' ORDER BY experiment_id")
-    ] == ["agent", "success", "error"]
+        (r["ending"], r["ending_cause"])
+        for r in query(
+            "SELECT ending, ending_cause FROM experiment_results WHERE model_name = 'quitter' ORDER BY experiment_id"
+        )
+    ] == [("agent", "stalled"), ("success", "goal"), ("censored", "stopped")]
 
 
 def test_transport_and_other_providers_settings_never_split_a_comparison(query, seeded):

@@ -210,15 +210,16 @@ def status_database(server_url, monkeypatch, tmp_path):
         ):
             conn.execute(
                 "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, "
-                "prompt_text, comment, config, seed, status, ending, current_x, current_y, started_at, completed_at, "
-                "last_action_at, action_count, origin_execution_arn, execution_arns) VALUES (101, 'ollama', "
-                "%s, 'v1', 'h', 't', 'sweep:live', %s, 1, %s, %s, 1, 1, now() - %s::interval, "
+                "prompt_text, comment, config, seed, status, ending, ending_cause, current_x, current_y, started_at, "
+                "completed_at, last_action_at, action_count, origin_execution_arn, execution_arns) VALUES (101, "
+                "'ollama', %s, 'v1', 'h', 't', 'sweep:live', %s, 1, %s, %s, %s, 1, 1, now() - %s::interval, "
                 "CASE WHEN %s <> 'running' THEN now() END, now() - %s * interval '1 minute', 40, %s, ARRAY[%s])",
                 (
                     f"model-{n}",
                     Jsonb(resolve({}, {"maxMoves": 400})),
                     status,
                     "success" if status == "succeeded" else None,
+                    "goal" if status == "succeeded" else None,
                     started,
                     status,
                     minutes_ago or 0,
@@ -272,7 +273,7 @@ def test_watch_follows_an_experiment_live_until_it_ends(local, cli):
     outcome = cli("watch", str(experiment_id), "--interval", "0.05")
     follower.join()
     assert outcome.exit_code == 0, outcome.output
-    assert outcome.stdout.rstrip().endswith("ended: 1 no success")
+    assert outcome.stdout.rstrip().endswith("ended: 1 agent failure")
     assert "baseline/random" in outcome.stdout and "600/600" in outcome.stdout
 
 

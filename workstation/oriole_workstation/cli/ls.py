@@ -58,7 +58,7 @@ def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool 
         table.add_column(header if wide or i else "id", justify="right" if right else "left", no_wrap=True)
     for r in rows:
         outcome = outcome_text(r.status, r.failure_reason)
-        wide_ending = wide and r.ending not in (None, Ending.SUCCESS, Ending.AGENT)
+        wide_ending = wide and r.ending not in (None, Ending.SUCCESS)
         state = (
             Text("STALE " + outcome, style="bold yellow")
             if r.stale

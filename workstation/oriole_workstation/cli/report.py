@@ -1,7 +1,8 @@
-"""``oriole report``: compare the stored experiments as a table, CSV, JSON or an HTML page (with its replays).
+"""``oriole report``: compare the stored experiments as a table, CSV, JSON, an HTML page (with its replays), or
+Markdown and LaTeX tables for a paper.
 
-The logic lives in ``oriole_workstation.report`` and ``report_html`` (free of the CLI library); this command
-only reads options, opens the database and prints.
+The logic lives in ``oriole_workstation.report``, ``report_html`` and ``paper_tables`` (free of the CLI library);
+this command only reads options, opens the database and prints.
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ def report(
     tag: TagFilter = None,
     sweep: SweepFilter = None,
     by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
-    output: Annotated[Format, typer.Option("--format", help="table, csv, json or html.")] = Format.table,
+    output: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="table, csv, json, html, or markdown and latex (booktabs): the leaderboard and the comparison "
+            "with n, successes, both intervals and the provenance in each caption.",
+        ),
+    ] = Format.table,
     file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")] = None,
     with_replays: Annotated[
         bool,
@@ -78,7 +86,8 @@ def report(
     ] = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Compare models, prompts and settings, as a table, CSV, JSON or a self-contained HTML page.
+    """Compare models, prompts and settings, as a table, CSV, JSON, a self-contained HTML page, or Markdown and
+    LaTeX tables a paper can take.
 
     Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
     efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
@@ -88,7 +97,9 @@ def report(
     the success rate with its interval per agent and family and size. The HTML page starts with that
     leaderboard and its provenance (database, sweeps, code versions, prompts, seeds, the query), then draws
     the charts (success rates with their intervals, efficiency, actions and tokens, cost) per family and size,
-    and lists every experiment it counts.
+    and lists every experiment it counts. --format markdown and --format latex write the leaderboard and the
+    comparison as captioned tables (LaTeX: booktabs rules, needs booktabs and graphicx), each caption ending
+    with the provenance of its numbers.
     """
     from oriole_workstation.database import open_results
 
