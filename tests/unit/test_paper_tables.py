@@ -134,7 +134,7 @@ def test_latex_tables_are_booktabs_floats_with_a_cell_per_column():
 def test_captions_carry_the_provenance():
     text = rendered(Markup.markdown)
     assert text.count("Provenance:") == 2
-    assert "compare\\_experiments(tag => 'sweep:paper'" in text.replace("&gt;", ">")
+    assert "compare\\_experiments(sweep => 'paper'" in text.replace("&gt;", ">")
 
 
 def test_nothing_to_show_says_so():

@@ -130,6 +130,7 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
         "agentId": f"s1/{b.cell.key}/r1",
         "comment": "sweep:s1 pilot run",
         "config": {"maxMoves": 50, "seed": b.seed(spec())},
+        "sweepId": "s1",
     }
     assert b.execution_name("s1", 0) == b.execution_name("s1", 0) == f"s1-{b.cell.key}-r1-a0"  # a retry meets it
     assert b.execution_name("s1", 1) != b.execution_name("s1", 0)  # a new attempt after a failure is a new one
