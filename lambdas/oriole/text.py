@@ -19,6 +19,9 @@ deeper than the caller's limit is ``NestedTooDeeply``, whether the parser ran ou
 on how deep the caller already was) or read it whole. ``nesting_depth`` measures a value without recursion, so a
 deep value can be refused before any recursive code (escaping, storing, a schema) meets it.
 
+A secret a server may echo (an API key) is taken out of everything it sends back by a ``Scrubber``: raw bytes,
+parsed strings, JSON escapes of any mix, before anything is cut to an excerpt or a bounded message.
+
 A number written as text (a flag, a Parameter Store value, a header) is read by ``ascii_int`` and
 ``ascii_float``: ASCII digits only, as JSON writes numbers. Python's ``int()`` and ``float()`` also take
 Arabic-Indic or fullwidth digits, ``1_000`` and surrounding spaces, none of which a researcher means as a
@@ -212,3 +215,86 @@ def ascii_float(text: str) -> float | None:
     if len(text) > 2 * MAX_INT_DIGITS or not _FLOAT_TEXT.fullmatch(text):
         return None
     return float(text)
+
+
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_ESCAPED_AS = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+MAX_UNESCAPES = 3  # JSON text in JSON text in an answer: a call's arguments as a string, a tool call in the text
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    return chr(int(match[1], 16)) if match[1] else _ESCAPED_AS[match[2]]
+
+
+class Scrubber:
+    """One secret (an API key) taken out of whatever a server sends back, however it is written: as sent, or as
+    JSON writes it (``\\"`` and ``\\\\`` escaped, characters beyond ASCII as they are or as ``\\u`` escapes) in
+    the raw bytes; and in every string of a JSON answer once parsed, where escapes of any mix (``\\u0073k-...``)
+    spell it, also inside JSON text a string carries (a call's arguments, a tool call written in the text).
+
+    Whatever is cut afterwards (an excerpt, a bounded message) is cut from text without the secret, so no part of
+    it survives the cut."""
+
+    def __init__(self, secret: str | None, shown_as: str):
+        self.shown_as = shown_as
+        forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]} if secret else set()
+        self._forms = sorted(forms, key=len, reverse=True)
+        encoded = {form.encode(codec) for form in forms for codec in ("latin-1", "utf-8")}
+        self._raw = sorted(encoded, key=len, reverse=True)
+
+    def text(self, text: str) -> str:
+        """``text`` without the secret, written as it is or spelt with JSON escapes (read up to
+        ``MAX_UNESCAPES`` times over)."""
+        if not self._forms:
+            return text
+        text = self._replaced(text)
+        unescaped = text
+        for _ in range(MAX_UNESCAPES):
+            if "\\" not in unescaped:
+                break
+            unescaped = _JSON_ESCAPE.sub(_unescaped, unescaped)
+            if any(form in unescaped for form in self._forms):
+                return self._replaced(unescaped)
+        return text
+
+    def body(self, raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> bytes:
+        """A body without the secret: its bytes, and, when the secret is spelt with escapes, the body written again
+        with its strings scrubbed (a JSON body, its parsed strings; any other body, its text)."""
+        for form in self._raw:
+            raw = raw.replace(form, self.shown_as.encode())
+        if not self._forms:
+            return raw
+        try:
+            value = load_json(raw, max_depth)
+        except ValueError:  # not JSON, or too deep: its text, as an excerpt of it would show it
+            text = raw.decode("utf-8", errors="replace")
+            clean = self.text(text)
+            return raw if clean == text else clean.encode()
+        found: list[bool] = []
+        clean_value = _strings(value, self._text_noting(found))
+        return json.dumps(clean_value).encode() if found else raw
+
+    def _text_noting(self, found: list[bool]) -> Callable[[str], str]:
+        def change(text: str) -> str:
+            clean = self.text(text)
+            if clean != text:
+                found.append(True)
+            return clean
+
+        return change
+
+    def _replaced(self, text: str) -> str:
+        for form in self._forms:
+            text = text.replace(form, self.shown_as)
+        return text
+
+
+def _strings(value: object, change: Callable[[str], str]) -> object:
+    """``value`` (parsed JSON) with ``change`` applied to every string and key; nothing else is touched."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {change(k) if isinstance(k, str) else k: _strings(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strings(v, change) for v in value]
+    return value
