@@ -73,9 +73,9 @@ def test_a_key_in_a_retry_after_header_is_taken_out_before_the_header_is_cut(see
     rng = random.Random(seed)
     key = random_key(rng)
     header = f"Retry-After: {'x' * rng.randint(0, 30)}{key}\r\n"
-    with RawServer(ok_json({"error": "slow down"}, "429 Too Many Requests", header)) as server:
-        with pytest.raises(ModelThrottled) as throttled:
-            poster(server.url, key).post({"model": "m"})
+    throttling = RawServer(ok_json({"error": "slow down"}, "429 Too Many Requests", header))
+    with throttling as server, pytest.raises(ModelThrottled) as throttled:
+        poster(server.url, key).post({"model": "m"})
     assert leaked(key, str(throttled.value)) is None, str(throttled.value)
 
 
