@@ -40,6 +40,8 @@ QUERIES = {
     "model_comparison (all)": "SELECT * FROM model_comparison",
     "compare_experiments(tag => one sweep)": "SELECT * FROM compare_experiments(tag => 'sweep:bench-3')",
     "compare_experiments(by_maze => true)": "SELECT * FROM compare_experiments(by_maze => true)",
+    "report --sweep one --sweep another": "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT "
+    "chosen_experiments(sweeps => ARRAY['bench-3', 'bench-4'])))",
     "experiment_results (all rows)": "SELECT * FROM experiment_results",
     "experiment_results WHERE model_name = ...": "SELECT * FROM experiment_results WHERE model_name = 'qwen2.5:7b'",
     "experiment_results WHERE experiment_id = ...": "SELECT * FROM experiment_results WHERE experiment_id = 1234",

@@ -124,7 +124,7 @@ def page_of(record: dict) -> str:
         record["rows"],
         record["experiments"],
         GroupBy(record["by"]),
-        Filters(**record["filters"]),
+        Filters(**{name: tuple(values) for name, values in record["filters"].items()}),
         {},
         database=record["database"],
         now=record["now"],
@@ -141,10 +141,10 @@ def _run_the_sweep(home: Path) -> dict:
     from oriole_workstation.results import Filters
 
     results = open_results(aws=False)
-    filters = Filters(tag=TAG)
+    filters = Filters(tags=(TAG,))
     return {
         "by": GroupBy.family.value,
-        "filters": {"tag": TAG},
+        "filters": {"tags": [TAG]},
         "database": results.database().replace(str(home), "$ORIOLE_HOME"),
         "now": datetime.now(UTC).replace(microsecond=0),
         "rows": [asdict(r) for r in comparison_rows(results, GroupBy.family, filters)],

@@ -12,7 +12,7 @@ CREATE FUNCTION compare_experiments(
     until timestamptz DEFAULT NULL,  -- started_at < until
     tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'baseline'
     by_maze boolean DEFAULT false,   -- one row per maze instead of per maze family and size
-    sweep text DEFAULT NULL          -- the sweep that started it (experiments.sweep_id), e.g. 'ladder'
+    experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (
     llm_provider text, model_name text, agent_label text, prompt_version text, prompt_hash text, maze_family text,
     maze_size text,
@@ -46,7 +46,7 @@ LANGUAGE sql STABLE AS $$
                count(*) FILTER (WHERE p.ending = 'censored') AS censored
           FROM compared_experiments(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
                                     compare_experiments.since, compare_experiments.until, compare_experiments.tag,
-                                    compare_experiments.sweep) c
+                                    compare_experiments.experiments) c
           JOIN experiment_results p ON p.experiment_id = c.experiment_id
          GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     )

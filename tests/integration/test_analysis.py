@@ -418,7 +418,10 @@ def test_report_csv_and_json_carry_every_column(report):
         (("--until", "2025-04-01"), {"walker", "idle", "one-step", "m1", "quitter", "explorer", "remote"}),
         (("--tag", "pilot"), {"walker"}),
         (("--maze", "test-corridor"), {"walker", "idle", "one-step", "m1", "m2", "quitter", "explorer", "remote"}),
-        (("--maze", "perfect"), set()),
+        (("--model", "m2", "--model", "walker", "--model", "m2"), {"m2", "walker"}),  # a union
+        (("--model", "m2", "--model", "walker", "--prompt", "v2"), {"m2"}),  # filters intersect
+        (("--agent", "ollama/m2", "--agent", "baseline/explorer"), {"m2", "explorer"}),
+        (("--tag", "pilot", "--tag", "sweep:alpha"), {"walker"}),
     ],
 )
 def test_report_filters(report, args, models):
@@ -430,8 +433,19 @@ def test_report_by_maze_names_the_maze(report):
     assert lines[0].split()[1] == "maze" and lines[1].split()[1] == "test-corridor"
 
 
-def test_report_says_when_nothing_matches(report):
-    assert report("--model", "nobody") == "no finished experiments match\n"
+@pytest.mark.parametrize("form", ["table", "csv", "json", "html"])
+def test_a_filter_value_that_matches_nothing_is_refused_with_the_closest_values(seeded, monkeypatch, tmp_path, form):
+    monkeypatch.setenv("DATABASE_URL", seeded[0])
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
+    for args, message in [
+        (("--model", "m3"), "--model m3 matches no experiment (closest: m2, m1)"),
+        (("--model", "m1", "--maze", "perfect"), "--maze perfect matches no experiment (known: "),
+        (("--sweep", "alpah"), "--sweep alpah matches no experiment (closest: alpha)"),
+        (("--model", "walker", "--prompt", "v2"), "no experiment is all of: model walker, prompt v2"),
+    ]:
+        refused = CliRunner().invoke(app, ["report", "--format", form, *args])
+        assert refused.exit_code == 2 and refused.stdout == "", refused.output
+        assert message in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
 
 
 def test_report_with_aws_reads_the_database_that_database_url_names(report, monkeypatch):

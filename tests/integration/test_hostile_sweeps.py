@@ -129,7 +129,7 @@ def test_deleting_a_sweeps_experiments_keeps_what_they_spent_under_its_limit(cli
     assert first.exit_code == 0, first.output
     store.conn.execute("UPDATE experiments SET cost_usd = 0.6 WHERE sweep_id = 'kept-spend'")  # as if priced
     assert store.sweep_spend("kept-spend") == pytest.approx(1.2)
-    deleted = cli("experiments", "delete", "--sweep", "kept-spend")
+    deleted = cli("experiments", "delete", "--sweep", "kept-spend", "--yes")
     assert deleted.exit_code == 0 and "deleted 2 experiment(s)" in deleted.output
     assert store.sweep_experiments("kept-spend") == [] and store.sweep_spend("kept-spend") == pytest.approx(1.2)
     again = cli("sweep", str(small_sweep(tmp_path, "kept-spend", "spend_limit_usd = 1.0\n")), "--quiet")
@@ -140,7 +140,7 @@ def test_deleting_a_sweeps_experiments_keeps_what_they_spent_under_its_limit(cli
 def test_deleting_a_replayed_experiment_deletes_its_replays_in_one_line(cli, local, store):
     original = recorded(local, {})
     replays = [replayed(local, original).replay_id for _ in range(2)]
-    deleted = cli("experiments", "delete", str(original))
+    deleted = cli("experiments", "delete", str(original), "--yes")
     assert deleted.exit_code == 0, deleted.output
     assert f"deleted 3 experiment(s): {', '.join(map(str, sorted([original, *replays])))}" in deleted.output
     assert not store.conn.execute("SELECT id FROM experiments WHERE id = ANY (%s)", ([original, *replays],)).fetchall()

@@ -307,7 +307,7 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     with store.conn.transaction(force_rollback=True):  # the files alone, once more, give the same definitions
         store.conn.execute("DROP VIEW experiment_status, model_comparison, experiment_results")
         store.conn.execute(
-            "DROP FUNCTION compare_experiments, compared_experiments, comment_tags, wilson_lower, "
+            "DROP FUNCTION compare_experiments, compared_experiments, chosen_experiments, comment_tags, wilson_lower, "
             "wilson_upper, recount_experiments"
         )
         for view in ordered_views(view_files()):
