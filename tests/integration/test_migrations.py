@@ -259,7 +259,7 @@ def test_0021_gives_every_stored_experiment_the_optimum_of_its_goal_condition(em
     under reach, a search of the maze under sight with the experiment's vision range, the start-sees-goal cases
     included."""
     store = Store(db.connect(empty_database))
-    store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=())
+    store.apply_migrations([f for f in migration_files() if f.name < "0021"], views=())
     store.load_providers(PROVIDERS.values())
     store.load_mazes(mazeset.maze_set())
     handmade = {  # the goal in sight from the start: a wall beside it (0 moves), or open all round (1 move)
@@ -282,7 +282,9 @@ def test_0021_gives_every_stored_experiment_the_optimum_of_its_goal_condition(em
             "VALUES (%s, 'baseline', 'oracle', 'v1', 'h', 't', %s, 1, 0, 0, %s, ARRAY[%s])",
             (entry.id, Jsonb({"goalCondition": condition, "visionRange": vision}), f"arn:{n}", f"arn:{n}"),
         )
-    assert store.apply_migrations(views=()) == ["0021_optimal_path_length"]
+    assert store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=()) == [
+        "0021_optimal_path_length"
+    ]
     stored = store.conn.execute("SELECT optimal_path_length FROM experiments ORDER BY id").fetchall()
     assert [r["optimal_path_length"] for r in stored] == [
         optimal_path_length(condition, entry.maze, vision) for entry, condition, vision in cases
@@ -479,8 +481,9 @@ def test_0022_records_the_sweeps_of_earlier_experiments_and_no_comment_makes_one
     ids = {
         name: conn.execute(
             "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
-            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, agent_id, comment) "
-            "VALUES (%s, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s], %s, %s) RETURNING id",
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, agent_id, comment, "
+            "optimal_path_length) "
+            "VALUES (%s, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s], %s, %s, 1) RETURNING id",
             (mazeset.maze_set()[0].id, f"arn:{name}", f"arn:{name}", agent, comment),
         ).fetchone()["id"]
         for name, (agent, comment) in rows.items()
