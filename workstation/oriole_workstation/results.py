@@ -230,18 +230,21 @@ class Results:
         self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
 
     def held(self, execution_arns: list[str]) -> set[str]:
-        """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
-        32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
-        lists it a little later, never too early."""
+        """Which of these executions a live session (a local runner) holds (see ``hold``): a session of a role
+        that may run experiments (one that may update them), so a lock the read-only role took in the runners'
+        space (where the server lets it) masks no abandoned run. Two ARNs whose 32-bit hashes collide would make
+        a dead one look held while the other runs: ``oriole doctor`` then lists it a little later, never too
+        early."""
         return set(
             self._values(
                 """
             SELECT x.arn
               FROM unnest(%(arns)s::text[]) AS x(arn)
-             WHERE EXISTS (SELECT 1 FROM pg_locks l
+             WHERE EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
+                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid
+                              AND has_table_privilege(a.usesysid, 'experiments', 'UPDATE'))
             """,
                 {"space": RUN_LOCK_SPACE, "arns": execution_arns},
             )
