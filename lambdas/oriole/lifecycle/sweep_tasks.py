@@ -135,7 +135,7 @@ def start_repetition(
     request = inputs.parse(inputs.RepetitionRequest, event, "sweep item")
     run = validate(SweepRun, request.sweep, "sweep input")
     item = _item(run, store, request.index)
-    state = sweep_plan.repetition(store.repetition_attempts(item.agent_id(run.id)), run.retry_failed)
+    state = sweep_plan.repetition(store.repetition_attempts(run.id, item.agent_id(run.id)), run.retry_failed)
     if state.ended is not None:
         return inputs.RepetitionStarted(outcome=state.ended, execution_arn=None)
     execution_input = item.execution_input(run)
