@@ -58,8 +58,8 @@ class RecordedAgent:
         if len(counts) != len(found):
             raise RecordUnreadable(f"{where} has counts that are not counts ({found!r:.100}): its rows were altered")
         try:
-            answer = base64.b64decode(call.get("answer") or "", validate=True)
-        except (binascii.Error, TypeError, ValueError):
+            answer = base64.b64decode(call["answer"])  # as PostgreSQL's encode() writes it: lines of 76
+        except (binascii.Error, KeyError, TypeError, ValueError):
             raise RecordUnreadable(f"{where} holds no stored answer: its rows were altered") from None
         try:
             return self._parse(answer, *counts)
