@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 
+import psycopg
 import pytest
 from typer.testing import CliRunner
 
@@ -15,8 +16,8 @@ from oriole_workstation.cli import app
 
 @pytest.fixture(scope="module")
 def two_sweeps(database_url, tmp_path_factory):
-    """Two sweeps' worth of experiments, tagged as a sweep tags them: (sweep a, sweep b, {agent: [ids]} per
-    sweep), and the environment the commands read."""
+    """Two sweeps' worth of experiments, recorded as a sweep records them (a planned sweep, experiments.sweep_id):
+    (sweep a, sweep b, {agent: [ids]} per sweep), and the environment the commands read."""
     home = tmp_path_factory.mktemp("home")
     env = {"DATABASE_URL": database_url, "ORIOLE_HOME": str(home), "COLUMNS": "250"}
     names = (f"fa-{uuid.uuid4().hex[:6]}", f"fb-{uuid.uuid4().hex[:6]}")
@@ -30,6 +31,10 @@ def two_sweeps(database_url, tmp_path_factory):
                     app, ["run", "--agent", agent, "--maze", "perfect-7", "--comment", f"sweep:{sweep}", "--json"]
                 )
                 ids.setdefault(sweep, {})[agent] = json.loads(ran.stdout)["experiment_id"]
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for sweep, by_agent in ids.items():
+            conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES (%s, 2, '{}')", (sweep,))
+            conn.execute("UPDATE experiments SET sweep_id = %s WHERE id = ANY (%s)", (sweep, list(by_agent.values())))
     return names, ids, env
 
 
