@@ -1,10 +1,13 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras and the pinned CDK CLI), then run mypy, ruff (the
-#              formatter's check and the linter) and the whole suite.
+#              formatter's check and the linter) and the whole suite, on parallel workers (TEST_WORKERS, pytest-xdist).
+# make test-unit | test-integration | test-infra: one tier of the suite alone (tests/unit, tests/integration,
+#              tests/infra), on the same workers.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
-# make test-unit: the unit tests alone (tests/unit: pure, no database, no server), in seconds.
+# make hooks:  install the git pre-commit hook once per clone (.pre-commit-config.yaml: ruff, ruff format, mypy,
+#              import-linter, each from .venv).
 # make bootstrap: CDK's bootstrap stack, once per account and region.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
@@ -22,7 +25,7 @@ export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test test-unit typecheck docs bootstrap deploy synth bench flows lock
+.PHONY: demo test test-unit test-integration test-infra typecheck hooks docs bootstrap deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,16 +57,31 @@ node_modules/.installed: package.json package-lock.json
 demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
+# The suite's workers: one per core by default ("auto"), each with its own embedded PostgreSQL; tests/isolation.py
+# says what keeps them (and two suites run at once) apart. A file's tests stay on one worker (their module fixtures
+# are made once); a crashed worker fails the run at once, naming its test, instead of being replaced.
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --max-worker-restart 0
+
 test: $(VENV)/.test-installed node_modules/.installed typecheck
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy
 
 test-unit: $(VENV)/.test-installed
-	$(BIN)/python -m pytest tests/unit -q
+	$(PYTEST) tests/unit -q
+
+test-integration: $(VENV)/.test-installed node_modules/.installed
+	$(PYTEST) tests/integration
+
+test-infra: $(VENV)/.test-installed node_modules/.installed
+	$(PYTEST) tests/infra
+
+hooks: $(VENV)/.test-installed
+	$(BIN)/pre-commit install
 
 SERVE ?=
 docs: $(VENV)/.docs-installed
