@@ -12,14 +12,20 @@
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
 #              branches (lambdas/oriole/flows/render.py); the docs site draws their diagrams when it is built.
-# make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock
-#              (keeps its pins; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest release).
+# make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock, then
+#              every extra of pyproject.toml (the workstation, the CDK app, the docs, the test toolchain) into
+#              requirements-dev.lock (keeps their pins; `make lock LOCK_FLAGS=--upgrade` moves every pin).
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 # The runtime dependencies are installed at the exact versions the Lambda asset ships (the lock's, without its
 # hashes, which are for the aarch64 wheels): the tests run the shipped stack.
 CONSTRAINTS := $(VENV)/lambda-constraints.txt
+# Everything else installs at the exact versions of requirements-dev.lock (`make lock`, for every platform and
+# Python the project supports): a fresh clone tests with the toolchain the lock was tested with (pytest, mypy, ruff,
+# moto, cfn-lint, hypothesis, import-linter, xdist, pre-commit and what they need), never with a newer release.
+DEV_LOCK := requirements-dev.lock
+INSTALL := $(BIN)/pip install --quiet --constraint $(CONSTRAINTS) --constraint $(DEV_LOCK)
 # mkdocs-material prints a banner about its successor on every build.
 export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
@@ -34,20 +40,20 @@ $(BIN)/python:
 $(CONSTRAINTS): requirements-lambda.lock $(BIN)/python
 	sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' requirements-lambda.lock > $@
 
-$(VENV)/.local-installed: $(BIN)/python pyproject.toml requirements.txt $(CONSTRAINTS)
-	$(BIN)/pip install --quiet -e ".[local]" --constraint $(CONSTRAINTS)
+$(VENV)/.local-installed: $(BIN)/python pyproject.toml requirements.txt $(CONSTRAINTS) $(DEV_LOCK)
+	$(INSTALL) -e ".[local]"
 	touch $@
 
 $(VENV)/.cdk-installed: $(VENV)/.local-installed
-	$(BIN)/pip install --quiet -e ".[local,cdk]" --constraint $(CONSTRAINTS)
+	$(INSTALL) -e ".[local,cdk]"
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.cdk-installed
-	$(BIN)/pip install --quiet -e ".[local,cdk,test]" --constraint $(CONSTRAINTS)
+	$(INSTALL) -e ".[local,cdk,test]"
 	touch $@
 
 $(VENV)/.docs-installed: $(VENV)/.local-installed
-	$(BIN)/pip install --quiet -e ".[local,docs]" --constraint $(CONSTRAINTS)
+	$(INSTALL) -e ".[local,docs]"
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -102,10 +108,15 @@ bench: $(VENV)/.local-installed
 flows: $(VENV)/.local-installed
 	$(BIN)/python -m oriole.flows.render
 
-# uv is a tool of this target only; the lock keeps its pins until requirements.txt asks for others (or
-# LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs.
+# uv is a tool of this target only; each lock keeps its pins until its inputs ask for others (or
+# LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs. The development
+# lock is universal (markers where a platform or a Python differs) from the oldest Python supported, and takes the
+# runtime's versions from the Lambda lock, so the tests run what ships.
 LOCK_FLAGS ?=
 lock: $(BIN)/python
 	$(BIN)/pip install --quiet "uv>=0.5,<1"
 	$(BIN)/uv pip compile requirements.txt --python-platform aarch64-manylinux_2_28 --python-version 3.14 \
 		--generate-hashes --custom-compile-command "make lock" --output-file requirements-lambda.lock $(LOCK_FLAGS)
+	sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' requirements-lambda.lock > $(CONSTRAINTS)
+	$(BIN)/uv pip compile pyproject.toml --all-extras --universal --python-version 3.11 --constraint $(CONSTRAINTS) \
+		--custom-compile-command "make lock" --output-file $(DEV_LOCK) $(LOCK_FLAGS)
