@@ -3,12 +3,11 @@ session, or another suite started by someone else on the same machine.
 
 How a suite used to lose its database mid-run: the embedded PostgreSQL lived under pytest's temporary folder, and
 pytest empties a folder given as ``--basetemp`` when a session starts with it, so a second suite given the same
-folder (the usual ``PYTEST_ADDOPTS`` of one person running ``make test`` and ``make test-unit`` at once) deleted
-the first one's data directory; the server then shuts itself down within a minute, when it finds its
-``postmaster.pid`` gone. pytest's own numbered folders (``/tmp/pytest-of-<user>/pytest-N``, three kept) are safe
-from the rotation while their session holds them, but as root pgserver runs the server as the system user
-``pgserver``, and each new session sets ``pytest-of-root`` back to mode 0700: a server that starts (or is stopped
-by ``pg_ctl``) in that window cannot reach its own folder.
+folder (the usual ``PYTEST_ADDOPTS`` of one person running ``make test`` and ``make test-unit`` at once) deleted the
+first one's data directory, and with it the server's socket: every later connection failed. pytest's own numbered
+folders (``/tmp/pytest-of-<user>/pytest-N``, three kept) are safe from the rotation while their session holds them,
+but as root pgserver runs the server as the system user ``pgserver``, and each new session sets ``pytest-of-root``
+back to mode 0700: a server started, or stopped by ``pg_ctl``, in that window cannot reach its own folder.
 
 So: each process's embedded server lives in a folder of its own from ``tempfile.mkdtemp`` that nothing but its
 fixture deletes (``embedded_server``); a ``--basetemp`` already in use by a running session is refused before
