@@ -70,6 +70,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
         return (yield)
 
 
+@pytest.fixture(autouse=True)
+def warm_container_caches_start_cold() -> None:
+    """A warm Lambda container serves one database, and the lifecycle keeps what it read there by key (each
+    experiment's maze by its id, each sweep's cells by its file); a test process serves many (the session's,
+    scratch ones, the replay corpus's), where experiment 3 of one is not experiment 3 of another: each test starts
+    with those caches empty, whichever tests its process ran before."""
+    from oriole.lifecycle import experiments, sweep_tasks
+
+    experiments._MAZE_CACHE.clear()
+    sweep_tasks._MATRICES.clear()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_home(tmp_path_factory) -> Iterator[None]:
     """Local state of whatever the tests run (prompt versions, the prices file) in a folder of the session's."""
