@@ -1,6 +1,7 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
-# make test:   install what the tests need (Python extras and the pinned CDK CLI), then run mypy, ruff (the
-#              formatter's check and the linter) and the whole suite, on parallel workers (TEST_WORKERS, pytest-xdist).
+# make test:   install what the tests need (Python extras, the pinned CDK CLI, and Debian's TeX Live and Chromium
+#              when missing), then run mypy, ruff (the formatter's check and the linter) and the whole suite, on
+#              parallel workers (TEST_WORKERS, pytest-xdist).
 # make test-unit | test-integration | test-infra: one tier of the suite alone (tests/unit, tests/integration,
 #              tests/infra), on the same workers.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
@@ -56,6 +57,19 @@ $(VENV)/.docs-installed: $(VENV)/.local-installed
 	$(INSTALL) -e ".[local,docs]"
 	touch $@
 
+# Debian packages the tests drive: TeX Live with booktabs (report --format latex is compiled), Chromium (the viewer's
+# pages in a real browser) and a font for it. Installed when missing, as root (CI runs as root on a fresh machine);
+# otherwise the command says what to install.
+DEBIAN_TEST_PACKAGES := texlive-latex-recommended chromium fonts-dejavu-core
+$(VENV)/.debian-installed: Makefile | $(BIN)/python
+	@missing="$$(for p in $(DEBIAN_TEST_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done)"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+		else echo "the tests need these Debian packages: sudo apt-get install $$missing" >&2; exit 1; fi; \
+	fi
+	touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -69,7 +83,7 @@ demo: $(VENV)/.local-installed
 TEST_WORKERS ?= auto
 PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --max-worker-restart 0
 
-test: $(VENV)/.test-installed node_modules/.installed typecheck
+test: $(VENV)/.test-installed $(VENV)/.debian-installed node_modules/.installed typecheck
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(PYTEST)
@@ -80,7 +94,7 @@ typecheck: $(VENV)/.test-installed
 test-unit: $(VENV)/.test-installed
 	$(PYTEST) tests/unit -q
 
-test-integration: $(VENV)/.test-installed node_modules/.installed
+test-integration: $(VENV)/.test-installed $(VENV)/.debian-installed node_modules/.installed
 	$(PYTEST) tests/integration
 
 test-infra: $(VENV)/.test-installed node_modules/.installed

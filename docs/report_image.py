@@ -94,14 +94,31 @@ def _typed(row: dict) -> dict:
 def load(path: Path = RECORD) -> dict:
     """The recorded page inputs and what was drawn from them, as the typed rows ``Results`` reads (an
     experiment's settings snapshot, left out of the record, as empty)."""
+    from oriole.core.endings import cause_of
     from oriole_workstation.rows import ComparedExperiment, PooledComparisonRow
 
     record = json.loads(path.read_text(encoding="utf-8"))
     unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
+    uncensored = {"censored": 0}  # recorded before the censored ending (migration 0020): the ladder has none
+
+    def caused(e: dict) -> dict:
+        """Recorded before migrations 0020 and 0021: the cause by the same rule, the path length and optimum of
+        these reach runs, the SPL of each."""
+        path = e["moves"] - e["failed_moves"]
+        return {
+            "ending_cause": cause_of(e["status"], e["failure_reason"]),
+            "path_length": path,
+            "optimal_path_length": e["shortest_path_length"],
+            "spl": e["path_efficiency"] if e["ending"] == "success" else 0,
+            **e,
+        }
+
     return {
         **record,
-        "rows": [PooledComparisonRow(**{**unlabelled, **_typed(r)}) for r in record["rows"]],
-        "experiments": [ComparedExperiment(**{**unlabelled, **_typed(e), "config": {}}) for e in record["experiments"]],
+        "rows": [PooledComparisonRow(**{**unlabelled, **uncensored, **_typed(r)}) for r in record["rows"]],
+        "experiments": [
+            ComparedExperiment(**{**unlabelled, **_typed(caused(e)), "config": {}}) for e in record["experiments"]
+        ],
         "now": datetime.fromisoformat(record["now"]),
     }
 
@@ -116,7 +133,7 @@ def page_of(record: dict) -> str:
         record["rows"],
         record["experiments"],
         GroupBy(record["by"]),
-        Filters(**record["filters"]),
+        Filters(**{name: tuple(values) for name, values in record["filters"].items()}),
         {},
         database=record["database"],
         now=record["now"],
@@ -133,10 +150,10 @@ def _run_the_sweep(home: Path) -> dict:
     from oriole_workstation.results import Filters
 
     results = open_results(aws=False)
-    filters = Filters(tag=TAG)
+    filters = Filters(tags=(TAG,))
     return {
         "by": GroupBy.family.value,
-        "filters": {"tag": TAG},
+        "filters": {"tags": [TAG]},
         "database": results.database().replace(str(home), "$ORIOLE_HOME"),
         "now": datetime.now(UTC).replace(microsecond=0),
         "rows": [asdict(r) for r in comparison_rows(results, GroupBy.family, filters)],

@@ -10,6 +10,10 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from oriole.core import mazeset
+from oriole.core.endings import closing
+from oriole.core.maze import Maze, optimal_path_length
+from oriole.core.mazeset import MazeEntry
+from oriole.provider_registry import PROVIDERS
 from oriole.store import Store, db
 from oriole.store.mazes import MazeSetMismatch
 from oriole.store.schema import MigrationChanged, migration_files, ordered_views, view_files
@@ -128,8 +132,8 @@ def test_a_stored_maze_that_differs_from_the_code_is_reported(empty_database):
 
 
 def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(empty_database):
-    """Rows closed before the ending existed get it by the same rule as progress.ending_category; their
-    aggregates are recounted from their actions and turns."""
+    """Rows closed before the ending existed get it by the rule of 0005 (aborts as errors; 0020 classifies them
+    again); their aggregates are recounted from their actions and turns."""
     store = Store(db.connect(empty_database))
     before, after = [f for f in migration_files() if f.name < "0005"], migration_files()
     store.apply_migrations(before, views=())  # the views need the columns of later migrations
@@ -184,11 +188,108 @@ def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(e
             "to_x, to_y, success) VALUES (%s, %s, 1, 'move_east', 0, 0, %s, %s, true)",
             (walked, step, *to),
         )
-    assert store.apply_migrations(after)[0] == "0005_results_and_progress"
+    until_0020 = [f for f in after if f.name < "0020"]  # 0020 classifies the endings again: its own test
+    assert store.apply_migrations(until_0020, views=())[0] == "0005_results_and_progress"
     rows = {r["id"]: r for r in conn.execute("SELECT * FROM experiments").fetchall()}
     assert {key: rows[i]["ending"] for key, i in ids.items()} == endings
     assert (rows[walked]["unique_tiles_visited"], rows[walked]["model_calls"], rows[walked]["latency_ms"]) == (2, 2, 70)
     assert rows[walked]["last_action_at"] is not None and rows[ids["running", None]]["unique_tiles_visited"] == 1
+
+
+REASONS = [
+    ("succeeded", None),
+    ("timed_out", "max_moves reached: 200 actions of 200 allowed"),
+    ("timed_out", "max_duration_minutes reached: ran 120.3 of 120 minutes"),
+    ("timed_out", "execution TIMED_OUT: exp-3 reached its execution timeout"),
+    ("timed_out", "a reason no rule names"),
+    ("failed", "agent_stalled: 3 turns in a row without a valid action"),
+    ("failed", "agent_gave_up: too hard"),
+    ("failed", "ModelThrottled: throttled 13 times"),
+    ("failed", "Lambda.TooManyRequestsException: Rate Exceeded."),
+    ("failed", "ModelUnavailable: down"),
+    ("failed", "ModelTimeout:no space after the colon"),
+    ("failed", "InvalidApiKey: the key holds a control character"),
+    ("failed", "InvalidModelResponse: not JSON"),
+    ("failed", "ModelRequestRejected: unknown model"),
+    ("failed", "OperationalError: dropped"),
+    ("failed", "execution FAILED: exp-4 failed (ModelUnavailable: down)"),
+    ("failed", "no colon at all"),
+    ("failed", ""),
+    ("aborted", "execution ABORTED: exp-5 was stopped (stopped from the command line (Ctrl-C))"),
+    ("aborted", "something else"),
+]
+
+
+def test_0020_classifies_every_closed_row_again_by_the_rules_the_code_closes_with(empty_database):
+    """Before 0020 a run the wall clock or the execution timeout ended scored as the agent's failure and a stopped
+    one as an error; after it every closed row has the ending and cause ``endings.closing`` gives its status and
+    reason, and a running one neither."""
+    store = Store(db.connect(empty_database))
+    files = migration_files()
+    store.apply_migrations([f for f in files if f.name < "0020"], views=())
+    conn = store.conn
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set()[:1])
+    maze_id = mazeset.maze_set()[0].id
+    ids = {}
+    for n, (status, reason) in enumerate([("running", None), *REASONS], 1):
+        old = "success" if status == "succeeded" else None if status == "running" else "error"
+        ids[status, reason] = conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, status, ending, current_x, current_y, completed_at, failure_reason, origin_execution_arn, "
+            "execution_arns) VALUES (%s, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, %s, %s, 0, 0, "
+            "CASE WHEN %s <> 'running' THEN now() END, %s, %s, ARRAY[%s]) RETURNING id",
+            (maze_id, status, old, status, reason, f"arn:{n}", f"arn:{n}"),
+        ).fetchone()["id"]
+    assert store.apply_migrations([f for f in files if f.name < "0021"], views=()) == ["0020_run_endings"]
+    rows = {
+        r["id"]: r for r in conn.execute("SELECT id, status, failure_reason, ending, ending_cause FROM experiments")
+    }
+    for key, i in ids.items():
+        row = rows[i]
+        expected = closing(row["status"], row["failure_reason"])
+        assert (row["ending"], row["ending_cause"]) == (
+            (expected.ending, expected.cause) if expected else (None, None)
+        ), key
+    assert {rows[i]["ending"] for i in ids.values()} == {None, "success", "agent", "censored", "error"}
+
+
+def test_0021_gives_every_stored_experiment_the_optimum_of_its_goal_condition(empty_database):
+    """Rows stored before 0021 get the optimum the code computes (``maze.optimal_path_length``): the shortest path
+    under reach, a search of the maze under sight with the experiment's vision range, the start-sees-goal cases
+    included."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations([f for f in migration_files() if f.name < "0021"], views=())
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set())
+    handmade = {  # the goal in sight from the start: a wall beside it (0 moves), or open all round (1 move)
+        "walled": Maze.from_rows([[0, 0, 2], [1, 1, 1]], (0, 0), (2, 0)),
+        "open": Maze.from_rows([[0] * 5, [0] * 5, [0, 0, 0, 2, 0], [0] * 5, [0] * 5], (1, 2), (3, 2)),
+    }
+    for name, maze in handmade.items():
+        store.add_maze(
+            MazeEntry(None, name, "handmade", "test", 0, maze, maze.validate(), maze.content_hash()), "imported"
+        )
+    cases = [
+        (entry, condition, vision)
+        for entry in [*mazeset.maze_set(), *(store.find_maze(name) for name in handmade)]
+        for condition, vision in (("reach", 3), ("sight", 0), ("sight", 3), ("sight", 7))
+    ]
+    for n, (entry, condition, vision) in enumerate(cases, 1):
+        store.conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns) "
+            "VALUES (%s, 'baseline', 'oracle', 'v1', 'h', 't', %s, 1, 0, 0, %s, ARRAY[%s])",
+            (entry.id, Jsonb({"goalCondition": condition, "visionRange": vision}), f"arn:{n}", f"arn:{n}"),
+        )
+    assert store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=()) == [
+        "0021_optimal_path_length"
+    ]
+    stored = store.conn.execute("SELECT optimal_path_length FROM experiments ORDER BY id").fetchall()
+    assert [r["optimal_path_length"] for r in stored] == [
+        optimal_path_length(condition, entry.maze, vision) for entry, condition, vision in cases
+    ]
+    assert {r["optimal_path_length"] for r in stored[-8:]} >= {0, 1}  # both start-sees-goal cases met
 
 
 def test_the_catalog_is_written_as_config_keys_on_every_load(empty_database):
@@ -246,7 +347,7 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     with store.conn.transaction(force_rollback=True):  # the files alone, once more, give the same definitions
         store.conn.execute("DROP VIEW experiment_status, model_comparison, experiment_results")
         store.conn.execute(
-            "DROP FUNCTION compare_experiments, compared_experiments, comment_tags, wilson_lower, "
+            "DROP FUNCTION compare_experiments, compared_experiments, chosen_experiments, comment_tags, wilson_lower, "
             "wilson_upper, recount_experiments"
         )
         for view in ordered_views(view_files()):
@@ -348,8 +449,8 @@ def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empt
     def experiment(provider: str) -> None:
         store.conn.execute(
             "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
-            "config, seed, current_x, current_y, origin_execution_arn, execution_arns) "
-            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s])",
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, optimal_path_length) "
+            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s], 8)",
             (provider, provider, provider),
         )
 
@@ -359,3 +460,40 @@ def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empt
     experiment("acme")
     store.prepare()  # the registry again: the provider with an experiment stays
     assert "acme" in {r["name"] for r in store.conn.execute("SELECT name FROM providers")}
+
+
+def test_0022_records_the_sweeps_of_earlier_experiments_and_no_comment_makes_one(empty_database):
+    """Before 0022 membership was read from the comment; after it, a planned sweep's experiment (its agent id and its
+    tag both name the sweep) is recorded as the sweep's, and a free comment naming a sweep records nothing."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=())
+    conn = store.conn
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set()[:1])
+    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES ('lad_der', 2, '{}')")
+    rows = {
+        "member": ("lad_der/0123456789ab/r1", "sweep:lad_der pilot"),
+        "free comment": (None, "sweep:lad_der"),
+        "agent id only": ("lad_der/0123456789ab/r2", "pilot"),
+        "like pattern": ("ladXder/0123456789ab/r1", "sweep:ladXder"),  # _ is no wildcard here
+        "unplanned sweep": ("other/0123456789ab/r1", "sweep:other"),
+    }
+    ids = {
+        name: conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, agent_id, comment, "
+            "optimal_path_length) "
+            "VALUES (%s, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s], %s, %s, 1) RETURNING id",
+            (mazeset.maze_set()[0].id, f"arn:{name}", f"arn:{name}", agent, comment),
+        ).fetchone()["id"]
+        for name, (agent, comment) in rows.items()
+    }
+    store.apply_migrations()
+    recorded = {r["id"]: r["sweep_id"] for r in conn.execute("SELECT id, sweep_id FROM experiments")}
+    assert {name: recorded[i] for name, i in ids.items()} == {
+        "member": "lad_der",
+        "free comment": None,
+        "agent id only": None,
+        "like pattern": None,
+        "unplanned sweep": None,
+    }

@@ -84,8 +84,16 @@ def run_sweep(local: Local, sweep: dict) -> tuple[dict, dict | None]:
     return execution, json.loads(execution["output"]) if execution["status"] == "SUCCEEDED" else None
 
 
-def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(cli, store, tmp_path):
+def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(cli, store, tmp_path, monkeypatch):
     sweep_id = f"it-{uuid.uuid4().hex[:8]}"
+    planned_before = []
+    submit = sweep_runs.submit
+
+    def watched_submit(sfn, arn, execution_input):  # what `oriole watch --sweep ID` finds as the run begins
+        planned_before.append(Results(store.conn).sweep_plan(sweep_id))
+        return submit(sfn, arn, execution_input)
+
+    monkeypatch.setattr(sweep_runs, "submit", watched_submit)
     file = tmp_path / "sweep.toml"
     file.write_text(
         f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/explorer"]\n'
@@ -97,6 +105,7 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     first = cli("sweep", str(file))
     assert first.exit_code == 0, first.output
     assert first.stdout.startswith("12 planned: 0 already done, ")
+    assert planned_before[0] is not None and planned_before[0].planned == 12  # planned before its state machine ran
     rows = experiments(store, sweep_id)
     assert len(rows) == 12 and len({r["agent_id"] for r in rows}) == 12
     assert all(r["status"] in ("succeeded", "timed_out") for r in rows)
@@ -117,6 +126,10 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     head, endings, spent = status.stdout.splitlines()
     assert head.startswith(f"sweep {sweep_id}: 12 planned, 12 done, 0 running, 0 left (planned ")
     assert endings.startswith("done: ") and "timed out" not in endings and spent == "spent $0.0000 · 0 tokens"
+    typo = cli("sweep", "status", sweep_id[:-1])
+    assert (
+        typo.exit_code == 2 and f"no sweep {sweep_id[:-1]}: no experiment, no plan (closest: {sweep_id}" in typo.stderr
+    )
 
 
 def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -225,6 +238,7 @@ def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store
     from oriole_workstation.runner import LambdaContext
 
     sweep = {"id": f"twice-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-9"]}
+    store.record_sweep_plan(sweep["id"], 1, sweep)  # PlanSweep ran: an experiment joins only a planned sweep
     event = {"sweep": sweep, "index": 0, "experimentStateMachineArn": local.aws.state_machine_arn}
     context = LambdaContext("oriole-StartRepetition", "arn:aws:lambda:us-east-1:123456789012:function:x", "r")
     first, second = tasks.start_repetition(event, context), tasks.start_repetition(event, context)
@@ -363,6 +377,7 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
     the wait and counts it as followed."""
     item = item_state_machine(local, max_failed_checks=2)
     sweep = {"id": f"lost-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-7"]}
+    store.record_sweep_plan(sweep["id"], 1, sweep)  # PlanSweep's record: the item's experiment joins its sweep
     with failing(local, CHECK, "ClientError", after=False, times=10) as injected:
         ended, history = run_item(local, item, sweep_flow.item_input(0, sweep, wait_seconds=1))
     assert len(injected) == 2

@@ -41,9 +41,9 @@ def study(sweep_id: str, a_url: str, b_url: str) -> str:
 
 def experiments(store: Store, sweep_id: str) -> list[dict]:
     return store.conn.execute(
-        "SELECT id, agent_id, llm_provider, model_name, agent_label, seed, input_tokens, output_tokens, model_calls, "
-        "       cost_usd, config->'pricing' AS pricing, started_at, completed_at "
-        "  FROM experiments WHERE agent_id LIKE %s ORDER BY id",
+        "SELECT e.id, agent_id, llm_provider, model_name, agent_label, e.seed, input_tokens, output_tokens, "
+        "       model_calls, cost_usd, config->'pricing' AS pricing, started_at, completed_at, m.name AS maze_name "
+        "  FROM experiments e JOIN mazes m ON m.id = e.maze_id WHERE agent_id LIKE %s ORDER BY e.id",
         (sweep_id + "/%",),
     ).fetchall()
 
@@ -89,9 +89,13 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
     seeds = [
         {r["agent_id"].split("/", 1)[1]: r["seed"] for r in experiments(store, one)} for one in (sweep_id, again_id)
     ]
-    assert seeds[0] == seeds[1] and len(set(seeds[0].values())) == 12  # a seed of its own for each repetition
+    assert seeds[0] == seeds[1] and len(set(seeds[0].values())) == 4  # a seed of its own for each repetition
     rows = experiments(store, sweep_id)
     assert len(rows) == 12
+    shared: dict[tuple[str, str], set[int]] = {}  # (maze, repetition) -> the seeds its three agents met
+    for r in rows:
+        shared.setdefault((r["maze_name"], r["agent_id"].rsplit("/", 1)[1]), set()).add(r["seed"])
+    assert len(shared) == 4 and all(len(found) == 1 for found in shared.values())  # every agent the same seed
     for model, requests in (("model-a", a_requests), ("model-b", b_requests)):
         mine = [r for r in rows if r["model_name"] == model]
         assert len(mine) == 4 and {r["agent_label"] for r in mine} == {model}

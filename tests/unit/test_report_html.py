@@ -8,6 +8,7 @@ import io
 import math
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from html.parser import HTMLParser
@@ -18,7 +19,14 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from oriole_workstation import charts, drawing, report_html
-from oriole_workstation.report import GroupBy, comparison_query, pivot_cells, sql_literal, with_maze_intervals
+from oriole_workstation.report import (
+    GroupBy,
+    comparison_query,
+    origin_of,
+    pivot_cells,
+    sql_literal,
+    with_maze_intervals,
+)
 from oriole_workstation.results import Filters
 from oriole_workstation.rows import ComparedExperiment, ComparisonRow
 
@@ -49,6 +57,8 @@ UNVARIED = {
     "turns": 1,
     "unique_tiles_visited": 1,
     "revisits": 0,
+    "path_length": 20,
+    "optimal_path_length": 10,
     "last_action_at": None,
     "completed_at": None,
     "duration_seconds": None,
@@ -62,6 +72,13 @@ UNVARIED = {
     "failure_reason": None,
     "agent_label": None,
 }
+
+
+def column_figures(built: tuple[list[ComparisonRow], list[ComparedExperiment]]) -> dict[str, drawing.Drawing]:
+    """The paper figures of built rows, with their provenance."""
+    rows, experiments = built
+    origin = origin_of(experiments, Filters(), GroupBy.family, "test", NOW)
+    return report_html.figures(rows, experiments, GroupBy.family, charts.COLUMN, origin)
 
 
 def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow], list[ComparedExperiment]]:
@@ -85,9 +102,11 @@ def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow]
                     "maze_tiles": size * size,
                     "shortest_path_length": 10,
                     "ending": ending,
+                    "ending_cause": {"success": "goal", "agent": "max_moves"}.get(ending, "provider"),
                     "status": {"success": "succeeded", "agent": "timed_out"}.get(ending, "failed"),
                     "actions": 20 + 7 * n,
                     "path_efficiency": Decimal("0.5") + Decimal(n) / 100 if ending == "success" else None,
+                    "spl": Decimal("0.5") + Decimal(n) / 100 if ending == "success" else Decimal(0),
                     "input_tokens": tokens,
                     "output_tokens": tokens // 10,
                     "cost_usd": Decimal(tokens) / 100_000,
@@ -147,6 +166,7 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
                     "mean_latency_ms": None,
                     "errors": len(found) - len(runs),
                     "running": 0,
+                    "censored": 0,
                 }
             )
         )
@@ -167,7 +187,7 @@ def page(spec: list[tuple], by: GroupBy = GroupBy.family, replays: dict | None =
     if by is GroupBy.family:
         rows = with_maze_intervals(rows, group(experiments, by_maze=True))
     return report_html.page(
-        rows, experiments, by, Filters(tag="sweep:mixed"), replays or {}, database="db.example:5432/oriole", now=NOW
+        rows, experiments, by, Filters(tags=("sweep:mixed",)), replays or {}, database="db.example:5432/oriole", now=NOW
     )
 
 
@@ -239,7 +259,7 @@ def test_every_label_is_whole_however_long():
     whole = squeezed(f'bedrock/{model} maxMoves=500 memoryMode="summary" temperature=0.7 visionRange=2')
     for chart in ("success", "efficiency", "actions", "tokens", "cost"):
         assert whole in map(squeezed, label_texts(svg_root(text, chart))), chart
-    figure = report_html.figures(*build(spec), GroupBy.family, charts.COLUMN)["success"]
+    figure = column_figures(build(spec))["success"]
     keyed = label_texts(ET.fromstring(drawing.to_svg(figure)))
     assert squeezed(f'bedrock/{model} · maxMoves=500 memoryMode="summary" temperature=0.0 visionRange=2') in map(
         squeezed, keyed
@@ -248,7 +268,7 @@ def test_every_label_is_whole_however_long():
 
 def test_every_wrapped_line_fits_its_room():
     spec = [("openai", "m" * 90, {"maxMoves": n}, "perfect", 11, ["success"], 10) for n in (1, 2)]
-    figure = report_html.figures(*build(spec), GroupBy.family, charts.COLUMN)["success"]
+    figure = column_figures(build(spec))["success"]
     for shape in figure.shapes:
         if isinstance(shape, drawing.Text) and shape.role == "series-label":
             assert all(shape.x + drawing.text_width(line, shape.size) <= figure.width for line in shape.lines)
@@ -372,15 +392,18 @@ def test_provenance_names_where_the_numbers_come_from():
     assert "<code>0.9.0+local</code> (18 experiments)" in block
     assert "v1 sha256:" + "c0ffee" * 10 + "beef" in block
     assert "18 values, 1000 to 1017" in block and "4 different grids: dense-21@0, dense-21@1, perfect-11@0" in block
-    assert "SELECT * FROM compare_experiments(tag =&gt; &#x27;sweep:mixed&#x27;, by_maze =&gt; false);" in block
+    assert (
+        "SELECT * FROM compare_experiments(experiments =&gt; ARRAY(SELECT id FROM chosen_experiments(tags =&gt; "
+        "ARRAY[&#x27;sweep:mixed&#x27;])), by_maze =&gt; false);"
+    ) in block
 
 
 def test_the_query_shown_quotes_what_it_is_given():
     assert sql_literal("it's") == "'it''s'" and sql_literal(None) == "NULL" and sql_literal(True) == "true"
-    query = comparison_query(Filters(model="o'brien", since=datetime(2025, 1, 2, tzinfo=UTC)), GroupBy.maze)
+    query = comparison_query(Filters(models=("o'brien",), since=datetime(2025, 1, 2, tzinfo=UTC)), GroupBy.maze)
     assert query == (
-        "SELECT * FROM compare_experiments(model => 'o''brien', since => '2025-01-02 00:00:00+00:00'"
-        "::timestamptz, by_maze => true);"
+        "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT id FROM chosen_experiments(models => "
+        "ARRAY['o''brien'], since => '2025-01-02 00:00:00+00:00'::timestamptz)), by_maze => true);"
     )
 
 
@@ -403,7 +426,7 @@ def test_stored_text_is_shown_never_obeyed():
 
 
 def test_paper_figures_are_a_column_wide_with_readable_fonts():
-    found = report_html.figures(*build([*BASELINES, LLM]), GroupBy.family, charts.COLUMN)
+    found = column_figures(build([*BASELINES, LLM]))
     assert set(found) == {"success", "efficiency", "actions", "tokens", "cost"}
     for d in found.values():
         root = ET.fromstring(drawing.to_svg(d))
@@ -412,8 +435,25 @@ def test_paper_figures_are_a_column_wide_with_readable_fonts():
         assert min(float(t.get("font-size")) for t in root.iter(f"{SVG}text")) >= 6.5
 
 
+def test_every_figure_carries_its_provenance_in_its_caption_and_its_svg_metadata():
+    rows, experiments = build([*BASELINES, LLM])
+    experiments = [replace(e, sweep_id="ladder\u202e", code_version="abc1234") for e in experiments]
+    for name, d in column_figures((rows, experiments)).items():
+        assert d.caption.endswith(
+            f"sweep ladder\\u202e · code abc1234 · 2025-06-01 · n = {len(experiments)} experiments on 4 mazes."
+        ), name
+        root = ET.fromstring(drawing.to_svg(d))
+        items = {e.tag.split("}")[1]: e.text for e in root.find(f"{SVG}metadata")[0]}
+        assert items["sweeps"] == f"ladder\\u202e ({len(experiments)})" and items["code-versions"].startswith("abc1234")
+        assert (
+            items["query"].startswith("SELECT * FROM compare_experiments(")
+            and items["generated"] == "2025-06-01T12:00:00Z"
+        )
+        assert set(items) >= {"prompts", "experiments", "runs", "mazes", "seeds", "database", "scope", "oriole"}
+
+
 def test_a_figure_paints_as_a_png_at_300_dpi():
-    d = report_html.figures(*build(BASELINES), GroupBy.family, charts.COLUMN)["success"]
+    d = column_figures(build(BASELINES))["success"]
     image = Image.open(io.BytesIO(drawing.to_png(d)))
     assert image.size[0] == math.ceil(252 * 300 / 72) and round(image.info["dpi"][0]) == 300
     assert len(image.convert("L").getcolors(256)) > 10  # drawn, not blank

@@ -3,9 +3,12 @@ carries, what resume leaves to run, the caps per provider, and the input and sum
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from pydantic import ValidationError
 
+from oriole.catalog import CATALOG
 from oriole.core import mazeset, sweep_plan
 from oriole.errors import InvalidConfig, SweepFileError
 from oriole_workstation import sweep_runs
@@ -127,6 +130,7 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
         "agentId": f"s1/{b.cell.key}/r1",
         "comment": "sweep:s1 pilot run",
         "config": {"maxMoves": 50, "seed": b.seed(spec())},
+        "sweepId": "s1",
     }
     assert b.execution_name("s1", 0) == b.execution_name("s1", 0) == f"s1-{b.cell.key}-r1-a0"  # a retry meets it
     assert b.execution_name("s1", 1) != b.execution_name("s1", 0)  # a new attempt after a failure is a new one
@@ -134,7 +138,7 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
     assert len(longest) <= 80 and longest.replace("-", "").isalnum()  # Step Functions' limits on a name
 
 
-def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
+def test_resume_skips_what_ended_reruns_what_was_stopped_and_failures_only_when_asked():
     planned = sweep_plan.plan(
         spec(mazes=["perfect-7", "perfect-9", "perfect-11", "perfect-15", "perfect-21", "perfect-31"])
     )
@@ -154,7 +158,7 @@ def test_resume_skips_what_ended_and_reruns_failures_only_when_asked():
         )
         for row in rows
     ]
-    assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [4]
+    assert sweep_plan.pending("s1", planned, rows, retry_failed=False) == [3, 4]  # 3: stopped, run again
     assert sweep_plan.pending("s1", planned, rows, retry_failed=True) == [2, 3, 4]
 
 
@@ -172,8 +176,54 @@ def test_a_repetition_knows_whether_it_ended_and_which_attempt_comes_next():
     assert state() == sweep_plan.Repetition(None, 0)
     assert state("running") == sweep_plan.Repetition(None, 0)  # open: started again under the same name, i.e. followed
     assert state("failed", "succeeded", retry=True) == sweep_plan.Repetition("succeeded", 1)
-    assert state("failed", "aborted") == sweep_plan.Repetition("aborted", 2)
+    assert state("failed", "aborted") == sweep_plan.Repetition(None, 2)  # stopped last: a plain resume reruns it
+    assert state("aborted", "failed") == sweep_plan.Repetition("failed", 2)  # failed last: only with retry
     assert state("failed", "aborted", retry=True) == sweep_plan.Repetition(None, 2)  # attempt a2 is a new execution
+    assert state("aborted", "aborted", "succeeded") == sweep_plan.Repetition("succeeded", 2)
+
+
+def test_a_cell_is_the_same_cell_whatever_its_server_or_timeouts():
+    """Fixing a mistyped URL (or a timeout) resumes the same cells with the same seeds: transport settings are
+    not part of a cell's identity, and the lines that name a cell leave them out."""
+    wrong, right = (
+        sweep_plan.plan(
+            spec(
+                agents=[{"provider": "openai", "model": "m", "config": {"baseUrl": url, **extra}}],
+                configs=[{"temperature": 0.5}],
+                repetitions=2,
+            )
+        )
+        for url, extra in (("http://gpu-box:80/v1", {}), ("http://gpu-box:8000/v1", {"requestTimeoutSeconds": 30}))
+    )
+    assert [(p.agent_id("s1"), p.seed(spec())) for p in wrong] == [(p.agent_id("s1"), p.seed(spec())) for p in right]
+    assert right[0].execution_input(spec())["config"]["baseUrl"] == "http://gpu-box:8000/v1"  # still sent
+    assert right[0].cell.describe() == "openai/m v1 perfect-7 temperature=0.5"
+    assert sweep_plan.plan(spec(configs=[{"seed": 1}, {"seed": 2}]))[0].cell.key != (
+        sweep_plan.plan(spec(configs=[{"seed": 2}]))[0].cell.key
+    )  # a fixed seed is part of the cell
+
+
+def test_two_agents_that_differ_only_in_their_server_are_one_cell_twice():
+    twins = [
+        {"label": f"box{n}", "provider": "openai", "model": "m", "config": {"baseUrl": f"http://box{n}:8000/v1"}}
+        for n in (1, 2)
+    ]
+    with pytest.raises(SweepFileError, match="differ only in baseUrl, which is not part of a cell"):
+        sweep_plan.plan(spec(agents=twins))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_setting_written_out_at_its_default_is_the_default_cell_twice(seed):
+    """Issue 37: a configuration is compared by its resolved value, defaults included."""
+    rng = random.Random(seed)
+    provider = rng.choice(["ollama", "openai", "bedrock", "baseline"])
+    agent = {"baseline": "baseline/explorer", "bedrock": "bedrock/amazon.nova-lite-v1:0"}.get(provider, f"{provider}/m")
+    keys = [p for p in CATALOG if p.overridable and p.experimental and provider in p.providers]
+    written = {p.key: p.default for p in rng.sample(keys, rng.randint(1, 3))}
+    other = {"maxMoves": rng.randint(1, 9000)}
+    configs = rng.choice([[{}, written], [written, {}], [{**other, **written}, other]])
+    with pytest.raises(SweepFileError, match=r"comes out twice .*a setting written out at its default"):
+        sweep_plan.cells(spec(agents=[agent], configs=configs))
 
 
 @pytest.mark.parametrize(
@@ -243,24 +293,28 @@ def test_the_command_line_makes_the_input_the_console_takes():
         sweep_runs.provider_caps(file, ["gpu=2"])
 
 
-def test_the_summary_line_counts_each_outcome_of_the_run():
+def test_the_summary_line_counts_each_ending_of_the_run():
     summary = {
-        "planned": 7,
+        "planned": 9,
         "alreadyDone": 4,
         "succeeded": 2,
-        "timedOut": 1,
-        "failed": 0,
+        "timedOut": 2,
+        "failed": 1,
         "aborted": 0,
         "running": 0,
         "rejected": 0,
         "skipped": 0,
+        "successes": 2,
+        "agentFailures": 1,
+        "censored": 1,
+        "errors": 1,
         "spentUsd": 0.25,
     }
     assert sweep_runs.summary_line(summary) == (
-        "7 planned: 4 already done, 2 succeeded, 1 out of moves or time; spent $0.2500\n"
+        "9 planned: 4 already done, 2 succeeded, 1 agent failure, 1 censored, 1 error; spent $0.2500\n"
     )
-    nothing = {**summary, "alreadyDone": 7, "succeeded": 0, "timedOut": 0}
-    assert sweep_runs.summary_line(nothing) == "7 planned: 7 already done; spent $0.2500\n"
+    nothing = {**summary, "alreadyDone": 9, **dict.fromkeys(("successes", "agentFailures", "censored", "errors"), 0)}
+    assert sweep_runs.summary_line(nothing) == "9 planned: 9 already done; spent $0.2500\n"
 
 
 def test_maze_samples_expand_to_seeded_names_derived_from_the_sweep_id():

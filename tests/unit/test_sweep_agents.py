@@ -76,7 +76,7 @@ def test_entries_for_some_agents_apply_to_those_only():
 
 def test_each_repetition_has_its_own_seed_from_the_sweep_and_a_replay_has_the_same():
     seeds = [item.seed(sweep(repetitions=3)) for item in plan(sweep(repetitions=3))]
-    assert len(set(seeds)) == 9 and seeds == [item.seed(sweep(repetitions=3)) for item in plan(sweep(repetitions=3))]
+    assert len(set(seeds)) == 3 and seeds == [item.seed(sweep(repetitions=3)) for item in plan(sweep(repetitions=3))]
     other = sweep(repetitions=3, id="study-2")
     assert [item.seed(other) for item in plan(other)] != seeds
     replay = sweep(repetitions=3, id="study-2", seed_from="study")
@@ -96,3 +96,19 @@ def test_a_spend_limit_refuses_an_unpriced_model_unless_allowed():
         allow_unpriced=False,
     )
     check_prices(sweep(), cells(sweep()), {}, allow_unpriced=False)  # no limit: nothing to count
+
+
+def test_every_agent_and_setting_meets_the_same_seed_on_a_maze_and_repetition_and_only_there():
+    """Seeds derive from the sweep, the maze and the repetition, never from the agent, its prompt or its settings:
+    the runs of a sweep pair up by (maze, repetition)."""
+    spec = sweep(
+        mazes=["perfect-7", "perfect-9"],
+        prompts=["v1", "v1-vision"],
+        configs=[{"maxMoves": 50}, {"maxMoves": 90}],
+        repetitions=2,
+    )
+    by_pair: dict[tuple[str, int], set[int]] = {}
+    for item in plan(spec):
+        by_pair.setdefault((item.cell.maze, item.repetition), set()).add(item.seed(spec))
+    assert len(by_pair) == 4 and all(len(found) == 1 for found in by_pair.values())
+    assert len({seed for found in by_pair.values() for seed in found}) == 4  # each pair its own seed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Any
 
@@ -159,9 +159,16 @@ class Drawing:
     caption: str = ""
     unit: str = "px"
     shapes: list = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)  # provenance, written into the SVG's <metadata>
 
     def add(self, *shapes: object) -> None:
         self.shapes.extend(shapes)
+
+
+def with_provenance(drawing: Drawing, line: str, metadata: dict[str, str]) -> Drawing:
+    """The drawing with ``line`` closing its caption (``Provenance.short``) and ``metadata`` in its SVG."""
+    caption = f"{drawing.caption} {line}." if drawing.caption else f"{line}."
+    return replace(drawing, caption=caption, metadata=dict(metadata))
 
 
 def marker_points(shape: str, x: float, y: float, size: float) -> list[tuple[float, float]]:
@@ -230,10 +237,23 @@ def to_svg(drawing: Drawing, element_id: str | None = None) -> str:
     return (
         f'{head} {size} viewBox="0 0 {w} {h}" font-family="{FONT_FAMILY}">{title}{escape(drawing.title)}</title>'
         + (f"<desc>{escape(drawing.caption)}</desc>" if drawing.caption else "")
+        + _svg_metadata(drawing.metadata)
         + f'<rect width="{w}" height="{h}" fill="#ffffff"/>'
         + "".join(_svg_shape(s) for s in drawing.shapes)
         + "</svg>"
     )
+
+
+METADATA_NS = "urn:oriole:provenance"  # the namespace of the elements below: a name, no address
+
+
+def _svg_metadata(items: dict[str, str]) -> str:
+    """The provenance as SVG ``<metadata>``: one element per item in its own namespace (SVG's place for data
+    about the picture, kept by editors and readable with any XML parser)."""
+    if not items:
+        return ""
+    body = "".join(f"<oriole:{name}>{escape(value)}</oriole:{name}>" for name, value in items.items())
+    return f'<metadata><oriole:provenance xmlns:oriole="{METADATA_NS}">{body}</oriole:provenance></metadata>'
 
 
 def _svg_marker(m: Marker, size: float, fill: str, outline: str | None, width: float) -> str:

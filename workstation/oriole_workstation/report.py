@@ -12,15 +12,17 @@ import io
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from oriole_workstation import provenance
 from oriole_workstation.display import TERMINAL_COLUMNS, csv_safe, short_maze, shorten, terminal_safe
 from oriole_workstation.intervals import maze_interval
+from oriole_workstation.provenance import Provenance
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparisonRow, Grouped, PooledComparisonRow, agent_name
+from oriole_workstation.rows import ComparedExperiment, ComparisonRow, Grouped, PooledComparisonRow, agent_name
 
 
 class Format(StrEnum):
@@ -28,6 +30,8 @@ class Format(StrEnum):
     csv = "csv"
     json = "json"
     html = "html"
+    markdown = "markdown"
+    latex = "latex"
 
 
 class GroupBy(StrEnum):
@@ -386,11 +390,16 @@ def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: 
 
 
 def sql_literal(value: object) -> str:
-    """A value as an SQL literal, for showing a query (standard_conforming_strings: only quotes double)."""
+    """A value as an SQL literal, for showing a query (standard_conforming_strings: only quotes double); a list
+    as an ARRAY of its values."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return f"ARRAY[{', '.join(map(sql_literal, value))}]"
     if isinstance(value, datetime):
         return f"'{value.isoformat(sep=' ')}'::timestamptz"
     return "'" + str(value).replace("'", "''") + "'"
@@ -398,9 +407,28 @@ def sql_literal(value: object) -> str:
 
 def comparison_query(filters: Filters, by: GroupBy) -> str:
     """The query behind the comparison, with the filters written in: what a researcher runs to check a number."""
-    arguments = [f"{name} => {sql_literal(value)}" for name, value in filters.arguments().items() if value is not None]
+    chosen = [f"{name} => {sql_literal(value)}" for name, value in filters.arguments().items() if value is not None]
+    arguments = [f"experiments => ARRAY(SELECT id FROM chosen_experiments({', '.join(chosen)}))"] if chosen else []
     arguments.append(f"by_maze => {sql_literal(by is GroupBy.maze)}")
     return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
+
+
+def scope_text(filters: Filters, by: GroupBy) -> str:
+    """The filters and the grouping in words: ``sweep ladder; one row per maze family and size``."""
+    return filters.describe() + "; one row per " + ("maze" if by is GroupBy.maze else "maze family and size")
+
+
+def origin_of(
+    experiments: Sequence[ComparedExperiment],
+    filters: Filters,
+    by: GroupBy,
+    database: str,
+    now: datetime | None = None,
+) -> Provenance:
+    """The provenance of a report over ``experiments`` (``Results.compared``) made ``now``."""
+    return provenance.read(
+        experiments, scope_text(filters, by), comparison_query(filters, by), database, now or datetime.now(UTC)
+    )
 
 
 def running_note(rows: Sequence[ComparisonRow]) -> str:
@@ -458,8 +486,14 @@ def render_report(
     wide: bool = False,
 ) -> str:
     """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
-    CSV or JSON (the HTML page is ``report_html.render``, which builds on this module)."""
+    CSV, JSON, or the leaderboard and the comparison as Markdown or LaTeX tables with their provenance (the HTML
+    page is ``report_html.render``, which builds on this module)."""
     rows = comparison_rows(results, by, filters)
+    if output in (Format.markdown, Format.latex):
+        from oriole_workstation import paper_tables
+
+        origin = origin_of(results.compared(filters), filters, by, results.database())
+        return paper_tables.render(rows, by, origin, paper_tables.Markup(output.value))
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:

@@ -10,28 +10,27 @@ column, are what ``oriole report --figures DIR`` writes (``figures``).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from html import escape
 from pathlib import Path
 
-import oriole
 from oriole.statuses import Ending, ExperimentStatus
-from oriole_workstation import charts, drawing
+from oriole_workstation import charts, drawing, files
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.intervals import DRAWS
+from oriole_workstation.provenance import Provenance, counted
 from oriole_workstation.report import (
     GroupBy,
     PanelKey,
     SeriesKey,
     agent_text,
-    comparison_query,
     comparison_rows,
     detail_text,
+    origin_of,
     panel_key,
     panel_title,
     panels_in_order,
@@ -202,12 +201,26 @@ def figures(
     experiments: Sequence[ComparedExperiment],
     by: GroupBy,
     style: Style,
+    origin: Provenance,
     replays: dict[int, str] | None = None,
 ) -> dict[str, drawing.Drawing]:
     """Every chart of the report, by file name: the success rates; path efficiency and actions to the goal of
-    the successes; tokens per run and cost per success only where there are tokens and dollars."""
+    the successes; tokens per run and cost per success only where there are tokens and dollars. Each carries
+    its provenance: a line at the end of its caption and every item in its SVG metadata."""
+    return {
+        name: drawing.with_provenance(d, origin.short(), origin.metadata())
+        for name, d in _charts(rows, experiments, by, style, replays or {}).items()
+    }
+
+
+def _charts(
+    rows: Sequence[ComparisonRow],
+    experiments: Sequence[ComparedExperiment],
+    by: GroupBy,
+    style: Style,
+    replays: dict[int, str],
+) -> dict[str, drawing.Drawing]:
     series = list(series_of(rows).values())
-    replays = replays or {}
     shared = any(r.maze_band is not None for r in rows)
     found = {
         "success": charts.dots(
@@ -274,12 +287,14 @@ def figures(
 def write_figures(results: Results, by: GroupBy, filters: Filters, folder: Path) -> list[Path]:
     """Each chart as a standalone SVG sized for a paper column (``charts.COLUMN``), a PNG at 300 dpi beside it
     where Pillow can draw one, and ``captions.md`` with every caption; returns the files written."""
+    files.make_folder(folder, files.OutputRefused, "--figures")
     rows = comparison_rows(results, by, filters)
     if not rows:
         return []
-    folder.mkdir(parents=True, exist_ok=True)
     written, captions = [], []
-    for name, d in figures(rows, results.compared(filters), by, charts.COLUMN).items():
+    experiments = results.compared(filters)
+    origin = origin_of(experiments, filters, by, results.database())
+    for name, d in figures(rows, experiments, by, charts.COLUMN, origin).items():
         (folder / f"{name}.svg").write_text(drawing.to_svg(d) + "\n", encoding="utf-8")
         written.append(folder / f"{name}.svg")
         if drawing.png_possible():
@@ -396,31 +411,9 @@ def experiments_table(
 # --- provenance --------------------------------------------------------------------------------------------
 
 
-def _filters_text(filters: Filters, by: GroupBy) -> str:
-    chosen = [
-        f"{name} {value:%Y-%m-%d %H:%M}" if isinstance(value, datetime) else f"{name} {value}"
-        for name, value in vars(filters).items()
-        if value is not None
-    ]
-    return (
-        (", ".join(chosen) or "every experiment")
-        + "; one row per "
-        + ("maze" if by is GroupBy.maze else "maze family and size")
-    )
-
-
-def _natural(name: str) -> tuple:
-    """perfect-7 before perfect-11: the numbers in a name compared as numbers."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
-
-
 def _counted(counter: Counter, noun: str = "experiment") -> str:
     return ", ".join(
-        f"<code>{_shown(value)}</code> ({_count(n, noun)})"
+        f"<code>{_shown(value)}</code> ({counted(n, noun)})"
         for value, n in sorted(counter.items(), key=lambda item: str(item[0]))
     )
 
@@ -435,38 +428,30 @@ def _listed(values: Sequence[object], shown: int = 12) -> str:
     )
 
 
-def provenance(
-    experiments: Sequence[ComparedExperiment], filters: Filters, by: GroupBy, database: str, now: datetime
-) -> str:
+def provenance(origin: Provenance, by: GroupBy) -> str:
     """Where the page's numbers come from: when and by which code it was made, the database, the scope, the
     code versions, prompts and seeds of the experiments, how many of them and on how many mazes, the query."""
-    endings = Counter(e.ending or ExperimentStatus.RUNNING for e in experiments)
-    prompts = Counter(f"{e.prompt_version} sha256:{e.prompt_hash}" for e in experiments)
-    codes = Counter(e.code_version or "not recorded" for e in experiments)
-    sweeps = Counter(e.sweep_id for e in experiments if e.sweep_id)
-    seeds = sorted({e.seed for e in experiments if e.seed is not None})
-    mazes = sorted({e.maze for e in experiments}, key=_natural)
-    grids = len({e.maze_hash or e.maze for e in experiments})
-    started = sorted(e.started_at for e in experiments if e.started_at)
+    endings, started = origin.endings, origin.started
+    prompts = Counter({f"{version} sha256:{digest}": n for (version, digest), n in origin.prompts.items()})
     items = [
-        ("generated", f"{now:%Y-%m-%d %H:%M} UTC by oriole {escape(oriole.__version__)}"),
-        ("database", f"<code>{_shown(database or 'not named')}</code>"),
-        ("scope", _shown(_filters_text(filters, by))),
-        ("sweeps", _counted(sweeps) or "none (no experiment carries a sweep:ID tag)"),
+        ("generated", f"{origin.generated:%Y-%m-%d %H:%M} UTC by oriole {escape(origin.version)}"),
+        ("database", f"<code>{_shown(origin.database or 'not named')}</code>"),
+        ("scope", _shown(origin.scope)),
+        ("sweeps", _counted(origin.sweeps) or "none (no experiment was started by a sweep)"),
         (
             "experiments",
-            f"{len(experiments)}: {_count(endings['success'] + endings['agent'], 'run')} "
-            f"({_count(endings['success'], 'success')}), {_count(endings['error'], 'error')}, "
+            f"{origin.experiments}: {counted(origin.runs, 'run')} "
+            f"({counted(endings['success'], 'success')}), {counted(endings['error'], 'error')}, "
             f"{endings['running']} running"
-            + (f"; started {started[0]:%Y-%m-%d %H:%M} to {started[-1]:%Y-%m-%d %H:%M} UTC" if started else ""),
+            + (f"; started {started[0]:%Y-%m-%d %H:%M} to {started[1]:%Y-%m-%d %H:%M} UTC" if started else ""),
         ),
-        ("mazes", f"{grids} different grid{'s' if grids != 1 else ''}: {_listed(mazes)}"),
-        ("code versions", _counted(codes)),
+        ("mazes", f"{origin.grids} different grid{'s' if origin.grids != 1 else ''}: {_listed(origin.mazes)}"),
+        ("code versions", _counted(origin.code_versions)),
         ("prompts", _counted(prompts)),
-        ("seeds", _listed(seeds) or "none"),
+        ("seeds", _listed(origin.seeds) or "none"),
         (
             "query",
-            f"<code>{escape(comparison_query(filters, by))}</code>"
+            f"<code>{escape(origin.query)}</code>"
             + (" (the maze interval: <code>oriole_workstation/intervals.py</code>)" if by is GroupBy.family else ""),
         ),
     ]
@@ -503,15 +488,13 @@ def page(
 ) -> str:
     """The whole page. ``rows`` is the comparison as the table groups it (``report.comparison_rows``),
     ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link."""
-    now = now or datetime.now(UTC)
-    meta = f"{_filters_text(filters, by)} · {len(experiments)} experiments · generated {now:%Y-%m-%d %H:%M} UTC"
-    origin = (
-        f'<section id="provenance"><h2>Provenance</h2>{provenance(experiments, filters, by, database, now)}</section>'
-    )
+    read = origin_of(experiments, filters, by, database, now)
+    meta = f"{read.scope} · {len(experiments)} experiments · generated {read.generated:%Y-%m-%d %H:%M} UTC"
+    origin = f'<section id="provenance"><h2>Provenance</h2>{provenance(read, by)}</section>'
     if not rows:
         body = f"<p>No finished experiments match.</p>{origin}"
     else:
-        drawn = figures(rows, experiments, by, charts.PAGE, replays)
+        drawn = figures(rows, experiments, by, charts.PAGE, read, replays)
         distributions = "".join(
             _figure(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
         )

@@ -17,7 +17,7 @@ from oriole.statuses import Ending, ExperimentStatus
 
 Json = Any  # a jsonb value as psycopg loads it (dict, list, str, number, bool or None)
 
-RUN_ENDINGS = frozenset({Ending.SUCCESS, Ending.AGENT})  # the runs a rate counts; errors are not runs
+RUN_ENDINGS = frozenset({Ending.SUCCESS, Ending.AGENT})  # the decided runs a rate counts
 
 
 def agent_name(label: str | None, provider: str, model: str) -> str:
@@ -47,6 +47,8 @@ class ExperimentSummary:
     goal_reached_step: int | None
     maze: str
     shortest_path_length: int
+    optimal_path_length: int
+    path_length: int
     path_efficiency: float | None
     input_tokens: int
     output_tokens: int
@@ -117,6 +119,7 @@ class ComparisonRow:
     mean_latency_ms: Decimal | None
     errors: int
     running: int
+    censored: int
 
     @property
     def compared(self) -> dict[str, Json]:
@@ -159,6 +162,7 @@ class ComparedExperiment:
     shortest_path_length: int
     status: str
     ending: str | None
+    ending_cause: str | None
     goal_found: bool
     goal_first_seen_step: int | None
     goal_reached_step: int | None
@@ -170,7 +174,10 @@ class ComparedExperiment:
     turns: int
     unique_tiles_visited: int
     revisits: int
+    path_length: int
+    optimal_path_length: int
     path_efficiency: Decimal | None
+    spl: Decimal | None
     input_tokens: int
     output_tokens: int
     cost_usd: Decimal
@@ -214,6 +221,7 @@ class StatusRow:
     maze: str
     status: str
     ending: str | None
+    ending_cause: str | None
     turn: int
     actions: int
     max_actions: int | None
@@ -263,6 +271,7 @@ class ExperimentRun:
     goal_x: int
     goal_y: int
     shortest_path_length: int
+    optimal_path_length: int
     actions: list[dict[str, Json]]
     model_text: dict[str, str]
 

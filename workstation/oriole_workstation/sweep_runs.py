@@ -13,7 +13,6 @@ import hashlib
 import json
 import re
 import time
-import tomllib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,10 +22,9 @@ from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, 
 from oriole.errors import OrioleError, SweepFileError
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
-from oriole.lifecycle.sweep_tasks import OUTCOMES
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
-from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
+from oriole.text import MAX_JSON_DEPTH, NestedTooDeeply, ascii_int, load_json
 from oriole_workstation import files
 from oriole_workstation.results import Results
 from oriole_workstation.sweep_progress import SweepProgress
@@ -40,7 +38,7 @@ MAX_FILE_BYTES = 1024 * 1024
 LOCAL_CONCURRENCY = 2  # experiments at once locally when neither the file nor the command says
 LOCAL_WAIT_SECONDS = 1  # a local item looks at its experiment's row every second (AWS: the run's default, 30)
 POLL_SECONDS = 0.5
-SUBMITTED_NAME = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)$")
+SUBMITTED_NAME = re.compile(r"(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)")
 
 
 class SweepAlreadyRunning(OrioleError):
@@ -53,17 +51,15 @@ class SweepFailed(OrioleError):
 
 def load(path: Path) -> SweepFile:
     """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``, nested at most
-    ``MAX_JSON_DEPTH`` levels)."""
+    ``MAX_JSON_DEPTH`` levels, a TOML key's parts counted before it is parsed)."""
     text = files.read_text(path, MAX_FILE_BYTES, SweepFileError, "a sweep file describes a matrix, it does not list it")
     kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
-        data = load_json(text, long_integers=False) if kind == "JSON" else tomllib.loads(text)
-    except RecursionError:
-        raise SweepFileError(f"{path} is not valid TOML: nested too deeply") from None
+        data = load_json(text, long_integers=False) if kind == "JSON" else files.load_toml(text, MAX_JSON_DEPTH)
+    except NestedTooDeeply as error:
+        raise SweepFileError(f"{path} is {kind} {error}; a sweep file nests a few levels") from None
     except ValueError as error:  # TOML and JSON syntax errors are ValueErrors
         raise SweepFileError(f"{path} is not valid {kind}: {error}") from None
-    if nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise SweepFileError(f"{path} is not valid {kind}: nested deeper than {MAX_JSON_DEPTH} levels")
     return validate(SweepFile, data, str(path))
 
 
@@ -125,7 +121,7 @@ def sweep_executions(sfn, state_machine_arn: str, sweep_id: str) -> list[dict]:
         {**e, "digest": match["digest"]}
         for page in pages
         for e in page["executions"]
-        if (match := SUBMITTED_NAME.match(e["name"])) and match["id"] == sweep_id
+        if (match := SUBMITTED_NAME.fullmatch(e["name"])) and match["id"] == sweep_id
     ]
     return sorted(found, key=lambda e: e["startDate"], reverse=True)
 
@@ -233,16 +229,22 @@ def outcome(execution: Mapping[str, Any]) -> dict[str, Any]:
 # --- the lines a researcher reads ----------------------------------------------------------------------------
 
 
-SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no error, the agent's own ending
+SUMMARY_WORDS = {
+    "successes": ("succeeded", "succeeded"),
+    "agentFailures": ("agent failure", "agent failures"),
+    "censored": ("censored", "censored"),
+    "errors": ("error", "errors"),
+    "running": ("running", "running"),
+    "rejected": ("rejected", "rejected"),
+    "skipped": ("skipped", "skipped"),
+}  # the summary's counts (one, several), in the order a line reads them: the four endings first
 
 
 def summary_line(summary: dict) -> str:
-    """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
-    parts = [
-        f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}"
-        for outcome, key in sorted(OUTCOMES.items())
-        if summary.get(key)
-    ]
+    """``72 planned: 12 already done, 58 succeeded, 1 agent failure, 1 censored; spent $0.0000`` from a sweep's
+    output: how the repetitions of this run ended (``oriole.core.endings``), then those still running, rejected
+    or skipped."""
+    parts = [f"{summary[key]} {words[summary[key] != 1]}" for key, words in SUMMARY_WORDS.items() if summary.get(key)]
     return (
         f"{summary['planned']} planned: {summary['alreadyDone']} already done"
         + (f", {', '.join(parts)}" if parts else "")

@@ -2,10 +2,11 @@
 sweep file describes and the sweep state machine runs. Pure: the file's model, the matrix, the plan, what
 resume leaves to run and the concurrency caps; no I/O but the stored-maze look-up a caller passes in.
 
-Tagging needs no field beyond the execution input's own: every experiment of sweep ``S`` gets the comment
-``sweep:S`` (a tag that ``oriole report --tag`` and the views' ``sweep_id`` column read) and the agent id
-``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze,
-config overrides). Resuming reads the sweep's experiments back by that agent id.
+Every experiment of sweep ``S`` is recorded as its own: its execution input names ``sweepId = S`` (StartExperiment
+stores it as ``experiments.sweep_id``, and the reports, exports and ``oriole sweep status`` read it); its agent id
+is ``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze, config
+overrides but the transport settings: ``IDENTITY_LEAVES_OUT``), and its comment carries ``sweep:S`` for a reader.
+Resuming reads the sweep's experiments back by that agent id, among the sweep's own.
 
 The plan is a list whose order never changes for a given file: first repetitions first, then the cells in
 the order of the file. An index into it is all the state machine carries per experiment; each map item
@@ -26,21 +27,27 @@ import pydantic.dataclasses
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from oriole import inputs
-from oriole.catalog import BY_KEY
+from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import canonical_value, resolve
 from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
 from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
+from oriole.inputs import SWEEP_ID, MazeId
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import JsonObject, unstorable
 
 RUNS = (Ending.SUCCESS, Ending.AGENT)  # ended on the agent's merits: never run again
-ERRORS = (Ending.ERROR,)  # infrastructure or provider errors: run again only with retry_failed
+STOPPED = (ExperimentStatus.ABORTED,)  # stopped from outside (Ctrl-C, `oriole doctor --fix`): a plain resume reruns it
+# What a cell is not: where its model runs and how patiently it is asked (the catalog's transport and bookkeeping
+# keys: baseUrl, endpoint, requestTimeoutSeconds, ...). Fixing a server's URL resumes the same cells with the same
+# seeds; the server's report of its model build is provenance. A fixed seed stays: two fixed seeds are two cells.
+IDENTITY_LEAVES_OUT = frozenset(p.key for p in CATALOG if not p.experimental) - {"seed"}
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
+MAX_SPEND_LIMIT_USD = 1_000_000_000.0  # far above any study's budget, far inside sweeps.spend_limit_usd
 SAMPLE_DRAWS_PER_MAZE = 20  # how hard a sample looks for mazes it does not have yet
 # How often a sweep item looks at its running experiment: first every wait_seconds, then every tenth of the time it
 # has followed it, at most every MAX_CHECK_WAIT_SECONDS (wait_seconds wins when it is longer). An item is a child
@@ -71,7 +78,7 @@ class DrawBudget:
         self.spent = 0
 
     def draw(self, name: str) -> mazeset.MazeEntry:
-        match = mazeset.SEEDED_NAME.match(name)
+        match = mazeset.SEEDED_NAME.fullmatch(name)
         side = min(int(match["size"]), mazeset.MAX_SIZE + 1) if match else 0
         self.expect(1, side)
         self.spent += self._cost(side)
@@ -132,7 +139,6 @@ class MazeSample(BaseModel):
         )
 
 
-SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"
 Grid = dict[str, Annotated[list[Any], Field(min_length=1)]]
 
 
@@ -142,14 +148,14 @@ class SweepFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
-    id: str = Field(pattern=SWEEP_ID, description="tags every experiment (sweep:<id>) and is the key to resume")
+    id: str = Field(pattern=SWEEP_ID, description="recorded on every experiment it starts, and the key to resume")
     agents: list[str | AgentEntry] = Field(
         min_length=1,
         description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
         "own settings and prices",
     )
     prompts: list[str] = Field(["v1"], min_length=1, description="prompt versions")
-    mazes: list[str | int | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
+    mazes: list[str | MazeId | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
     repetitions: int = Field(1, ge=1, le=1000, description="runs of each cell")
     configs: list[dict[str, Any]] = Field(
         [{}],
@@ -172,7 +178,7 @@ class SweepFile(BaseModel):
         default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)"
     )
     spend_limit_usd: float | None = Field(
-        None, ge=0, description="no experiment starts once the sweep has spent this much"
+        None, ge=0, le=MAX_SPEND_LIMIT_USD, description="no experiment starts once the sweep has spent this much"
     )
     comment: str | None = Field(None, max_length=1000, description="added to every experiment's comment")
 
@@ -181,7 +187,9 @@ class SweepRun(SweepFile):
     """The sweep state machine's input: the sweep file as JSON, plus the settings of this run (a file pasted
     into the console as it is runs with their defaults)."""
 
-    retry_failed: bool = Field(False, description="run again repetitions whose experiment failed or was aborted")
+    retry_failed: bool = Field(
+        False, description="run again repetitions whose experiment failed (a stopped one runs again anyway)"
+    )
     allow_unpriced: bool = Field(False, description="under a spend limit, count a model without a known price at $0")
     wait_seconds: int = Field(
         30, ge=1, le=3600, description="the first waits between two looks at a running experiment's row"
@@ -244,14 +252,21 @@ class Cell:
         return self.label or f"{self.provider}/{self.model}"
 
     @property
+    def settings(self) -> JsonObject:
+        """The overrides that make the cell what it is: all but the transport settings (``IDENTITY_LEAVES_OUT``)."""
+        return {key: value for key, value in self.config.items() if key not in IDENTITY_LEAVES_OUT}
+
+    @property
     def key(self) -> str:
-        """A stable short hash of what the cell runs (not its label or prices): the same file always gives the
-        same keys."""
-        identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.config], sort_keys=True)
+        """A stable short hash of what the cell runs (not its label, prices or transport settings): the same
+        file always gives the same keys, and so does the file with a server's URL or a timeout corrected."""
+        identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.settings], sort_keys=True)
         return hashlib.sha256(identity.encode()).hexdigest()[:12]
 
     def describe(self) -> str:
-        overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.config.items()))
+        """The agent, prompt, maze and settings that make the cell (its server is shown where it matters: a dry
+        run's ``-> server``)."""
+        overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(self.settings.items()))
         return " ".join(filter(None, (self.agent, self.prompt, self.maze, overrides)))
 
 
@@ -267,11 +282,12 @@ class Planned:
 
     def seed(self, spec: SweepFile) -> int:
         """The repetition's seed: the cell's own ``seed`` if it fixes one, else one derived from the sweep's seed
-        id (``seed_from``, else its id), the cell and the repetition, the same on every run and resume."""
+        id (``seed_from``, else its id), the maze and the repetition, the same on every run and resume and for
+        every agent of the sweep (``seeds.repetition_seed``)."""
         fixed: int | None = self.cell.config.get("seed")
         if fixed is not None:
             return fixed
-        return seeds.repetition_seed(seed_id(spec), self.cell.key, self.repetition)
+        return seeds.repetition_seed(seed_id(spec), self.cell.maze, self.repetition)
 
     def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
@@ -282,6 +298,7 @@ class Planned:
             "promptVersion": self.cell.prompt,
             "agentId": self.agent_id(spec.id),
             "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
+            "sweepId": spec.id,
             "config": {**self.cell.config, "seed": self.seed(spec)},
         }
         if self.cell.label:
@@ -366,7 +383,7 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     try:
         entry = (
             mazeset.get_maze(maze)
-            if isinstance(maze, int) or not mazeset.SEEDED_NAME.match(maze)
+            if isinstance(maze, int) or not mazeset.SEEDED_NAME.fullmatch(maze)
             else budget.draw(maze)
         )
     except UnknownMaze as error:
@@ -439,8 +456,10 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
             if identity in found:
                 raise SweepFileError(
                     f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
-                    "configuration listed twice, a maze by name and by id, 1 and 1.0): its runs would "
-                    "share one agent id and count twice"
+                    "configuration listed twice, a setting written out at its default, a maze by name and by id, "
+                    "1 and 1.0, or two agents that differ "
+                    f"only in {', '.join(sorted(IDENTITY_LEAVES_OUT & set(overrides))) or 'a transport setting'}, "
+                    "which is not part of a cell): its runs would share one agent id and count twice"
                 )
             _check_seed(spec, cell)
             found[identity] = cell
@@ -460,11 +479,15 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
 
 
 def _typed(overrides: JsonObject) -> str:
-    """The overrides as the experiment would hold them (checked: unknown keys, types and ranges fail here, not in
-    the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a float setting are the
-    same, so are ``-0.0`` and ``0.0``, and two spellings of one server's URL."""
+    """The configuration that makes a cell, as the experiment would hold it: every setting resolved, defaults
+    included (the overrides are checked: unknown keys, types and ranges fail here, not in the middle of the sweep),
+    as canonical JSON, compared by value: a setting written out at its default is the default, ``1`` and ``1.0``
+    of a float setting are the same, so are ``-0.0`` and ``0.0``; transport settings are not part of a cell."""
     snapshot = resolve({}, overrides)
-    return json.dumps({key: canonical_value(BY_KEY[key], snapshot[key]) for key in overrides}, sort_keys=True)
+    return json.dumps(
+        {key: canonical_value(BY_KEY[key], value) for key, value in snapshot.items() if key not in IDENTITY_LEAVES_OUT},
+        sort_keys=True,
+    )
 
 
 def _check_input(spec: SweepFile, cell: Cell) -> None:
@@ -550,20 +573,24 @@ class SweepExperiment:
 @dataclass(frozen=True)
 class Repetition:
     """Where one repetition stands, from its experiments (oldest first): ``ended`` is the status of the
-    experiment that makes it done (None: it is to run), ``attempt`` how many earlier attempts ended in an error
-    (infrastructure or provider; a model that stalled or gave up ended on its merits)."""
+    experiment that makes it done (None: it is to run), ``attempt`` how many earlier attempts ended without a
+    run (an error of the infrastructure or provider, or a stop; a model that stalled or gave up ended on its
+    merits)."""
 
     ended: ExperimentStatus | None
     attempt: int
 
 
 def repetition(attempts: Sequence[SweepExperiment], retry_failed: bool) -> Repetition:
+    """A repetition is done once it has a run (a success or an agent ending). Its latest attempt that ended
+    otherwise keeps it done only when that attempt failed (an error: run again with ``retry_failed``); a stopped
+    one (Ctrl-C, ``oriole doctor --fix``: ``STOPPED``) is run again by a plain resume."""
     latest_first = list(reversed(attempts))
-    errors = [row.status for row in latest_first if row.ending in ERRORS]
+    failed = [row for row in latest_first if row.ending is not None and row.ending not in RUNS]
     ended = next((row.status for row in latest_first if row.ending in RUNS), None)
-    if ended is None and errors and not retry_failed:
-        ended = errors[0]
-    return Repetition(ended, len(errors))
+    if ended is None and failed and failed[0].status not in STOPPED and not retry_failed:
+        ended = failed[0].status
+    return Repetition(ended, len(failed))
 
 
 def by_repetition(rows: Iterable[SweepExperiment]) -> dict[str, list[SweepExperiment]]:

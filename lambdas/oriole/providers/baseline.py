@@ -5,15 +5,26 @@ from __future__ import annotations
 
 from oriole.core.baselines import Baseline, make_baseline
 from oriole.core.requests import request_json
-from oriole.core.turn_loop import AgentSetup, ModelRequest
+from oriole.core.turn_loop import AgentSetup, ModelRequest, ModelResponse
+from oriole.providers.contract import NotRecorded
 from oriole.text import JsonObject
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> Baseline:
-    """The baseline ``setup.model`` names, with the state it kept at the end of its previous turn."""
-    return make_baseline(setup.model, setup.maze, setup.seed, setup.state)
+    """The baseline ``setup.model`` names, with the state it kept at the end of its previous turn (the oracle with
+    the experiment's goal condition and vision range)."""
+    condition, vision = setup.config["goalCondition"], setup.config["visionRange"]
+    assert isinstance(condition, str) and isinstance(vision, int), "a snapshot holds validated settings"
+    return make_baseline(
+        setup.model, setup.maze, setup.seed, setup.state, goal_condition=condition, vision_range=vision
+    )
 
 
 def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """What a baseline was given, as provider-neutral JSON: no wire format, no model."""
     return request_json(request)
+
+
+def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
+    """A baseline's calls keep no answer: it is reproduced by running it again with its recorded seed."""
+    raise NotRecorded("a baseline calls no model, so none of its answers was recorded; run it again with its seed")

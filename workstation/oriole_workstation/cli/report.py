@@ -1,7 +1,8 @@
-"""``oriole report``: compare the stored experiments as a table, CSV, JSON or an HTML page (with its replays).
+"""``oriole report``: compare the stored experiments as a table, CSV, JSON, an HTML page (with its replays), or
+Markdown and LaTeX tables for a paper.
 
-The logic lives in ``oriole_workstation.report`` and ``report_html`` (free of the CLI library); this command
-only reads options, opens the database and prints.
+The logic lives in ``oriole_workstation.report``, ``report_html`` and ``paper_tables`` (free of the CLI library);
+this command only reads options, opens the database and prints.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from typing import Annotated
 
 import typer
 
-from oriole.errors import OrioleError
 from oriole_workstation import files, report_html
 from oriole_workstation.cli.common import (
+    AgentFilter,
     AwsDatabase,
     MazeFilter,
     ModelFilter,
@@ -24,8 +25,12 @@ from oriole_workstation.cli.common import (
     UntilFilter,
     err,
     fail,
+    opened,
+    selection,
 )
 from oriole_workstation.cli.render import replay_run
+from oriole_workstation.display import terminal_safe, wrote
+from oriole_workstation.files import OutputRefused
 from oriole_workstation.render import write
 from oriole_workstation.report import Format, GroupBy, render_report
 from oriole_workstation.results import Filters, Results
@@ -33,20 +38,24 @@ from oriole_workstation.results import Filters, Results
 REPLAYS = "replays"  # the folder beside an HTML report that holds its replays
 
 
-class OutputRefused(OrioleError):
-    """A file the command was asked to write cannot be written there."""
-
-
 def report(
+    sweep: SweepFilter = None,
     model: ModelFilter = None,
+    agent: AgentFilter = None,
     prompt: PromptFilter = None,
     maze: MazeFilter = None,
     since: SinceFilter = None,
     until: UntilFilter = None,
     tag: TagFilter = None,
-    sweep: SweepFilter = None,
     by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
-    output: Annotated[Format, typer.Option("--format", help="table, csv, json or html.")] = Format.table,
+    output: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="table, csv, json, html, or markdown and latex (booktabs): the leaderboard and the comparison "
+            "with n, successes, both intervals and the provenance in each caption.",
+        ),
+    ] = Format.table,
     file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")] = None,
     with_replays: Annotated[
         bool,
@@ -81,7 +90,8 @@ def report(
     ] = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Compare models, prompts and settings, as a table, CSV, JSON or a self-contained HTML page.
+    """Compare models, prompts and settings, as a table, CSV, JSON, a self-contained HTML page, or Markdown and
+    LaTeX tables a paper can take.
 
     Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
     efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
@@ -91,10 +101,13 @@ def report(
     the success rate with its interval per agent and family and size. The HTML page starts with that
     leaderboard and its provenance (database, sweeps, code versions, prompts, seeds, the query), then draws
     the charts (success rates with their intervals, efficiency, actions and tokens, cost) per family and size,
-    and lists every experiment it counts.
-    """
-    from oriole_workstation.database import open_results
+    and lists every experiment it counts. --format markdown and --format latex write the leaderboard and the
+    comparison as captioned tables (LaTeX: booktabs rules, needs booktabs and graphicx), each caption ending
+    with the provenance of its numbers.
 
+    Repeat a filter for any of its values (--sweep a --sweep b); different filters must all hold. A value that
+    matches no experiment is refused (exit status 2) with the closest values that exist.
+    """
     if with_replays and (output is not Format.html or file is None):
         raise fail("--with-replays writes replays beside the page: use it with --format html -o FILE")
     if pivot and output is not Format.table:
@@ -102,8 +115,10 @@ def report(
             "--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
             "first; CSV and JSON carry every column)"
         )
-    results = open_results(aws)
-    filters = Filters(model, prompt, maze, since, until, tag, sweep)
+    filters = selection(
+        sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
+    )
+    results = opened(filters, aws)
     replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
     text = (
         report_html.render(results, by, filters, replays)
@@ -113,7 +128,9 @@ def report(
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
         err.print(
-            f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",
+            terminal_safe(f"wrote {len(written)} files in {figures}")
+            if written
+            else "no figures: no experiment matches",
             highlight=False,
             markup=False,
         )
@@ -122,7 +139,7 @@ def report(
         return
     files.write_text(file, text, OutputRefused)
     err.print(
-        f"wrote {file}" + (f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
+        wrote(file, f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
         highlight=False,
         markup=False,
     )
@@ -130,7 +147,7 @@ def report(
 
 def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int, str]:
     """Each experiment of the report as an HTML replay in ``folder/replays``; experiment id -> relative link."""
-    (folder / REPLAYS).mkdir(parents=True, exist_ok=True)
+    files.make_folder(folder / REPLAYS, OutputRefused, "--with-replays")
     links = {}
     for row in results.compared(filters):
         record = results.experiment_run(row.experiment_id)

@@ -13,7 +13,7 @@ from rich.text import Text
 from oriole import catalog
 from oriole.config import check_override, parse_assignment
 from oriole.core.baselines import BASELINE_NAMES
-from oriole.provider_registry import MODEL_PROVIDERS, PROVIDERS
+from oriole.provider_registry import BASELINE, DEFAULT_PROVIDER, MODEL_PROVIDERS, PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation import cloud
 from oriole_workstation.cli.common import (
@@ -70,7 +70,7 @@ def execution_input(
         overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
     data = {
         "mazeId": maze,
-        "llmProvider": "baseline" if agent else provider or "bedrock",
+        "llmProvider": BASELINE if agent else provider or DEFAULT_PROVIDER,
         "modelName": agent or model,
         "promptVersion": prompt,
         "config": overrides,
@@ -102,8 +102,8 @@ def launcher_for(
     """A launcher on the deployed state machine (``aws``: of ``stack``, by default the deployment's orchestrator
     stack), or on the local one for as long as the block runs.
 
-    Locally a Bedrock experiment gets a client holding the user's own credentials, made before moto
-    replaces them.
+    Locally an experiment of a provider an AWS service serves (Bedrock) gets a client holding the user's own
+    credentials, made before moto replaces them.
     """
     if aws:
         import boto3
@@ -114,7 +114,7 @@ def launcher_for(
     from oriole_workstation.database import local_url
     from oriole_workstation.runner import LocalAws
 
-    bedrock = real_bedrock_client(data) if data.get("llmProvider") == "bedrock" else None
+    bedrock = real_bedrock_client(data) if PROVIDERS[data["llmProvider"]].aws_service else None
     with LocalAws(local_url(), bedrock_client=bedrock) as local:
         yield local.launcher(poll_seconds or 0.2)
 
@@ -228,6 +228,13 @@ class ProgressLine:
         self.bar.update(self.task, completed=summary.actions, description=description)
 
 
+def _sight(s: ExperimentSummary) -> str:
+    """``; 21 to see the goal``: the optimum its path is measured against, where it is not the shortest path (the
+    goal condition sight)."""
+    optimum = s.optimal_path_length
+    return "" if optimum == s.shortest_path_length else f"; {optimum} to see the goal"
+
+
 def print_result(result: RunResult) -> None:
     """The result block: the same for a local run and a run on AWS. Stored text is shown, never interpreted."""
     s = result.summary
@@ -243,7 +250,7 @@ def print_result(result: RunResult) -> None:
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),
         ("agent", f"{s.llm_provider} / {s.model_name}"),
-        ("maze", f"{s.maze} (shortest path {s.shortest_path_length} moves)"),
+        ("maze", f"{s.maze} (shortest path {s.shortest_path_length} moves{_sight(s)})"),
         ("outcome", outcome),
         ("actions", f"{s.actions} ({s.moves} moves, {s.failed_moves} into walls)"),
         ("turns", str(s.turns)),

@@ -19,10 +19,11 @@ from typer.core import TyperGroup
 from oriole import catalog
 from oriole.core import sweep_plan as plans
 from oriole.lifecycle.sweep_tasks import stored_maze_names
+from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
-from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
+from oriole_workstation.cli.common import Commands, closest, err, fail, print_columns, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
@@ -82,7 +83,8 @@ def run(
         list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider (repeatable).")
     ] = [],  # noqa: B006
     retry_failed: Annotated[
-        bool, typer.Option(help="Run again repetitions whose experiment failed or was aborted.")
+        bool,
+        typer.Option(help="Run again repetitions whose experiment ended in an error (stopped ones run again anyway)."),
     ] = False,
     seed_from: Annotated[
         str | None,
@@ -124,9 +126,10 @@ def run(
     Locally the sweep state machine runs under moto until the sweep ends (a progress bar on a terminal, plain
     lines when piped), then prints a summary and the sweep's report; with --aws the file is checked here,
     submitted, and the command returns (follow it with `oriole sweep status ID --aws`). Every experiment is
-    tagged (comment sweep:ID, agent id ID/<cell>/r<n>) and gets a seed derived from the sweep id (or --seed-from),
-    its cell and its repetition. Exit status 2 when an experiment's input was rejected, 3 when the spend limit
-    left experiments unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
+    recorded as the sweep's (agent id ID/<cell>/r<n>; its comment carries sweep:ID for a reader) and gets a seed
+    derived from the sweep id (or --seed-from), its maze and its repetition. Exit status 2 when an experiment's
+    input was rejected, 3 when the spend limit left experiments unstarted, 130 when stopped with Ctrl-C (run the
+    same command again to go on).
     """
     spec = sweep_runs.load(file)
     local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY
@@ -173,6 +176,9 @@ def run(
     if aws or results is None:  # locally there is always a database
         _submit(execution_input, state_machine_arn, stack)
         return
+    # PlanSweep records the plan once the local state machine is up, seconds from now: recorded here first, so
+    # `oriole watch --sweep ID` started meanwhile waits for the sweep instead of taking its id for a typo
+    results.store.record_sweep_plan(spec.id, len(planned), run_spec.model_dump(mode="json"))
     _run_locally(execution_input, planned, len(todo), results, by, quiet)
 
 
@@ -254,7 +260,9 @@ def _run_locally(
     from oriole_workstation.runner import LocalAws
 
     sweep_id = execution_input["id"]
-    bedrock = real_bedrock_client({"config": {}}) if any(p.cell.provider == "bedrock" for p in planned) else None
+    bedrock = (
+        real_bedrock_client({"config": {}}) if any(PROVIDERS[p.cell.provider].aws_service for p in planned) else None
+    )
 
     def stopping(running: int) -> None:
         err.print(
@@ -287,7 +295,7 @@ def _run_locally(
         raise fail("stopped: run the same command again to resume", 130)
     summary = sweep_runs.outcome(execution)
     typer.echo(sweep_runs.summary_line(summary), nl=False)
-    typer.echo(render_report(results, by=by, filters=Filters(sweep=sweep_id)), nl=False)
+    typer.echo(render_report(results, by=by, filters=Filters(sweeps=(sweep_id,))), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
     if summary["skipped"]:  # only the spend limit leaves some unstarted
@@ -312,7 +320,8 @@ def status(
     plan = results.sweep_plan(sweep_id)
     executions = _aws_executions(sweep_id, state_machine_arn, stack) if aws else []
     if not rows and not executions and plan is None:
-        raise fail(f"no experiment of sweep {sweep_id!r} found" + (" and no execution" if aws else ""))
+        known = closest(sweep_id, results.known_values("sweeps", sweep_id))
+        raise fail(f"no sweep {sweep_id}: no experiment, no plan{', no execution' if aws else ''} ({known})")
     if executions:
         typer.echo(sweep_runs.execution_line(executions[0]))
     for line in display.status_lines(sweep_id, plan, rows):
