@@ -12,12 +12,11 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from oriole import provider_registry
+from oriole import memory_registry, provider_registry
 
 DEFAULT_DEPLOYMENT = "Oriole"
 DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
@@ -240,10 +239,8 @@ CATALOG: tuple[Parameter, ...] = (
         "agent/history-mode",
         str,
         "actions",
-        "What the model remembers across turns: actions (a context message with its last historyActions "
-        "actions), conversation (the earlier turns' messages, trimmed oldest first to the context budget) "
-        "or summary (the last historyTurns turns' messages plus a summary of everything older).",
-        choices=("actions", "conversation", "summary"),
+        f"What the model remembers across turns: {memory_registry.described(memory_registry.MEMORY_MODES)}.",
+        choices=tuple(memory_registry.MEMORY_MODES),
         providers=LLM_PROVIDERS,
     ),
     Parameter(
@@ -259,10 +256,8 @@ CATALOG: tuple[Parameter, ...] = (
         "agent/compaction",
         str,
         "map",
-        "How historyMode summary summarises older turns: map (deterministic: the map the agent has seen, "
-        "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
-        "accounted call).",
-        choices=("map", "model"),
+        f"How historyMode summary summarises older turns: {memory_registry.described(memory_registry.COMPACTIONS)}.",
+        choices=tuple(memory_registry.COMPACTIONS),
         providers=LLM_PROVIDERS,
     ),
     Parameter(
@@ -487,13 +482,6 @@ def default_of(key: str, kind: type[Value]) -> Value:
     if not isinstance(default, kind):
         raise TypeError(f"the catalog default of {key} is {default!r}, not a {kind.__name__}")
     return default
-
-
-def snapshot_value(config: Mapping[str, Any], key: str) -> Any:
-    """A configuration snapshot's value of ``key``; a snapshot taken before the parameter existed gets its
-    catalog default, so experiments started before it still run. A JSON value, of the type the catalog declares
-    for ``key`` (``Parameter.type``: ``resolve`` checked it when the snapshot was taken), hence ``Any``."""
-    return config[key] if key in config else BY_KEY[key].default
 
 
 def pricing_name(model: str) -> str:

@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_camel
 from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import DEFAULT_PROVIDER, ProviderName
-from oriole.statuses import ExperimentStatus, NextStep, RepetitionOutcome
+from oriole.statuses import ExperimentStatus, NextStep, RepetitionOutcome, TurnEnd
 from oriole.text import JsonObject, bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -228,6 +228,18 @@ class TaskOutput(BaseModel):
     def as_state(self) -> JsonObject:
         """The task's JSON result, as its Lambda returns it."""
         return self.model_dump(mode="json", by_alias=True)
+
+
+class TurnResult(TaskOutput):
+    """What an agent task hands back to the state machine: small, never the conversation."""
+
+    turn_number: int
+    actions: int
+    end_reason: TurnEnd
+    goal_found: bool
+    position: tuple[int, int]
+    input_tokens: int
+    output_tokens: int
 
 
 class ProgressDecision(TaskOutput):

@@ -1,8 +1,11 @@
 """The task functions against real PostgreSQL: retries find their earlier work and write nothing."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from oriole import catalog
+from oriole.core.turn_setup import Turn
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
 from oriole.inputs import CaughtError
 from oriole.lifecycle import experiments
@@ -59,8 +62,8 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
     loaded = store.load_turn(state["experimentId"], 1, with_maze=True)
     first = experiments.play_turn(event, store, baseline.agent)
-    maze = loaded.maze_row.stored()
-    late = experiments._play(loaded, maze, 1, store, baseline.agent(loaded.agent_setup(maze.maze)))
+    turn = Turn(loaded.state, loaded.maze_row.stored().maze)
+    late = experiments._commit(store, loaded.state, 1, turn.play(baseline.agent(turn.agent_setup)), datetime.now(UTC))
     assert late == first
     assert counts(store, state["experimentId"]) == (2, 1, 2)
 
