@@ -11,6 +11,7 @@ from psycopg import sql
 
 from oriole import catalog
 from oriole.lifecycle import deployment, experiments
+from oriole.lifecycle.task_io import FinalizeRequest, ProgressRequest, StartRequest, TurnRequest
 from oriole.providers import baseline
 from oriole.store import db
 
@@ -55,10 +56,16 @@ def test_the_application_role_runs_an_experiment(as_role):
         "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle"},
         "executionArn": f"arn:test:app-role-{uuid.uuid4().hex[:6]}",
     }
-    state = experiments.start(event, store, lambda names: catalog.defaults())
-    experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, baseline.agent)
-    assert experiments.check_progress({"experimentId": state["experimentId"], "turnInExecution": 1}, store)
-    assert experiments.finalize({"experimentId": state["experimentId"]}, store, "succeeded").closed
+    state = experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()
+    experiments.play_turn(
+        TurnRequest.model_validate({"experimentId": state["experimentId"], "turnNumber": 1}), store, baseline.agent
+    )
+    assert experiments.check_progress(
+        ProgressRequest.model_validate({"experimentId": state["experimentId"], "turnInExecution": 1}), store
+    )
+    assert experiments.finalize(
+        FinalizeRequest.model_validate({"experimentId": state["experimentId"]}), store, "succeeded"
+    ).closed
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import pytest
 
 from oriole import catalog
 from oriole.lifecycle import deployment, experiments
+from oriole.lifecycle.task_io import StartRequest
 from oriole_workstation.results import Results
 from oriole_workstation.runner import EXECUTION_PREFIX, LocalAws
 
@@ -28,7 +29,9 @@ def start(store, execution_arn: str) -> int:
         "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
         "executionArn": execution_arn,
     }
-    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()[
+        "experimentId"
+    ]
 
 
 def listed(result) -> dict[int, dict]:

@@ -28,6 +28,7 @@ import pytest
 from oriole import catalog
 from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweep_tasks, versions
 from oriole.lifecycle import deployment, experiments
+from oriole.lifecycle.task_io import StartRequest
 from oriole.provider_registry import PROVIDERS
 from oriole.store import db
 from oriole_workstation import runner
@@ -177,7 +178,9 @@ def status(local: Local, execution_input: dict) -> str:
 
 def open_experiment(store, execution_arn: str) -> int:
     event = {"input": {"mazeId": MAZE, "llmProvider": "baseline", "modelName": "random"}, "executionArn": execution_arn}
-    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()[
+        "experimentId"
+    ]
 
 
 def run_every_provider(local: Local, bedrock) -> None:

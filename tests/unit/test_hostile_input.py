@@ -37,8 +37,9 @@ from oriole.errors import (
     UnknownMaze,
 )
 from oriole.experiment_config import ExperimentConfig
-from oriole.inputs import CaughtError, ExecutionInput, parse
+from oriole.inputs import ExecutionInput, parse
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.providers import bedrock
 from oriole.providers import ollama as ollama_provider
 from oriole.providers import openai as openai_provider

@@ -30,9 +30,9 @@ from oriole import catalog
 from oriole.config import parse_stored
 from oriole.core.sweep_plan import SweepFile, validate
 from oriole.errors import InvalidParameter
-from oriole.inputs import CaughtError
 from oriole.lifecycle import deployment
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation import cloud, prompts, sweep_runs

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
-from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.sweep_tasks import OUTCOMES
+from oriole.lifecycle.task_io import SweepSummary
+from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
@@ -236,17 +237,15 @@ def outcome(execution: Mapping[str, Any]) -> dict[str, Any]:
 SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no error, the agent's own ending
 
 
-def summary_line(summary: dict) -> str:
+def summary_line(output: dict) -> str:
     """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
-    parts = [
-        f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}"
-        for outcome, key in sorted(OUTCOMES.items())
-        if summary.get(key)
-    ]
+    summary = SweepSummary.model_validate(output)
+    counts = {outcome: getattr(summary, outcome) for outcome in sorted(OUTCOMES)}
+    parts = [f"{count} {SUMMARY_WORDS.get(outcome, outcome)}" for outcome, count in counts.items() if count]
     return (
-        f"{summary['planned']} planned: {summary['alreadyDone']} already done"
+        f"{summary.planned} planned: {summary.already_done} already done"
         + (f", {', '.join(parts)}" if parts else "")
-        + f"; spent ${summary['spentUsd']:.4f}\n"
+        + f"; spent ${summary.spent_usd:.4f}\n"
     )
 
 

@@ -11,7 +11,6 @@ import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from oriole import catalog, inputs
 from oriole.config import resolve
@@ -33,8 +32,21 @@ from oriole.errors import (
     UnknownPromptVersion,
 )
 from oriole.experiment_config import ExperimentConfig
-from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest, TurnResult
+from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import deployment
+from oriole.lifecycle.task_io import (
+    CaughtError,
+    Continued,
+    ContinueRequest,
+    ExperimentStarted,
+    Finalized,
+    FinalizeRequest,
+    ProgressDecision,
+    ProgressRequest,
+    StartRequest,
+    TurnRequest,
+    TurnResult,
+)
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole.store import Store
@@ -51,7 +63,7 @@ _MAZE_CACHE_SIZE = 64
 ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
 
 
-def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterReader) -> JsonObject:
+def start(request: StartRequest, store: Store, read_parameters: ParameterReader) -> ExperimentStarted:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
     ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
@@ -60,14 +72,21 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
     Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
     checks include what the deployment allows (``oriole.lifecycle.deployment``).
     """
-    raw, execution_arn = event.get("input"), event.get("executionArn")
-    if not isinstance(execution_arn, str) or not execution_arn:
-        raise InvalidExecutionInput("StartExperiment needs the executionArn from the context object")
+    raw, execution_arn = request.input, request.executionArn
     if isinstance(raw, dict) and "experimentId" in raw:
         return _resume(inputs.parse(inputs.Continuation, raw, "continuation input"), execution_arn, store)
     if isinstance(raw, dict) and "replayOf" in raw:
         return _replay(inputs.parse(inputs.ReplayInput, raw, "replay input"), execution_arn, store)
-    request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
+    return _start_new(
+        inputs.parse(inputs.ExecutionInput, raw, "execution input"), execution_arn, store, read_parameters
+    )
+
+
+def _start_new(
+    request: inputs.ExecutionInput, execution_arn: str, store: Store, read_parameters: ParameterReader
+) -> ExperimentStarted:
+    """A new experiment: every check first (the maze, the model, the configuration, the prompt, what the deployment
+    allows), then its row."""
     # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
     chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
     provider = PROVIDERS[request.llmProvider]
@@ -149,7 +168,7 @@ def _check_observation(request: inputs.ExecutionInput, config: ExperimentConfig,
         raise InvalidConfig(f"config.{problem}")
 
 
-def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> JsonObject:
+def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> ExperimentStarted:
     """Attach a successor execution to its experiment: only the execution its current execution handed over
     to may carry it on. It is named as the next part (``progress.successor_name``) and its input holds the
     token that execution's ContinueAsNew issued; an execution started by hand under that name holds none, so
@@ -186,7 +205,7 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> J
     return _state(row)
 
 
-def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> JsonObject:
+def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> ExperimentStarted:
     """Start a replay: a scratch copy of the original experiment as it started (``experiments.replay_of``; its
     configuration, prompt, seed and maze), played by the recorded agent (``oriole.providers.replay``). The original
     is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""
@@ -198,7 +217,7 @@ def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> Js
 StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
 
 
-def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: StartExecution) -> inputs.Continued:
+def continue_as_new(request: ContinueRequest, store: Store, start_execution: StartExecution) -> Continued:
     """ContinueAsNew: issue a continuation token for the next part, then start the successor execution with it.
 
     The row keeps the token's hash; the token itself travels only in the successor's input. A retried task
@@ -206,7 +225,6 @@ def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: Sta
     earlier attempt started it, ``start_execution`` returns that execution, which still holds an accepted
     token (or has attached already).
     """
-    request = inputs.parse(inputs.ContinueRequest, dict(event), "ContinueAsNew input")
     experiment_id, part = request.experimentId, request.part + 1
     token, token_hash = progress.continuation_token()
     issue = store.issue_continuation(experiment_id, request.part, token_hash)
@@ -221,18 +239,18 @@ def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: Sta
         progress.successor_name(experiment_id, part),
         {"experimentId": experiment_id, "continuationToken": token},
     )
-    return inputs.Continued(successor_execution_arn=arn, part=part)
+    return Continued(successor_execution_arn=arn, part=part)
 
 
-def _state(row: ExperimentRef) -> JsonObject:
+def _state(row: ExperimentRef) -> ExperimentStarted:
     """The small state the execution carries between tasks: ids and counters, never history."""
-    return {
-        "experimentId": row.id,
-        "llmProvider": row.llm_provider,
-        "turnNumber": row.turn_count + 1,
-        "turnInExecution": 1,
-        "part": row.parts,
-    }
+    return ExperimentStarted(
+        experiment_id=row.id,
+        llm_provider=row.llm_provider,
+        turn_number=row.turn_count + 1,
+        turn_in_execution=1,
+        part=row.parts,
+    )
 
 
 def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
@@ -242,7 +260,7 @@ def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
 
 
 def play_turn(
-    event: Mapping[str, Any], store: Store, agent_factory: AgentFactory, seconds_left: Callable[[], float] | None = None
+    request: TurnRequest, store: Store, agent_factory: AgentFactory, seconds_left: Callable[[], float] | None = None
 ) -> TurnResult:
     """One agent task: load the experiment, set the turn up, play it, write it in one statement.
 
@@ -250,7 +268,6 @@ def play_turn(
     without calling the agent again. ``seconds_left`` is the time the task has left (its Lambda's): the
     turn ends early (``deadline``) when another model request might not finish in it.
     """
-    request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
     started_at = datetime.now(UTC)
     state, maze = _load(store, request.experimentId, request.turnNumber)
     if state.committed is not None:
@@ -333,9 +350,8 @@ def _committed_result(state: TurnState, turn_number: int) -> TurnResult:
     )
 
 
-def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDecision:
+def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
     """CheckProgress: read the experiment's counters and decide what the state machine does next."""
-    request = inputs.parse(inputs.ProgressRequest, dict(event), "CheckProgress input")
     row = store.progress(request.experimentId)
     if row is None:
         raise ExperimentNotFound(f"experiment {request.experimentId} does not exist")
@@ -353,7 +369,7 @@ def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDec
         ),
         row.config,
     )
-    return inputs.ProgressDecision(
+    return ProgressDecision(
         decision=decision.decision, reason=decision.reason, actions=row.action_count, goal_found=row.goal_found
     )
 
@@ -371,7 +387,7 @@ def _execution_seconds_left(started: str | None) -> float | None:
     return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
-def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -> inputs.Finalized:
+def finalize(request: FinalizeRequest, store: Store, status: ExperimentStatus) -> Finalized:
     """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
@@ -379,7 +395,6 @@ def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -
     successor's names its experiment, which is closed only while this execution is its latest (a refused
     continuation closes nothing); a rejected new input has no experiment to close.
     """
-    request = FinalizeRequest.model_validate(dict(event))
     experiment_id = request.experiment_id
     reason: str | None
     if status == ExperimentStatus.FAILED:
@@ -387,12 +402,12 @@ def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -
     else:
         reason = stored_message(request.reason) if request.reason and status != ExperimentStatus.SUCCEEDED else None
     if experiment_id is None:
-        return inputs.Finalized(experiment_id=None, status=status, closed=False, failure_reason=reason)
+        return Finalized(experiment_id=None, status=status, closed=False, failure_reason=reason)
     named_by_input = request.experimentId is None
     closed = store.finalize(
         experiment_id, status, reason, last_execution=(request.executionArn or "") if named_by_input else None
     )
-    return inputs.Finalized(experiment_id=experiment_id, status=status, closed=closed, failure_reason=reason)
+    return Finalized(experiment_id=experiment_id, status=status, closed=closed, failure_reason=reason)
 
 
 def failure_reason(error: CaughtError) -> str:
