@@ -15,6 +15,7 @@ from oriole.handlers import FUNCTIONS, check_progress
 from oriole.lifecycle.task_io import TASKS, ProgressDecision, ProgressRequest, TurnResult, task
 from oriole.statuses import NextStep
 
+
 class Context:
     """What the Powertools logger reads of a Lambda context."""
 

@@ -23,8 +23,7 @@ from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, 
 from oriole.errors import OrioleError, SweepFileError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.sweep_tasks import OUTCOMES
-from oriole.lifecycle.task_io import SweepSummary
-from oriole.lifecycle.task_io import CaughtError
+from oriole.lifecycle.task_io import CaughtError, SweepSummary
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
