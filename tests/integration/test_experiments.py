@@ -7,9 +7,8 @@ import pytest
 from oriole import catalog
 from oriole.core.turn_setup import Turn
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
-from oriole.inputs import CaughtError
 from oriole.lifecycle import experiments
-from oriole.lifecycle.task_io import FinalizeRequest, StartRequest, TurnRequest
+from oriole.lifecycle.task_io import CaughtError, FinalizeRequest, StartRequest, TurnRequest
 from oriole.providers import baseline
 
 
