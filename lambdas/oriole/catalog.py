@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import TypeVar
 
 from oriole import memory_registry, provider_registry
-
-DEFAULT_DEPLOYMENT = "Oriole"
-DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
+from oriole.environment import Environment
 
 
 def parameter_prefix(deployment: str) -> str:
@@ -53,7 +50,7 @@ def pricing_path(prefix: str) -> str:
 
 # The prefix of the deployment that this process reads: the functions' (ORIOLE_DEPLOYMENT, which CDK sets on
 # them) or the CLI's. The stacks never use it: they take every name from the deployment they synthesize.
-PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
+PREFIX = parameter_prefix(Environment.read().deployment)
 PROMPTS_PATH = prompts_path(PREFIX)
 PRICING_PATH = pricing_path(PREFIX)
 SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
@@ -447,8 +444,9 @@ CATALOG: tuple[Parameter, ...] = (
 
 # The example models known to accept images (observation image or both), by the name an experiment gives (a
 # Bedrock inference profile id counts as its base model). A deployment marks others with the CDK context
-# visionModels, which the functions receive as ORIOLE_VISION_MODELS (a JSON list); locally that variable is read
-# from the environment of the `oriole` command. Any other model given observation image or both is refused at start.
+# visionModels, which the functions receive as ORIOLE_VISION_MODELS (a JSON list, ``Environment.vision_models``);
+# locally that variable is read from the environment of the `oriole` command. Any other model given observation
+# image or both is refused at start.
 IMAGE_MODELS: frozenset[str] = frozenset(
     {
         "anthropic.claude-haiku-4-5-20251001-v1:0",
@@ -466,7 +464,6 @@ IMAGE_MODELS: frozenset[str] = frozenset(
         "llama3.2-vision:11b",
     }
 )
-VISION_MODELS = "ORIOLE_VISION_MODELS"
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
 START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  # what StartExperiment reads

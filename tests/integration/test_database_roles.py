@@ -10,7 +10,8 @@ import pytest
 from psycopg import sql
 
 from oriole import catalog
-from oriole.lifecycle import deployment, experiments
+from oriole.environment import ROLE_SECRETS
+from oriole.lifecycle import experiments
 from oriole.lifecycle.task_io import FinalizeRequest, ProgressRequest, StartRequest, TurnRequest
 from oriole.providers import baseline
 from oriole.store import db
@@ -132,7 +133,7 @@ def test_the_migrations_give_the_roles_their_logins_from_their_secrets(database_
                 )["ARN"]
                 for role in ("oriole_app", "oriole_reader")
             }
-            monkeypatch.setenv(deployment.ROLE_SECRETS, json.dumps(arns))
+            monkeypatch.setenv(ROLE_SECRETS, json.dumps(arns))
             db.reset()
             result = migrate.handler({}, LambdaContext("oriole-Migrations", "arn:aws:lambda:::function:m", "r"))
         assert result["logins"] == ["oriole_app", "oriole_reader"] and result["applied"] == []

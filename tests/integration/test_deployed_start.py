@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from oriole import catalog
+from oriole.environment import BEDROCK_MODEL_IDS, CODE_VERSION, EXECUTION_TIMEOUT
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotRunning,
@@ -17,7 +18,7 @@ from oriole.errors import (
     ModelNotAllowed,
 )
 from oriole.inputs import ExecutionStatusChange
-from oriole.lifecycle import deployment, experiments
+from oriole.lifecycle import experiments
 from oriole.lifecycle.task_io import (
     ContinueRequest,
     Finalized,
@@ -49,7 +50,7 @@ def start(store, arn: str, provider="baseline", model="oracle", **config) -> dic
 def on_aws(monkeypatch):
     """The environment CDK gives StartExperiment in us-east-1 with one base model and one Ollama endpoint."""
     monkeypatch.setenv("AWS_REGION", "us-east-1")
-    monkeypatch.setenv(deployment.BEDROCK_MODEL_IDS, json.dumps([HAIKU]))
+    monkeypatch.setenv(BEDROCK_MODEL_IDS, json.dumps([HAIKU]))
     monkeypatch.setenv(PROVIDERS["ollama"].servers.listed, json.dumps(["https://ollama.lab.example:11434"]))
     return monkeypatch
 
@@ -314,7 +315,7 @@ def test_an_experiment_started_before_tokens_hands_over_once_without_one(store):
 def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_for, decision):
     """9,000 s execution timeout: with less than a turn's allowance (a whole model task and CheckProgress)
     left, the experiment goes on in a new execution instead of dying on Step Functions' timeout."""
-    monkeypatch.setenv(deployment.EXECUTION_TIMEOUT, "9000")
+    monkeypatch.setenv(EXECUTION_TIMEOUT, "9000")
     experiment_id = start(store, f"long-{ran_for}", maxDurationMinutes=600)["experimentId"]
     experiments.play_turn(
         TurnRequest.model_validate({"experimentId": experiment_id, "turnNumber": 1}), store, baseline.agent
@@ -333,7 +334,7 @@ def test_each_experiment_records_the_code_version_it_started_with(store, monkeyp
     from oriole import __version__
 
     local = start(store, "code-local")["experimentId"]
-    monkeypatch.setenv(deployment.CODE_VERSION, f"{__version__}+0123456789ab")
+    monkeypatch.setenv(CODE_VERSION, f"{__version__}+0123456789ab")
     deployed = start(store, "code-deployed")["experimentId"]
     rows = store.conn.execute(
         "SELECT id, code_version FROM experiments WHERE id IN (%s, %s)", (local, deployed)

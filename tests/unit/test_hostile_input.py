@@ -803,7 +803,7 @@ def test_every_setting_at_its_bound_gives_working_agents_limits_and_timestamps(e
         == config["requestTimeoutSeconds"]
     )
     bedrock.runtime_client(config["requestTimeoutSeconds"])
-    decided = progress.decide(progress.Progress(False, 0, 1e9, 1), config)
+    decided = progress.decide(progress.Progress(False, 0, 1e9, 1), ExperimentConfig.of(config))
     assert decided.decision == "timeout"
     assert datetime.now(UTC) + timedelta(minutes=config["maxDurationMinutes"], seconds=config["requestTimeoutSeconds"])
 

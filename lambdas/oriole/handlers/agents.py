@@ -10,11 +10,11 @@ only its own provider) and the provider's API key, read once per warm container.
 from __future__ import annotations
 
 import functools
-import os
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.core.turn_loop import Agent, AgentSetup
+from oriole.environment import Environment
 from oriole.handlers.observability import count, logger, metrics
 from oriole.lifecycle import experiments
 from oriole.lifecycle.task_io import TurnRequest, TurnResult, task
@@ -88,12 +88,11 @@ def api_key(provider: str) -> str | None:
     from oriole.providers.transport import check_api_key, environment_api_key
 
     entry = PROVIDERS[provider]
-    variable = entry.api_key_secret
-    if entry.api_key is None or variable is None:
+    if entry.api_key is None:
         return None
-    secret_arn = os.environ.get(variable)
+    secret_arn = Environment.read().api_key_secret(provider)
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 
         return check_api_key(parameters.get_secret(secret_arn), f"the secret {secret_arn} ({entry.api_key})")
-    return environment_api_key(entry.api_key)
+    return environment_api_key(provider)

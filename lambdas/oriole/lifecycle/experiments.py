@@ -20,6 +20,7 @@ from oriole.core.mazeset import MazeEntry
 from oriole.core.turn_loop import Agent, AgentSetup
 from oriole.core.turn_setup import PlayedTurn, Turn
 from oriole.core.turn_state import TurnState
+from oriole.environment import Environment
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
@@ -367,7 +368,7 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
             _execution_seconds_left(request.executionStartTime),
             row.gave_up_reason,
         ),
-        row.config,
+        ExperimentConfig.of(row.config),
     )
     return ProgressDecision(
         decision=decision.decision, reason=decision.reason, actions=row.action_count, goal_found=row.goal_found
@@ -377,7 +378,7 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
 def _execution_seconds_left(started: str | None) -> float | None:
     """Seconds before the execution's hard timeout (the deployment's, ``oriole.lifecycle.deployment``); None when
     either the start or the timeout is unknown."""
-    timeout = deployment.execution_timeout()
+    timeout = Environment.read().execution_timeout_seconds
     if started is None or timeout is None:
         return None
     try:
