@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
 from oriole.lifecycle.experiments import failure_reason
-from oriole.lifecycle.sweep_tasks import OUTCOMES
-from oriole.lifecycle.task_io import CaughtError, SweepSummary
+from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
@@ -233,18 +232,26 @@ def outcome(execution: Mapping[str, Any]) -> dict[str, Any]:
 # --- the lines a researcher reads ----------------------------------------------------------------------------
 
 
-SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no error, the agent's own ending
+SUMMARY_WORDS = {
+    "successes": ("succeeded", "succeeded"),
+    "agentFailures": ("agent failure", "agent failures"),
+    "censored": ("censored", "censored"),
+    "errors": ("error", "errors"),
+    "running": ("running", "running"),
+    "rejected": ("rejected", "rejected"),
+    "skipped": ("skipped", "skipped"),
+}  # the summary's counts (one, several), in the order a line reads them: the four endings first
 
 
-def summary_line(output: dict) -> str:
-    """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
-    summary = SweepSummary.model_validate(output)
-    counts = {outcome: getattr(summary, outcome) for outcome in sorted(OUTCOMES)}
-    parts = [f"{count} {SUMMARY_WORDS.get(outcome, outcome)}" for outcome, count in counts.items() if count]
+def summary_line(summary: dict) -> str:
+    """``72 planned: 12 already done, 58 succeeded, 1 agent failure, 1 censored; spent $0.0000`` from a sweep's
+    output: how the repetitions of this run ended (``oriole.core.endings``), then those still running, rejected
+    or skipped."""
+    parts = [f"{summary[key]} {words[summary[key] != 1]}" for key, words in SUMMARY_WORDS.items() if summary.get(key)]
     return (
-        f"{summary.planned} planned: {summary.already_done} already done"
+        f"{summary['planned']} planned: {summary['alreadyDone']} already done"
         + (f", {', '.join(parts)}" if parts else "")
-        + f"; spent ${summary.spent_usd:.4f}\n"
+        + f"; spent ${summary['spentUsd']:.4f}\n"
     )
 
 

@@ -26,12 +26,18 @@ from oriole.lifecycle.task_io import (
     SweepSummaryRequest,
 )
 from oriole.provider_registry import NAMES
-from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus, RepetitionOutcome
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, Ending, ExperimentStatus, RepetitionOutcome
 from oriole.store import Store
 from oriole.text import JsonObject
 
 # how a repetition stands, each the name of its count in the summary (SweepSummary)
 OUTCOMES = ("succeeded", "timed_out", "failed", "aborted", "running", "rejected", "skipped")
+ENDING_FIELDS = {
+    Ending.SUCCESS: "successes",
+    Ending.AGENT: "agent_failures",
+    Ending.CENSORED: "censored",
+    Ending.ERROR: "errors",
+}  # how the repetitions that ended ended (oriole.core.endings) -> the summary's field
 _MATRICES: dict[str, list[Cell]] = {}  # a warm container's sweeps: their cells, by the sweep's JSON
 _MATRIX_CACHE_SIZE = 8
 
@@ -149,21 +155,28 @@ def summarize(
     request: SweepSummaryRequest, store: Store, failed_executions: Callable[[str, str], set[str]]
 ) -> SweepSummary:
     """SummarizeSweep: how this run's repetitions stand, from the database (the maps keep no results):
-    each by its latest experiment, a repetition without one rejected (its execution, found among
-    ``failed_executions(state machine, name prefix)``, failed before making it) or skipped (never started:
-    the spend limit, or the sweep was stopped)."""
+    each by its latest experiment's status and, once it ended, its ending (success, agent failure, censored,
+    error), a repetition without one rejected (its execution, found among ``failed_executions(state machine,
+    name prefix)``, failed before making it) or skipped (never started: the spend limit, or the sweep was
+    stopped)."""
     run = request.sweep
     history = sweep_plan.by_repetition(store.sweep_experiments(run.id))
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
+    endings: Counter[Ending] = Counter()
     for index in chain.from_iterable(request.indices.values()):
         item = _item(run, store, index)
-        counts[_outcome(run.id, item, history.get(item.agent_id(run.id), []), rejected)] += 1
+        attempts = history.get(item.agent_id(run.id), [])
+        outcome = _outcome(run.id, item, attempts, rejected)
+        counts[outcome] += 1
+        if outcome != RepetitionOutcome.REJECTED and attempts and attempts[-1].ending is not None:
+            endings[attempts[-1].ending] += 1
     return SweepSummary(
         sweep_id=run.id,
         planned=request.planned,
         already_done=request.alreadyDone,
         **{outcome: counts[outcome] for outcome in OUTCOMES},
+        **{field: endings[ending] for ending, field in ENDING_FIELDS.items()},
         spent_usd=store.sweep_spend(run.id),
     )
 

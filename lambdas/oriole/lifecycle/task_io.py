@@ -244,8 +244,8 @@ class RepetitionChecked(TaskOutput):
 
 
 class SweepSummary(TaskOutput):
-    """SummarizeSweep's answer: how this run's repetitions stand (each by its latest experiment) and what the sweep
-    has spent."""
+    """SummarizeSweep's answer: how this run's repetitions stand (each by its latest experiment), how those that
+    ended ended (``oriole.core.endings``) and what the sweep has spent."""
 
     sweep_id: str
     planned: int
@@ -257,6 +257,10 @@ class SweepSummary(TaskOutput):
     running: int
     rejected: int
     skipped: int
+    successes: int
+    agent_failures: int
+    censored: int
+    errors: int
     spent_usd: float
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from oriole_workstation.cli.common import (
+    AgentFilter,
     AwsDatabase,
     MazeFilter,
     ModelFilter,
@@ -16,10 +17,11 @@ from oriole_workstation.cli.common import (
     SweepFilter,
     TagFilter,
     UntilFilter,
+    opened,
     out,
+    selection,
 )
 from oriole_workstation.export import DICTIONARY, Format, export
-from oriole_workstation.results import Filters
 
 
 def export_command(
@@ -27,24 +29,27 @@ def export_command(
         Format, typer.Option("--format", help="parquet (needs pip install 'oriole[analysis]'), jsonl or csv.")
     ],
     folder: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the files into.")],
+    sweep: SweepFilter = None,
     model: ModelFilter = None,
+    agent: AgentFilter = None,
     prompt: PromptFilter = None,
     maze: MazeFilter = None,
     since: SinceFilter = None,
     until: UntilFilter = None,
     tag: TagFilter = None,
-    sweep: SweepFilter = None,
     aws: AwsDatabase = False,
 ) -> None:
     """Write experiments (with the result columns), turns, actions and model calls, one file per table, for the
     experiments the report's filters select, and a data dictionary (DATA_DICTIONARY.md).
 
     Types are kept: integers, UTC timestamps, JSON as its text. Every file comes from one snapshot of the
-    database, so they agree even while experiments run.
+    database, so they agree even while experiments run. The filters are the report's: repeat one for any of its
+    values; a value that matches no experiment is refused (exit status 2).
     """
-    from oriole_workstation.database import open_results
-
-    counts = export(open_results(aws), Filters(model, prompt, maze, since, until, tag, sweep), output, folder)
+    filters = selection(
+        sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
+    )
+    counts = export(opened(filters, aws), filters, output, folder)
     for table, rows in counts.items():
         out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
     out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)
