@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from oriole import catalog
-from oriole.core.turn_setup import Turn
+from oriole.core.turn import Turn
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
 from oriole.lifecycle import experiments
 from oriole.lifecycle.task_io import CaughtError, FinalizeRequest, StartRequest, TurnRequest

@@ -22,9 +22,8 @@ from oriole.core import mazeset, progress, sweep_plan
 from oriole.core.mazeset import get_maze
 from oriole.core.text_tool_calls import parse_tool_calls
 from oriole.core.tools import TOOL_SPECS, RecallWindow, ToolCall, WorldState, execute, model_call
+from oriole.core.turn import ExperimentState, Turn, TurnState
 from oriole.core.turn_loop import Message, ModelRequest, ModelResponse, Usage
-from oriole.core.turn_setup import Turn
-from oriole.core.turn_state import ExperimentState, TurnState
 from oriole.errors import (
     InvalidConfig,
     InvalidExecutionInput,

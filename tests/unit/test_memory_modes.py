@@ -11,9 +11,8 @@ from oriole.core import memory
 from oriole.core.maze import Maze
 from oriole.core.mazeset import get_maze
 from oriole.core.memory import ConversationMemory, MemoryMode, StoredTurn
+from oriole.core.turn import ExperimentState, Turn, TurnState
 from oriole.core.turn_loop import ModelRequest, ModelResponse
-from oriole.core.turn_setup import Turn
-from oriole.core.turn_state import ExperimentState, TurnState
 from oriole.experiment_config import ExperimentConfig
 from oriole.statuses import ExperimentStatus
 from oriole.store.turn_rows import COLUMNS

@@ -2,7 +2,7 @@
 by its entry in ``oriole.memory_registry`` (the table the catalog's choices come from).
 
 - ``actions`` (``ActionsMemory``): nothing but the turn context's last ``historyActions`` actions (built by the
-  turn's setup, ``oriole.core.turn_setup``, whatever the mode).
+  turn's setup, ``oriole.core.turn``, whatever the mode).
 - ``conversation`` (``ConversationMemory``): the earlier turns' messages, rebuilt from the stored model calls,
   whole turns: the last ``historyTurns`` of them.
 - ``summary`` (``SummaryMemory``): the last ``historyTurns`` turns' messages, and everything older compacted into a
@@ -209,9 +209,9 @@ class MemoryMode(Protocol):
         """The earlier turns whose messages the turn carries, oldest first."""
         ...
 
-    def recollect(self, agent: Agent, known: MapMemory, position: Position) -> Recollection:
-        """What the turn's context gets before it is played (``known``: the map kept so far; ``position``: where
-        the turn starts)."""
+    def recollect(self, agent: Agent, known: MapMemory | None, position: Position) -> Recollection:
+        """What the turn's context gets before it is played (``known``: the map kept so far, when the experiment
+        keeps it; ``position``: where the turn starts)."""
         ...
 
     def remember(self, recollection: Recollection) -> JsonObject:
@@ -234,7 +234,7 @@ class ActionsMemory:
     def carried(self) -> list[StoredTurn]:
         return []
 
-    def recollect(self, agent: Agent, known: MapMemory, position: Position) -> Recollection:
+    def recollect(self, agent: Agent, known: MapMemory | None, position: Position) -> Recollection:
         return Recollection()
 
     def remember(self, recollection: Recollection) -> JsonObject:
@@ -256,7 +256,9 @@ class Compaction(Protocol):
 
     keeps_map: ClassVar[bool]
 
-    def summarise(self, memory: SummaryMemory, agent: Agent, known: MapMemory, position: Position) -> Recollection:
+    def summarise(
+        self, memory: SummaryMemory, agent: Agent, known: MapMemory | None, position: Position
+    ) -> Recollection:
         """The summary and the calls that made it (the record is the memory's)."""
         ...
 
@@ -270,7 +272,10 @@ class MapCompaction:
 
     keeps_map: ClassVar[bool] = True
 
-    def summarise(self, memory: SummaryMemory, agent: Agent, known: MapMemory, position: Position) -> Recollection:
+    def summarise(
+        self, memory: SummaryMemory, agent: Agent, known: MapMemory | None, position: Position
+    ) -> Recollection:
+        assert known is not None, "a memory that keeps the map is given the kept map"
         return Recollection(known.summary(position))
 
     def remember(self, memory: SummaryMemory, recollection: Recollection) -> JsonObject:
@@ -284,7 +289,9 @@ class ModelCompaction:
     keeps_map: ClassVar[bool] = False
     KEPT = ("summary", "through_turn")
 
-    def summarise(self, memory: SummaryMemory, agent: Agent, known: MapMemory, position: Position) -> Recollection:
+    def summarise(
+        self, memory: SummaryMemory, agent: Agent, known: MapMemory | None, position: Position
+    ) -> Recollection:
         previous = memory.remembered.state.get("summary")
         turn = memory.to_compact()
         if turn is None:
@@ -326,7 +333,7 @@ class SummaryMemory(ConversationMemory):
         older = [t for t in self.remembered.earlier_turns if t.number == newest_old]
         return older[0] if newest_old > through and older else None
 
-    def recollect(self, agent: Agent, known: MapMemory, position: Position) -> Recollection:
+    def recollect(self, agent: Agent, known: MapMemory | None, position: Position) -> Recollection:
         summarised = self.summarised_turns()
         if not summarised:
             return Recollection()

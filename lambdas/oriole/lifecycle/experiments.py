@@ -17,9 +17,8 @@ from oriole.config import resolve
 from oriole.core import mazeset, picture, prices, progress
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
+from oriole.core.turn import PlayedTurn, Turn, TurnState
 from oriole.core.turn_loop import Agent, AgentSetup
-from oriole.core.turn_setup import PlayedTurn, Turn
-from oriole.core.turn_state import TurnState
 from oriole.environment import Environment
 from oriole.errors import (
     ContinuationRefused,

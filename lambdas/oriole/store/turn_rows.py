@@ -1,8 +1,8 @@
 """A turn's rows, read and written: the one place where experiment columns meet the core's turn state.
 
-``LoadedTurn`` is the row ``Store.load_turn`` reads: the turn's state (``oriole.core.turn_state.TurnState``, its
+``LoadedTurn`` is the row ``Store.load_turn`` reads: the turn's state (``oriole.core.turn.TurnState``, its
 experiment's columns under their own names) and the maze's row unless the caller cached it. ``turn_write`` turns
-what a played turn leaves (``oriole.core.turn_setup.PlayedTurn``) into the rows and the experiment delta
+what a played turn leaves (``oriole.core.turn.PlayedTurn``) into the rows and the experiment delta
 ``Store.commit_turn`` sends as one statement.
 
 Model text is data and reaches the database only through ``turn_write``, which makes it storable (see
@@ -22,16 +22,16 @@ from typing import Any, ClassVar
 from oriole.core.memory import StoredTurn, message_tokens
 from oriole.core.requests import call_record
 from oriole.core.tools import ActionRecord
-from oriole.core.turn_loop import Message, ModelCall, ModelResponse, Replay, message_as_json, response_as_json
-from oriole.core.turn_setup import PlayedTurn
-from oriole.core.turn_state import (
+from oriole.core.turn import (
     WORLD_COUNTERS,
     WORLD_VALUES,
     CommittedTurn,
     ExperimentState,
+    PlayedTurn,
     RecentAction,
     TurnState,
 )
+from oriole.core.turn_loop import Message, ModelCall, ModelResponse, Replay, message_as_json, response_as_json
 from oriole.experiment_config import ExperimentConfig
 from oriole.statuses import ExperimentStatus
 from oriole.store.mazes import MazeRow

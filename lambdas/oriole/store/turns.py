@@ -9,7 +9,7 @@ from psycopg.rows import args_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.core.memory import carrying_modes
-from oriole.core.turn_state import WORLD_COUNTERS, WORLD_VALUES
+from oriole.core.turn import WORLD_COUNTERS, WORLD_VALUES
 from oriole.store.base import StoreBase
 from oriole.store.turn_rows import COLUMNS, LoadedTurn, TurnWrite
 

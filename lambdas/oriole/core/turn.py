@@ -1,10 +1,13 @@
-"""One turn of an experiment, set up from the state it was loaded in, and played: the rules that decide what the turn
-starts from (the world, the game's rules, the action budget, the camera, the memory and its window, the recall
-window, the context the agent reads) and what it leaves (the memory the next turn reads, its cost, whether it
-stalled).
+"""One turn of an experiment: the state it starts from (``TurnState``, as ``Store.load_turn`` reads it: the experiment
+as the last committed turn left it, its latest actions, the earlier turns its memory may carry, a replay's recorded
+calls, the turn's committed row when an earlier attempt already wrote it), and the rules that set the turn up from
+it and account for it (``Turn``): the world, the game's rules, the action budget, the camera, the memory and its
+window, the recall window, the context the agent reads; and what the played turn leaves (``PlayedTurn``: the memory
+the next turn reads, its cost, whether it stalled).
 
-Pure: ``oriole.lifecycle.experiments`` loads the state (``oriole.core.turn_state``), builds the provider's agent
-from ``Turn.agent_setup``, plays the turn and commits what ``Turn.play`` returns in one statement.
+Pure: ``oriole.lifecycle.experiments`` loads the state, builds the provider's agent from ``Turn.agent_setup``, plays
+the turn and commits what ``Turn.play`` returns in one statement; the store maps its columns onto the state's
+fields by name (``oriole.store.turn_rows``).
 """
 
 from __future__ import annotations
@@ -14,14 +17,109 @@ from dataclasses import dataclass, replace
 
 from oriole.core import prices
 from oriole.core.maze import Maze, vision
-from oriole.core.memory import MapMemory, MemoryMode, Remembered, memory_mode
+from oriole.core.memory import MapMemory, MemoryMode, Remembered, StoredTurn, memory_mode
 from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
 from oriole.core.tools import INVALID_ACTION, RecallWindow, Rules, WorldState, tool_specs
-from oriole.core.turn_loop import Agent, AgentSetup, TurnOutcome, TurnSettings, run_turn, turn_context
-from oriole.core.turn_state import RecentAction, TurnState
+from oriole.core.turn_loop import Agent, AgentSetup, Replay, TurnOutcome, TurnSettings, run_turn, turn_context
+from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import TurnEnd
+from oriole.statuses import ExperimentStatus, TurnEnd
 from oriole.text import JsonObject
+
+# ExperimentState field (an experiments column) -> WorldState field: counters a turn advances
+WORLD_COUNTERS: dict[str, str] = {
+    "action_count": "step",
+    "move_count": "moves",
+    "failed_move_count": "failed_moves",
+    "recall_count": "recalls",
+    "invalid_call_count": "invalid_calls",
+}
+# ExperimentState field (an experiments column) -> WorldState field: values a turn replaces
+WORLD_VALUES: dict[str, str] = {
+    "moves_at_last_recall": "moves_at_last_recall",
+    "goal_found": "goal_found",
+    "goal_first_seen_step": "goal_first_seen_step",
+    "goal_reached_step": "goal_reached_step",
+    "gave_up_reason": "gave_up_reason",
+}
+
+
+@dataclass(frozen=True)
+class ExperimentState:
+    """The experiment's columns a turn reads (in this order), as the last committed turn left them."""
+
+    id: int
+    status: ExperimentStatus
+    maze_id: int
+    llm_provider: str
+    model_name: str
+    prompt_text: str
+    config: ExperimentConfig
+    seed: int
+    current_x: int
+    current_y: int
+    turn_count: int
+    agent_state: JsonObject
+    memory: JsonObject
+    history_tokens: int
+    input_tokens: int
+    output_tokens: int
+    replay_of: int | None  # a replay's scratch experiment: the experiment it replays
+    action_count: int
+    move_count: int
+    failed_move_count: int
+    recall_count: int
+    invalid_call_count: int
+    moves_at_last_recall: int | None
+    goal_found: bool
+    goal_first_seen_step: int | None
+    goal_reached_step: int | None
+    gave_up_reason: str | None
+
+    @property
+    def position(self) -> tuple[int, int]:
+        return self.current_x, self.current_y
+
+    def world(self) -> WorldState:
+        """The world as the last committed turn left it."""
+        values = {field: getattr(self, column) for column, field in (WORLD_COUNTERS | WORLD_VALUES).items()}
+        return WorldState(position=self.position, **values)
+
+
+@dataclass(frozen=True)
+class RecentAction:
+    """One of the experiment's latest actions, as the turn context and the recall window read it."""
+
+    step_number: int
+    action_type: str
+    to_x: int
+    to_y: int
+    success: bool
+    error: str | None
+    tiles_seen: list[list[int]]
+
+
+@dataclass(frozen=True)
+class CommittedTurn:
+    """A turn row already in the database (a retried task finds it and returns it)."""
+
+    action_count: int
+    end_reason: TurnEnd
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """Everything one turn starts from: the experiment, its recent actions (oldest first, as many as its history and
+    recall window read), the earlier turns (the newest ones, oldest first: only for a memory mode that carries
+    them), what a replay answers from, and the turn's committed row (when a previous attempt already wrote it)."""
+
+    experiment: ExperimentState
+    recent_actions: tuple[RecentAction, ...]
+    committed: CommittedTurn | None = None
+    earlier_turns: tuple[StoredTurn, ...] = ()
+    replay: Replay | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +182,7 @@ class Turn:
     def play(self, agent: Agent) -> PlayedTurn:
         """Recollect (memory's summary, maybe a compaction call), play the turn with ``agent`` and say what it
         leaves. The world (``self.world``) is advanced in place."""
-        known = self._known_map()
+        known = self._kept_map() if self._keeps_map() else None
         recollection = self.memory.recollect(agent, known, self.world.position)
         context = turn_context(self.world, self.rules, self.history(), self.config.max_moves)
         if recollection.summary is not None:
@@ -173,13 +271,9 @@ class Turn:
     def _kept_map(self) -> MapMemory:
         return MapMemory.kept(self.maze, self.state.experiment.memory, self.config.vision_range)
 
-    def _known_map(self) -> MapMemory:
-        """The map kept so far, for the memory mode to summarise (a fresh, empty one when nothing keeps it)."""
-        return self._kept_map() if self._keeps_map() else MapMemory((self.maze.width, self.maze.height))
-
-    def _next_memory(self, known: MapMemory, outcome: TurnOutcome) -> JsonObject:
+    def _next_memory(self, known: MapMemory | None, outcome: TurnOutcome) -> JsonObject:
         """The known map with this turn's sightings, when the experiment keeps it; nothing otherwise."""
-        if not self._keeps_map():
+        if known is None:
             return {}
         for action in outcome.actions:
             known.learn(action.to_pos, action.tiles_seen)
