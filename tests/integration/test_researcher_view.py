@@ -212,9 +212,10 @@ def status_database(server_url, monkeypatch, tmp_path):
             conn.execute(
                 "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, "
                 "prompt_text, comment, config, seed, status, ending, ending_cause, current_x, current_y, started_at, "
-                "completed_at, last_action_at, action_count, origin_execution_arn, execution_arns) VALUES (101, "
+                "completed_at, last_action_at, action_count, origin_execution_arn, execution_arns, "
+                "optimal_path_length) VALUES (101, "
                 "'ollama', %s, 'v1', 'h', 't', 'sweep:live', %s, 1, %s, %s, %s, 1, 1, now() - %s::interval, "
-                "CASE WHEN %s <> 'running' THEN now() END, now() - %s * interval '1 minute', 40, %s, ARRAY[%s])",
+                "CASE WHEN %s <> 'running' THEN now() END, now() - %s * interval '1 minute', 40, %s, ARRAY[%s], 8)",
                 (
                     f"model-{n}",
                     Jsonb(resolve({}, {"maxMoves": 400})),

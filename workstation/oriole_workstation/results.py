@@ -263,8 +263,10 @@ class Results:
                    e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
                    e.current_x, e.current_y, e.failure_reason, e.llm_provider, e.model_name,
                    e.goal_first_seen_step, e.goal_reached_step, m.name AS maze, m.shortest_path_length,
-                   CASE WHEN e.goal_found AND e.move_count > 0
-                        THEN round(m.shortest_path_length::numeric / e.move_count, 4)::float END
+                   e.optimal_path_length, e.move_count - e.failed_move_count AS path_length,
+                   CASE WHEN e.goal_found
+                        THEN coalesce(round(e.optimal_path_length::numeric / nullif(greatest(e.optimal_path_length,
+                                            e.move_count - e.failed_move_count), 0), 4), 1)::float END
                         AS path_efficiency,
                    e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd,
                    extract(epoch FROM coalesce(e.completed_at, now()) - e.started_at)::float AS duration_seconds,
@@ -421,6 +423,7 @@ class Results:
                    e.goal_first_seen_step, e.goal_reached_step, e.failure_reason,
                    (e.config ->> 'visionRange')::int AS vision_range,
                    m.name AS maze, m.grid, m.start_x, m.start_y, m.goal_x, m.goal_y, m.shortest_path_length,
+                   e.optimal_path_length,
                    (SELECT coalesce(jsonb_agg(jsonb_build_object(
                                'step', a.step_number, 'turn', a.turn_number, 'action', a.action_type,
                                'from', jsonb_build_array(a.from_x, a.from_y), 'to', jsonb_build_array(a.to_x, a.to_y),

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from oriole import catalog, inputs
 from oriole.config import resolve
 from oriole.core import mazeset, picture, prices, progress
-from oriole.core.maze import Maze, goal_visible, vision
+from oriole.core.maze import Maze, goal_visible, optimal_path_length, vision
 from oriole.core.mazeset import MazeEntry
 from oriole.core.turn import PlayedTurn, Turn, TurnState
 from oriole.core.turn_loop import Agent, AgentSetup
@@ -118,6 +118,7 @@ def _start_new(
             seed=settings.seed,
             start=maze.start,
             goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, settings.vision_range)) else None,
+            optimal_path_length=optimal_path_length(settings.goal_condition, maze, settings.vision_range),
             execution_arn=execution_arn,
             code_version=deployment.code_version(),
         )
