@@ -113,6 +113,7 @@ def _start_new(
             prompt_hash=catalog.prompt_hash(prompt),
             agent_id=request.agentId,
             agent_label=request.agentLabel,
+            sweep_id=request.sweepId,
             comment=request.comment,
             config=config,
             seed=settings.seed,
