@@ -1,10 +1,13 @@
-"""A sweep under hostile conditions (issue 37): the database going away under it, a second run of the same file,
-Ctrl-C twice and a resume, experiments deleted while its spend limit holds, and a comment that names it."""
+"""Sweeps and stored runs under hostile conditions (issue 37): the database going away under a sweep, a second run of
+the same file, Ctrl-C twice and a resume, experiments deleted while its spend limit holds, a comment that names a
+sweep, a replayed experiment deleted, an original tampered with before its replay."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
+import signal
 import subprocess
 import sys
 import time
@@ -144,3 +147,56 @@ def test_deleting_a_replayed_experiment_deletes_its_replays_in_one_line(cli, loc
     assert deleted.exit_code == 0, deleted.output
     assert f"deleted 3 experiment(s): {', '.join(map(str, sorted([original, *replays])))}" in deleted.output
     assert not store.conn.execute("SELECT id FROM experiments WHERE id = ANY (%s)", ([original, *replays],)).fetchall()
+
+
+def test_a_second_run_of_a_running_sweep_is_refused_and_a_resume_after_ctrl_c_twice_counts_what_ended(
+    own_database, tmp_path
+):
+    path = long_sweep(tmp_path, "twice", repetitions=4)
+    first = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
+    wait_for(lambda: len([s for _, s in experiments(own_database, "twice") if s == "running"]) == 2)
+    second = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
+    _, refused = second.communicate(timeout=120)
+    assert second.returncode == 2 and "sweep twice is already running in another oriole process" in refused, refused
+    assert "Traceback" not in refused
+    first.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    first.send_signal(signal.SIGINT)  # the second Ctrl-C leaves the running experiments open
+    first.communicate(timeout=120)
+    assert first.returncode == 130
+    left = [i for i, s in experiments(own_database, "twice") if s == "running"]
+    assert left, "the test needs experiments left open by the stopped run"
+    resumed = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
+    _, progress = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, progress
+    assert {s for _, s in experiments(own_database, "twice")} <= {"succeeded", "timed_out", "failed", "aborted"}
+    last = [line for line in progress.splitlines() if line.startswith("sweep twice: ")][-1]
+    assert last.startswith("sweep twice: 4/4 done") and " 0 running " in f" {last} " and " 0 left " in f" {last} ", last
+
+
+TAMPERINGS = {
+    "an answer that is no answer": "UPDATE model_calls SET answer = %s WHERE experiment_id = %s AND call_index = 1",
+    "retries that are no count": (
+        "UPDATE model_calls SET request = jsonb_set(request, '{retries}', to_jsonb(%s::text)) "
+        "WHERE experiment_id = %s AND call_index = 1"
+    ),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(TAMPERINGS))
+def test_a_tampered_original_cannot_be_replayed_and_says_so_in_one_line(cli, database_url, store, tampering):
+    from oriole.store import db
+    from oriole_workstation.results import Results
+    from oriole_workstation.runner import LocalAws
+
+    conn = db.connect(database_url)
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
+        original = recorded(Local(aws, Results(conn)), {})
+    conn.close()
+    garbage = random.Random(tampering).randbytes(40)
+    value = garbage if tampering.startswith("an answer") else "many"
+    store.conn.execute(TAMPERINGS[tampering], (value, original))
+    result = cli("replay", str(original))
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"experiment {original} cannot be replayed: RecordUnreadable" in lines[0], lines

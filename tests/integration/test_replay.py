@@ -88,7 +88,7 @@ def test_an_altered_answer_makes_the_replay_name_the_first_difference(local):
 
 
 def test_what_cannot_be_replayed_is_refused_with_the_reason(local):
-    ended_baseline = local.run(baseline("oracle", "perfect-7")).as_json()["experiment_id"]
+    ended_baseline = local.run(baseline("oracle", MAZE)).summary.experiment_id
     assert local.store.replay_problem(10**9) == "it does not exist"
     original = recorded(local, {})
     local.store.conn.execute(
