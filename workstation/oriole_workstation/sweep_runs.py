@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, SweepRun, check_input_size, validate
 from oriole.errors import OrioleError, SweepFileError
-from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, NestedTooDeeply, ascii_int, load_json

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from oriole.catalog import snapshot_value
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.http_chat import ChatFormat, HttpChatAgent
 from oriole.providers.wire import (
     EXCERPT_CHARS,
@@ -137,21 +137,17 @@ class OllamaAgent(HttpChatAgent):
         super().__init__(model, endpoint, timeout_seconds, reach, api_key, self.options.get("num_ctx"), **retries)
 
     @classmethod
-    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
-        """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
-
-        def value(key: str) -> Any:
-            return snapshot_value(config, key)
-
+    def from_config(
+        cls, model: str, config: ExperimentConfig, api_key: str | None = None, **kwargs: Any
+    ) -> OllamaAgent:
+        """An agent from an experiment's configuration."""
         options = {
-            "num_ctx": int(value("numCtx")),
-            "temperature": float(value("temperature")),
-            "repeat_penalty": float(value("repeatPenalty")),
-            "seed": int(value("seed")),
+            "num_ctx": config.num_ctx,
+            "temperature": config.temperature,
+            "repeat_penalty": config.repeat_penalty,
+            "seed": config.seed,
         }
-        return cls(
-            model, str(value("endpoint")), options, float(value("requestTimeoutSeconds")), api_key=api_key, **kwargs
-        )
+        return cls(model, config.endpoint, options, config.request_timeout_seconds, api_key=api_key, **kwargs)
 
     @property
     def settings(self) -> JsonObject:
@@ -161,4 +157,4 @@ class OllamaAgent(HttpChatAgent):
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:
     """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
-    return OllamaAgent.from_config(setup.model, dict(setup.config), api_key)
+    return OllamaAgent.from_config(setup.model, setup.config, api_key)
