@@ -11,6 +11,7 @@ A call the original never made is an error naming the turn and call: the harness
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import OrioleError
@@ -66,3 +67,8 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
 def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
     """A replay's answers are its original's: read them with the original provider's adapter."""
     raise NotRecorded("a replay's answers are its original's; read them with the original provider's adapter")
+
+
+def check_server(config: JsonObject, models: Sequence[str], api_key: str | None = None) -> str:
+    """A replay answers from stored answers: no model server to ask."""
+    return "no model server (recorded answers)"
