@@ -65,8 +65,9 @@ def report(
     with_replays: Annotated[
         bool,
         typer.Option(
+            "--with-replays",
             help="With --format html -o FILE: render each experiment's replay "
-            "into replays/ beside the page and link it."
+            "into replays/ beside the page and link it.",
         ),
     ] = False,
     pivot: Annotated[

@@ -87,7 +87,10 @@ def run(
     ] = [],  # noqa: B006
     retry_failed: Annotated[
         bool,
-        typer.Option(help="Run again repetitions whose experiment ended in an error (stopped ones run again anyway)."),
+        typer.Option(
+            "--retry-failed",
+            help="Run again repetitions whose experiment ended in an error (stopped ones run again anyway).",
+        ),
     ] = False,
     seed_from: Annotated[
         str | None,
@@ -99,7 +102,11 @@ def run(
         ),
     ] = None,
     allow_unpriced: Annotated[
-        bool, typer.Option(help="Under spend_limit_usd, run models with no known price, counting their tokens at $0.")
+        bool,
+        typer.Option(
+            "--allow-unpriced",
+            help="Under spend_limit_usd, run models with no known price, counting their tokens at $0.",
+        ),
     ] = False,
     wait_seconds: Annotated[
         int | None,
@@ -116,7 +123,8 @@ def run(
     dry_run: Annotated[
         bool,
         typer.Option(
-            help="Print the experiments as they would run (seed, model server), and the prices; start nothing."
+            "--dry-run",
+            help="Print the experiments as they would run (seed, model server), and the prices; start nothing.",
         ),
     ] = False,
     pause_after: Annotated[
@@ -139,7 +147,7 @@ def run(
     by: Annotated[
         GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")
     ] = GroupBy.family,
-    quiet: Annotated[bool, typer.Option(help="No line per finished experiment.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No line per finished experiment.")] = False,
 ) -> None:
     """Run a sweep file, resuming what is left.
 
