@@ -155,8 +155,8 @@ def run(
     runs on this machine until it ends (a progress bar on a terminal, plain lines when piped), then prints a
     summary and the sweep's report; with --aws the file is checked here, submitted, and the command returns
     (follow it with `oriole sweep status ID --aws`). `oriole sweep status ID` says where a sweep stands. Every
-    experiment is tagged (comment sweep:ID, agent id ID/<cell>/r<n>) and gets a seed derived from the sweep id
-    (or --seed-from), its maze and its repetition.
+    experiment is recorded as the sweep's (agent id ID/<cell>/r<n>; its comment carries sweep:ID for a reader)
+    and gets a seed derived from the sweep id (or --seed-from), its maze and its repetition.
 
     Exit status 1 when an experiment ended in an error or an agent was paused (its server failed --pause-after
     experiments in a row alike), 2 when an experiment's input was rejected or a server check refused the sweep,
