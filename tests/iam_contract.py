@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from oriole import flows
+from oriole.environment import BEDROCK_MODEL_IDS, PRUNED_FUNCTIONS, ROLE_SECRETS
 from oriole.lifecycle import deployment
 from oriole_workstation import runner
 from tests.aws_calls import ENTRY_POINTS, Call
@@ -172,7 +173,7 @@ class Deployment:
 
     @property
     def model_ids(self) -> list[str]:
-        return json.loads(self.variable(START_EXPERIMENT, deployment.BEDROCK_MODEL_IDS))
+        return json.loads(self.variable(START_EXPERIMENT, BEDROCK_MODEL_IDS))
 
     def _renames(self, call: Call) -> Iterator[tuple[str, str]]:
         """(local, deployed) resource pairs for ``call``: its function's environment first, then the flows."""
@@ -180,10 +181,10 @@ class Deployment:
             ours = self.variable(call.function, name)
             if ours is None:
                 continue
-            if name == deployment.ROLE_SECRETS:
+            if name == ROLE_SECRETS:
                 theirs = json.loads(ours)
                 yield from ((arn, theirs[role]) for role, arn in json.loads(local).items() if role in theirs)
-            elif name == deployment.PRUNED_FUNCTIONS:
+            elif name == PRUNED_FUNCTIONS:
                 yield from self._pruned(json.loads(local), json.loads(ours))
             else:
                 yield from _with_executions(local, ours)

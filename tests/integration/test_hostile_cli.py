@@ -17,6 +17,7 @@ from psycopg import sql
 from oriole import catalog
 from oriole.handlers import agents
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest
 from oriole_workstation import display
 from oriole_workstation.runner import EXECUTION_PREFIX
 from tests.ollama_server import ScriptedOllama, error, tool_calls
@@ -113,13 +114,15 @@ def test_markup_and_escape_sequences_in_stored_text_are_shown_never_obeyed(cli, 
     assert MARKUP_MODEL in result.output and "\\x1b]0;pwned\\x07\\x1b[2J\\x9b1m [/] [bold]x \\u202eexe" in result.output
     experiment_id = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
     zombie = experiments.start(
-        {
-            "input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
-            "executionArn": EXECUTION_PREFIX + "hostile-markup",
-        },
+        StartRequest.model_validate(
+            {
+                "input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
+                "executionArn": EXECUTION_PREFIX + "hostile-markup",
+            }
+        ),
         store,
         lambda names: catalog.defaults(),
-    )
+    ).as_state()
     outputs = [result.output]
     for args in (
         ("status", str(experiment_id)),

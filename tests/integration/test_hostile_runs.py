@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from oriole import catalog
+from oriole.lifecycle.task_io import StartRequest
 from oriole.store import db
 from oriole.text import MAX_MESSAGE_CHARS, unescape
 from tests.integration.conftest import baseline
@@ -407,5 +408,7 @@ def test_an_experiment_whose_runner_is_gone_is_still_found(local, zombies, datab
 
     with db.connect(database_url) as conn:
         event = {"input": baseline("random", MAZE), "executionArn": EXECUTION_PREFIX + "hostile-abandoned"}
-        abandoned = experiments.start(event, Store(conn), lambda names: catalog.defaults())["experimentId"]
+        abandoned = experiments.start(
+            StartRequest.model_validate(event), Store(conn), lambda names: catalog.defaults()
+        ).as_state()["experimentId"]
     assert abandoned in zombies()

@@ -12,8 +12,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from oriole import catalog
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelUnavailable
+from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
 from oriole.providers import baseline, bedrock, ollama, openai
 from oriole.providers.contract import CONTRACT, load_adapter
@@ -22,9 +22,9 @@ from tests.openai_server import ScriptedOpenAI
 from tests.unit.test_ollama_provider import closed_port_url
 
 
-def config(**overrides: object) -> dict:
+def config(**overrides: object) -> ExperimentConfig:
     """A resolved configuration: the catalog's defaults, with ``overrides``."""
-    return {**{p.key: p.default for p in catalog.CATALOG}, **overrides}
+    return ExperimentConfig.of(overrides)
 
 
 def test_every_adapter_checks_its_server():

@@ -36,7 +36,7 @@ def test_a_toml_file_loads_and_a_json_file_too(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('id = "x"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetiton = 2\n', "repetiton: Extra inputs"),
+        ('id = "x"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetiton = 2\n', "repetiton: unknown field"),
         ('id = "has space"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n', "id: String should match"),
         ('id = "x"\nagents = []\nmazes = ["perfect-7"]\n', "agents: List should have at least 1 item"),
         ('id = "x"\nagents = ["baseline/oracle"\n', "is not valid TOML"),

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell
 from oriole.errors import OrioleError
+from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
 from oriole.providers.contract import load_adapter
-from oriole.text import JsonObject
 
 MAX_PARALLEL_CHECKS = 8
 
@@ -28,7 +28,7 @@ class ModelServer:
     provider: str
     address: str
     models: tuple[str, ...]
-    config: JsonObject
+    config: ExperimentConfig
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,13 @@ class Checked:
 def servers(cells: Iterable[Cell], defaults: Mapping[str, object]) -> list[ModelServer]:
     """The distinct model servers of ``cells`` (``defaults``: the configuration where the sweep runs, by key), each
     with the models asked of it, in the order the cells first name them; baselines have none."""
-    found: dict[tuple[str, str], tuple[list[str], JsonObject]] = {}
+    found: dict[tuple[str, str], tuple[list[str], ExperimentConfig]] = {}
     for cell in cells:
         if not PROVIDERS[cell.provider].calls_model:
             continue
         config = {**defaults, **cell.config}
-        models, _ = found.setdefault((cell.provider, model_server(cell.provider, config, defaults)), ([], config))
+        address = model_server(cell.provider, config, defaults)
+        models, _ = found.setdefault((cell.provider, address), ([], ExperimentConfig.of(config)))
         if cell.model not in models:
             models.append(cell.model)
     return [ModelServer(p, address, tuple(models), config) for (p, address), (models, config) in found.items()]

@@ -28,8 +28,8 @@ from oriole.core.sweep_plan import (
     validate,
 )
 from oriole.errors import OrioleError, SweepFileError
-from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, NestedTooDeeply, ascii_int, load_json

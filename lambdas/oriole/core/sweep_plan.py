@@ -26,7 +26,7 @@ from itertools import product
 from typing import Annotated, Any, TypeVar
 
 import pydantic.dataclasses
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from oriole import inputs
 from oriole.catalog import BY_KEY, CATALOG
@@ -229,14 +229,9 @@ def check_input_size(data: object) -> None:
 
 
 def validate(model: type[SweepModel], data: object, what: str) -> SweepModel:
-    """``data`` as a sweep file (or run); every field at fault named in one SweepFileError."""
-    if not isinstance(data, dict):
-        raise SweepFileError(f"{what} must be a JSON object (a table in TOML), got {type(data).__name__}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in error.errors())
-        raise SweepFileError(f"{what}: {problems}") from None
+    """``data`` as a sweep file (or run); every field at fault named in one SweepFileError (``inputs.parse``, the one
+    validation every input goes through)."""
+    return inputs.parse(model, data, what, SweepFileError)
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from oriole.catalog import default_of, snapshot_value
+from oriole.catalog import default_of
 from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.retry import Backoff
 from oriole.providers.transport import Answer, exchange
 from oriole.providers.wire import (
@@ -407,32 +408,21 @@ class BedrockAgent:
         self.timeout_seconds = timeout_seconds  # one request, its throttle retries and their waits included
 
     @classmethod
-    def from_config(
-        cls,
-        model_id: str,
-        config: JsonObject,
-        client: ClientSource | None = None,
-    ) -> BedrockAgent:
-        """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
-        the catalog (a snapshot taken before a key existed gets its default).
+    def from_config(cls, model_id: str, config: ExperimentConfig, client: ClientSource | None = None) -> BedrockAgent:
+        """The agent an experiment's configuration asks for (temperature, maxTokens, topP, contextTokens).
 
-        Without a client, one is built with the snapshot's request timeout when the first request is sent.
+        Without a client, one is built with the configuration's request timeout when the first request is sent.
         """
-
-        def setting(key: str) -> Any:
-            return snapshot_value(config, key)
-
         if client is None:
-            timeout = float(setting("requestTimeoutSeconds"))
-            client = functools.partial(runtime_client, timeout)
+            client = functools.partial(runtime_client, config.request_timeout_seconds)
         return cls(
             client,
             model_id,
-            float(setting("temperature")),
-            int(setting("maxTokens")),
-            float(setting("topP")),
-            context_budget=int(setting("contextTokens")),
-            timeout_seconds=float(setting("requestTimeoutSeconds")),
+            config.temperature,
+            config.max_tokens,
+            config.top_p,
+            context_budget=config.context_tokens,
+            timeout_seconds=config.request_timeout_seconds,
         )
 
     @property
@@ -534,7 +524,7 @@ _AVAILABLE = {
 }
 
 
-def check_server(config: JsonObject, models: Sequence[str], api_key: str | None = None) -> str:
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
     """Whether Amazon Bedrock serves ``models`` to these credentials in this region: its control plane's model lookup,
     one ``GetFoundationModelAvailability`` a model (an inference profile, ``us.anthropic...``, first found with
     ``GetInferenceProfile``, then its first model looked up). ``ModelRequestRejected`` with the reason when a
@@ -545,7 +535,7 @@ def check_server(config: JsonObject, models: Sequence[str], api_key: str | None 
 
     named, region = ", ".join(models), "its region"
     try:
-        timeout = min(float(snapshot_value(config, "requestTimeoutSeconds")), CHECK_TIMEOUT_SECONDS)
+        timeout = min(config.request_timeout_seconds, CHECK_TIMEOUT_SECONDS)
         bedrock = control_client(timeout)
         region = bedrock.meta.region_name
         found = [_availability(bedrock, model, region) for model in models]
@@ -615,5 +605,5 @@ def control_client(timeout_seconds: float) -> BedrockClient:
 def agent(setup: AgentSetup, api_key: str | None = None) -> BedrockAgent:
     """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key); its
     client, the container's shared one, is fetched when the first request is sent."""
-    timeout = float(snapshot_value(setup.config, "requestTimeoutSeconds"))
-    return BedrockAgent.from_config(setup.model, dict(setup.config), functools.partial(shared_client, timeout))
+    timeout = setup.config.request_timeout_seconds
+    return BedrockAgent.from_config(setup.model, setup.config, functools.partial(shared_client, timeout))

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import OrioleError
+from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
 from oriole.text import JsonObject
 
@@ -46,7 +47,7 @@ class Adapter(Protocol):
         """A stored answer read again as the first time."""
         ...
 
-    def check_server(self, config: JsonObject, models: Sequence[str], api_key: str | None = None) -> str:
+    def check_server(self, config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
         """Whether the server an experiment with ``config`` (its resolved configuration) goes to answers and serves
         ``models``: what it answered, in a line; ``ModelUnavailable``, ``ModelTimeout`` or ``ModelRequestRejected``
         with the reason when not."""

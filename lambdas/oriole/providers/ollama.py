@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from oriole.catalog import snapshot_value
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
 from oriole.providers.wire import (
     EXCERPT_CHARS,
@@ -144,21 +144,17 @@ class OllamaAgent(HttpChatAgent):
         super().__init__(model, endpoint, timeout_seconds, reach, api_key, self.options.get("num_ctx"), **retries)
 
     @classmethod
-    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
-        """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
-
-        def value(key: str) -> Any:
-            return snapshot_value(config, key)
-
+    def from_config(
+        cls, model: str, config: ExperimentConfig, api_key: str | None = None, **kwargs: Any
+    ) -> OllamaAgent:
+        """An agent from an experiment's configuration."""
         options = {
-            "num_ctx": int(value("numCtx")),
-            "temperature": float(value("temperature")),
-            "repeat_penalty": float(value("repeatPenalty")),
-            "seed": int(value("seed")),
+            "num_ctx": config.num_ctx,
+            "temperature": config.temperature,
+            "repeat_penalty": config.repeat_penalty,
+            "seed": config.seed,
         }
-        return cls(
-            model, str(value("endpoint")), options, float(value("requestTimeoutSeconds")), api_key=api_key, **kwargs
-        )
+        return cls(model, config.endpoint, options, config.request_timeout_seconds, api_key=api_key, **kwargs)
 
     @property
     def settings(self) -> JsonObject:
@@ -166,7 +162,7 @@ class OllamaAgent(HttpChatAgent):
         return {"model": self.model, "stream": False, "options": dict(self.options)}
 
 
-def check_server(config: JsonObject, models: Sequence[str], api_key: str | None = None) -> str:
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
     """Whether the Ollama server an experiment with ``config`` goes to answers and has ``models`` pulled: one
     ``GET /api/tags`` (see ``HttpChatAgent.check_server``)."""
     return OllamaAgent.from_config(models[0], config, api_key).check_server(models)
@@ -174,4 +170,4 @@ def check_server(config: JsonObject, models: Sequence[str], api_key: str | None 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:
     """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
-    return OllamaAgent.from_config(setup.model, dict(setup.config), api_key)
+    return OllamaAgent.from_config(setup.model, setup.config, api_key)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import socket
 import threading
 import time
@@ -42,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from oriole.environment import Environment
 from oriole.errors import (
     InvalidApiKey,
     InvalidModelResponse,
@@ -51,6 +51,7 @@ from oriole.errors import (
     ModelUnavailable,
     OrioleError,
 )
+from oriole.provider_registry import PROVIDERS
 from oriole.providers.retry import Backoff
 from oriole.providers.wire import EXCERPT_CHARS, MAX_ANSWER_DEPTH, excerpt, parse_json
 from oriole.text import JsonObject, Scrubber, ascii_int, bounded
@@ -150,9 +151,12 @@ def check_api_key(key: str | None, source: str) -> str | None:
     return key
 
 
-def environment_api_key(name: str) -> str | None:
-    """The API key in the environment variable ``name`` (a local run's), checked; None when unset or empty."""
-    return check_api_key(os.environ.get(name) or None, f"the {name} environment variable")
+def environment_api_key(provider: str) -> str | None:
+    """A provider's API key in a local run's environment (its ``Provider.api_key`` variable), checked; None when
+    unset or empty."""
+    return check_api_key(
+        Environment.read().api_key(provider), f"the {PROVIDERS[provider].api_key} environment variable"
+    )
 
 
 class _Exchange:

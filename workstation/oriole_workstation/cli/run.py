@@ -86,8 +86,7 @@ def check_api_keys(providers: set[str]) -> None:
     from oriole.providers.transport import environment_api_key
 
     for provider in sorted(providers):
-        if key := PROVIDERS[provider].api_key:
-            environment_api_key(key)
+        environment_api_key(provider)
 
 
 @contextmanager
