@@ -236,8 +236,7 @@ def _check_servers(cells: list[plans.Cell], defaults: dict[str, object], aws: bo
         found = [s for s in found if s not in elsewhere]
 
     def api_key(provider: str) -> str | None:  # a local run's, from the environment (on AWS, the deployment's)
-        variable = PROVIDERS[provider].api_key
-        return environment_api_key(variable) if variable and not aws else None
+        return environment_api_key(provider) if PROVIDERS[provider].api_key and not aws else None
 
     checked = server_checks.check_all(found, api_key)
     for answered in checked:
