@@ -49,6 +49,15 @@ def experiments(store: Store, sweep_id: str) -> list[dict]:
     ).fetchall()
 
 
+def started_experiments(store: Store, sweep_id: str) -> list[dict]:
+    """The sweep's experiments once one exists: an item starts its experiment's execution, which writes the row a
+    moment later (a loaded machine's moment can be long)."""
+    deadline = time.monotonic() + 300
+    while not (rows := experiments(store, sweep_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return rows
+
+
 @pytest.fixture
 def local(database_url):
     """A LocalAws of the test's own (the CLI tests of this module start theirs; moto's are not nested)."""
@@ -210,9 +219,7 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
         "wait_seconds": 1,
     }
     arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
-    deadline = time.monotonic() + 30
-    while not experiments(store, sweep_id) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    started_experiments(store, sweep_id)
     local.aws.sfn.stop_execution(executionArn=arn)
     stopped_at = experiments(store, sweep_id)
     progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], 0, 0, show_lines=False)
@@ -381,7 +388,7 @@ def item_state_machine(local, max_failed_checks: int = sweep_flow.MAX_FAILED_CHE
 def run_item(local, item: str, item_input: dict) -> tuple[dict, list[dict]]:
     """Start one item's execution, wait for its end: the execution as described, and its history."""
     arn = local.aws.sfn.start_execution(stateMachineArn=item, input=json.dumps(item_input))["executionArn"]
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # a bound for a hang, far above a loaded machine's minute
     while (ended := local.aws.sfn.describe_execution(executionArn=arn))[
         "status"
     ] == "RUNNING" and time.monotonic() < deadline:
@@ -412,7 +419,7 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
     states = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert states[-3:] == [BASELINE_ITEM + state for state in ("CheckFailed", "MayCheckAgain", "GaveUpChecking")]
     assert entered(history, "GaveUpChecking")[0]["check"] == {"failedChecks": 2, "waitSeconds": 1, "followedSeconds": 2}
-    [row] = experiments(store, sweep["id"])
+    [row] = started_experiments(store, sweep["id"])
     local.follow(row["origin_execution_arn"])  # the experiment itself runs to its end
 
 
