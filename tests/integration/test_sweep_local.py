@@ -172,6 +172,7 @@ def test_each_provider_keeps_its_cap_and_a_failing_experiment_does_not_fail_the_
         "mazes": ["perfect-7", "perfect-9"],
         "repetitions": 2,
         "provider_concurrency": {"baseline": 2, "ollama": 1},
+        "pause_after_errors": 0,  # every one of them fails; none paused (tests/integration/test_sweep_servers.py)
     }
     execution, summary = run_sweep(local, sweep)
     assert execution["status"] == "SUCCEEDED"
@@ -230,6 +231,39 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
     time.sleep(2)  # longer than an item's wait: a map item still alive would have started its next experiment
     assert experiments(store, sweep_id) == rows
     assert 1 <= len(rows) <= len(stopped_at) + 2  # at most the starts under way as it stopped
+
+
+def test_a_plain_resume_runs_again_what_a_double_ctrl_c_left_to_doctor(local, store):
+    """Ctrl-C twice: the sweep stops and its running experiments are left; `oriole doctor --fix` closes them as
+    aborted. Running the file again (no --retry-failed) runs exactly those repetitions again, as new attempts."""
+    sweep_id = f"recover-{uuid.uuid4().hex[:8]}"
+    sweep = {
+        "id": sweep_id,
+        "agents": ["baseline/explorer"],
+        "mazes": ["perfect-31"],
+        "repetitions": 4,
+        "concurrency": 2,
+        "wait_seconds": 1,
+    }
+    arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
+    deadline = time.monotonic() + 30
+    while len(experiments(store, sweep_id)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    local.aws.sfn.stop_execution(executionArn=arn)  # the first Ctrl-C
+    for row in experiments(store, sweep_id):  # the second: what ran is left, and doctor closes it as its end
+        if row["completed_at"] is None:
+            local.aws.sfn.stop_execution(executionArn=row["origin_execution_arn"])
+    progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], 0, 0, show_lines=False)
+    with progress:
+        sweep_runs.follow_local(local.aws, arn, sweep_id, local.results, progress, lambda running: None)
+    stopped = {r["agent_id"] for r in experiments(store, sweep_id) if r["status"] == "aborted"}
+    assert stopped and all(r["completed_at"] is not None for r in experiments(store, sweep_id))
+
+    _, again = run_sweep(local, sweep)
+    assert again["errors"] == 0 and again["successes"] + again["agentFailures"] == 4 - again["alreadyDone"]
+    latest = {r["agent_id"]: r for r in experiments(store, sweep_id)}  # by repetition, its latest attempt
+    assert len(latest) == 4 and all(r["status"] != "aborted" for r in latest.values())
+    assert all(latest[agent]["origin_execution_arn"].endswith("-a1") for agent in stopped)  # a new attempt each
 
 
 def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store):
