@@ -25,10 +25,25 @@ from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
 from oriole import catalog, flows
+from oriole.environment import (
+    BEDROCK_MODEL_IDS,
+    CODE_VERSION,
+    CONNECT_PATIENCE,
+    DATABASE_CA,
+    DATABASE_HOST,
+    DEPLOYMENT,
+    EXECUTION_TIMEOUT,
+    PRUNED_FUNCTIONS,
+    REQUIRE_SPEND_LIMIT,
+    ROLE_SECRETS,
+    STACK_ID,
+    STATE_MACHINE_ARN,
+    SWEEP_STATE_MACHINE_ARN,
+    VISION_MODELS,
+)
 from oriole.handlers import DEPLOYED, FUNCTIONS, task_name
 from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS, Provider
-from oriole.store import db
 
 MODEL_TASKS = tuple(p.task for p in PROVIDERS.values() if p.calls_model)  # a turn of model calls: Lambda's longest
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
@@ -83,8 +98,8 @@ class Functions(Construct):
             "POWERTOOLS_SERVICE_NAME": "oriole",
             "POWERTOOLS_METRICS_NAMESPACE": "Oriole",
             "POWERTOOLS_LOG_LEVEL": "INFO",
-            catalog.DEPLOYMENT: deployment_name,
-            deployment.CODE_VERSION: code_version(),
+            DEPLOYMENT: deployment_name,
+            CODE_VERSION: code_version(),
         }
         self._retention = log_retention_days
         self.by_placeholder: dict[str, lambda_.Function] = {}
@@ -163,10 +178,10 @@ class Functions(Construct):
         name = f"{stack.stack_name}-VersionPruner"
         pruner = self._function("VersionPruner", Duration.seconds(PRUNER_SECONDS), in_vpc=False, function_name=name)
         versioned = [*self.by_placeholder.values(), self.migrations]
-        pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
-        pruner.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
-        pruner.add_environment(deployment.SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
-        pruner.add_environment(deployment.STACK_ID, stack.stack_id)
+        pruner.add_environment(PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
+        pruner.add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))
+        pruner.add_environment(SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
+        pruner.add_environment(STACK_ID, stack.stack_id)
         arns = [f.function_arn for f in versioned] + [
             stack.format_arn(
                 service="lambda", resource="function", resource_name=name, arn_format=ArnFormat.COLON_RESOURCE_NAME
@@ -192,9 +207,9 @@ class Functions(Construct):
         """Who connects how: through the proxy when there is one (the application role's secret for the functions,
         the owner's for the migrations); with the researcher's secret to an imported database. The server is
         verified against ``ca_bundle`` when there is one, else TLS is required."""
-        via_proxy = {db.HOST: database.proxy_endpoint} if database.proxy_endpoint is not None else {}
+        via_proxy = {DATABASE_HOST: database.proxy_endpoint} if database.proxy_endpoint is not None else {}
         if database.ca_bundle:
-            via_proxy[db.CA] = database.ca_bundle
+            via_proxy[DATABASE_CA] = database.ca_bundle
         functions_secret = database.app_secret or database.secret
         for function in self.database_users:
             self._database_environment(function, functions_secret, via_proxy)
@@ -204,7 +219,7 @@ class Functions(Construct):
             for secret in roles.values():
                 secret.grant_read(self.migrations)
             self.migrations.add_environment(
-                deployment.ROLE_SECRETS, json.dumps({role: secret.secret_arn for role, secret in roles.items()})
+                ROLE_SECRETS, json.dumps({role: secret.secret_arn for role, secret in roles.items()})
             )
 
     @staticmethod
@@ -213,7 +228,7 @@ class Functions(Construct):
     ) -> None:
         secret.grant_read(function)
         function.add_environment("DATABASE_SECRET_ARN", secret.secret_arn)
-        function.add_environment(db.PATIENCE, str(CONNECT_PATIENCE_SECONDS))
+        function.add_environment(CONNECT_PATIENCE, str(CONNECT_PATIENCE_SECONDS))
         for key, value in via_proxy.items():
             function.add_environment(key, value)
 
@@ -253,12 +268,12 @@ class Functions(Construct):
         )
         # how many functions the account runs at once: the sweep's caps stay within it (no resource of its own)
         plan.add_to_role_policy(iam.PolicyStatement(actions=["lambda:GetAccountSettings"], resources=["*"]))
-        plan.add_environment(deployment.REQUIRE_SPEND_LIMIT, "true")  # a sweep of models on AWS has a spend limit
+        plan.add_environment(REQUIRE_SPEND_LIMIT, "true")  # a sweep of models on AWS has a spend limit
 
     def mark_vision_models(self, models: tuple[str, ...]) -> None:
         """Tell StartExperiment which models beyond the catalog's accept images (observation image or both)."""
         if models:
-            self.task("StartExperiment").add_environment(catalog.VISION_MODELS, json.dumps(list(models)))
+            self.task("StartExperiment").add_environment(VISION_MODELS, json.dumps(list(models)))
 
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
         """Invoke only the configured models, and tell StartExperiment which ones they are.
@@ -267,7 +282,7 @@ class Functions(Construct):
         global one (in this region and account), and as the foundation model in any region: a profile routes
         the call to the model in its destination regions (a global profile, to a model ARN without a
         region). A profile id is granted as given, with its foundation model."""
-        self.task("StartExperiment").add_environment(deployment.BEDROCK_MODEL_IDS, json.dumps(list(model_ids)))
+        self.task("StartExperiment").add_environment(BEDROCK_MODEL_IDS, json.dumps(list(model_ids)))
         if not model_ids:
             return
         stack = Stack.of(self)
@@ -329,6 +344,6 @@ class Functions(Construct):
         self.reconciler.add_to_role_policy(
             iam.PolicyStatement(actions=["states:ListExecutions"], resources=[state_machine_arn])
         )
-        self.reconciler.add_environment(deployment.STATE_MACHINE_ARN, state_machine_arn)
-        self.reconciler.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
-        self.task("CheckProgress").add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
+        self.reconciler.add_environment(STATE_MACHINE_ARN, state_machine_arn)
+        self.reconciler.add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))
+        self.task("CheckProgress").add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))

@@ -14,6 +14,7 @@ import pytest
 from oriole.core.endings import closing
 from oriole.errors import SweepFileError
 from oriole.lifecycle import sweep_tasks
+from oriole.lifecycle.task_io import SweepRequest
 from oriole.statuses import Ending, EndingCause
 from oriole.store import Store, db
 from oriole_workstation.results import Results
@@ -131,7 +132,7 @@ class Planner:
         )
 
     def __call__(self, store: Store, sweep: dict) -> dict:
-        return sweep_tasks.plan_run(sweep, store, self.where)
+        return sweep_tasks.plan_run(SweepRequest.model_validate(sweep), store, self.where).as_state()
 
 
 def test_on_aws_a_sweep_of_models_needs_a_spend_limit_unless_its_file_says_otherwise(store):

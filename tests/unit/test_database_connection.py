@@ -6,6 +6,7 @@ import ssl
 import psycopg
 import pytest
 
+from oriole.environment import CONNECT_PATIENCE, DATABASE_CA, DATABASE_HOST, Environment
 from oriole.errors import DatabaseBusy
 from oriole.store import db
 
@@ -21,7 +22,7 @@ PROXY = "oriole-proxy.proxy-abc.us-east-1.rds.amazonaws.com"
 
 def test_through_the_proxy_the_server_certificate_is_verified_against_the_shipped_file():
     info = psycopg.conninfo.conninfo_to_dict(
-        db.secret_conninfo(SECRET, {db.HOST: PROXY, db.CA: "amazon-trust-services.pem"})
+        db.secret_conninfo(SECRET, Environment.read({DATABASE_HOST: PROXY, DATABASE_CA: "amazon-trust-services.pem"}))
     )
     assert info["sslmode"] == "verify-full" and info["host"] == PROXY
     assert info["sslrootcert"].endswith("oriole/certs/amazon-trust-services.pem")
@@ -29,7 +30,7 @@ def test_through_the_proxy_the_server_certificate_is_verified_against_the_shippe
 
 
 def test_without_a_bundle_tls_is_still_required():
-    info = psycopg.conninfo.conninfo_to_dict(db.secret_conninfo(SECRET, {}))
+    info = psycopg.conninfo.conninfo_to_dict(db.secret_conninfo(SECRET, Environment.read({})))
     assert info["sslmode"] == "require" and info["host"] == SECRET["host"]
 
 
@@ -103,7 +104,7 @@ RESUMING = "connection to server at 10.0.3.7, port 5432 failed: timeout expired"
 def test_a_deployed_task_waits_for_a_resuming_database(monkeypatch):
     """Aurora resuming from a pause does not answer for about 15 s: a deployed task (its patience set by CDK)
     waits with backoff instead of failing the turn."""
-    monkeypatch.setenv(db.PATIENCE, "120")
+    monkeypatch.setenv(CONNECT_PATIENCE, "120")
     attempts, clock = failing_then(monkeypatch, RESUMING, 3), Clock()
     assert db.connect_within(Invocation(60), clock.sleep, clock) == "connection"
     assert clock.waits == [1.0, 2.0, 4.0] and len(attempts) == 4
@@ -112,7 +113,7 @@ def test_a_deployed_task_waits_for_a_resuming_database(monkeypatch):
 def test_the_connect_budget_follows_the_invocation_s_remaining_time(monkeypatch):
     """A task with 30 s left waits 15 s at most (the rest is the work after connecting), however patient the
     deployment is; then the last error, which the state machine retries."""
-    monkeypatch.setenv(db.PATIENCE, "120")
+    monkeypatch.setenv(CONNECT_PATIENCE, "120")
     failing_then(monkeypatch, RESUMING, 100)
     clock = Clock()
     with pytest.raises(psycopg.OperationalError, match="timeout expired"):
@@ -121,7 +122,7 @@ def test_the_connect_budget_follows_the_invocation_s_remaining_time(monkeypatch)
 
 
 def test_a_deployment_s_patience_caps_the_budget_and_a_full_database_is_named(monkeypatch):
-    monkeypatch.setenv(db.PATIENCE, "20")
+    monkeypatch.setenv(CONNECT_PATIENCE, "20")
     failing_then(monkeypatch, 'FATAL:  too many connections for role "oriole_app"', 100)
     clock = Clock()
     with pytest.raises(DatabaseBusy, match="within 20 s"):
@@ -130,7 +131,7 @@ def test_a_deployment_s_patience_caps_the_budget_and_a_full_database_is_named(mo
 
 
 def test_a_wrong_password_is_never_waited_for_even_on_aws(monkeypatch):
-    monkeypatch.setenv(db.PATIENCE, "120")
+    monkeypatch.setenv(CONNECT_PATIENCE, "120")
     failing_then(monkeypatch, 'FATAL:  password authentication failed for user "oriole_app"', 100)
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         db.connect_within(Invocation(60), lambda seconds: pytest.fail("waited for a wrong password"), Clock())
@@ -138,7 +139,7 @@ def test_a_wrong_password_is_never_waited_for_even_on_aws(monkeypatch):
 
 def test_locally_a_refused_connection_is_raised_at_once(monkeypatch):
     """No patience (the local runner, the tests): the embedded server is up or it is not."""
-    monkeypatch.delenv(db.PATIENCE, raising=False)
+    monkeypatch.delenv(CONNECT_PATIENCE, raising=False)
     failing_then(monkeypatch, RESUMING, 1)
     with pytest.raises(psycopg.OperationalError, match="timeout expired"):
         db.connect_within(Invocation(60), lambda seconds: pytest.fail("waited locally"), Clock())

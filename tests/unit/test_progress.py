@@ -1,9 +1,10 @@
 """CheckProgress decisions: goal first, then the limits, then the per-execution turn budget."""
 
 from oriole.core.progress import Progress, decide
+from oriole.experiment_config import ExperimentConfig
 from oriole.statuses import NextStep
 
-CONFIG = {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10}
+CONFIG = ExperimentConfig.of({"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10})
 
 
 def test_goal_found_wins_even_at_the_limits():
@@ -25,7 +26,7 @@ def test_continue_until_the_execution_turn_budget_then_continue_as_new():
     assert decide(Progress(False, 5, 1.0, 10), CONFIG).decision == "continue_as_new"
 
 
-STALL = {**CONFIG, "maxStalledTurns": 3}
+STALL = CONFIG.model_copy(update={"max_stalled_turns": 3})
 
 
 def test_the_stall_limit_fails_with_a_reason_after_that_many_turns_in_a_row():
@@ -45,9 +46,11 @@ def test_a_snapshot_without_the_stall_parameter_gets_the_catalog_default():
     from oriole.catalog import BY_KEY
 
     default = BY_KEY["maxStalledTurns"].default
-    assert "maxStalledTurns" not in CONFIG and default == 3
-    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default - 1), CONFIG).decision == "continue"
-    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default), CONFIG).decision == "stalled"
+    snapshot = {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10}  # taken before the key
+    config = ExperimentConfig.of(snapshot)
+    assert config.max_stalled_turns == default == 3
+    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default - 1), config).decision == "continue"
+    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default), config).decision == "stalled"
 
 
 def test_successor_names_are_deterministic():
@@ -66,13 +69,17 @@ def test_an_execution_about_to_reach_its_timeout_continues_as_new():
     assert decide(Progress(True, 5, 1.0, 1, execution_seconds_left=tight), CONFIG).decision == "success"
 
 
+def capped(**caps) -> ExperimentConfig:
+    return ExperimentConfig.of({"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10, **caps})
+
+
 def test_a_spend_cap_ends_the_run_censored_after_the_turn_that_crossed_it():
     """maxInputTokens and maxCostUsd are safety caps: the turn whose commit crossed one is the last, and the run
     is censored (spend_cap), never the agent's failure; under both, it goes on."""
     from oriole.core.endings import closing
     from oriole.statuses import Ending, EndingCause, ExperimentStatus
 
-    config = {**CONFIG, "maxInputTokens": 1_000_000, "maxCostUsd": 2.0}
+    config = capped(maxInputTokens=1_000_000, maxCostUsd=2.0)
     under = Progress(False, 10, 60, 1, input_tokens=999_999, cost_usd=1.99)
     assert decide(under, config).decision == NextStep.CONTINUE
     for crossed, words in (
@@ -81,21 +88,19 @@ def test_a_spend_cap_ends_the_run_censored_after_the_turn_that_crossed_it():
     ):
         decided = decide(crossed, config)
         assert decided.decision == NextStep.TIMEOUT and words in decided.reason
-        assert closing(ExperimentStatus.TIMED_OUT, decided.reason) == closing(
-            ExperimentStatus.TIMED_OUT, "spend cap reached: x"
-        )
-        assert closing(ExperimentStatus.TIMED_OUT, decided.reason).ending == Ending.CENSORED
-        assert closing(ExperimentStatus.TIMED_OUT, decided.reason).cause == EndingCause.SPEND_CAP
+        ended = closing(ExperimentStatus.TIMED_OUT, decided.reason)
+        assert ended is not None and (ended.ending, ended.cause) == (Ending.CENSORED, EndingCause.SPEND_CAP)
 
 
-def test_an_unpriced_run_is_capped_by_its_tokens_and_an_old_snapshot_by_nothing():
-    config = {**CONFIG, "maxInputTokens": 100, "maxCostUsd": 1.0}
+def test_an_unpriced_run_is_capped_by_its_tokens_and_an_old_snapshot_by_the_defaults():
+    config = capped(maxInputTokens=100, maxCostUsd=1.0)
     assert decide(Progress(False, 1, 1, 1, input_tokens=50, cost_usd=None), config).decision == NextStep.CONTINUE
     assert decide(Progress(False, 1, 1, 1, input_tokens=100, cost_usd=None), config).decision == NextStep.TIMEOUT
-    assert decide(Progress(False, 1, 1, 1, input_tokens=10**9, cost_usd=10**6), CONFIG).decision == NextStep.CONTINUE
+    # a snapshot taken before the caps existed reads the catalog's ($5, 5,000,000 input tokens)
+    assert decide(Progress(False, 1, 1, 1, input_tokens=4_999_999, cost_usd=4.99), CONFIG).decision == NextStep.CONTINUE
+    assert decide(Progress(False, 1, 1, 1, input_tokens=10, cost_usd=5.0), CONFIG).decision == NextStep.TIMEOUT
 
 
 def test_the_action_budget_is_the_agents_even_when_a_cap_is_crossed_in_the_same_turn():
-    config = {**CONFIG, "maxMoves": 10, "maxInputTokens": 100}
-    decided = decide(Progress(False, 10, 1, 1, input_tokens=500), config)
+    decided = decide(Progress(False, 100, 1, 1, input_tokens=500), capped(maxInputTokens=100))
     assert decided.reason.startswith("max_moves reached")

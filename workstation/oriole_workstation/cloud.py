@@ -8,6 +8,7 @@ import os
 
 from oriole import catalog
 from oriole.config import parse_assignment
+from oriole.environment import DEFAULT_DEPLOYMENT, DEPLOYMENT
 from oriole.errors import OrioleError
 
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
@@ -22,7 +23,7 @@ def deployment_name() -> str:
     else the default ``Oriole``, spelt as the stacks spell it (``catalog.canonical_deployment``: case does not
     matter). Its name decides its stacks' names (``catalog.data_stack``, ``catalog.orchestrator_stack``) and,
     through the catalog, its parameter prefix."""
-    return catalog.canonical_deployment(os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT)
+    return catalog.canonical_deployment(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
 
 
 def describe_stack(cloudformation, stack: str) -> dict | None:

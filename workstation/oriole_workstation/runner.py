@@ -39,8 +39,8 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.handlers import BUILTIN_HANDLERS
 
 from oriole import catalog, flows
+from oriole.environment import EXECUTION_TIMEOUT
 from oriole.handlers import FUNCTIONS
-from oriole.lifecycle import deployment
 from oriole.lifecycle.reconcile import status_change_detail
 from oriole.store import db
 from oriole_workstation import price_list, prompts
@@ -246,7 +246,7 @@ class LocalAws:
                 {
                     "DATABASE_URL": self.functions_url,
                     "AWS_DEFAULT_REGION": REGION,
-                    deployment.EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
+                    EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
                     "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
                     "POWERTOOLS_METRICS_DISABLED": "true",
                 },

@@ -3,16 +3,16 @@ execution is no longer running although the experiment is still open: an executi
 event was lost (the finalizer's retries ran out; the event waits in the dead-letter queue). It asks Step Functions
 first, and leaves the database alone (a paused one paused) when nothing ran lately (``reconcile.worth_a_look``)."""
 
-import os
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from oriole.environment import Environment
 from oriole.handlers import aws
 from oriole.handlers.observability import count, count_failure, logger, metrics
-from oriole.lifecycle import deployment, reconcile
+from oriole.lifecycle import reconcile
 from oriole.store import shared_store
 from oriole.text import JsonObject
 
@@ -32,8 +32,9 @@ def executions(state_machine_arn: str) -> Iterator[Mapping[str, Any]]:
 @logger.inject_lambda_context
 @metrics.log_metrics
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    state_machine_arn = os.environ[deployment.STATE_MACHINE_ARN]
-    timeout = timedelta(seconds=int(os.environ[deployment.EXECUTION_TIMEOUT]))
+    env = Environment.read()
+    state_machine_arn = env.state_machine_arn
+    timeout = timedelta(seconds=env.execution_timeout)
     if not reconcile.worth_a_look(executions(state_machine_arn), datetime.now(UTC), timeout):
         logger.info("nothing ran lately: the database is left alone")
         return {"found": 0, "closed": 0, "lookedAt": False}

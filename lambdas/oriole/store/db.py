@@ -1,10 +1,10 @@
 """The database connection: one per warm container, opened lazily, replaced when it was closed.
 
-On AWS the standard profile's functions connect through RDS Proxy (``ORIOLE_DATABASE_HOST``), which multiplexes
-every warm container's connection onto a bounded pool of server connections. The proxy's TLS certificate is
-verified (``sslmode=verify-full``) against the trust anchors shipped in ``oriole/certs`` (``ORIOLE_DATABASE_CA``
-names the file), and prepared statements are off (``prepare_threshold=None``): a prepared statement would pin a
-client to one server connection and defeat the pool.
+On AWS the standard profile's functions connect through RDS Proxy (``ORIOLE_DATABASE_HOST``, read by
+``oriole.environment``), which multiplexes every warm container's connection onto a bounded pool of server
+connections. The proxy's TLS certificate is verified (``sslmode=verify-full``) against the trust anchors shipped in
+``oriole/certs`` (``ORIOLE_DATABASE_CA`` names the file), and prepared statements are off
+(``prepare_threshold=None``): a prepared statement would pin a client to one server connection and defeat the pool.
 
 Connect budget: a deployed function (CDK sets ``ORIOLE_CONNECT_PATIENCE_SECONDS``) waits for a database that does
 not answer yet (the lean profile's Aurora resuming from a pause, about 15 seconds, longer after a long pause; a
@@ -19,11 +19,10 @@ else raised at once: the embedded server is up or it is not.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Protocol
@@ -31,11 +30,10 @@ from typing import Protocol
 import psycopg
 from psycopg.rows import DictRow, dict_row
 
+from oriole.environment import Environment
 from oriole.errors import DatabaseBusy, DatabaseNotConfigured
 from oriole.text import JsonObject
 
-HOST = "ORIOLE_DATABASE_HOST"  # the proxy's endpoint, in place of the secret's host
-CA = "ORIOLE_DATABASE_CA"  # a file in oriole/certs: verify the server against it
 # What PostgreSQL and RDS Proxy say when no connection slot is left.
 BUSY = (
     "too many connections",
@@ -46,7 +44,6 @@ BUSY = (
 PERMANENT = ("password authentication failed", "does not exist", "no pg_hba.conf entry")
 CONNECT_ATTEMPTS = 5
 CONNECT_BACKOFF_SECONDS = 0.5
-PATIENCE = "ORIOLE_CONNECT_PATIENCE_SECONDS"  # set by CDK: how long a deployed function waits for its database
 CONNECT_RESERVE_SECONDS = 15  # of an invocation, kept for the work after connecting
 MAX_BACKOFF_SECONDS = 15
 
@@ -61,14 +58,15 @@ def ca_file(name: str) -> Path:
     return Path(str(resources.files("oriole.certs").joinpath(name)))
 
 
-def secret_conninfo(secret: JsonObject, environ: Mapping[str, str] = os.environ) -> str:
+def secret_conninfo(secret: JsonObject, env: Environment | None = None) -> str:
     """The connection string of an RDS secret (host, port, username, password, dbname) as deployed: through
     the proxy when there is one, with the server verified when a CA bundle is named, else TLS required."""
+    env = env or Environment.read()
     tls = {"sslmode": "require"}
-    if environ.get(CA):
-        tls = {"sslmode": "verify-full", "sslrootcert": str(ca_file(environ[CA]))}
+    if env.database_ca:
+        tls = {"sslmode": "verify-full", "sslrootcert": str(ca_file(env.database_ca))}
     return psycopg.conninfo.make_conninfo(
-        host=environ.get(HOST) or secret["host"],
+        host=env.database_host or secret["host"],
         port=secret.get("port", 5432),
         dbname=secret.get("dbname", "oriole"),
         user=secret["username"],
@@ -81,10 +79,10 @@ def secret_conninfo(secret: JsonObject, environ: Mapping[str, str] = os.environ)
 def database_url() -> str:
     """``DATABASE_URL`` when set (local runs, tests); on AWS, from the secret named by ``DATABASE_SECRET_ARN``
     (the application role's for the flow, the owner's for the migrations)."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return url
-    secret_arn = os.environ.get("DATABASE_SECRET_ARN")
+    env = Environment.read()
+    if env.database_url:
+        return env.database_url
+    secret_arn = env.database_secret_arn
     if not secret_arn:
         raise DatabaseNotConfigured(
             "neither DATABASE_URL nor DATABASE_SECRET_ARN is set: cannot find the experiments database"
@@ -98,7 +96,7 @@ def connect(url: str | None = None) -> Connection:
     """A new autocommit connection returning rows as dicts; each statement is its own transaction. Through a
     proxy (on AWS) no statement is ever prepared."""
     conn = psycopg.Connection.connect(url or database_url(), autocommit=True, row_factory=dict_row)
-    if os.environ.get(HOST):
+    if Environment.read().database_host:
         conn.prepare_threshold = None
     return conn
 
@@ -168,11 +166,11 @@ def connect_within(
 ) -> Connection:
     """The connection a task opens: on AWS patiently, within its connect budget (see the module docstring);
     locally, or without an invocation to budget, ``connect_when_free``."""
-    patience = os.environ.get(PATIENCE)
-    if invocation is None or not patience:
+    patience = Environment.read().connect_patience_seconds
+    if invocation is None or patience is None:
         return connect_when_free(sleep)
     remaining = invocation.get_remaining_time_in_millis() / 1000 - CONNECT_RESERVE_SECONDS
-    return connect_patiently(max(0.0, min(float(patience), remaining)), sleep, clock)
+    return connect_patiently(max(0.0, min(patience, remaining)), sleep, clock)
 
 
 def current() -> Connection | None:
