@@ -180,7 +180,7 @@ def test_only_the_application_roles_sessions_end_when_idle(database_url):
 
 
 def test_the_read_only_role_holds_a_few_sessions_and_no_statement_for_ever(database_url):
-    """Migration 0024: a reader (a researcher's psql, a notebook) may open at most 10 sessions, and a statement of
+    """Migration 0025: a reader (a researcher's psql, a notebook) may open at most 10 sessions, and a statement of
     theirs is cancelled after 5 minutes; the functions' role and the owner are not limited so. The 11th session is
     refused by the server, and a slow statement is cancelled (here under a shorter timeout of the session's own,
     the same mechanism)."""

@@ -35,7 +35,7 @@ def server(calls: int = 400) -> openai_server.ScriptedOpenAI:
         openai_server.tool_calls((MOVES[i % 4], {}), prompt_tokens=TOKENS[0], completion_tokens=TOKENS[1])
         for i in range(calls)
     ]
-    return openai_server.ScriptedOpenAI(*replies)
+    return openai_server.ScriptedOpenAI(*replies, models=("capped",))
 
 
 def rows(store: Store, sweep_id: str) -> list[dict]:
@@ -117,7 +117,7 @@ def test_a_limit_below_one_experiment_s_cap_is_refused_before_anything_starts(cl
         f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nspend_limit_usd = 1.0\n[[configs]]\nmaxCostUsd = 2.5\n'
         f"{agent('http://127.0.0.1:9/v1')}"
     )
-    result = cli("sweep", str(file), "--quiet")
+    result = cli("sweep", str(file), "--quiet", "--no-server-check")  # no server: the limit is refused first
     assert result.exit_code == 2, result.output
     assert "below one experiment's maxCostUsd (2.5 for openai/capped)" in result.output
     assert rows(store, sweep_id) == []
