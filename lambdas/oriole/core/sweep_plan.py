@@ -194,6 +194,11 @@ class SweepFile(BaseModel):
         "maxCostUsd and maxInputTokens)",
     )
     comment: str | None = Field(None, max_length=1000, description="added to every experiment's comment")
+    archived: bool = Field(
+        False,
+        description="its experiments are stored archived, out of every view, report and export (a deployment "
+        "check's sweep)",
+    )
 
 
 class SweepRun(SweepFile):
@@ -322,7 +327,7 @@ class Planned:
 
     def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
-        data = {
+        data: JsonObject = {
             "mazeId": self.cell.maze,
             "llmProvider": self.cell.provider,
             "modelName": self.cell.model,
@@ -334,6 +339,8 @@ class Planned:
         }
         if self.cell.label:
             data["agentLabel"] = self.cell.label
+        if spec.archived:
+            data["archived"] = True
         if self.cell.prices is not None:
             data["prices"] = {
                 "inputPerMTok": self.cell.prices.input_per_mtok,

@@ -114,6 +114,7 @@ def _start_new(
             agent_id=request.agentId,
             agent_label=request.agentLabel,
             sweep_id=request.sweepId,
+            archived=request.archived,
             comment=request.comment,
             config=config,
             seed=settings.seed,

@@ -38,6 +38,7 @@ class NewExperiment:
     code_version: str
     agent_label: str | None = None
     sweep_id: str | None = None
+    archived: bool = False  # archived from its start: a deployment check's, in no view, report or export
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -137,11 +138,12 @@ class Experiments(StoreBase):
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length,
-                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label, sweep_id)
+                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label, sweep_id,
+                archived_at)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
                 %(goal_first_seen_step)s, %(optimal_path_length)s, %(execution_arn)s, ARRAY[%(execution_arn)s],
-                %(code_version)s, '{}', %(agent_label)s, %(sweep_id)s)
+                %(code_version)s, '{}', %(agent_label)s, %(sweep_id)s, CASE WHEN %(archived)s THEN now() END)
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
