@@ -125,6 +125,10 @@ class ScriptedOpenAI(ScriptedServer):
     def error(self, status: int, message: str) -> Raw:
         return error(status, message, "server_error" if status >= 500 else "invalid_request_error")
 
+    def usage_of(self, body: dict) -> tuple[int, int]:
+        usage = body.get("usage") or {}
+        return usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+
     def problem(self, request: ScriptedRequest) -> Raw | None:
         if request.path != CHAT_PATH:
             return error(404, f"Unknown request URL: {request.method} {request.path}", code="unknown_url")

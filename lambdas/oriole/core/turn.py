@@ -20,7 +20,17 @@ from oriole.core.maze import Maze, vision
 from oriole.core.memory import MapMemory, MemoryMode, Remembered, StoredTurn, memory_mode
 from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
 from oriole.core.tools import INVALID_ACTION, RecallWindow, Rules, WorldState, tool_specs
-from oriole.core.turn_loop import Agent, AgentSetup, Replay, TurnOutcome, TurnSettings, run_turn, turn_context
+from oriole.core.turn_loop import (
+    Agent,
+    AgentSetup,
+    ModelRequest,
+    ModelResponse,
+    Replay,
+    TurnOutcome,
+    TurnSettings,
+    run_turn,
+    turn_context,
+)
 from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus, TurnEnd
@@ -140,13 +150,43 @@ class PlayedTurn:
     stalled: bool
 
 
+@dataclass(frozen=True)
+class AnsweredCall:
+    """A model call the server answered during the turn (``kind``: ``turn``, or ``compaction`` for a memory's
+    summary call), kept as it returns: the server billed it whether or not the turn is ever committed."""
+
+    kind: str
+    response: ModelResponse
+
+
+class _Answering:
+    """The agent as the turn asks it: every answer it returns is appended to ``answered`` before the turn goes on,
+    so that a turn that fails after some calls still knows what the server answered (``Turn.answered``)."""
+
+    def __init__(self, agent: Agent, answered: list[AnsweredCall], kind: str):
+        self.agent, self.answered, self.kind = agent, answered, kind
+        self.context_budget = agent.context_budget
+
+    @property
+    def settings(self) -> JsonObject:
+        return self.agent.settings
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        response = self.agent.respond(request)
+        self.answered.append(AnsweredCall(self.kind, response))
+        return response
+
+
 class Turn:
     """One turn of an experiment, from its loaded state (``state``) in its maze. ``deadline`` says whether another
-    model request would still fit in the task's time (see ``run_turn``)."""
+    model request would still fit in the task's time (see ``run_turn``). ``answered`` lists the model calls the
+    server answered so far, in order, whether the turn is played to its end or fails part way (its caller records
+    them as a failed attempt's: ``oriole.lifecycle.experiments.play_turn``)."""
 
     def __init__(self, state: TurnState, maze: Maze, deadline: Callable[[], bool] | None = None):
         experiment = state.experiment
         self.state, self.maze, self.config, self.deadline = state, maze, experiment.config, deadline
+        self.answered: list[AnsweredCall] = []
         self.world = experiment.world()
         self.rules = Rules(
             maze,
@@ -183,14 +223,14 @@ class Turn:
         """Recollect (memory's summary, maybe a compaction call), play the turn with ``agent`` and say what it
         leaves. The world (``self.world``) is advanced in place."""
         known = self._kept_map() if self._keeps_map() else None
-        recollection = self.memory.recollect(agent, known, self.world.position)
+        recollection = self.memory.recollect(_Answering(agent, self.answered, "compaction"), known, self.world.position)
         context = turn_context(self.world, self.rules, self.history(), self.config.max_moves)
         if recollection.summary is not None:
             context["memory_summary"] = recollection.summary
         carried = self.memory.carried()
         settings = self.settings()  # the budget from the world before the turn
         outcome = run_turn(
-            agent,
+            _Answering(agent, self.answered, "turn"),
             self.state.experiment.prompt_text,
             self.world,
             self.rules,

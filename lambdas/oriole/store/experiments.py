@@ -258,15 +258,6 @@ class Experiments(StoreBase):
         )
         return closed is not None
 
-    def record_throttles(self, experiment_id: int, throttles: int) -> None:
-        """Count the throttles of an attempt that failed (its turn is retried and never wrote them).
-
-        An increment, so never sent twice (not through ``_rows``): a dropped connection fails the task.
-        """
-        self.conn.execute(
-            "UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s", (throttles, experiment_id)
-        )
-
     def open_experiments(self, execution_prefix: str | None = None) -> list[OpenExperiment]:
         """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
         execution ARN starts with ``execution_prefix`` when it is given."""
