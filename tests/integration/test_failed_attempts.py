@@ -104,3 +104,31 @@ def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_ca
     assert row["cost_usd"] == row["failed_cost_usd"] == cost(*billed) > 0
     assert [a["error"].split(":")[0] for a in failed_attempts(local, data["experiment_id"])] == ["ModelUnavailable"] * 3
     assert_invariants(local.store, data["experiment_id"])
+
+
+def test_the_token_budget_ends_the_run_as_the_agents_failure_counting_the_committed_turns_only(local):
+    moves = shortest_moves(MAZE)
+    with openai_server.ScriptedOpenAI(
+        # a failed attempt: 170 tokens answered, under the budget of 300, then a stall
+        openai_server.tool_calls((moves[0], {}), prompt_tokens=150, completion_tokens=20),
+        stalled(),
+        *[openai_server.tool_calls((m, {}), prompt_tokens=100, completion_tokens=10) for m in moves],
+    ) as server:
+        result = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": "scripted",
+                "config": {"baseUrl": server.base_url, "requestTimeoutSeconds": 1, "maxTotalTokens": 300},
+            }
+        )
+        billed = server.billed()
+    data = result.as_json()
+    row = experiment(local, data["experiment_id"])
+    assert (data["status"], row["ending"], row["ending_cause"]) == ("timed_out", "agent", "max_tokens")
+    assert data["failure_reason"] == "max_tokens reached: 330 tokens of 300 allowed"
+    assert data["turns"] == 1 and data["actions"] == 3  # the third call reached the budget: no fourth
+    turn = local.store.conn.execute("SELECT end_reason FROM turns WHERE experiment_id = %s", (data["experiment_id"],))
+    assert turn.fetchone()["end_reason"] == "max_tokens"
+    assert (row["input_tokens"], row["output_tokens"]) == billed == (450, 50)  # every call is still counted
+    assert_invariants(local.store, data["experiment_id"])

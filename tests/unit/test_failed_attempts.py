@@ -17,7 +17,7 @@ from oriole.core.turn_loop import ModelRequest, ModelResponse, Usage
 from oriole.errors import ModelThrottled, ModelTimeout
 from oriole.experiment_config import ExperimentConfig
 from oriole.store.turn_rows import failed_attempt_write
-from tests.unit.test_memory_modes import state
+from tests.unit.test_memory_modes import Recorder, state
 
 MAZE = get_maze("perfect-7").maze
 PRICED = {"pricing": {"inputPerMTok": 0.37, "outputPerMTok": 1.13}}
@@ -92,3 +92,21 @@ def test_every_attempt_has_an_id_of_its_own():
     loaded, turn = failing_turn("actions", {}, [(10, 1)], ModelTimeout("stalled"))
     ids = {failed_attempt_write(loaded, 4, turn.answered, ModelTimeout("x"), 0).attempt["attempt"] for _ in range(3)}
     assert len(ids) == 3
+
+
+def test_the_token_budget_counts_the_committed_turns_not_the_failed_attempts():
+    loaded = state(MAZE, "actions")
+    experiment = replace(
+        loaded.experiment,
+        config=ExperimentConfig.of({"maxTotalTokens": 5000}),
+        input_tokens=4000,
+        output_tokens=400,
+        failed_input_tokens=1500,  # a retried turn is the infrastructure's doing, not the agent's
+        failed_output_tokens=100,
+    )
+    agent = Recorder()
+    Turn(replace(loaded, experiment=experiment), MAZE).play(agent)
+    assert agent.requests[0].messages[-1].content["tokens_left"] == 5000 - (4400 - 1600)
+    agent = Recorder()
+    Turn(loaded, MAZE).play(agent)  # no budget: nothing said about tokens
+    assert "tokens_left" not in agent.requests[0].messages[-1].content

@@ -72,8 +72,10 @@ class ExperimentState:
     agent_state: JsonObject
     memory: JsonObject
     history_tokens: int
-    input_tokens: int
+    input_tokens: int  # of every call a server answered, failed attempts' included
     output_tokens: int
+    failed_input_tokens: int  # of the calls answered in failed attempts
+    failed_output_tokens: int
     replay_of: int | None  # a replay's scratch experiment: the experiment it replays
     action_count: int
     move_count: int
@@ -89,6 +91,12 @@ class ExperimentState:
     @property
     def position(self) -> tuple[int, int]:
         return self.current_x, self.current_y
+
+    @property
+    def agent_tokens(self) -> int:
+        """The tokens the committed turns' calls used: what the token budget (``maxTotalTokens``) counts."""
+        spent = self.input_tokens + self.output_tokens
+        return spent - self.failed_input_tokens - self.failed_output_tokens
 
     def world(self) -> WorldState:
         """The world as the last committed turn left it."""
@@ -228,7 +236,9 @@ class Turn:
         if recollection.summary is not None:
             context["memory_summary"] = recollection.summary
         carried = self.memory.carried()
-        settings = self.settings()  # the budget from the world before the turn
+        settings = self.settings(sum(c.response.usage.tokens for c in recollection.calls))  # from before the turn
+        if settings.tokens_left is not None:
+            context["tokens_left"] = settings.tokens_left
         outcome = run_turn(
             _Answering(agent, self.answered, "turn"),
             self.state.experiment.prompt_text,
@@ -259,10 +269,16 @@ class Turn:
             stalled=all(action.action_type == INVALID_ACTION for action in outcome.actions),
         )
 
-    def settings(self) -> TurnSettings:
-        """The turn's action budget (the per-turn budget, or what the experiment has left) and the agent loop's
-        variables from the snapshot."""
+    def settings(self, recollected: int = 0) -> TurnSettings:
+        """The turn's action budget (the per-turn budget, or what the experiment has left), the tokens the
+        experiment's token budget leaves (``recollected``: what the turn's compaction calls used already; None
+        without a budget) and the agent loop's variables from the snapshot."""
         config = self.config
+        tokens_left = (
+            config.max_total_tokens - self.state.experiment.agent_tokens - recollected
+            if config.max_total_tokens
+            else None
+        )
         remaining = config.max_moves - self.world.step
         per_turn = config.max_actions_per_turn
         budget, reason = (per_turn, TurnEnd.ACTION_BUDGET) if per_turn < remaining else (remaining, TurnEnd.MAX_MOVES)
@@ -270,6 +286,7 @@ class Turn:
             budget=budget,
             budget_reason=reason,
             actions_left=remaining,
+            tokens_left=tokens_left,
             circuit_breaker=config.circuit_breaker_threshold,
             repetition_limit=config.repetition_threshold,
             tools=tool_specs(config.enable_give_up),

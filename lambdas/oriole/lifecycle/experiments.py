@@ -401,6 +401,7 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
             row.stalled_turns,
             _execution_seconds_left(request.executionStartTime),
             row.gave_up_reason,
+            row.agent_tokens,
         ),
         ExperimentConfig.of(row.config),
     )

@@ -62,6 +62,7 @@ class ProgressRow:
     gave_up_reason: str | None
     config: dict[str, Any]
     elapsed_seconds: float
+    agent_tokens: int  # the committed turns' tokens (every call's less those of failed attempts)
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,8 @@ class Experiments(StoreBase):
         return self._one(
             class_row(ProgressRow),
             "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
-            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
+            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds, "
+            "input_tokens + output_tokens - failed_input_tokens - failed_output_tokens AS agent_tokens "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
         )
