@@ -14,6 +14,9 @@ last (they may be endless) and the client listens. Every request is kept in ``re
 written whole in ``answers`` (status and body bytes, in the order of the requests). ``billed`` is the server's own
 ledger: the tokens its 2xx answers reported, summed over the answers it finished writing (``usage_of`` reads them in
 the protocol's fields), to be held against what the client stored.
+
+The models a server serves (``models``) are what its protocol's listing answers (``listing``: Ollama's ``GET
+/api/tags``, ``GET /v1/models``): a listing is answered out of the script and kept apart, in ``listings``.
 """
 
 from __future__ import annotations
@@ -65,11 +68,13 @@ def trickle(pause: float, pieces: Iterable[bytes]) -> Trickle:
 class ScriptedServer:
     """An HTTP endpoint on 127.0.0.1 (ephemeral port) answering each request with the next scripted reply."""
 
-    def __init__(self, *replies: dict | tuple | Slow | Trickle):
+    def __init__(self, *replies: dict | tuple | Slow | Trickle, models: Iterable[str] = ()):
         self._script: deque = deque(replies)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.models = tuple(models)
         self.requests: list[ScriptedRequest] = []
+        self.listings: list[ScriptedRequest] = []
         self.answers: list[tuple[int, bytes]] = []
         self.delivered: list[tuple[int, bytes]] = []  # the answers written to the end without the client leaving
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -102,6 +107,11 @@ class ScriptedServer:
             delivered = list(self.delivered)
         reported = [self.usage_of(json.loads(body)) for status, body in delivered if 200 <= status < 300]
         return sum(r[0] for r in reported), sum(r[1] for r in reported)
+
+    def listing(self, request: ScriptedRequest) -> Raw | None:
+        """The protocol's listing of ``models`` when ``request`` asks for it, else None (the request goes on to
+        the script)."""
+        return None
 
     # --- the server -----------------------------------------------------------------------------------------
 
@@ -144,6 +154,10 @@ class ScriptedServer:
     def _answer(self, request: ScriptedRequest) -> Raw | Trickle:
         """The status, body and headers for one request, waiting first if the reply is slow (a trickle is
         written as it is)."""
+        if (listed := self.listing(request)) is not None:
+            with self._lock:
+                self.listings.append(request)
+            return listed
         problem = self.problem(request)
         number = self._record(request)
         if problem:
