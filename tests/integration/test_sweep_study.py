@@ -187,7 +187,8 @@ def test_a_spend_limit_counts_what_failed_attempts_spent_and_stops_new_starts(cl
     sweep_id = f"failing-{uuid.uuid4().hex[:8]}"
     answered = openai_server.tool_calls(("move_north", {}), prompt_tokens=20_000, completion_tokens=100)
     attempt = [answered, *[openai_server.error(500, "The server had an error")] * 3]
-    with openai_server.ScriptedOpenAI(*attempt * 3) as server:  # beyond the script, every request gets a 500
+    # beyond the script, every request gets a 500
+    with openai_server.ScriptedOpenAI(*attempt * 3, models=("model-a",)) as server:
         file = tmp_path / "failing.toml"
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 4\nconcurrency = 1\nspend_limit_usd = 0.05\n'
@@ -196,12 +197,12 @@ def test_a_spend_limit_counts_what_failed_attempts_spent_and_stops_new_starts(cl
         )
         result = cli("sweep", str(file), "--quiet")
         billed = server.billed()
-    assert result.exit_code == 3, result.output
+    assert result.exit_code == 1, result.output  # the error is reported first; the limit skipped the rest
     rows = store.conn.execute(
         "SELECT status, input_tokens, output_tokens, cost_usd, failed_cost_usd FROM experiments WHERE sweep_id = %s",
         (sweep_id,),
     ).fetchall()
-    assert len(rows) == 1 and "3 skipped" in result.stdout.splitlines()[0], result.stdout
+    assert len(rows) == 1 and "1 error, 3 skipped" in result.stdout, result.stdout
     [row] = rows
     assert row["status"] == "failed" and (row["input_tokens"], row["output_tokens"]) == billed == (60_000, 300)
     spent = (Decimal(billed[0]) * 2 + Decimal(billed[1]) * 8) / 1_000_000
