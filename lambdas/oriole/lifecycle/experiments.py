@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from oriole import catalog, inputs
+from oriole import catalog, inputs, labels
 from oriole.config import resolve
 from oriole.core import mazeset, picture, prices, progress
 from oriole.core.maze import Maze, goal_visible, optimal_path_length, vision
@@ -97,6 +97,7 @@ def _start_new(
         )
     if provider.aws_service:
         deployment.check_granted_model(request.modelName)
+    labels.check_against_stored([request.agentLabel or f"{provider.name}/{request.modelName}"], store.agent_names)
     config, prompt = _snapshot(request, read_parameters)
     settings = ExperimentConfig.of(config)
     _check_observation(request, settings, chosen.maze)

@@ -151,6 +151,21 @@ class Experiments(StoreBase):
         assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
         return row
 
+    def agent_names(self, ascii_too: bool) -> list[str]:
+        """The names the stored experiments' rows are shown under (their agent label, else ``provider/model``; a
+        replay's are its original's), each once; only those holding a character beyond ASCII unless
+        ``ascii_too``: two ASCII names never read alike (``oriole.labels.look_alike``)."""
+        return self._all(
+            scalar_row,
+            """
+            SELECT DISTINCT name FROM (SELECT coalesce(agent_label, llm_provider || '/' || model_name) AS name
+                                         FROM experiments WHERE replay_of IS NULL) n
+             WHERE %s OR octet_length(name) <> char_length(name)
+             ORDER BY name
+            """,
+            (ascii_too,),
+        )
+
     def replay_problem(self, experiment_id: int) -> str | None:
         """Why an experiment cannot be replayed against its recorded answers, or None when it can."""
         row = self._one(class_row(Replayable), _REPLAYABLE, (experiment_id,))
