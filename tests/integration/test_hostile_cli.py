@@ -233,7 +233,7 @@ def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, t
     path = tmp_path / "sweep.toml"
     path.write_text('id = "hostile-rejected"\nagents = ["ollama/q1", "ollama/q2"]\nmazes = ["perfect-7"]\n')
     before = count_experiments(store)
-    result = cli("sweep", str(path), "--quiet")
+    result = cli("sweep", str(path), "--quiet", "--no-server-check")  # StartExperiment refuses, not the check
     assert result.exit_code == 2, result.output
     assert "2 planned: 0 already done, 2 rejected" in result.output
     assert count_experiments(store) == before

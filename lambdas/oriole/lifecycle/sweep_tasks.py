@@ -25,13 +25,13 @@ from oriole.lifecycle.task_io import (
     SweepSummary,
     SweepSummaryRequest,
 )
-from oriole.provider_registry import NAMES
+from oriole.provider_registry import NAMES, PROVIDERS
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, Ending, ExperimentStatus, RepetitionOutcome
 from oriole.store import Store
 from oriole.text import JsonObject
 
 # how a repetition stands, each the name of its count in the summary (SweepSummary)
-OUTCOMES = ("succeeded", "timed_out", "failed", "aborted", "running", "rejected", "skipped")
+OUTCOMES = ("succeeded", "timed_out", "failed", "aborted", "running", "rejected", "skipped", "paused")
 ENDING_FIELDS = {
     Ending.SUCCESS: "successes",
     Ending.AGENT: "agent_failures",
@@ -116,10 +116,22 @@ def start_repetition(
         return RepetitionStarted(outcome=state.ended, execution_arn=None)
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
         return RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
+    if paused(run, store, item.cell) is not None:
+        return RepetitionStarted(outcome=RepetitionOutcome.PAUSED, execution_arn=None)
     arn = start(
         request.experimentStateMachineArn, item.execution_name(run.id, state.attempt), item.execution_input(run)
     )
     return RepetitionStarted(outcome=RepetitionOutcome.STARTED, execution_arn=arn)
+
+
+def paused(run: SweepRun, store: Store, cell: Cell) -> str | None:
+    """Why the cell's agent starts nothing more in this run, when its model server has failed its latest
+    ``pause_after_errors`` experiments of the run alike (``sweep_plan.pause_reason``); None when it goes on. An
+    agent that calls no model has no server to lose."""
+    if not run.pause_after_errors or not PROVIDERS[cell.provider].calls_model:
+        return None
+    latest = store.agent_latest(run.id, cell.provider, cell.model, cell.label or None, run.pause_after_errors)
+    return sweep_plan.pause_reason(latest, run.pause_after_errors)
 
 
 def check_repetition(
@@ -164,10 +176,16 @@ def summarize(
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
     endings: Counter[Ending] = Counter()
+    pauses: dict[str, str | None] = {}  # agent -> why it is paused (None: it is not)
     for index in chain.from_iterable(request.indices.values()):
         item = _item(run, store, index)
         attempts = history.get(item.agent_id(run.id), [])
         outcome = _outcome(run.id, item, attempts, rejected)
+        if outcome != RepetitionOutcome.REJECTED and _unstarted(attempts):
+            if item.cell.agent not in pauses:
+                pauses[item.cell.agent] = paused(run, store, item.cell)
+            if pauses[item.cell.agent] is not None:
+                outcome = RepetitionOutcome.PAUSED
         counts[outcome] += 1
         if outcome != RepetitionOutcome.REJECTED and attempts and attempts[-1].ending is not None:
             endings[attempts[-1].ending] += 1
@@ -181,8 +199,19 @@ def summarize(
     )
 
 
+def _unstarted(attempts: list[SweepExperiment]) -> bool:
+    """Whether a repetition of the run is still to run, as a plain resume sees it: no run, no failure last, not
+    running (a pause or the spend limit kept it from starting)."""
+    return (not attempts or attempts[-1].status != ExperimentStatus.RUNNING) and sweep_plan.repetition(
+        attempts, retry_failed=False
+    ).ended is None
+
+
 def _outcome(sweep_id: str, item: Planned, attempts: list[SweepExperiment], rejected: set[str]) -> str:
-    """A repetition's outcome: its attempt of this run was rejected, else its latest experiment's status."""
-    if item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt) in rejected:
+    """A repetition's outcome: its attempt of this run was rejected (its execution failed and made no experiment;
+    one that made its experiment and failed with it, as an agent that stalls does, is that experiment's), else its
+    latest experiment's status."""
+    name = item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt)
+    if name in rejected and not any(row.origin_execution_arn.rsplit(":", 1)[-1] == name for row in attempts):
         return RepetitionOutcome.REJECTED
     return attempts[-1].status if attempts else RepetitionOutcome.SKIPPED

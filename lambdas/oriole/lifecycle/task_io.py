@@ -257,6 +257,7 @@ class SweepSummary(TaskOutput):
     running: int
     rejected: int
     skipped: int
+    paused: int
     successes: int
     agent_failures: int
     censored: int

@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda 
     from botocore.awsrequest import AWSPreparedRequest, AWSResponse
     from botocore.exceptions import ClientError
     from botocore.model import Shape
+    from mypy_boto3_bedrock import BedrockClient
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
     from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef
 
@@ -511,6 +512,94 @@ def shared_client(timeout_seconds: float) -> BedrockRuntimeClient:
     """The warm container's Bedrock client for a request timeout: made once (the local runner puts one holding the
     user's credentials, or a stubbed one, in its place)."""
     return runtime_client(timeout_seconds)
+
+
+CHECK_TIMEOUT_SECONDS = 15.0
+# What GetFoundationModelAvailability must answer for a model this account may call in this region, and what to do
+# otherwise: field -> (the value it must have, what is wrong when it has another)
+_AVAILABLE = {
+    "authorizationStatus": ("AUTHORIZED", "this account is not granted it (the Bedrock console's Model access page)"),
+    "entitlementAvailability": ("AVAILABLE", "this account is not entitled to it (the Model access page)"),
+    "regionAvailability": ("AVAILABLE", "it is not offered in this region (another region, or an inference profile)"),
+}
+
+
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """Whether Amazon Bedrock serves ``models`` to these credentials in this region: its control plane's model lookup,
+    one ``GetFoundationModelAvailability`` a model (an inference profile, ``us.anthropic...``, first found with
+    ``GetInferenceProfile``, then its first model looked up). ``ModelRequestRejected`` with the reason when a
+    model is unknown or not granted; ``ModelUnavailable`` when Bedrock cannot be asked (no credentials, no
+    network). Credentials that may call a model but not look one up are no reason to refuse: the line says the
+    model was not checked. The client is ``control_client``'s (a test's, under botocore's Stubber, in its place)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    named, region = ", ".join(models), "its region"
+    try:
+        timeout = min(config.request_timeout_seconds, CHECK_TIMEOUT_SECONDS)
+        bedrock = control_client(timeout)
+        region = bedrock.meta.region_name
+        found = [_availability(bedrock, model, region) for model in models]
+    except ClientError as err:
+        code, message = err.response.get("Error", {}).get("Code"), err.response.get("Error", {}).get("Message")
+        if code == "AccessDeniedException":
+            return (
+                f"Amazon Bedrock in {region}: {named} not checked (these credentials may not look models up: {message})"
+            )
+        raise ModelUnavailable(f"Amazon Bedrock could not be asked about {named} ({code}): {message}") from None
+    except BotoCoreError as err:
+        raise ModelUnavailable(
+            f"Amazon Bedrock could not be asked about {named}: {err} (check AWS_PROFILE, AWS_REGION and your "
+            "credentials)"
+        ) from None
+    return f"Amazon Bedrock in {region} serves {', '.join(found)}"
+
+
+def _availability(bedrock: BedrockClient, model: str, region: str) -> str:
+    """``model`` as the line names it once GetFoundationModelAvailability says this account may call it."""
+    from botocore.exceptions import ClientError
+
+    base, shown = model, model
+    try:
+        answer = bedrock.get_foundation_model_availability(modelId=model)
+    except ClientError as err:
+        if err.response.get("Error", {}).get("Code") not in ("ResourceNotFoundException", "ValidationException"):
+            raise
+        try:  # not a model id: an inference profile's?
+            profile = bedrock.get_inference_profile(inferenceProfileIdentifier=model)
+        except ClientError as missing:
+            if missing.response.get("Error", {}).get("Code") not in (
+                "ResourceNotFoundException",
+                "ValidationException",
+            ):
+                raise
+            raise ModelRequestRejected(
+                f"Amazon Bedrock in {region} has no model or inference profile {model!r}"
+            ) from None
+        if profile.get("status") != "ACTIVE" or not profile.get("models"):
+            raise ModelRequestRejected(
+                f"Amazon Bedrock's inference profile {model!r} in {region} is not active"
+            ) from None
+        base = profile["models"][0]["modelArn"].rsplit("/", 1)[-1]
+        shown = f"{model} ({base})"
+        answer = bedrock.get_foundation_model_availability(modelId=base)
+    agreement = answer.get("agreementAvailability", {})
+    problems = [why for field, (wanted, why) in _AVAILABLE.items() if answer.get(field) != wanted]
+    if agreement.get("status") not in (None, "AVAILABLE"):
+        problems.append(
+            f"its offer agreement is {agreement.get('status')} {agreement.get('errorMessage') or ''}".strip()
+        )
+    if problems:
+        raise ModelRequestRejected(f"Amazon Bedrock in {region} will not serve {shown}: {'; '.join(problems)}")
+    return shown
+
+
+def control_client(timeout_seconds: float) -> BedrockClient:
+    """A ``bedrock`` (control plane) client for the model lookups, with the caller's credentials and region."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(connect_timeout=min(timeout_seconds, MAX_CONNECT_TIMEOUT_SECONDS), read_timeout=timeout_seconds)
+    return boto3.client("bedrock", config=config)
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> BedrockAgent:

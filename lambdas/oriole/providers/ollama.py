@@ -9,13 +9,14 @@ must be counts (see ``oriole.providers.wire.reported_count``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
 from oriole.experiment_config import ExperimentConfig
-from oriole.providers.http_chat import ChatFormat, HttpChatAgent
+from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     MAX_DURATION_NS,
@@ -109,8 +110,14 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     return body
 
 
+def served_models(raw: bytes) -> set[str]:
+    """The models ``GET /api/tags`` lists, by every name a request may use: ``llama3:latest`` also as ``llama3``."""
+    names = {str(entry["name"]) for entry in listing(raw)["models"]}
+    return names | {name.removesuffix(":latest") for name in names}
+
+
 recorded_answer = parse_response  # a stored answer is read again as the first time (``oriole.providers.replay``)
-OLLAMA = ChatFormat("Ollama", CHAT_PATH, wire_request, parse_response)
+OLLAMA = ChatFormat("Ollama", CHAT_PATH, wire_request, parse_response, "/api/tags", served_models)
 
 
 class OllamaAgent(HttpChatAgent):
@@ -153,6 +160,12 @@ class OllamaAgent(HttpChatAgent):
     def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (see ``wire_request``)."""
         return {"model": self.model, "stream": False, "options": dict(self.options)}
+
+
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """Whether the Ollama server an experiment with ``config`` goes to answers and has ``models`` pulled: one
+    ``GET /api/tags`` (see ``HttpChatAgent.check_server``)."""
+    return OllamaAgent.from_config(models[0], config, api_key).check_server(models)
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:

@@ -16,6 +16,7 @@ reading, retries, ``Retry-After``, named errors): the standard library only, no 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from oriole.core.picture import MEDIA_TYPE
@@ -23,7 +24,7 @@ from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
 from oriole.experiment_config import ExperimentConfig
-from oriole.providers.http_chat import ChatFormat, HttpChatAgent
+from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     arguments_object,
@@ -149,8 +150,13 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     return body
 
 
+def served_models(raw: bytes) -> set[str]:
+    """The model ids ``GET {base URL}/models`` lists (``{"data": [{"id": ...}, ...]}``)."""
+    return {str(entry["id"]) for entry in listing(raw)["data"]}
+
+
 recorded_answer = parse_response  # a stored answer is read again as the first time (``oriole.providers.replay``)
-OPENAI = ChatFormat("the OpenAI-compatible server", CHAT_PATH, wire_request, parse_response)
+OPENAI = ChatFormat("the OpenAI-compatible server", CHAT_PATH, wire_request, parse_response, "/models", served_models)
 
 
 class OpenAIAgent(HttpChatAgent):
@@ -207,6 +213,12 @@ class OpenAIAgent(HttpChatAgent):
         if self.parallel_tool_calls is not None:
             settings["parallel_tool_calls"] = self.parallel_tool_calls
         return settings
+
+
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """Whether the OpenAI-compatible server an experiment with ``config`` goes to answers and serves ``models``:
+    one ``GET {base URL}/models`` (see ``HttpChatAgent.check_server``)."""
+    return OpenAIAgent.from_config(models[0], config, api_key).check_server(models)
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OpenAIAgent:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import InvalidModelResponse, OrioleError
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.contract import NotRecorded, load_adapter
 from oriole.text import JsonObject
 
@@ -84,3 +86,8 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
 def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
     """A replay's answers are its original's: read them with the original provider's adapter."""
     raise NotRecorded("a replay's answers are its original's; read them with the original provider's adapter")
+
+
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """A replay answers from stored answers: no model server to ask."""
+    return "no model server (recorded answers)"

@@ -36,7 +36,9 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per experiment.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
-    """Run experiments again through the same state machine and turn loop, each model call answered with the
+    """Replay experiments against their recorded answers.
+
+    Each experiment runs again through the same state machine and turn loop, each model call answered with the
     answer it stored (no model server, no network), into scratch experiments, and compare turn by turn: the
     requests, the actions and their results, how each ended.
 
