@@ -200,3 +200,40 @@ def test_a_tampered_original_cannot_be_replayed_and_says_so_in_one_line(cli, dat
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and f"experiment {original} cannot be replayed: RecordUnreadable" in lines[0], lines
+
+
+SNAPSHOT_TAMPERINGS = {
+    "an unknown key": ("UPDATE experiments SET config = config || '{\"evilKey\": 1}' WHERE id = %s", "evilKey"),
+    "a wrong type": (
+        "UPDATE experiments SET config = jsonb_set(config, '{maxMoves}', '\"many\"') WHERE id = %s",
+        "config.maxMoves must be an integer",
+    ),
+    "a value out of range": (
+        "UPDATE experiments SET config = jsonb_set(config, '{visionRange}', '-5') WHERE id = %s",
+        "config.visionRange must be at least",
+    ),
+    "a snapshot that is no object": ("UPDATE experiments SET config = '[1]' WHERE id = %s", "not a JSON object"),
+    "another provider": ("UPDATE experiments SET llm_provider = 'ollama' WHERE id = %s", "RecordUnreadable"),
+    "the replay's provider": ("UPDATE experiments SET llm_provider = 'replay' WHERE id = %s", "plays no experiment"),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(SNAPSHOT_TAMPERINGS))
+def test_an_original_whose_configuration_was_altered_cannot_be_replayed_and_says_what_is_wrong(
+    cli, database_url, store, tampering
+):
+    from oriole.store import db
+    from oriole_workstation.results import Results
+    from oriole_workstation.runner import LocalAws
+
+    conn = db.connect(database_url)
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
+        original = recorded(Local(aws, Results(conn)), {})
+    conn.close()
+    query, says = SNAPSHOT_TAMPERINGS[tampering]
+    store.conn.execute(query, (original,))
+    result = cli("replay", str(original))
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: experiment {original} cannot be replayed: "), lines
+    assert says in lines[0] and "differs" not in lines[0] and "Traceback" not in result.output, lines

@@ -13,6 +13,7 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.code_identity import CodeIdentity
+from oriole.config import snapshot_problem
 from oriole.core.endings import closing
 from oriole.core.harness import harness_hash
 from oriole.errors import InvalidExecutionInput
@@ -106,12 +107,14 @@ class ExecutionOwner:
 @dataclass(frozen=True)
 class Replayable:
     """What decides whether an experiment can be replayed; ``unrecorded``: its first call stored without its
-    request record or answer (turn, call index)."""
+    request record or answer (turn, call index); ``config``: its configuration snapshot as stored (JSON, checked by
+    ``oriole.config.snapshot_problem``)."""
 
     status: ExperimentStatus
     llm_provider: str
     replay_of: int | None
     unrecorded: list[int] | None
+    config: object
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,10 @@ class Experiments(StoreBase):
             return "it is still running; replay it once it has ended"
         if row.replay_of is not None:
             return f"it is itself a replay; replay experiment {row.replay_of}"
-        if not PROVIDERS[row.llm_provider].calls_model:
+        provider = PROVIDERS.get(row.llm_provider)
+        if provider is None or not provider.chosen:
+            return f"its provider {row.llm_provider!r} plays no experiment of its own: its row was altered"
+        if not provider.calls_model:
             return (
                 "a baseline calls no model, so it has no answers to replay; it is reproduced by running it again "
                 "with its recorded seed (config.seed)"
@@ -196,7 +202,7 @@ class Experiments(StoreBase):
                 f"turn {row.unrecorded[0]} call {row.unrecorded[1]} was stored without its request record "
                 "or its answer (before migration 0017), so it cannot be answered again"
             )
-        return None
+        return snapshot_problem(row.config)
 
     def create_replay(
         self, original_id: int, execution_arn: str, code: CodeIdentity, harness: JsonObject
@@ -347,7 +353,7 @@ class Experiments(StoreBase):
 
 
 _REPLAYABLE = """
-    SELECT o.status, o.llm_provider, o.replay_of,
+    SELECT o.status, o.llm_provider, o.replay_of, o.config,
            (SELECT ARRAY[c.turn_number, c.call_index] FROM model_calls c
              WHERE c.experiment_id = o.id AND (c.request IS NULL OR c.answer IS NULL)
              ORDER BY c.turn_number, c.call_index LIMIT 1) AS unrecorded
