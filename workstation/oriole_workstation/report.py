@@ -22,7 +22,14 @@ from oriole_workstation.display import TERMINAL_COLUMNS, csv_safe, short_maze, s
 from oriole_workstation.intervals import maze_interval
 from oriole_workstation.provenance import Provenance
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparedExperiment, ComparisonRow, Grouped, PooledComparisonRow, agent_name
+from oriole_workstation.rows import (
+    ComparedExperiment,
+    ComparisonRow,
+    FailedSpend,
+    Grouped,
+    PooledComparisonRow,
+    agent_name,
+)
 
 
 class Format(StrEnum):
@@ -493,4 +500,16 @@ def render_report(
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by, wide) if pivot else as_table(rows, by, wide)
+    note = failed_spend_note(results.failed_spend(filters))
+    return (as_pivot(rows, by, wide) if pivot else as_table(rows, by, wide)) + (note + "\n" if note else "")
+
+
+def failed_spend_note(spend: FailedSpend) -> str:
+    """``spent on failed attempts: ...`` below a table, where any was: the calls a server answered in turns that
+    then failed (retried, or ending the run in an error) are billed, and each run's tokens and cost count them."""
+    if not spend.attempts:
+        return ""
+    return (
+        f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
+        f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
+    )
