@@ -27,6 +27,7 @@ from oriole_workstation.cli.common import (
     fail,
     opened,
     selection,
+    terminal_width,
 )
 from oriole_workstation.cli.render import replay_run
 from oriole_workstation.display import terminal_safe, wrote
@@ -128,7 +129,7 @@ def report(
     text = (
         report_html.render(results, by, filters, replays)
         if output is Format.html
-        else render_report(results, output, by, filters, pivot, wide)
+        else render_report(results, output, by, filters, pivot, wide, terminal_width() if file is None else None)
     )
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
