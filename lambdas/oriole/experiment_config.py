@@ -40,6 +40,7 @@ class ExperimentConfig(BaseModel):
 
     # experiments/
     max_moves: int
+    max_total_tokens: int
     max_duration_minutes: float
     max_input_tokens: int
     max_cost_usd: float

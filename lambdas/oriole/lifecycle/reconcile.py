@@ -19,6 +19,7 @@ from typing import Any
 
 from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import experiments
+from oriole.statuses import ExecutionStatus
 from oriole.store import Store
 from oriole.store.experiments import OpenExperiment
 from oriole.text import JsonObject
@@ -71,7 +72,7 @@ def ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> l
         execution = describe(row.last_execution)
         if execution is None:
             found.append((row, gone(row.last_execution)))
-        elif execution["status"] != "RUNNING":
+        elif execution["status"] != ExecutionStatus.RUNNING:
             found.append((row, status_change_detail(execution)))
     return found
 

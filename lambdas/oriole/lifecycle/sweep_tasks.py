@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import chain
 
+from oriole import labels
 from oriole.catalog import BY_KEY
 from oriole.config import parse_stored
 from oriole.core import sweep_plan
@@ -93,6 +94,7 @@ def plan_run(request: SweepRequest, store: Store, where: Deployment) -> SweepPla
     sweep_plan.check_prompts(run, where.prompts())
     planned = sweep_plan.plan(run, stored_maze_names(store))
     sweep_plan.check_spending(run, _matrix(run, store), where.spend_limit_required)
+    labels.check_against_stored([cell.agent for cell in _matrix(run, store)], store.agent_names)
     if run.spend_limit_usd is not None:
         sweep_plan.check_prices(run, _matrix(run, store), where.prices(), run.allow_unpriced)
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
