@@ -194,6 +194,7 @@ def test_a_spend_limit_counts_what_failed_attempts_spent_and_stops_new_starts(cl
         file = tmp_path / "failing.toml"
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 4\nconcurrency = 1\nspend_limit_usd = 0.05\n'
+            "[[configs]]\nmaxCostUsd = 0.04\n"  # the limit holds one experiment at its cap
             f'[[agents]]\nprovider = "openai"\nmodel = "model-a"\nconfig = {{ baseUrl = "{server.base_url}" }}\n'
             "prices = { input_per_mtok = 2.0, output_per_mtok = 8.0 }\n"
         )
