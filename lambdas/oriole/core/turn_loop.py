@@ -72,7 +72,9 @@ class ModelResponse:
     ``durations`` holds what the provider reports about its own timing (Ollama's nanosecond fields, for
     example), ``throttles`` how many throttled attempts preceded this answer and ``retries`` how many failed
     attempts did (throttles included). ``raw`` is the answer exactly as the provider sent it (None for a
-    baseline): stored, it is what a replay answers with (``oriole.providers.replay``).
+    baseline): stored, it is what a replay answers with (``oriole.providers.replay``). ``sent_sha256`` is the hash
+    of the request exactly as it was sent (``oriole.providers.wire.sent_hash``; None for a baseline, which sends
+    nothing): stored in the call's request record, it is what a replay and a transcript hold a rebuilt request to.
     """
 
     tool_calls: tuple[ToolCall, ...] = ()
@@ -84,6 +86,7 @@ class ModelResponse:
     throttles: int = 0
     retries: int = 0
     raw: bytes | None = None
+    sent_sha256: str | None = None
 
 
 class Agent(Protocol):
