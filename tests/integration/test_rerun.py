@@ -42,4 +42,3 @@ def test_a_prompt_version_that_no_longer_holds_the_recorded_text_is_refused_sayi
     assert result.exit_code == 2
     assert f"experiment {original} ran with prompt lab sha256" in result.output
     assert "store the recorded text (experiments.prompt_text) as lab again" in result.output
-

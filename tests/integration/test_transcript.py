@@ -24,6 +24,12 @@ def local(bedrock_local):
     return bedrock_local
 
 
+def canonical_hash(raw: bytes) -> str:
+    """SHA-256 of a received body in canonical JSON (``oriole.providers.wire.sent_hash``), written out here."""
+    canonical = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def call_lines(local, experiment_id: int) -> list[dict]:
     text = transcripts.render(transcripts.load(local.store.conn, experiment_id), "jsonl")
     return [line for line in map(json.loads, text.splitlines()) if line["type"] == "call"]
@@ -87,8 +93,8 @@ def test_an_openai_transcript_holds_every_request_the_server_received_and_every_
     assert result["status"] == "succeeded", result
     lines = call_lines(local, result["experiment_id"])
     assert [line["request"] for line in lines] == [r.body for r in server.requests]
-    # the hash stored at send time is the hash of the very bytes the server received, and the rebuild matches it
-    assert [line["sent_sha256"] for line in lines] == [hashlib.sha256(r.raw).hexdigest() for r in server.requests]
+    # the hash stored at send time is the hash of the very body the server received, and the rebuild matches it
+    assert [line["sent_sha256"] for line in lines] == [canonical_hash(r.raw) for r in server.requests]
     assert all(line["rebuilt_as_sent"] for line in lines)
     assert [line["answer"] for line in lines] == [json.loads(body) for _, body in server.answers]
     assert stored_answers(local, result["experiment_id"]) == [body for _, body in server.answers]

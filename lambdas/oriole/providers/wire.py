@@ -62,12 +62,15 @@ def request_bytes(body: JsonObject) -> bytes:
 
 
 def sent_hash(body: JsonObject) -> str:
-    """SHA-256 of a request as it was sent (``model_calls.request.sent_sha256``): an HTTP adapter's body, the very
-    bytes ``request_bytes`` POSTs; Bedrock's ``converse`` parameters, which botocore serializes itself, as the same
-    JSON with bytes (a picture) in base64. Taken when the call is sent, and again from a request rebuilt with
-    today's adapter (a replay, ``oriole transcript``): an adapter that drops the system prompt or words a tool
-    result otherwise gives another hash, although the provider-neutral request is the same."""
-    return hashlib.sha256(json.dumps(body, default=_base64_bytes).encode()).hexdigest()
+    """SHA-256 of a request as it was sent (``model_calls.request.sent_sha256``), in canonical JSON (keys sorted, no
+    spaces, bytes such as a picture in base64): an HTTP adapter's body as ``request_bytes`` POSTs it, Bedrock's
+    ``converse`` parameters as botocore is given them. Every name, value and element in its order counts; only the
+    order of an object's keys, which JSON gives no meaning and a stored part (JSONB) does not keep, does not. Taken
+    when the call is sent, and again from a request rebuilt with today's adapter (a replay, ``oriole transcript``):
+    an adapter that drops the system prompt or words a tool result otherwise gives another hash, although the
+    provider-neutral request is the same."""
+    text = json.dumps(body, default=_base64_bytes, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _base64_bytes(value: object) -> str:
