@@ -26,10 +26,12 @@ _CALLS = """SELECT turn_number, call_index, kind, request_messages, request, res
 _ACTIONS = """SELECT turn_number, step_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
                      to_y, success, error, tiles_seen, goal_visible
                 FROM actions WHERE experiment_id = %s ORDER BY step_number"""
-# how the experiment ended, then every scored counter (the replay's cost is priced from the original's snapshot)
+# how the experiment ended, then every scored counter: the tokens and cost of its committed turns (a replay has no
+# failed attempts to pay for; it is priced from the original's snapshot)
 _ENDING = """SELECT status, ending, ending_cause, failure_reason, goal_found, goal_reached_step, goal_first_seen_step,
                     action_count, turn_count, move_count, failed_move_count, recall_count, invalid_call_count,
-                    unique_tiles_visited, input_tokens, output_tokens, cost_usd
+                    unique_tiles_visited, input_tokens - failed_input_tokens AS input_tokens,
+                    output_tokens - failed_output_tokens AS output_tokens, cost_usd - failed_cost_usd AS cost_usd
                FROM experiments WHERE id = %s"""
 # how an experiment ended that the harness cannot reproduce: by the clock, a stop, a quota or a failure outside the
 # agent. Its replay is compared up to the recorded end (and on every counter), not on the ending itself.

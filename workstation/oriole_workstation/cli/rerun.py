@@ -46,10 +46,10 @@ def rerun(
     stored = prompt_store(aws)
     inputs, problems = {}, {}
     for number in chosen:
+        row = results.store.conn.execute(reruns.RECORD, (number,)).fetchone()
+        assert row is not None, "chosen experiments exist"
         try:
-            inputs[number] = reruns.execution_input(
-                results.store.conn.execute(reruns.RECORD, (number,)).fetchone(), stored
-            )
+            inputs[number] = reruns.execution_input(row, stored)
         except reruns.RerunRefused as refused:
             problems[number] = str(refused)
     if filters.fixed and len(chosen) == 1 and problems:
