@@ -27,7 +27,7 @@ def rerun(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per experiment.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
-    """Run recorded experiments again, as new experiments, from their record.
+    """Start recorded experiments again, from their record.
 
     Each new experiment gets exactly the recorded configuration (the seed included), prompt text, maze and price,
     and asks its model again (compare them with `oriole report`; `oriole replay` checks the harness instead). An
