@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 
@@ -23,6 +24,17 @@ from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
 
 AGENT, CHECK = "oriole-InvokeBaselineAgent", "oriole-CheckProgress"
+
+
+def server_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) a PostgreSQL backend of this machine has used, from ``/proc``; None when the
+    backend is not a process here (a remote server)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
@@ -36,10 +48,14 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
         "config": {"maxMoves": max_moves, "maxActionsPerTurn": actions_per_turn, "seed": seed},
     }
     with LocalAws(url) as aws:
-        started = time.perf_counter()
+        backend = db.connection().execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        server_before = server_cpu_seconds(backend)
+        started, cpu_started = time.perf_counter(), time.process_time()
         launcher = aws.launcher(poll_seconds=0.5)
         result = launcher.follow(launcher.start(execution_input), Results(db.connect(url)))
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        server_after = server_cpu_seconds(backend)
+        server = None if server_before is None or server_after is None else server_after - server_before
         summary = result.summary
         histories = [aws.history(arn) for arn in summary.execution_arns]
         turns = summary.turns
@@ -50,6 +66,9 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
             "actions": summary.actions,
             "turns": turns,
             "wall_seconds": round(wall, 2),
+            "cpu_seconds": round(cpu, 2),
+            "database_cpu_seconds": None if server is None else round(server, 2),
+            "load_average": round(os.getloadavg()[0], 1),
             "actions_per_second": round(summary.actions / wall),
             "db_round_trips_per_turn": round((aws.statements[AGENT] + aws.statements[CHECK]) / turns, 2),
             "db_round_trips_agent_task": round(aws.statements[AGENT] / aws.invocations[AGENT], 2),
