@@ -25,7 +25,9 @@ from oriole_workstation.provenance import Provenance
 from oriole_workstation.report import (
     GroupBy,
     agent_text,
+    comparison_rows,
     detail_text,
+    origin_of,
     panel_key,
     panel_title,
     panels_in_order,
@@ -33,6 +35,7 @@ from oriole_workstation.report import (
     series_key,
     series_order,
 )
+from oriole_workstation.results import EVERYTHING, Filters, Results
 from oriole_workstation.rows import ComparisonRow
 
 
@@ -276,3 +279,9 @@ def render(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance, form:
         return "No finished experiments match.\n" if form is Markup.markdown else "% No finished experiments match.\n"
     tables = [leaderboard(rows, by, origin), comparison(rows, by, origin)]
     return PREAMBLE[form] + "\n".join(WRITERS[form](table, n) for n, table in enumerate(tables, 1))
+
+
+def render_report(results: Results, form: Markup, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING) -> str:
+    """The tables for the experiments matching ``filters``, captioned with where their numbers came from."""
+    origin = origin_of(results.compared(filters), filters, by, results.database())
+    return render(comparison_rows(results, by, filters), by, origin, form)

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from oriole_workstation import files, report_html
+from oriole_workstation import files, paper_tables, report_html
 from oriole_workstation.cli.common import (
     AgentFilter,
     AwsDatabase,
@@ -125,11 +125,12 @@ def report(
     )
     results = opened(filters, aws)
     replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
-    text = (
-        report_html.render(results, by, filters, replays)
-        if output is Format.html
-        else render_report(results, output, by, filters, pivot, wide)
-    )
+    if output is Format.html:
+        text = report_html.render(results, by, filters, replays)
+    elif output in (Format.markdown, Format.latex):
+        text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters)
+    else:
+        text = render_report(results, output, by, filters, pivot, wide)
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
         err.print(
