@@ -8,19 +8,20 @@ whole comparison, filtered comparisons, the per-experiment view whole, filtered 
 experiment, and the live status. The database is dropped at the end. The views read the aggregates the turn's
 write keeps, never the actions, so they scale with the experiments: model_comparison and
 compare_experiments(...) answer in under 200 ms. Run with ``python bench/bench_views.py``
-(``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database).
+(``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database;
+``--record`` keeps the figures in ``bench/results.json``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import time
 import uuid
 
 import psycopg
+import results_file
 from psycopg import sql
 
 from oriole_workstation.database import local_url, prepare
@@ -158,7 +159,6 @@ def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
             "(SELECT count(*) FROM actions), "
             "pg_size_pretty(pg_database_size(current_database()))"
         ).fetchone()
-        version = conn.execute("SHOW server_version").fetchone()[0]
         return {
             "experiments": counts[0],
             "turns": counts[1],
@@ -166,8 +166,6 @@ def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
             "database_size": counts[3],
             **seconds,
             "queries": time_queries(conn, repeats),
-            "postgres": version,
-            "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}",
         }
 
 
@@ -194,10 +192,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--keep", action="store_true", help="keep the seeded database and print its URL")
+    parser.add_argument("--record", action="store_true", help="keep the figures in bench/results.json")
     args = parser.parse_args()
     figures = run(args.experiments, args.actions, args.repeats, args.keep)
+    with psycopg.connect(local_url()) as conn:
+        where = results_file.environment(conn)
+    if args.record:
+        kept = {key: value for key, value in figures.items() if key != "kept_database"}
+        results_file.record(f"views at {args.experiments:,} experiments", kept, where)
     if args.json:
-        print(json.dumps(figures))
+        print(json.dumps(figures | where))
         return
     for key in (
         "experiments",
@@ -212,8 +216,8 @@ def main() -> None:
     print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
     for label, f in figures["queries"].items():
         print(f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['explain_ms']:>20}")
-    print(f"{'postgres':<46}{figures['postgres']}")
-    print(f"{'machine':<46}{figures['machine']}")
+    for key, value in where.items():
+        print(f"{key:<46}{value}")
     if figures["kept_database"]:
         print(f"{'kept database':<46}{figures['kept_database']}")
 
