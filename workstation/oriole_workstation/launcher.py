@@ -47,6 +47,9 @@ RESULT_KEYS = (
     "input_tokens",
     "output_tokens",
     "cost_usd",
+    "failed_attempts",
+    "failed_tokens",
+    "failed_cost_usd",
     "duration_seconds",
     "execution_arns",
 )
