@@ -81,7 +81,8 @@ def _faster_moto_patches() -> list:
 
     moto parses each JSONPath expression anew on every evaluation (a ResultPath through a second parser of its
     own), builds a new boto3 client for every Lambda invoke and parses the whole definition again for every
-    execution (a long experiment is a chain of them); together that was over half of a local turn. Parsed paths
+    execution (a long experiment is a chain of them), after parsing it to check it when the state machine is
+    created (as Step Functions does once); together that was over half of a local turn. Parsed paths
     are immutable and boto3 clients are thread-safe, so caching them changes nothing but the speed. A parsed
     definition is a tree of declarations that evaluation only reads (what an execution changes lives in its own
     environment), save a key each declaration draws lazily to find its entries there: drawn before the tree is
@@ -93,16 +94,14 @@ def _faster_moto_patches() -> list:
     from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
     from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
     from moto.stepfunctions.parser.asl.utils import json_path
-    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    new_parse = AmazonStateLanguageParser.parse
 
     @functools.lru_cache(maxsize=16)
-    def program(definition: str):
-        parsed = AmazonStateLanguageParser.parse(definition)[0]
-        _draw_heap_keys(parsed, set())
-        return parsed
-
-    def entrypoint(worker: ExecutionWorker):
-        return program(worker._evaluation_details.state_machine_details.definition)
+    def parse_definition(definition: str):
+        program, tree = new_parse(definition)
+        _draw_heap_keys(program, set())
+        return program, tree
 
     new_client = lambda_eval_utils.boto_client_for
 
@@ -117,7 +116,7 @@ def _faster_moto_patches() -> list:
         mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=1024)(parse)),
         mock.patch.object(result_path, "parse", functools.lru_cache(maxsize=1024)(parse_result_path)),
         mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client),
-        mock.patch.object(ExecutionWorker, "_get_evaluation_entrypoint", entrypoint),
+        mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse_definition)),
     ]
 
 
