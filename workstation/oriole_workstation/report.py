@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -32,7 +33,14 @@ from oriole_workstation.display import (
 from oriole_workstation.intervals import maze_interval
 from oriole_workstation.provenance import Provenance
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparedExperiment, ComparisonRow, Grouped, PooledComparisonRow, agent_name
+from oriole_workstation.rows import (
+    ComparedExperiment,
+    ComparisonRow,
+    FailedSpend,
+    Grouped,
+    PooledComparisonRow,
+    agent_name,
+)
 
 
 class Format(StrEnum):
@@ -500,4 +508,17 @@ def render_report(
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
+    table = as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
+    note = failed_spend_note(results.failed_spend(filters))
+    return table + "".join(line + "\n" for line in (textwrap.wrap(note, width) if width else [note] if note else []))
+
+
+def failed_spend_note(spend: FailedSpend) -> str:
+    """``spent on failed attempts: ...`` below a table, where any was: the calls a server answered in turns that
+    then failed (retried, or ending the run in an error) are billed, and each run's tokens and cost count them."""
+    if not spend.attempts:
+        return ""
+    return (
+        f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
+        f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
+    )
