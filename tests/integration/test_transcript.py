@@ -94,6 +94,9 @@ def test_an_openai_transcript_holds_every_request_the_server_received_and_every_
     # the hash stored at send time is the hash of the very body the server received, and the rebuild matches it
     assert [line["sent_sha256"] for line in lines] == [canonical_hash(r.raw) for r in server.requests]
     assert all(line["rebuilt_as_sent"] for line in lines)
+    # who answered, as each answer said, kept beside it (model_calls.response)
+    reported = [(json.loads(body)["model"], json.loads(body)["system_fingerprint"]) for _, body in server.answers]
+    assert [(line["response"]["model"], line["response"]["system_fingerprint"]) for line in lines] == reported
     assert [line["answer"] for line in lines] == [json.loads(body) for _, body in server.answers]
     assert stored_answers(local, result["experiment_id"]) == [body for _, body in server.answers]
     if config.get("contextTokens"):  # the trimmed requests are rebuilt as trimmed, not as the full history
