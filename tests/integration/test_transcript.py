@@ -224,10 +224,17 @@ def test_an_image_transcript_holds_every_request_the_server_received_pictures_in
 
 
 def test_a_picture_whose_record_no_longer_draws_it_is_refused_by_name(local):
-    row = local.store.conn.execute(
-        "SELECT experiment_id FROM model_calls WHERE request_messages::text LIKE '%%\"sha256\"%%' "
-        "ORDER BY experiment_id DESC LIMIT 1"
-    ).fetchone()
+    with openai_server.ScriptedOpenAI(*openai_script(shortest_moves(MAZE))) as server:  # its own image experiment
+        row = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": VISION_MODEL,
+                "promptVersion": "v1-vision",
+                "config": {"baseUrl": server.base_url, "observation": "image"},
+            }
+        ).as_json()
+    assert row["status"] == "succeeded", row
     calls = local.store.conn.execute(
         "SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index", (row["experiment_id"],)
     ).fetchall()
