@@ -122,7 +122,11 @@ bootstrap: $(VENV)/.cdk-installed node_modules/.installed
 deploy: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk deploy --all
 
-bench: $(VENV)/.local-installed
+$(VENV)/.bench-installed: $(VENV)/.local-installed
+	$(INSTALL) -e ".[local,bench]"
+	touch $@
+
+bench: $(VENV)/.bench-installed
 	$(BIN)/python bench/bench_local_run.py
 
 flows: $(VENV)/.local-installed
