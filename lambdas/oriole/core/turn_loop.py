@@ -77,7 +77,9 @@ class ModelResponse:
     ``durations`` holds what the provider reports about its own timing (Ollama's nanosecond fields, for
     example), ``throttles`` how many throttled attempts preceded this answer and ``retries`` how many failed
     attempts did (throttles included). ``raw`` is the answer exactly as the provider sent it (None for a
-    baseline): stored, it is what a replay answers with (``oriole.providers.replay``).
+    baseline): stored, it is what a replay answers with (``oriole.providers.replay``). ``sent_sha256`` is the hash
+    of the request as it was sent (``oriole.providers.wire.sent_hash``: its canonical JSON; None for a baseline,
+    which sends nothing): stored in the call's request record, what a replay and a transcript hold a rebuild to.
     """
 
     tool_calls: tuple[ToolCall, ...] = ()
@@ -89,6 +91,12 @@ class ModelResponse:
     throttles: int = 0
     retries: int = 0
     raw: bytes | None = None
+    sent_sha256: str | None = None
+    # who answered, as the answer says: the model id the server reported (Ollama's and an OpenAI-compatible
+    # server's ``model``, which may name a build the request did not: an alias resolved) and the backend's
+    # configuration (an OpenAI-compatible ``system_fingerprint``); None where the answer does not say
+    model: str | None = None
+    system_fingerprint: str | None = None
 
 
 class Agent(Protocol):
@@ -268,11 +276,14 @@ def message_from_json(data: JsonObject) -> Message:
 
 
 def response_as_json(response: ModelResponse) -> JsonObject:
-    """A response as stored in ``model_calls.response``."""
+    """A response as stored in ``model_calls.response`` (the reported model and fingerprint where the answer gave
+    them: ``response ->> 'model'``)."""
+    identity = {"model": response.model, "system_fingerprint": response.system_fingerprint}
     return {
         "text": response.text,
         "thinking": response.thinking,
         "tool_calls": [_call_as_json(c) for c in response.tool_calls],
+        **{key: value for key, value in identity.items() if value is not None},
     }
 
 

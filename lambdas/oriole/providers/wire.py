@@ -4,12 +4,13 @@ of the adapters that speak HTTP is ``oriole.providers.transport``.
 """
 
 import base64
+import hashlib
 import json
 
 from oriole.core.picture import Picture
 from oriole.core.tools import MAX_ARGUMENT_DEPTH, ToolSpec
 from oriole.errors import InvalidModelResponse
-from oriole.text import JsonObject, NestedTooDeeply, load_json
+from oriole.text import JsonObject, NestedTooDeeply, bounded, load_json
 
 MAX_TOKENS_PER_CALL = 10_000_000  # far beyond any context window, far inside the integer columns
 MAX_LATENCY_MS = 3_600_000  # an hour: four times the longest request timeout the catalog allows
@@ -55,6 +56,29 @@ def excerpt(raw: bytes) -> str:
     return repr(text + ("..." if len(raw) > EXCERPT_CHARS else ""))
 
 
+def request_bytes(body: JsonObject) -> bytes:
+    """A request body exactly as an HTTP adapter POSTs it: JSON as ``json.dumps`` writes it, in UTF-8."""
+    return json.dumps(body).encode()
+
+
+def sent_hash(body: JsonObject) -> str:
+    """SHA-256 of a request as it was sent (``model_calls.request.sent_sha256``), in canonical JSON (keys sorted, no
+    spaces, bytes such as a picture in base64): an HTTP adapter's body as ``request_bytes`` POSTs it, Bedrock's
+    ``converse`` parameters as botocore is given them. Every name, value and element in its order counts; only the
+    order of an object's keys, which JSON gives no meaning and a stored part (JSONB) does not keep, does not. Taken
+    when the call is sent, and again from a request rebuilt with today's adapter (a replay, ``oriole transcript``):
+    an adapter that drops the system prompt or words a tool result otherwise gives another hash, although the
+    provider-neutral request is the same."""
+    text = json.dumps(body, default=_base64_bytes, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _base64_bytes(value: object) -> str:
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"a request holds a {type(value).__name__}, which JSON cannot hold")
+
+
 def json_text(value: object) -> str:
     """Compact JSON, as the model reads it: the fewest tokens for the same content. Keys are sorted: a message's
     content is stored as JSONB, which keeps no key order, and the text must come out the same when a request is
@@ -67,6 +91,12 @@ def content_text(content: str | JsonObject | None) -> str:
     if content is None:
         return ""
     return content if isinstance(content, str) else json_text(content)
+
+
+def reported_text(value: object) -> str | None:
+    """A name an answer reports about itself (its model, a fingerprint): kept, bounded, when it is a non-empty
+    string; anything else is nothing (it never fails an answer)."""
+    return bounded(value, EXCERPT_CHARS) if isinstance(value, str) and value else None
 
 
 def optional_text(value: object) -> str | None:
