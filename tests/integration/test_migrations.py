@@ -282,7 +282,9 @@ def test_0021_gives_every_stored_experiment_the_optimum_of_its_goal_condition(em
             "VALUES (%s, 'baseline', 'oracle', 'v1', 'h', 't', %s, 1, 0, 0, %s, ARRAY[%s])",
             (entry.id, Jsonb({"goalCondition": condition, "visionRange": vision}), f"arn:{n}", f"arn:{n}"),
         )
-    assert store.apply_migrations(views=()) == ["0021_optimal_path_length"]
+    assert store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=()) == [
+        "0021_optimal_path_length"
+    ]
     stored = store.conn.execute("SELECT optimal_path_length FROM experiments ORDER BY id").fetchall()
     assert [r["optimal_path_length"] for r in stored] == [
         optimal_path_length(condition, entry.maze, vision) for entry, condition, vision in cases
@@ -343,11 +345,7 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     held = definitions(store)
     assert set(held) == {view.name for view in ordered_views(view_files())}  # one file each, every one made
     with store.conn.transaction(force_rollback=True):  # the files alone, once more, give the same definitions
-        store.conn.execute("DROP VIEW experiment_status, model_comparison, experiment_results")
-        store.conn.execute(
-            "DROP FUNCTION compare_experiments, compared_experiments, chosen_experiments, comment_tags, wilson_lower, "
-            "wilson_upper, recount_experiments"
-        )
+        store._drop_views(set(held))  # every view and function the files make
         for view in ordered_views(view_files()):
             store.conn.execute(view.sql)
         assert definitions(store) == held

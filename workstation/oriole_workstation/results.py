@@ -329,8 +329,8 @@ class Results:
         (``code_version``), oldest first."""
         return self._rows(
             ComparedExperiment,
-            f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version FROM {_PICKED} c "
-            "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
+            "SELECT r.*, c.compared_config, c.counted, m.width * m.height AS maze_tiles, e.code_version "
+            f"FROM {_PICKED} c JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
             "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
             filters.arguments(),
         )

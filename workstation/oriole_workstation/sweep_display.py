@@ -14,6 +14,7 @@ from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
+from oriole_workstation.display import total_dollars
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SweepPlan
 
@@ -58,7 +59,7 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
         for row in latest.values()
         if row.status != ExperimentStatus.RUNNING
     )
-    spent = sum(row.cost_usd for row in rows)
+    spent = total_dollars([row.cost_usd for row in rows])
     tokens = sum(row.tokens for row in rows)
     if plan is not None:
         left = max(plan.planned - done - running, 0)
@@ -71,7 +72,7 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
         head = f"sweep {sweep_id}: {done} done, {running} running (its plan is not recorded in this database)"
         limit = ""
     parts = ", ".join(f"{n} {words}" for words, n in sorted(outcomes.items(), key=lambda item: -item[1]))
-    return [head, f"done: {parts or 'none'}", f"spent ${spent:,.4f}{limit} · {tokens:,} tokens"]
+    return [head, f"done: {parts or 'none'}", f"spent {spent}{limit} · {tokens:,} tokens"]
 
 
 def _when(moment: datetime) -> str:

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from oriole.core.sweep_plan import Planned, SweepExperiment
 from oriole.statuses import Ending, ExperimentStatus
-from oriole_workstation.display import terminal_safe
+from oriole_workstation.display import dollars, priced_total, terminal_safe
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
 
@@ -47,9 +47,10 @@ class Counts:
     running: int
     failed: int
     tokens: int
-    spent: float
+    spent: float  # the priced runs'
     elapsed: float
     spend_limit: float | None = None
+    unpriced: int = 0  # runs whose model has no price: their cost is unknown
 
     @property
     def left(self) -> int:
@@ -65,7 +66,7 @@ class Counts:
 
     def spend_text(self) -> str:
         limit = f" of ${self.spend_limit:,.2f}" if self.spend_limit is not None else ""
-        return f"${self.spent:,.4f}{limit}"
+        return priced_total(self.spent, self.unpriced) + limit
 
     def line(self) -> str:
         """One status record: ``12/72 done · 2 running · 1 failed · 58 left · 0:05:00 · ETA 0:20:00 · ...``."""
@@ -96,9 +97,10 @@ def count(
         running=len(mine) - len(ended),
         failed=sum(row.ending == Ending.ERROR for row in ended),
         tokens=sum(row.tokens for row in rows),
-        spent=sum(row.cost_usd for row in rows),
+        spent=sum(row.cost_usd for row in rows if row.cost_usd is not None),
         elapsed=elapsed,
         spend_limit=spend_limit,
+        unpriced=sum(row.cost_usd is None for row in rows),
     )
 
 
@@ -177,7 +179,7 @@ class SweepProgress:
                 if summary
                 else "deleted, "
             )
-            + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}"
+            + f"{row.tokens:,} tokens, {dollars(row.cost_usd)}"
         )
         self._plain(line)
 

@@ -9,8 +9,9 @@ An experiment is charged at the first price found, in this order:
 3. the list prices shipped here, for the example Bedrock and OpenAI models (``LIST_PRICES``).
 
 A baseline plays no model and costs nothing. StartExperiment records the price and its source in the snapshot
-(``config.pricing``); every turn's cost comes from it. A model found nowhere is unpriced: its cost counts as 0,
-and a sweep with a spend limit refuses it (``unpriced``).
+(``config.pricing``); every turn's cost comes from it. A model found nowhere is unpriced: its cost is unknown
+(NULL, shown "unpriced", never $0), and a sweep with a spend limit refuses it (``unpriced``) unless told to count it
+at $0 (``--allow-unpriced``).
 """
 
 from __future__ import annotations

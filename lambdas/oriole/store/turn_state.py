@@ -421,20 +421,20 @@ def _history_entry(action: RecentAction) -> JsonObject:
     return entry
 
 
-def cost_usd(input_tokens: int, output_tokens: int, pricing: JsonObject | None) -> float:
-    """Dollars for the tokens at the prices captured in the snapshot (0 without a pricing entry), to the cent's
-    ten-thousandth the cost columns keep (6 decimals)."""
-    if not pricing:
-        return 0.0
+def cost_usd(input_tokens: int, output_tokens: int, pricing: JsonObject) -> float:
+    """Dollars for the tokens at the prices captured in the snapshot, to the cent's ten-thousandth the cost
+    columns keep (6 decimals)."""
     per_mtok: tuple[float, float] = (pricing["inputPerMTok"], pricing["outputPerMTok"])
     return round((input_tokens * per_mtok[0] + output_tokens * per_mtok[1]) / 1_000_000, 6)
 
 
-def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: JsonObject | None) -> float:
+def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: JsonObject | None) -> float | None:
     """A turn's cost: what the experiment's tokens cost after it, less what they cost before it (``before``: the
     experiment's input and output tokens so far). Each total is rounded once, so the turns' costs add up to
     exactly the cost of the experiment's tokens (rounding each turn's own cost would drift a millionth of a
-    dollar a turn)."""
+    dollar a turn). None without a price: unpriced is unknown, never $0 (the experiment's total stays NULL)."""
+    if pricing is None:
+        return None
     after = (before[0] + usage[0], before[1] + usage[1])
     return round(cost_usd(*after, pricing) - cost_usd(*before, pricing), 6)
 

@@ -31,7 +31,7 @@ from oriole_workstation.cli.common import (
     selection,
     whole_number,
 )
-from oriole_workstation.display import TERMINAL_COLUMNS, short_maze, shorten, terminal_safe
+from oriole_workstation.display import TERMINAL_COLUMNS, dollars, short_maze, shorten, terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.rows import StatusRow
 
@@ -90,7 +90,7 @@ def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool 
             "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
             _ago(r.last_action_at, now),
             f"{r.input_tokens + r.output_tokens:,}",
-            f"${float(r.cost_usd):.4f}",
+            dollars(r.cost_usd),
             _shown(r.sweep_id or "-"),
         )
         table.add_row(*(cells[i] for i in shown))
