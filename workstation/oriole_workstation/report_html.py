@@ -21,7 +21,7 @@ from oriole.statuses import Ending
 from oriole_workstation import charts, drawing
 from oriole_workstation.analysis import FLAG_TEXT, Flag, GroupRow, IntervalKind, groups
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
-from oriole_workstation.display import dollars, terminal_safe
+from oriole_workstation.display import UNPRICED, dollars, priced_total, terminal_safe
 from oriole_workstation.grouping import (
     GroupBy,
     PanelKey,
@@ -38,7 +38,7 @@ from oriole_workstation.grouping import (
 from oriole_workstation.intervals import DRAWS
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.provenance import Provenance, counted
-from oriole_workstation.report import origin_of, rate_cell, running_note, table_cells
+from oriole_workstation.report import origin_of, rate_cell, running_note
 from oriole_workstation.results import Filters, Results
 from oriole_workstation.rows import ComparedExperiment, Grouped
 
@@ -387,7 +387,8 @@ def leaderboard(rows: Sequence[GroupRow], by: GroupBy) -> str:
                 continue
             every = (
                 f'<span class="interval">all runs {_percent(r.success_rate_all)} '
-                f"({_interval_text(r.interval_all, False)}), {r.censored} censored, {r.errors} errors</span>"
+                f"({_interval_text(r.interval_all, False)}), {r.censored} censored, "
+                f"{counted(r.errors, 'error')}</span>"
                 if r.censored or r.errors
                 else ""
             )
@@ -422,19 +423,93 @@ def _cell(value: object) -> str:
     return f'<td class="number">{text}</td>' if numeric else f"<td>{text}</td>"
 
 
+def _lines(*parts: str) -> str:
+    """A cell of several short lines (already escaped), the first one bold."""
+    first, *rest = parts
+    return f'<span class="rate">{first}</span>' + "".join(f'<span class="interval">{p}</span>' for p in rest)
+
+
+def _rate_lines(rate, maze_low, maze_high, wilson_low, wilson_high) -> str:
+    if rate is None:
+        return "-"
+    maze = [f"maze {_percent(maze_low)}-{_percent(maze_high)}"] if maze_low is not None else []
+    return _lines(_percent(rate), *maze, f"Wilson {_percent(wilson_low)}-{_percent(wilson_high)}")
+
+
 def comparison_table(rows: Sequence[GroupRow], by: GroupBy) -> str:
-    """The whole comparison, narrow enough for a 1,400 px screen: the configuration on a second line under the
-    agent instead of a column of its own."""
-    headers, cells = table_cells(rows, by)
-    config = headers.index("config")
-    head = "".join(f'<th scope="col">{escape(h)}</th>' for i, h in enumerate(headers) if i != config)
-    body = "".join(
-        f"<tr>{_agent_cell(str(row[0]), '' if row[config] == '-' else str(row[config]))}"
-        + "".join(_cell(v) for i, v in enumerate(row) if i not in (0, config))
-        + "</tr>"
-        for row in cells
+    """The whole comparison, narrow enough for a 1,400 px screen: per group its mazes, runs and the count of each
+    ending, both rates with both intervals, efficiency (SPL, the medians of the successes), tokens, cost and
+    flags, a cell holding a few short lines (the prompt and configuration under the agent)."""
+    prompts = prompt_labels(rows)
+    head = "".join(
+        f'<th scope="col">{h}</th>'
+        for h in (
+            "agent",
+            "maze" if by is GroupBy.maze else "mazes",
+            "decided runs",
+            "endings",
+            "success (decided runs)",
+            "success (all runs)",
+            "efficiency",
+            "tokens/run",
+            "cost",
+            "flags",
+        )
     )
-    return f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    body = []
+    for r in rows:
+        place = _shown(panel_title(panel_key(r, by))) + ("" if by is GroupBy.maze else f" · {r.mazes} mazes")
+        cost = (
+            "-"
+            if not r.all_runs
+            else UNPRICED
+            if r.cost_usd is None
+            else _lines(
+                escape(_cost_text(r.cost_per_run, r)) + "/run",
+                escape(_cost_text(r.cost_per_success, r)) + "/success",
+                "total " + escape(priced_total(r.cost_usd, r.unpriced_runs)),
+            )
+        )
+        cells = [
+            place,
+            _lines(f"{r.runs} decided", f"of {r.all_runs}" + (f", {r.running} running" if r.running else "")),
+            _lines(
+                f"{r.successes} success",
+                f"{r.agent_failures} agent failure",
+                f"{r.censored} censored",
+                counted(r.errors, "error"),
+                *([f"{r.superseded} run again"] if r.superseded else []),
+            ),
+            _rate_lines(r.success_rate, r.maze_ci_low, r.maze_ci_high, r.success_rate_low, r.success_rate_high),
+            _rate_lines(
+                r.success_rate_all,
+                r.maze_ci_all_low,
+                r.maze_ci_all_high,
+                r.success_rate_all_low,
+                r.success_rate_all_high,
+            ),
+            _lines(
+                f"SPL {_number(r.spl, 3)}",
+                f"median efficiency {_number(r.median_path_efficiency, 3)}",
+                f"median path {_number(r.median_path_length, 0)}, actions {_number(r.median_actions_to_goal, 0)}",
+            ),
+            _number(r.tokens_per_run, 0),
+            cost,
+            _flags(r) or "-",
+        ]
+        agent = _agent_cell(agent_text(r), detail_text(r, prompts))
+        body.append(f"<tr>{agent}" + "".join(f'<td class="number">{c}</td>' for c in cells) + "</tr>")
+    return f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _number(value: Decimal | float | None, digits: int) -> str:
+    return "-" if value is None else f"{float(value):,.{digits}f}"
+
+
+def _cost_text(value: Decimal | None, r: GroupRow) -> str:
+    if r.cost_usd is None:
+        return UNPRICED
+    return ("≥" if r.unpriced_runs else "") + dollars(value)
 
 
 def experiments_table(
@@ -510,9 +585,9 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
         ("sweeps", _counted(origin.sweeps) or "none (no experiment carries a sweep:ID tag)"),
         (
             "experiments",
-            f"{origin.experiments}: {counted(origin.runs, 'run')} "
-            f"({counted(endings['success'], 'success')}), {counted(endings['error'], 'error')}, "
-            f"{endings['running']} running"
+            f"{origin.experiments}: {counted(origin.runs, 'decided run')} "
+            f"({counted(endings['success'], 'success')}), {endings['censored']} censored, "
+            f"{counted(endings['error'], 'error')}, {endings['running']} running"
             + (f"; started {started[0]:%Y-%m-%d %H:%M} to {started[1]:%Y-%m-%d %H:%M} UTC" if started else ""),
         ),
         ("mazes", f"{origin.grids} different grid{'s' if origin.grids != 1 else ''}: {_listed(origin.mazes)}"),
