@@ -74,6 +74,7 @@ def load(conn, fixture: dict) -> int:
         conn,
         "experiments",
         {
+            **_added_since_recorded(fixture),
             **experiment,
             "maze_id": maze_id,
             "origin_execution_arn": f"{experiment['origin_execution_arn']}-{copy}",
@@ -84,6 +85,22 @@ def load(conn, fixture: dict) -> int:
         for row in fixture[table]:
             _insert(conn, table, {**row, "experiment_id": experiment_id})
     return experiment_id
+
+
+def _added_since_recorded(fixture: dict) -> dict:
+    """What later migrations added to an experiment's row, for a fixture recorded before them: the values the code
+    stores now (the ending's cause, migration 0020; the optimum of its goal condition, 0021)."""
+    from oriole.core.endings import closing
+    from oriole.core.maze import Maze, optimal_path_length
+
+    experiment, maze = fixture["experiment"], fixture["maze"]
+    grid = Maze.from_rows(maze["grid"], (maze["start_x"], maze["start_y"]), (maze["goal_x"], maze["goal_y"]))
+    closed = closing(experiment["status"], experiment["failure_reason"])
+    config = experiment["config"]
+    return {
+        "ending_cause": closed and closed.cause,
+        "optimal_path_length": optimal_path_length(config["goalCondition"], grid, config["visionRange"]),
+    }
 
 
 def _insert(conn, table: str, row: dict, on_conflict: bool = False) -> int | None:

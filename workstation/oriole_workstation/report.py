@@ -228,8 +228,8 @@ def narrow_cells(
     runs and the success rate over them with its interval (over mazes where the runs share mazes, else Wilson's);
     where any run was censored or errored, the rate over all runs with its interval and those counts; the flags;
     the prompt when the rows hold several; the compared configuration as a letter with a legend below the table
-    (``config A: temperature=0.2``). Cost per run, tokens, SPL and the medians of the successes follow where they
-    still fit. The agent name is shortened only if the table would not fit otherwise. ``--wide`` gives
+    (``config A: temperature=0.2``). SPL, cost and tokens per run and the medians of the successes follow where
+    they still fit. The agent name is shortened only if the table would not fit otherwise. ``--wide`` gives
     ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
@@ -254,9 +254,9 @@ def narrow_cells(
             ("c/e", [f"{r.censored}/{r.errors}" for r in rows]),
         ]
     optional: list[tuple[str, Sequence[object]]] = [
+        ("SPL", [_number(r.spl, 3) for r in rows]),
         ("cost/run", [_cost(r.cost_per_run, r) for r in rows]),
         ("tokens", [_number(r.tokens_per_run, 0) for r in rows]),
-        ("SPL", [_number(r.spl, 3) for r in rows]),
         ("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
         ("efficiency", [_number(r.median_path_efficiency, 3) for r in rows]),
     ]
@@ -389,7 +389,7 @@ def as_pivot(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family, wide: bool 
         tables = fit_pivot(*pivot_cells(rows, by, legend), TERMINAL_COLUMNS)
         text = "\n".join(columns(*table) for table in tables) + "".join(line + "\n" for line in legend_notes(legend))
     lines = ["success rate over the decided runs (95% interval) successes/runs", *footnotes(rows, False)]
-    return text + "".join(line + "\n" for line in lines)
+    return text + "\n" + "".join(line + "\n" for line in lines)
 
 
 def sql_literal(value: object) -> str:
@@ -471,7 +471,7 @@ def as_table(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family, wide: bool 
     else:
         headers, cells, notes = narrow_cells(rows, by)
         text = columns(headers, cells) + "".join(note + "\n" for note in notes)
-    return text + "".join(line + "\n" for line in footnotes(rows))
+    return text + "\n" + "".join(line + "\n" for line in footnotes(rows))
 
 
 def render_report(
