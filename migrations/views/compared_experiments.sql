@@ -2,10 +2,11 @@
 -- left out, each with `compared_config`: its experimental settings (config_keys: the keys that apply to its provider,
 -- the catalog default where its snapshot predates a key) whose value differs among these experiments, so settings
 -- never get mixed in one group; and `counted`: whether it is the attempt its repetition counts as. A repetition of
--- a sweep (its agent id, <sweep>/<cell>/r<n>) counts once in every rate: its attempt that ended decided (success or
--- agent failure), else its latest; an attempt that errored or was censored and then run again is not counted, though
--- what it spent is. An experiment outside a sweep is a repetition of its own. The scope of every report: compare_experiments, experiment_results.varied_config
--- (no filter), `oriole report --format html` and `oriole export`.
+-- a sweep (the sweep recorded at its start, and its agent id <sweep>/<cell>/r<n>) counts once in every rate: its
+-- attempt that ended decided (success or agent failure), else its latest; an attempt that errored or was censored
+-- and then run again is not counted, though what it spent is. An experiment outside a sweep is a repetition of its
+-- own. The scope of every report: compare_experiments, experiment_results.varied_config (no filter), `oriole report
+-- --format html` and `oriole export`.
 -- Built for many experiments: each one costs a jsonb subtraction and a hash; the settings are spread into rows
 -- only for the few distinct (provider, experimental configuration) pairs, since a study varies few values.
 CREATE FUNCTION compared_experiments(
@@ -14,7 +15,7 @@ CREATE FUNCTION compared_experiments(
     maze text DEFAULT NULL,          -- a maze name or a maze family
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL,  -- started_at < until
-    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'baseline'
     experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (experiment_id bigint, compared_config jsonb, counted boolean)
 LANGUAGE sql STABLE AS $$
@@ -24,9 +25,8 @@ LANGUAGE sql STABLE AS $$
                e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
                    AS settings,
                row_number() OVER (
-                   PARTITION BY CASE WHEN starts_with(e.agent_id,
-                                                      substring(e.comment FROM '(?:^|\s)sweep:(\S+)') || '/')
-                                     THEN e.agent_id ELSE e.id::text END
+                   PARTITION BY CASE WHEN e.sweep_id IS NOT NULL AND e.agent_id IS NOT NULL
+                                     THEN e.sweep_id || ' ' || e.agent_id ELSE e.id::text END
                    ORDER BY coalesce(e.ending IN ('success', 'agent'), false) DESC, e.id DESC) = 1 AS counted
           FROM chosen_experiments(
                    ids => compared_experiments.experiments,

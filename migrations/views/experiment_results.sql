@@ -46,7 +46,7 @@ SELECT e.id AS experiment_id,
        e.agent_id,
        e.comment,
        comment_tags(e.comment) AS tags,
-       substring(e.comment FROM '(?:^|\s)sweep:(\S+)') AS sweep_id,
+       e.sweep_id,
        e.failure_reason,
        m.width || 'x' || m.height AS maze_size,
        m.content_hash AS maze_hash
@@ -122,7 +122,7 @@ COMMENT ON COLUMN experiment_results.seed IS
 COMMENT ON COLUMN experiment_results.agent_id IS 'as given in the execution input (a sweep: <sweep>/<cell>/r<n>)';
 COMMENT ON COLUMN experiment_results.comment IS 'as given in the execution input';
 COMMENT ON COLUMN experiment_results.tags IS 'the whitespace-separated words of the comment';
-COMMENT ON COLUMN experiment_results.sweep_id IS 'the <id> of a sweep:<id> tag';
+COMMENT ON COLUMN experiment_results.sweep_id IS 'the sweep that started it (experiments.sweep_id; NULL: none)';
 COMMENT ON COLUMN experiment_results.failure_reason IS 'why it did not succeed';
 COMMENT ON COLUMN experiment_results.maze_size IS 'the maze''s width x height, e.g. 11x11';
 COMMENT ON COLUMN experiment_results.maze_hash IS 'the maze''s content hash: two experiments on the same grid share it';

@@ -69,10 +69,12 @@ class Seeder:
         turns: tuple = (),
         reason: str | None = None,
         label: str | None = None,
+        sweep: str | None = None,
     ) -> int:
-        """One experiment; ``walk`` stores actions (and derives the counters), ``turns`` is a list of
-        (first step, action count, model calls, latency ms). Its aggregates are recounted from those rows
-        (``recount_experiments``), as migration 0005 did for rows stored before it."""
+        """One experiment (of ``sweep``: recorded as a sweep records it, the sweep planned); ``walk`` stores actions
+        (and derives the counters), ``turns`` is a list of (first step, action count, model calls, latency ms). Its
+        aggregates are recounted from those rows (``recount_experiments``), as migration 0005 did for rows stored
+        before it."""
         self.count += 1
         walk = walk or []
         if walk:
@@ -82,13 +84,17 @@ class Seeder:
         if reason is None and status not in ("running", "succeeded"):
             reason = "max_moves reached: the action budget" if status == "timed_out" else "reason"
         ended = closing(status, reason)
+        if sweep is not None:
+            self.conn.execute(
+                "INSERT INTO sweeps (id, planned, run_input) VALUES (%s, 0, '{}') ON CONFLICT DO NOTHING", (sweep,)
+            )
         row = self.conn.execute(
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text,
                 agent_id, comment, config, seed, status, ending, ending_cause, goal_found, goal_first_seen_step,
                 current_x, current_y, action_count, move_count, failed_move_count, recall_count, turn_count,
                 input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
-                execution_arns, agent_label, optimal_path_length)
+                execution_arns, agent_label, optimal_path_length, sweep_id)
             VALUES (%(maze)s, %(provider)s, %(model)s, %(prompt)s, 'hash-' || %(prompt)s, 'text', NULL,
                 %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(cause)s, %(status)s = 'succeeded',
                 %(seen)s, 0, 0,
@@ -96,7 +102,7 @@ class Seeder:
                 %(started)s::timestamptz,
                 CASE WHEN %(status)s <> 'running' THEN %(started)s::timestamptz + interval '90 seconds' END,
                 %(reason)s,
-                'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s], %(label)s, %(optimum)s)
+                'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s], %(label)s, %(optimum)s, %(sweep)s)
             RETURNING id
             """,
             {
@@ -105,6 +111,7 @@ class Seeder:
                 "model": model,
                 "prompt": prompt,
                 "comment": comment,
+                "sweep": sweep,
                 "config": Jsonb(snapshot),
                 "seed": self.count,
                 "status": status,
@@ -162,6 +169,7 @@ def seeded(server_url) -> Iterator[tuple[str, dict]]:
                 walk=WALK,
                 config={"temperature": 0.7},
                 comment="sweep:alpha  pilot",
+                sweep="alpha",
                 turns=((1, 5, 2, 300), (6, 4, 1, 600)),
             ),
             "idle": seed.experiment("idle", "running"),

@@ -456,3 +456,40 @@ def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empt
     experiment("acme")
     store.prepare()  # the registry again: the provider with an experiment stays
     assert "acme" in {r["name"] for r in store.conn.execute("SELECT name FROM providers")}
+
+
+def test_0022_records_the_sweeps_of_earlier_experiments_and_no_comment_makes_one(empty_database):
+    """Before 0022 membership was read from the comment; after it, a planned sweep's experiment (its agent id and its
+    tag both name the sweep) is recorded as the sweep's, and a free comment naming a sweep records nothing."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=())
+    conn = store.conn
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set()[:1])
+    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES ('lad_der', 2, '{}')")
+    rows = {
+        "member": ("lad_der/0123456789ab/r1", "sweep:lad_der pilot"),
+        "free comment": (None, "sweep:lad_der"),
+        "agent id only": ("lad_der/0123456789ab/r2", "pilot"),
+        "like pattern": ("ladXder/0123456789ab/r1", "sweep:ladXder"),  # _ is no wildcard here
+        "unplanned sweep": ("other/0123456789ab/r1", "sweep:other"),
+    }
+    ids = {
+        name: conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, agent_id, comment, "
+            "optimal_path_length) "
+            "VALUES (%s, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s], %s, %s, 1) RETURNING id",
+            (mazeset.maze_set()[0].id, f"arn:{name}", f"arn:{name}", agent, comment),
+        ).fetchone()["id"]
+        for name, (agent, comment) in rows.items()
+    }
+    store.apply_migrations()
+    recorded = {r["id"]: r["sweep_id"] for r in conn.execute("SELECT id, sweep_id FROM experiments")}
+    assert {name: recorded[i] for name, i in ids.items()} == {
+        "member": "lad_der",
+        "free comment": None,
+        "agent id only": None,
+        "like pattern": None,
+        "unplanned sweep": None,
+    }

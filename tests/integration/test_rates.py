@@ -88,6 +88,7 @@ def optimum(a: Attempt) -> int:
 
 
 def store_attempts(conn, attempts: list[Attempt]) -> None:
+    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES (%s, %s, '{}')", (SWEEP, len(attempts)))
     ids = {}
     for entry in MAZES:
         ids[entry.name] = conn.execute("SELECT id FROM mazes WHERE name = %s", (entry.name,)).fetchone()["id"]
@@ -103,11 +104,11 @@ def store_attempts(conn, attempts: list[Attempt]) -> None:
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text,
                 agent_id, comment, config, seed, status, ending, ending_cause, goal_found, current_x, current_y,
                 action_count, move_count, failed_move_count, input_tokens, output_tokens, cost_usd, completed_at,
-                failure_reason, origin_execution_arn, execution_arns, optimal_path_length, code_version)
+                failure_reason, origin_execution_arn, execution_arns, optimal_path_length, code_version, sweep_id)
             VALUES (%(maze)s, %(provider)s, %(model)s, 'v1', 'h', 't', %(agent_id)s, %(comment)s, %(config)s,
                 %(seed)s, %(status)s, %(ending)s, %(cause)s, %(status)s = 'succeeded', 0, 0, %(actions)s,
                 %(moves)s, 2, %(tokens)s, 0, %(cost)s, now(), %(reason)s, %(arn)s, ARRAY[%(arn)s], %(optimum)s,
-                '1.0+test')
+                '1.0+test', %(sweep)s)
             RETURNING id
             """,
             {
@@ -116,6 +117,7 @@ def store_attempts(conn, attempts: list[Attempt]) -> None:
                 "model": model,
                 "agent_id": f"{SWEEP}/{model}-{a.maze}/r{a.repetition}",
                 "comment": f"sweep:{SWEEP}",
+                "sweep": SWEEP,
                 "config": Jsonb(config),
                 "seed": config["seed"],
                 "status": status,
@@ -239,7 +241,10 @@ def close(value, want, digits: int = 4) -> bool:
 def rows(sweep) -> dict[str, dict]:
     url, _ = sweep
     conn = db.connect(url)
-    found = conn.execute("SELECT * FROM compare_experiments(tag => %s)", (f"sweep:{SWEEP}",)).fetchall()
+    found = conn.execute(
+        "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT id FROM chosen_experiments(sweeps => %s)))",
+        ([SWEEP],),
+    ).fetchall()
     conn.close()
     return {f"{r['llm_provider']}/{r['model_name']}": r for r in found}
 

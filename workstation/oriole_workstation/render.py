@@ -22,6 +22,7 @@ from pathlib import Path
 from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
 from oriole.statuses import ExperimentStatus
+from oriole_workstation import files
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.drawing import wrap
 from oriole_workstation.outcomes import outcome_text
@@ -679,7 +680,7 @@ def write(run: Run, targets: list[Path]) -> list[Path]:
         raise UnknownFormat(f"cannot write {', '.join(unknown) or 'files without a suffix'}; use {', '.join(WRITERS)}")
     for path in targets:
         content = WRITERS[path.suffix](run)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        files.make_folder(path.parent, files.OutputRefused, "the folder of a picture")
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:

@@ -35,6 +35,7 @@ from oriole_workstation.rows import (
 Row = TypeVar("Row")
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
+SWEEP_LOCK_SPACE = 0x6F72_7377  # "orsw": (space, hashtext(sweep id)) held by the process running a sweep locally
 EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
 _CHOSEN = (
     "chosen_experiments(ids => %(ids)s, sweeps => %(sweeps)s, models => %(models)s, agents => %(agents)s, "
@@ -221,6 +222,12 @@ class Results:
         that dies lets go of its executions with its connection."""
         self.conn.execute("SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
 
+    def hold_sweep(self, sweep_id: str) -> bool:
+        """Mark the sweep as run by this session (a local ``oriole sweep``) until the session ends; False when
+        another session runs it already (two processes would start, follow and count the same experiments)."""
+        [held] = self._values("SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (SWEEP_LOCK_SPACE, sweep_id))
+        return bool(held)
+
     def ping(self) -> None:
         """One trivial round trip: raises OperationalError when the connection was dropped."""
         self.conn.execute("SELECT 1")
@@ -230,18 +237,21 @@ class Results:
         self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
 
     def held(self, execution_arns: list[str]) -> set[str]:
-        """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
-        32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
-        lists it a little later, never too early."""
+        """Which of these executions a live session (a local runner) holds (see ``hold``): a session of a role
+        that may run experiments (one that may update them), so a lock the read-only role took in the runners'
+        space (where the server lets it) masks no abandoned run. Two ARNs whose 32-bit hashes collide would make
+        a dead one look held while the other runs: ``oriole doctor`` then lists it a little later, never too
+        early."""
         return set(
             self._values(
                 """
             SELECT x.arn
               FROM unnest(%(arns)s::text[]) AS x(arn)
-             WHERE EXISTS (SELECT 1 FROM pg_locks l
+             WHERE EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
+                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid
+                              AND has_table_privilege(a.usesysid, 'experiments', 'UPDATE'))
             """,
                 {"space": RUN_LOCK_SPACE, "arns": execution_arns},
             )
@@ -360,9 +370,12 @@ class Results:
         )
 
     def delete(self, filters: Filters) -> list[int]:
-        """Delete the experiments the filters choose, with their turns, actions and model calls, in one
-        transaction; a running one is refused, and then nothing is deleted. The ids deleted, in order."""
-        chosen = f"id IN (SELECT c.id FROM {_CHOSEN} c)"
+        """Delete the experiments the filters choose, and the replays of them (a replay's scratch experiment cannot
+        outlive its original), with their turns, actions and model calls, in one transaction; a running one is
+        refused, and then nothing is deleted. What a sweep's deleted experiments had spent stays on the sweep
+        (``sweeps.deleted_cost_usd``): its spend limit still counts it when the sweep resumes. The ids deleted, in
+        order."""
+        chosen = f"(id IN (SELECT c.id FROM {_CHOSEN} c) OR replay_of IN (SELECT c.id FROM {_CHOSEN} c))"  # and replays
         with self.conn.transaction():
             running = self._values(
                 f"SELECT id FROM experiments WHERE {chosen} AND status = 'running' ORDER BY id FOR UPDATE",
@@ -373,7 +386,19 @@ class Results:
                     f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
                     "for them to end) first; nothing was deleted"
                 )
-            return sorted(self._values(f"DELETE FROM experiments WHERE {chosen} RETURNING id", filters.arguments()))
+            return sorted(
+                self._values(
+                    f"""
+                    WITH doomed AS (SELECT id, sweep_id, cost_usd FROM experiments WHERE {chosen}),
+                         kept AS (UPDATE sweeps s SET deleted_cost_usd = s.deleted_cost_usd + d.spent
+                                    FROM (SELECT sweep_id, sum(cost_usd) AS spent FROM doomed
+                                           WHERE sweep_id IS NOT NULL GROUP BY sweep_id) d
+                                   WHERE s.id = d.sweep_id)
+                    DELETE FROM experiments WHERE id IN (SELECT id FROM doomed) RETURNING id
+                    """,
+                    filters.arguments(),
+                )
+            )
 
     def sweep_plan(self, sweep_id: str) -> SweepPlan | None:
         """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this

@@ -13,7 +13,6 @@ import hashlib
 import json
 import re
 import time
-import tomllib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +24,7 @@ from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
-from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
+from oriole.text import MAX_JSON_DEPTH, NestedTooDeeply, ascii_int, load_json
 from oriole_workstation import files
 from oriole_workstation.results import Results
 from oriole_workstation.sweep_progress import SweepProgress
@@ -39,7 +38,7 @@ MAX_FILE_BYTES = 1024 * 1024
 LOCAL_CONCURRENCY = 2  # experiments at once locally when neither the file nor the command says
 LOCAL_WAIT_SECONDS = 1  # a local item looks at its experiment's row every second (AWS: the run's default, 30)
 POLL_SECONDS = 0.5
-SUBMITTED_NAME = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)$")
+SUBMITTED_NAME = re.compile(r"(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)")
 
 
 class SweepAlreadyRunning(OrioleError):
@@ -52,17 +51,15 @@ class SweepFailed(OrioleError):
 
 def load(path: Path) -> SweepFile:
     """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``, nested at most
-    ``MAX_JSON_DEPTH`` levels)."""
+    ``MAX_JSON_DEPTH`` levels, a TOML key's parts counted before it is parsed)."""
     text = files.read_text(path, MAX_FILE_BYTES, SweepFileError, "a sweep file describes a matrix, it does not list it")
     kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
-        data = load_json(text, long_integers=False) if kind == "JSON" else tomllib.loads(text)
-    except RecursionError:
-        raise SweepFileError(f"{path} is not valid TOML: nested too deeply") from None
+        data = load_json(text, long_integers=False) if kind == "JSON" else files.load_toml(text, MAX_JSON_DEPTH)
+    except NestedTooDeeply as error:
+        raise SweepFileError(f"{path} is {kind} {error}; a sweep file nests a few levels") from None
     except ValueError as error:  # TOML and JSON syntax errors are ValueErrors
         raise SweepFileError(f"{path} is not valid {kind}: {error}") from None
-    if nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise SweepFileError(f"{path} is not valid {kind}: nested deeper than {MAX_JSON_DEPTH} levels")
     return validate(SweepFile, data, str(path))
 
 
@@ -124,7 +121,7 @@ def sweep_executions(sfn, state_machine_arn: str, sweep_id: str) -> list[dict]:
         {**e, "digest": match["digest"]}
         for page in pages
         for e in page["executions"]
-        if (match := SUBMITTED_NAME.match(e["name"])) and match["id"] == sweep_id
+        if (match := SUBMITTED_NAME.fullmatch(e["name"])) and match["id"] == sweep_id
     ]
     return sorted(found, key=lambda e: e["startDate"], reverse=True)
 
@@ -164,6 +161,14 @@ def first_id(results: Results, sweep_id: str) -> int:
     return max((row.id for row in results.store.sweep_experiments(sweep_id)), default=0)
 
 
+def left_open(results: Results, sweep_id: str) -> frozenset[int]:
+    """The sweep's experiments still open before a run starts: left by a run stopped with them running (a double
+    Ctrl-C), which this run takes up again (their repetitions start under the same execution names)."""
+    return frozenset(
+        row.id for row in results.store.sweep_experiments(sweep_id) if row.status == ExperimentStatus.RUNNING
+    )
+
+
 def follow_local(
     local: LocalAws,
     execution_arn: str,
@@ -186,7 +191,7 @@ def follow_local(
         try:
             execution = local.sfn.describe_execution(executionArn=execution_arn)
             rows = results.store.sweep_experiments(sweep_id)
-            still_open = _report_lost_ends(local, [row for row in rows if row.id > progress.first_id])
+            still_open = _report_lost_ends(local, [row for row in rows if progress.of_this_run(row)])
             progress.update(rows, results.summary)
             if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open and not _starting(local, sweep_id):
                 progress.finish(progress.update(results.store.sweep_experiments(sweep_id), results.summary))
@@ -197,7 +202,7 @@ def follow_local(
                 raise
             stopping = True
             local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
-            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if row.id > progress.first_id))
+            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if progress.of_this_run(row)))
 
 
 def _starting(local: LocalAws, sweep_id: str) -> bool:
@@ -214,7 +219,10 @@ def _report_lost_ends(local: LocalAws, rows: list[SweepExperiment]) -> int:
     for row in rows:
         if row.status != ExperimentStatus.RUNNING:
             continue
-        last = local.sfn.describe_execution(executionArn=row.last_execution_arn)
+        try:
+            last = local.sfn.describe_execution(executionArn=row.last_execution_arn)
+        except local.sfn.exceptions.ExecutionDoesNotExist:
+            continue  # no execution of this process runs it (yet): a stopped run's, taken up when its item starts
         if last["status"] in TERMINAL_EXECUTION_STATUSES:
             local.report_status_change(last)
         still_open += 1

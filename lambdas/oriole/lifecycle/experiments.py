@@ -92,6 +92,7 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
             prompt_hash=catalog.prompt_hash(prompt),
             agent_id=request.agentId,
             agent_label=request.agentLabel,
+            sweep_id=request.sweepId,
             comment=request.comment,
             config=config,
             seed=config["seed"],

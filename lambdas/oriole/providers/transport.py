@@ -19,8 +19,12 @@ What comes back is bounded: the client opens only http and https URLs and follow
 key goes to the configured server and nowhere else), a body larger than ``MAX_RESPONSE_BYTES`` is an
 ``InvalidModelResponse`` (read no further), an error body is read up to ``MAX_ERROR_BYTES`` and quoted up to
 ``EXCERPT_CHARS``. The API key never comes back: a server that echoes it (in an error body, a status line, a
-header, an answer) has it replaced by ``[API key]`` in every message and in the body the adapters read, so no
-stored or printed text holds it.
+header, an answer), as sent or spelt with JSON escapes of any mix, has it replaced by ``[API key]``
+(``oriole.text.Scrubber``) in the whole text before anything is cut to an excerpt, and in the body the adapters
+read (its strings scrubbed once parsed, the body written again), so no stored or printed text holds any of it.
+
+An interim answer (1xx: ``102 Processing``, ``103 Early Hints``) is read past, as ``100 Continue`` is; a body
+that ends before its ``Content-Length`` is an incomplete read, tried again like a reset connection.
 """
 
 from __future__ import annotations
@@ -48,8 +52,8 @@ from oriole.errors import (
     OrioleError,
 )
 from oriole.providers.retry import Backoff
-from oriole.providers.wire import EXCERPT_CHARS, excerpt, parse_json
-from oriole.text import JsonObject, ascii_int, bounded
+from oriole.providers.wire import EXCERPT_CHARS, MAX_ANSWER_DEPTH, excerpt, parse_json
+from oriole.text import JsonObject, Scrubber, ascii_int, bounded
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
 MAX_ERROR_BYTES = 64 * 1024
@@ -224,9 +228,23 @@ def _shut(sock: socket.socket) -> None:
 class _ExchangeRequest(urllib.request.Request):
     """A request that connects through its ``_Exchange`` (the only kind ``http_opener`` opens)."""
 
-    def __init__(self, url: str, exchange: _Exchange, data: bytes, headers: dict[str, str]):
-        super().__init__(url, data=data, headers=headers, method="POST")
+    def __init__(
+        self, url: str, exchange: _Exchange, data: bytes | None, headers: dict[str, str], method: str = "POST"
+    ):
+        super().__init__(url, data=data, headers=headers, method=method)
         self.exchange = exchange
+
+
+class _FinalResponse(http.client.HTTPResponse):
+    """A response read past every informational answer (1xx: 102 Processing, 103 Early Hints), as http.client
+    reads past ``100 Continue`` alone: an interim answer is not the answer. (101 Switching Protocols is final.)"""
+
+    def _read_status(self) -> tuple[str, int, str]:
+        while True:
+            version, status, reason = super()._read_status()  # type: ignore[misc]  # CPython's, not typeshed's
+            if not 100 <= status < 200 or status == http.client.SWITCHING_PROTOCOLS:
+                return version, status, reason
+            http.client.parse_headers(self.fp)  # the interim answer's headers, skipped
 
 
 def _watched(
@@ -239,6 +257,7 @@ def _watched(
 
     def build(host: str, **options: Any) -> http.client.HTTPConnection:
         made = connection(host, **options)
+        made.response_class = _FinalResponse
         # how http.client opens its socket (and a tunnel's): an attribute typeshed does not declare
         made._create_connection = exchange.connect  # type: ignore[attr-defined]
         return made
@@ -258,21 +277,88 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(_watched(http.client.HTTPSConnection, req), req, context=context)
 
 
-def http_opener() -> urllib.request.OpenerDirector:
+def http_opener(errors_raised: bool = True) -> urllib.request.OpenerDirector:
     """An opener that speaks http and https only, follows no redirect (``build_opener`` would also open
     ``file:``, ``ftp:`` and ``data:`` URLs, and follow a redirect to them) and connects through each request's
-    ``_Exchange`` (``request.exchange``)."""
+    ``_Exchange`` (``request.exchange``); a status that is not 2xx is an ``HTTPError`` unless ``errors_raised`` is
+    False (the answer is returned whatever its status, for a caller that reads errors itself)."""
     opener = urllib.request.OpenerDirector()
-    for handler in (
-        urllib.request.ProxyHandler(),
-        _HTTPHandler(),
-        _HTTPSHandler(),
-        urllib.request.HTTPDefaultErrorHandler(),
-        urllib.request.HTTPErrorProcessor(),
-        urllib.request.UnknownHandler(),
-    ):  # any other scheme: URLError "unknown url type"
+    handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler(), _HTTPHandler(), _HTTPSHandler()]
+    if errors_raised:
+        handlers += [urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()]
+    for handler in (*handlers, urllib.request.UnknownHandler()):  # any other scheme: URLError "unknown url type"
         opener.add_handler(handler)
     return opener
+
+
+class _Incomplete(Exception):
+    """A body that ended before its ``Content-Length``: the connection was closed under it."""
+
+
+def _read_body(response: http.client.HTTPResponse, asked: str) -> bytes:
+    """Read the body, failing once it exceeds ``MAX_RESPONSE_BYTES`` (the rest is never read into memory) or
+    when it ends before its ``Content-Length`` (``_Incomplete``: http.client returns what came, as if it were
+    all)."""
+    chunks, size = [], 0
+    while chunk := response.read1(_READ_CHUNK):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise InvalidModelResponse(
+                f"{asked} answered with more than {MAX_RESPONSE_BYTES:,} bytes; the answer was not read further"
+            )
+    if response.length:  # bytes its Content-Length announced that never came
+        raise _Incomplete(
+            f"the answer ended after {size:,} of the {size + response.length:,} bytes its Content-Length "
+            "announced (the connection was closed)"
+        )
+    return b"".join(chunks)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one exchange brought back, whatever its status: for a caller that reads errors itself (botocore)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+def exchange(
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    body: bytes | None,
+    seconds: float,
+    asked: str,
+    hint: str,
+    limit: float | None = None,
+) -> Answer:
+    """One HTTP request of at most ``seconds``, from connecting to the last byte of the answer, however the
+    server trickles it (``_Exchange``): the answer whatever its status (no redirect followed, interim 1xx answers
+    read past), or a named error: ``ModelTimeout`` past the time, ``ModelUnavailable`` for a server that cannot
+    be reached or closes an answer short, ``InvalidModelResponse`` past ``MAX_RESPONSE_BYTES``. ``asked`` names
+    who was asked, ``hint`` what to do about a timeout, ``limit`` the time a message names (the request's whole
+    time, of which ``seconds`` are left)."""
+    timeout = ModelTimeout(f"{asked} did not answer within {limit or seconds:g} s; {hint}")
+    with _Exchange(seconds) as bounded_exchange:
+        try:
+            request = _ExchangeRequest(url, bounded_exchange, body, headers, method)
+            with http_opener(errors_raised=False).open(request, timeout=seconds) as response:
+                answer = Answer(response.status, list(response.headers.items()), _read_body(response, asked))
+        except InvalidModelResponse:
+            raise
+        except (OSError, http.client.HTTPException, _Incomplete) as err:
+            if (
+                bounded_exchange.expired
+                or isinstance(err, TimeoutError)
+                or isinstance(getattr(err, "reason", None), TimeoutError)
+            ):
+                raise timeout from None
+            raise ModelUnavailable(f"{asked}: the connection failed ({type(err).__name__}: {err})") from None
+        if bounded_exchange.expired:  # a body without a length, cut short, reads like a whole one
+            raise timeout
+        return answer
 
 
 class JsonPoster:
@@ -294,13 +380,7 @@ class JsonPoster:
         self.url = url
         self.timeout_seconds = timeout_seconds
         self.api_key = check_api_key(api_key, f"the {server.service} API key") or None
-        # the key as a server may echo it: as sent, and as JSON writes it (quotes and backslashes escaped, and
-        # characters beyond ASCII as they are or as \u escapes)
-        self._key_forms = (
-            {self.api_key, json.dumps(self.api_key)[1:-1], json.dumps(self.api_key, ensure_ascii=False)[1:-1]}
-            if self.api_key
-            else set()
-        )
+        self._keys = Scrubber(self.api_key, KEY_SHOWN_AS)  # whatever the server echoes, the key never comes back
         self.backoff = Backoff(max_attempts, backoff_seconds, sleep)
         self._clock = clock
         self._opener = http_opener()
@@ -341,21 +421,12 @@ class JsonPoster:
                 elapsed = self._clock() - started
                 if elapsed > deadline - started:  # complete, but after the request's time was up
                     raise self._timeout()
-                return Reply(self._scrubbed_body(body), int(elapsed * 1000), throttles, attempt - 1)
+                return Reply(self._keys.body(body, MAX_ANSWER_DEPTH), int(elapsed * 1000), throttles, attempt - 1)
             attempt += 1
 
     def _scrubbed(self, text: str) -> str:
-        """``text`` (a message quoting what the server sent) without the API key, as sent or as JSON writes it."""
-        for form in self._key_forms:
-            text = text.replace(form, KEY_SHOWN_AS)
-        return text
-
-    def _scrubbed_body(self, body: bytes) -> bytes:
-        """The answer without the API key: its Latin-1 and UTF-8 bytes, raw or as JSON would escape it."""
-        for form in self._key_forms:
-            for encoded in {form.encode("latin-1"), form.encode("utf-8")}:
-                body = body.replace(encoded, KEY_SHOWN_AS.encode())
-        return body
+        """``text`` (a message quoting what the server sent) without the API key."""
+        return self._keys.text(text)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -396,30 +467,27 @@ class JsonPoster:
             raise _Retryable(f"the connection failed ({type(err).__name__}: {err})") from err
 
     def _read(self, response: http.client.HTTPResponse) -> bytes:
-        """Read the body, failing once it exceeds ``MAX_RESPONSE_BYTES`` (the rest is never read into memory)."""
-        chunks, size = [], 0
-        while chunk := response.read1(_READ_CHUNK):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_RESPONSE_BYTES:
-                raise InvalidModelResponse(
-                    f"{self.server.asked} answered with more than {MAX_RESPONSE_BYTES:,} "
-                    "bytes; the answer was not read further"
-                )
-        return b"".join(chunks)
+        """The body (``_read_body``); one that ends before its ``Content-Length`` is tried again like a reset."""
+        try:
+            return _read_body(response, self.server.asked)
+        except _Incomplete as err:
+            raise _Retryable(str(err)) from None
 
     def _http_error(self, err: urllib.error.HTTPError) -> Exception:
+        """The named error of a refusal; what it quotes (the error body, a header) has the key taken out of it
+        whole before anything is cut to an excerpt."""
         try:
-            text = error_text(err.read(MAX_ERROR_BYTES))
+            text = error_text(self._keys.body(err.read(MAX_ERROR_BYTES), MAX_ANSWER_DEPTH))
         except (OSError, http.client.HTTPException):
-            text = err.reason
+            text = self._scrubbed(str(err.reason))
         if err.code >= 500:
             return _Retryable(f"HTTP {err.code}: {text}")
         if err.code == 429:  # a hosted server or a proxy in front of it rate-limits
             header = err.headers.get("Retry-After") if err.headers else None
             wait = retry_after(header)
             if header is not None:
-                text += f" (Retry-After: {wait:g} s)" if wait is not None else f" (Retry-After: {bounded(header, 40)})"
+                shown = bounded(self._scrubbed(header), 40)
+                text += f" (Retry-After: {wait:g} s)" if wait is not None else f" (Retry-After: {shown})"
             return _Throttled(text, wait)
         return ModelRequestRejected(
             self._scrubbed(

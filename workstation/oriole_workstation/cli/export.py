@@ -21,6 +21,7 @@ from oriole_workstation.cli.common import (
     out,
     selection,
 )
+from oriole_workstation.display import wrote
 from oriole_workstation.export import DICTIONARY, Format, export
 
 
@@ -51,5 +52,5 @@ def export_command(
     )
     counts = export(opened(filters, aws), filters, output, folder)
     for table, rows in counts.items():
-        out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
-    out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)
+        out.print(wrote(folder / f"{table}.{output.value}", f" ({rows:,} rows)"), markup=False, highlight=False)
+    out.print(wrote(folder / DICTIONARY), markup=False, highlight=False)

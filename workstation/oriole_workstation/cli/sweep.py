@@ -126,9 +126,10 @@ def run(
     Locally the sweep state machine runs under moto until the sweep ends (a progress bar on a terminal, plain
     lines when piped), then prints a summary and the sweep's report; with --aws the file is checked here,
     submitted, and the command returns (follow it with `oriole sweep status ID --aws`). Every experiment is
-    tagged (comment sweep:ID, agent id ID/<cell>/r<n>) and gets a seed derived from the sweep id (or --seed-from),
-    its cell and its repetition. Exit status 2 when an experiment's input was rejected, 3 when the spend limit
-    left experiments unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
+    recorded as the sweep's (agent id ID/<cell>/r<n>; its comment carries sweep:ID for a reader) and gets a seed
+    derived from the sweep id (or --seed-from), its maze and its repetition. Exit status 2 when an experiment's
+    input was rejected, 3 when the spend limit left experiments unstarted, 130 when stopped with Ctrl-C (run the
+    same command again to go on).
     """
     spec = sweep_runs.load(file)
     local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY
@@ -175,6 +176,12 @@ def run(
     if aws or results is None:  # locally there is always a database
         _submit(execution_input, state_machine_arn, stack)
         return
+    if not results.hold_sweep(spec.id):
+        raise fail(
+            f"sweep {spec.id} is already running in another oriole process on this database: wait for it to end "
+            f"(`oriole sweep status {spec.id}` shows where it stands), or stop it there with Ctrl-C; then run this "
+            "command again to resume"
+        )
     # PlanSweep records the plan once the local state machine is up, seconds from now: recorded here first, so
     # `oriole watch --sweep ID` started meanwhile waits for the sweep instead of taking its id for a typo
     results.store.record_sweep_plan(spec.id, len(planned), run_spec.model_dump(mode="json"))
@@ -279,6 +286,7 @@ def _run_locally(
         sweep_runs.first_id(results, sweep_id),
         execution_input.get("spend_limit_usd"),
         show_lines=not quiet,
+        open_before=sweep_runs.left_open(results, sweep_id),
     )
     try:
         with LocalAws(local_url(), bedrock_client=bedrock) as local, progress:
