@@ -129,9 +129,9 @@ def test_pivot_prints_the_leaderboard(three_agents, cli):
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.stdout.splitlines()
     assert lines[0].split() == ["agent", "perfect", "7x7", "perfect", "9x9"]
-    assert lines[1].startswith("baseline/explorer") and "100.0% (20.6-100.0) 1/1" in lines[1]  # narrow cells
+    assert lines[1].startswith("baseline/explorer") and "100.0% (20.6-100.0) 1/1 m" in lines[1]  # one maze: m
     wide = cli("report", "--tag", TAG, "--pivot", "--wide").stdout.splitlines()
-    assert wide[1].startswith("baseline/explorer") and "100.0% (20.6%-100.0%) 1/1" in wide[1]
+    assert wide[1].startswith("baseline/explorer") and "100.0% (20.6-100.0) 1/1 m" in wide[1]
     refused = cli("report", "--pivot", "--format", "csv")
     assert refused.exit_code == 2 and "--pivot prints the leaderboard" in refused.stderr
 

@@ -96,10 +96,12 @@ class GroupRow(ComparisonRow):
 
 INTERVAL_NOTES = {
     frozenset({IntervalKind.MAZES}): "95% CI: over mazes (a bootstrap resampling the mazes, repetitions nested)",
-    frozenset({IntervalKind.WILSON}): "95% CI: Wilson score interval over runs (no runs share mazes)",
+    frozenset({IntervalKind.WILSON}): (
+        "95% CI: Wilson score interval over runs (the runs share no mazes, or all rest on one maze)"
+    ),
     frozenset({IntervalKind.MAZES, IntervalKind.WILSON}): (
         f"95% CI: over mazes (a bootstrap, repetitions nested) where runs share mazes; {WILSON_MARK} Wilson's where "
-        "they do not"
+        "they share none or rest on one maze"
     ),
 }
 
