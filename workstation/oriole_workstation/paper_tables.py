@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
-from oriole_workstation.analysis import WILSON_MARK, GroupRow, IntervalKind
+from oriole_workstation.analysis import WILSON_MARK, GroupRow, IntervalKind, groups
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.grouping import (
     GroupBy,
@@ -34,7 +34,8 @@ from oriole_workstation.grouping import (
     series_order,
 )
 from oriole_workstation.provenance import Provenance
-from oriole_workstation.report import no_runs
+from oriole_workstation.report import no_runs, origin_of
+from oriole_workstation.results import EVERYTHING, Filters, Results
 
 
 class Markup(StrEnum):
@@ -289,3 +290,9 @@ def render(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance, form: Mark
         return "No finished experiments match.\n" if form is Markup.markdown else "% No finished experiments match.\n"
     tables = [leaderboard(rows, by, origin), comparison(rows, by, origin)]
     return PREAMBLE[form] + "\n".join(WRITERS[form](table, n) for n, table in enumerate(tables, 1))
+
+
+def render_report(results: Results, form: Markup, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING) -> str:
+    """The tables for the experiments matching ``filters``, captioned with where their numbers came from."""
+    origin = origin_of(results.compared(filters), filters, by, results.database())
+    return render(groups(results, filters, by), by, origin, form)

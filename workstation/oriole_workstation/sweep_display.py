@@ -13,7 +13,7 @@ from oriole.core import prices
 from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import ExperimentStatus
+from oriole.statuses import Ending, ExperimentStatus
 from oriole_workstation.display import total_dollars
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SweepPlan
@@ -72,7 +72,14 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
         head = f"sweep {sweep_id}: {done} done, {running} running (its plan is not recorded in this database)"
         limit = ""
     parts = ", ".join(f"{n} {words}" for words, n in sorted(outcomes.items(), key=lambda item: -item[1]))
-    return [head, f"done: {parts or 'none'}", f"spent {spent}{limit} · {tokens:,} tokens"]
+    errors = Counter(row.failure_reason or "no reason" for row in latest.values() if row.ending == Ending.ERROR)
+    why = [f"error ({n}): {reason}" for reason, n in errors.most_common(MAX_REASONS)]
+    if len(errors) > MAX_REASONS:
+        why.append(f"... and {len(errors) - MAX_REASONS} other error reason(s)")
+    return [head, f"done: {parts or 'none'}", *why, f"spent {spent}{limit} · {tokens:,} tokens"]
+
+
+MAX_REASONS = 5  # the error reasons `oriole sweep status` lists, the most frequent first
 
 
 def _when(moment: datetime) -> str:

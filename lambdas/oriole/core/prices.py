@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from oriole.catalog import pricing_name
 from oriole.config import parse_pricing
+from oriole.experiment_config import SnapshotPrice
 from oriole.provider_registry import PROVIDERS
 from oriole.text import JsonObject
 
@@ -101,3 +102,20 @@ def unpriced(agents: Mapping[tuple[str, str], Price | None], stored: Mapping[str
         for (provider, model), given in agents.items()
         if price(provider, model, given, stored.get(pricing_name(model))) is None
     ]
+
+
+def cost_usd(input_tokens: int, output_tokens: int, pricing: SnapshotPrice) -> float:
+    """Dollars for the tokens at the price captured in the snapshot, to the cent's ten-thousandth the cost columns
+    keep (6 decimals)."""
+    return round((input_tokens * pricing.input_per_mtok + output_tokens * pricing.output_per_mtok) / 1_000_000, 6)
+
+
+def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: SnapshotPrice | None) -> float | None:
+    """A turn's cost: what the experiment's tokens cost after it, less what they cost before it (``before``: the
+    experiment's input and output tokens so far). Each total is rounded once, so the turns' costs add up to
+    exactly the cost of the experiment's tokens (rounding each turn's own cost would drift a millionth of a
+    dollar a turn). None without a price: unpriced is unknown, never $0 (the experiment's total stays NULL)."""
+    if pricing is None:
+        return None
+    after = (before[0] + usage[0], before[1] + usage[1])
+    return round(cost_usd(*after, pricing) - cost_usd(*before, pricing), 6)
