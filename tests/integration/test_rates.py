@@ -306,3 +306,157 @@ def test_the_default_table_shows_the_interval_over_mazes_first_and_flags_what_ne
     assert "95% CI: over mazes (a bootstrap resampling the mazes, repetitions nested)" in narrow
     wide = report("--wide").splitlines()
     assert "Wilson CI" in wide[0] and "maze CI" in wide[0]
+
+
+# --- success by step and paired comparisons --------------------------------------------------------------------
+
+
+def counted_runs(attempts: list[Attempt], agent: str) -> list[Attempt]:
+    """An agent's counted attempts: each repetition's decided attempt, else its latest."""
+    by_repetition: dict[tuple[int, int], list[Attempt]] = {}
+    for a in attempts:
+        if a.agent == agent:
+            by_repetition.setdefault((a.maze, a.repetition), []).append(a)
+    return [max(tries, key=lambda a: (a.ending in ("success", "agent"), a.id)) for tries in by_repetition.values()]
+
+
+def kaplan_meier(runs: list[Attempt]) -> dict[int, tuple[int, int, int, float]]:
+    """By hand: step -> (at risk, successes, censored, share succeeded within it), a run's step its actions
+    (path + 5, as stored); censored and errored runs censored at their step, agent failures at risk throughout."""
+    failures = sum(a.ending == "agent" for a in runs)
+    steps = sorted({a.path + 5 for a in runs if a.ending != "agent"})
+    survival, out = 1.0, {}
+    for step in steps:
+        at_risk = failures + sum(a.path + 5 >= step for a in runs if a.ending != "agent")
+        wins = sum(a.path + 5 == step and a.ending == "success" for a in runs)
+        gone = sum(a.path + 5 == step and a.ending in ("censored", "error") for a in runs)
+        survival *= 1 - wins / at_risk
+        out[step] = (at_risk, wins, gone, 1 - survival)
+    return out
+
+
+@pytest.mark.parametrize("agent", ["ollama/a", "ollama/b", "baseline/random"])
+def test_success_by_step_is_kaplan_meier_with_censored_runs_censored(sweep, agent):
+    url, attempts = sweep
+    conn = db.connect(url)
+    provider, model = agent.split("/")
+    found = conn.execute(
+        "SELECT * FROM success_by_step(experiments => ARRAY(SELECT id FROM chosen_experiments(sweeps => %s))) "
+        "WHERE llm_provider = %s AND model_name = %s ORDER BY step",
+        ([SWEEP], provider, model),
+    ).fetchall()
+    conn.close()
+    runs = counted_runs(attempts, agent)
+    want = kaplan_meier(runs)
+    assert [r["step"] for r in found] == sorted(want)
+    for r in found:
+        at_risk, wins, gone, share = want[r["step"]]
+        assert (r["at_risk"], r["successes"], r["censored"]) == (at_risk, wins, gone)
+        assert close(r["success_share"], share)
+    decided = [a for a in runs if a.ending in ("success", "agent")]
+    if len(decided) == len(runs):  # nothing censored: the curve ends at the decided rate
+        assert close(found[-1]["success_share"], sum(a.ending == "success" for a in runs) / len(runs))
+    else:  # censoring: above the rate over all runs, which counts censored runs as failures
+        assert float(found[-1]["success_share"]) > sum(a.ending == "success" for a in runs) / len(runs)
+
+
+def mcnemar(only_a: int, only_b: int) -> float:
+    n = only_a + only_b
+    if not n:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2**n)
+
+
+def paired_bootstrap(per_maze: dict[int, list[tuple[bool, bool]]]) -> tuple[float, float] | None:
+    """The documented procedure: 2,000 resamples of the mazes (a generator seeded with 0, mazes in the order of
+    their grids' hashes), each with all its pairs; the difference a - b over the resampled pairs."""
+    mazes = [(len(p), sum(a and not b for a, b in p) - sum(b and not a for a, b in p)) for p in per_maze.values()]
+    if len(mazes) < 2:
+        return None
+    rng = random.Random(0)
+    draws = sorted(
+        sum(d for _, d in sample) / sum(n for n, _ in sample)
+        for sample in ([mazes[rng.randrange(len(mazes))] for _ in mazes] for _ in range(2000))
+    )
+    return draws[int(0.025 * 1999)], draws[int(0.975 * 1999)]
+
+
+def expected_pair(attempts: list[Attempt], a: str, b: str) -> dict:
+    """Two agents over the (maze, repetition) they share, both decided: the seed is the maze's and the
+    repetition's alone, so the pairs are the shared (maze, seed)."""
+
+    def decided(agent: str) -> dict[tuple[int, int], bool]:
+        return {
+            (r.maze, r.repetition): r.ending == "success"
+            for r in counted_runs(attempts, agent)
+            if r.ending in ("success", "agent")
+        }
+
+    mine, theirs = decided(a), decided(b)
+    shared = sorted(set(mine) & set(theirs))
+    only_a = sum(mine[k] and not theirs[k] for k in shared)
+    only_b = sum(theirs[k] and not mine[k] for k in shared)
+    per_maze: dict[int, list[tuple[bool, bool]]] = {}
+    for k in shared:
+        per_maze.setdefault(k[0], []).append((mine[k], theirs[k]))
+    order = sorted(per_maze, key=lambda m: MAZES[m].content_hash)
+    return {
+        "pairs": len(shared),
+        "mazes": len(per_maze),
+        "only_a": only_a,
+        "only_b": only_b,
+        "difference": (only_a - only_b) / len(shared),
+        "p": mcnemar(only_a, only_b),
+        "interval": paired_bootstrap({m: per_maze[m] for m in order}),
+    }
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down by hand: the i-th smallest times (m - i), made monotone, capped at 1."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def test_paired_comparisons_equal_mcnemar_holm_and_the_paired_bootstrap_by_hand(sweep, report):
+    _, attempts = sweep
+    found = json.loads(report("--pairs", "--format", "json"))
+    names = {
+        (f"{r['a_llm_provider']}/{r['a_model_name']}", f"{r['b_llm_provider']}/{r['b_model_name']}"): r for r in found
+    }
+    assert set(names) == {("baseline/random", "ollama/a"), ("baseline/random", "ollama/b"), ("ollama/a", "ollama/b")}
+    wants = {pair: expected_pair(attempts, *pair) for pair in names}
+    adjusted = dict(zip(wants, holm([w["p"] for w in wants.values()]), strict=True))
+    for pair, row in names.items():
+        want = wants[pair]
+        for column in ("pairs", "mazes", "only_a", "only_b"):
+            assert row[column] == want[column], (pair, column)
+        assert close(row["difference"], want["difference"])
+        assert close(row["mcnemar_p"], want["p"], 6) and close(row["holm_p"], adjusted[pair], 6)
+        interval = want["interval"]
+        assert (row["difference_low"], row["difference_high"]) == (
+            (None, None) if interval is None else (round(interval[0], 4), round(interval[1], 4))
+        )
+    assert wants["ollama/a", "ollama/b"]["pairs"] == 21  # 24 repetitions less a's 3 censored or errored
+    table = report("--pairs")
+    assert "McNemar" in table and max(map(len, table.splitlines())) <= 100
+    rows_csv = list(csv.DictReader(io.StringIO(report("--pairs", "--format", "csv"))))
+    assert sorted(float(r["holm_p"]) for r in rows_csv) == sorted(r["holm_p"] for r in found)
+
+
+def test_mcnemar_exact_in_sql_matches_the_binomial_by_hand(sweep):
+    url, _ = sweep
+    conn = db.connect(url)
+    for only_a, only_b in [(0, 0), (0, 1), (3, 9), (9, 3), (10, 10), (0, 25), (40, 61), (2000, 2150), (10, 3000)]:
+        got = conn.execute("SELECT mcnemar_exact(%s, %s) AS p", (only_a, only_b)).fetchone()["p"]
+        assert got == pytest.approx(mcnemar(only_a, only_b), rel=1e-9, abs=1e-15), (only_a, only_b)
+    conn.close()
+
+
+def test_the_html_page_has_the_curves_and_the_pairs(report):
+    page = report("--format", "html")
+    assert 'id="success-by-step"' in page and '<g class="curve">' in page
+    assert 'id="pairs-table"' in page and "McNemar" in page

@@ -181,9 +181,8 @@ def test_a_sweep_replays_every_experiment_and_sums_them_up(conn, replay):
     differs = altered(fixture("openai-actions-breaker-stalled"), "move_north")
     running = fixture("bedrock-conversation-give-up")
     still_running(running)
-    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES (%s, 3, '{}')", (sweep,))
-    ids = [  # members of the sweep as StartExperiment records them (experiments.sweep_id)
-        record.load(conn, {**s, "experiment": {**s["experiment"], "agent_id": f"{sweep}/{n}", "sweep_id": sweep}})
+    ids = [
+        record.load(conn, {**s, "experiment": {**s["experiment"], "agent_id": f"{sweep}/{n}"}})
         for n, s in enumerate((same, differs, running))
     ]
     conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES (%s, 3, '{}')", (sweep,))

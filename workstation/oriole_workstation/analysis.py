@@ -15,9 +15,9 @@ from enum import StrEnum
 
 from oriole_workstation.confounds import confounds
 from oriole_workstation.grouping import GroupBy, panel_key, series_key
-from oriole_workstation.intervals import maze_interval
+from oriole_workstation.intervals import maze_interval, paired_interval
 from oriole_workstation.results import Filters, Results
-from oriole_workstation.rows import ComparisonRow
+from oriole_workstation.rows import ComparisonRow, PairedRow, StepRow, agent_name
 
 WILSON_MARK = "\N{DAGGER}"  # a Wilson interval shown among intervals over mazes
 
@@ -166,3 +166,37 @@ def groups(results: Results, filters: Filters, by: GroupBy) -> list[GroupRow]:
     rows = results.comparison(filters, by_maze=by is GroupBy.maze)
     per_maze = [] if by is GroupBy.maze else results.comparison(filters, by_maze=True)
     return with_maze_intervals(rows, per_maze, confounds(results.compared(filters), by), by)
+
+
+@dataclass(frozen=True)
+class PairRow(PairedRow):
+    """Two agents compared over their shared (maze, seed) runs, with the paired bootstrap interval over mazes of the
+    difference in success (``difference_low``/``_high``: None on fewer than two mazes)."""
+
+    difference_low: float | None = None
+    difference_high: float | None = None
+
+    @property
+    def a_name(self) -> str:
+        return agent_name(self.a_agent_label, self.a_llm_provider, self.a_model_name)
+
+    @property
+    def b_name(self) -> str:
+        return agent_name(self.b_agent_label, self.b_llm_provider, self.b_model_name)
+
+
+def pairs(results: Results, filters: Filters, by: GroupBy) -> list[PairRow]:
+    """Every two agents (agent, prompt and compared configuration) of a family and size (or maze) over the runs
+    they share: the difference in success with its paired bootstrap interval over mazes, the exact McNemar test and
+    its Holm-corrected p-value (``paired_comparison``)."""
+    out = []
+    for row in results.paired(filters, by_maze=by is GroupBy.maze):
+        band = paired_interval(row.per_maze)
+        low, high = (None, None) if band is None else (round(band[0], 4), round(band[1], 4))
+        out.append(PairRow(**vars(row), difference_low=low, difference_high=high))
+    return out
+
+
+def success_by_step(results: Results, filters: Filters, by: GroupBy) -> list[StepRow]:
+    """Each group's Kaplan-Meier curve of success by step, censored and errored runs censored (``success_by_step``)."""
+    return results.success_by_step(filters, by_maze=by is GroupBy.maze)

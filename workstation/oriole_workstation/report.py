@@ -26,7 +26,9 @@ from oriole_workstation.analysis import (
     GroupRow,
     Interval,
     IntervalKind,
+    PairRow,
     groups,
+    pairs,
 )
 from oriole_workstation.display import (
     TERMINAL_COLUMNS,
@@ -72,12 +74,12 @@ def _plain(value: object) -> object:
     return value
 
 
-def as_json(rows: Sequence[ComparisonRow]) -> str:
+def as_json(rows: Sequence[ComparisonRow | PairRow]) -> str:
     """Every column of every group, numbers as numbers (``confounds`` a list)."""
     return json.dumps([{k: _plain(v) for k, v in asdict(row).items()} for row in rows], indent=2) + "\n"
 
 
-def as_csv(rows: Sequence[ComparisonRow]) -> str:
+def as_csv(rows: Sequence[ComparisonRow | PairRow]) -> str:
     """Every column of the comparison, one row per group; ``config`` as a JSON object, ``confounds`` as a JSON list;
     a text cell is shown, never obeyed, by a terminal or a spreadsheet (``csv_safe``)."""
     if not rows:
@@ -491,3 +493,70 @@ def render_report(
     if output is Format.json:
         return as_json(rows)
     return as_pivot(rows, by, wide) if pivot else as_table(rows, by, wide)
+
+
+def pair_cells(rows: Sequence[PairRow]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
+    """The paired comparisons as a terminal shows them: the family and size (or maze), the two agents (with their
+    prompt and compared configuration where those differ), the shared runs and mazes, each agent's rate over them,
+    the difference with its paired bootstrap interval over mazes, and the exact McNemar p-value before and after
+    Holm's correction."""
+    headers = ("mazes", "a", "b", "pairs", "a %", "b %", "a-b (95% CI)", "McNemar", "Holm")
+    return headers, [
+        (
+            short_maze(r.maze) if r.maze else f"{r.maze_family} {r.maze_size}",
+            _pair_agent(r.a_name, r.a_prompt_version, r.a_config, rows),
+            _pair_agent(r.b_name, r.b_prompt_version, r.b_config, rows),
+            f"{r.pairs} on {r.mazes}",
+            _percent(r.a_success_rate).rstrip("%"),
+            _percent(r.b_success_rate).rstrip("%"),
+            _difference(r),
+            _p_value(r.mcnemar_p),
+            _p_value(r.holm_p),
+        )
+        for r in rows
+    ]
+
+
+def _pair_agent(name: str, prompt: str, config: dict, rows: Sequence[PairRow]) -> str:
+    several = len({p for r in rows for p in (r.a_prompt_version, r.b_prompt_version)}) > 1
+    return " ".join(
+        part for part in (name, f"[{prompt}]" if several else "", config_text(config) if config else "") if part
+    )
+
+
+def _difference(row: PairRow) -> str:
+    """``+12.5 (+3.1, +21.9)``: the difference in percentage points and its interval over mazes (``-`` on one
+    maze)."""
+    band = (
+        "-"
+        if row.difference_low is None or row.difference_high is None
+        else f"{row.difference_low * 100:+.1f}, {row.difference_high * 100:+.1f}"
+    )
+    return f"{float(row.difference) * 100:+.1f} ({band})"
+
+
+def _p_value(value: Decimal | float) -> str:
+    return "<0.0001" if float(value) < 0.0001 else f"{float(value):.4f}"
+
+
+PAIRS_NOTE = (
+    "pairs: runs two agents share (the same maze and seed; a sweep gives every agent the same seed for the same maze "
+    "and repetition), both decided, on so many mazes. a %, b %: each one's success rate over those pairs. a-b: the "
+    "difference in percentage points, its 95% interval a paired bootstrap over mazes (the pairs of a maze drawn "
+    "together; - on one maze). McNemar: the p-value of the exact McNemar test on the pairs only one agent solved; "
+    "Holm: that p-value corrected for every pair of agents of the same mazes (Holm's step-down)."
+)
+
+
+def render_pairs(
+    results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING
+) -> str:
+    """The paired comparisons (``oriole report --pairs``) as a table, CSV or JSON (the HTML page shows them too)."""
+    rows = pairs(results, filters, by)
+    if output is Format.csv:
+        return as_csv(rows)
+    if output is Format.json:
+        return as_json(rows)
+    if not rows:
+        return "no pairs: no two agents share a maze and a seed among the decided runs\n"
+    return columns(*pair_cells(rows)) + "\n" + "\n".join(textwrap.wrap(PAIRS_NOTE, TERMINAL_COLUMNS)) + "\n"

@@ -19,7 +19,16 @@ from pathlib import Path
 
 from oriole.statuses import Ending
 from oriole_workstation import charts, drawing, files
-from oriole_workstation.analysis import FLAG_TEXT, Flag, GroupRow, IntervalKind, groups
+from oriole_workstation.analysis import (
+    FLAG_TEXT,
+    Flag,
+    GroupRow,
+    IntervalKind,
+    PairRow,
+    groups,
+    pairs,
+    success_by_step,
+)
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
 from oriole_workstation.display import UNPRICED, dollars, priced_total, terminal_safe
 from oriole_workstation.grouping import (
@@ -38,9 +47,9 @@ from oriole_workstation.grouping import (
 from oriole_workstation.intervals import DRAWS
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.provenance import Provenance, counted
-from oriole_workstation.report import origin_of, rate_cell, running_note
+from oriole_workstation.report import PAIRS_NOTE, origin_of, pair_cells, rate_cell, running_note
 from oriole_workstation.results import Filters, Results
-from oriole_workstation.rows import ComparedExperiment, Grouped
+from oriole_workstation.rows import ComparedExperiment, Grouped, StepRow
 
 RUN_DEFINITION = (
     "Every run ends in one of four ways: success; agent failure (its action budget used, it gave up or stalled); "
@@ -216,13 +225,14 @@ def figures(
     style: Style,
     origin: Provenance,
     replays: dict[int, str] | None = None,
+    steps: Sequence[StepRow] = (),
 ) -> dict[str, drawing.Drawing]:
     """Every chart of the report, by file name: the success rates; path efficiency and actions to the goal of
     the successes; tokens per run and cost per success only where there are tokens and dollars. Each carries
     its provenance: a line at the end of its caption and every item in its SVG metadata."""
     return {
         name: drawing.with_provenance(d, origin.short(), origin.metadata())
-        for name, d in _charts(rows, experiments, by, style, replays or {}).items()
+        for name, d in _charts(rows, experiments, by, style, replays or {}, steps).items()
     }
 
 
@@ -232,6 +242,7 @@ def _charts(
     by: GroupBy,
     style: Style,
     replays: dict[int, str],
+    steps: Sequence[StepRow] = (),
 ) -> dict[str, drawing.Drawing]:
     series = list(series_of(rows).values())
     shared = any(r.maze_band is not None for r in rows)
@@ -252,6 +263,8 @@ def _charts(
             + "; the numbers at the right are successes/decided runs.",
         ),
     }
+    if steps:
+        found["success-by-step"] = _success_by_step(series, steps, by, style)
     successes = frozenset({Ending.SUCCESS})
     efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success", replays)
     found["efficiency"] = charts.distributions(
@@ -303,6 +316,39 @@ def _charts(
             f"number at the right is that cost{left_out}.",
         )
     return found
+
+
+def _success_by_step(
+    series: Sequence[charts.Series], steps: Sequence[StepRow], by: GroupBy, style: Style
+) -> drawing.Drawing:
+    """Each group's Kaplan-Meier curve (``success_by_step``), one panel per family and size (or maze)."""
+    points: dict[PanelKey, dict[SeriesKey, list[StepRow]]] = {}
+    for step in steps:
+        points.setdefault(panel_key(step, by), {}).setdefault(series_key(step), []).append(step)
+    panels = [
+        (
+            terminal_safe(panel_title(key)),
+            {
+                s: charts.Curve(
+                    tuple((float(r.step), float(r.success_share)) for r in found),
+                    tuple(float(r.step) for r in found if r.censored),
+                )
+                for s, found in drawn.items()
+            },
+        )
+        for key, drawn in points.items()
+    ]
+    return charts.curves(
+        [s for s in series if any(s.key in drawn for _, drawn in panels)],
+        panels,
+        style,
+        "Success by step",
+        "Each curve is an agent's Kaplan-Meier estimate of the share of its runs that reached the goal within so "
+        "many actions, on " + _where(by) + ". A run censored (the wall clock, a timeout, a stop, a spend cap) or "
+        "errored leaves the runs at risk at its step without counting as a failure (a short tick marks it); an "
+        "agent failure never reaches the goal. Without censoring a curve ends at the success rate over the decided "
+        "runs.",
+    )
 
 
 def write_figures(results: Results, by: GroupBy, filters: Filters, folder: Path) -> list[Path]:
@@ -502,6 +548,15 @@ def comparison_table(rows: Sequence[GroupRow], by: GroupBy) -> str:
     return f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
+def pairs_table(rows: Sequence[PairRow]) -> str:
+    """The paired comparisons (``report.pair_cells``): every two agents of the same mazes over the runs they
+    share, the difference with its paired interval over mazes, McNemar's exact p before and after Holm's."""
+    headers, cells = pair_cells(rows)
+    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
+    body = "".join("<tr>" + "".join(f'<td class="number">{_shown(c)}</td>' for c in row) + "</tr>" for row in cells)
+    return f'<table id="pairs-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
 def _number(value: Decimal | float | None, digits: int) -> str:
     return "-" if value is None else f"{float(value):,.{digits}f}"
 
@@ -619,6 +674,8 @@ def render(results: Results, by: GroupBy, filters: Filters, replays: dict[int, s
         filters,
         replays or {},
         database=results.database(),
+        steps=success_by_step(results, filters, by),
+        paired=pairs(results, filters, by),
     )
 
 
@@ -630,16 +687,20 @@ def page(
     replays: dict[int, str],
     database: str = "",
     now: datetime | None = None,
+    steps: Sequence[StepRow] = (),
+    paired: Sequence[PairRow] = (),
 ) -> str:
     """The whole page. ``rows`` is the comparison as the table groups it (``analysis.groups``),
-    ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link."""
+    ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link, ``steps``
+    the success-by-step curves (``analysis.success_by_step``), ``paired`` the paired comparisons
+    (``analysis.pairs``)."""
     read = origin_of(experiments, filters, by, database, now)
     meta = f"{read.scope} · {len(experiments)} experiments · generated {read.generated:%Y-%m-%d %H:%M} UTC"
     origin = f'<section id="provenance"><h2>Provenance</h2>{provenance(read, by)}</section>'
     if not rows:
         body = f"<p>No finished experiments match.</p>{origin}"
     else:
-        drawn = figures(rows, experiments, by, charts.PAGE, read, replays)
+        drawn = figures(rows, experiments, by, charts.PAGE, read, replays, steps)
         distributions = "".join(
             _figure(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
         )
@@ -652,7 +713,20 @@ def page(
             f'<p class="note">{escape(running_note(rows))}</p></section>'
             f'{origin}<section id="intervals"><h2>The intervals</h2><p>{escape(INTERVALS)}</p></section>'
             f'<section id="success"><h2>Success rate per agent</h2>{_figure(drawn["success"], "success")}'
-            f'</section><section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
+            f"</section>"
+            + (
+                f'<section id="success-by-step"><h2>Success by step</h2>'
+                f"{_figure(drawn['success-by-step'], 'success-by-step')}</section>"
+                if "success-by-step" in drawn
+                else ""
+            )
+            + (
+                f'<section id="pairs"><h2>Paired comparisons</h2>{pairs_table(paired)}'
+                f'<p class="note">{escape(PAIRS_NOTE)}</p></section>'
+                if paired
+                else ""
+            )
+            + f'<section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
             + (
                 f'<section id="costs"><h2>Cost</h2>{_figure(drawn["cost"], "cost")}</section>'
                 if "cost" in drawn

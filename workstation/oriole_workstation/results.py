@@ -28,7 +28,9 @@ from oriole_workstation.rows import (
     ExperimentRun,
     ExperimentSummary,
     MazeCount,
+    PairedRow,
     StatusRow,
+    StepRow,
     SweepPlan,
 )
 
@@ -292,6 +294,24 @@ class Results:
         return self._rows(
             ComparisonRow,
             f"SELECT * FROM compare_experiments(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c), "
+            "by_maze => %(by_maze)s)",
+            {**filters.arguments(), "by_maze": by_maze},
+        )
+
+    def success_by_step(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[StepRow]:
+        """Each group's success by step (``success_by_step``: Kaplan-Meier, censored runs censored)."""
+        return self._rows(
+            StepRow,
+            f"SELECT * FROM success_by_step(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c), "
+            "by_maze => %(by_maze)s)",
+            {**filters.arguments(), "by_maze": by_maze},
+        )
+
+    def paired(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[PairedRow]:
+        """Every two groups of a family and size (or maze) over their shared runs (``paired_comparison``)."""
+        return self._rows(
+            PairedRow,
+            f"SELECT * FROM paired_comparison(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c), "
             "by_maze => %(by_maze)s)",
             {**filters.arguments(), "by_maze": by_maze},
         )

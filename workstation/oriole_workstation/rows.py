@@ -90,6 +90,65 @@ class Grouped(Protocol):
 
 
 @dataclass(frozen=True)
+class StepRow:
+    """One step of a group's success-by-step curve (``success_by_step``, migrations/views/success_by_step.sql): the
+    Kaplan-Meier share of runs that reached the goal within ``step`` actions, censored runs censored."""
+
+    llm_provider: str
+    model_name: str
+    agent_label: str | None
+    prompt_version: str
+    prompt_hash: str
+    maze_family: str
+    maze_size: str
+    maze: str | None  # by maze only
+    config: dict[str, Json]
+    step: int
+    at_risk: int
+    successes: int
+    censored: int
+    success_share: Decimal
+
+    @property
+    def compared(self) -> dict[str, Json]:
+        return self.config
+
+
+@dataclass(frozen=True)
+class PairedRow:
+    """Two groups compared over the runs they share (``paired_comparison``, migrations/views/paired_comparison.sql):
+    the same maze and seed, both decided."""
+
+    maze_family: str
+    maze_size: str
+    maze: str | None  # by maze only
+    a_llm_provider: str
+    a_model_name: str
+    a_agent_label: str | None
+    a_prompt_version: str
+    a_prompt_hash: str
+    a_config: dict[str, Json]
+    b_llm_provider: str
+    b_model_name: str
+    b_agent_label: str | None
+    b_prompt_version: str
+    b_prompt_hash: str
+    b_config: dict[str, Json]
+    pairs: int
+    mazes: int
+    both_succeeded: int
+    only_a: int
+    only_b: int
+    neither: int
+    a_success_rate: Decimal
+    b_success_rate: Decimal
+    difference: Decimal
+    mcnemar_p: Decimal
+    holm_p: Decimal
+    per_maze: list[list[int]]
+
+
+@dataclass(frozen=True)
 class ComparisonRow:
     """One group of ``compare_experiments`` (migrations/views/compare_experiments.sql; its columns are described
     in ``model_comparison``'s comments)."""
