@@ -552,7 +552,7 @@ def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> 
 
 def unpriced_agents(matrix: list[Cell], stored_prices: Mapping[str, str]) -> list[str]:
     """The sweep's agents (``provider/model``) with no known price: none in the file, none in ``stored_prices``
-    (Parameter Store's pricing names -> texts, where the sweep runs), none listed (``oriole.prices``)."""
+    (Parameter Store's pricing names -> texts, where the sweep runs), none listed (``oriole.core.prices``)."""
     return prices.unpriced({(c.provider, c.model): c.prices for c in matrix}, stored_prices)
 
 

@@ -380,7 +380,9 @@ class _Breakers:
         return None
 
 
-_WHY_NOT_EXECUTED = {
+# What a tool result says of a call its turn did not execute, and of the call that ended the turn (part of the harness
+# version, ``oriole.core.harness``).
+WHY_NOT_EXECUTED = {
     TurnEnd.GOAL_FOUND: "the goal was found",
     TurnEnd.CIRCUIT_BREAKER: "the circuit breaker opened after invalid calls",
     TurnEnd.REPETITION: "the same failing action was repeated",
@@ -443,7 +445,7 @@ def run_turn(
             if end is not None:
                 results.append(
                     _result_message(
-                        call, {"success": False, "error": "not executed: " + _WHY_NOT_EXECUTED[end]}, settings
+                        call, {"success": False, "error": "not executed: " + WHY_NOT_EXECUTED[end]}, settings
                     )
                 )
                 continue
@@ -458,7 +460,7 @@ def run_turn(
                 "actions_left": settings.actions_left - len(actions),
             }
             if end in (TurnEnd.CIRCUIT_BREAKER, TurnEnd.REPETITION):
-                result["turn_ended"] = _WHY_NOT_EXECUTED[end]
+                result["turn_ended"] = WHY_NOT_EXECUTED[end]
             results.append(_result_message(call, result, settings))
         conversation.current.extend(results)
         if end is not None:

@@ -12,9 +12,9 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from oriole import catalog, inputs
+from oriole import catalog, code_identity, inputs, labels
 from oriole.config import resolve
-from oriole.core import mazeset, picture, prices, progress
+from oriole.core import harness, mazeset, picture, prices, progress
 from oriole.core.maze import Maze, goal_visible, optimal_path_length, vision
 from oriole.core.mazeset import MazeEntry
 from oriole.core.turn import PlayedTurn, Turn, TurnState
@@ -97,6 +97,7 @@ def _start_new(
         )
     if provider.aws_service:
         deployment.check_granted_model(request.modelName)
+    labels.check_against_stored([request.agentLabel or f"{provider.name}/{request.modelName}"], store.agent_names)
     config, prompt = _snapshot(request, read_parameters)
     settings = ExperimentConfig.of(config)
     _check_observation(request, settings, chosen.maze)
@@ -121,7 +122,8 @@ def _start_new(
             goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, settings.vision_range)) else None,
             optimal_path_length=optimal_path_length(settings.goal_condition, maze, settings.vision_range),
             execution_arn=execution_arn,
-            code_version=deployment.code_version(),
+            code=code_identity.current(),
+            harness=harness.description(),
         )
     )
     return _state(row)
@@ -213,7 +215,7 @@ def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> Ex
     is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""
     if problem := store.replay_problem(request.replayOf):
         raise InvalidExecutionInput(f"experiment {request.replayOf} cannot be replayed: {problem}")
-    return _state(store.create_replay(request.replayOf, execution_arn, deployment.code_version()))
+    return _state(store.create_replay(request.replayOf, execution_arn, code_identity.current(), harness.description()))
 
 
 StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
