@@ -33,10 +33,14 @@ from oriole_workstation.analysis import (
 from oriole_workstation.display import (
     TERMINAL_COLUMNS,
     UNPRICED,
+    Shorten,
+    columns,
     csv_safe,
+    fit_columns,
     priced_total,
     short_maze,
     shorten,
+    table_width,
     terminal_safe,
 )
 from oriole_workstation.grouping import (
@@ -95,23 +99,6 @@ def as_csv(rows: Sequence[ComparisonRow | PairRow]) -> str:
             }
         )
     return buffer.getvalue()
-
-
-def columns(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> str:
-    """Plain aligned columns, numbers right-aligned: never truncated, easy to paste and to grep; stored text is
-    shown, never obeyed (``terminal_safe``)."""
-    cells = [headers, *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    numeric = [all(_looks_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
-    lines = [
-        "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric, strict=True)).rstrip()
-        for row in cells
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _looks_numeric(text: str) -> bool:
-    return text == "-" or text.lstrip("$").replace(".", "", 1).replace(",", "").replace("%", "").isdigit()
 
 
 def _percent(value: Decimal | float | None) -> str:
@@ -224,15 +211,15 @@ PIVOT_AGENT_WIDTH = 36  # the narrow leaderboard: an agent's name at most this w
 
 
 def narrow_cells(
-    rows: Sequence[GroupRow], by: GroupBy = GroupBy.family
+    rows: Sequence[GroupRow], by: GroupBy = GroupBy.family, width: int | None = TERMINAL_COLUMNS
 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]:
-    """The comparison as a terminal shows it by default, in ``TERMINAL_COLUMNS``: the agent, the mazes, the decided
-    runs and the success rate over them with its interval (over mazes where the runs share mazes, else Wilson's);
-    where any run was censored or errored, the rate over all runs with its interval and those counts; the flags;
-    the prompt when the rows hold several; the compared configuration as a letter with a legend below the table
-    (``config A: temperature=0.2``). SPL, cost and tokens per run and the medians of the successes follow where
-    they still fit. The agent name is shortened only if the table would not fit otherwise. ``--wide`` gives
-    ``table_cells``."""
+    """The comparison as a terminal shows it by default, in ``width`` columns (None: a pipe, nothing cut): the
+    agent, the mazes, the decided runs and the success rate over them with its interval (over mazes where the runs
+    share mazes, else Wilson's); where any run was censored or errored, the rate over all runs with its interval
+    and those counts; the flags; the prompt when the rows hold several; the compared configuration as a letter
+    with a legend below the table (``config A: temperature=0.2``). SPL, cost and tokens per run and the medians of
+    the successes follow where they still fit. The agent name is shortened only if the table would not fit
+    otherwise (``display.fit_columns``). ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
     legend = config_legend(rows)
@@ -266,11 +253,15 @@ def narrow_cells(
     chosen = required
     for column in optional:
         wider = [*chosen, column]
-        if _width(*_as_table([*wider, *last])) > TERMINAL_COLUMNS:
+        headers, cells = _as_table([*wider, *last])
+        if width is not None and table_width(headers, _shown(cells)) > width:
             break
         chosen = wider
     headers, cells = _as_table([*chosen, *last])
-    return headers, fit_agents(headers, cells, TERMINAL_COLUMNS), legend_notes(legend)
+    return (
+        *fit_columns(headers, _shown(cells), width, [Shorten("agent", MIN_SHRUNK, middle=True)]),
+        legend_notes(legend, width),
+    )
 
 
 def _as_table(named: list[tuple[str, Sequence[object]]]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
@@ -286,26 +277,15 @@ def config_legend(rows: Sequence[ComparisonRow]) -> dict[str, str]:
     }
 
 
-def legend_notes(legend: dict[str, str]) -> list[str]:
-    """``config A: temperature=0.2``: a line per letter, below the table."""
-    return [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
+def legend_notes(legend: dict[str, str], width: int | None = TERMINAL_COLUMNS) -> list[str]:
+    """``config A: temperature=0.2``: a line per letter, below the table (cut to ``width``; None: whole)."""
+    notes = [terminal_safe(f"config {key}: {text}") for text, key in legend.items()]
+    return notes if width is None else [shorten(note, width) for note in notes]
 
 
-def _width(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> int:
-    """How wide ``columns`` prints these rows, as shown."""
-    cells = [headers, *(tuple(terminal_safe(str(v)) for v in row) for row in rows)]
-    return sum(max(len(row[j]) for row in cells) for j in range(len(headers))) + 2 * (len(headers) - 1)
-
-
-def fit_agents(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]], width: int) -> list[tuple[str, ...]]:
-    """The rows, as shown (``terminal_safe``), with the agent column (the first) shortened, to ``MIN_SHRUNK`` at
-    the least, until the table, two spaces between columns, is at most ``width`` wide."""
-    shown = [tuple(terminal_safe(str(v)) for v in row) for row in rows]
-    over = _width(headers, shown) - width
-    if over <= 0:
-        return shown
-    keep = max(max(len(row[0]) for row in [headers, *shown]) - over, MIN_SHRUNK)
-    return [(shorten(row[0], keep), *row[1:]) for row in shown]
+def _shown(rows: Sequence[tuple[object, ...]]) -> list[tuple[str, ...]]:
+    """The cells as a table shows them: text, never obeyed (``terminal_safe``)."""
+    return [tuple(terminal_safe(str(v)) for v in row) for row in rows]
 
 
 def rate_cell(row: GroupRow | None, mark: bool = False) -> str:
@@ -329,11 +309,14 @@ def no_runs(row: ComparisonRow | None) -> str:
 
 
 def pivot_cells(
-    rows: Sequence[GroupRow], by: GroupBy = GroupBy.family, legend: dict[str, str] | None = None
+    rows: Sequence[GroupRow],
+    by: GroupBy = GroupBy.family,
+    legend: dict[str, str] | None = None,
+    agent_width: int | None = PIVOT_AGENT_WIDTH,
 ) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
     size (or maze), each cell a ``rate_cell``. With a ``legend`` (``config_legend``) the table is the narrow
-    one: configurations named by their letter."""
+    one: configurations named by their letter, agents shortened to ``agent_width`` (None: whole)."""
     prompts = prompt_labels(rows)
     panels = panels_in_order(rows, by)
     found: dict[SeriesKey, dict[PanelKey, GroupRow]] = {}
@@ -344,7 +327,8 @@ def pivot_cells(
         if legend is None:
             agent, detail = agent_text(r), detail_text(r, prompts)
         else:
-            agent = shorten(terminal_safe(agent_text(r)), PIVOT_AGENT_WIDTH)
+            agent = terminal_safe(agent_text(r))
+            agent = agent if agent_width is None else shorten(agent, agent_width)
             parts = [prompts[r.prompt_version, r.prompt_hash]] if len(prompts) > 1 else []
             detail = " · ".join([*parts, *([f"config {legend[config_text(r.config)]}"] if r.config else [])])
         labels[key] = agent + (f" · {detail}" if detail else "")
@@ -359,16 +343,22 @@ def pivot_cells(
 
 
 def fit_pivot(
-    headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int
+    headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None
 ) -> list[tuple[tuple[str, ...], list[tuple[str, ...]]]]:
-    """The leaderboard in tables at most ``width`` wide: the panels dealt, in order, into as few tables as hold
-    them beside the agent column, which each table repeats."""
+    """The leaderboard in tables at most ``width`` wide (None: one table): the panels dealt, in order, into as few
+    tables as hold them beside the agent column, which each table repeats (the agent shortened to fit one panel
+    beside it, at the narrowest)."""
+    if width is not None:
+        widest = max((len(row[i]) for row in (headers, *rows) for i in range(1, len(headers))), default=0)
+        headers, rows = fit_columns(
+            headers, _shown(rows), width, [Shorten("agent", max(MIN_SHRUNK, width - 2 - widest), middle=True)]
+        )
     shown = [headers, *(tuple(terminal_safe(v) for v in row) for row in rows)]
     widths = [max(len(row[i]) for row in shown) for i in range(len(headers))]
     tables: list[list[int]] = [[]]
     used = widths[0]
     for i in range(1, len(headers)):
-        if tables[-1] and used + 2 + widths[i] > width:
+        if tables[-1] and width is not None and used + 2 + widths[i] > width:
             tables.append([])
             used = widths[0]
         tables[-1].append(i)
@@ -379,17 +369,25 @@ def fit_pivot(
     ]
 
 
-def as_pivot(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
-    """The leaderboard for a terminal, with what its cells and intervals are: in ``TERMINAL_COLUMNS``
-    (configurations named by a letter, the panels in as many tables as they need), or whole with ``wide``."""
+def as_pivot(
+    rows: Sequence[GroupRow],
+    by: GroupBy = GroupBy.family,
+    wide: bool = False,
+    width: int | None = TERMINAL_COLUMNS,
+) -> str:
+    """The leaderboard for a terminal, with what its cells and intervals are: in ``width`` columns (configurations
+    named by a letter, the panels in as many tables as they need; None: one table, as wide as it is), or whole with
+    ``wide``."""
     if not rows:
         return "no finished experiments match\n"
     if wide:
         text = columns(*pivot_cells(rows, by))
     else:
         legend = config_legend(rows)
-        tables = fit_pivot(*pivot_cells(rows, by, legend), TERMINAL_COLUMNS)
-        text = "\n".join(columns(*table) for table in tables) + "".join(line + "\n" for line in legend_notes(legend))
+        tables = fit_pivot(*pivot_cells(rows, by, legend, None if width is None else PIVOT_AGENT_WIDTH), width)
+        text = "\n".join(columns(*table) for table in tables) + "".join(
+            line + "\n" for line in legend_notes(legend, width)
+        )
     lines = ["success rate over the decided runs (95% interval) successes/runs", *footnotes(rows, False)]
     return text + "\n" + "".join(line + "\n" for line in lines)
 
@@ -463,15 +461,20 @@ def footnotes(rows: Sequence[GroupRow], columns_shown: bool = True) -> list[str]
     ]
 
 
-def as_table(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
-    """The comparison for a terminal: one line per agent x prompt x maze family (or maze) x config, in
-    ``TERMINAL_COLUMNS`` (``wide``: every column), and what its intervals and flags mean below it."""
+def as_table(
+    rows: Sequence[GroupRow],
+    by: GroupBy = GroupBy.family,
+    wide: bool = False,
+    width: int | None = TERMINAL_COLUMNS,
+) -> str:
+    """The comparison for a terminal: one line per agent x prompt x maze family (or maze) x config, in ``width``
+    columns (None: a pipe, nothing cut; ``wide``: every column), and what its intervals and flags mean below it."""
     if not rows:
         return "no finished experiments match\n"
     if wide:
         text = columns(*table_cells(rows, by))
     else:
-        headers, cells, notes = narrow_cells(rows, by)
+        headers, cells, notes = narrow_cells(rows, by, width)
         text = columns(headers, cells) + "".join(note + "\n" for note in notes)
     return text + "\n" + "".join(line + "\n" for line in footnotes(rows))
 
@@ -483,16 +486,17 @@ def render_report(
     filters: Filters = EVERYTHING,
     pivot: bool = False,
     wide: bool = False,
+    width: int | None = TERMINAL_COLUMNS,
 ) -> str:
-    """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
-    CSV or JSON (the HTML page is ``report_html.render`` and the Markdown and LaTeX tables are
-    ``paper_tables.render_report``; both build on this module)."""
+    """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard) in
+    ``width`` columns (None: a pipe, nothing cut), CSV or JSON (the HTML page is ``report_html.render`` and the
+    Markdown and LaTeX tables are ``paper_tables.render_report``; both build on this module)."""
     rows = groups(results, filters, by)
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by, wide) if pivot else as_table(rows, by, wide)
+    return as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
 
 
 def pair_cells(rows: Sequence[PairRow]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:

@@ -12,12 +12,14 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
+import psycopg
+
 from oriole import catalog, code_identity, inputs, labels
 from oriole.config import resolve
 from oriole.core import harness, mazeset, picture, prices, progress
 from oriole.core.maze import Maze, goal_visible, optimal_path_length, vision
 from oriole.core.mazeset import MazeEntry
-from oriole.core.turn import PlayedTurn, Turn, TurnState
+from oriole.core.turn import AnsweredCall, PlayedTurn, Turn, TurnState
 from oriole.core.turn_loop import Agent, AgentSetup
 from oriole.environment import Environment
 from oriole.errors import (
@@ -52,7 +54,7 @@ from oriole.statuses import ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze
-from oriole.store.turn_rows import turn_write
+from oriole.store.turn_rows import failed_attempt_write, turn_write
 from oriole.text import JsonObject, stored_message, unstorable
 
 AgentFactory = Callable[[AgentSetup], Agent]  # a provider's adapter (its agent function), keyed as its task needs
@@ -279,10 +281,28 @@ def play_turn(
     turn = Turn(state, maze, _deadline(state.experiment.config, seconds_left))
     try:
         played = turn.play(agent_factory(turn.agent_setup))
-    except ModelThrottled as err:
-        store.record_throttles(state.experiment.id, err.throttles)
+    except Exception as error:
+        _record_failed_attempt(store, state, request.turnNumber, turn.answered, error)
         raise
-    return _commit(store, state, request.turnNumber, played, started_at)
+    return _commit(store, state, request.turnNumber, played, started_at, turn.answered)
+
+
+def _record_failed_attempt(
+    store: Store, state: TurnState, turn_number: int, answered: Sequence[AnsweredCall], error: Exception
+) -> None:
+    """Keep what a failed attempt spent before its error reaches the state machine (which retries the turn or
+    closes the experiment): the calls the server answered, whose tokens and cost it billed, and the throttles of
+    the call that failed. One statement, only on this path: the turn's own path keeps its round trips. When the
+    database cannot take it either (the failure may be the database's own), the error that failed the attempt is
+    still the one raised, with a note of what was not recorded."""
+    throttles = error.throttles if isinstance(error, ModelThrottled) else 0
+    write = failed_attempt_write(state, turn_number, answered, error, throttles)
+    try:
+        store.record_failed_attempt(state.experiment.id, write)
+    except psycopg.Error as unrecorded:
+        error.add_note(
+            f"the {len(answered)} model call(s) the server answered in this attempt were not recorded: {unrecorded}"
+        )
 
 
 def _load(store: Store, experiment_id: int, turn_number: int) -> tuple[TurnState, Maze]:
@@ -316,16 +336,29 @@ def _deadline(config: ExperimentConfig, seconds_left: Callable[[], float] | None
     return lambda: seconds_left() < needed
 
 
-def _commit(store: Store, state: TurnState, turn_number: int, played: PlayedTurn, started_at: datetime) -> TurnResult:
-    """Write the played turn in one statement; when another attempt committed it first, return that one's result."""
+def _commit(
+    store: Store,
+    state: TurnState,
+    turn_number: int,
+    played: PlayedTurn,
+    started_at: datetime,
+    answered: Sequence[AnsweredCall],
+) -> TurnResult:
+    """Write the played turn in one statement; when another attempt committed it first, return that one's result
+    (this attempt's calls, which the server answered all the same, are recorded as a failed attempt's)."""
     experiment_id = state.experiment.id
     if not store.commit_turn(experiment_id, turn_number, turn_write(state, played, started_at)):
         stored = store.load_turn(experiment_id, turn_number, with_maze=False)
         if stored is None or stored.state.committed is None:
-            raise TurnOutOfOrder(
+            error = TurnOutOfOrder(
                 f"experiment {experiment_id} changed while turn {turn_number} was played "
                 f"and the turn was not written; retry the task"
             )
+            _record_failed_attempt(store, state if stored is None else stored.state, turn_number, answered, error)
+            raise error
+        if answered:  # its costs follow the totals as the other attempt left them
+            superseded = TurnOutOfOrder(f"turn {turn_number} was committed by another attempt first")
+            _record_failed_attempt(store, stored.state, turn_number, answered, superseded)
         return _committed_result(stored.state, turn_number)
     outcome = played.outcome
     return TurnResult(
@@ -370,6 +403,7 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
             row.stalled_turns,
             _execution_seconds_left(request.executionStartTime),
             row.gave_up_reason,
+            row.agent_tokens,
         ),
         ExperimentConfig.of(row.config),
     )

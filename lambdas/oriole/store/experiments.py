@@ -91,6 +91,7 @@ class ProgressRow:
     gave_up_reason: str | None
     config: dict[str, Any]
     elapsed_seconds: float
+    agent_tokens: int  # the committed turns' tokens (every call's less those of failed attempts)
 
 
 @dataclass(frozen=True)
@@ -280,7 +281,8 @@ class Experiments(StoreBase):
         return self._one(
             class_row(ProgressRow),
             "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
-            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
+            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds, "
+            "input_tokens + output_tokens - failed_input_tokens - failed_output_tokens AS agent_tokens "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
         )
@@ -311,15 +313,6 @@ class Experiments(StoreBase):
             },
         )
         return closed is not None
-
-    def record_throttles(self, experiment_id: int, throttles: int) -> None:
-        """Count the throttles of an attempt that failed (its turn is retried and never wrote them).
-
-        An increment, so never sent twice (not through ``_rows``): a dropped connection fails the task.
-        """
-        self.conn.execute(
-            "UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s", (throttles, experiment_id)
-        )
 
     def open_experiments(self, execution_prefix: str | None = None) -> list[OpenExperiment]:
         """Experiments not closed yet, oldest first, with their latest execution; only those whose latest

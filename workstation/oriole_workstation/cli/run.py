@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from oriole import catalog
@@ -213,7 +212,7 @@ class ProgressLine:
         limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].int_default
         self.bar = Progress(
             TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=None),  # the bar takes the width the rest leaves, on any terminal
             TextColumn("{task.completed}/{task.total} actions"),
             TimeElapsedColumn(),
             console=err,
@@ -255,7 +254,6 @@ def print_result(result: RunResult) -> None:
             ExperimentStatus(s.status), "red"
         ),
     )
-    table = Table(show_header=False, box=None)
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),
         ("agent", f"{s.llm_provider} / {s.model_name}"),
@@ -268,9 +266,10 @@ def print_result(result: RunResult) -> None:
     ]
     if s.failure_reason:
         rows.append(("reason", s.failure_reason))
-    for key, value in rows:  # Text cells: never parsed as markup
-        table.add_row(Text(key, "bold"), value if isinstance(value, Text) else Text(terminal_safe(value)))
-    out.print(table)
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:  # Text: never parsed as markup; a line ends where its value does (no padding)
+        shown = value if isinstance(value, Text) else Text(terminal_safe(value))
+        out.print(Text.assemble((key.ljust(width), "bold"), "  ", shown))
     out.print(
         f'\nQuery it: oriole db psql -c "SELECT step_number, action_type, to_x, to_y, success '
         f'FROM actions WHERE experiment_id = {s.experiment_id} ORDER BY step_number"',

@@ -23,7 +23,7 @@ from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
-from oriole_workstation.cli.common import Commands, closest, err, fail, print_columns, whole_number
+from oriole_workstation.cli.common import Commands, closest, err, fail, print_columns, terminal_width, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
@@ -366,7 +366,7 @@ def _run_locally(
         raise fail("stopped: run the same command again to resume", 130)
     summary = sweep_runs.outcome(execution)
     typer.echo(sweep_runs.summary_line(summary), nl=False)
-    typer.echo(render_report(results, by=by, filters=Filters(sweeps=(sweep_id,))), nl=False)
+    typer.echo(render_report(results, by=by, filters=Filters(sweeps=(sweep_id,)), width=terminal_width()), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
     if summary["errors"] or summary["paused"]:
