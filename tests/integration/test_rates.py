@@ -294,7 +294,9 @@ def test_every_format_carries_both_rates_and_the_intervals_over_mazes(sweep, rep
         assert str(row["few_mazes"]).lower() == str(want["mazes"] < 10).lower()
 
 
-def test_the_default_table_shows_the_interval_over_mazes_first_and_flags_what_needs_saying(sweep, report):
+def test_the_default_table_shows_the_interval_over_mazes_first_and_flags_what_needs_saying(sweep, report, monkeypatch):
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # a terminal of 100 columns
+    monkeypatch.setenv("COLUMNS", "100")
     narrow = report().splitlines()
     assert max(map(len, narrow)) <= 100
     want = expected(sweep[1], "ollama/a")

@@ -27,7 +27,7 @@ def plan_line(item: Planned, spec: SweepFile, defaults: Mapping[str, object]) ->
 
 def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: bool) -> list[str]:
     """The price each model of the sweep is charged at, and where it comes from, once per agent; a model without
-    one says it counts as $0."""
+    one says its cost is unknown (shown ``unpriced``; $0 toward a spend limit only with --allow-unpriced)."""
     lines, seen = [], set()
     for cell in matrix:
         if not PROVIDERS[cell.provider].calls_model or (cell.agent, cell.prices) in seen:
@@ -38,7 +38,7 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
             lines.append(f"price of {cell.agent}: {found.describe()}")
         else:
             lines.append(
-                f"price of {cell.agent}: unknown, its tokens count as $0"
+                f"price of {cell.agent}: unknown, its cost shows as unpriced"
                 + (
                     " (--allow-unpriced)"
                     if allow_unpriced
