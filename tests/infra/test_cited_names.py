@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import io
 import pkgutil
 import re
@@ -81,14 +82,27 @@ def project_classes(modules: list[ModuleType]) -> dict[str, list[type]]:
     return classes
 
 
+def instance_attributes(cls: type) -> set[str]:
+    """The attributes a class's methods set on ``self`` (``self.x = ...``, ``self.a, self.b = ...``)."""
+    targets = (
+        node
+        for node in ast.walk(ast.parse(inspect.getsource(cls).lstrip()))
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+    )
+    return {node.attr for node in targets if isinstance(node.value, ast.Name) and node.value.id == "self"}
+
+
 def has_attribute(owner: Any, name: str) -> bool:
-    """An attribute, or a field a class declares without a default (dataclass, pydantic, annotation)."""
+    """An attribute, a field a class declares without a default (dataclass, pydantic, annotation), or one its
+    instances are given."""
     fields = (
         getattr(owner, "__dataclass_fields__", None) or {},
         getattr(owner, "model_fields", None) or {},
         getattr(owner, "__annotations__", None) or {},
     )
-    return hasattr(owner, name) or any(name in declared for declared in fields)
+    if hasattr(owner, name) or any(name in declared for declared in fields):
+        return True
+    return isinstance(owner, type) and name in instance_attributes(owner)
 
 
 def resolves_in_module(name: str) -> bool:
@@ -137,6 +151,8 @@ def test_every_cited_name_exists(classes):
         ("oriole.core.turn_loop.AgentSetup.recorded", False),
         ("AgentSetup.replay", True),
         ("AgentSetup.recorded", False),
+        ("oriole.core.turn.Turn.answered", True),  # set on the instance by __init__
+        ("Turn.unanswered", False),
         ("States.TaskFailed", None),  # AWS's, not the project's
     ],
 )

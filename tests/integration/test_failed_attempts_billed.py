@@ -74,6 +74,8 @@ def test_a_turn_retried_after_a_stall_keeps_the_calls_its_failed_attempt_got_ans
     assert (row["failed_input_tokens"], row["failed_output_tokens"]) == (1001 + 1002, 11 + 12)
     assert row["failed_attempts"] == 1 and row["failed_model_calls"] == 2 and row["model_calls"] == 10
     assert row["cost_usd"] == cost(*billed) and row["failed_cost_usd"] == cost(1001 + 1002, 11 + 12)
+    shown = (data["failed_attempts"], data["failed_tokens"], data["failed_cost_usd"])  # oriole run --json
+    assert shown == (1, 1001 + 1002 + 11 + 12, float(cost(1001 + 1002, 11 + 12)))
     [attempt] = failed_attempts(local, data["experiment_id"])
     assert attempt["turn_number"] == 1 and attempt["calls"] == 2 and attempt["input_tokens"] == 2003
     assert attempt["error"].startswith("ModelTimeout: the OpenAI-compatible server model 'scripted' at ")

@@ -209,3 +209,5 @@ def test_a_spend_limit_counts_what_failed_attempts_spent_and_stops_new_starts(cl
     spent = (Decimal(billed[0]) * 2 + Decimal(billed[1]) * 8) / 1_000_000
     assert row["cost_usd"] == row["failed_cost_usd"] == spent >= Decimal("0.05")
     assert store.sweep_spend(sweep_id) == float(spent)
+    report = " ".join(cli("report", "--sweep", sweep_id).stdout.split())
+    assert f"spent on failed attempts: 60,300 tokens, ${spent:.4f} in 3 call(s) of 3 attempt(s) in 1 run(s)" in report

@@ -291,11 +291,11 @@ def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_bef
 
 
 def test_with_pictures_each_request_carries_only_the_newest_view_and_no_tiles_in_text():
-    from oriole.core.picture import IMAGE, LOCAL, Camera, Observation
+    from oriole.core.picture import IMAGE, Camera, ImageView, Observation
 
     agent = Scripted(calls("move_east", "move_east"), calls("move_east"), ModelResponse(text="done"))
-    camera = Camera(LOCAL, MAZE, RULES.vision_range)
-    outcome, world = turn(agent, observation=Observation(IMAGE, LOCAL), camera=camera)
+    camera = Camera(ImageView.LOCAL, MAZE, RULES.vision_range)
+    outcome, world = turn(agent, observation=Observation(IMAGE, ImageView.LOCAL), camera=camera)
     assert outcome.end_reason == "no_tool_call" and world.position == (3, 0)
     for request in agent.requests:
         pictured = [m for m in request.messages if m.picture is not None]

@@ -59,7 +59,7 @@ from oriole_workstation.grouping import (
 )
 from oriole_workstation.provenance import Provenance
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparedExperiment, ComparisonRow
+from oriole_workstation.rows import ComparedExperiment, ComparisonRow, FailedSpend
 
 
 class Format(StrEnum):
@@ -496,7 +496,20 @@ def render_report(
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
+    table = as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
+    note = failed_spend_note(results.failed_spend(filters))
+    return table + "".join(line + "\n" for line in (textwrap.wrap(note, width) if width else [note] if note else []))
+
+
+def failed_spend_note(spend: FailedSpend) -> str:
+    """``spent on failed attempts: ...`` below a table, where any was: the calls a server answered in turns that
+    then failed (retried, or ending the run in an error) are billed, and each run's tokens and cost count them."""
+    if not spend.attempts:
+        return ""
+    return (
+        f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
+        f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
+    )
 
 
 def pair_cells(rows: Sequence[PairRow]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:

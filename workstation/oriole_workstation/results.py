@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -27,6 +27,7 @@ from oriole_workstation.rows import (
     ComparisonRow,
     ExperimentRun,
     ExperimentSummary,
+    FailedSpend,
     MazeCount,
     PairedRow,
     StatusRow,
@@ -280,7 +281,9 @@ class Results:
                         THEN coalesce(round(e.optimal_path_length::numeric / nullif(greatest(e.optimal_path_length,
                                             e.move_count - e.failed_move_count), 0), 4), 1)::float END
                         AS path_efficiency,
-                   e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd,
+                   e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd, e.failed_attempts,
+                   e.failed_input_tokens + e.failed_output_tokens AS failed_tokens,
+                   e.failed_cost_usd::float AS failed_cost_usd,
                    extract(epoch FROM coalesce(e.completed_at, now()) - e.started_at)::float AS duration_seconds,
                    e.completed_at IS NOT NULL AS completed, e.execution_arns
               FROM experiments e JOIN mazes m ON m.id = e.maze_id
@@ -315,6 +318,20 @@ class Results:
             "by_maze => %(by_maze)s)",
             {**filters.arguments(), "by_maze": by_maze},
         )
+
+    def failed_spend(self, filters: Filters = EVERYTHING) -> FailedSpend:
+        """What the failed attempts of the experiments matching the filters spent (``experiments.failed_*``)."""
+        [spend] = self._rows(  # an aggregate: one row
+            FailedSpend,
+            "SELECT count(*) FILTER (WHERE e.failed_attempts > 0) AS runs, "
+            "coalesce(sum(e.failed_attempts), 0)::bigint AS attempts, "
+            "coalesce(sum(e.failed_model_calls), 0)::bigint AS calls, "
+            "coalesce(sum(e.failed_input_tokens + e.failed_output_tokens), 0)::bigint AS tokens, "
+            "coalesce(sum(e.failed_cost_usd), 0) AS cost_usd "
+            f"FROM {_PICKED} c JOIN experiments e ON e.id = c.experiment_id",
+            filters.arguments(),
+        )
+        return spend
 
     def chosen(self, filters: Filters) -> list[int]:
         """The ids of the experiments the filters choose (``chosen_experiments``), in order."""
@@ -459,9 +476,9 @@ class Results:
         return {row.name: row.description for row in rows}
 
     def experiment_run(self, experiment_id: int) -> ExperimentRun | None:
-        """An experiment with its maze, every action in order and each turn's model text: what a picture
-        or a replay of the run shows."""
-        return self._row(
+        """An experiment with its maze, each turn's model text and its actions in order: what a picture or a
+        replay of the run shows. The actions come as a stream (``run_actions``), read once."""
+        record = self._row(
             ExperimentRun,
             """
             SELECT e.id AS experiment_id, e.llm_provider, e.model_name, e.prompt_version, e.status, e.goal_found,
@@ -469,13 +486,6 @@ class Results:
                    (e.config ->> 'visionRange')::int AS vision_range,
                    m.name AS maze, m.grid, m.start_x, m.start_y, m.goal_x, m.goal_y, m.shortest_path_length,
                    e.optimal_path_length,
-                   (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                               'step', a.step_number, 'turn', a.turn_number, 'action', a.action_type,
-                               'from', jsonb_build_array(a.from_x, a.from_y), 'to', jsonb_build_array(a.to_x, a.to_y),
-                               'success', a.success, 'error', a.error, 'reasoning', a.reasoning,
-                               'tiles_seen', a.tiles_seen, 'goal_visible', a.goal_visible) ORDER BY a.step_number),
-                           '[]'::jsonb)
-                      FROM actions a WHERE a.experiment_id = e.id) AS actions,
                    (SELECT coalesce(jsonb_object_agg(t.turn_number, t.text), '{}'::jsonb)
                       FROM (SELECT c.turn_number, string_agg(c.response ->> 'text', E'\n' ORDER BY c.call_index) AS text
                               FROM model_calls c
@@ -486,6 +496,31 @@ class Results:
             """,
             (experiment_id,),
         )
+        return None if record is None else replace(record, actions=self.run_actions(experiment_id))
+
+    def run_actions(self, experiment_id: int, batch_rows: int = 5_000) -> Iterator[dict[str, Any]]:
+        """An experiment's actions in order, one dict each (step, turn, action, from, to, success, error,
+        reasoning, tiles_seen: only the tiles first seen at that action, None when none was: a tile seen again
+        changes no picture), read through a server-side cursor ``batch_rows`` at a time: a run of a million
+        actions is never held whole, by the database or here. The read starts at the first ``next``."""
+        with self.conn.transaction(), self.conn.cursor(name=f"run_actions_{experiment_id}") as cursor:
+            cursor.itersize = batch_rows
+            cursor.execute(
+                """
+                WITH firsts AS (SELECT step, jsonb_agg(tile) AS tiles
+                                  FROM (SELECT min(a.step_number) AS step, t.tile
+                                          FROM actions a, jsonb_array_elements(a.tiles_seen) t (tile)
+                                         WHERE a.experiment_id = %(id)s GROUP BY t.tile) first_sight
+                                 GROUP BY step)
+                SELECT a.step_number AS step, a.turn_number AS turn, a.action_type AS action,
+                       ARRAY[a.from_x, a.from_y] AS "from", ARRAY[a.to_x, a.to_y] AS "to", a.success, a.error,
+                       a.reasoning, f.tiles AS tiles_seen
+                  FROM actions a LEFT JOIN firsts f ON f.step = a.step_number
+                 WHERE a.experiment_id = %(id)s ORDER BY a.step_number
+                """,
+                {"id": experiment_id},
+            )
+            yield from cursor
 
     def maze_counts(self) -> list[MazeCount]:
         """Per family and size: how many mazes the database holds, by source, with a few names."""

@@ -8,6 +8,7 @@ The statuses and endings the workstation compares are the runtime's (``oriole.st
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -51,6 +52,9 @@ class ExperimentSummary:
     input_tokens: int
     output_tokens: int
     cost_usd: float | None  # None: unpriced
+    failed_attempts: int  # attempts of its turns that failed after the server answered calls (retried or not)
+    failed_tokens: int  # the tokens those calls used, within input_tokens and output_tokens
+    failed_cost_usd: float  # what they cost, within cost_usd
     duration_seconds: float
     completed: bool
     execution_arns: list[str]
@@ -310,9 +314,10 @@ class StatusRow:
 
 @dataclass(frozen=True)
 class ExperimentRun:
-    """An experiment with its maze, every action in order (JSON objects: step, turn, action, from, to, success,
-    error, reasoning, tiles_seen, goal_visible) and each turn's model text by turn number: what a picture or a
-    replay of the run shows (``Results.experiment_run``)."""
+    """An experiment with its maze, each turn's model text by turn number and its actions in order (dicts: step,
+    turn, action, from, to, success, error, reasoning, tiles_seen; from the database a stream, read once, whose
+    tiles_seen holds only the tiles first seen at each action): what a picture or a replay of the run shows
+    (``Results.experiment_run``)."""
 
     experiment_id: int
     llm_provider: str
@@ -332,8 +337,20 @@ class ExperimentRun:
     goal_y: int
     shortest_path_length: int
     optimal_path_length: int
-    actions: list[dict[str, Json]]
     model_text: dict[str, str]
+    actions: Iterable[Mapping[str, Any]] = ()
+
+
+@dataclass(frozen=True)
+class FailedSpend:
+    """What the failed attempts of the chosen experiments spent (``Results.failed_spend``): calls a server answered
+    in turns that then failed, counted in the experiments' tokens and cost all the same."""
+
+    runs: int  # experiments with at least one failed attempt
+    attempts: int
+    calls: int
+    tokens: int
+    cost_usd: Decimal
 
 
 @dataclass(frozen=True)

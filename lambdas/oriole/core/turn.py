@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from oriole.core import prices
 from oriole.core.maze import Maze, vision
 from oriole.core.memory import MapMemory, MemoryMode, Remembered, StoredTurn, memory_mode
-from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
+from oriole.core.picture import TEXT_ONLY, Camera, ImageView, Observation
 from oriole.core.tools import INVALID_ACTION, RecallWindow, Rules, WorldState, tool_specs
 from oriole.core.turn_loop import (
     Agent,
@@ -300,7 +300,7 @@ class Turn:
         """What draws the turn's pictures (None without pictures); a map view starts from the map seen so far."""
         if not self.observation.pictures:
             return None
-        known = self._kept_map().known if self.observation.view == MAP else None
+        known = self._kept_map().known if self.observation.view == ImageView.MAP else None
         return Camera(self.observation.view, self.maze, self.config.vision_range, known)
 
     def history(self) -> list[JsonObject]:
@@ -323,7 +323,7 @@ class Turn:
     def _keeps_map(self) -> bool:
         """Whether the experiment's memory carries the map the agent has seen: for its memory mode (the map
         compaction) or for map pictures."""
-        return self.memory.keeps_map or (self.observation.pictures and self.observation.view == MAP)
+        return self.memory.keeps_map or (self.observation.pictures and self.observation.view == ImageView.MAP)
 
     def _kept_map(self) -> MapMemory:
         return MapMemory.kept(self.maze, self.state.experiment.memory, self.config.vision_range)

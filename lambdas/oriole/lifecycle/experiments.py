@@ -50,7 +50,7 @@ from oriole.lifecycle.task_io import (
     TurnResult,
 )
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import ExperimentStatus
+from oriole.statuses import ExecutionStatus, ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze
@@ -206,7 +206,7 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> E
             "experiment's own ContinueAsNew task starts its next part; start a new experiment "
             "instead"
         )
-    if row.status != "running":
+    if row.status != ExperimentStatus.RUNNING:
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
 
@@ -313,7 +313,7 @@ def _load(store: Store, experiment_id: int, turn_number: int) -> tuple[TurnState
     if loaded is None:
         raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
     state = loaded.state
-    if state.committed is None and state.experiment.status != "running":
+    if state.committed is None and state.experiment.status != ExperimentStatus.RUNNING:
         raise ExperimentNotRunning(
             f"experiment {experiment_id} is {state.experiment.status}; turn {turn_number} not played"
         )
@@ -392,7 +392,7 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
     row = store.progress(request.experimentId)
     if row is None:
         raise ExperimentNotFound(f"experiment {request.experimentId} does not exist")
-    if row.status != "running":
+    if row.status != ExperimentStatus.RUNNING:
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     decision = progress.decide(
         progress.Progress(
@@ -503,10 +503,10 @@ def close_after_execution(
     unattached = arn not in arns and name == progress.successor_name(row.id, len(arns) + 1) and row.continuation_issued
     if arn != arns[-1] and not unattached:
         return result
-    if status == "SUCCEEDED":
+    if status == ExecutionStatus.SUCCEEDED:
         successor = (_json_object(detail.output).get("continuation") or {}).get("successorExecutionArn")
         successor_status = execution_status(successor) if successor else None
-        if successor_status == "RUNNING":
+        if successor_status == ExecutionStatus.RUNNING:
             return result  # it attaches itself when it starts; its own end is reported in turn
         new_status, reason = ExperimentStatus.FAILED, _continuation_reason(name, successor, successor_status)
     elif status in _CLOSED_BY_EXECUTION:

@@ -243,6 +243,13 @@ def _sight(s: ExperimentSummary) -> str:
     return "" if optimum == s.shortest_path_length else f"; {optimum} to see the goal"
 
 
+def failed_attempts_text(s: ExperimentSummary) -> str:
+    """``1,240 tokens, $0.0031 in 2 attempts``: what the calls a server answered in turns that then failed (and were
+    retried, or ended the run) spent; counted in the experiment's tokens and cost."""
+    attempts = f"{s.failed_attempts} attempt{'s' if s.failed_attempts > 1 else ''}"
+    return f"{s.failed_tokens:,} tokens, ${s.failed_cost_usd:.4f} in {attempts} (in the experiment's totals)"
+
+
 def print_result(result: RunResult) -> None:
     """The result block: the same for a local run and a run on AWS. Stored text is shown, never interpreted."""
     s = result.summary
@@ -264,6 +271,8 @@ def print_result(result: RunResult) -> None:
         ("path efficiency", "-" if s.path_efficiency is None else f"{s.path_efficiency:.3f}"),
         ("duration", f"{s.duration_seconds:.1f} s"),
     ]
+    if s.failed_attempts:
+        rows.append(("spent on failed attempts", failed_attempts_text(s)))
     if s.failure_reason:
         rows.append(("reason", s.failure_reason))
     width = max(len(key) for key, _ in rows)

@@ -20,7 +20,7 @@ from oriole import catalog
 from oriole.core import sweep_plan as plans
 from oriole.lifecycle.sweep_tasks import stored_maze_names
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import ExperimentStatus
+from oriole.statuses import ExecutionStatus, ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
 from oriole_workstation.cli.common import Commands, closest, err, fail, print_columns, terminal_width, whole_number
@@ -362,7 +362,7 @@ def _run_locally(
             "command again to resume",
             130,
         ) from None
-    if execution["status"] == "ABORTED":
+    if execution["status"] == ExecutionStatus.ABORTED:
         raise fail("stopped: run the same command again to resume", 130)
     summary = sweep_runs.outcome(execution)
     typer.echo(sweep_runs.summary_line(summary), nl=False)
