@@ -126,13 +126,16 @@ def test_stored_aggregates_equal_a_recount_from_the_raw_actions_after_real_runs(
 
 
 def test_configuration_snapshot_and_overrides_are_stored(local):
-    data = local.run(baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1, temperature=0.0)).as_json()
+    data = local.run(
+        baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1, repetitionThreshold=0)
+    ).as_json()
     row = local.store.conn.execute(
         "SELECT config, seed, prompt_version, prompt_hash, prompt_text FROM experiments WHERE id = %s",
         (data["experiment_id"],),
     ).fetchone()
     assert row["config"]["maxActionsPerTurn"] == 2 and row["config"]["visionRange"] == 1
-    assert row["config"]["temperature"] == 0.0  # a falsy value is stored, not dropped
+    assert row["config"]["repetitionThreshold"] == 0  # a falsy value is stored, not dropped
+    assert "temperature" not in row["config"]  # a baseline's snapshot holds the keys that applied to it only
     assert row["config"]["seed"] == row["seed"] >= 0
     assert row["prompt_version"] == "v1" and len(row["prompt_hash"]) == 64 and "maze" in row["prompt_text"]
     turns = local.store.conn.execute(
