@@ -25,6 +25,7 @@ from oriole_workstation.runner import LocalAws
 from oriole_workstation.sweep_progress import SweepProgress
 from tests.integration.conftest import TIME_SCALE, Local
 from tests.integration.test_fault_table import failing
+from tests.ollama_server import ScriptedOllama, slow, tool_calls
 
 PARENT_EVENTS = 48  # a sweep's own history, whatever its size: the items run as child executions
 
@@ -426,20 +427,26 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
 def test_an_items_waits_grow_with_the_time_it_has_followed_its_experiment(local, store):
     """An item told it has followed its experiment for 30 s already: each look adds the wait just done to the time
     followed (in the flow) and answers the next wait, a tenth of it (oriole.core.sweep_plan.next_check_wait), until the
-    experiment is closed. The experiment is one that cannot end before the second wait: 400 turns of a random walk
-    (the oracle's shortest path on this maze is over before it, now that local runs are fast)."""
+    experiment is closed. The experiment cannot end before the second wait whatever the machine's speed: its model
+    answers its one call after 3 s (the first wait is 1 s), and gives up. (Its sweep is recorded as planned: an
+    experiment of a sweep no one planned is rejected at once, which is what made this test depend on timing.)"""
     item = item_state_machine(local)
-    sweep = {
-        "id": f"grow-{uuid.uuid4().hex[:8]}",
-        "agents": ["baseline/random"],
-        "mazes": ["perfect-31"],
-        "configs": [{"maxActionsPerTurn": 1, "maxMoves": 400}],
-    }
-    started = sweep_flow.item_input(0, sweep, wait_seconds=1)
-    started["check"]["followedSeconds"] = 30
-    ended, history = run_item(local, item, started)
+    give_up = tool_calls(("give_up", {"reason": "the test has seen two waits"}))
+    with ScriptedOllama(slow(3, give_up), models=["scripted"]) as server:
+        sweep = {
+            "id": f"grow-{uuid.uuid4().hex[:8]}",
+            "agents": ["ollama/scripted"],
+            "mazes": ["perfect-7"],
+            "configs": [{"endpoint": server.url, "enableGiveUp": True}],
+        }
+        store.record_sweep_plan(sweep["id"], 1, sweep)  # PlanSweep's record: the item's experiment joins its sweep
+        started = sweep_flow.item_input(0, sweep, wait_seconds=1)
+        started["check"]["followedSeconds"] = 30
+        ended, history = run_item(local, item, started)
     assert ended["status"] == "SUCCEEDED"
     checks = [state["check"] for state in entered(history, "WaitForExperiment")]
+    [row] = started_experiments(store, sweep["id"])
+    assert row["status"] == "failed" and len(server.requests) == 1  # it ran, and gave up after its one slow call
     assert len(checks) >= 2, "the experiment ended before a second wait"
     followed, wait = 30, 1
     for check in checks:
