@@ -14,6 +14,7 @@ from oriole.core.endings import closing
 from oriole.core.maze import Maze, optimal_path_length
 from oriole.core.mazeset import MazeEntry
 from oriole.provider_registry import PROVIDERS
+from oriole.statuses import Ending, EndingCause
 from oriole.store import Store, db
 from oriole.store.mazes import MazeSetMismatch
 from oriole.store.schema import MigrationChanged, migration_files, ordered_views, view_files
@@ -503,3 +504,18 @@ def test_0030_live_status_reads_only_the_running_experiments(empty_database):
     store.conn.execute("SET enable_seqscan = off")  # an empty table: the planner would scan it whatever the indexes
     plan = store.conn.execute("EXPLAIN SELECT * FROM experiment_status WHERE status = 'running'").fetchall()
     assert "experiments_running_idx" in "\n".join(row["QUERY PLAN"] for row in plan)
+
+
+def test_the_ending_columns_comments_name_every_ending_and_cause(empty_database):
+    """Two migrations rewrote these comments from their own sides; the last one applied must still name them all."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations()
+    comments = {
+        row["column"]: row["comment"]
+        for row in store.conn.execute(
+            "SELECT attname AS column, col_description(attrelid, attnum) AS comment FROM pg_attribute "
+            "WHERE attrelid = 'experiments'::regclass AND attname IN ('ending', 'ending_cause')"
+        ).fetchall()
+    }
+    assert [e for e in Ending if e.value not in comments["ending"]] == []
+    assert [c for c in EndingCause if c.value not in comments["ending_cause"]] == []

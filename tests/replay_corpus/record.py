@@ -81,6 +81,7 @@ def load(conn, fixture: dict) -> int:
         {
             **_computed_since(experiment, maze),
             **experiment,
+            **_rewritten_since(experiment),
             "maze_id": maze_id,
             "origin_execution_arn": f"{experiment['origin_execution_arn']}-{copy}",
             "execution_arns": [f"{arn}-{copy}" for arn in experiment["execution_arns"]],
@@ -88,8 +89,15 @@ def load(conn, fixture: dict) -> int:
     )
     for table in _CHILD_TABLES:
         for row in fixture[table]:
-            _insert(conn, table, {**row, "experiment_id": experiment_id})
+            _insert(conn, table, {**row, "experiment_id": experiment_id, **_rewritten_since(experiment, table)})
     return experiment_id
+
+
+def _rewritten_since(experiment: dict, table: str = "experiments") -> dict:
+    """What the migrations since a fixture was recorded rewrote in stored rows, by the same rules: an unpriced
+    model's cost is unknown, NULL in the experiment and its turns (0024), not the $0 recorded before."""
+    unpriced = experiment["llm_provider"] != "baseline" and not isinstance(experiment["config"].get("pricing"), dict)
+    return {"cost_usd": None} if unpriced and table in ("experiments", "turns") else {}
 
 
 def _computed_since(experiment: dict, maze: dict) -> dict:

@@ -69,7 +69,7 @@ def sent_hash(body: JsonObject) -> str:
     when the call is sent, and again from a request rebuilt with today's adapter (a replay, ``oriole transcript``):
     an adapter that drops the system prompt or words a tool result otherwise gives another hash, although the
     provider-neutral request is the same."""
-    text = json.dumps(body, default=_base64_bytes, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(body, default=_base64_bytes, sort_keys=True, separators=(",", ":"))  # \u-escaped, as sent
     return hashlib.sha256(text.encode()).hexdigest()
 
 
