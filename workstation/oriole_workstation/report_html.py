@@ -312,7 +312,7 @@ def _axis(panels: Sequence[Panel], title: str) -> charts.Axis:
     return charts.value_axis(values, title, wide, charts.format_number)
 
 
-def _figure(d: drawing.Drawing, chart_id: str) -> str:
+def figure_html(d: drawing.Drawing, chart_id: str) -> str:
     return (
         f'<figure id="figure-{chart_id}">{drawing.to_svg(d, element_id=chart_id)}'
         f"<figcaption>{escape(d.caption)}</figcaption></figure>"
@@ -496,7 +496,7 @@ def page(
     else:
         drawn = figures(rows, experiments, by, charts.PAGE, read, replays)
         distributions = "".join(
-            _figure(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
+            figure_html(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
         )
         body = (
             f'<section id="leaderboard-section"><h2>Success rate</h2>{leaderboard(rows, by)}'
@@ -504,10 +504,10 @@ def page(
             f"and the maze interval where the runs share mazes. {escape(RUN_DEFINITION)}</p>"
             f'<p class="note">{escape(running_note(rows))}</p></section>'
             f'{origin}<section id="intervals"><h2>The intervals</h2><p>{escape(INTERVALS)}</p></section>'
-            f'<section id="success"><h2>Success rate per agent</h2>{_figure(drawn["success"], "success")}'
+            f'<section id="success"><h2>Success rate per agent</h2>{figure_html(drawn["success"], "success")}'
             f'</section><section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
             + (
-                f'<section id="costs"><h2>Cost</h2>{_figure(drawn["cost"], "cost")}</section>'
+                f'<section id="costs"><h2>Cost</h2>{figure_html(drawn["cost"], "cost")}</section>'
                 if "cost" in drawn
                 else ""
             )

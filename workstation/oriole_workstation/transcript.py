@@ -23,12 +23,16 @@ from oriole.catalog import prompt_hash
 from oriole.core import picture as pictures
 from oriole.core.maze import Maze
 from oriole.core.memory import StoredTurn
-from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, rebuild_turn
+from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, rebuild_turn, tool_json
+from oriole.core.tools import ToolSpec
 from oriole.core.turn_loop import message_as_json
 from oriole.errors import OrioleError
 from oriole.provider_registry import PROVIDERS
+from oriole.statuses import TurnEnd
 from oriole.store.mazes import MAZE_COLUMNS, MazeRow
+from oriole_workstation import assets
 from oriole_workstation.display import terminal_safe
+from oriole_workstation.outcomes import ending_text, outcome_text
 
 
 class TranscriptUnavailable(OrioleError):
@@ -210,8 +214,9 @@ def _answer(raw: bytes | None) -> object:
 
 _EXPERIMENT = """
     SELECT e.id AS experiment_id, e.llm_provider, coalesce(o.llm_provider, e.llm_provider) AS wire_provider,
-           e.model_name, e.prompt_version, e.prompt_hash, e.status, e.failure_reason, e.replay_of, e.seed,
-           e.config, e.maze_id, m.name AS maze
+           e.model_name, e.agent_label, e.prompt_version, e.prompt_hash, e.status, e.ending, e.failure_reason,
+           e.replay_of, e.seed, e.config, e.maze_id, m.name AS maze, e.action_count AS actions,
+           e.turn_count AS turns
       FROM experiments e JOIN mazes m ON m.id = e.maze_id LEFT JOIN experiments o ON o.id = e.replay_of
      WHERE e.id = %s
 """
@@ -239,7 +244,7 @@ def text(transcript: Transcript) -> str:
     for digest, system in transcript.systems.items():
         out += [f"\n== system prompt sha256:{digest[:12]} ==", system]
     for turn in transcript.turns:
-        out.append(f"\n== turn {turn.number}: {turn.end_reason}, {len(turn.actions)} action(s) ==")
+        out.append(f"\n== turn {turn.number}: {len(turn.actions)} action(s), {turn_ending(turn.end_reason)} ==")
         if turn.context:
             out.append(f"   context: {json.dumps(turn.context)}")
         for call in turn.calls:
@@ -287,9 +292,78 @@ def _shown(value: object) -> str:
 # --- HTML ------------------------------------------------------------------------------------------------
 
 
+TURN_ENDINGS = {
+    TurnEnd.NO_TOOL_CALL: "answered without calling a tool (the usual end of a turn)",
+    TurnEnd.ACTION_BUDGET: "used the turn's actions",
+    TurnEnd.MAX_MOVES: "reached the experiment's action limit",
+    TurnEnd.GOAL_FOUND: "found the goal",
+    TurnEnd.GAVE_UP: "gave up",
+    TurnEnd.CIRCUIT_BREAKER: "stopped after three invalid calls in a row (circuit breaker)",
+    TurnEnd.REPETITION: "stopped repeating itself",
+    TurnEnd.DEADLINE: "ended before the task's time ran out",
+}
+
+
+def turn_ending(end_reason: str) -> str:
+    """Why a turn ended, in words (``turns.end_reason``; an unknown one as it is stored)."""
+    return TURN_ENDINGS.get(end_reason, end_reason)  # type: ignore[call-overload]
+
+
+def tools_of(transcript: Transcript) -> list[ToolSpec]:
+    """Every tool the model was offered, each once, in the order first offered."""
+    found: dict[str, ToolSpec] = {}
+    for turn in transcript.turns:
+        for call in turn.calls:
+            for tool in call.rebuilt.request.tools:
+                found.setdefault(json.dumps(tool_json(tool), sort_keys=True), tool)
+    return list(found.values())
+
+
+def header_html(transcript: Transcript) -> str:
+    """What the transcript is of, before its turns: the outcome, the agent, the maze, the prompt, the seed, the
+    configuration and every tool with its schema."""
+    e = transcript.experiment
+    agent = e.get("agent_label") or f"{e['llm_provider']}/{e['model_name']}"
+    facts = [
+        (
+            "outcome",
+            f"{outcome_text(e['status'], e['failure_reason'])} ({ending_text(e.get('ending'))}) after "
+            f"{e.get('actions', 0)} action(s) in {e.get('turns', 0)} turn(s)"
+            + (f": {e['failure_reason']}" if e["failure_reason"] else ""),
+        ),
+        ("agent", agent + (f" ({e['llm_provider']}/{e['model_name']})" if e.get("agent_label") else "")),
+        ("maze", e["maze"]),
+        ("prompt", f"{e['prompt_version']} sha256:{e['prompt_hash']}"),
+        ("seed", "none" if e["seed"] is None else str(e["seed"])),
+    ]
+    rows = "".join(
+        f'<tr><th scope="row">{_e(key)}</th><td><code>{_e(json.dumps(value))}</code></td></tr>'
+        for key, value in sorted((e.get("config") or {}).items())
+    )
+    tools = "".join(
+        f'<details class="tool"><summary><code>{_e(t.name)}</code>: {_e(t.description)}</summary>'
+        f"<pre>{_e(json.dumps(t.parameters, indent=2, sort_keys=True))}</pre></details>"
+        for t in tools_of(transcript)
+    )
+    return (
+        '<section id="transcript-header" aria-label="experiment"><dl class="facts">'
+        + "".join(f"<dt>{_e(term)}</dt><dd>{_e(value)}</dd>" for term, value in facts)
+        + f'<dt>configuration</dt><dd><details class="config"><summary>{len(e.get("config") or {})} settings, '
+        f'as stored at the start</summary><table class="config">{rows}</table></details></dd>'
+        + f"<dt>tools</dt><dd>{tools or 'none offered'}</dd></dl></section>"
+    )
+
+
+EXPAND = (
+    '<p class="expand"><button type="button" id="expand-all">expand all</button> '
+    '<button type="button" id="collapse-all">collapse all</button></p>'
+)
+
+
 def conversation_html(transcript: Transcript) -> str:
-    """The conversation as HTML: the system prompt once, then one ``<details>`` per turn (``data-turn``)."""
-    parts = []
+    """The conversation as HTML: buttons that open and close every turn (``transcript.js``), the system prompt
+    once, then one ``<details>`` per turn (``data-turn``), its summary saying why it ended in words."""
+    parts = [EXPAND]
     for digest, system in transcript.systems.items():
         parts.append(
             f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
@@ -306,7 +380,9 @@ def conversation_html(transcript: Transcript) -> str:
         context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
         parts.append(
             f'<details class="turn" data-turn="{turn.number}"><summary>turn {turn.number}: '
-            f"{_e(turn.end_reason)}, {len(turn.actions)} action(s), {len(turn.calls)} call(s)</summary>"
+            f"{len(turn.actions)} action(s), {len(turn.calls)} call(s); "
+            f'<span class="ending" data-end="{_e(turn.end_reason)}">{_e(turn_ending(turn.end_reason))}</span>'
+            "</summary>"
             f"{context}{calls}</details>"
         )
     return "\n".join(parts)
@@ -367,30 +443,18 @@ def _e(value: str) -> str:
     return html.escape(terminal_safe(value, lines=True))
 
 
-CONVERSATION_CSS = """
-#conversation { flex: 1 1 100%; max-width: 1100px; }
-#conversation details { border: 1px solid #d1d5db; margin: 4px 0; padding: 4px 8px; }
-#conversation details.current { border: 2px solid #111827; }
-#conversation summary { cursor: pointer; font-weight: bold; }
-#conversation .meta { color: #374151; font-size: 12px; margin: 6px 0 2px; }
-#conversation .msg { margin: 2px 0 2px 8px; }
-#conversation .role { font-size: 12px; font-weight: bold; color: #1f2937; }
-#conversation .answer .role { text-decoration: underline; }
-#conversation img.picture { image-rendering: pixelated; border: 1px solid #6b7280; margin: 2px 0 2px 8px; }
-#conversation pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 6px; margin: 2px 0;
-                    font-size: 12px; }
-"""
-
-
 def page(transcript: Transcript) -> str:
-    """The transcript as a page of its own (no network, no script)."""
+    """The transcript as a page of its own (no network; its one script opens and closes every turn): the
+    header, then the conversation."""
     e = transcript.experiment
-    title = _e(f"transcript of experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on {e['maze']}")
+    agent = e.get("agent_label") or f"{e['llm_provider']}/{e['model_name']}"
+    title = _e(f"transcript of experiment {e['experiment_id']}: {agent} on {e['maze']}")
+    css = "body { font-family: sans-serif; margin: 16px; color: #111827; }\n" + assets.text("transcript.css")
     return (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
-        f"<style>body {{ font-family: sans-serif; margin: 16px; color: #111827; }}{CONVERSATION_CSS}</style>\n"
-        f'</head>\n<body>\n<h1>{title}</h1>\n<section id="conversation" aria-label="conversation">\n'
-        f"{conversation_html(transcript)}\n</section>\n</body>\n</html>\n"
+        f"<style>{css}</style>\n</head>\n<body>\n<h1>{title}</h1>\n{header_html(transcript)}\n"
+        f'<section id="conversation" aria-label="conversation">\n{conversation_html(transcript)}\n</section>\n'
+        f"{assets.inline_script('transcript.js')}\n</body>\n</html>\n"
     )
 
 
