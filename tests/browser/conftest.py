@@ -24,6 +24,27 @@ FLAGS = [
 ]
 
 
+# The texts under a selector that a line break splits anywhere but at a space: what `famil|y` looks like to a test.
+BROKEN_WORDS = """selector => {
+  const broken = [];
+  for (const cell of document.querySelectorAll(selector)) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent;
+      for (let i = 1; i < text.length; i++) {
+        if (text[i - 1] === " " || text[i] === " ") continue;
+        const range = document.createRange();
+        range.setStart(node, i - 1); range.setEnd(node, i);
+        const before = range.getBoundingClientRect();
+        range.setStart(node, i); range.setEnd(node, i + 1);
+        if (range.getBoundingClientRect().top > before.top + 2) broken.push(text);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator:
     from playwright.sync_api import sync_playwright
@@ -47,8 +68,43 @@ def page(browser) -> Iterator:
         "console",
         lambda message: problems.append(f"console {message.type}: {message.text}") if message.type == "error" else None,
     )
-    page.on("requestfailed", lambda request: problems.append(f"request failed: {request.url}"))
+    page.on(  # a request cut short by leaving the page (a sweep page's poll) is no failure
+        "requestfailed",
+        lambda request: (
+            None
+            if request.failure == "net::ERR_ABORTED"
+            else problems.append(f"request failed: {request.url}: {request.failure}")
+        ),
+    )
     page.problems = problems
     yield page
     context.close()
     assert not problems, problems
+
+
+# The local state machine and the viewer's data, as the integration tier builds them (and the IAM contract over
+# every AWS call they make).
+from tests.integration.conftest import calls_the_deployed_roles_allow, local  # noqa: E402, F401
+from tests.integration.test_viewer import viewed  # noqa: E402, F401
+
+
+@pytest.fixture(scope="module")
+def viewer(database_url) -> Iterator[str]:
+    """``oriole view``'s application served on a free loopback port by the server the command uses (werkzeug's,
+    threaded) in a thread of this process; its base URL. A sweep page polls every 0.2 s here."""
+    import threading
+
+    from werkzeug.serving import make_server
+
+    from oriole_workstation.viewer.app import create_app
+    from oriole_workstation.viewer.reader import Reader
+
+    reader = Reader(database_url)
+    server = make_server("127.0.0.1", 0, create_app(reader, poll_seconds=0.2), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+    server.server_close()
+    reader.close()

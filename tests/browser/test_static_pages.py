@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from oriole_workstation import render
+from tests.browser.conftest import BROKEN_WORDS, WIDTH
 from tests.unit.test_render import EVIL, record
+from tests.unit.test_report_html import page as report_page
 
 
 @pytest.fixture
@@ -66,7 +68,7 @@ def test_play_runs_to_the_end_and_a_step_link_opens_there(page, replay):
     page.select_option("#speed", "25")
     page.click("#play")
     page.wait_for_function(
-        f"document.getElementById('counter').textContent === 'step {len(run.steps)} of {len(run.steps)}'"
+        f"() => document.getElementById('counter').textContent === 'step {len(run.steps)} of {len(run.steps)}'"
     )
     assert page.is_visible("#icon-play") and not page.is_visible("#icon-pause")  # stopped at the end
 
@@ -78,3 +80,23 @@ def test_expand_all_opens_every_turn_and_collapse_all_closes_them(page, replay):
     assert page.eval_on_selector_all("#conversation details", "els => els.every(d => d.open)")
     page.click("#collapse-all")
     assert page.eval_on_selector_all("#conversation details", "els => els.every(d => !d.open)")
+
+
+def test_the_report_page_fits_1400_px_and_breaks_no_word(page, tmp_path):
+    """The HTML report of long agent names and many columns: within 1,400 px, every number and word whole (a
+    model id may wrap between its parts)."""
+    model = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    config = {"maxMoves": 500, "visionRange": 2, "temperature": 0.7, "historyMode": "summary"}
+    spec = [
+        ("bedrock", model, config, "perfect", 11, ["success", "agent", "success"], 900),
+        ("bedrock", model, {**config, "temperature": 0.0}, "perfect", 11, ["success", "success"], 900),
+        ("openai", "Qwen/Qwen3-8B-Instruct", {}, "family", 21, ["agent", "success", "agent"], 1200),
+        ("baseline", "wall-follower", {}, "family", 21, ["success", "success"], 0),
+    ]
+    path = tmp_path / "report.html"
+    path.write_text(report_page(spec), encoding="utf-8")
+    page.goto(path.as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
+    selector = "#leaderboard td, #leaderboard th, #comparison-table td, #comparison-table th, #experiments-table td"
+    assert page.evaluate(BROKEN_WORDS, selector) == []
+    assert page.evaluate("document.getElementById('comparison-table').getBoundingClientRect().right") <= WIDTH

@@ -10,6 +10,7 @@ column, are what ``oriole report --figures DIR`` writes (``figures``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -64,16 +65,16 @@ INTERVALS = (
 )
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1240px; padding: 0 1rem; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1360px; padding: 0 1rem; color: #222; }
 h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; }
 .meta, figcaption, .note { color: #555; font-size: 0.9rem; }
 figcaption { margin-top: 0.3rem; }
 table { border-collapse: collapse; font-size: 0.8rem; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.4rem; text-align: left; vertical-align: top; }
 thead th { background: #f2f2f2; } tbody th { font-weight: normal; }
-td.number { text-align: right; font-variant-numeric: tabular-nums; } td { overflow-wrap: anywhere; }
-.wide { overflow-x: auto; } thead th { overflow-wrap: anywhere; }
-.detail { display: block; color: #555; font-size: 0.92em; overflow-wrap: anywhere; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.wide { overflow-x: auto; } thead th { hyphens: none; }
+.detail { display: block; color: #555; font-size: 0.92em; }
 .rate { font-weight: 600; } .interval { display: block; color: #555; font-size: 0.92em; white-space: nowrap; }
 .none { color: #777; font-style: italic; }
 #comparison-table tbody th, #experiments-table tbody th { min-width: 11rem; }
@@ -322,10 +323,16 @@ def figure_html(d: drawing.Drawing, chart_id: str) -> str:
 # --- tables ------------------------------------------------------------------------------------------------
 
 
+def breakable(text: str) -> str:
+    """Stored text shown (``_shown``) with a line-break opportunity after each ``/ . : _ - @``: a long model id
+    (``bedrock/us.anthropic.claude-haiku-4-5``) wraps between its parts, never inside a word or a number."""
+    return re.sub(r"([/.:_@-])(?=\w)", r"\1<wbr>", _shown(text))
+
+
 def _agent_cell(agent: str, detail: str) -> str:
     return (
-        f'<th scope="row">{_shown(agent)}'
-        + (f'<span class="detail">{_shown(detail)}</span>' if detail else "")
+        f'<th scope="row">{breakable(agent)}'
+        + (f'<span class="detail">{breakable(detail)}</span>' if detail else "")
         + "</th>"
     )
 

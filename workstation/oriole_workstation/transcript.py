@@ -458,7 +458,7 @@ def page(transcript: Transcript) -> str:
     )
 
 
-def _json_value(value: object) -> str:
+def json_value(value: object) -> str:
     """Bytes in a wire body (Bedrock's image block) as the base64 the service's JSON carries; the rest as text."""
     return base64.b64encode(value).decode() if isinstance(value, bytes) else str(value)
 
@@ -468,5 +468,5 @@ FORMATS = ("html", "text", "jsonl")
 
 def render(transcript: Transcript, form: str) -> str:
     if form == "jsonl":
-        return "".join(json.dumps(line, default=_json_value) + "\n" for line in transcript.lines())
+        return "".join(json.dumps(line, default=json_value) + "\n" for line in transcript.lines())
     return text(transcript) if form == "text" else page(transcript)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from oriole.errors import OrioleError
 from oriole_workstation.cli.common import (
     AwsDatabase,
     MazeFilter,
@@ -19,12 +20,17 @@ from oriole_workstation.cli.common import (
     out,
 )
 from oriole_workstation.export import DICTIONARY, Format, export
-from oriole_workstation.results import Filters
+from oriole_workstation.results import Filters, Results
 
 
 def export_command(
     output: Annotated[
-        Format, typer.Option("--format", help="parquet (needs pip install 'oriole[analysis]'), jsonl or csv.")
+        Format,
+        typer.Option(
+            "--format",
+            help="parquet (needs pip install 'oriole[analysis]'), jsonl or csv; or inspect: Inspect AI "
+            "evaluation logs (needs pip install 'oriole[inspect]').",
+        ),
     ],
     folder: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the files into.")],
     model: ModelFilter = None,
@@ -41,10 +47,36 @@ def export_command(
 
     Types are kept: integers, UTC timestamps, JSON as its text. Every file comes from one snapshot of the
     database, so they agree even while experiments run.
+
+    --format inspect writes Inspect AI evaluation logs instead (open them with `inspect view --log-dir FOLDER`):
+    one log per agent of a sweep, one sample per ended experiment (the maze its id, the repetition its epoch)
+    with the messages as the model saw them, pictures included, each call's request and answer, the scores
+    (success, spl, efficiency, ending), the model usage, and the configuration and provenance as metadata.
     """
     from oriole_workstation.database import open_results
 
-    counts = export(open_results(aws), Filters(model, prompt, maze, since, until, tag, sweep), output, folder)
+    filters = Filters(model, prompt, maze, since, until, tag, sweep)
+    if output is Format.inspect:
+        _inspect_logs(open_results(aws), filters, folder)
+        return
+    counts = export(open_results(aws), filters, output, folder)
     for table, rows in counts.items():
         out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
     out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)
+
+
+def _inspect_logs(results: Results, filters: Filters, folder: Path) -> None:
+    from oriole_workstation import inspect_logs
+    from oriole_workstation.report import GroupBy, origin_of
+
+    inspect_logs.require_inspect()
+    if folder.exists() and not folder.is_dir():
+        raise OrioleError(f"--output {folder} is not a folder: the logs are written into a folder")
+    with results.snapshot():
+        experiments = results.compared(filters)
+        origin = origin_of(experiments, filters, GroupBy.family, results.database())
+        written = inspect_logs.write(results, experiments, origin, folder)
+    for path in written:
+        out.print(f"wrote {path}", markup=False, highlight=False)
+    if not written:
+        out.print("no ended experiment matches: no log written", markup=False, highlight=False)

@@ -56,9 +56,12 @@ class BadRequest(HTTPException):
     code = 400
 
 
-def create_app(reader: Reader, hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")) -> Flask:
+def create_app(
+    reader: Reader, hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1"), poll_seconds: float = POLL_SECONDS
+) -> Flask:
     """The viewer over ``reader``. ``hosts``: the names a request may address it by (any other ``Host`` header
-    is refused, so a web page elsewhere cannot reach it by rebinding its own name to this address)."""
+    is refused, so a web page elsewhere cannot reach it by rebinding its own name to this address);
+    ``poll_seconds``: how often a running sweep's page asks for its progress."""
     app = Flask(__name__, static_folder=str(ASSETS), static_url_path="/static")
     app.config["TRUSTED_HOSTS"] = [*hosts, *(f"[{h}]" for h in hosts if ":" in h)]
     app.jinja_env.filters.update(shown=_shown, when=_when, money=_money, number=_number, ending=ending_text)
@@ -107,7 +110,7 @@ def create_app(reader: Reader, hosts: tuple[str, ...] = ("127.0.0.1", "localhost
         if not listed and status.planned is None:
             abort(404, f"no sweep {terminal_safe(sweep_id)} in this database")
         return render_template(
-            "sweep.html", sweep_id=sweep_id, status=status, experiments=listed, poll_seconds=POLL_SECONDS
+            "sweep.html", sweep_id=sweep_id, status=status, experiments=listed, poll_seconds=poll_seconds
         )
 
     @app.get("/sweeps/<path:sweep_id>/progress")

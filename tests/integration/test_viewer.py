@@ -1,0 +1,213 @@
+"""`oriole view` over real runs, through Flask's test client: every page answers from the read-only role, filters
+and sorts and searches, links up and across, refuses what it cannot use with a reason, sends its security headers,
+and shows a hostile model answer as text. (The same pages in Chromium: tests/browser/test_viewer.py.)"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+import psycopg
+import pytest
+
+from oriole_workstation.viewer.app import POLICY, create_app
+from oriole_workstation.viewer.reader import Reader, connect_reader
+from tests import openai_server
+from tests.integration.conftest import baseline
+from tests.integration.test_providers_local import MAZE, OPENAI_MODEL, shortest_moves
+
+SWEEP = "viewer-test"
+BEACON = "http://127.0.0.2:9/beacon"
+# A model answer that tries to leave every context it could land in (a <pre>, an attribute, a script's JSON, an
+# SVG title) and to load a beacon or run a script.
+HOSTILE = (
+    f"</pre></div></script><script>window.pwned=1;fetch('{BEACON}')</script><img src=\"{BEACON}.png\" "
+    f'onerror="window.pwned=2"><svg onload="window.pwned=3"></svg>"\'><!-- {{{{7*7}}}} \u202eevil'
+)
+
+
+@dataclass(frozen=True)
+class Viewed:
+    """What the viewer's tests look at: a sweep of baselines (ids in order) and an experiment whose model
+    answered ``HOSTILE``."""
+
+    sweep: list[int]
+    hostile: int
+
+
+def sweep_input(agent: str, maze: str, repetition: int) -> dict:
+    return baseline(agent, maze, maxMoves=60) | {
+        "agentId": f"{SWEEP}/{agent}-{maze}/r{repetition}",
+        "comment": f"sweep:{SWEEP}",
+    }
+
+
+@pytest.fixture(scope="module")
+def viewed(local) -> Viewed:
+    ids = [
+        local.run(sweep_input(agent, maze, 1)).as_json()["experiment_id"]
+        for agent in ("oracle", "random")
+        for maze in ("perfect-7", "perfect-9")
+    ]
+    first, *rest = shortest_moves(MAZE)
+    script = [  # the answer as the text beside a call, as a call's reasoning, and as a whole answer
+        openai_server.tool_calls((first, {"reasoning": HOSTILE}), content=HOSTILE),
+        openai_server.text_reply(HOSTILE),
+        *(openai_server.tool_calls((m, {})) for m in rest),
+    ]
+    with openai_server.ScriptedOpenAI(*script) as server:
+        hostile = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": OPENAI_MODEL,
+                "comment": "hostile-answer",
+                "config": {"baseUrl": server.base_url, "temperature": 0.0},
+            }
+        ).as_json()
+    assert hostile["status"] == "succeeded", hostile
+    return Viewed(ids, hostile["experiment_id"])
+
+
+@pytest.fixture(scope="module")
+def client(database_url):
+    reader = Reader(database_url)
+    app = create_app(reader)
+    app.testing = True
+    yield app.test_client()
+    reader.close()
+
+
+class Page(HTMLParser):
+    """The tags, links, scripts and text of a page."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def links(self) -> list[str]:
+        return [a["href"] for tag, a in self.tags if tag == "a" and "href" in a]
+
+    def attributes(self) -> set[str]:
+        return {name for _, attrs in self.tags for name in attrs}
+
+
+def get(client, path: str, status: int = 200) -> Page:
+    answer = client.get(path)
+    assert answer.status_code == status, (path, answer.status_code, answer.text[:500])
+    assert answer.headers["Content-Security-Policy"] == POLICY and answer.headers["X-Content-Type-Options"] == "nosniff"
+    return Page(answer.text)
+
+
+def test_the_viewer_reads_as_the_read_only_role_and_cannot_write(database_url):
+    conn = connect_reader(database_url)
+    assert conn.execute("SELECT current_user").fetchone()["current_user"] == "oriole_reader"
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        conn.execute("UPDATE experiments SET comment = 'changed' WHERE id = 1")
+    conn.close()
+
+
+def test_the_index_lists_the_sweep_and_the_latest_experiments(client, viewed):
+    page = get(client, "/")
+    assert f"/sweeps/{SWEEP}" in page.links() and f"/compare?sweep={SWEEP}" in page.links()
+    assert f"/experiments/{viewed.hostile}" in page.links()
+
+
+def test_a_sweep_page_counts_its_experiments_and_its_progress_is_json(client, viewed):
+    page = get(client, f"/sweeps/{SWEEP}")
+    assert {f"/experiments/{n}" for n in viewed.sweep} <= set(page.links())
+    progress = client.get(f"/sweeps/{SWEEP}/progress").get_json()
+    assert progress["status"]["done"] == len(viewed.sweep) and progress["status"]["running"] == 0
+    assert sorted(e["id"] for e in progress["experiments"]) == viewed.sweep
+    assert get(client, "/sweeps/no-such-sweep", 404)
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        (f"sweep={SWEEP}&agent=baseline/oracle", lambda v: v.sweep[:2]),
+        (f"sweep={SWEEP}&maze=perfect-9", lambda v: v.sweep[1::2]),
+        (f"sweep={SWEEP}&ending=success&model=oracle", lambda v: v.sweep[:2]),
+        ("q=hostile-answer", lambda v: [v.hostile]),
+        (f"q={SWEEP}&sort=id&order=asc", lambda v: v.sweep),
+    ],
+)
+def test_the_experiment_list_filters_and_searches(client, viewed, query, expected):
+    page = get(client, f"/experiments?{query}" + ("" if "order=" in query else "&sort=id&order=asc"))
+    shown = [int(a["data-id"]) for tag, a in page.tags if tag == "tr" and "data-id" in a]
+    assert shown == expected(viewed), query
+
+
+def test_the_experiment_list_sorts_by_a_column_either_way(client, viewed):
+    ids = {}
+    for order in ("asc", "desc"):
+        page = get(client, f"/experiments?sweep={SWEEP}&sort=actions&order={order}")
+        ids[order] = [int(a["data-id"]) for tag, a in page.tags if tag == "tr" and "data-id" in a]
+    assert ids["asc"] != ids["desc"] and sorted(ids["asc"]) == sorted(viewed.sweep)
+
+
+@pytest.mark.parametrize(
+    "query, said",
+    [
+        ("since=yesterday", "since must be a date like 2026-11-25"),
+        ("sort=secret", "sort must be one of id, agent"),
+        ("ending=won", "ending must be one of success, agent, error, running"),
+        ("page=0", "page must be a whole number from 1"),
+    ],
+)
+def test_a_query_it_cannot_use_is_refused_with_the_reason(client, query, said):
+    answer = client.get(f"/experiments?{query}")
+    assert answer.status_code == 400 and said in answer.text
+
+
+def test_an_experiment_page_has_its_replay_transcript_provenance_and_links_up_and_across(client, viewed):
+    middle = viewed.sweep[1]
+    page = get(client, f"/experiments/{middle}")
+    links = page.links()
+    assert f"/sweeps/{SWEEP}" in links and f"/compare?sweep={SWEEP}" in links  # up, and to its report
+    assert f"/experiments/{viewed.sweep[0]}" in links and f"/experiments/{viewed.sweep[2]}" in links  # across
+    ids = {a.get("id") for _, a in page.tags}
+    assert {"maze", "controls", "slider", "goto", "conversation", "provenance", "run-data"} <= ids
+    scripts = [a.get("src") for tag, a in page.tags if tag == "script"]
+    assert scripts == [None, "/static/replay.js", "/static/transcript.js"]  # the run as JSON, then the assets
+    assert get(client, "/experiments/99999999", 404)
+
+
+def test_the_comparison_is_the_reports_with_links_down_to_each_experiment(client, viewed):
+    page = get(client, f"/compare?sweep={SWEEP}")
+    ids = {a.get("id") for _, a in page.tags}
+    assert {"leaderboard", "comparison-table", "experiments-table", "success", "provenance"} <= ids
+    assert {f"/experiments/{n}" for n in viewed.sweep} <= set(page.links())
+    assert get(client, f"/compare?sweep={SWEEP}&by=maze").tags
+    assert client.get("/compare?by=size").status_code == 400
+
+
+def test_a_hostile_model_answer_is_text_everywhere(client, viewed):
+    answer = client.get(f"/experiments/{viewed.hostile}")
+    assert answer.status_code == 200
+    text = answer.text
+    page = Page(text)
+    assert [a.get("src") for tag, a in page.tags if tag == "script"] == [
+        None,
+        "/static/replay.js",
+        "/static/transcript.js",
+    ]
+    assert not [a for tag, a in page.tags if tag == "img" and BEACON in a.get("src", "")]
+    assert not {name for name in page.attributes() if name.startswith("on")}  # no event handler anywhere
+    assert f'src="{BEACON}' not in text and "<script>window.pwned" not in text  # never markup
+    shown = "".join(page.text)
+    assert "window.pwned=1" in shown and "\\u202eevil" in shown  # the answer, whole, as text
+    assert "\u202e" not in text
+
+
+def test_a_request_naming_another_host_is_refused(client):
+    answer = client.get("/", headers={"Host": "attacker.example"})
+    assert answer.status_code == 400
