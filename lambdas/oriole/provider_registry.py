@@ -1,12 +1,13 @@
 """The providers, one registration each: what the rest of the system knows of a provider beyond its adapter.
 
-A provider is its adapter module (``adapter``: its ``agent(setup, api_key)`` builds the agent that plays a turn),
+A provider is its adapter module (``adapter``: ``oriole.providers.contract`` says what it defines and loads it),
 its catalog entries (``oriole.catalog``, naming it in ``providers``) and its entry here. From this table come
 the provider names an execution input and a sweep file accept, the catalog's "every provider" and "every model
 provider", the agent tasks of the handler table, the provider branches of both flow files and their diagrams
 in the docs site (``make flows``, ``make docs``), the model-server allow-list StartExperiment applies and CDK deploys,
-the API key
-a task sends, the sweep's default caps, and the ``providers`` table that ``experiments.llm_provider`` references.
+the API key a task sends, the sweep's default caps, the models a provider plays or a deployment grants, and the
+``providers`` table that ``experiments.llm_provider`` references. Code outside this table asks a provider's fields,
+never its name.
 
 Plain data, at the bottom of the runtime's layers: anything may read it; it imports nothing of the project.
 """
@@ -40,20 +41,25 @@ class ModelServers:
 
 @dataclass(frozen=True)
 class Provider:
-    """One provider. ``calls_model``: False for the baselines (no model, no price, no model retries, no model
-    settings); ``sweep_cap``: its experiments at once in a sweep unless the file says otherwise; ``api_key``: the
-    environment variable of its API key for a local run (on AWS a Secrets Manager secret, ``api_key_secret`` names
-    it); ``servers``: the model servers it is sent to, when an experiment names them; ``chosen``: False for a
-    provider no execution input or sweep file names (the replay's recorded agent, which StartExperiment assigns to
-    a replay's scratch experiment): it has a task in the experiment flow, no branch in the sweep flow."""
+    """One provider. ``calls_model``: False for the baselines (no model, no price, no recorded answer, no model
+    retries, no model settings); ``sweep_cap``: its experiments at once in a sweep unless the file says otherwise;
+    ``api_key``: the environment variable of its API key for a local run (on AWS a Secrets Manager secret,
+    ``api_key_secret`` names it); ``servers``: the model servers it is sent to, when an experiment names them;
+    ``aws_service``: the AWS service that serves its models, when one does (reached with the function's role,
+    which a deployment grants model by model, and locally with the researcher's own credentials); ``models``: the
+    only model names it plays, when it has a fixed set (the baselines); ``chosen``: False for a provider no
+    execution input or sweep file names (the replay's recorded agent, which StartExperiment assigns to a replay's
+    scratch experiment): it has a task in the experiment flow, no branch in the sweep flow."""
 
     name: str  # llmProvider, experiments.llm_provider
     label: str  # the prefix of its task's and its sweep map's state names
-    adapter: str  # the module whose agent(setup, api_key) plays for it
+    adapter: str  # its adapter module (the contract of oriole.providers.contract)
     sweep_cap: int
     calls_model: bool = True
     api_key: str | None = None
     servers: ModelServers | None = None
+    aws_service: str | None = None  # as messages name it: "Amazon Bedrock"
+    models: tuple[str, ...] = ()
     chosen: bool = True
 
     @property
@@ -77,10 +83,12 @@ class Provider:
         return None if self.api_key is None else f"{self.api_key}_SECRET_ARN"
 
 
+BASELINE = "baseline"  # the deterministic agents (``oriole.core.baselines``)
+REPLAY = "replay"  # the provider of a replay's scratch experiment (``oriole.providers.replay``)
 PROVIDERS: dict[str, Provider] = {
     provider.name: provider
     for provider in (
-        Provider("bedrock", "Bedrock", "oriole.providers.bedrock", sweep_cap=4),
+        Provider("bedrock", "Bedrock", "oriole.providers.bedrock", sweep_cap=4, aws_service="Amazon Bedrock"),
         Provider(
             "ollama",
             "Ollama",
@@ -99,8 +107,15 @@ PROVIDERS: dict[str, Provider] = {
                 "OpenAI-compatible", "base URL", "baseUrl", "openaiBaseUrls", "https://your-server/v1"
             ),
         ),
-        Provider("baseline", "Baseline", "oriole.providers.baseline", sweep_cap=8, calls_model=False),
-        Provider("replay", "Replay", "oriole.providers.replay", sweep_cap=0, chosen=False),
+        Provider(
+            BASELINE,
+            "Baseline",
+            "oriole.providers.baseline",
+            sweep_cap=8,
+            calls_model=False,
+            models=("random", "wall-follower", "explorer", "oracle"),  # oriole.core.baselines plays each
+        ),
+        Provider(REPLAY, "Replay", "oriole.providers.replay", sweep_cap=0, chosen=False),
     )
 }
 DEFAULT_PROVIDER = "bedrock"  # an execution input without llmProvider; the flow's router sends anything else here
@@ -110,4 +125,3 @@ if TYPE_CHECKING:
 else:
     ProviderName = Literal[NAMES]  # to pydantic, exactly the names one may choose (its error lists them)
 MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name in NAMES if PROVIDERS[name].calls_model)
-REPLAY = "replay"  # the provider of a replay's scratch experiment (``oriole.providers.replay``)

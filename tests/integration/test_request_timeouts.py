@@ -12,6 +12,7 @@ import pytest
 from oriole.core.tools import TOOL_SPECS
 from oriole.core.turn_loop import Message, ModelRequest
 from oriole.errors import ModelTimeout, ModelUnavailable
+from oriole.providers import retry
 from oriole.providers.ollama import OllamaAgent
 from oriole.providers.openai import OpenAIAgent
 from tests.ollama_server import ScriptedOllama
@@ -68,7 +69,8 @@ def test_a_server_that_holds_the_exchange_is_cut_off_at_the_request_timeout(prov
 
 
 @pytest.mark.parametrize("provider, server_class", [("ollama", ScriptedOllama), ("openai", ScriptedOpenAI)])
-def test_retries_and_their_waits_stay_inside_the_request_timeout(provider, server_class):
+def test_retries_and_their_waits_stay_inside_the_request_timeout(provider, server_class, monkeypatch):
+    monkeypatch.setattr(retry.random, "uniform", lambda low, high: high)  # full jitter at its cap: 0.4 s, then 0.8 s
     with server_class(*[(503, b'{"error": "busy"}')] * 10) as server:
         agent = agent_on(provider, server, max_attempts=10, backoff_seconds=0.4)
         started = time.monotonic()

@@ -20,7 +20,7 @@ from oriole.core.mazeset import get_maze
 from oriole.core.tools import TOOL_SPECS, RecallWindow, Rules, ToolCall, WorldState
 from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
-from oriole.providers import bedrock
+from oriole.providers import retry
 from oriole.providers.bedrock import BedrockAgent, runtime_client
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
@@ -48,7 +48,7 @@ def stub(client):
 @pytest.fixture
 def sleeps(monkeypatch):
     """The backoff waits asked for; full jitter is pinned to its upper bound so the caps can be checked."""
-    monkeypatch.setattr(bedrock.random, "uniform", lambda low, high: high)
+    monkeypatch.setattr(retry.random, "uniform", lambda low, high: high)
     return []
 
 
@@ -256,7 +256,7 @@ def test_throttled_on_every_attempt_raises_model_throttled_with_the_count(client
         stub.add_client_error("converse", "ThrottlingException", "Rate exceeded", 429)
 
     with pytest.raises(ModelThrottled, match="3 time") as raised:
-        agent(client, sleeps, max_throttle_retries=2).respond(request())
+        agent(client, sleeps, max_attempts=3).respond(request())
 
     assert raised.value.throttles == 3 and "Rate exceeded" in str(raised.value)
     assert sleeps == [1.0, 2.0]

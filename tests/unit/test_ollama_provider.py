@@ -231,7 +231,7 @@ def test_a_5xx_is_retried_with_backoff_and_then_succeeds():
         response = ask(agent)
     assert [c.name for c in response.tool_calls] == ["move_east"]
     assert len(server.requests) == 2
-    assert len(agent.http.sleep) == 1 and 0.5 <= agent.http.sleep[0] <= 0.5 * 1.25
+    assert len(agent.http.backoff.sleep) == 1 and 0 <= agent.http.backoff.sleep[0] <= 0.5  # full jitter
 
 
 def test_a_5xx_on_every_attempt_is_model_unavailable_after_max_attempts():
@@ -244,8 +244,8 @@ def test_a_5xx_on_every_attempt_is_model_unavailable_after_max_attempts():
     message = str(raised.value)
     assert "server busy" in message and "3 attempt" in message and server.url in message
     assert "--ollama-url" in message and "/oriole/ollama/endpoint" in message
-    delays = agent.http.sleep
-    assert len(delays) == 2 and 0.5 <= delays[0] <= 0.625 and 1.0 <= delays[1] <= 1.25
+    delays = agent.http.backoff.sleep
+    assert len(delays) == 2 and 0 <= delays[0] <= 0.5 and 0 <= delays[1] <= 1.0  # full jitter, the cap doubles
 
 
 def test_a_refused_connection_is_model_unavailable_after_max_attempts():
@@ -267,7 +267,7 @@ def test_a_response_slower_than_the_timeout_is_model_timeout_without_retry():
             ask(agent)
         elapsed = time.monotonic() - started
     assert elapsed < 0.9
-    assert len(server.requests) == 1 and agent.http.sleep == []
+    assert len(server.requests) == 1 and agent.http.backoff.sleep == []
     message = str(raised.value)
     assert server.url in message and MODEL in message and "0.3 s" in message
 
@@ -294,7 +294,7 @@ def test_a_body_that_completes_after_the_deadline_is_a_timeout():
         agent = agent_for(server, timeout_seconds=2.0, clock=SteppedClock(0.0, 2.5))
         with pytest.raises(ModelTimeout):
             ask(agent)
-    assert len(server.requests) == 1 and agent.http.sleep == []
+    assert len(server.requests) == 1 and agent.http.backoff.sleep == []
 
 
 def test_a_model_ollama_does_not_have_is_rejected_with_its_message_and_not_retried():
@@ -303,7 +303,7 @@ def test_a_model_ollama_does_not_have_is_rejected_with_its_message_and_not_retri
         with pytest.raises(ModelRequestRejected) as raised:
             ask(agent)
     assert f"model '{MODEL}' not found" in str(raised.value) and "404" in str(raised.value)
-    assert len(server.requests) == 1 and agent.http.sleep == []
+    assert len(server.requests) == 1 and agent.http.backoff.sleep == []
 
 
 def test_rate_limiting_is_a_throttle_the_state_machine_retries():

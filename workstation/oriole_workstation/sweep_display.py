@@ -13,6 +13,7 @@ from oriole import catalog
 from oriole.core import prices
 from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
+from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SweepPlan
@@ -29,7 +30,7 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
     one says it counts as $0."""
     lines, seen = [], set()
     for cell in matrix:
-        if cell.provider == "baseline" or (cell.agent, cell.prices) in seen:
+        if not PROVIDERS[cell.provider].calls_model or (cell.agent, cell.prices) in seen:
             continue
         seen.add((cell.agent, cell.prices))
         found = prices.price(cell.provider, cell.model, cell.prices, stored.get(catalog.pricing_name(cell.model)))

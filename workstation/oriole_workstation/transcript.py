@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import html
-import importlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, reb
 from oriole.core.tools import ToolSpec
 from oriole.core.turn_loop import message_as_json
 from oriole.errors import OrioleError
-from oriole.provider_registry import PROVIDERS
+from oriole.providers.contract import load_adapter
 from oriole.statuses import TurnEnd
 from oriole.store.mazes import MAZE_COLUMNS, MazeRow
 from oriole_workstation import assets
@@ -152,7 +151,7 @@ def build(
             raise NotRebuildable("a picture cannot be drawn again without its maze")
         return pictures.regenerate(record, maze, sightings)
 
-    wire_request = importlib.import_module(PROVIDERS[experiment["wire_provider"]].adapter).wire_request
+    wire_request = load_adapter(experiment["wire_provider"]).wire_request
     by_turn: dict[int, list[dict]] = {}
     for row in calls:
         by_turn.setdefault(row["turn_number"], []).append(row)

@@ -14,6 +14,7 @@ from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
 from oriole.core.maze import DIRECTIONS, Maze, Position, shortest_path
 from oriole.core.tools import ToolCall
 from oriole.core.turn_loop import ModelRequest, ModelResponse
+from oriole.provider_registry import BASELINE, PROVIDERS
 from oriole.text import JsonObject
 
 _CLOCKWISE = ("north", "east", "south", "west")
@@ -39,7 +40,7 @@ class Baseline:
     """
 
     name = "baseline"
-    context_budget = None  # a baseline reads only the newest observation
+    context_budget: int | None = None  # a baseline reads only the newest observation
 
     def __init__(self, state: JsonObject):
         self.state = state
@@ -166,7 +167,7 @@ class Oracle(Baseline):
         return _step_towards(pos, path[1]), "optimal path on the true maze"
 
 
-BASELINE_NAMES = ("random", "wall-follower", "explorer", "oracle")
+BASELINE_NAMES = PROVIDERS[BASELINE].models  # the registry's; make_baseline builds each
 
 
 def make_baseline(name: str, maze: Maze, seed: int, state: JsonObject | None) -> Baseline:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from oriole.catalog import pricing_name
 from oriole.config import parse_pricing
+from oriole.provider_registry import PROVIDERS
 from oriole.text import JsonObject
 
 LIST_PRICES_READ = "2026-11-25"  # when the list prices below were read from the pages they cite
@@ -86,7 +87,7 @@ def stored_price(model: str, text: str | None) -> Price | None:
 def price(provider: str, model: str, given: Price | None, stored_text: str | None) -> Price | None:
     """The price an experiment of ``provider``/``model`` is charged at: a baseline's nothing; else the ``given``
     price (the execution input's ``prices``), the stored one, the list price; None when none is known."""
-    if provider == "baseline":
+    if not PROVIDERS[provider].calls_model:
         return FREE
     return given or stored_price(model, stored_text) or list_price(model)
 

@@ -25,16 +25,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from oriole.catalog import BY_KEY
-from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.prices import Price
 from oriole.errors import SweepFileError
 from oriole.inputs import Name, PricePerMTok
-from oriole.provider_registry import NAMES as PROVIDERS
-from oriole.provider_registry import ProviderName
+from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.text import JsonObject
 
 AGENTS_KEY = "agents"  # in a configs entry or a grid: the labels of the agents it is for
-SERVER_KEYS = {"ollama": "endpoint", "openai": "baseUrl"}  # the key that names a provider's model server
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
@@ -82,8 +79,8 @@ class Agent:
 
 def _from_text(text: str) -> Agent:
     provider, _, model = text.partition("/")
-    if provider not in PROVIDERS or not model:
-        raise SweepFileError(f"agent {text!r} must be provider/model with provider one of {', '.join(PROVIDERS)}")
+    if provider not in NAMES or not model:
+        raise SweepFileError(f"agent {text!r} must be provider/model with provider one of {', '.join(NAMES)}")
     return Agent(text, provider, model)
 
 
@@ -94,7 +91,7 @@ def _from_entry(entry: AgentEntry) -> Agent:
         if entry.prices is None
         else Price(entry.prices.input_per_mtok, entry.prices.output_per_mtok, f"sweep file, agent {label}")
     )
-    if entry.provider == "baseline" and prices is not None:
+    if not PROVIDERS[entry.provider].calls_model and prices is not None:
         raise SweepFileError(f"agent {label}: a baseline plays no model and costs nothing; remove its prices")
     agent = Agent(label, entry.provider, entry.model, json.dumps(entry.config, sort_keys=True), prices)
     check_applies(agent, entry.config, f"agent {label}: config")
@@ -106,8 +103,9 @@ def agents_of(entries: Iterable[str | AgentEntry]) -> list[Agent]:
     found = [_from_text(e) if isinstance(e, str) else _from_entry(e) for e in entries]
     seen: set[str] = set()
     for agent in found:
-        if agent.provider == "baseline" and agent.model not in BASELINE_NAMES:
-            raise SweepFileError(f"agent {agent.label!r}: the baselines are {', '.join(BASELINE_NAMES)}")
+        models = PROVIDERS[agent.provider].models
+        if models and agent.model not in models:
+            raise SweepFileError(f"agent {agent.label!r}: the {agent.provider}s are {', '.join(models)}")
         if agent.label in seen:
             raise SweepFileError(f"two agents are labelled {agent.label!r}: give each its own label")
         seen.add(agent.label)
@@ -147,9 +145,8 @@ def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str)
 def model_server(provider: str, config: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     """Where an experiment's model requests go: its own server setting, else the default where it runs
     (``defaults``: catalog keys -> the values Parameter Store holds there)."""
-    if provider == "baseline":
-        return "no model server"
-    if provider == "bedrock":
-        return "Amazon Bedrock"
-    key = SERVER_KEYS[provider]
+    entry = PROVIDERS[provider]
+    if entry.servers is None:
+        return entry.aws_service or "no model server"
+    key = entry.servers.key
     return str(config.get(key, defaults.get(key, BY_KEY[key].default)))

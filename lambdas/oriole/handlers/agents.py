@@ -1,31 +1,59 @@
 """The agent tasks: one turn of the shared turn loop per invocation, one task per provider
 (``oriole.provider_registry``), each its own function with its own role.
 
-Each provider's entry point is ``invoke_<provider>`` here (the handler table names it), made from the registry:
-it builds the agent with the provider's adapter module (imported when its task first runs, so a task loads only
-its own provider) and the provider's API key, read once per warm container.
+Each provider's entry point is written out here as ``invoke_<provider>`` (the handler table names it;
+``tests/unit/test_provider_registry.py`` holds this module to the registry): it builds the agent with the
+provider's adapter (``oriole.providers.contract.load_adapter``, imported when its task first runs, so a task loads
+only its own provider) and the provider's API key, read once per warm container.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import os
-from collections.abc import Callable
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.core.turn_loop import Agent, AgentSetup
 from oriole.handlers.observability import count, logger, metrics
 from oriole.lifecycle import experiments
-from oriole.provider_registry import PROVIDERS, Provider
+from oriole.provider_registry import PROVIDERS
+from oriole.providers.contract import load_adapter
 from oriole.store import shared_store
 from oriole.text import JsonObject
 
-Handler = Callable[[JsonObject, LambdaContext], JsonObject]
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def invoke_bedrock(event: JsonObject, context: LambdaContext) -> JsonObject:
+    return _play(event, context, "bedrock")
 
 
-def _play(event: JsonObject, context: LambdaContext, provider: Provider) -> JsonObject:
+@logger.inject_lambda_context
+@metrics.log_metrics
+def invoke_ollama(event: JsonObject, context: LambdaContext) -> JsonObject:
+    return _play(event, context, "ollama")
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def invoke_openai(event: JsonObject, context: LambdaContext) -> JsonObject:
+    return _play(event, context, "openai")
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def invoke_baseline(event: JsonObject, context: LambdaContext) -> JsonObject:
+    return _play(event, context, "baseline")
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def invoke_replay(event: JsonObject, context: LambdaContext) -> JsonObject:
+    return _play(event, context, "replay")
+
+
+def _play(event: JsonObject, context: LambdaContext, provider: str) -> JsonObject:
     """Play the turn; the Lambda's remaining time bounds it (``get_remaining_time_in_millis``)."""
     logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
     result = experiments.play_turn(
@@ -42,9 +70,8 @@ def _play(event: JsonObject, context: LambdaContext, provider: Provider) -> Json
     return result
 
 
-def _agent(provider: Provider, setup: AgentSetup) -> Agent:
-    made: Agent = importlib.import_module(provider.adapter).agent(setup, api_key(provider.name))
-    return made
+def _agent(provider: str, setup: AgentSetup) -> Agent:
+    return load_adapter(provider).agent(setup, api_key(provider))
 
 
 @functools.cache
@@ -65,25 +92,3 @@ def api_key(provider: str) -> str | None:
 
         return check_api_key(parameters.get_secret(secret_arn), f"the secret {secret_arn} ({entry.api_key})")
     return environment_api_key(entry.api_key)
-
-
-def _entry_point(provider: Provider) -> Handler:
-    def invoke(event: JsonObject, context: LambdaContext) -> JsonObject:
-        return _play(event, context, provider)
-
-    # A code object of its own, named as its handler: tracebacks, profilers and the tests' recorder of AWS calls
-    # (tests/aws_calls.py) see which provider's task ran.
-    invoke.__code__ = invoke.__code__.replace(co_name=provider.entry_point, co_qualname=provider.entry_point)
-    invoke.__name__ = invoke.__qualname__ = provider.entry_point
-    return logger.inject_lambda_context(metrics.log_metrics(invoke))
-
-
-ENTRY_POINTS: dict[str, Handler] = {provider.entry_point: _entry_point(provider) for provider in PROVIDERS.values()}
-
-
-def __getattr__(name: str) -> Handler:
-    """``invoke_<provider>``: Lambda's runtime, the local runner and the tests find each entry point by name."""
-    try:
-        return ENTRY_POINTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -110,8 +110,9 @@ def _listed(environ: Mapping[str, str], name: str) -> list[str] | None:
     return None if text is None else list(json.loads(text))
 
 
-def check_bedrock_model(model_name: str, environ: Mapping[str, str] = os.environ) -> None:
-    """Refuse a Bedrock model the deployment does not grant, naming the ones it does."""
+def check_granted_model(model_name: str, environ: Mapping[str, str] = os.environ) -> None:
+    """Refuse a model of an AWS service (Bedrock's: ``Provider.aws_service``) the deployment does not grant, naming
+    the ones it does."""
     configured = _listed(environ, BEDROCK_MODEL_IDS)
     if configured is None:
         return

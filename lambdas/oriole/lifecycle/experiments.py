@@ -17,7 +17,6 @@ from typing import Any
 from oriole import catalog, inputs
 from oriole.config import resolve
 from oriole.core import mazeset, memory, picture, prices, progress
-from oriole.core.baselines import BASELINE_NAMES
 from oriole.core.maze import Maze, goal_visible, vision
 from oriole.core.mazeset import MazeEntry
 from oriole.core.tools import WorldState
@@ -70,12 +69,14 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
     request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
     # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
     chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
-    if request.llmProvider == "baseline" and request.modelName not in BASELINE_NAMES:
+    provider = PROVIDERS[request.llmProvider]
+    if provider.models and request.modelName not in provider.models:
         raise InvalidExecutionInput(
-            f"modelName {request.modelName!r} is not a baseline agent; expected one of {', '.join(BASELINE_NAMES)}"
+            f"modelName {request.modelName!r} is not a {provider.name} agent; expected one of "
+            f"{', '.join(provider.models)}"
         )
-    if request.llmProvider == "bedrock":
-        deployment.check_bedrock_model(request.modelName)
+    if provider.aws_service:
+        deployment.check_granted_model(request.modelName)
     config, prompt = _snapshot(request, read_parameters)
     _check_observation(request, config, chosen.maze)
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from oriole.core.baselines import Baseline, make_baseline
 from oriole.core.requests import request_json
-from oriole.core.turn_loop import AgentSetup, ModelRequest
+from oriole.core.turn_loop import AgentSetup, ModelRequest, ModelResponse
+from oriole.providers.contract import NotRecorded
 from oriole.text import JsonObject
 
 
@@ -17,3 +18,8 @@ def agent(setup: AgentSetup, api_key: str | None = None) -> Baseline:
 def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     """What a baseline was given, as provider-neutral JSON: no wire format, no model."""
     return request_json(request)
+
+
+def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
+    """A baseline's calls keep no answer: it is reproduced by running it again with its recorded seed."""
+    raise NotRecorded("a baseline calls no model, so none of its answers was recorded; run it again with its seed")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -20,6 +19,7 @@ from oriole.catalog import default_of, snapshot_value
 from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.providers.retry import Backoff
 from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
 from oriole.text import MAX_JSON_DEPTH, JsonObject, nesting_depth
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda 
     from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
-MAX_BACKOFF_SECONDS = 20.0
 
 # Worth another attempt a moment later: the service is busy, not the request wrong.
 RETRYABLE_CODES = frozenset({"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException"})
@@ -232,7 +231,7 @@ class BedrockAgent:
         temperature: float,
         max_tokens: int = default_of("maxTokens", int),
         top_p: float = default_of("topP", float),
-        max_throttle_retries: int = 2,
+        max_attempts: int = 3,
         backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         context_budget: int | None = None,
@@ -244,9 +243,7 @@ class BedrockAgent:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.top_p = top_p
-        self.max_throttle_retries = max_throttle_retries
-        self.backoff_seconds = backoff_seconds
-        self._sleep = sleep
+        self.backoff = Backoff(max_attempts, backoff_seconds, sleep)  # throttles are retried in process
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
 
     @classmethod
@@ -298,7 +295,8 @@ class BedrockAgent:
         return wire_request(request, self.settings)
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        """Ask the model, retrying throttles with exponential backoff and full jitter, and counting them."""
+        """Ask the model, retrying throttles by the adapters' backoff schedule (``oriole.providers.retry``) and
+        counting them."""
         kwargs = self.converse_request(request)
         throttles = 0
         while True:
@@ -306,13 +304,9 @@ class BedrockAgent:
                 return parse_response(self._converse(kwargs), throttles)
             except _Retryable as err:
                 throttles += 1
-                if throttles > self.max_throttle_retries:
+                if not self.backoff.allows(throttles):
                     raise self._throttled(throttles, err) from None
-                self._sleep(self._backoff(throttles))
-
-    def _backoff(self, attempt: int) -> float:
-        """Full jitter: a uniform wait up to an exponentially growing cap, so retrying turns spread out."""
-        return random.uniform(0, min(MAX_BACKOFF_SECONDS, self.backoff_seconds * 2 ** (attempt - 1)))
+                self.backoff.sleep(self.backoff.wait(throttles))
 
     def _throttled(self, throttles: int, last: _Retryable) -> ModelThrottled:
         return ModelThrottled(

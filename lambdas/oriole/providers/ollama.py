@@ -1,7 +1,7 @@
 """The Ollama provider: the turn loop's neutral request as Ollama's ``POST /api/chat``, and its answer back.
 
-The HTTP side (the http/https-only opener, bounded reading, retries with backoff, the named errors) is the
-shared transport of ``oriole.providers.transport``; this module only translates. A body that is not a chat
+The agent is the shared HTTP chat agent (``oriole.providers.http_chat``: the http/https-only transport, bounded
+reading, retries with backoff, the named errors); this module only translates. A body that is not a chat
 response is ``InvalidModelResponse``. Tool calls come back exactly as the model sent them: judging them is
 the turn loop's job, so a malformed call becomes an invalid action rather than a lost one. Token counts
 must be counts (see ``oriole.providers.wire.reported_count``).
@@ -15,7 +15,7 @@ from oriole.catalog import snapshot_value
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
-from oriole.providers.transport import JsonPoster, Server
+from oriole.providers.http_chat import ChatFormat, HttpChatAgent
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     MAX_DURATION_NS,
@@ -108,13 +108,15 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     return body
 
 
-def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
-    """A stored answer read again as the first time (``oriole.providers.replay``)."""
-    return parse_response(raw, latency_ms, throttles, retries)
+recorded_answer = parse_response  # a stored answer is read again as the first time (``oriole.providers.replay``)
+OLLAMA = ChatFormat("Ollama", CHAT_PATH, wire_request, parse_response)
 
 
-class OllamaAgent:
-    """An Agent (see ``oriole.core.turn_loop``) backed by a model served by Ollama."""
+class OllamaAgent(HttpChatAgent):
+    """An Agent (see ``oriole.core.turn_loop``) backed by a model served by Ollama; its context budget is Ollama's
+    context window (``options.num_ctx``)."""
+
+    chat_format = OLLAMA
 
     def __init__(
         self,
@@ -126,22 +128,12 @@ class OllamaAgent:
         **retries: Any,
     ):
         """``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
-        self.model = model
-        self.endpoint = endpoint.rstrip("/")
         self.options = dict(options)
-        server = Server(
-            "Ollama",
-            self.endpoint,
-            model,
-            reach_hint=f"Check that Ollama is running and reachable at {self.endpoint}, or point oriole "
-            "at the right server with --ollama-url or the /oriole/ollama/endpoint parameter",
+        reach = (
+            f"Check that Ollama is running and reachable at {endpoint.rstrip('/')}, or point oriole at the right "
+            "server with --ollama-url or the /oriole/ollama/endpoint parameter"
         )
-        self.http = JsonPoster(server, self.endpoint + CHAT_PATH, timeout_seconds, api_key, **retries)
-
-    @property
-    def context_budget(self) -> int | None:
-        """Ollama's context window (``options.num_ctx``): the request's history is trimmed to fit it."""
-        return self.options.get("num_ctx")
+        super().__init__(model, endpoint, timeout_seconds, reach, api_key, self.options.get("num_ctx"), **retries)
 
     @classmethod
     def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
@@ -161,22 +153,9 @@ class OllamaAgent:
         )
 
     @property
-    def url(self) -> str:
-        return self.http.url
-
-    @property
     def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (see ``wire_request``)."""
         return {"model": self.model, "stream": False, "options": dict(self.options)}
-
-    def payload(self, request: ModelRequest) -> JsonObject:
-        """The ``/api/chat`` request body (``wire_request``)."""
-        return wire_request(request, self.settings)
-
-    def respond(self, request: ModelRequest) -> ModelResponse:
-        """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
-        reply = self.http.post(self.payload(request))
-        return parse_response(reply.body, reply.latency_ms, reply.throttles, reply.retries)
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:

@@ -10,8 +10,8 @@ model sent them: judging them is the turn loop's job), ``finish_reason`` is the 
 ``usage.prompt_tokens``/``completion_tokens`` the tokens. A body of any other shape is an
 ``InvalidModelResponse`` quoting it.
 
-The HTTP side (http/https only, no redirect, bounded reading, retries, ``Retry-After``, named errors) is the
-shared transport of ``oriole.providers.transport``: the standard library only, no ``openai`` package.
+The agent is the shared HTTP chat agent (``oriole.providers.http_chat``: http/https only, no redirect, bounded
+reading, retries, ``Retry-After``, named errors): the standard library only, no ``openai`` package.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from oriole.core.picture import MEDIA_TYPE
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
-from oriole.providers.transport import JsonPoster, Server
+from oriole.providers.http_chat import ChatFormat, HttpChatAgent
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     arguments_object,
@@ -148,8 +148,14 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     return body
 
 
-class OpenAIAgent:
+recorded_answer = parse_response  # a stored answer is read again as the first time (``oriole.providers.replay``)
+OPENAI = ChatFormat("the OpenAI-compatible server", CHAT_PATH, wire_request, parse_response)
+
+
+class OpenAIAgent(HttpChatAgent):
     """An Agent (see ``oriole.core.turn_loop``) backed by a model behind an OpenAI-compatible Chat Completions API."""
+
+    chat_format = OPENAI
 
     def __init__(
         self,
@@ -164,21 +170,15 @@ class OpenAIAgent:
     ):
         """``generation`` holds the request's generation fields (``temperature``, ``max_tokens`` or
         ``max_completion_tokens``, ``seed`` if sent); ``parallel_tool_calls`` goes with the tools, if set;
-        ``retries`` (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
-        self.model = model
-        self.base_url = base_url.rstrip("/")
+        ``context_budget`` is what requests are trimmed to (contextTokens in the catalog); ``retries``
+        (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``."""
         self.generation = dict(generation)
         self.parallel_tool_calls = parallel_tool_calls
-        self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
-        server = Server(
-            "the OpenAI-compatible server",
-            self.base_url,
-            model,
-            reach_hint=f"Check that the server is running and serves the OpenAI API at {self.base_url} "
-            "(a base URL usually ends in /v1), or point oriole at it with --openai-url or "
-            "the /oriole/openai/base-url parameter",
+        reach = (
+            f"Check that the server is running and serves the OpenAI API at {base_url.rstrip('/')} (a base URL "
+            "usually ends in /v1), or point oriole at it with --openai-url or the /oriole/openai/base-url parameter"
         )
-        self.http = JsonPoster(server, self.base_url + CHAT_PATH, timeout_seconds, api_key, **retries)
+        super().__init__(model, base_url, timeout_seconds, reach, api_key, context_budget, **retries)
 
     @classmethod
     def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
@@ -205,30 +205,12 @@ class OpenAIAgent:
         )
 
     @property
-    def url(self) -> str:
-        return self.http.url
-
-    @property
     def settings(self) -> JsonObject:
         """What every request sends beyond the conversation (see ``wire_request``)."""
         settings = {"model": self.model, "stream": False, **self.generation}
         if self.parallel_tool_calls is not None:
             settings["parallel_tool_calls"] = self.parallel_tool_calls
         return settings
-
-    def payload(self, request: ModelRequest) -> JsonObject:
-        """The request body (``wire_request``)."""
-        return wire_request(request, self.settings)
-
-    def respond(self, request: ModelRequest) -> ModelResponse:
-        """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
-        reply = self.http.post(self.payload(request))
-        return parse_response(reply.body, reply.latency_ms, reply.throttles, reply.retries)
-
-
-def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
-    """A stored answer read again as the first time (``oriole.providers.replay``)."""
-    return parse_response(raw, latency_ms, throttles, retries)
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> OpenAIAgent:

@@ -11,15 +11,11 @@ A call the original never made is an error naming the turn and call: the harness
 from __future__ import annotations
 
 import base64
-import importlib
-from collections.abc import Callable
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import OrioleError
-from oriole.provider_registry import PROVIDERS
+from oriole.providers.contract import NotRecorded, load_adapter
 from oriole.text import JsonObject
-
-RecordedAnswer = Callable[[bytes, int, int, int], ModelResponse]  # an adapter's ``recorded_answer``
 
 
 class ReplayDiverged(OrioleError):
@@ -34,7 +30,7 @@ class RecordedAgent:
         self.context_budget = original.context_budget
         self._recorded = list(recorded)
         self._made = 0
-        self._parse: RecordedAnswer = importlib.import_module(PROVIDERS[provider].adapter).recorded_answer
+        self._parse = load_adapter(provider).recorded_answer
 
     @property
     def settings(self) -> JsonObject:
@@ -58,5 +54,15 @@ def agent(setup: AgentSetup, api_key: str | None = None) -> RecordedAgent:
     original provider's agent, built without a key, as the wrapped one."""
     if setup.replay is None:
         raise OrioleError("the replay agent plays only a replay's scratch experiment (experiments.replay_of)")
-    original = importlib.import_module(PROVIDERS[setup.replay.provider].adapter).agent(setup, None)
+    original = load_adapter(setup.replay.provider).agent(setup, None)
     return RecordedAgent(original, setup.replay.provider, setup.replay.calls, setup.replay.turn)
+
+
+def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
+    """A replay's calls went out in its original's wire format: ask the original provider's adapter."""
+    raise NotRecorded("a replay sends nothing of its own; its requests are its original provider's (replay_of)")
+
+
+def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
+    """A replay's answers are its original's: read them with the original provider's adapter."""
+    raise NotRecorded("a replay's answers are its original's; read them with the original provider's adapter")

@@ -1,13 +1,13 @@
 """One JSON POST to a model server, bounded and retried: the transport of every adapter that speaks HTTP
 (Ollama's ``/api/chat``, the OpenAI-compatible ``/chat/completions``).
 
-Only the standard library (urllib, http.client, json) talks HTTP, so the Lambda bundle carries no HTTP
-client and a cold start imports nothing heavy. Failures are named for what to do about them: a server that
-cannot be reached or keeps answering 5xx is retried a few times with backoff and then reported as
-``ModelUnavailable``; a 429 is ``ModelThrottled`` (the state machine retries it with backoff), unless its
-``Retry-After`` asks for a short wait, which is waited out here first; any other refusal (4xx, such as an
-unknown model) is ``ModelRequestRejected`` at once, since repeating it cannot help; a request slower than
-the timeout is ``ModelTimeout`` at once, so a slow model cannot multiply the wait.
+Only the standard library (urllib, http.client, json) talks HTTP, so the Lambda bundle carries no HTTP client and a
+cold start imports nothing heavy. Failures are named for what to do about them: a server that cannot be reached or
+keeps answering 5xx is retried a few times with backoff (``oriole.providers.retry``, the schedule every adapter
+uses) and then reported as ``ModelUnavailable``; a 429 is ``ModelThrottled`` (the state machine retries it with
+backoff), unless its ``Retry-After`` asks for a short wait, which is waited out here first; any other refusal (4xx,
+such as an unknown model) is ``ModelRequestRejected`` at once, since repeating it cannot help; a request slower
+than the timeout is ``ModelTimeout`` at once, so a slow model cannot multiply the wait.
 
 The timeout bounds the whole exchange, retries and waits included, not each read: a socket timeout alone
 lets a server that trickles its headers or its body, answers ``100 Continue`` forever or holds an error
@@ -29,7 +29,6 @@ import contextlib
 import http.client
 import json
 import os
-import random
 import socket
 import threading
 import time
@@ -48,10 +47,10 @@ from oriole.errors import (
     ModelUnavailable,
     OrioleError,
 )
+from oriole.providers.retry import Backoff
 from oriole.providers.wire import EXCERPT_CHARS, excerpt, parse_json
 from oriole.text import JsonObject, ascii_int, bounded
 
-JITTER_FRACTION = 0.25
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
 MAX_ERROR_BYTES = 64 * 1024
 MAX_RETRY_AFTER_SECONDS = 10.0  # a throttle asking for a wait this short is waited out inside the task
@@ -291,8 +290,6 @@ class JsonPoster:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ):
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
         self.server = server
         self.url = url
         self.timeout_seconds = timeout_seconds
@@ -304,9 +301,7 @@ class JsonPoster:
             if self.api_key
             else set()
         )
-        self.max_attempts = max_attempts
-        self.backoff_seconds = backoff_seconds
-        self.sleep = sleep
+        self.backoff = Backoff(max_attempts, backoff_seconds, sleep)
         self._clock = clock
         self._opener = http_opener()
 
@@ -322,16 +317,16 @@ class JsonPoster:
             try:
                 body = self._attempt(data, deadline - started)
             except _Retryable as err:
-                wait = self._backoff(attempt - 1)
-                if attempt == self.max_attempts or self._clock() + wait >= deadline:
+                wait = self.backoff.wait(attempt)
+                if not self.backoff.allows(attempt) or self._clock() + wait >= deadline:
                     raise self._unavailable(err, attempt) from err
-                self.sleep(wait)
+                self.backoff.sleep(wait)
             except _Throttled as err:
                 throttles += 1
                 if (
                     err.wait is None
                     or err.wait > MAX_RETRY_AFTER_SECONDS
-                    or attempt == self.max_attempts
+                    or not self.backoff.allows(attempt)
                     or self._clock() + err.wait >= deadline
                 ):
                     raise ModelThrottled(
@@ -341,7 +336,7 @@ class JsonPoster:
                         ),
                         throttles=throttles,
                     ) from None
-                self.sleep(err.wait)
+                self.backoff.sleep(err.wait)  # the server said how long: its wait, not the schedule's
             else:
                 elapsed = self._clock() - started
                 if elapsed > deadline - started:  # complete, but after the request's time was up
@@ -361,11 +356,6 @@ class JsonPoster:
             for encoded in {form.encode("latin-1"), form.encode("utf-8")}:
                 body = body.replace(encoded, KEY_SHOWN_AS.encode())
         return body
-
-    def _backoff(self, retry: int) -> float:
-        """Exponential backoff with a little jitter, so concurrent experiments do not retry in lockstep."""
-        delay = self.backoff_seconds * 2.0**retry
-        return delay + random.uniform(0, JITTER_FRACTION * delay)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}

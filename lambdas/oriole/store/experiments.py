@@ -12,7 +12,7 @@ from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.core.progress import ending_category
-from oriole.provider_registry import REPLAY
+from oriole.provider_registry import PROVIDERS, REPLAY
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
 
@@ -140,7 +140,7 @@ class Experiments(StoreBase):
             return "it is still running; replay it once it has ended"
         if row.replay_of is not None:
             return f"it is itself a replay; replay experiment {row.replay_of}"
-        if row.llm_provider == "baseline":
+        if not PROVIDERS[row.llm_provider].calls_model:
             return (
                 "a baseline calls no model, so it has no answers to replay; it is reproduced by running it again "
                 "with its recorded seed (config.seed)"

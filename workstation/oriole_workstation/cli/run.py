@@ -13,7 +13,7 @@ from rich.text import Text
 from oriole import catalog
 from oriole.config import check_override, parse_assignment
 from oriole.core.baselines import BASELINE_NAMES
-from oriole.provider_registry import MODEL_PROVIDERS, PROVIDERS
+from oriole.provider_registry import BASELINE, DEFAULT_PROVIDER, MODEL_PROVIDERS, PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation import cloud
 from oriole_workstation.cli.common import (
@@ -70,7 +70,7 @@ def execution_input(
         overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
     data = {
         "mazeId": maze,
-        "llmProvider": "baseline" if agent else provider or "bedrock",
+        "llmProvider": BASELINE if agent else provider or DEFAULT_PROVIDER,
         "modelName": agent or model,
         "promptVersion": prompt,
         "config": overrides,
@@ -102,8 +102,8 @@ def launcher_for(
     """A launcher on the deployed state machine (``aws``: of ``stack``, by default the deployment's orchestrator
     stack), or on the local one for as long as the block runs.
 
-    Locally a Bedrock experiment gets a client holding the user's own credentials, made before moto
-    replaces them.
+    Locally an experiment of a provider an AWS service serves (Bedrock) gets a client holding the user's own
+    credentials, made before moto replaces them.
     """
     if aws:
         import boto3
@@ -114,7 +114,7 @@ def launcher_for(
     from oriole_workstation.database import local_url
     from oriole_workstation.runner import LocalAws
 
-    bedrock = real_bedrock_client(data) if data.get("llmProvider") == "bedrock" else None
+    bedrock = real_bedrock_client(data) if PROVIDERS[data["llmProvider"]].aws_service else None
     with LocalAws(local_url(), bedrock_client=bedrock) as local:
         yield local.launcher(poll_seconds or 0.2)
 

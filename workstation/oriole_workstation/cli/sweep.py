@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 from oriole import catalog
 from oriole.core import sweep_plan as plans
 from oriole.lifecycle.sweep_tasks import stored_maze_names
+from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
@@ -255,7 +256,9 @@ def _run_locally(
     from oriole_workstation.runner import LocalAws
 
     sweep_id = execution_input["id"]
-    bedrock = real_bedrock_client({"config": {}}) if any(p.cell.provider == "bedrock" for p in planned) else None
+    bedrock = (
+        real_bedrock_client({"config": {}}) if any(PROVIDERS[p.cell.provider].aws_service for p in planned) else None
+    )
 
     def stopping(running: int) -> None:
         err.print(
