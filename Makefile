@@ -60,6 +60,16 @@ $(VENV)/.debian-installed: Makefile | $(BIN)/python
 	fi
 	touch $@
 
+# Inspect AI (oriole export --format inspect) in a venv of its own, installed as a researcher would: it needs
+# aiobotocore, whose releases all pin botocore below the Lambda lock's, so it cannot join the test venv.
+# tests/integration/test_inspect_export.py runs the export and Inspect's reader there.
+INSPECT_VENV := .venv-inspect
+$(INSPECT_VENV)/.installed: pyproject.toml requirements.txt
+	$(PYTHON) -m venv $(INSPECT_VENV)
+	$(INSPECT_VENV)/bin/pip install --quiet --upgrade pip
+	$(INSPECT_VENV)/bin/pip install --quiet -e ".[local,analysis,inspect]" "pandas>=2,<4"
+	touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -67,7 +77,7 @@ node_modules/.installed: package.json package-lock.json
 demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
-test: $(VENV)/.test-installed $(VENV)/.debian-installed node_modules/.installed typecheck
+test: $(VENV)/.test-installed $(VENV)/.debian-installed $(INSPECT_VENV)/.installed node_modules/.installed typecheck
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest

@@ -1,16 +1,21 @@
 """`oriole export --format inspect` over real runs, read back by Inspect's own log reader and data frames: one log
 per agent, one sample per experiment (the maze its id, the repetition its epoch), the messages and pictures as the
-model was sent them, the scores, the usage and the provenance."""
+model was sent them, the scores, the usage and the provenance.
+
+Inspect runs in a venv of its own, installed as a researcher installs ``oriole[inspect]`` (``make test``:
+``.venv-inspect``): its dependencies pin a botocore older than the Lambda lock's that the test venv holds. The
+export runs there as a command, and ``tests/inspect_reader.py`` reads the logs there and prints what is checked.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from inspect_ai.analysis import samples_df
-from inspect_ai.log import list_eval_logs, read_eval_log
 from psycopg.rows import tuple_row
 
 from tests import openai_server
@@ -18,6 +23,8 @@ from tests.integration.conftest import baseline
 from tests.integration.test_image_observation import VISION_MODEL
 from tests.integration.test_providers_local import MAZE, shortest_moves
 
+CHECKOUT = Path(__file__).resolve().parents[2]
+INSPECT_BIN = CHECKOUT / ".venv-inspect" / "bin"
 SWEEP = "inspect-test"
 
 
@@ -51,29 +58,55 @@ def exported(local, tmp_path_factory):
             }
         ).as_json()
     assert vision["status"] == "succeeded", vision
-    folder = tmp_path_factory.mktemp("inspect")
-    return folder, server, vision["experiment_id"]
+    return tmp_path_factory.mktemp("inspect"), server, vision["experiment_id"]
 
 
-def export(cli, folder):
-    outcome = cli("export", "--format", "inspect", "--sweep", SWEEP, "-o", str(folder))
-    assert outcome.exit_code == 0, outcome.output
-    return outcome
+def inspect_venv(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """A command of the Inspect venv (``make test`` installs it)."""
+    if not (INSPECT_BIN / "python").exists():
+        pytest.fail("no .venv-inspect: `make test` installs Inspect AI's venv (make .venv-inspect/.installed)")
+    return subprocess.run(
+        [str(INSPECT_BIN / args[0]), *args[1:]],
+        cwd=CHECKOUT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
-def logs_by_model(folder) -> dict:
-    logs = (read_eval_log(info, resolve_attachments=True) for info in list_eval_logs(str(folder)))
-    return {log.eval.model: log for log in logs}
-
-
-def test_one_log_per_agent_one_sample_per_experiment_the_repetition_its_epoch(exported, cli, local):
+@pytest.fixture(scope="module")
+def logs(exported, database_url, tmp_path_factory) -> dict:
+    """The export, run by the Inspect venv's ``oriole`` on the test database, read back by Inspect there."""
     folder, _, _ = exported
-    export(cli, folder)
-    logs = logs_by_model(folder)
-    assert set(logs) == {"baseline/oracle", "baseline/random", f"openai/{VISION_MODEL}"}
-    oracle = logs["baseline/oracle"]
-    assert oracle.status == "success" and oracle.eval.config.epochs == 2
-    assert sorted((s.id, s.epoch) for s in oracle.samples) == [
+    done = inspect_venv(
+        "oriole",
+        "export",
+        "--format",
+        "inspect",
+        "--sweep",
+        SWEEP,
+        "-o",
+        str(folder),
+        env={"DATABASE_URL": database_url, "ORIOLE_HOME": str(tmp_path_factory.mktemp("home"))},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("wrote ") == 3
+    read = inspect_venv("python", "-m", "tests.inspect_reader", str(folder))
+    assert read.returncode == 0, read.stderr[-3000:]
+    return json.loads(read.stdout)
+
+
+def by_model(logs: dict) -> dict:
+    return {log["model"]: log for log in logs["logs"]}
+
+
+def test_one_log_per_agent_one_sample_per_experiment_the_repetition_its_epoch(logs, local):
+    found = by_model(logs)
+    assert set(found) == {"baseline/oracle", "baseline/random", f"openai/{VISION_MODEL}"}
+    oracle = found["baseline/oracle"]
+    assert oracle["status"] == "success" and oracle["epochs"] == 2 and oracle["task"] == "oriole/maze-navigation"
+    assert sorted((s["id"], s["epoch"]) for s in oracle["samples"]) == [
         ("perfect-7", 1),
         ("perfect-7", 2),
         ("perfect-9", 1),
@@ -84,23 +117,23 @@ def test_one_log_per_agent_one_sample_per_experiment_the_repetition_its_epoch(ex
             "SELECT e.id, e.ending FROM experiments e WHERE e.comment = %s", (f"sweep:{SWEEP}",)
         )
     )
-    for log in logs.values():
-        for s in log.samples:
-            experiment = s.metadata["experiment_id"]
-            assert s.scores["ending"].value == stored[experiment]
-            assert s.scores["success"].value == (1 if stored[experiment] == "success" else 0)
-            assert 0 <= s.scores["spl"].value <= 1
-    assert oracle.results.scores[0].name == "success" and oracle.results.scores[0].metrics["accuracy"].value == 1.0
-    assert oracle.eval.metadata["provenance"]["sweeps"] == f"{SWEEP} ({len(stored)})"
+    for log in found.values():
+        for s in log["samples"]:
+            experiment = s["metadata"]["experiment_id"]
+            assert s["scores"]["ending"] == stored[experiment]
+            assert s["scores"]["success"] == (1 if stored[experiment] == "success" else 0)
+            assert 0 <= s["scores"]["spl"] <= 1
+    assert oracle["results"]["success"]["accuracy"] == 1.0
+    assert oracle["metadata"]["provenance"]["sweeps"] == f"{SWEEP} ({len(stored)})"
 
 
-def test_the_messages_are_what_the_model_was_sent_pictures_included(exported, cli, local):
-    folder, server, vision = exported
-    export(cli, folder)
-    log = logs_by_model(folder)[f"openai/{VISION_MODEL}"]
-    (s,) = log.samples
-    assert s.metadata["experiment_id"] == vision and s.metadata["config"]["observation"] == "both"
-    assert s.messages[0].role == "system" and s.messages[0].text == server.requests[0].body["messages"][0]["content"]
+def test_the_messages_are_what_the_model_was_sent_pictures_included(exported, logs, local):
+    _, server, vision = exported
+    (s,) = by_model(logs)[f"openai/{VISION_MODEL}"]["samples"]
+    assert s["metadata"]["experiment_id"] == vision and s["metadata"]["config"]["observation"] == "both"
+    messages = s["messages"]
+    assert messages[0]["role"] == "system"
+    assert messages[0]["text"] == server.requests[0].body["messages"][0]["content"]
     sent = [
         part["image_url"]["url"]
         for request in server.requests
@@ -109,41 +142,30 @@ def test_the_messages_are_what_the_model_was_sent_pictures_included(exported, cl
         for part in message["content"]
         if part["type"] == "image_url"
     ]
-    shown = [c.image for m in s.messages if isinstance(m.content, list) for c in m.content if c.type == "image"]
+    shown = [image for m in messages for image in m["images"]]
     assert shown and set(shown) <= set(sent)  # every picture as sent, byte for byte
-    calls = [c for m in s.messages if m.role == "assistant" for c in (m.tool_calls or ())]
-    assert calls[0].function == shortest_moves(MAZE)[0] and calls[0].arguments == {"reasoning": "east is open"}
-    assert any(m.role == "tool" for m in s.messages)
-    assert any(m.role == "assistant" and "Thinking about it." in m.text for m in s.messages)
-    events = [e for e in s.events if e.event == "model"]
-    assert [e.call.request for e in events] == [r.body for r in server.requests]  # each body as the server got it
-    assert [e.call.response for e in events] == [json.loads(body) for _, body in server.answers]
-    usage = s.model_usage[f"openai/{VISION_MODEL}"]
+    calls = [c for m in messages if m["role"] == "assistant" for c in m["tool_calls"]]
+    assert calls[0] == {"function": shortest_moves(MAZE)[0], "arguments": {"reasoning": "east is open"}}
+    assert any(m["role"] == "tool" for m in messages)
+    assert any(m["role"] == "assistant" and "Thinking about it." in m["text"] for m in messages)
+    assert [e["request"] for e in s["events"]] == [r.body for r in server.requests]  # each body as the server got it
+    assert [e["response"] for e in s["events"]] == [json.loads(body) for _, body in server.answers]
     tokens = local.store.conn.execute(
         "SELECT input_tokens, output_tokens FROM experiments WHERE id = %s", (vision,)
     ).fetchone()
-    assert (usage.input_tokens, usage.output_tokens) == (tokens["input_tokens"], tokens["output_tokens"])
+    assert s["usage"][f"openai/{VISION_MODEL}"] == [tokens["input_tokens"], tokens["output_tokens"]]
 
 
-def test_inspects_data_frames_read_the_logs(exported, cli):
-    folder, _, _ = exported
-    export(cli, folder)
-    frame = samples_df(str(folder), quiet=True)
-    assert len(frame) == 2 * 2 * 2 + 1  # two agents, two mazes, two repetitions; and the vision model
-    assert {"score_success", "score_spl", "score_ending", "epoch", "id"} <= set(frame.columns)
-    assert set(frame["score_ending"]) <= {"success", "agent", "error"}
+def test_inspects_data_frames_read_the_logs(logs):
+    frame = logs["frame"]
+    assert frame["rows"] == 2 * 2 * 2 + 1  # two agents, two mazes, two repetitions; and the vision model
+    assert {"score_success", "score_spl", "score_ending", "epoch", "id"} <= set(frame["columns"])
+    assert set(frame["endings"]) <= {"success", "agent", "error"}
 
 
-def test_inspects_own_command_reads_a_log(exported, cli):
-    folder, _, _ = exported
-    export(cli, folder)
-    path = next(iter(list_eval_logs(str(folder)))).name
-    done = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "log", "dump", "--header-only", path],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def test_inspects_own_command_reads_a_log(logs):
+    path = logs["logs"][0]["file"]
+    done = inspect_venv("inspect", "log", "dump", "--header-only", path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["eval"]["task"] == "oriole/maze-navigation"
 

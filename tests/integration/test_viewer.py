@@ -1,6 +1,6 @@
 """`oriole view` over real runs, through Flask's test client: every page answers from the read-only role, filters
 and sorts and searches, links up and across, refuses what it cannot use with a reason, sends its security headers,
-and shows a hostile model answer as text. (The same pages in Chromium: tests/browser/test_viewer.py.)"""
+and shows a hostile model answer as text. (The same pages in Chromium: tests/browser/test_viewer_in_chromium.py.)"""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import psycopg
 import pytest
 
 from oriole_workstation.viewer.app import POLICY, create_app
-from oriole_workstation.viewer.reader import Reader, connect_reader
+from oriole_workstation.viewer.reader import Reader, ReaderRefused, connect_reader
 from tests import openai_server
 from tests.integration.conftest import baseline
 from tests.integration.test_providers_local import MAZE, OPENAI_MODEL, shortest_moves
 
-SWEEP = "viewer-test"
+SWEEP = "viewer-test"  # each test module's sweep adds its module's name: they share one database
 BEACON = "http://127.0.0.2:9/beacon"
 # A model answer that tries to leave every context it could land in (a <pre>, an attribute, a script's JSON, an
 # SVG title) and to load a beacon or run a script.
@@ -28,24 +28,26 @@ HOSTILE = (
 
 @dataclass(frozen=True)
 class Viewed:
-    """What the viewer's tests look at: a sweep of baselines (ids in order) and an experiment whose model
-    answered ``HOSTILE``."""
+    """What the viewer's tests look at: a sweep of baselines (its id, the experiments' ids in order) and an
+    experiment whose model answered ``HOSTILE``."""
 
+    sweep_id: str
     sweep: list[int]
     hostile: int
 
 
-def sweep_input(agent: str, maze: str, repetition: int) -> dict:
+def sweep_input(sweep: str, agent: str, maze: str, repetition: int) -> dict:
     return baseline(agent, maze, maxMoves=60) | {
-        "agentId": f"{SWEEP}/{agent}-{maze}/r{repetition}",
-        "comment": f"sweep:{SWEEP}",
+        "agentId": f"{sweep}/{agent}-{maze}/r{repetition}",
+        "comment": f"sweep:{sweep}",
     }
 
 
 @pytest.fixture(scope="module")
-def viewed(local) -> Viewed:
+def viewed(local, request) -> Viewed:
+    sweep = f"{SWEEP}-{request.module.__name__.rpartition('.')[2].replace('_', '-')}"
     ids = [
-        local.run(sweep_input(agent, maze, 1)).as_json()["experiment_id"]
+        local.run(sweep_input(sweep, agent, maze, 1)).as_json()["experiment_id"]
         for agent in ("oracle", "random")
         for maze in ("perfect-7", "perfect-9")
     ]
@@ -61,12 +63,12 @@ def viewed(local) -> Viewed:
                 "mazeId": MAZE,
                 "llmProvider": "openai",
                 "modelName": OPENAI_MODEL,
-                "comment": "hostile-answer",
+                "comment": f"hostile-answer {sweep}-hostile",
                 "config": {"baseUrl": server.base_url, "temperature": 0.0},
             }
         ).as_json()
     assert hostile["status"] == "succeeded", hostile
-    return Viewed(ids, hostile["experiment_id"])
+    return Viewed(sweep, ids, hostile["experiment_id"])
 
 
 @pytest.fixture(scope="module")
@@ -117,14 +119,14 @@ def test_the_viewer_reads_as_the_read_only_role_and_cannot_write(database_url):
 
 def test_the_index_lists_the_sweep_and_the_latest_experiments(client, viewed):
     page = get(client, "/")
-    assert f"/sweeps/{SWEEP}" in page.links() and f"/compare?sweep={SWEEP}" in page.links()
+    assert f"/sweeps/{viewed.sweep_id}" in page.links() and f"/compare?sweep={viewed.sweep_id}" in page.links()
     assert f"/experiments/{viewed.hostile}" in page.links()
 
 
 def test_a_sweep_page_counts_its_experiments_and_its_progress_is_json(client, viewed):
-    page = get(client, f"/sweeps/{SWEEP}")
+    page = get(client, f"/sweeps/{viewed.sweep_id}")
     assert {f"/experiments/{n}" for n in viewed.sweep} <= set(page.links())
-    progress = client.get(f"/sweeps/{SWEEP}/progress").get_json()
+    progress = client.get(f"/sweeps/{viewed.sweep_id}/progress").get_json()
     assert progress["status"]["done"] == len(viewed.sweep) and progress["status"]["running"] == 0
     assert sorted(e["id"] for e in progress["experiments"]) == viewed.sweep
     assert get(client, "/sweeps/no-such-sweep", 404)
@@ -133,14 +135,15 @@ def test_a_sweep_page_counts_its_experiments_and_its_progress_is_json(client, vi
 @pytest.mark.parametrize(
     "query, expected",
     [
-        (f"sweep={SWEEP}&agent=baseline/oracle", lambda v: v.sweep[:2]),
-        (f"sweep={SWEEP}&maze=perfect-9", lambda v: v.sweep[1::2]),
-        (f"sweep={SWEEP}&ending=success&model=oracle", lambda v: v.sweep[:2]),
-        ("q=hostile-answer", lambda v: [v.hostile]),
-        (f"q={SWEEP}&sort=id&order=asc", lambda v: v.sweep),
+        ("sweep=SWEEP&agent=baseline/oracle", lambda v: v.sweep[:2]),
+        ("sweep=SWEEP&maze=perfect-9", lambda v: v.sweep[1::2]),
+        ("sweep=SWEEP&ending=success&model=oracle", lambda v: v.sweep[:2]),
+        ("q=SWEEP-hostile", lambda v: [v.hostile]),
+        ("q=sweep:SWEEP&sort=id&order=asc", lambda v: v.sweep),
     ],
 )
 def test_the_experiment_list_filters_and_searches(client, viewed, query, expected):
+    query = query.replace("SWEEP", viewed.sweep_id)
     page = get(client, f"/experiments?{query}" + ("" if "order=" in query else "&sort=id&order=asc"))
     shown = [int(a["data-id"]) for tag, a in page.tags if tag == "tr" and "data-id" in a]
     assert shown == expected(viewed), query
@@ -149,7 +152,7 @@ def test_the_experiment_list_filters_and_searches(client, viewed, query, expecte
 def test_the_experiment_list_sorts_by_a_column_either_way(client, viewed):
     ids = {}
     for order in ("asc", "desc"):
-        page = get(client, f"/experiments?sweep={SWEEP}&sort=actions&order={order}")
+        page = get(client, f"/experiments?sweep={viewed.sweep_id}&sort=actions&order={order}")
         ids[order] = [int(a["data-id"]) for tag, a in page.tags if tag == "tr" and "data-id" in a]
     assert ids["asc"] != ids["desc"] and sorted(ids["asc"]) == sorted(viewed.sweep)
 
@@ -172,21 +175,28 @@ def test_an_experiment_page_has_its_replay_transcript_provenance_and_links_up_an
     middle = viewed.sweep[1]
     page = get(client, f"/experiments/{middle}")
     links = page.links()
-    assert f"/sweeps/{SWEEP}" in links and f"/compare?sweep={SWEEP}" in links  # up, and to its report
+    assert (
+        f"/sweeps/{viewed.sweep_id}" in links and f"/compare?sweep={viewed.sweep_id}" in links
+    )  # up, and to its report
     assert f"/experiments/{viewed.sweep[0]}" in links and f"/experiments/{viewed.sweep[2]}" in links  # across
     ids = {a.get("id") for _, a in page.tags}
     assert {"maze", "controls", "slider", "goto", "conversation", "provenance", "run-data"} <= ids
     scripts = [a.get("src") for tag, a in page.tags if tag == "script"]
     assert scripts == [None, "/static/replay.js", "/static/transcript.js"]  # the run as JSON, then the assets
+    turns = [a for tag, a in page.tags if tag == "details" and a.get("class") == "turn"]
+    assert turns and all(a["data-src"] == f"/experiments/{middle}/turns/{a['data-turn']}" for a in turns)
+    one = client.get(turns[0]["data-src"])  # each turn is read when it is opened
+    assert one.status_code == 200 and 'class="call"' in one.text
+    assert client.get(f"/experiments/{middle}/turns/99999").status_code == 404
     assert get(client, "/experiments/99999999", 404)
 
 
 def test_the_comparison_is_the_reports_with_links_down_to_each_experiment(client, viewed):
-    page = get(client, f"/compare?sweep={SWEEP}")
+    page = get(client, f"/compare?sweep={viewed.sweep_id}")
     ids = {a.get("id") for _, a in page.tags}
     assert {"leaderboard", "comparison-table", "experiments-table", "success", "provenance"} <= ids
     assert {f"/experiments/{n}" for n in viewed.sweep} <= set(page.links())
-    assert get(client, f"/compare?sweep={SWEEP}&by=maze").tags
+    assert get(client, f"/compare?sweep={viewed.sweep_id}&by=maze").tags
     assert client.get("/compare?by=size").status_code == 400
 
 
@@ -203,11 +213,41 @@ def test_a_hostile_model_answer_is_text_everywhere(client, viewed):
     assert not [a for tag, a in page.tags if tag == "img" and BEACON in a.get("src", "")]
     assert not {name for name in page.attributes() if name.startswith("on")}  # no event handler anywhere
     assert f'src="{BEACON}' not in text and "<script>window.pwned" not in text  # never markup
-    shown = "".join(page.text)
-    assert "window.pwned=1" in shown and "\\u202eevil" in shown  # the answer, whole, as text
     assert "\u202e" not in text
+    turn = client.get(f"/experiments/{viewed.hostile}/turns/1")  # the turn the page reads when it is opened
+    assert turn.status_code == 200 and turn.headers["Content-Security-Policy"] == POLICY
+    fragment = Page(turn.text)
+    assert {tag for tag, _ in fragment.tags} <= {"div", "p", "span", "pre", "details", "summary", "img"}
+    assert not {name for name in fragment.attributes() if name.startswith("on")}
+    shown = "".join(fragment.text)
+    assert shown.count("window.pwned=1") >= 3 and "\\u202eevil" in shown  # text, call reasoning, answer: as text
 
 
 def test_a_request_naming_another_host_is_refused(client):
     answer = client.get("/", headers={"Host": "attacker.example"})
     assert answer.status_code == 400
+
+
+def test_the_deployed_readers_own_login_serves_and_an_application_login_is_refused(database_url, viewed):
+    """On AWS the viewer logs in as oriole_reader itself (its secret, through the port forward): it serves. A login
+    that cannot take the read-only role (the functions' oriole_app) is refused at start, saying what to use."""
+    from oriole.store import db
+
+    def as_login(role: str) -> str:
+        info = psycopg.conninfo.conninfo_to_dict(database_url)
+        return psycopg.conninfo.make_conninfo(**{**info, "user": role, "password": f"pw-{role}"})
+
+    owner = db.connect(database_url)
+    try:
+        for role in ("oriole_reader", "oriole_app"):
+            owner.execute(f"ALTER ROLE {role} LOGIN PASSWORD 'pw-{role}'")
+        reader = Reader(as_login("oriole_reader"))
+        answer = create_app(reader).test_client().get(f"/experiments/{viewed.sweep[0]}")
+        reader.close()
+        assert answer.status_code == 200
+        with pytest.raises(ReaderRefused, match="connect as oriole_reader"):
+            Reader(as_login("oriole_app")).open()
+    finally:
+        for role in ("oriole_reader", "oriole_app"):
+            owner.execute(f"ALTER ROLE {role} NOLOGIN")
+        owner.close()

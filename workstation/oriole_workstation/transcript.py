@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from psycopg.rows import class_row
@@ -113,14 +113,16 @@ class Transcript:
             yield turn.as_json()
 
 
-def load(conn, experiment_id: int) -> Transcript:
-    """The transcript of one experiment from the database (a few reads: the workstation's, not the turn path's)."""
+def load(conn, experiment_id: int, only: int | None = None) -> Transcript:
+    """The transcript of one experiment from the database (a few reads: the workstation's, not the turn path's);
+    ``only``: of that turn alone (what it carries from earlier turns read too), as the viewer opens a turn."""
     experiment = conn.execute(_EXPERIMENT, (experiment_id,)).fetchone()
     if experiment is None:
         raise TranscriptUnavailable(f"experiment {experiment_id} does not exist")
-    turns = conn.execute(_TURNS, (experiment_id,)).fetchall()
-    calls = conn.execute(_CALLS, (experiment_id,)).fetchall()
-    actions = conn.execute(_ACTIONS, (experiment_id,)).fetchall()
+    upto = {"id": experiment_id, "upto": only}
+    turns = conn.execute(_TURNS, upto).fetchall()
+    calls = conn.execute(_CALLS, upto).fetchall()
+    actions = conn.execute(_ACTIONS, upto).fetchall()
     hashes = sorted(
         {
             h
@@ -136,14 +138,26 @@ def load(conn, experiment_id: int) -> Transcript:
     maze_row = conn.cursor(row_factory=class_row(MazeRow)).execute(_MAZE, (experiment["maze_id"],)).fetchone()
     assert maze_row is not None, "experiments.maze_id references mazes"
     maze = maze_row.stored().maze
-    return build(experiment, turns, calls, actions, parts, maze)
+    return build(experiment, turns, calls, actions, parts, maze, only)
+
+
+def turn_list(conn, experiment_id: int) -> list[dict]:
+    """Each turn's number, why it ended and how many actions and calls it holds: a transcript's outline, read
+    without its messages."""
+    return conn.execute(_OUTLINE, (experiment_id,)).fetchall()
 
 
 def build(
-    experiment: dict, turns: list[dict], calls: list[dict], actions: list[dict], parts: dict, maze: Maze | None = None
+    experiment: dict,
+    turns: list[dict],
+    calls: list[dict],
+    actions: list[dict],
+    parts: dict,
+    maze: Maze | None = None,
+    only: int | None = None,
 ) -> Transcript:
     """The transcript from the stored rows (pure: tested without a database); ``maze`` draws its pictures again
-    (with each action's ``tiles_seen``, which the transcript itself does not show)."""
+    (with each action's ``tiles_seen``, which the transcript itself does not show); ``only``: that turn alone."""
     sightings = [a.pop("tiles_seen", None) for a in actions]
 
     def draw(record: dict) -> pictures.Picture:
@@ -171,6 +185,8 @@ def build(
     entries: list[TurnEntry] = []
     systems: dict[str, str] = {}
     for t in turns:
+        if only is not None and t["turn_number"] != only:
+            continue
         rows = by_turn.get(t["turn_number"], [])
         if any(r["request"] is None for r in rows):
             raise TranscriptUnavailable(
@@ -219,14 +235,19 @@ _EXPERIMENT = """
       FROM experiments e JOIN mazes m ON m.id = e.maze_id LEFT JOIN experiments o ON o.id = e.replay_of
      WHERE e.id = %s
 """
-_TURNS = """SELECT turn_number, end_reason, context, closing_messages, message_tokens, action_count
-              FROM turns WHERE experiment_id = %s ORDER BY turn_number"""
-_CALLS = """SELECT turn_number, call_index, kind, request_messages, response, request, answer, input_tokens,
+_UPTO = "experiment_id = %(id)s AND (%(upto)s::int IS NULL OR turn_number <= %(upto)s)"
+_TURNS = f"""SELECT turn_number, end_reason, context, closing_messages, message_tokens, action_count
+              FROM turns WHERE {_UPTO} ORDER BY turn_number"""
+_CALLS = f"""SELECT turn_number, call_index, kind, request_messages, response, request, answer, input_tokens,
                    output_tokens, latency_ms, stop_reason, throttles, durations
-              FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index"""
-_ACTIONS = """SELECT step_number, turn_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
+              FROM model_calls WHERE {_UPTO} ORDER BY turn_number, call_index"""
+_ACTIONS = f"""SELECT step_number, turn_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
                      to_y, success, error, tiles_seen
-                FROM actions WHERE experiment_id = %s ORDER BY step_number"""
+                FROM actions WHERE {_UPTO} ORDER BY step_number"""
+_OUTLINE = """SELECT t.turn_number, t.end_reason, t.action_count AS actions,
+                     (SELECT count(*) FROM model_calls c
+                       WHERE c.experiment_id = t.experiment_id AND c.turn_number = t.turn_number) AS calls
+                FROM turns t WHERE t.experiment_id = %s ORDER BY t.turn_number"""
 _MAZE = f"SELECT {MAZE_COLUMNS} FROM mazes WHERE id = %s"
 
 
@@ -362,29 +383,66 @@ EXPAND = (
 def conversation_html(transcript: Transcript) -> str:
     """The conversation as HTML: buttons that open and close every turn (``transcript.js``), the system prompt
     once, then one ``<details>`` per turn (``data-turn``), its summary saying why it ended in words."""
-    parts = [EXPAND]
-    for digest, system in transcript.systems.items():
-        parts.append(
-            f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
-            f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>"
+    return "\n".join(
+        [
+            EXPAND,
+            *systems_html(transcript),
+            *(
+                turn_details(turn.number, len(turn.actions), len(turn.calls), turn.end_reason, turn_body(turn))
+                for turn in transcript.turns
+            ),
+        ]
+    )
+
+
+def outline_html(transcript: Transcript, turns: list[dict], source: Callable[[int], str]) -> str:
+    """The conversation with every turn closed and empty: ``transcript.js`` reads a turn from ``source(number)``
+    when it is opened (the viewer, for experiments of any length). ``transcript`` gives the system prompt (its
+    first turn is enough); ``turns``: ``turn_list``."""
+    return "\n".join(
+        [
+            EXPAND,
+            *systems_html(transcript),
+            *(
+                turn_details(
+                    t["turn_number"], t["actions"], t["calls"], t["end_reason"], source=source(t["turn_number"])
+                )
+                for t in turns
+            ),
+        ]
+    )
+
+
+def systems_html(transcript: Transcript) -> list[str]:
+    return [
+        f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
+        f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>"
+        for digest, system in transcript.systems.items()
+    ]
+
+
+def turn_details(number: int, actions: int, calls: int, end_reason: str, body: str = "", source: str = "") -> str:
+    """A turn as a closed ``<details>``: its summary (actions, calls, why it ended in words) and its body, or the
+    address it is read from when opened (``data-src``)."""
+    src = f' data-src="{html.escape(source)}"' if source else ""
+    return (
+        f'<details class="turn" data-turn="{number}"{src}><summary>turn {number}: {actions} action(s), '
+        f'{calls} call(s); <span class="ending" data-end="{_e(end_reason)}">{_e(turn_ending(end_reason))}</span>'
+        f"</summary>{body}</details>"
+    )
+
+
+def turn_body(turn: TurnEntry) -> str:
+    """What a turn's ``<details>`` holds: its context, each call, and the results no call read."""
+    calls = "".join(_call_html(call) for call in turn.calls)
+    if turn.closing:  # what the last answer's calls got back, which no call of the turn read
+        calls += (
+            '<div class="call"><p class="meta">results no call read</p>'
+            + "".join(_message_html(m) for m in turn.closing)
+            + "</div>"
         )
-    for turn in transcript.turns:
-        calls = "".join(_call_html(call) for call in turn.calls)
-        if turn.closing:  # what the last answer's calls got back, which no call of the turn read
-            calls += (
-                '<div class="call"><p class="meta">results no call read</p>'
-                + "".join(_message_html(m) for m in turn.closing)
-                + "</div>"
-            )
-        context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
-        parts.append(
-            f'<details class="turn" data-turn="{turn.number}"><summary>turn {turn.number}: '
-            f"{len(turn.actions)} action(s), {len(turn.calls)} call(s); "
-            f'<span class="ending" data-end="{_e(turn.end_reason)}">{_e(turn_ending(turn.end_reason))}</span>'
-            "</summary>"
-            f"{context}{calls}</details>"
-        )
-    return "\n".join(parts)
+    context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
+    return context + calls
 
 
 def _call_html(call: CallEntry) -> str:

@@ -65,7 +65,7 @@
   function play() {
     if (step >= total) show(0);
     playing(true);
-    timer = setInterval(() => { if (step >= total) pause(); else show(step + 1); },
+    timer = setInterval(() => { show(step + 1); if (step >= total) pause(); },
                         Number(document.getElementById("speed").value));
   }
   document.getElementById("play").onclick = () => (timer ? pause() : play());

@@ -168,10 +168,11 @@ def create_app(
             if detail is None or record is None:
                 abort(404, f"no experiment {experiment_id} in this database")
             previous, following = results.neighbours(experiment_id, detail.sweep_id)
-            try:
-                conversation: transcript.Transcript | None = transcript.load(results.store.conn, experiment_id)
+            turns = transcript.turn_list(results.store.conn, experiment_id)
+            try:  # the first turn gives the header and the system prompt; each turn is read when opened
+                first: transcript.Transcript | None = transcript.load(results.store.conn, experiment_id, only=1)
             except transcript.TranscriptUnavailable:
-                conversation = None
+                first = None
         run = render.Run.from_record(record)
         return render_template(
             "experiment.html",
@@ -180,12 +181,30 @@ def create_app(
             maze=Markup(render.svg(run, interactive=True)),
             controls=Markup(render.CONTROLS),
             data=Markup(render.json_for_script(render.replay_data(run))),
-            header=Markup(transcript.header_html(conversation)) if conversation else None,
-            conversation=Markup(transcript.conversation_html(conversation)) if conversation else None,
+            header=Markup(transcript.header_html(first)) if first else None,
+            conversation=Markup(
+                transcript.outline_html(
+                    first, turns, lambda n: url_for("experiment_turn", experiment_id=experiment_id, number=n)
+                )
+            )
+            if first
+            else None,
             config=json.dumps(detail.config, indent=2, sort_keys=True),
             previous=previous,
             following=following,
         )
+
+    @app.get("/experiments/<int:experiment_id>/turns/<int:number>")
+    def experiment_turn(experiment_id: int, number: int) -> str:
+        """One turn of the transcript, as the HTML its ``<details>`` holds (read when a reader opens it)."""
+        with reader.results() as results:
+            try:
+                one = transcript.load(results.store.conn, experiment_id, only=number)
+            except transcript.TranscriptUnavailable as error:
+                abort(404, str(error))
+        if not one.turns:
+            abort(404, f"experiment {experiment_id} has no turn {number}")
+        return transcript.turn_body(one.turns[0])
 
     @app.get("/compare")
     def compare() -> str:
