@@ -40,6 +40,8 @@ QUERIES = {
     "model_comparison (all)": "SELECT * FROM model_comparison",
     "compare_experiments(tag => one sweep)": "SELECT * FROM compare_experiments(tag => 'sweep:bench-3')",
     "compare_experiments(by_maze => true)": "SELECT * FROM compare_experiments(by_maze => true)",
+    "report --sweep one --sweep another": "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT "
+    "chosen_experiments(sweeps => ARRAY['bench-3', 'bench-4'])))",
     "experiment_results (all rows)": "SELECT * FROM experiment_results",
     "experiment_results WHERE model_name = ...": "SELECT * FROM experiment_results WHERE model_name = 'qwen2.5:7b'",
     "experiment_results WHERE experiment_id = ...": "SELECT * FROM experiment_results WHERE experiment_id = 1234",
@@ -55,9 +57,9 @@ SELECT g AS n, (g - 1) %% %(models)s AS model, m.id AS maze_id, m.width, m.heigh
   JOIN LATERAL (SELECT * FROM mazes ORDER BY id OFFSET (g %% (SELECT count(*) FROM mazes)) LIMIT 1) m ON true;
 
 INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, agent_id,
-                         comment, config, seed, status, ending, goal_found, goal_first_seen_step, goal_reached_step,
-                         current_x, current_y, action_count, move_count, failed_move_count, turn_count,
-                         input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason,
+                         comment, config, seed, status, ending, ending_cause, goal_found, goal_first_seen_step,
+                         goal_reached_step, current_x, current_y, action_count, move_count, failed_move_count,
+                         turn_count, input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason,
                          origin_execution_arn, execution_arns)
 SELECT p.maze_id, (%(providers)s::text[])[p.model + 1], (%(names)s::text[])[p.model + 1],
        'v' || (1 + p.n %% 2), md5('prompt' || (1 + p.n %% 2)), 'prompt text',
@@ -67,6 +69,7 @@ SELECT p.maze_id, (%(providers)s::text[])[p.model + 1], (%(names)s::text[])[p.mo
                           'historyActions', 20, 'maxRecallActions', 50, 'recallInterval', 10),
        p.n, CASE WHEN p.n %% 5 < 3 THEN 'succeeded' WHEN p.n %% 5 = 3 THEN 'timed_out' ELSE 'failed' END,
        CASE WHEN p.n %% 5 < 3 THEN 'success' WHEN p.n %% 5 = 3 THEN 'agent' ELSE 'error' END,
+       CASE WHEN p.n %% 5 < 3 THEN 'goal' WHEN p.n %% 5 = 3 THEN 'max_moves' ELSE 'provider' END,
        p.n %% 5 < 3, CASE WHEN p.n %% 5 < 3 THEN %(actions)s - 9 END, CASE WHEN p.n %% 5 < 3 THEN %(actions)s END,
        p.start_x, p.start_y, %(actions)s, %(actions)s - 10, %(actions)s / 5, %(turns)s,
        CASE WHEN p.model >= 4 THEN %(actions)s * 900 ELSE 0 END,

@@ -94,14 +94,22 @@ def _typed(row: dict) -> dict:
 def load(path: Path = RECORD) -> dict:
     """The recorded page inputs and what was drawn from them, as the typed rows ``Results`` reads (an
     experiment's settings snapshot, left out of the record, as empty)."""
+    from oriole.core.endings import cause_of
     from oriole_workstation.rows import ComparedExperiment, PooledComparisonRow
 
     record = json.loads(path.read_text(encoding="utf-8"))
     unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
+    uncensored = {"censored": 0}  # recorded before the censored ending (migration 0020): the ladder has none
+
+    def caused(e: dict) -> dict:  # recorded before migration 0020 stored the cause: the same rule gives it
+        return {"ending_cause": cause_of(e["status"], e["failure_reason"]), **e}
+
     return {
         **record,
-        "rows": [PooledComparisonRow(**{**unlabelled, **_typed(r)}) for r in record["rows"]],
-        "experiments": [ComparedExperiment(**{**unlabelled, **_typed(e), "config": {}}) for e in record["experiments"]],
+        "rows": [PooledComparisonRow(**{**unlabelled, **uncensored, **_typed(r)}) for r in record["rows"]],
+        "experiments": [
+            ComparedExperiment(**{**unlabelled, **_typed(caused(e)), "config": {}}) for e in record["experiments"]
+        ],
         "now": datetime.fromisoformat(record["now"]),
     }
 
@@ -116,7 +124,7 @@ def page_of(record: dict) -> str:
         record["rows"],
         record["experiments"],
         GroupBy(record["by"]),
-        Filters(**record["filters"]),
+        Filters(**{name: tuple(values) for name, values in record["filters"].items()}),
         {},
         database=record["database"],
         now=record["now"],
@@ -133,10 +141,10 @@ def _run_the_sweep(home: Path) -> dict:
     from oriole_workstation.results import Filters
 
     results = open_results(aws=False)
-    filters = Filters(tag=TAG)
+    filters = Filters(tags=(TAG,))
     return {
         "by": GroupBy.family.value,
-        "filters": {"tag": TAG},
+        "filters": {"tags": [TAG]},
         "database": results.database().replace(str(home), "$ORIOLE_HOME"),
         "now": datetime.now(UTC).replace(microsecond=0),
         "rows": [asdict(r) for r in comparison_rows(results, GroupBy.family, filters)],

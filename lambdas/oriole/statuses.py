@@ -19,11 +19,28 @@ class ExperimentStatus(StrEnum):
 
 
 class Ending(StrEnum):
-    """``experiments.ending``: how a closed experiment scores (``progress.ending_category``)."""
+    """``experiments.ending``: how a closed experiment scores, exactly one of four (``oriole.core.endings``)."""
 
     SUCCESS = "success"
-    AGENT = "agent"  # a run without success: the limits, or the agent's own failure (stalled, gave up)
-    ERROR = "error"  # infrastructure or provider
+    AGENT = "agent"  # agent failure: its action budget used, it gave up, or it stalled
+    CENSORED = "censored"  # stopped by something outside the agent: the wall clock, a timeout, a cancel, a limit
+    ERROR = "error"  # a provider or infrastructure failure
+
+
+class EndingCause(StrEnum):
+    """``experiments.ending_cause``: which limit, stop or failure ended a run, within its ending
+    (``oriole.core.endings.ENDING_OF_CAUSE`` says which ending each belongs to)."""
+
+    GOAL = "goal"  # success
+    MAX_MOVES = "max_moves"  # agent: its action budget (maxMoves) used
+    GAVE_UP = "gave_up"  # agent: it called give_up
+    STALLED = "stalled"  # agent: maxStalledTurns turns in a row without a valid action
+    MAX_DURATION = "max_duration"  # censored: the wall clock (maxDurationMinutes), a safety limit
+    EXECUTION_TIMEOUT = "execution_timeout"  # censored: Step Functions' hard execution timeout
+    STOPPED = "stopped"  # censored: its execution was stopped (StopExecution, Ctrl-C, oriole doctor --fix)
+    DEPLOYMENT_LIMIT = "deployment_limit"  # censored: throttled past every retry (a quota of the deployment)
+    PROVIDER = "provider"  # error: the model server failed, timed out, refused or answered nonsense
+    INFRASTRUCTURE = "infrastructure"  # error: anything else that broke (a Lambda, the database, the flow)
 
 
 class NextStep(StrEnum):

@@ -1,8 +1,8 @@
 -- The comparison over the experiments matching the filters, one row per agent (model and sweep-file label: one model
 -- served by two servers under two labels is two agents) x prompt x maze family and size (or maze) x compared
 -- configuration, with on how many different mazes (grids) each rate rests. Runs are the success
--- and agent endings (a run without success: the limits, or a failure the agent caused); error endings are counted
--- as errors and running experiments as running, and neither enters a rate. The report adds, beside the Wilson
+-- and agent endings (agent failure: its budget used, gave up, stalled); censored and error endings are counted
+-- apart and running experiments as running, and none of them enters a rate. The report adds, beside the Wilson
 -- interval, a bootstrap over mazes where runs share mazes (oriole_workstation/intervals.py).
 CREATE FUNCTION compare_experiments(
     model text DEFAULT NULL,         -- model_name
@@ -11,7 +11,8 @@ CREATE FUNCTION compare_experiments(
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL,  -- started_at < until
     tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
-    by_maze boolean DEFAULT false    -- one row per maze instead of per maze family and size
+    by_maze boolean DEFAULT false,   -- one row per maze instead of per maze family and size
+    experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (
     llm_provider text, model_name text, agent_label text, prompt_version text, prompt_hash text, maze_family text,
     maze_size text,
@@ -19,7 +20,7 @@ CREATE FUNCTION compare_experiments(
     config jsonb, runs bigint, successes bigint, success_rate numeric, success_rate_low numeric,
     success_rate_high numeric, median_actions_to_goal numeric, median_path_efficiency numeric,
     tokens_per_run numeric, tokens_per_success numeric, cost_per_run numeric, cost_per_success numeric,
-    mean_latency_ms numeric, errors bigint, running bigint
+    mean_latency_ms numeric, errors bigint, running bigint, censored bigint
 )
 LANGUAGE sql STABLE AS $$
     WITH grouped AS (
@@ -41,9 +42,11 @@ LANGUAGE sql STABLE AS $$
                    / nullif(sum(p.model_calls) FILTER (WHERE p.ending IN ('success', 'agent')), 0)
                    AS mean_latency_ms,
                count(*) FILTER (WHERE p.ending = 'error') AS errors,
-               count(*) FILTER (WHERE p.ending IS NULL) AS running
+               count(*) FILTER (WHERE p.ending IS NULL) AS running,
+               count(*) FILTER (WHERE p.ending = 'censored') AS censored
           FROM compared_experiments(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
-                                    compare_experiments.since, compare_experiments.until, compare_experiments.tag) c
+                                    compare_experiments.since, compare_experiments.until, compare_experiments.tag,
+                                    compare_experiments.experiments) c
           JOIN experiment_results p ON p.experiment_id = c.experiment_id
          GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     )
@@ -61,7 +64,7 @@ LANGUAGE sql STABLE AS $$
            round(g.cost / nullif(g.runs, 0), 6),
            round(g.cost / nullif(g.successes, 0), 6),
            round(g.mean_latency_ms, 1),
-           g.errors, g.running
+           g.errors, g.running, g.censored
       FROM grouped g
       JOIN (SELECT family, min(id) AS first_id FROM mazes GROUP BY family) f ON f.family = g.maze_family
      ORDER BY f.first_id, length(g.maze_size), g.maze_size,

@@ -1,8 +1,8 @@
--- The experiments matching the filters (NULL: no filter), archived ones left out, each with `compared_config`: its experimental settings
--- (config_keys: the keys that apply to its provider, the catalog default where its snapshot predates a key)
--- whose value differs among these experiments, so settings never get mixed in one group. The one definition of
--- the report's filters: compare_experiments, experiment_results.varied_config (no filter), `oriole report
--- --format html` and `oriole export`.
+-- The experiments matching the filters (NULL: no filter; chosen_experiments applies them), replays and archived ones
+-- left out, each with `compared_config`: its experimental settings (config_keys: the keys that apply to its provider,
+-- the catalog default where its snapshot predates a key) whose value differs among these experiments, so settings
+-- never get mixed in one group. The scope of every report: compare_experiments, experiment_results.varied_config
+-- (no filter), `oriole report --format html` and `oriole export`.
 -- Built for many experiments: each one costs a jsonb subtraction and a hash; the settings are spread into rows
 -- only for the few distinct (provider, experimental configuration) pairs, since a study varies few values.
 CREATE FUNCTION compared_experiments(
@@ -11,7 +11,8 @@ CREATE FUNCTION compared_experiments(
     maze text DEFAULT NULL,          -- a maze name or a maze family
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL,  -- started_at < until
-    tag text DEFAULT NULL            -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+    experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (experiment_id bigint, compared_config jsonb)
 LANGUAGE sql STABLE AS $$
     WITH picked AS MATERIALIZED (
@@ -19,15 +20,15 @@ LANGUAGE sql STABLE AS $$
         SELECT e.id, e.llm_provider,
                e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
                    AS settings
-          FROM experiments e
-          JOIN mazes m ON m.id = e.maze_id
+          FROM chosen_experiments(
+                   ids => compared_experiments.experiments,
+                   models => nullif(ARRAY[compared_experiments.model], '{NULL}'),
+                   mazes => nullif(ARRAY[compared_experiments.maze], '{NULL}'),
+                   prompts => nullif(ARRAY[compared_experiments.prompt], '{NULL}'),
+                   tags => nullif(ARRAY[compared_experiments.tag], '{NULL}'),
+                   since => compared_experiments.since,
+                   until => compared_experiments.until) e
          WHERE e.replay_of IS NULL
-           AND (compared_experiments.model IS NULL OR e.model_name = compared_experiments.model)
-           AND (compared_experiments.prompt IS NULL OR e.prompt_version = compared_experiments.prompt)
-           AND (compared_experiments.maze IS NULL OR compared_experiments.maze IN (m.name, m.family))
-           AND (compared_experiments.since IS NULL OR e.started_at >= compared_experiments.since)
-           AND (compared_experiments.until IS NULL OR e.started_at < compared_experiments.until)
-           AND (compared_experiments.tag IS NULL OR compared_experiments.tag = ANY (comment_tags(e.comment)))
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
     ), kinds AS MATERIALIZED (
         SELECT DISTINCT p.llm_provider, p.settings FROM picked p

@@ -15,6 +15,7 @@ SELECT e.id AS experiment_id,
        m.shortest_path_length,
        e.status,
        e.ending,
+       e.ending_cause,
        e.goal_found,
        e.goal_first_seen_step,
        e.goal_reached_step,
@@ -68,8 +69,12 @@ COMMENT ON COLUMN experiment_results.maze_family IS 'the maze family, e.g. perfe
 COMMENT ON COLUMN experiment_results.shortest_path_length IS 'moves on a shortest path from start to goal';
 COMMENT ON COLUMN experiment_results.status IS 'running, succeeded, timed_out, failed or aborted';
 COMMENT ON COLUMN experiment_results.ending IS
-    'success; agent (a run without success: a limit, or a failure the agent caused such as agent_stalled); '
-    'error (infrastructure or provider); NULL while running. Runs are success and agent endings';
+    'success; agent (agent failure: its action budget used, gave up, stalled); censored (stopped by something outside '
+    'the agent: the wall clock, the execution timeout, a stop, a deployment limit); error (a provider or '
+    'infrastructure failure); NULL while running';
+COMMENT ON COLUMN experiment_results.ending_cause IS
+    'what ended it, within its ending: goal; max_moves, gave_up, stalled; max_duration, execution_timeout, stopped, '
+    'deployment_limit; provider, infrastructure; NULL while running';
 COMMENT ON COLUMN experiment_results.goal_found IS 'whether the goal condition was met';
 COMMENT ON COLUMN experiment_results.goal_first_seen_step IS 'the step the goal was first visible (0: from the start)';
 COMMENT ON COLUMN experiment_results.goal_reached_step IS 'the step the agent first stood on the goal';

@@ -1,7 +1,8 @@
 -- Live progress, one row per experiment: how far it is, when it last acted, what it has spent, and whether it is
 -- stale (running with no action for its staleAfterMinutes, the catalog default for snapshots without the key).
 CREATE VIEW experiment_status AS
-SELECT r.experiment_id, r.llm_provider, r.model_name, r.agent_label, r.maze, r.status, r.ending, r.turns AS turn, r.actions,
+SELECT r.experiment_id, r.llm_provider, r.model_name, r.agent_label, r.maze, r.status, r.ending,
+       r.ending_cause, r.turns AS turn, r.actions,
        (r.config ->> 'maxMoves')::int AS max_actions,
        round(100.0 * r.actions / nullif((r.config ->> 'maxMoves')::int, 0), 1) AS progress_percent,
        r.goal_found, r.started_at, r.last_action_at, r.completed_at,
@@ -23,7 +24,8 @@ COMMENT ON COLUMN experiment_status.model_name IS 'the model (or the baseline ag
 COMMENT ON COLUMN experiment_status.agent_label IS 'the agent''s label given by its sweep file (NULL: none)';
 COMMENT ON COLUMN experiment_status.maze IS 'the maze name';
 COMMENT ON COLUMN experiment_status.status IS 'running, succeeded, timed_out, failed or aborted';
-COMMENT ON COLUMN experiment_status.ending IS 'success, agent or error; NULL while running';
+COMMENT ON COLUMN experiment_status.ending IS 'success, agent, censored or error; NULL while running';
+COMMENT ON COLUMN experiment_status.ending_cause IS 'what ended it (experiments.ending_cause); NULL while running';
 COMMENT ON COLUMN experiment_status.turn IS 'agent turns so far';
 COMMENT ON COLUMN experiment_status.actions IS 'actions so far';
 COMMENT ON COLUMN experiment_status.max_actions IS 'the snapshot''s maxMoves';

@@ -25,3 +25,5 @@ COMMENT ON COLUMN model_comparison.cost_per_success IS 'USD of the runs, per suc
 COMMENT ON COLUMN model_comparison.mean_latency_ms IS 'mean latency of the runs'' model calls';
 COMMENT ON COLUMN model_comparison.errors IS 'experiments with an error ending (infrastructure, provider, aborts)';
 COMMENT ON COLUMN model_comparison.running IS 'experiments still running';
+COMMENT ON COLUMN model_comparison.censored IS
+    'experiments stopped by something outside the agent (the wall clock, a timeout, a stop, a deployment limit)';

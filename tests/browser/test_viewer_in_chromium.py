@@ -58,6 +58,17 @@ def test_the_list_filters_searches_and_sorts_from_its_form(page, viewer, viewed)
     assert first == sorted(first, reverse=True) and "sort=actions" in page.url
 
 
+def test_checked_experiments_are_compared_and_linked_back(page, viewer, viewed):
+    page.goto(viewer + f"/experiments?sweep={viewed.sweep_id}")
+    chosen = viewed.sweep[1:3]
+    for n in chosen:
+        page.check(f"input[name=id][value='{n}']")
+    page.click("#compare-selected")
+    assert page.is_visible("#leaderboard") and "id=" in page.url
+    linked = page.eval_on_selector_all("#experiments-table a", "links => links.map(a => a.getAttribute('href'))")
+    assert linked == [f"/experiments/{n}" for n in chosen]
+
+
 def test_a_running_sweeps_page_counts_up_by_itself(page, viewer, viewed, local):
     """The page is open while another experiment of the sweep runs: its counts and rows change without a reload."""
     local.store.record_sweep_plan(viewed.sweep_id, len(viewed.sweep) + 1, {"spend_limit_usd": None, "seed_from": None})

@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
 from oriole.config import resolve
-from oriole.core.progress import ending_category
+from oriole.core.endings import closing
 from oriole.store import db
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare
@@ -80,16 +80,18 @@ class Seeder:
             moves = sum(a[0].startswith("move_") for a in walk)
         snapshot = {**resolve({}, config or {}), "seed": self.count, "pricing": None}
         if reason is None and status not in ("running", "succeeded"):
-            reason = "reason"
+            reason = "max_moves reached: the action budget" if status == "timed_out" else "reason"
+        ended = closing(status, reason)
         row = self.conn.execute(
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text,
-                agent_id, comment, config, seed, status, ending, goal_found, goal_first_seen_step, current_x, current_y,
-                action_count, move_count, failed_move_count, recall_count, turn_count, input_tokens,
-                output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
+                agent_id, comment, config, seed, status, ending, ending_cause, goal_found, goal_first_seen_step,
+                current_x, current_y, action_count, move_count, failed_move_count, recall_count, turn_count,
+                input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
                 execution_arns, agent_label)
             VALUES (%(maze)s, %(provider)s, %(model)s, %(prompt)s, 'hash-' || %(prompt)s, 'text', NULL,
-                %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(status)s = 'succeeded', %(seen)s, 0, 0,
+                %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(cause)s, %(status)s = 'succeeded',
+                %(seen)s, 0, 0,
                 %(actions)s, %(moves)s, %(failed)s, %(recalls)s, %(turn_count)s, %(input)s, %(output)s, %(cost)s,
                 %(started)s::timestamptz,
                 CASE WHEN %(status)s <> 'running' THEN %(started)s::timestamptz + interval '90 seconds' END,
@@ -108,7 +110,8 @@ class Seeder:
                 "status": status,
                 "seen": 7 if walk else None,
                 "reason": reason,
-                "ending": ending_category(status, reason),
+                "ending": ended and ended.ending,
+                "cause": ended and ended.cause,
                 "actions": actions,
                 "moves": actions if moves is None else moves,
                 "failed": sum(a[0].startswith("move_") and not a[3] for a in walk),
@@ -190,7 +193,7 @@ def seeded(server_url) -> Iterator[tuple[str, dict]]:
             config={"temperature": 0.0, "visionRange": 3},
             started="2025-04-11 10:00+00",
         )
-        # Scoring: a stalled agent is a run without success, an abort an error. Settings that are not experimental
+        # Scoring: a stalled agent is an agent failure, an abort censors the run. Settings that are not experimental
         # (the endpoint, the request timeout) or not the provider's (temperature for a baseline) never split groups.
         earlier = "2025-02-01 10:00+00"
         ids["stalled"] = seed.experiment(
@@ -290,15 +293,17 @@ def test_comparison_rates_medians_and_per_run_figures(query):
     assert m1["config"] == {"temperature": 0.2, "visionRange": 3}
 
 
-def test_an_agent_ending_is_a_run_without_success_and_only_infrastructure_failures_are_errors(query, seeded):
+def test_an_agent_ending_is_a_run_without_success_and_a_stop_censors_the_run(query, seeded):
     assert result(query, seeded[1]["stalled"])["ending"] == "agent"
     [quitter] = query("SELECT * FROM compare_experiments(model => 'quitter')")
-    assert (quitter["runs"], quitter["successes"], quitter["errors"]) == (2, 1, 1)
+    assert (quitter["runs"], quitter["successes"], quitter["errors"], quitter["censored"]) == (2, 1, 0, 1)
     assert float(quitter["success_rate"]) == 0.5
     assert [
-        r["ending"]
-        for r in query("SELECT ending FROM experiment_results WHERE model_name = 'quitter' ORDER BY experiment_id")
-    ] == ["agent", "success", "error"]
+        (r["ending"], r["ending_cause"])
+        for r in query(
+            "SELECT ending, ending_cause FROM experiment_results WHERE model_name = 'quitter' ORDER BY experiment_id"
+        )
+    ] == [("agent", "stalled"), ("success", "goal"), ("censored", "stopped")]
 
 
 def test_transport_and_other_providers_settings_never_split_a_comparison(query, seeded):
@@ -405,7 +410,10 @@ def test_report_csv_and_json_carry_every_column(report):
         (("--until", "2025-04-01"), {"walker", "idle", "one-step", "m1", "quitter", "explorer", "remote"}),
         (("--tag", "pilot"), {"walker"}),
         (("--maze", "test-corridor"), {"walker", "idle", "one-step", "m1", "m2", "quitter", "explorer", "remote"}),
-        (("--maze", "perfect"), set()),
+        (("--model", "m2", "--model", "walker", "--model", "m2"), {"m2", "walker"}),  # a union
+        (("--model", "m2", "--model", "walker", "--prompt", "v2"), {"m2"}),  # filters intersect
+        (("--agent", "ollama/m2", "--agent", "baseline/explorer"), {"m2", "explorer"}),
+        (("--tag", "pilot", "--tag", "sweep:alpha"), {"walker"}),
     ],
 )
 def test_report_filters(report, args, models):
@@ -417,8 +425,19 @@ def test_report_by_maze_names_the_maze(report):
     assert lines[0].split()[1] == "maze" and lines[1].split()[1] == "test-corridor"
 
 
-def test_report_says_when_nothing_matches(report):
-    assert report("--model", "nobody") == "no finished experiments match\n"
+@pytest.mark.parametrize("form", ["table", "csv", "json", "html"])
+def test_a_filter_value_that_matches_nothing_is_refused_with_the_closest_values(seeded, monkeypatch, tmp_path, form):
+    monkeypatch.setenv("DATABASE_URL", seeded[0])
+    monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
+    for args, message in [
+        (("--model", "m3"), "--model m3 matches no experiment (closest: m2, m1)"),
+        (("--model", "m1", "--maze", "perfect"), "--maze perfect matches no experiment (known: "),
+        (("--sweep", "alpah"), "--sweep alpah matches no experiment (closest: alpha)"),
+        (("--model", "walker", "--prompt", "v2"), "no experiment is all of: model walker, prompt v2"),
+    ]:
+        refused = CliRunner().invoke(app, ["report", "--format", form, *args])
+        assert refused.exit_code == 2 and refused.stdout == "", refused.output
+        assert message in refused.stderr and len(refused.stderr.splitlines()) == 1, refused.stderr
 
 
 def test_report_with_aws_reads_the_database_that_database_url_names(report, monkeypatch):

@@ -268,30 +268,34 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
         "executionArn": "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:archive-running",
     }
     ids.append(experiments.start(running, store, lambda names: catalog.defaults())["experimentId"])
-    refused = cli("experiments", "delete", "--tag", tag)
+    refused = cli("experiments", "delete", "--tag", tag, "--yes")
     assert refused.exit_code == 2 and f"experiment(s) {ids[3]} still running" in refused.stderr
     assert (
         store.conn.execute("SELECT count(*) AS n FROM actions WHERE experiment_id = ANY (%s)", (ids,)).fetchone()["n"]
         > 0
     )  # nothing was deleted
     store.finalize(ids[3], "aborted", "stopped by the test")
-    assert cli("experiments", "delete", "--tag", tag).stdout.startswith("deleted 4 experiment(s)")
+    unasked = cli("experiments", "delete", "--tag", tag)  # no terminal to ask on: refused, nothing deleted
+    assert unasked.exit_code == 2 and "delete 4 experiment(s)" in unasked.stderr and "add --yes" in unasked.stderr
+    assert cli("experiments", "delete", "--tag", tag, "--yes").stdout.startswith("deleted 4 experiment(s)")
     left = store.conn.execute(
         "SELECT (SELECT count(*) FROM experiments WHERE id = ANY (%(ids)s)) + "
         "(SELECT count(*) FROM actions WHERE experiment_id = ANY (%(ids)s)) AS n",
         {"ids": ids},
     ).fetchone()["n"]
-    assert left == 0 and reported() == set()
+    assert left == 0
+    gone = cli("report", "--tag", tag, "--format", "json")
+    assert gone.exit_code == 2 and f"--tag {tag} matches no experiment" in gone.stderr
     assert "No such option: --aws" in cli("experiments", "delete", "1", "--aws").stderr
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("experiments", "archive"), "say which experiments: their ids, --tag T or --sweep ID"),
+        (("experiments", "archive"), "say what to archive: EXPERIMENT ids, --sweep ID or other filters"),
         (("experiments", "delete", "0"), "expects a whole number from 1"),
         (("experiments", "delete", "x1"), "expects a whole number from 1"),
-        (("experiments", "restore", "--tag", "a", "--sweep", "b"), "give --sweep or --tag, not both"),
+        (("experiments", "restore", "--tag", "no-such-tag-anywhere"), "--tag no-such-tag-anywhere matches no"),
     ],
 )
 def test_experiments_commands_refuse_what_names_no_experiment_in_one_line(cli, args, message):

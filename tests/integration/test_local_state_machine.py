@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 from oriole import catalog
-from oriole.core import mazeset, progress
+from oriole.core import endings, mazeset
 from tests.integration.conftest import baseline
 
 
@@ -48,7 +48,7 @@ def assert_aggregates(exp: dict, actions: list[dict], turns: list[dict], start: 
     assert exp["model_calls"] == sum(t["model_calls"] for t in turns)
     assert exp["latency_ms"] == sum(t["latency_ms"] for t in turns)
     assert exp["last_action_at"] == max((a["created_at"] for a in actions), default=None)
-    assert exp["ending"] == progress.ending_category(exp["status"], exp["failure_reason"])
+    assert exp["ending"] == endings.ending_category(exp["status"], exp["failure_reason"])
 
 
 def state_names(local, execution_arn: str) -> list[str]:

@@ -10,6 +10,8 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from oriole.core import mazeset
+from oriole.core.endings import closing
+from oriole.provider_registry import PROVIDERS
 from oriole.store import Store, db
 from oriole.store.mazes import MazeSetMismatch
 from oriole.store.schema import MigrationChanged, migration_files, ordered_views, view_files
@@ -128,8 +130,8 @@ def test_a_stored_maze_that_differs_from_the_code_is_reported(empty_database):
 
 
 def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(empty_database):
-    """Rows closed before the ending existed get it by the same rule as progress.ending_category; their
-    aggregates are recounted from their actions and turns."""
+    """Rows closed before the ending existed get it by the rule of 0005 (aborts as errors; 0020 classifies them
+    again); their aggregates are recounted from their actions and turns."""
     store = Store(db.connect(empty_database))
     before, after = [f for f in migration_files() if f.name < "0005"], migration_files()
     store.apply_migrations(before, views=())  # the views need the columns of later migrations
@@ -184,11 +186,70 @@ def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(e
             "to_x, to_y, success) VALUES (%s, %s, 1, 'move_east', 0, 0, %s, %s, true)",
             (walked, step, *to),
         )
-    assert store.apply_migrations(after)[0] == "0005_results_and_progress"
+    until_0020 = [f for f in after if f.name < "0020"]  # 0020 classifies the endings again: its own test
+    assert store.apply_migrations(until_0020, views=())[0] == "0005_results_and_progress"
     rows = {r["id"]: r for r in conn.execute("SELECT * FROM experiments").fetchall()}
     assert {key: rows[i]["ending"] for key, i in ids.items()} == endings
     assert (rows[walked]["unique_tiles_visited"], rows[walked]["model_calls"], rows[walked]["latency_ms"]) == (2, 2, 70)
     assert rows[walked]["last_action_at"] is not None and rows[ids["running", None]]["unique_tiles_visited"] == 1
+
+
+REASONS = [
+    ("succeeded", None),
+    ("timed_out", "max_moves reached: 200 actions of 200 allowed"),
+    ("timed_out", "max_duration_minutes reached: ran 120.3 of 120 minutes"),
+    ("timed_out", "execution TIMED_OUT: exp-3 reached its execution timeout"),
+    ("timed_out", "a reason no rule names"),
+    ("failed", "agent_stalled: 3 turns in a row without a valid action"),
+    ("failed", "agent_gave_up: too hard"),
+    ("failed", "ModelThrottled: throttled 13 times"),
+    ("failed", "Lambda.TooManyRequestsException: Rate Exceeded."),
+    ("failed", "ModelUnavailable: down"),
+    ("failed", "ModelTimeout:no space after the colon"),
+    ("failed", "InvalidApiKey: the key holds a control character"),
+    ("failed", "InvalidModelResponse: not JSON"),
+    ("failed", "ModelRequestRejected: unknown model"),
+    ("failed", "OperationalError: dropped"),
+    ("failed", "execution FAILED: exp-4 failed (ModelUnavailable: down)"),
+    ("failed", "no colon at all"),
+    ("failed", ""),
+    ("aborted", "execution ABORTED: exp-5 was stopped (stopped from the command line (Ctrl-C))"),
+    ("aborted", "something else"),
+]
+
+
+def test_0020_classifies_every_closed_row_again_by_the_rules_the_code_closes_with(empty_database):
+    """Before 0020 a run the wall clock or the execution timeout ended scored as the agent's failure and a stopped
+    one as an error; after it every closed row has the ending and cause ``endings.closing`` gives its status and
+    reason, and a running one neither."""
+    store = Store(db.connect(empty_database))
+    files = migration_files()
+    store.apply_migrations([f for f in files if f.name < "0020"], views=())
+    conn = store.conn
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set()[:1])
+    maze_id = mazeset.maze_set()[0].id
+    ids = {}
+    for n, (status, reason) in enumerate([("running", None), *REASONS], 1):
+        old = "success" if status == "succeeded" else None if status == "running" else "error"
+        ids[status, reason] = conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, status, ending, current_x, current_y, completed_at, failure_reason, origin_execution_arn, "
+            "execution_arns) VALUES (%s, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, %s, %s, 0, 0, "
+            "CASE WHEN %s <> 'running' THEN now() END, %s, %s, ARRAY[%s]) RETURNING id",
+            (maze_id, status, old, status, reason, f"arn:{n}", f"arn:{n}"),
+        ).fetchone()["id"]
+    assert store.apply_migrations() == ["0020_run_endings"]
+    rows = {
+        r["id"]: r for r in conn.execute("SELECT id, status, failure_reason, ending, ending_cause FROM experiments")
+    }
+    for key, i in ids.items():
+        row = rows[i]
+        expected = closing(row["status"], row["failure_reason"])
+        assert (row["ending"], row["ending_cause"]) == (
+            (expected.ending, expected.cause) if expected else (None, None)
+        ), key
+    assert {rows[i]["ending"] for i in ids.values()} == {None, "success", "agent", "censored", "error"}
 
 
 def test_the_catalog_is_written_as_config_keys_on_every_load(empty_database):
@@ -246,7 +307,7 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     with store.conn.transaction(force_rollback=True):  # the files alone, once more, give the same definitions
         store.conn.execute("DROP VIEW experiment_status, model_comparison, experiment_results")
         store.conn.execute(
-            "DROP FUNCTION compare_experiments, compared_experiments, comment_tags, wilson_lower, "
+            "DROP FUNCTION compare_experiments, compared_experiments, chosen_experiments, comment_tags, wilson_lower, "
             "wilson_upper, recount_experiments"
         )
         for view in ordered_views(view_files()):

@@ -93,4 +93,4 @@ def test_render_refuses_unknown_formats_and_experiments(cli, scripted_run, tmp_p
     bad = cli(scripted_run, "-o", tmp_path / "run.bmp")
     assert bad.exit_code == 2 and "cannot write .bmp" in bad.output
     missing = cli(987654, "--dir", tmp_path)
-    assert missing.exit_code == 2 and "experiment 987654 does not exist" in missing.output
+    assert missing.exit_code == 2 and "no experiment 987654 (nearest: " in missing.output

@@ -75,8 +75,16 @@ def run_sweep(local: Local, sweep: dict) -> tuple[dict, dict | None]:
     return execution, json.loads(execution["output"]) if execution["status"] == "SUCCEEDED" else None
 
 
-def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(cli, store, tmp_path):
+def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(cli, store, tmp_path, monkeypatch):
     sweep_id = f"it-{uuid.uuid4().hex[:8]}"
+    planned_before = []
+    submit = sweep_runs.submit
+
+    def watched_submit(sfn, arn, execution_input):  # what `oriole watch --sweep ID` finds as the run begins
+        planned_before.append(Results(store.conn).sweep_plan(sweep_id))
+        return submit(sfn, arn, execution_input)
+
+    monkeypatch.setattr(sweep_runs, "submit", watched_submit)
     file = tmp_path / "sweep.toml"
     file.write_text(
         f'id = "{sweep_id}"\nagents = ["baseline/random", "baseline/explorer"]\n'
@@ -88,6 +96,7 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     first = cli("sweep", str(file))
     assert first.exit_code == 0, first.output
     assert first.stdout.startswith("12 planned: 0 already done, ")
+    assert planned_before[0] is not None and planned_before[0].planned == 12  # planned before its state machine ran
     rows = experiments(store, sweep_id)
     assert len(rows) == 12 and len({r["agent_id"] for r in rows}) == 12
     assert all(r["status"] in ("succeeded", "timed_out") for r in rows)
@@ -108,6 +117,10 @@ def test_a_sweep_runs_its_matrix_under_the_cap_and_resumes_by_starting_nothing(c
     head, endings, spent = status.stdout.splitlines()
     assert head.startswith(f"sweep {sweep_id}: 12 planned, 12 done, 0 running, 0 left (planned ")
     assert endings.startswith("done: ") and "timed out" not in endings and spent == "spent $0.0000 · 0 tokens"
+    typo = cli("sweep", "status", sweep_id[:-1])
+    assert (
+        typo.exit_code == 2 and f"no sweep {sweep_id[:-1]}: no experiment, no plan (closest: {sweep_id}" in typo.stderr
+    )
 
 
 def wilson(successes: int, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:

@@ -198,6 +198,11 @@ def test_the_comparison_is_the_reports_with_links_down_to_each_experiment(client
     assert {f"/experiments/{n}" for n in viewed.sweep} <= set(page.links())
     assert get(client, f"/compare?sweep={viewed.sweep_id}&by=maze").tags
     assert client.get("/compare?by=size").status_code == 400
+    chosen = get(client, f"/compare?id={viewed.sweep[0]}&id={viewed.hostile}")  # a selection, one by one
+    assert sorted(link for link in chosen.links() if link.startswith("/experiments/")) == sorted(
+        f"/experiments/{n}" for n in (viewed.sweep[0], viewed.hostile)
+    )
+    assert client.get("/compare?id=seven").status_code == 400
 
 
 def test_a_hostile_model_answer_is_text_everywhere(client, viewed):

@@ -879,6 +879,7 @@ def comparison_row(**fields) -> ComparisonRow:
             "mean_latency_ms": 5,
             "errors": 0,
             "running": 0,
+            "censored": 0,
             **fields,
         }
     )

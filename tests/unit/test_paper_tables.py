@@ -29,7 +29,7 @@ SPEC = [
 
 def rendered(form: Markup, spec=SPEC) -> str:
     rows, experiments = build(spec)
-    origin = origin_of(experiments, Filters(sweep="paper"), GroupBy.family, "db", NOW)
+    origin = origin_of(experiments, Filters(sweeps=("paper",)), GroupBy.family, "db", NOW)
     return paper_tables.render(rows, GroupBy.family, origin, form)
 
 
@@ -134,7 +134,7 @@ def test_latex_tables_are_booktabs_floats_with_a_cell_per_column():
 def test_captions_carry_the_provenance():
     text = rendered(Markup.markdown)
     assert text.count("Provenance:") == 2
-    assert "compare\\_experiments(tag => 'sweep:paper'" in text.replace("&gt;", ">")
+    assert "chosen\\_experiments(sweeps => ARRAY\\['paper'\\])" in text.replace("&gt;", ">")
 
 
 def test_nothing_to_show_says_so():

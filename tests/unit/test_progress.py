@@ -1,9 +1,6 @@
 """CheckProgress decisions: goal first, then the limits, then the per-execution turn budget."""
 
-import pytest
-
-from oriole.core import progress
-from oriole.core.progress import Progress, decide, ending_category
+from oriole.core.progress import Progress, decide
 
 CONFIG = {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10}
 
@@ -66,24 +63,3 @@ def test_an_execution_about_to_reach_its_timeout_continues_as_new():
     assert decide(Progress(False, 5, 1.0, 1, execution_seconds_left=room), CONFIG).decision == "continue"
     assert decide(Progress(False, 5, 1.0, 1, execution_seconds_left=tight), CONFIG).decision == "continue_as_new"
     assert decide(Progress(True, 5, 1.0, 1, execution_seconds_left=tight), CONFIG).decision == "success"
-
-
-@pytest.mark.parametrize(
-    "status, reason, ending",
-    [
-        ("running", None, None),
-        ("succeeded", None, "success"),
-        ("timed_out", "max_moves reached: 200 actions of 200 allowed", "agent"),
-        ("timed_out", "execution TIMED_OUT: exp-1 reached its execution timeout", "agent"),
-        ("failed", "agent_stalled: 3 turns in a row without a valid action", "agent"),
-        ("failed", "ModelUnavailable: Ollama at http://localhost:11434 is unreachable", "error"),
-        ("failed", None, "error"),
-        ("aborted", "execution ABORTED: exp-1 was stopped", "error"),
-    ],
-)
-def test_every_ending_the_agent_caused_is_a_run_and_only_infrastructure_is_an_error(status, reason, ending):
-    assert ending_category(status, reason) == ending
-
-
-def test_a_model_that_gave_up_ended_on_its_own_merits():
-    assert progress.ending_category("failed", "agent_gave_up: the maze is too hard") == "agent"

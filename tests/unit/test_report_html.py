@@ -100,6 +100,7 @@ def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow]
                     "maze_tiles": size * size,
                     "shortest_path_length": 10,
                     "ending": ending,
+                    "ending_cause": {"success": "goal", "agent": "max_moves"}.get(ending, "provider"),
                     "status": {"success": "succeeded", "agent": "timed_out"}.get(ending, "failed"),
                     "actions": 20 + 7 * n,
                     "path_efficiency": Decimal("0.5") + Decimal(n) / 100 if ending == "success" else None,
@@ -162,6 +163,7 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
                     "mean_latency_ms": None,
                     "errors": len(found) - len(runs),
                     "running": 0,
+                    "censored": 0,
                 }
             )
         )
@@ -182,7 +184,7 @@ def page(spec: list[tuple], by: GroupBy = GroupBy.family, replays: dict | None =
     if by is GroupBy.family:
         rows = with_maze_intervals(rows, group(experiments, by_maze=True))
     return report_html.page(
-        rows, experiments, by, Filters(tag="sweep:mixed"), replays or {}, database="db.example:5432/oriole", now=NOW
+        rows, experiments, by, Filters(tags=("sweep:mixed",)), replays or {}, database="db.example:5432/oriole", now=NOW
     )
 
 
@@ -389,15 +391,18 @@ def test_provenance_names_where_the_numbers_come_from():
     assert "<code>0.9.0+local</code> (18 experiments)" in block
     assert "v1 sha256:" + "c0ffee" * 10 + "beef" in block
     assert "18 values, 1000 to 1017" in block and "4 different grids: dense-21@0, dense-21@1, perfect-11@0" in block
-    assert "SELECT * FROM compare_experiments(tag =&gt; &#x27;sweep:mixed&#x27;, by_maze =&gt; false);" in block
+    assert (
+        "SELECT * FROM compare_experiments(experiments =&gt; ARRAY(SELECT id FROM chosen_experiments(tags =&gt; "
+        "ARRAY[&#x27;sweep:mixed&#x27;])), by_maze =&gt; false);"
+    ) in block
 
 
 def test_the_query_shown_quotes_what_it_is_given():
     assert sql_literal("it's") == "'it''s'" and sql_literal(None) == "NULL" and sql_literal(True) == "true"
-    query = comparison_query(Filters(model="o'brien", since=datetime(2025, 1, 2, tzinfo=UTC)), GroupBy.maze)
+    query = comparison_query(Filters(models=("o'brien",), since=datetime(2025, 1, 2, tzinfo=UTC)), GroupBy.maze)
     assert query == (
-        "SELECT * FROM compare_experiments(model => 'o''brien', since => '2025-01-02 00:00:00+00:00'"
-        "::timestamptz, by_maze => true);"
+        "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT id FROM chosen_experiments(models => "
+        "ARRAY['o''brien'], since => '2025-01-02 00:00:00+00:00'::timestamptz)), by_maze => true);"
     )
 
 

@@ -275,24 +275,28 @@ def test_the_command_line_makes_the_input_the_console_takes():
         sweep_runs.provider_caps(file, ["gpu=2"])
 
 
-def test_the_summary_line_counts_each_outcome_of_the_run():
+def test_the_summary_line_counts_each_ending_of_the_run():
     summary = {
-        "planned": 7,
+        "planned": 9,
         "alreadyDone": 4,
         "succeeded": 2,
-        "timedOut": 1,
-        "failed": 0,
+        "timedOut": 2,
+        "failed": 1,
         "aborted": 0,
         "running": 0,
         "rejected": 0,
         "skipped": 0,
+        "successes": 2,
+        "agentFailures": 1,
+        "censored": 1,
+        "errors": 1,
         "spentUsd": 0.25,
     }
     assert sweep_runs.summary_line(summary) == (
-        "7 planned: 4 already done, 2 succeeded, 1 out of moves or time; spent $0.2500\n"
+        "9 planned: 4 already done, 2 succeeded, 1 agent failure, 1 censored, 1 error; spent $0.2500\n"
     )
-    nothing = {**summary, "alreadyDone": 7, "succeeded": 0, "timedOut": 0}
-    assert sweep_runs.summary_line(nothing) == "7 planned: 7 already done; spent $0.2500\n"
+    nothing = {**summary, "alreadyDone": 9, **dict.fromkeys(("successes", "agentFailures", "censored", "errors"), 0)}
+    assert sweep_runs.summary_line(nothing) == "9 planned: 9 already done; spent $0.2500\n"
 
 
 def test_maze_samples_expand_to_seeded_names_derived_from_the_sweep_id():

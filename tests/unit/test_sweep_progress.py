@@ -78,4 +78,16 @@ def test_an_ending_reads_as_what_happened():
     assert outcome_text("timed_out", "max_duration_minutes reached: ran 5.0 of 5 minutes") == "out of time"
     assert outcome_text("failed", "agent_stalled: 3 turns without a valid action") == "stalled"
     assert outcome_text("succeeded", None) == "goal found" and outcome_text("failed", "boom") == "failed"
-    assert (ending_text("agent"), ending_text("success"), ending_text(None)) == ("no success", "success", "running")
+    assert outcome_text("timed_out", "execution TIMED_OUT: exp-1 reached its execution timeout") == (
+        "execution timed out"
+    )
+    assert outcome_text("aborted", "execution ABORTED: exp-1 was stopped") == "stopped"
+    assert outcome_text("failed", "ModelTimeout: no answer in 120 s") == "provider failed"
+    assert outcome_text("failed", "ModelThrottled: throttled 13 times") == "throttled"
+    assert [ending_text(e) for e in ("success", "agent", "censored", "error", None)] == [
+        "success",
+        "agent failure",
+        "censored",
+        "error",
+        "running",
+    ]

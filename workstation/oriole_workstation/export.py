@@ -158,7 +158,7 @@ def dictionary(
     descriptions: dict[str, dict[str, str | None]],
 ) -> str:
     """The data dictionary: each file, what a row is, and each column's type and meaning (from the database)."""
-    chosen = ", ".join(f"{k} = {v}" for k, v in vars(filters).items() if v is not None) or "none"
+    chosen = filters.describe() if filters.chosen else "none"
     lines = [
         "# Data dictionary",
         "",

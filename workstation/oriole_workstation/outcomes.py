@@ -1,49 +1,41 @@
 """How an experiment ended, in the words a researcher reads: every table, line, page and picture says it the
-same way. A status alone says too little: ``timed_out`` is also the end of an experiment that ran out of moves,
-long before any clock, and an ``agent`` ending (a run without success) is no error."""
+same way. The ending is one of four (``oriole.core.endings``): success, agent failure, censored, error; the
+outcome names the cause within it (out of moves, gave up, out of time, stopped, ...), read from the status and
+the failure reason by the same rules that stored the ending."""
 
 from __future__ import annotations
 
-from oriole.core.progress import (
-    GAVE_UP_REASON_PREFIX,
-    MAX_DURATION_REASON_PREFIX,
-    MAX_MOVES_REASON_PREFIX,
-    STALL_REASON_PREFIX,
-)
-from oriole.statuses import Ending
+from oriole.core.endings import cause_of
+from oriole.statuses import Ending, EndingCause, ExperimentStatus
 
 ENDINGS: dict[str | None, str] = {
     Ending.SUCCESS: "success",
-    Ending.AGENT: "no success",
+    Ending.AGENT: "agent failure",
+    Ending.CENSORED: "censored",
     Ending.ERROR: "error",
     None: "running",
 }
-_REASONS = (
-    (MAX_MOVES_REASON_PREFIX, "out of moves"),
-    (MAX_DURATION_REASON_PREFIX, "out of time"),
-    (STALL_REASON_PREFIX, "stalled"),
-    (GAVE_UP_REASON_PREFIX, "gave up"),
-)
-_STATUSES = {
-    "succeeded": "goal found",
-    "timed_out": "out of time",
-    "failed": "failed",
-    "aborted": "aborted",
-    "running": "running",
+CAUSES: dict[EndingCause, str] = {
+    EndingCause.GOAL: "goal found",
+    EndingCause.MAX_MOVES: "out of moves",
+    EndingCause.GAVE_UP: "gave up",
+    EndingCause.STALLED: "stalled",
+    EndingCause.MAX_DURATION: "out of time",
+    EndingCause.EXECUTION_TIMEOUT: "execution timed out",
+    EndingCause.STOPPED: "stopped",
+    EndingCause.DEPLOYMENT_LIMIT: "throttled",
+    EndingCause.PROVIDER: "provider failed",
+    EndingCause.INFRASTRUCTURE: "failed",
 }
 
 
 def ending_text(ending: str | None) -> str:
-    """``success``, ``no success`` (an agent ending: a run that did not find the goal), ``error``, ``running``."""
+    """``success``, ``agent failure``, ``censored``, ``error``, ``running``."""
     return ENDINGS.get(ending, ending or "running")
 
 
 def outcome_text(status: str, failure_reason: str | None) -> str:
-    """``goal found``, ``out of moves``, ``out of time``, ``stalled``, ``gave up``, ``failed``, ``aborted``,
-    ``running``: the status, told apart by the reason where it hides what happened."""
-    if status != "succeeded":
-        reason = failure_reason or ""
-        for prefix, words in _REASONS:
-            if reason.startswith(prefix):
-                return words
-    return _STATUSES.get(status, status.replace("_", " "))
+    """``goal found``, ``out of moves``, ``gave up``, ``stalled``, ``out of time``, ``execution timed out``,
+    ``stopped``, ``throttled``, ``provider failed``, ``failed``, ``running``: the cause that ended it."""
+    cause = cause_of(ExperimentStatus(status), failure_reason)
+    return "running" if cause is None else CAUSES[cause]

@@ -390,11 +390,16 @@ def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: 
 
 
 def sql_literal(value: object) -> str:
-    """A value as an SQL literal, for showing a query (standard_conforming_strings: only quotes double)."""
+    """A value as an SQL literal, for showing a query (standard_conforming_strings: only quotes double); a list
+    as an ARRAY of its values."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return f"ARRAY[{', '.join(map(sql_literal, value))}]"
     if isinstance(value, datetime):
         return f"'{value.isoformat(sep=' ')}'::timestamptz"
     return "'" + str(value).replace("'", "''") + "'"
@@ -402,23 +407,15 @@ def sql_literal(value: object) -> str:
 
 def comparison_query(filters: Filters, by: GroupBy) -> str:
     """The query behind the comparison, with the filters written in: what a researcher runs to check a number."""
-    arguments = [f"{name} => {sql_literal(value)}" for name, value in filters.arguments().items() if value is not None]
+    chosen = [f"{name} => {sql_literal(value)}" for name, value in filters.arguments().items() if value is not None]
+    arguments = [f"experiments => ARRAY(SELECT id FROM chosen_experiments({', '.join(chosen)}))"] if chosen else []
     arguments.append(f"by_maze => {sql_literal(by is GroupBy.maze)}")
     return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
 
 
 def scope_text(filters: Filters, by: GroupBy) -> str:
     """The filters and the grouping in words: ``sweep ladder; one row per maze family and size``."""
-    chosen = [
-        f"{name} {value:%Y-%m-%d %H:%M}" if isinstance(value, datetime) else f"{name} {value}"
-        for name, value in vars(filters).items()
-        if value is not None
-    ]
-    return (
-        (", ".join(chosen) or "every experiment")
-        + "; one row per "
-        + ("maze" if by is GroupBy.maze else "maze family and size")
-    )
+    return filters.describe() + "; one row per " + ("maze" if by is GroupBy.maze else "maze family and size")
 
 
 def origin_of(

@@ -22,6 +22,7 @@ from psycopg.types.string import ByteaLoader, TextLoader
 
 from oriole.errors import OrioleError
 from oriole.store import Store
+from oriole_workstation.display import terminal_safe
 from oriole_workstation.provenance import natural
 from oriole_workstation.rows import (
     ColumnDescription,
@@ -43,10 +44,11 @@ Row = TypeVar("Row")
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
 EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
-_PICKED = (
-    "compared_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, since => %(since)s, "
-    "until => %(until)s, tag => %(tag)s)"
+_CHOSEN = (
+    "chosen_experiments(ids => %(ids)s, sweeps => %(sweeps)s, models => %(models)s, agents => %(agents)s, "
+    "mazes => %(mazes)s, prompts => %(prompts)s, tags => %(tags)s, since => %(since)s, until => %(until)s)"
 )
+_PICKED = f"compared_experiments(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c))"
 # Each exported table over the picked experiments, in a stable order; the experiments file is the view.
 _EXPORTS = {
     "experiments": f"SELECT r.* FROM {_PICKED} c JOIN experiment_results r USING (experiment_id) "
@@ -61,6 +63,22 @@ _EXPORTS = {
         )
     },
 }
+# What each filter could name (``Results.known_values``): the values the experiments have.
+_KNOWN = {
+    "sweeps": "SELECT id FROM sweeps UNION SELECT substring(t FROM 7) "
+    "FROM experiments, unnest(comment_tags(comment)) t WHERE starts_with(t, 'sweep:')",
+    "models": "SELECT DISTINCT model_name FROM experiments",
+    "agents": "SELECT agent_label FROM experiments WHERE agent_label IS NOT NULL "
+    "UNION SELECT llm_provider || '/' || model_name FROM experiments",
+    "mazes": "SELECT m.name FROM mazes m WHERE m.id IN (SELECT maze_id FROM experiments) "
+    "UNION SELECT m.family FROM mazes m WHERE m.id IN (SELECT maze_id FROM experiments)",
+    "prompts": "SELECT DISTINCT prompt_version FROM experiments",
+    "tags": "SELECT DISTINCT t FROM experiments, unnest(comment_tags(comment)) t",
+}
+_NEAREST_IDS = (
+    "(SELECT id FROM experiments WHERE id < %(id)s ORDER BY id DESC LIMIT 2) "
+    "UNION ALL (SELECT id FROM experiments WHERE id > %(id)s ORDER BY id LIMIT 2)"
+)
 # Where each exported table's column descriptions live (COMMENT ON COLUMN: migration 0005 for the tables,
 # migrations/views/experiment_results.sql for the view).
 _DESCRIBED_BY = {
@@ -71,28 +89,62 @@ _DESCRIBED_BY = {
 }
 
 
+FILTER_KINDS = {  # a Filters field -> the option that sets it, as messages name it
+    "ids": "experiment",
+    "sweeps": "--sweep",
+    "models": "--model",
+    "agents": "--agent",
+    "mazes": "--maze",
+    "prompts": "--prompt",
+    "tags": "--tag",
+}
+
+
 @dataclass(frozen=True)
 class Filters:
-    """The report's filters (None: any), the same for the comparison, the HTML report and the export: the
-    scope of a report."""
+    """Which experiments a command acts on, the same for every command (``chosen_experiments``, the SQL's one
+    definition): each filter a tuple of values (empty: any), the values of one filter a union (``--sweep a
+    --sweep b``), the filters an intersection (``--sweep a --model m``)."""
 
-    model: str | None = None
-    prompt: str | None = None
-    maze: str | None = None
+    ids: tuple[int, ...] = ()
+    sweeps: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    mazes: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
     since: datetime | None = None
     until: datetime | None = None
-    tag: str | None = None
-    sweep: str | None = None
 
-    def arguments(self) -> dict:
-        """The filters as the SQL functions' arguments (``compared_experiments``): a sweep is its tag."""
-        values = asdict(self)
-        sweep = values.pop("sweep")
-        if sweep is not None:
-            if values["tag"] is not None:
-                raise OrioleError("give --sweep or --tag, not both")
-            values["tag"] = f"sweep:{sweep}"
-        return values
+    def arguments(self) -> dict[str, Any]:
+        """The filters as ``chosen_experiments``' arguments (an empty filter is NULL: any)."""
+        return {
+            name: (list(value) if isinstance(value, tuple) else value) or None for name, value in vars(self).items()
+        }
+
+    def named(self) -> list[tuple[str, str]]:
+        """Every value a filter names, as ``(field, value)``: each must match some experiment."""
+        return [(name, str(value)) for name in FILTER_KINDS for value in getattr(self, name)]
+
+    @property
+    def chosen(self) -> bool:
+        """Whether any filter is set (none: every experiment)."""
+        return any(vars(self).values())
+
+    @property
+    def fixed(self) -> bool:
+        """Whether the filters name experiments by id alone: a set no new experiment joins."""
+        return bool(self.ids) and not any(value for name, value in vars(self).items() if name != "ids")
+
+    def describe(self) -> str:
+        """``sweep a or b, model m, since 2026-01-02 00:00``; ``every experiment`` when none is set."""
+        parts = [
+            f"{FILTER_KINDS[name].lstrip('-')} {' or '.join(map(str, values))}"
+            for name, values in vars(self).items()
+            if name in FILTER_KINDS and values
+        ]
+        parts += [f"{name} {value:%Y-%m-%d %H:%M}" for name in ("since", "until") if (value := getattr(self, name))]
+        return terminal_safe(", ".join(parts)) or "every experiment"
 
 
 EVERYTHING = Filters()  # no filter
@@ -136,6 +188,12 @@ class Listing:
 
 
 _AGENT = "coalesce(r.agent_label, r.llm_provider || '/' || r.model_name)"
+
+
+@dataclass(frozen=True)
+class _Unmatched:
+    kind: str
+    value: str
 
 
 class ExportCursor:
@@ -269,10 +327,47 @@ class Results:
         """The comparison (``compare_experiments``) over the experiments matching the filters."""
         return self._rows(
             ComparisonRow,
-            "SELECT * FROM compare_experiments(model => %(model)s, prompt => %(prompt)s, maze => %(maze)s, "
-            "since => %(since)s, until => %(until)s, tag => %(tag)s, by_maze => %(by_maze)s)",
+            f"SELECT * FROM compare_experiments(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c), "
+            "by_maze => %(by_maze)s)",
             {**filters.arguments(), "by_maze": by_maze},
         )
+
+    def chosen(self, filters: Filters) -> list[int]:
+        """The ids of the experiments the filters choose (``chosen_experiments``), in order."""
+        return self._values(f"SELECT c.id FROM {_CHOSEN} c ORDER BY c.id", filters.arguments())
+
+    def unmatched(self, filters: Filters) -> list[tuple[str, str]]:
+        """Every value a filter names (``Filters.named``) that matches no experiment on its own, as ``(field,
+        value)``; a sweep planned here (``sweeps``) but without an experiment yet matches."""
+        named = filters.named()
+        if not named:
+            return []
+        rows = self._rows(
+            _Unmatched,
+            """
+            SELECT f.kind, f.value FROM unnest(%(kinds)s::text[], %(values)s::text[]) WITH ORDINALITY f(kind, value, n)
+             WHERE NOT EXISTS (SELECT 1 FROM chosen_experiments(
+                       ids => CASE WHEN f.kind = 'ids' THEN ARRAY[f.value::bigint] END,
+                       sweeps => CASE WHEN f.kind = 'sweeps' THEN ARRAY[f.value] END,
+                       models => CASE WHEN f.kind = 'models' THEN ARRAY[f.value] END,
+                       agents => CASE WHEN f.kind = 'agents' THEN ARRAY[f.value] END,
+                       mazes => CASE WHEN f.kind = 'mazes' THEN ARRAY[f.value] END,
+                       prompts => CASE WHEN f.kind = 'prompts' THEN ARRAY[f.value] END,
+                       tags => CASE WHEN f.kind = 'tags' THEN ARRAY[f.value] END))
+               AND NOT (f.kind = 'sweeps' AND EXISTS (SELECT 1 FROM sweeps s WHERE s.id = f.value))
+             ORDER BY f.n
+            """,
+            {"kinds": [kind for kind, _ in named], "values": [value for _, value in named]},
+        )
+        return [(row.kind, row.value) for row in rows]
+
+    def known_values(self, kind: str, near: str) -> list[str]:
+        """What a filter of ``kind`` (a ``Filters`` field) could name, to suggest in place of ``near``: every
+        sweep, model, agent, maze (and family), prompt version or tag the experiments have; for an id, the
+        existing ids nearest to it."""
+        if kind == "ids":
+            return [str(n) for n in self._values(_NEAREST_IDS, {"id": int(near)})]
+        return self._values(_KNOWN[kind])
 
     def compared(self, filters: Filters = EVERYTHING) -> list[ComparedExperiment]:
         """The experiments the comparison counts (``experiment_results``), each with the configuration values that
@@ -287,50 +382,44 @@ class Results:
         )
 
     def status(
-        self,
-        *,
-        experiment_id: int | None = None,
-        sweep_id: str | None = None,
-        running: bool = False,
-        limit: int | None = None,
+        self, filters: Filters = EVERYTHING, *, running: bool = False, limit: int | None = None
     ) -> list[StatusRow]:
-        """Rows of ``experiment_status``: running ones first, then the newest."""
+        """Rows of ``experiment_status`` of the experiments the filters choose: running ones first, then the
+        newest."""
         return self._rows(
             StatusRow,
-            "SELECT * FROM experiment_status "
-            "WHERE (%(id)s::bigint IS NULL OR experiment_id = %(id)s) "
-            "AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s) AND (NOT %(running)s OR status = 'running') "
+            f"SELECT * FROM experiment_status WHERE experiment_id IN (SELECT c.id FROM {_CHOSEN} c) "
+            "AND (NOT %(running)s OR status = 'running') "
             "ORDER BY status = 'running' DESC, experiment_id DESC LIMIT %(limit)s",
-            {"id": experiment_id, "sweep": sweep_id, "running": running, "limit": limit},
+            {**filters.arguments(), "running": running, "limit": limit},
         )
 
-    _CHOSEN = "(id = ANY (%(ids)s) OR %(tag)s::text = ANY (comment_tags(comment)))"
-
-    def set_archived(self, ids: list[int], tag: str | None, archived: bool) -> list[int]:
-        """Archive (``archived``) or restore the experiments with these ids or this tag: an archived experiment
-        keeps every row but leaves every report, comparison and export. The ids changed, in order."""
+    def set_archived(self, filters: Filters, archived: bool) -> list[int]:
+        """Archive (``archived``) or restore the experiments the filters choose: an archived experiment keeps
+        every row but leaves every report, comparison and export. The ids changed, in order."""
         return sorted(
             self._values(
                 "UPDATE experiments SET archived_at = CASE WHEN %(archived)s THEN coalesce(archived_at, now()) END "
-                f"WHERE {self._CHOSEN} AND (archived_at IS NULL) = %(archived)s RETURNING id",
-                {"ids": ids, "tag": tag, "archived": archived},
+                f"WHERE id IN (SELECT c.id FROM {_CHOSEN} c) AND (archived_at IS NULL) = %(archived)s RETURNING id",
+                {**filters.arguments(), "archived": archived},
             )
         )
 
-    def delete(self, ids: list[int], tag: str | None) -> list[int]:
-        """Delete the experiments with these ids or this tag, with their turns, actions and model calls, in one
+    def delete(self, filters: Filters) -> list[int]:
+        """Delete the experiments the filters choose, with their turns, actions and model calls, in one
         transaction; a running one is refused, and then nothing is deleted. The ids deleted, in order."""
-        chosen = {"ids": ids, "tag": tag}
+        chosen = f"id IN (SELECT c.id FROM {_CHOSEN} c)"
         with self.conn.transaction():
             running = self._values(
-                f"SELECT id FROM experiments WHERE {self._CHOSEN} AND status = 'running' ORDER BY id FOR UPDATE", chosen
+                f"SELECT id FROM experiments WHERE {chosen} AND status = 'running' ORDER BY id FOR UPDATE",
+                filters.arguments(),
             )
             if running:
                 raise OrioleError(
                     f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
                     "for them to end) first; nothing was deleted"
                 )
-            return sorted(self._values(f"DELETE FROM experiments WHERE {self._CHOSEN} RETURNING id", chosen))
+            return sorted(self._values(f"DELETE FROM experiments WHERE {chosen} RETURNING id", filters.arguments()))
 
     def sweep_plan(self, sweep_id: str) -> SweepPlan | None:
         """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this

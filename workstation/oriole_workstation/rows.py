@@ -17,7 +17,7 @@ from oriole.statuses import Ending, ExperimentStatus
 
 Json = Any  # a jsonb value as psycopg loads it (dict, list, str, number, bool or None)
 
-RUN_ENDINGS = frozenset({Ending.SUCCESS, Ending.AGENT})  # the runs a rate counts; errors are not runs
+RUN_ENDINGS = frozenset({Ending.SUCCESS, Ending.AGENT})  # the decided runs a rate counts
 
 
 def agent_name(label: str | None, provider: str, model: str) -> str:
@@ -117,6 +117,7 @@ class ComparisonRow:
     mean_latency_ms: Decimal | None
     errors: int
     running: int
+    censored: int
 
     @property
     def compared(self) -> dict[str, Json]:
@@ -159,6 +160,7 @@ class ComparedExperiment:
     shortest_path_length: int
     status: str
     ending: str | None
+    ending_cause: str | None
     goal_found: bool
     goal_first_seen_step: int | None
     goal_reached_step: int | None
@@ -214,6 +216,7 @@ class StatusRow:
     maze: str
     status: str
     ending: str | None
+    ending_cause: str | None
     turn: int
     actions: int
     max_actions: int | None

@@ -23,7 +23,6 @@ from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, 
 from oriole.errors import OrioleError, SweepFileError
 from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
-from oriole.lifecycle.sweep_tasks import OUTCOMES
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
@@ -233,16 +232,22 @@ def outcome(execution: Mapping[str, Any]) -> dict[str, Any]:
 # --- the lines a researcher reads ----------------------------------------------------------------------------
 
 
-SUMMARY_WORDS = {"timed_out": "out of moves or time"}  # a limit reached: no error, the agent's own ending
+SUMMARY_WORDS = {
+    "successes": ("succeeded", "succeeded"),
+    "agentFailures": ("agent failure", "agent failures"),
+    "censored": ("censored", "censored"),
+    "errors": ("error", "errors"),
+    "running": ("running", "running"),
+    "rejected": ("rejected", "rejected"),
+    "skipped": ("skipped", "skipped"),
+}  # the summary's counts (one, several), in the order a line reads them: the four endings first
 
 
 def summary_line(summary: dict) -> str:
-    """``72 planned: 12 already done, 58 succeeded, 2 out of moves or time; spent $0.0000`` from a sweep's output."""
-    parts = [
-        f"{summary[key]} {SUMMARY_WORDS.get(outcome, outcome)}"
-        for outcome, key in sorted(OUTCOMES.items())
-        if summary.get(key)
-    ]
+    """``72 planned: 12 already done, 58 succeeded, 1 agent failure, 1 censored; spent $0.0000`` from a sweep's
+    output: how the repetitions of this run ended (``oriole.core.endings``), then those still running, rejected
+    or skipped."""
+    parts = [f"{summary[key]} {words[summary[key] != 1]}" for key, words in SUMMARY_WORDS.items() if summary.get(key)]
     return (
         f"{summary['planned']} planned: {summary['alreadyDone']} already done"
         + (f", {', '.join(parts)}" if parts else "")

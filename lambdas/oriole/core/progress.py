@@ -10,15 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from oriole.catalog import BY_KEY, TURN_ALLOWANCE_SECONDS
-from oriole.statuses import Ending, ExperimentStatus, NextStep
-
-STALL_REASON_PREFIX = "agent_stalled"
-GAVE_UP_REASON_PREFIX = "agent_gave_up"
-MAX_MOVES_REASON_PREFIX = "max_moves reached"  # a timed_out experiment that ran out of moves, not of time
-MAX_DURATION_REASON_PREFIX = "max_duration_minutes reached"
-# A failure whose reason starts with one of these was the agent's own doing: a run without success, not an
-# error. Every rule that ends an experiment because of how the agent behaved adds its prefix here.
-AGENT_ENDING_PREFIXES: tuple[str, ...] = (STALL_REASON_PREFIX, GAVE_UP_REASON_PREFIX)
+from oriole.core.endings import (
+    GAVE_UP_REASON_PREFIX,
+    MAX_DURATION_REASON_PREFIX,
+    MAX_MOVES_REASON_PREFIX,
+    STALL_REASON_PREFIX,
+)
+from oriole.statuses import NextStep
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,9 @@ class Decision:
 
 def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
     """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule; then
-    the per-execution budgets: its turns, and its time before the hard execution timeout.
+    the per-execution budgets: its turns, and its time before the hard execution timeout. Each reason starts
+    with the prefix that gives its ending (``oriole.core.endings``): the action budget is the agent's failure,
+    the wall clock censors the run.
 
     A model that keeps answering without a usable tool call would otherwise burn turns (and tokens)
     until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
@@ -77,25 +77,6 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
     if left is not None and left < TURN_ALLOWANCE_SECONDS:
         return Decision(NextStep.CONTINUE_AS_NEW)
     return Decision(NextStep.CONTINUE)
-
-
-def ending_category(status: ExperimentStatus, failure_reason: str | None) -> Ending | None:
-    """How an experiment ended, for scoring: ``success``; ``agent`` (a run without success: the limits, or a
-    failure the agent caused, such as stalling); ``error`` (infrastructure or provider); None while running.
-
-    Runs are the success and agent endings, so a model that gives up scores as a run without success and
-    never looks better than one that tries and fails. Migration 0005 applies the same rule to rows stored
-    before the column existed.
-    """
-    if status == ExperimentStatus.RUNNING:
-        return None
-    if status == ExperimentStatus.SUCCEEDED:
-        return Ending.SUCCESS
-    if status == ExperimentStatus.TIMED_OUT or (
-        status == ExperimentStatus.FAILED and (failure_reason or "").startswith(AGENT_ENDING_PREFIXES)
-    ):
-        return Ending.AGENT
-    return Ending.ERROR
 
 
 def successor_name(experiment_id: int, part: int) -> str:

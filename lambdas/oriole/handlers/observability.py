@@ -11,7 +11,8 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from oriole.core.progress import STALL_REASON_PREFIX
+from oriole.core.endings import ending_category
+from oriole.statuses import Ending, ExperimentStatus
 
 logger = Logger(service="oriole")
 metrics = Metrics(namespace="Oriole", service="oriole")
@@ -26,8 +27,9 @@ def count(name: str, value: float = 1) -> None:
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
-def count_failure(status: str | None, reason: str | None) -> None:
-    """An experiment closed as failed for any reason but a stalled agent (an expected outcome of research)
-    is trouble: ``ExperimentsFailedByError`` is what the failure alarm watches."""
-    if status == "failed" and not (reason or "").startswith(STALL_REASON_PREFIX):
+def count_failure(status: ExperimentStatus, reason: str | None) -> None:
+    """An experiment closed as failed with an error ending (a provider or the infrastructure broke) is trouble:
+    ``ExperimentsFailedByError`` is what the failure alarm watches. An agent that stalled or gave up is an
+    expected outcome of research, and a censored run (throttled past its retries) is a limit, not a breakage."""
+    if status == ExperimentStatus.FAILED and ending_category(status, reason) == Ending.ERROR:
         count("ExperimentsFailedByError")

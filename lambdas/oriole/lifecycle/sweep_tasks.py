@@ -17,7 +17,7 @@ from oriole.core import sweep_plan
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun, validate
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import NAMES
-from oriole.statuses import TERMINAL_EXECUTION_STATUSES, RepetitionOutcome
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, Ending, RepetitionOutcome
 from oriole.store import Store
 from oriole.text import JsonObject
 
@@ -30,6 +30,12 @@ OUTCOMES = {
     "rejected": "rejected",
     "skipped": "skipped",
 }  # outcome -> the summary's key
+ENDING_KEYS = {
+    Ending.SUCCESS: "successes",
+    Ending.AGENT: "agentFailures",
+    Ending.CENSORED: "censored",
+    Ending.ERROR: "errors",
+}  # how the repetitions that ended ended (oriole.core.endings) -> the summary's key
 _MATRICES: dict[str, list[Cell]] = {}  # a warm container's sweeps: their cells, by the sweep's JSON
 _MATRIX_CACHE_SIZE = 8
 
@@ -144,22 +150,29 @@ def _look(arn: str, store: Store, execution_status: Callable[[str], str | None])
 
 def summarize(event: object, store: Store, failed_executions: Callable[[str, str], set[str]]) -> JsonObject:
     """SummarizeSweep: how this run's repetitions stand, from the database (the maps keep no results):
-    each by its latest experiment, a repetition without one rejected (its execution, found among
-    ``failed_executions(state machine, name prefix)``, failed before making it) or skipped (never started:
-    the spend limit, or the sweep was stopped)."""
+    each by its latest experiment's status and, once it ended, its ending (success, agent failure, censored,
+    error), a repetition without one rejected (its execution, found among ``failed_executions(state machine,
+    name prefix)``, failed before making it) or skipped (never started: the spend limit, or the sweep was
+    stopped)."""
     request = inputs.parse(inputs.SweepSummaryRequest, event, "sweep summary")
     run = validate(SweepRun, request.sweep, "sweep input")
     history = sweep_plan.by_repetition(store.sweep_experiments(run.id))
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
+    endings: Counter[Ending] = Counter()
     for index in chain.from_iterable(request.indices.values()):
         item = _item(run, store, index)
-        counts[_outcome(run.id, item, history.get(item.agent_id(run.id), []), rejected)] += 1
+        attempts = history.get(item.agent_id(run.id), [])
+        outcome = _outcome(run.id, item, attempts, rejected)
+        counts[outcome] += 1
+        if outcome != RepetitionOutcome.REJECTED and attempts and attempts[-1].ending is not None:
+            endings[attempts[-1].ending] += 1
     return {
         "sweepId": run.id,
         "planned": request.planned,
         "alreadyDone": request.alreadyDone,
         **{key: counts[outcome] for outcome, key in OUTCOMES.items()},
+        **{key: endings[ending] for ending, key in ENDING_KEYS.items()},
         "spentUsd": store.sweep_spend(run.id),
     }
 

@@ -11,7 +11,7 @@ import pydantic.dataclasses
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
-from oriole.core.progress import ending_category
+from oriole.core.endings import closing
 from oriole.provider_registry import PROVIDERS, REPLAY
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
@@ -217,21 +217,24 @@ class Experiments(StoreBase):
     def finalize(
         self, experiment_id: int, status: ExperimentStatus, reason: str | None, last_execution: str | None = None
     ) -> bool:
-        """Close a running experiment, with its ending category (``progress.ending_category``); finalizing a
-        completed one changes nothing (returns False).
+        """Close a running experiment, with its ending and the cause within it (``endings.closing``);
+        finalizing a completed one changes nothing (returns False).
 
         With ``last_execution``, only while that is still the experiment's latest execution: a successor
         that attached itself in the meantime carries the experiment on.
         """
+        ended = closing(status, reason)
+        assert ended is not None, "a finalizer closes with a status other than running"
         closed = self._one(
             scalar_row,
             "UPDATE experiments SET status = %(status)s, failure_reason = %(reason)s, ending = %(ending)s, "
-            "completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
+            "ending_cause = %(cause)s, completed_at = now() WHERE id = %(id)s AND completed_at IS NULL "
             "AND (%(last)s::text IS NULL OR execution_arns[cardinality(execution_arns)] = %(last)s) RETURNING id",
             {
                 "status": status,
                 "reason": reason,
-                "ending": ending_category(status, reason),
+                "ending": ended.ending,
+                "cause": ended.cause,
                 "id": experiment_id,
                 "last": last_execution,
             },

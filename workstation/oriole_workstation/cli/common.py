@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import errno
 import functools
 import json
@@ -25,16 +26,37 @@ from oriole.text import ascii_float, ascii_int
 from oriole_workstation.display import terminal_safe
 
 if TYPE_CHECKING:
-    from oriole_workstation.results import Results
+    from oriole_workstation.results import Filters, Results
 
 out = Console()
 err = Console(stderr=True)
 
 DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
-# The report's filters, shared by every command that selects experiments the way the report does.
-ModelFilter = Annotated[str | None, typer.Option("--model", help="Only this model name (e.g. explorer, qwen2.5:7b).")]
-PromptFilter = Annotated[str | None, typer.Option("--prompt", help="Only this prompt version.")]
-MazeFilter = Annotated[str | None, typer.Option("--maze", help="Only this maze, or this maze family (e.g. perfect).")]
+# The filters every command that selects experiments shares (``results.Filters``): repeat one for any of several.
+ModelFilter = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model", metavar="NAME", help="Only this model name (e.g. explorer, qwen2.5:7b).", show_default=False
+    ),
+]
+AgentFilter = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent",
+        metavar="NAME",
+        help="Only this agent: its label in the sweep file, or provider/model.",
+        show_default=False,
+    ),
+]
+PromptFilter = Annotated[
+    list[str] | None, typer.Option("--prompt", metavar="VERSION", help="Only this prompt version.", show_default=False)
+]
+MazeFilter = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--maze", metavar="NAME", help="Only this maze, or this maze family (e.g. perfect).", show_default=False
+    ),
+]
 SinceFilter = Annotated[
     datetime | None,
     typer.Option("--since", formats=DATE_FORMATS, help="Only experiments started at or after this time."),
@@ -43,11 +65,19 @@ UntilFilter = Annotated[
     datetime | None, typer.Option("--until", formats=DATE_FORMATS, help="Only experiments started before this time.")
 ]
 TagFilter = Annotated[
-    str | None, typer.Option("--tag", help="Only experiments whose comment has this word, e.g. sweep:ladder.")
+    list[str] | None,
+    typer.Option(
+        "--tag",
+        metavar="WORD",
+        help="Only experiments whose comment has this word, e.g. sweep:ladder.",
+        show_default=False,
+    ),
 ]
 SweepFilter = Annotated[
-    str | None, typer.Option("--sweep", metavar="ID", help="Only the experiments of this sweep (its id).")
+    list[str] | None,
+    typer.Option("--sweep", metavar="ID", help="Only the experiments of this sweep (its id).", show_default=False),
 ]
+FILTERS_HELP = "Repeat a filter for any of its values (--sweep a --sweep b); different filters must all hold."
 MAX_EXPERIMENT_ID = 2**63 - 1  # experiments.id is a bigint
 
 
@@ -91,22 +121,87 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def chosen_experiments(experiment: int | None, sweep: str | None, verb: str, aws: bool) -> tuple[Results, list[int]]:
-    """The database and the experiments a command acts on: one EXPERIMENT id or every experiment of ``--sweep
-    ID``, never both and never neither (refused before the database is opened; ``verb`` says what the command
-    does to them)."""
+def selection(
+    ids: Sequence[int] | None = None,
+    sweep: Sequence[str] | None = None,
+    model: Sequence[str] | None = None,
+    agent: Sequence[str] | None = None,
+    maze: Sequence[str] | None = None,
+    prompt: Sequence[str] | None = None,
+    tag: Sequence[str] | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> Filters:
+    """The command line's filters (each a repeatable option, None when not given) as ``Filters``, repeats
+    dropped."""
+    from oriole_workstation.results import Filters
+
+    def values(given: Sequence[Any] | None) -> tuple[Any, ...]:
+        return tuple(dict.fromkeys(given or ()))
+
+    return Filters(
+        values(ids),
+        values(sweep),
+        values(model),
+        values(agent),
+        values(maze),
+        values(prompt),
+        values(tag),
+        since,
+        until,
+    )
+
+
+def check_filters(results: Results, filters: Filters) -> None:
+    """Refuse, in one line and exit status 2, every value a filter names that matches no experiment (a typo must
+    not read as an empty result), each with the closest values that exist."""
+    from oriole_workstation.results import FILTER_KINDS
+
+    problems = []
+    for kind, value in results.unmatched(filters):
+        known = results.known_values(kind, value)
+        if kind == "ids":
+            problems.append(f"no experiment {value}" + (f" (nearest: {', '.join(known)})" if known else " (none yet)"))
+            continue
+        problems.append(f"{FILTER_KINDS[kind]} {value} matches no experiment ({closest(value, known)})")
+    if problems:
+        raise fail("; ".join(problems))
+
+
+def closest(value: str, known: Sequence[str], shown: int = 5) -> str:
+    """``closest: a, b`` (the known values most like ``value``), else ``known: a, b, ... (12 in all)``, else
+    ``none yet``."""
+    if not known:
+        return "none yet"
+    by_folded = {text.casefold(): text for text in known}
+    near = difflib.get_close_matches(value.casefold(), list(by_folded), n=3, cutoff=0.5)
+    if near:
+        return "closest: " + ", ".join(by_folded[text] for text in near)
+    listed = sorted(known)
+    more = f", ... ({len(listed)} in all)" if len(listed) > shown else ""
+    return "known: " + ", ".join(listed[:shown]) + more
+
+
+def opened(filters: Filters, aws: bool) -> Results:
+    """The database, once the filters are checked: a value that matches nothing, or filters that together
+    match nothing, are refused (no filter: every experiment)."""
     from oriole_workstation.database import open_results
 
-    if (experiment is None) == (sweep is None):
-        raise fail(f"say what to {verb}: an EXPERIMENT id or --sweep ID")
     results = open_results(aws)
-    if experiment is not None:
-        return results, [experiment]
-    assert sweep is not None, "exactly one of the two, checked above"
-    chosen = [row.id for row in results.store.sweep_experiments(sweep)]
-    if not chosen:
-        raise fail(f"no experiment of sweep {sweep!r} found")
-    return results, chosen
+    if filters.chosen:
+        check_filters(results, filters)
+        if not results.chosen(filters):
+            raise fail(f"no experiment is all of: {filters.describe()} (each alone matches some)")
+    return results
+
+
+def chosen_experiments(filters: Filters, verb: str, aws: bool) -> tuple[Results, list[int]]:
+    """The database and the experiments a command acts on (EXPERIMENT ids and the filters), checked as ``opened``
+    checks them; no filter at all is refused too (``verb`` says what the command does to them)."""
+    if not filters.chosen:
+        raise fail(f"say what to {verb}: EXPERIMENT ids, --sweep ID or other filters")
+    results = opened(filters, aws)
+    return results, results.chosen(filters)
 
 
 def print_json(data: object) -> None:

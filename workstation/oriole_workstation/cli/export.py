@@ -9,6 +9,7 @@ import typer
 
 from oriole.errors import OrioleError
 from oriole_workstation.cli.common import (
+    AgentFilter,
     AwsDatabase,
     MazeFilter,
     ModelFilter,
@@ -17,7 +18,9 @@ from oriole_workstation.cli.common import (
     SweepFilter,
     TagFilter,
     UntilFilter,
+    opened,
     out,
+    selection,
 )
 from oriole_workstation.export import DICTIONARY, Format, export
 from oriole_workstation.results import Filters, Results
@@ -33,33 +36,38 @@ def export_command(
         ),
     ],
     folder: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the files into.")],
+    sweep: SweepFilter = None,
     model: ModelFilter = None,
+    agent: AgentFilter = None,
     prompt: PromptFilter = None,
     maze: MazeFilter = None,
     since: SinceFilter = None,
     until: UntilFilter = None,
     tag: TagFilter = None,
-    sweep: SweepFilter = None,
     aws: AwsDatabase = False,
 ) -> None:
     """Write experiments (with the result columns), turns, actions and model calls, one file per table, for the
     experiments the report's filters select, and a data dictionary (DATA_DICTIONARY.md).
 
     Types are kept: integers, UTC timestamps, JSON as its text. Every file comes from one snapshot of the
-    database, so they agree even while experiments run.
+    database, so they agree even while experiments run. The filters are the report's: repeat one for any of its
+    values; a value that matches no experiment is refused (exit status 2).
 
     --format inspect writes Inspect AI evaluation logs instead (open them with `inspect view --log-dir FOLDER`):
     one log per agent of a sweep, one sample per ended experiment (the maze its id, the repetition its epoch)
     with the messages as the model saw them, pictures included, each call's request and answer, the scores
     (success, spl, efficiency, ending), the model usage, and the configuration and provenance as metadata.
     """
-    from oriole_workstation.database import open_results
-
-    filters = Filters(model, prompt, maze, since, until, tag, sweep)
+    filters = selection(
+        sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
+    )
     if output is Format.inspect:
-        _inspect_logs(open_results(aws), filters, folder)
+        from oriole_workstation import inspect_logs
+
+        inspect_logs.require_inspect()  # before the database is opened
+        _inspect_logs(opened(filters, aws), filters, folder)
         return
-    counts = export(open_results(aws), filters, output, folder)
+    counts = export(opened(filters, aws), filters, output, folder)
     for table, rows in counts.items():
         out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
     out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)
@@ -69,7 +77,6 @@ def _inspect_logs(results: Results, filters: Filters, folder: Path) -> None:
     from oriole_workstation import inspect_logs
     from oriole_workstation.report import GroupBy, origin_of
 
-    inspect_logs.require_inspect()
     if folder.exists() and not folder.is_dir():
         raise OrioleError(f"--output {folder} is not a folder: the logs are written into a folder")
     with results.snapshot():

@@ -15,7 +15,22 @@ from rich.table import Table
 from rich.text import Text
 
 from oriole.statuses import Ending
-from oriole_workstation.cli.common import AwsDatabase, SweepFilter, out, print_json, whole_number
+from oriole_workstation.cli.common import (
+    AgentFilter,
+    AwsDatabase,
+    MazeFilter,
+    ModelFilter,
+    PromptFilter,
+    SinceFilter,
+    SweepFilter,
+    TagFilter,
+    UntilFilter,
+    opened,
+    out,
+    print_json,
+    selection,
+    whole_number,
+)
 from oriole_workstation.display import TERMINAL_COLUMNS, short_maze, shorten, terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.rows import StatusRow
@@ -58,7 +73,7 @@ def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool 
         table.add_column(header if wide or i else "id", justify="right" if right else "left", no_wrap=True)
     for r in rows:
         outcome = outcome_text(r.status, r.failure_reason)
-        wide_ending = wide and r.ending not in (None, Ending.SUCCESS, Ending.AGENT)
+        wide_ending = wide and r.ending not in (None, Ending.SUCCESS)
         state = (
             Text("STALE " + outcome, style="bold yellow")
             if r.stale
@@ -90,6 +105,13 @@ def _shown(text: str) -> Text:
 def ls(
     running: Annotated[bool, typer.Option("--running", help="Only running experiments.")] = False,
     sweep: SweepFilter = None,
+    model: ModelFilter = None,
+    agent: AgentFilter = None,
+    maze: MazeFilter = None,
+    prompt: PromptFilter = None,
+    tag: TagFilter = None,
+    since: SinceFilter = None,
+    until: UntilFilter = None,
     limit: Annotated[
         int, typer.Option(help="At most this many rows (0: all).", metavar="N", parser=whole_number(0, 1_000_000))
     ] = 50,
@@ -104,17 +126,21 @@ def ls(
 ) -> None:
     """List experiments with their progress: running ones first, stale ones marked, then the newest.
 
-    Stale: running with no action for staleAfterMinutes (catalog, default 5).
+    Stale: running with no action for staleAfterMinutes (catalog, default 5). The filters are the report's:
+    repeat one for any of its values; a value that matches no experiment is refused (exit status 2).
     """
-    from oriole_workstation.database import open_results
-
-    rows = open_results(aws).status(sweep_id=sweep, running=running, limit=limit or None)
+    filters = selection(
+        sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
+    )
+    rows = opened(filters, aws).status(filters, running=running, limit=limit or None)
     if as_json:
         print_json(rows)
         return
     if not rows:
         out.print(
-            "no experiment" + (" running" if running else "") + (f" in sweep {sweep}" if sweep else ""), markup=False
+            "no experiment" + (" running" if running else "") + (f": {filters.describe()}" if filters.chosen else ""),
+            markup=False,
+            highlight=False,
         )
         return
     piped = Console(width=WIDE_COLUMNS if wide else TERMINAL_COLUMNS)  # not a terminal: rich would assume 80

@@ -11,7 +11,18 @@ from typing import Annotated
 
 import typer
 
-from oriole_workstation.cli.common import AwsDatabase, chosen_experiments, experiment_id, fail
+from oriole_workstation.cli.common import (
+    AgentFilter,
+    AwsDatabase,
+    MazeFilter,
+    ModelFilter,
+    PromptFilter,
+    SweepFilter,
+    chosen_experiments,
+    experiment_id,
+    fail,
+    selection,
+)
 from oriole_workstation.render import WRITERS, Run, write
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentRun
@@ -30,17 +41,21 @@ def replay_run(results: Results, experiment: int, record: ExperimentRun) -> Run:
 
 
 def render(
-    experiment: Annotated[
-        int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)
+    experiments: Annotated[
+        list[int] | None,
+        typer.Argument(help="Experiment ids.", metavar="EXPERIMENT", parser=experiment_id, show_default=False),
     ] = None,
-    sweep: Annotated[
-        str | None,
-        typer.Option("--sweep", metavar="ID", help="Draw every experiment of this sweep instead, into --dir."),
-    ] = None,
+    sweep: SweepFilter = None,
+    model: ModelFilter = None,
+    agent: AgentFilter = None,
+    maze: MazeFilter = None,
+    prompt: PromptFilter = None,
     output: Annotated[
         list[Path],
         typer.Option(
-            "--output", "-o", help=f"File to write; its suffix picks the format ({', '.join(WRITERS)}). Repeatable."
+            "--output",
+            "-o",
+            help=f"File to write (one experiment); its suffix picks the format ({', '.join(WRITERS)}). Repeatable.",
         ),
     ] = [],  # noqa: B006
     replay: Annotated[
@@ -49,17 +64,19 @@ def render(
     directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
     aws: AwsDatabase = False,
 ) -> None:
-    """Draw a run (or every run of a sweep): PNG and SVG pictures, or with --replay an animated GIF and an HTML
-    page with step controls.
+    """Draw runs: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
 
-    Without --output, writes experiment-N.png and experiment-N.svg (--replay: .gif and .html) into --dir.
+    The runs are the EXPERIMENT ids and those the filters choose (every experiment of --sweep ID, ...; repeat
+    a filter for any of its values). Without --output, writes experiment-N.png and experiment-N.svg (--replay:
+    .gif and .html) into --dir.
     """
-    if sweep is not None and output:
-        raise fail("--sweep draws many runs: name the folder with --dir, not files with --output")
-    results, chosen = chosen_experiments(experiment, sweep, "draw", aws)
+    filters = selection(ids=experiments, sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt)
+    results, chosen = chosen_experiments(filters, "draw", aws)
+    if output and len(chosen) > 1:
+        raise fail(f"{len(chosen)} runs to draw: name the folder with --dir, not files with --output")
     for number in chosen:
         record = results.experiment_run(number)
-        if record is None:
+        if record is None:  # deleted since it was chosen
             raise fail(f"experiment {number} does not exist")
         targets = output or [
             directory / f"experiment-{number}{suffix}" for suffix in ((".gif", ".html") if replay else (".png", ".svg"))

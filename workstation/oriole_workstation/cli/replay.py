@@ -7,32 +7,52 @@ from typing import Annotated
 
 import typer
 
-from oriole_workstation.cli.common import AwsDatabase, chosen_experiments, err, experiment_id, fail, print_json
+from oriole_workstation.cli.common import (
+    AgentFilter,
+    AwsDatabase,
+    MazeFilter,
+    ModelFilter,
+    PromptFilter,
+    SweepFilter,
+    chosen_experiments,
+    err,
+    experiment_id,
+    fail,
+    print_json,
+    selection,
+)
 
 
 def replay(
-    experiment: Annotated[
-        int | None, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)
+    experiments: Annotated[
+        list[int] | None,
+        typer.Argument(help="Experiment ids.", metavar="EXPERIMENT", parser=experiment_id, show_default=False),
     ] = None,
-    sweep: Annotated[
-        str | None, typer.Option("--sweep", metavar="ID", help="Replay every experiment of this sweep instead.")
-    ] = None,
+    sweep: SweepFilter = None,
+    model: ModelFilter = None,
+    agent: AgentFilter = None,
+    maze: MazeFilter = None,
+    prompt: PromptFilter = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per experiment.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
-    """Run an experiment again through the same state machine and turn loop, each model call answered with the
-    answer it stored (no model server, no network), into a scratch experiment, and compare turn by turn: the
-    requests, the actions and their results, how it ended.
+    """Run experiments again through the same state machine and turn loop, each model call answered with the
+    answer it stored (no model server, no network), into scratch experiments, and compare turn by turn: the
+    requests, the actions and their results, how each ended.
 
-    Exit status: 0 when the replay is identical, 1 when it differs, 2 when the experiment cannot be replayed.
+    The experiments are the EXPERIMENT ids and those the filters choose (every experiment of --sweep ID, ...;
+    repeat a filter for any of its values). Exit status: 0 when every replay is identical, 1 when one differs,
+    2 when one experiment named alone cannot be replayed (several: those are skipped and counted).
     """
     from oriole_workstation import replay as replays
     from oriole_workstation.cli.run import launcher_for
 
-    results, chosen = chosen_experiments(experiment, sweep, "replay", aws)
+    filters = selection(ids=experiments, sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt)
+    results, chosen = chosen_experiments(filters, "replay", aws)
     problems = {n: p for n in chosen if (p := results.store.replay_problem(n))}
-    if sweep is None and problems:
-        raise fail(f"experiment {experiment} cannot be replayed: {problems[chosen[0]]}")
+    alone = filters.fixed and len(chosen) == 1
+    if alone and problems:
+        raise fail(f"experiment {chosen[0]} cannot be replayed: {problems[chosen[0]]}")
     comparisons = []
     with launcher_for(aws, {"llmProvider": "replay"}) as launcher:
         for number in chosen:
@@ -54,9 +74,11 @@ def replay(
                 print_json(comparison.as_json())
             else:
                 typer.echo(replays.describe(comparison))
-    if sweep is not None and not as_json:
+    if not alone and not as_json:
         same = sum(c.identical for c in comparisons)
-        typer.echo(f"sweep {sweep}: {same} identical, {len(comparisons) - same} differ, {len(problems)} not replayable")
+        typer.echo(
+            f"{filters.describe()}: {same} identical, {len(comparisons) - same} differ, {len(problems)} not replayable"
+        )
     raise typer.Exit(
         0 if comparisons and all(c.identical for c in comparisons) and not problems else 1 if comparisons else 2
     )

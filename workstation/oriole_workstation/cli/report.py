@@ -15,6 +15,7 @@ import typer
 from oriole.errors import OrioleError
 from oriole_workstation import files, report_html
 from oriole_workstation.cli.common import (
+    AgentFilter,
     AwsDatabase,
     MazeFilter,
     ModelFilter,
@@ -25,6 +26,8 @@ from oriole_workstation.cli.common import (
     UntilFilter,
     err,
     fail,
+    opened,
+    selection,
 )
 from oriole_workstation.cli.render import replay_run
 from oriole_workstation.render import write
@@ -39,13 +42,14 @@ class OutputRefused(OrioleError):
 
 
 def report(
+    sweep: SweepFilter = None,
     model: ModelFilter = None,
+    agent: AgentFilter = None,
     prompt: PromptFilter = None,
     maze: MazeFilter = None,
     since: SinceFilter = None,
     until: UntilFilter = None,
     tag: TagFilter = None,
-    sweep: SweepFilter = None,
     by: Annotated[GroupBy, typer.Option(help="One row per maze family, or per maze.")] = GroupBy.family,
     output: Annotated[
         Format,
@@ -103,9 +107,10 @@ def report(
     and lists every experiment it counts. --format markdown and --format latex write the leaderboard and the
     comparison as captioned tables (LaTeX: booktabs rules, needs booktabs and graphicx), each caption ending
     with the provenance of its numbers.
-    """
-    from oriole_workstation.database import open_results
 
+    Repeat a filter for any of its values (--sweep a --sweep b); different filters must all hold. A value that
+    matches no experiment is refused (exit status 2) with the closest values that exist.
+    """
     if with_replays and (output is not Format.html or file is None):
         raise fail("--with-replays writes replays beside the page: use it with --format html -o FILE")
     if pivot and output is not Format.table:
@@ -113,8 +118,10 @@ def report(
             "--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
             "first; CSV and JSON carry every column)"
         )
-    results = open_results(aws)
-    filters = Filters(model, prompt, maze, since, until, tag, sweep)
+    filters = selection(
+        sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
+    )
+    results = opened(filters, aws)
     replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
     text = (
         report_html.render(results, by, filters, replays)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from oriole.text import ascii_int
-from oriole_workstation.cli.common import MAX_EXPERIMENT_ID, fail, print_columns, print_json
+from oriole_workstation.cli.common import MAX_EXPERIMENT_ID, fail, opened, print_columns, print_json, selection
 from oriole_workstation.display import terminal_safe
 
 
@@ -27,10 +27,11 @@ def status(
     number = ascii_int(target, 20, signed=False)  # an id (a bigint); anything else is looked up as an ARN
     if number is not None and not 1 <= number <= MAX_EXPERIMENT_ID:
         raise fail(f"an experiment id is a whole number from 1 to {MAX_EXPERIMENT_ID:,}; got {target}")
-    results = open_results(aws)
     if number is not None:
+        results = opened(selection(ids=[number]), aws)  # an id that does not exist: refused with the nearest
         row = results.summary(number)
     else:
+        results = open_results(aws)
         found = results.store.experiment_for_execution(target, None)
         row = results.summary(found.id) if found else None
     executions = []

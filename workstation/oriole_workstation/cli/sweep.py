@@ -23,7 +23,7 @@ from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
-from oriole_workstation.cli.common import Commands, err, fail, print_columns, whole_number
+from oriole_workstation.cli.common import Commands, closest, err, fail, print_columns, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
@@ -175,6 +175,9 @@ def run(
     if aws or results is None:  # locally there is always a database
         _submit(execution_input, state_machine_arn, stack)
         return
+    # PlanSweep records the plan once the local state machine is up, seconds from now: recorded here first, so
+    # `oriole watch --sweep ID` started meanwhile waits for the sweep instead of taking its id for a typo
+    results.store.record_sweep_plan(spec.id, len(planned), run_spec.model_dump(mode="json"))
     _run_locally(execution_input, planned, len(todo), results, by, quiet)
 
 
@@ -291,7 +294,7 @@ def _run_locally(
         raise fail("stopped: run the same command again to resume", 130)
     summary = sweep_runs.outcome(execution)
     typer.echo(sweep_runs.summary_line(summary), nl=False)
-    typer.echo(render_report(results, by=by, filters=Filters(sweep=sweep_id)), nl=False)
+    typer.echo(render_report(results, by=by, filters=Filters(sweeps=(sweep_id,))), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
     if summary["skipped"]:  # only the spend limit leaves some unstarted
@@ -316,7 +319,8 @@ def status(
     plan = results.sweep_plan(sweep_id)
     executions = _aws_executions(sweep_id, state_machine_arn, stack) if aws else []
     if not rows and not executions and plan is None:
-        raise fail(f"no experiment of sweep {sweep_id!r} found" + (" and no execution" if aws else ""))
+        known = closest(sweep_id, results.known_values("sweeps", sweep_id))
+        raise fail(f"no sweep {sweep_id}: no experiment, no plan{', no execution' if aws else ''} ({known})")
     if executions:
         typer.echo(sweep_runs.execution_line(executions[0]))
     for line in display.status_lines(sweep_id, plan, rows):

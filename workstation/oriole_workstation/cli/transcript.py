@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from oriole_workstation import files
-from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail
+from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail, opened, selection
 from oriole_workstation.cli.report import OutputRefused
 
 
@@ -23,11 +23,12 @@ def transcript(
     latency, retries and trims per call, and the compaction summaries. jsonl holds, per call, the request body the
     provider was sent (rebuilt from what is stored) and its answer as it came back."""
     from oriole_workstation import transcript as transcripts
-    from oriole_workstation.database import open_results
 
     if form not in transcripts.FORMATS:
         raise fail(f"--format must be one of {', '.join(transcripts.FORMATS)}; got {form!r}")
-    content = transcripts.render(transcripts.load(open_results(aws).store.conn, experiment), form)
+    content = transcripts.render(
+        transcripts.load(opened(selection(ids=[experiment]), aws).store.conn, experiment), form
+    )
     if file is None:
         typer.echo(content, nl=False)
         return

@@ -284,21 +284,30 @@ def _listing(args: Any) -> Listing:
     )
 
 
+def _values(args: Any, name: str) -> tuple[str, ...]:
+    """Every value a query gives a name (``sweep=a&sweep=b``), blanks and repeats dropped."""
+    return tuple(dict.fromkeys(v.strip() for v in args.getlist(name) if v.strip()))
+
+
 def _filters(args: Any) -> tuple[Filters, GroupBy]:
-    """The comparison's scope (the report's filters) and its grouping from the query string."""
+    """The comparison's scope and grouping from the query string: the report's filters, each repeatable (a union
+    of its values), and ``id`` for experiments chosen one by one (the experiment list's check boxes)."""
     by = _text(args, "by") or GroupBy.family.value
     if by not in GroupBy.__members__:
         raise BadRequest(f"by must be family or maze, not {terminal_safe(by)!r}")
-    if _text(args, "sweep") and _text(args, "tag"):
-        raise BadRequest("give sweep or tag, not both")
+    ids = _values(args, "id")
+    if not all(i.isdigit() for i in ids):
+        raise BadRequest(f"id must be experiment numbers, not {terminal_safe(', '.join(ids))!r}")
     filters = Filters(
-        model=_text(args, "model"),
-        prompt=_text(args, "prompt"),
-        maze=_text(args, "maze"),
+        ids=tuple(int(i) for i in ids),
+        sweeps=_values(args, "sweep"),
+        models=_values(args, "model"),
+        agents=_values(args, "agent"),
+        mazes=_values(args, "maze"),
+        prompts=_values(args, "prompt"),
+        tags=_values(args, "tag"),
         since=_day(args, "since"),
         until=_day(args, "until", after=True),
-        tag=_text(args, "tag"),
-        sweep=_text(args, "sweep"),
     )
     return filters, GroupBy(by)
 
