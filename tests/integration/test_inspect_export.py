@@ -160,7 +160,7 @@ def test_inspects_data_frames_read_the_logs(logs):
     frame = logs["frame"]
     assert frame["rows"] == 2 * 2 * 2 + 1  # two agents, two mazes, two repetitions; and the vision model
     assert {"score_success", "score_spl", "score_ending", "epoch", "id"} <= set(frame["columns"])
-    assert set(frame["endings"]) <= {"success", "agent", "error"}
+    assert set(frame["endings"]) <= {"success", "agent", "censored", "error"}
 
 
 def test_inspects_own_command_reads_a_log(logs):

@@ -162,7 +162,7 @@ def test_the_experiment_list_sorts_by_a_column_either_way(client, viewed):
     [
         ("since=yesterday", "since must be a date like 2026-11-25"),
         ("sort=secret", "sort must be one of id, agent"),
-        ("ending=won", "ending must be one of success, agent, error, running"),
+        ("ending=won", "ending must be one of success, agent, censored, error, running"),
         ("page=0", "page must be a whole number from 1"),
     ],
 )

@@ -112,8 +112,8 @@ def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) 
     )
     caption = (
         f"Success rate per agent and {where} (%). Each cell: the success rate over runs (successes and agent "
-        f"failures; errors are not runs), its 95% interval and successes/runs. The interval is {interval}. "
-        f"Provenance: {origin.sentence()}."
+        f"failures; censored runs and errors are not runs), its 95% interval and successes/runs. "
+        f"The interval is {interval}. Provenance: {origin.sentence()}."
     )
     return Table(
         "leaderboard",
@@ -143,6 +143,7 @@ def comparison(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) -
         "95% CI mazes",
         "median actions",
         "median efficiency",
+        "censored",
         "errors",
     )
     cells = [
@@ -157,6 +158,7 @@ def comparison(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) -
             _bounds(*(r.maze_band or (None, None))),
             _number(r.median_actions_to_goal, 0),
             _number(r.median_path_efficiency, 3),
+            str(r.censored),
             str(r.errors),
         )
         for r in rows
@@ -164,7 +166,8 @@ def comparison(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) -
     caption = (
         "Comparison per agent and "
         + ("maze" if by is GroupBy.maze else "maze family and size")
-        + ". n: runs (successes and agent failures; errors are counted apart and running experiments not at all); "
+        + ". n: runs (successes and agent failures; censored runs, stopped by something outside the agent, and "
+        "errors are counted apart, running experiments not at all); "
         "mazes: the different grids the runs were on; 95% CI Wilson: the Wilson score interval, each run an "
         "independent trial; 95% CI mazes: the bootstrap over mazes where the runs share mazes (at least two mazes, "
         "more runs than mazes); median actions and path efficiency (shortest path / moves) over the successes. "

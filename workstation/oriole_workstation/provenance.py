@@ -70,7 +70,8 @@ class Provenance:
         started = f", started {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else ""
         return (
             f"{counted(self.experiments, 'experiment')} ({counted(self.runs, 'run')}, "
-            f"{counted(self.endings['success'], 'success')}, {counted(self.endings['error'], 'error')}) "
+            f"{counted(self.endings['success'], 'success')}, {self.endings['censored']} censored, "
+            f"{counted(self.endings['error'], 'error')}) "
             f"on {counted(self.grids, 'maze')}{started}; "
             f"{'sweeps' if len(self.sweeps) > 1 else 'sweep'} {listed(self.sweeps) or 'none'}; "
             f"code {listed(self.code_versions)}; prompts {self.prompt_list(12) or 'none'}; "

@@ -21,6 +21,7 @@ from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import ByteaLoader, TextLoader
 
 from oriole.errors import OrioleError
+from oriole.statuses import Ending
 from oriole.store import Store
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.provenance import natural
@@ -163,7 +164,7 @@ LISTING_ORDER = {
     "tokens": "tokens",
     "cost": "cost_usd",
 }
-ENDINGS_LISTED = ("success", "agent", "error", "running")  # what the viewer's ending filter offers
+ENDINGS_LISTED = (*(e.value for e in Ending), "running")  # what the viewer's ending filter offers
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@
       cell(row, e.maze);
       const ending = cell(row, "");
       const label = document.createElement("span");
-      label.className = "ending ending-" + (e.ending === "no success" ? "agent" : e.ending);
+      label.className = "ending ending-" + e.ending_code;
       label.textContent = e.ending;
       ending.append(label, " ", e.outcome);
       cell(row, String(e.actions), "number");

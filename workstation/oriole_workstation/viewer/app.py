@@ -127,6 +127,7 @@ def create_app(
                     "agent": terminal_safe(e.agent),
                     "maze": terminal_safe(e.maze),
                     "ending": ending_text(e.ending),
+                    "ending_code": e.ending or "running",
                     "outcome": outcome_text(e.status, e.failure_reason),
                     "actions": e.actions,
                     "efficiency": _number(e.path_efficiency, 3),
