@@ -25,7 +25,9 @@ from oriole_workstation.provenance import Provenance
 from oriole_workstation.report import (
     GroupBy,
     agent_text,
+    comparison_rows,
     detail_text,
+    origin_of,
     panel_key,
     panel_title,
     panels_in_order,
@@ -33,6 +35,7 @@ from oriole_workstation.report import (
     series_key,
     series_order,
 )
+from oriole_workstation.results import Filters, Results
 from oriole_workstation.rows import ComparisonRow
 
 
@@ -279,3 +282,9 @@ def render(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance, form:
         return "No finished experiments match.\n" if form is Markup.markdown else "% No finished experiments match.\n"
     tables = [leaderboard(rows, by, origin), comparison(rows, by, origin)]
     return PREAMBLE[form] + "\n".join(WRITERS[form](table, n) for n, table in enumerate(tables, 1))
+
+
+def report(results: Results, by: GroupBy, filters: Filters, form: Markup) -> str:
+    """The tables over the experiments ``filters`` selects, with their provenance, read from ``results``."""
+    origin = origin_of(results.compared(filters), filters, by, results.database())
+    return render(comparison_rows(results, by, filters), by, origin, form)

@@ -486,14 +486,9 @@ def render_report(
     wide: bool = False,
 ) -> str:
     """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
-    CSV, JSON, or the leaderboard and the comparison as Markdown or LaTeX tables with their provenance (the HTML
-    page is ``report_html.render``, which builds on this module)."""
+    CSV or JSON (the HTML page is ``report_html.render``, the Markdown and LaTeX tables ``paper_tables.render``,
+    which build on this module)."""
     rows = comparison_rows(results, by, filters)
-    if output in (Format.markdown, Format.latex):
-        from oriole_workstation import paper_tables
-
-        origin = origin_of(results.compared(filters), filters, by, results.database())
-        return paper_tables.render(rows, by, origin, paper_tables.Markup(output.value))
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:

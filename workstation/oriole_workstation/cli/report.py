@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from oriole.errors import OrioleError
-from oriole_workstation import files, report_html
+from oriole_workstation import files, paper_tables, report_html
 from oriole_workstation.cli.common import (
     AgentFilter,
     AwsDatabase,
@@ -123,11 +123,12 @@ def report(
     )
     results = opened(filters, aws)
     replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
-    text = (
-        report_html.render(results, by, filters, replays)
-        if output is Format.html
-        else render_report(results, output, by, filters, pivot, wide)
-    )
+    if output is Format.html:
+        text = report_html.render(results, by, filters, replays)
+    elif output in (Format.markdown, Format.latex):
+        text = paper_tables.report(results, by, filters, paper_tables.Markup(output.value))
+    else:
+        text = render_report(results, output, by, filters, pivot, wide)
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
         err.print(
