@@ -60,7 +60,7 @@ INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prom
                          comment, config, seed, status, ending, ending_cause, goal_found, goal_first_seen_step,
                          goal_reached_step, current_x, current_y, action_count, move_count, failed_move_count,
                          turn_count, input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason,
-                         origin_execution_arn, execution_arns)
+                         origin_execution_arn, execution_arns, optimal_path_length)
 SELECT p.maze_id, (%(providers)s::text[])[p.model + 1], (%(names)s::text[])[p.model + 1],
        'v' || (1 + p.n %% 2), md5('prompt' || (1 + p.n %% 2)), 'prompt text',
        'bench-' || (p.n %% 10) || '/' || md5(p.n::text) || '/r1', 'sweep:bench-' || (p.n %% 10),
@@ -77,7 +77,7 @@ SELECT p.maze_id, (%(providers)s::text[])[p.model + 1], (%(names)s::text[])[p.mo
        CASE WHEN p.model >= 6 THEN %(actions)s * 0.0009 ELSE 0 END,
        now() - make_interval(hours => p.n), now() - make_interval(hours => p.n) + interval '3 minutes',
        CASE WHEN p.n %% 5 = 3 THEN 'max_moves reached' WHEN p.n %% 5 = 4 THEN 'ModelUnavailable: bench' END,
-       'arn:bench:' || p.n, ARRAY['arn:bench:' || p.n]
+       'arn:bench:' || p.n, ARRAY['arn:bench:' || p.n], p.shortest_path_length
   FROM plan p ORDER BY p.n;
 
 INSERT INTO turns (experiment_id, turn_number, first_step, action_count, model_calls, input_tokens, output_tokens,

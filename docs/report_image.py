@@ -101,8 +101,17 @@ def load(path: Path = RECORD) -> dict:
     unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
     uncensored = {"censored": 0}  # recorded before the censored ending (migration 0020): the ladder has none
 
-    def caused(e: dict) -> dict:  # recorded before migration 0020 stored the cause: the same rule gives it
-        return {"ending_cause": cause_of(e["status"], e["failure_reason"]), **e}
+    def caused(e: dict) -> dict:
+        """Recorded before migrations 0020 and 0021: the cause by the same rule, the path length and optimum of
+        these reach runs, the SPL of each."""
+        path = e["moves"] - e["failed_moves"]
+        return {
+            "ending_cause": cause_of(e["status"], e["failure_reason"]),
+            "path_length": path,
+            "optimal_path_length": e["shortest_path_length"],
+            "spl": e["path_efficiency"] if e["ending"] == "success" else 0,
+            **e,
+        }
 
     return {
         **record,

@@ -273,7 +273,7 @@ def parse_pricing(name: str, text: str | None) -> JsonObject | None:
             f'{name} must be JSON with two numbers, like {{"inputPerMTok": 3.0, '
             f'"outputPerMTok": 15.0}}; got {_shown(text)}'
         )
-    prices = {key: float(value[key]) for key in PRICE_KEYS}
+    prices = {key: float(value[key]) + 0.0 for key in PRICE_KEYS}  # -0 is 0 (it would read "$-0")
     if not all(0 <= price <= MAX_PRICE_PER_MTOK for price in prices.values()):  # NaN fails every comparison
         raise InvalidParameter(
             f"{name} must hold prices from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens; got {_shown(text)}"

@@ -10,12 +10,15 @@ from pydantic.alias_generators import to_camel
 
 from oriole.catalog import MAX_PRICE_PER_MTOK
 from oriole.errors import InvalidExecutionInput
+from oriole.labels import label_problem
 from oriole.provider_registry import DEFAULT_PROVIDER, ProviderName
 from oriole.statuses import ExperimentStatus, NextStep, RepetitionOutcome
 from oriole.text import JsonObject, bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
+MAX_MAZE_ID = 2**63 - 1
+SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"  # a sweep file's id
 
 
 def _storable(value: str) -> str:
@@ -36,11 +39,26 @@ def _name(value: str) -> str:
     return value
 
 
+def _label(value: str) -> str:
+    """A name shown as a row of a table (a model, an agent's label): one a reader tells from another
+    (``oriole.labels``)."""
+    _name(value)
+    problem = label_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 Name = Annotated[str, AfterValidator(_name)]
+Label = Annotated[str, AfterValidator(_label)]
 Text = Annotated[str, AfterValidator(_storable)]
 
 
-PricePerMTok = Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MTOK, allow_inf_nan=False)]
+MazeId = Annotated[int, Field(ge=1, le=MAX_MAZE_ID)]  # mazes.id is a bigint
+# a price as shown and stored: -0 is 0 (a price of -0 would read "$-0")
+PricePerMTok = Annotated[
+    float, Field(ge=0, le=MAX_PRICE_PER_MTOK, allow_inf_nan=False), AfterValidator(lambda price: price + 0.0)
+]
 
 
 class GivenPrices(BaseModel):
@@ -59,9 +77,9 @@ class ExecutionInput(BaseModel):
 
     model_config = _STRICT
 
-    mazeId: str | int = Field(description="a maze name (perfect-11, perfect-11@42, an imported maze's) or id")
+    mazeId: str | MazeId = Field(description="a maze name (perfect-11, perfect-11@42, an imported maze's) or id")
     llmProvider: ProviderName = Field(DEFAULT_PROVIDER, description="who plays: a model provider or baseline")
-    modelName: Name = Field(
+    modelName: Label = Field(
         min_length=1,
         max_length=200,
         description="the model, sent as given; for baseline: random, wall-follower, explorer, oracle",
@@ -70,7 +88,7 @@ class ExecutionInput(BaseModel):
         "v1", pattern=r"^[A-Za-z0-9._-]{1,64}$", description="the prompt stored under /oriole/prompts/<version>"
     )
     agentId: Name | None = Field(None, max_length=200, description="a label stored with the experiment")
-    agentLabel: Name | None = Field(
+    agentLabel: Label | None = Field(
         None, min_length=1, max_length=80, description="shown in reports instead of provider/model"
     )
     comment: Text | None = Field(
@@ -82,6 +100,9 @@ class ExecutionInput(BaseModel):
     )
     prices: GivenPrices | None = Field(
         None, description="the model's prices for this experiment (USD per million tokens)"
+    )
+    sweepId: str | None = Field(
+        None, pattern=SWEEP_ID, description="the sweep that starts it (set by the sweep flow; the sweep must exist)"
     )
 
     @field_validator("mazeId")

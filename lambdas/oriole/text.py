@@ -12,10 +12,15 @@ store them as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
 payload, a Step Functions state (at most 256 KB in all) and a ``failure_reason``.
 
 JSON from outside (a model's answer, a file) is read by ``load_json``: an integer of more digits than
-``MAX_INT_DIGITS`` becomes a float (Python refuses to read one of more than 4,300 digits, with a ValueError no
-caller expects; a float of any length is read, as infinity at worst), nesting past the parser is a ValueError
-like any other, and ``nesting_depth`` measures a value without recursion, so a deep value can be refused
-before any recursive code (escaping, storing, a schema) meets it.
+``MAX_INT_DIGITS`` becomes a ``LongInteger`` (a float that a message shows by its length, never as ``inf``:
+Python refuses to read one of more than 4,300 digits, with a ValueError no caller expects; a float of any length
+is read, as infinity at worst), and every value is held to one fixed depth, whatever the stack: JSON nested
+deeper than the caller's limit is ``NestedTooDeeply``, whether the parser ran out of stack on it (which depends
+on how deep the caller already was) or read it whole. ``nesting_depth`` measures a value without recursion, so a
+deep value can be refused before any recursive code (escaping, storing, a schema) meets it.
+
+A secret a server may echo (an API key) is taken out of everything it sends back by a ``Scrubber``: raw bytes,
+parsed strings, JSON escapes of any mix, before anything is cut to an excerpt or a bounded message.
 
 A number written as text (a flag, a Parameter Store value, a header) is read by ``ascii_int`` and
 ``ascii_float``: ASCII digits only, as JSON writes numbers. Python's ``int()`` and ``float()`` also take
@@ -130,9 +135,31 @@ def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{text[:kept]}... ({len(text) - kept} more characters)"
 
 
+class LongInteger(float):
+    """A JSON integer of more than ``MAX_INT_DIGITS`` digits, read as a float (infinity past about 308 digits) and
+    shown by its length: a message says ``an integer of 5,000 digits``, not ``inf``."""
+
+    digits: int
+
+    def __new__(cls, text: str) -> LongInteger:
+        value = super().__new__(cls, text)
+        value.digits = len(text.lstrip("+-"))
+        return value
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits:,} digits"
+
+    __str__ = __repr__
+
+
+class NestedTooDeeply(ValueError):
+    """JSON nested deeper than the reader's limit."""
+
+
 def bounded_int(digits: str) -> int | float:
-    """A JSON integer as Python reads it (``parse_int``): an int, or a float past ``MAX_INT_DIGITS`` digits."""
-    return int(digits) if len(digits) <= MAX_INT_DIGITS else float(digits)
+    """A JSON integer as Python reads it (``parse_int``): an int, or a ``LongInteger`` past ``MAX_INT_DIGITS``
+    digits."""
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else LongInteger(digits)
 
 
 def nesting_depth(value: object, limit: int) -> int:
@@ -157,16 +184,20 @@ def _refused_int(digits: str) -> int:
     return int(digits)
 
 
-def load_json(raw: str | bytes, max_depth: int | None = MAX_JSON_DEPTH, *, long_integers: bool = True) -> object:
-    """``raw`` as JSON; ValueError naming the problem when it is not JSON, nests past the parser or past
-    ``max_depth`` (None: as deep as the parser reads). An integer past ``MAX_INT_DIGITS`` digits is read as a
-    float, or with ``long_integers=False`` (a file a person wrote) refused."""
+def load_json(raw: str | bytes, max_depth: int = MAX_JSON_DEPTH, *, long_integers: bool = True) -> object:
+    """``raw`` as JSON; ValueError naming the problem when it is not JSON, or ``NestedTooDeeply`` past
+    ``max_depth``. An integer past ``MAX_INT_DIGITS`` digits is read as a ``LongInteger``, or with
+    ``long_integers=False`` (a file a person wrote) refused.
+
+    The depth is the same wherever the caller stands: the parser recurses once a level, so how deep it can go
+    depends on the stack it starts from; JSON it cannot finish for lack of stack and JSON it reads whole but
+    deeper than ``max_depth`` are refused alike (``max_depth`` stays far below what any caller's stack leaves)."""
     try:
         value = json.loads(raw, parse_int=bounded_int if long_integers else _refused_int)
     except RecursionError:
-        raise ValueError("nested too deeply") from None
-    if max_depth is not None and nesting_depth(value, max_depth) > max_depth:
-        raise ValueError(f"nested deeper than {max_depth} levels")
+        raise NestedTooDeeply(f"nested deeper than {max_depth} levels") from None
+    if nesting_depth(value, max_depth) > max_depth:
+        raise NestedTooDeeply(f"nested deeper than {max_depth} levels")
     return value
 
 
@@ -184,3 +215,86 @@ def ascii_float(text: str) -> float | None:
     if len(text) > 2 * MAX_INT_DIGITS or not _FLOAT_TEXT.fullmatch(text):
         return None
     return float(text)
+
+
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_ESCAPED_AS = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+MAX_UNESCAPES = 3  # JSON text in JSON text in an answer: a call's arguments as a string, a tool call in the text
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    return chr(int(match[1], 16)) if match[1] else _ESCAPED_AS[match[2]]
+
+
+class Scrubber:
+    """One secret (an API key) taken out of whatever a server sends back, however it is written: as sent, or as
+    JSON writes it (``\\"`` and ``\\\\`` escaped, characters beyond ASCII as they are or as ``\\u`` escapes) in
+    the raw bytes; and in every string of a JSON answer once parsed, where escapes of any mix (``\\u0073k-...``)
+    spell it, also inside JSON text a string carries (a call's arguments, a tool call written in the text).
+
+    Whatever is cut afterwards (an excerpt, a bounded message) is cut from text without the secret, so no part of
+    it survives the cut."""
+
+    def __init__(self, secret: str | None, shown_as: str):
+        self.shown_as = shown_as
+        forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]} if secret else set()
+        self._forms = sorted(forms, key=len, reverse=True)
+        encoded = {form.encode(codec) for form in forms for codec in ("latin-1", "utf-8")}
+        self._raw = sorted(encoded, key=len, reverse=True)
+
+    def text(self, text: str) -> str:
+        """``text`` without the secret, written as it is or spelt with JSON escapes (read up to
+        ``MAX_UNESCAPES`` times over)."""
+        if not self._forms:
+            return text
+        text = self._replaced(text)
+        unescaped = text
+        for _ in range(MAX_UNESCAPES):
+            if "\\" not in unescaped:
+                break
+            unescaped = _JSON_ESCAPE.sub(_unescaped, unescaped)
+            if any(form in unescaped for form in self._forms):
+                return self._replaced(unescaped)
+        return text
+
+    def body(self, raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> bytes:
+        """A body without the secret: its bytes, and, when the secret is spelt with escapes, the body written again
+        with its strings scrubbed (a JSON body, its parsed strings; any other body, its text)."""
+        for form in self._raw:
+            raw = raw.replace(form, self.shown_as.encode())
+        if not self._forms:
+            return raw
+        try:
+            value = load_json(raw, max_depth)
+        except ValueError:  # not JSON, or too deep: its text, as an excerpt of it would show it
+            text = raw.decode("utf-8", errors="replace")
+            clean = self.text(text)
+            return raw if clean == text else clean.encode()
+        found: list[bool] = []
+        clean_value = _strings(value, self._text_noting(found))
+        return json.dumps(clean_value).encode() if found else raw
+
+    def _text_noting(self, found: list[bool]) -> Callable[[str], str]:
+        def change(text: str) -> str:
+            clean = self.text(text)
+            if clean != text:
+                found.append(True)
+            return clean
+
+        return change
+
+    def _replaced(self, text: str) -> str:
+        for form in self._forms:
+            text = text.replace(form, self.shown_as)
+        return text
+
+
+def _strings(value: object, change: Callable[[str], str]) -> object:
+    """``value`` (parsed JSON) with ``change`` applied to every string and key; nothing else is touched."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {change(k) if isinstance(k, str) else k: _strings(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strings(v, change) for v in value]
+    return value

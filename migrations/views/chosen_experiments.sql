@@ -5,12 +5,12 @@
 -- compared_experiments apply it.
 CREATE FUNCTION chosen_experiments(
     ids bigint[] DEFAULT NULL,       -- experiments.id
-    sweeps text[] DEFAULT NULL,      -- a sweep's id (its experiments carry the tag sweep:<id>)
+    sweeps text[] DEFAULT NULL,      -- a sweep's id: the experiments it started (experiments.sweep_id)
     models text[] DEFAULT NULL,      -- model_name
     agents text[] DEFAULT NULL,      -- the agent's label, or provider/model
     mazes text[] DEFAULT NULL,       -- a maze's name, or a maze family
     prompts text[] DEFAULT NULL,     -- prompt_version
-    tags text[] DEFAULT NULL,        -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+    tags text[] DEFAULT NULL,        -- a whitespace-separated word of the comment, e.g. 'baseline'
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL   -- started_at < until
 ) RETURNS SETOF experiments
@@ -18,8 +18,7 @@ LANGUAGE sql STABLE AS $$
     SELECT e.*
       FROM experiments e
      WHERE (chosen_experiments.ids IS NULL OR e.id IN (SELECT unnest(chosen_experiments.ids)))  -- hashed: any size
-       AND (chosen_experiments.sweeps IS NULL
-            OR comment_tags(e.comment) && ARRAY(SELECT 'sweep:' || s FROM unnest(chosen_experiments.sweeps) s))
+       AND (chosen_experiments.sweeps IS NULL OR e.sweep_id = ANY (chosen_experiments.sweeps))
        AND (chosen_experiments.models IS NULL OR e.model_name = ANY (chosen_experiments.models))
        AND (chosen_experiments.agents IS NULL OR e.agent_label = ANY (chosen_experiments.agents)
             OR e.llm_provider || '/' || e.model_name = ANY (chosen_experiments.agents))

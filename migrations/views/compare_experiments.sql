@@ -10,7 +10,7 @@ CREATE FUNCTION compare_experiments(
     maze text DEFAULT NULL,          -- a maze name or a maze family
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL,  -- started_at < until
-    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'baseline'
     by_maze boolean DEFAULT false,   -- one row per maze instead of per maze family and size
     experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (

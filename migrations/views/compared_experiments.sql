@@ -11,7 +11,7 @@ CREATE FUNCTION compared_experiments(
     maze text DEFAULT NULL,          -- a maze name or a maze family
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL,  -- started_at < until
-    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
+    tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'baseline'
     experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (experiment_id bigint, compared_config jsonb)
 LANGUAGE sql STABLE AS $$

@@ -27,8 +27,10 @@ SELECT e.id AS experiment_id,
        e.turn_count AS turns,
        e.unique_tiles_visited,
        e.move_count - e.failed_move_count - (e.unique_tiles_visited - 1) AS revisits,
-       CASE WHEN e.status = 'succeeded' AND e.move_count > 0
-            THEN round(m.shortest_path_length::numeric / e.move_count, 4) END AS path_efficiency,
+       e.move_count - e.failed_move_count AS path_length,
+       e.optimal_path_length,
+       CASE WHEN e.status = 'succeeded' THEN efficiency.value END AS path_efficiency,
+       CASE WHEN e.status = 'succeeded' THEN efficiency.value WHEN e.ending IS NOT NULL THEN 0 END AS spl,
        e.input_tokens,
        e.output_tokens,
        e.cost_usd,
@@ -44,12 +46,19 @@ SELECT e.id AS experiment_id,
        e.agent_id,
        e.comment,
        comment_tags(e.comment) AS tags,
-       substring(e.comment FROM '(?:^|\s)sweep:(\S+)') AS sweep_id,
+       e.sweep_id,
        e.failure_reason,
        m.width || 'x' || m.height AS maze_size,
        m.content_hash AS maze_hash
   FROM experiments e
   JOIN mazes m ON m.id = e.maze_id
+  -- optimum / max(optimum, path length): 1 on a shortest run, never above (a run without a move that changes
+  -- position, which the optimum then is too, is a shortest one)
+  CROSS JOIN LATERAL (
+      SELECT coalesce(round(e.optimal_path_length::numeric
+                            / nullif(greatest(e.optimal_path_length, e.move_count - e.failed_move_count), 0), 4),
+                      1) AS value
+  ) efficiency
   -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
   -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
   LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
@@ -86,8 +95,16 @@ COMMENT ON COLUMN experiment_results.invalid_calls IS 'invalid tool calls';
 COMMENT ON COLUMN experiment_results.turns IS 'agent turns';
 COMMENT ON COLUMN experiment_results.unique_tiles_visited IS 'distinct tiles the agent stood on, the start included';
 COMMENT ON COLUMN experiment_results.revisits IS 'successful moves onto a tile already stood on';
+COMMENT ON COLUMN experiment_results.path_length IS
+    'moves that changed position (move attempts less those into a wall): the length of the path walked';
+COMMENT ON COLUMN experiment_results.optimal_path_length IS
+    'the fewest moves that change position from the start to the goal condition: to the goal (reach), or to the '
+    'nearest tile from which the goal is seen with the experiment''s vision range (sight)';
 COMMENT ON COLUMN experiment_results.path_efficiency IS
-    'for successes: shortest_path_length / moves (1.0 is optimal; can exceed 1 with goalCondition sight)';
+    'for successes: optimal_path_length / max(optimal_path_length, path_length), 1 on a shortest run, never above';
+COMMENT ON COLUMN experiment_results.spl IS
+    'success weighted by path length (Anderson et al. 2018): path_efficiency for a success, 0 for any other '
+    'ended run, NULL while running; its mean over runs is a group''s SPL';
 COMMENT ON COLUMN experiment_results.input_tokens IS 'input tokens of every model call';
 COMMENT ON COLUMN experiment_results.output_tokens IS 'output tokens of every model call';
 COMMENT ON COLUMN experiment_results.cost_usd IS 'USD at the prices captured in the snapshot';
@@ -105,7 +122,7 @@ COMMENT ON COLUMN experiment_results.seed IS
 COMMENT ON COLUMN experiment_results.agent_id IS 'as given in the execution input (a sweep: <sweep>/<cell>/r<n>)';
 COMMENT ON COLUMN experiment_results.comment IS 'as given in the execution input';
 COMMENT ON COLUMN experiment_results.tags IS 'the whitespace-separated words of the comment';
-COMMENT ON COLUMN experiment_results.sweep_id IS 'the <id> of a sweep:<id> tag';
+COMMENT ON COLUMN experiment_results.sweep_id IS 'the sweep that started it (experiments.sweep_id; NULL: none)';
 COMMENT ON COLUMN experiment_results.failure_reason IS 'why it did not succeed';
 COMMENT ON COLUMN experiment_results.maze_size IS 'the maze''s width x height, e.g. 11x11';
 COMMENT ON COLUMN experiment_results.maze_hash IS 'the maze''s content hash: two experiments on the same grid share it';

@@ -40,5 +40,5 @@ COMMENT ON COLUMN experiment_status.cost_usd IS 'USD so far, at the prices captu
 COMMENT ON COLUMN experiment_status.stale_after_minutes IS 'its staleAfterMinutes (the catalog default if unset)';
 COMMENT ON COLUMN experiment_status.stale IS 'running with no action for stale_after_minutes';
 COMMENT ON COLUMN experiment_status.agent_id IS 'as given in the execution input';
-COMMENT ON COLUMN experiment_status.sweep_id IS 'the <id> of a sweep:<id> tag';
+COMMENT ON COLUMN experiment_status.sweep_id IS 'the sweep that started it (experiments.sweep_id; NULL: none)';
 COMMENT ON COLUMN experiment_status.failure_reason IS 'why it did not succeed';

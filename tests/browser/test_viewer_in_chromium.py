@@ -71,7 +71,7 @@ def test_checked_experiments_are_compared_and_linked_back(page, viewer, viewed):
 
 def test_a_running_sweeps_page_counts_up_by_itself(page, viewer, viewed, local):
     """The page is open while another experiment of the sweep runs: its counts and rows change without a reload."""
-    local.store.record_sweep_plan(viewed.sweep_id, len(viewed.sweep) + 1, {"spend_limit_usd": None, "seed_from": None})
+    local.store.record_sweep_plan(viewed.sweep_id, len(viewed.sweep) + 1, {"id": viewed.sweep_id})
     page.goto(viewer + f"/sweeps/{viewed.sweep_id}")
     assert page.text_content("#sweep-done") == str(len(viewed.sweep)) and page.text_content("#sweep-left") == "1"
     page.evaluate("window.notReloaded = true")

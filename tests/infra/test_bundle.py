@@ -28,6 +28,7 @@ WORKSTATION_ONLY = ("oriole_workstation", "typer", "rich", "moto", "pgserver", "
 IMPORT_NAMES = {  # each distribution of requirements.txt -> the top-level modules it brings
     "aws-lambda-powertools": {"aws_lambda_powertools"},
     "boto3": {"boto3", "botocore"},  # botocore is a dependency of boto3
+    "confusable-homoglyphs": {"confusable_homoglyphs"},
     "psycopg": {"psycopg"},
     "pydantic": {"pydantic"},
 }

@@ -38,9 +38,9 @@ def labelled(server_url) -> Iterator[str]:
         )
         seed = Seeder(conn)
         for _ in range(2):
-            seed.experiment("qwen3-8b", "succeeded", actions=5, label=GPU_A, comment="sweep:study")
-            seed.experiment("qwen3-8b", "timed_out", actions=100, label=GPU_B, comment="sweep:study")
-        seed.experiment("qwen3-8b", "succeeded", actions=5, comment="sweep:study")
+            seed.experiment("qwen3-8b", "succeeded", actions=5, label=GPU_A, comment="sweep:study", sweep="study")
+            seed.experiment("qwen3-8b", "timed_out", actions=100, label=GPU_B, comment="sweep:study", sweep="study")
+        seed.experiment("qwen3-8b", "succeeded", actions=5, comment="sweep:study", sweep="study")
         for temperature in (0.1, 0.2, 0.3):  # long names and three configurations: the leaderboard's width
             seed.experiment(
                 "a-rather-long-model-name-for-a-leaderboard:70b-instruct-q4_K_M",
@@ -48,6 +48,7 @@ def labelled(server_url) -> Iterator[str]:
                 actions=5,
                 config={"temperature": temperature},
                 comment="sweep:wide",
+                sweep="wide",
             )
         for n, family in enumerate(("perfect", "sparse", "dense", "open-field", "rooms"), 1):  # a panel each
             conn.execute(
@@ -57,7 +58,7 @@ def labelled(server_url) -> Iterator[str]:
                 "shortest_path_length, generator, seed, %s, grid FROM mazes WHERE id = %s",
                 (n, f"{family}-corridor", family, family, CORRIDOR["id"]),
             )
-            moved = seed.experiment("qwen3-8b", "succeeded", actions=5, label=GPU_A, comment="sweep:wide")
+            moved = seed.experiment("qwen3-8b", "succeeded", actions=5, label=GPU_A, comment="sweep:wide", sweep="wide")
             conn.execute("UPDATE experiments SET maze_id = %s WHERE id = %s", (CORRIDOR["id"] + n, moved))
         conn.close()
         yield url

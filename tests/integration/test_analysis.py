@@ -69,10 +69,12 @@ class Seeder:
         turns: tuple = (),
         reason: str | None = None,
         label: str | None = None,
+        sweep: str | None = None,
     ) -> int:
-        """One experiment; ``walk`` stores actions (and derives the counters), ``turns`` is a list of
-        (first step, action count, model calls, latency ms). Its aggregates are recounted from those rows
-        (``recount_experiments``), as migration 0005 did for rows stored before it."""
+        """One experiment (of ``sweep``: recorded as a sweep records it, the sweep planned); ``walk`` stores actions
+        (and derives the counters), ``turns`` is a list of (first step, action count, model calls, latency ms). Its
+        aggregates are recounted from those rows (``recount_experiments``), as migration 0005 did for rows stored
+        before it."""
         self.count += 1
         walk = walk or []
         if walk:
@@ -82,13 +84,17 @@ class Seeder:
         if reason is None and status not in ("running", "succeeded"):
             reason = "max_moves reached: the action budget" if status == "timed_out" else "reason"
         ended = closing(status, reason)
+        if sweep is not None:
+            self.conn.execute(
+                "INSERT INTO sweeps (id, planned, run_input) VALUES (%s, 0, '{}') ON CONFLICT DO NOTHING", (sweep,)
+            )
         row = self.conn.execute(
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text,
                 agent_id, comment, config, seed, status, ending, ending_cause, goal_found, goal_first_seen_step,
                 current_x, current_y, action_count, move_count, failed_move_count, recall_count, turn_count,
                 input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason, origin_execution_arn,
-                execution_arns, agent_label)
+                execution_arns, agent_label, optimal_path_length, sweep_id)
             VALUES (%(maze)s, %(provider)s, %(model)s, %(prompt)s, 'hash-' || %(prompt)s, 'text', NULL,
                 %(comment)s, %(config)s, %(seed)s, %(status)s, %(ending)s, %(cause)s, %(status)s = 'succeeded',
                 %(seen)s, 0, 0,
@@ -96,7 +102,7 @@ class Seeder:
                 %(started)s::timestamptz,
                 CASE WHEN %(status)s <> 'running' THEN %(started)s::timestamptz + interval '90 seconds' END,
                 %(reason)s,
-                'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s], %(label)s)
+                'arn:test:' || %(seed)s, ARRAY['arn:test:' || %(seed)s], %(label)s, %(optimum)s, %(sweep)s)
             RETURNING id
             """,
             {
@@ -105,6 +111,7 @@ class Seeder:
                 "model": model,
                 "prompt": prompt,
                 "comment": comment,
+                "sweep": sweep,
                 "config": Jsonb(snapshot),
                 "seed": self.count,
                 "status": status,
@@ -122,6 +129,7 @@ class Seeder:
                 "cost": cost,
                 "started": started,
                 "label": label,
+                "optimum": CORRIDOR["shortest"],
             },
         ).fetchone()
         for number, (first, count, calls, latency) in enumerate(turns, 1):
@@ -161,6 +169,7 @@ def seeded(server_url) -> Iterator[tuple[str, dict]]:
                 walk=WALK,
                 config={"temperature": 0.7},
                 comment="sweep:alpha  pilot",
+                sweep="alpha",
                 turns=((1, 5, 2, 300), (6, 4, 1, 600)),
             ),
             "idle": seed.experiment("idle", "running"),
@@ -244,7 +253,9 @@ def test_one_row_per_experiment_counts_tiles_revisits_and_efficiency(query, seed
     assert (walker["actions"], walker["moves"], walker["failed_moves"], walker["recalls"]) == (9, 8, 1, 1)
     # stood on (0,0) (1,0) (2,0) (3,0) (3,1) (3,2); 7 successful moves entered 5 new tiles: 2 revisits
     assert walker["unique_tiles_visited"] == 6 and walker["revisits"] == 2
-    assert float(walker["path_efficiency"]) == 5 / 8
+    # 8 moves, one into a wall: a path of 7 tiles, against the optimum 5 (never the move attempts)
+    assert (walker["path_length"], walker["optimal_path_length"]) == (7, 5)
+    assert float(walker["path_efficiency"]) == float(walker["spl"]) == round(5 / 7, 4)
     assert float(walker["mean_latency_ms"]) == 300.0 and walker["model_calls"] == 3  # (300 + 600) / 3 calls
     assert walker["goal_first_seen_step"] == 7 and walker["duration_seconds"] == 90.0
     assert walker["tags"] == ["sweep:alpha", "pilot"] and walker["sweep_id"] == "alpha"
@@ -255,9 +266,11 @@ def test_the_start_counts_as_visited_once_and_open_runs_have_no_outcome_figures(
     one_step = result(query, seeded[1]["one-step"])
     assert one_step["unique_tiles_visited"] == 2 and one_step["revisits"] == 0
     assert one_step["path_efficiency"] is None  # timed out: efficiency is for successes only
+    assert one_step["spl"] == 0  # an ended run without success weighs 0 in a mean SPL
     idle = result(query, seeded[1]["idle"])
     assert idle["unique_tiles_visited"] == 1 and idle["revisits"] == 0
     assert idle["duration_seconds"] is None and idle["mean_latency_ms"] is None and idle["tags"] == []
+    assert idle["spl"] is None  # running
 
 
 def test_varied_config_holds_only_the_keys_that_differ_and_never_the_seed(query, seeded):

@@ -3,6 +3,7 @@ but cannot change or drop the schema or delete results; the researchers' read-on
 all; the migrations (the owner) give both their logins from their secrets."""
 
 import json
+import random
 import uuid
 
 import psycopg
@@ -167,4 +168,76 @@ def test_only_the_application_roles_sessions_end_when_idle(database_url):
     finally:
         for role in ("oriole_app", "oriole_reader"):
             owner.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(sql.Identifier(role)))
+        owner.close()
+
+
+@pytest.fixture
+def logged_in(database_url):
+    """A session that really logs in as ``role`` (role settings apply at login; pg_stat_activity names it)."""
+    owner = db.connect(database_url)
+    opened: list[tuple[str, psycopg.Connection]] = []
+
+    def login(role: str) -> psycopg.Connection:
+        owner.execute(
+            sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal("pw-" + role))
+        )
+        info = psycopg.conninfo.conninfo_to_dict(database_url) | {"user": role, "password": "pw-" + role}
+        conn = psycopg.connect(psycopg.conninfo.make_conninfo(**info), autocommit=True)
+        opened.append((role, conn))
+        return conn
+
+    yield login
+    for role, conn in opened:
+        conn.close()
+        owner.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(sql.Identifier(role)))
+    owner.close()
+
+
+def test_the_read_only_role_waits_for_a_lock_five_seconds_at_most(logged_in):
+    """Migration 0023: a researcher's query queued behind a migration's lock gives up instead of holding the
+    queue (and every runner behind it)."""
+    assert logged_in("oriole_reader").execute("SHOW lock_timeout").fetchone()[0] == "5s"
+    assert logged_in("oriole_app").execute("SHOW lock_timeout").fetchone()[0] == "0"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_read_only_role_takes_no_advisory_lock_and_makes_no_temporary_table(logged_in, seed):
+    rng = random.Random(seed)
+    key = rng.randint(-(2**31), 2**31 - 1)
+    calls = [
+        f"SELECT pg_advisory_lock({key})",
+        f"SELECT pg_try_advisory_lock({key}, {rng.randint(-(2**31), 2**31 - 1)})",
+        f"SELECT pg_try_advisory_lock_shared({key})",
+        f"SELECT pg_advisory_xact_lock({key})",
+        f"SELECT pg_try_advisory_xact_lock_shared({key}, 7)",
+    ]
+    reader, app = logged_in("oriole_reader"), logged_in("oriole_app")
+    for call in rng.sample(calls, 3):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            reader.execute(call)
+        app.execute(call)  # the functions' role keeps them (a runner on it holds its executions)
+    app.execute("SELECT pg_advisory_unlock_all()")
+    reader.execute("SET default_transaction_read_only = off")  # a session may lift its role's default
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        reader.execute("CREATE TEMPORARY TABLE scratch (id int)")
+
+
+def test_doctor_counts_only_locks_held_by_a_role_that_runs_experiments(database_url, logged_in):
+    """Where the server keeps the lock functions public (a database whose functions the owner may not change), a
+    lock another role takes in the runners' space is no live run to `oriole doctor`."""
+    from oriole_workstation.results import RUN_LOCK_SPACE, Results
+
+    arn = f"arn:aws:states:us-east-1:123456789012:execution:oriole:exp-{uuid.uuid4().hex[:8]}"
+    owner = db.connect(database_url)
+    owner.execute("GRANT EXECUTE ON FUNCTION pg_try_advisory_lock(integer, integer) TO oriole_reader")
+    try:
+        reader = logged_in("oriole_reader")
+        assert reader.execute("SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, arn)).fetchone()[0]
+        assert Results(owner).held([arn]) == set()
+        runner = Results(logged_in("oriole_app"))
+        reader.execute("SELECT pg_advisory_unlock_all()")
+        runner.hold(arn)
+        assert Results(owner).held([arn]) == {arn}
+    finally:
+        owner.execute("REVOKE EXECUTE ON FUNCTION pg_try_advisory_lock(integer, integer) FROM oriole_reader")
         owner.close()

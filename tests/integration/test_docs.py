@@ -108,7 +108,7 @@ def test_every_column_is_commented_and_in_the_reference(site, database_url):
     for table, column, _comment in rows:
         assert f"<code>{table}</code>" in html and f"<code>{column}</code>" in html
     assert "repetition, gave_up or deadline" in html  # turns.end_reason, once stale
-    assert "the &lt;id&gt; of a sweep:&lt;id&gt; tag" in html  # angle brackets shown, not read as HTML
+    assert "(a sweep: &lt;sweep&gt;/&lt;cell&gt;/r&lt;n&gt;)" in html  # angle brackets shown, not read as HTML
 
 
 def test_the_examples_the_docs_include_are_valid():

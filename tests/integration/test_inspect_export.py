@@ -31,13 +31,14 @@ SWEEP = "inspect-test"
 @pytest.fixture(scope="module")
 def exported(local, tmp_path_factory):
     """Two baselines twice on two mazes, and a vision model on the OpenAI protocol whose every request carries a
-    picture; all in one sweep, exported."""
+    picture; all in one (planned) sweep, exported."""
+    local.store.record_sweep_plan(SWEEP, 9, {"id": SWEEP})
     for agent in ("oracle", "random"):
         for maze in ("perfect-7", "perfect-9"):
             for repetition in (1, 2):
                 local.run(
                     baseline(agent, maze, maxMoves=40)
-                    | {"agentId": f"{SWEEP}/{agent}-{maze}/r{repetition}", "comment": f"sweep:{SWEEP}"}
+                    | {"agentId": f"{SWEEP}/{agent}-{maze}/r{repetition}", "sweepId": SWEEP}
                 )
     moves = shortest_moves(MAZE)
     script = [
@@ -53,7 +54,7 @@ def exported(local, tmp_path_factory):
                 "modelName": VISION_MODEL,
                 "promptVersion": "v1-vision",
                 "agentId": f"{SWEEP}/vision/r1",
-                "comment": f"sweep:{SWEEP}",
+                "sweepId": SWEEP,
                 "config": {"baseUrl": server.base_url, "observation": "both"},
             }
         ).as_json()
@@ -114,7 +115,7 @@ def test_one_log_per_agent_one_sample_per_experiment_the_repetition_its_epoch(lo
     ]
     stored = dict(
         local.store.conn.cursor(row_factory=tuple_row).execute(
-            "SELECT e.id, e.ending FROM experiments e WHERE e.comment = %s", (f"sweep:{SWEEP}",)
+            "SELECT e.id, e.ending FROM experiments e WHERE e.sweep_id = %s", (SWEEP,)
         )
     )
     for log in found.values():

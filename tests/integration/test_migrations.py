@@ -11,6 +11,8 @@ from psycopg.types.json import Jsonb
 
 from oriole.core import mazeset
 from oriole.core.endings import closing
+from oriole.core.maze import Maze, optimal_path_length
+from oriole.core.mazeset import MazeEntry
 from oriole.provider_registry import PROVIDERS
 from oriole.store import Store, db
 from oriole.store.mazes import MazeSetMismatch
@@ -239,7 +241,7 @@ def test_0020_classifies_every_closed_row_again_by_the_rules_the_code_closes_wit
             "CASE WHEN %s <> 'running' THEN now() END, %s, %s, ARRAY[%s]) RETURNING id",
             (maze_id, status, old, status, reason, f"arn:{n}", f"arn:{n}"),
         ).fetchone()["id"]
-    assert store.apply_migrations() == ["0020_run_endings"]
+    assert store.apply_migrations([f for f in files if f.name < "0021"], views=()) == ["0020_run_endings"]
     rows = {
         r["id"]: r for r in conn.execute("SELECT id, status, failure_reason, ending, ending_cause FROM experiments")
     }
@@ -250,6 +252,44 @@ def test_0020_classifies_every_closed_row_again_by_the_rules_the_code_closes_wit
             (expected.ending, expected.cause) if expected else (None, None)
         ), key
     assert {rows[i]["ending"] for i in ids.values()} == {None, "success", "agent", "censored", "error"}
+
+
+def test_0021_gives_every_stored_experiment_the_optimum_of_its_goal_condition(empty_database):
+    """Rows stored before 0021 get the optimum the code computes (``maze.optimal_path_length``): the shortest path
+    under reach, a search of the maze under sight with the experiment's vision range, the start-sees-goal cases
+    included."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations([f for f in migration_files() if f.name < "0021"], views=())
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set())
+    handmade = {  # the goal in sight from the start: a wall beside it (0 moves), or open all round (1 move)
+        "walled": Maze.from_rows([[0, 0, 2], [1, 1, 1]], (0, 0), (2, 0)),
+        "open": Maze.from_rows([[0] * 5, [0] * 5, [0, 0, 0, 2, 0], [0] * 5, [0] * 5], (1, 2), (3, 2)),
+    }
+    for name, maze in handmade.items():
+        store.add_maze(
+            MazeEntry(None, name, "handmade", "test", 0, maze, maze.validate(), maze.content_hash()), "imported"
+        )
+    cases = [
+        (entry, condition, vision)
+        for entry in [*mazeset.maze_set(), *(store.find_maze(name) for name in handmade)]
+        for condition, vision in (("reach", 3), ("sight", 0), ("sight", 3), ("sight", 7))
+    ]
+    for n, (entry, condition, vision) in enumerate(cases, 1):
+        store.conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns) "
+            "VALUES (%s, 'baseline', 'oracle', 'v1', 'h', 't', %s, 1, 0, 0, %s, ARRAY[%s])",
+            (entry.id, Jsonb({"goalCondition": condition, "visionRange": vision}), f"arn:{n}", f"arn:{n}"),
+        )
+    assert store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=()) == [
+        "0021_optimal_path_length"
+    ]
+    stored = store.conn.execute("SELECT optimal_path_length FROM experiments ORDER BY id").fetchall()
+    assert [r["optimal_path_length"] for r in stored] == [
+        optimal_path_length(condition, entry.maze, vision) for entry, condition, vision in cases
+    ]
+    assert {r["optimal_path_length"] for r in stored[-8:]} >= {0, 1}  # both start-sees-goal cases met
 
 
 def test_the_catalog_is_written_as_config_keys_on_every_load(empty_database):
@@ -409,8 +449,8 @@ def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empt
     def experiment(provider: str) -> None:
         store.conn.execute(
             "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
-            "config, seed, current_x, current_y, origin_execution_arn, execution_arns) "
-            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s])",
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, optimal_path_length) "
+            "VALUES (101, %s, 'm', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s], 8)",
             (provider, provider, provider),
         )
 
@@ -420,3 +460,40 @@ def test_the_providers_table_is_the_registry_and_every_experiment_names_one(empt
     experiment("acme")
     store.prepare()  # the registry again: the provider with an experiment stays
     assert "acme" in {r["name"] for r in store.conn.execute("SELECT name FROM providers")}
+
+
+def test_0022_records_the_sweeps_of_earlier_experiments_and_no_comment_makes_one(empty_database):
+    """Before 0022 membership was read from the comment; after it, a planned sweep's experiment (its agent id and its
+    tag both name the sweep) is recorded as the sweep's, and a free comment naming a sweep records nothing."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations([f for f in migration_files() if f.name < "0022"], views=())
+    conn = store.conn
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set()[:1])
+    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES ('lad_der', 2, '{}')")
+    rows = {
+        "member": ("lad_der/0123456789ab/r1", "sweep:lad_der pilot"),
+        "free comment": (None, "sweep:lad_der"),
+        "agent id only": ("lad_der/0123456789ab/r2", "pilot"),
+        "like pattern": ("ladXder/0123456789ab/r1", "sweep:ladXder"),  # _ is no wildcard here
+        "unplanned sweep": ("other/0123456789ab/r1", "sweep:other"),
+    }
+    ids = {
+        name: conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, agent_id, comment, "
+            "optimal_path_length) "
+            "VALUES (%s, 'baseline', 'random', 'v1', 'h', 't', '{}', 1, 0, 0, %s, ARRAY[%s], %s, %s, 1) RETURNING id",
+            (mazeset.maze_set()[0].id, f"arn:{name}", f"arn:{name}", agent, comment),
+        ).fetchone()["id"]
+        for name, (agent, comment) in rows.items()
+    }
+    store.apply_migrations()
+    recorded = {r["id"]: r["sweep_id"] for r in conn.execute("SELECT id, sweep_id FROM experiments")}
+    assert {name: recorded[i] for name, i in ids.items()} == {
+        "member": "lad_der",
+        "free comment": None,
+        "agent id only": None,
+        "like pattern": None,
+        "unplanned sweep": None,
+    }

@@ -212,9 +212,10 @@ def status_database(server_url, monkeypatch, tmp_path):
             conn.execute(
                 "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, "
                 "prompt_text, comment, config, seed, status, ending, ending_cause, current_x, current_y, started_at, "
-                "completed_at, last_action_at, action_count, origin_execution_arn, execution_arns) VALUES (101, "
+                "completed_at, last_action_at, action_count, origin_execution_arn, execution_arns, "
+                "optimal_path_length) VALUES (101, "
                 "'ollama', %s, 'v1', 'h', 't', 'sweep:live', %s, 1, %s, %s, %s, 1, 1, now() - %s::interval, "
-                "CASE WHEN %s <> 'running' THEN now() END, now() - %s * interval '1 minute', 40, %s, ARRAY[%s])",
+                "CASE WHEN %s <> 'running' THEN now() END, now() - %s * interval '1 minute', 40, %s, ARRAY[%s], 8)",
                 (
                     f"model-{n}",
                     Jsonb(resolve({}, {"maxMoves": 400})),
@@ -278,8 +279,9 @@ def test_watch_follows_an_experiment_live_until_it_ends(local, cli):
 
 
 def test_watch_a_sweep_until_none_of_its_experiments_runs(local, cli):
+    local.store.record_sweep_plan("watched", 2, {"id": "watched"})  # as PlanSweep does
     arns = [
-        local.start(baseline(agent, "perfect-9", maxActionsPerTurn=1) | {"comment": "sweep:watched"})
+        local.start(baseline(agent, "perfect-9", maxActionsPerTurn=1) | {"sweepId": "watched"})
         for agent in ("oracle", "explorer")
     ]
     while local.store.experiment_by_execution(arns[-1]) is None:
@@ -304,7 +306,7 @@ def test_watching_a_sweep_before_its_first_experiment_waits_for_it(local, cli):
     watcher.start()
     time.sleep(0.3)  # six refreshes with no experiment of the sweep
     assert watcher.is_alive()
-    local.follow(local.start(baseline("oracle", "perfect-9", maxActionsPerTurn=1) | {"comment": "sweep:late"}))
+    local.follow(local.start(baseline("oracle", "perfect-9", maxActionsPerTurn=1) | {"sweepId": "late"}))
     watcher.join(timeout=60)
     assert seen["outcome"].exit_code == 0, seen["outcome"].output
     assert "waiting for the first experiment of sweep late" in seen["outcome"].stderr

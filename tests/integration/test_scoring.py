@@ -59,3 +59,26 @@ def test_two_experiments_differing_only_in_the_ollama_endpoint_are_one_compariso
     assert len(endpoints) == 2 and all(d["status"] == "succeeded" for d in ids)
     [row] = comparison(local, "two-endpoints")
     assert (row["runs"], row["successes"], row["config"]) == (2, 2, {})
+
+
+def test_under_sight_the_oracle_walks_the_optimum_and_its_efficiency_is_exactly_one(local):
+    """The optimum under goalCondition = sight is the path to the nearest tile that sees the goal (61 moves on
+    perfect-21 with vision 3, where the goal itself is 64 away): stored at start, walked by the oracle."""
+    maze = mazeset.get_maze("perfect-21")
+    result = local.run(
+        {
+            "mazeId": "perfect-21",
+            "llmProvider": "baseline",
+            "modelName": "oracle",
+            "config": {"goalCondition": "sight", "visionRange": 3},
+        }
+    )
+    data = result.as_json()
+    assert data["status"] == "succeeded" and data["optimal_path_length"] == 61 < maze.shortest_path_length == 64
+    [row] = local.store.conn.execute(
+        "SELECT path_length, optimal_path_length, path_efficiency, spl FROM experiment_results "
+        "WHERE experiment_id = %s",
+        (data["experiment_id"],),
+    ).fetchall()
+    assert (row["path_length"], row["optimal_path_length"]) == (61, 61)
+    assert float(row["path_efficiency"]) == float(row["spl"]) == 1.0

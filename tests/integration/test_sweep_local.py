@@ -231,6 +231,7 @@ def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store
     from oriole_workstation.runner import LambdaContext
 
     sweep = {"id": f"twice-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-9"]}
+    store.record_sweep_plan(sweep["id"], 1, sweep)  # PlanSweep ran: an experiment joins only a planned sweep
     event = {"sweep": sweep, "index": 0, "experimentStateMachineArn": local.aws.state_machine_arn}
     context = LambdaContext("oriole-StartRepetition", "arn:aws:lambda:us-east-1:123456789012:function:x", "r")
     first, second = tasks.start_repetition(event, context), tasks.start_repetition(event, context)
@@ -369,6 +370,7 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
     the wait and counts it as followed."""
     item = item_state_machine(local, max_failed_checks=2)
     sweep = {"id": f"lost-{uuid.uuid4().hex[:8]}", "agents": ["baseline/oracle"], "mazes": ["perfect-7"]}
+    store.record_sweep_plan(sweep["id"], 1, sweep)  # PlanSweep's record: the item's experiment joins its sweep
     with failing(local, CHECK, "ClientError", after=False, times=10) as injected:
         ended, history = run_item(local, item, sweep_flow.item_input(0, sweep, wait_seconds=1))
     assert len(injected) == 2

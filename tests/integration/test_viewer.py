@@ -37,8 +37,10 @@ class Viewed:
 
 
 def sweep_input(sweep: str, agent: str, maze: str, repetition: int) -> dict:
+    """An experiment of the (planned) sweep, as its sweep flow starts it."""
     return baseline(agent, maze, maxMoves=60) | {
         "agentId": f"{sweep}/{agent}-{maze}/r{repetition}",
+        "sweepId": sweep,
         "comment": f"sweep:{sweep}",
     }
 
@@ -46,6 +48,7 @@ def sweep_input(sweep: str, agent: str, maze: str, repetition: int) -> dict:
 @pytest.fixture(scope="module")
 def viewed(local, request) -> Viewed:
     sweep = f"{SWEEP}-{request.module.__name__.rpartition('.')[2].replace('_', '-')}-sweep"  # none a prefix of another
+    local.store.record_sweep_plan(sweep, 4, {"id": sweep})  # as PlanSweep does: its experiments join it
     ids = [
         local.run(sweep_input(sweep, agent, maze, 1)).as_json()["experiment_id"]
         for agent in ("oracle", "random")

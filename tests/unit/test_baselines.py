@@ -8,13 +8,13 @@ from oriole.core.tools import RecallWindow, Rules, WorldState
 from oriole.core.turn_loop import TurnSettings, run_turn, turn_context
 
 
-def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int = 3):
+def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int = 3, condition: str = "reach"):
     """Run turns of 8 actions until the goal or the limit, restoring the agent's state each turn."""
     entry = mazeset.get_maze(maze_name)
-    rules = Rules(entry.maze, vision, "reach", 10, 50)
+    rules = Rules(entry.maze, vision, condition, 10, 50)
     world, memory, state = WorldState(position=entry.maze.start), RecallWindow(50), None
     while not world.goal_found and world.step < max_moves:
-        agent = make_baseline(name, entry.maze, seed, state)
+        agent = make_baseline(name, entry.maze, seed, state, goal_condition=condition, vision_range=vision)
         budget = min(8, max_moves - world.step)
         run_turn(
             agent,
@@ -64,4 +64,4 @@ def test_random_agent_is_reproducible_from_its_seed_and_never_walks_into_seen_wa
 
 def test_unknown_baseline_is_refused():
     with pytest.raises(ValueError, match="expected one of random, wall-follower, explorer, oracle"):
-        make_baseline("genius", mazeset.get_maze("perfect-7").maze, 1, None)
+        make_baseline("genius", mazeset.get_maze("perfect-7").maze, 1, None, goal_condition="reach", vision_range=3)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -504,22 +505,60 @@ def test_arguments_nested_past_any_recursion_or_absurd_numbers_are_invalid_calls
     )
     errors = [action.error for action in outcome.actions]
     assert [action.action_type for action in outcome.actions] == ["invalid"] * 5
-    assert errors[0] == errors[1] and "nest deeper than 16 levels" in errors[0]
-    assert errors[2] == "'reasoning' must be a string"
-    assert "not valid JSON" in errors[3] and "not valid JSON" in errors[4]
+    assert errors[0] == errors[1] == errors[4] and "nest deeper than 16 levels" in errors[0]
+    assert errors[2] == errors[3] == "'reasoning' must be a string"  # a number of 10,001 digits is still a number
     write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)  # escaping, estimating: all bounded
     assert json.dumps(write.calls, default=str) and write.turn["action_count"] == 5
 
 
-@pytest.mark.parametrize("arguments", ['{"a":' * 900 + "1" + "}" * 900, "[" * 900 + "]" * 900])
-def test_a_native_call_with_deeply_nested_arguments_is_an_invalid_call_not_a_failed_answer(arguments):
-    body = (
+def ollama_call_body(arguments: str) -> bytes:
+    return (
         '{"message": {"content": "", "tool_calls": [{"function": {"name": "move_east", "arguments": '
         + arguments
         + "}}]}}"
     ).encode()
-    [call] = ollama_provider.parse_response(body, 1).tool_calls
-    assert call.arguments is None and "nest deeper than" in call.problem
+
+
+@pytest.mark.parametrize("depth", [17, 60, 95])
+def test_a_native_call_with_deeply_nested_arguments_is_an_invalid_call_not_a_failed_answer(depth):
+    arguments = '{"a":' * (depth - 1) + "[1]" + "}" * (depth - 1)
+    [call] = ollama_provider.parse_response(ollama_call_body(arguments), 1).tool_calls
+    assert call.arguments is None and "nest deeper than 16" in call.problem
+
+
+def nested_json(depth: int, rng: random.Random) -> str:
+    """JSON ``depth`` levels deep, objects and lists mixed at random."""
+    opened = [rng.choice(("[", '{"k":')) for _ in range(depth)]
+    return "".join(opened) + "1" + "".join("]" if o == "[" else "}" for o in reversed(opened))
+
+
+def at_stack_depth(frames: int, call):
+    """``call()`` run ``frames`` Python frames deeper than here (how deep a caller already is must not matter)."""
+    return call() if frames == 0 else at_stack_depth(frames - 1, call)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_how_deep_an_answer_may_nest_does_not_depend_on_the_stack_it_is_read_from(seed):
+    rng = random.Random(seed)
+    deep = ollama_call_body(nested_json(rng.randint(101, 3000), rng))
+    for frames in (0, 300, 700):
+        with pytest.raises(InvalidModelResponse, match="Ollama answered with JSON nested deeper than 100 levels"):
+            at_stack_depth(frames, lambda: ollama_provider.parse_response(deep, 1))
+    near = ollama_call_body(nested_json(rng.randint(10, 94), rng))
+    for frames in (0, 300, 700):
+        [call] = at_stack_depth(frames, lambda: ollama_provider.parse_response(near, 1)).tool_calls
+        assert call.problem is None or "nest deeper than 16" in call.problem
+    text = nested_json(rng.randint(65, 3000), rng)
+    for frames in (0, 300, 700):  # a text tool call nested past the limit is never a call, however deep the stack
+        assert (
+            at_stack_depth(frames, lambda: parse_tool_calls('{"tool": "move_east", "arguments": ' + text + "}")) == ()
+        )
+
+
+@pytest.mark.parametrize("arguments", ['{"a":' * 900 + "1" + "}" * 900, "[" * 900 + "]" * 900])
+def test_arguments_nested_past_the_answers_depth_are_refused_by_name_or_an_invalid_call(arguments):
+    with pytest.raises(InvalidModelResponse, match="nested deeper than 100 levels"):
+        ollama_provider.parse_response(ollama_call_body(arguments), 1)
     openai_body = (
         '{"choices": [{"message": {"tool_calls": [{"id": "c", "type": "function", "function": {"name": '
         '"move_east", "arguments": ' + json.dumps(arguments) + "}}]}}]}"
@@ -1024,8 +1063,8 @@ def test_the_matrix_size_is_checked_before_the_matrix_is_built(tmp_path):
             SweepFileError,
             "not valid JSON",
         ),
-        ("[" * 100_000, ".json", SweepFileError, "not valid JSON"),
-        ("x = " + "[" * 100_000, ".toml", SweepFileError, "not valid TOML"),
+        ("[" * 100_000, ".json", SweepFileError, "JSON nested deeper than 64 levels"),
+        ("x = " + "[" * 100_000, ".toml", SweepFileError, "TOML nested deeper than 64 levels"),
         (BASE + "#" * (2 * 1024 * 1024), ".toml", SweepFileError, "larger than"),
         (
             '{"id": "s", "agents": ["baseline/oracle"], "mazes": [7], "comment": "a\\u0000b"}',

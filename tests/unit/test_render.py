@@ -66,6 +66,7 @@ def record(**changes) -> ExperimentRun:
             "goal_x": 3,
             "goal_y": 2,
             "shortest_path_length": 5,
+            "optimal_path_length": 5,
             "actions": actions,
             "model_text": {"1": EVIL + " going east", "2": "almost there"},
             **changes,
@@ -94,8 +95,10 @@ def test_the_run_knows_its_positions_what_was_seen_and_where_the_goal_came_into_
     assert run.title == "experiment 7: ollama/qwen<&> (prompt v1) on corridor"
 
 
-def test_efficiency_in_the_caption_counts_the_wall_hit_as_a_move(run):
-    assert run.outcome == "goal found after 6 actions, path efficiency 0.833"  # shortest 5 / 6 moves
+def test_efficiency_in_the_caption_counts_the_moves_that_changed_position(run):
+    assert (
+        run.outcome == "goal found after 6 actions, path efficiency 1.000"
+    )  # optimum 5 / path 5: a wall hit is no step
 
 
 def test_svg_parses_and_draws_the_path_in_order(run):

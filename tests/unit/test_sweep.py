@@ -3,9 +3,12 @@ carries, what resume leaves to run, the caps per provider, and the input and sum
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from pydantic import ValidationError
 
+from oriole.catalog import CATALOG
 from oriole.core import mazeset, sweep_plan
 from oriole.errors import InvalidConfig, SweepFileError
 from oriole_workstation import sweep_runs
@@ -127,6 +130,7 @@ def test_cells_have_stable_distinct_keys_and_tag_their_experiments():
         "agentId": f"s1/{b.cell.key}/r1",
         "comment": "sweep:s1 pilot run",
         "config": {"maxMoves": 50, "seed": b.seed(spec())},
+        "sweepId": "s1",
     }
     assert b.execution_name("s1", 0) == b.execution_name("s1", 0) == f"s1-{b.cell.key}-r1-a0"  # a retry meets it
     assert b.execution_name("s1", 1) != b.execution_name("s1", 0)  # a new attempt after a failure is a new one
@@ -206,6 +210,20 @@ def test_two_agents_that_differ_only_in_their_server_are_one_cell_twice():
     ]
     with pytest.raises(SweepFileError, match="differ only in baseUrl, which is not part of a cell"):
         sweep_plan.plan(spec(agents=twins))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_setting_written_out_at_its_default_is_the_default_cell_twice(seed):
+    """Issue 37: a configuration is compared by its resolved value, defaults included."""
+    rng = random.Random(seed)
+    provider = rng.choice(["ollama", "openai", "bedrock", "baseline"])
+    agent = {"baseline": "baseline/explorer", "bedrock": "bedrock/amazon.nova-lite-v1:0"}.get(provider, f"{provider}/m")
+    keys = [p for p in CATALOG if p.overridable and p.experimental and provider in p.providers]
+    written = {p.key: p.default for p in rng.sample(keys, rng.randint(1, 3))}
+    other = {"maxMoves": rng.randint(1, 9000)}
+    configs = rng.choice([[{}, written], [written, {}], [{**other, **written}, other]])
+    with pytest.raises(SweepFileError, match=r"comes out twice .*a setting written out at its default"):
+        sweep_plan.cells(spec(agents=[agent], configs=configs))
 
 
 @pytest.mark.parametrize(

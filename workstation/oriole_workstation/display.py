@@ -45,6 +45,12 @@ def terminal_safe(text: str, *, lines: bool = False) -> str:
     return (_UNSAFE_IN_LINES if lines else _UNSAFE_IN_A_CELL).sub(_visible, text)
 
 
+def wrote(path: object, more: str = "") -> str:
+    """``wrote PATH`` (and ``more``) as a command prints it: the path was typed by someone, so it is shown like
+    stored text, never obeyed (an escape or a bidirectional character in a file name is written out)."""
+    return terminal_safe(f"wrote {path}{more}")
+
+
 def json_safe(text: str) -> str:
     """JSON text with every such character as JSON's own escape (``\\u202e``): the same JSON, nothing obeyed."""
     return _UNSAFE_IN_LINES.sub(lambda match: json.dumps(match.group())[1:-1], text)

@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from oriole.errors import OrioleError
+from oriole_workstation import files
 from oriole_workstation.display import csv_safe
 from oriole_workstation.results import EXPORT_TABLES, ExportCursor, Filters, Results
 
@@ -62,9 +63,7 @@ class MissingExtra(OrioleError):
 def export(results: Results, filters: Filters, output: Format, folder: Path) -> dict[str, int]:
     """Write one file per table and the data dictionary into ``folder``; rows written per table."""
     write = _writer(output)
-    if folder.exists() and not folder.is_dir():
-        raise OrioleError(f"--output {folder} is not a folder: export writes one file per table into a folder")
-    folder.mkdir(parents=True, exist_ok=True)
+    files.make_folder(folder, files.OutputRefused, "--output")
     counts, types = {}, {}
     with results.snapshot():
         for table in EXPORT_TABLES:

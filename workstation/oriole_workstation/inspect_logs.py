@@ -444,7 +444,6 @@ def write(results: Results, experiments: Sequence[ComparedExperiment], origin: P
     """One ``.eval`` log per agent (and sweep) into ``folder``; the files written."""
     from inspect_ai.log import write_eval_log
 
-    folder.mkdir(parents=True, exist_ok=True)
     written = []
     for n, group in enumerate(groups(experiments), 1):
         records = dict(transcripts_of(results, group.experiments))

@@ -15,11 +15,11 @@ from pathlib import Path
 from oriole.core.maze import EMPTY, GOAL, WALL, InvalidMaze, Maze, Position
 from oriole.core.mazeset import MAX_SIZE, SEEDED_NAME, MazeEntry
 from oriole.errors import OrioleError
-from oriole.text import load_json
+from oriole.text import NestedTooDeeply, load_json
 from oriole_workstation import files
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")  # matched whole (fullmatch): "$" lets a final line break through
 TEXT_CELLS = {"#": WALL, ".": EMPTY, "S": EMPTY, "G": GOAL}
 IMPORTED = "imported"  # the family (and generator) of every imported maze
 
@@ -36,7 +36,7 @@ def read(path: Path, name: str | None = None, start: Position | None = None, goa
     else:
         grid, found_start, found_goal, file_name = _from_text(path, data)
     maze_name = name or file_name or path.stem
-    if not NAME.match(maze_name) or maze_name.isdigit() or SEEDED_NAME.match(maze_name):
+    if not NAME.fullmatch(maze_name) or maze_name.isdigit() or SEEDED_NAME.fullmatch(maze_name):
         raise MazeFileError(
             f"maze name {maze_name!r} must be 1-64 letters, digits, '.', '_' or '-', not all digits "
             "(that reads as an id) and not of the seeded form FAMILY-SIZE@SEED; choose one with "
@@ -52,6 +52,8 @@ def _text(path: Path) -> str:
 def _from_json(path: Path, text: str) -> tuple[list[list[int]], Position | None, Position | None, str | None]:
     try:
         data = load_json(text, long_integers=False)
+    except NestedTooDeeply as error:
+        raise MazeFileError(f"{path} is JSON {error}; a maze file nests two levels (rows of cells)") from None
     except ValueError as error:
         raise MazeFileError(f"{path} is not valid JSON: {error}") from None
     if not isinstance(data, dict):

@@ -12,6 +12,7 @@ from oriole import catalog
 from oriole.config import PRICE_KEYS, parse_pricing
 from oriole.core import prices
 from oriole.errors import InvalidParameter, OrioleError
+from oriole.text import load_json
 from oriole_workstation import files
 from oriole_workstation.database import home
 
@@ -34,7 +35,7 @@ def load() -> dict[str, dict]:
         return {}
     text = files.read_text(path(), MAX_FILE_BYTES, PricesRejected, "a prices file lists models' prices")
     try:
-        data = json.loads(text)
+        data = load_json(text, long_integers=False)
     except ValueError as error:
         raise PricesRejected(f"{path()} is not valid JSON ({error}); fix it or remove it") from None
     if not isinstance(data, dict):

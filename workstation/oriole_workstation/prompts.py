@@ -13,7 +13,7 @@ from oriole.text import unstorable
 from oriole_workstation import files
 from oriole_workstation.database import home
 
-VERSION_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+VERSION_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,64}")  # matched whole (fullmatch)
 MAX_PROMPT_BYTES = 8192  # Parameter Store's advanced-tier limit for one value
 
 
@@ -30,7 +30,7 @@ class PromptRejected(OrioleError):
 def check(version: str, text: str) -> None:
     """Refuse what Parameter Store or an experiment could not use, with the reason; a version that is all
     digits would read as an id."""
-    if not VERSION_PATTERN.match(version) or version.isdigit():
+    if not VERSION_PATTERN.fullmatch(version) or version.isdigit():
         raise PromptRejected(
             f"prompt version {version!r} must be 1-64 letters, digits, '.', '_' or '-', and not all digits"
         )

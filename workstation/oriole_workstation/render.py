@@ -22,9 +22,10 @@ from pathlib import Path
 from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
 from oriole.statuses import ExperimentStatus
-from oriole_workstation import assets
+from oriole_workstation import assets, files
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.drawing import wrap
+from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentRun
 
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
@@ -109,13 +110,11 @@ class Run:
             )
             for a in record.actions
         )
-        outcome = {ExperimentStatus.SUCCEEDED: "goal found", ExperimentStatus.TIMED_OUT: "timed out"}.get(
-            ExperimentStatus(record.status), record.status
-        )
-        outcome += f" after {len(steps)} actions"
+        outcome = outcome_text(record.status, record.failure_reason) + f" after {len(steps)} actions"
         if record.status == ExperimentStatus.SUCCEEDED and steps:
-            moves = sum(s.action.startswith("move_") for s in steps)
-            outcome += f", path efficiency {record.shortest_path_length / moves:.3f}"
+            path = sum(s.action.startswith("move_") and s.success for s in steps)  # moves that changed position
+            optimum = record.optimal_path_length
+            outcome += f", path efficiency {optimum / max(optimum, path) if max(optimum, path) else 1.0:.3f}"
         if record.failure_reason:
             outcome += f" ({record.failure_reason})"
         title = (
@@ -610,7 +609,7 @@ def write(run: Run, targets: list[Path]) -> list[Path]:
         raise UnknownFormat(f"cannot write {', '.join(unknown) or 'files without a suffix'}; use {', '.join(WRITERS)}")
     for path in targets:
         content = WRITERS[path.suffix](run)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        files.make_folder(path.parent, files.OutputRefused, "the folder of a picture")
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:

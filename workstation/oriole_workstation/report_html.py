@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 
 from oriole.statuses import Ending, ExperimentStatus
-from oriole_workstation import charts, drawing
+from oriole_workstation import charts, drawing, files
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.intervals import DRAWS
@@ -288,10 +288,10 @@ def _charts(
 def write_figures(results: Results, by: GroupBy, filters: Filters, folder: Path) -> list[Path]:
     """Each chart as a standalone SVG sized for a paper column (``charts.COLUMN``), a PNG at 300 dpi beside it
     where Pillow can draw one, and ``captions.md`` with every caption; returns the files written."""
+    files.make_folder(folder, files.OutputRefused, "--figures")
     rows = comparison_rows(results, by, filters)
     if not rows:
         return []
-    folder.mkdir(parents=True, exist_ok=True)
     written, captions = [], []
     experiments = results.compared(filters)
     origin = origin_of(experiments, filters, by, results.database())
@@ -444,7 +444,7 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
         ("generated", f"{origin.generated:%Y-%m-%d %H:%M} UTC by oriole {escape(origin.version)}"),
         ("database", f"<code>{_shown(origin.database or 'not named')}</code>"),
         ("scope", _shown(origin.scope)),
-        ("sweeps", _counted(origin.sweeps) or "none (no experiment carries a sweep:ID tag)"),
+        ("sweeps", _counted(origin.sweeps) or "none (no experiment was started by a sweep)"),
         (
             "experiments",
             f"{origin.experiments}: {counted(origin.runs, 'run')} "

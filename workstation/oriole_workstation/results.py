@@ -279,18 +279,21 @@ class Results:
         self.conn.execute("SELECT pg_advisory_unlock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
 
     def held(self, execution_arns: list[str]) -> set[str]:
-        """Which of these executions a live session (a local runner) holds (see ``hold``). Two ARNs whose
-        32-bit hashes collide would make a dead one look held while the other runs: ``oriole doctor`` then
-        lists it a little later, never too early."""
+        """Which of these executions a live session (a local runner) holds (see ``hold``): a session of a role
+        that may run experiments (one that may update them), so a lock the read-only role took in the runners'
+        space (where the server lets it) masks no abandoned run. Two ARNs whose 32-bit hashes collide would make
+        a dead one look held while the other runs: ``oriole doctor`` then lists it a little later, never too
+        early."""
         return set(
             self._values(
                 """
             SELECT x.arn
               FROM unnest(%(arns)s::text[]) AS x(arn)
-             WHERE EXISTS (SELECT 1 FROM pg_locks l
+             WHERE EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid)
+                              AND l.classid = %(space)s::bigint::oid AND l.objid = hashtext(x.arn)::oid
+                              AND has_table_privilege(a.usesysid, 'experiments', 'UPDATE'))
             """,
                 {"space": RUN_LOCK_SPACE, "arns": execution_arns},
             )
@@ -312,8 +315,10 @@ class Results:
                    e.turn_count AS turns, e.move_count AS moves, e.failed_move_count AS failed_moves,
                    e.current_x, e.current_y, e.failure_reason, e.llm_provider, e.model_name,
                    e.goal_first_seen_step, e.goal_reached_step, m.name AS maze, m.shortest_path_length,
-                   CASE WHEN e.goal_found AND e.move_count > 0
-                        THEN round(m.shortest_path_length::numeric / e.move_count, 4)::float END
+                   e.optimal_path_length, e.move_count - e.failed_move_count AS path_length,
+                   CASE WHEN e.goal_found
+                        THEN coalesce(round(e.optimal_path_length::numeric / nullif(greatest(e.optimal_path_length,
+                                            e.move_count - e.failed_move_count), 0), 4), 1)::float END
                         AS path_efficiency,
                    e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd,
                    extract(epoch FROM coalesce(e.completed_at, now()) - e.started_at)::float AS duration_seconds,
@@ -407,9 +412,12 @@ class Results:
         )
 
     def delete(self, filters: Filters) -> list[int]:
-        """Delete the experiments the filters choose, with their turns, actions and model calls, in one
-        transaction; a running one is refused, and then nothing is deleted. The ids deleted, in order."""
-        chosen = f"id IN (SELECT c.id FROM {_CHOSEN} c)"
+        """Delete the experiments the filters choose, and the replays of them (a replay's scratch experiment cannot
+        outlive its original), with their turns, actions and model calls, in one transaction; a running one is
+        refused, and then nothing is deleted. What a sweep's deleted experiments had spent stays on the sweep
+        (``sweeps.deleted_cost_usd``): its spend limit still counts it when the sweep resumes. The ids deleted, in
+        order."""
+        chosen = f"(id IN (SELECT c.id FROM {_CHOSEN} c) OR replay_of IN (SELECT c.id FROM {_CHOSEN} c))"  # and replays
         with self.conn.transaction():
             running = self._values(
                 f"SELECT id FROM experiments WHERE {chosen} AND status = 'running' ORDER BY id FOR UPDATE",
@@ -420,7 +428,19 @@ class Results:
                     f"experiment(s) {', '.join(map(str, running))} still running: stop them (or wait "
                     "for them to end) first; nothing was deleted"
                 )
-            return sorted(self._values(f"DELETE FROM experiments WHERE {chosen} RETURNING id", filters.arguments()))
+            return sorted(
+                self._values(
+                    f"""
+                    WITH doomed AS (SELECT id, sweep_id, cost_usd FROM experiments WHERE {chosen}),
+                         kept AS (UPDATE sweeps s SET deleted_cost_usd = s.deleted_cost_usd + d.spent
+                                    FROM (SELECT sweep_id, sum(cost_usd) AS spent FROM doomed
+                                           WHERE sweep_id IS NOT NULL GROUP BY sweep_id) d
+                                   WHERE s.id = d.sweep_id)
+                    DELETE FROM experiments WHERE id IN (SELECT id FROM doomed) RETURNING id
+                    """,
+                    filters.arguments(),
+                )
+            )
 
     def sweep_plan(self, sweep_id: str) -> SweepPlan | None:
         """A sweep's latest plan as PlanSweep recorded it (``sweeps``); None when it never ran against this
@@ -470,6 +490,7 @@ class Results:
                    e.goal_first_seen_step, e.goal_reached_step, e.failure_reason,
                    (e.config ->> 'visionRange')::int AS vision_range,
                    m.name AS maze, m.grid, m.start_x, m.start_y, m.goal_x, m.goal_y, m.shortest_path_length,
+                   e.optimal_path_length,
                    (SELECT coalesce(jsonb_agg(jsonb_build_object(
                                'step', a.step_number, 'turn', a.turn_number, 'action', a.action_type,
                                'from', jsonb_build_array(a.from_x, a.from_y), 'to', jsonb_build_array(a.to_x, a.to_y),

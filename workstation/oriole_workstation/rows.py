@@ -47,6 +47,8 @@ class ExperimentSummary:
     goal_reached_step: int | None
     maze: str
     shortest_path_length: int
+    optimal_path_length: int
+    path_length: int
     path_efficiency: float | None
     input_tokens: int
     output_tokens: int
@@ -172,7 +174,10 @@ class ComparedExperiment:
     turns: int
     unique_tiles_visited: int
     revisits: int
+    path_length: int
+    optimal_path_length: int
     path_efficiency: Decimal | None
+    spl: Decimal | None
     input_tokens: int
     output_tokens: int
     cost_usd: Decimal
@@ -266,6 +271,7 @@ class ExperimentRun:
     goal_x: int
     goal_y: int
     shortest_path_length: int
+    optimal_path_length: int
     actions: list[dict[str, Json]]
     model_text: dict[str, str]
 

@@ -13,7 +13,6 @@ import hashlib
 import json
 import re
 import time
-import tomllib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +24,7 @@ from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
-from oriole.text import MAX_JSON_DEPTH, ascii_int, load_json, nesting_depth
+from oriole.text import MAX_JSON_DEPTH, NestedTooDeeply, ascii_int, load_json
 from oriole_workstation import files
 from oriole_workstation.results import Results
 from oriole_workstation.sweep_progress import SweepProgress
@@ -39,7 +38,7 @@ MAX_FILE_BYTES = 1024 * 1024
 LOCAL_CONCURRENCY = 2  # experiments at once locally when neither the file nor the command says
 LOCAL_WAIT_SECONDS = 1  # a local item looks at its experiment's row every second (AWS: the run's default, 30)
 POLL_SECONDS = 0.5
-SUBMITTED_NAME = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)$")
+SUBMITTED_NAME = re.compile(r"(?P<id>[A-Za-z0-9_-]{1,40})-(?P<digest>[0-9a-f]{12})-(?P<run>[0-9]+)")
 
 
 class SweepAlreadyRunning(OrioleError):
@@ -52,17 +51,15 @@ class SweepFailed(OrioleError):
 
 def load(path: Path) -> SweepFile:
     """Read and validate a sweep file (``.toml`` or ``.json``, UTF-8, at most ``MAX_FILE_BYTES``, nested at most
-    ``MAX_JSON_DEPTH`` levels)."""
+    ``MAX_JSON_DEPTH`` levels, a TOML key's parts counted before it is parsed)."""
     text = files.read_text(path, MAX_FILE_BYTES, SweepFileError, "a sweep file describes a matrix, it does not list it")
     kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
-        data = load_json(text, long_integers=False) if kind == "JSON" else tomllib.loads(text)
-    except RecursionError:
-        raise SweepFileError(f"{path} is not valid TOML: nested too deeply") from None
+        data = load_json(text, long_integers=False) if kind == "JSON" else files.load_toml(text, MAX_JSON_DEPTH)
+    except NestedTooDeeply as error:
+        raise SweepFileError(f"{path} is {kind} {error}; a sweep file nests a few levels") from None
     except ValueError as error:  # TOML and JSON syntax errors are ValueErrors
         raise SweepFileError(f"{path} is not valid {kind}: {error}") from None
-    if nesting_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise SweepFileError(f"{path} is not valid {kind}: nested deeper than {MAX_JSON_DEPTH} levels")
     return validate(SweepFile, data, str(path))
 
 
@@ -124,7 +121,7 @@ def sweep_executions(sfn, state_machine_arn: str, sweep_id: str) -> list[dict]:
         {**e, "digest": match["digest"]}
         for page in pages
         for e in page["executions"]
-        if (match := SUBMITTED_NAME.match(e["name"])) and match["id"] == sweep_id
+        if (match := SUBMITTED_NAME.fullmatch(e["name"])) and match["id"] == sweep_id
     ]
     return sorted(found, key=lambda e: e["startDate"], reverse=True)
 

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable
 
 from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
-from oriole.core.maze import DIRECTIONS, Maze, Position, shortest_path
+from oriole.core.maze import DIRECTIONS, Maze, Position, optimal_moves, shortest_path
 from oriole.core.tools import ToolCall
 from oriole.core.turn_loop import ModelRequest, ModelResponse
 from oriole.provider_registry import BASELINE, PROVIDERS
@@ -152,26 +152,29 @@ class Explorer(Baseline):
 
 
 class Oracle(Baseline):
-    """Breadth-first search on the true maze: the optimal path, a calibration line for every metric."""
+    """Breadth-first search on the true maze to the goal condition (standing on the goal, or seeing it with the
+    experiment's vision range): the optimal run, a calibration line for every metric (``maze.optimal_moves``)."""
 
     name = "oracle"
 
-    def __init__(self, maze: Maze, state: JsonObject):
+    def __init__(self, maze: Maze, state: JsonObject, goal_condition: str, vision_range: int):
         super().__init__(state)
-        self.maze = maze
+        self.maze, self.goal_condition, self.vision_range = maze, goal_condition, vision_range
 
     def choose(self, observation: JsonObject) -> tuple[str, str]:
         pos: Position = (observation["position"][0], observation["position"][1])
-        path = shortest_path(pos, self.maze.goal.__eq__, self.maze.neighbours)
-        assert path is not None, "a stored maze's goal is reachable (Maze.shortest_path_length checked it)"
-        return _step_towards(pos, path[1]), "optimal path on the true maze"
+        moves = optimal_moves(self.goal_condition, self.maze, self.vision_range, pos)
+        return moves[0], "optimal path on the true maze"
 
 
 BASELINE_NAMES = PROVIDERS[BASELINE].models  # the registry's; make_baseline builds each
 
 
-def make_baseline(name: str, maze: Maze, seed: int, state: JsonObject | None) -> Baseline:
-    """Build a baseline agent, restoring the state it saved at the end of its last turn."""
+def make_baseline(
+    name: str, maze: Maze, seed: int, state: JsonObject | None, *, goal_condition: str, vision_range: int
+) -> Baseline:
+    """Build a baseline agent, restoring the state it saved at the end of its last turn; the oracle heads for the
+    experiment's goal condition (with its vision range, under ``sight``)."""
     state = {**(state or {}), "size": [maze.width, maze.height]}
     if name == "random":
         return RandomAgent(seed, state)
@@ -180,5 +183,5 @@ def make_baseline(name: str, maze: Maze, seed: int, state: JsonObject | None) ->
     if name == "explorer":
         return Explorer(state)
     if name == "oracle":
-        return Oracle(maze, state)
+        return Oracle(maze, state, goal_condition, vision_range)
     raise ValueError(f"unknown baseline agent {name!r}; expected one of {', '.join(BASELINE_NAMES)}")

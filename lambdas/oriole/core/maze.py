@@ -14,6 +14,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from oriole.text import JsonObject
 
@@ -183,6 +184,72 @@ def goal_met(condition: str, maze: Maze, pos: Position, tiles: Iterable[Tile]) -
     if condition == "sight":
         return goal_visible(tiles)
     raise ValueError(f"unknown goal condition {condition!r}; expected one of {GOAL_CONDITIONS}")
+
+
+def goal_condition_holds(condition: str, maze: Maze, vision_range: int) -> Callable[[Position], bool]:
+    """Whether the goal condition holds at a position (what ``goal_met`` decides after a move there): standing on
+    the goal (``reach``), or seeing it under the vision rules with ``vision_range`` (``sight``)."""
+    if condition == "reach":
+        return maze.goal.__eq__
+    if condition == "sight":  # sight is mutual: the goal's own rays reach exactly the tiles that see it
+        seen_from = frozenset((t.x, t.y) for t in vision(maze, maze.goal, vision_range) if t.cell != WALL)
+        return seen_from.__contains__
+    raise ValueError(f"unknown goal condition {condition!r}; expected one of {GOAL_CONDITIONS}")
+
+
+@lru_cache(maxsize=16)
+def moves_to_goal_condition(condition: str, maze: Maze, vision_range: int) -> dict[Position, int]:
+    """For every open tile, the fewest moves from it to a tile where the goal condition holds (0 there): one
+    breadth-first search outwards from those tiles, kept for the mazes in play (an oracle asks at every step)."""
+    holds = goal_condition_holds(condition, maze, vision_range)
+    targets = [(x, y) for y in range(maze.height) for x in range(maze.width) if maze.passable((x, y)) and holds((x, y))]
+    distance = dict.fromkeys(targets, 0)
+    queue = deque(targets)
+    while queue:
+        pos = queue.popleft()
+        for nxt in maze.neighbours(pos):  # moves between open tiles go both ways
+            if nxt not in distance:
+                distance[nxt] = distance[pos] + 1
+                queue.append(nxt)
+    return distance
+
+
+def optimal_moves(condition: str, maze: Maze, vision_range: int, start: Position | None = None) -> list[str]:
+    """The directions of a shortest run from ``start`` (the maze's start) to the goal condition: the fewest moves
+    that change position, then the fewest moves. ``reach``: a shortest path to the goal; ``sight``: a shortest
+    path to the nearest tile from which the goal is seen. The condition is judged after each move, so where it
+    already holds at the start one move is still needed: into a wall or the edge next to the start (the position
+    does not change), else one step towards the goal (which keeps it in sight)."""
+    pos = maze.start if start is None else start
+    distance = moves_to_goal_condition(condition, maze, vision_range)
+    if pos not in distance:
+        raise InvalidMaze(f"the goal condition {condition!r} cannot be met from {pos}")
+    if distance[pos] == 0:
+        blocked = [d for d, (dx, dy) in DIRECTIONS.items() if not maze.passable((pos[0] + dx, pos[1] + dy))]
+        if blocked:
+            return blocked[:1]
+        distance = moves_to_goal_condition("reach", maze, vision_range)
+        return [next(d for d, nxt in _steps(maze, pos) if distance[nxt] < distance[pos])]
+    moves = []
+    while distance[pos] > 0:
+        direction, pos = next((d, nxt) for d, nxt in _steps(maze, pos) if distance[nxt] == distance[pos] - 1)
+        moves.append(direction)
+    return moves
+
+
+def _steps(maze: Maze, pos: Position) -> Iterable[tuple[str, Position]]:
+    """The moves from ``pos`` that change position, with where each leads."""
+    for direction, (dx, dy) in DIRECTIONS.items():
+        nxt = (pos[0] + dx, pos[1] + dy)
+        if maze.passable(nxt):
+            yield direction, nxt
+
+
+def optimal_path_length(condition: str, maze: Maze, vision_range: int) -> int:
+    """The moves that change position on a shortest run from the start (``optimal_moves``; 0 when a move into a
+    wall meets the condition): what a run's ``path_length`` is measured against, so no efficiency exceeds 1."""
+    moves = optimal_moves(condition, maze, vision_range)
+    return len(moves) if move(maze, maze.start, moves[0])[1] else 0
 
 
 def recall_moves_remaining(moves: int, moves_at_last_recall: int | None, interval: int) -> int:

@@ -41,7 +41,7 @@ _DIAGONALS = ((1, 1), (1, -1))
 GENERATOR_VERSION = "1"  # bump when a generator's draws change: stored mazes keep the version they came from
 MAX_SIZE = 201  # the largest side of a generated or imported maze
 # FAMILY-SIZE@SEED, in ASCII digits; leading zeros are allowed and dropped (``canonical_name``)
-SEEDED_NAME = re.compile(r"^(?P<family>[a-z]+(?:-[a-z]+)*)-(?P<size>[0-9]{1,40})@(?P<seed>[0-9]{1,40})$")
+SEEDED_NAME = re.compile(r"(?P<family>[a-z]+(?:-[a-z]+)*)-(?P<size>[0-9]{1,40})@(?P<seed>[0-9]{1,40})")  # fullmatch
 MAX_SEED = 10**18 - 1
 _DRAWS = 50  # attempts of a seeded family before giving up (none of the shipped families ever needs a second)
 
@@ -391,7 +391,7 @@ FAMILIES: dict[str, Family] = {
 def canonical_name(name: str) -> str:
     """A seeded name as it is stored, its numbers without leading zeros (``perfect-11@07`` is ``perfect-11@7``,
     the same maze: a sweep must not count it twice, a lookup must find it); any other name as it is."""
-    match = SEEDED_NAME.match(name)
+    match = SEEDED_NAME.fullmatch(name)
     return f"{match['family']}-{int(match['size'])}@{int(match['seed'])}" if match else name
 
 
@@ -399,7 +399,7 @@ def seeded(name: str) -> MazeEntry:
     """The maze a seeded name (``FAMILY-SIZE@SEED``) stands for, drawn and validated, under its canonical name;
     UnknownMaze for a name of another shape, an unknown family, a size the family does not draw or a seed out
     of range."""
-    match = SEEDED_NAME.match(name)
+    match = SEEDED_NAME.fullmatch(name)
     if match is None:
         raise errors.UnknownMaze(
             f"unknown maze {name!r}: neither a stored maze nor a seeded name FAMILY-SIZE@SEED "
@@ -455,7 +455,7 @@ def get_maze(name_or_id: str | int) -> MazeEntry:
     for entry in maze_set():
         if key in (entry.name, entry.id):
             return entry
-    if isinstance(key, str) and SEEDED_NAME.match(key):
+    if isinstance(key, str) and SEEDED_NAME.fullmatch(key):
         return seeded(key)
     names = ", ".join(entry.name for entry in maze_set())
     raise errors.UnknownMaze(

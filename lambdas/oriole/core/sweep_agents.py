@@ -28,6 +28,7 @@ from oriole.catalog import BY_KEY
 from oriole.core.prices import Price
 from oriole.errors import SweepFileError
 from oriole.inputs import Name, PricePerMTok
+from oriole.labels import label_problem, look_alike
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.text import JsonObject
 
@@ -99,16 +100,24 @@ def _from_entry(entry: AgentEntry) -> Agent:
 
 
 def agents_of(entries: Iterable[str | AgentEntry]) -> list[Agent]:
-    """The file's agents, checked: a known provider, a baseline's name, labels that name one agent each."""
+    """The file's agents, checked: a known provider, a baseline's name, labels that name one agent each and that a
+    reader tells apart (``oriole.labels``)."""
     found = [_from_text(e) if isinstance(e, str) else _from_entry(e) for e in entries]
-    seen: set[str] = set()
+    seen: list[str] = []
     for agent in found:
         models = PROVIDERS[agent.provider].models
         if models and agent.model not in models:
             raise SweepFileError(f"agent {agent.label!r}: the {agent.provider}s are {', '.join(models)}")
+        if problem := label_problem(agent.label):
+            raise SweepFileError(f"agent {agent.label!r} {problem}")
         if agent.label in seen:
             raise SweepFileError(f"two agents are labelled {agent.label!r}: give each its own label")
-        seen.add(agent.label)
+        if twin := next((label for label in seen if look_alike(label, agent.label)), None):
+            raise SweepFileError(
+                f"agents {twin!r} and {agent.label!r} read the same but differ in their characters: their rows "
+                "could not be told apart; write both alike, or label them differently"
+            )
+        seen.append(agent.label)
     return found
 
 

@@ -2,11 +2,11 @@
 sweep file describes and the sweep state machine runs. Pure: the file's model, the matrix, the plan, what
 resume leaves to run and the concurrency caps; no I/O but the stored-maze look-up a caller passes in.
 
-Tagging needs no field beyond the execution input's own: every experiment of sweep ``S`` gets the comment
-``sweep:S`` (a tag that ``oriole report --tag`` and the views' ``sweep_id`` column read) and the agent id
-``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze,
-config overrides but the transport settings: ``IDENTITY_LEAVES_OUT``). Resuming reads the sweep's experiments back
-by that agent id.
+Every experiment of sweep ``S`` is recorded as its own: its execution input names ``sweepId = S`` (StartExperiment
+stores it as ``experiments.sweep_id``, and the reports, exports and ``oriole sweep status`` read it); its agent id
+is ``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze, config
+overrides but the transport settings: ``IDENTITY_LEAVES_OUT``), and its comment carries ``sweep:S`` for a reader.
+Resuming reads the sweep's experiments back by that agent id, among the sweep's own.
 
 The plan is a list whose order never changes for a given file: first repetitions first, then the cells in
 the order of the file. An index into it is all the state machine carries per experiment; each map item
@@ -33,6 +33,7 @@ from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
 from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
+from oriole.inputs import SWEEP_ID, MazeId
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import JsonObject, unstorable
@@ -46,6 +47,7 @@ IDENTITY_LEAVES_OUT = frozenset(p.key for p in CATALOG if not p.experimental) - 
 MAX_CONCURRENCY = 1000
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
+MAX_SPEND_LIMIT_USD = 1_000_000_000.0  # far above any study's budget, far inside sweeps.spend_limit_usd
 SAMPLE_DRAWS_PER_MAZE = 20  # how hard a sample looks for mazes it does not have yet
 # How often a sweep item looks at its running experiment: first every wait_seconds, then every tenth of the time it
 # has followed it, at most every MAX_CHECK_WAIT_SECONDS (wait_seconds wins when it is longer). An item is a child
@@ -76,7 +78,7 @@ class DrawBudget:
         self.spent = 0
 
     def draw(self, name: str) -> mazeset.MazeEntry:
-        match = mazeset.SEEDED_NAME.match(name)
+        match = mazeset.SEEDED_NAME.fullmatch(name)
         side = min(int(match["size"]), mazeset.MAX_SIZE + 1) if match else 0
         self.expect(1, side)
         self.spent += self._cost(side)
@@ -137,7 +139,6 @@ class MazeSample(BaseModel):
         )
 
 
-SWEEP_ID = r"^[A-Za-z0-9_-]{1,40}$"
 Grid = dict[str, Annotated[list[Any], Field(min_length=1)]]
 
 
@@ -147,14 +148,14 @@ class SweepFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
-    id: str = Field(pattern=SWEEP_ID, description="tags every experiment (sweep:<id>) and is the key to resume")
+    id: str = Field(pattern=SWEEP_ID, description="recorded on every experiment it starts, and the key to resume")
     agents: list[str | AgentEntry] = Field(
         min_length=1,
         description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
         "own settings and prices",
     )
     prompts: list[str] = Field(["v1"], min_length=1, description="prompt versions")
-    mazes: list[str | int | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
+    mazes: list[str | MazeId | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
     repetitions: int = Field(1, ge=1, le=1000, description="runs of each cell")
     configs: list[dict[str, Any]] = Field(
         [{}],
@@ -177,7 +178,7 @@ class SweepFile(BaseModel):
         default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)"
     )
     spend_limit_usd: float | None = Field(
-        None, ge=0, description="no experiment starts once the sweep has spent this much"
+        None, ge=0, le=MAX_SPEND_LIMIT_USD, description="no experiment starts once the sweep has spent this much"
     )
     comment: str | None = Field(None, max_length=1000, description="added to every experiment's comment")
 
@@ -297,6 +298,7 @@ class Planned:
             "promptVersion": self.cell.prompt,
             "agentId": self.agent_id(spec.id),
             "comment": " ".join(filter(None, (f"sweep:{spec.id}", spec.comment))),
+            "sweepId": spec.id,
             "config": {**self.cell.config, "seed": self.seed(spec)},
         }
         if self.cell.label:
@@ -381,7 +383,7 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     try:
         entry = (
             mazeset.get_maze(maze)
-            if isinstance(maze, int) or not mazeset.SEEDED_NAME.match(maze)
+            if isinstance(maze, int) or not mazeset.SEEDED_NAME.fullmatch(maze)
             else budget.draw(maze)
         )
     except UnknownMaze as error:
@@ -454,7 +456,8 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
             if identity in found:
                 raise SweepFileError(
                     f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
-                    "configuration listed twice, a maze by name and by id, 1 and 1.0, or two agents that differ "
+                    "configuration listed twice, a setting written out at its default, a maze by name and by id, "
+                    "1 and 1.0, or two agents that differ "
                     f"only in {', '.join(sorted(IDENTITY_LEAVES_OUT & set(overrides))) or 'a transport setting'}, "
                     "which is not part of a cell): its runs would share one agent id and count twice"
                 )
@@ -476,12 +479,13 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
 
 
 def _typed(overrides: JsonObject) -> str:
-    """The overrides that make a cell as the experiment would hold them (all are checked: unknown keys, types and
-    ranges fail here, not in the middle of the sweep), as canonical JSON, compared by value: ``1`` and ``1.0`` of a
-    float setting are the same, so are ``-0.0`` and ``0.0``; transport settings are not part of a cell."""
+    """The configuration that makes a cell, as the experiment would hold it: every setting resolved, defaults
+    included (the overrides are checked: unknown keys, types and ranges fail here, not in the middle of the sweep),
+    as canonical JSON, compared by value: a setting written out at its default is the default, ``1`` and ``1.0``
+    of a float setting are the same, so are ``-0.0`` and ``0.0``; transport settings are not part of a cell."""
     snapshot = resolve({}, overrides)
     return json.dumps(
-        {key: canonical_value(BY_KEY[key], snapshot[key]) for key in overrides if key not in IDENTITY_LEAVES_OUT},
+        {key: canonical_value(BY_KEY[key], value) for key, value in snapshot.items() if key not in IDENTITY_LEAVES_OUT},
         sort_keys=True,
     )
 

@@ -9,7 +9,8 @@ so a malformed one is an invalid action, never a lost one.
 Reading the text is bounded whatever it holds: the first ``MAX_SCANNED_CHARS`` characters are read, at most
 ``MAX_FAILED_DECODES`` brackets that start no JSON are tried (a flood of ``[`` would otherwise be parsed from
 every one of them, each as deep as the parser goes) and at most ``MAX_CALLS`` calls are taken (more than any
-turn's budget); a number of any length, or nesting past the parser, is not JSON to it rather than an error.
+turn's budget); a number of any length is read, and JSON nested deeper than ``MAX_JSON_DEPTH`` is not a call to it,
+whether the parser ran out of stack on it or not (so a run and its replay read the same calls).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 from collections.abc import Iterator, Sequence
 
 from oriole.core.tools import TEXT, ToolCall, ToolSpec, model_call
-from oriole.text import JsonObject, bounded_int
+from oriole.text import MAX_JSON_DEPTH, JsonObject, bounded_int, nesting_depth
 
 _DECODER = json.JSONDecoder(parse_int=bounded_int)
 MAX_SCANNED_CHARS = 100_000  # a model writes its calls within its first few thousand characters
@@ -58,7 +59,9 @@ def _named_objects(text: str) -> Iterator[JsonObject]:
             return
         try:
             value, end = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser (read on as too deep, below)
+            value, end = None, -1
+        if end < 0 or nesting_depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
             position, failures = start + 1, failures + 1
             continue
         yield from (item for item in (value if isinstance(value, list) else [value]) if _names_a_tool(item))

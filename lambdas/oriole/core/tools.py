@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from oriole.core import maze as rules
 from oriole.core.maze import Maze, Position, Tile
-from oriole.text import JsonObject, nesting_depth
+from oriole.text import JsonObject, NestedTooDeeply, load_json, nesting_depth
 
 MOVE_TOOLS: dict[str, str] = {f"move_{d}": d for d in rules.DIRECTIONS}
 RECALL_TOOL = "recall_all"
@@ -22,6 +22,7 @@ GIVE_UP_TOOL = "give_up"
 INVALID_ACTION = "invalid"
 MAX_REASONING_CHARS = 2000
 MAX_ARGUMENT_DEPTH = 16  # the arguments are one flat object; deeper is answered as an invalid call, not kept
+TOO_DEEP = f'arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels; send one object such as {{"reasoning": "..."}}'
 
 _REASONING = {"type": "string", "description": "One short sentence on why you chose this action."}
 _ARGUMENTS_SCHEMA = {"type": "object", "properties": {"reasoning": _REASONING}, "additionalProperties": False}
@@ -96,8 +97,7 @@ def model_call(name: str, arguments: object, call_id: str | None = None, source:
             None,
             call_id,
             source,
-            problem=f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} "
-            'levels; send one object such as {"reasoning": "..."}',
+            problem=TOO_DEEP,
         )
     return ToolCall(name, arguments, call_id, source)
 
@@ -159,9 +159,11 @@ def parse_arguments(raw: object, tool: str = RECALL_TOOL) -> JsonObject:
         return {}
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except (ValueError, RecursionError) as err:  # a number of 4,300+ digits, or nesting past the parser
-            detail = err.msg if isinstance(err, json.JSONDecodeError) else "too large or too deeply nested"
+            raw = load_json(raw, MAX_ARGUMENT_DEPTH)
+        except NestedTooDeeply:
+            raise ToolCallError(TOO_DEEP) from None
+        except ValueError as err:
+            detail = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
             raise ToolCallError(
                 f'arguments are not valid JSON ({detail}); send an object such as {{"reasoning": "..."}}'
             ) from None

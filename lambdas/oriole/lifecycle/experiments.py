@@ -17,7 +17,7 @@ from typing import Any
 from oriole import catalog, inputs
 from oriole.config import resolve
 from oriole.core import mazeset, memory, picture, prices, progress
-from oriole.core.maze import Maze, goal_visible, vision
+from oriole.core.maze import Maze, goal_visible, optimal_path_length, vision
 from oriole.core.mazeset import MazeEntry
 from oriole.core.tools import WorldState
 from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, Sent, TurnOutcome, run_turn, turn_context
@@ -92,11 +92,13 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
             prompt_hash=catalog.prompt_hash(prompt),
             agent_id=request.agentId,
             agent_label=request.agentLabel,
+            sweep_id=request.sweepId,
             comment=request.comment,
             config=config,
             seed=config["seed"],
             start=maze.start,
             goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"])) else None,
+            optimal_path_length=optimal_path_length(config["goalCondition"], maze, config["visionRange"]),
             execution_arn=execution_arn,
             code_version=deployment.code_version(),
         )

@@ -112,7 +112,7 @@ def start_repetition(
     request = inputs.parse(inputs.RepetitionRequest, event, "sweep item")
     run = validate(SweepRun, request.sweep, "sweep input")
     item = _item(run, store, request.index)
-    state = sweep_plan.repetition(store.repetition_attempts(item.agent_id(run.id)), run.retry_failed)
+    state = sweep_plan.repetition(store.repetition_attempts(run.id, item.agent_id(run.id)), run.retry_failed)
     if state.ended is not None:
         return inputs.RepetitionStarted(outcome=state.ended, execution_arn=None)
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:

@@ -11,8 +11,13 @@ from oriole.text import JsonObject
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> Baseline:
-    """The baseline ``setup.model`` names, with the state it kept at the end of its previous turn."""
-    return make_baseline(setup.model, setup.maze, setup.seed, setup.state)
+    """The baseline ``setup.model`` names, with the state it kept at the end of its previous turn (the oracle with
+    the experiment's goal condition and vision range)."""
+    condition, vision = setup.config["goalCondition"], setup.config["visionRange"]
+    assert isinstance(condition, str) and isinstance(vision, int), "a snapshot holds validated settings"
+    return make_baseline(
+        setup.model, setup.maze, setup.seed, setup.state, goal_condition=condition, vision_range=vision
+    )
 
 
 def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:

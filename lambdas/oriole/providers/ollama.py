@@ -23,6 +23,7 @@ from oriole.providers.wire import (
     content_text,
     excerpt,
     function_tool,
+    not_json,
     optional_text,
     parse_json,
     picture_base64,
@@ -71,8 +72,8 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
     """Turn a non-streaming ``/api/chat`` body into a ModelResponse; anything else is InvalidModelResponse."""
     try:
         body = parse_json(raw)
-    except ValueError:
-        raise InvalidModelResponse(f"Ollama answered with a body that is not JSON: {excerpt(raw)}") from None
+    except ValueError as error:
+        raise InvalidModelResponse(f"Ollama answered with {not_json(raw, error)}") from None
     if not isinstance(body, dict) or not isinstance(body.get("message"), dict):
         raise InvalidModelResponse(f"Ollama answered without a chat message object: {excerpt(raw)}")
     message = body["message"]

@@ -31,6 +31,7 @@ from oriole.providers.wire import (
     excerpt,
     function_tool,
     json_text,
+    not_json,
     optional_text,
     parse_json,
     picture_base64,
@@ -99,8 +100,8 @@ def _choice(raw: bytes) -> tuple[JsonObject, JsonObject, JsonObject]:
     """The body, its first choice and that choice's message, or InvalidModelResponse quoting the body."""
     try:
         body = parse_json(raw)
-    except ValueError:
-        raise InvalidModelResponse(f"the server answered with a body that is not JSON: {excerpt(raw)}") from None
+    except ValueError as error:
+        raise InvalidModelResponse(f"the server answered with {not_json(raw, error)}") from None
     choices = body.get("choices") if isinstance(body, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
     if not isinstance(body, dict) or not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):

@@ -19,8 +19,12 @@ What comes back is bounded: the client opens only http and https URLs and follow
 key goes to the configured server and nowhere else), a body larger than ``MAX_RESPONSE_BYTES`` is an
 ``InvalidModelResponse`` (read no further), an error body is read up to ``MAX_ERROR_BYTES`` and quoted up to
 ``EXCERPT_CHARS``. The API key never comes back: a server that echoes it (in an error body, a status line, a
-header, an answer) has it replaced by ``[API key]`` in every message and in the body the adapters read, so no
-stored or printed text holds it.
+header, an answer), as sent or spelt with JSON escapes of any mix, has it replaced by ``[API key]``
+(``oriole.text.Scrubber``) in the whole text before anything is cut to an excerpt, and in the body the adapters
+read (its strings scrubbed once parsed, the body written again), so no stored or printed text holds any of it.
+
+An interim answer (1xx: ``102 Processing``, ``103 Early Hints``) is read past, as ``100 Continue`` is; a body
+that ends before its ``Content-Length`` is an incomplete read, tried again like a reset connection.
 """
 
 from __future__ import annotations
@@ -48,8 +52,8 @@ from oriole.errors import (
     OrioleError,
 )
 from oriole.providers.retry import Backoff
-from oriole.providers.wire import EXCERPT_CHARS, excerpt, parse_json
-from oriole.text import JsonObject, ascii_int, bounded
+from oriole.providers.wire import EXCERPT_CHARS, MAX_ANSWER_DEPTH, excerpt, parse_json
+from oriole.text import JsonObject, Scrubber, ascii_int, bounded
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
 MAX_ERROR_BYTES = 64 * 1024
@@ -229,6 +233,18 @@ class _ExchangeRequest(urllib.request.Request):
         self.exchange = exchange
 
 
+class _FinalResponse(http.client.HTTPResponse):
+    """A response read past every informational answer (1xx: 102 Processing, 103 Early Hints), as http.client
+    reads past ``100 Continue`` alone: an interim answer is not the answer. (101 Switching Protocols is final.)"""
+
+    def _read_status(self) -> tuple[str, int, str]:
+        while True:
+            version, status, reason = super()._read_status()  # type: ignore[misc]  # CPython's, not typeshed's
+            if not 100 <= status < 200 or status == http.client.SWITCHING_PROTOCOLS:
+                return version, status, reason
+            http.client.parse_headers(self.fp)  # the interim answer's headers, skipped
+
+
 def _watched(
     connection: type[http.client.HTTPConnection], request: urllib.request.Request
 ) -> Callable[..., http.client.HTTPConnection]:
@@ -239,6 +255,7 @@ def _watched(
 
     def build(host: str, **options: Any) -> http.client.HTTPConnection:
         made = connection(host, **options)
+        made.response_class = _FinalResponse
         # how http.client opens its socket (and a tunnel's): an attribute typeshed does not declare
         made._create_connection = exchange.connect  # type: ignore[attr-defined]
         return made
@@ -294,13 +311,7 @@ class JsonPoster:
         self.url = url
         self.timeout_seconds = timeout_seconds
         self.api_key = check_api_key(api_key, f"the {server.service} API key") or None
-        # the key as a server may echo it: as sent, and as JSON writes it (quotes and backslashes escaped, and
-        # characters beyond ASCII as they are or as \u escapes)
-        self._key_forms = (
-            {self.api_key, json.dumps(self.api_key)[1:-1], json.dumps(self.api_key, ensure_ascii=False)[1:-1]}
-            if self.api_key
-            else set()
-        )
+        self._keys = Scrubber(self.api_key, KEY_SHOWN_AS)  # whatever the server echoes, the key never comes back
         self.backoff = Backoff(max_attempts, backoff_seconds, sleep)
         self._clock = clock
         self._opener = http_opener()
@@ -341,21 +352,12 @@ class JsonPoster:
                 elapsed = self._clock() - started
                 if elapsed > deadline - started:  # complete, but after the request's time was up
                     raise self._timeout()
-                return Reply(self._scrubbed_body(body), int(elapsed * 1000), throttles, attempt - 1)
+                return Reply(self._keys.body(body, MAX_ANSWER_DEPTH), int(elapsed * 1000), throttles, attempt - 1)
             attempt += 1
 
     def _scrubbed(self, text: str) -> str:
-        """``text`` (a message quoting what the server sent) without the API key, as sent or as JSON writes it."""
-        for form in self._key_forms:
-            text = text.replace(form, KEY_SHOWN_AS)
-        return text
-
-    def _scrubbed_body(self, body: bytes) -> bytes:
-        """The answer without the API key: its Latin-1 and UTF-8 bytes, raw or as JSON would escape it."""
-        for form in self._key_forms:
-            for encoded in {form.encode("latin-1"), form.encode("utf-8")}:
-                body = body.replace(encoded, KEY_SHOWN_AS.encode())
-        return body
+        """``text`` (a message quoting what the server sent) without the API key."""
+        return self._keys.text(text)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -396,7 +398,9 @@ class JsonPoster:
             raise _Retryable(f"the connection failed ({type(err).__name__}: {err})") from err
 
     def _read(self, response: http.client.HTTPResponse) -> bytes:
-        """Read the body, failing once it exceeds ``MAX_RESPONSE_BYTES`` (the rest is never read into memory)."""
+        """Read the body, failing once it exceeds ``MAX_RESPONSE_BYTES`` (the rest is never read into memory). A
+        body that ends before its ``Content-Length`` (the server closed the connection) is an incomplete read, tried
+        again like a reset connection: http.client returns what came, as if it were all."""
         chunks, size = [], 0
         while chunk := response.read1(_READ_CHUNK):
             chunks.append(chunk)
@@ -406,20 +410,28 @@ class JsonPoster:
                     f"{self.server.asked} answered with more than {MAX_RESPONSE_BYTES:,} "
                     "bytes; the answer was not read further"
                 )
+        if response.length:  # bytes its Content-Length announced that never came
+            raise _Retryable(
+                f"the answer ended after {size:,} of the {size + response.length:,} bytes its Content-Length "
+                "announced (the connection was closed)"
+            )
         return b"".join(chunks)
 
     def _http_error(self, err: urllib.error.HTTPError) -> Exception:
+        """The named error of a refusal; what it quotes (the error body, a header) has the key taken out of it
+        whole before anything is cut to an excerpt."""
         try:
-            text = error_text(err.read(MAX_ERROR_BYTES))
+            text = error_text(self._keys.body(err.read(MAX_ERROR_BYTES), MAX_ANSWER_DEPTH))
         except (OSError, http.client.HTTPException):
-            text = err.reason
+            text = self._scrubbed(str(err.reason))
         if err.code >= 500:
             return _Retryable(f"HTTP {err.code}: {text}")
         if err.code == 429:  # a hosted server or a proxy in front of it rate-limits
             header = err.headers.get("Retry-After") if err.headers else None
             wait = retry_after(header)
             if header is not None:
-                text += f" (Retry-After: {wait:g} s)" if wait is not None else f" (Retry-After: {bounded(header, 40)})"
+                shown = bounded(self._scrubbed(header), 40)
+                text += f" (Retry-After: {wait:g} s)" if wait is not None else f" (Retry-After: {shown})"
             return _Throttled(text, wait)
         return ModelRequestRejected(
             self._scrubbed(

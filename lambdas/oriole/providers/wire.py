@@ -9,12 +9,15 @@ import json
 from oriole.core.picture import Picture
 from oriole.core.tools import MAX_ARGUMENT_DEPTH, ToolSpec
 from oriole.errors import InvalidModelResponse
-from oriole.text import JsonObject, load_json
+from oriole.text import JsonObject, NestedTooDeeply, load_json
 
 MAX_TOKENS_PER_CALL = 10_000_000  # far beyond any context window, far inside the integer columns
 MAX_LATENCY_MS = 3_600_000  # an hour: four times the longest request timeout the catalog allows
 MAX_DURATION_NS = MAX_LATENCY_MS * 1_000_000  # a duration a provider reports about itself, in nanoseconds
 EXCERPT_CHARS = 200  # how much of a body, an error text or a stop reason a message or a column quotes
+# An answer's envelope nests a few levels (Ollama's arguments sit 5 deep) and a call's arguments at most
+# MAX_ARGUMENT_DEPTH more (deeper ones make an invalid action); a body deeper than this is refused whole.
+MAX_ANSWER_DEPTH = 100
 
 
 def reported_count(value: object, what: str, limit: int = MAX_TOKENS_PER_CALL) -> int:
@@ -32,9 +35,18 @@ def reported_count(value: object, what: str, limit: int = MAX_TOKENS_PER_CALL) -
 
 
 def parse_json(raw: bytes | str) -> object:
-    """A body as JSON (``oriole.text.load_json``, as deep as the parser reads: only a call's arguments are
-    bounded, by the call); ValueError when it is not JSON."""
-    return load_json(raw, max_depth=None)
+    """A body as JSON (``oriole.text.load_json``), at most ``MAX_ANSWER_DEPTH`` levels deep wherever it is read (a
+    run and its replay accept the same answers); ValueError when it is not JSON, ``NestedTooDeeply`` past the
+    depth."""
+    return load_json(raw, MAX_ANSWER_DEPTH)
+
+
+def not_json(raw: bytes, error: ValueError) -> str:
+    """What a body that ``parse_json`` refused is, for a message: JSON nested too deeply, or not JSON at all
+    (quoted)."""
+    if isinstance(error, NestedTooDeeply):
+        return f"JSON {error}"
+    return f"a body that is not JSON: {excerpt(raw)}"
 
 
 def excerpt(raw: bytes) -> str:

@@ -7,11 +7,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 import pydantic.dataclasses
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
 from oriole.core.endings import closing
+from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import PROVIDERS, REPLAY
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
@@ -31,9 +33,11 @@ class NewExperiment:
     seed: int
     start: tuple[int, int]
     goal_first_seen_step: int | None
+    optimal_path_length: int  # what its path_length is measured against (maze.optimal_path_length)
     execution_arn: str
     code_version: str
     agent_label: str | None = None
+    sweep_id: str | None = None
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -112,17 +116,30 @@ class Experiments(StoreBase):
 
     def create_experiment(self, new: NewExperiment) -> ExperimentRef:
         """Insert the experiment, keyed on the execution that starts it: a retried start returns the
-        row the first attempt made instead of creating a second experiment."""
+        row the first attempt made instead of creating a second experiment. A sweep it names must have been
+        planned (``sweeps``): anything else is ``InvalidExecutionInput``."""
+        try:
+            row = self._insert_experiment(new)
+        except psycopg.errors.ForeignKeyViolation as error:
+            if error.diag.constraint_name != "experiments_sweep_id_fkey":
+                raise
+            raise InvalidExecutionInput(
+                f"sweepId {new.sweep_id!r} names no sweep this database planned: an experiment joins a sweep only "
+                "when the sweep state machine starts it"
+            ) from None
+        return row
+
+    def _insert_experiment(self, new: NewExperiment) -> ExperimentRef:
         row = self._one(
             class_row(ExperimentRef),
             """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
-                agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step,
-                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label)
+                agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length,
+                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label, sweep_id)
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
-                %(goal_first_seen_step)s, %(execution_arn)s, ARRAY[%(execution_arn)s], %(code_version)s, '{}',
-                %(agent_label)s)
+                %(goal_first_seen_step)s, %(optimal_path_length)s, %(execution_arn)s, ARRAY[%(execution_arn)s],
+                %(code_version)s, '{}', %(agent_label)s, %(sweep_id)s)
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """,
@@ -306,12 +323,12 @@ _REPLAYABLE = """
 """
 _CREATE_REPLAY = """
     INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash, agent_id,
-        comment, config, seed, current_x, current_y, goal_first_seen_step, origin_execution_arn, execution_arns,
-        code_version, continuation_hashes, agent_label, replay_of)
+        comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length, origin_execution_arn,
+        execution_arns, code_version, continuation_hashes, agent_label, replay_of)
     SELECT o.maze_id, %(provider)s, o.model_name, o.prompt_version, o.prompt_text, o.prompt_hash, o.agent_id,
            'replay of experiment ' || o.id, o.config, o.seed, m.start_x, m.start_y,
-           CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, %(arn)s, ARRAY[%(arn)s], %(code)s, '{}', o.agent_label,
-           o.id
+           CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, o.optimal_path_length, %(arn)s, ARRAY[%(arn)s], %(code)s,
+           '{}', o.agent_label, o.id
       FROM experiments o JOIN mazes m ON m.id = o.maze_id
      WHERE o.id = %(id)s
     ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn

@@ -1,5 +1,6 @@
-"""A sweep's bookkeeping: its experiments, found by their agent id ``<sweep id>/<cell key>/r<repetition>``, what
-they have spent, and the outcome of the executions its items started."""
+"""A sweep's bookkeeping: its experiments (those StartExperiment recorded as the sweep's, ``experiments.sweep_id``;
+each repetition by its agent id ``<sweep id>/<cell key>/r<repetition>``), what they have spent (deleted ones
+included), and the outcome of the executions its items started."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ class Sweeps(StoreBase):
         spent."""
         return self._all(
             class_row(SweepExperiment),
-            _SWEEP_EXPERIMENT + "WHERE agent_id LIKE %s ORDER BY id",
-            (_like_prefix(sweep_id + "/"),),
+            _SWEEP_EXPERIMENT + "WHERE sweep_id = %s ORDER BY id",
+            (sweep_id,),
         )
 
     def record_sweep_plan(self, sweep_id: str, planned: int, run_input: JsonObject) -> None:
@@ -59,17 +60,22 @@ class Sweeps(StoreBase):
         )
 
     def sweep_spend(self, sweep_id: str) -> float:
-        """Dollars spent so far by a sweep's experiments, running ones included."""
+        """Dollars spent so far by a sweep's experiments, running ones included, and by those deleted since."""
         spent: float | None = self._one(
             scalar_row,
-            "SELECT coalesce(sum(cost_usd), 0)::float FROM experiments WHERE agent_id LIKE %s",
-            (_like_prefix(sweep_id + "/"),),
+            "SELECT (coalesce((SELECT sum(cost_usd) FROM experiments WHERE sweep_id = %(id)s), 0) "
+            "        + coalesce((SELECT deleted_cost_usd FROM sweeps WHERE id = %(id)s), 0))::float",
+            {"id": sweep_id},
         )
         return spent or 0.0
 
-    def repetition_attempts(self, agent_id: str) -> list[SweepExperiment]:
+    def repetition_attempts(self, sweep_id: str, agent_id: str) -> list[SweepExperiment]:
         """The experiments of one repetition of a sweep (its agent id), oldest first."""
-        return self._all(class_row(SweepExperiment), _SWEEP_EXPERIMENT + "WHERE agent_id = %s ORDER BY id", (agent_id,))
+        return self._all(
+            class_row(SweepExperiment),
+            _SWEEP_EXPERIMENT + "WHERE sweep_id = %s AND agent_id = %s ORDER BY id",
+            (sweep_id, agent_id),
+        )
 
     def execution_outcome(self, execution_arn: str) -> ExecutionOutcome | None:
         """The status of the experiment an execution started, and whether it is closed (None: no experiment:
@@ -79,8 +85,3 @@ class Sweeps(StoreBase):
             "SELECT status, completed_at IS NOT NULL AS completed FROM experiments WHERE origin_execution_arn = %s",
             (execution_arn,),
         )
-
-
-def _like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching strings that start with ``prefix`` (its wildcards escaped)."""
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -13,6 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
+import psycopg
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
@@ -69,7 +70,7 @@ TagFilter = Annotated[
     typer.Option(
         "--tag",
         metavar="WORD",
-        help="Only experiments whose comment has this word, e.g. sweep:ladder.",
+        help="Only experiments whose comment has this word, e.g. baseline.",
         show_default=False,
     ),
 ]
@@ -101,7 +102,7 @@ def number(low: float, high: float) -> Callable[[str | float], float]:
         value = ascii_float(str(text).strip())
         if value is None or not low <= value <= high:  # NaN fails every comparison
             raise typer.BadParameter(f"expects a number from {low:g} to {high:g}; got {text!r:.60}")
-        return value
+        return value + 0.0  # -0 is 0, and reads so
 
     return parse
 
@@ -236,8 +237,9 @@ Command = TypeVar("Command", bound=Callable[..., Any])
 
 def reported(function: Command) -> Command:
     """The command, with every error raised on purpose (an ``OrioleError``), every file the system refuses (a
-    folder or a device where a file is written, a missing folder, no permission) and every AWS call that fails
-    (no credentials, no region, access denied) reported as one line, exit 2."""
+    folder or a device where a file is written, a missing folder, no permission), every AWS call that fails
+    (no credentials, no region, access denied) and a database that goes away under it (``oriole db stop``, a
+    restart, a dropped connection) reported as one line, exit 2."""
 
     @functools.wraps(function)
     def command(*args: Any, **kwargs: Any) -> Any:
@@ -247,6 +249,12 @@ def reported(function: Command) -> Command:
             raise fail(f"{type(error).__name__}: {error}") from None
         except (BotoCoreError, ClientError) as error:
             raise fail(f"AWS: {error} (check AWS_PROFILE, AWS_REGION and your credentials)") from None
+        except psycopg.OperationalError as error:
+            said = str(error).strip().splitlines()[0] if str(error).strip() else "no reason given"
+            raise fail(
+                f"the database connection was lost ({type(error).__name__}: {said}): run the command again once "
+                "the database is back (the embedded one starts again by itself; a sweep resumes where it stopped)"
+            ) from None
         except OSError as error:
             if error.errno == errno.EPIPE:  # the reader of stdout left (| head): nothing to say
                 raise

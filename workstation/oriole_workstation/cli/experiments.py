@@ -106,9 +106,10 @@ def delete(
     prompt: PromptFilter = None,
     yes: Yes = False,
 ) -> None:
-    """Delete experiments of the local database with their turns, actions and model calls (never a running one),
-    once you say yes (--yes: without asking). The deployed database is not deleted from here: archive there
-    instead (archive --aws). The experiments are the IDs and those the filters choose."""
+    """Delete experiments of the local database with their turns, actions and model calls, and the replays of
+    them (never a running one), once you say yes (--yes: without asking); a sweep's spend limit still counts what
+    they spent. The deployed database is not deleted from here: archive there instead (archive --aws). The
+    experiments are the IDs and those the filters choose."""
     filters = _filters(ids, tag, sweep, model, agent, maze, prompt)
     results, chosen = chosen_experiments(filters, "delete", False)
     if running := sorted(row.experiment_id for row in results.status(filters, running=True)):

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from oriole.errors import OrioleError
 from oriole_workstation.cli.common import (
     AgentFilter,
     AwsDatabase,
@@ -22,6 +21,7 @@ from oriole_workstation.cli.common import (
     out,
     selection,
 )
+from oriole_workstation.display import wrote
 from oriole_workstation.export import DICTIONARY, Format, export
 from oriole_workstation.results import Filters, Results
 
@@ -69,21 +69,20 @@ def export_command(
         return
     counts = export(opened(filters, aws), filters, output, folder)
     for table, rows in counts.items():
-        out.print(f"wrote {folder / f'{table}.{output.value}'} ({rows:,} rows)", markup=False, highlight=False)
-    out.print(f"wrote {folder / DICTIONARY}", markup=False, highlight=False)
+        out.print(wrote(folder / f"{table}.{output.value}", f" ({rows:,} rows)"), markup=False, highlight=False)
+    out.print(wrote(folder / DICTIONARY), markup=False, highlight=False)
 
 
 def _inspect_logs(results: Results, filters: Filters, folder: Path) -> None:
-    from oriole_workstation import inspect_logs
+    from oriole_workstation import files, inspect_logs
     from oriole_workstation.report import GroupBy, origin_of
 
-    if folder.exists() and not folder.is_dir():
-        raise OrioleError(f"--output {folder} is not a folder: the logs are written into a folder")
+    files.make_folder(folder, files.OutputRefused, "--output")
     with results.snapshot():
         experiments = results.compared(filters)
         origin = origin_of(experiments, filters, GroupBy.family, results.database())
         written = inspect_logs.write(results, experiments, origin, folder)
     for path in written:
-        out.print(f"wrote {path}", markup=False, highlight=False)
+        out.print(wrote(path), markup=False, highlight=False)
     if not written:
         out.print("no ended experiment matches: no log written", markup=False, highlight=False)

@@ -11,6 +11,7 @@ import typer
 from oriole import catalog
 from oriole.core import prices
 from oriole_workstation.cli.common import AwsParameterStore, Commands, fail, number, out, print_columns
+from oriole_workstation.display import terminal_safe
 
 app = Commands(
     help="Model prices (the local prices file, or Parameter Store with --aws), USD per million tokens.",
@@ -69,7 +70,7 @@ def prices_set(
         else price_list.put(model, input_price, output_price)
     )
     out.print(
-        f"{model}: ${input_price:g} in, ${output_price:g} out per million tokens, in {where}",
+        terminal_safe(f"{model}: ${input_price:g} in, ${output_price:g} out per million tokens, in {where}"),
         markup=False,
         highlight=False,
     )
@@ -84,7 +85,9 @@ def prices_unset(model: Annotated[str, typer.Argument(help="The model name.")], 
         raise fail(f"no price set for {model}" + (" in Parameter Store" if aws else " in the local prices file"))
     fallback = prices.list_price(model)
     out.print(
-        f"{model}: price removed" + (f"; its list price applies: {fallback.describe()}" if fallback else ""),
+        terminal_safe(
+            f"{model}: price removed" + (f"; its list price applies: {fallback.describe()}" if fallback else "")
+        ),
         markup=False,
         highlight=False,
     )

@@ -23,6 +23,7 @@ from oriole_workstation.cli.common import (
     fail,
     selection,
 )
+from oriole_workstation.display import wrote
 from oriole_workstation.render import WRITERS, Run, write
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentRun
@@ -82,4 +83,4 @@ def render(
             directory / f"experiment-{number}{suffix}" for suffix in ((".gif", ".html") if replay else (".png", ".svg"))
         ]
         for path in write(replay_run(results, number, record), targets):
-            typer.echo(f"wrote {path}")
+            typer.echo(wrote(path))

@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 
-from oriole.errors import OrioleError
 from oriole_workstation import files, paper_tables, report_html
 from oriole_workstation.cli.common import (
     AgentFilter,
@@ -30,15 +29,13 @@ from oriole_workstation.cli.common import (
     selection,
 )
 from oriole_workstation.cli.render import replay_run
+from oriole_workstation.display import terminal_safe, wrote
+from oriole_workstation.files import OutputRefused
 from oriole_workstation.render import write
 from oriole_workstation.report import Format, GroupBy, render_report
 from oriole_workstation.results import Filters, Results
 
 REPLAYS = "replays"  # the folder beside an HTML report that holds its replays
-
-
-class OutputRefused(OrioleError):
-    """A file the command was asked to write cannot be written there."""
 
 
 def report(
@@ -132,7 +129,9 @@ def report(
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
         err.print(
-            f"wrote {len(written)} files in {figures}" if written else "no figures: no experiment matches",
+            terminal_safe(f"wrote {len(written)} files in {figures}")
+            if written
+            else "no figures: no experiment matches",
             highlight=False,
             markup=False,
         )
@@ -141,7 +140,7 @@ def report(
         return
     files.write_text(file, text, OutputRefused)
     err.print(
-        f"wrote {file}" + (f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
+        wrote(file, f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
         highlight=False,
         markup=False,
     )
@@ -149,7 +148,7 @@ def report(
 
 def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int, str]:
     """Each experiment of the report as an HTML replay in ``folder/replays``; experiment id -> relative link."""
-    (folder / REPLAYS).mkdir(parents=True, exist_ok=True)
+    files.make_folder(folder / REPLAYS, OutputRefused, "--with-replays")
     links = {}
     for row in results.compared(filters):
         record = results.experiment_run(row.experiment_id)

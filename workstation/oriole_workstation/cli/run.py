@@ -228,6 +228,13 @@ class ProgressLine:
         self.bar.update(self.task, completed=summary.actions, description=description)
 
 
+def _sight(s: ExperimentSummary) -> str:
+    """``; 21 to see the goal``: the optimum its path is measured against, where it is not the shortest path (the
+    goal condition sight)."""
+    optimum = s.optimal_path_length
+    return "" if optimum == s.shortest_path_length else f"; {optimum} to see the goal"
+
+
 def print_result(result: RunResult) -> None:
     """The result block: the same for a local run and a run on AWS. Stored text is shown, never interpreted."""
     s = result.summary
@@ -243,7 +250,7 @@ def print_result(result: RunResult) -> None:
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),
         ("agent", f"{s.llm_provider} / {s.model_name}"),
-        ("maze", f"{s.maze} (shortest path {s.shortest_path_length} moves)"),
+        ("maze", f"{s.maze} (shortest path {s.shortest_path_length} moves{_sight(s)})"),
         ("outcome", outcome),
         ("actions", f"{s.actions} ({s.moves} moves, {s.failed_moves} into walls)"),
         ("turns", str(s.turns)),

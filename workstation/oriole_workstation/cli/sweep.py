@@ -126,9 +126,10 @@ def run(
     Locally the sweep state machine runs under moto until the sweep ends (a progress bar on a terminal, plain
     lines when piped), then prints a summary and the sweep's report; with --aws the file is checked here,
     submitted, and the command returns (follow it with `oriole sweep status ID --aws`). Every experiment is
-    tagged (comment sweep:ID, agent id ID/<cell>/r<n>) and gets a seed derived from the sweep id (or --seed-from),
-    its cell and its repetition. Exit status 2 when an experiment's input was rejected, 3 when the spend limit
-    left experiments unstarted, 130 when stopped with Ctrl-C (run the same command again to go on).
+    recorded as the sweep's (agent id ID/<cell>/r<n>; its comment carries sweep:ID for a reader) and gets a seed
+    derived from the sweep id (or --seed-from), its maze and its repetition. Exit status 2 when an experiment's
+    input was rejected, 3 when the spend limit left experiments unstarted, 130 when stopped with Ctrl-C (run the
+    same command again to go on).
     """
     spec = sweep_runs.load(file)
     local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY

@@ -9,7 +9,8 @@ import typer
 
 from oriole_workstation import files
 from oriole_workstation.cli.common import AwsDatabase, err, experiment_id, fail, opened, selection
-from oriole_workstation.cli.report import OutputRefused
+from oriole_workstation.display import wrote
+from oriole_workstation.files import OutputRefused
 
 
 def transcript(
@@ -33,4 +34,4 @@ def transcript(
         typer.echo(content, nl=False)
         return
     files.write_text(file, content, OutputRefused)
-    err.print(f"wrote {file}", highlight=False, markup=False)
+    err.print(wrote(file), highlight=False, markup=False)

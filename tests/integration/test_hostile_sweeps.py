@@ -1,0 +1,146 @@
+"""A sweep under hostile conditions (issue 37): the database going away under it, a second run of the same file,
+Ctrl-C twice and a resume, experiments deleted while its spend limit holds, and a comment that names it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from oriole_workstation.database import prepare
+from tests.integration.conftest import TIME_SCALE, Local
+from tests.integration.test_replay import recorded, replayed
+
+ORIOLE = [sys.executable, "-c", "from oriole_workstation.command import main; main()"]
+
+
+def oriole(database_url: str, home: Path, *args: str) -> subprocess.Popen:
+    """The ``oriole`` command as a process of its own (what a researcher runs), on the test's database."""
+    env = {**os.environ, "DATABASE_URL": database_url, "ORIOLE_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.Popen(
+        [*ORIOLE, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def wait_for(condition, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def experiments(url: str, sweep: str) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT id, status FROM experiments WHERE agent_id LIKE %s", (f"{sweep}/%",)).fetchall()
+
+
+@pytest.fixture
+def local(database_url):
+    """The local state machine for one test (the module's commands start their own, which must not meet it)."""
+    from oriole.store import db
+    from oriole_workstation.results import Results
+    from oriole_workstation.runner import LocalAws
+
+    conn = db.connect(database_url)
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
+        yield Local(aws, Results(conn))
+    conn.close()
+
+
+@pytest.fixture
+def own_database(empty_database):
+    """A database of the test's own: what it leaves open or stops touches no other test."""
+    prepare(empty_database).conn.close()
+    return empty_database
+
+
+def long_sweep(tmp_path: Path, sweep_id: str, repetitions: int = 4) -> Path:
+    path = tmp_path / f"{sweep_id}.toml"
+    path.write_text(
+        f'id = "{sweep_id}"\nagents = ["baseline/random"]\nmazes = ["perfect-21"]\nrepetitions = {repetitions}\n'
+        "concurrency = 2\n[[configs]]\nmaxMoves = 4000\n"
+    )
+    return path
+
+
+def test_the_database_going_away_mid_sweep_is_one_line_never_a_traceback(own_database, server_url, tmp_path):
+    run = oriole(own_database, tmp_path, "sweep", str(long_sweep(tmp_path, "goes-away")), "--quiet")
+    wait_for(lambda: experiments(own_database, "goes-away"))
+    name = psycopg.conninfo.conninfo_to_dict(own_database)["dbname"]
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(sql.Identifier(name)))
+        try:  # as `oriole db stop` does to every session: "terminating connection due to administrator command"
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+            _, stderr = run.communicate(timeout=120)
+        finally:
+            admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(sql.Identifier(name)))
+    assert run.returncode == 2, stderr
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: the database connection was lost (AdminShutdown"), stderr
+
+
+def small_sweep(tmp_path: Path, sweep_id: str, extra: str = "") -> Path:
+    path = tmp_path / f"{sweep_id}.toml"
+    path.write_text(
+        f'id = "{sweep_id}"\nagents = ["baseline/oracle", "baseline/explorer"]\nmazes = ["perfect-7"]\n{extra}'
+    )
+    return path
+
+
+def test_a_comment_naming_a_sweep_puts_no_run_into_it(cli, store, tmp_path):
+    assert cli("sweep", str(small_sweep(tmp_path, "members")), "--quiet").exit_code == 0
+    for comment in ("sweep:members", "sweep:members sweep:other", "  sweep:members\t"):
+        ran = cli("run", "--agent", "random", "--maze", "perfect-9", "--comment", comment)
+        assert ran.exit_code == 0, ran.output
+    members = {row.id for row in store.sweep_experiments("members")}
+    assert len(members) == 2
+    report = json.loads(cli("report", "--sweep", "members", "--format", "json").output)
+    assert sum(row["runs"] + row["errors"] + row["running"] for row in report) == 2
+    assert {row["model_name"] for row in report} == {"oracle", "explorer"}
+    listed = json.loads(cli("ls", "--sweep", "members", "--json", "--limit", "0").output)
+    assert {row["experiment_id"] for row in listed} == members
+    exported = tmp_path / "export"
+    assert cli("export", "--format", "jsonl", "-o", str(exported), "--sweep", "members").exit_code == 0
+    assert len((exported / "experiments.jsonl").read_text().splitlines()) == 2
+    status = cli("sweep", "status", "members").output
+    assert "2 planned" in status and "2 done" in status, status
+
+
+def test_an_input_naming_a_sweep_that_was_never_planned_is_refused_and_leaves_no_row(local, store):
+    before = store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"]
+    result = local.run(
+        {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle", "sweepId": "never-planned"}
+    )
+    assert "InvalidExecutionInput" in str(result.as_json()["failure_reason"])
+    assert "names no sweep this database planned" in str(result.as_json()["failure_reason"])
+    assert store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"] == before
+
+
+def test_deleting_a_sweeps_experiments_keeps_what_they_spent_under_its_limit(cli, store, tmp_path):
+    first = cli("sweep", str(small_sweep(tmp_path, "kept-spend")), "--quiet")
+    assert first.exit_code == 0, first.output
+    store.conn.execute("UPDATE experiments SET cost_usd = 0.6 WHERE sweep_id = 'kept-spend'")  # as if priced
+    assert store.sweep_spend("kept-spend") == pytest.approx(1.2)
+    deleted = cli("experiments", "delete", "--sweep", "kept-spend", "--yes")
+    assert deleted.exit_code == 0 and "deleted 2 experiment(s)" in deleted.output
+    assert store.sweep_experiments("kept-spend") == [] and store.sweep_spend("kept-spend") == pytest.approx(1.2)
+    again = cli("sweep", str(small_sweep(tmp_path, "kept-spend", "spend_limit_usd = 1.0\n")), "--quiet")
+    assert again.exit_code == 3, again.output  # the limit is spent: nothing starts
+    assert "2 skipped" in again.output and store.sweep_experiments("kept-spend") == []
+
+
+def test_deleting_a_replayed_experiment_deletes_its_replays_in_one_line(cli, local, store):
+    original = recorded(local, {})
+    replays = [replayed(local, original).replay_id for _ in range(2)]
+    deleted = cli("experiments", "delete", str(original), "--yes")
+    assert deleted.exit_code == 0, deleted.output
+    assert f"deleted 3 experiment(s): {', '.join(map(str, sorted([original, *replays])))}" in deleted.output
+    assert not store.conn.execute("SELECT id FROM experiments WHERE id = ANY (%s)", ([original, *replays],)).fetchall()
