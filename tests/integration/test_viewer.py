@@ -4,6 +4,7 @@ and shows a hostile model answer as text. (The same pages in Chromium: tests/bro
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -16,7 +17,7 @@ from tests import openai_server
 from tests.integration.conftest import baseline
 from tests.integration.test_providers_local import MAZE, OPENAI_MODEL, shortest_moves
 
-SWEEP = "viewer-test"  # each test module's sweep adds its module's name: they share one database
+SWEEP = "viewer-test"  # each test module's sweep adds a hash of its module's name
 BEACON = "http://127.0.0.2:9/beacon"
 # A model answer that tries to leave every context it could land in (a <pre>, an attribute, a script's JSON, an
 # SVG title) and to load a beacon or run a script.
@@ -47,13 +48,15 @@ def sweep_input(sweep: str, agent: str, maze: str, repetition: int) -> dict:
 
 @pytest.fixture(scope="module")
 def viewed(local, request) -> Viewed:
-    sweep = f"{SWEEP}-{request.module.__name__.rpartition('.')[2].replace('_', '-')}-sweep"  # none a prefix of another
+    # a sweep id (at most 40 characters) per test module, none a prefix of another: they share one database
+    sweep = f"{SWEEP}-{hashlib.sha256(request.module.__name__.encode()).hexdigest()[:8]}"
     local.store.record_sweep_plan(sweep, 4, {"id": sweep})  # as PlanSweep does: its experiments join it
     ids = [
         local.run(sweep_input(sweep, agent, maze, 1)).as_json()["experiment_id"]
         for agent in ("oracle", "random")
         for maze in ("perfect-7", "perfect-9")
     ]
+    assert all(ids), "every experiment of the viewer's sweep started"
     first, *rest = shortest_moves(MAZE)
     script = [  # the answer as the text beside a call, as a call's reasoning, and as a whole answer
         openai_server.tool_calls((first, {"reasoning": HOSTILE}), content=HOSTILE),
