@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -144,3 +145,28 @@ def test_deleting_a_replayed_experiment_deletes_its_replays_in_one_line(cli, loc
     assert deleted.exit_code == 0, deleted.output
     assert f"deleted 3 experiment(s): {', '.join(map(str, sorted([original, *replays])))}" in deleted.output
     assert not store.conn.execute("SELECT id FROM experiments WHERE id = ANY (%s)", ([original, *replays],)).fetchall()
+
+
+def test_a_second_run_of_a_running_sweep_is_refused_and_a_resume_after_ctrl_c_twice_counts_what_ended(
+    own_database, tmp_path
+):
+    path = long_sweep(tmp_path, "twice", repetitions=4)
+    first = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
+    wait_for(lambda: len([s for _, s in experiments(own_database, "twice") if s == "running"]) == 2)
+    second = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
+    _, refused = second.communicate(timeout=120)
+    assert second.returncode == 2 and "sweep twice is already running in another oriole process" in refused, refused
+    assert "Traceback" not in refused
+    first.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    first.send_signal(signal.SIGINT)  # the second Ctrl-C leaves the running experiments open
+    first.communicate(timeout=120)
+    assert first.returncode == 130
+    left = [i for i, s in experiments(own_database, "twice") if s == "running"]
+    assert left, "the test needs experiments left open by the stopped run"
+    resumed = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
+    _, progress = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, progress
+    assert {s for _, s in experiments(own_database, "twice")} <= {"succeeded", "timed_out", "failed", "aborted"}
+    last = [line for line in progress.splitlines() if line.startswith("sweep twice: ")][-1]
+    assert last.startswith("sweep twice: 4/4 done") and " 0 running " in f" {last} " and " 0 left " in f" {last} ", last

@@ -44,6 +44,7 @@ from oriole_workstation.rows import (
 Row = TypeVar("Row")
 
 RUN_LOCK_SPACE = 0x6F72_696F  # "orio": (space, hashtext(execution ARN)) advisory locks held by local runners
+SWEEP_LOCK_SPACE = 0x6F72_7377  # "orsw": (space, hashtext(sweep id)) held by the process running a sweep locally
 EXPORT_TABLES = ("experiments", "turns", "actions", "model_calls")  # what `oriole export` writes, in this order
 _CHOSEN = (
     "chosen_experiments(ids => %(ids)s, sweeps => %(sweeps)s, models => %(models)s, agents => %(agents)s, "
@@ -269,6 +270,12 @@ class Results:
         session advisory lock keyed on the execution's ARN, known before its experiment row exists, so a runner
         that dies lets go of its executions with its connection."""
         self.conn.execute("SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (RUN_LOCK_SPACE, execution_arn))
+
+    def hold_sweep(self, sweep_id: str) -> bool:
+        """Mark the sweep as run by this session (a local ``oriole sweep``) until the session ends; False when
+        another session runs it already (two processes would start, follow and count the same experiments)."""
+        [held] = self._values("SELECT pg_try_advisory_lock(%s::int, hashtext(%s))", (SWEEP_LOCK_SPACE, sweep_id))
+        return bool(held)
 
     def ping(self) -> None:
         """One trivial round trip: raises OperationalError when the connection was dropped."""

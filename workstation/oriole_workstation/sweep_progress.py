@@ -84,9 +84,11 @@ def count(
     to_run: int,
     elapsed: float,
     spend_limit: float | None = None,
+    open_before: frozenset[int] = frozenset(),
 ) -> Counts:
-    """The counts from the sweep's rows (every run's, oldest first): this run's are those after ``first_id``."""
-    mine = [row for row in rows if row.id > first_id]
+    """The counts from the sweep's rows (every run's, oldest first): this run's are those after ``first_id`` and
+    those a stopped run left open (``open_before``), which this run takes up again under their own names."""
+    mine = [row for row in rows if row.id > first_id or row.id in open_before]
     ended = [row for row in mine if row.status != ExperimentStatus.RUNNING]
     return Counts(
         planned=planned,
@@ -115,14 +117,17 @@ class SweepProgress:
         spend_limit: float | None = None,
         show_lines: bool = True,
         clock_seconds: Callable[[], float] = time.monotonic,
+        open_before: frozenset[int] = frozenset(),
     ):
-        """``first_id``: the sweep's newest experiment before this run (this run's come after it)."""
+        """``first_id``: the sweep's newest experiment before this run (this run's come after it); ``open_before``:
+        its experiments a stopped run left open (a double Ctrl-C), which this run takes up and counts."""
         self.console, self.sweep_id, self.to_run, self.spend_limit = console, sweep_id, to_run, spend_limit
         self.planned = len(planned)
         self.by_agent = {item.agent_id(sweep_id): item for item in planned}
         self.show_lines, self.clock = show_lines, clock_seconds
         self.started = clock_seconds()
         self.first_id = first_id
+        self.open_before = open_before
         self.shown: set[int] = set()
         self.last_status = self.started
         self.live = console.is_terminal
@@ -150,9 +155,11 @@ class SweepProgress:
         """Show the sweep's rows (every run's, oldest first; ``summary`` gives an experiment's outcome): each
         experiment of this run that ended once, and the counts."""
         now = self.clock()
-        counts = count(rows, self.first_id, self.planned, self.to_run, now - self.started, self.spend_limit)
+        counts = count(
+            rows, self.first_id, self.planned, self.to_run, now - self.started, self.spend_limit, self.open_before
+        )
         for row in rows:
-            if row.id > self.first_id and row.status != ExperimentStatus.RUNNING and row.id not in self.shown:
+            if self.of_this_run(row) and row.status != ExperimentStatus.RUNNING and row.id not in self.shown:
                 self.shown.add(row.id)
                 self._ended(row, summary(row.id), counts)
         if self.live:
@@ -160,6 +167,10 @@ class SweepProgress:
         elif now - self.last_status >= STATUS_EVERY_SECONDS:
             self._plain(f"sweep {self.sweep_id}: {counts.line()}")
         return counts
+
+    def of_this_run(self, row: SweepExperiment) -> bool:
+        """Whether this run started (or took up again) the experiment."""
+        return row.id > self.first_id or row.id in self.open_before
 
     def finish(self, counts: Counts) -> None:
         """The last status record, plain, whatever the console."""

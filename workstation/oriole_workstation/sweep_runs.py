@@ -161,6 +161,14 @@ def first_id(results: Results, sweep_id: str) -> int:
     return max((row.id for row in results.store.sweep_experiments(sweep_id)), default=0)
 
 
+def left_open(results: Results, sweep_id: str) -> frozenset[int]:
+    """The sweep's experiments still open before a run starts: left by a run stopped with them running (a double
+    Ctrl-C), which this run takes up again (their repetitions start under the same execution names)."""
+    return frozenset(
+        row.id for row in results.store.sweep_experiments(sweep_id) if row.status == ExperimentStatus.RUNNING
+    )
+
+
 def follow_local(
     local: LocalAws,
     execution_arn: str,
@@ -183,7 +191,7 @@ def follow_local(
         try:
             execution = local.sfn.describe_execution(executionArn=execution_arn)
             rows = results.store.sweep_experiments(sweep_id)
-            still_open = _report_lost_ends(local, [row for row in rows if row.id > progress.first_id])
+            still_open = _report_lost_ends(local, [row for row in rows if progress.of_this_run(row)])
             progress.update(rows, results.summary)
             if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open and not _starting(local, sweep_id):
                 progress.finish(progress.update(results.store.sweep_experiments(sweep_id), results.summary))
@@ -194,7 +202,7 @@ def follow_local(
                 raise
             stopping = True
             local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
-            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if row.id > progress.first_id))
+            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if progress.of_this_run(row)))
 
 
 def _starting(local: LocalAws, sweep_id: str) -> bool:
@@ -211,7 +219,10 @@ def _report_lost_ends(local: LocalAws, rows: list[SweepExperiment]) -> int:
     for row in rows:
         if row.status != ExperimentStatus.RUNNING:
             continue
-        last = local.sfn.describe_execution(executionArn=row.last_execution_arn)
+        try:
+            last = local.sfn.describe_execution(executionArn=row.last_execution_arn)
+        except local.sfn.exceptions.ExecutionDoesNotExist:
+            continue  # no execution of this process runs it (yet): a stopped run's, taken up when its item starts
         if last["status"] in TERMINAL_EXECUTION_STATUSES:
             local.report_status_change(last)
         still_open += 1

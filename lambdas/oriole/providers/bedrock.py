@@ -5,12 +5,24 @@ content blocks and back (a picture of the maze is an ``image`` block, its PNG by
 per request, within Converse's 3.75 MB, 8,000 px and 20 images), and maps AWS errors to the project's named
 errors. Throttling is retried here, not by botocore, so that every throttle is counted and stored with the
 turn. Nothing heavy is imported at module level: a Lambda that never plays a Bedrock turn does not pay for boto3.
+
+The exchange is bounded the way the HTTP providers' is, not per socket read: botocore signs the request, and the
+adapter sends it itself (``oriole.providers.transport.exchange``, hooked on the client's ``before-send``), so
+connecting, the headers and the body all end at ``requestTimeoutSeconds`` (throttle retries and their waits
+included), however slowly a server (the documented endpoint override, a proxy) trickles. What comes back is read
+before botocore parses it: a body that is not UTF-8, not JSON, nested past ``MAX_ANSWER_DEPTH``, or of another
+shape than Converse's (a list where Converse has an object, an image's bytes not base64) is an
+``InvalidModelResponse`` naming what is wrong, never an exception of botocore's parser; a ``toolUseId`` that is
+not a string is left out, and the call gets an id of its own, as the OpenAI adapter does for a missing one.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -20,15 +32,28 @@ from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.providers.retry import Backoff
-from oriole.providers.wire import MAX_LATENCY_MS, arguments_object, content_text, excerpt, reported_count
-from oriole.text import MAX_JSON_DEPTH, JsonObject, nesting_depth
+from oriole.providers.transport import Answer, exchange
+from oriole.providers.wire import (
+    MAX_ANSWER_DEPTH,
+    MAX_LATENCY_MS,
+    arguments_object,
+    content_text,
+    excerpt,
+    not_json,
+    reported_count,
+)
+from oriole.text import MAX_JSON_DEPTH, JsonObject, load_json, nesting_depth
 
 if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda never imports them
+    from botocore.awsrequest import AWSPreparedRequest, AWSResponse
     from botocore.exceptions import ClientError
+    from botocore.model import Shape
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
     from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef
 
 MAX_CONNECT_TIMEOUT_SECONDS = 10.0
+TIMEOUT_HINT = "raise requestTimeoutSeconds or use a smaller model"
+_DEADLINE = threading.local()  # the monotonic moment the current thread's request must end (``BedrockAgent.respond``)
 
 # Worth another attempt a moment later: the service is busy, not the request wrong.
 RETRYABLE_CODES = frozenset({"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException"})
@@ -57,7 +82,129 @@ def runtime_client(timeout_seconds: float) -> BedrockRuntimeClient:
         connect_timeout=min(timeout_seconds, MAX_CONNECT_TIMEOUT_SECONDS),
         retries={"total_max_attempts": 1, "mode": "standard"},
     )
-    return boto3.client("bedrock-runtime", config=config)
+    client = boto3.client("bedrock-runtime", config=config)
+    output = client.meta.service_model.operation_model("Converse").output_shape
+    assert output is not None, "Converse answers with a ConverseResponse"
+    send = functools.partial(_send_bounded, timeout_seconds, output)
+    client.meta.events.register("before-send.bedrock-runtime.Converse", cast("Callable[..., None]", send))
+    return client
+
+
+def _send_bounded(timeout_seconds: float, output: Shape, request: AWSPreparedRequest, **_: Any) -> AWSResponse:
+    """Send a signed Converse request within the time its thread has left (``_DEADLINE``, else the client's
+    timeout), as the HTTP providers send theirs, and hand botocore an answer it can parse."""
+    from botocore.awsrequest import AWSResponse, HTTPHeaders
+
+    deadline = getattr(_DEADLINE, "at", None)
+    seconds = timeout_seconds if deadline is None else deadline - time.monotonic()
+    if seconds <= 0:
+        raise ModelTimeout(f"Bedrock did not answer within {timeout_seconds:g} s; {TIMEOUT_HINT}")
+    body = request.body.encode() if isinstance(request.body, str) else request.body
+    if body is not None and not isinstance(body, bytes | bytearray):
+        raise TypeError(f"a Converse request's body is bytes, not {type(body).__name__}")
+    answer = exchange(
+        request.method,
+        request.url,
+        dict(request.headers),
+        bytes(body or b""),
+        seconds,
+        "Bedrock",
+        TIMEOUT_HINT,
+        limit=timeout_seconds,
+    )
+    readable = _checked(answer, output)
+    return AWSResponse(request.url, answer.status, HTTPHeaders.from_pairs(answer.headers), _Body(readable))
+
+
+class _Body:
+    """An answer's bytes as botocore reads a raw response (``stream()``)."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def stream(self, **_: Any) -> list[bytes]:
+        return [self.data]
+
+
+def _checked(answer: Answer, output: Shape) -> bytes:
+    """The answer's body as botocore may parse it. An answer (2xx) that is not UTF-8 JSON of Converse's shape is an
+    ``InvalidModelResponse``; a ``toolUseId`` that is not a string is left out. An error's body that botocore could
+    not read is quoted in one it can (botocore names the error by its status)."""
+    problem: str | None
+    try:
+        value = load_json(answer.body.decode("utf-8"), MAX_ANSWER_DEPTH)
+    except UnicodeDecodeError as err:
+        problem = f"a body that is not UTF-8 text (byte 0x{answer.body[err.start]:02x} at offset {err.start})"
+    except ValueError as err:
+        problem = not_json(answer.body, err)
+    else:
+        problem = _shape_problem(output, value, "the answer") if 200 <= answer.status < 300 else None
+        if problem is None:
+            return json.dumps(_without_odd_ids(value)).encode() if 200 <= answer.status < 300 else answer.body
+    if 200 <= answer.status < 300:
+        raise InvalidModelResponse(f"Bedrock answered with {problem}")
+    return json.dumps({"message": f"an error answer with {problem}"}).encode()
+
+
+def _shape_problem(shape: Shape, value: object, where: str) -> str | None:
+    """Where ``value`` is not of ``shape`` in a way botocore's parser would stumble on (an object where Converse
+    has a list, a string where it has an object, an image's bytes not base64, two choices of a union), or None.
+    Scalars are the adapter's to check (``parse_response``); a document is any JSON."""
+    from botocore.model import ListShape, MapShape, StructureShape
+
+    if value is None or getattr(shape, "is_document_type", False):
+        return None
+    kind, shown = shape.type_name, type(value).__name__
+    if isinstance(shape, StructureShape):
+        if not isinstance(value, dict):
+            return f"{where} of JSON type {shown} where Converse has an object"
+        members = shape.members
+        chosen = [name for name in members if value.get(name) is not None]
+        if getattr(shape, "is_tagged_union", False) and len(chosen) != 1:
+            if chosen:
+                return f"{where} holding {', '.join(chosen)} where Converse has one of them"
+            return f"{where} without any of {', '.join(members)} (Converse sends one)"
+        return next(
+            (p for name in chosen if (p := _shape_problem(members[name], value[name], f"{where}.{name}"))), None
+        )
+    if isinstance(shape, ListShape):
+        if not isinstance(value, list):
+            return f"{where} of JSON type {shown} where Converse has a list"
+        return next((p for i, v in enumerate(value) if (p := _shape_problem(shape.member, v, f"{where}[{i}]"))), None)
+    if isinstance(shape, MapShape):
+        if not isinstance(value, dict):
+            return f"{where} of JSON type {shown} where Converse has an object"
+        return next((p for k, v in value.items() if (p := _shape_problem(shape.value, v, f"{where}.{k}"))), None)
+    if kind in ("integer", "long") and (isinstance(value, bool) or not isinstance(value, int)):
+        return f"{where} = {value!r:.40} where Converse has a whole number"
+    if kind in ("float", "double") and (isinstance(value, bool) or not isinstance(value, int | float)):
+        return f"{where} = {value!r:.40} where Converse has a number"
+    if kind == "boolean" and not isinstance(value, bool):
+        return f"{where} = {value!r:.40} where Converse has true or false"
+    if kind == "blob" and not _base64(value):
+        return f"{where} where Converse has base64 bytes"
+    if kind == "timestamp" and (isinstance(value, bool) or not isinstance(value, str | int | float)):
+        return f"{where} of JSON type {shown} where Converse has a time"
+    return None
+
+
+def _base64(value: object) -> bool:
+    try:
+        base64.b64decode(value, validate=True)  # type: ignore[arg-type]  # anything else fails right here
+    except (binascii.Error, TypeError, ValueError):
+        return False
+    return True
+
+
+def _without_odd_ids(value: object) -> object:
+    """The answer with each ``toolUseId`` that is not a string left out: the call is given an id of its own."""
+    output = value.get("output") if isinstance(value, dict) else None
+    message = output.get("message") if isinstance(output, dict) else None
+    for block in message.get("content") or [] if isinstance(message, dict) else []:
+        use = block.get("toolUse") if isinstance(block, dict) else None
+        if isinstance(use, dict) and "toolUseId" in use and not isinstance(use["toolUseId"], str):
+            del use["toolUseId"]
+    return value
 
 
 def _document(value: object) -> Any:
@@ -136,7 +283,9 @@ def _object(raw: Mapping[str, Any], key: str) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
-def _tool_call(block: JsonObject) -> ToolCall:
+def _tool_call(block: JsonObject, index: int) -> ToolCall:
+    """A ``toolUse`` block as a call; one without a string ``toolUseId`` gets ``tooluse_<n>`` (its results must
+    name an id), as the OpenAI adapter names a call that came without one."""
     use = block["toolUse"]
     if not isinstance(use, dict) or not use.get("name") or not isinstance(use["name"], str):
         shown = (
@@ -146,7 +295,9 @@ def _tool_call(block: JsonObject) -> ToolCall:
         )
         raise InvalidModelResponse(f"Bedrock returned a toolUse block without a tool name: {shown}")
     call_id = use.get("toolUseId")
-    return model_call(use["name"], use.get("input"), call_id=call_id if isinstance(call_id, str) else None)
+    return model_call(
+        use["name"], use.get("input"), call_id=call_id if isinstance(call_id, str) and call_id else f"tooluse_{index}"
+    )
 
 
 def _reasoning(block: JsonObject) -> str | None:
@@ -170,7 +321,7 @@ def parse_response(raw: Mapping[str, Any], throttles: int = 0, retries: int | No
     usage, metrics = _object(raw, "usage"), _object(raw, "metrics")
     stop = raw.get("stopReason")
     return ModelResponse(
-        tool_calls=tuple(_tool_call(b) for b in blocks if "toolUse" in b),
+        tool_calls=tuple(_tool_call(b, n) for n, b in enumerate(b for b in blocks if "toolUse" in b)),
         text="\n".join(texts) if texts else None,
         thinking="\n".join(thoughts) if thoughts else None,
         usage=Usage(
@@ -197,7 +348,13 @@ def _verbatim(raw: Mapping[str, Any]) -> bytes | None:
 def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
     """A stored answer read again as the first time (``oriole.providers.replay``; Converse reports its latency
     in the answer itself)."""
-    return parse_response(json.loads(raw), throttles, retries)
+    try:
+        answer = load_json(raw, MAX_ANSWER_DEPTH)
+    except ValueError as err:
+        raise InvalidModelResponse(f"the recorded Bedrock answer is {not_json(raw, err)}") from None
+    if not isinstance(answer, dict):
+        raise InvalidModelResponse(f"the recorded Bedrock answer is JSON of type {type(answer).__name__}")
+    return parse_response(answer, throttles, retries)
 
 
 def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
@@ -235,6 +392,7 @@ class BedrockAgent:
         backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         context_budget: int | None = None,
+        timeout_seconds: float | None = None,
     ):
         """``client`` is a ``bedrock-runtime`` client, or a function making one when the first request is sent: an
         agent asked only for its settings (a replay's recorded agent) builds no client and needs no credentials."""
@@ -245,6 +403,7 @@ class BedrockAgent:
         self.top_p = top_p
         self.backoff = Backoff(max_attempts, backoff_seconds, sleep)  # throttles are retried in process
         self.context_budget = context_budget  # requests are trimmed to it (contextTokens in the catalog)
+        self.timeout_seconds = timeout_seconds  # one request, its throttle retries and their waits included
 
     @classmethod
     def from_config(
@@ -272,6 +431,7 @@ class BedrockAgent:
             int(setting("maxTokens")),
             float(setting("topP")),
             context_budget=int(setting("contextTokens")),
+            timeout_seconds=float(setting("requestTimeoutSeconds")),
         )
 
     @property
@@ -296,17 +456,23 @@ class BedrockAgent:
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """Ask the model, retrying throttles by the adapters' backoff schedule (``oriole.providers.retry``) and
-        counting them."""
+        counting them, all within ``timeout_seconds`` (each attempt's exchange gets what is left: ``_DEADLINE``)."""
         kwargs = self.converse_request(request)
         throttles = 0
-        while True:
-            try:
-                return parse_response(self._converse(kwargs), throttles)
-            except _Retryable as err:
-                throttles += 1
-                if not self.backoff.allows(throttles):
-                    raise self._throttled(throttles, err) from None
-                self.backoff.sleep(self.backoff.wait(throttles))
+        deadline = None if self.timeout_seconds is None else time.monotonic() + self.timeout_seconds
+        _DEADLINE.at = deadline
+        try:
+            while True:
+                try:
+                    return parse_response(self._converse(kwargs), throttles)
+                except _Retryable as err:
+                    throttles += 1
+                    wait = self.backoff.wait(throttles)
+                    if not self.backoff.allows(throttles) or (deadline and time.monotonic() + wait >= deadline):
+                        raise self._throttled(throttles, err) from None
+                    self.backoff.sleep(wait)
+        finally:
+            _DEADLINE.at = None
 
     def _throttled(self, throttles: int, last: _Retryable) -> ModelThrottled:
         return ModelThrottled(

@@ -228,8 +228,10 @@ def _shut(sock: socket.socket) -> None:
 class _ExchangeRequest(urllib.request.Request):
     """A request that connects through its ``_Exchange`` (the only kind ``http_opener`` opens)."""
 
-    def __init__(self, url: str, exchange: _Exchange, data: bytes, headers: dict[str, str]):
-        super().__init__(url, data=data, headers=headers, method="POST")
+    def __init__(
+        self, url: str, exchange: _Exchange, data: bytes | None, headers: dict[str, str], method: str = "POST"
+    ):
+        super().__init__(url, data=data, headers=headers, method=method)
         self.exchange = exchange
 
 
@@ -275,21 +277,88 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(_watched(http.client.HTTPSConnection, req), req, context=context)
 
 
-def http_opener() -> urllib.request.OpenerDirector:
+def http_opener(errors_raised: bool = True) -> urllib.request.OpenerDirector:
     """An opener that speaks http and https only, follows no redirect (``build_opener`` would also open
     ``file:``, ``ftp:`` and ``data:`` URLs, and follow a redirect to them) and connects through each request's
-    ``_Exchange`` (``request.exchange``)."""
+    ``_Exchange`` (``request.exchange``); a status that is not 2xx is an ``HTTPError`` unless ``errors_raised`` is
+    False (the answer is returned whatever its status, for a caller that reads errors itself)."""
     opener = urllib.request.OpenerDirector()
-    for handler in (
-        urllib.request.ProxyHandler(),
-        _HTTPHandler(),
-        _HTTPSHandler(),
-        urllib.request.HTTPDefaultErrorHandler(),
-        urllib.request.HTTPErrorProcessor(),
-        urllib.request.UnknownHandler(),
-    ):  # any other scheme: URLError "unknown url type"
+    handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler(), _HTTPHandler(), _HTTPSHandler()]
+    if errors_raised:
+        handlers += [urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()]
+    for handler in (*handlers, urllib.request.UnknownHandler()):  # any other scheme: URLError "unknown url type"
         opener.add_handler(handler)
     return opener
+
+
+class _Incomplete(Exception):
+    """A body that ended before its ``Content-Length``: the connection was closed under it."""
+
+
+def _read_body(response: http.client.HTTPResponse, asked: str) -> bytes:
+    """Read the body, failing once it exceeds ``MAX_RESPONSE_BYTES`` (the rest is never read into memory) or
+    when it ends before its ``Content-Length`` (``_Incomplete``: http.client returns what came, as if it were
+    all)."""
+    chunks, size = [], 0
+    while chunk := response.read1(_READ_CHUNK):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise InvalidModelResponse(
+                f"{asked} answered with more than {MAX_RESPONSE_BYTES:,} bytes; the answer was not read further"
+            )
+    if response.length:  # bytes its Content-Length announced that never came
+        raise _Incomplete(
+            f"the answer ended after {size:,} of the {size + response.length:,} bytes its Content-Length "
+            "announced (the connection was closed)"
+        )
+    return b"".join(chunks)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one exchange brought back, whatever its status: for a caller that reads errors itself (botocore)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+def exchange(
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    body: bytes | None,
+    seconds: float,
+    asked: str,
+    hint: str,
+    limit: float | None = None,
+) -> Answer:
+    """One HTTP request of at most ``seconds``, from connecting to the last byte of the answer, however the
+    server trickles it (``_Exchange``): the answer whatever its status (no redirect followed, interim 1xx answers
+    read past), or a named error: ``ModelTimeout`` past the time, ``ModelUnavailable`` for a server that cannot
+    be reached or closes an answer short, ``InvalidModelResponse`` past ``MAX_RESPONSE_BYTES``. ``asked`` names
+    who was asked, ``hint`` what to do about a timeout, ``limit`` the time a message names (the request's whole
+    time, of which ``seconds`` are left)."""
+    timeout = ModelTimeout(f"{asked} did not answer within {limit or seconds:g} s; {hint}")
+    with _Exchange(seconds) as bounded_exchange:
+        try:
+            request = _ExchangeRequest(url, bounded_exchange, body, headers, method)
+            with http_opener(errors_raised=False).open(request, timeout=seconds) as response:
+                answer = Answer(response.status, list(response.headers.items()), _read_body(response, asked))
+        except InvalidModelResponse:
+            raise
+        except (OSError, http.client.HTTPException, _Incomplete) as err:
+            if (
+                bounded_exchange.expired
+                or isinstance(err, TimeoutError)
+                or isinstance(getattr(err, "reason", None), TimeoutError)
+            ):
+                raise timeout from None
+            raise ModelUnavailable(f"{asked}: the connection failed ({type(err).__name__}: {err})") from None
+        if bounded_exchange.expired:  # a body without a length, cut short, reads like a whole one
+            raise timeout
+        return answer
 
 
 class JsonPoster:
@@ -398,24 +467,11 @@ class JsonPoster:
             raise _Retryable(f"the connection failed ({type(err).__name__}: {err})") from err
 
     def _read(self, response: http.client.HTTPResponse) -> bytes:
-        """Read the body, failing once it exceeds ``MAX_RESPONSE_BYTES`` (the rest is never read into memory). A
-        body that ends before its ``Content-Length`` (the server closed the connection) is an incomplete read, tried
-        again like a reset connection: http.client returns what came, as if it were all."""
-        chunks, size = [], 0
-        while chunk := response.read1(_READ_CHUNK):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_RESPONSE_BYTES:
-                raise InvalidModelResponse(
-                    f"{self.server.asked} answered with more than {MAX_RESPONSE_BYTES:,} "
-                    "bytes; the answer was not read further"
-                )
-        if response.length:  # bytes its Content-Length announced that never came
-            raise _Retryable(
-                f"the answer ended after {size:,} of the {size + response.length:,} bytes its Content-Length "
-                "announced (the connection was closed)"
-            )
-        return b"".join(chunks)
+        """The body (``_read_body``); one that ends before its ``Content-Length`` is tried again like a reset."""
+        try:
+            return _read_body(response, self.server.asked)
+        except _Incomplete as err:
+            raise _Retryable(str(err)) from None
 
     def _http_error(self, err: urllib.error.HTTPError) -> Exception:
         """The named error of a refusal; what it quotes (the error body, a header) has the key taken out of it

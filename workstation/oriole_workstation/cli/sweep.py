@@ -176,6 +176,12 @@ def run(
     if aws or results is None:  # locally there is always a database
         _submit(execution_input, state_machine_arn, stack)
         return
+    if not results.hold_sweep(spec.id):
+        raise fail(
+            f"sweep {spec.id} is already running in another oriole process on this database: wait for it to end "
+            f"(`oriole sweep status {spec.id}` shows where it stands), or stop it there with Ctrl-C; then run this "
+            "command again to resume"
+        )
     # PlanSweep records the plan once the local state machine is up, seconds from now: recorded here first, so
     # `oriole watch --sweep ID` started meanwhile waits for the sweep instead of taking its id for a typo
     results.store.record_sweep_plan(spec.id, len(planned), run_spec.model_dump(mode="json"))
@@ -280,6 +286,7 @@ def _run_locally(
         sweep_runs.first_id(results, sweep_id),
         execution_input.get("spend_limit_usd"),
         show_lines=not quiet,
+        open_before=sweep_runs.left_open(results, sweep_id),
     )
     try:
         with LocalAws(local_url(), bedrock_client=bedrock) as local, progress:
