@@ -1,28 +1,39 @@
 # make demo:   install everything into .venv and run a real experiment through the local state machine.
 # make test:   install what the tests need (Python extras, the pinned CDK CLI, and Debian's TeX Live and Chromium
-#              when missing), then run mypy, ruff (the formatter's check and the linter) and the whole suite.
+#              when missing), then run mypy, ruff (the formatter's check and the linter) and the whole suite, on
+#              parallel workers (TEST_WORKERS, pytest-xdist).
+# make test-unit | test-integration | test-browser | test-infra: one tier of the suite alone (tests/unit,
+#              tests/integration, tests/browser: the pages in Chromium,
+#              tests/infra), on the same workers.
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
-# make test-unit: the unit tests alone (tests/unit: pure, no database, no server), in seconds.
+# make hooks:  install the git pre-commit hook once per clone (.pre-commit-config.yaml: ruff, ruff format, mypy,
+#              import-linter, each from .venv).
 # make bootstrap: CDK's bootstrap stack, once per account and region.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
 #              branches (lambdas/oriole/flows/render.py); the docs site draws their diagrams when it is built.
-# make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock
-#              (keeps its pins; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest release).
+# make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock, then
+#              every extra of pyproject.toml (the workstation, the CDK app, the docs, the test toolchain) into
+#              requirements-dev.lock (keeps their pins; `make lock LOCK_FLAGS=--upgrade` moves every pin).
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 # The runtime dependencies are installed at the exact versions the Lambda asset ships (the lock's, without its
 # hashes, which are for the aarch64 wheels): the tests run the shipped stack.
 CONSTRAINTS := $(VENV)/lambda-constraints.txt
+# Everything else installs at the exact versions of requirements-dev.lock (`make lock`, for every platform and
+# Python the project supports): a fresh clone tests with the toolchain the lock was tested with (pytest, mypy, ruff,
+# moto, cfn-lint, hypothesis, import-linter, xdist, pre-commit and what they need), never with a newer release.
+DEV_LOCK := requirements-dev.lock
+INSTALL := $(BIN)/pip install --quiet --constraint $(CONSTRAINTS) --constraint $(DEV_LOCK)
 # mkdocs-material prints a banner about its successor on every build.
 export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test test-unit typecheck docs bootstrap deploy synth bench flows lock
+.PHONY: demo test test-unit test-integration test-browser test-infra typecheck hooks docs bootstrap deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,20 +42,20 @@ $(BIN)/python:
 $(CONSTRAINTS): requirements-lambda.lock $(BIN)/python
 	sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' requirements-lambda.lock > $@
 
-$(VENV)/.local-installed: $(BIN)/python pyproject.toml requirements.txt $(CONSTRAINTS)
-	$(BIN)/pip install --quiet -e ".[local]" --constraint $(CONSTRAINTS)
+$(VENV)/.local-installed: $(BIN)/python pyproject.toml requirements.txt $(CONSTRAINTS) $(DEV_LOCK)
+	$(INSTALL) -e ".[local]"
 	touch $@
 
 $(VENV)/.cdk-installed: $(VENV)/.local-installed
-	$(BIN)/pip install --quiet -e ".[local,cdk]" --constraint $(CONSTRAINTS)
+	$(INSTALL) -e ".[local,cdk]"
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.cdk-installed
-	$(BIN)/pip install --quiet -e ".[local,cdk,test]" --constraint $(CONSTRAINTS)
+	$(INSTALL) -e ".[local,cdk,test]"
 	touch $@
 
 $(VENV)/.docs-installed: $(VENV)/.local-installed
-	$(BIN)/pip install --quiet -e ".[local,docs]" --constraint $(CONSTRAINTS)
+	$(INSTALL) -e ".[local,docs]"
 	touch $@
 
 # Debian packages the tests drive: TeX Live with booktabs (report --format latex is compiled), Chromium (the viewer's
@@ -77,16 +88,34 @@ node_modules/.installed: package.json package-lock.json
 demo: $(VENV)/.local-installed
 	$(BIN)/oriole run --maze perfect-11 --agent explorer
 
+# The suite's workers: one per core by default ("auto"), each with its own embedded PostgreSQL; tests/isolation.py
+# says what keeps them (and two suites run at once) apart. A file's tests stay on one worker (their module fixtures
+# are made once); a crashed worker fails the run at once, naming its test, instead of being replaced.
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --max-worker-restart 0
+
 test: $(VENV)/.test-installed $(VENV)/.debian-installed $(INSPECT_VENV)/.installed node_modules/.installed typecheck
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy
 
 test-unit: $(VENV)/.test-installed
-	$(BIN)/python -m pytest tests/unit -q
+	$(PYTEST) tests/unit -q
+
+test-integration: $(VENV)/.test-installed $(VENV)/.debian-installed $(INSPECT_VENV)/.installed node_modules/.installed
+	$(PYTEST) tests/integration
+
+test-browser: $(VENV)/.test-installed $(VENV)/.debian-installed
+	$(PYTEST) tests/browser
+
+test-infra: $(VENV)/.test-installed node_modules/.installed
+	$(PYTEST) tests/infra
+
+hooks: $(VENV)/.test-installed
+	$(BIN)/pre-commit install
 
 SERVE ?=
 docs: $(VENV)/.docs-installed
@@ -107,10 +136,17 @@ bench: $(VENV)/.local-installed
 flows: $(VENV)/.local-installed
 	$(BIN)/python -m oriole.flows.render
 
-# uv is a tool of this target only; the lock keeps its pins until requirements.txt asks for others (or
-# LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs.
+# uv is a tool of this target only; each lock keeps its pins until its inputs ask for others (or
+# LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs. The development
+# lock is universal (markers where a platform or a Python differs) from the oldest Python supported, and takes the
+# runtime's versions from the Lambda lock, so the tests run what ships. It holds every extra but inspect, whose
+# aiobotocore pins a botocore older than the Lambda lock's (.venv-inspect installs it as a researcher would).
 LOCK_FLAGS ?=
+DEV_EXTRAS := $(foreach extra,local cdk analysis view docs test,--extra $(extra))
 lock: $(BIN)/python
 	$(BIN)/pip install --quiet "uv>=0.5,<1"
 	$(BIN)/uv pip compile requirements.txt --python-platform aarch64-manylinux_2_28 --python-version 3.14 \
 		--generate-hashes --custom-compile-command "make lock" --output-file requirements-lambda.lock $(LOCK_FLAGS)
+	sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' requirements-lambda.lock > $(CONSTRAINTS)
+	$(BIN)/uv pip compile pyproject.toml $(DEV_EXTRAS) --universal --python-version 3.11 --constraint $(CONSTRAINTS) \
+		--custom-compile-command "make lock" --output-file $(DEV_LOCK) $(LOCK_FLAGS)

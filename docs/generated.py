@@ -73,6 +73,8 @@ def commands() -> Iterator[tuple[str, object, object]]:
 
 
 def cli() -> str:
+    from oriole_workstation.cli.common import TerminalHelp
+
     parts = []
     for name, command, context in commands():
         level = "#" * min(2 + name.count(" "), 4)
@@ -80,8 +82,12 @@ def cli() -> str:
         parts.append(f"```\n{command.get_usage(context).replace('Usage: ', '', 1)}\n```\n")
         if command.help:
             parts.append(inspect.cleandoc(command.help) + "\n")
-        records = [param.get_help_record(context) for param in command.get_params(context)]
-        rows = [(code(opts), help_text) for opts, help_text in filter(None, records)]
+        if isinstance(command, TerminalHelp):
+            arguments, options = command.help_records(context)
+            records = [*arguments, *options]
+        else:  # a group: its own options only
+            records = list(filter(None, (param.get_help_record(context) for param in command.get_params(context))))
+        rows = [(code(opts), help_text) for opts, help_text in records]
         if rows:
             parts.append(table(("argument or option", "what it does"), rows) + "\n")
     return "\n".join(parts)

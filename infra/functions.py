@@ -25,10 +25,23 @@ from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
 from oriole import catalog, flows
+from oriole.environment import (
+    BEDROCK_MODEL_IDS,
+    CODE_VERSION,
+    DATABASE_CA,
+    DATABASE_HOST,
+    DEPLOYMENT,
+    EXECUTION_TIMEOUT,
+    PRUNED_FUNCTIONS,
+    ROLE_SECRETS,
+    STACK_ID,
+    STATE_MACHINE_ARN,
+    SWEEP_STATE_MACHINE_ARN,
+    VISION_MODELS,
+)
 from oriole.handlers import DEPLOYED, FUNCTIONS, task_name
 from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS, Provider
-from oriole.store import db
 
 MODEL_TASKS = tuple(p.task for p in PROVIDERS.values() if p.calls_model)  # a turn of model calls: Lambda's longest
 WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep (up to 20,000 experiments)
@@ -83,8 +96,8 @@ class Functions(Construct):
             "POWERTOOLS_SERVICE_NAME": "oriole",
             "POWERTOOLS_METRICS_NAMESPACE": "Oriole",
             "POWERTOOLS_LOG_LEVEL": "INFO",
-            catalog.DEPLOYMENT: deployment_name,
-            deployment.CODE_VERSION: code_version(),
+            DEPLOYMENT: deployment_name,
+            CODE_VERSION: code_version(),
         }
         self._retention = log_retention_days
         self.by_placeholder: dict[str, lambda_.Function] = {}
@@ -152,10 +165,10 @@ class Functions(Construct):
         name = f"{stack.stack_name}-VersionPruner"
         pruner = self._function("VersionPruner", Duration.minutes(5), in_vpc=False, function_name=name)
         versioned = [*self.by_placeholder.values(), self.migrations]
-        pruner.add_environment(deployment.PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
-        pruner.add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
-        pruner.add_environment(deployment.SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
-        pruner.add_environment(deployment.STACK_ID, stack.stack_id)
+        pruner.add_environment(PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
+        pruner.add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))
+        pruner.add_environment(SWEEP_STATE_MACHINE_ARN, sweep_state_machine_arn)
+        pruner.add_environment(STACK_ID, stack.stack_id)
         arns = [f.function_arn for f in versioned] + [
             stack.format_arn(
                 service="lambda", resource="function", resource_name=name, arn_format=ArnFormat.COLON_RESOURCE_NAME
@@ -181,9 +194,9 @@ class Functions(Construct):
         """Who connects how: through the proxy when the stack made the database (the application role's
         secret for the functions, the owner's for the migrations); with the researcher's secret to an
         existing database. The server is verified against ``ca_bundle`` when there is one."""
-        via_proxy = {db.HOST: database.proxy.endpoint} if database.proxy is not None else {}
+        via_proxy = {DATABASE_HOST: database.proxy.endpoint} if database.proxy is not None else {}
         if database.ca_bundle:
-            via_proxy[db.CA] = database.ca_bundle
+            via_proxy[DATABASE_CA] = database.ca_bundle
         functions_secret = database.app_secret or database.secret
         for function in self.database_users:
             self._database_environment(function, functions_secret, via_proxy)
@@ -193,7 +206,7 @@ class Functions(Construct):
             for secret in roles.values():
                 secret.grant_read(self.migrations)
             self.migrations.add_environment(
-                deployment.ROLE_SECRETS, json.dumps({role: secret.secret_arn for role, secret in roles.items()})
+                ROLE_SECRETS, json.dumps({role: secret.secret_arn for role, secret in roles.items()})
             )
 
     @staticmethod
@@ -235,7 +248,7 @@ class Functions(Construct):
     def mark_vision_models(self, models: tuple[str, ...]) -> None:
         """Tell StartExperiment which models beyond the catalog's accept images (observation image or both)."""
         if models:
-            self.task("StartExperiment").add_environment(catalog.VISION_MODELS, json.dumps(list(models)))
+            self.task("StartExperiment").add_environment(VISION_MODELS, json.dumps(list(models)))
 
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
         """Invoke only the configured models, and tell StartExperiment which ones they are.
@@ -244,7 +257,7 @@ class Functions(Construct):
         global one (in this region and account), and as the foundation model in any region: a profile routes
         the call to the model in its destination regions (a global profile, to a model ARN without a
         region). A profile id is granted as given, with its foundation model."""
-        self.task("StartExperiment").add_environment(deployment.BEDROCK_MODEL_IDS, json.dumps(list(model_ids)))
+        self.task("StartExperiment").add_environment(BEDROCK_MODEL_IDS, json.dumps(list(model_ids)))
         if not model_ids:
             return
         stack = Stack.of(self)
@@ -299,5 +312,5 @@ class Functions(Construct):
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[execution_arns])
             )
-        self.reconciler.add_environment(deployment.STATE_MACHINE_ARN, state_machine_arn)
-        self.task("CheckProgress").add_environment(deployment.EXECUTION_TIMEOUT, str(timeout_seconds))
+        self.reconciler.add_environment(STATE_MACHINE_ARN, state_machine_arn)
+        self.task("CheckProgress").add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))

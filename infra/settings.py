@@ -13,8 +13,9 @@ from pathlib import Path
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from oriole.catalog import BY_KEY, DEFAULT_DEPLOYMENT, data_stack, orchestrator_stack
+from oriole.catalog import BY_KEY, data_stack, orchestrator_stack
 from oriole.config import parse_stored, url_problem, without_userinfo
+from oriole.environment import DEFAULT_DEPLOYMENT
 from oriole.errors import InvalidParameter
 from oriole.provider_registry import PROVIDERS, Provider
 

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from oriole.environment import PRUNED_FUNCTIONS, ROLE_SECRETS, STACK_ID, STATE_MACHINE_ARN, SWEEP_STATE_MACHINE_ARN
 from oriole.handlers import DEPLOYED
 from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS
@@ -35,11 +36,11 @@ ENTRY_POINTS = tuple(DEPLOYED.values())
 NAMING_VARIABLES = (
     "DATABASE_SECRET_ARN",
     *(p.api_key_secret for p in PROVIDERS.values() if p.api_key_secret),
-    deployment.ROLE_SECRETS,
-    deployment.STATE_MACHINE_ARN,
-    deployment.PRUNED_FUNCTIONS,
-    deployment.SWEEP_STATE_MACHINE_ARN,
-    deployment.STACK_ID,
+    ROLE_SECRETS,
+    STATE_MACHINE_ARN,
+    PRUNED_FUNCTIONS,
+    SWEEP_STATE_MACHINE_ARN,
+    STACK_ID,
 )
 
 

@@ -1,35 +1,103 @@
-"""Shared fixtures: a real PostgreSQL (``DATABASE_URL`` when set, else an embedded pgserver) with a
-fresh database per test session, migrated and holding the maze set. Every AWS call a function's handler makes
-is recorded from here on (``tests.aws_calls``; the integration tests hold the calls to the IAM contract)."""
+"""Shared fixtures: a real PostgreSQL (``DATABASE_URL`` when set, else an embedded pgserver of this process: each
+xdist worker starts its own) with a fresh database per test session, migrated and holding the maze set; local
+state (``ORIOLE_HOME``) in a folder of the session's, never the checkout's or the researcher's. Every AWS call a
+function's handler makes is recorded from here on (``tests.aws_calls``; the integration tests hold the calls to
+the IAM contract). ``tests.isolation`` says what keeps two sessions, or two workers, out of each other's files."""
 
 from __future__ import annotations
 
 import os
 import uuid
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import psycopg
 import pytest
 from psycopg import sql
 
-from tests import aws_calls
+from tests import aws_calls, isolation
 
 aws_calls.install()  # before any boto3 client exists: the hook joins botocore's built-in handlers
 
 
+def _import_the_cli_with_a_live_width() -> None:
+    """rich fixes a console's width to the COLUMNS it finds when the console is made, and the CLI makes its consoles
+    as ``cli.common`` is imported: imported here, with COLUMNS unset, they read COLUMNS each time they print, so
+    each test's invocation gets the width its environment asks for, whichever test of the process came first."""
+    columns = os.environ.pop("COLUMNS", None)
+    try:
+        import oriole_workstation.cli.common  # noqa: F401
+    finally:
+        if columns is not None:
+            os.environ["COLUMNS"] = columns
+
+
+_import_the_cli_with_a_live_width()
+
+
+RUN_APART = pytest.StashKey[isolation.RunApart]()
+BASETEMP_CLAIM = pytest.StashKey[int]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "serial: runs while no other test of the session runs (xdist workers wait)")
+    if config.option.basetemp and not isolation.WORKER:  # a worker's is a folder inside its session's own
+        config.stash[BASETEMP_CLAIM] = isolation.claim_basetemp(config.option.basetemp)
+    if isolation.WORKER:  # xdist gives each worker a folder inside the session's own: shared things live there
+        isolation.SHARED.append(Path(config.option.basetemp).parent)
+        config.stash[RUN_APART] = isolation.RunApart(isolation.SHARED[0])
+    elif os.environ.get("DATABASE_URL") and getattr(config.option, "numprocesses", None):
+        raise pytest.UsageError(
+            "DATABASE_URL names one server, which parallel workers would share (its roles are the whole "
+            "server's): unset it, and each worker starts an embedded server of its own, or run with -n 0"
+        )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if BASETEMP_CLAIM in config.stash:
+        os.close(config.stash[BASETEMP_CLAIM])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Under xdist, each test (its fixtures' setup and teardown included) holds the session's lock: shared, or
+    alone when marked ``serial``."""
+    lock = item.config.stash.get(RUN_APART, None)
+    if lock is None:
+        return (yield)
+    with lock.holding(alone=item.get_closest_marker("serial") is not None):
+        return (yield)
+
+
+@pytest.fixture(autouse=True)
+def warm_container_caches_start_cold() -> None:
+    """A warm Lambda container serves one database, and the lifecycle keeps what it read there by key (each
+    experiment's maze by its id, each sweep's cells by its file); a test process serves many (the session's,
+    scratch ones, the replay corpus's), where experiment 3 of one is not experiment 3 of another: each test starts
+    with those caches empty, whichever tests its process ran before."""
+    from oriole.lifecycle import experiments, sweep_tasks
+
+    experiments._MAZE_CACHE.clear()
+    sweep_tasks._MATRICES.clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_home(tmp_path_factory) -> Iterator[None]:
+    """Local state of whatever the tests run (prompt versions, the prices file) in a folder of the session's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ORIOLE_HOME", str(tmp_path_factory.mktemp("oriole-home")))
+        yield
+
+
 @pytest.fixture(scope="session")
-def server_url(tmp_path_factory) -> str:
+def server_url() -> Iterator[str]:
     """A URL of a PostgreSQL server the tests may create databases on."""
     if os.environ.get("DATABASE_URL"):
-        return os.environ["DATABASE_URL"]
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
-        import pgserver
-
-        server = pgserver.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="delete")
-    return server.get_uri()
+        yield os.environ["DATABASE_URL"]
+        return
+    with isolation.embedded_server() as url:
+        yield url
 
 
 def _with_database(url: str, name: str) -> str:

@@ -29,8 +29,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from oriole import flows
+from oriole.environment import BEDROCK_MODEL_IDS, PRUNED_FUNCTIONS, ROLE_SECRETS
 from oriole.lifecycle import deployment
 from oriole_workstation import runner
+from tests import isolation
 from tests.aws_calls import ENTRY_POINTS, Call
 from tests.iam_policy import UnsupportedPolicy, allows
 
@@ -71,16 +73,28 @@ def contract_stacks() -> tuple:
 
 
 @functools.cache
-def deployed(region: str = REGION) -> Deployment:
-    from aws_cdk.assertions import Template
+def contract_templates() -> dict:
+    """The contract deployment's templates (``data``, ``orchestrator``) and the orchestrator stack's name
+    (``stack``), from one synthesis a session: the session's xdist workers share it through their common folder,
+    the first to need it synthesizing while the others wait (``tests.isolation.shared_once``)."""
 
-    data, orchestrator = contract_stacks()
-    return Deployment(
-        Template.from_stack(data).to_json(),
-        Template.from_stack(orchestrator).to_json(),
-        region,
-        stack=orchestrator.stack_name,
-    )
+    def synthesized() -> dict:
+        from aws_cdk.assertions import Template
+
+        data, orchestrator = contract_stacks()
+        return {
+            "data": Template.from_stack(data).to_json(),
+            "orchestrator": Template.from_stack(orchestrator).to_json(),
+            "stack": orchestrator.stack_name,
+        }
+
+    return isolation.shared_once("contract-templates.json", synthesized)
+
+
+@functools.cache
+def deployed(region: str = REGION) -> Deployment:
+    templates = contract_templates()
+    return Deployment(templates["data"], templates["orchestrator"], region, stack=templates["stack"])
 
 
 @dataclass(frozen=True)
@@ -172,7 +186,7 @@ class Deployment:
 
     @property
     def model_ids(self) -> list[str]:
-        return json.loads(self.variable(START_EXPERIMENT, deployment.BEDROCK_MODEL_IDS))
+        return json.loads(self.variable(START_EXPERIMENT, BEDROCK_MODEL_IDS))
 
     def _renames(self, call: Call) -> Iterator[tuple[str, str]]:
         """(local, deployed) resource pairs for ``call``: its function's environment first, then the flows."""
@@ -180,10 +194,10 @@ class Deployment:
             ours = self.variable(call.function, name)
             if ours is None:
                 continue
-            if name == deployment.ROLE_SECRETS:
+            if name == ROLE_SECRETS:
                 theirs = json.loads(ours)
                 yield from ((arn, theirs[role]) for role, arn in json.loads(local).items() if role in theirs)
-            elif name == deployment.PRUNED_FUNCTIONS:
+            elif name == PRUNED_FUNCTIONS:
                 yield from self._pruned(json.loads(local), json.loads(ours))
             else:
                 yield from _with_executions(local, ours)

@@ -1,5 +1,5 @@
 """A scripted stand-in for an Ollama server: real HTTP on loopback (see ``tests.scripted_server``), answering
-``POST /api/chat`` from a script.
+``POST /api/chat`` from a script, and ``GET /api/tags`` with the models it is given.
 
 The server speaks only what Ollama documents for a non-streaming chat request; anything else (another path, a
 streaming request, a body without a model, a message's ``images`` that are not base64 PNGs that decode) is
@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from tests.pictures import DecodedPng, PngError, decode_png
@@ -24,6 +25,7 @@ from tests.scripted_server import ScriptedRequest, ScriptedServer, slow
 __all__ = ["ScriptedOllama", "chat_response", "error", "slow", "text_reply", "tool_calls"]
 
 CHAT_PATH = "/api/chat"
+TAGS_PATH = "/api/tags"
 
 
 def chat_response(reply: dict, model: str) -> dict:
@@ -78,9 +80,16 @@ class ScriptedOllama(ScriptedServer):
     """An Ollama chat endpoint answering each request with the next scripted reply (see ``ScriptedServer``);
     a dict reply is sent with 200 as a full chat response (see ``chat_response``)."""
 
-    def __init__(self, *replies: dict | tuple):
-        super().__init__(*replies)
+    def __init__(self, *replies: dict | tuple, models: Iterable[str] = ()):
+        super().__init__(*replies, models=models)
         self.pictures: list[list[DecodedPng]] = []  # per request received, the images it carried, decoded
+
+    def listing(self, request: ScriptedRequest) -> tuple[int, bytes] | None:
+        """``GET /api/tags``: the pulled models, named with their tag as Ollama names them."""
+        if (request.method, request.path) != ("GET", TAGS_PATH):
+            return None
+        named = [model if ":" in model else f"{model}:latest" for model in self.models]
+        return 200, json.dumps({"models": [{"name": name, "model": name, "size": 1} for name in named]}).encode()
 
     def problem(self, request: ScriptedRequest) -> tuple[int, bytes] | None:
         problem = _protocol_problem(request)

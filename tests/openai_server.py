@@ -1,5 +1,5 @@
 """A scripted stand-in for an OpenAI-compatible server: real HTTP on loopback (see ``tests.scripted_server``),
-answering ``POST /v1/chat/completions`` from a script.
+answering ``POST /v1/chat/completions`` from a script, and ``GET /v1/models`` with the models it is given.
 
 Every request is checked against the Chat Completions spec before it is answered, and one that breaks it gets
 the 400 an OpenAI server sends (``{"error": {"message", "type", "code", "param"}}``): a model; messages whose
@@ -25,6 +25,7 @@ import binascii
 import itertools
 import json
 import time
+from collections.abc import Iterable
 
 from tests.pictures import DecodedPng, PngError, decode_png
 from tests.scripted_server import Raw, ScriptedRequest, ScriptedServer, slow
@@ -32,6 +33,7 @@ from tests.scripted_server import Raw, ScriptedRequest, ScriptedServer, slow
 __all__ = ["ScriptedOpenAI", "error", "slow", "text_reply", "tool_calls"]
 
 CHAT_PATH = "/v1/chat/completions"
+MODELS_PATH = "/v1/models"
 ROLES = {"system", "developer", "user", "assistant", "tool"}
 REQUEST_FIELDS = {
     "model",
@@ -111,8 +113,8 @@ class ScriptedOpenAI(ScriptedServer):
     """An OpenAI-compatible chat completions endpoint answering each request with the next scripted reply;
     ``base_url`` is what a client takes (``http://127.0.0.1:PORT/v1``)."""
 
-    def __init__(self, *replies: dict | tuple, api_key: str | None = None):
-        super().__init__(*replies)
+    def __init__(self, *replies: dict | tuple, api_key: str | None = None, models: Iterable[str] = ()):
+        super().__init__(*replies, models=models)
         self.api_key = api_key
         self.issued: dict[str, str] = {}  # tool call id -> the name it was issued with
         self._ids = itertools.count(1)
@@ -124,6 +126,15 @@ class ScriptedOpenAI(ScriptedServer):
 
     def error(self, status: int, message: str) -> Raw:
         return error(status, message, "server_error" if status >= 500 else "invalid_request_error")
+
+    def listing(self, request: ScriptedRequest) -> Raw | None:
+        """``GET /v1/models``: the served models as the spec lists them (behind the API key, as the chat is)."""
+        if (request.method, request.path) != ("GET", MODELS_PATH):
+            return None
+        if self.api_key and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return error(401, "Incorrect API key provided", code="invalid_api_key")
+        data = [{"id": model, "object": "model", "created": 0, "owned_by": "scripted"} for model in self.models]
+        return 200, json.dumps({"object": "list", "data": data}).encode()
 
     def problem(self, request: ScriptedRequest) -> Raw | None:
         if request.path != CHAT_PATH:

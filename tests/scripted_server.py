@@ -12,6 +12,9 @@ A reply is a dict (the subclass renders it with 200), a raw ``(status, body byte
 test writes itself (status line, headers and body), one piece every ``pause`` seconds, for as long as the pieces
 last (they may be endless) and the client listens. Every request is kept in ``requests``, and every answer
 written whole in ``answers`` (status and body bytes, in the order of the requests).
+
+The models a server serves (``models``) are what its protocol's listing answers (``listing``: Ollama's ``GET
+/api/tags``, ``GET /v1/models``): a listing is answered out of the script and kept apart, in ``listings``.
 """
 
 from __future__ import annotations
@@ -63,11 +66,13 @@ def trickle(pause: float, pieces: Iterable[bytes]) -> Trickle:
 class ScriptedServer:
     """An HTTP endpoint on 127.0.0.1 (ephemeral port) answering each request with the next scripted reply."""
 
-    def __init__(self, *replies: dict | tuple | Slow | Trickle):
+    def __init__(self, *replies: dict | tuple | Slow | Trickle, models: Iterable[str] = ()):
         self._script: deque = deque(replies)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.models = tuple(models)
         self.requests: list[ScriptedRequest] = []
+        self.listings: list[ScriptedRequest] = []
         self.answers: list[tuple[int, bytes]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -88,6 +93,11 @@ class ScriptedServer:
     def error(self, status: int, message: str) -> Raw:
         """An error answer in the protocol's shape."""
         raise NotImplementedError
+
+    def listing(self, request: ScriptedRequest) -> Raw | None:
+        """The protocol's listing of ``models`` when ``request`` asks for it, else None (the request goes on to
+        the script)."""
+        return None
 
     # --- the server -----------------------------------------------------------------------------------------
 
@@ -130,6 +140,10 @@ class ScriptedServer:
     def _answer(self, request: ScriptedRequest) -> Raw | Trickle:
         """The status, body and headers for one request, waiting first if the reply is slow (a trickle is
         written as it is)."""
+        if (listed := self.listing(request)) is not None:
+            with self._lock:
+                self.listings.append(request)
+            return listed
         problem = self.problem(request)
         number = self._record(request)
         if problem:

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from oriole import provider_registry
-
-DEFAULT_DEPLOYMENT = "Oriole"
-DEPLOYMENT = "ORIOLE_DEPLOYMENT"  # set by CDK on the functions; a researcher sets it for a second deployment
+from oriole import memory_registry, provider_registry
+from oriole.environment import Environment
 
 
 def parameter_prefix(deployment: str) -> str:
@@ -54,7 +50,7 @@ def pricing_path(prefix: str) -> str:
 
 # The prefix of the deployment that this process reads: the functions' (ORIOLE_DEPLOYMENT, which CDK sets on
 # them) or the CLI's. The stacks never use it: they take every name from the deployment they synthesize.
-PREFIX = parameter_prefix(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
+PREFIX = parameter_prefix(Environment.read().deployment)
 PROMPTS_PATH = prompts_path(PREFIX)
 PRICING_PATH = pricing_path(PREFIX)
 SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
@@ -240,10 +236,8 @@ CATALOG: tuple[Parameter, ...] = (
         "agent/history-mode",
         str,
         "actions",
-        "What the model remembers across turns: actions (a context message with its last historyActions "
-        "actions), conversation (the earlier turns' messages, trimmed oldest first to the context budget) "
-        "or summary (the last historyTurns turns' messages plus a summary of everything older).",
-        choices=("actions", "conversation", "summary"),
+        f"What the model remembers across turns: {memory_registry.described(memory_registry.MEMORY_MODES)}.",
+        choices=tuple(memory_registry.MEMORY_MODES),
         providers=LLM_PROVIDERS,
     ),
     Parameter(
@@ -259,10 +253,8 @@ CATALOG: tuple[Parameter, ...] = (
         "agent/compaction",
         str,
         "map",
-        "How historyMode summary summarises older turns: map (deterministic: the map the agent has seen, "
-        "the tiles it visited, the frontier) or model (the model summarises its own history in a separate, "
-        "accounted call).",
-        choices=("map", "model"),
+        f"How historyMode summary summarises older turns: {memory_registry.described(memory_registry.COMPACTIONS)}.",
+        choices=tuple(memory_registry.COMPACTIONS),
         providers=LLM_PROVIDERS,
     ),
     Parameter(
@@ -452,8 +444,9 @@ CATALOG: tuple[Parameter, ...] = (
 
 # The example models known to accept images (observation image or both), by the name an experiment gives (a
 # Bedrock inference profile id counts as its base model). A deployment marks others with the CDK context
-# visionModels, which the functions receive as ORIOLE_VISION_MODELS (a JSON list); locally that variable is read
-# from the environment of the `oriole` command. Any other model given observation image or both is refused at start.
+# visionModels, which the functions receive as ORIOLE_VISION_MODELS (a JSON list, ``Environment.vision_models``);
+# locally that variable is read from the environment of the `oriole` command. Any other model given observation
+# image or both is refused at start.
 IMAGE_MODELS: frozenset[str] = frozenset(
     {
         "anthropic.claude-haiku-4-5-20251001-v1:0",
@@ -471,7 +464,6 @@ IMAGE_MODELS: frozenset[str] = frozenset(
         "llama3.2-vision:11b",
     }
 )
-VISION_MODELS = "ORIOLE_VISION_MODELS"
 
 BY_KEY: dict[str, Parameter] = {p.key: p for p in CATALOG}
 START_NAMES: tuple[str, ...] = tuple(p.name for p in CATALOG if p.overridable)  # what StartExperiment reads
@@ -487,13 +479,6 @@ def default_of(key: str, kind: type[Value]) -> Value:
     if not isinstance(default, kind):
         raise TypeError(f"the catalog default of {key} is {default!r}, not a {kind.__name__}")
     return default
-
-
-def snapshot_value(config: Mapping[str, Any], key: str) -> Any:
-    """A configuration snapshot's value of ``key``; a snapshot taken before the parameter existed gets its
-    catalog default, so experiments started before it still run. A JSON value, of the type the catalog declares
-    for ``key`` (``Parameter.type``: ``resolve`` checked it when the snapshot was taken), hence ``Any``."""
-    return config[key] if key in config else BY_KEY[key].default
 
 
 def pricing_name(model: str) -> str:

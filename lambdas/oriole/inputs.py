@@ -1,19 +1,19 @@
-"""Task inputs as the state machine sends them, validated at the boundary with clear messages, and the base of
-what tasks hand back (``TaskOutput``: snake_case in Python, the flow's camelCase names in the state)."""
+"""What a person writes to start an experiment (an execution input, a successor's, a replay's) and the
+status-change event, validated at the boundary with clear messages: ``parse``, the one validation every input goes
+through (the flow tasks' own inputs and outputs are ``oriole.lifecycle.task_io``'s; a sweep file's, with
+``SweepFileError``)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
 
 from oriole.catalog import MAX_PRICE_PER_MTOK
-from oriole.errors import InvalidExecutionInput
+from oriole.errors import InvalidExecutionInput, OrioleError
 from oriole.labels import label_problem
 from oriole.provider_registry import DEFAULT_PROVIDER, ProviderName
-from oriole.statuses import ExperimentStatus, NextStep, RepetitionOutcome
-from oriole.text import JsonObject, bounded, unstorable
+from oriole.text import bounded, unstorable
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 _SHOWN_CHARS = 200  # how much of a refused value an error message quotes
@@ -132,63 +132,6 @@ class ReplayInput(BaseModel):
     replayOf: int = Field(gt=0)
 
 
-class ContinueRequest(BaseModel):
-    """ContinueAsNew's input: the experiment, the part this execution carries, and its state machine."""
-
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
-
-    experimentId: int = Field(gt=0)
-    part: int = Field(gt=0)
-    stateMachineArn: str = Field(min_length=1)
-
-
-class TurnRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
-
-    experimentId: int = Field(gt=0)
-    turnNumber: int = Field(gt=0)
-
-
-class ProgressRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
-
-    experimentId: int = Field(gt=0)
-    turnInExecution: int = Field(gt=0)
-    executionStartTime: str | None = None  # the context object's $$.Execution.StartTime (ISO 8601)
-
-
-class CaughtError(BaseModel):
-    """What a Catch puts under ``$.error``: the error's name and its cause (a Lambda error payload as JSON)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    Error: str | None = None
-    Cause: str | None = None
-
-
-class FinalizeRequest(BaseModel):
-    """A finalizer's input: the whole state on the failure path, so every field is optional and lenient.
-
-    A failed StartExperiment passes the execution input under ``input`` and the execution's ARN: a
-    successor's input names its experiment, a rejected new input has none.
-    """
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    experimentId: int | None = Field(None, strict=True)
-    reason: str | None = None
-    error: CaughtError = Field(default_factory=CaughtError)
-    input: Any = None
-    executionArn: str | None = None
-
-    @property
-    def experiment_id(self) -> int | None:
-        if self.experimentId is not None:
-            return self.experimentId
-        hint = self.input.get("experimentId") if isinstance(self.input, dict) else None
-        return hint if type(hint) is int else None
-
-
 class ExecutionStatusChange(BaseModel):
     """The detail of Step Functions' "Execution Status Change" event (EventBridge on AWS; the local runner
     and ``oriole doctor`` build the same detail from DescribeExecution)."""
@@ -202,87 +145,6 @@ class ExecutionStatusChange(BaseModel):
     output: str | None = None
     error: str | None = None
     cause: str | None = None
-
-
-_TASK = ConfigDict(extra="ignore", strict=True, frozen=True)
-
-
-class RepetitionRequest(BaseModel):
-    """A sweep map item, as its ItemSelector builds it: the sweep and the index of one planned experiment."""
-
-    model_config = _TASK
-
-    sweep: dict[str, Any]
-    index: int = Field(ge=0)
-    experimentStateMachineArn: str
-
-
-class RepetitionCheck(BaseModel):
-    """A sweep item's look at the experiment it started: the sweep's wait and how long the item has followed it
-    (the sum of its waits), from which the next wait grows."""
-
-    model_config = _TASK
-
-    executionArn: str
-    waitSeconds: int = Field(ge=1)
-    followedSeconds: int = Field(ge=0)
-
-
-class SweepSummaryRequest(BaseModel):
-    """The sweep's last task: the run's plan (the indices each provider's map ran)."""
-
-    model_config = _TASK
-
-    sweep: dict[str, Any]
-    planned: int = Field(ge=0)
-    alreadyDone: int = Field(ge=0)
-    indices: dict[str, list[int]]
-    experimentStateMachineArn: str
-
-
-class TaskOutput(BaseModel):
-    """What a task returns to the state machine: fields in snake_case, written into the state under their camelCase
-    names (``as_state``), which the flows' paths and ResultSelectors read."""
-
-    model_config = ConfigDict(frozen=True, alias_generator=to_camel, validate_by_name=True, validate_by_alias=True)
-
-    def as_state(self) -> JsonObject:
-        """The task's JSON result, as its Lambda returns it."""
-        return self.model_dump(mode="json", by_alias=True)
-
-
-class ProgressDecision(TaskOutput):
-    """CheckProgress's answer: what the flow's ConditionCheck routes on (``decision``), and why."""
-
-    decision: NextStep
-    reason: str | None
-    actions: int
-    goal_found: bool
-
-
-class Finalized(TaskOutput):
-    """A finalizer's answer: the experiment (None: a rejected input had none), the status it asked for, whether
-    this call closed it, and the reason it stored."""
-
-    experiment_id: int | None
-    status: ExperimentStatus
-    closed: bool
-    failure_reason: str | None
-
-
-class Continued(TaskOutput):
-    """ContinueAsNew's answer: the successor execution and the part it runs."""
-
-    successor_execution_arn: str
-    part: int
-
-
-class RepetitionStarted(TaskOutput):
-    """StartRepetition's answer: ``started`` and its execution, or why nothing started (the status its
-    repetition already ended with, or ``skipped`` at the spend limit)."""
-
-    outcome: RepetitionOutcome | ExperimentStatus
-    execution_arn: str | None
 
 
 def _describe(err: ValidationError) -> str:
@@ -302,11 +164,12 @@ def _describe(err: ValidationError) -> str:
 Model = TypeVar("Model", bound=BaseModel)
 
 
-def parse(model: type[Model], data: object, what: str) -> Model:
-    """Validate ``data`` as ``model``; any problem raises InvalidExecutionInput listing every field at fault."""
+def parse(model: type[Model], data: object, what: str, error: type[OrioleError] = InvalidExecutionInput) -> Model:
+    """Validate ``data`` as ``model``; any problem raises ``error`` (the flows' name for it) listing every field at
+    fault, each with what it got."""
     if not isinstance(data, dict):
-        raise InvalidExecutionInput(f"{what} must be a JSON object, got {type(data).__name__}")
+        raise error(f"{what} must be a JSON object, got {type(data).__name__}")
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        raise InvalidExecutionInput(f"invalid {what}: {_describe(err)}") from None
+        raise error(f"invalid {what}: {_describe(err)}") from None

@@ -88,10 +88,11 @@ TERMINAL_EXECUTION_STATUSES = (
 
 class RepetitionOutcome(StrEnum):
     """A sweep item's word for its repetition besides the experiment's own status: started now, skipped (the
-    spend limit, or the sweep was stopped), rejected (its execution failed before an experiment existed), or
-    still starting (its execution runs, no experiment yet)."""
+    spend limit, or the sweep was stopped), paused (its agent's server keeps failing), rejected (its execution
+    failed before an experiment existed), or still starting (its execution runs, no experiment yet)."""
 
     STARTED = "started"
     SKIPPED = "skipped"
+    PAUSED = "paused"  # its agent's model server failed the run's last experiments of that agent alike
     REJECTED = "rejected"
     STARTING = "starting"

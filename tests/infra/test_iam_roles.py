@@ -11,6 +11,7 @@ import json
 import pytest
 
 from oriole import flows
+from oriole.environment import PRUNED_FUNCTIONS, ROLE_SECRETS, STACK_ID, STATE_MACHINE_ARN, SWEEP_STATE_MACHINE_ARN
 from oriole.handlers import DEPLOYED, FUNCTIONS
 from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS
@@ -105,9 +106,9 @@ def test_what_the_version_pruner_is_given_locally_stands_for_what_the_template_g
     sweeps = LOCAL + "stateMachine:OrioleOrchestrator-sweep"
     given = json.dumps(["Oriole-CheckProgress", "Oriole-Reconciler"])
     environment = (
-        (deployment.PRUNED_FUNCTIONS, given),
-        (deployment.STACK_ID, stack),
-        (deployment.SWEEP_STATE_MACHINE_ARN, sweeps),
+        (PRUNED_FUNCTIONS, given),
+        (STACK_ID, stack),
+        (SWEEP_STATE_MACHINE_ARN, sweeps),
     )
     function = f"arn:aws:lambda:{runner.REGION}:{runner.ACCOUNT}:function:Oriole-"
     check = contract.functions[FUNCTIONS["CheckProgressFunctionArn"]].arn
@@ -117,7 +118,7 @@ def test_what_the_version_pruner_is_given_locally_stands_for_what_the_template_g
         ("lambda:DeleteFunction", function + "CheckProgress:3", f"{check}:3", True),
         ("lambda:DeleteFunction", function + "CheckProgress", check, False),
         ("lambda:ListVersionsByFunction", function + "Reconciler", function + "Reconciler", False),
-        ("cloudformation:ListStackResources", stack, contract.variable(PRUNER, deployment.STACK_ID), True),
+        ("cloudformation:ListStackResources", stack, contract.variable(PRUNER, STACK_ID), True),
         ("states:ListExecutions", sweeps, contract.state_machine(flows.SWEEP).arn, True),
         (
             "states:DescribeStateMachineForExecution",
@@ -151,12 +152,12 @@ def test_a_secret_is_read_only_where_the_template_hands_it(contract):
     owner = call(MIGRATIONS, "secretsmanager:GetSecretValue", local, environment=(("DATABASE_SECRET_ARN", local),))
     assert contract.translate(owner) == contract.variable(MIGRATIONS, "DATABASE_SECRET_ARN")  # the owner's secret,
     assert contract.translate(owner) != contract.variable(RECONCILER, "DATABASE_SECRET_ARN")  # not the app role's
-    roles = json.loads(contract.variable(MIGRATIONS, deployment.ROLE_SECRETS))
+    roles = json.loads(contract.variable(MIGRATIONS, ROLE_SECRETS))
     reader = call(
         MIGRATIONS,
         "secretsmanager:GetSecretValue",
         local,
-        environment=((deployment.ROLE_SECRETS, json.dumps({"oriole_reader": local})),),
+        environment=((ROLE_SECRETS, json.dumps({"oriole_reader": local})),),
     )
     assert contract.translate(reader) == roles["oriole_reader"] and contract.denial(reader) is None
 
@@ -167,7 +168,7 @@ def test_the_reconciler_describes_only_the_executions_of_the_state_machine_it_is
         RECONCILER,
         "states:DescribeExecution",
         LOCAL + "execution:anything-local:lost",
-        environment=((deployment.STATE_MACHINE_ARN, ours),),
+        environment=((STATE_MACHINE_ARN, ours),),
     )
     experiment = contract.state_machine(flows.EXPERIMENT).arn
     assert contract.translate(lost) == experiment.replace(":stateMachine:", ":execution:") + ":lost"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from oriole import flows
 from oriole.core import mazeset
-from oriole.lifecycle import deployment
+from oriole.environment import BEDROCK_MODEL_IDS, CODE_VERSION
 from oriole.provider_registry import PROVIDERS
 from oriole_workstation import check as check_module
 from oriole_workstation.cli import app
@@ -82,11 +82,11 @@ def deployed(bedrock_local, checkout_version):
         },
     )
     for function in boto3.client("lambda", region_name=REGION).list_functions()["Functions"]:
-        set_environment(function["FunctionName"], **{deployment.CODE_VERSION: checkout_version})
+        set_environment(function["FunctionName"], **{CODE_VERSION: checkout_version})
     set_environment(
         "oriole-StartExperiment",
         **{
-            deployment.BEDROCK_MODEL_IDS: json.dumps([HAIKU]),
+            BEDROCK_MODEL_IDS: json.dumps([HAIKU]),
             PROVIDERS["ollama"].servers.listed: "[]",
             PROVIDERS["openai"].servers.listed: json.dumps([OPENAI_URL]),
         },
@@ -254,8 +254,8 @@ def test_a_model_granted_by_base_id_is_called_by_that_id_when_no_profile_serves_
 
 def test_a_missing_or_invalid_parameter_and_mixed_code_versions_print_their_fixes(check, deployed, checkout_version):
     ssm = boto3.client("ssm", region_name=REGION)
-    set_environment("oriole-StartExperiment", **{deployment.BEDROCK_MODEL_IDS: "[]"})
-    set_environment("oriole-InvokeBaselineAgent", **{deployment.CODE_VERSION: "0.0.9+0123456789ab"})
+    set_environment("oriole-StartExperiment", **{BEDROCK_MODEL_IDS: "[]"})
+    set_environment("oriole-InvokeBaselineAgent", **{CODE_VERSION: "0.0.9+0123456789ab"})
     ssm.delete_parameter(Name="/oriole/experiments/max-moves")
     ssm.put_parameter(Name="/oriole/gameplay/vision-range", Value="lots", Type="String", Overwrite=True)
     try:
@@ -263,8 +263,8 @@ def test_a_missing_or_invalid_parameter_and_mixed_code_versions_print_their_fixe
     finally:
         ssm.put_parameter(Name="/oriole/experiments/max-moves", Value="10000", Type="String")
         ssm.put_parameter(Name="/oriole/gameplay/vision-range", Value="3", Type="String", Overwrite=True)
-        set_environment("oriole-InvokeBaselineAgent", **{deployment.CODE_VERSION: checkout_version})
-        set_environment("oriole-StartExperiment", **{deployment.BEDROCK_MODEL_IDS: json.dumps([HAIKU])})
+        set_environment("oriole-InvokeBaselineAgent", **{CODE_VERSION: checkout_version})
+        set_environment("oriole-StartExperiment", **{BEDROCK_MODEL_IDS: json.dumps([HAIKU])})
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == "ok    stacks      OrioleData CREATE_COMPLETE, OrioleOrchestrator CREATE_COMPLETE"

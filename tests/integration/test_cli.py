@@ -6,6 +6,7 @@ import pytest
 
 from oriole import catalog
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest
 
 
 def test_run_json_prints_one_object_with_the_documented_keys(cli):
@@ -267,7 +268,11 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
         "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random", "comment": tag},
         "executionArn": "arn:aws:states:us-east-1:123456789012:execution:oriole-experiment:archive-running",
     }
-    ids.append(experiments.start(running, store, lambda names: catalog.defaults())["experimentId"])
+    ids.append(
+        experiments.start(StartRequest.model_validate(running), store, lambda names: catalog.defaults()).as_state()[
+            "experimentId"
+        ]
+    )
     refused = cli("experiments", "delete", "--tag", tag, "--yes")
     assert refused.exit_code == 2 and f"experiment(s) {ids[3]} still running" in refused.stderr
     assert (

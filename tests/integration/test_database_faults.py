@@ -8,6 +8,7 @@ import pytest
 
 from oriole import catalog
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest, TurnRequest
 from oriole.providers import baseline
 from oriole.store import Store, db
 
@@ -37,11 +38,15 @@ def start(store, arn: str) -> int:
         },
         "executionArn": arn,
     }
-    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()[
+        "experimentId"
+    ]
 
 
 def play(store, experiment_id: int, turn: int) -> dict:
-    return experiments.play_turn({"experimentId": experiment_id, "turnNumber": turn}, store, baseline.agent)
+    return experiments.play_turn(
+        TurnRequest.model_validate({"experimentId": experiment_id, "turnNumber": turn}), store, baseline.agent
+    )
 
 
 def written(store, experiment_id: int) -> tuple:

@@ -11,7 +11,9 @@ import pytest
 from psycopg import sql
 
 from oriole import catalog
-from oriole.lifecycle import deployment, experiments
+from oriole.environment import ROLE_SECRETS
+from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import FinalizeRequest, ProgressRequest, StartRequest, TurnRequest
 from oriole.providers import baseline
 from oriole.store import db
 
@@ -56,10 +58,16 @@ def test_the_application_role_runs_an_experiment(as_role):
         "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle"},
         "executionArn": f"arn:test:app-role-{uuid.uuid4().hex[:6]}",
     }
-    state = experiments.start(event, store, lambda names: catalog.defaults())
-    experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, baseline.agent)
-    assert experiments.check_progress({"experimentId": state["experimentId"], "turnInExecution": 1}, store)
-    assert experiments.finalize({"experimentId": state["experimentId"]}, store, "succeeded").closed
+    state = experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()
+    experiments.play_turn(
+        TurnRequest.model_validate({"experimentId": state["experimentId"], "turnNumber": 1}), store, baseline.agent
+    )
+    assert experiments.check_progress(
+        ProgressRequest.model_validate({"experimentId": state["experimentId"], "turnInExecution": 1}), store
+    )
+    assert experiments.finalize(
+        FinalizeRequest.model_validate({"experimentId": state["experimentId"]}), store, "succeeded"
+    ).closed
 
 
 @pytest.mark.parametrize(
@@ -126,7 +134,7 @@ def test_the_migrations_give_the_roles_their_logins_from_their_secrets(database_
                 )["ARN"]
                 for role in ("oriole_app", "oriole_reader")
             }
-            monkeypatch.setenv(deployment.ROLE_SECRETS, json.dumps(arns))
+            monkeypatch.setenv(ROLE_SECRETS, json.dumps(arns))
             db.reset()
             result = migrate.handler({}, LambdaContext("oriole-Migrations", "arn:aws:lambda:::function:m", "r"))
         assert result["logins"] == ["oriole_app", "oriole_reader"] and result["applied"] == []

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from oriole import catalog
+from oriole.environment import BEDROCK_MODEL_IDS, CODE_VERSION, EXECUTION_TIMEOUT
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotRunning,
@@ -16,8 +17,16 @@ from oriole.errors import (
     InvalidExecutionInput,
     ModelNotAllowed,
 )
-from oriole.inputs import ExecutionStatusChange, Finalized
-from oriole.lifecycle import deployment, experiments
+from oriole.inputs import ExecutionStatusChange
+from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import (
+    ContinueRequest,
+    Finalized,
+    FinalizeRequest,
+    ProgressRequest,
+    StartRequest,
+    TurnRequest,
+)
 from oriole.provider_registry import PROVIDERS
 from oriole.providers import baseline
 
@@ -34,14 +43,14 @@ def start(store, arn: str, provider="baseline", model="oracle", **config) -> dic
         "input": {"mazeId": "perfect-9", "llmProvider": provider, "modelName": model, "config": config},
         "executionArn": EXECUTIONS + arn,
     }
-    return experiments.start(event, store, lambda names: catalog.defaults())
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()
 
 
 @pytest.fixture
 def on_aws(monkeypatch):
     """The environment CDK gives StartExperiment in us-east-1 with one base model and one Ollama endpoint."""
     monkeypatch.setenv("AWS_REGION", "us-east-1")
-    monkeypatch.setenv(deployment.BEDROCK_MODEL_IDS, json.dumps([HAIKU]))
+    monkeypatch.setenv(BEDROCK_MODEL_IDS, json.dumps([HAIKU]))
     monkeypatch.setenv(PROVIDERS["ollama"].servers.listed, json.dumps(["https://ollama.lab.example:11434"]))
     return monkeypatch
 
@@ -132,7 +141,7 @@ def test_start_reads_only_the_catalog_the_prompt_and_the_price(store):
         "input": {"mazeId": "perfect-9", "llmProvider": "bedrock", "modelName": HAIKU},
         "executionArn": EXECUTIONS + "reads-by-name",
     }
-    experiments.start(event, store, reader)
+    experiments.start(StartRequest.model_validate(event), store, reader).as_state()
     [names] = asked
     assert set(names) == {*catalog.START_NAMES, "/oriole/prompts/v1", catalog.pricing_name(HAIKU)}
     assert not any(name.endswith("/") for name in names)  # names only, never a path
@@ -160,8 +169,10 @@ def carried(store, experiment_id: int) -> dict:
 def resume(store, experiment_id: int, name: str, token: str | None = None) -> dict:
     execution_input = {"experimentId": experiment_id} | ({"continuationToken": token} if token else {})
     return experiments.start(
-        {"input": execution_input, "executionArn": EXECUTIONS + name}, store, lambda names: catalog.defaults()
-    )
+        StartRequest.model_validate({"input": execution_input, "executionArn": EXECUTIONS + name}),
+        store,
+        lambda names: catalog.defaults(),
+    ).as_state()
 
 
 class Successors:
@@ -179,7 +190,9 @@ class Successors:
 def hand_over(store, experiment_id: int, successors: Successors, part: int = 1) -> str:
     """ContinueAsNew of the experiment's ``part``; the token its successor was started with."""
     handed = experiments.continue_as_new(
-        {"experimentId": experiment_id, "part": part, "stateMachineArn": MACHINE}, store, successors
+        ContinueRequest.model_validate({"experimentId": experiment_id, "part": part, "stateMachineArn": MACHINE}),
+        store,
+        successors,
     )
     name = f"exp-{experiment_id}-part-{part + 1}"
     assert handed.as_state() == {"successorExecutionArn": EXECUTIONS + name, "part": part + 1}
@@ -189,11 +202,13 @@ def hand_over(store, experiment_id: int, successors: Successors, part: int = 1) 
 def finalize_refused(store, experiment_id: int, name: str) -> Finalized:
     """What the state machine does with a refused start: FinalizeFailure with the input and the execution ARN."""
     return experiments.finalize(
-        {
-            "input": {"experimentId": experiment_id},
-            "executionArn": EXECUTIONS + name,
-            "error": {"Error": "ContinuationRefused", "Cause": "refused"},
-        },
+        FinalizeRequest.model_validate(
+            {
+                "input": {"experimentId": experiment_id},
+                "executionArn": EXECUTIONS + name,
+                "error": {"Error": "ContinuationRefused", "Cause": "refused"},
+            }
+        ),
         store,
         "failed",
     )
@@ -274,7 +289,9 @@ def test_a_retried_continue_as_new_leaves_the_successor_it_started_able_to_attac
 
 def test_a_closed_experiment_starts_no_successor(store):
     experiment_id = start(store, "closed-before-handover")["experimentId"]
-    experiments.finalize({"experimentId": experiment_id, "reason": "stopped"}, store, "aborted")
+    experiments.finalize(
+        FinalizeRequest.model_validate({"experimentId": experiment_id, "reason": "stopped"}), store, "aborted"
+    )
     successors = Successors()
     with pytest.raises(ExperimentNotRunning, match="is aborted with 1 execution\\(s\\); part 2 not started"):
         hand_over(store, experiment_id, successors)
@@ -298,12 +315,17 @@ def test_an_experiment_started_before_tokens_hands_over_once_without_one(store):
 def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_for, decision):
     """9,000 s execution timeout: with less than a turn's allowance (a whole model task and CheckProgress)
     left, the experiment goes on in a new execution instead of dying on Step Functions' timeout."""
-    monkeypatch.setenv(deployment.EXECUTION_TIMEOUT, "9000")
+    monkeypatch.setenv(EXECUTION_TIMEOUT, "9000")
     experiment_id = start(store, f"long-{ran_for}", maxDurationMinutes=600)["experimentId"]
-    experiments.play_turn({"experimentId": experiment_id, "turnNumber": 1}, store, baseline.agent)
+    experiments.play_turn(
+        TurnRequest.model_validate({"experimentId": experiment_id, "turnNumber": 1}), store, baseline.agent
+    )
     started = (datetime.now(UTC) - timedelta(seconds=ran_for)).isoformat().replace("+00:00", "Z")
     result = experiments.check_progress(
-        {"experimentId": experiment_id, "turnInExecution": 1, "executionStartTime": started}, store
+        ProgressRequest.model_validate(
+            {"experimentId": experiment_id, "turnInExecution": 1, "executionStartTime": started}
+        ),
+        store,
     )
     assert result.decision == decision
 
@@ -312,7 +334,7 @@ def test_each_experiment_records_the_code_version_it_started_with(store, monkeyp
     from oriole import __version__
 
     local = start(store, "code-local")["experimentId"]
-    monkeypatch.setenv(deployment.CODE_VERSION, f"{__version__}+0123456789ab")
+    monkeypatch.setenv(CODE_VERSION, f"{__version__}+0123456789ab")
     deployed = start(store, "code-deployed")["experimentId"]
     rows = store.conn.execute(
         "SELECT id, code_version FROM experiments WHERE id IN (%s, %s)", (local, deployed)

@@ -8,7 +8,9 @@ import psycopg
 import pytest
 
 from oriole import catalog
-from oriole.lifecycle import deployment, experiments
+from oriole.environment import STATE_MACHINE_ARN
+from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest
 from oriole_workstation.results import Results
 from oriole_workstation.runner import EXECUTION_PREFIX, LocalAws
 
@@ -28,7 +30,9 @@ def start(store, execution_arn: str) -> int:
         "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
         "executionArn": execution_arn,
     }
-    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()[
+        "experimentId"
+    ]
 
 
 def listed(result) -> dict[int, dict]:
@@ -132,7 +136,7 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
             while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
                 time.sleep(0.01)
         gone = start(store, ours.replace(":stateMachine:", ":execution:") + ":purged-from-history")
-        monkeypatch.setenv(deployment.STATE_MACHINE_ARN, ours)
+        monkeypatch.setenv(STATE_MACHINE_ARN, ours)
         try:
             context = LambdaContext("oriole-Reconciler", "arn:aws:lambda:us-east-1:1:function:r", "r")
             first = reconcile.handler({}, context)

@@ -9,6 +9,7 @@ from oriole import catalog
 from oriole.core import progress
 from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import ContinueRequest, FinalizeRequest, StartRequest
 from oriole_workstation.runner import LambdaContext
 
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:oriole-experiment"
@@ -20,7 +21,9 @@ def start(store, name: str) -> int:
         "input": {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "random"},
         "executionArn": EXECUTIONS + name,
     }
-    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()[
+        "experimentId"
+    ]
 
 
 def detail(name: str, status: str, **fields) -> dict:
@@ -85,7 +88,11 @@ def test_an_execution_that_ends_with_its_experiment_open_closes_it_once(store, s
 
 def test_an_experiment_the_state_machine_closed_is_left_as_it_is(store):
     experiment_id = start(store, "finalized")
-    experiments.finalize({"experimentId": experiment_id, "reason": "max_moves reached"}, store, "timed_out")
+    experiments.finalize(
+        FinalizeRequest.model_validate({"experimentId": experiment_id, "reason": "max_moves reached"}),
+        store,
+        "timed_out",
+    )
     before = row(store, experiment_id)
     result = close(detail("finalized", "SUCCEEDED"), store, no_successor)
     assert not result["closed"] and row(store, experiment_id) == before
@@ -145,7 +152,9 @@ def test_a_successor_aborted_before_it_attached_itself_closes_the_experiment(sto
         return f"{machine}:{name}"
 
     experiments.continue_as_new(
-        {"experimentId": experiment_id, "part": 1, "stateMachineArn": MACHINE}, store, start_execution
+        ContinueRequest.model_validate({"experimentId": experiment_id, "part": 1, "stateMachineArn": MACHINE}),
+        store,
+        start_execution,
     )
     successor = f"exp-{experiment_id}-part-2"
     stranger = detail("someone-else", "ABORTED", input=json.dumps(started[successor]))

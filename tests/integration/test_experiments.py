@@ -1,11 +1,14 @@
 """The task functions against real PostgreSQL: retries find their earlier work and write nothing."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from oriole import catalog
+from oriole.core.turn import Turn
 from oriole.errors import ExperimentNotRunning, TurnOutOfOrder
-from oriole.inputs import CaughtError
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import CaughtError, FinalizeRequest, StartRequest, TurnRequest
 from oriole.providers import baseline
 
 
@@ -14,7 +17,7 @@ def start(store, arn: str, **config) -> dict:
         "input": {"mazeId": "perfect-9", "llmProvider": "baseline", "modelName": "oracle", "config": config},
         "executionArn": arn,
     }
-    return experiments.start(event, store, lambda names: catalog.defaults())
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()
 
 
 def counts(store, experiment_id: int) -> tuple:
@@ -36,13 +39,13 @@ def test_a_retried_start_returns_the_same_experiment(store):
 def test_a_retried_turn_returns_the_stored_result_without_calling_the_agent(store):
     state = start(store, "arn:test:turn-retry", maxActionsPerTurn=3)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
-    first = experiments.play_turn(event, store, baseline.agent)
+    first = experiments.play_turn(TurnRequest.model_validate(event), store, baseline.agent)
     written = counts(store, state["experimentId"])
 
     def agent_must_not_be_called(setup):
         raise AssertionError("a committed turn was played again")
 
-    again = experiments.play_turn(event, store, agent_must_not_be_called)
+    again = experiments.play_turn(TurnRequest.model_validate(event), store, agent_must_not_be_called)
     assert again == first and first.actions == 3
     assert counts(store, state["experimentId"]) == written == (3, 1, 3)
 
@@ -50,7 +53,9 @@ def test_a_retried_turn_returns_the_stored_result_without_calling_the_agent(stor
 def test_a_turn_out_of_order_is_refused(store):
     state = start(store, "arn:test:out-of-order")
     with pytest.raises(TurnOutOfOrder, match="has 0 turns; turn 3 cannot be next"):
-        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 3}, store, baseline.agent)
+        experiments.play_turn(
+            TurnRequest.model_validate({"experimentId": state["experimentId"], "turnNumber": 3}), store, baseline.agent
+        )
 
 
 def test_a_stale_concurrent_commit_writes_nothing(store):
@@ -58,9 +63,9 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
     state = start(store, "arn:test:race", maxActionsPerTurn=2)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
     loaded = store.load_turn(state["experimentId"], 1, with_maze=True)
-    first = experiments.play_turn(event, store, baseline.agent)
-    maze = loaded.maze_row.stored()
-    late = experiments._play(loaded, maze, 1, store, baseline.agent(loaded.agent_setup(maze.maze)))
+    first = experiments.play_turn(TurnRequest.model_validate(event), store, baseline.agent)
+    turn = Turn(loaded.state, loaded.maze_row.stored().maze)
+    late = experiments._commit(store, loaded.state, 1, turn.play(baseline.agent(turn.agent_setup)), datetime.now(UTC))
     assert late == first
     assert counts(store, state["experimentId"]) == (2, 1, 2)
 
@@ -68,16 +73,24 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
 def test_finalizing_twice_changes_nothing(store):
     state = start(store, "arn:test:finalize")
     first = experiments.finalize(
-        {"experimentId": state["experimentId"], "reason": "max_moves reached"}, store, "timed_out"
+        FinalizeRequest.model_validate({"experimentId": state["experimentId"], "reason": "max_moves reached"}),
+        store,
+        "timed_out",
     )
-    again = experiments.finalize({"experimentId": state["experimentId"], "error": {"Error": "Boom"}}, store, "failed")
+    again = experiments.finalize(
+        FinalizeRequest.model_validate({"experimentId": state["experimentId"], "error": {"Error": "Boom"}}),
+        store,
+        "failed",
+    )
     assert first.closed and not again.closed
     row = store.conn.execute(
         "SELECT status, failure_reason FROM experiments WHERE id = %s", (state["experimentId"],)
     ).fetchone()
     assert (row["status"], row["failure_reason"]) == ("timed_out", "max_moves reached")
     with pytest.raises(ExperimentNotRunning):
-        experiments.play_turn({"experimentId": state["experimentId"], "turnNumber": 1}, store, baseline.agent)
+        experiments.play_turn(
+            TurnRequest.model_validate({"experimentId": state["experimentId"], "turnNumber": 1}), store, baseline.agent
+        )
 
 
 def test_failure_reason_unwraps_a_lambda_error_payload():
@@ -99,13 +112,15 @@ def test_a_turn_that_would_outlive_its_lambda_ends_with_the_deadline_and_is_writ
 
     state = start(store, "arn:test:deadline", maxActionsPerTurn=8)
     event = {"experimentId": state["experimentId"], "turnNumber": 1}
-    result = experiments.play_turn(event, store, baseline.agent, lambda: 100.0)
+    result = experiments.play_turn(TurnRequest.model_validate(event), store, baseline.agent, lambda: 100.0)
     assert result.end_reason == "deadline" and result.actions == 1
     turn = store.conn.execute(
         "SELECT end_reason, action_count FROM turns WHERE experiment_id = %s", (state["experimentId"],)
     ).fetchone()
     assert turn == {"end_reason": "deadline", "action_count": 1}
-    roomy = experiments.play_turn({**event, "turnNumber": 2}, store, baseline.agent, lambda: 899.0)
+    roomy = experiments.play_turn(
+        TurnRequest.model_validate({**event, "turnNumber": 2}), store, baseline.agent, lambda: 899.0
+    )
     assert roomy.end_reason != "deadline"
 
     # the handler reads the time left from its Lambda context

@@ -10,26 +10,31 @@ import uuid
 import pytest
 from typer.testing import CliRunner
 
+from oriole.store import db
 from oriole_workstation.cli import app
+from oriole_workstation.results import Results
+from oriole_workstation.runner import LocalAws
+from tests.integration.conftest import TIME_SCALE, Local, baseline
 
 
 @pytest.fixture(scope="module")
 def two_sweeps(database_url, tmp_path_factory):
-    """Two sweeps' worth of experiments, tagged as a sweep tags them: (sweep a, sweep b, {agent: [ids]} per
-    sweep), and the environment the commands read."""
+    """Two sweeps' worth of experiments, each recorded as its sweep's (a planned sweep, sweepId): (sweep a, sweep
+    b, {sweep: {agent: id}}), and the environment the commands read."""
     home = tmp_path_factory.mktemp("home")
     env = {"DATABASE_URL": database_url, "ORIOLE_HOME": str(home), "COLUMNS": "250"}
     names = (f"fa-{uuid.uuid4().hex[:6]}", f"fb-{uuid.uuid4().hex[:6]}")
     ids: dict[str, dict[str, int]] = {}
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in env.items():
-            patch.setenv(key, value)
+    conn = db.connect(database_url)
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:  # closed before the commands start their own
+        local = Local(aws, Results(conn))
         for sweep in names:
+            local.store.record_sweep_plan(sweep, 2, {"id": sweep})
             for agent in ("oracle", "explorer"):
-                ran = CliRunner().invoke(
-                    app, ["run", "--agent", agent, "--maze", "perfect-7", "--comment", f"sweep:{sweep}", "--json"]
-                )
-                ids.setdefault(sweep, {})[agent] = json.loads(ran.stdout)["experiment_id"]
+                ran = local.run(baseline(agent, "perfect-7") | {"sweepId": sweep})
+                assert ran.summary is not None
+                ids.setdefault(sweep, {})[agent] = ran.summary.experiment_id
+    conn.close()
     return names, ids, env
 
 

@@ -17,6 +17,7 @@ from psycopg import sql
 from oriole import catalog
 from oriole.handlers import agents
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest
 from oriole_workstation import display
 from oriole_workstation.runner import EXECUTION_PREFIX
 from tests.ollama_server import ScriptedOllama, error, tool_calls
@@ -113,13 +114,15 @@ def test_markup_and_escape_sequences_in_stored_text_are_shown_never_obeyed(cli, 
     assert MARKUP_MODEL in result.output and "\\x1b]0;pwned\\x07\\x1b[2J\\x9b1m [/] [bold]x \\u202eexe" in result.output
     experiment_id = store.conn.execute("SELECT max(id) AS id FROM experiments").fetchone()["id"]
     zombie = experiments.start(
-        {
-            "input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
-            "executionArn": EXECUTION_PREFIX + "hostile-markup",
-        },
+        StartRequest.model_validate(
+            {
+                "input": {"mazeId": "perfect-7", "llmProvider": "ollama", "modelName": MARKUP_MODEL},
+                "executionArn": EXECUTION_PREFIX + "hostile-markup",
+            }
+        ),
         store,
         lambda names: catalog.defaults(),
-    )
+    ).as_state()
     outputs = [result.output]
     for args in (
         ("status", str(experiment_id)),
@@ -230,7 +233,7 @@ def test_a_sweep_whose_every_experiment_is_rejected_exits_non_zero(cli, store, t
     path = tmp_path / "sweep.toml"
     path.write_text('id = "hostile-rejected"\nagents = ["ollama/q1", "ollama/q2"]\nmazes = ["perfect-7"]\n')
     before = count_experiments(store)
-    result = cli("sweep", str(path), "--quiet")
+    result = cli("sweep", str(path), "--quiet", "--no-server-check")  # StartExperiment refuses, not the check
     assert result.exit_code == 2, result.output
     assert "2 planned: 0 already done, 2 rejected" in result.output
     assert count_experiments(store) == before

@@ -29,6 +29,7 @@ from oriole.core import sweep_plan
 from oriole.core.turn_loop import ModelResponse
 from oriole.errors import InvalidModelResponse, OrioleError
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest, TurnRequest
 from oriole.provider_registry import NAMES
 from oriole.providers import bedrock, ollama, openai
 from oriole.providers.wire import MAX_LATENCY_MS, MAX_TOKENS_PER_CALL
@@ -134,7 +135,9 @@ def test_an_execution_input_is_refused_by_name_with_no_row_or_started_cleanly(st
     before = count(store)
     start = {"input": raw, "executionArn": ARN_PREFIX + uuid.uuid4().hex}
     try:
-        state = experiments.start(start, store, lambda names: catalog.defaults())
+        state = experiments.start(
+            StartRequest.model_validate(start), store, lambda names: catalog.defaults()
+        ).as_state()
     except OrioleError as error:
         event(f"refused: {type(error).__name__}")
         assert count(store) == before
@@ -484,10 +487,14 @@ def test_whatever_a_model_says_its_turn_is_stored_or_refused_by_name(store, expe
         return
     event(f"stored, {min(len(response.tool_calls), 3)}+ tool calls")
     start = {"input": experiment_inputs, "executionArn": ARN_PREFIX + uuid.uuid4().hex}
-    experiment_id = experiments.start(start, store, lambda names: catalog.defaults())["experimentId"]
+    experiment_id = experiments.start(
+        StartRequest.model_validate(start), store, lambda names: catalog.defaults()
+    ).as_state()["experimentId"]
     try:
         result = experiments.play_turn(
-            {"experimentId": experiment_id, "turnNumber": 1}, store, lambda setup: Scripted(response)
+            TurnRequest.model_validate({"experimentId": experiment_id, "turnNumber": 1}),
+            store,
+            lambda setup: Scripted(response),
         )
         assert result.actions == len(response.tool_calls[:8]) or result.end_reason == "circuit_breaker"
         stored = store.conn.execute("SELECT turn_count FROM experiments WHERE id = %s", (experiment_id,)).fetchone()

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from oriole import catalog
+from oriole.lifecycle.task_io import StartRequest
 from oriole.store import db
 from oriole.text import MAX_MESSAGE_CHARS, unescape
 from tests.integration.conftest import baseline
@@ -156,7 +157,8 @@ def test_a_server_that_trickles_ends_the_turn_at_the_timeout_and_the_experiment_
 
 # -- issue 26, class 3: a model's answer cannot end an experiment ------------------------------------------------
 
-DEEP = json.loads('{"a":' * 900 + "1" + "}" * 900)
+# past the arguments' 16 levels, within the answer's 100 (deeper, the whole answer is refused at one fixed depth)
+DEEP = json.loads('{"a":' * 90 + "1" + "}" * 90)
 HUGE = "1" + "0" * 100_000
 
 
@@ -407,5 +409,7 @@ def test_an_experiment_whose_runner_is_gone_is_still_found(local, zombies, datab
 
     with db.connect(database_url) as conn:
         event = {"input": baseline("random", MAZE), "executionArn": EXECUTION_PREFIX + "hostile-abandoned"}
-        abandoned = experiments.start(event, Store(conn), lambda names: catalog.defaults())["experimentId"]
+        abandoned = experiments.start(
+            StartRequest.model_validate(event), Store(conn), lambda names: catalog.defaults()
+        ).as_state()["experimentId"]
     assert abandoned in zombies()

@@ -1,10 +1,12 @@
-"""A sweep under hostile conditions (issue 37): the database going away under it, a second run of the same file,
-Ctrl-C twice and a resume, experiments deleted while its spend limit holds, and a comment that names it."""
+"""Sweeps and stored runs under hostile conditions (issue 37): the database going away under a sweep, a second run of
+the same file, Ctrl-C twice and a resume, experiments deleted while its spend limit holds, a comment that names a
+sweep, a replayed experiment deleted, an original tampered with before its replay."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -170,3 +172,31 @@ def test_a_second_run_of_a_running_sweep_is_refused_and_a_resume_after_ctrl_c_tw
     assert {s for _, s in experiments(own_database, "twice")} <= {"succeeded", "timed_out", "failed", "aborted"}
     last = [line for line in progress.splitlines() if line.startswith("sweep twice: ")][-1]
     assert last.startswith("sweep twice: 4/4 done") and " 0 running " in f" {last} " and " 0 left " in f" {last} ", last
+
+
+TAMPERINGS = {
+    "an answer that is no answer": "UPDATE model_calls SET answer = %s WHERE experiment_id = %s AND call_index = 1",
+    "retries that are no count": (
+        "UPDATE model_calls SET request = jsonb_set(request, '{retries}', to_jsonb(%s::text)) "
+        "WHERE experiment_id = %s AND call_index = 1"
+    ),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(TAMPERINGS))
+def test_a_tampered_original_cannot_be_replayed_and_says_so_in_one_line(cli, database_url, store, tampering):
+    from oriole.store import db
+    from oriole_workstation.results import Results
+    from oriole_workstation.runner import LocalAws
+
+    conn = db.connect(database_url)
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
+        original = recorded(Local(aws, Results(conn)), {})
+    conn.close()
+    garbage = random.Random(tampering).randbytes(40)
+    value = garbage if tampering.startswith("an answer") else "many"
+    store.conn.execute(TAMPERINGS[tampering], (value, original))
+    result = cli("replay", str(original))
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"experiment {original} cannot be replayed: RecordUnreadable" in lines[0], lines

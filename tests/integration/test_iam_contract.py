@@ -26,8 +26,10 @@ import psycopg
 import pytest
 
 from oriole import catalog
+from oriole.environment import PRUNED_FUNCTIONS, ROLE_SECRETS, STACK_ID, STATE_MACHINE_ARN, SWEEP_STATE_MACHINE_ARN
 from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweep_tasks, versions
-from oriole.lifecycle import deployment, experiments
+from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest
 from oriole.provider_registry import PROVIDERS
 from oriole.store import db
 from oriole_workstation import runner
@@ -114,9 +116,9 @@ def offers_tls(url: str) -> bool:
         return conn.execute("SHOW ssl").fetchone()["ssl"] == "on"
 
 
-def without_tls(secret: dict, environ=os.environ) -> str:
+def without_tls(secret: dict, env=None) -> str:
     """``db.secret_conninfo`` for a server that offers no TLS: the same connection, ``sslmode=disable``."""
-    info = psycopg.conninfo.conninfo_to_dict(AS_DEPLOYED(secret, environ))
+    info = psycopg.conninfo.conninfo_to_dict(AS_DEPLOYED(secret, env))
     return psycopg.conninfo.make_conninfo(**{**info, "sslmode": "disable"})
 
 
@@ -177,7 +179,9 @@ def status(local: Local, execution_input: dict) -> str:
 
 def open_experiment(store, execution_arn: str) -> int:
     event = {"input": {"mazeId": MAZE, "llmProvider": "baseline", "modelName": "random"}, "executionArn": execution_arn}
-    return experiments.start(event, store, lambda names: catalog.defaults())["experimentId"]
+    return experiments.start(StartRequest.model_validate(event), store, lambda names: catalog.defaults()).as_state()[
+        "experimentId"
+    ]
 
 
 def run_every_provider(local: Local, bedrock) -> None:
@@ -251,7 +255,7 @@ def close_what_ended_elsewhere(local: Local, store) -> None:
         definition=json.dumps({"StartAt": "S", "States": {"S": {"Type": "Pass", "End": True}}}),
     )["stateMachineArn"]
     open_experiment(store, machine.replace(":stateMachine:", ":execution:") + ":lost-event")
-    with mock.patch.dict(os.environ, {deployment.STATE_MACHINE_ARN: machine}):
+    with mock.patch.dict(os.environ, {STATE_MACHINE_ARN: machine}):
         assert reconcile.handler({}, LambdaContext("oriole-Reconciler", "arn", "r")) == {"found": 1, "closed": 1}
 
 
@@ -285,9 +289,9 @@ def prune_versions(local: Local) -> None:
     running = local.aws.sfn.start_execution(stateMachineArn=sweeps_machine, name="running-sweep")["executionArn"]
     given = [runner.function_name(placeholder) for placeholder in FUNCTIONS]
     environment = {
-        deployment.PRUNED_FUNCTIONS: json.dumps(given),
-        deployment.STACK_ID: stack,
-        deployment.SWEEP_STATE_MACHINE_ARN: sweeps_machine,
+        PRUNED_FUNCTIONS: json.dumps(given),
+        STACK_ID: stack,
+        SWEEP_STATE_MACHINE_ARN: sweeps_machine,
     }
     try:
         with mock.patch.dict(os.environ, environment):
@@ -300,7 +304,7 @@ def migrate_with_the_owners_secret(arns: dict, database_url: str) -> None:
     """The migrations as deployed: the owner's secret, and the roles' secrets to give them their logins."""
     environment = {
         "DATABASE_SECRET_ARN": arns["owner"],
-        deployment.ROLE_SECRETS: json.dumps({role: arns[role] for role in ROLES}),
+        ROLE_SECRETS: json.dumps({role: arns[role] for role in ROLES}),
     }
     try:
         with mock.patch.dict(os.environ, environment):
@@ -342,7 +346,7 @@ def handed_secrets(contract, handler: str) -> list[str]:
         contract.variable(handler, name)
         for name in ("DATABASE_SECRET_ARN", PROVIDERS["ollama"].api_key_secret, PROVIDERS["openai"].api_key_secret)
     ]
-    roles = contract.variable(handler, deployment.ROLE_SECRETS)
+    roles = contract.variable(handler, ROLE_SECRETS)
     named += list(json.loads(roles).values()) if roles else []
     statements = contract.functions[handler].statements
     return [arn for arn in named if arn and allows(statements, "secretsmanager:GetSecretValue", arn)]

@@ -189,7 +189,12 @@ def test_local_state_lives_in_oriole_home_else_beside_a_checkout_else_in_the_hom
     monkeypatch.setenv("ORIOLE_HOME", str(tmp_path / "lab"))
     assert database.home() == tmp_path / "lab" and (tmp_path / "lab").is_dir()
     monkeypatch.delenv("ORIOLE_HOME")
-    assert database.home() == ROOT / ".oriole"  # a checkout keeps its state beside the code
+    assert database.CHECKOUT == ROOT
+    checkout = tmp_path / "checkout"  # one like this one, so that the test leaves nothing in this one
+    (checkout / "lambdas" / "oriole").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("")
+    monkeypatch.setattr(database, "CHECKOUT", checkout)
+    assert database.home() == checkout / ".oriole"  # a checkout keeps its state beside the code
     monkeypatch.setattr(database, "CHECKOUT", tmp_path / "site-packages")  # an installed package
     monkeypatch.setenv("HOME", str(tmp_path / "researcher"))
     assert database.home() == tmp_path / "researcher" / ".oriole"

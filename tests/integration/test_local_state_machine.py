@@ -7,6 +7,7 @@ import pytest
 
 from oriole import catalog
 from oriole.core import endings, mazeset
+from oriole.lifecycle.task_io import ContinueRequest, FinalizeRequest, StartRequest
 from tests.integration.conftest import baseline
 
 
@@ -187,10 +188,12 @@ def test_an_execution_started_by_hand_as_the_next_part_is_refused_and_leaves_the
 
     first = f"{local.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:first-part-{uuid.uuid4().hex}"
     experiment_id = experiments.start(
-        {"input": baseline("oracle", "perfect-9"), "executionArn": first}, local.store, lambda names: catalog.defaults()
-    )["experimentId"]
+        StartRequest.model_validate({"input": baseline("oracle", "perfect-9"), "executionArn": first}),
+        local.store,
+        lambda names: catalog.defaults(),
+    ).as_state()["experimentId"]
     experiments.continue_as_new(
-        {"experimentId": experiment_id, "part": 1, "stateMachineArn": "unused"},
+        ContinueRequest.model_validate({"experimentId": experiment_id, "part": 1, "stateMachineArn": "unused"}),
         local.store,
         lambda machine, name, execution_input: name,
     )  # a token is issued
@@ -204,7 +207,9 @@ def test_an_execution_started_by_hand_as_the_next_part_is_refused_and_leaves_the
     assert not local.aws.report_status_change(result.execution)["closed"]
     after = local.store.conn.execute(f"SELECT {columns} FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
     assert after == before and after["status"] == "running" and after["execution_arns"] == [first]
-    experiments.finalize({"experimentId": experiment_id, "reason": "test over"}, local.store, "aborted")
+    experiments.finalize(
+        FinalizeRequest.model_validate({"experimentId": experiment_id, "reason": "test over"}), local.store, "aborted"
+    )
 
 
 def turn_round_trips(local, execution_input) -> float:

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from psycopg import pq
 
+from oriole.environment import DATABASE_HOST
 from oriole.store import db
 from oriole_workstation import runner
 from oriole_workstation.results import Results
@@ -96,7 +97,7 @@ def traced_local(database_url, monkeypatch, tmp_path):
         return conn
 
     monkeypatch.setattr(runner, "_connect", traced_connect)
-    monkeypatch.setenv(db.HOST, "oriole-proxy.proxy-test.us-east-1.rds.amazonaws.com")
+    monkeypatch.setenv(DATABASE_HOST, "oriole-proxy.proxy-test.us-east-1.rds.amazonaws.com")
     functions_url = psycopg.conninfo.make_conninfo(database_url, application_name=FUNCTIONS)
     conn = db.connect(database_url)
     with runner.LocalAws(database_url, functions_url=functions_url) as aws:

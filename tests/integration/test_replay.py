@@ -9,6 +9,7 @@ import pytest
 
 from oriole_workstation import replay as replays
 from tests import openai_server
+from tests.integration.conftest import baseline
 from tests.integration.test_image_observation import VISION_MODEL
 from tests.integration.test_providers_local import MAZE, OPENAI_MODEL, shortest_moves
 from tests.integration.test_transcript import openai_script
@@ -87,11 +88,11 @@ def test_an_altered_answer_makes_the_replay_name_the_first_difference(local):
 
 
 def test_what_cannot_be_replayed_is_refused_with_the_reason(local):
-    running = local.store.conn.execute("SELECT id FROM experiments WHERE llm_provider = 'baseline' LIMIT 1").fetchone()
+    ended_baseline = local.run(baseline("oracle", MAZE)).summary.experiment_id
     assert local.store.replay_problem(10**9) == "it does not exist"
     original = recorded(local, {})
     local.store.conn.execute(
         "UPDATE model_calls SET request = NULL WHERE experiment_id = %s AND turn_number = 2", (original,)
     )
     assert "turn 2 call 1 was stored without its request record" in local.store.replay_problem(original)
-    assert running is None or "recorded seed" in local.store.replay_problem(running["id"])
+    assert "recorded seed" in local.store.replay_problem(ended_baseline)

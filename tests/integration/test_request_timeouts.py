@@ -19,6 +19,10 @@ from tests.ollama_server import ScriptedOllama
 from tests.openai_server import ScriptedOpenAI
 from tests.scripted_server import trickle
 
+# Each verdict is a window of wall-clock time (the timeout, plus half a second): it runs with no other test of the
+# session beside it, whose work would take the CPU the cut-off needs.
+pytestmark = pytest.mark.serial
+
 OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 # Each writes a piece well within the socket timeout, so only a bound on the whole exchange ends it.
 HOLDING = {

@@ -49,6 +49,15 @@ def experiments(store: Store, sweep_id: str) -> list[dict]:
     ).fetchall()
 
 
+def started_experiments(store: Store, sweep_id: str) -> list[dict]:
+    """The sweep's experiments once one exists: an item starts its experiment's execution, which writes the row a
+    moment later (a loaded machine's moment can be long)."""
+    deadline = time.monotonic() + 300
+    while not (rows := experiments(store, sweep_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return rows
+
+
 @pytest.fixture
 def local(database_url):
     """A LocalAws of the test's own (the CLI tests of this module start theirs; moto's are not nested)."""
@@ -163,6 +172,7 @@ def test_each_provider_keeps_its_cap_and_a_failing_experiment_does_not_fail_the_
         "mazes": ["perfect-7", "perfect-9"],
         "repetitions": 2,
         "provider_concurrency": {"baseline": 2, "ollama": 1},
+        "pause_after_errors": 0,  # every one of them fails; none paused (tests/integration/test_sweep_servers.py)
     }
     execution, summary = run_sweep(local, sweep)
     assert execution["status"] == "SUCCEEDED"
@@ -209,9 +219,7 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
         "wait_seconds": 1,
     }
     arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
-    deadline = time.monotonic() + 30
-    while not experiments(store, sweep_id) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    started_experiments(store, sweep_id)
     local.aws.sfn.stop_execution(executionArn=arn)
     stopped_at = experiments(store, sweep_id)
     progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], 0, 0, show_lines=False)
@@ -223,6 +231,39 @@ def test_stopping_a_sweep_starts_nothing_more_and_its_running_experiments_finish
     time.sleep(2)  # longer than an item's wait: a map item still alive would have started its next experiment
     assert experiments(store, sweep_id) == rows
     assert 1 <= len(rows) <= len(stopped_at) + 2  # at most the starts under way as it stopped
+
+
+def test_a_plain_resume_runs_again_what_a_double_ctrl_c_left_to_doctor(local, store):
+    """Ctrl-C twice: the sweep stops and its running experiments are left; `oriole doctor --fix` closes them as
+    aborted. Running the file again (no --retry-failed) runs exactly those repetitions again, as new attempts."""
+    sweep_id = f"recover-{uuid.uuid4().hex[:8]}"
+    sweep = {
+        "id": sweep_id,
+        "agents": ["baseline/explorer"],
+        "mazes": ["perfect-31"],
+        "repetitions": 4,
+        "concurrency": 2,
+        "wait_seconds": 1,
+    }
+    arn, _ = sweep_runs.submit(local.aws.sfn, local.aws.sweep_state_machine_arn, sweep)
+    deadline = time.monotonic() + 30
+    while len(experiments(store, sweep_id)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    local.aws.sfn.stop_execution(executionArn=arn)  # the first Ctrl-C
+    for row in experiments(store, sweep_id):  # the second: what ran is left, and doctor closes it as its end
+        if row["completed_at"] is None:
+            local.aws.sfn.stop_execution(executionArn=row["origin_execution_arn"])
+    progress = SweepProgress(Console(file=io.StringIO()), sweep_id, [], 0, 0, show_lines=False)
+    with progress:
+        sweep_runs.follow_local(local.aws, arn, sweep_id, local.results, progress, lambda running: None)
+    stopped = {r["agent_id"] for r in experiments(store, sweep_id) if r["status"] == "aborted"}
+    assert stopped and all(r["completed_at"] is not None for r in experiments(store, sweep_id))
+
+    _, again = run_sweep(local, sweep)
+    assert again["errors"] == 0 and again["successes"] + again["agentFailures"] == 4 - again["alreadyDone"]
+    latest = {r["agent_id"]: r for r in experiments(store, sweep_id)}  # by repetition, its latest attempt
+    assert len(latest) == 4 and all(r["status"] != "aborted" for r in latest.values())
+    assert all(latest[agent]["origin_execution_arn"].endswith("-a1") for agent in stopped)  # a new attempt each
 
 
 def test_an_item_started_twice_starts_one_experiment_and_follows_it(local, store):
@@ -347,7 +388,7 @@ def item_state_machine(local, max_failed_checks: int = sweep_flow.MAX_FAILED_CHE
 def run_item(local, item: str, item_input: dict) -> tuple[dict, list[dict]]:
     """Start one item's execution, wait for its end: the execution as described, and its history."""
     arn = local.aws.sfn.start_execution(stateMachineArn=item, input=json.dumps(item_input))["executionArn"]
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # a bound for a hang, far above a loaded machine's minute
     while (ended := local.aws.sfn.describe_execution(executionArn=arn))[
         "status"
     ] == "RUNNING" and time.monotonic() < deadline:
@@ -378,7 +419,7 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
     states = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert states[-3:] == [BASELINE_ITEM + state for state in ("CheckFailed", "MayCheckAgain", "GaveUpChecking")]
     assert entered(history, "GaveUpChecking")[0]["check"] == {"failedChecks": 2, "waitSeconds": 1, "followedSeconds": 2}
-    [row] = experiments(store, sweep["id"])
+    [row] = started_experiments(store, sweep["id"])
     local.follow(row["origin_execution_arn"])  # the experiment itself runs to its end
 
 

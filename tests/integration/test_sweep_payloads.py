@@ -30,6 +30,7 @@ from oriole import flows
 from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
 from oriole.errors import SweepFileError
 from oriole.lifecycle import sweep_tasks
+from oriole.lifecycle.task_io import SweepRequest, SweepSummaryRequest
 from oriole.provider_registry import NAMES
 
 LIMIT = 256 * 1024
@@ -128,12 +129,14 @@ def largest_plan(store) -> tuple[dict, dict]:
         "repetitions": repetitions,
         "grid": {"maxMoves": moves},
     }
-    plan = sweep_tasks.plan_run(sweep, store, lambda: ["v1"], dict)
+    plan = sweep_tasks.plan_run(SweepRequest.model_validate(sweep), store, lambda: ["v1"], dict).as_state()
     assert plan["planned"] == MAX_EXPERIMENTS and plan["alreadyDone"] == 0
     assert sorted(i for indices in plan["indices"].values() for i in indices) == list(range(MAX_EXPERIMENTS))
     summary = sweep_tasks.summarize(
-        {**plan, "experimentStateMachineArn": LONGEST_ARN}, store, lambda state_machine, prefix: set()
-    )
+        SweepSummaryRequest.model_validate({**plan, "experimentStateMachineArn": LONGEST_ARN}),
+        store,
+        lambda state_machine, prefix: set(),
+    ).as_state()
     assert summary["skipped"] == MAX_EXPERIMENTS
     summary = {
         key: value if isinstance(value, str) else -1.2345678901234567e300 if key == "spentUsd" else MAX_EXPERIMENTS
@@ -226,4 +229,4 @@ def test_a_sweep_that_would_carry_more_than_the_limit_is_refused_before_anything
     sweep["comment"] = "x" * (target - len(json.dumps(sweep)))
     assert len(json.dumps(sweep)) == target
     with pytest.raises(SweepFileError, match="larger than 65,536 bytes"):
-        sweep_tasks.plan_run(sweep, store, lambda: ["v1"], dict)
+        sweep_tasks.plan_run(SweepRequest.model_validate(sweep), store, lambda: ["v1"], dict)

@@ -21,9 +21,10 @@ PRICES = {"model-a": (0.40, 1.60), "model-b": (0.15, 0.60)}
 MAX_MOVES = 3
 
 
-def server() -> openai_server.ScriptedOpenAI:
+def server(model: str) -> openai_server.ScriptedOpenAI:
+    """A server that serves ``model`` (its listing says so) and answers every request with a move."""
     reply = openai_server.tool_calls(("move_north", {}), prompt_tokens=TOKENS[0], completion_tokens=TOKENS[1])
-    return openai_server.ScriptedOpenAI(*[reply] * 200)
+    return openai_server.ScriptedOpenAI(*[reply] * 200, models=(model,))
 
 
 def study(sweep_id: str, a_url: str, b_url: str) -> str:
@@ -67,10 +68,12 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
 ):
     sweep_id = f"study-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "study.toml"
-    with server() as a, server() as b:
+    with server("model-a") as a, server("model-b") as b:
         file.write_text(study(sweep_id, a.base_url, b.base_url))
         dry = cli("sweep", str(file), "--dry-run")
         assert dry.exit_code == 0, dry.output
+        assert (len(a.listings), len(b.listings), a.requests) == (1, 1, [])  # each server asked once, nothing sent
+        assert f"model server {a.base_url}: the OpenAI-compatible server at {a.base_url} serves model-a" in dry.stderr
         plan = dry.stdout.splitlines()
         assert len(plan) == 12  # 3 agents x 2 mazes x 2 repetitions, nothing crossed with another's server
         assert all(line.endswith(f"-> {a.base_url}") for line in plan if "model-a" in line)
@@ -128,7 +131,7 @@ def test_a_spend_limit_stops_new_starts_and_overshoots_only_by_what_was_running(
     file = tmp_path / "limit.toml"
     per_experiment = MAX_MOVES * (TOKENS[0] * PRICES["model-a"][0] + TOKENS[1] * PRICES["model-a"][1]) / 1e6
     limit = 2.5 * per_experiment  # the third start sees 2 experiments' spend, under it; the fourth is refused
-    with server() as a:
+    with server("model-a") as a:
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 6\nconcurrency = 1\n'
             f"spend_limit_usd = {limit}\n[[configs]]\nmaxMoves = {MAX_MOVES}\n"
@@ -153,7 +156,7 @@ def test_prices_come_from_the_file_then_oriole_prices_and_an_unpriced_model_is_r
 ):
     sweep_id = f"priced-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "priced.toml"
-    with server() as c:
+    with server("model-c") as c:
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nspend_limit_usd = 1.0\n[[configs]]\n'
             f'maxMoves = {MAX_MOVES}\n[[agents]]\nprovider = "openai"\nmodel = "model-c"\n'

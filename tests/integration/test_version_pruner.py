@@ -15,6 +15,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from oriole.environment import EXECUTION_TIMEOUT, PRUNED_FUNCTIONS, STACK_ID, SWEEP_STATE_MACHINE_ARN
 from oriole.handlers import versions
 from oriole.lifecycle import deployment
 from oriole_workstation.runner import LambdaContext
@@ -140,10 +141,10 @@ def test_during_a_deploy_the_versions_executions_may_still_call_stay(aws, monkey
     stack = boto3.client("cloudformation", region_name=REGION).create_stack(
         StackName="OrioleOrchestrator", TemplateBody=json.dumps({"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}})
     )["StackId"]
-    monkeypatch.setenv(deployment.PRUNED_FUNCTIONS, json.dumps(["Oriole-CheckProgress"]))
-    monkeypatch.setenv(deployment.EXECUTION_TIMEOUT, "8460")
-    monkeypatch.setenv(deployment.STACK_ID, stack)
-    monkeypatch.setenv(deployment.SWEEP_STATE_MACHINE_ARN, running_sweep(stepfunctions, "arn:aws:states:::pass"))
+    monkeypatch.setenv(PRUNED_FUNCTIONS, json.dumps(["Oriole-CheckProgress"]))
+    monkeypatch.setenv(EXECUTION_TIMEOUT, "8460")
+    monkeypatch.setenv(STACK_ID, stack)
+    monkeypatch.setenv(SWEEP_STATE_MACHINE_ARN, running_sweep(stepfunctions, "arn:aws:states:::pass"))
     context = LambdaContext("Oriole-VersionPruner", f"arn:aws:lambda:{REGION}:123456789012:function:p", "r")
     assert versions.handler({}, context) == {"deleted": {}}
     assert remaining(lambda_client, "Oriole-CheckProgress") == [1, 2]

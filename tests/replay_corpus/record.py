@@ -29,6 +29,11 @@ from pathlib import Path
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from oriole.core.endings import cause_of
+from oriole.core.maze import Maze, optimal_path_length
+from oriole.experiment_config import ExperimentConfig
+from oriole.statuses import ExperimentStatus
+
 HERE = Path(__file__).parent
 MAZE = "perfect-7"
 _CHILD_TABLES = ("turns", "actions", "model_calls")  # in the order their foreign keys need
@@ -74,6 +79,7 @@ def load(conn, fixture: dict) -> int:
         conn,
         "experiments",
         {
+            **_computed_since(experiment, maze),
             **experiment,
             "maze_id": maze_id,
             "origin_execution_arn": f"{experiment['origin_execution_arn']}-{copy}",
@@ -84,6 +90,18 @@ def load(conn, fixture: dict) -> int:
         for row in fixture[table]:
             _insert(conn, table, {**row, "experiment_id": experiment_id})
     return experiment_id
+
+
+def _computed_since(experiment: dict, maze: dict) -> dict:
+    """What the migrations since a fixture was recorded compute for a stored experiment, by the same rules: its
+    ending's cause (0020) and the optimum of its goal condition (0021). A fixture's own values come first."""
+    settings = ExperimentConfig.of(experiment["config"])
+    grid = Maze.from_rows(maze["grid"], (maze["start_x"], maze["start_y"]), (maze["goal_x"], maze["goal_y"]))
+    status, reason = ExperimentStatus(experiment["status"]), experiment["failure_reason"]
+    return {
+        "ending_cause": cause_of(status, reason),
+        "optimal_path_length": optimal_path_length(settings.goal_condition, grid, settings.vision_range),
+    }
 
 
 def _insert(conn, table: str, row: dict, on_conflict: bool = False) -> int | None:

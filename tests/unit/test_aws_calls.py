@@ -11,6 +11,7 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
+from oriole.environment import STATE_MACHINE_ARN
 from oriole.handlers import aws, reconcile
 from oriole.lifecycle import deployment
 from tests import aws_calls
@@ -33,7 +34,7 @@ def client(service: str):
 
 def reconciler_calling(monkeypatch, call) -> list[aws_calls.Call]:
     """The reconciler's handler with its store and its search replaced by ``call(describe)``: what it records."""
-    monkeypatch.setenv(deployment.STATE_MACHINE_ARN, MACHINE)
+    monkeypatch.setenv(STATE_MACHINE_ARN, MACHINE)
     monkeypatch.setattr(reconcile, "shared_store", lambda: None)
     monkeypatch.setattr(reconcile.reconcile, "close_ended", lambda store, describe, belongs: call(describe) and [])
     mark = len(aws_calls.CALLS)
@@ -58,7 +59,7 @@ def test_a_handlers_call_is_recorded_with_its_function_action_and_resource(monke
         EXECUTION,
         "us-east-1",
     )
-    assert (deployment.STATE_MACHINE_ARN, MACHINE) in recorded.environment  # what it names the resource by
+    assert (STATE_MACHINE_ARN, MACHINE) in recorded.environment  # what it names the resource by
     assert aws_calls.since(mark) == []
 
 

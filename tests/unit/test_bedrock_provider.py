@@ -20,6 +20,7 @@ from oriole.core.mazeset import get_maze
 from oriole.core.tools import TOOL_SPECS, RecallWindow, Rules, ToolCall, WorldState
 from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers import retry
 from oriole.providers.bedrock import BedrockAgent, runtime_client
 
@@ -150,7 +151,9 @@ def test_from_config_sends_the_snapshot_temperature_even_when_it_is_zero(client,
             "inferenceConfig": {"temperature": 0.0, "maxTokens": 1024},
         },
     )
-    chosen = BedrockAgent.from_config(MODEL, {"temperature": 0, "requestTimeoutSeconds": 30.0}, client)
+    chosen = BedrockAgent.from_config(
+        MODEL, ExperimentConfig.of({"temperature": 0, "requestTimeoutSeconds": 30.0}), client
+    )
     assert chosen.respond(request()).text == "ok"
 
 
@@ -169,7 +172,7 @@ def test_generation_settings_come_from_the_snapshot(client, stub, config, infere
         answer({"text": "ok"}, stop="end_turn"),
         {"modelId": MODEL, "system": ANY, "messages": ANY, "toolConfig": ANY, "inferenceConfig": inference},
     )
-    chosen = BedrockAgent.from_config(MODEL, {**config, "requestTimeoutSeconds": 30.0}, client)
+    chosen = BedrockAgent.from_config(MODEL, ExperimentConfig.of({**config, "requestTimeoutSeconds": 30.0}), client)
     assert chosen.respond(request()).text == "ok"
 
 

@@ -6,6 +6,7 @@ import ssl
 import psycopg
 import pytest
 
+from oriole.environment import DATABASE_CA, DATABASE_HOST, Environment
 from oriole.errors import DatabaseBusy
 from oriole.store import db
 
@@ -21,7 +22,7 @@ PROXY = "oriole-proxy.proxy-abc.us-east-1.rds.amazonaws.com"
 
 def test_through_the_proxy_the_server_certificate_is_verified_against_the_shipped_file():
     info = psycopg.conninfo.conninfo_to_dict(
-        db.secret_conninfo(SECRET, {db.HOST: PROXY, db.CA: "amazon-trust-services.pem"})
+        db.secret_conninfo(SECRET, Environment.read({DATABASE_HOST: PROXY, DATABASE_CA: "amazon-trust-services.pem"}))
     )
     assert info["sslmode"] == "verify-full" and info["host"] == PROXY
     assert info["sslrootcert"].endswith("oriole/certs/amazon-trust-services.pem")
@@ -29,7 +30,7 @@ def test_through_the_proxy_the_server_certificate_is_verified_against_the_shippe
 
 
 def test_without_a_bundle_tls_is_still_required():
-    info = psycopg.conninfo.conninfo_to_dict(db.secret_conninfo(SECRET, {}))
+    info = psycopg.conninfo.conninfo_to_dict(db.secret_conninfo(SECRET, Environment.read({})))
     assert info["sslmode"] == "require" and info["host"] == SECRET["host"]
 
 

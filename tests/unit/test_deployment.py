@@ -5,6 +5,7 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
+from oriole.environment import Environment
 from oriole.errors import ParameterStoreThrottled, StartExecutionThrottled
 from oriole.lifecycle import deployment
 
@@ -146,12 +147,12 @@ def test_the_versions_a_definition_invokes_are_read_from_its_arns():
 def test_pictures_go_only_to_a_model_the_catalog_or_the_deployment_marks():
     from oriole.errors import InvalidConfig
 
-    deployment.check_image_model(HAIKU, "image", {})
-    deployment.check_image_model(f"us.{HAIKU}", "both", {})  # a profile is its base model
+    deployment.check_image_model(HAIKU, "image", Environment.read({}))
+    deployment.check_image_model(f"us.{HAIKU}", "both", Environment.read({}))  # a profile is its base model
     with pytest.raises(
         InvalidConfig,
         match=r"config.observation image sends pictures, but model 'qwen2.5:7b' is "
         r"not marked as accepting images; use observation text, or mark it",
     ):
-        deployment.check_image_model("qwen2.5:7b", "image", {})
-    deployment.check_image_model("qwen2.5:7b", "image", {"ORIOLE_VISION_MODELS": '["qwen2.5:7b"]'})
+        deployment.check_image_model("qwen2.5:7b", "image", Environment.read({}))
+    deployment.check_image_model("qwen2.5:7b", "image", Environment.read({"ORIOLE_VISION_MODELS": '["qwen2.5:7b"]'}))

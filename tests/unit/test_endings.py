@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 from oriole.core import endings
 from oriole.core.endings import ENDING_OF_CAUSE, closing, ending_category
 from oriole.core.progress import Progress, decide
+from oriole.experiment_config import ExperimentConfig
 from oriole.lifecycle.experiments import _CLOSED_BY_EXECUTION
 from oriole.statuses import Ending, EndingCause, ExperimentStatus, NextStep
 
-CONFIG = {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10, "maxStalledTurns": 3}
+CONFIG = ExperimentConfig.of(
+    {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10, "maxStalledTurns": 3}
+)
 
 
 @pytest.mark.parametrize(

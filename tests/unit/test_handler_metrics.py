@@ -3,7 +3,7 @@
 import json
 
 from oriole.handlers import finalize, observability
-from oriole.inputs import Finalized
+from oriole.lifecycle.task_io import Finalized
 
 
 class Context:

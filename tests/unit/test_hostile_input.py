@@ -12,6 +12,7 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import MappingProxyType
 
 import pytest
 
@@ -22,7 +23,8 @@ from oriole.core import mazeset, progress, sweep_plan
 from oriole.core.mazeset import get_maze
 from oriole.core.text_tool_calls import parse_tool_calls
 from oriole.core.tools import TOOL_SPECS, RecallWindow, ToolCall, WorldState, execute, model_call
-from oriole.core.turn_loop import Message, ModelRequest, ModelResponse, TurnSettings, Usage, run_turn
+from oriole.core.turn import ExperimentState, Turn, TurnState
+from oriole.core.turn_loop import Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import (
     InvalidConfig,
     InvalidExecutionInput,
@@ -34,15 +36,17 @@ from oriole.errors import (
     SweepFileError,
     UnknownMaze,
 )
-from oriole.inputs import CaughtError, ExecutionInput, parse
+from oriole.experiment_config import ExperimentConfig
+from oriole.inputs import ExecutionInput, parse
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.providers import bedrock
 from oriole.providers import ollama as ollama_provider
 from oriole.providers import openai as openai_provider
 from oriole.providers.ollama import OllamaAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
 from oriole.providers.wire import MAX_TOKENS_PER_CALL
-from oriole.store.turn_state import COLUMNS, ExperimentState, LoadedTurn
+from oriole.store.turn_rows import COLUMNS, turn_write
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
 from oriole_workstation import prompts, sweep_runs
 from oriole_workstation.display import csv_safe, terminal_safe
@@ -82,6 +86,7 @@ class Hostile:
     """An agent that answers with text no database column accepts as it is, then walks east."""
 
     context_budget = None
+    settings = MappingProxyType({})  # sends nothing beyond the conversation
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         return ModelResponse(
@@ -95,14 +100,15 @@ class Hostile:
         )
 
 
-def loaded_turn() -> LoadedTurn:
+def turn_state(**config) -> TurnState:
+    """An ollama experiment's state at its start, on perfect-7 at (1, 1), with its ``config`` overrides."""
     experiment = {column: 0 for column in COLUMNS} | {
         "status": "running",
         "maze_id": 101,
         "llm_provider": "ollama",
         "model_name": "m",
         "prompt_text": "p",
-        "config": resolve({}, {}),
+        "config": ExperimentConfig.of(resolve({}, {"maxActionsPerTurn": 2} | config)),
         "agent_state": {},
         "moves_at_last_recall": None,
         "goal_found": False,
@@ -113,22 +119,16 @@ def loaded_turn() -> LoadedTurn:
         "gave_up_reason": None,
         "memory": {},
     }
-    return LoadedTurn(ExperimentState(**experiment), [], None, None)
+    return TurnState(ExperimentState(**experiment), ())
+
+
+RULES = Turn(turn_state(), get_maze("perfect-7").maze).rules
 
 
 def test_a_turn_with_unstorable_model_text_keeps_every_action_and_stores_it_recoverably():
-    loaded = loaded_turn()
-    world, maze = loaded.world(), get_maze("perfect-7").maze
-    outcome = run_turn(
-        Hostile(),
-        "p",
-        world,
-        loaded.rules(maze),
-        RecallWindow(5),
-        {"recent_actions": []},
-        TurnSettings(budget=2, actions_left=100),
-    )
-    write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)
+    state = turn_state()
+    played = Turn(state, get_maze("perfect-7").maze).play(Hostile())
+    write = turn_write(state, played, datetime.now(UTC))
     assert [a["action_type"] for a in write.actions] == ["move_east", "invalid"]
     assert write.actions[0]["reasoning"] == "east \ufffd \ufffd" and write.actions[1]["tool_name"] == "move\ufffddiag"
     [call] = write.calls
@@ -463,7 +463,7 @@ def test_reading_text_tool_calls_is_bounded_whatever_the_text(flood):
     calls = parse_tool_calls(FLOODS[flood])
     assert time.process_time() - started < 2 and len(calls) <= MAX_CALLS
     for call in calls:  # each is a call the loop answers: valid, or invalid with a reason
-        record = execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze), RecallWindow(5))
+        record = execute(call, WorldState((1, 1)), RULES, RecallWindow(5))
         assert record.action_type in ("move_east", "invalid")
 
 
@@ -471,6 +471,7 @@ class Nested:
     """An agent whose calls carry arguments no schema allows: nested past any recursion, absurd numbers."""
 
     context_budget = None
+    settings = MappingProxyType({})
     answered = False
 
     def respond(self, request: ModelRequest) -> ModelResponse:
@@ -492,22 +493,14 @@ class Nested:
 
 
 def test_arguments_nested_past_any_recursion_or_absurd_numbers_are_invalid_calls_and_the_turn_is_written():
-    loaded = loaded_turn()
-    world, maze = loaded.world(), get_maze("perfect-7").maze
-    outcome = run_turn(
-        Nested(),
-        "p",
-        world,
-        loaded.rules(maze),
-        RecallWindow(5),
-        {"recent_actions": []},
-        TurnSettings(budget=8, actions_left=100, circuit_breaker=8),
-    )
+    state = turn_state(maxActionsPerTurn=8, circuitBreakerThreshold=8)
+    played = Turn(state, get_maze("perfect-7").maze).play(Nested())
+    outcome = played.outcome
     errors = [action.error for action in outcome.actions]
     assert [action.action_type for action in outcome.actions] == ["invalid"] * 5
     assert errors[0] == errors[1] == errors[4] and "nest deeper than 16 levels" in errors[0]
     assert errors[2] == errors[3] == "'reasoning' must be a string"  # a number of 10,001 digits is still a number
-    write = loaded.write(outcome, world, datetime.now(UTC), {}, {}, None)  # escaping, estimating: all bounded
+    write = turn_write(state, played, datetime.now(UTC))  # escaping, estimating: all bounded
     assert json.dumps(write.calls, default=str) and write.turn["action_count"] == 5
 
 
@@ -564,10 +557,7 @@ def test_arguments_nested_past_the_answers_depth_are_refused_by_name_or_an_inval
         '"move_east", "arguments": ' + json.dumps(arguments) + "}}]}}]}"
     ).encode()
     [call] = openai_provider.parse_response(openai_body, 1).tool_calls
-    assert (
-        execute(call, WorldState((1, 1)), loaded_turn().rules(get_maze("perfect-7").maze), RecallWindow(5)).action_type
-        == "invalid"
-    )
+    assert execute(call, WorldState((1, 1)), RULES, RecallWindow(5)).action_type == "invalid"
     [call] = bedrock.parse_response(
         {
             "output": {
@@ -846,9 +836,12 @@ def test_every_setting_at_its_bound_gives_working_agents_limits_and_timestamps(e
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     numbers = {p.key: getattr(p, end) for p in CATALOG if p.overridable and p.type in (int, float)}
     config = resolve({}, numbers)
-    assert OllamaAgent.from_config("m", config).http.timeout_seconds == config["requestTimeoutSeconds"]
+    assert (
+        OllamaAgent.from_config("m", ExperimentConfig.of(config)).http.timeout_seconds
+        == config["requestTimeoutSeconds"]
+    )
     bedrock.runtime_client(config["requestTimeoutSeconds"])
-    decided = progress.decide(progress.Progress(False, 0, 1e9, 1), config)
+    decided = progress.decide(progress.Progress(False, 0, 1e9, 1), ExperimentConfig.of(config))
     assert decided.decision == "timeout"
     assert datetime.now(UTC) + timedelta(minutes=config["maxDurationMinutes"], seconds=config["requestTimeoutSeconds"])
 

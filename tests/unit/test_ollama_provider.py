@@ -15,6 +15,7 @@ from oriole.core.mazeset import get_maze
 from oriole.core.tools import TOOL_SPECS, RecallWindow, Rules, ToolCall, WorldState
 from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.ollama import OllamaAgent
 from tests.ollama_server import ScriptedOllama, error, slow, text_reply, tool_calls
 
@@ -200,7 +201,7 @@ def test_from_config_reads_the_snapshot_keys():
         "seed": 7,
         "maxMoves": 100,
     }
-    agent = OllamaAgent.from_config("llama3.2", config, api_key="k")
+    agent = OllamaAgent.from_config("llama3.2", ExperimentConfig.of(config), api_key="k")
     assert agent.model == "llama3.2" and agent.url == "http://ollama.internal:11434/api/chat"
     assert agent.options == {"num_ctx": 8192, "temperature": 0.0, "repeat_penalty": 1.1, "seed": 7}
     assert isinstance(agent.options["temperature"], float)
@@ -217,7 +218,7 @@ def test_from_config_sends_the_options_on_the_wire():
             "requestTimeoutSeconds": 5,
             "seed": 3,
         }
-        ask(OllamaAgent.from_config(MODEL, config, None))
+        ask(OllamaAgent.from_config(MODEL, ExperimentConfig.of(config), None))
     assert server.requests[0].body["options"] == {"num_ctx": 2048, "temperature": 0.0, "repeat_penalty": 1.4, "seed": 3}
     assert "authorization" not in server.requests[0].headers
 

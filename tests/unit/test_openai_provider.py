@@ -22,6 +22,7 @@ from oriole.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.openai import OpenAIAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
 from tests.openai_server import ScriptedOpenAI, error, slow, text_reply, tool_calls
@@ -231,7 +232,7 @@ def test_from_config_reads_the_snapshot_keys():
         "requestTimeoutSeconds": 30,
         "contextTokens": 8192,
     }
-    agent = OpenAIAgent.from_config(MODEL, config, api_key="k")
+    agent = OpenAIAgent.from_config(MODEL, ExperimentConfig.of(config), api_key="k")
     assert agent.url == "https://gpu-box.lab:8000/v1/chat/completions" and agent.model == MODEL
     assert agent.generation == {"temperature": 0.0, "max_completion_tokens": 64, "seed": 7}
     assert isinstance(agent.generation["temperature"], float)
@@ -240,7 +241,7 @@ def test_from_config_reads_the_snapshot_keys():
 
 
 def test_from_config_without_the_seed_and_with_the_catalog_defaults():
-    agent = OpenAIAgent.from_config(MODEL, {"sendSeed": False, "seed": 7})
+    agent = OpenAIAgent.from_config(MODEL, ExperimentConfig.of({"sendSeed": False, "seed": 7}))
     defaults = catalog.BY_KEY
     assert agent.generation == {
         "temperature": defaults["temperature"].default,

@@ -1,8 +1,9 @@
 """CheckProgress decisions: goal first, then the limits, then the per-execution turn budget."""
 
 from oriole.core.progress import Progress, decide
+from oriole.experiment_config import ExperimentConfig
 
-CONFIG = {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10}
+CONFIG = ExperimentConfig.of({"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10})
 
 
 def test_goal_found_wins_even_at_the_limits():
@@ -24,7 +25,7 @@ def test_continue_until_the_execution_turn_budget_then_continue_as_new():
     assert decide(Progress(False, 5, 1.0, 10), CONFIG).decision == "continue_as_new"
 
 
-STALL = {**CONFIG, "maxStalledTurns": 3}
+STALL = CONFIG.model_copy(update={"max_stalled_turns": 3})
 
 
 def test_the_stall_limit_fails_with_a_reason_after_that_many_turns_in_a_row():
@@ -44,9 +45,11 @@ def test_a_snapshot_without_the_stall_parameter_gets_the_catalog_default():
     from oriole.catalog import BY_KEY
 
     default = BY_KEY["maxStalledTurns"].default
-    assert "maxStalledTurns" not in CONFIG and default == 3
-    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default - 1), CONFIG).decision == "continue"
-    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default), CONFIG).decision == "stalled"
+    snapshot = {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10}  # taken before the key
+    config = ExperimentConfig.of(snapshot)
+    assert config.max_stalled_turns == default == 3
+    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default - 1), config).decision == "continue"
+    assert decide(Progress(False, 5, 1.0, 1, stalled_turns=default), config).decision == "stalled"
 
 
 def test_successor_names_are_deterministic():

@@ -19,6 +19,7 @@ from oriole.core import sweep_plan
 from oriole.core.turn_loop import ModelRequest
 from oriole.flows import experiment_flow, render, sweep_flow
 from oriole.handlers import FUNCTIONS, agents
+from oriole.lifecycle.task_io import TurnRequest
 from oriole.provider_registry import DEFAULT_PROVIDER, MODEL_PROVIDERS, NAMES, PROVIDERS, Provider
 from oriole.providers import contract
 
@@ -40,7 +41,7 @@ def test_every_provider_has_its_adapter_task_handler_and_branches(provider):
         assert list(inspect.signature(getattr(adapter, name)).parameters) == expected, (provider.name, name)
     assert FUNCTIONS[provider.placeholder] == f"oriole.handlers.agents.{provider.entry_point}"
     handler = getattr(agents, provider.entry_point)
-    assert handler.__wrapped__.__wrapped__.__code__.co_qualname == provider.entry_point  # its own name in a trace
+    assert inspect.unwrap(handler).__code__.co_qualname == provider.entry_point  # its own name in a trace
     states = flows.definition(flows.EXPERIMENT)["States"]
     assert states[provider.task]["Parameters"]["FunctionName"] == f"${{{provider.placeholder}}}"
     model_errors = {"ModelThrottled", "ModelUnavailable", "ModelTimeout"}
@@ -123,9 +124,9 @@ def test_the_handlers_write_out_one_entry_point_per_provider_each_playing_its_ow
     defined = {name for name, value in vars(agents).items() if name.startswith("invoke_") and callable(value)}
     assert defined == {p.entry_point for p in PROVIDERS.values()}
     played = []
-    monkeypatch.setattr(agents, "_play", lambda event, context, provider: played.append(provider) or {})
+    monkeypatch.setattr(agents, "_play", lambda request, context, provider: played.append(provider))
     for provider in PROVIDERS.values():
-        getattr(agents, provider.entry_point).__wrapped__.__wrapped__({}, None)
+        inspect.unwrap(getattr(agents, provider.entry_point))(TurnRequest(experimentId=1, turnNumber=1), None)
     assert played == list(PROVIDERS)
 
 

@@ -36,7 +36,7 @@ def test_a_toml_file_loads_and_a_json_file_too(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('id = "x"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetiton = 2\n', "repetiton: Extra inputs"),
+        ('id = "x"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\nrepetiton = 2\n', "repetiton: unknown field"),
         ('id = "has space"\nagents = ["baseline/oracle"]\nmazes = ["perfect-7"]\n', "id: String should match"),
         ('id = "x"\nagents = []\nmazes = ["perfect-7"]\n', "agents: List should have at least 1 item"),
         ('id = "x"\nagents = ["baseline/oracle"\n', "is not valid TOML"),
@@ -203,13 +203,18 @@ def test_a_cell_is_the_same_cell_whatever_its_server_or_timeouts():
     )  # a fixed seed is part of the cell
 
 
-def test_two_agents_that_differ_only_in_their_server_are_one_cell_twice():
+def test_one_model_on_two_servers_is_two_agents_by_their_labels_and_one_agent_on_two_urls_one_cell_twice():
     twins = [
         {"label": f"box{n}", "provider": "openai", "model": "m", "config": {"baseUrl": f"http://box{n}:8000/v1"}}
         for n in (1, 2)
     ]
-    with pytest.raises(SweepFileError, match="differ only in baseUrl, which is not part of a cell"):
-        sweep_plan.plan(spec(agents=twins))
+    one, two = sweep_plan.plan(spec(agents=twins))
+    assert (one.cell.label, two.cell.label) == ("box1", "box2") and one.cell.key != two.cell.key
+    renamed = sweep_plan.plan(spec(agents=[{**twins[0], "label": "first box"}]))[0]
+    assert renamed.cell.key != one.cell.key  # the label is the agent in every report: another label, another agent
+    urls = [{"baseUrl": "http://a:8000/v1"}, {"baseUrl": "http://b:8000/v1"}]
+    with pytest.raises(SweepFileError, match="configurations that differ only in baseUrl, not part of a cell"):
+        sweep_plan.plan(spec(agents=["openai/m"], configs=urls))
 
 
 @pytest.mark.parametrize("seed", range(8))

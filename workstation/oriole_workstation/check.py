@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from oriole import catalog
 from oriole.config import parse_stored
 from oriole.core.sweep_plan import SweepFile, validate
+from oriole.environment import BEDROCK_MODEL_IDS
+from oriole.environment import CODE_VERSION as CODE_VERSION_VARIABLE
 from oriole.errors import InvalidParameter
-from oriole.inputs import CaughtError
 from oriole.lifecycle import deployment
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation import cloud, prompts, sweep_runs
@@ -575,9 +577,7 @@ class DeploymentCheck:
             **cloud.task_functions(self.aws.sfn, outputs["StateMachineArn"]),
         }
         environments = {arn: cloud.function_environment(self.aws.awslambda, arn) for arn in set(functions.values())}
-        versions = {
-            arn.split(":function:", 1)[-1]: env.get(deployment.CODE_VERSION) for arn, env in environments.items()
-        }
+        versions = {arn.split(":function:", 1)[-1]: env.get(CODE_VERSION_VARIABLE) for arn, env in environments.items()}
         self.progress("computing the code version of this checkout")
         yield code_check(versions, checkout_code_version())
         yield parameters_check(cloud.parameter_values(self.aws.ssm), catalog.PREFIX)
@@ -597,7 +597,7 @@ class DeploymentCheck:
             lambda model, outcome: SEE_EXECUTION,
         )
         lines: list[Probe | Check] = [baseline]
-        for model_id in _listed(environment, deployment.BEDROCK_MODEL_IDS):
+        for model_id in _listed(environment, BEDROCK_MODEL_IDS):
             candidates = bedrock_candidates(model_id, self.aws.region)
             lines.append(
                 self._probe(

@@ -8,6 +8,7 @@ import os
 
 from oriole import catalog
 from oriole.config import parse_assignment
+from oriole.environment import DEFAULT_DEPLOYMENT, DEPLOYMENT
 from oriole.errors import OrioleError
 
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
@@ -21,7 +22,7 @@ def deployment_name() -> str:
     """The deployment the CLI works on, as ``cdk deploy -c deployment=<Name>`` named it: ``ORIOLE_DEPLOYMENT``,
     else the default ``Oriole``. Its name decides its stacks' names (``catalog.data_stack``,
     ``catalog.orchestrator_stack``) and, through the catalog, its parameter prefix."""
-    return os.environ.get(catalog.DEPLOYMENT) or catalog.DEFAULT_DEPLOYMENT
+    return os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT
 
 
 def describe_stack(cloudformation, stack: str) -> dict | None:

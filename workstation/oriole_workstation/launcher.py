@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentSummary

@@ -33,8 +33,8 @@ import boto3
 import psycopg
 
 from oriole import catalog, flows
+from oriole.environment import EXECUTION_TIMEOUT
 from oriole.handlers import FUNCTIONS
-from oriole.lifecycle import deployment
 from oriole.lifecycle.reconcile import status_change_detail
 from oriole.store import db
 from oriole_workstation import price_list, prompts
@@ -221,7 +221,7 @@ class LocalAws:
                 {
                     "DATABASE_URL": self.functions_url,
                     "AWS_DEFAULT_REGION": REGION,
-                    deployment.EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
+                    EXECUTION_TIMEOUT: str(self.execution_timeout_seconds),
                     "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
                     "POWERTOOLS_METRICS_DISABLED": "true",
                 },

@@ -14,7 +14,7 @@ from oriole.core import prices
 from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import ExperimentStatus
+from oriole.statuses import Ending, ExperimentStatus
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SweepPlan
 
@@ -60,6 +60,7 @@ class SweepStatus:
     running: int
     left: int | None
     outcomes: dict[str, int]  # an ending in words -> repetitions, most first
+    errors: dict[str, int]  # the failure reason of an error ending -> repetitions, most first
     spent: float
     tokens: int
     spend_limit: float | None
@@ -85,6 +86,11 @@ def sweep_status(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
         running=running,
         left=max(plan.planned - done - running, 0) if plan else None,
         outcomes=dict(sorted(outcomes.items(), key=lambda item: -item[1])),
+        errors=dict(
+            Counter(
+                row.failure_reason or "no reason" for row in latest.values() if row.ending == Ending.ERROR
+            ).most_common()
+        ),
         spent=sum(row.cost_usd for row in rows),
         tokens=sum(row.tokens for row in rows),
         spend_limit=float(plan.spend_limit_usd) if plan and plan.spend_limit_usd is not None else None,
@@ -108,7 +114,13 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
         )
     limit = f" of ${status.spend_limit:,.2f}" if status.spend_limit is not None else ""
     parts = ", ".join(f"{n} {words}" for words, n in status.outcomes.items())
-    return [head, f"done: {parts or 'none'}", f"spent ${status.spent:,.4f}{limit} · {status.tokens:,} tokens"]
+    why = [f"error ({n}): {reason}" for reason, n in list(status.errors.items())[:MAX_REASONS]]
+    if len(status.errors) > MAX_REASONS:
+        why.append(f"... and {len(status.errors) - MAX_REASONS} other error reason(s)")
+    return [head, f"done: {parts or 'none'}", *why, f"spent ${status.spent:,.4f}{limit} · {status.tokens:,} tokens"]
+
+
+MAX_REASONS = 5  # the error reasons `oriole sweep status` lists, the most frequent first
 
 
 def _when(moment: datetime) -> str:

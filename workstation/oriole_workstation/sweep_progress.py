@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from oriole.core.sweep_plan import Planned, SweepExperiment
+from oriole.core.sweep_plan import Cell, Planned, SweepExperiment
 from oriole.statuses import Ending, ExperimentStatus
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.outcomes import outcome_text
@@ -117,10 +117,14 @@ class SweepProgress:
         spend_limit: float | None = None,
         show_lines: bool = True,
         clock_seconds: Callable[[], float] = time.monotonic,
+        paused: Callable[[Cell], str | None] = lambda cell: None,
         open_before: frozenset[int] = frozenset(),
     ):
         """``first_id``: the sweep's newest experiment before this run (this run's come after it); ``open_before``:
-        its experiments a stopped run left open (a double Ctrl-C), which this run takes up and counts."""
+        its experiments a stopped run left open (a double Ctrl-C), which this run takes up and counts; ``paused``
+        tells why a cell's agent starts nothing more (its server keeps failing), as the sweep's tasks judge it."""
+        self.paused = paused
+        self.paused_agents: set[str] = set()
         self.console, self.sweep_id, self.to_run, self.spend_limit = console, sweep_id, to_run, spend_limit
         self.planned = len(planned)
         self.by_agent = {item.agent_id(sweep_id): item for item in planned}
@@ -162,6 +166,8 @@ class SweepProgress:
             if self.of_this_run(row) and row.status != ExperimentStatus.RUNNING and row.id not in self.shown:
                 self.shown.add(row.id)
                 self._ended(row, summary(row.id), counts)
+                if row.ending == Ending.ERROR:
+                    self._pause(row)
         if self.live:
             self.bar.update(self.task, completed=counts.already_done + counts.done, status=_live_status(counts))
         elif now - self.last_status >= STATUS_EVERY_SECONDS:
@@ -190,7 +196,20 @@ class SweepProgress:
             )
             + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}"
         )
-        self._plain(line)
+        explained = row.ending in (None, Ending.SUCCESS, Ending.AGENT)  # the outcome says why; else the reason does
+        self._plain(line if explained or not row.failure_reason else f"{line}: {row.failure_reason}")
+
+    def _pause(self, row: SweepExperiment) -> None:
+        """Say once, whatever ``show_lines``, that an errored experiment's agent is paused, and why."""
+        item = self.by_agent.get(row.agent_id)
+        if item is None or item.cell.agent in self.paused_agents:
+            return
+        if (reason := self.paused(item.cell)) is not None:
+            self.paused_agents.add(item.cell.agent)
+            self._plain(
+                f"paused {item.cell.agent}: its latest experiments all failed with {reason}; nothing more of it "
+                "starts, the rest of the sweep goes on (fix its server, then run the same command again)"
+            )
 
     def _plain(self, line: str) -> None:
         """A record on a line of its own: above the bar on a terminal, else written as it is (never wrapped)."""

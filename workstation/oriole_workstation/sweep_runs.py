@@ -18,10 +18,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oriole.core.sweep_plan import MAX_CONCURRENCY, SweepExperiment, SweepFile, SweepRun, check_input_size, validate
+from oriole.core.sweep_plan import (
+    MAX_CONCURRENCY,
+    PAUSE_AFTER_ERRORS,
+    SweepExperiment,
+    SweepFile,
+    SweepRun,
+    check_input_size,
+    validate,
+)
 from oriole.errors import OrioleError, SweepFileError
-from oriole.inputs import CaughtError
 from oriole.lifecycle.experiments import failure_reason
+from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import NAMES
 from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, NestedTooDeeply, ascii_int, load_json
@@ -87,6 +95,7 @@ def run_input(
     wait_seconds: int | None,
     seed_from: str | None = None,
     allow_unpriced: bool = False,
+    pause_after_errors: int = PAUSE_AFTER_ERRORS,
 ) -> dict:
     """The sweep state machine's input: the file as JSON with the command line's settings in it (what the
     console would take), refused here if PlanSweep would refuse its size. ``seed_from`` replaces the file's."""
@@ -94,6 +103,7 @@ def run_input(
         "provider_concurrency": provider_concurrency,
         "retry_failed": retry_failed,
         "allow_unpriced": allow_unpriced,
+        "pause_after_errors": pause_after_errors,
     }
     if seed_from is not None:
         data["seed_from"] = seed_from
@@ -248,13 +258,14 @@ SUMMARY_WORDS = {
     "running": ("running", "running"),
     "rejected": ("rejected", "rejected"),
     "skipped": ("skipped", "skipped"),
+    "paused": ("paused", "paused"),
 }  # the summary's counts (one, several), in the order a line reads them: the four endings first
 
 
 def summary_line(summary: dict) -> str:
     """``72 planned: 12 already done, 58 succeeded, 1 agent failure, 1 censored; spent $0.0000`` from a sweep's
-    output: how the repetitions of this run ended (``oriole.core.endings``), then those still running, rejected
-    or skipped."""
+    output: how the repetitions of this run ended (``oriole.core.endings``), then those still running, rejected,
+    skipped or paused."""
     parts = [f"{summary[key]} {words[summary[key] != 1]}" for key, words in SUMMARY_WORDS.items() if summary.get(key)]
     return (
         f"{summary['planned']} planned: {summary['alreadyDone']} already done"

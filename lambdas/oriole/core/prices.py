@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from oriole.catalog import pricing_name
 from oriole.config import parse_pricing
+from oriole.experiment_config import SnapshotPrice
 from oriole.provider_registry import PROVIDERS
 from oriole.text import JsonObject
 
@@ -100,3 +101,20 @@ def unpriced(agents: Mapping[tuple[str, str], Price | None], stored: Mapping[str
         for (provider, model), given in agents.items()
         if price(provider, model, given, stored.get(pricing_name(model))) is None
     ]
+
+
+def cost_usd(input_tokens: int, output_tokens: int, pricing: SnapshotPrice | None) -> float:
+    """Dollars for the tokens at the price captured in the snapshot (0 without one), to the cent's ten-thousandth
+    the cost columns keep (6 decimals)."""
+    if pricing is None:
+        return 0.0
+    return round((input_tokens * pricing.input_per_mtok + output_tokens * pricing.output_per_mtok) / 1_000_000, 6)
+
+
+def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: SnapshotPrice | None) -> float:
+    """A turn's cost: what the experiment's tokens cost after it, less what they cost before it (``before``: the
+    experiment's input and output tokens so far). Each total is rounded once, so the turns' costs add up to
+    exactly the cost of the experiment's tokens (rounding each turn's own cost would drift a millionth of a
+    dollar a turn)."""
+    after = (before[0] + usage[0], before[1] + usage[1])
+    return round(cost_usd(*after, pricing) - cost_usd(*before, pricing), 6)

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from oriole.catalog import BY_KEY, TURN_ALLOWANCE_SECONDS
+from oriole.catalog import TURN_ALLOWANCE_SECONDS
 from oriole.core.endings import (
     GAVE_UP_REASON_PREFIX,
     MAX_DURATION_REASON_PREFIX,
     MAX_MOVES_REASON_PREFIX,
     STALL_REASON_PREFIX,
 )
+from oriole.experiment_config import ExperimentConfig
 from oriole.statuses import NextStep
 
 
@@ -36,7 +35,7 @@ class Decision:
     reason: str | None = None
 
 
-def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
+def decide(progress: Progress, config: ExperimentConfig) -> Decision:
     """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule; then
     the per-execution budgets: its turns, and its time before the hard execution timeout. Each reason starts
     with the prefix that gives its ending (``oriole.core.endings``): the action budget is the agent's failure,
@@ -46,24 +45,23 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
     until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
     An execution with less than one turn's allowance left continues as a new execution, so the graceful
     limits (FinalizeTimeout) always win over Step Functions' timeout, whatever ``maxDurationMinutes`` is.
-    A snapshot taken before the parameter existed gets the catalog default.
     """
     if progress.goal_found:
         return Decision(NextStep.SUCCESS)
     if progress.gave_up_reason is not None:
         return Decision(NextStep.GAVE_UP, f"{GAVE_UP_REASON_PREFIX}: {progress.gave_up_reason}")
-    max_moves = config["maxMoves"]
+    max_moves = config.max_moves
     if progress.actions >= max_moves:
         return Decision(
             NextStep.TIMEOUT, f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed"
         )
     minutes = progress.elapsed_seconds / 60
-    if minutes >= config["maxDurationMinutes"]:
+    if minutes >= config.max_duration_minutes:
         return Decision(
             NextStep.TIMEOUT,
-            f"{MAX_DURATION_REASON_PREFIX}: ran {minutes:.1f} of {config['maxDurationMinutes']:g} minutes",
+            f"{MAX_DURATION_REASON_PREFIX}: ran {minutes:.1f} of {config.max_duration_minutes:g} minutes",
         )
-    max_stalled = config.get("maxStalledTurns", BY_KEY["maxStalledTurns"].default)
+    max_stalled = config.max_stalled_turns
     if progress.stalled_turns >= max_stalled:
         return Decision(
             NextStep.STALLED,
@@ -71,7 +69,7 @@ def decide(progress: Progress, config: Mapping[str, Any]) -> Decision:
             "a valid action (no tool call, or only invalid calls); maxStalledTurns is "
             f"{max_stalled}",
         )
-    if progress.turn_in_execution >= config["maxTurnsPerExecution"]:
+    if progress.turn_in_execution >= config.max_turns_per_execution:
         return Decision(NextStep.CONTINUE_AS_NEW)
     left = progress.execution_seconds_left
     if left is not None and left < TURN_ALLOWANCE_SECONDS:

@@ -4,9 +4,10 @@ resume leaves to run and the concurrency caps; no I/O but the stored-maze look-u
 
 Every experiment of sweep ``S`` is recorded as its own: its execution input names ``sweepId = S`` (StartExperiment
 stores it as ``experiments.sweep_id``, and the reports, exports and ``oriole sweep status`` read it); its agent id
-is ``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, prompt version, maze, config
-overrides but the transport settings: ``IDENTITY_LEAVES_OUT``), and its comment carries ``sweep:S`` for a reader.
-Resuming reads the sweep's experiments back by that agent id, among the sweep's own.
+is ``S/<cell key>/r<repetition>``, where the cell key is a hash of (provider, model, the agent's label when the file
+gives one, prompt version, maze, config overrides but the transport settings: ``IDENTITY_LEAVES_OUT``), and its
+comment carries ``sweep:S`` for a reader. Resuming reads the sweep's experiments back by that agent id, among the
+sweep's own.
 
 The plan is a list whose order never changes for a given file: first repetitions first, then the cells in
 the order of the file. An index into it is all the state machine carries per experiment; each map item
@@ -18,13 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Annotated, Any, TypeVar
 
 import pydantic.dataclasses
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from oriole import inputs
 from oriole.catalog import BY_KEY, CATALOG
@@ -39,6 +41,7 @@ from oriole.statuses import Ending, ExperimentStatus
 from oriole.text import JsonObject, unstorable
 
 RUNS = (Ending.SUCCESS, Ending.AGENT)  # ended on the agent's merits: never run again
+PAUSE_AFTER_ERRORS = 3  # an agent's experiments failing alike in a row that pause it (SweepRun.pause_after_errors)
 STOPPED = (ExperimentStatus.ABORTED,)  # stopped from outside (Ctrl-C, `oriole doctor --fix`): a plain resume reruns it
 # What a cell is not: where its model runs and how patiently it is asked (the catalog's transport and bookkeeping
 # keys: baseUrl, endpoint, requestTimeoutSeconds, ...). Fixing a server's URL resumes the same cells with the same
@@ -194,6 +197,13 @@ class SweepRun(SweepFile):
     wait_seconds: int = Field(
         30, ge=1, le=3600, description="the first waits between two looks at a running experiment's row"
     )
+    pause_after_errors: int = Field(
+        PAUSE_AFTER_ERRORS,
+        ge=0,
+        le=1000,
+        description="start no more experiments of an agent whose last this many experiments of the run ended in "
+        "the same error (its model server is down or refuses it); 0: never",
+    )
 
 
 def next_check_wait(followed_seconds: int, wait_seconds: int) -> int:
@@ -219,14 +229,9 @@ def check_input_size(data: object) -> None:
 
 
 def validate(model: type[SweepModel], data: object, what: str) -> SweepModel:
-    """``data`` as a sweep file (or run); every field at fault named in one SweepFileError."""
-    if not isinstance(data, dict):
-        raise SweepFileError(f"{what} must be a JSON object (a table in TOML), got {type(data).__name__}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in error.errors())
-        raise SweepFileError(f"{what}: {problems}") from None
+    """``data`` as a sweep file (or run); every field at fault named in one SweepFileError (``inputs.parse``, the one
+    validation every input goes through)."""
+    return inputs.parse(model, data, what, SweepFileError)
 
 
 @dataclass(frozen=True)
@@ -258,10 +263,19 @@ class Cell:
 
     @property
     def key(self) -> str:
-        """A stable short hash of what the cell runs (not its label, prices or transport settings): the same
-        file always gives the same keys, and so does the file with a server's URL or a timeout corrected."""
-        identity = json.dumps([self.provider, self.model, self.prompt, self.maze, self.settings], sort_keys=True)
-        return hashlib.sha256(identity.encode()).hexdigest()[:12]
+        """A stable short hash of what the cell runs: the agent (provider and model, and its label when the file
+        gives one: one model on two servers under two labels is two agents), prompt, maze and settings, not its
+        prices or transport settings. The same file always gives the same keys, and so does the file with a
+        server's URL or a timeout corrected."""
+        identity = [
+            self.provider,
+            self.model,
+            self.prompt,
+            self.maze,
+            self.settings,
+            *([self.label] if self.label else []),
+        ]
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
 
     def describe(self) -> str:
         """The agent, prompt, maze and settings that make the cell (its server is shown where it matters: a dry
@@ -444,25 +458,37 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
     known = {agent.label: agent for agent in agents}
     mazes = maze_names(spec, stored)
     found: dict[tuple[Any, ...], Cell] = {}
+    run: dict[tuple[Any, ...], Cell] = {}  # what each cell sends, server and all: the same twice is one agent twice
     for agent in agents:
         configs = agent_configs(spec, agent, known)
-        typed = [_typed(overrides) for overrides in configs]
-        for prompt, maze, (overrides, canonical) in product(spec.prompts, mazes, zip(configs, typed, strict=True)):
+        typed = [(_typed(overrides), _typed(overrides, transport=True)) for overrides in configs]
+        for prompt, maze, (overrides, (canonical, sent)) in product(
+            spec.prompts, mazes, zip(configs, typed, strict=True)
+        ):
             label = "" if agent.label == agent.name else agent.label
             cell = Cell(
                 agent.provider, agent.model, prompt, maze, json.dumps(overrides, sort_keys=True), label, agent.prices
             )
-            identity = (agent.provider, agent.model, prompt, maze, canonical)
+            identity = (agent.provider, agent.model, label, prompt, maze, canonical)
             if identity in found:
+                transport = sorted(IDENTITY_LEAVES_OUT & set(overrides))
                 raise SweepFileError(
-                    f"the cell {cell.describe()} comes out twice (an agent, prompt, maze or "
-                    "configuration listed twice, a setting written out at its default, a maze by name and by id, "
-                    "1 and 1.0, or two agents that differ "
-                    f"only in {', '.join(sorted(IDENTITY_LEAVES_OUT & set(overrides))) or 'a transport setting'}, "
-                    "which is not part of a cell): its runs would share one agent id and count twice"
+                    f"the cell {cell.describe()} comes out twice (a prompt, maze or configuration listed twice, a "
+                    "setting written out at its default, a maze by name and by id, 1 and 1.0"
+                    + (
+                        f", or configurations that differ only in {', '.join(transport)}, not part of a cell"
+                        if transport
+                        else ""
+                    )
+                    + "): its runs would share one agent id and count twice"
+                )
+            if (twin := run.get((agent.provider, agent.model, prompt, maze, sent))) is not None:
+                raise SweepFileError(
+                    f"the cell {cell.describe()} comes out twice: agent {twin.agent} runs it already, with the same "
+                    "model, server and settings under another label; list the agent once"
                 )
             _check_seed(spec, cell)
-            found[identity] = cell
+            found[identity] = run[(agent.provider, agent.model, prompt, maze, sent)] = cell
             _check_input(spec, cell)
     return list(found.values())
 
@@ -478,14 +504,19 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
         )
 
 
-def _typed(overrides: JsonObject) -> str:
-    """The configuration that makes a cell, as the experiment would hold it: every setting resolved, defaults
-    included (the overrides are checked: unknown keys, types and ranges fail here, not in the middle of the sweep),
-    as canonical JSON, compared by value: a setting written out at its default is the default, ``1`` and ``1.0``
-    of a float setting are the same, so are ``-0.0`` and ``0.0``; transport settings are not part of a cell."""
+def _typed(overrides: JsonObject, transport: bool = False) -> str:
+    """The configuration that makes a cell (with ``transport``: all it sends, the server's URL included), as the
+    experiment would hold it: every setting resolved, defaults included (the overrides are checked: unknown keys,
+    types and ranges fail here, not in the middle of the sweep), as canonical JSON, compared by value: a setting
+    written out at its default is the default, ``1`` and ``1.0`` of a float setting are the same, so are ``-0.0``
+    and ``0.0``, and two spellings of one server's URL."""
     snapshot = resolve({}, overrides)
     return json.dumps(
-        {key: canonical_value(BY_KEY[key], value) for key, value in snapshot.items() if key not in IDENTITY_LEAVES_OUT},
+        {
+            key: canonical_value(BY_KEY[key], value)
+            for key, value in snapshot.items()
+            if transport or key not in IDENTITY_LEAVES_OUT
+        },
         sort_keys=True,
     )
 
@@ -591,6 +622,23 @@ def repetition(attempts: Sequence[SweepExperiment], retry_failed: bool) -> Repet
     if ended is None and failed and failed[0].status not in STOPPED and not retry_failed:
         ended = failed[0].status
     return Repetition(ended, len(failed))
+
+
+def pause_reason(latest: Sequence[SweepExperiment], after: int) -> str | None:
+    """Why an agent is paused, given its latest closed experiments of this run (newest first): its ``after``
+    latest all ended in an error (the infrastructure or the provider, never the agent's own failure) with the same
+    failure reason (numbers aside: an experiment's id or an execution's name differs from one to the next), which
+    is returned; None when they did not (or ``after`` is 0: never pause)."""
+    if after < 1 or len(latest) < after:
+        return None
+    shown = latest[:after]
+    if any(row.ending != Ending.ERROR for row in shown):
+        return None
+    reasons = {_NUMBERS.sub("#", row.failure_reason or "") for row in shown}
+    return (shown[0].failure_reason or "an error") if len(reasons) == 1 else None
+
+
+_NUMBERS = re.compile(r"\d+")
 
 
 def by_repetition(rows: Iterable[SweepExperiment]) -> dict[str, list[SweepExperiment]]:

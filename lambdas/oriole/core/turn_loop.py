@@ -14,7 +14,7 @@ native tool calling, and the context budget that earlier turns' messages (``hist
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -33,6 +33,7 @@ from oriole.core.tools import (
     execute,
     observation,
 )
+from oriole.experiment_config import ExperimentConfig
 from oriole.statuses import TurnEnd
 from oriole.text import JsonObject
 
@@ -121,7 +122,7 @@ class AgentSetup:
     for a replay's scratch experiment what it answers from (``oriole.providers.replay``)."""
 
     model: str
-    config: Mapping[str, object]
+    config: ExperimentConfig
     seed: int
     state: JsonObject
     maze: Maze

@@ -275,6 +275,7 @@ def definition(providers: Mapping[str, str] = LABELS) -> JsonObject:
                     "running",
                     "rejected",
                     "skipped",
+                    "paused",
                     "successes",
                     "agentFailures",
                     "censored",

@@ -10,63 +10,68 @@ only its own provider) and the provider's API key, read once per warm container.
 from __future__ import annotations
 
 import functools
-import os
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.core.turn_loop import Agent, AgentSetup
+from oriole.environment import Environment
 from oriole.handlers.observability import count, logger, metrics
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import TurnRequest, TurnResult, task
 from oriole.provider_registry import PROVIDERS
 from oriole.providers.contract import load_adapter
 from oriole.store import shared_store
-from oriole.text import JsonObject
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def invoke_bedrock(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _play(event, context, "bedrock")
+@task(TurnRequest, TurnResult, "agent task input")
+def invoke_bedrock(request: TurnRequest, context: LambdaContext) -> TurnResult:
+    return _play(request, context, "bedrock")
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def invoke_ollama(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _play(event, context, "ollama")
+@task(TurnRequest, TurnResult, "agent task input")
+def invoke_ollama(request: TurnRequest, context: LambdaContext) -> TurnResult:
+    return _play(request, context, "ollama")
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def invoke_openai(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _play(event, context, "openai")
+@task(TurnRequest, TurnResult, "agent task input")
+def invoke_openai(request: TurnRequest, context: LambdaContext) -> TurnResult:
+    return _play(request, context, "openai")
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def invoke_baseline(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _play(event, context, "baseline")
+@task(TurnRequest, TurnResult, "agent task input")
+def invoke_baseline(request: TurnRequest, context: LambdaContext) -> TurnResult:
+    return _play(request, context, "baseline")
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def invoke_replay(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _play(event, context, "replay")
+@task(TurnRequest, TurnResult, "agent task input")
+def invoke_replay(request: TurnRequest, context: LambdaContext) -> TurnResult:
+    return _play(request, context, "replay")
 
 
-def _play(event: JsonObject, context: LambdaContext, provider: str) -> JsonObject:
+def _play(request: TurnRequest, context: LambdaContext, provider: str) -> TurnResult:
     """Play the turn; the Lambda's remaining time bounds it (``get_remaining_time_in_millis``)."""
-    logger.append_keys(experiment_id=event.get("experimentId"), turn=event.get("turnNumber"))
+    logger.append_keys(experiment_id=request.experimentId, turn=request.turnNumber)
     result = experiments.play_turn(
-        event,
+        request,
         shared_store(),
         functools.partial(_agent, provider),
         lambda: context.get_remaining_time_in_millis() / 1000,
-    ).as_state()
-    logger.debug("turn played", extra=result)
+    )
+    logger.debug("turn played", extra=result.as_state())
     count("Turns")
-    count("Actions", result["actions"])
-    count("InputTokens", result["inputTokens"])
-    count("OutputTokens", result["outputTokens"])
+    count("Actions", result.actions)
+    count("InputTokens", result.input_tokens)
+    count("OutputTokens", result.output_tokens)
     return result
 
 
@@ -83,12 +88,11 @@ def api_key(provider: str) -> str | None:
     from oriole.providers.transport import check_api_key, environment_api_key
 
     entry = PROVIDERS[provider]
-    variable = entry.api_key_secret
-    if entry.api_key is None or variable is None:
+    if entry.api_key is None:
         return None
-    secret_arn = os.environ.get(variable)
+    secret_arn = Environment.read().api_key_secret(provider)
     if secret_arn:
         from aws_lambda_powertools.utilities import parameters
 
         return check_api_key(parameters.get_secret(secret_arn), f"the secret {secret_arn} ({entry.api_key})")
-    return environment_api_key(entry.api_key)
+    return environment_api_key(provider)

@@ -4,10 +4,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers.observability import logger
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import ProgressDecision, ProgressRequest, task
 from oriole.store import shared_store
-from oriole.text import JsonObject
 
 
 @logger.inject_lambda_context
-def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return experiments.check_progress(event, shared_store()).as_state()
+@task(ProgressRequest, ProgressDecision, "CheckProgress input")
+def handler(request: ProgressRequest, context: LambdaContext) -> ProgressDecision:
+    return experiments.check_progress(request, shared_store())

@@ -12,15 +12,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from oriole.handlers.executions import start_named
 from oriole.handlers.observability import logger
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import Continued, ContinueRequest, task
 from oriole.store import shared_store
-from oriole.text import JsonObject
 
 
 @logger.inject_lambda_context
-def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    result = experiments.continue_as_new(event, shared_store(), start_named)
+@task(ContinueRequest, Continued, "ContinueAsNew input")
+def handler(request: ContinueRequest, context: LambdaContext) -> Continued:
+    result = experiments.continue_as_new(request, shared_store(), start_named)
     logger.info(
         "continued as new execution",
-        extra={"experiment_id": event.get("experimentId"), "successor": result.successor_execution_arn},
+        extra={"experiment_id": request.experimentId, "successor": result.successor_execution_arn},
     )
-    return result.as_state()
+    return result

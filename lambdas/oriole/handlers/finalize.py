@@ -4,19 +4,18 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole.handlers.observability import count, count_failure, logger, metrics
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import Finalized, FinalizeRequest, task
 from oriole.statuses import ExperimentStatus
 from oriole.store import shared_store
-from oriole.text import JsonObject
 
 
-def _finalize(event: JsonObject, status: ExperimentStatus) -> JsonObject:
-    result = experiments.finalize(event, shared_store(), status)
-    state = result.as_state()
-    logger.info("experiment finalized", extra=state)
+def _finalize(request: FinalizeRequest, status: ExperimentStatus) -> Finalized:
+    result = experiments.finalize(request, shared_store(), status)
+    logger.info("experiment finalized", extra=result.as_state())
     if result.closed:
         count(_METRIC[status])
         count_failure(status, result.failure_reason)
-    return state
+    return result
 
 
 _METRIC = {
@@ -28,17 +27,20 @@ _METRIC = {
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def success(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, ExperimentStatus.SUCCEEDED)
+@task(FinalizeRequest, Finalized, "FinalizeSuccess input")
+def success(request: FinalizeRequest, context: LambdaContext) -> Finalized:
+    return _finalize(request, ExperimentStatus.SUCCEEDED)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def timeout(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, ExperimentStatus.TIMED_OUT)
+@task(FinalizeRequest, Finalized, "FinalizeTimeout input")
+def timeout(request: FinalizeRequest, context: LambdaContext) -> Finalized:
+    return _finalize(request, ExperimentStatus.TIMED_OUT)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def failure(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return _finalize(event, ExperimentStatus.FAILED)
+@task(FinalizeRequest, Finalized, "FinalizeFailure input")
+def failure(request: FinalizeRequest, context: LambdaContext) -> Finalized:
+    return _finalize(request, ExperimentStatus.FAILED)

@@ -5,18 +5,15 @@ It connects as the owner, on a connection of its own that waits for a database s
 (``db.connect_patiently``: the trigger of a first deploy runs right after the database was created). After
 the migrations it gives the roles they create (``oriole_app`` for the functions, ``oriole_reader`` for
 researchers' SQL) their logins, with the passwords of the Secrets Manager secrets CDK generated for them
-(``deployment.ROLE_SECRETS``: role -> secret ARN); each deploy sets them again, so a rotated secret takes
+(``ROLE_SECRETS``: role -> secret ARN); each deploy sets them again, so a rotated secret takes
 effect on the next deploy.
 """
-
-import json
-import os
 
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from oriole.environment import Environment
 from oriole.handlers.observability import logger
-from oriole.lifecycle import deployment
 from oriole.store import Store, db
 from oriole.text import JsonObject
 
@@ -26,7 +23,7 @@ def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     with db.connect_patiently() as conn:  # a first deploy may find the database still starting
         store = Store(conn)
         prepared = store.prepare()
-        roles = json.loads(os.environ.get(deployment.ROLE_SECRETS, "{}"))
+        roles = Environment.read().role_secrets
         for role, secret_arn in roles.items():
             password = parameters.get_secret(secret_arn, transform="json", force_fetch=True)["password"]
             store.enable_login(role, password)

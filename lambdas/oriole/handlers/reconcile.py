@@ -2,13 +2,12 @@
 execution is no longer running although the experiment is still open: an execution's end whose status-change
 event was lost (the finalizer's retries ran out; the event waits in the dead-letter queue)."""
 
-import os
-
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from oriole.environment import Environment
 from oriole.handlers import aws
 from oriole.handlers.observability import count, count_failure, logger, metrics
-from oriole.lifecycle import deployment, reconcile
+from oriole.lifecycle import reconcile
 from oriole.store import shared_store
 from oriole.text import JsonObject
 
@@ -21,7 +20,7 @@ def execution_prefix(state_machine_arn: str) -> str:
 @logger.inject_lambda_context
 @metrics.log_metrics
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    prefix = execution_prefix(os.environ[deployment.STATE_MACHINE_ARN])
+    prefix = execution_prefix(Environment.read().state_machine_arn)
     results = reconcile.close_ended(shared_store(), aws.describe_execution, lambda arn: arn.startswith(prefix))
     closed = [r for r in results if r["closed"]]
     for result in closed:

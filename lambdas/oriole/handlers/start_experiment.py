@@ -14,8 +14,8 @@ from oriole.errors import ParameterStoreThrottled
 from oriole.handlers import aws
 from oriole.handlers.observability import count, logger, metrics
 from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import ExperimentStarted, StartRequest, task
 from oriole.store import shared_store
-from oriole.text import JsonObject
 
 GET_PARAMETERS_LIMIT = 10  # names per GetParameters call
 
@@ -36,9 +36,10 @@ def read_parameters(names: Sequence[str]) -> dict[str, str]:
 
 @logger.inject_lambda_context
 @metrics.log_metrics
-def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    state = experiments.start(event, shared_store(), read_parameters)
-    logger.info("experiment started", extra={"experiment_id": state["experimentId"], "part": state["part"]})
-    if state["part"] == 1:
+@task(StartRequest, ExperimentStarted, "StartExperiment input")
+def handler(request: StartRequest, context: LambdaContext) -> ExperimentStarted:
+    started = experiments.start(request, shared_store(), read_parameters)
+    logger.info("experiment started", extra={"experiment_id": started.experiment_id, "part": started.part})
+    if started.part == 1:
         count("ExperimentsStarted")
-    return state
+    return started

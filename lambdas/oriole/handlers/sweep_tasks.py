@@ -6,11 +6,22 @@ from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole import catalog
+from oriole.errors import SweepFileError
 from oriole.handlers.executions import execution_status, start_named
 from oriole.handlers.observability import logger
 from oriole.lifecycle import sweep_tasks
+from oriole.lifecycle.task_io import (
+    RepetitionCheck,
+    RepetitionChecked,
+    RepetitionRequest,
+    RepetitionStarted,
+    SweepPlanned,
+    SweepRequest,
+    SweepSummary,
+    SweepSummaryRequest,
+    task,
+)
 from oriole.store import shared_store
-from oriole.text import JsonObject
 
 
 def known_prompts() -> dict[str, str]:
@@ -41,32 +52,31 @@ def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
 
 
 @logger.inject_lambda_context
-def plan(event: JsonObject, context: LambdaContext) -> JsonObject:
-    result = sweep_tasks.plan_run(event, shared_store(), known_prompts, known_prices)
+@task(SweepRequest, SweepPlanned, "sweep input", SweepFileError)
+def plan(run: SweepRequest, context: LambdaContext) -> SweepPlanned:
+    result = sweep_tasks.plan_run(run, shared_store(), known_prompts, known_prices)
     logger.info(
         "sweep planned",
-        extra={
-            "sweep": result["sweep"]["id"],
-            "planned": result["planned"],
-            "already_done": result["alreadyDone"],
-            "caps": result["caps"],
-        },
+        extra={"sweep": run.id, "planned": result.planned, "already_done": result.already_done, "caps": result.caps},
     )
     return result
 
 
 @logger.inject_lambda_context
-def start_repetition(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return sweep_tasks.start_repetition(event, shared_store(), start_named).as_state()
+@task(RepetitionRequest, RepetitionStarted, "sweep item")
+def start_repetition(request: RepetitionRequest, context: LambdaContext) -> RepetitionStarted:
+    return sweep_tasks.start_repetition(request, shared_store(), start_named)
 
 
 @logger.inject_lambda_context
-def check_repetition(event: JsonObject, context: LambdaContext) -> JsonObject:
-    return sweep_tasks.check_repetition(event, shared_store(), execution_status)
+@task(RepetitionCheck, RepetitionChecked, "sweep check")
+def check_repetition(request: RepetitionCheck, context: LambdaContext) -> RepetitionChecked:
+    return sweep_tasks.check_repetition(request, shared_store(), execution_status)
 
 
 @logger.inject_lambda_context
-def summarize(event: JsonObject, context: LambdaContext) -> JsonObject:
-    result = sweep_tasks.summarize(event, shared_store(), failed_executions)
-    logger.info("sweep summarized", extra=result)
+@task(SweepSummaryRequest, SweepSummary, "sweep summary")
+def summarize(request: SweepSummaryRequest, context: LambdaContext) -> SweepSummary:
+    result = sweep_tasks.summarize(request, shared_store(), failed_executions)
+    logger.info("sweep summarized", extra=result.as_state())
     return result

@@ -8,14 +8,13 @@ only in its last phase, so the version a rollback would return to is still held,
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from oriole.environment import Environment
 from oriole.handlers import aws
 from oriole.handlers.observability import logger
 from oriole.lifecycle import deployment
@@ -29,14 +28,15 @@ if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda 
 
 @logger.inject_lambda_context
 def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
-    grace = timedelta(seconds=int(os.environ[deployment.EXECUTION_TIMEOUT])) + deployment.DEPLOY_MARGIN
+    env = Environment.read()
+    grace = timedelta(seconds=env.execution_timeout) + deployment.DEPLOY_MARGIN
     deleted = prune(
         boto3.client("lambda", config=aws.RETRIES),
         aws.stepfunctions(),
         boto3.client("cloudformation", config=aws.RETRIES),
-        json.loads(os.environ[deployment.PRUNED_FUNCTIONS]),
-        os.environ[deployment.STACK_ID],
-        os.environ[deployment.SWEEP_STATE_MACHINE_ARN],
+        list(env.pruned_functions),
+        env.stack_id,
+        env.sweep_state_machine_arn,
         grace,
         datetime.now(UTC),
     )

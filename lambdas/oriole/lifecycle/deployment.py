@@ -9,27 +9,18 @@ credentials decide.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from oriole.catalog import BY_KEY, IMAGE_MODELS, VISION_MODELS
+from oriole.catalog import BY_KEY, IMAGE_MODELS
+from oriole.environment import VISION_MODELS, Environment
 from oriole.errors import InvalidConfig, ModelNotAllowed
 from oriole.provider_registry import Provider
 
-BEDROCK_MODEL_IDS = "ORIOLE_BEDROCK_MODEL_IDS"  # JSON list: the deploy-time bedrockModelIds
-# The model servers a provider is sent to (ModelServers.listed) and its API key's secret (Provider.api_key_secret)
-# are named by each provider's entry in oriole.provider_registry.
-CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the deployed code
-EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
-STATE_MACHINE_ARN = "ORIOLE_STATE_MACHINE_ARN"  # the reconciler's state machine
-ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its password (the migrations)
-PRUNED_FUNCTIONS = "ORIOLE_PRUNED_FUNCTIONS"  # JSON list: the functions whose old versions the pruner deletes
-SWEEP_STATE_MACHINE_ARN = "ORIOLE_SWEEP_STATE_MACHINE_ARN"  # the version pruner's: running sweeps keep versions
-STACK_ID = "ORIOLE_STACK_ID"  # the version pruner's: the versions its stack holds stay
+# The variables CDK sets on the functions are named and read by ``oriole.environment`` (each provider's model
+# servers and API key's secret by its entry in ``oriole.provider_registry``).
 
 # Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
 PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
@@ -105,18 +96,14 @@ def invocable_ids(model_ids: tuple[str, ...] | list[str], region_geography: str)
     return ids
 
 
-def _listed(environ: Mapping[str, str], name: str) -> list[str] | None:
-    text = environ.get(name)
-    return None if text is None else list(json.loads(text))
-
-
-def check_granted_model(model_name: str, environ: Mapping[str, str] = os.environ) -> None:
+def check_granted_model(model_name: str, env: Environment | None = None) -> None:
     """Refuse a model of an AWS service (Bedrock's: ``Provider.aws_service``) the deployment does not grant, naming
     the ones it does."""
-    configured = _listed(environ, BEDROCK_MODEL_IDS)
+    env = env or Environment.read()
+    configured = env.bedrock_model_ids
     if configured is None:
         return
-    allowed = invocable_ids(configured, geography(environ.get("AWS_REGION", "")))
+    allowed = invocable_ids(configured, geography(env.region))
     if model_name not in allowed:
         raise ModelNotAllowed(
             f"modelName {model_name!r} is not allowed by this deployment; allowed: {', '.join(allowed) or 'none'}. "
@@ -124,11 +111,11 @@ def check_granted_model(model_name: str, environ: Mapping[str, str] = os.environ
         )
 
 
-def check_image_model(model_name: str, observation: str, environ: Mapping[str, str] = os.environ) -> None:
+def check_image_model(model_name: str, observation: str, env: Environment | None = None) -> None:
     """Refuse to send pictures (``observation`` image or both) to a model nobody marked as accepting images: the
     catalog's ``IMAGE_MODELS`` and the deployment's ``visionModels`` (``ORIOLE_VISION_MODELS``, which a local run
     reads from its environment). A Bedrock inference profile counts as its base model."""
-    marked = IMAGE_MODELS | set(_listed(environ, VISION_MODELS) or ())
+    marked = IMAGE_MODELS | set((env or Environment.read()).vision_models)
     if model_name in marked or base_model(model_name) in marked:
         return
     raise InvalidConfig(
@@ -138,11 +125,12 @@ def check_image_model(model_name: str, observation: str, environ: Mapping[str, s
     )
 
 
-def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] = os.environ) -> None:
+def check_model_server(provider: Provider, url: str, env: Environment | None = None) -> None:
     """On AWS, a model server must be one the deployment allows (the API key is sent to it, its answers land in
     the database); plain http is refused when an API key would be sent over it."""
+    env = env or Environment.read()
     servers = provider.servers
-    allowed = None if servers is None else _listed(environ, servers.listed)
+    allowed = env.model_servers(provider.name)
     if servers is None or allowed is None:
         return
     local = str(BY_KEY[servers.key].default)
@@ -159,24 +147,18 @@ def check_model_server(provider: Provider, url: str, environ: Mapping[str, str] 
             f"config.{servers.key} {url!r} is not an {servers.service} {servers.noun} this "
             f"deployment allows (allowed: {', '.join(allowed) or 'none'}); {where}"
         )
-    if provider.api_key_secret and environ.get(provider.api_key_secret) and not url.lower().startswith("https://"):
+    if env.api_key_secret(provider.name) and not url.lower().startswith("https://"):
         raise InvalidConfig(
             f"config.{servers.key} {url!r} is plain http but this deployment sends an "
             f"{servers.service} API key: allow only https {servers.noun}s"
         )
 
 
-def execution_timeout(environ: Mapping[str, str] = os.environ) -> int | None:
-    """The state machine's execution timeout in seconds (the runner sets it locally too); None when unset."""
-    value = environ.get(EXECUTION_TIMEOUT)
-    return int(value) if value else None
-
-
-def code_version(environ: Mapping[str, str] = os.environ) -> str:
+def code_version(env: Environment | None = None) -> str:
     """The code's version: on AWS ``<package version>+<asset hash>`` as CDK set it; locally ``<version>+local``."""
     from oriole import __version__
 
-    return environ.get(CODE_VERSION) or f"{__version__}+local"
+    return (env or Environment.read()).code_version or f"{__version__}+local"
 
 
 # A version becomes current when the deploy that published it succeeds, at most this long after it was published.

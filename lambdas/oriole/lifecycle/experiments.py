@@ -10,17 +10,16 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 from oriole import catalog, inputs
 from oriole.config import resolve
-from oriole.core import mazeset, memory, picture, prices, progress
+from oriole.core import mazeset, picture, prices, progress
 from oriole.core.maze import Maze, goal_visible, optimal_path_length, vision
 from oriole.core.mazeset import MazeEntry
-from oriole.core.tools import WorldState
-from oriole.core.turn_loop import Agent, AgentSetup, ModelCall, Sent, TurnOutcome, run_turn, turn_context
+from oriole.core.turn import PlayedTurn, Turn, TurnState
+from oriole.core.turn_loop import Agent, AgentSetup
+from oriole.environment import Environment
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotFound,
@@ -32,14 +31,28 @@ from oriole.errors import (
     TurnOutOfOrder,
     UnknownPromptVersion,
 )
-from oriole.inputs import CaughtError, ExecutionStatusChange, FinalizeRequest
+from oriole.experiment_config import ExperimentConfig
+from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import deployment
+from oriole.lifecycle.task_io import (
+    CaughtError,
+    Continued,
+    ContinueRequest,
+    ExperimentStarted,
+    Finalized,
+    FinalizeRequest,
+    ProgressDecision,
+    ProgressRequest,
+    StartRequest,
+    TurnRequest,
+    TurnResult,
+)
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze
-from oriole.store.turn_state import LoadedTurn, TurnResult
+from oriole.store.turn_rows import turn_write
 from oriole.text import JsonObject, stored_message, unstorable
 
 AgentFactory = Callable[[AgentSetup], Agent]  # a provider's adapter (its agent function), keyed as its task needs
@@ -50,7 +63,7 @@ _MAZE_CACHE_SIZE = 64
 ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
 
 
-def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterReader) -> JsonObject:
+def start(request: StartRequest, store: Store, read_parameters: ParameterReader) -> ExperimentStarted:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
     ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
@@ -59,14 +72,21 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
     Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
     checks include what the deployment allows (``oriole.lifecycle.deployment``).
     """
-    raw, execution_arn = event.get("input"), event.get("executionArn")
-    if not isinstance(execution_arn, str) or not execution_arn:
-        raise InvalidExecutionInput("StartExperiment needs the executionArn from the context object")
+    raw, execution_arn = request.input, request.executionArn
     if isinstance(raw, dict) and "experimentId" in raw:
         return _resume(inputs.parse(inputs.Continuation, raw, "continuation input"), execution_arn, store)
     if isinstance(raw, dict) and "replayOf" in raw:
         return _replay(inputs.parse(inputs.ReplayInput, raw, "replay input"), execution_arn, store)
-    request = inputs.parse(inputs.ExecutionInput, raw, "execution input")
+    return _start_new(
+        inputs.parse(inputs.ExecutionInput, raw, "execution input"), execution_arn, store, read_parameters
+    )
+
+
+def _start_new(
+    request: inputs.ExecutionInput, execution_arn: str, store: Store, read_parameters: ParameterReader
+) -> ExperimentStarted:
+    """A new experiment: every check first (the maze, the model, the configuration, the prompt, what the deployment
+    allows), then its row."""
     # a stored maze (the shipped set, seeded mazes drawn before, imported ones), or a seeded name drawn now
     chosen = store.find_maze(request.mazeId) or mazeset.seeded(str(request.mazeId))
     provider = PROVIDERS[request.llmProvider]
@@ -78,7 +98,8 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
     if provider.aws_service:
         deployment.check_granted_model(request.modelName)
     config, prompt = _snapshot(request, read_parameters)
-    _check_observation(request, config, chosen.maze)
+    settings = ExperimentConfig.of(config)
+    _check_observation(request, settings, chosen.maze)
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
@@ -95,10 +116,10 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
             sweep_id=request.sweepId,
             comment=request.comment,
             config=config,
-            seed=config["seed"],
+            seed=settings.seed,
             start=maze.start,
-            goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, config["visionRange"])) else None,
-            optimal_path_length=optimal_path_length(config["goalCondition"], maze, config["visionRange"]),
+            goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, settings.vision_range)) else None,
+            optimal_path_length=optimal_path_length(settings.goal_condition, maze, settings.vision_range),
             execution_arn=execution_arn,
             code_version=deployment.code_version(),
         )
@@ -107,7 +128,8 @@ def start(event: Mapping[str, Any], store: Store, read_parameters: ParameterRead
 
 
 def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[JsonObject, str]:
-    """The configuration snapshot and the prompt text, from only the parameters this experiment needs."""
+    """The configuration snapshot as it is stored (JSON by catalog key; ``ExperimentConfig`` reads it) and the prompt
+    text, from only the parameters this experiment needs."""
     prompt_name, pricing = catalog.prompt_name(request.promptVersion), catalog.pricing_name(request.modelName)
     provider = PROVIDERS[request.llmProvider]
     priced = provider.calls_model and request.prices is None  # given prices come first
@@ -138,17 +160,17 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
     return config, prompt
 
 
-def _check_observation(request: inputs.ExecutionInput, config: Mapping[str, Any], maze: Maze) -> None:
+def _check_observation(request: inputs.ExecutionInput, config: ExperimentConfig, maze: Maze) -> None:
     """Pictures go only to a model marked as accepting images, and only in a size the picture bound allows (a
     baseline ignores them: nothing to check)."""
-    if not PROVIDERS[request.llmProvider].calls_model or config["observation"] == picture.TEXT:
+    if not PROVIDERS[request.llmProvider].calls_model or config.observation == picture.TEXT:
         return
-    deployment.check_image_model(request.modelName, config["observation"])
-    if problem := picture.view_problem(config["imageView"], config["visionRange"], (maze.width, maze.height)):
+    deployment.check_image_model(request.modelName, config.observation)
+    if problem := picture.view_problem(config.image_view, config.vision_range, (maze.width, maze.height)):
         raise InvalidConfig(f"config.{problem}")
 
 
-def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> JsonObject:
+def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> ExperimentStarted:
     """Attach a successor execution to its experiment: only the execution its current execution handed over
     to may carry it on. It is named as the next part (``progress.successor_name``) and its input holds the
     token that execution's ContinueAsNew issued; an execution started by hand under that name holds none, so
@@ -185,7 +207,7 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> J
     return _state(row)
 
 
-def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> JsonObject:
+def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> ExperimentStarted:
     """Start a replay: a scratch copy of the original experiment as it started (``experiments.replay_of``; its
     configuration, prompt, seed and maze), played by the recorded agent (``oriole.providers.replay``). The original
     is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""
@@ -197,7 +219,7 @@ def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> Js
 StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
 
 
-def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: StartExecution) -> inputs.Continued:
+def continue_as_new(request: ContinueRequest, store: Store, start_execution: StartExecution) -> Continued:
     """ContinueAsNew: issue a continuation token for the next part, then start the successor execution with it.
 
     The row keeps the token's hash; the token itself travels only in the successor's input. A retried task
@@ -205,7 +227,6 @@ def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: Sta
     earlier attempt started it, ``start_execution`` returns that execution, which still holds an accepted
     token (or has attached already).
     """
-    request = inputs.parse(inputs.ContinueRequest, dict(event), "ContinueAsNew input")
     experiment_id, part = request.experimentId, request.part + 1
     token, token_hash = progress.continuation_token()
     issue = store.issue_continuation(experiment_id, request.part, token_hash)
@@ -220,18 +241,18 @@ def continue_as_new(event: Mapping[str, Any], store: Store, start_execution: Sta
         progress.successor_name(experiment_id, part),
         {"experimentId": experiment_id, "continuationToken": token},
     )
-    return inputs.Continued(successor_execution_arn=arn, part=part)
+    return Continued(successor_execution_arn=arn, part=part)
 
 
-def _state(row: ExperimentRef) -> JsonObject:
+def _state(row: ExperimentRef) -> ExperimentStarted:
     """The small state the execution carries between tasks: ids and counters, never history."""
-    return {
-        "experimentId": row.id,
-        "llmProvider": row.llm_provider,
-        "turnNumber": row.turn_count + 1,
-        "turnInExecution": 1,
-        "part": row.parts,
-    }
+    return ExperimentStarted(
+        experiment_id=row.id,
+        llm_provider=row.llm_provider,
+        turn_number=row.turn_count + 1,
+        turn_in_execution=1,
+        part=row.parts,
+    )
 
 
 def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
@@ -241,144 +262,98 @@ def _cache_maze(experiment_id: int, maze: StoredMaze) -> None:
 
 
 def play_turn(
-    event: Mapping[str, Any], store: Store, agent_factory: AgentFactory, seconds_left: Callable[[], float] | None = None
+    request: TurnRequest, store: Store, agent_factory: AgentFactory, seconds_left: Callable[[], float] | None = None
 ) -> TurnResult:
-    """One agent task: load the experiment, play one turn, write it in one statement.
+    """One agent task: load the experiment, set the turn up, play it, write it in one statement.
 
     A turn that is already committed (a retry after a lost response) is returned from the database
     without calling the agent again. ``seconds_left`` is the time the task has left (its Lambda's): the
     turn ends early (``deadline``) when another model request might not finish in it.
     """
-    request = inputs.parse(inputs.TurnRequest, dict(event), "agent task input")
-    experiment_id, turn_number = request.experimentId, request.turnNumber
+    started_at = datetime.now(UTC)
+    state, maze = _load(store, request.experimentId, request.turnNumber)
+    if state.committed is not None:
+        return _committed_result(state, request.turnNumber)
+    turn = Turn(state, maze, _deadline(state.experiment.config, seconds_left))
+    try:
+        played = turn.play(agent_factory(turn.agent_setup))
+    except ModelThrottled as err:
+        store.record_throttles(state.experiment.id, err.throttles)
+        raise
+    return _commit(store, state, request.turnNumber, played, started_at)
+
+
+def _load(store: Store, experiment_id: int, turn_number: int) -> tuple[TurnState, Maze]:
+    """The turn's state and maze, in one round trip (the maze only when this container has not cached it); a turn
+    that cannot be played now is a named error."""
     maze = _MAZE_CACHE.get(experiment_id)
     loaded = store.load_turn(experiment_id, turn_number, with_maze=maze is None)
     if loaded is None:
         raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
-    if loaded.committed:
-        return loaded.result(turn_number)
-    if loaded.status != "running":
-        raise ExperimentNotRunning(f"experiment {experiment_id} is {loaded.status}; turn {turn_number} not played")
-    if loaded.turn_count != turn_number - 1:
+    state = loaded.state
+    if state.committed is None and state.experiment.status != "running":
+        raise ExperimentNotRunning(
+            f"experiment {experiment_id} is {state.experiment.status}; turn {turn_number} not played"
+        )
+    if state.committed is None and state.experiment.turn_count != turn_number - 1:
         raise TurnOutOfOrder(
-            f"experiment {experiment_id} has {loaded.turn_count} turns; turn {turn_number} cannot be next"
+            f"experiment {experiment_id} has {state.experiment.turn_count} turns; turn {turn_number} cannot be next"
         )
     if maze is None:
         assert loaded.maze_row is not None, "load_turn reads the maze when asked to"
         maze = loaded.maze_row.stored()
         _cache_maze(experiment_id, maze)
-    return _play(loaded, maze, turn_number, store, agent_factory(loaded.agent_setup(maze.maze)), seconds_left)
+    return state, maze.maze
 
 
-def _deadline(config: Mapping[str, Any], seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
+def _deadline(config: ExperimentConfig, seconds_left: Callable[[], float] | None) -> Callable[[], bool] | None:
     """Whether another model request (its timeout, and the margin to write the turn) no longer fits."""
     if seconds_left is None:
         return None
-    needed = float(config["requestTimeoutSeconds"]) + catalog.DEADLINE_MARGIN_SECONDS
+    needed = config.request_timeout_seconds + catalog.DEADLINE_MARGIN_SECONDS
     return lambda: seconds_left() < needed
 
 
-def _play(
-    loaded: LoadedTurn,
-    maze: StoredMaze,
-    turn_number: int,
-    store: Store,
-    agent: Agent,
-    seconds_left: Callable[[], float] | None = None,
-) -> TurnResult:
-    started_at = datetime.now(UTC)
-    world, game = loaded.world(), loaded.rules(maze.maze)
-    context = turn_context(world, game, loaded.history(), loaded.config["maxMoves"])
-    try:
-        summary, compaction = _summary(loaded, maze.maze, world, agent)
-        if summary is not None:
-            context["memory_summary"] = summary
-        outcome = run_turn(
-            agent,
-            loaded.experiment.prompt_text,
-            world,
-            game,
-            loaded.recall_window(game),
-            context,
-            loaded.settings(world, _deadline(loaded.config, seconds_left), loaded.camera(maze.maze)),
-            loaded.conversation(),
-        )
-    except ModelThrottled as err:
-        store.record_throttles(loaded.id, err.throttles)
-        raise
-    outcome = replace(outcome, calls=[*compaction, *outcome.calls])
-    record = {**(outcome.trim.as_json() if outcome.trim else {}), **(loaded.compaction_record(summary) or {})}
-    write = loaded.write(
-        outcome,
-        world,
-        started_at,
-        getattr(agent, "state", {}),
-        _next_memory(loaded, maze.maze, outcome, summary),
-        record or None,
-        agent.settings,
-    )
-    if not store.commit_turn(loaded.id, turn_number, write):
-        stored = store.load_turn(loaded.id, turn_number, with_maze=False)  # another attempt committed first
-        if stored is None or not stored.committed:
+def _commit(store: Store, state: TurnState, turn_number: int, played: PlayedTurn, started_at: datetime) -> TurnResult:
+    """Write the played turn in one statement; when another attempt committed it first, return that one's result."""
+    experiment_id = state.experiment.id
+    if not store.commit_turn(experiment_id, turn_number, turn_write(state, played, started_at)):
+        stored = store.load_turn(experiment_id, turn_number, with_maze=False)
+        if stored is None or stored.state.committed is None:
             raise TurnOutOfOrder(
-                f"experiment {loaded.id} changed while turn {turn_number} was played "
+                f"experiment {experiment_id} changed while turn {turn_number} was played "
                 f"and the turn was not written; retry the task"
             )
-        return stored.result(turn_number)
+        return _committed_result(stored.state, turn_number)
+    outcome = played.outcome
     return TurnResult(
         turn_number=turn_number,
         actions=len(outcome.actions),
         end_reason=outcome.end_reason,
-        goal_found=world.goal_found,
-        position=world.position,
+        goal_found=played.world.goal_found,
+        position=played.world.position,
         input_tokens=outcome.usage.input_tokens,
         output_tokens=outcome.usage.output_tokens,
     )
 
 
-def _summary(
-    loaded: LoadedTurn, maze: Maze, world: WorldState, agent: Agent
-) -> tuple[JsonObject | None, list[ModelCall]]:
-    """The summary of the turns older than the window (historyMode summary), and the compaction call that
-    made it, if one was needed this turn (compaction model)."""
-    if not loaded.summarised_turns():
-        return None, []
-    if loaded.setting("compaction") == memory.MAP:
-        return loaded.map_memory(maze).summary(world.position), []
-    previous = loaded.experiment.memory.get("summary")
-    turn = loaded.to_compact()
-    if turn is None:
-        return {"summary": previous}, []
-    request = memory.compaction_request(previous, turn)
-    response = agent.respond(request)
-    sent = Sent(request.system_prompt, request.tools)
-    return {"summary": memory.summary_text(response) or previous}, [
-        ModelCall(request.messages, response, kind="compaction", sent=sent)
-    ]
+def _committed_result(state: TurnState, turn_number: int) -> TurnResult:
+    """The result of a turn already in the database (a retried task returns it instead of playing again)."""
+    committed = state.committed
+    assert committed is not None, "only a committed turn has a stored result"
+    return TurnResult(
+        turn_number=turn_number,
+        actions=committed.action_count,
+        end_reason=committed.end_reason,
+        goal_found=state.experiment.goal_found,
+        position=state.experiment.position,
+        input_tokens=committed.input_tokens,
+        output_tokens=committed.output_tokens,
+    )
 
 
-def _next_memory(loaded: LoadedTurn, maze: Maze, outcome: TurnOutcome, summary: JsonObject | None) -> JsonObject:
-    """The memory state after this turn: the known map with this turn's sightings (for the map compaction or map
-    pictures), and the running summary and the last turn it covers (model compaction); nothing otherwise."""
-    state: JsonObject = {}
-    if loaded.keeps_map():
-        known = loaded.map_memory(maze)
-        for action in outcome.actions:
-            known.learn(action.to_pos, action.tiles_seen)
-        state |= known.state()
-    if loaded.history_mode != memory.SUMMARY or loaded.setting("compaction") != memory.MODEL:
-        return state
-    previous = loaded.experiment.memory
-    if summary is None:
-        return state | {k: previous[k] for k in ("summary", "through_turn") if k in previous}
-    compacted = loaded.to_compact()
-    through = compacted.number if compacted else previous.get("through_turn", 0)
-    return state | {"summary": summary["summary"], "through_turn": through}
-
-
-def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDecision:
+def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
     """CheckProgress: read the experiment's counters and decide what the state machine does next."""
-    request = inputs.parse(inputs.ProgressRequest, dict(event), "CheckProgress input")
     row = store.progress(request.experimentId)
     if row is None:
         raise ExperimentNotFound(f"experiment {request.experimentId} does not exist")
@@ -394,9 +369,9 @@ def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDec
             _execution_seconds_left(request.executionStartTime),
             row.gave_up_reason,
         ),
-        row.config,
+        ExperimentConfig.of(row.config),
     )
-    return inputs.ProgressDecision(
+    return ProgressDecision(
         decision=decision.decision, reason=decision.reason, actions=row.action_count, goal_found=row.goal_found
     )
 
@@ -404,7 +379,7 @@ def check_progress(event: Mapping[str, Any], store: Store) -> inputs.ProgressDec
 def _execution_seconds_left(started: str | None) -> float | None:
     """Seconds before the execution's hard timeout (the deployment's, ``oriole.lifecycle.deployment``); None when
     either the start or the timeout is unknown."""
-    timeout = deployment.execution_timeout()
+    timeout = Environment.read().execution_timeout_seconds
     if started is None or timeout is None:
         return None
     try:
@@ -414,7 +389,7 @@ def _execution_seconds_left(started: str | None) -> float | None:
     return timeout - (datetime.now(UTC) - start.replace(tzinfo=start.tzinfo or UTC)).total_seconds()
 
 
-def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -> inputs.Finalized:
+def finalize(request: FinalizeRequest, store: Store, status: ExperimentStatus) -> Finalized:
     """FinalizeSuccess / FinalizeTimeout / FinalizeFailure: close the experiment once.
 
     For a failure the reason is the one the state machine passes (a stalled agent), else it is built from
@@ -422,7 +397,6 @@ def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -
     successor's names its experiment, which is closed only while this execution is its latest (a refused
     continuation closes nothing); a rejected new input has no experiment to close.
     """
-    request = FinalizeRequest.model_validate(dict(event))
     experiment_id = request.experiment_id
     reason: str | None
     if status == ExperimentStatus.FAILED:
@@ -430,12 +404,12 @@ def finalize(event: Mapping[str, Any], store: Store, status: ExperimentStatus) -
     else:
         reason = stored_message(request.reason) if request.reason and status != ExperimentStatus.SUCCEEDED else None
     if experiment_id is None:
-        return inputs.Finalized(experiment_id=None, status=status, closed=False, failure_reason=reason)
+        return Finalized(experiment_id=None, status=status, closed=False, failure_reason=reason)
     named_by_input = request.experimentId is None
     closed = store.finalize(
         experiment_id, status, reason, last_execution=(request.executionArn or "") if named_by_input else None
     )
-    return inputs.Finalized(experiment_id=experiment_id, status=status, closed=closed, failure_reason=reason)
+    return Finalized(experiment_id=experiment_id, status=status, closed=closed, failure_reason=reason)
 
 
 def failure_reason(error: CaughtError) -> str:

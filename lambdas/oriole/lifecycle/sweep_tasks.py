@@ -12,30 +12,32 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 
-from oriole import inputs
 from oriole.core import sweep_plan
-from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun, validate
+from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun
 from oriole.errors import InvalidExecutionInput
-from oriole.provider_registry import NAMES
-from oriole.statuses import TERMINAL_EXECUTION_STATUSES, Ending, RepetitionOutcome
+from oriole.lifecycle.task_io import (
+    RepetitionCheck,
+    RepetitionChecked,
+    RepetitionRequest,
+    RepetitionStarted,
+    SweepPlanned,
+    SweepRequest,
+    SweepSummary,
+    SweepSummaryRequest,
+)
+from oriole.provider_registry import NAMES, PROVIDERS
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, Ending, ExperimentStatus, RepetitionOutcome
 from oriole.store import Store
 from oriole.text import JsonObject
 
-OUTCOMES = {
-    "succeeded": "succeeded",
-    "timed_out": "timedOut",
-    "failed": "failed",
-    "aborted": "aborted",
-    "running": "running",
-    "rejected": "rejected",
-    "skipped": "skipped",
-}  # outcome -> the summary's key
-ENDING_KEYS = {
+# how a repetition stands, each the name of its count in the summary (SweepSummary)
+OUTCOMES = ("succeeded", "timed_out", "failed", "aborted", "running", "rejected", "skipped", "paused")
+ENDING_FIELDS = {
     Ending.SUCCESS: "successes",
-    Ending.AGENT: "agentFailures",
+    Ending.AGENT: "agent_failures",
     Ending.CENSORED: "censored",
     Ending.ERROR: "errors",
-}  # how the repetitions that ended ended (oriole.core.endings) -> the summary's key
+}  # how the repetitions that ended ended (oriole.core.endings) -> the summary's field
 _MATRICES: dict[str, list[Cell]] = {}  # a warm container's sweeps: their cells, by the sweep's JSON
 _MATRIX_CACHE_SIZE = 8
 
@@ -63,17 +65,15 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
 
 
 def plan_run(
-    event: object,
+    run: SweepRequest,
     store: Store,
     known_prompts: Callable[[], Mapping[str, str] | Iterable[str]],
     known_prices: Callable[[], Mapping[str, str]],
-) -> JsonObject:
-    """PlanSweep: validate the sweep (the whole matrix, the prompt versions where it runs, a price for every
-    model under a spend limit: ``known_prices`` gives Parameter Store's pricing entries by name) and return, per
+) -> SweepPlanned:
+    """PlanSweep: check the sweep (the whole matrix, the prompt versions where it runs, a price for every model
+    under a spend limit: ``known_prices`` gives Parameter Store's pricing entries by name) and return, per
     provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
-    for size as given and as carried (validated, its defaults filled in)."""
-    sweep_plan.check_input_size(event)
-    run = validate(SweepRun, event, "sweep input")
+    for size as given (``SweepRequest``) and as carried (validated, its defaults filled in)."""
     sweep = run.model_dump(mode="json")
     sweep_plan.check_input_size(sweep)
     sweep_plan.check_prompts(run, known_prompts())
@@ -83,14 +83,14 @@ def plan_run(
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     store.record_sweep_plan(run.id, len(planned), sweep)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in NAMES}
-    return {
-        "sweep": sweep,
-        "planned": len(planned),
-        "alreadyDone": len(planned) - len(todo),
-        "indices": indices,
-        "caps": sweep_plan.caps(run, [p for p in NAMES if indices[p]]),
-        "waitSeconds": run.wait_seconds,
-    }
+    return SweepPlanned(
+        sweep=sweep,
+        planned=len(planned),
+        already_done=len(planned) - len(todo),
+        indices=indices,
+        caps=sweep_plan.caps(run, [p for p in NAMES if indices[p]]),
+        wait_seconds=run.wait_seconds,
+    )
 
 
 def _item(run: SweepRun, store: Store, index: int) -> Planned:
@@ -103,82 +103,115 @@ def _item(run: SweepRun, store: Store, index: int) -> Planned:
 
 
 def start_repetition(
-    event: object, store: Store, start: Callable[[str, str, JsonObject], str]
-) -> inputs.RepetitionStarted:
+    request: RepetitionRequest, store: Store, start: Callable[[str, str, JsonObject], str]
+) -> RepetitionStarted:
     """StartRepetition: start the experiment of one plan index, unless its repetition already ended (resume)
     or the sweep has spent its limit. ``start(state machine, name, input)`` starts an execution under a
     deterministic name (sweep, cell, repetition, attempt) and returns its ARN, the existing one's when a
     retried or resumed item starts it again."""
-    request = inputs.parse(inputs.RepetitionRequest, event, "sweep item")
-    run = validate(SweepRun, request.sweep, "sweep input")
+    run = request.sweep
     item = _item(run, store, request.index)
     state = sweep_plan.repetition(store.repetition_attempts(run.id, item.agent_id(run.id)), run.retry_failed)
     if state.ended is not None:
-        return inputs.RepetitionStarted(outcome=state.ended, execution_arn=None)
+        return RepetitionStarted(outcome=state.ended, execution_arn=None)
     if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
-        return inputs.RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
+        return RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
+    if paused(run, store, item.cell) is not None:
+        return RepetitionStarted(outcome=RepetitionOutcome.PAUSED, execution_arn=None)
     arn = start(
         request.experimentStateMachineArn, item.execution_name(run.id, state.attempt), item.execution_input(run)
     )
-    return inputs.RepetitionStarted(outcome=RepetitionOutcome.STARTED, execution_arn=arn)
+    return RepetitionStarted(outcome=RepetitionOutcome.STARTED, execution_arn=arn)
 
 
-def check_repetition(event: object, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
+def paused(run: SweepRun, store: Store, cell: Cell) -> str | None:
+    """Why the cell's agent starts nothing more in this run, when its model server has failed its latest
+    ``pause_after_errors`` experiments of the run alike (``sweep_plan.pause_reason``); None when it goes on. An
+    agent that calls no model has no server to lose."""
+    if not run.pause_after_errors or not PROVIDERS[cell.provider].calls_model:
+        return None
+    latest = store.agent_latest(run.id, cell.provider, cell.model, cell.label or None, run.pause_after_errors)
+    return sweep_plan.pause_reason(latest, run.pause_after_errors)
+
+
+def check_repetition(
+    check: RepetitionCheck, store: Store, execution_status: Callable[[str], str | None]
+) -> RepetitionChecked:
     """CheckRepetition: whether the experiment an item started is closed, and how it ended (an execution that
     ended before any experiment existed was rejected); and, for an item that waits on, how long to wait before
     the next look (``sweep_plan.next_check_wait``) and how long it will then have followed the experiment."""
-    check = inputs.parse(inputs.RepetitionCheck, event, "sweep check")
-    wait = sweep_plan.next_check_wait(check.followedSeconds, check.waitSeconds)
-    return {
-        **_look(check.executionArn, store, execution_status),
-        "waitSeconds": wait,
-        "followedSeconds": check.followedSeconds,
-    }
+    closed, outcome = _look(check.executionArn, store, execution_status)
+    return RepetitionChecked(
+        closed=closed,
+        outcome=outcome,
+        wait_seconds=sweep_plan.next_check_wait(check.followedSeconds, check.waitSeconds),
+        followed_seconds=check.followedSeconds,
+    )
 
 
-def _look(arn: str, store: Store, execution_status: Callable[[str], str | None]) -> JsonObject:
+def _look(
+    arn: str, store: Store, execution_status: Callable[[str], str | None]
+) -> tuple[bool, RepetitionOutcome | ExperimentStatus]:
     row = store.execution_outcome(arn)
     if row is None:
         status = execution_status(arn)
         if status is not None and status not in TERMINAL_EXECUTION_STATUSES:
-            return {"closed": False, "outcome": RepetitionOutcome.STARTING}
+            return False, RepetitionOutcome.STARTING
         row = store.execution_outcome(arn)  # it may have made its experiment and ended since the first look
         if row is None:
-            return {"closed": True, "outcome": RepetitionOutcome.REJECTED}
-    return {"closed": row.completed, "outcome": row.status}
+            return True, RepetitionOutcome.REJECTED
+    return row.completed, row.status
 
 
-def summarize(event: object, store: Store, failed_executions: Callable[[str, str], set[str]]) -> JsonObject:
+def summarize(
+    request: SweepSummaryRequest, store: Store, failed_executions: Callable[[str, str], set[str]]
+) -> SweepSummary:
     """SummarizeSweep: how this run's repetitions stand, from the database (the maps keep no results):
     each by its latest experiment's status and, once it ended, its ending (success, agent failure, censored,
     error), a repetition without one rejected (its execution, found among ``failed_executions(state machine,
     name prefix)``, failed before making it) or skipped (never started: the spend limit, or the sweep was
     stopped)."""
-    request = inputs.parse(inputs.SweepSummaryRequest, event, "sweep summary")
-    run = validate(SweepRun, request.sweep, "sweep input")
+    run = request.sweep
     history = sweep_plan.by_repetition(store.sweep_experiments(run.id))
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
     endings: Counter[Ending] = Counter()
+    pauses: dict[str, str | None] = {}  # agent -> why it is paused (None: it is not)
     for index in chain.from_iterable(request.indices.values()):
         item = _item(run, store, index)
         attempts = history.get(item.agent_id(run.id), [])
         outcome = _outcome(run.id, item, attempts, rejected)
+        if outcome != RepetitionOutcome.REJECTED and _unstarted(attempts):
+            if item.cell.agent not in pauses:
+                pauses[item.cell.agent] = paused(run, store, item.cell)
+            if pauses[item.cell.agent] is not None:
+                outcome = RepetitionOutcome.PAUSED
         counts[outcome] += 1
         if outcome != RepetitionOutcome.REJECTED and attempts and attempts[-1].ending is not None:
             endings[attempts[-1].ending] += 1
-    return {
-        "sweepId": run.id,
-        "planned": request.planned,
-        "alreadyDone": request.alreadyDone,
-        **{key: counts[outcome] for outcome, key in OUTCOMES.items()},
-        **{key: endings[ending] for ending, key in ENDING_KEYS.items()},
-        "spentUsd": store.sweep_spend(run.id),
-    }
+    return SweepSummary(
+        sweep_id=run.id,
+        planned=request.planned,
+        already_done=request.alreadyDone,
+        **{outcome: counts[outcome] for outcome in OUTCOMES},
+        **{field: endings[ending] for ending, field in ENDING_FIELDS.items()},
+        spent_usd=store.sweep_spend(run.id),
+    )
+
+
+def _unstarted(attempts: list[SweepExperiment]) -> bool:
+    """Whether a repetition of the run is still to run, as a plain resume sees it: no run, no failure last, not
+    running (a pause or the spend limit kept it from starting)."""
+    return (not attempts or attempts[-1].status != ExperimentStatus.RUNNING) and sweep_plan.repetition(
+        attempts, retry_failed=False
+    ).ended is None
 
 
 def _outcome(sweep_id: str, item: Planned, attempts: list[SweepExperiment], rejected: set[str]) -> str:
-    """A repetition's outcome: its attempt of this run was rejected, else its latest experiment's status."""
-    if item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt) in rejected:
+    """A repetition's outcome: its attempt of this run was rejected (its execution failed and made no experiment;
+    one that made its experiment and failed with it, as an agent that stalls does, is that experiment's), else its
+    latest experiment's status."""
+    name = item.execution_name(sweep_id, sweep_plan.repetition(attempts, retry_failed=True).attempt)
+    if name in rejected and not any(row.origin_execution_arn.rsplit(":", 1)[-1] == name for row in attempts):
         return RepetitionOutcome.REJECTED
     return attempts[-1].status if attempts else RepetitionOutcome.SKIPPED

@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from oriole.catalog import default_of, snapshot_value
+from oriole.catalog import default_of
 from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.retry import Backoff
 from oriole.providers.transport import Answer, exchange
 from oriole.providers.wire import (
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda 
     from botocore.awsrequest import AWSPreparedRequest, AWSResponse
     from botocore.exceptions import ClientError
     from botocore.model import Shape
+    from mypy_boto3_bedrock import BedrockClient
     from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
     from mypy_boto3_bedrock_runtime.type_defs import ConverseResponseTypeDef
 
@@ -406,32 +408,21 @@ class BedrockAgent:
         self.timeout_seconds = timeout_seconds  # one request, its throttle retries and their waits included
 
     @classmethod
-    def from_config(
-        cls,
-        model_id: str,
-        config: JsonObject,
-        client: ClientSource | None = None,
-    ) -> BedrockAgent:
-        """The agent an experiment's configuration snapshot asks for: temperature, maxTokens and topP from
-        the catalog (a snapshot taken before a key existed gets its default).
+    def from_config(cls, model_id: str, config: ExperimentConfig, client: ClientSource | None = None) -> BedrockAgent:
+        """The agent an experiment's configuration asks for (temperature, maxTokens, topP, contextTokens).
 
-        Without a client, one is built with the snapshot's request timeout when the first request is sent.
+        Without a client, one is built with the configuration's request timeout when the first request is sent.
         """
-
-        def setting(key: str) -> Any:
-            return snapshot_value(config, key)
-
         if client is None:
-            timeout = float(setting("requestTimeoutSeconds"))
-            client = functools.partial(runtime_client, timeout)
+            client = functools.partial(runtime_client, config.request_timeout_seconds)
         return cls(
             client,
             model_id,
-            float(setting("temperature")),
-            int(setting("maxTokens")),
-            float(setting("topP")),
-            context_budget=int(setting("contextTokens")),
-            timeout_seconds=float(setting("requestTimeoutSeconds")),
+            config.temperature,
+            config.max_tokens,
+            config.top_p,
+            context_budget=config.context_tokens,
+            timeout_seconds=config.request_timeout_seconds,
         )
 
     @property
@@ -523,8 +514,96 @@ def shared_client(timeout_seconds: float) -> BedrockRuntimeClient:
     return runtime_client(timeout_seconds)
 
 
+CHECK_TIMEOUT_SECONDS = 15.0
+# What GetFoundationModelAvailability must answer for a model this account may call in this region, and what to do
+# otherwise: field -> (the value it must have, what is wrong when it has another)
+_AVAILABLE = {
+    "authorizationStatus": ("AUTHORIZED", "this account is not granted it (the Bedrock console's Model access page)"),
+    "entitlementAvailability": ("AVAILABLE", "this account is not entitled to it (the Model access page)"),
+    "regionAvailability": ("AVAILABLE", "it is not offered in this region (another region, or an inference profile)"),
+}
+
+
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """Whether Amazon Bedrock serves ``models`` to these credentials in this region: its control plane's model lookup,
+    one ``GetFoundationModelAvailability`` a model (an inference profile, ``us.anthropic...``, first found with
+    ``GetInferenceProfile``, then its first model looked up). ``ModelRequestRejected`` with the reason when a
+    model is unknown or not granted; ``ModelUnavailable`` when Bedrock cannot be asked (no credentials, no
+    network). Credentials that may call a model but not look one up are no reason to refuse: the line says the
+    model was not checked. The client is ``control_client``'s (a test's, under botocore's Stubber, in its place)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    named, region = ", ".join(models), "its region"
+    try:
+        timeout = min(config.request_timeout_seconds, CHECK_TIMEOUT_SECONDS)
+        bedrock = control_client(timeout)
+        region = bedrock.meta.region_name
+        found = [_availability(bedrock, model, region) for model in models]
+    except ClientError as err:
+        code, message = err.response.get("Error", {}).get("Code"), err.response.get("Error", {}).get("Message")
+        if code == "AccessDeniedException":
+            return (
+                f"Amazon Bedrock in {region}: {named} not checked (these credentials may not look models up: {message})"
+            )
+        raise ModelUnavailable(f"Amazon Bedrock could not be asked about {named} ({code}): {message}") from None
+    except BotoCoreError as err:
+        raise ModelUnavailable(
+            f"Amazon Bedrock could not be asked about {named}: {err} (check AWS_PROFILE, AWS_REGION and your "
+            "credentials)"
+        ) from None
+    return f"Amazon Bedrock in {region} serves {', '.join(found)}"
+
+
+def _availability(bedrock: BedrockClient, model: str, region: str) -> str:
+    """``model`` as the line names it once GetFoundationModelAvailability says this account may call it."""
+    from botocore.exceptions import ClientError
+
+    base, shown = model, model
+    try:
+        answer = bedrock.get_foundation_model_availability(modelId=model)
+    except ClientError as err:
+        if err.response.get("Error", {}).get("Code") not in ("ResourceNotFoundException", "ValidationException"):
+            raise
+        try:  # not a model id: an inference profile's?
+            profile = bedrock.get_inference_profile(inferenceProfileIdentifier=model)
+        except ClientError as missing:
+            if missing.response.get("Error", {}).get("Code") not in (
+                "ResourceNotFoundException",
+                "ValidationException",
+            ):
+                raise
+            raise ModelRequestRejected(
+                f"Amazon Bedrock in {region} has no model or inference profile {model!r}"
+            ) from None
+        if profile.get("status") != "ACTIVE" or not profile.get("models"):
+            raise ModelRequestRejected(
+                f"Amazon Bedrock's inference profile {model!r} in {region} is not active"
+            ) from None
+        base = profile["models"][0]["modelArn"].rsplit("/", 1)[-1]
+        shown = f"{model} ({base})"
+        answer = bedrock.get_foundation_model_availability(modelId=base)
+    agreement = answer.get("agreementAvailability", {})
+    problems = [why for field, (wanted, why) in _AVAILABLE.items() if answer.get(field) != wanted]
+    if agreement.get("status") not in (None, "AVAILABLE"):
+        problems.append(
+            f"its offer agreement is {agreement.get('status')} {agreement.get('errorMessage') or ''}".strip()
+        )
+    if problems:
+        raise ModelRequestRejected(f"Amazon Bedrock in {region} will not serve {shown}: {'; '.join(problems)}")
+    return shown
+
+
+def control_client(timeout_seconds: float) -> BedrockClient:
+    """A ``bedrock`` (control plane) client for the model lookups, with the caller's credentials and region."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(connect_timeout=min(timeout_seconds, MAX_CONNECT_TIMEOUT_SECONDS), read_timeout=timeout_seconds)
+    return boto3.client("bedrock", config=config)
+
+
 def agent(setup: AgentSetup, api_key: str | None = None) -> BedrockAgent:
     """The provider's agent for an experiment's turn (Bedrock authorizes by the function's role: no API key); its
     client, the container's shared one, is fetched when the first request is sent."""
-    timeout = float(snapshot_value(setup.config, "requestTimeoutSeconds"))
-    return BedrockAgent.from_config(setup.model, dict(setup.config), functools.partial(shared_client, timeout))
+    timeout = setup.config.request_timeout_seconds
+    return BedrockAgent.from_config(setup.model, setup.config, functools.partial(shared_client, timeout))

@@ -9,7 +9,10 @@ and its registration. The rest of the system asks the module only for what ``Ada
 - ``wire_request(request, settings)``: the body (or keyword arguments) a request with an agent's ``settings`` is
   sent as, rebuilt from what a call stored (``oriole transcript``, the replay comparison);
 - ``recorded_answer(raw, latency_ms, throttles, retries)``: a stored answer (``model_calls.answer``) read again
-  exactly as the first time (a replay's recorded agent, ``oriole.providers.replay``).
+  exactly as the first time (a replay's recorded agent, ``oriole.providers.replay``);
+- ``check_server(config, models, api_key)``: whether the model server an experiment with ``config`` goes to
+  answers and serves ``models``, asked once with the provider's cheapest documented call (a sweep's check before
+  it spends: ``oriole sweep``, ``--dry-run``): what it answered, in a line, or a named error.
 
 Two registered providers have no answers of their own to read again, and say so with ``NotRecorded``: a baseline
 (it calls no model; it is reproduced by running it again with its seed), and the replay (its calls are its
@@ -19,10 +22,12 @@ original's, in the original provider's wire format).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, cast
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import OrioleError
+from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
 from oriole.text import JsonObject
 
@@ -42,8 +47,14 @@ class Adapter(Protocol):
         """A stored answer read again as the first time."""
         ...
 
+    def check_server(self, config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+        """Whether the server an experiment with ``config`` (its resolved configuration) goes to answers and serves
+        ``models``: what it answered, in a line; ``ModelUnavailable``, ``ModelTimeout`` or ``ModelRequestRejected``
+        with the reason when not."""
+        ...
 
-CONTRACT: tuple[str, ...] = ("agent", "wire_request", "recorded_answer")
+
+CONTRACT: tuple[str, ...] = ("agent", "wire_request", "recorded_answer", "check_server")
 
 
 class NotRecorded(OrioleError):
@@ -58,7 +69,7 @@ def load_adapter(provider: str) -> Adapter:
     if missing:
         raise TypeError(
             f"the adapter {module.__name__} of provider {provider!r} does not define {', '.join(missing)}: every "
-            "adapter defines agent, wire_request and recorded_answer (oriole.providers.contract)"
+            "adapter defines agent, wire_request, recorded_answer and check_server (oriole.providers.contract)"
         )
     return cast(Adapter, module)
 

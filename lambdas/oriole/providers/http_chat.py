@@ -10,13 +10,16 @@ do) is ``oriole.providers.transport``'s.
 
 from __future__ import annotations
 
+import difflib
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from oriole.core.turn_loop import ModelRequest, ModelResponse
+from oriole.errors import InvalidModelResponse, ModelRequestRejected
 from oriole.providers.transport import JsonPoster, Server
+from oriole.providers.wire import excerpt, parse_json
 from oriole.text import JsonObject
 
 WireRequest = Callable[[ModelRequest, JsonObject], JsonObject]  # (request, an agent's settings) -> the body sent
@@ -26,12 +29,16 @@ ParseResponse = Callable[[bytes, int, int, int], ModelResponse]  # (body, latenc
 @dataclass(frozen=True)
 class ChatFormat:
     """A chat protocol spoken over HTTP: who answers (as messages name the server), the path under the base URL,
-    the request body of a neutral request, and the answer read back."""
+    the request body of a neutral request, and the answer read back; and the server's cheapest documented call,
+    the listing of the models it serves (``models_path``, read by ``served_models``: every name a request may give
+    a model by)."""
 
     service: str  # "Ollama", "the OpenAI-compatible server"
     path: str  # "/api/chat"
     wire_request: WireRequest
     parse_response: ParseResponse
+    models_path: str  # "/api/tags"
+    served_models: Callable[[bytes], set[str]]
 
 
 class HttpChatAgent(ABC):
@@ -77,3 +84,45 @@ class HttpChatAgent(ABC):
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
         reply = self.http.post(self.payload(request))
         return self.chat_format.parse_response(reply.body, reply.latency_ms, reply.throttles, reply.retries)
+
+    def check_server(self, models: Sequence[str]) -> str:
+        """Ask the server once for the models it serves (within ``CHECK_TIMEOUT_SECONDS``, or the request timeout
+        when shorter), and whether ``models`` are among them: what it answered, in a line. The transport's named
+        errors when it cannot be reached, times out or refuses (a wrong API key); ``ModelRequestRejected`` naming
+        the closest models it does serve when one is not served."""
+        server = replace(self.http.server, model=", ".join(models))
+        url = self.base_url + self.chat_format.models_path
+        timeout = min(self.http.timeout_seconds, CHECK_TIMEOUT_SECONDS)
+        reply = JsonPoster(server, url, timeout, self.http.api_key).get()
+        try:
+            served = self.chat_format.served_models(reply.body)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            raise InvalidModelResponse(
+                f"{self.chat_format.service} at {self.base_url} answered GET {self.chat_format.models_path} with "
+                f"something that lists no models: {excerpt(reply.body)}"
+            ) from None
+        if missing := [model for model in models if model not in served]:
+            raise ModelRequestRejected(
+                f"{self.chat_format.service} at {self.base_url} serves no model {', '.join(map(repr, missing))}; "
+                f"{_served_text(missing[0], served)}"
+            )
+        return f"{self.chat_format.service} at {self.base_url} serves {', '.join(models)} ({reply.latency_ms} ms)"
+
+
+def listing(raw: bytes) -> Any:
+    """A models listing's JSON, read field by field by ``ChatFormat.served_models``: a field that is missing or of
+    the wrong type raises, which ``check_server`` reports as an answer that lists no models."""
+    return parse_json(raw)
+
+
+CHECK_TIMEOUT_SECONDS = 15.0  # a listing of models answers at once; a server that does not is down for a sweep
+
+
+def _served_text(wanted: str, served: set[str]) -> str:
+    """``it serves: a, b`` with the names most like ``wanted`` first, at most a few."""
+    if not served:
+        return "it serves none (pull or load the model first)"
+    near = difflib.get_close_matches(wanted, sorted(served), n=3, cutoff=0.5)
+    shown = near + [name for name in sorted(served) if name not in near][: max(0, 5 - len(near))]
+    more = f" and {len(served) - len(shown)} more" if len(served) > len(shown) else ""
+    return f"it serves: {', '.join(shown)}{more}"

@@ -9,13 +9,14 @@ must be counts (see ``oriole.providers.wire.reported_count``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from oriole.catalog import snapshot_value
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
-from oriole.providers.http_chat import ChatFormat, HttpChatAgent
+from oriole.experiment_config import ExperimentConfig
+from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     MAX_DURATION_NS,
@@ -109,8 +110,14 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     return body
 
 
+def served_models(raw: bytes) -> set[str]:
+    """The models ``GET /api/tags`` lists, by every name a request may use: ``llama3:latest`` also as ``llama3``."""
+    names = {str(entry["name"]) for entry in listing(raw)["models"]}
+    return names | {name.removesuffix(":latest") for name in names}
+
+
 recorded_answer = parse_response  # a stored answer is read again as the first time (``oriole.providers.replay``)
-OLLAMA = ChatFormat("Ollama", CHAT_PATH, wire_request, parse_response)
+OLLAMA = ChatFormat("Ollama", CHAT_PATH, wire_request, parse_response, "/api/tags", served_models)
 
 
 class OllamaAgent(HttpChatAgent):
@@ -137,21 +144,17 @@ class OllamaAgent(HttpChatAgent):
         super().__init__(model, endpoint, timeout_seconds, reach, api_key, self.options.get("num_ctx"), **retries)
 
     @classmethod
-    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OllamaAgent:
-        """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
-
-        def value(key: str) -> Any:
-            return snapshot_value(config, key)
-
+    def from_config(
+        cls, model: str, config: ExperimentConfig, api_key: str | None = None, **kwargs: Any
+    ) -> OllamaAgent:
+        """An agent from an experiment's configuration."""
         options = {
-            "num_ctx": int(value("numCtx")),
-            "temperature": float(value("temperature")),
-            "repeat_penalty": float(value("repeatPenalty")),
-            "seed": int(value("seed")),
+            "num_ctx": config.num_ctx,
+            "temperature": config.temperature,
+            "repeat_penalty": config.repeat_penalty,
+            "seed": config.seed,
         }
-        return cls(
-            model, str(value("endpoint")), options, float(value("requestTimeoutSeconds")), api_key=api_key, **kwargs
-        )
+        return cls(model, config.endpoint, options, config.request_timeout_seconds, api_key=api_key, **kwargs)
 
     @property
     def settings(self) -> JsonObject:
@@ -159,6 +162,12 @@ class OllamaAgent(HttpChatAgent):
         return {"model": self.model, "stream": False, "options": dict(self.options)}
 
 
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """Whether the Ollama server an experiment with ``config`` goes to answers and has ``models`` pulled: one
+    ``GET /api/tags`` (see ``HttpChatAgent.check_server``)."""
+    return OllamaAgent.from_config(models[0], config, api_key).check_server(models)
+
+
 def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:
     """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
-    return OllamaAgent.from_config(setup.model, dict(setup.config), api_key)
+    return OllamaAgent.from_config(setup.model, setup.config, api_key)

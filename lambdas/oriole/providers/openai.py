@@ -16,14 +16,15 @@ reading, retries, ``Retry-After``, named errors): the standard library only, no 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from oriole.catalog import snapshot_value
 from oriole.core.picture import MEDIA_TYPE
 from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
 from oriole.errors import InvalidModelResponse
-from oriole.providers.http_chat import ChatFormat, HttpChatAgent
+from oriole.experiment_config import ExperimentConfig
+from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     arguments_object,
@@ -149,8 +150,13 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
     return body
 
 
+def served_models(raw: bytes) -> set[str]:
+    """The model ids ``GET {base URL}/models`` lists (``{"data": [{"id": ...}, ...]}``)."""
+    return {str(entry["id"]) for entry in listing(raw)["data"]}
+
+
 recorded_answer = parse_response  # a stored answer is read again as the first time (``oriole.providers.replay``)
-OPENAI = ChatFormat("the OpenAI-compatible server", CHAT_PATH, wire_request, parse_response)
+OPENAI = ChatFormat("the OpenAI-compatible server", CHAT_PATH, wire_request, parse_response, "/models", served_models)
 
 
 class OpenAIAgent(HttpChatAgent):
@@ -182,26 +188,21 @@ class OpenAIAgent(HttpChatAgent):
         super().__init__(model, base_url, timeout_seconds, reach, api_key, context_budget, **retries)
 
     @classmethod
-    def from_config(cls, model: str, config: JsonObject, api_key: str | None = None, **kwargs: Any) -> OpenAIAgent:
-        """An agent from an experiment's configuration snapshot (see ``oriole.catalog.snapshot_value``)."""
-
-        def value(key: str) -> Any:
-            return snapshot_value(config, key)
-
-        generation = {
-            "temperature": float(value("temperature")),
-            str(value("maxTokensField")): int(value("maxOutputTokens")),
-        }
-        if value("sendSeed"):
-            generation["seed"] = int(value("seed"))
+    def from_config(
+        cls, model: str, config: ExperimentConfig, api_key: str | None = None, **kwargs: Any
+    ) -> OpenAIAgent:
+        """An agent from an experiment's configuration."""
+        generation: JsonObject = {"temperature": config.temperature, config.max_tokens_field: config.max_output_tokens}
+        if config.send_seed:
+            generation["seed"] = config.seed
         return cls(
             model,
-            str(value("baseUrl")),
+            config.base_url,
             generation,
-            float(value("requestTimeoutSeconds")),
+            config.request_timeout_seconds,
             api_key=api_key,
-            parallel_tool_calls=bool(value("parallelToolCalls")),
-            context_budget=int(value("contextTokens")),
+            parallel_tool_calls=config.parallel_tool_calls,
+            context_budget=config.context_tokens,
             **kwargs,
         )
 
@@ -214,6 +215,12 @@ class OpenAIAgent(HttpChatAgent):
         return settings
 
 
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """Whether the OpenAI-compatible server an experiment with ``config`` goes to answers and serves ``models``:
+    one ``GET {base URL}/models`` (see ``HttpChatAgent.check_server``)."""
+    return OpenAIAgent.from_config(models[0], config, api_key).check_server(models)
+
+
 def agent(setup: AgentSetup, api_key: str | None = None) -> OpenAIAgent:
     """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
-    return OpenAIAgent.from_config(setup.model, dict(setup.config), api_key)
+    return OpenAIAgent.from_config(setup.model, setup.config, api_key)

@@ -6,20 +6,30 @@ any other; its agent task is this provider's. The agent is the original provider
 an agent beyond answers (its settings, its context budget), and answers the turn's calls in order from the stored
 answers the turn's load brought (``AgentSetup.recorded``: the original's calls of the same turn, in call order).
 A call the original never made is an error naming the turn and call: the harness has left the recorded trajectory.
+A recorded call that is not as oriole stores it (an answer that is not base64, counts that are not counts, an
+answer the original's parser no longer reads: the original's rows were altered) is ``RecordUnreadable``: the
+experiment cannot be replayed, which ``oriole replay`` says as such, not as a difference.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+from collections.abc import Sequence
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
-from oriole.errors import OrioleError
+from oriole.errors import InvalidModelResponse, OrioleError
+from oriole.experiment_config import ExperimentConfig
 from oriole.providers.contract import NotRecorded, load_adapter
 from oriole.text import JsonObject
 
 
 class ReplayDiverged(OrioleError):
     """The harness asked for a model call the recorded experiment never made: the replay has diverged."""
+
+
+class RecordUnreadable(OrioleError):
+    """A recorded call of the original is not as oriole stores it (its rows were altered): no replay can be made."""
 
 
 class RecordedAgent:
@@ -44,9 +54,19 @@ class RecordedAgent:
                 "experiment never made: the harness no longer reproduces its trajectory"
             )
         call = self._recorded.pop(0)
-        return self._parse(
-            base64.b64decode(call["answer"]), call["latency_ms"], call["throttles"], call.get("retries") or 0
-        )
+        where = f"the recorded call {self._made} of turn {self.turn}"
+        found = [call.get(key) for key in ("latency_ms", "throttles")] + [call.get("retries") or 0]
+        counts = [n for n in found if isinstance(n, int) and not isinstance(n, bool) and n >= 0]
+        if len(counts) != len(found):
+            raise RecordUnreadable(f"{where} has counts that are not counts ({found!r:.100}): its rows were altered")
+        try:
+            answer = base64.b64decode(call["answer"])  # as PostgreSQL's encode() writes it: lines of 76
+        except (binascii.Error, KeyError, TypeError, ValueError):
+            raise RecordUnreadable(f"{where} holds no stored answer: its rows were altered") from None
+        try:
+            return self._parse(answer, *counts)
+        except InvalidModelResponse as err:
+            raise RecordUnreadable(f"{where} is not an answer its provider's parser reads: {err}") from None
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> RecordedAgent:
@@ -66,3 +86,8 @@ def wire_request(request: ModelRequest, settings: JsonObject) -> JsonObject:
 def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -> ModelResponse:
     """A replay's answers are its original's: read them with the original provider's adapter."""
     raise NotRecorded("a replay's answers are its original's; read them with the original provider's adapter")
+
+
+def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
+    """A replay answers from stored answers: no model server to ask."""
+    return "no model server (recorded answers)"

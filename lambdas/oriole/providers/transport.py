@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import socket
 import threading
 import time
@@ -42,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from oriole.environment import Environment
 from oriole.errors import (
     InvalidApiKey,
     InvalidModelResponse,
@@ -51,6 +51,7 @@ from oriole.errors import (
     ModelUnavailable,
     OrioleError,
 )
+from oriole.provider_registry import PROVIDERS
 from oriole.providers.retry import Backoff
 from oriole.providers.wire import EXCERPT_CHARS, MAX_ANSWER_DEPTH, excerpt, parse_json
 from oriole.text import JsonObject, Scrubber, ascii_int, bounded
@@ -150,9 +151,12 @@ def check_api_key(key: str | None, source: str) -> str | None:
     return key
 
 
-def environment_api_key(name: str) -> str | None:
-    """The API key in the environment variable ``name`` (a local run's), checked; None when unset or empty."""
-    return check_api_key(os.environ.get(name) or None, f"the {name} environment variable")
+def environment_api_key(provider: str) -> str | None:
+    """A provider's API key in a local run's environment (its ``Provider.api_key`` variable), checked; None when
+    unset or empty."""
+    return check_api_key(
+        Environment.read().api_key(provider), f"the {PROVIDERS[provider].api_key} environment variable"
+    )
 
 
 class _Exchange:
@@ -226,7 +230,8 @@ def _shut(sock: socket.socket) -> None:
 
 
 class _ExchangeRequest(urllib.request.Request):
-    """A request that connects through its ``_Exchange`` (the only kind ``http_opener`` opens)."""
+    """A request that connects through its ``_Exchange`` (the only kind ``http_opener`` opens): a POST of
+    ``data``, or a GET without it."""
 
     def __init__(
         self, url: str, exchange: _Exchange, data: bytes | None, headers: dict[str, str], method: str = "POST"
@@ -362,7 +367,8 @@ def exchange(
 
 
 class JsonPoster:
-    """POSTs JSON to one URL of one server and returns the body of the first 2xx answer, or a named error."""
+    """POSTs JSON to one URL of one server (or GETs it) and returns the body of the first 2xx answer, or a named
+    error."""
 
     def __init__(
         self,
@@ -388,7 +394,13 @@ class JsonPoster:
     def post(self, payload: JsonObject) -> Reply:
         """Send ``payload`` (retrying only failures a retry can fix, while the request's time lasts) and return
         the answer's body."""
-        data = json.dumps(payload).encode()
+        return self._exchange(json.dumps(payload).encode())
+
+    def get(self) -> Reply:
+        """GET the URL, retried and bounded as a POST is (a listing of what the server serves)."""
+        return self._exchange(None)
+
+    def _exchange(self, data: bytes | None) -> Reply:
         attempt, throttles, deadline = 1, 0, None
         while True:
             started = self._clock()
@@ -428,19 +440,19 @@ class JsonPoster:
         """``text`` (a message quoting what the server sent) without the API key."""
         return self._keys.text(text)
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    def _headers(self, data: bytes | None) -> dict[str, str]:
+        headers = {"Accept": "application/json"} | ({} if data is None else {"Content-Type": "application/json"})
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def _attempt(self, data: bytes, seconds: float) -> bytes:
+    def _attempt(self, data: bytes | None, seconds: float) -> bytes:
         """One HTTP attempt of at most ``seconds``, from connecting to the last byte of the body (or of an error
         body): the body, or a named error."""
         if seconds <= 0:
             raise self._timeout()
         with _Exchange(seconds) as exchange:
-            request = _ExchangeRequest(self.url, exchange, data, self._headers())
+            request = _ExchangeRequest(self.url, exchange, data, self._headers(data), "GET" if data is None else "POST")
             try:
                 body = self._send(request, seconds)
             except (OrioleError, _Retryable, _Throttled):

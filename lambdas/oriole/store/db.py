@@ -1,33 +1,31 @@
 """The database connection: one per warm container, opened lazily, replaced when it was closed.
 
-On AWS the functions connect through RDS Proxy (``ORIOLE_DATABASE_HOST``), which multiplexes every warm
-container's connection onto a bounded pool of server connections. The proxy's TLS certificate is verified
-(``sslmode=verify-full``) against the trust anchors shipped in ``oriole/certs`` (``ORIOLE_DATABASE_CA``
-names the file), and prepared statements are off (``prepare_threshold=None``): a prepared statement would
-pin a client to one server connection and defeat the pool. A connection refused because the server (or
-the proxy) has no slot left is retried a few times with backoff, then reported as ``DatabaseBusy``, which
-the state machine retries.
+On AWS the functions connect through RDS Proxy (``ORIOLE_DATABASE_HOST``, read by ``oriole.environment``), which
+multiplexes every warm container's connection onto a bounded pool of server connections. The proxy's TLS
+certificate is verified (``sslmode=verify-full``) against the trust anchors shipped in ``oriole/certs``
+(``ORIOLE_DATABASE_CA`` names the file), and prepared statements are off (``prepare_threshold=None``): a prepared
+statement would pin a client to one server connection and defeat the pool. A connection refused because the server
+(or the proxy) has no slot left is retried a few times with backoff, then reported as ``DatabaseBusy``, which the
+state machine retries.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
 import psycopg
 from psycopg.rows import DictRow, dict_row
 
+from oriole.environment import Environment
 from oriole.errors import DatabaseBusy, DatabaseNotConfigured
 from oriole.text import JsonObject
 
-HOST = "ORIOLE_DATABASE_HOST"  # the proxy's endpoint, in place of the secret's host
-CA = "ORIOLE_DATABASE_CA"  # a file in oriole/certs: verify the server against it
 # What PostgreSQL and RDS Proxy say when no connection slot is left.
 BUSY = (
     "too many connections",
@@ -52,14 +50,15 @@ def ca_file(name: str) -> Path:
     return Path(str(resources.files("oriole.certs").joinpath(name)))
 
 
-def secret_conninfo(secret: JsonObject, environ: Mapping[str, str] = os.environ) -> str:
+def secret_conninfo(secret: JsonObject, env: Environment | None = None) -> str:
     """The connection string of an RDS secret (host, port, username, password, dbname) as deployed: through
     the proxy when there is one, with the server verified when a CA bundle is named, else TLS required."""
+    env = env or Environment.read()
     tls = {"sslmode": "require"}
-    if environ.get(CA):
-        tls = {"sslmode": "verify-full", "sslrootcert": str(ca_file(environ[CA]))}
+    if env.database_ca:
+        tls = {"sslmode": "verify-full", "sslrootcert": str(ca_file(env.database_ca))}
     return psycopg.conninfo.make_conninfo(
-        host=environ.get(HOST) or secret["host"],
+        host=env.database_host or secret["host"],
         port=secret.get("port", 5432),
         dbname=secret.get("dbname", "oriole"),
         user=secret["username"],
@@ -72,10 +71,10 @@ def secret_conninfo(secret: JsonObject, environ: Mapping[str, str] = os.environ)
 def database_url() -> str:
     """``DATABASE_URL`` when set (local runs, tests); on AWS, from the secret named by ``DATABASE_SECRET_ARN``
     (the application role's for the flow, the owner's for the migrations)."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return url
-    secret_arn = os.environ.get("DATABASE_SECRET_ARN")
+    env = Environment.read()
+    if env.database_url:
+        return env.database_url
+    secret_arn = env.database_secret_arn
     if not secret_arn:
         raise DatabaseNotConfigured(
             "neither DATABASE_URL nor DATABASE_SECRET_ARN is set: cannot find the experiments database"
@@ -89,7 +88,7 @@ def connect(url: str | None = None) -> Connection:
     """A new autocommit connection returning rows as dicts; each statement is its own transaction. Through a
     proxy (on AWS) no statement is ever prepared."""
     conn = psycopg.Connection.connect(url or database_url(), autocommit=True, row_factory=dict_row)
-    if os.environ.get(HOST):
+    if Environment.read().database_host:
         conn.prepare_threshold = None
     return conn
 

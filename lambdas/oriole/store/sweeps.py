@@ -77,6 +77,27 @@ class Sweeps(StoreBase):
             (sweep_id, agent_id),
         )
 
+    def agent_latest(
+        self, sweep_id: str, provider: str, model: str, label: str | None, count: int
+    ) -> list[SweepExperiment]:
+        """An agent's (provider, model and sweep-file label) latest ``count`` closed experiments of the sweep's
+        current run (started since its plan was last recorded), the latest closed first: what pauses an agent
+        whose server keeps failing (``sweep_plan.pause_reason``)."""
+        return self._all(
+            class_row(SweepExperiment),
+            _SWEEP_EXPERIMENT + "WHERE sweep_id = %(id)s AND llm_provider = %(provider)s AND model_name = %(model)s "
+            "AND agent_label IS NOT DISTINCT FROM %(label)s AND completed_at IS NOT NULL "
+            "AND started_at >= (SELECT planned_at FROM sweeps WHERE id = %(id)s) "
+            "ORDER BY completed_at DESC, id DESC LIMIT %(count)s",
+            {
+                "id": sweep_id,
+                "provider": provider,
+                "model": model,
+                "label": label,
+                "count": count,
+            },
+        )
+
     def execution_outcome(self, execution_arn: str) -> ExecutionOutcome | None:
         """The status of the experiment an execution started, and whether it is closed (None: no experiment:
         its start was rejected, or has not run yet)."""

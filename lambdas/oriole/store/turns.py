@@ -8,8 +8,10 @@ from __future__ import annotations
 from psycopg.rows import args_row, scalar_row
 from psycopg.types.json import Jsonb
 
+from oriole.core.memory import carrying_modes
+from oriole.core.turn import WORLD_COUNTERS, WORLD_VALUES
 from oriole.store.base import StoreBase
-from oriole.store.turn_state import COLUMNS, WORLD_COUNTERS, WORLD_VALUES, LoadedTurn, TurnWrite
+from oriole.store.turn_rows import COLUMNS, LoadedTurn, TurnWrite
 
 
 class Turns(StoreBase):
@@ -17,12 +19,13 @@ class Turns(StoreBase):
 
     def load_turn(self, experiment_id: int, turn_number: int, with_maze: bool) -> LoadedTurn | None:
         """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
-        the history and the recall window of its configuration need), the maze when the caller has not
-        cached it, and the turn's row if it was already committed."""
+        the history and the recall window of its configuration need), the earlier turns when its memory mode
+        carries them (``carrying_modes``: the statement asks the memory modes, never names one), the maze when
+        the caller has not cached it, and the turn's row if it was already committed."""
         return self._one(
             args_row(LoadedTurn.from_values),
             _LOAD_TURN,
-            {"id": experiment_id, "turn": turn_number, "with_maze": with_maze},
+            {"id": experiment_id, "turn": turn_number, "with_maze": with_maze, "carrying": _CARRYING},
         )
 
     def commit_turn(self, experiment_id: int, turn_number: int, write: TurnWrite) -> bool:
@@ -55,6 +58,7 @@ class Turns(StoreBase):
         return bool(committed == 1)
 
 
+_CARRYING = list(carrying_modes())  # the memory modes whose turns carry earlier turns' messages
 _LOAD_TURN = (
     """
     SELECT {columns},
@@ -78,7 +82,7 @@ _LOAD_TURN = (
                        ORDER BY w.turn_number)
               FROM (SELECT * FROM turns h
                      WHERE h.experiment_id = e.id
-                       AND e.config ->> 'historyMode' IN ('conversation', 'summary')
+                       AND e.config ->> 'historyMode' = ANY(%(carrying)s)
                      ORDER BY h.turn_number DESC
                      LIMIT (e.config ->> 'historyTurns')::int + 1) w) AS earlier_turns,
            -- a replay's scratch experiment: the original's provider and its calls of this turn, answered again

@@ -44,7 +44,9 @@ def check(
     ] = 900,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the lines.")] = False,
 ) -> None:
-    """Exercise a deployment end to end: the stacks and the code version, the parameters and prompts, a short
+    """Check a deployment end to end.
+
+    The stacks and the code version, the parameters and prompts, a short
     baseline experiment (the database through the proxy), one minimal call to each granted Bedrock model and
     each allow-listed model server, and a one-item sweep; one line per check, each failure with its fix.
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from decimal import Decimal
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import psycopg
@@ -19,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.markup import escape
 from typer import _click as click
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandFunctionType
 
 from oriole.errors import OrioleError
@@ -294,9 +295,75 @@ class OneLineErrors(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+class TerminalHelp(TyperCommand):
+    """A command whose ``--help`` is written for a terminal: its text re-wrapped to the terminal's width paragraph by
+    paragraph, each argument by its name (``FILE``; ``[EXPERIMENT]...`` when it may be left out or repeated), each
+    option with the value it takes (``--maze NAME``, ``--by [family|maze]``; a flag alone), its default, and
+    nothing Python calls it (no ``<str>`` or ``<list[int]>``)."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [self.options_metavar or "", *(_argument_name(p) for p in self.get_params(ctx) if _is_argument(p))]
+
+    def help_records(self, ctx: click.Context) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """The arguments that say something, and every option: (as named, what it does), as help shows them (the
+        docs' CLI reference shows the same)."""
+        params: list[Any] = [p for p in self.get_params(ctx) if not getattr(p, "hidden", False)]  # typer's, with help
+        arguments = [(_argument_name(p), p.help or "") for p in params if _is_argument(p) and p.help]
+        return arguments, [_option_record(p) for p in params if not _is_argument(p)]
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for title, records in zip(("Arguments", "Options"), self.help_records(ctx), strict=True):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+def _is_argument(param: Any) -> bool:
+    return bool(param.param_type_name == "argument")
+
+
+def _argument_name(param: Any) -> str:
+    name = (param.metavar or param.name or "").upper()
+    name = name if param.required else f"[{name}]"
+    return name + ("..." if param.nargs != 1 else "")
+
+
+def _option_record(param: Any) -> tuple[str, str]:
+    """``-o, --output FILE`` and its help with its default (a flag is its name alone, its ``--no-`` twin unsaid)."""
+    names = ", ".join(sorted(param.opts, key=len))
+    if not param.is_flag:
+        names += " " + (param.metavar or _value_name(param))
+    shown = _plain(param.default) if param.default is not None else None
+    if param.is_flag or shown in (None, [], ()) or callable(shown) or not param.show_default:
+        return names, param.help or ""
+    return (
+        names,
+        f"{param.help or ''}  [default: {', '.join(map(str, shown)) if isinstance(shown, list | tuple) else shown}]",
+    )
+
+
+def _value_name(param: Any) -> str:
+    """What an option without a metavar takes, as help names it: its choices (``[family|maze]``), ``TIME`` for a
+    moment, else the last word of its name (``--ollama-url URL``, ``--timeout-seconds SECONDS``)."""
+    kind = param.type_descriptor
+    if kind.is_choice:
+        return "[" + "|".join(str(_plain(choice)) for choice in kind.choices or ()) + "]"
+    if kind.is_datetime:
+        return "TIME"
+    return str(max(param.opts, key=len)).rsplit("-", 1)[-1].upper()
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, Enum) else value
+
+
 class Commands(typer.Typer):
-    """A command group whose commands all report errors through ``reported``."""
+    """A command group whose commands all report errors through ``reported`` and write their help for a terminal
+    (``TerminalHelp``)."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**{"rich_markup_mode": None, **kwargs})
 
     def command(self, name: str | None = None, **kwargs: Any) -> Callable[[CommandFunctionType], CommandFunctionType]:
-        register = super().command(name, **kwargs)
+        register = super().command(name, cls=TerminalHelp, **kwargs)
         return lambda function: register(reported(function))

@@ -15,7 +15,10 @@ app = Commands(help="The experiments database.", no_args_is_help=True)
 
 @app.command("url")
 def db_url() -> None:
-    """A connection URL for psql: ``psql "$(oriole db url)"``."""
+    """A connection URL for psql.
+
+    For example: psql "$(oriole db url)".
+    """
     from oriole_workstation.database import local_url
 
     print(local_url())
@@ -23,7 +26,9 @@ def db_url() -> None:
 
 @app.command("psql", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def db_psql(ctx: typer.Context) -> None:
-    """Open psql on the experiments database (extra arguments go to psql, e.g. ``-c "SELECT ..."``).
+    """Open psql on the experiments database.
+
+    Extra arguments go to psql, for example: oriole db psql -c "SELECT ...".
 
     Uses the psql on PATH, else the one that ships inside the embedded server's package.
     """
@@ -41,7 +46,10 @@ def db_psql(ctx: typer.Context) -> None:
 
 @app.command("stop")
 def db_stop() -> None:
-    """Stop the embedded server (the next command that needs the database starts it again); its data stays."""
+    """Stop the embedded database server.
+
+    The next command that needs the database starts it again; its data stays.
+    """
     from oriole_workstation.database import stop_embedded
 
     out.print(

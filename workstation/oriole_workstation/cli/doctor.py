@@ -57,7 +57,7 @@ def doctor(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """List experiments left open although no execution runs them any more; --fix closes them.
+    """Find experiments left open that nothing runs any more.
 
     Locally: open experiments of local executions that no live `oriole run` process holds. With --aws:
     open experiments whose latest execution is no longer RUNNING. --fix closes each through the

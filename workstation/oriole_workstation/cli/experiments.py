@@ -25,12 +25,13 @@ from oriole_workstation.cli.common import (
 from oriole_workstation.results import Filters
 
 app = Commands(
-    help="Keep experiments out of reports and exports (archive), bring them back (restore), or delete them.",
+    help="Archive, restore or delete experiments.\n\nKeep experiments out of reports and exports (archive), bring "
+    "them back (restore), or delete them.",
     no_args_is_help=True,
 )
 Ids = Annotated[
     list[int] | None,
-    typer.Argument(help="Experiment ids.", metavar="[ID]...", parser=experiment_id, show_default=False),
+    typer.Argument(help="Experiment ids.", metavar="ID", parser=experiment_id, show_default=False),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking (for scripts).")]
 
@@ -70,8 +71,10 @@ def archive(
     prompt: PromptFilter = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Keep experiments out of every report, comparison and export; their rows stay (restore brings them back,
-    `oriole ls` still lists them). The experiments are the IDs and those the filters choose."""
+    """Keep experiments out of every report.
+
+    They leave every report, comparison and export; their rows stay (restore brings them back, `oriole ls`
+    still lists them). The experiments are the IDs and those the filters choose."""
     filters = _filters(ids, tag, sweep, model, agent, maze, prompt)
     results, _ = chosen_experiments(filters, "archive", aws)
     _said("archived", results.set_archived(filters, archived=True))
@@ -88,8 +91,9 @@ def restore(
     prompt: PromptFilter = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Bring archived experiments back into reports and exports. The experiments are the IDs and those the
-    filters choose."""
+    """Bring archived experiments back into reports.
+
+    The experiments are the IDs and those the filters choose."""
     filters = _filters(ids, tag, sweep, model, agent, maze, prompt)
     results, _ = chosen_experiments(filters, "restore", aws)
     _said("restored", results.set_archived(filters, archived=False))
@@ -106,10 +110,12 @@ def delete(
     prompt: PromptFilter = None,
     yes: Yes = False,
 ) -> None:
-    """Delete experiments of the local database with their turns, actions and model calls, and the replays of
-    them (never a running one), once you say yes (--yes: without asking); a sweep's spend limit still counts what
-    they spent. The deployed database is not deleted from here: archive there instead (archive --aws). The
-    experiments are the IDs and those the filters choose."""
+    """Delete experiments and every row they hold.
+
+    From the local database, with their turns, actions and model calls, and the replays of them (never a running
+    one), once you say yes (--yes: without asking); a sweep's spend limit still counts what they spent. The
+    deployed database is not deleted from here: archive there instead (archive --aws). The experiments are the
+    IDs and those the filters choose."""
     filters = _filters(ids, tag, sweep, model, agent, maze, prompt)
     results, chosen = chosen_experiments(filters, "delete", False)
     if running := sorted(row.experiment_id for row in results.status(filters, running=True)):

@@ -35,7 +35,7 @@ def export_command(
             "evaluation logs (needs pip install 'oriole[inspect]').",
         ),
     ],
-    folder: Annotated[Path, typer.Option("--output", "-o", help="The folder to write the files into.")],
+    folder: Annotated[Path, typer.Option("--output", "-o", metavar="DIR", help="The folder to write the files into.")],
     sweep: SweepFilter = None,
     model: ModelFilter = None,
     agent: AgentFilter = None,
@@ -46,8 +46,10 @@ def export_command(
     tag: TagFilter = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Write experiments (with the result columns), turns, actions and model calls, one file per table, for the
-    experiments the report's filters select, and a data dictionary (DATA_DICTIONARY.md).
+    """Write experiments, turns, actions and model calls to files.
+
+    One file per table (the experiments with the result columns), for the experiments the filters select, and a
+    data dictionary (DATA_DICTIONARY.md).
 
     Types are kept: integers, UTC timestamps, JSON as its text. Every file comes from one snapshot of the
     database, so they agree even while experiments run. The filters are the report's: repeat one for any of its

@@ -124,10 +124,11 @@ def ls(
     ] = False,
     aws: AwsDatabase = False,
 ) -> None:
-    """List experiments with their progress: running ones first, stale ones marked, then the newest.
+    """List experiments with their progress.
 
-    Stale: running with no action for staleAfterMinutes (catalog, default 5). The filters are the report's:
-    repeat one for any of its values; a value that matches no experiment is refused (exit status 2).
+    Running ones first (a stale one marked: running with no action for staleAfterMinutes, by default 5), then
+    the newest. Narrow terminals get the narrow table (see --wide); a pipe gets whole cells. The filters are the
+    report's: repeat one for any of its values; a value that matches no experiment is refused (exit status 2).
     """
     filters = selection(
         sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until

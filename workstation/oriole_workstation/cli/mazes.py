@@ -14,13 +14,18 @@ from oriole.text import ascii_int
 from oriole_workstation.cli.common import AwsDatabase, Commands, fail, out, print_columns
 
 app = Commands(
-    help="Mazes: the shipped set, seeded families (FAMILY-SIZE@SEED) and imported mazes.", no_args_is_help=True
+    help="Mazes: shipped, seeded and imported.\n\nThe shipped set, seeded families (FAMILY-SIZE@SEED) and imported "
+    "mazes.",
+    no_args_is_help=True,
 )
 
 
 @app.command("list")
 def mazes_list(aws: AwsDatabase = False) -> None:
-    """Families and sizes of the mazes the database holds, how many of each, and where they come from."""
+    """Families and sizes of the stored mazes.
+
+    How many of each the database holds, and where they come from.
+    """
     from oriole_workstation.database import open_results
 
     rows = open_results(aws).maze_counts()
@@ -60,7 +65,10 @@ def draw(maze: Maze) -> str:
 
 @app.command("show")
 def mazes_show(name: str, aws: AwsDatabase = False) -> None:
-    """Draw one maze in the terminal: a stored one by name or id, or the maze a seeded name stands for."""
+    """Draw one maze in the terminal.
+
+    A stored one by name or id, or the maze a seeded name stands for.
+    """
     from oriole_workstation.database import open_results
 
     stored = open_results(aws).store.find_maze(name)
@@ -99,11 +107,16 @@ def mazes_import(
         ),
     ],
     name: Annotated[str | None, typer.Option(help="The maze's name (default: the file's name field or stem).")] = None,
-    start: Annotated[str | None, typer.Option(help="Start tile X,Y (required when the file gives none).")] = None,
-    goal: Annotated[str | None, typer.Option(help="Goal tile X,Y (when the grid marks none).")] = None,
+    start: Annotated[
+        str | None, typer.Option(metavar="X,Y", help="Start tile X,Y (required when the file gives none).")
+    ] = None,
+    goal: Annotated[str | None, typer.Option(metavar="X,Y", help="Goal tile X,Y (when the grid marks none).")] = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Store a maze from a file after checking it is playable; importing the same grid again changes nothing."""
+    """Store a maze from a file, checked playable.
+
+    Importing the same grid again changes nothing.
+    """
     from oriole_workstation import mazefiles
     from oriole_workstation.database import open_results
 

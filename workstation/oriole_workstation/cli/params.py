@@ -16,7 +16,10 @@ app = Commands(help="The parameter catalog.", no_args_is_help=True)
 def params_list(
     aws: Annotated[bool, typer.Option("--aws", help="Show the values deployed in Parameter Store.")] = False,
 ) -> None:
-    """The parameter catalog: names, defaults (or deployed values), config keys, and when each is read."""
+    """The parameter catalog and its values.
+
+    Names, defaults (or deployed values), config keys, and when each is read.
+    """
     values = {}
     if aws:
         import boto3
@@ -45,7 +48,10 @@ def params_list(
 def params_set(
     name: str, value: str, aws: Annotated[bool, typer.Option("--aws", help="Required: set it in your account.")] = False
 ) -> None:
-    """Set a parameter in Parameter Store (checked against the catalog first). Locally, use --config."""
+    """Set a parameter in Parameter Store (--aws).
+
+    The value is checked against the catalog first. Locally, give it to an experiment with --config.
+    """
     if not aws:
         raise fail(
             "locally every run seeds Parameter Store from the catalog: override a value for one run "

@@ -14,7 +14,7 @@ from oriole_workstation.cli.common import AwsParameterStore, Commands, fail, num
 from oriole_workstation.display import terminal_safe
 
 app = Commands(
-    help="Model prices (the local prices file, or Parameter Store with --aws), USD per million tokens.",
+    help="Model prices, in USD per million tokens.\n\nThe local prices file, or Parameter Store with --aws.",
     no_args_is_help=True,
 )
 
@@ -27,7 +27,9 @@ def _ssm():
 
 @app.command("list")
 def prices_list(aws: AwsParameterStore = False) -> None:
-    """Every known price: the ones set (locally, or in Parameter Store with --aws), then the list prices shipped
+    """Every known price and where it comes from.
+
+    The ones set (locally, or in Parameter Store with --aws), then the list prices shipped
     for the example Bedrock and OpenAI models, with where each comes from."""
     from oriole_workstation import price_list
 
@@ -60,7 +62,9 @@ def prices_set(
     ],
     aws: AwsParameterStore = False,
 ) -> None:
-    """Set a model's prices: new experiments of the model are charged at them (a sweep file's own prices come
+    """Set a model's prices.
+
+    New experiments of the model are charged at them (a sweep file's own prices come
     first)."""
     from oriole_workstation import price_list
 
@@ -78,7 +82,10 @@ def prices_set(
 
 @app.command("unset")
 def prices_unset(model: Annotated[str, typer.Argument(help="The model name.")], aws: AwsParameterStore = False) -> None:
-    """Remove a model's prices (its list price, if oriole ships one, applies again)."""
+    """Remove a model's prices.
+
+    Its list price, if oriole ships one, applies again.
+    """
     from oriole_workstation import price_list
 
     if not (price_list.remove_aws(_ssm(), model) if aws else price_list.remove(model)):

@@ -25,7 +25,10 @@ def _prompt_store(aws: bool) -> dict[str, str]:
 
 @app.command("list")
 def prompts_list(aws: AwsParameterStore = False) -> None:
-    """Every prompt version with its size and hash (the hash stored on each experiment)."""
+    """Every prompt version with its size and hash.
+
+    The hash is stored on each experiment.
+    """
     print_columns(
         ("version", "bytes", "sha256", "first line"),
         [
@@ -51,7 +54,10 @@ def prompts_put(
     file: Annotated[Path, typer.Option("--file", "-f", help="Prompt text file (UTF-8).")],
     aws: AwsParameterStore = False,
 ) -> None:
-    """Store a prompt version; experiments pick it with promptVersion (or `oriole run --prompt`)."""
+    """Store a prompt version.
+
+    Experiments pick it with promptVersion (or `oriole run --prompt`).
+    """
     from oriole_workstation import prompts
 
     text = prompts.read_text(file)

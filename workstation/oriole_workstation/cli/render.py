@@ -56,6 +56,7 @@ def render(
         typer.Option(
             "--output",
             "-o",
+            metavar="FILE",
             help=f"File to write (one experiment); its suffix picks the format ({', '.join(WRITERS)}). Repeatable.",
         ),
     ] = [],  # noqa: B006
@@ -65,7 +66,9 @@ def render(
     directory: Annotated[Path, typer.Option("--dir", help="Where files named experiment-N.* go.")] = Path(),
     aws: AwsDatabase = False,
 ) -> None:
-    """Draw runs: PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
+    """Draw runs as pictures or replays.
+
+    PNG and SVG pictures, or with --replay an animated GIF and an HTML page with step controls.
 
     The runs are the EXPERIMENT ids and those the filters choose (every experiment of --sweep ID, ...; repeat
     a filter for any of its values). Without --output, writes experiment-N.png and experiment-N.svg (--replay:

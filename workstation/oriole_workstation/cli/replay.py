@@ -36,7 +36,9 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per experiment.")] = False,
     aws: AwsDatabase = False,
 ) -> None:
-    """Run experiments again through the same state machine and turn loop, each model call answered with the
+    """Replay experiments against their recorded answers.
+
+    Each experiment runs again through the same state machine and turn loop, each model call answered with the
     answer it stored (no model server, no network), into scratch experiments, and compare turn by turn: the
     requests, the actions and their results, how each ended.
 
@@ -44,6 +46,7 @@ def replay(
     repeat a filter for any of its values). Exit status: 0 when every replay is identical, 1 when one differs,
     2 when one experiment named alone cannot be replayed (several: those are skipped and counted).
     """
+    from oriole.providers.replay import RecordUnreadable
     from oriole_workstation import replay as replays
     from oriole_workstation.cli.run import launcher_for
 
@@ -63,6 +66,13 @@ def replay(
             replay_id = result.summary.experiment_id if result.summary else None
             if replay_id is None:
                 raise fail(f"the replay of experiment {number} was refused: {result.as_json()['failure_reason']}", 1)
+            reason = str(result.as_json()["failure_reason"] or "")
+            if reason.startswith(f"{RecordUnreadable.__name__}:"):  # the original's rows, not the harness
+                if alone:
+                    raise fail(f"experiment {number} cannot be replayed: {reason}")
+                problems[number] = reason
+                err.print(f"experiment {number} skipped: {reason}", highlight=False, markup=False)
+                continue
             comparison = replays.compare(
                 replays.Stored.load(results.store.conn, number),
                 replays.Stored.load(results.store.conn, replay_id),

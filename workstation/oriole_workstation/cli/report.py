@@ -56,12 +56,15 @@ def report(
             "with n, successes, both intervals and the provenance in each caption.",
         ),
     ] = Format.table,
-    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of printing.")
+    ] = None,
     with_replays: Annotated[
         bool,
         typer.Option(
+            "--with-replays",
             help="With --format html -o FILE: render each experiment's replay "
-            "into replays/ beside the page and link it."
+            "into replays/ beside the page and link it.",
         ),
     ] = False,
     pivot: Annotated[
@@ -84,14 +87,16 @@ def report(
         Path | None,
         typer.Option(
             "--figures",
+            metavar="DIR",
             help="Also write each chart into this folder as an "
             "SVG (and a PNG) sized for a paper column, with captions.md.",
         ),
     ] = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Compare models, prompts and settings, as a table, CSV, JSON, a self-contained HTML page, or Markdown and
-    LaTeX tables a paper can take.
+    """Compare models, prompts and settings.
+
+    As a table, CSV, JSON, a self-contained HTML page, or Markdown and LaTeX tables a paper can take.
 
     Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
     efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's

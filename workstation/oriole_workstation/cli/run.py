@@ -86,8 +86,7 @@ def check_api_keys(providers: set[str]) -> None:
     from oriole.providers.transport import environment_api_key
 
     for provider in sorted(providers):
-        if key := PROVIDERS[provider].api_key:
-            environment_api_key(key)
+        environment_api_key(provider)
 
 
 @contextmanager
@@ -120,12 +119,20 @@ def launcher_for(
 
 
 def run(
-    maze: Annotated[str, typer.Option(help="Maze name or id (see `oriole mazes list`).")] = "perfect-11",
-    agent: Annotated[str | None, typer.Option(help=f"Baseline agent: {', '.join(BASELINE_NAMES)}.")] = None,
-    provider: Annotated[str | None, typer.Option(help=f"LLM provider: {', '.join(MODEL_PROVIDERS)}.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model name for the provider.")] = None,
-    prompt: Annotated[str, typer.Option(help="Prompt version stored under /oriole/prompts/.")] = "v1",
-    config: Annotated[list[str], typer.Option("--config", "-c", help="KEY=VALUE catalog override (repeatable).")] = [],  # noqa: B006 - typer reads the default, never mutates it
+    maze: Annotated[
+        str, typer.Option(metavar="NAME", help="Maze name or id (see `oriole mazes list`).")
+    ] = "perfect-11",
+    agent: Annotated[
+        str | None, typer.Option(metavar="NAME", help=f"Baseline agent: {', '.join(BASELINE_NAMES)}.")
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option(metavar="NAME", help=f"LLM provider: {', '.join(MODEL_PROVIDERS)}.")
+    ] = None,
+    model: Annotated[str | None, typer.Option(metavar="NAME", help="Model name for the provider.")] = None,
+    prompt: Annotated[str, typer.Option(metavar="VERSION", help="Prompt version (see `oriole prompts list`).")] = "v1",
+    config: Annotated[
+        list[str], typer.Option("--config", "-c", metavar="KEY=VALUE", help="A catalog override (repeatable).")
+    ] = [],  # noqa: B006 - typer reads the default, never mutates it
     max_moves: Annotated[
         int | None,
         typer.Option(help="Shorthand for --config maxMoves=N.", metavar="N", parser=whole_number(*MAX_MOVES)),
@@ -159,7 +166,9 @@ def run(
         ),
     ] = False,
 ) -> None:
-    """Run one experiment through the local state machine (or the deployed one) and print its result.
+    """Run one experiment and print its result.
+
+    It runs through the local state machine, or with --aws through the deployed one.
 
     Exit status: 0 when the experiment ended on the agent's merits (the goal found, a limit reached, or an
     ending the agent caused such as stalling), 1 on an infrastructure or provider error, 2 when the input was

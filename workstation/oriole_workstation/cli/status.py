@@ -19,9 +19,12 @@ def status(
         bool,
         typer.Option("--aws", help="Read the deployed database (DATABASE_URL) and describe the executions on AWS."),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Where an experiment is: its row in the database and, with --aws, the state of its executions."""
+    """Where one experiment is, by its id or an execution ARN.
+
+    Its row in the database and, with --aws, the state of its executions.
+    """
     from oriole_workstation.database import open_results
 
     number = ascii_int(target, 20, signed=False)  # an id (a bigint); anything else is looked up as an ARN

@@ -32,10 +32,11 @@ from oriole_workstation.sweep_progress import SweepProgress
 
 
 class RunByDefault(TyperGroup):
-    """``oriole sweep FILE ...`` is ``oriole sweep run FILE ...``; ``oriole sweep status ID`` names its command."""
+    """``oriole sweep FILE ...`` is ``oriole sweep run FILE ...`` and ``oriole sweep --help`` its help (every option
+    of a run, and the status command named); ``oriole sweep status ID`` names its command."""
 
     def parse_args(self, ctx, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        if args and args[0] not in self.commands:
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
@@ -44,16 +45,17 @@ app = Commands(
     cls=RunByDefault,
     no_args_is_help=True,
     subcommand_metavar="FILE [OPTIONS] | status ID",
-    help="Run a sweep file's matrix of experiments through the sweep state machine, or see where a "
-    "sweep stands (`oriole sweep FILE` runs FILE).",
+    help="Run a sweep file, or see where one stands.\n\noriole sweep FILE runs a sweep file (oriole sweep --help: "
+    "its options); oriole sweep status ID says where a sweep stands.",
 )
 
 Stack = Annotated[
     str | None,
     typer.Option(
+        metavar="NAME",
         help="With --aws: the stack whose SweepStateMachineArn output to use "
         "(default: the orchestrator stack of the deployment "
-        "ORIOLE_DEPLOYMENT names, OrioleOrchestrator)."
+        "ORIOLE_DEPLOYMENT names, OrioleOrchestrator).",
     ),
 ]
 SweepStateMachine = Annotated[
@@ -80,11 +82,15 @@ def run(
         ),
     ] = None,
     provider_concurrency: Annotated[
-        list[str], typer.Option(help="PROVIDER=N: experiments at once of one provider (repeatable).")
+        list[str],
+        typer.Option(metavar="PROVIDER=N", help="Experiments at once of one provider (repeatable)."),
     ] = [],  # noqa: B006
     retry_failed: Annotated[
         bool,
-        typer.Option(help="Run again repetitions whose experiment ended in an error (stopped ones run again anyway)."),
+        typer.Option(
+            "--retry-failed",
+            help="Run again repetitions whose experiment ended in an error (stopped ones run again anyway).",
+        ),
     ] = False,
     seed_from: Annotated[
         str | None,
@@ -96,7 +102,11 @@ def run(
         ),
     ] = None,
     allow_unpriced: Annotated[
-        bool, typer.Option(help="Under spend_limit_usd, run models with no known price, counting their tokens at $0.")
+        bool,
+        typer.Option(
+            "--allow-unpriced",
+            help="Under spend_limit_usd, run models with no known price, counting their tokens at $0.",
+        ),
     ] = False,
     wait_seconds: Annotated[
         int | None,
@@ -113,23 +123,45 @@ def run(
     dry_run: Annotated[
         bool,
         typer.Option(
-            help="Print the experiments as they would run (seed, model server), and the prices; start nothing."
+            "--dry-run",
+            help="Print the experiments as they would run (seed, model server), and the prices; start nothing.",
+        ),
+    ] = False,
+    pause_after: Annotated[
+        int,
+        typer.Option(
+            help="Start no more experiments of an agent whose last N experiments of this run failed with the same "
+            "error (its server is down); 0: never.",
+            metavar="N",
+            parser=whole_number(0, 1000),
+        ),
+    ] = plans.PAUSE_AFTER_ERRORS,
+    no_server_check: Annotated[
+        bool,
+        typer.Option(
+            "--no-server-check",
+            help="Start without first asking each model server (once, before anything starts) whether it answers "
+            "and serves its models.",
         ),
     ] = False,
     by: Annotated[
         GroupBy, typer.Option(help="The final report: one row per maze family, or per maze.")
     ] = GroupBy.family,
-    quiet: Annotated[bool, typer.Option(help="No line per finished experiment.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No line per finished experiment.")] = False,
 ) -> None:
-    """Run a sweep file's matrix of experiments, resuming: what already ended is skipped.
+    """Run a sweep file, resuming what is left.
 
-    Locally the sweep state machine runs under moto until the sweep ends (a progress bar on a terminal, plain
-    lines when piped), then prints a summary and the sweep's report; with --aws the file is checked here,
-    submitted, and the command returns (follow it with `oriole sweep status ID --aws`). Every experiment is
-    recorded as the sweep's (agent id ID/<cell>/r<n>; its comment carries sweep:ID for a reader) and gets a seed
-    derived from the sweep id (or --seed-from), its maze and its repetition. Exit status 2 when an experiment's
-    input was rejected, 3 when the spend limit left experiments unstarted, 130 when stopped with Ctrl-C (run the
-    same command again to go on).
+    What already ended is skipped. Each model server is asked once before anything starts. Locally the sweep
+    runs on this machine until it ends (a progress bar on a terminal, plain lines when piped), then prints a
+    summary and the sweep's report; with --aws the file is checked here, submitted, and the command returns
+    (follow it with `oriole sweep status ID --aws`). `oriole sweep status ID` says where a sweep stands. Every
+    experiment is recorded as the sweep's (agent id ID/<cell>/r<n>; its comment carries sweep:ID for a reader)
+    and gets a seed derived from the sweep id (or --seed-from), its maze and its repetition.
+
+    Exit status 1 when an experiment ended in an error or an agent was paused (its server failed --pause-after
+    experiments in a row alike), 2 when an experiment's input was rejected or a server check refused the sweep,
+    3 when the spend limit left experiments unstarted, 130 when stopped with Ctrl-C (run the same command again
+    to go on).
     """
     spec = sweep_runs.load(file)
     local_default = None if aws or spec.concurrency else sweep_runs.LOCAL_CONCURRENCY
@@ -141,6 +173,7 @@ def run(
         wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS),
         seed_from=seed_from,
         allow_unpriced=allow_unpriced,
+        pause_after_errors=pause_after,
     )
     run_spec = plans.validate(plans.SweepRun, execution_input, "sweep input")
     results = _results(aws)
@@ -168,8 +201,10 @@ def run(
     )
     for line in display.price_lines(matrix, stored_prices, allow_unpriced):
         _note(line)
+    defaults = _server_defaults(aws)
+    if not no_server_check:
+        _check_servers([planned[index].cell for index in todo], defaults, aws)
     if dry_run:
-        defaults = _server_defaults(aws)
         for index in todo:
             typer.echo(terminal_safe(display.plan_line(planned[index], run_spec, defaults)))
         return
@@ -186,6 +221,32 @@ def run(
     # `oriole watch --sweep ID` started meanwhile waits for the sweep instead of taking its id for a typo
     results.store.record_sweep_plan(spec.id, len(planned), run_spec.model_dump(mode="json"))
     _run_locally(execution_input, planned, len(todo), results, by, quiet)
+
+
+def _check_servers(cells: list[plans.Cell], defaults: dict[str, object], aws: bool) -> None:
+    """Ask each model server the cells go to, once, whether it answers and serves their models (on AWS only the
+    AWS services: a server's address is reached from the deployment's network, not from here); refuse the sweep,
+    before anything starts, with every server that cannot serve it."""
+    from oriole.providers.transport import environment_api_key
+    from oriole_workstation import server_checks
+
+    found = server_checks.servers(cells, defaults)
+    if aws and (elsewhere := [s for s in found if PROVIDERS[s.provider].servers is not None]):
+        _note(f"not checked from here: {', '.join(s.address for s in elsewhere)} (the deployment reaches them)")
+        found = [s for s in found if s not in elsewhere]
+
+    def api_key(provider: str) -> str | None:  # a local run's, from the environment (on AWS, the deployment's)
+        return environment_api_key(provider) if PROVIDERS[provider].api_key and not aws else None
+
+    checked = server_checks.check_all(found, api_key)
+    for answered in checked:
+        if answered.problem is None:
+            _note(answered.line())
+    if problems := [answered.line() for answered in checked if answered.problem]:
+        raise fail(
+            "; ".join(problems) + ". Nothing was started: fix the server or the sweep file (--no-server-check "
+            "starts it anyway)"
+        )
 
 
 def _note(line: str) -> None:
@@ -261,11 +322,13 @@ def _submit(execution_input: dict, state_machine_arn: str | None, stack: str | N
 def _run_locally(
     execution_input: dict, planned: list[plans.Planned], to_run: int, results: Results, by: GroupBy, quiet: bool
 ) -> None:
+    from oriole.lifecycle.sweep_tasks import paused
     from oriole_workstation.cli.run import real_bedrock_client
     from oriole_workstation.database import local_url
     from oriole_workstation.runner import LocalAws
 
     sweep_id = execution_input["id"]
+    run = plans.validate(plans.SweepRun, execution_input, "sweep input")
     bedrock = (
         real_bedrock_client({"config": {}}) if any(PROVIDERS[p.cell.provider].aws_service for p in planned) else None
     )
@@ -286,6 +349,7 @@ def _run_locally(
         sweep_runs.first_id(results, sweep_id),
         execution_input.get("spend_limit_usd"),
         show_lines=not quiet,
+        paused=lambda cell: paused(run, results.store, cell),
         open_before=sweep_runs.left_open(results, sweep_id),
     )
     try:
@@ -305,6 +369,14 @@ def _run_locally(
     typer.echo(render_report(results, by=by, filters=Filters(sweeps=(sweep_id,))), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
+    if summary["errors"] or summary["paused"]:
+        paused_text = f", {summary['paused']} not started (their agent paused)" if summary["paused"] else ""
+        raise fail(
+            f"{summary['errors']} experiment(s) of sweep {sweep_id} ended in an error{paused_text}: "
+            f"`oriole sweep status {sweep_id}` counts their reasons; once fixed, run the same command again "
+            "(--retry-failed runs the errors again)",
+            1,
+        )
     if summary["skipped"]:  # only the spend limit leaves some unstarted
         raise typer.Exit(3)
 
@@ -318,8 +390,10 @@ def status(
     state_machine_arn: SweepStateMachine = None,
     stack: Stack = None,
 ) -> None:
-    """Where a sweep stands: planned, done, running and left (its latest plan, as PlanSweep recorded it), how the
-    done ones ended, its spend and tokens, its latest execution (with --aws) and the experiments running now."""
+    """Where a sweep stands.
+
+    Planned, done, running and left (as its latest run planned it), how the done ones ended and why those that
+    failed did, its spend and tokens, its latest execution (with --aws) and the experiments running now."""
     from oriole_workstation.database import open_results
 
     results = open_results(aws)

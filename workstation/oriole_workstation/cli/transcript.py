@@ -16,10 +16,14 @@ from oriole_workstation.files import OutputRefused
 def transcript(
     experiment: Annotated[int, typer.Argument(help="Experiment id.", metavar="EXPERIMENT", parser=experiment_id)],
     form: Annotated[str, typer.Option("--format", help="html, text or jsonl.")] = "text",
-    file: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of printing.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of printing.")
+    ] = None,
     aws: AwsDatabase = False,
 ) -> None:
-    """Each turn as the model saw it: the system prompt (version and hash, once), the context, the earlier turns
+    """Each turn of an experiment as the model saw it.
+
+    The system prompt (version and hash, once), the context, the earlier turns
     the memory carried, every tool call with its arguments and result, the text and reasoning returned, tokens,
     latency, retries and trims per call, and the compaction summaries. jsonl holds, per call, the request body the
     provider was sent (rebuilt from what is stored) and its answer as it came back."""

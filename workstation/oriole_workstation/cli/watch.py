@@ -76,7 +76,9 @@ def watch(
     ] = 600,
     aws: AwsDatabase = False,
 ) -> None:
-    """Watch experiments (by id, or every experiment of a sweep, or any the filters choose) live until they end.
+    """Watch experiments live until they end.
+
+    By id, every experiment of a sweep, or any the filters choose.
 
     The table refreshes every --interval seconds; it stops when the experiments named by id are closed, or
     when none of those the filters choose has been running for two refreshes in a row. A sweep that is

@@ -1,0 +1,192 @@
+"""A turn's rows, read and written: the one place where experiment columns meet the core's turn state.
+
+``LoadedTurn`` is the row ``Store.load_turn`` reads: the turn's state (``oriole.core.turn.TurnState``, its
+experiment's columns under their own names) and the maze's row unless the caller cached it. ``turn_write`` turns
+what a played turn leaves (``oriole.core.turn.PlayedTurn``) into the rows and the experiment delta
+``Store.commit_turn`` sends as one statement.
+
+Model text is data and reaches the database only through ``turn_write``, which makes it storable (see
+``oriole.text``): a model call whose text holds a NUL or a lone surrogate is stored escaped, marked
+``response.escaped``, and ``oriole.text.unescape`` gives each of its strings back exactly; the turn's actions
+keep a readable copy with U+FFFD in place of such characters. The turn is kept either way.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any, ClassVar
+
+from oriole.core.memory import StoredTurn, message_tokens
+from oriole.core.requests import call_record
+from oriole.core.tools import ActionRecord
+from oriole.core.turn import (
+    WORLD_COUNTERS,
+    WORLD_VALUES,
+    CommittedTurn,
+    ExperimentState,
+    PlayedTurn,
+    RecentAction,
+    TurnState,
+)
+from oriole.core.turn_loop import Message, ModelCall, ModelResponse, Replay, message_as_json, response_as_json
+from oriole.experiment_config import ExperimentConfig
+from oriole.statuses import ExperimentStatus
+from oriole.store.mazes import MazeRow
+from oriole.text import JsonObject, escaped, replaced
+
+COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(ExperimentState))  # what a turn reads, in order
+
+
+@dataclass(frozen=True)
+class TurnWrite:
+    """Everything one turn writes, in the shapes ``Store.commit_turn`` sends as one statement."""
+
+    turn: JsonObject
+    actions: list[JsonObject]
+    calls: list[JsonObject]
+    experiment: JsonObject
+    parts: list[JsonObject]  # what the calls' request records name by hash: {"hash", "body"}
+
+
+def _json_object_of(columns: Iterable[str], alias: str) -> str:
+    """SQL building a JSON object of ``alias``'s ``columns``, each under its own name."""
+    return "jsonb_build_object(" + ", ".join(f"'{c}', {alias}.{c}" for c in columns) + ")"
+
+
+@dataclass(frozen=True)
+class LoadedTurn:
+    """The turn's state as one statement loads it, and the maze's row (None when the caller has it cached)."""
+
+    state: TurnState
+    maze_row: MazeRow | None
+
+    # What ``Store.load_turn`` selects besides the experiment's columns, in ``from_values``' order: the maze's
+    # row, the committed turn's, the recent actions' (each a JSON object of its dataclass's fields), earlier turns.
+    MAZE_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(MazeRow)), "m")
+    COMMITTED_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(CommittedTurn)), "t")
+    ACTION_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(RecentAction)), "r")
+
+    @classmethod
+    def from_values(cls, *values: Any) -> LoadedTurn:
+        """The row of ``Store.load_turn`` (psycopg's ``args_row``): the experiment's ``COLUMNS``, then the maze,
+        the committed turn, the recent actions, the earlier turns and a replay's recorded calls, as JSON."""
+        columns = dict(zip(COLUMNS, values[: len(COLUMNS)], strict=True))
+        maze, committed, recent, earlier, recorded = values[len(COLUMNS) :]
+        state = ExperimentState(
+            **columns
+            | {"status": ExperimentStatus(columns["status"]), "config": ExperimentConfig.of(columns["config"])}
+        )
+        return cls(
+            TurnState(
+                experiment=state,
+                recent_actions=tuple(RecentAction(**action) for action in recent),
+                committed=None if committed is None else CommittedTurn(**committed),
+                earlier_turns=tuple(StoredTurn(**turn) for turn in earlier or ()),
+                replay=None
+                if recorded is None
+                else Replay(recorded["provider"], state.turn_count + 1, tuple(recorded["calls"])),
+            ),
+            None if maze is None else MazeRow(**maze),
+        )
+
+
+def turn_write(state: TurnState, played: PlayedTurn, started_at: datetime) -> TurnWrite:
+    """The turn's rows and the experiment's delta: counter increments (the SQL adds them; tokens and cost come from
+    the turn row), the new position and values, whether the turn stalled, the memory state for the next turn, and
+    what the requests left out or summarised (``played.context``). Each call row carries its request record
+    (``oriole.core.requests``, with the agent's settings) and its answer."""
+    outcome, world, experiment = played.outcome, played.world, state.experiment
+    turn = _turn_row(played, started_at)
+    turn_messages = [m for call in outcome.calls if call.kind == "turn" for m in call.new_messages]
+    turn_messages += [
+        Message("assistant", c.response.text, c.response.tool_calls) for c in outcome.calls if c.kind == "turn"
+    ]
+    turn |= {
+        "closing_messages": replaced([message_as_json(m) for m in outcome.closing]),
+        "message_tokens": message_tokens([*turn_messages, *outcome.closing]),
+        "context": played.context,
+    }
+    delta = {column: getattr(world, field) - getattr(experiment, column) for column, field in WORLD_COUNTERS.items()}
+    delta |= {column: getattr(world, field) for column, field in WORLD_VALUES.items()}
+    delta |= {
+        "current_x": world.position[0],
+        "current_y": world.position[1],
+        "agent_state": played.agent_state,
+        "memory": replaced(played.memory),
+        "stalled": played.stalled,
+    }
+    calls: list[JsonObject] = []
+    parts: JsonObject = {}
+    for index, call in enumerate(outcome.calls, 1):
+        record, named = call_record(call, played.agent_settings, played.carried)
+        calls.append(_stored_call(_call_row(index, call) | {"request": record}))
+        parts |= named
+    return TurnWrite(
+        turn,
+        [replaced(_action_row(a)) for a in outcome.actions],
+        calls,
+        delta,
+        [{"hash": h, "body": body} for h, body in replaced(parts).items()],
+    )
+
+
+def _turn_row(played: PlayedTurn, started_at: datetime) -> JsonObject:
+    outcome, usage = played.outcome, played.outcome.usage
+    return {
+        "first_step": played.world.step - len(outcome.actions) + 1,
+        "action_count": len(outcome.actions),
+        "model_calls": len(outcome.calls),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "latency_ms": usage.latency_ms,
+        "throttles": outcome.throttles,
+        "cost_usd": played.cost_usd,
+        "end_reason": outcome.end_reason,
+        "started_at": started_at,
+    }
+
+
+def _call_row(index: int, call: ModelCall) -> JsonObject:
+    r: ModelResponse = call.response
+    return {
+        "call_index": index,
+        "request_messages": [message_as_json(m) for m in call.new_messages],
+        "response": response_as_json(r),
+        "input_tokens": r.usage.input_tokens,
+        "output_tokens": r.usage.output_tokens,
+        "latency_ms": r.usage.latency_ms,
+        "stop_reason": r.stop_reason,
+        "durations": r.durations,
+        "throttles": r.throttles,
+        "kind": call.kind,
+        "answer": None if r.raw is None else base64.b64encode(r.raw).decode(),
+    }
+
+
+def _stored_call(row: JsonObject) -> JsonObject:
+    """The call row as stored: escaped, and marked so, when any of its text cannot be stored as it came."""
+    row, altered = escaped(row)
+    if altered:
+        row["response"]["escaped"] = True
+    return row
+
+
+def _action_row(a: ActionRecord) -> JsonObject:
+    return {
+        "step_number": a.step_number,
+        "action_type": a.action_type,
+        "tool_name": a.tool_name,
+        "arguments": a.arguments,
+        "reasoning": a.reasoning,
+        "from_x": a.from_pos[0],
+        "from_y": a.from_pos[1],
+        "to_x": a.to_pos[0],
+        "to_y": a.to_pos[1],
+        "success": a.success,
+        "error": a.error,
+        "tiles_seen": a.tiles_seen,
+        "goal_visible": a.goal_visible,
+    }

@@ -1,0 +1,91 @@
+"""A sweep checks its servers before it spends and says why each experiment failed: a dead or mistyped server
+refuses the sweep before anything starts (``--dry-run`` too), an agent whose server fails its experiments alike is
+paused while the rest of the sweep goes on, every errored experiment's line carries its reason, and the exit status
+says that some failed. Against the project's protocol servers (tests/ollama_server.py, tests/openai_server.py) and a
+dead port."""
+
+from __future__ import annotations
+
+import uuid
+
+from tests.integration.test_sweep_local import experiments
+from tests.ollama_server import ScriptedOllama, error, text_reply
+from tests.openai_server import ScriptedOpenAI
+from tests.unit.test_ollama_provider import closed_port_url
+
+
+def sweep_file(tmp_path, sweep_id: str, agent: str, repetitions: int = 1) -> str:
+    path = tmp_path / f"{sweep_id}.toml"
+    path.write_text(
+        f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nrepetitions = {repetitions}\n[[configs]]\nmaxMoves = 20\n'
+        f'{agent}[[agents]]\nprovider = "baseline"\nmodel = "oracle"\n'
+    )
+    return str(path)
+
+
+def test_a_dead_server_refuses_the_sweep_before_anything_starts_dry_run_too(cli, store, tmp_path):
+    sweep_id = f"dead-{uuid.uuid4().hex[:8]}"
+    url = closed_port_url()
+    file = sweep_file(
+        tmp_path, sweep_id, f'[[agents]]\nprovider = "ollama"\nmodel = "q"\nconfig = {{ endpoint = "{url}" }}\n'
+    )
+    for dry_run in ((), ("--dry-run",)):
+        refused = cli("sweep", file, "--quiet", *dry_run)
+        assert refused.exit_code == 2 and refused.stdout == "", refused.output
+        [line] = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+        assert line.startswith(f"error: model server {url}: ModelUnavailable: Ollama model 'q' at {url}")
+        assert line.endswith(
+            "Nothing was started: fix the server or the sweep file (--no-server-check starts it anyway)"
+        )
+    assert experiments(store, sweep_id) == []
+    unchecked = cli("sweep", file, "--dry-run", "--no-server-check")
+    assert unchecked.exit_code == 0 and len(unchecked.stdout.splitlines()) == 2
+
+
+def test_a_model_the_server_does_not_serve_is_named_with_what_it_serves(cli, store, tmp_path):
+    sweep_id = f"unserved-{uuid.uuid4().hex[:8]}"
+    with ScriptedOpenAI(models=("Qwen/Qwen3-8B",)) as server:
+        file = sweep_file(
+            tmp_path,
+            sweep_id,
+            f'[[agents]]\nprovider = "openai"\nmodel = "Qwen/Qwen3-8b"\nconfig = {{ baseUrl = "{server.base_url}" }}\n',
+        )
+        refused = cli("sweep", file, "--dry-run")
+    assert refused.exit_code == 2 and len(server.listings) == 1 and server.requests == []
+    assert "serves no model 'Qwen/Qwen3-8b'; it serves: Qwen/Qwen3-8B" in refused.stderr
+
+
+def test_an_agent_whose_server_fails_alike_is_paused_and_the_rest_of_the_sweep_goes_on(cli, store, tmp_path):
+    sweep_id = f"pause-{uuid.uuid4().hex[:8]}"
+    refusal = "model 'q' is broken on this server"
+    with ScriptedOllama(*[error(400, refusal)] * 3, models=("q",)) as server:
+        file = sweep_file(
+            tmp_path,
+            sweep_id,
+            f'[[agents]]\nprovider = "ollama"\nmodel = "q"\nconfig = {{ endpoint = "{server.url}" }}\n',
+            repetitions=5,
+        )
+        result = cli("sweep", file)
+        assert len(server.requests) == 3  # the fourth and fifth never started
+        rows = experiments(store, sweep_id)
+        assert [r["status"] for r in rows if r["llm_provider"] == "ollama"] == ["failed"] * 3
+        assert sum(r["llm_provider"] == "baseline" for r in rows) == 5  # the rest of the sweep went on
+        assert result.exit_code == 1, result.output
+        errored = [line for line in result.stderr.splitlines() if ": #" in line and "ollama/q" in line]
+        assert len(errored) == 3 and all(line.endswith(refusal) for line in errored)  # each with its reason
+        assert "ModelRequestRejected" in errored[0]
+        [paused] = [line for line in result.stderr.splitlines() if line.startswith("paused ollama/q")]
+        assert refusal in paused and "the rest of the sweep goes on" in paused
+        assert result.stdout.startswith("10 planned: 0 already done, 5 succeeded, 3 errors, 2 paused; spent")
+        assert result.stderr.splitlines()[-1].startswith(
+            f"error: 3 experiment(s) of sweep {sweep_id} ended in an error, 2 not started (their agent paused)"
+        )
+        status = cli("sweep", "status", sweep_id).stdout
+        assert f"error (3): ModelRequestRejected: Ollama at {server.url} rejected the request" in status
+
+        server.add(*[text_reply("I see walls.")] * 40)  # the server is fixed: the paused repetitions run now
+        again = cli("sweep", file, "--quiet")
+        assert again.exit_code == 0, again.output
+        # the errors stay (--retry-failed); a stalled agent's execution fails with its experiment, never "rejected"
+        assert again.stdout.startswith("10 planned: 8 already done, 2 agent failures;")
+    assert sum(r["llm_provider"] == "ollama" for r in experiments(store, sweep_id)) == 5
