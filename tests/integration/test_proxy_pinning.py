@@ -151,7 +151,7 @@ def test_the_functions_send_nothing_that_pins_a_proxy_session(traced_local):
         "INSERT INTO experiments",
         "INSERT INTO model_calls",
         "UPDATE experiments SET status",
-        "WHERE agent_id LIKE",
+        "WHERE sweep_id = ",
     ):  # starts, turns with model calls, ends, the sweep's summary: all traced
         assert work in texts, work
     statements = [statement for _, _, path in traces for statement in sent_statements(path.read_text())]

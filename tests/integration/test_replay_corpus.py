@@ -185,6 +185,8 @@ def test_a_sweep_replays_every_experiment_and_sums_them_up(conn, replay):
         record.load(conn, {**s, "experiment": {**s["experiment"], "agent_id": f"{sweep}/{n}"}})
         for n, s in enumerate((same, differs, running))
     ]
+    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES (%s, 3, '{}')", (sweep,))
+    conn.execute("UPDATE experiments SET sweep_id = %s WHERE id = ANY (%s)", (sweep, ids))
     outcome = replay("--sweep", sweep)
     assert outcome.exit_code == 1, outcome.output
     lines = outcome.output.strip().splitlines()

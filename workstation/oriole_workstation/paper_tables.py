@@ -35,7 +35,7 @@ from oriole_workstation.report import (
     series_key,
     series_order,
 )
-from oriole_workstation.results import Filters, Results
+from oriole_workstation.results import EVERYTHING, Filters, Results
 from oriole_workstation.rows import ComparisonRow
 
 
@@ -284,7 +284,7 @@ def render(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance, form:
     return PREAMBLE[form] + "\n".join(WRITERS[form](table, n) for n, table in enumerate(tables, 1))
 
 
-def report(results: Results, by: GroupBy, filters: Filters, form: Markup) -> str:
-    """The tables over the experiments ``filters`` selects, with their provenance, read from ``results``."""
+def render_report(results: Results, form: Markup, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING) -> str:
+    """The tables for the experiments matching ``filters``, captioned with where their numbers came from."""
     origin = origin_of(results.compared(filters), filters, by, results.database())
     return render(comparison_rows(results, by, filters), by, origin, form)

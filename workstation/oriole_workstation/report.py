@@ -486,8 +486,8 @@ def render_report(
     wide: bool = False,
 ) -> str:
     """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
-    CSV or JSON (the HTML page is ``report_html.render``, the Markdown and LaTeX tables ``paper_tables.render``,
-    which build on this module)."""
+    CSV or JSON (the HTML page is ``report_html.render`` and the Markdown and LaTeX tables are
+    ``paper_tables.render_report``; both build on this module)."""
     rows = comparison_rows(results, by, filters)
     if output is Format.csv:
         return as_csv(rows)

@@ -128,7 +128,7 @@ def report(
     if output is Format.html:
         text = report_html.render(results, by, filters, replays)
     elif output in (Format.markdown, Format.latex):
-        text = paper_tables.report(results, by, filters, paper_tables.Markup(output.value))
+        text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters)
     else:
         text = render_report(results, output, by, filters, pivot, wide)
     if figures is not None:
