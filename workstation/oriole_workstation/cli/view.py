@@ -31,9 +31,11 @@ def view(
     port: Annotated[int, typer.Option(help="The port to listen on (0: any free one).", min=0, max=65535)] = 8642,
     aws: AwsDatabase = False,
 ) -> None:
-    """Browse every sweep and experiment in your browser: lists filtered, sorted and searched; a running sweep's
-    progress, live; each experiment's replay beside its transcript, with its provenance; the report of any scope
-    (its leaderboard, figures and tables) linked down to each experiment.
+    """Browse every sweep and experiment in your browser.
+
+    Lists filtered, sorted and searched; a running sweep's progress, live; each experiment's replay beside its
+    transcript, with its provenance; the report of any scope (its leaderboard, figures and tables) linked down to
+    each experiment.
 
     Serves http://127.0.0.1:8642/ until Ctrl-C. It reads through the read-only role (oriole_reader), so nothing it
     shows can change a result; --aws reads the deployed database through the port forward (DATABASE_URL as the
