@@ -17,12 +17,14 @@ import hashlib
 import shutil
 import subprocess
 import sys
-from fnmatch import fnmatch
 from pathlib import Path
 
 import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
+
+from oriole import code_identity
+from oriole.environment import CODE_COMMIT, CODE_DIRTY, CODE_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lambdas" / "oriole"
@@ -38,7 +40,7 @@ ARCHITECTURE = lambda_.Architecture.ARM_64
 PLATFORM = "manylinux_2_28_aarch64"
 MANYLINUX_TAGS = (*(f"manylinux_2_{minor}_aarch64" for minor in range(28, 16, -1)), "manylinux2014_aarch64")
 PYTHON_VERSION = "3.14"
-NOT_CODE = ("__pycache__", "*.pyc")
+NOT_CODE = code_identity.NOT_CODE  # what the asset leaves out: interpreter caches
 
 
 def copy_package(output_dir: Path) -> None:
@@ -87,12 +89,7 @@ def package_files(sources: dict[str, Path] = SOURCES) -> dict[str, Path]:
         for path in source.rglob("*")
         if path.is_file()
     }
-    return {name: files[name] for name in sorted(files) if _is_code(Path(name))}
-
-
-def _is_code(relative: Path) -> bool:
-    """The test ``shutil.ignore_patterns(*NOT_CODE)`` makes in ``copy_package``, on every part of the path."""
-    return not any(fnmatch(part, pattern) for part in relative.parts for pattern in NOT_CODE)
+    return {name: files[name] for name in sorted(files) if code_identity.is_code(name)}
 
 
 def asset_hash(lock: Path = LOCK, sources: dict[str, Path] = SOURCES) -> str:
@@ -125,6 +122,20 @@ def code_version() -> str:
     from oriole import __version__
 
     return f"{__version__}+{asset_hash()[:12]}"
+
+
+def runtime_hash(sources: dict[str, Path] = SOURCES) -> str:
+    """The runtime package's hash (``oriole.code_identity.files_digest``) of the files the asset ships: what the
+    runtime computes from its own files, locally and in the Lambda alike."""
+    return code_identity.files_digest((name, path.read_bytes()) for name, path in package_files(sources).items())
+
+
+def code_environment(root: Path = ROOT) -> dict[str, str]:
+    """What the functions are told of the code they run: its version, and, the asset carrying no git, the commit of
+    the checkout synthesized and whether it held uncommitted changes (left out when ``root`` is no git checkout)."""
+    commit, dirty = code_identity.git_state(root)
+    known = {CODE_COMMIT: commit, CODE_DIRTY: None if dirty is None else str(dirty).lower()}
+    return {CODE_VERSION: code_version(), **{name: value for name, value in known.items() if value is not None}}
 
 
 def code_asset(skip_bundling: bool = False) -> lambda_.Code:

@@ -4,7 +4,8 @@ privilege each one needs.
 
 Every function is published as a version for each code or configuration change; the state machine calls
 those versions (see ``state_machine.py``), so a deploy never changes the code under a running execution,
-and ``ORIOLE_CODE_VERSION`` (the package version and the asset's hash) is recorded on each experiment.
+and the code's identity (``ORIOLE_CODE_VERSION``: the package version and the asset's hash; the commit synthesized
+and whether its checkout held uncommitted changes: ``oriole.code_identity``) is recorded on each experiment.
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_version
+from infra.bundling import ARCHITECTURE, RUNTIME, code_asset, code_environment
 from infra.database import APP_ROLE, READER_ROLE, Database
 from infra.settings import log_retention
 from oriole import catalog, flows
 from oriole.environment import (
     BEDROCK_MODEL_IDS,
-    CODE_VERSION,
     DATABASE_CA,
     DATABASE_HOST,
     DEPLOYMENT,
@@ -97,7 +97,7 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": "Oriole",
             "POWERTOOLS_LOG_LEVEL": "INFO",
             DEPLOYMENT: deployment_name,
-            CODE_VERSION: code_version(),
+            **code_environment(),
         }
         self._retention = log_retention_days
         self.by_placeholder: dict[str, lambda_.Function] = {}

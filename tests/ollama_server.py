@@ -108,6 +108,9 @@ class ScriptedOllama(ScriptedServer):
     def error(self, status: int, message: str) -> tuple[int, bytes]:
         return error(status, message)
 
+    def usage_of(self, body: dict) -> tuple[int, int]:
+        return body.get("prompt_eval_count", 0), body.get("eval_count", 0)
+
 
 def _image(data: object) -> DecodedPng:
     if not isinstance(data, str):

@@ -127,6 +127,10 @@ class ScriptedOpenAI(ScriptedServer):
     def error(self, status: int, message: str) -> Raw:
         return error(status, message, "server_error" if status >= 500 else "invalid_request_error")
 
+    def usage_of(self, body: dict) -> tuple[int, int]:
+        usage = body.get("usage") or {}
+        return usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+
     def listing(self, request: ScriptedRequest) -> Raw | None:
         """``GET /v1/models``: the served models as the spec lists them (behind the API key, as the chat is)."""
         if (request.method, request.path) != ("GET", MODELS_PATH):

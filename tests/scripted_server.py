@@ -11,7 +11,9 @@ A reply is a dict (the subclass renders it with 200), a raw ``(status, body byte
 ``(status, body bytes, headers)`` tuple, ``slow(seconds, reply)``, or ``trickle(pause, pieces)``: raw bytes the
 test writes itself (status line, headers and body), one piece every ``pause`` seconds, for as long as the pieces
 last (they may be endless) and the client listens. Every request is kept in ``requests``, and every answer
-written whole in ``answers`` (status and body bytes, in the order of the requests).
+written whole in ``answers`` (status and body bytes, in the order of the requests). ``billed`` is the server's own
+ledger: the tokens its 2xx answers reported, summed over the answers it finished writing (``usage_of`` reads them in
+the protocol's fields), to be held against what the client stored.
 
 The models a server serves (``models``) are what its protocol's listing answers (``listing``: Ollama's ``GET
 /api/tags``, ``GET /v1/models``): a listing is answered out of the script and kept apart, in ``listings``.
@@ -74,6 +76,7 @@ class ScriptedServer:
         self.requests: list[ScriptedRequest] = []
         self.listings: list[ScriptedRequest] = []
         self.answers: list[tuple[int, bytes]] = []
+        self.delivered: list[tuple[int, bytes]] = []  # the answers written to the end without the client leaving
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -93,6 +96,17 @@ class ScriptedServer:
     def error(self, status: int, message: str) -> Raw:
         """An error answer in the protocol's shape."""
         raise NotImplementedError
+
+    def usage_of(self, body: dict) -> tuple[int, int]:
+        """The input and output tokens a 2xx answer's body reports, in the protocol's fields."""
+        raise NotImplementedError
+
+    def billed(self) -> tuple[int, int]:
+        """The ledger: input and output tokens over every 2xx answer written whole to its client."""
+        with self._lock:
+            delivered = list(self.delivered)
+        reported = [self.usage_of(json.loads(body)) for status, body in delivered if 200 <= status < 300]
+        return sum(r[0] for r in reported), sum(r[1] for r in reported)
 
     def listing(self, request: ScriptedRequest) -> Raw | None:
         """The protocol's listing of ``models`` when ``request`` asks for it, else None (the request goes on to
@@ -201,8 +215,11 @@ class ScriptedServer:
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
+                    self.wfile.flush()
                 except OSError:
-                    pass  # the client gave up (a timeout test); nothing left to tell it
+                    return  # the client gave up (a timeout test); nothing left to tell it
+                with scripted._lock:
+                    scripted.delivered.append((status, payload))
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

@@ -141,6 +141,17 @@ CATALOG: tuple[Parameter, ...] = (
         maximum=1_000_000,
     ),
     Parameter(
+        "experiments/max-total-tokens",
+        int,
+        0,
+        "The study's token budget: total tokens (input and output) the model calls of an experiment's turns may "
+        "use; the turn that reaches it is the last, and the experiment ends as an agent failure (max_tokens). "
+        "The calls of a failed attempt that was retried do not count. 0: no budget.",
+        minimum=0,
+        maximum=10**11,
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
         "experiments/max-duration-minutes",
         float,
         _DURATION_MINUTES,

@@ -255,6 +255,51 @@ def parse_assignment(text: str) -> tuple[str, object]:
 PRICE_KEYS = ("inputPerMTok", "outputPerMTok")
 
 
+SNAPSHOT_EXTRAS = ("pricing",)  # what StartExperiment adds to a snapshot beside the catalog's keys
+
+
+def snapshot_problem(snapshot: object) -> str | None:
+    """Why a stored configuration snapshot (``experiments.config``) is not one StartExperiment could have written,
+    or None when it is: a JSON object of catalog keys, each value of its type and range (``check_override``), and
+    the captured price. A snapshot may lack keys (taken before they existed); anything else means its row was
+    altered, and an experiment read from it would not be the one that ran."""
+    if not isinstance(snapshot, dict):
+        return f"its configuration snapshot was altered: it is {_shown(snapshot)}, not a JSON object"
+    unknown = sorted(set(snapshot) - {p.key for p in CATALOG if p.overridable} - set(SNAPSHOT_EXTRAS))
+    if unknown:
+        return "its configuration snapshot was altered: it holds key(s) the catalog does not know: " + _shown(
+            ", ".join(unknown)
+        )
+    for key, value in snapshot.items():
+        try:
+            if key in SNAPSHOT_EXTRAS:
+                _check_snapshot_price(value)
+            else:
+                check_override(BY_KEY[key], value)
+        except InvalidConfig as err:
+            return f"its configuration snapshot was altered: {err}"
+    return None
+
+
+def _check_snapshot_price(value: object) -> None:
+    """``config.pricing`` as ``Price.as_snapshot`` writes it: null (unpriced), or both prices and their source."""
+    if value is None:
+        return
+    prices = value if isinstance(value, dict) else {}
+    numbers = [prices.get(key) for key in PRICE_KEYS]
+    if (
+        set(prices) - {*PRICE_KEYS, "source"}
+        or not all(
+            isinstance(n, int | float) and not isinstance(n, bool) and 0 <= n <= MAX_PRICE_PER_MTOK for n in numbers
+        )
+        or not isinstance(prices.get("source"), str | None)
+    ):
+        raise InvalidConfig(
+            f"config.pricing must be null or two prices from 0 to {MAX_PRICE_PER_MTOK:g} USD per million tokens "
+            f"and their source; got {_shown(value)}"
+        )
+
+
 def parse_pricing(name: str, text: str | None) -> JsonObject | None:
     """A pricing entry (``{"inputPerMTok": 3.0, "outputPerMTok": 15.0}``, USD per million tokens), or None: both
     keys and nothing else, each a JSON number (not a string, not true or false) from 0 to MAX_PRICE_PER_MTOK."""

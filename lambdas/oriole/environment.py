@@ -26,6 +26,8 @@ DATABASE_SECRET_ARN = "DATABASE_SECRET_ARN"  # on AWS, the secret of the databas
 DATABASE_HOST = "ORIOLE_DATABASE_HOST"  # the proxy's endpoint, in place of the secret's host
 DATABASE_CA = "ORIOLE_DATABASE_CA"  # a file in oriole/certs: verify the server against it
 CODE_VERSION = "ORIOLE_CODE_VERSION"  # package version and asset hash of the deployed code
+CODE_COMMIT = "ORIOLE_CODE_COMMIT"  # the commit CDK synthesized the deployed code from (oriole.code_identity)
+CODE_DIRTY = "ORIOLE_CODE_DIRTY"  # true when that checkout held uncommitted changes, else false
 EXECUTION_TIMEOUT = "ORIOLE_EXECUTION_TIMEOUT_SECONDS"  # the state machine's TimeoutSeconds
 BEDROCK_MODEL_IDS = "ORIOLE_BEDROCK_MODEL_IDS"  # JSON list: the deploy-time bedrockModelIds
 VISION_MODELS = "ORIOLE_VISION_MODELS"  # JSON list: models marked as accepting images (the CDK context visionModels)
@@ -104,6 +106,16 @@ class Environment:
     @property
     def code_version(self) -> str | None:
         return self._text(CODE_VERSION)
+
+    @property
+    def code_commit(self) -> str | None:
+        return self._text(CODE_COMMIT)
+
+    @property
+    def code_dirty(self) -> bool | None:
+        """Whether the deployed code's checkout held uncommitted changes; None when the deployment did not say."""
+        text = self._text(CODE_DIRTY)
+        return None if text is None else text == "true"
 
     @property
     def execution_timeout_seconds(self) -> int | None:

@@ -40,6 +40,7 @@ class ExperimentConfig(BaseModel):
 
     # experiments/
     max_moves: int
+    max_total_tokens: int
     max_duration_minutes: float
     max_actions_per_turn: int
     max_turns_per_execution: int

@@ -63,7 +63,7 @@ PricePerMTok = Annotated[
 
 class GivenPrices(BaseModel):
     """The prices an execution input charges its model at (USD per million tokens), ahead of Parameter Store and
-    the list prices (``oriole.prices``): a sweep file's agent's, with where they come from."""
+    the list prices (``oriole.core.prices``): a sweep file's agent's, with where they come from."""
 
     model_config = _STRICT
 

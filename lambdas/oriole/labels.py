@@ -6,7 +6,8 @@ label is refused when Unicode's compatibility normalisation (NFKC) would change 
 fullwidth, mathematical or other styled forms), or when it mixes scripts with a letter that looks like a letter
 of another script it holds (``label_problem``); and two labels of one sweep are refused when they read the same
 (``look_alike``): character by character each the same or confusable with the other (Unicode's confusables, from
-``confusable_homoglyphs``).
+``confusable_homoglyphs``). A new experiment's or sweep's name is also held against the names already stored
+(``check_against_stored``), so a leaderboard never shows two rows that read the same.
 
 A label in ASCII is never checked further: the data is loaded only when a label holds another character.
 """
@@ -15,8 +16,11 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from collections.abc import Callable, Iterable
 from itertools import groupby
 from typing import Any
+
+from oriole.errors import InvalidExecutionInput
 
 NEUTRAL_SCRIPTS = frozenset({"COMMON", "INHERITED"})  # digits, punctuation, combining marks: in every script
 
@@ -91,6 +95,31 @@ def look_alike(first: str, second: str) -> bool:
         return False
     a, b = unicodedata.normalize("NFKC", first), unicodedata.normalize("NFKC", second)
     return len(a) == len(b) and all(x == y or _confusable(x, y) for x, y in zip(a, b, strict=True))
+
+
+def check_against_stored(names: Iterable[str], stored: Callable[[bool], list[str]]) -> None:
+    """Refuse a name that reads like one stored experiments' rows are shown under but is written differently
+    (``gpt-4.1-mini`` with a Cyrillic i beside a stored ``gpt-4.1-mini``; ``café`` decomposed beside it composed):
+    both would be leaderboard rows that read the same. ``stored(ascii_too)`` gives the stored names
+    (``Store.agent_names``); an ASCII name is held only against the stored ones beyond ASCII."""
+    names = sorted(set(names))
+    if not names:
+        return
+    known = stored(not all(name.isascii() for name in names))
+    for name in names:
+        twin = next((other for other in known if look_alike(name, other)), None)
+        if twin is not None:
+            raise InvalidExecutionInput(
+                f"agent {spelled(name)} reads the same as {spelled(twin)}, the name of experiments already stored, "
+                "but differs in its characters: their rows could not be told apart; write it as the stored one "
+                "is written, or choose another label"
+            )
+
+
+def spelled(text: str) -> str:
+    """``text`` quoted with every character beyond ASCII as its code point (``'m\\u0456ni'``): how a refusal
+    shows two spellings that read the same."""
+    return ascii(text)
 
 
 def _confusable(x: str, y: str) -> bool:

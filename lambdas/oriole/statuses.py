@@ -22,7 +22,7 @@ class Ending(StrEnum):
     """``experiments.ending``: how a closed experiment scores, exactly one of four (``oriole.core.endings``)."""
 
     SUCCESS = "success"
-    AGENT = "agent"  # agent failure: its action budget used, it gave up, or it stalled
+    AGENT = "agent"  # agent failure: its action or token budget used, it gave up, or it stalled
     CENSORED = "censored"  # stopped by something outside the agent: the wall clock, a timeout, a cancel, a limit
     ERROR = "error"  # a provider or infrastructure failure
 
@@ -33,6 +33,7 @@ class EndingCause(StrEnum):
 
     GOAL = "goal"  # success
     MAX_MOVES = "max_moves"  # agent: its action budget (maxMoves) used
+    MAX_TOKENS = "max_tokens"  # agent: its token budget (maxTotalTokens) used
     GAVE_UP = "gave_up"  # agent: it called give_up
     STALLED = "stalled"  # agent: maxStalledTurns turns in a row without a valid action
     MAX_DURATION = "max_duration"  # censored: the wall clock (maxDurationMinutes), a safety limit
@@ -60,6 +61,7 @@ class TurnEnd(StrEnum):
     NO_TOOL_CALL = "no_tool_call"
     ACTION_BUDGET = "action_budget"
     MAX_MOVES = "max_moves"
+    MAX_TOKENS = "max_tokens"
     GOAL_FOUND = "goal_found"
     GAVE_UP = "gave_up"
     CIRCUIT_BREAKER = "circuit_breaker"

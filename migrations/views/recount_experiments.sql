@@ -1,5 +1,6 @@
 -- The per-experiment aggregates the turn's one write keeps up to date (unique tiles, model calls, latency, the last
--- action's time), recomputed from the raw actions and turns: for rows written by hand (an import, a test's fixture).
+-- action's time), recomputed from the raw actions, turns and failed attempts' calls: for rows written by hand (an
+-- import, a test's fixture).
 -- `ids` NULL: every experiment. Returns how many rows it set.
 CREATE FUNCTION recount_experiments(ids bigint[] DEFAULT NULL) RETURNS bigint
 LANGUAGE sql AS $$
@@ -18,15 +19,21 @@ LANGUAGE sql AS $$
                max(t.completed_at) FILTER (WHERE t.action_count > 0) AS last_action_at
           FROM turns t JOIN picked p ON p.id = t.experiment_id
          GROUP BY t.experiment_id
+    ), failed AS (
+        SELECT f.experiment_id, count(*) AS model_calls, sum(c.latency_ms) AS latency_ms
+          FROM failed_attempts f JOIN picked p ON p.id = f.experiment_id
+          JOIN failed_attempt_calls c ON c.attempt = f.attempt
+         GROUP BY f.experiment_id
     ), updated AS (
         UPDATE experiments e
            SET unique_tiles_visited = 1 + coalesce(tiles.tiles, 0),
-               model_calls = coalesce(calls.model_calls, 0),
-               latency_ms = coalesce(calls.latency_ms, 0),
+               model_calls = coalesce(calls.model_calls, 0) + coalesce(failed.model_calls, 0),
+               latency_ms = coalesce(calls.latency_ms, 0) + coalesce(failed.latency_ms, 0),
                last_action_at = calls.last_action_at
           FROM picked
           LEFT JOIN tiles ON tiles.experiment_id = picked.id
           LEFT JOIN calls ON calls.experiment_id = picked.id
+          LEFT JOIN failed ON failed.experiment_id = picked.id
          WHERE e.id = picked.id
         RETURNING 1
     )

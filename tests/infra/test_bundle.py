@@ -173,6 +173,48 @@ def test_every_handler_imports_from_the_asset_without_the_workstation(asset):
     assert report["loaded"] == []
 
 
+def test_the_runtime_in_the_asset_hashes_its_files_as_the_checkout_does(asset):
+    """The code hash an experiment records is the same whether the runtime runs from this checkout or from the Lambda
+    asset, and the same as infra's hash of the source tree; a changed file changes it."""
+    from oriole import code_identity
+
+    script = "import json, oriole.code_identity as c; print(json.dumps([c.runtime_hash(), c.current().commit]))"
+
+    def in_asset() -> list:
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=asset,
+            env={**os.environ, "PYTHONPATH": str(asset)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout.splitlines()[-1])
+
+    shipped, commit = in_asset()
+    assert shipped == code_identity.runtime_hash() == bundling.runtime_hash()
+    assert commit is None  # the asset is no git checkout: on AWS the commit comes from CDK (ORIOLE_CODE_COMMIT)
+    prompt = asset / "oriole" / "prompts" / "v1.md"
+    prompt.write_text(prompt.read_text() + " ")
+    try:
+        assert in_asset()[0] != shipped
+    finally:
+        prompt.write_text(prompt.read_text()[:-1])
+
+
+def test_the_functions_are_told_the_commit_and_whether_its_checkout_held_changes(tmp_path):
+    """What CDK sets on every function beside the version: the commit of the checkout synthesized and its flag, or
+    neither when the stack is synthesized from files that are no checkout."""
+    from oriole.environment import CODE_COMMIT, CODE_DIRTY, CODE_VERSION
+
+    told = bundling.code_environment()
+    assert told[CODE_VERSION] == bundling.code_version()
+    assert len(told[CODE_COMMIT]) == 40 and told[CODE_DIRTY] in ("true", "false")
+    assert set(bundling.code_environment(tmp_path)) == {CODE_VERSION}
+
+
 def test_the_lock_pins_every_package_exactly_with_hashes():
     entries = lock_entries()
     assert entries

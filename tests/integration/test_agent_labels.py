@@ -120,7 +120,9 @@ def test_the_html_report_draws_one_series_per_label(oriole):
     assert GPU_A in page and GPU_B in page and "ollama/qwen3-8b" in page
 
 
-def test_the_leaderboard_fits_100_columns_and_the_wide_one_is_whole(oriole):
+def test_the_leaderboard_fits_100_columns_and_the_wide_one_is_whole(oriole, monkeypatch):
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # a terminal of 100 columns
+    monkeypatch.setenv("COLUMNS", "100")
     narrow = oriole("report", "--sweep", "wide", "--pivot")
     assert max(map(len, narrow.splitlines())) <= 100
     headers = [line.split()[0] for line in narrow.splitlines() if line.startswith("agent ")]
@@ -128,6 +130,13 @@ def test_the_leaderboard_fits_100_columns_and_the_wide_one_is_whole(oriole):
     panels = {word for line in narrow.splitlines() if line.startswith("agent ") for word in line.split()[1:]}
     assert {"perfect", "sparse", "dense", "open-field", "rooms", "handmade"} <= panels
     assert "config A: temperature=0.2" in narrow and "config C: temperature=0.3" in narrow
-    wide = oriole("report", "--sweep", "wide", "--pivot", "--wide")
-    assert max(map(len, wide.splitlines())) > 100 and wide.count("\nagent ") + wide.startswith("agent ") == 1
-    assert "temperature=0.3" in wide and "a-rather-long-model-name-for-a-leaderboard:70b-instruct-q4_K_M" in wide
+    for wide in (oriole("report", "--sweep", "wide", "--pivot", "--wide"), piped(oriole, "--sweep", "wide", "--pivot")):
+        assert max(map(len, wide.splitlines())) > 100 and wide.count("\nagent ") + wide.startswith("agent ") == 1
+        assert "temperature=0.3" in wide and "a-rather-long-model-name-for-a-leaderboard:70b-instruct-q4_K_M" in wide
+
+
+def piped(oriole, *args):
+    """The report as a pipe receives it: one table, every cell whole."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("TTY_COMPATIBLE", raising=False)
+        return oriole("report", *args)

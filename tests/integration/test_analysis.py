@@ -363,7 +363,9 @@ def report(seeded, monkeypatch, tmp_path):
     return invoke
 
 
-def test_report_table_shows_each_group_with_its_interval(report):
+def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # a terminal of 100 columns
+    monkeypatch.setenv("COLUMNS", "100")
     narrow = report().splitlines()
     assert narrow[0].split()[:6] == ["agent", "prompt", "mazes", "config", "runs", "success"]
     assert max(map(len, narrow)) <= 100

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from oriole import catalog
-from oriole.environment import BEDROCK_MODEL_IDS, CODE_VERSION, EXECUTION_TIMEOUT
+from oriole.environment import BEDROCK_MODEL_IDS, CODE_COMMIT, CODE_DIRTY, CODE_VERSION, EXECUTION_TIMEOUT
 from oriole.errors import (
     ContinuationRefused,
     ExperimentNotRunning,
@@ -330,14 +330,40 @@ def test_an_execution_near_its_timeout_continues_as_new(store, monkeypatch, ran_
     assert result.decision == decision
 
 
-def test_each_experiment_records_the_code_version_it_started_with(store, monkeypatch):
-    from oriole import __version__
+def test_each_experiment_records_the_code_and_the_harness_it_started_with(store, monkeypatch):
+    """Locally the commit and the flag are the checkout's own (git), the hash the runtime's files'; on AWS the
+    commit and the flag are what CDK recorded at synthesis, the hash still the files' the function imported."""
+    from pathlib import Path
+
+    from oriole import __version__, code_identity
+    from oriole.core import harness
 
     local = start(store, "code-local")["experimentId"]
     monkeypatch.setenv(CODE_VERSION, f"{__version__}+0123456789ab")
+    monkeypatch.setenv(CODE_COMMIT, "c0ffee" * 6 + "abcd")
+    monkeypatch.setenv(CODE_DIRTY, "false")
     deployed = start(store, "code-deployed")["experimentId"]
     rows = store.conn.execute(
-        "SELECT id, code_version FROM experiments WHERE id IN (%s, %s)", (local, deployed)
+        "SELECT id, code_version, code_commit, code_dirty, code_hash, harness_version, harness_hash "
+        "FROM experiments WHERE id IN (%s, %s)",
+        (local, deployed),
     ).fetchall()
-    versions = {r["id"]: r["code_version"] for r in rows}
-    assert versions == {local: f"{__version__}+local", deployed: f"{__version__}+0123456789ab"}
+    recorded = {r.pop("id"): r for r in rows}
+    digest = code_identity.runtime_hash()
+    commit, dirty = code_identity.git_state(Path(code_identity.__file__).parent)
+    assert commit is not None and len(commit) == 40  # the tests run from a checkout
+    ran = {"code_hash": digest, "harness_version": harness.HARNESS_VERSION, "harness_hash": harness.harness_hash()}
+    assert recorded[local] == {
+        "code_version": f"{__version__}+local.{digest[:12]}",
+        "code_commit": commit,
+        "code_dirty": dirty,
+        **ran,
+    }
+    assert recorded[deployed] == {
+        "code_version": f"{__version__}+0123456789ab",
+        "code_commit": "c0ffee" * 6 + "abcd",
+        "code_dirty": False,
+        **ran,
+    }
+    body = store.conn.execute("SELECT version, body FROM harnesses WHERE hash = %s", (ran["harness_hash"],)).fetchone()
+    assert body == {"version": harness.HARNESS_VERSION, "body": harness.description()}

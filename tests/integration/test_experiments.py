@@ -65,9 +65,22 @@ def test_a_stale_concurrent_commit_writes_nothing(store):
     loaded = store.load_turn(state["experimentId"], 1, with_maze=True)
     first = experiments.play_turn(TurnRequest.model_validate(event), store, baseline.agent)
     turn = Turn(loaded.state, loaded.maze_row.stored().maze)
-    late = experiments._commit(store, loaded.state, 1, turn.play(baseline.agent(turn.agent_setup)), datetime.now(UTC))
+    played = turn.play(baseline.agent(turn.agent_setup))
+    late = experiments._commit(store, loaded.state, 1, played, datetime.now(UTC), turn.answered)
     assert late == first
     assert counts(store, state["experimentId"]) == (2, 1, 2)
+    # its calls were made all the same: kept as a failed attempt's, never as a second turn
+    [attempt] = store.conn.execute(
+        "SELECT f.error, count(c.*) AS calls FROM failed_attempts f JOIN failed_attempt_calls c USING (attempt) "
+        "WHERE f.experiment_id = %s GROUP BY f.attempt",
+        (state["experimentId"],),
+    ).fetchall()
+    assert attempt == {"error": "TurnOutOfOrder: turn 1 was committed by another attempt first", "calls": 2}
+    totals = store.conn.execute(
+        "SELECT model_calls, failed_model_calls, failed_attempts FROM experiments WHERE id = %s",
+        (state["experimentId"],),
+    ).fetchone()
+    assert totals == {"model_calls": first.actions + 2, "failed_model_calls": 2, "failed_attempts": 1}
 
 
 def test_finalizing_twice_changes_nothing(store):

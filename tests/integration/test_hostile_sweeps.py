@@ -200,3 +200,78 @@ def test_a_tampered_original_cannot_be_replayed_and_says_so_in_one_line(cli, dat
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and f"experiment {original} cannot be replayed: RecordUnreadable" in lines[0], lines
+
+
+SNAPSHOT_TAMPERINGS = {
+    "an unknown key": ("UPDATE experiments SET config = config || '{\"evilKey\": 1}' WHERE id = %s", "evilKey"),
+    "a wrong type": (
+        "UPDATE experiments SET config = jsonb_set(config, '{maxMoves}', '\"many\"') WHERE id = %s",
+        "config.maxMoves must be an integer",
+    ),
+    "a value out of range": (
+        "UPDATE experiments SET config = jsonb_set(config, '{visionRange}', '-5') WHERE id = %s",
+        "config.visionRange must be at least",
+    ),
+    "a snapshot that is no object": ("UPDATE experiments SET config = '[1]' WHERE id = %s", "not a JSON object"),
+    "another provider": ("UPDATE experiments SET llm_provider = 'ollama' WHERE id = %s", "RecordUnreadable"),
+    "the replay's provider": ("UPDATE experiments SET llm_provider = 'replay' WHERE id = %s", "plays no experiment"),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(SNAPSHOT_TAMPERINGS))
+def test_an_original_whose_configuration_was_altered_cannot_be_replayed_and_says_what_is_wrong(
+    cli, database_url, store, tampering
+):
+    from oriole.store import db
+    from oriole_workstation.results import Results
+    from oriole_workstation.runner import LocalAws
+
+    conn = db.connect(database_url)
+    with LocalAws(database_url, time_scale=TIME_SCALE) as aws:
+        original = recorded(Local(aws, Results(conn)), {})
+    conn.close()
+    query, says = SNAPSHOT_TAMPERINGS[tampering]
+    store.conn.execute(query, (original,))
+    result = cli("replay", str(original))
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: experiment {original} cannot be replayed: "), lines
+    assert says in lines[0] and "differs" not in lines[0] and "Traceback" not in result.output, lines
+
+
+LATIN, CYRILLIC = "coca-pepe-7", "\u0441\u043e\u0441\u0430-\u0440\u0435\u0440\u0435-7"  # read the same
+
+
+def labelled_sweep(tmp_path: Path, sweep_id: str, label: str) -> Path:
+    path = tmp_path / f"{sweep_id}.toml"
+    path.write_text(
+        f'id = "{sweep_id}"\nmazes = ["perfect-7"]\n[[agents]]\nlabel = "{label}"\nprovider = "baseline"\n'
+        'model = "oracle"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_sweep_label_that_reads_like_a_stored_one_is_refused_before_anything_starts(cli, store, tmp_path):
+    assert cli("sweep", str(labelled_sweep(tmp_path, "latin-label", LATIN)), "--quiet").exit_code == 0
+    refused = cli("sweep", str(labelled_sweep(tmp_path, "cyrillic-label", CYRILLIC)), "--quiet")
+    assert refused.exit_code != 0 and store.sweep_experiments("cyrillic-label") == [], refused.output
+    assert f"{CYRILLIC!a} reads the same as {LATIN!a}" in refused.output, refused.output
+    assert "Traceback" not in refused.output
+    again = cli("sweep", str(labelled_sweep(tmp_path, "latin-again", LATIN)), "--quiet")  # the same spelling
+    assert again.exit_code == 0, again.output
+
+
+def test_a_start_whose_label_reads_like_a_stored_one_is_refused_and_leaves_no_row(local, store):
+    ran = local.run({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle"}).as_json()
+    store.conn.execute(  # a label stored decomposed, as code before the check stored it
+        "UPDATE experiments SET agent_label = %s WHERE id = %s", ("re\u0301sume\u0301-i37", ran["experiment_id"])
+    )
+    before = store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"]
+    result = local.run(
+        {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle", "agentLabel": "résumé-i37"}
+    )
+    reason = str(result.as_json()["failure_reason"])
+    assert "InvalidExecutionInput" in reason and "'r\\xe9sum\\xe9-i37' reads the same as" in reason, reason
+    assert "'re\\u0301sume\\u0301-i37'" in reason, reason
+    assert store.conn.execute("SELECT count(*) AS n FROM experiments").fetchone()["n"] == before

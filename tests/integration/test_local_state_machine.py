@@ -12,7 +12,8 @@ from tests.integration.conftest import baseline
 
 
 def assert_invariants(store, experiment_id: int) -> None:
-    """What must hold after any run: gapless steps, continuous positions, totals equal sums, closed."""
+    """What must hold after any run: gapless steps, continuous positions, totals equal sums (of the committed turns
+    and the calls answered in failed attempts), closed."""
     conn = store.conn
     exp = conn.execute("SELECT * FROM experiments WHERE id = %s", (experiment_id,)).fetchone()
     actions = conn.execute(
@@ -31,10 +32,17 @@ def assert_invariants(store, experiment_id: int) -> None:
     assert [t["turn_number"] for t in turns] == list(range(1, len(turns) + 1))
     starts = [1 + sum(t["action_count"] for t in turns[:i]) for i in range(len(turns))]
     assert [t["first_step"] for t in turns] == starts
+    failed = conn.execute(
+        "SELECT c.* FROM failed_attempt_calls c JOIN failed_attempts f USING (attempt) WHERE f.experiment_id = %s",
+        (experiment_id,),
+    ).fetchall()
     assert exp["turn_count"] == len(turns)
     assert exp["action_count"] == len(actions) == sum(t["action_count"] for t in turns)
-    assert exp["input_tokens"] == sum(t["input_tokens"] for t in turns)
-    assert exp["output_tokens"] == sum(t["output_tokens"] for t in turns)
+    for total in ("input_tokens", "output_tokens", "cost_usd", "model_calls"):  # committed turns + failed attempts
+        spent = len(failed) if total == "model_calls" else sum(c[total] for c in failed)
+        assert exp[f"failed_{total}"] == spent, total
+        assert exp[total] == sum(t[total] for t in turns) + spent, total
+    assert exp["latency_ms"] == sum(t["latency_ms"] for t in turns) + sum(c["latency_ms"] for c in failed)
     assert exp["move_count"] == sum(a["action_type"].startswith("move_") for a in actions)
     assert exp["failed_move_count"] == sum(a["action_type"].startswith("move_") and not a["success"] for a in actions)
     assert exp["completed_at"] is not None and exp["status"] != "running"
@@ -46,8 +54,7 @@ def assert_aggregates(exp: dict, actions: list[dict], turns: list[dict], start: 
     ending is the one the scoring rule gives."""
     tiles = {start} | {(a["to_x"], a["to_y"]) for a in actions}
     assert exp["unique_tiles_visited"] == len(tiles)
-    assert exp["model_calls"] == sum(t["model_calls"] for t in turns)
-    assert exp["latency_ms"] == sum(t["latency_ms"] for t in turns)
+    assert exp["model_calls"] == sum(t["model_calls"] for t in turns) + exp["failed_model_calls"]
     assert exp["last_action_at"] == max((a["created_at"] for a in actions), default=None)
     assert exp["ending"] == endings.ending_category(exp["status"], exp["failure_reason"])
 

@@ -247,7 +247,7 @@ def test_ls_lists_running_experiments_first_and_marks_the_stale_one(status_datab
         "status",
         "turn",
         "actions",
-        "progress",
+        "budget",
         "last",
         "action",
         "tokens",

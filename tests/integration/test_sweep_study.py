@@ -179,3 +179,34 @@ def test_prices_come_from_the_file_then_oriole_prices_and_an_unpriced_model_is_r
     assert float(row["cost_usd"]) == pytest.approx((row["input_tokens"] * 2 + row["output_tokens"] * 8) / 1e6)
     assert cli("prices", "unset", "model-c").exit_code == 0
     assert "model-c" not in cli("prices", "list").stdout
+
+
+def test_a_spend_limit_counts_what_failed_attempts_spent_and_stops_new_starts(cli, store, tmp_path):
+    """Issue 37's sweep: every repetition's turn failed after calls the server billed, the sweep recorded $0 and
+    started them all. The first repetition's failed attempts now reach the limit, and no other starts."""
+    sweep_id = f"failing-{uuid.uuid4().hex[:8]}"
+    answered = openai_server.tool_calls(("move_north", {}), prompt_tokens=20_000, completion_tokens=100)
+    attempt = [answered, *[openai_server.error(500, "The server had an error")] * 3]
+    # beyond the script, every request gets a 500
+    with openai_server.ScriptedOpenAI(*attempt * 3, models=("model-a",)) as server:
+        file = tmp_path / "failing.toml"
+        file.write_text(
+            f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 4\nconcurrency = 1\nspend_limit_usd = 0.05\n'
+            f'[[agents]]\nprovider = "openai"\nmodel = "model-a"\nconfig = {{ baseUrl = "{server.base_url}" }}\n'
+            "prices = { input_per_mtok = 2.0, output_per_mtok = 8.0 }\n"
+        )
+        result = cli("sweep", str(file), "--quiet")
+        billed = server.billed()
+    assert result.exit_code == 1, result.output  # the error is reported first; the limit skipped the rest
+    rows = store.conn.execute(
+        "SELECT status, input_tokens, output_tokens, cost_usd, failed_cost_usd FROM experiments WHERE sweep_id = %s",
+        (sweep_id,),
+    ).fetchall()
+    assert len(rows) == 1 and "1 error, 3 skipped" in result.stdout, result.stdout
+    [row] = rows
+    assert row["status"] == "failed" and (row["input_tokens"], row["output_tokens"]) == billed == (60_000, 300)
+    spent = (Decimal(billed[0]) * 2 + Decimal(billed[1]) * 8) / 1_000_000
+    assert row["cost_usd"] == row["failed_cost_usd"] == spent >= Decimal("0.05")
+    assert store.sweep_spend(sweep_id) == float(spent)
+    report = " ".join(cli("report", "--sweep", sweep_id).stdout.split())
+    assert f"spent on failed attempts: 60,300 tokens, ${spent:.4f} in 3 call(s) of 3 attempt(s) in 1 run(s)" in report

@@ -126,3 +126,39 @@ def test_each_parameter_says_which_providers_it_applies_to_and_whether_it_is_exp
     assert {"maxMoves", "visionRange", "temperature", "numCtx"}.isdisjoint(not_experimental)
     assert "baseline" not in BY_KEY["temperature"].providers + BY_KEY["numCtx"].providers
     assert BY_KEY["temperature"].providers == catalog.LLM_PROVIDERS
+
+
+def _written_snapshot() -> dict:
+    """A snapshot as StartExperiment writes it: every key resolved, a captured price."""
+    return {**resolve({}, {}), "pricing": {"inputPerMTok": 0.4, "outputPerMTok": 1.6, "source": "sweep file"}}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"evilKey": 1}, "does not know: 'evilKey'"),
+        ({"maxMoves": "many"}, "config.maxMoves must be an integer"),
+        ({"maxMoves": True}, "config.maxMoves must be an integer"),
+        ({"visionRange": -5}, "config.visionRange must be at least"),
+        ({"temperature": 1e308}, "config.temperature must be at most"),
+        ({"historyMode": "bogus"}, "config.historyMode must be one of"),
+        ({"baseUrl": "http://user:pw@evil"}, "config.baseUrl must not hold a user name"),
+        ({"pricing": "x"}, "config.pricing must be null or two prices"),
+        ({"pricing": {"inputPerMTok": -1, "outputPerMTok": 1}}, "config.pricing must be null or two prices"),
+        ({"pricing": {"inputPerMTok": 1, "outputPerMTok": 1, "extra": 2}}, "config.pricing must be null"),
+    ],
+)
+def test_an_altered_snapshot_says_what_is_wrong(change, message):
+    from oriole.config import snapshot_problem
+
+    problem = snapshot_problem({**_written_snapshot(), **change})
+    assert problem is not None and problem.startswith("its configuration snapshot was altered: "), problem
+    assert message in problem, problem
+
+
+def test_a_snapshot_as_written_or_older_and_unpriced_is_sound():
+    from oriole.config import snapshot_problem
+
+    assert snapshot_problem(_written_snapshot()) is None
+    assert snapshot_problem({"maxMoves": 5, "pricing": None}) is None  # taken before the other keys existed
+    assert "not a JSON object" in (snapshot_problem([1]) or "")

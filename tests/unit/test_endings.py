@@ -15,7 +15,13 @@ from oriole.lifecycle.experiments import _CLOSED_BY_EXECUTION
 from oriole.statuses import Ending, EndingCause, ExperimentStatus, NextStep
 
 CONFIG = ExperimentConfig.of(
-    {"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10, "maxStalledTurns": 3}
+    {
+        "maxMoves": 100,
+        "maxTotalTokens": 50_000,
+        "maxDurationMinutes": 2.0,
+        "maxTurnsPerExecution": 10,
+        "maxStalledTurns": 3,
+    }
 )
 
 
@@ -25,6 +31,7 @@ CONFIG = ExperimentConfig.of(
         ("running", None, None, None),
         ("succeeded", None, "success", "goal"),
         ("timed_out", "max_moves reached: 200 actions of 200 allowed", "agent", "max_moves"),
+        ("timed_out", "max_tokens reached: 50,210 tokens of 50,000 allowed", "agent", "max_tokens"),
         ("failed", "agent_stalled: 3 turns in a row without a valid action", "agent", "stalled"),
         ("failed", "agent_gave_up: the maze is too hard", "agent", "gave_up"),
         ("timed_out", "max_duration_minutes reached: ran 120.3 of 120 minutes", "censored", "max_duration"),
@@ -65,8 +72,8 @@ def test_every_cause_belongs_to_exactly_one_ending_and_every_ending_has_a_cause(
 
 
 def test_what_check_progress_decides_closes_as_the_ending_it_means():
-    """The reasons the limits write: the action budget and the agent's own stops are agent failures, the wall
-    clock censors the run."""
+    """The reasons the limits write: the action and token budgets and the agent's own stops are agent failures, the
+    wall clock censors the run."""
     flow_status = {
         NextStep.TIMEOUT: ExperimentStatus.TIMED_OUT,
         NextStep.STALLED: ExperimentStatus.FAILED,
@@ -74,6 +81,7 @@ def test_what_check_progress_decides_closes_as_the_ending_it_means():
     }
     cases = [
         (Progress(False, 100, 1.0, 1), EndingCause.MAX_MOVES),
+        (Progress(False, 5, 1.0, 1, tokens=50_000), EndingCause.MAX_TOKENS),
         (Progress(False, 5, 121.0, 1), EndingCause.MAX_DURATION),
         (Progress(False, 5, 1.0, 1, stalled_turns=3), EndingCause.STALLED),
         (Progress(False, 5, 1.0, 1, gave_up_reason="lost"), EndingCause.GAVE_UP),

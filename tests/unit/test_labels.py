@@ -87,3 +87,22 @@ def test_two_agents_of_a_sweep_that_read_the_same_are_refused(seed):
     spec = sweep_plan.SweepFile.model_validate({"id": "s", "agents": agents, "mazes": ["perfect-7"]})
     with pytest.raises(SweepFileError, match="read the same"):
         sweep_plan.cells(spec)
+
+
+def test_a_name_that_reads_like_a_stored_one_is_refused_with_both_spellings_escaped():
+    from oriole.labels import check_against_stored
+
+    asked = []
+
+    def stored(ascii_too: bool) -> list[str]:
+        asked.append(ascii_too)
+        return ["cafe\u0301", "cocoa", "gpt-4.1-mini"]
+
+    with pytest.raises(InvalidExecutionInput) as refused:
+        check_against_stored(["\u0441\u043e\u0441\u043e\u0430"], stored)  # Cyrillic letters
+    assert "'\\u0441\\u043e\\u0441\\u043e\\u0430' reads the same as 'cocoa'" in str(refused.value)
+    with pytest.raises(InvalidExecutionInput, match=r"'caf\\xe9' reads the same as 'cafe\\u0301'"):
+        check_against_stored(["café"], stored)
+    check_against_stored(["gpt-4.1-mini", "cocoa"], stored)  # the stored spellings themselves
+    check_against_stored(["qwen 中文"], stored)
+    assert asked == [True, True, False, True]  # ASCII names are held only against the stored ones beyond ASCII

@@ -114,7 +114,7 @@ def test_the_vision_prompt_describes_the_legend_the_pictures_use():
         assert name in prompt and colour.split(" (")[0] in prompt
     assert {"observation", "imageView"} <= set(catalog.BY_KEY)
     assert catalog.BY_KEY["observation"].choices == (picture.TEXT, picture.IMAGE, picture.BOTH)
-    assert catalog.BY_KEY["imageView"].choices == (picture.LOCAL, picture.MAP)
+    assert catalog.BY_KEY["imageView"].choices == tuple(picture.ImageView)
 
 
 def test_the_palette_reads_in_grey():

@@ -15,6 +15,15 @@ def test_action_limit_times_out_with_a_reason():
     assert decision.decision == "timeout" and decision.reason.startswith("max_moves reached: 100 actions")
 
 
+def test_the_token_budget_ends_the_run_once_the_committed_turns_used_it_and_zero_means_none():
+    budget = CONFIG.model_copy(update={"max_total_tokens": 50_000})
+    assert decide(Progress(False, 5, 1.0, 1, tokens=49_999), budget).decision == "continue"
+    decision = decide(Progress(False, 5, 1.0, 1, tokens=50_210), budget)
+    assert decision.decision == "timeout" and decision.reason == "max_tokens reached: 50,210 tokens of 50,000 allowed"
+    assert decide(Progress(False, 5, 1.0, 1, tokens=10**9), CONFIG).decision == "continue"  # maxTotalTokens 0
+    assert decide(Progress(False, 100, 500.0, 1, tokens=50_210), budget).reason.startswith("max_moves reached")
+
+
 def test_duration_limit_times_out_with_a_reason():
     decision = decide(Progress(False, 5, 121.0, 1), CONFIG)
     assert decision.decision == "timeout" and decision.reason.startswith("max_duration_minutes reached")

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 from rich.console import Console
 
 from oriole.core.sweep_plan import SweepExperiment, SweepFile, plan, validate
+from oriole_workstation.display import shorten
 from oriole_workstation.outcomes import ending_text, outcome_text
-from oriole_workstation.sweep_progress import STATUS_EVERY_SECONDS, SweepProgress, clock, count
+from oriole_workstation.sweep_progress import STATUS_EVERY_SECONDS, SweepProgress, clock, count, fit_line, joined
 
 
 def row(
@@ -67,9 +68,9 @@ def test_piped_it_prints_one_unwrapped_line_per_ended_experiment_and_a_status_li
             progress.update(done, lambda _: SimpleNamespace(actions=60, status="succeeded", failure_reason=None))
         )
     lines = sink.getvalue().splitlines()
-    assert lines[0] == "[1/2] baseline/random v1 perfect-7 r1: #1 out of moves, 60 actions, 2,000 tokens, $0.2500"
+    assert lines[0] == "[1/2] baseline/random perfect-7 r1 v1: #1 out of moves, 60 actions, 2,000 tokens, $0.2500"
     assert lines[1].startswith("sweep s: 1/2 done · 1 running · 0 failed · 0 left · 0:02:02 elapsed")
-    assert lines[2] == "[2/2] baseline/random v1 perfect-7 r2: #2 goal found, 60 actions, 0 tokens, $0.0000"
+    assert lines[2] == "[2/2] baseline/random perfect-7 r2 v1: #2 goal found, 60 actions, 0 tokens, $0.0000"
     assert lines[-1].startswith("sweep s: 2/2 done · 0 running") and lines[-1].endswith("2,000 tokens · $0.2500")
 
 
@@ -91,3 +92,24 @@ def test_an_ending_reads_as_what_happened():
         "error",
         "running",
     ]
+
+
+def test_on_a_narrow_terminal_a_line_loses_its_settings_then_its_reason_never_its_id_or_counts():
+    head, done = "[12/120] ", ": #1043 provider failed, 0 actions, 0 tokens, $0.0000"
+    cell = ("openai/Qwen/Qwen3-8B perfect-11@1234567890 r3", " v1 temperature=0.7")
+    reason = ": ModelUnavailable: the OpenAI-compatible server at http://gpu-box:8000/v1 did not answer"
+    assert fit_line(head, cell, done, reason, None) == head + "".join(cell) + done + reason  # a pipe: whole
+    for width in (80, 100, 120, 160):
+        line = fit_line(head, cell, done, reason, width)
+        assert len(line) <= width and line.startswith(head) and done in line
+    kept = head + cell[0] + done  # the settings go first, then the reason's end
+    assert fit_line(head, cell, done, reason, 160) == kept + shorten(reason, 160 - len(kept))
+    assert fit_line(head, cell, done, reason, 120).endswith(done + ": ModelUnavailable…")  # then the reason's words
+    assert fit_line(head, cell, done, reason, 80) == head + "openai/Qwen…" + done + ": Mod…"  # 80: both at their least
+    assert fit_line(head, cell, done, "", 140) == head + "".join(cell) + done  # it fits: nothing cut
+
+
+def test_a_status_breaks_between_its_parts_never_inside_one():
+    parts = ("sweep s: 12/72 done", "2 running", "1 failed", "58 left", "0:05:00 elapsed", "ETA 0:20:00")
+    lines = joined(parts, 40).splitlines()
+    assert max(map(len, lines)) <= 40 and " · ".join(lines).split(" · ") == list(parts)

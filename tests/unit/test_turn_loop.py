@@ -241,6 +241,19 @@ def turn_with(agent, history):
     ), world
 
 
+def test_the_token_budget_ends_the_turn_before_a_call_once_used_but_never_before_the_first():
+    agent = Scripted(*[calls("move_east")] * 5)  # each call uses 110 tokens
+    outcome, world = turn(agent, tokens_left=250)
+    assert outcome.end_reason == "max_tokens" and len(agent.requests) == 3 and world.position == (3, 0)
+    assert [m.content["tokens_left"] for m in outcome.closing] == [0]
+    first = agent.requests[1].messages[-1].content
+    assert first["tokens_left"] == 140  # what the budget leaves after the first call, in every tool result
+    spent, _ = turn(Scripted(calls("move_east"), calls("move_east")), tokens_left=0)
+    assert spent.end_reason == "max_tokens" and len(spent.calls) == 1  # the first call is always made
+    unlimited, _ = turn(Scripted(calls("move_east"), ModelResponse(text="done")))
+    assert "tokens_left" not in unlimited.calls[1].new_messages[-1].content
+
+
 def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_before_the_first():
     """The agent task's Lambda would time out during the next call: the turn stops and is written."""
     agent = Scripted(calls("move_east"), calls("move_east"), calls("move_east"))
@@ -278,11 +291,11 @@ def test_a_deadline_ends_the_turn_before_a_call_that_would_not_fit_but_never_bef
 
 
 def test_with_pictures_each_request_carries_only_the_newest_view_and_no_tiles_in_text():
-    from oriole.core.picture import IMAGE, LOCAL, Camera, Observation
+    from oriole.core.picture import IMAGE, Camera, ImageView, Observation
 
     agent = Scripted(calls("move_east", "move_east"), calls("move_east"), ModelResponse(text="done"))
-    camera = Camera(LOCAL, MAZE, RULES.vision_range)
-    outcome, world = turn(agent, observation=Observation(IMAGE, LOCAL), camera=camera)
+    camera = Camera(ImageView.LOCAL, MAZE, RULES.vision_range)
+    outcome, world = turn(agent, observation=Observation(IMAGE, ImageView.LOCAL), camera=camera)
     assert outcome.end_reason == "no_tool_call" and world.position == (3, 0)
     for request in agent.requests:
         pictured = [m for m in request.messages if m.picture is not None]

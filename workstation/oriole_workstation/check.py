@@ -36,7 +36,7 @@ from oriole.lifecycle import deployment
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import TERMINAL_EXECUTION_STATUSES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExecutionStatus, NextStep
 from oriole_workstation import cloud, prompts, sweep_runs
 from oriole_workstation.database import CHECKOUT
 from oriole_workstation.launcher import current_execution, execution_name
@@ -308,16 +308,16 @@ def experiment_outcome(execution: Execution | None, waited: float) -> Outcome:
     ending (stalled, gave up) means the model answered; anything else failed with its reason."""
     if execution is None or execution["status"] not in TERMINAL_EXECUTION_STATUSES:
         return Outcome(False, f"still running after {waited:.0f} s", "Timeout", "the check stopped waiting")
-    if execution["status"] == "SUCCEEDED":
+    if execution["status"] == ExecutionStatus.SUCCEEDED:
         state = json.loads(execution.get("output") or "{}")
         decision = state.get("progress") or {}
         actions = decision.get("actions")
-        ending = "found the goal" if decision.get("decision") == "success" else "reached its limit"
+        ending = "found the goal" if decision.get("decision") == NextStep.SUCCESS else "reached its limit"
         return Outcome(True, f"experiment {state.get('experimentId')} {ending} after {actions} action(s)")
     caught = CaughtError(Error=execution.get("error"), Cause=execution.get("cause"))
     reason = (
         failure_reason(caught)
-        if execution["status"] == "FAILED"
+        if execution["status"] == ExecutionStatus.FAILED
         else f"execution {execution['status']}" + (f": {failure_reason(caught)}" if caught.Error else "")
     )
     if execution.get("error") in AGENT_ENDINGS:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 # What is obeyed or hidden rather than shown: the Unicode categories Cc (C0, DEL, C1), Cf (format characters:
 # bidirectional marks, embeddings, overrides and isolates, zero-width characters, the byte-order mark, tags),
@@ -66,8 +68,9 @@ def csv_safe(value: object, *, json_text: bool = False) -> object:
     return "'" + value if value.lstrip(" ").startswith(_FORMULA_STARTS) else value
 
 
-TERMINAL_COLUMNS = 100  # what `oriole ls` and `oriole report` fit by default (the rest is in --wide)
+TERMINAL_COLUMNS = 100  # what `oriole report --figures`' captions and a terminal of unknown width are fitted to
 SHORT_SEED = 4  # digits of a seed a table keeps
+Cells = tuple[str, ...]
 
 
 def short_maze(name: str) -> str:
@@ -80,3 +83,78 @@ def short_maze(name: str) -> str:
 def shorten(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters, an ellipsis marking what was cut."""
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, its start (a third) and its end kept around an ellipsis:
+    ``baseline/explorer`` in 12 is ``base…xplorer``."""
+    if len(text) <= width:
+        return text
+    head = max((width - 1) // 3, 0)
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :] if width > 1 else "…"
+
+
+def columns(headers: Cells, rows: Sequence[Sequence[object]]) -> str:
+    """Plain aligned columns, two spaces apart, numbers right-aligned, no space at the end of a line: easy to
+    paste and to grep; stored text is shown, never obeyed (``terminal_safe``)."""
+    cells = [headers, *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [all(_looks_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
+    lines = [
+        "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric, strict=True)).rstrip()
+        for row in cells
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _looks_numeric(text: str) -> bool:
+    """A number, a price, a percentage or a count of a budget (``52/10,000``): right-aligned."""
+    return (
+        text == "-" or text.lstrip("$").replace(".", "", 1).replace(",", "").replace("%", "").replace("/", "").isdigit()
+    )
+
+
+def table_width(headers: Cells, rows: Sequence[Cells]) -> int:
+    """How wide ``columns`` prints these cells."""
+    return sum(max(len(row[j]) for row in (headers, *rows)) for j in range(len(headers))) + 2 * (len(headers) - 1)
+
+
+@dataclass(frozen=True)
+class Shorten:
+    """A step of a table's fitting rule: shorten this text column, to ``narrowest`` characters at the least; its
+    end cut, or with ``middle`` its middle (a name that tells itself apart at its end: ``provider/model``)."""
+
+    column: str
+    narrowest: int
+    middle: bool = False
+
+
+@dataclass(frozen=True)
+class Drop:
+    """A step of a table's fitting rule: leave this column out."""
+
+    column: str
+
+
+def fit_columns(
+    headers: Cells, rows: Sequence[Cells], width: int | None, rule: Sequence[Shorten | Drop]
+) -> tuple[Cells, list[Cells]]:
+    """The table at most ``width`` wide (None: as it is), by its rule: each step in turn, until the table fits, shortens
+    a text column (an ellipsis marks the cut) or leaves a column out. An id or a count is in no rule: it is never cut
+    or dropped."""
+    rows = [tuple(row) for row in rows]
+    if width is None:
+        return headers, rows
+    for step in rule:
+        over = table_width(headers, rows) - width
+        if over <= 0 or step.column not in headers:
+            continue
+        j = headers.index(step.column)
+        if isinstance(step, Drop):
+            kept = [i for i in range(len(headers)) if i != j]
+            headers, rows = tuple(headers[i] for i in kept), [tuple(row[i] for i in kept) for row in rows]
+        else:
+            keep = max(max(len(row[j]) for row in (headers, *rows)) - over, step.narrowest)
+            cut = shorten_middle if step.middle else shorten
+            rows = [(*row[:j], cut(row[j], keep), *row[j + 1 :]) for row in rows]
+    return headers, rows

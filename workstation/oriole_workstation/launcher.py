@@ -21,7 +21,7 @@ from typing import Any
 
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.task_io import CaughtError
-from oriole.statuses import TERMINAL_EXECUTION_STATUSES
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExecutionStatus
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentSummary
 
@@ -47,6 +47,9 @@ RESULT_KEYS = (
     "input_tokens",
     "output_tokens",
     "cost_usd",
+    "failed_attempts",
+    "failed_tokens",
+    "failed_cost_usd",
     "duration_seconds",
     "execution_arns",
 )
@@ -62,7 +65,7 @@ def current_execution(sfn, execution_arn: str) -> dict:
         successor = (
             (output.get("continuation") or {}).get("successorExecutionArn") if isinstance(output, dict) else None
         )
-        if execution["status"] != "SUCCEEDED" or not successor:
+        if execution["status"] != ExecutionStatus.SUCCEEDED or not successor:
             return execution
         execution_arn = successor
 
@@ -165,7 +168,7 @@ class Launcher:
         if not summary.completed and self.report_status_change is not None:
             self.report_status_change(last)
             summary = self._summary(experiment_id, results)
-        if summary.completed or (self.report_status_change is not None and last["status"] != "SUCCEEDED"):
+        if summary.completed or (self.report_status_change is not None and last["status"] != ExecutionStatus.SUCCEEDED):
             return last, summary
         return None
 

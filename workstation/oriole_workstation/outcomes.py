@@ -18,6 +18,7 @@ ENDINGS: dict[str | None, str] = {
 CAUSES: dict[EndingCause, str] = {
     EndingCause.GOAL: "goal found",
     EndingCause.MAX_MOVES: "out of moves",
+    EndingCause.MAX_TOKENS: "out of tokens",
     EndingCause.GAVE_UP: "gave up",
     EndingCause.STALLED: "stalled",
     EndingCause.MAX_DURATION: "out of time",

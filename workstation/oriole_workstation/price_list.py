@@ -1,6 +1,6 @@
 """Model prices kept outside a deployment: the local prices file in the state folder (``$ORIOLE_HOME/prices.json``),
 seeded into the local Parameter Store as ``/oriole/pricing/<model>`` on every run, or Parameter Store itself with
-``--aws``. Where a price is looked for, and in which order, is the runtime's (``oriole.prices``).
+``--aws``. Where a price is looked for, and in which order, is the runtime's (``oriole.core.prices``).
 """
 
 from __future__ import annotations

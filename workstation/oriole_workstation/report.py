@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -18,11 +19,28 @@ from enum import StrEnum
 from typing import Any
 
 from oriole_workstation import provenance
-from oriole_workstation.display import TERMINAL_COLUMNS, csv_safe, short_maze, shorten, terminal_safe
+from oriole_workstation.display import (
+    TERMINAL_COLUMNS,
+    Shorten,
+    columns,
+    csv_safe,
+    fit_columns,
+    short_maze,
+    shorten,
+    table_width,
+    terminal_safe,
+)
 from oriole_workstation.intervals import maze_interval
 from oriole_workstation.provenance import Provenance
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparedExperiment, ComparisonRow, Grouped, PooledComparisonRow, agent_name
+from oriole_workstation.rows import (
+    ComparedExperiment,
+    ComparisonRow,
+    FailedSpend,
+    Grouped,
+    PooledComparisonRow,
+    agent_name,
+)
 
 
 class Format(StrEnum):
@@ -63,23 +81,6 @@ def as_csv(rows: Sequence[ComparisonRow]) -> str:
             {k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v) for k, v in asdict(row).items()}
         )
     return buffer.getvalue()
-
-
-def columns(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> str:
-    """Plain aligned columns, numbers right-aligned: never truncated, easy to paste and to grep; stored text is
-    shown, never obeyed (``terminal_safe``)."""
-    cells = [headers, *(tuple(terminal_safe(str(value)) for value in row) for row in rows)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    numeric = [all(_looks_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
-    lines = [
-        "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric, strict=True)).rstrip()
-        for row in cells
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _looks_numeric(text: str) -> bool:
-    return text == "-" or text.lstrip("$").replace(".", "", 1).replace(",", "").replace("%", "").isdigit()
 
 
 def config_text(config: dict[str, Any]) -> str:
@@ -166,13 +167,14 @@ PIVOT_AGENT_WIDTH = 36  # the narrow leaderboard: an agent's name at most this w
 
 
 def narrow_cells(
-    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
+    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, width: int | None = TERMINAL_COLUMNS
 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]:
-    """The comparison as a terminal shows it by default, in ``TERMINAL_COLUMNS``: the agent, the mazes, the runs,
-    the success rate with its 95% interval, tokens and cost per run, errors; the prompt when the rows hold
-    several; the compared configuration as a letter with a legend below the table (``config A: temperature=0.2``);
-    the median actions to the goal and path efficiency where they still fit. The agent name is shortened only if
-    the table would not fit otherwise. ``--wide`` gives ``table_cells``."""
+    """The comparison as a terminal shows it by default, in ``width`` columns (None: a pipe, nothing cut): the
+    agent, the mazes, the runs, the success rate with its 95% interval, tokens and cost per run, errors; the prompt
+    when the rows hold several; the compared configuration as a letter with a legend below the table (``config A:
+    temperature=0.2``); the median actions to the goal and path efficiency where they still fit. The agent name is
+    shortened only if the table would not fit otherwise (``display.fit_columns``). ``--wide`` gives
+    ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
     legend = config_legend(rows)
@@ -201,17 +203,17 @@ def narrow_cells(
         )
         for r in rows
     ]
-    notes = legend_notes(legend)
+    notes = legend_notes(legend, width)
     for header, values in (
         ("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
         ("efficiency", [_number(r.median_path_efficiency, 3) for r in rows]),
     ):
         wider = (*headers[:-3], header, *headers[-3:])  # before tokens/run, cost/run and errors
         cells_wider = [(*row[:-3], value, *row[-3:]) for row, value in zip(cells, values, strict=True)]
-        if _width(wider, cells_wider) > TERMINAL_COLUMNS:
+        if width is not None and table_width(wider, _shown(cells_wider)) > width:
             break
         headers, cells = wider, cells_wider
-    return headers, fit_agents(headers, cells, TERMINAL_COLUMNS), notes
+    return (*fit_columns(headers, _shown(cells), width, [Shorten("agent", MIN_SHRUNK, middle=True)]), notes)
 
 
 def config_legend(rows: Sequence[ComparisonRow]) -> dict[str, str]:
@@ -222,15 +224,15 @@ def config_legend(rows: Sequence[ComparisonRow]) -> dict[str, str]:
     }
 
 
-def legend_notes(legend: dict[str, str]) -> list[str]:
-    """``config A: temperature=0.2``: a line per letter, below the table."""
-    return [shorten(terminal_safe(f"config {key}: {text}"), TERMINAL_COLUMNS) for text, key in legend.items()]
+def legend_notes(legend: dict[str, str], width: int | None = TERMINAL_COLUMNS) -> list[str]:
+    """``config A: temperature=0.2``: a line per letter, below the table (cut to ``width``; None: whole)."""
+    notes = [terminal_safe(f"config {key}: {text}") for text, key in legend.items()]
+    return notes if width is None else [shorten(note, width) for note in notes]
 
 
-def _width(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> int:
-    """How wide ``columns`` prints these rows, as shown."""
-    cells = [headers, *(tuple(terminal_safe(str(v)) for v in row) for row in rows)]
-    return sum(max(len(row[j]) for row in cells) for j in range(len(headers))) + 2 * (len(headers) - 1)
+def _shown(rows: Sequence[tuple[object, ...]]) -> list[tuple[str, ...]]:
+    """The cells as a table shows them: text, never obeyed (``terminal_safe``)."""
+    return [tuple(terminal_safe(str(v)) for v in row) for row in rows]
 
 
 def _rate_with_interval(row: ComparisonRow) -> str:
@@ -239,17 +241,6 @@ def _rate_with_interval(row: ComparisonRow) -> str:
         return "-"
     low, high = (f"{float(bound) * 100:.1f}" for bound in (row.success_rate_low, row.success_rate_high))
     return f"{_percent(row.success_rate)} ({low}-{high})"
-
-
-def fit_agents(headers: tuple[str, ...], rows: Sequence[tuple[object, ...]], width: int) -> list[tuple[str, ...]]:
-    """The rows, as shown (``terminal_safe``), with the agent column (the first) shortened, to ``MIN_SHRUNK`` at
-    the least, until the table, two spaces between columns, is at most ``width`` wide."""
-    shown = [tuple(terminal_safe(str(v)) for v in row) for row in rows]
-    over = _width(headers, shown) - width
-    if over <= 0:
-        return shown
-    keep = max(max(len(row[0]) for row in [headers, *shown]) - over, MIN_SHRUNK)
-    return [(shorten(row[0], keep), *row[1:]) for row in shown]
 
 
 def agent_text(row: Grouped) -> str:
@@ -324,11 +315,14 @@ def rate_cell(row: ComparisonRow | None, narrow: bool = False) -> str:
 
 
 def pivot_cells(
-    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, legend: dict[str, str] | None = None
+    rows: Sequence[ComparisonRow],
+    by: GroupBy = GroupBy.family,
+    legend: dict[str, str] | None = None,
+    agent_width: int | None = PIVOT_AGENT_WIDTH,
 ) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
     size (or maze), each cell a ``rate_cell``. With a ``legend`` (``config_legend``) the table is the narrow
-    one: configurations named by their letter, narrow cells."""
+    one: configurations named by their letter, narrow cells, agents shortened to ``agent_width`` (None: whole)."""
     prompts = prompt_labels(rows)
     panels = panels_in_order(rows, by)
     found: dict[SeriesKey, dict[PanelKey, ComparisonRow]] = {}
@@ -339,7 +333,8 @@ def pivot_cells(
         if legend is None:
             agent, detail = agent_text(r), detail_text(r, prompts)
         else:
-            agent = shorten(terminal_safe(agent_text(r)), PIVOT_AGENT_WIDTH)
+            agent = terminal_safe(agent_text(r))
+            agent = agent if agent_width is None else shorten(agent, agent_width)
             parts = [prompts[r.prompt_version, r.prompt_hash]] if len(prompts) > 1 else []
             detail = " · ".join([*parts, *([f"config {legend[config_text(r.config)]}"] if r.config else [])])
         labels[key] = agent + (f" · {detail}" if detail else "")
@@ -354,16 +349,22 @@ def pivot_cells(
 
 
 def fit_pivot(
-    headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int
+    headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int | None
 ) -> list[tuple[tuple[str, ...], list[tuple[str, ...]]]]:
-    """The leaderboard in tables at most ``width`` wide: the panels dealt, in order, into as few tables as hold
-    them beside the agent column, which each table repeats."""
+    """The leaderboard in tables at most ``width`` wide (None: one table): the panels dealt, in order, into as few
+    tables as hold them beside the agent column, which each table repeats (the agent shortened to fit one panel
+    beside it, at the narrowest)."""
+    if width is not None:
+        widest = max((len(row[i]) for row in (headers, *rows) for i in range(1, len(headers))), default=0)
+        headers, rows = fit_columns(
+            headers, _shown(rows), width, [Shorten("agent", max(MIN_SHRUNK, width - 2 - widest), middle=True)]
+        )
     shown = [headers, *(tuple(terminal_safe(v) for v in row) for row in rows)]
     widths = [max(len(row[i]) for row in shown) for i in range(len(headers))]
     tables: list[list[int]] = [[]]
     used = widths[0]
     for i in range(1, len(headers)):
-        if tables[-1] and used + 2 + widths[i] > width:
+        if tables[-1] and width is not None and used + 2 + widths[i] > width:
             tables.append([])
             used = widths[0]
         tables[-1].append(i)
@@ -374,17 +375,25 @@ def fit_pivot(
     ]
 
 
-def as_pivot(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
-    """The leaderboard for a terminal, with what its intervals are: in ``TERMINAL_COLUMNS`` (configurations
-    named by a letter, the panels in as many tables as they need), or whole with ``wide``."""
+def as_pivot(
+    rows: Sequence[ComparisonRow],
+    by: GroupBy = GroupBy.family,
+    wide: bool = False,
+    width: int | None = TERMINAL_COLUMNS,
+) -> str:
+    """The leaderboard for a terminal, with what its intervals are: in ``width`` columns (configurations named by
+    a letter, the panels in as many tables as they need; None: one table, as wide as it is), or whole with
+    ``wide``."""
     if not rows:
         return "no finished experiments match\n"
     if wide:
         text = columns(*pivot_cells(rows, by))
     else:
         legend = config_legend(rows)
-        tables = fit_pivot(*pivot_cells(rows, by, legend), TERMINAL_COLUMNS)
-        text = "\n".join(columns(*table) for table in tables) + "".join(line + "\n" for line in legend_notes(legend))
+        tables = fit_pivot(*pivot_cells(rows, by, legend, None if width is None else PIVOT_AGENT_WIDTH), width)
+        text = "\n".join(columns(*table) for table in tables) + "".join(
+            line + "\n" for line in legend_notes(legend, width)
+        )
     note = running_note(rows)
     return text + "success rate (95% Wilson interval) successes/runs\n" + (note + "\n" if note else "")
 
@@ -436,15 +445,20 @@ def running_note(rows: Sequence[ComparisonRow]) -> str:
     return f"({running} experiment(s) still running are not counted)" if running else ""
 
 
-def as_table(rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, wide: bool = False) -> str:
-    """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config, in
-    ``TERMINAL_COLUMNS`` (``wide``: every column)."""
+def as_table(
+    rows: Sequence[ComparisonRow],
+    by: GroupBy = GroupBy.family,
+    wide: bool = False,
+    width: int | None = TERMINAL_COLUMNS,
+) -> str:
+    """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config, in ``width``
+    columns (None: a pipe, nothing cut; ``wide``: every column)."""
     if not rows:
         return "no finished experiments match\n"
     if wide:
         text = columns(*table_cells(rows, by))
     else:
-        headers, cells, notes = narrow_cells(rows, by)
+        headers, cells, notes = narrow_cells(rows, by, width)
         text = columns(headers, cells) + "".join(note + "\n" for note in notes)
     note = running_note(rows)
     return text + (note + "\n" if note else "")
@@ -484,13 +498,27 @@ def render_report(
     filters: Filters = EVERYTHING,
     pivot: bool = False,
     wide: bool = False,
+    width: int | None = TERMINAL_COLUMNS,
 ) -> str:
-    """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard),
-    CSV or JSON (the HTML page is ``report_html.render`` and the Markdown and LaTeX tables are
-    ``paper_tables.render_report``; both build on this module)."""
+    """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard) in
+    ``width`` columns (None: a pipe, nothing cut), CSV or JSON (the HTML page is ``report_html.render`` and the
+    Markdown and LaTeX tables are ``paper_tables.render_report``; both build on this module)."""
     rows = comparison_rows(results, by, filters)
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:
         return as_json(rows)
-    return as_pivot(rows, by, wide) if pivot else as_table(rows, by, wide)
+    table = as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
+    note = failed_spend_note(results.failed_spend(filters))
+    return table + "".join(line + "\n" for line in (textwrap.wrap(note, width) if width else [note] if note else []))
+
+
+def failed_spend_note(spend: FailedSpend) -> str:
+    """``spent on failed attempts: ...`` below a table, where any was: the calls a server answered in turns that
+    then failed (retried, or ending the run in an error) are billed, and each run's tokens and cost count them."""
+    if not spend.attempts:
+        return ""
+    return (
+        f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
+        f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
+    )

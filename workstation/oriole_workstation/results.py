@@ -32,6 +32,7 @@ from oriole_workstation.rows import (
     ExperimentDetail,
     ExperimentRun,
     ExperimentSummary,
+    FailedSpend,
     ListedExperiment,
     ListingChoices,
     MazeCount,
@@ -327,7 +328,9 @@ class Results:
                         THEN coalesce(round(e.optimal_path_length::numeric / nullif(greatest(e.optimal_path_length,
                                             e.move_count - e.failed_move_count), 0), 4), 1)::float END
                         AS path_efficiency,
-                   e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd,
+                   e.input_tokens, e.output_tokens, e.cost_usd::float AS cost_usd, e.failed_attempts,
+                   e.failed_input_tokens + e.failed_output_tokens AS failed_tokens,
+                   e.failed_cost_usd::float AS failed_cost_usd,
                    extract(epoch FROM coalesce(e.completed_at, now()) - e.started_at)::float AS duration_seconds,
                    e.completed_at IS NOT NULL AS completed, e.execution_arns
               FROM experiments e JOIN mazes m ON m.id = e.maze_id
@@ -344,6 +347,20 @@ class Results:
             "by_maze => %(by_maze)s)",
             {**filters.arguments(), "by_maze": by_maze},
         )
+
+    def failed_spend(self, filters: Filters = EVERYTHING) -> FailedSpend:
+        """What the failed attempts of the experiments matching the filters spent (``experiments.failed_*``)."""
+        [spend] = self._rows(  # an aggregate: one row
+            FailedSpend,
+            "SELECT count(*) FILTER (WHERE e.failed_attempts > 0) AS runs, "
+            "coalesce(sum(e.failed_attempts), 0)::bigint AS attempts, "
+            "coalesce(sum(e.failed_model_calls), 0)::bigint AS calls, "
+            "coalesce(sum(e.failed_input_tokens + e.failed_output_tokens), 0)::bigint AS tokens, "
+            "coalesce(sum(e.failed_cost_usd), 0) AS cost_usd "
+            f"FROM {_PICKED} c JOIN experiments e ON e.id = c.experiment_id",
+            filters.arguments(),
+        )
+        return spend
 
     def chosen(self, filters: Filters) -> list[int]:
         """The ids of the experiments the filters choose (``chosen_experiments``), in order."""

@@ -53,6 +53,9 @@ class ExperimentSummary:
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    failed_attempts: int  # attempts of its turns that failed after the server answered calls (retried or not)
+    failed_tokens: int  # the tokens those calls used, within input_tokens and output_tokens
+    failed_cost_usd: float  # what they cost, within cost_usd
     duration_seconds: float
     completed: bool
     execution_arns: list[str]
@@ -274,6 +277,18 @@ class ExperimentRun:
     optimal_path_length: int
     actions: list[dict[str, Json]]
     model_text: dict[str, str]
+
+
+@dataclass(frozen=True)
+class FailedSpend:
+    """What the failed attempts of the chosen experiments spent (``Results.failed_spend``): calls a server answered
+    in turns that then failed, counted in the experiments' tokens and cost all the same."""
+
+    runs: int  # experiments with at least one failed attempt
+    attempts: int
+    calls: int
+    tokens: int
+    cost_usd: Decimal
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,18 @@ one record each, never wrapped: a line per finished experiment, and a status lin
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.text import Text
 
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment
 from oriole.statuses import Ending, ExperimentStatus
-from oriole_workstation.display import terminal_safe
+from oriole_workstation.display import shorten, terminal_safe
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
 
@@ -67,14 +69,23 @@ class Counts:
         limit = f" of ${self.spend_limit:,.2f}" if self.spend_limit is not None else ""
         return f"${self.spent:,.4f}{limit}"
 
-    def line(self) -> str:
-        """One status record: ``12/72 done · 2 running · 1 failed · 58 left · 0:05:00 · ETA 0:20:00 · ...``."""
+    def parts(self) -> tuple[str, ...]:
+        """A status record part by part: ``12/72 done``, ``2 running``, ``1 failed``, ``58 left``, ...."""
         before = f" ({self.already_done} before)" if self.already_done else ""
         return (
-            f"{self.already_done + self.done}/{self.planned} done{before} · {self.running} running · "
-            f"{self.failed} failed · {self.left} left · {clock(self.elapsed)} elapsed · ETA {clock(self.eta)} · "
-            f"{self.tokens:,} tokens · {self.spend_text()}"
+            f"{self.already_done + self.done}/{self.planned} done{before}",
+            f"{self.running} running",
+            f"{self.failed} failed",
+            f"{self.left} left",
+            f"{clock(self.elapsed)} elapsed",
+            f"ETA {clock(self.eta)}",
+            f"{self.tokens:,} tokens",
+            self.spend_text(),
         )
+
+    def line(self) -> str:
+        """One status record: ``12/72 done · 2 running · 1 failed · 58 left · 0:05:00 · ETA 0:20:00 · ...``."""
+        return " · ".join(self.parts())
 
 
 def count(
@@ -135,17 +146,19 @@ class SweepProgress:
         self.shown: set[int] = set()
         self.last_status = self.started
         self.live = console.is_terminal
-        self.bar = Progress(
+        self.bar = _BarAndStatus(
             TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=None),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
             console=console,
             transient=True,
             disable=not self.live,
         )
         self.task = self.bar.add_task(
-            f"sweep {terminal_safe(sweep_id)}", total=self.planned, completed=self.planned - to_run, status="starting"
+            f"sweep {terminal_safe(sweep_id)}",
+            total=self.planned,
+            completed=self.planned - to_run,
+            status=("starting",),
         )
 
     def __enter__(self) -> SweepProgress:
@@ -171,24 +184,33 @@ class SweepProgress:
         if self.live:
             self.bar.update(self.task, completed=counts.already_done + counts.done, status=_live_status(counts))
         elif now - self.last_status >= STATUS_EVERY_SECONDS:
-            self._plain(f"sweep {self.sweep_id}: {counts.line()}")
+            self._status(counts)
         return counts
+
+    def _status(self, counts: Counts) -> None:
+        """A status record: one line, or on a narrow terminal as many as it needs, broken between its parts."""
+        parts = (f"sweep {self.sweep_id}: {counts.parts()[0]}", *counts.parts()[1:])
+        width = self._width()
+        self._plain(joined(parts, width) if width is not None else " · ".join(parts))
 
     def of_this_run(self, row: SweepExperiment) -> bool:
         """Whether this run started (or took up again) the experiment."""
         return row.id > self.first_id or row.id in self.open_before
 
     def finish(self, counts: Counts) -> None:
-        """The last status record, plain, whatever the console."""
-        self._plain(f"sweep {self.sweep_id}: {counts.line()}")
+        """The last status record, whatever the console."""
+        self._status(counts)
 
     def _ended(self, row: SweepExperiment, summary: ExperimentSummary | None, counts: Counts) -> None:
+        """``[7/72] <agent prompt maze settings> r2: #431 out of moves, 60 actions, 131,200 tokens, $0.0571`` and,
+        for an error or a censored run, its failure reason. On a terminal narrower than the line, the cell is
+        shortened first, then the reason (``fit_line``); a pipe gets it whole."""
         if not self.show_lines:
             return
         item = self.by_agent.get(row.agent_id)
-        where = f"{item.cell.describe()} r{item.repetition}" if item else row.agent_id
-        line = (
-            f"[{counts.already_done + len(self.shown)}/{counts.planned}] {where}: #{row.id} "
+        where = item_text(item) if item else (row.agent_id, "")
+        done = (
+            f": #{row.id} "
             + (
                 f"{outcome_text(summary.status, summary.failure_reason)}, {summary.actions:,} actions, "
                 if summary
@@ -197,7 +219,13 @@ class SweepProgress:
             + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}"
         )
         explained = row.ending in (None, Ending.SUCCESS, Ending.AGENT)  # the outcome says why; else the reason does
-        self._plain(line if explained or not row.failure_reason else f"{line}: {row.failure_reason}")
+        reason = "" if explained or not row.failure_reason else f": {row.failure_reason}"
+        head = f"[{counts.already_done + len(self.shown)}/{counts.planned}] "
+        cell = (terminal_safe(where[0]), terminal_safe(where[1]))
+        self._plain(fit_line(head, cell, done, terminal_safe(reason), self._width()))
+
+    def _width(self) -> int | None:
+        return self.bar.console.size.width if self.live else None
 
     def _pause(self, row: SweepExperiment) -> None:
         """Say once, whatever ``show_lines``, that an errored experiment's agent is paused, and why."""
@@ -222,8 +250,63 @@ class SweepProgress:
             self.console.file.flush()
 
 
-def _live_status(counts: Counts) -> str:
-    return (
-        f"{counts.running} running · {counts.failed} failed · {counts.left} left · {clock(counts.elapsed)} · "
-        f"ETA {clock(counts.eta)} · {counts.tokens:,} tokens · {counts.spend_text()}"
+def item_text(item: Planned) -> tuple[str, str]:
+    """A repetition as a progress line names it: its agent, maze and repetition (what a narrow terminal keeps
+    longest), and its prompt and settings after them: ``baseline/random perfect-9 r2``, `` v1 maxMoves=300``."""
+    cell = item.cell
+    settings = " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(cell.settings.items()))
+    return f"{cell.agent} {cell.maze} r{item.repetition}", "".join(
+        f" {part}" for part in (cell.prompt, settings) if part
     )
+
+
+def fit_line(head: str, cell: tuple[str, str], done: str, reason: str, width: int | None) -> str:
+    """A finished experiment's line in ``width`` columns (None: whole), by one rule: the cell's prompt and settings
+    go first, then the failure reason down to its error's name, then the cell down to ``MIN_CELL`` characters,
+    then the rest of the reason; its position in the sweep, its id and its counts are never cut."""
+    parts = [head, *cell, done, reason]
+    name = len(reason.split(":", 2)[1]) + 1 if reason.count(":") > 1 else 0  # ": ModelUnavailable"
+    for index, narrowest in ((2, 0), (4, name + 1), (1, MIN_CELL), (4, len(": …"))):
+        over = sum(map(len, parts)) - width if width is not None else 0
+        if over > 0 and len(parts[index]) > narrowest:
+            keep = max(len(parts[index]) - over, narrowest)
+            parts[index] = "" if keep == 0 else shorten(parts[index], keep)
+    return "".join(parts)
+
+
+MIN_CELL = 12  # the narrowest a finished experiment's cell is shortened to on a narrow terminal
+
+
+def _live_status(counts: Counts) -> tuple[str, ...]:
+    """The live status under the bar, part by part."""
+    return (
+        f"{counts.running} running",
+        f"{counts.failed} failed",
+        f"{counts.left} left",
+        f"{clock(counts.elapsed)} elapsed",
+        f"ETA {clock(counts.eta)}",
+        f"{counts.tokens:,} tokens",
+        counts.spend_text(),
+    )
+
+
+def joined(parts: Iterable[str], width: int) -> str:
+    """``parts`` joined by `` · `` in lines of at most ``width`` columns, broken between two parts, never inside
+    one."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
+class _BarAndStatus(Progress):
+    """A progress bar (description, bar, done of planned) with its status on lines of their own below it, so that
+    neither pushes the other off a narrow terminal."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        for task in self.tasks:
+            yield Text(joined(task.fields.get("status", ()), self.console.size.width))

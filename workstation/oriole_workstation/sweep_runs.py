@@ -31,7 +31,7 @@ from oriole.errors import OrioleError, SweepFileError
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.task_io import CaughtError
 from oriole.provider_registry import NAMES
-from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExperimentStatus
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES, ExecutionStatus, ExperimentStatus
 from oriole.text import MAX_JSON_DEPTH, NestedTooDeeply, ascii_int, load_json
 from oriole_workstation import files
 from oriole_workstation.results import Results
@@ -143,7 +143,7 @@ def submit(sfn, state_machine_arn: str, execution_input: dict) -> tuple[str, boo
     id is refused while one runs, and a finished sweep submitted again resumes."""
     sweep_id, digest = execution_input["id"], _digest(execution_input)
     earlier = sweep_executions(sfn, state_machine_arn, sweep_id)
-    running = next((e for e in earlier if e["status"] == "RUNNING"), None)
+    running = next((e for e in earlier if e["status"] == ExecutionStatus.RUNNING), None)
     if running is not None and running["digest"] == digest:
         return running["executionArn"], False
     if running is not None:
@@ -241,7 +241,7 @@ def _report_lost_ends(local: LocalAws, rows: list[SweepExperiment]) -> int:
 
 def outcome(execution: Mapping[str, Any]) -> dict[str, Any]:
     """The summary a finished sweep execution returned; SweepFailed with its error when it failed."""
-    if execution["status"] != "SUCCEEDED":
+    if execution["status"] != ExecutionStatus.SUCCEEDED:
         reason = failure_reason(CaughtError(Error=execution.get("error"), Cause=execution.get("cause")))
         raise SweepFailed(f"the sweep execution {execution['status'].lower()}: {reason}")
     return json.loads(execution["output"])

@@ -1,8 +1,9 @@
 """How a run ended: exactly one of four endings, and the cause within it (DESIGN.md section 13).
 
 - **success**: the goal condition was met;
-- **agent** (agent failure): the agent used its action budget, gave up, or stalled; a study's limits are budgets
-  the agent spends, so running out of one is the agent's failure;
+- **agent** (agent failure): the agent used its action budget (``maxMoves``) or its token budget
+  (``maxTotalTokens``), gave up, or stalled; a study's limits are budgets the agent spends, so running out of one is
+  the agent's failure;
 - **censored**: something outside the agent stopped a run that was going fine: the wall clock
   (``maxDurationMinutes``, a safety limit), Step Functions' execution timeout, a stop (StopExecution, Ctrl-C on a
   sweep, ``oriole doctor --fix``), a deployment's limit (throttled past every retry); whether the agent would have
@@ -33,6 +34,7 @@ from oriole.statuses import Ending, EndingCause, ExperimentStatus
 STALL_REASON_PREFIX = "agent_stalled"
 GAVE_UP_REASON_PREFIX = "agent_gave_up"
 MAX_MOVES_REASON_PREFIX = "max_moves reached"  # a timed_out experiment that ran out of moves, not of time
+MAX_TOKENS_REASON_PREFIX = "max_tokens reached"  # one that used its token budget (maxTotalTokens)
 MAX_DURATION_REASON_PREFIX = "max_duration_minutes reached"
 EXECUTION_TIMEOUT_REASON_PREFIX = "execution TIMED_OUT"  # the status-change finalizer's words
 STOPPED_REASON_PREFIX = "execution ABORTED"
@@ -40,6 +42,7 @@ STOPPED_REASON_PREFIX = "execution ABORTED"
 ENDING_OF_CAUSE: dict[EndingCause, Ending] = {
     EndingCause.GOAL: Ending.SUCCESS,
     EndingCause.MAX_MOVES: Ending.AGENT,
+    EndingCause.MAX_TOKENS: Ending.AGENT,
     EndingCause.GAVE_UP: Ending.AGENT,
     EndingCause.STALLED: Ending.AGENT,
     EndingCause.MAX_DURATION: Ending.CENSORED,
@@ -53,6 +56,7 @@ ENDING_OF_CAUSE: dict[EndingCause, Ending] = {
 # A failure reason that starts with one of these prefixes was ended by that cause.
 REASON_RULES: tuple[tuple[str, EndingCause], ...] = (
     (MAX_MOVES_REASON_PREFIX, EndingCause.MAX_MOVES),
+    (MAX_TOKENS_REASON_PREFIX, EndingCause.MAX_TOKENS),
     (GAVE_UP_REASON_PREFIX, EndingCause.GAVE_UP),
     (STALL_REASON_PREFIX, EndingCause.STALLED),
     (MAX_DURATION_REASON_PREFIX, EndingCause.MAX_DURATION),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from oriole.core import png
 from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
@@ -29,8 +30,17 @@ from oriole.core.maze import WALL as WALL_CELL
 from oriole.text import JsonObject
 
 TEXT, IMAGE, BOTH = "text", "image", "both"  # observation
-LOCAL, MAP = "local", "map"  # imageView
 MEDIA_TYPE = "image/png"
+
+
+class ImageView(StrEnum):
+    """What a picture shows (``imageView``): the tiles in sight around the agent, or the map it has seen so far (not
+    the ``map`` memory mode, which keeps that map in text)."""
+
+    LOCAL = "local"
+    MAP = "map"
+
+
 TILE_PX = 16
 MAX_SIDE_PX = 1568
 MAX_SIDE_TILES = MAX_SIDE_PX // TILE_PX
@@ -62,7 +72,7 @@ class Observation:
     """How the agent observes the maze: ``mode`` text, image or both; ``view`` local or map (images only)."""
 
     mode: str = TEXT
-    view: str = LOCAL
+    view: str = ImageView.LOCAL
 
     @property
     def text(self) -> bool:
@@ -121,18 +131,18 @@ class Picture:
 
 def view_problem(view: str, vision_range: int, maze_size: Sequence[int]) -> str | None:
     """Why a view cannot be drawn within ``MAX_SIDE_PX`` (said at start), or None."""
-    tiles = 2 * vision_range + 1 if view == LOCAL else max(maze_size)
+    tiles = 2 * vision_range + 1 if view == ImageView.LOCAL else max(maze_size)
     if tiles <= MAX_SIDE_TILES:
         return None
     what = (
         f"visionRange {vision_range} makes it {tiles} tiles a side"
-        if view == LOCAL
+        if view == ImageView.LOCAL
         else f"the maze is {maze_size[0]}x{maze_size[1]} tiles"
     )
     return (
         f"imageView {view} cannot be drawn: {what}, and at {TILE_PX} px a tile a picture holds at most "
         f"{MAX_SIDE_TILES} ({MAX_SIDE_PX} px); use a smaller "
-        + ("visionRange" if view == LOCAL else "maze or imageView local")
+        + ("visionRange" if view == ImageView.LOCAL else "maze or imageView local")
     )
 
 
@@ -193,7 +203,7 @@ def local_view(maze: Maze, position: Position, vision_range: int, step: int) -> 
     seen = {(t.x, t.y): _MARK_OF_CELL[t.cell] for t in vision(maze, position, vision_range)}
     side = 2 * vision_range + 1
     params = {
-        "view": LOCAL,
+        "view": ImageView.LOCAL,
         "step": step,
         "position": list(position),
         "origin": [position[0] - vision_range, position[1] - vision_range],
@@ -206,7 +216,7 @@ def local_view(maze: Maze, position: Position, vision_range: int, step: int) -> 
 def map_view(known: KnownMap, position: Position, step: int, vision_range: int) -> Picture:
     """The whole maze as the agent has seen it (``known``), with where it is."""
     params = {
-        "view": MAP,
+        "view": ImageView.MAP,
         "step": step,
         "position": list(position),
         "origin": [0, 0],
@@ -218,7 +228,7 @@ def map_view(known: KnownMap, position: Position, step: int, vision_range: int) 
 
 def known_map(maze: Maze, sightings: Iterable[Sequence[Sequence[int]]]) -> KnownMap:
     """What the agent had seen after the given sightings (each action's ``tiles_seen``, the start's first)."""
-    camera = Camera(MAP, maze, 0)
+    camera = Camera(ImageView.MAP, maze, 0)
     for tiles in sightings:
         camera.learn(tiles)
     return camera.known
@@ -235,7 +245,7 @@ def regenerate(record: JsonObject, maze: Maze, tiles_seen: Sequence[Sequence[Seq
     hash differs. For a transcript or a replay: every input is in the ``model_calls``, ``actions`` and ``mazes``
     rows."""
     position, step, vision_range = tuple(record["position"]), record["step"], record["vision_range"]
-    if record["view"] == LOCAL:
+    if record["view"] == ImageView.LOCAL:
         picture = local_view(maze, position, vision_range, step)
     else:
         start = [t.as_list() for t in vision(maze, maze.start, vision_range)]
@@ -262,6 +272,6 @@ class Camera:
             self.known.set((x, y), _MARK_OF_CELL[cell])
 
     def picture(self, position: Position, step: int) -> Picture:
-        if self.view == LOCAL:
+        if self.view == ImageView.LOCAL:
             return local_view(self.maze, position, self.vision_range, step)
         return map_view(self.known, position, step, self.vision_range)

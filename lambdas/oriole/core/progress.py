@@ -12,6 +12,7 @@ from oriole.core.endings import (
     GAVE_UP_REASON_PREFIX,
     MAX_DURATION_REASON_PREFIX,
     MAX_MOVES_REASON_PREFIX,
+    MAX_TOKENS_REASON_PREFIX,
     STALL_REASON_PREFIX,
 )
 from oriole.experiment_config import ExperimentConfig
@@ -27,6 +28,7 @@ class Progress:
     stalled_turns: int = 0  # turns in a row, up to the just-played one, without a valid action
     execution_seconds_left: float | None = None  # before the execution's hard timeout; None when unknown
     gave_up_reason: str | None = None  # what the model said when it called give_up
+    tokens: int = 0  # input and output tokens of the committed turns' model calls (the token budget's count)
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,12 @@ class Decision:
 
 
 def decide(progress: Progress, config: ExperimentConfig) -> Decision:
-    """Goal found wins; then the agent giving up; then the action and time limits; then the stall rule; then
+    """Goal found wins; then the agent giving up; then the action and token budgets and the time limit; then the
+    stall rule; then
     the per-execution budgets: its turns, and its time before the hard execution timeout. Each reason starts
-    with the prefix that gives its ending (``oriole.core.endings``): the action budget is the agent's failure,
-    the wall clock censors the run.
+    with the prefix that gives its ending (``oriole.core.endings``): the action and token budgets are the agent's
+    failure, the wall clock censors the run. The token budget (``maxTotalTokens``, 0: none) counts the committed
+    turns' calls: the turn that reaches it is the last (``run_turn`` ends a turn there too).
 
     A model that keeps answering without a usable tool call would otherwise burn turns (and tokens)
     until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
@@ -54,6 +58,11 @@ def decide(progress: Progress, config: ExperimentConfig) -> Decision:
     if progress.actions >= max_moves:
         return Decision(
             NextStep.TIMEOUT, f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed"
+        )
+    max_tokens = config.max_total_tokens
+    if max_tokens and progress.tokens >= max_tokens:
+        return Decision(
+            NextStep.TIMEOUT, f"{MAX_TOKENS_REASON_PREFIX}: {progress.tokens:,} tokens of {max_tokens:,} allowed"
         )
     minutes = progress.elapsed_seconds / 60
     if minutes >= config.max_duration_minutes:

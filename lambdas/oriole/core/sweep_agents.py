@@ -58,7 +58,7 @@ class AgentEntry(BaseModel):
 
 
 @dataclass(frozen=True)
-class Agent:
+class SweepAgent:
     """One agent of the sweep: its label (``provider/model`` unless the file names it), its own overrides (as
     canonical JSON) and the prices the file gives it."""
 
@@ -78,14 +78,14 @@ class Agent:
         return f"{self.provider}/{self.model}"
 
 
-def _from_text(text: str) -> Agent:
+def _from_text(text: str) -> SweepAgent:
     provider, _, model = text.partition("/")
     if provider not in NAMES or not model:
         raise SweepFileError(f"agent {text!r} must be provider/model with provider one of {', '.join(NAMES)}")
-    return Agent(text, provider, model)
+    return SweepAgent(text, provider, model)
 
 
-def _from_entry(entry: AgentEntry) -> Agent:
+def _from_entry(entry: AgentEntry) -> SweepAgent:
     label = entry.label or f"{entry.provider}/{entry.model}"
     prices = (
         None
@@ -94,12 +94,12 @@ def _from_entry(entry: AgentEntry) -> Agent:
     )
     if not PROVIDERS[entry.provider].calls_model and prices is not None:
         raise SweepFileError(f"agent {label}: a baseline plays no model and costs nothing; remove its prices")
-    agent = Agent(label, entry.provider, entry.model, json.dumps(entry.config, sort_keys=True), prices)
+    agent = SweepAgent(label, entry.provider, entry.model, json.dumps(entry.config, sort_keys=True), prices)
     check_applies(agent, entry.config, f"agent {label}: config")
     return agent
 
 
-def agents_of(entries: Iterable[str | AgentEntry]) -> list[Agent]:
+def agents_of(entries: Iterable[str | AgentEntry]) -> list[SweepAgent]:
     """The file's agents, checked: a known provider, a baseline's name, labels that name one agent each and that a
     reader tells apart (``oriole.labels``)."""
     found = [_from_text(e) if isinstance(e, str) else _from_entry(e) for e in entries]
@@ -121,7 +121,7 @@ def agents_of(entries: Iterable[str | AgentEntry]) -> list[Agent]:
     return found
 
 
-def check_applies(agent: Agent, overrides: Iterable[str], where: str) -> None:
+def check_applies(agent: SweepAgent, overrides: Iterable[str], where: str) -> None:
     """Refuse a key that does not apply to the agent's provider (unknown keys are the catalog check's)."""
     for key in overrides:
         param = BY_KEY.get(key)
@@ -133,7 +133,9 @@ def check_applies(agent: Agent, overrides: Iterable[str], where: str) -> None:
             )
 
 
-def for_agents(entry: Mapping[str, Any], known: Mapping[str, Agent], where: str) -> tuple[set[str] | None, JsonObject]:
+def for_agents(
+    entry: Mapping[str, Any], known: Mapping[str, SweepAgent], where: str
+) -> tuple[set[str] | None, JsonObject]:
     """A configs entry or grid table split into the labels it names with ``agents = [...]`` (None: every agent)
     and its settings; an unknown label is refused with the known ones."""
     settings = {k: v for k, v in entry.items() if k != AGENTS_KEY}

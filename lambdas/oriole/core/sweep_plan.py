@@ -33,7 +33,7 @@ from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import canonical_value, resolve
 from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
-from oriole.core.sweep_agents import AGENTS_KEY, Agent, AgentEntry, agents_of, check_applies, for_agents
+from oriole.core.sweep_agents import AGENTS_KEY, AgentEntry, SweepAgent, agents_of, check_applies, for_agents
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.inputs import SWEEP_ID, MazeId
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
@@ -405,7 +405,7 @@ def _named_maze(maze: str | int, stored: StoredMaze, budget: DrawBudget) -> tupl
     return entry.name, entry.content_hash
 
 
-def agent_configs(spec: SweepFile, agent: Agent, known: Mapping[str, Agent]) -> list[JsonObject]:
+def agent_configs(spec: SweepFile, agent: SweepAgent, known: Mapping[str, SweepAgent]) -> list[JsonObject]:
     """Every override set ``agent`` runs with: each configs entry for it, crossed with every combination of the
     grids for it, and its own config on top. A key that does not apply to its provider, a key its own config
     and the file's entries both set, or two grids that set the same key are refused, each with the reason."""
@@ -552,7 +552,7 @@ def check_prompts(spec: SweepFile, known: Mapping[str, str] | Iterable[str]) -> 
 
 def unpriced_agents(matrix: list[Cell], stored_prices: Mapping[str, str]) -> list[str]:
     """The sweep's agents (``provider/model``) with no known price: none in the file, none in ``stored_prices``
-    (Parameter Store's pricing names -> texts, where the sweep runs), none listed (``oriole.prices``)."""
+    (Parameter Store's pricing names -> texts, where the sweep runs), none listed (``oriole.core.prices``)."""
     return prices.unpriced({(c.provider, c.model): c.prices for c in matrix}, stored_prices)
 
 

@@ -18,9 +18,19 @@ from dataclasses import dataclass, replace
 from oriole.core import prices
 from oriole.core.maze import Maze, vision
 from oriole.core.memory import MapMemory, MemoryMode, Remembered, StoredTurn, memory_mode
-from oriole.core.picture import MAP, TEXT_ONLY, Camera, Observation
+from oriole.core.picture import TEXT_ONLY, Camera, ImageView, Observation
 from oriole.core.tools import INVALID_ACTION, RecallWindow, Rules, WorldState, tool_specs
-from oriole.core.turn_loop import Agent, AgentSetup, Replay, TurnOutcome, TurnSettings, run_turn, turn_context
+from oriole.core.turn_loop import (
+    Agent,
+    AgentSetup,
+    ModelRequest,
+    ModelResponse,
+    Replay,
+    TurnOutcome,
+    TurnSettings,
+    run_turn,
+    turn_context,
+)
 from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus, TurnEnd
@@ -62,8 +72,10 @@ class ExperimentState:
     agent_state: JsonObject
     memory: JsonObject
     history_tokens: int
-    input_tokens: int
+    input_tokens: int  # of every call a server answered, failed attempts' included
     output_tokens: int
+    failed_input_tokens: int  # of the calls answered in failed attempts
+    failed_output_tokens: int
     replay_of: int | None  # a replay's scratch experiment: the experiment it replays
     action_count: int
     move_count: int
@@ -79,6 +91,12 @@ class ExperimentState:
     @property
     def position(self) -> tuple[int, int]:
         return self.current_x, self.current_y
+
+    @property
+    def agent_tokens(self) -> int:
+        """The tokens the committed turns' calls used: what the token budget (``maxTotalTokens``) counts."""
+        spent = self.input_tokens + self.output_tokens
+        return spent - self.failed_input_tokens - self.failed_output_tokens
 
     def world(self) -> WorldState:
         """The world as the last committed turn left it."""
@@ -140,13 +158,43 @@ class PlayedTurn:
     stalled: bool
 
 
+@dataclass(frozen=True)
+class AnsweredCall:
+    """A model call the server answered during the turn (``kind``: ``turn``, or ``compaction`` for a memory's
+    summary call), kept as it returns: the server billed it whether or not the turn is ever committed."""
+
+    kind: str
+    response: ModelResponse
+
+
+class _Answering:
+    """The agent as the turn asks it: every answer it returns is appended to ``answered`` before the turn goes on,
+    so that a turn that fails after some calls still knows what the server answered (``Turn.answered``)."""
+
+    def __init__(self, agent: Agent, answered: list[AnsweredCall], kind: str):
+        self.agent, self.answered, self.kind = agent, answered, kind
+        self.context_budget = agent.context_budget
+
+    @property
+    def settings(self) -> JsonObject:
+        return self.agent.settings
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        response = self.agent.respond(request)
+        self.answered.append(AnsweredCall(self.kind, response))
+        return response
+
+
 class Turn:
     """One turn of an experiment, from its loaded state (``state``) in its maze. ``deadline`` says whether another
-    model request would still fit in the task's time (see ``run_turn``)."""
+    model request would still fit in the task's time (see ``run_turn``). ``answered`` lists the model calls the
+    server answered so far, in order, whether the turn is played to its end or fails part way (its caller records
+    them as a failed attempt's: ``oriole.lifecycle.experiments.play_turn``)."""
 
     def __init__(self, state: TurnState, maze: Maze, deadline: Callable[[], bool] | None = None):
         experiment = state.experiment
         self.state, self.maze, self.config, self.deadline = state, maze, experiment.config, deadline
+        self.answered: list[AnsweredCall] = []
         self.world = experiment.world()
         self.rules = Rules(
             maze,
@@ -183,14 +231,16 @@ class Turn:
         """Recollect (memory's summary, maybe a compaction call), play the turn with ``agent`` and say what it
         leaves. The world (``self.world``) is advanced in place."""
         known = self._kept_map() if self._keeps_map() else None
-        recollection = self.memory.recollect(agent, known, self.world.position)
+        recollection = self.memory.recollect(_Answering(agent, self.answered, "compaction"), known, self.world.position)
         context = turn_context(self.world, self.rules, self.history(), self.config.max_moves)
         if recollection.summary is not None:
             context["memory_summary"] = recollection.summary
         carried = self.memory.carried()
-        settings = self.settings()  # the budget from the world before the turn
+        settings = self.settings(sum(c.response.usage.tokens for c in recollection.calls))  # from before the turn
+        if settings.tokens_left is not None:
+            context["tokens_left"] = settings.tokens_left
         outcome = run_turn(
-            agent,
+            _Answering(agent, self.answered, "turn"),
             self.state.experiment.prompt_text,
             self.world,
             self.rules,
@@ -219,10 +269,16 @@ class Turn:
             stalled=all(action.action_type == INVALID_ACTION for action in outcome.actions),
         )
 
-    def settings(self) -> TurnSettings:
-        """The turn's action budget (the per-turn budget, or what the experiment has left) and the agent loop's
-        variables from the snapshot."""
+    def settings(self, recollected: int = 0) -> TurnSettings:
+        """The turn's action budget (the per-turn budget, or what the experiment has left), the tokens the
+        experiment's token budget leaves (``recollected``: what the turn's compaction calls used already; None
+        without a budget) and the agent loop's variables from the snapshot."""
         config = self.config
+        tokens_left = (
+            config.max_total_tokens - self.state.experiment.agent_tokens - recollected
+            if config.max_total_tokens
+            else None
+        )
         remaining = config.max_moves - self.world.step
         per_turn = config.max_actions_per_turn
         budget, reason = (per_turn, TurnEnd.ACTION_BUDGET) if per_turn < remaining else (remaining, TurnEnd.MAX_MOVES)
@@ -230,6 +286,7 @@ class Turn:
             budget=budget,
             budget_reason=reason,
             actions_left=remaining,
+            tokens_left=tokens_left,
             circuit_breaker=config.circuit_breaker_threshold,
             repetition_limit=config.repetition_threshold,
             tools=tool_specs(config.enable_give_up),
@@ -243,7 +300,7 @@ class Turn:
         """What draws the turn's pictures (None without pictures); a map view starts from the map seen so far."""
         if not self.observation.pictures:
             return None
-        known = self._kept_map().known if self.observation.view == MAP else None
+        known = self._kept_map().known if self.observation.view == ImageView.MAP else None
         return Camera(self.observation.view, self.maze, self.config.vision_range, known)
 
     def history(self) -> list[JsonObject]:
@@ -266,7 +323,7 @@ class Turn:
     def _keeps_map(self) -> bool:
         """Whether the experiment's memory carries the map the agent has seen: for its memory mode (the map
         compaction) or for map pictures."""
-        return self.memory.keeps_map or (self.observation.pictures and self.observation.view == MAP)
+        return self.memory.keeps_map or (self.observation.pictures and self.observation.view == ImageView.MAP)
 
     def _kept_map(self) -> MapMemory:
         return MapMemory.kept(self.maze, self.state.experiment.memory, self.config.vision_range)

@@ -2,9 +2,9 @@
 
 One turn: build the context, ask the agent, validate and execute each tool call against the maze,
 feed every result back, and repeat until the agent answers without a tool call, the turn's action
-budget is spent, the goal is found, the agent gives up, or a breaker opens (consecutive invalid calls,
-or the same failing action repeated). A provider only translates these neutral messages to its wire
-format and back.
+budget or the experiment's token budget is spent, the goal is found, the agent gives up, or a breaker opens
+(consecutive invalid calls, or the same failing action repeated). A provider only translates these neutral messages
+to its wire format and back.
 
 The loop's design choices are experimental variables (``TurnSettings``): the breakers' thresholds,
 whether ``give_up`` is offered, whether tool calls are read from JSON in the text for models without
@@ -56,6 +56,11 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Input and output tokens: what a token budget counts."""
+        return self.input_tokens + self.output_tokens
 
 
 @dataclass(frozen=True)
@@ -158,17 +163,20 @@ class ModelCall:
 class TurnSettings:
     """How one turn is played.
 
-    ``budget`` actions at most (``budget_reason`` is the end reason when it is reached: the per-turn
-    budget, or the experiment's remaining moves); ``actions_left`` is what the experiment has left before
-    the turn; ``circuit_breaker`` invalid calls in a row, or ``repetition_limit`` identical failing actions
-    in a row (0: off), end the turn; ``text_tool_calls`` reads tool calls from JSON in the answer's text
-    (the tools are then described in the system prompt, not sent as tools). With ``observation`` image or both,
-    ``camera`` draws the view each request ends with; with image alone, what the agent sees is not written in text.
+    ``budget`` actions at most (``budget_reason`` is the end reason when it is reached: the per-turn budget, or the
+    experiment's remaining moves); ``actions_left`` is what the experiment has left before the turn;
+    ``tokens_left``, what its token budget leaves (None: no budget), ends the turn before a call once the turn's
+    calls have used it (the first call is always made); ``circuit_breaker`` invalid calls in a row, or
+    ``repetition_limit`` identical failing actions in a row (0: off), end the turn; ``text_tool_calls`` reads tool
+    calls from JSON in the answer's text (the tools are then described in the system prompt, not sent as tools).
+    With ``observation`` image or both, ``camera`` draws the view each request ends with; with image alone, what the
+    agent sees is not written in text.
     """
 
     budget: int
     actions_left: int
     budget_reason: TurnEnd = TurnEnd.ACTION_BUDGET
+    tokens_left: int | None = None
     circuit_breaker: int = 3
     repetition_limit: int = 0
     tools: tuple[ToolSpec, ...] = TOOL_SPECS
@@ -380,7 +388,9 @@ class _Breakers:
         return None
 
 
-_WHY_NOT_EXECUTED = {
+# What a tool result says of a call its turn did not execute, and of the call that ended the turn (part of the harness
+# version, ``oriole.core.harness``).
+WHY_NOT_EXECUTED = {
     TurnEnd.GOAL_FOUND: "the goal was found",
     TurnEnd.CIRCUIT_BREAKER: "the circuit breaker opened after invalid calls",
     TurnEnd.REPETITION: "the same failing action was repeated",
@@ -423,6 +433,8 @@ def run_turn(
     while True:
         if calls and settings.deadline is not None and settings.deadline():
             return TurnOutcome(actions, calls, TurnEnd.DEADLINE, tuple(results), _trim(conversation))
+        if calls and _tokens_left(settings, calls) == 0:
+            return TurnOutcome(actions, calls, TurnEnd.MAX_TOKENS, tuple(results), _trim(conversation))
         if calls and settings.camera is not None:
             conversation.current.append(_view_message(settings.camera, world))
         conversation.fit(prompt, offered, agent.context_budget)
@@ -443,7 +455,7 @@ def run_turn(
             if end is not None:
                 results.append(
                     _result_message(
-                        call, {"success": False, "error": "not executed: " + _WHY_NOT_EXECUTED[end]}, settings
+                        call, {"success": False, "error": "not executed: " + WHY_NOT_EXECUTED[end]}, settings
                     )
                 )
                 continue
@@ -457,12 +469,22 @@ def run_turn(
                 "actions_left_in_turn": 0 if end else settings.budget - len(actions),
                 "actions_left": settings.actions_left - len(actions),
             }
+            tokens_left = _tokens_left(settings, calls)
+            if tokens_left is not None:
+                result["tokens_left"] = tokens_left
             if end in (TurnEnd.CIRCUIT_BREAKER, TurnEnd.REPETITION):
-                result["turn_ended"] = _WHY_NOT_EXECUTED[end]
+                result["turn_ended"] = WHY_NOT_EXECUTED[end]
             results.append(_result_message(call, result, settings))
         conversation.current.extend(results)
         if end is not None:
             return TurnOutcome(actions, calls, end, tuple(results), _trim(conversation))
+
+
+def _tokens_left(settings: TurnSettings, calls: Sequence[ModelCall]) -> int | None:
+    """What the token budget leaves after the turn's calls so far (never below 0); None without a budget."""
+    if settings.tokens_left is None:
+        return None
+    return max(0, settings.tokens_left - sum(call.response.usage.tokens for call in calls))
 
 
 def _shown(observed: JsonObject, settings: TurnSettings) -> JsonObject:

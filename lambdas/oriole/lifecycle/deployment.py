@@ -154,13 +154,6 @@ def check_model_server(provider: Provider, url: str, env: Environment | None = N
         )
 
 
-def code_version(env: Environment | None = None) -> str:
-    """The code's version: on AWS ``<package version>+<asset hash>`` as CDK set it; locally ``<version>+local``."""
-    from oriole import __version__
-
-    return (env or Environment.read()).code_version or f"{__version__}+local"
-
-
 # A version becomes current when the deploy that published it succeeds, at most this long after it was published.
 DEPLOY_MARGIN = timedelta(hours=1)
 VERSION_ARN = re.compile(r"arn:[\w-]+:lambda:[\w-]+:\d{12}:function:([\w-]+):(\d+)\b")

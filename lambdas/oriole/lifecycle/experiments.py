@@ -12,12 +12,14 @@ import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from oriole import catalog, inputs
+import psycopg
+
+from oriole import catalog, code_identity, inputs, labels
 from oriole.config import resolve
-from oriole.core import mazeset, picture, prices, progress
+from oriole.core import harness, mazeset, picture, prices, progress
 from oriole.core.maze import Maze, goal_visible, optimal_path_length, vision
 from oriole.core.mazeset import MazeEntry
-from oriole.core.turn import PlayedTurn, Turn, TurnState
+from oriole.core.turn import AnsweredCall, PlayedTurn, Turn, TurnState
 from oriole.core.turn_loop import Agent, AgentSetup
 from oriole.environment import Environment
 from oriole.errors import (
@@ -48,11 +50,11 @@ from oriole.lifecycle.task_io import (
     TurnResult,
 )
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import ExperimentStatus
+from oriole.statuses import ExecutionStatus, ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
 from oriole.store.mazes import StoredMaze
-from oriole.store.turn_rows import turn_write
+from oriole.store.turn_rows import failed_attempt_write, turn_write
 from oriole.text import JsonObject, stored_message, unstorable
 
 AgentFactory = Callable[[AgentSetup], Agent]  # a provider's adapter (its agent function), keyed as its task needs
@@ -97,6 +99,7 @@ def _start_new(
         )
     if provider.aws_service:
         deployment.check_granted_model(request.modelName)
+    labels.check_against_stored([request.agentLabel or f"{provider.name}/{request.modelName}"], store.agent_names)
     config, prompt = _snapshot(request, read_parameters)
     settings = ExperimentConfig.of(config)
     _check_observation(request, settings, chosen.maze)
@@ -121,7 +124,8 @@ def _start_new(
             goal_first_seen_step=0 if goal_visible(vision(maze, maze.start, settings.vision_range)) else None,
             optimal_path_length=optimal_path_length(settings.goal_condition, maze, settings.vision_range),
             execution_arn=execution_arn,
-            code_version=deployment.code_version(),
+            code=code_identity.current(),
+            harness=harness.description(),
         )
     )
     return _state(row)
@@ -202,7 +206,7 @@ def _resume(request: inputs.Continuation, execution_arn: str, store: Store) -> E
             "experiment's own ContinueAsNew task starts its next part; start a new experiment "
             "instead"
         )
-    if row.status != "running":
+    if row.status != ExperimentStatus.RUNNING:
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     return _state(row)
 
@@ -213,7 +217,7 @@ def _replay(request: inputs.ReplayInput, execution_arn: str, store: Store) -> Ex
     is only read. Refused, with nothing written, when it cannot be replayed (``Store.replay_problem``)."""
     if problem := store.replay_problem(request.replayOf):
         raise InvalidExecutionInput(f"experiment {request.replayOf} cannot be replayed: {problem}")
-    return _state(store.create_replay(request.replayOf, execution_arn, deployment.code_version()))
+    return _state(store.create_replay(request.replayOf, execution_arn, code_identity.current(), harness.description()))
 
 
 StartExecution = Callable[[str, str, JsonObject], str]  # state machine ARN, execution name, input -> execution ARN
@@ -277,10 +281,28 @@ def play_turn(
     turn = Turn(state, maze, _deadline(state.experiment.config, seconds_left))
     try:
         played = turn.play(agent_factory(turn.agent_setup))
-    except ModelThrottled as err:
-        store.record_throttles(state.experiment.id, err.throttles)
+    except Exception as error:
+        _record_failed_attempt(store, state, request.turnNumber, turn.answered, error)
         raise
-    return _commit(store, state, request.turnNumber, played, started_at)
+    return _commit(store, state, request.turnNumber, played, started_at, turn.answered)
+
+
+def _record_failed_attempt(
+    store: Store, state: TurnState, turn_number: int, answered: Sequence[AnsweredCall], error: Exception
+) -> None:
+    """Keep what a failed attempt spent before its error reaches the state machine (which retries the turn or
+    closes the experiment): the calls the server answered, whose tokens and cost it billed, and the throttles of
+    the call that failed. One statement, only on this path: the turn's own path keeps its round trips. When the
+    database cannot take it either (the failure may be the database's own), the error that failed the attempt is
+    still the one raised, with a note of what was not recorded."""
+    throttles = error.throttles if isinstance(error, ModelThrottled) else 0
+    write = failed_attempt_write(state, turn_number, answered, error, throttles)
+    try:
+        store.record_failed_attempt(state.experiment.id, write)
+    except psycopg.Error as unrecorded:
+        error.add_note(
+            f"the {len(answered)} model call(s) the server answered in this attempt were not recorded: {unrecorded}"
+        )
 
 
 def _load(store: Store, experiment_id: int, turn_number: int) -> tuple[TurnState, Maze]:
@@ -291,7 +313,7 @@ def _load(store: Store, experiment_id: int, turn_number: int) -> tuple[TurnState
     if loaded is None:
         raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
     state = loaded.state
-    if state.committed is None and state.experiment.status != "running":
+    if state.committed is None and state.experiment.status != ExperimentStatus.RUNNING:
         raise ExperimentNotRunning(
             f"experiment {experiment_id} is {state.experiment.status}; turn {turn_number} not played"
         )
@@ -314,16 +336,29 @@ def _deadline(config: ExperimentConfig, seconds_left: Callable[[], float] | None
     return lambda: seconds_left() < needed
 
 
-def _commit(store: Store, state: TurnState, turn_number: int, played: PlayedTurn, started_at: datetime) -> TurnResult:
-    """Write the played turn in one statement; when another attempt committed it first, return that one's result."""
+def _commit(
+    store: Store,
+    state: TurnState,
+    turn_number: int,
+    played: PlayedTurn,
+    started_at: datetime,
+    answered: Sequence[AnsweredCall],
+) -> TurnResult:
+    """Write the played turn in one statement; when another attempt committed it first, return that one's result
+    (this attempt's calls, which the server answered all the same, are recorded as a failed attempt's)."""
     experiment_id = state.experiment.id
     if not store.commit_turn(experiment_id, turn_number, turn_write(state, played, started_at)):
         stored = store.load_turn(experiment_id, turn_number, with_maze=False)
         if stored is None or stored.state.committed is None:
-            raise TurnOutOfOrder(
+            error = TurnOutOfOrder(
                 f"experiment {experiment_id} changed while turn {turn_number} was played "
                 f"and the turn was not written; retry the task"
             )
+            _record_failed_attempt(store, state if stored is None else stored.state, turn_number, answered, error)
+            raise error
+        if answered:  # its costs follow the totals as the other attempt left them
+            superseded = TurnOutOfOrder(f"turn {turn_number} was committed by another attempt first")
+            _record_failed_attempt(store, stored.state, turn_number, answered, superseded)
         return _committed_result(stored.state, turn_number)
     outcome = played.outcome
     return TurnResult(
@@ -357,7 +392,7 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
     row = store.progress(request.experimentId)
     if row is None:
         raise ExperimentNotFound(f"experiment {request.experimentId} does not exist")
-    if row.status != "running":
+    if row.status != ExperimentStatus.RUNNING:
         raise ExperimentNotRunning(f"experiment {request.experimentId} is already {row.status}")
     decision = progress.decide(
         progress.Progress(
@@ -368,6 +403,7 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
             row.stalled_turns,
             _execution_seconds_left(request.executionStartTime),
             row.gave_up_reason,
+            row.agent_tokens,
         ),
         ExperimentConfig.of(row.config),
     )
@@ -467,10 +503,10 @@ def close_after_execution(
     unattached = arn not in arns and name == progress.successor_name(row.id, len(arns) + 1) and row.continuation_issued
     if arn != arns[-1] and not unattached:
         return result
-    if status == "SUCCEEDED":
+    if status == ExecutionStatus.SUCCEEDED:
         successor = (_json_object(detail.output).get("continuation") or {}).get("successorExecutionArn")
         successor_status = execution_status(successor) if successor else None
-        if successor_status == "RUNNING":
+        if successor_status == ExecutionStatus.RUNNING:
             return result  # it attaches itself when it starts; its own end is reported in turn
         new_status, reason = ExperimentStatus.FAILED, _continuation_reason(name, successor, successor_status)
     elif status in _CLOSED_BY_EXECUTION:

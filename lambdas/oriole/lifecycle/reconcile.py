@@ -14,6 +14,7 @@ from typing import Any
 
 from oriole.inputs import ExecutionStatusChange
 from oriole.lifecycle import experiments
+from oriole.statuses import ExecutionStatus
 from oriole.store import Store
 from oriole.store.experiments import OpenExperiment
 from oriole.text import JsonObject
@@ -50,7 +51,7 @@ def ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> l
         execution = describe(row.last_execution)
         if execution is None:
             found.append((row, gone(row.last_execution)))
-        elif execution["status"] != "RUNNING":
+        elif execution["status"] != ExecutionStatus.RUNNING:
             found.append((row, status_change_detail(execution)))
     return found
 

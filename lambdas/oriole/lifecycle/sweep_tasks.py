@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 
+from oriole import labels
 from oriole.core import sweep_plan
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun
 from oriole.errors import InvalidExecutionInput
@@ -78,6 +79,7 @@ def plan_run(
     sweep_plan.check_input_size(sweep)
     sweep_plan.check_prompts(run, known_prompts())
     planned = sweep_plan.plan(run, stored_maze_names(store))
+    labels.check_against_stored([cell.agent for cell in _matrix(run, store)], store.agent_names)
     if run.spend_limit_usd is not None:
         sweep_plan.check_prices(run, _matrix(run, store), known_prices(), run.allow_unpriced)
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)

@@ -4,7 +4,7 @@ original provider's own parser, with no model server and no network.
 A replay's scratch experiment (``experiments.replay_of``) plays through the same state machine and turn loop as
 any other; its agent task is this provider's. The agent is the original provider's agent for what a turn asks of
 an agent beyond answers (its settings, its context budget), and answers the turn's calls in order from the stored
-answers the turn's load brought (``AgentSetup.recorded``: the original's calls of the same turn, in call order).
+answers the turn's load brought (``AgentSetup.replay``: the original's calls of the same turn, in call order).
 A call the original never made is an error naming the turn and call: the harness has left the recorded trajectory.
 A recorded call that is not as oriole stores it (an answer that is not base64, counts that are not counts, an
 answer the original's parser no longer reads: the original's rows were altered) is ``RecordUnreadable``: the

@@ -3,7 +3,7 @@ predecessor issued), read by CheckProgress (one row), closed once, and found fro
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -12,11 +12,15 @@ import pydantic.dataclasses
 from psycopg.rows import class_row, scalar_row
 from psycopg.types.json import Jsonb
 
+from oriole.code_identity import CodeIdentity
+from oriole.config import snapshot_problem
 from oriole.core.endings import closing
+from oriole.core.harness import harness_hash
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import PROVIDERS, REPLAY
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
+from oriole.text import JsonObject
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,34 @@ class NewExperiment:
     goal_first_seen_step: int | None
     optimal_path_length: int  # what its path_length is measured against (maze.optimal_path_length)
     execution_arn: str
-    code_version: str
+    code: CodeIdentity
+    harness: JsonObject  # oriole.core.harness.description(): stored once per hash in harnesses
     agent_label: str | None = None
     sweep_id: str | None = None
+
+    def values(self) -> dict[str, Any]:
+        """The statement's parameters: the fields, the code and the harness spelt out as columns."""
+        return {
+            **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("code", "harness")},
+            **_code_columns(self.code, self.harness),
+            "config": Jsonb(self.config),
+            "x": self.start[0],
+            "y": self.start[1],
+        }
+
+
+def _code_columns(code: CodeIdentity, harness: JsonObject) -> dict[str, Any]:
+    """The columns that record the code and the harness an experiment started with (``_WITH_HARNESS`` stores the
+    harness's description under its hash)."""
+    return {
+        "code_version": code.version,
+        "code_commit": code.commit,
+        "code_dirty": code.dirty,
+        "code_hash": code.runtime_hash,
+        "harness_version": harness["version"],
+        "harness_hash": harness_hash(harness),
+        "harness_body": Jsonb(harness),
+    }
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -62,6 +91,7 @@ class ProgressRow:
     gave_up_reason: str | None
     config: dict[str, Any]
     elapsed_seconds: float
+    agent_tokens: int  # the committed turns' tokens (every call's less those of failed attempts)
 
 
 @dataclass(frozen=True)
@@ -78,12 +108,14 @@ class ExecutionOwner:
 @dataclass(frozen=True)
 class Replayable:
     """What decides whether an experiment can be replayed; ``unrecorded``: its first call stored without its
-    request record or answer (turn, call index)."""
+    request record or answer (turn, call index); ``config``: its configuration snapshot as stored (JSON, checked by
+    ``oriole.config.snapshot_problem``)."""
 
     status: ExperimentStatus
     llm_provider: str
     replay_of: int | None
     unrecorded: list[int] | None
+    config: object
 
 
 @dataclass(frozen=True)
@@ -132,21 +164,37 @@ class Experiments(StoreBase):
     def _insert_experiment(self, new: NewExperiment) -> ExperimentRef:
         row = self._one(
             class_row(ExperimentRef),
-            """
+            _WITH_HARNESS
+            + """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length,
-                origin_execution_arn, execution_arns, code_version, continuation_hashes, agent_label, sweep_id)
+                origin_execution_arn, execution_arns, continuation_hashes, agent_label, sweep_id, {code})
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
                 %(goal_first_seen_step)s, %(optimal_path_length)s, %(execution_arn)s, ARRAY[%(execution_arn)s],
-                %(code_version)s, '{}', %(agent_label)s, %(sweep_id)s)
+                '{}', %(agent_label)s, %(sweep_id)s, {code_values})
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
-            """,
-            {**asdict(new), "config": Jsonb(new.config), "x": new.start[0], "y": new.start[1]},
+            """.replace("{code}", _CODE_COLUMNS).replace("{code_values}", _CODE_VALUES),
+            new.values(),
         )
         assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
         return row
+
+    def agent_names(self, ascii_too: bool) -> list[str]:
+        """The names the stored experiments' rows are shown under (their agent label, else ``provider/model``; a
+        replay's are its original's), each once; only those holding a character beyond ASCII unless
+        ``ascii_too``: two ASCII names never read alike (``oriole.labels.look_alike``)."""
+        return self._all(
+            scalar_row,
+            """
+            SELECT DISTINCT name FROM (SELECT coalesce(agent_label, llm_provider || '/' || model_name) AS name
+                                         FROM experiments WHERE replay_of IS NULL) n
+             WHERE %s OR octet_length(name) <> char_length(name)
+             ORDER BY name
+            """,
+            (ascii_too,),
+        )
 
     def replay_problem(self, experiment_id: int) -> str | None:
         """Why an experiment cannot be replayed against its recorded answers, or None when it can."""
@@ -157,7 +205,10 @@ class Experiments(StoreBase):
             return "it is still running; replay it once it has ended"
         if row.replay_of is not None:
             return f"it is itself a replay; replay experiment {row.replay_of}"
-        if not PROVIDERS[row.llm_provider].calls_model:
+        provider = PROVIDERS.get(row.llm_provider)
+        if provider is None or not provider.chosen:
+            return f"its provider {row.llm_provider!r} plays no experiment of its own: its row was altered"
+        if not provider.calls_model:
             return (
                 "a baseline calls no model, so it has no answers to replay; it is reproduced by running it again "
                 "with its recorded seed (config.seed)"
@@ -167,15 +218,18 @@ class Experiments(StoreBase):
                 f"turn {row.unrecorded[0]} call {row.unrecorded[1]} was stored without its request record "
                 "or its answer (before migration 0017), so it cannot be answered again"
             )
-        return None
+        return snapshot_problem(row.config)
 
-    def create_replay(self, original_id: int, execution_arn: str, code_version: str) -> ExperimentRef:
+    def create_replay(
+        self, original_id: int, execution_arn: str, code: CodeIdentity, harness: JsonObject
+    ) -> ExperimentRef:
         """A replay's scratch experiment: the original as it started (maze, model, prompt, configuration snapshot,
-        seed), played by the recorded agent, ``replay_of`` naming it; keyed on the execution like a start."""
+        seed), played by the recorded agent, ``replay_of`` naming it; keyed on the execution like a start. It
+        records the code and the harness that replay it."""
         row = self._one(
             class_row(ExperimentRef),
             _CREATE_REPLAY,
-            {"id": original_id, "arn": execution_arn, "code": code_version, "provider": REPLAY},
+            {"id": original_id, "arn": execution_arn, "provider": REPLAY, **_code_columns(code, harness)},
         )
         assert row is not None, "the original was found replayable (replay_problem), so the insert returns its row"
         return row
@@ -226,7 +280,8 @@ class Experiments(StoreBase):
         return self._one(
             class_row(ProgressRow),
             "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
-            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds "
+            "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds, "
+            "input_tokens + output_tokens - failed_input_tokens - failed_output_tokens AS agent_tokens "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
         )
@@ -257,15 +312,6 @@ class Experiments(StoreBase):
             },
         )
         return closed is not None
-
-    def record_throttles(self, experiment_id: int, throttles: int) -> None:
-        """Count the throttles of an attempt that failed (its turn is retried and never wrote them).
-
-        An increment, so never sent twice (not through ``_rows``): a dropped connection fails the task.
-        """
-        self.conn.execute(
-            "UPDATE experiments SET throttle_count = throttle_count + %s WHERE id = %s", (throttles, experiment_id)
-        )
 
     def open_experiments(self, execution_prefix: str | None = None) -> list[OpenExperiment]:
         """Experiments not closed yet, oldest first, with their latest execution; only those whose latest
@@ -315,22 +361,34 @@ class Experiments(StoreBase):
 
 
 _REPLAYABLE = """
-    SELECT o.status, o.llm_provider, o.replay_of,
+    SELECT o.status, o.llm_provider, o.replay_of, o.config,
            (SELECT ARRAY[c.turn_number, c.call_index] FROM model_calls c
              WHERE c.experiment_id = o.id AND (c.request IS NULL OR c.answer IS NULL)
              ORDER BY c.turn_number, c.call_index LIMIT 1) AS unrecorded
       FROM experiments o WHERE o.id = %s
 """
-_CREATE_REPLAY = """
+# The code and harness columns an experiment records, and their parameters (``_code_columns``); the harness's
+# description is stored under its hash by the statement that names it, once.
+_CODE_COLUMNS = "code_version, code_commit, code_dirty, code_hash, harness_version, harness_hash"
+_CODE_VALUES = ", ".join(f"%({column.strip()})s" for column in _CODE_COLUMNS.split(","))
+_WITH_HARNESS = """
+    WITH harness AS (
+        INSERT INTO harnesses (hash, version, body) VALUES (%(harness_hash)s, %(harness_version)s, %(harness_body)s)
+        ON CONFLICT (hash) DO NOTHING)
+"""
+_CREATE_REPLAY = (
+    _WITH_HARNESS
+    + """
     INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash, agent_id,
         comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length, origin_execution_arn,
-        execution_arns, code_version, continuation_hashes, agent_label, replay_of)
+        execution_arns, continuation_hashes, agent_label, replay_of, {code})
     SELECT o.maze_id, %(provider)s, o.model_name, o.prompt_version, o.prompt_text, o.prompt_hash, o.agent_id,
            'replay of experiment ' || o.id, o.config, o.seed, m.start_x, m.start_y,
-           CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, o.optimal_path_length, %(arn)s, ARRAY[%(arn)s], %(code)s,
-           '{}', o.agent_label, o.id
+           CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, o.optimal_path_length, %(arn)s, ARRAY[%(arn)s],
+           '{}', o.agent_label, o.id, {code_values}
       FROM experiments o JOIN mazes m ON m.id = o.maze_id
      WHERE o.id = %(id)s
     ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
     RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
-"""
+""".replace("{code}", _CODE_COLUMNS).replace("{code_values}", _CODE_VALUES)
+)

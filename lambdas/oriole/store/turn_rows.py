@@ -3,7 +3,8 @@
 ``LoadedTurn`` is the row ``Store.load_turn`` reads: the turn's state (``oriole.core.turn.TurnState``, its
 experiment's columns under their own names) and the maze's row unless the caller cached it. ``turn_write`` turns
 what a played turn leaves (``oriole.core.turn.PlayedTurn``) into the rows and the experiment delta
-``Store.commit_turn`` sends as one statement.
+``Store.commit_turn`` sends as one statement; ``failed_attempt_write`` turns the calls a failed attempt of a turn got
+answered (``oriole.core.turn.Turn.answered``) into the rows ``Store.record_failed_attempt`` sends as one statement.
 
 Model text is data and reaches the database only through ``turn_write``, which makes it storable (see
 ``oriole.text``): a model call whose text holds a NUL or a lone surrogate is stored escaped, marked
@@ -14,17 +15,20 @@ keep a readable copy with U+FFFD in place of such characters. The turn is kept e
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar
 
+from oriole.core import prices
 from oriole.core.memory import StoredTurn, message_tokens
 from oriole.core.requests import call_record
 from oriole.core.tools import ActionRecord
 from oriole.core.turn import (
     WORLD_COUNTERS,
     WORLD_VALUES,
+    AnsweredCall,
     CommittedTurn,
     ExperimentState,
     PlayedTurn,
@@ -35,7 +39,7 @@ from oriole.core.turn_loop import Message, ModelCall, ModelResponse, Replay, mes
 from oriole.experiment_config import ExperimentConfig
 from oriole.statuses import ExperimentStatus
 from oriole.store.mazes import MazeRow
-from oriole.text import JsonObject, escaped, replaced
+from oriole.text import JsonObject, escaped, replaced, stored_message
 
 COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(ExperimentState))  # what a turn reads, in order
 
@@ -49,6 +53,17 @@ class TurnWrite:
     calls: list[JsonObject]
     experiment: JsonObject
     parts: list[JsonObject]  # what the calls' request records name by hash: {"hash", "body"}
+
+
+@dataclass(frozen=True)
+class FailedAttemptWrite:
+    """What a failed attempt of a turn writes: its row (``attempt``: a fresh id, so that a statement sent again
+    after a dropped connection writes nothing twice), the calls the server answered, each with its cost, and what
+    they add to the experiment's totals (``spent``)."""
+
+    attempt: JsonObject
+    calls: list[JsonObject]
+    spent: JsonObject
 
 
 def _json_object_of(columns: Iterable[str], alias: str) -> str:
@@ -190,3 +205,49 @@ def _action_row(a: ActionRecord) -> JsonObject:
         "tiles_seen": a.tiles_seen,
         "goal_visible": a.goal_visible,
     }
+
+
+def failed_attempt_write(
+    state: TurnState, turn_number: int, answered: Sequence[AnsweredCall], error: BaseException, throttles: int
+) -> FailedAttemptWrite:
+    """The rows of an attempt of turn ``turn_number`` that failed with ``error`` after the server answered the calls
+    in ``answered`` (``throttles``: the throttled attempts of the call that failed, which no answer carries). Each
+    call's cost is what the experiment's tokens cost after it less before it (``prices.turn_cost``), so the
+    experiment's cost stays exactly the cost of all its tokens, committed or not."""
+    experiment = state.experiment
+    before = tokens = (experiment.input_tokens, experiment.output_tokens)
+    calls: list[JsonObject] = []
+    for index, call in enumerate(answered, 1):
+        r = call.response
+        used = (r.usage.input_tokens, r.usage.output_tokens)
+        cost = prices.turn_cost(tokens, used, experiment.config.pricing)
+        tokens = (tokens[0] + used[0], tokens[1] + used[1])
+        row = {
+            "call_index": index,
+            "kind": call.kind,
+            "input_tokens": used[0],
+            "output_tokens": used[1],
+            "cost_usd": cost,
+            "latency_ms": r.usage.latency_ms,
+            "stop_reason": r.stop_reason,
+            "throttles": r.throttles,
+            "response": response_as_json(r),
+            "answer": None if r.raw is None else base64.b64encode(r.raw).decode(),
+        }
+        calls.append(_stored_call(row))
+    attempt = {
+        "attempt": str(uuid.uuid4()),
+        "turn_number": turn_number,
+        "error": stored_message(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__),
+        "throttles": throttles,
+    }
+    used = (tokens[0] - before[0], tokens[1] - before[1])
+    spent = {
+        "model_calls": len(calls),
+        "input_tokens": used[0],
+        "output_tokens": used[1],
+        "cost_usd": prices.turn_cost(before, used, experiment.config.pricing),  # the calls' costs, telescoped
+        "latency_ms": sum(c["latency_ms"] for c in calls),
+        "throttles": throttles + sum(c["throttles"] for c in calls),
+    }
+    return FailedAttemptWrite(attempt, calls, spent)

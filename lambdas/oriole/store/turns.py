@@ -1,7 +1,8 @@
 """The turn path, built for few round trips: one statement loads everything a turn needs, one statement writes
 the whole turn (its actions, model calls, turn row, the experiment's position, counters and aggregates)
 atomically. The write is guarded by the experiment's turn counter, so a retried turn that already committed
-writes nothing."""
+writes nothing. An attempt that fails after the server answered some of its calls writes them in one statement of
+its own on the way out (``record_failed_attempt``), off the path where nothing fails."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from psycopg.types.json import Jsonb
 from oriole.core.memory import carrying_modes
 from oriole.core.turn import WORLD_COUNTERS, WORLD_VALUES
 from oriole.store.base import StoreBase
-from oriole.store.turn_rows import COLUMNS, LoadedTurn, TurnWrite
+from oriole.store.turn_rows import COLUMNS, FailedAttemptWrite, LoadedTurn, TurnWrite
 
 
 class Turns(StoreBase):
@@ -56,6 +57,23 @@ class Turns(StoreBase):
             },
         )
         return bool(committed == 1)
+
+    def record_failed_attempt(self, experiment_id: int, write: FailedAttemptWrite) -> bool:
+        """Write a failed attempt of a turn in one statement: its row, the calls the server answered, and what they
+        add to the experiment's totals (tokens, cost, calls, latency, throttles, and the ``failed_*`` columns that
+        say how much of each total was spent on failed attempts). False when the attempt was already written (the
+        statement sent again after a dropped connection: its id is the key) or the experiment is gone."""
+        written = self._one(
+            scalar_row,
+            _RECORD_FAILED_ATTEMPT,
+            {
+                **write.attempt,
+                **{f"spent_{key}": value for key, value in write.spent.items()},
+                "id": experiment_id,
+                "calls": Jsonb(write.calls),
+            },
+        )
+        return bool(written == 1)
 
 
 _CARRYING = list(carrying_modes())  # the memory modes whose turns carry earlier turns' messages
@@ -178,3 +196,37 @@ _COMMIT_TURN = """
     )
     SELECT count(*) AS committed FROM turn
 """.replace("{advance}", _ADVANCE)
+
+_RECORD_FAILED_ATTEMPT = """
+    WITH attempt AS (
+        INSERT INTO failed_attempts (attempt, experiment_id, turn_number, error, throttles)
+        SELECT %(attempt)s, e.id, %(turn_number)s, %(error)s, %(throttles)s FROM experiments e WHERE e.id = %(id)s
+        ON CONFLICT (attempt) DO NOTHING
+        RETURNING attempt
+    ), stored_calls AS (
+        INSERT INTO failed_attempt_calls (attempt, call_index, kind, input_tokens, output_tokens, cost_usd,
+                                          latency_ms, stop_reason, throttles, response, answer)
+        SELECT attempt.attempt, c.call_index, c.kind, c.input_tokens, c.output_tokens, c.cost_usd, c.latency_ms,
+               c.stop_reason, c.throttles, c.response, decode(c.answer, 'base64')
+          FROM attempt, jsonb_to_recordset(%(calls)s) AS c(
+               call_index integer, kind text, input_tokens integer, output_tokens integer, cost_usd numeric,
+               latency_ms integer, stop_reason text, throttles integer, response jsonb, answer text)
+        RETURNING 1
+    ), spent AS (
+        UPDATE experiments SET
+            input_tokens = input_tokens + %(spent_input_tokens)s,
+            output_tokens = output_tokens + %(spent_output_tokens)s,
+            cost_usd = cost_usd + %(spent_cost_usd)s,
+            model_calls = model_calls + %(spent_model_calls)s,
+            latency_ms = latency_ms + %(spent_latency_ms)s,
+            throttle_count = throttle_count + %(spent_throttles)s,
+            failed_attempts = failed_attempts + 1,
+            failed_model_calls = failed_model_calls + %(spent_model_calls)s,
+            failed_input_tokens = failed_input_tokens + %(spent_input_tokens)s,
+            failed_output_tokens = failed_output_tokens + %(spent_output_tokens)s,
+            failed_cost_usd = failed_cost_usd + %(spent_cost_usd)s
+         WHERE id = %(id)s AND EXISTS (SELECT 1 FROM attempt)
+        RETURNING 1
+    )
+    SELECT count(*) FROM spent
+"""

@@ -6,6 +6,8 @@ import difflib
 import errno
 import functools
 import json
+import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
@@ -30,8 +32,18 @@ from oriole_workstation.display import terminal_safe
 if TYPE_CHECKING:
     from oriole_workstation.results import Filters, Results
 
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)  # a line is never broken by rich: a pipe gets it whole, a terminal wraps it itself
+err = Console(stderr=True, soft_wrap=True)
+
+
+def terminal_width() -> int | None:
+    """The columns of the terminal stdout shows (``COLUMNS`` when set, as a shell sets it), or None when stdout is a
+    pipe or a file: then nothing is cut to a width, wrapped or padded."""
+    if not out.is_terminal:
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() else shutil.get_terminal_size().columns
+
 
 DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
 # The filters every command that selects experiments shares (``results.Filters``): repeat one for any of several.

@@ -10,8 +10,6 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from oriole.statuses import Ending
@@ -29,15 +27,19 @@ from oriole_workstation.cli.common import (
     out,
     print_json,
     selection,
+    terminal_width,
     whole_number,
 )
-from oriole_workstation.display import TERMINAL_COLUMNS, short_maze, shorten, terminal_safe
+from oriole_workstation.display import Cells, Drop, Shorten, columns, fit_columns, short_maze, terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.rows import StatusRow
 
-WIDE_ONLY = {"turn", "progress", "sweep"}  # the columns `oriole ls --wide` adds
-AGENT_WIDTH = 24
-WIDE_COLUMNS = 1000  # --wide: whole cells, as wide as they are (a pager or a wide terminal shows them)
+WIDE_ONLY = {"turn", "budget", "sweep"}  # the columns `oriole ls --wide` adds
+# How a terminal too narrow for the table gets it (display.fit_columns): the time of the last action left out, then
+# the agent, the maze and the status shortened (each to 12 characters at the narrowest). The id and the counts
+# (actions, tokens, cost) are never cut.
+FIT = (Drop("last action"), Shorten("agent", 12, middle=True), Shorten("maze", 12), Shorten("status", 12))
+STALE = "STALE "
 
 
 def _ago(moment: datetime | None, now: datetime) -> str:
@@ -49,57 +51,60 @@ def _ago(moment: datetime | None, now: datetime) -> str:
     return f"{seconds / 60:.0f} min ago" if seconds < 5400 else f"{seconds / 3600:.1f} h ago"
 
 
-def status_table(rows: list[StatusRow], now: datetime | None = None, wide: bool = False) -> Table:
-    """Running experiments first; a stale one is marked, bold, in the status column. It fits
-    ``TERMINAL_COLUMNS``: the turn, the progress to the goal and the sweep are in the ``wide`` view."""
-    now = now or datetime.now(UTC)
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    columns = [
-        ("experiment", True),
-        ("agent", False),
-        ("maze", False),
-        ("status", False),
-        ("turn", True),
-        ("actions", True),
-        ("progress", True),
-        ("last action", True),
-        ("tokens", True),
-        ("cost", True),
-        ("sweep", False),
-    ]
-    shown = [i for i, (header, _) in enumerate(columns) if wide or header not in WIDE_ONLY]
-    for i in shown:
-        header, right = columns[i]
-        table.add_column(header if wide or i else "id", justify="right" if right else "left", no_wrap=True)
+def status_cells(rows: list[StatusRow], now: datetime, wide: bool = False) -> tuple[Cells, list[Cells]]:
+    """The table's headers and cells, whole (stored text shown, never obeyed): running experiments first, a stale
+    one marked in its status; ``wide`` adds the turn, the share of the action budget used and the sweep."""
+    headers: Cells = (
+        "experiment" if wide else "id",
+        "agent",
+        "maze",
+        "status",
+        "turn",
+        "actions",
+        "budget",
+        "last action",
+        "tokens",
+        "cost",
+        "sweep",
+    )
+    cells = []
     for r in rows:
         outcome = outcome_text(r.status, r.failure_reason)
         wide_ending = wide and r.ending not in (None, Ending.SUCCESS)
-        state = (
-            Text("STALE " + outcome, style="bold yellow")
-            if r.stale
-            else _shown(f"{outcome} ({ending_text(r.ending)})" if wide_ending else outcome)
+        cells.append(
+            (
+                str(r.experiment_id),
+                r.agent,  # a sweep file's label first
+                r.maze,
+                (STALE if r.stale else "") + (f"{outcome} ({ending_text(r.ending)})" if wide_ending else outcome),
+                str(r.turn),
+                f"{r.actions:,}/{r.max_actions:,}",
+                "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
+                _ago(r.last_action_at, now),
+                f"{r.input_tokens + r.output_tokens:,}",
+                f"${float(r.cost_usd):.4f}",
+                r.sweep_id or "-",
+            )
         )
-        agent = r.agent  # a sweep file's label first
-        cells = (
-            str(r.experiment_id),
-            _shown(agent if wide else shorten(agent, AGENT_WIDTH)),
-            _shown(r.maze if wide else short_maze(r.maze)),
-            state,
-            str(r.turn),
-            f"{r.actions:,}/{r.max_actions:,}",
-            "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
-            _ago(r.last_action_at, now),
-            f"{r.input_tokens + r.output_tokens:,}",
-            f"${float(r.cost_usd):.4f}",
-            _shown(r.sweep_id or "-"),
-        )
-        table.add_row(*(cells[i] for i in shown))
-    return table
+    shown = [i for i, header in enumerate(headers) if wide or header not in WIDE_ONLY]
+    return tuple(headers[i] for i in shown), [tuple(terminal_safe(row[i]) for i in shown) for row in cells]
 
 
-def _shown(text: str) -> Text:
-    """Stored text in a cell: never markup (a Text), never obeyed (``terminal_safe``)."""
-    return Text(terminal_safe(text))
+def status_table(
+    rows: list[StatusRow], now: datetime | None = None, wide: bool = False, width: int | None = None
+) -> Text:
+    """The table as it is shown: in ``width`` columns by the rule of ``FIT`` (a seeded maze first
+    keeps its family-size and the seed's first digits), or whole (``width`` None: a pipe, or ``wide``); its
+    headers bold and a stale experiment's mark bold yellow on a terminal."""
+    headers, cells = status_cells(rows, now or datetime.now(UTC), wide)
+    if width is not None and not wide:
+        maze = headers.index("maze")
+        cells = [(*row[:maze], short_maze(row[maze]), *row[maze + 1 :]) for row in cells]
+        headers, cells = fit_columns(headers, cells, width, FIT)
+    text = Text(columns(headers, cells).rstrip("\n"))
+    text.stylize("bold", 0, text.plain.index("\n") if "\n" in text.plain else len(text.plain))
+    text.highlight_words([STALE.strip()], "bold yellow")
+    return text
 
 
 def ls(
@@ -119,7 +124,9 @@ def ls(
     wide: Annotated[
         bool,
         typer.Option(
-            "--wide", help="Every column (the turn, the progress to the goal, the sweep) and whole names, however wide."
+            "--wide",
+            help="Every column (the turn, the share of the action budget used, the sweep) and whole names, however "
+            "wide.",
         ),
     ] = False,
     aws: AwsDatabase = False,
@@ -144,8 +151,7 @@ def ls(
             highlight=False,
         )
         return
-    piped = Console(width=WIDE_COLUMNS if wide else TERMINAL_COLUMNS)  # not a terminal: rich would assume 80
-    (piped if wide or not out.is_terminal else out).print(status_table(rows, wide=wide))
+    out.print(status_table(rows, wide=wide, width=terminal_width()), soft_wrap=True)
     stale = sum(bool(r.stale) for r in rows)
     if stale:
         out.print(

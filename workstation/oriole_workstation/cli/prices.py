@@ -1,6 +1,6 @@
 """``oriole prices``: what each model's tokens cost, kept in the local prices file (``$ORIOLE_HOME/prices.json``) or
 in Parameter Store with ``--aws``, beside the list prices oriole ships. An experiment is charged at the first price
-found: its sweep file's, then these, then the list price (``oriole.prices``)."""
+found: its sweep file's, then these, then the list price (``oriole.core.prices``)."""
 
 from __future__ import annotations
 

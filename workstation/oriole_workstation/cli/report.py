@@ -27,6 +27,7 @@ from oriole_workstation.cli.common import (
     fail,
     opened,
     selection,
+    terminal_width,
 )
 from oriole_workstation.cli.render import replay_run
 from oriole_workstation.display import terminal_safe, wrote
@@ -130,7 +131,7 @@ def report(
     elif output in (Format.markdown, Format.latex):
         text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters)
     else:
-        text = render_report(results, output, by, filters, pivot, wide)
+        text = render_report(results, output, by, filters, pivot, wide, terminal_width() if file is None else None)
     if figures is not None:
         written = report_html.write_figures(results, by, filters, figures)
         err.print(

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from oriole import catalog
@@ -213,7 +212,7 @@ class ProgressLine:
         limit = data["config"].get("maxMoves") or catalog.BY_KEY["maxMoves"].int_default
         self.bar = Progress(
             TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=None),  # the bar takes the width the rest leaves, on any terminal
             TextColumn("{task.completed}/{task.total} actions"),
             TimeElapsedColumn(),
             console=err,
@@ -244,6 +243,13 @@ def _sight(s: ExperimentSummary) -> str:
     return "" if optimum == s.shortest_path_length else f"; {optimum} to see the goal"
 
 
+def failed_attempts_text(s: ExperimentSummary) -> str:
+    """``1,240 tokens, $0.0031 in 2 attempts``: what the calls a server answered in turns that then failed (and were
+    retried, or ended the run) spent; counted in the experiment's tokens and cost."""
+    attempts = f"{s.failed_attempts} attempt{'s' if s.failed_attempts > 1 else ''}"
+    return f"{s.failed_tokens:,} tokens, ${s.failed_cost_usd:.4f} in {attempts} (in the experiment's totals)"
+
+
 def print_result(result: RunResult) -> None:
     """The result block: the same for a local run and a run on AWS. Stored text is shown, never interpreted."""
     s = result.summary
@@ -255,7 +261,6 @@ def print_result(result: RunResult) -> None:
             ExperimentStatus(s.status), "red"
         ),
     )
-    table = Table(show_header=False, box=None)
     rows: list[tuple[str, str | Text]] = [
         ("experiment", str(s.experiment_id)),
         ("agent", f"{s.llm_provider} / {s.model_name}"),
@@ -266,11 +271,14 @@ def print_result(result: RunResult) -> None:
         ("path efficiency", "-" if s.path_efficiency is None else f"{s.path_efficiency:.3f}"),
         ("duration", f"{s.duration_seconds:.1f} s"),
     ]
+    if s.failed_attempts:
+        rows.append(("spent on failed attempts", failed_attempts_text(s)))
     if s.failure_reason:
         rows.append(("reason", s.failure_reason))
-    for key, value in rows:  # Text cells: never parsed as markup
-        table.add_row(Text(key, "bold"), value if isinstance(value, Text) else Text(terminal_safe(value)))
-    out.print(table)
+    width = max(len(key) for key, _ in rows)
+    for key, value in rows:  # Text: never parsed as markup; a line ends where its value does (no padding)
+        shown = value if isinstance(value, Text) else Text(terminal_safe(value))
+        out.print(Text.assemble((key.ljust(width), "bold"), "  ", shown))
     out.print(
         f'\nQuery it: oriole db psql -c "SELECT step_number, action_type, to_x, to_y, success '
         f'FROM actions WHERE experiment_id = {s.experiment_id} ORDER BY step_number"',

@@ -20,10 +20,10 @@ from oriole import catalog
 from oriole.core import sweep_plan as plans
 from oriole.lifecycle.sweep_tasks import stored_maze_names
 from oriole.provider_registry import PROVIDERS
-from oriole.statuses import ExperimentStatus
+from oriole.statuses import ExecutionStatus, ExperimentStatus
 from oriole_workstation import sweep_display as display
 from oriole_workstation import sweep_runs
-from oriole_workstation.cli.common import Commands, closest, err, fail, print_columns, whole_number
+from oriole_workstation.cli.common import Commands, closest, err, fail, print_columns, terminal_width, whole_number
 from oriole_workstation.cli.run import check_api_keys
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.report import GroupBy, render_report
@@ -362,11 +362,11 @@ def _run_locally(
             "command again to resume",
             130,
         ) from None
-    if execution["status"] == "ABORTED":
+    if execution["status"] == ExecutionStatus.ABORTED:
         raise fail("stopped: run the same command again to resume", 130)
     summary = sweep_runs.outcome(execution)
     typer.echo(sweep_runs.summary_line(summary), nl=False)
-    typer.echo(render_report(results, by=by, filters=Filters(sweeps=(sweep_id,))), nl=False)
+    typer.echo(render_report(results, by=by, filters=Filters(sweeps=(sweep_id,)), width=terminal_width()), nl=False)
     if summary["rejected"]:
         raise typer.Exit(2)
     if summary["errors"] or summary["paused"]:

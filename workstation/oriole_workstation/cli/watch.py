@@ -24,6 +24,7 @@ from oriole_workstation.cli.common import (
     number,
     out,
     selection,
+    terminal_width,
     whole_number,
 )
 from oriole_workstation.cli.ls import status_table
@@ -115,11 +116,11 @@ def watch(
                 )
             time.sleep(interval)
             rows = watcher.rows()
-        with Live(status_table(rows), console=out, refresh_per_second=4) as live:
+        with Live(status_table(rows, width=terminal_width()), console=out, refresh_per_second=4) as live:
             while not watcher.ended(rows):
                 time.sleep(interval)
                 rows = watcher.rows()
-                live.update(status_table(rows))
+                live.update(status_table(rows, width=terminal_width()))  # the terminal may have been resized
     except KeyboardInterrupt:
         err.print("stopped watching; the experiments go on")
         raise typer.Exit(130) from None
