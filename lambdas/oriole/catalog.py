@@ -307,7 +307,8 @@ CATALOG: tuple[Parameter, ...] = (
         bool,
         False,
         "For models without native tool calling: describe the tools in the system prompt and read tool "
-        "calls written as JSON in the answer's text.",
+        "calls written in the answer's text as <tool_call> blocks (a documented grammar; a near miss is an "
+        "invalid call answered with what was wrong).",
         providers=LLM_PROVIDERS,
     ),
     Parameter(

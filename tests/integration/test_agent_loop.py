@@ -11,6 +11,7 @@ import json
 import pytest
 
 from oriole.core.memory import COMPACTION_PROMPT
+from oriole.core.text_tool_calls import EXAMPLE, block
 from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.integration.test_providers_local import MAZE, converse_reply, openai, rows, run, shortest_moves
@@ -173,15 +174,12 @@ def test_give_up_ends_the_experiment_as_an_agent_ending_with_the_models_reason(l
 
 def test_text_tool_calls_let_a_model_without_native_tools_walk_the_shortest_path(local):
     moves = shortest_moves(MAZE)
-    script = [
-        text_reply("\n".join(json.dumps({"tool": m, "arguments": {"reasoning": "ok"}}) for m in moves[i : i + 4]))
-        for i in (0, 4)
-    ]
+    script = [text_reply("\n".join(block(m, {"reasoning": "ok"}) for m in moves[i : i + 4])) for i in (0, 4)]
     with ScriptedOllama(*script) as server:
         data = run(local, ollama(server, textToolCalls=True, maxActionsPerTurn=4))
     assert data["status"] == "succeeded" and data["actions"] == 8
     assert all("tools" not in r.body for r in server.requests)
-    assert '"tool": "move_north"' in server.requests[0].body["messages"][0]["content"]
+    assert EXAMPLE in server.requests[0].body["messages"][0]["content"]
     calls = rows(local, "SELECT response FROM model_calls WHERE experiment_id = %s", data["experiment_id"])
     assert {c["source"] for call in calls for c in call["response"]["tool_calls"]} == {"text"}
 
@@ -249,7 +247,7 @@ def test_openai_conversation_memory_carries_the_servers_tool_call_ids_across_tur
 
 def test_text_tool_calls_over_the_openai_wire_send_no_tools(local):
     moves = shortest_moves(MAZE)
-    script = [openai_server.text_reply("\n".join(json.dumps({"tool": m}) for m in moves[i : i + 4])) for i in (0, 4)]
+    script = [openai_server.text_reply("\n".join(block(m) for m in moves[i : i + 4])) for i in (0, 4)]
     with openai_server.ScriptedOpenAI(*script) as server:
         data = run(local, openai(server, textToolCalls=True, maxActionsPerTurn=4))
     assert data["status"] == "succeeded" and data["actions"] == 8

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from oriole import catalog
+from oriole.core.text_tool_calls import block
 from oriole.lifecycle.task_io import StartRequest
 from oriole.store import db
 from oriole.text import MAX_MESSAGE_CHARS, unescape
@@ -186,11 +187,11 @@ def test_hostile_arguments_are_invalid_calls_and_the_experiment_goes_on_to_its_g
 
 def test_a_bracket_flood_with_text_tool_calls_is_read_within_its_bounds_and_the_experiment_goes_on(local):
     path = moves()
-    flood = "[" * 2_000_000 + '{"tool": "move_east", "arguments": ' + '{"a":' * 5000 + "1" + "}" * 5001
-    calls = " ".join(json.dumps({"tool": m}) for m in path)
+    flood = "<tool_call>" + "[" * 2_000_000 + '{"name": "move_east", "arguments": ' + '{"a":' * 5000 + "1" + "}" * 5001
+    calls = "\n".join(block(m) for m in path)
     with ScriptedOllama(text_reply(flood), text_reply(calls)) as server:
-        data = local.run(ollama(server.url, textToolCalls=True)).as_json()
-    assert data["status"] == "succeeded" and data["moves"] == len(path)
+        data = local.run(ollama(server.url, textToolCalls=True, maxActionsPerTurn=len(path) + 1)).as_json()
+    assert data["status"] == "succeeded" and data["moves"] == len(path) and data["actions"] == len(path) + 1
     assert_invariants(local.store, data["experiment_id"])
 
 

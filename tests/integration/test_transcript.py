@@ -11,6 +11,7 @@ import re
 import pytest
 
 from oriole.core import mazeset
+from oriole.core.text_tool_calls import block
 from oriole_workstation import transcript as transcripts
 from tests import openai_server
 from tests.integration.test_image_observation import VISION_MODEL
@@ -66,10 +67,7 @@ def test_an_openai_transcript_holds_every_request_the_server_received_and_every_
     if config.get("textToolCalls"):
         script = [
             openai_server.text_reply(
-                " ".join(
-                    json.dumps({"tool": c["name"], "arguments": c["arguments"]})
-                    for c in r["message"].get("tool_calls", ())
-                )
+                "\n".join(block(c["name"], c["arguments"]) for c in r["message"].get("tool_calls", ()))
                 or r["message"]["content"]
             )
             for r in script

@@ -158,13 +158,15 @@ def _openai_stalled(bedrock) -> Iterator[dict]:
 
 
 def _ollama_text_tools_summary(bedrock) -> Iterator[dict]:
-    """Text tool calls (JSON in the answer's text) with summary memory (the map): walks to the goal."""
+    """Text tool calls (``<tool_call>`` blocks in the answer's text) with summary memory (the map): walks to the
+    goal."""
+    from oriole.core.text_tool_calls import block
     from tests.ollama_server import ScriptedOllama, text_reply
 
     moves = _moves()
 
     def written(*names: str) -> dict:
-        return text_reply(" ".join(json.dumps({"tool": name, "arguments": {}}) for name in names))
+        return text_reply("\n".join(block(name, {}) for name in names))
 
     with ScriptedOllama(
         written(*moves[:3]),

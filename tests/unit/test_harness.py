@@ -11,7 +11,10 @@ from oriole.core import harness, memory, tools, turn_loop
 
 # Every harness version and its hash. A change to the harness fails here until it is named: give HARNESS_VERSION a
 # new name and add it with its hash (an experiment records both; reports tell groups of different harnesses apart).
-KNOWN = {"1": "108df36f8ed57baa2c6d5b38f73c8f07d14182d65f8d0cb17190b028cc6d57be"}
+KNOWN = {
+    "1": "108df36f8ed57baa2c6d5b38f73c8f07d14182d65f8d0cb17190b028cc6d57be",
+    "2": "9de65d0521af1f346a80c3d7c5424c88414c02735d42647966b92f1a04196516",  # text tool calls: <tool_call> blocks
+}
 
 
 def test_the_harness_is_named_by_its_version_and_that_version_by_its_hash():

@@ -448,10 +448,18 @@ FLOODS = {  # text a model may write with text tool calls on, each read from eve
     "string flood": '["' * 2_000_000,
     "key flood": '{"a":' * 800_000,
     "list flood": "[1," * 1_300_000,
-    "deep arguments": '{"tool": "move_east", "arguments": ' + '{"a":' * 3000 + "1" + "}" * 3001,
-    "huge number": '{"tool": "move_east", "arguments": {"reasoning": 1' + "0" * 50_000 + "}}",
-    "huge exponent": '{"tool": "move_east", "arguments": {"reasoning": 1e999999}}',
-    "many calls": '{"tool": "move_east"} ' * 200_000,
+    "deep arguments": '<tool_call>{"name": "move_east", "arguments": '
+    + '{"a":' * 3000
+    + "1"
+    + "}" * 3001
+    + "</tool_call>",
+    "huge number": '<tool_call>{"name": "move_east", "arguments": {"reasoning": 1' + "0" * 50_000 + "}}</tool_call>",
+    "huge exponent": '<tool_call>{"name": "move_east", "arguments": {"reasoning": 1e999999}}</tool_call>',
+    "many calls": '<tool_call>{"name": "move_east"}</tool_call>\n' * 200_000,
+    "opening tags": "<tool_call>\n" * 1_000_000,
+    "tags and brackets": "<tool_call>" + "[" * 4_000_000,
+    "closing tags": "</tool_call>\n" * 1_000_000,
+    "fences": "```\n" * 1_000_000,
 }
 
 
@@ -542,10 +550,10 @@ def test_how_deep_an_answer_may_nest_does_not_depend_on_the_stack_it_is_read_fro
         [call] = at_stack_depth(frames, lambda: ollama_provider.parse_response(near, 1)).tool_calls
         assert call.problem is None or "nest deeper than 16" in call.problem
     text = nested_json(rng.randint(65, 3000), rng)
-    for frames in (0, 300, 700):  # a text tool call nested past the limit is never a call, however deep the stack
-        assert (
-            at_stack_depth(frames, lambda: parse_tool_calls('{"tool": "move_east", "arguments": ' + text + "}")) == ()
-        )
+    written = '<tool_call>{"name": "move_east", "arguments": ' + text + "}</tool_call>"
+    for frames in (0, 300, 700):  # a text tool call nested past the limit is a near miss, however deep the stack
+        [call] = at_stack_depth(frames, lambda: parse_tool_calls(written))
+        assert call.arguments is None and "nested deeper than" in (call.problem or "")
 
 
 @pytest.mark.parametrize("arguments", ['{"a":' * 900 + "1" + "}" * 900, "[" * 900 + "]" * 900])

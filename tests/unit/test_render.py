@@ -167,7 +167,7 @@ def test_html_replay_is_self_contained_and_carries_the_run_as_data(run):
     page = Page()
     page.feed(page_text)
     assert [name for name, _ in page.scripts] == ["run-data", None, None]  # the run, replay.js, transcript.js
-    assert json.loads(page.scripts[0][1]) == json.loads(json.dumps(render.replay_data(run)))
+    assert json.loads(page.scripts[0][1]) == json.loads("".join(render.replay_data(run)))
     assert page.titles == [run.title, run.title]
     data = json.loads(page.scripts[0][1])
     assert data["centres"] == [list(centre(p, run)) for p in run.positions()]

@@ -1,5 +1,6 @@
 """The shared turn loop with a scripted agent standing in for a model."""
 
+from oriole.core import text_tool_calls
 from oriole.core.maze import Maze
 from oriole.core.tools import RecallWindow, Rules, ToolCall, WorldState, tool_specs
 from oriole.core.turn_loop import Message, ModelResponse, TurnSettings, Usage, estimate_tokens, run_turn, turn_context
@@ -189,12 +190,14 @@ def test_give_up_is_offered_only_when_enabled_and_ends_the_turn_with_the_reason(
 
 def test_text_tool_calls_are_read_from_the_answer_and_the_tools_are_described_not_sent():
     text = (
-        'I will go east twice.\n```json\n[{"tool": "move_east", "arguments": {"reasoning": "open"}},\n'
-        ' {"name": "move_east"}]\n```\nthen {"tool": "fly"} and {"not": "a call"}'
+        'I will go east twice, not <tool_call>{"name": "move_south"}</tool_call> as before.\n'
+        '<tool_call>\n{"name": "move_east", "arguments": {"reasoning": "open"}}\n</tool_call>\n'
+        '```\n<tool_call>{"name": "move_west"}</tool_call>\n```\n> <tool_call>{"name": "move_west"}</tool_call>\n'
+        '  <tool_call>{"name": "move_east"}</tool_call> then {"tool": "fly"}\n<tool_call>{"name": "fly"}</tool_call>'
     )
     agent = Scripted(ModelResponse(text=text), ModelResponse(text="done"))
     outcome, world = turn(agent, text_tool_calls=True)
-    assert agent.requests[0].tools == () and '{"tool": "move_north"' in agent.requests[0].system_prompt
+    assert agent.requests[0].tools == () and text_tool_calls.EXAMPLE in agent.requests[0].system_prompt
     assert [a.action_type for a in outcome.actions] == ["move_east", "move_east", "invalid"]
     assert outcome.actions[0].reasoning == "open" and world.position == (2, 0)
     assert {c.source for c in outcome.calls[0].response.tool_calls} == {"text"}

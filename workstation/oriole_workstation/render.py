@@ -10,14 +10,17 @@ shown through ``textContent``.
 
 from __future__ import annotations
 
+import functools
 import html
 import io
 import itertools
 import json
 import re
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, overload
 
 from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
@@ -44,11 +47,15 @@ MIN_WIDTH_PX = 480  # room for the header above a small maze
 MAX_TILE_PX = 80  # a 7x7 maze is drawn 560 px wide, not as a thumbnail
 PATH_CHUNKS = 48  # colour steps along the path
 GIF_FRAMES = 120
+MEMORY_PER_ACTION_BYTES = (
+    600  # how much more memory drawing a run takes per action (tests/integration/test_render_long.py)
+)
+CONVERSATION_MAX_ACTIONS = 10_000  # a replay page with a longer run's conversation would not open
 
 
 @dataclass(frozen=True)
 class Step:
-    """One stored action, as a picture needs it."""
+    """One stored action, as a picture needs it (made when asked for: ``Steps`` keeps them column by column)."""
 
     number: int
     turn: int
@@ -58,7 +65,6 @@ class Step:
     success: bool
     error: str | None
     reasoning: str | None
-    tiles_seen: tuple[Position, ...]
 
     @property
     def bumped(self) -> bool:
@@ -66,12 +72,84 @@ class Step:
         return self.action.startswith("move_") and not self.success
 
 
-def _position(pair: list[int]) -> Position:
-    """A stored [x, y] pair (JSON) as a position."""
-    x, y = pair
-    return x, y
+class Steps(Sequence[Step]):
+    """A run's actions in order, column by column: about ``STEP_BYTES`` bytes an action beside its text (the
+    error and the reasoning, kept only for the actions that have some), so a run of a million actions is drawn
+    in tens of megabytes, not as a million objects."""
+
+    def __init__(self) -> None:
+        self._numbers, self._turns = array("i"), array("i")
+        self._xy = array("i")  # from x, from y, to x, to y: four per action
+        self._codes, self._success = array("L"), bytearray()
+        self._names: list[str] = []  # the action names, each once; ``_codes`` index them
+        self._code_of: dict[str, int] = {}
+        self._texts: dict[int, tuple[str | None, str | None]] = {}  # index -> (error, reasoning)
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        """One stored action (``ExperimentRun.actions``' dict) at the end."""
+        action = row["action"]
+        if action not in self._code_of:
+            self._code_of[action] = len(self._names)
+            self._names.append(action)
+        self._numbers.append(row["step"])
+        self._turns.append(row["turn"])
+        self._xy.extend((*row["from"], *row["to"]))
+        self._codes.append(self._code_of[action])
+        self._success.append(bool(row["success"]))
+        if row["error"] is not None or row["reasoning"] is not None:
+            self._texts[len(self._numbers) - 1] = (_shown(row["error"]), _shown(row["reasoning"]))
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Step]: ...
+
+    def __getitem__(self, index: int | slice) -> Step | list[Step]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]
+        error, reasoning = self._texts.get(i, (None, None))
+        x1, y1, x2, y2 = self._xy[4 * i : 4 * i + 4]
+        return Step(
+            self._numbers[i],
+            self._turns[i],
+            self._names[self._codes[i]],
+            (x1, y1),
+            (x2, y2),
+            bool(self._success[i]),
+            error,
+            reasoning,
+        )
+
+    def __iter__(self) -> Iterator[Step]:
+        return (self[i] for i in range(len(self)))
+
+    def end(self, i: int) -> Position:
+        """Where action ``i`` (0-based) left the agent, without making its ``Step``."""
+        return self._xy[4 * i + 2], self._xy[4 * i + 3]
+
+    def bumps(self) -> dict[tuple[Position, str], tuple[int, int]]:
+        """Each wall hit, once per tile and direction (the same cross drawn again is the same picture):
+        (tile, action) -> (how many actions in it was first hit, that action's step number)."""
+        found: dict[tuple[Position, str], tuple[int, int]] = {}
+        moves = {code for code, name in enumerate(self._names) if name.startswith("move_")}
+        for i in range(len(self)):
+            if not self._success[i] and self._codes[i] in moves:
+                tile = self._xy[4 * i], self._xy[4 * i + 1]
+                found.setdefault((tile, self._names[self._codes[i]]), (i + 1, self._numbers[i]))
+        return found
+
+    def moved(self) -> int:
+        """Moves that changed position (``path_length``)."""
+        moves = {code for code, name in enumerate(self._names) if name.startswith("move_")}
+        return sum(1 for i in range(len(self)) if self._success[i] and self._codes[i] in moves)
 
 
+@functools.lru_cache(maxsize=256)  # a long run repeats its errors ("cannot move north: ...") thousands of times
 def _shown(text: str | None) -> str | None:
     """Model text as the replay shows it: whole, with what a browser would obey or hide written out."""
     return None if text is None else terminal_safe(text, lines=True)
@@ -85,9 +163,10 @@ class Run:
     title: str
     outcome: str
     maze: Maze
-    steps: tuple[Step, ...]
+    steps: Steps
     goal_first_seen_step: int | None
     start_seen: frozenset[Position]
+    seen_at: dict[Position, int]  # each tile the agent saw, with the step it first saw it at (0: from the start)
     model_text: dict[int, str]
     conversation: str | None = None  # the transcript's HTML (``transcript.conversation_html``), already escaped
 
@@ -96,23 +175,15 @@ class Run:
         """From ``Results.experiment_run``: the experiment row with its maze, actions and model text (and the
         conversation pane's HTML, when the transcript could be rebuilt)."""
         maze = Maze.from_rows(record.grid, (record.start_x, record.start_y), (record.goal_x, record.goal_y))
-        steps = tuple(
-            Step(
-                a["step"],
-                a["turn"],
-                a["action"],
-                _position(a["from"]),
-                _position(a["to"]),
-                a["success"],
-                _shown(a["error"]),
-                _shown(a["reasoning"]),
-                tuple((x, y) for x, y, _ in a["tiles_seen"]),
-            )
-            for a in record.actions
-        )
+        start_seen = frozenset((t.x, t.y) for t in vision(maze, maze.start, record.vision_range or 0))
+        steps, seen_at = Steps(), dict.fromkeys(start_seen, 0)
+        for action in record.actions:  # read once: from the database, a stream
+            steps.append(action)
+            for x, y, _ in action["tiles_seen"] or ():
+                seen_at.setdefault((x, y), action["step"])
         outcome = outcome_text(record.status, record.failure_reason) + f" after {len(steps)} actions"
         if record.status == ExperimentStatus.SUCCEEDED and steps:
-            path = sum(s.action.startswith("move_") and s.success for s in steps)  # moves that changed position
+            path = steps.moved()
             optimum = record.optimal_path_length
             outcome += f", path efficiency {optimum / max(optimum, path) if max(optimum, path) else 1.0:.3f}"
         if record.failure_reason:
@@ -128,28 +199,39 @@ class Run:
             maze=maze,
             steps=steps,
             goal_first_seen_step=record.goal_first_seen_step,
-            start_seen=frozenset((t.x, t.y) for t in vision(maze, maze.start, record.vision_range or 0)),
+            start_seen=start_seen,
+            seen_at=seen_at,
             model_text={int(turn): terminal_safe(text, lines=True) for turn, text in record.model_text.items()},
             conversation=conversation,
         )
 
     def positions(self, upto: int | None = None) -> list[Position]:
         """Where the agent stood: the start, then after each of the first ``upto`` actions (all by default)."""
-        return [self.maze.start, *(s.end for s in self.steps[:upto])]
+        return self.stretch(0, len(self.steps) if upto is None else min(upto, len(self.steps)))
+
+    def position(self, k: int) -> Position:
+        """Where the agent stood after ``k`` actions (0: the start)."""
+        return self.maze.start if k == 0 else self.steps.end(k - 1)
+
+    def stretch(self, first: int, last: int) -> list[Position]:
+        """Where the agent stood after ``first`` actions, then after each action up to ``last``: one stretch of the
+        path, made only when it is drawn."""
+        return [self.position(k) for k in range(first, last + 1)]
+
+    @functools.cached_property
+    def bumps(self) -> dict[tuple[Position, str], tuple[int, int]]:
+        """The wall hits to draw (``Steps.bumps``), found once however many frames draw them."""
+        return self.steps.bumps()
 
     def first_seen(self) -> dict[Position, int]:
         """Each tile the agent saw, with the step it first saw it at (0: from the start)."""
-        seen = dict.fromkeys(self.start_seen, 0)
-        for step in self.steps:
-            for tile in step.tiles_seen:
-                seen.setdefault(tile, step.number)
-        return seen
+        return dict(self.seen_at)
 
     def sight_position(self) -> Position | None:
         """Where the agent stood when it first saw the goal."""
         if self.goal_first_seen_step is None:
             return None
-        return self.positions(self.goal_first_seen_step)[-1]
+        return self.position(min(self.goal_first_seen_step, len(self.steps)))
 
 
 # --- geometry shared by the PNG and SVG painters ---------------------------------------------------------
@@ -216,21 +298,20 @@ def _ramp(t: float) -> str:
     return "#{:02x}{:02x}{:02x}".format(*(round(a + (b - a) * t) for a, b in zip(PATH_FIRST, PATH_LAST, strict=True)))
 
 
-def _path_chunks(points: list[Position]) -> list[tuple[int, int, str]]:
-    """The path cut into up to ``PATH_CHUNKS`` consecutive pieces, (first index, last index, colour): the
-    colour says when a stretch was walked, from the first move to the last."""
-    if len(points) < 2:
+def _path_chunks(segments: int) -> list[tuple[int, int, str]]:
+    """The path of ``segments`` actions cut into up to ``PATH_CHUNKS`` consecutive pieces, (first index, last index
+    into the positions, colour): the colour says when a stretch was walked, from the first move to the last."""
+    if segments < 1:
         return []
-    segments = len(points) - 1
     size = max(1, -(-segments // PATH_CHUNKS))
     firsts = range(0, segments, size)
     return [(first, min(first + size, segments), _ramp(n / max(1, len(firsts) - 1))) for n, first in enumerate(firsts)]
 
 
-def _bump_mark(step: Step, at: Layout) -> tuple[tuple[float, float], float]:
+def _bump_mark(tile: Position, action: str, at: Layout) -> tuple[tuple[float, float], float]:
     """A failed move's cross: at the edge of the tile the agent tried to leave, on the wall's side."""
-    dx, dy = DIRECTIONS[step.action.removeprefix("move_")]
-    cx, cy = at.centre(step.start)
+    dx, dy = DIRECTIONS[action.removeprefix("move_")]
+    cx, cy = at.centre(tile)
     return (cx + dx * at.cell * 0.42, cy + dy * at.cell * 0.42), max(2.0, at.cell * 0.16)
 
 
@@ -253,15 +334,21 @@ def _frame(at: Layout, pos: Position) -> tuple[float, float, float, float]:
 
 
 def svg(run: Run, interactive: bool = False) -> str:
-    """The whole run as one SVG document.
+    """The whole run as one SVG document (``svg_parts`` joined)."""
+    return "".join(svg_parts(run, interactive))
+
+
+def svg_parts(run: Run, interactive: bool = False) -> Iterator[str]:
+    """The whole run as one SVG document, in pieces to write one after the other (a long run's is never one
+    string): its size grows with the maze, not with the number of actions.
 
     ``interactive`` (for the HTML replay) draws every tile as seen, with a fog shape over each tile that
-    records the step it was first seen at (``data-seen``; -1: never), draws the path as one line per step in
-    that step's colour, and tags those lines, the failed-move crosses and the first-sight marks with their step
-    (``data-step``), so a script can show the run at any step.
+    records the step it was first seen at (``data-seen``; -1: never), draws the path as one line per stretch
+    between two tiles in the colour of the step that first walked it, and tags those lines, the failed-move
+    crosses and the first-sight marks with their step (``data-step``), so a script can show the run at any step.
     """
     maze, at = run.maze, layout(run)
-    first_seen = run.first_seen()
+    first_seen = run.seen_at
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{at.width}" height="{at.height}" '
         f'viewBox="0 0 {at.width} {at.height}" font-family="sans-serif">',
@@ -290,43 +377,54 @@ def svg(run: Run, interactive: bool = False) -> str:
                 f'fill="{WALL_UNSEEN if wall else OPEN_UNSEEN}" data-seen="{first_seen.get(pos, -1)}"/>'
             )
         parts.append("</g>")
-    parts += _svg_marks(run, at, interactive)
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    yield "\n".join(parts) + "\n"
+    for part in _svg_marks(run, at, interactive):
+        yield part + "\n"
+    yield "</svg>\n"
 
 
-def _svg_marks(run: Run, at: Layout, interactive: bool) -> list[str]:
+def _trail(run: Run) -> Iterator[tuple[int, Position, Position]]:
+    """Each stretch between two tiles, once, with the step that first walked it (the replay's lines: a run that
+    walks a corridor a thousand times draws it once)."""
+    walked: set[tuple[Position, Position]] = set()
+    here = run.maze.start
+    for k in range(len(run.steps)):
+        there = run.steps.end(k)
+        if there != here and (stretch := (min(here, there), max(here, there))) not in walked:
+            walked.add(stretch)
+            yield k + 1, here, there
+        here = there
+
+
+def _svg_marks(run: Run, at: Layout, interactive: bool) -> Iterator[str]:
     """The path, the wall hits and the first sight of the goal, then on top of them the start, the goal and
     the agent, so the path never hides them."""
     maze, cell = run.maze, at.cell
-    points = run.positions()
     line = max(1.5, cell * 0.18)
     style = f'fill="none" stroke-width="{line:.1f}" stroke-linejoin="round" stroke-linecap="round"'
-    parts = ['<g class="trail">'] if interactive else []
     if interactive:
-        for n, (start, end) in enumerate(itertools.pairwise(points), 1):
-            if start != end:
-                (x1, y1), (x2, y2) = at.centre(start), at.centre(end)
-                parts.append(
-                    f'<line data-step="{n}" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-                    f'stroke="{_ramp((n - 1) / max(1, len(points) - 2))}" {style}/>'
-                )
-        parts.append("</g>")
+        yield '<g class="trail">'
+        for n, start, end in _trail(run):
+            (x1, y1), (x2, y2) = at.centre(start), at.centre(end)
+            yield (
+                f'<line data-step="{n}" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                f'stroke="{_ramp((n - 1) / max(1, len(run.steps) - 1))}" {style}/>'
+            )
+        yield "</g>"
     else:
-        for first, last, colour in _path_chunks(points):
-            coords = " ".join("{:.1f},{:.1f}".format(*at.centre(p)) for p in points[first : last + 1])
-            parts.append(
-                f'<polyline class="path" data-steps="{first + 1}-{last}" stroke="{colour}" {style} points="{coords}"/>'
-            )
-    for step in run.steps:
-        if step.bumped:
-            (bx, by), r = _bump_mark(step, at)
-            parts.append(
-                f'<path class="bump" data-step="{step.number}" stroke="{BUMP}" '
-                f'stroke-width="{max(1.5, cell * 0.08):.1f}" '
-                f'd="M{bx - r:.1f},{by - r:.1f}L{bx + r:.1f},{by + r:.1f}'
-                f'M{bx - r:.1f},{by + r:.1f}L{bx + r:.1f},{by - r:.1f}"/>'
-            )
+        for first, last, colour in _path_chunks(len(run.steps)):
+            coords = " ".join("{:.1f},{:.1f}".format(*at.centre(p)) for p in run.stretch(first, last))
+            steps = f"{first + 1}-{last}"
+            yield f'<polyline class="path" data-steps="{steps}" stroke="{colour}" {style} points="{coords}"/>'
+    for (tile, action), (_, number) in run.bumps.items():
+        (bx, by), r = _bump_mark(tile, action, at)
+        yield (
+            f'<path class="bump" data-step="{number}" stroke="{BUMP}" '
+            f'stroke-width="{max(1.5, cell * 0.08):.1f}" '
+            f'd="M{bx - r:.1f},{by - r:.1f}L{bx + r:.1f},{by + r:.1f}'
+            f'M{bx - r:.1f},{by + r:.1f}L{bx + r:.1f},{by - r:.1f}"/>'
+        )
+    parts = []
     sight = run.sight_position()
     if sight is not None:
         (sx, sy), (gx, gy) = at.centre(sight), at.centre(maze.goal)
@@ -347,7 +445,7 @@ def _svg_marks(run: Run, at: Layout, interactive: bool) -> list[str]:
             f'font-size="{side * 0.7:.1f}" font-weight="bold" text-anchor="middle" '
             f'dominant-baseline="central" fill="#ffffff">{label}</text></g>'
         )
-    x, y, side, width = _frame(at, points[-1])
+    x, y, side, width = _frame(at, run.position(len(run.steps)))
     parts.append(
         f'<g id="agent" transform="translate(0,0)">'
         f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
@@ -355,14 +453,33 @@ def _svg_marks(run: Run, at: Layout, interactive: bool) -> list[str]:
         f'<rect x="{x:.1f}" y="{y:.1f}" width="{side:.1f}" height="{side:.1f}" fill="none" '
         f'stroke="{INK}" stroke-width="{width:.1f}"/></g>'
     )
-    return parts
+    yield from parts
 
 
 # --- PNG and GIF (Pillow) --------------------------------------------------------------------------------
 
 
-def _paint(run: Run, upto: int | None, at: Layout):
-    """The run as a Pillow image, as it stood after ``upto`` actions (all by default)."""
+def _draw_path(pen, run: Run, at: Layout, start: int, end: int) -> None:
+    """The path from after ``start`` actions to after ``end``, each stretch in its colour, with ``pen`` (a Pillow
+    ``ImageDraw``): a replay draws each frame's new stretch onto the last frame's path, so a run of a million
+    actions is walked once, not once a frame."""
+    line = max(2, round(at.cell * 0.18))
+    for first, last, colour in _path_chunks(len(run.steps)):
+        if first < end and last > start:
+            points = run.stretch(max(first, start), min(last, end))
+            pen.line([at.centre(p) for p in points], fill=colour, width=line, joint="curve")
+
+
+def _path_layer(run: Run, at: Layout):
+    """A transparent image the path is drawn on, to lay over the tiles."""
+    from PIL import Image
+
+    return Image.new("RGBA", (at.width, at.height), (0, 0, 0, 0))
+
+
+def _paint(run: Run, upto: int | None, at: Layout, path=None):
+    """The run as a Pillow image, as it stood after ``upto`` actions (all by default); ``path``: the path up to
+    there already drawn (``_path_layer``), else it is drawn here."""
     from PIL import Image, ImageDraw, ImageFont
 
     maze, cell = run.maze, at.cell
@@ -374,26 +491,20 @@ def _paint(run: Run, upto: int | None, at: Layout):
         if kind == "outcome" and upto < len(run.steps):  # a replay's frame says where it is instead
             text, status_shown = ("" if status_shown else f"step {upto} of {len(run.steps)}"), True
         draw.text((6, y), text, fill=colour, font=ImageFont.load_default(size), anchor="ls")
-    seen = {pos for pos, step in run.first_seen().items() if step <= upto}
+    seen = {pos for pos, step in run.seen_at.items() if step <= upto}
     for y, x0, length, fill in _row_runs(maze, seen):
         draw.rectangle((x0 * cell, at.top + y * cell, (x0 + length) * cell - 1, at.top + (y + 1) * cell - 1), fill=fill)
-    points = run.positions(upto)
-    line = max(2, round(cell * 0.18))
-    all_points = run.positions()
-    for first, last, colour in _path_chunks(all_points):
-        if first < len(points) - 1:
-            draw.line(
-                [at.centre(p) for p in points[first : min(last, len(points) - 1) + 1]],
-                fill=colour,
-                width=line,
-                joint="curve",
-            )
-    for step in run.steps[:upto]:
-        if step.bumped:
-            (bx, by), r = _bump_mark(step, at)
-            stroke = max(2, round(cell * 0.08))
-            draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=stroke)
-            draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=stroke)
+    if path is None:
+        path = _path_layer(run, at)
+        _draw_path(ImageDraw.Draw(path), run, at, 0, upto)
+    image.paste(path, (0, 0), path)
+    for (tile, action), (first, _) in run.bumps.items():
+        if first > upto:
+            continue
+        (bx, by), r = _bump_mark(tile, action, at)
+        stroke = max(2, round(cell * 0.08))
+        draw.line((bx - r, by - r, bx + r, by + r), fill=BUMP, width=stroke)
+        draw.line((bx - r, by + r, bx + r, by - r), fill=BUMP, width=stroke)
     sight, seen_at = run.sight_position(), run.goal_first_seen_step
     if sight is not None and seen_at is not None and seen_at <= upto:
         (sx, sy), r = at.centre(sight), cell * 0.42
@@ -417,7 +528,7 @@ def _paint(run: Run, upto: int | None, at: Layout):
             stroke_width=max(0, side * 0.02),
             stroke_fill="#ffffff",
         )
-    x, y, side, width = _frame(at, points[-1])
+    x, y, side, width = _frame(at, run.position(upto))
     draw.rectangle(
         (x - width, y - width, x + side + width, y + side + width), outline="#ffffff", width=max(1, round(width * 2))
     )
@@ -445,11 +556,15 @@ def frame_steps(steps: int, frames: int = GIF_FRAMES) -> list[int]:
 
 def gif(run: Run) -> bytes:
     """An animated replay: the run at evenly spaced steps, the last frame held."""
-    from PIL import Image
+    from PIL import Image, ImageDraw
 
     at = layout(run, target_px=480)
-    shown = frame_steps(len(run.steps))
-    frames = [_paint(run, k, at).convert("P", palette=Image.Palette.ADAPTIVE, colors=64) for k in shown]
+    path, drawn, frames = _path_layer(run, at), 0, []
+    pen = ImageDraw.Draw(path)
+    for k in frame_steps(len(run.steps)):
+        _draw_path(pen, run, at, drawn, k)
+        drawn = k
+        frames.append(_paint(run, k, at, path).convert("P", palette=Image.Palette.ADAPTIVE, colors=64))
     buffer = io.BytesIO()
     frames[0].save(
         buffer,
@@ -465,56 +580,67 @@ def gif(run: Run) -> bytes:
 # --- HTML replay -----------------------------------------------------------------------------------------
 
 
-def json_for_script(data: object) -> str:
+def _json_for_script(data: object) -> str:
     """JSON that is safe inside a <script> element: no character of it can close the element or start markup."""
     return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def replay_data(run: Run) -> dict:
-    """What the replay's script reads: positions, the actions and each turn's model text (all as data)."""
+def _batched(pieces: Iterator[str], size: int = 4096) -> Iterator[str]:
+    """Pieces of text joined ``size`` at a time: fewer, larger writes."""
+    while batch := list(itertools.islice(pieces, size)):
+        yield "".join(batch)
+
+
+def replay_data(run: Run) -> Iterator[str]:
+    """What the replay's script reads, as JSON in pieces that are safe inside a <script> element: positions (tile
+    centres), the actions and each turn's model text (all as data). Written piece by piece, a run of a million
+    actions is never one string."""
     at = layout(run)
-    return {
-        "centres": [[round(c, 1) for c in at.centre(p)] for p in run.positions()],
-        "steps": [
-            {
-                "n": s.number,
-                "turn": s.turn,
-                "action": s.action,
-                "from": s.start,
-                "to": s.end,
-                "success": s.success,
-                "error": s.error,
-                "reasoning": s.reasoning,
-            }
-            for s in run.steps
-        ],
-        "modelText": {str(turn): text for turn, text in run.model_text.items()},
-    }
+
+    def centre(k: int) -> str:
+        return json.dumps([round(c, 1) for c in at.centre(run.position(k))])
+
+    def step(k: int) -> str:
+        s = run.steps[k]
+        fields = {"n": s.number, "turn": s.turn, "action": s.action, "from": s.start, "to": s.end}
+        return _json_for_script({**fields, "success": s.success, "error": s.error, "reasoning": s.reasoning})
+
+    yield '{"centres": ['
+    yield from _batched(("," if k else "") + centre(k) for k in range(len(run.steps) + 1))
+    yield '], "steps": ['
+    yield from _batched(("," if k else "") + step(k) for k in range(len(run.steps)))
+    yield '], "modelText": '
+    yield _json_for_script({str(turn): text for turn, text in run.model_text.items()})
+    yield "}"
 
 
 def replay_html(run: Run) -> str:
+    """The replay page (``replay_html_parts`` joined)."""
+    return "".join(replay_html_parts(run))
+
+
+def replay_html_parts(run: Run) -> Iterator[str]:
     """A self-contained page (no network): the maze, step controls, and for each step the action, its
     result, the reasoning and the turn's model text; below, the conversation (the transcript), whose turn of
-    the current step is opened and outlined."""
+    the current step is opened and outlined. In pieces to write one after the other."""
     conversation = (
         (f'<section id="conversation" aria-label="conversation"><h2>conversation</h2>\n{run.conversation}\n</section>')
         if run.conversation
         else '<section id="conversation" aria-label="conversation" hidden></section>'
     )
-    values = {
-        "title": html.escape(run.title),
-        "outcome": html.escape(run.outcome),
-        "controls": CONTROLS,
-        "svg": svg(run, interactive=True),
-        "data": json_for_script(replay_data(run)),
-        "conversation": conversation,
-        "css": assets.text("replay.css") + assets.text("transcript.css"),
-        "script": assets.inline_script("replay.js") + "\n" + assets.inline_script("transcript.js"),
+    values: dict[str, Iterable[str]] = {
+        "title": [html.escape(run.title)],
+        "outcome": [html.escape(run.outcome)],
+        "controls": [CONTROLS],
+        "svg": svg_parts(run, interactive=True),
+        "data": replay_data(run),
+        "conversation": [conversation],
+        "css": [assets.text("replay.css"), assets.text("transcript.css")],
+        "script": [assets.inline_script("replay.js"), "\n", assets.inline_script("transcript.js")],
     }
-    # one pass, so text put in is never searched for placeholders again
-    return re.sub(
-        r"\{(title|outcome|controls|svg|data|conversation|css|script)\}", lambda match: values[match[1]], _HTML
-    )
+    # the template cut at its placeholders: text put in is never searched for placeholders again
+    for n, piece in enumerate(re.split(r"\{(title|outcome|controls|svg|data|conversation|css|script)\}", _HTML)):
+        yield from (values[piece] if n % 2 else [piece])
 
 
 # Button icons drawn as SVG: font glyphs for these symbols are missing from some browsers' fonts (Debian's
@@ -599,11 +725,17 @@ class UnknownFormat(OrioleError):
     """A file suffix no writer handles."""
 
 
-WRITERS: dict[str, Callable[[Run], bytes | str]] = {".png": png, ".svg": svg, ".gif": gif, ".html": replay_html}
+WRITERS: dict[str, Callable[[Run], bytes | Iterable[str]]] = {
+    ".png": png,
+    ".svg": svg_parts,
+    ".gif": gif,
+    ".html": replay_html_parts,
+}
 
 
 def write(run: Run, targets: list[Path]) -> list[Path]:
-    """Write the run in the format each target's suffix names (``WRITERS``); returns what was written."""
+    """Write the run in the format each target's suffix names (``WRITERS``); returns what was written. Text is
+    written piece by piece as it is made."""
     unknown = sorted({path.suffix for path in targets} - set(WRITERS))
     if unknown:
         raise UnknownFormat(f"cannot write {', '.join(unknown) or 'files without a suffix'}; use {', '.join(WRITERS)}")
@@ -613,5 +745,6 @@ def write(run: Run, targets: list[Path]) -> list[Path]:
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:
-            path.write_text(content, encoding="utf-8")
+            with path.open("w", encoding="utf-8") as out:
+                out.writelines(content)
     return targets

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -505,9 +505,9 @@ class Results:
         return {row.name: row.description for row in rows}
 
     def experiment_run(self, experiment_id: int) -> ExperimentRun | None:
-        """An experiment with its maze, every action in order and each turn's model text: what a picture
-        or a replay of the run shows."""
-        return self._row(
+        """An experiment with its maze, each turn's model text and its actions in order: what a picture or a
+        replay of the run shows. The actions come as a stream (``run_actions``), read once."""
+        record = self._row(
             ExperimentRun,
             """
             SELECT e.id AS experiment_id, e.llm_provider, e.model_name, e.prompt_version, e.status, e.goal_found,
@@ -515,13 +515,6 @@ class Results:
                    (e.config ->> 'visionRange')::int AS vision_range,
                    m.name AS maze, m.grid, m.start_x, m.start_y, m.goal_x, m.goal_y, m.shortest_path_length,
                    e.optimal_path_length,
-                   (SELECT coalesce(jsonb_agg(jsonb_build_object(
-                               'step', a.step_number, 'turn', a.turn_number, 'action', a.action_type,
-                               'from', jsonb_build_array(a.from_x, a.from_y), 'to', jsonb_build_array(a.to_x, a.to_y),
-                               'success', a.success, 'error', a.error, 'reasoning', a.reasoning,
-                               'tiles_seen', a.tiles_seen, 'goal_visible', a.goal_visible) ORDER BY a.step_number),
-                           '[]'::jsonb)
-                      FROM actions a WHERE a.experiment_id = e.id) AS actions,
                    (SELECT coalesce(jsonb_object_agg(t.turn_number, t.text), '{}'::jsonb)
                       FROM (SELECT c.turn_number, string_agg(c.response ->> 'text', E'\n' ORDER BY c.call_index) AS text
                               FROM model_calls c
@@ -532,6 +525,31 @@ class Results:
             """,
             (experiment_id,),
         )
+        return None if record is None else replace(record, actions=self.run_actions(experiment_id))
+
+    def run_actions(self, experiment_id: int, batch_rows: int = 5_000) -> Iterator[dict[str, Any]]:
+        """An experiment's actions in order, one dict each (step, turn, action, from, to, success, error,
+        reasoning, tiles_seen: only the tiles first seen at that action, None when none was: a tile seen again
+        changes no picture), read through a server-side cursor ``batch_rows`` at a time: a run of a million
+        actions is never held whole, by the database or here. The read starts at the first ``next``."""
+        with self.conn.transaction(), self.conn.cursor(name=f"run_actions_{experiment_id}") as cursor:
+            cursor.itersize = batch_rows
+            cursor.execute(
+                """
+                WITH firsts AS (SELECT step, jsonb_agg(tile) AS tiles
+                                  FROM (SELECT min(a.step_number) AS step, t.tile
+                                          FROM actions a, jsonb_array_elements(a.tiles_seen) t (tile)
+                                         WHERE a.experiment_id = %(id)s GROUP BY t.tile) first_sight
+                                 GROUP BY step)
+                SELECT a.step_number AS step, a.turn_number AS turn, a.action_type AS action,
+                       ARRAY[a.from_x, a.from_y] AS "from", ARRAY[a.to_x, a.to_y] AS "to", a.success, a.error,
+                       a.reasoning, f.tiles AS tiles_seen
+                  FROM actions a LEFT JOIN firsts f ON f.step = a.step_number
+                 WHERE a.experiment_id = %(id)s ORDER BY a.step_number
+                """,
+                {"id": experiment_id},
+            )
+            yield from cursor
 
     def listing(self, chosen: Listing) -> list[ListedExperiment]:
         """A page of the experiments ``chosen`` selects, in its order (then by id), each with the count of every
@@ -614,7 +632,7 @@ class Results:
             SELECT e.id AS experiment_id, coalesce(e.agent_label, e.llm_provider || '/' || e.model_name) AS agent,
                    e.llm_provider, e.model_name, e.prompt_version, e.prompt_hash, e.status, e.ending,
                    e.failure_reason, e.goal_found, e.seed, e.code_version, e.config, e.agent_id, e.comment,
-                   substring(e.comment FROM '(?:^|\\s)sweep:(\\S+)') AS sweep_id, e.started_at, e.completed_at,
+                   e.sweep_id, e.started_at, e.completed_at,
                    e.execution_arns, m.name AS maze, m.family AS maze_family, m.width || 'x' || m.height AS maze_size,
                    m.content_hash AS maze_hash, m.source AS maze_source, m.generator AS maze_generator,
                    m.seed AS maze_seed, m.shortest_path_length, e.action_count AS actions, e.turn_count AS turns,

@@ -8,6 +8,7 @@ The statuses and endings the workstation compares are the runtime's (``oriole.st
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -253,9 +254,10 @@ class StatusRow:
 
 @dataclass(frozen=True)
 class ExperimentRun:
-    """An experiment with its maze, every action in order (JSON objects: step, turn, action, from, to, success,
-    error, reasoning, tiles_seen, goal_visible) and each turn's model text by turn number: what a picture or a
-    replay of the run shows (``Results.experiment_run``)."""
+    """An experiment with its maze, each turn's model text by turn number and its actions in order (dicts: step,
+    turn, action, from, to, success, error, reasoning, tiles_seen; from the database a stream, read once, whose
+    tiles_seen holds only the tiles first seen at each action): what a picture or a replay of the run shows
+    (``Results.experiment_run``)."""
 
     experiment_id: int
     llm_provider: str
@@ -275,8 +277,8 @@ class ExperimentRun:
     goal_y: int
     shortest_path_length: int
     optimal_path_length: int
-    actions: list[dict[str, Json]]
     model_text: dict[str, str]
+    actions: Iterable[Mapping[str, Any]] = ()
 
 
 @dataclass(frozen=True)

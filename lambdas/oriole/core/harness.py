@@ -25,7 +25,7 @@ from oriole.core.tools import tool_specs
 from oriole.core.turn_loop import WHY_NOT_EXECUTED, estimate_tokens
 from oriole.text import JsonObject
 
-HARNESS_VERSION = "1"
+HARNESS_VERSION = "2"  # 2: text tool calls by the <tool_call> grammar (issue 30 item 8)
 # What the estimator is asked, to pin its arithmetic: text, nested JSON, characters JSON escapes.
 ESTIMATOR_PROBES: tuple[object, ...] = ("", "x" * 41, {"position": [3, 4], "visible": {"walls": [[1, 2]]}}, "ümlaut \n")
 

@@ -236,10 +236,10 @@ def execute(
     world.step += 1
     start = world.position
     try:
+        if call.problem:  # unreadable before its name means anything (a text near miss, arguments too deep)
+            raise ToolCallError(call.problem)
         if call.name not in {spec.name for spec in tools}:
             raise ToolCallError(f"unknown tool {call.name!r}; available: {', '.join(s.name for s in tools)}")
-        if call.problem:
-            raise ToolCallError(call.problem)
         arguments = parse_arguments(call.arguments, call.name)
     except ToolCallError as err:
         world.invalid_calls += 1

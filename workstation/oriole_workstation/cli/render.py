@@ -6,6 +6,7 @@ opens the database and writes the files.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -24,21 +25,35 @@ from oriole_workstation.cli.common import (
     selection,
 )
 from oriole_workstation.display import wrote
-from oriole_workstation.render import WRITERS, Run, write
+from oriole_workstation.render import CONVERSATION_MAX_ACTIONS, WRITERS, Run, write
 from oriole_workstation.results import Results
 from oriole_workstation.rows import ExperimentRun
 
 
-def replay_run(results: Results, experiment: int, record: ExperimentRun) -> Run:
-    """The run to draw (``record``: its ``experiment_run``), with its conversation pane when its requests can be
-    rebuilt (an experiment stored before they were recorded gets the page without it)."""
+def replay_run(results: Results, experiment: int, record: ExperimentRun, conversation: bool = True) -> Run:
+    """The run to draw (``record``: its ``experiment_run``); for a replay page (``conversation``) with its
+    conversation pane when its requests can be rebuilt (an experiment stored before they were recorded gets the
+    page without it) and the run is no longer than ``CONVERSATION_MAX_ACTIONS`` (a longer one's page says where
+    its conversation is read instead: the pane holds every call, which a run of a million actions cannot fit)."""
     from oriole_workstation import transcript as transcripts
 
+    run = Run.from_record(record)
+    if not conversation:
+        return run
+    if len(run.steps) > CONVERSATION_MAX_ACTIONS:
+        return replace(
+            run,
+            conversation=(
+                f"<p>This run took {len(run.steps):,} actions; a replay page holds the conversation of at most "
+                f"{CONVERSATION_MAX_ACTIONS:,}. Read it with <code>oriole transcript {experiment}</code>.</p>"
+            ),
+        )
     try:
-        conversation = transcripts.conversation_html(transcripts.load(results.store.conn, experiment))
+        return replace(
+            run, conversation=transcripts.conversation_html(transcripts.load(results.store.conn, experiment))
+        )
     except transcripts.TranscriptUnavailable:
-        conversation = None
-    return Run.from_record(record, conversation)
+        return run
 
 
 def render(
@@ -85,5 +100,6 @@ def render(
         targets = output or [
             directory / f"experiment-{number}{suffix}" for suffix in ((".gif", ".html") if replay else (".png", ".svg"))
         ]
-        for path in write(replay_run(results, number, record), targets):
+        pages = any(path.suffix == ".html" for path in targets)
+        for path in write(replay_run(results, number, record, conversation=pages), targets):
             typer.echo(wrote(path))

@@ -174,14 +174,14 @@ def create_app(
                 first: transcript.Transcript | None = transcript.load(results.store.conn, experiment_id, only=1)
             except transcript.TranscriptUnavailable:
                 first = None
-        run = render.Run.from_record(record)
+            run = render.Run.from_record(record)  # its actions stream from the connection, read here
         return render_template(
             "experiment.html",
             detail=detail,
             run=run,
             maze=Markup(render.svg(run, interactive=True)),
             controls=Markup(render.CONTROLS),
-            data=Markup(render.json_for_script(render.replay_data(run))),
+            data=Markup("".join(render.replay_data(run))),  # JSON safe inside <script>
             header=Markup(transcript.header_html(first)) if first else None,
             conversation=Markup(
                 transcript.outline_html(
