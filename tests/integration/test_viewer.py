@@ -5,6 +5,12 @@ and shows a hostile model answer as text. (The same pages in Chromium: tests/bro
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -262,3 +268,24 @@ def test_the_deployed_readers_own_login_serves_and_an_application_login_is_refus
         for role in ("oriole_reader", "oriole_app"):
             owner.execute(f"ALTER ROLE {role} NOLOGIN")
         owner.close()
+
+
+def test_oriole_view_serves_on_loopback_until_ctrl_c_and_refuses_an_address_in_use(database_url, viewed, tmp_path):
+    """The command a researcher runs: it prints its address, serves the pages with their security headers, stops
+    cleanly at Ctrl-C; a second one on the same port is refused in one line, exit 2 (not werkzeug's exit 1)."""
+    env = {**os.environ, "DATABASE_URL": database_url, "ORIOLE_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-c", "from oriole_workstation.command import main; main()", "view", "--port"]
+    server = subprocess.Popen([*command, "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        said = server.stdout.readline() if server.stdout else ""
+        address = re.search(r"http://127\.0\.0\.1:(\d+)/", said)
+        assert address, (said, server.stderr.read() if server.poll() is not None and server.stderr else "")
+        with urllib.request.urlopen(f"{address[0]}experiments/{viewed.sweep[0]}", timeout=60) as answer:
+            assert answer.status == 200 and answer.headers["Content-Security-Policy"] == POLICY
+        taken = subprocess.run([*command, address[1]], env=env, capture_output=True, text=True, timeout=120)
+        assert taken.returncode == 2, taken.stderr
+        assert taken.stderr.strip().splitlines() == [taken.stderr.strip()]
+        assert f"cannot listen on 127.0.0.1:{address[1]}" in taken.stderr and "--port" in taken.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=60) == 0

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 from typing import Annotated
 
 import typer
 
 from oriole.errors import OrioleError
 from oriole_workstation.cli.common import AwsDatabase, err, out
+from oriole_workstation.display import terminal_safe
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -22,6 +24,21 @@ def _loopback(host: str) -> bool:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port``, or an error that says why not and what to do (werkzeug, binding
+    it itself, prints the reason and exits with status 1)."""
+    from werkzeug.serving import get_sockaddr, select_address_family
+
+    family = select_address_family(host, port)
+    try:
+        return socket.create_server(get_sockaddr(host, port, family), family=family)
+    except (OSError, UnicodeError) as error:
+        said = getattr(error, "strerror", None) or error
+        raise OrioleError(
+            f"cannot listen on {terminal_safe(host)}:{port} ({said}): choose another --host or --port"
+        ) from None
 
 
 def view(
@@ -56,13 +73,14 @@ def view(
     reader = Reader(url)
     reader.open()
     try:
-        server = make_server(host, port, create_app(reader, (*LOOPBACK, host)), threaded=True)
-    except OSError as error:
-        raise OrioleError(
-            f"cannot listen on {host}:{port} ({error.strerror or error}): choose another --port"
-        ) from None
+        listening = _listen(host, port)
+    except OrioleError:
+        reader.close()
+        raise
+    with listening:  # the server listens on its own copy of the socket
+        server = make_server(host, port, create_app(reader, (*LOOPBACK, host)), threaded=True, fd=listening.fileno())
     shown = f"[{host}]" if ":" in host else host
-    out.print(f"oriole view: http://{shown}:{server.server_port}/ (Ctrl-C stops it)", markup=False, highlight=False)
+    out.print(f"oriole view: http://{shown}:{server.port}/ (Ctrl-C stops it)", markup=False, highlight=False)
     if not _loopback(host):
         err.print(f"warning: listening on {host}: anyone who reaches it can read your results", markup=False)
     try:
