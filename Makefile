@@ -5,8 +5,8 @@
 # make test-unit | test-integration | test-browser | test-infra: one tier of the suite alone (tests/unit,
 #              tests/integration, tests/browser: the pages in Chromium,
 #              tests/infra), on the same workers.
-# make test-examples: the docs' worked examples (docs/examples.py) run again in fresh databases and compared with
-#              the pages that show them (whole sweeps: minutes; make test checks only what needs no run).
+# make test-examples: the docs' worked sweeps (docs/examples.py) run again in fresh databases and compared with
+#              the pages that show them (minutes; make test checks the single runs the pages show).
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
@@ -116,7 +116,7 @@ test-browser: $(VENV)/.test-installed $(VENV)/.debian-installed
 test-infra: $(VENV)/.test-installed node_modules/.installed
 	$(PYTEST) tests/infra
 
-# The docs' worked examples run again in fresh databases and compared with the pages (whole sweeps: minutes).
+# The docs' worked sweeps run again in fresh databases and compared with the pages (minutes).
 test-examples: $(VENV)/.test-installed
 	ORIOLE_DOC_EXAMPLES=1 $(PYTEST) tests/integration/test_doc_examples.py
 

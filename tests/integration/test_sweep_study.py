@@ -117,6 +117,7 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
         r["input_tokens"] + r["output_tokens"] == 0 and r["cost_usd"] == 0 for r in baselines
     )
 
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # a terminal of 100 columns
     monkeypatch.setenv("COLUMNS", "100")
     for command in (("ls", "--sweep", sweep_id), ("report", "--sweep", sweep_id)):
         shown = cli(*command)

@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -287,7 +288,7 @@ def _metadata(e: ComparedExperiment) -> dict[str, Any]:
             "moves": e.moves,
             "failed_moves": e.failed_moves,
             "turns": e.turns,
-            "cost_usd": float(e.cost_usd),
+            "cost_usd": None if e.cost_usd is None else float(e.cost_usd),
             "sweep_id": e.sweep_id,
             "agent_id": e.agent_id,
             "comment": e.comment,
@@ -320,7 +321,7 @@ def sample(e: ComparedExperiment, epoch: int, record: transcripts.Transcript | N
         input_tokens=e.input_tokens,
         output_tokens=e.output_tokens,
         total_tokens=e.input_tokens + e.output_tokens,
-        total_cost=float(e.cost_usd),
+        total_cost=None if e.cost_usd is None else float(e.cost_usd),  # None: unpriced
     )
     return EvalSample(
         id=e.maze,
@@ -423,7 +424,7 @@ def log(group: Group, records: dict[int, transcripts.Transcript | None], origin:
                     input_tokens=tokens_in,
                     output_tokens=tokens_out,
                     total_tokens=tokens_in + tokens_out,
-                    total_cost=float(sum(e.cost_usd for e, _ in chosen)),
+                    total_cost=_total_cost([e.cost_usd for e, _ in chosen]),
                 )
             },
         ),
@@ -451,3 +452,8 @@ def write(results: Results, experiments: Sequence[ComparedExperiment], origin: P
         write_eval_log(log(group, records, origin), str(path))
         written.append(path)
     return written
+
+
+def _total_cost(costs: Sequence[Decimal | None]) -> float | None:
+    """What the runs cost together; None (unknown, as Inspect reads it) when any of them is unpriced."""
+    return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))

@@ -72,7 +72,7 @@ class Provenance:
         first, last = self.started or (None, None)
         started = f", started {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else ""
         return (
-            f"{counted(self.experiments, 'experiment')} ({counted(self.runs, 'run')}, "
+            f"{counted(self.experiments, 'experiment')} ({counted(self.runs, 'decided run')}, "
             f"{counted(self.endings['success'], 'success')}, {self.endings['censored']} censored, "
             f"{counted(self.endings['error'], 'error')}) "
             f"on {counted(self.grids, 'maze')}{started}; "

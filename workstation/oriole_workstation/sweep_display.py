@@ -15,6 +15,7 @@ from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import Ending, ExperimentStatus
+from oriole_workstation.display import total_dollars
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SweepPlan
 
@@ -27,7 +28,7 @@ def plan_line(item: Planned, spec: SweepFile, defaults: Mapping[str, object]) ->
 
 def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: bool) -> list[str]:
     """The price each model of the sweep is charged at, and where it comes from, once per agent; a model without
-    one says it counts as $0."""
+    one says its cost is unknown (shown ``unpriced``; $0 toward a spend limit only with --allow-unpriced)."""
     lines, seen = [], set()
     for cell in matrix:
         if not PROVIDERS[cell.provider].calls_model or (cell.agent, cell.prices) in seen:
@@ -38,7 +39,7 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
             lines.append(f"price of {cell.agent}: {found.describe()}")
         else:
             lines.append(
-                f"price of {cell.agent}: unknown, its tokens count as $0"
+                f"price of {cell.agent}: unknown, its cost shows as unpriced"
                 + (
                     " (--allow-unpriced)"
                     if allow_unpriced
@@ -61,7 +62,7 @@ class SweepStatus:
     left: int | None
     outcomes: dict[str, int]  # an ending in words -> repetitions, most first
     errors: dict[str, int]  # the failure reason of an error ending -> repetitions, most first
-    spent: float
+    spent: str  # what its runs cost, in words (``total_dollars``: a sum, a lower bound, or unpriced)
     tokens: int
     spend_limit: float | None
     first_planned_at: datetime | None
@@ -91,7 +92,7 @@ def sweep_status(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
                 row.failure_reason or "no reason" for row in latest.values() if row.ending == Ending.ERROR
             ).most_common()
         ),
-        spent=sum(row.cost_usd for row in rows),
+        spent=total_dollars([row.cost_usd for row in rows]),
         tokens=sum(row.tokens for row in rows),
         spend_limit=float(plan.spend_limit_usd) if plan and plan.spend_limit_usd is not None else None,
         first_planned_at=plan.first_planned_at if plan else None,
@@ -117,7 +118,7 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
     why = [f"error ({n}): {reason}" for reason, n in list(status.errors.items())[:MAX_REASONS]]
     if len(status.errors) > MAX_REASONS:
         why.append(f"... and {len(status.errors) - MAX_REASONS} other error reason(s)")
-    return [head, f"done: {parts or 'none'}", *why, f"spent ${status.spent:,.4f}{limit} · {status.tokens:,} tokens"]
+    return [head, f"done: {parts or 'none'}", *why, f"spent {status.spent}{limit} · {status.tokens:,} tokens"]
 
 
 MAX_REASONS = 5  # the error reasons `oriole sweep status` lists, the most frequent first

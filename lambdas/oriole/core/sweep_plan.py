@@ -597,7 +597,7 @@ class SweepExperiment:
     origin_execution_arn: str
     last_execution_arn: str
     tokens: int
-    cost_usd: float
+    cost_usd: float | None  # None: its model has no price
     failure_reason: str | None
 
 

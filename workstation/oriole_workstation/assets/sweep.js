@@ -52,7 +52,7 @@
         text("sweep-running", String(status.running));
         text("sweep-left", status.left === null ? "-" : String(status.left));
         text("sweep-tokens", status.tokens.toLocaleString("en-US"));
-        text("sweep-spent", money(status.spent) + (status.spend_limit === null ? "" : " of " + money(status.spend_limit)));
+        text("sweep-spent", status.spent + (status.spend_limit === null ? "" : " of " + money(status.spend_limit)));
         text("sweep-outcomes", Object.entries(status.outcomes).map(([words, n]) => n + " " + words).join(", ") ||
              "none yet");
         const bar = document.getElementById("sweep-bar");
