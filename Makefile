@@ -160,7 +160,7 @@ flows: $(VENV)/.local-installed
 # runtime's versions from the Lambda lock, so the tests run what ships. It holds every extra but inspect, whose
 # aiobotocore pins a botocore older than the Lambda lock's (.venv-inspect installs it as a researcher would).
 LOCK_FLAGS ?=
-DEV_EXTRAS := $(foreach extra,local cdk analysis view docs test,--extra $(extra))
+DEV_EXTRAS := $(foreach extra,local cdk analysis view docs test bench,--extra $(extra))
 lock: $(BIN)/python
 	$(BIN)/pip install --quiet "uv>=0.5,<1"
 	$(BIN)/uv pip compile requirements.txt --python-platform aarch64-manylinux_2_28 --python-version 3.14 \
