@@ -65,6 +65,7 @@ def test_checked_experiments_are_compared_and_linked_back(page, viewer, viewed):
     for n in chosen:
         page.check(f"input[name=id][value='{n}']")
     page.click("#compare-selected")
+    page.wait_for_selector("#leaderboard")  # the comparison's page, once loaded (a busy machine is slow)
     assert page.is_visible("#leaderboard") and "id=" in page.url
     linked = page.eval_on_selector_all("#experiments-table a", "links => links.map(a => a.getAttribute('href'))")
     assert linked == [f"/experiments/{n}" for n in chosen]

@@ -88,6 +88,7 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: 
 .flag { display: inline-block; margin: 0.15rem 0.2rem 0 0; padding: 0 0.3rem; border: 1px solid #888;
         border-radius: 0.2rem; font-size: 0.85em; color: #333; white-space: nowrap; }
 #comparison-table tbody th, #experiments-table tbody th { min-width: 11rem; }
+#experiments-table td:nth-child(3) { white-space: nowrap; }  /* a maze's name (perfect-11@0) stays whole */
 #leaderboard { width: auto; min-width: 50%; } .runs { color: #555; white-space: nowrap; }
 dl.provenance { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; font-size: 0.9rem; }
 dl.provenance dt { font-weight: 600; } dl.provenance dd { margin: 0; overflow-wrap: anywhere; }
