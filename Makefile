@@ -4,6 +4,8 @@
 #              parallel workers (TEST_WORKERS, pytest-xdist).
 # make test-unit | test-integration | test-infra: one tier of the suite alone (tests/unit, tests/integration,
 #              tests/infra), on the same workers.
+# make test-examples: the docs' worked sweeps (docs/examples.py) run again in fresh databases and compared with
+#              the pages that show them (minutes; make test checks the single runs the pages show).
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.
@@ -32,7 +34,7 @@ export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test test-unit test-integration test-infra typecheck hooks docs bootstrap deploy synth bench flows lock
+.PHONY: demo test test-unit test-integration test-infra test-examples typecheck hooks docs bootstrap deploy synth bench flows lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -100,6 +102,10 @@ test-integration: $(VENV)/.test-installed $(VENV)/.debian-installed node_modules
 test-infra: $(VENV)/.test-installed node_modules/.installed
 	$(PYTEST) tests/infra
 
+# The docs' worked sweeps run again in fresh databases and compared with the pages (minutes).
+test-examples: $(VENV)/.test-installed
+	ORIOLE_DOC_EXAMPLES=1 $(PYTEST) tests/integration/test_doc_examples.py
+
 hooks: $(VENV)/.test-installed
 	$(BIN)/pre-commit install
 
@@ -108,7 +114,7 @@ docs: $(VENV)/.docs-installed
 	$(if $(SERVE),$(BIN)/mkdocs serve,$(BIN)/mkdocs build --strict)
 
 synth: $(VENV)/.cdk-installed node_modules/.installed
-	npx cdk synth --all
+	npx cdk synth --quiet --no-notices  # every stack into cdk.out; no template on the screen, no notices
 
 bootstrap: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk bootstrap
@@ -116,7 +122,11 @@ bootstrap: $(VENV)/.cdk-installed node_modules/.installed
 deploy: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk deploy --all
 
-bench: $(VENV)/.local-installed
+$(VENV)/.bench-installed: $(VENV)/.local-installed
+	$(INSTALL) -e ".[local,bench]"
+	touch $@
+
+bench: $(VENV)/.bench-installed
 	$(BIN)/python bench/bench_local_run.py
 
 flows: $(VENV)/.local-installed

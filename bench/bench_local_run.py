@@ -1,9 +1,11 @@
 """Benchmark: one long random-agent experiment through the real local state machine.
 
-Reports the figures of DESIGN section 10 for the local mode: wall time, database round trips per turn
-(statements counted on the handlers' connection, agent task plus CheckProgress), state transitions
-and history events per turn and per execution. Run with ``make bench`` or
-``python bench/bench_local_run.py --max-moves 10000 --actions-per-turn 8``.
+Reports the figures of DESIGN section 10 for the local mode: wall time, and the CPU seconds of this process (the
+state machine interpreter and the handlers) and of its database backend, which a loaded machine does not inflate as
+it does the wall time; database round trips per turn (statements counted on the handlers' connection, agent task
+plus CheckProgress), state transitions and history events per turn and per execution. Run with ``make bench`` or
+``python bench/bench_local_run.py --max-moves 10000 --actions-per-turn 8``; ``--record`` keeps the figures in
+``bench/results.json`` (``results_file.py``).
 
 ``--actions-per-turn 1`` is the longest experiment the limits allow (10,000 turns): it shows the chain
 of executions (continue-as-new every ``maxTurnsPerExecution`` turns) keeping every execution's history
@@ -14,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
+import os
 import time
+
+import psycopg
+import results_file
 
 from oriole.store import db
 from oriole_workstation.database import local_url, prepare
@@ -23,6 +28,17 @@ from oriole_workstation.results import Results
 from oriole_workstation.runner import LocalAws
 
 AGENT, CHECK = "oriole-InvokeBaselineAgent", "oriole-CheckProgress"
+
+
+def server_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) a PostgreSQL backend of this machine has used, from ``/proc``; None when the
+    backend is not a process here (a remote server)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
@@ -36,10 +52,14 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
         "config": {"maxMoves": max_moves, "maxActionsPerTurn": actions_per_turn, "seed": seed},
     }
     with LocalAws(url) as aws:
-        started = time.perf_counter()
+        backend = db.connection().execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        server_before = server_cpu_seconds(backend)
+        started, cpu_started = time.perf_counter(), time.process_time()
         launcher = aws.launcher(poll_seconds=0.5)
         result = launcher.follow(launcher.start(execution_input), Results(db.connect(url)))
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+        server_after = server_cpu_seconds(backend)
+        server = None if server_before is None or server_after is None else server_after - server_before
         summary = result.summary
         histories = [aws.history(arn) for arn in summary.execution_arns]
         turns = summary.turns
@@ -50,6 +70,8 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
             "actions": summary.actions,
             "turns": turns,
             "wall_seconds": round(wall, 2),
+            "cpu_seconds": round(cpu, 2),
+            "database_cpu_seconds": None if server is None else round(server, 2),
             "actions_per_second": round(summary.actions / wall),
             "db_round_trips_per_turn": round((aws.statements[AGENT] + aws.statements[CHECK]) / turns, 2),
             "db_round_trips_agent_task": round(aws.statements[AGENT] / aws.invocations[AGENT], 2),
@@ -62,7 +84,6 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
             "state_transitions_per_turn": round(
                 sum(sum(e["type"].endswith("StateEntered") for e in h) for h in histories) / turns, 2
             ),
-            "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}",
         }
 
 
@@ -73,13 +94,18 @@ def main() -> None:
     parser.add_argument("--actions-per-turn", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--record", action="store_true", help="keep the figures in bench/results.json")
     args = parser.parse_args()
     figures = run(args.maze, args.max_moves, args.actions_per_turn, args.seed)
+    with psycopg.connect(local_url()) as conn:
+        where = results_file.environment(conn)
+    if args.record:
+        results_file.record(f"local run, {args.actions_per_turn} actions a turn", figures, where)
     if args.json:
-        print(json.dumps(figures))
+        print(json.dumps(figures | where))
         return
-    width = max(len(k) for k in figures)
-    for key, value in figures.items():
+    width = max(len(k) for k in figures | where)
+    for key, value in (figures | where).items():
         print(f"{key:<{width}}  {value}")
 
 

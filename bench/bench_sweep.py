@@ -12,6 +12,7 @@ map's item flow (its ItemProcessor, from the same file) as an execution of its o
 
     python bench/bench_sweep.py                      # 1,000 x oracle on perfect-7, 8 at once
     python bench/bench_sweep.py --repetitions 200 --agent explorer --maze perfect-11 --cap 4
+    python bench/bench_sweep.py --record             # keeps the figures in bench/results.json
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import platform
 import time
 import uuid
 
+import psycopg
+import results_file
 from rich.console import Console
 
 from oriole.flows import sweep_flow
@@ -133,7 +135,6 @@ def run(repetitions: int, agent: str, maze: str, cap: int, wait_seconds: int) ->
         "experiment_state_transitions": experiment_transitions,
         "state_transitions_per_sweep_on_aws": total,
         "step_functions_usd_per_sweep_on_aws": round(total * PRICE_PER_TRANSITION, 4),
-        "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}",
     }
 
 
@@ -145,13 +146,18 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=8, help="baseline experiments at once")
     parser.add_argument("--wait-seconds", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--record", action="store_true", help="keep the figures in bench/results.json")
     args = parser.parse_args()
     figures = run(args.repetitions, args.agent, args.maze, args.cap, args.wait_seconds)
+    with psycopg.connect(local_url()) as conn:
+        where = results_file.environment(conn)
+    if args.record:
+        results_file.record(f"sweep of {args.repetitions}", figures, where)
     if args.json:
-        print(json.dumps(figures))
+        print(json.dumps(figures | where))
         return
-    width = max(len(k) for k in figures)
-    for key, value in figures.items():
+    width = max(len(k) for k in figures | where)
+    for key, value in (figures | where).items():
         print(f"{key:<{width}}  {value}")
 
 

@@ -8,19 +8,25 @@ whole comparison, filtered comparisons, the per-experiment view whole, filtered 
 experiment, and the live status. The database is dropped at the end. The views read the aggregates the turn's
 write keeps, never the actions, so they scale with the experiments: model_comparison and
 compare_experiments(...) answer in under 200 ms. Run with ``python bench/bench_views.py``
-(``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database).
+(``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database;
+``--record`` keeps the figures in ``bench/results.json``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
+import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import uuid
 
 import psycopg
+import results_file
 from psycopg import sql
 
 from oriole_workstation.database import local_url, prepare
@@ -36,11 +42,14 @@ MODELS = (
     ("bedrock", "amazon.nova-lite"),
 )
 
+SWEEP = "bench-3"  # one sweep of the seeded 40: experiments / 40 of them (1,000 of 40,000)
+ORIOLE = os.path.join(os.path.dirname(sys.executable), "oriole")  # the CLI installed beside this interpreter
+
 QUERIES = {
     "model_comparison (all)": "SELECT * FROM model_comparison",
     "compare_experiments(tag => one sweep)": "SELECT * FROM compare_experiments(tag => 'sweep:bench-3')",
     "compare_experiments(by_maze => true)": "SELECT * FROM compare_experiments(by_maze => true)",
-    "report --sweep one --sweep another": "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT "
+    "report --sweep one --sweep another": "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT id FROM "
     "chosen_experiments(sweeps => ARRAY['bench-3', 'bench-4'])))",
     "experiment_results (all rows)": "SELECT * FROM experiment_results",
     "experiment_results WHERE model_name = ...": "SELECT * FROM experiment_results WHERE model_name = 'qwen2.5:7b'",
@@ -56,14 +65,18 @@ SELECT g AS n, (g - 1) %% %(models)s AS model, m.id AS maze_id, m.width, m.heigh
   FROM generate_series(1, %(experiments)s) g
   JOIN LATERAL (SELECT * FROM mazes ORDER BY id OFFSET (g %% (SELECT count(*) FROM mazes)) LIMIT 1) m ON true;
 
+INSERT INTO sweeps (id, planned, run_input)
+SELECT 'bench-' || g, %(experiments)s / 40, '{}'::jsonb FROM generate_series(0, 39) g;
+
 INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, agent_id,
-                         comment, config, seed, status, ending, ending_cause, goal_found, goal_first_seen_step,
-                         goal_reached_step, current_x, current_y, action_count, move_count, failed_move_count,
-                         turn_count, input_tokens, output_tokens, cost_usd, started_at, completed_at, failure_reason,
-                         origin_execution_arn, execution_arns, optimal_path_length)
+                         sweep_id, comment, config, seed, status, ending, ending_cause, goal_found,
+                         goal_first_seen_step, goal_reached_step, current_x, current_y, action_count, move_count,
+                         failed_move_count, turn_count, input_tokens, output_tokens, cost_usd, started_at,
+                         completed_at, failure_reason, origin_execution_arn, execution_arns, optimal_path_length)
 SELECT p.maze_id, (%(providers)s::text[])[p.model + 1], (%(names)s::text[])[p.model + 1],
        'v' || (1 + p.n %% 2), md5('prompt' || (1 + p.n %% 2)), 'prompt text',
-       'bench-' || (p.n %% 10) || '/' || md5(p.n::text) || '/r1', 'sweep:bench-' || (p.n %% 10),
+       'bench-' || (p.n %% 40) || '/' || md5(p.n::text) || '/r1', 'bench-' || (p.n %% 40),
+       'sweep:bench-' || (p.n %% 40),
        jsonb_build_object('maxMoves', 10000, 'maxActionsPerTurn', 8, 'visionRange', 3, 'goalCondition', 'reach',
                           'temperature', CASE WHEN p.n %% 3 = 0 THEN 0.0 ELSE 0.2 END, 'seed', p.n,
                           'historyActions', 20, 'maxRecallActions', 50, 'recallInterval', 10),
@@ -148,6 +161,43 @@ def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
     return figures
 
 
+def commands(sweep: str) -> dict[str, list[str]]:
+    """The researcher's commands on one sweep (``oriole ls``, ``report`` in the terminal and as HTML, ``export``)."""
+    return {
+        f"oriole ls --sweep {sweep} --limit 0": ["ls", "--sweep", sweep, "--limit", "0"],
+        f"oriole report --sweep {sweep}": ["report", "--sweep", sweep],
+        f"oriole report --sweep {sweep} --format html": [
+            "report",
+            "--sweep",
+            sweep,
+            "--format",
+            "html",
+            "-o",
+            "r.html",
+        ],
+        f"oriole export --sweep {sweep} --format csv": ["export", "--sweep", sweep, "--format", "csv", "-o", "out"],
+    }
+
+
+def time_commands(url: str, sweep: str, repeats: int) -> dict[str, dict]:
+    """Each command's wall time, as the researcher waits for it (a fresh process: interpreter start included)."""
+    figures = {}
+    with tempfile.TemporaryDirectory() as home:
+        environment = {**os.environ, "DATABASE_URL": url, "ORIOLE_HOME": home, "COLUMNS": "120"}
+        for label, arguments in commands(sweep).items():
+            walls = []
+            for _ in range(repeats):
+                shutil.rmtree(os.path.join(home, "out"), ignore_errors=True)
+                started = time.perf_counter()
+                subprocess.run([ORIOLE, *arguments], cwd=home, env=environment, check=True, capture_output=True)
+                walls.append(time.perf_counter() - started)
+            figures[label] = {
+                "median_ms": round(statistics.median(walls) * 1000),
+                "min_ms": round(min(walls) * 1000),
+            }
+    return figures
+
+
 def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
     """Migrate and seed the database at ``url``, then time the queries on it."""
     prepare(url).conn.close()
@@ -158,7 +208,6 @@ def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
             "(SELECT count(*) FROM actions), "
             "pg_size_pretty(pg_database_size(current_database()))"
         ).fetchone()
-        version = conn.execute("SHOW server_version").fetchone()[0]
         return {
             "experiments": counts[0],
             "turns": counts[1],
@@ -166,8 +215,7 @@ def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
             "database_size": counts[3],
             **seconds,
             "queries": time_queries(conn, repeats),
-            "postgres": version,
-            "machine": f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}",
+            "commands": time_commands(url, SWEEP, min(repeats, 3)),
         }
 
 
@@ -194,10 +242,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--keep", action="store_true", help="keep the seeded database and print its URL")
+    parser.add_argument("--record", action="store_true", help="keep the figures in bench/results.json")
     args = parser.parse_args()
     figures = run(args.experiments, args.actions, args.repeats, args.keep)
+    with psycopg.connect(local_url()) as conn:
+        where = results_file.environment(conn)
+    if args.record:
+        kept = {key: value for key, value in figures.items() if key != "kept_database"}
+        results_file.record(f"views at {args.experiments:,} experiments", kept, where)
     if args.json:
-        print(json.dumps(figures))
+        print(json.dumps(figures | where))
         return
     for key in (
         "experiments",
@@ -212,8 +266,11 @@ def main() -> None:
     print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
     for label, f in figures["queries"].items():
         print(f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['explain_ms']:>20}")
-    print(f"{'postgres':<46}{figures['postgres']}")
-    print(f"{'machine':<46}{figures['machine']}")
+    print(f"{'command':<52}{'median ms':>11}{'min ms':>9}")
+    for label, f in figures["commands"].items():
+        print(f"{label:<52}{f['median_ms']:>11}{f['min_ms']:>9}")
+    for key, value in where.items():
+        print(f"{key:<46}{value}")
     if figures["kept_database"]:
         print(f"{'kept database':<46}{figures['kept_database']}")
 

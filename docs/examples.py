@@ -7,9 +7,10 @@ files, so that no page shows a table, a leaderboard, a figure or a timing that a
 Each example's commands run, as a reader would type them, in a fresh database; their output, as a pipe receives it
 (nothing cut to a terminal's width), is written between ``<!-- example: NAME -->`` and ``<!-- /example -->`` in
 every page that shows it, after a ``$ command`` line each, with how long the run took on the machine that wrote it.
-A figure an example draws is copied where the pages show it. ``tests/integration/test_doc_examples.py`` runs the
-same commands in a fresh database and fails when a page and the run disagree (timings and clock times aside,
-which no two machines share); the README's report picture is checked against the same run's comparison.
+A figure an example draws is copied where the pages show it. ``make test-examples``
+(``tests/integration/test_doc_examples.py``) runs the same commands in a fresh database and fails when a page, or
+a figure, and the run disagree (timings and clock times aside, which no two machines share); the README's report
+picture (``docs/report_image.py``) is checked against the same run's comparison.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _VARYING = (
     (re.compile(r"^# took .*$", re.M), "# took ..."),
     (re.compile(r"(duration\s+)\d+(\.\d+)? s"), r"\1... s"),
     (re.compile(r"\b\d+(\.\d+)? (s|min|h) ago\b"), "... ago"),
+    (re.compile(r" {2,}"), "  "),  # the columns' padding, which a masked cell's width moves
 )
 
 
@@ -110,8 +112,9 @@ def drawn(folder: Path) -> Path:
 
 
 def machine() -> str:
-    """The machine that ran an example, as a page says it: its cores."""
-    return f"{os.cpu_count()} cores"
+    """The machine that ran an example, as a page says it: its cores and how busy it was (the load average over
+    the last 15 minutes), since a shared machine runs a sweep several times slower than a quiet one."""
+    return f"{os.cpu_count()} cores, load average {os.getloadavg()[2]:.1f}"
 
 
 def normalized(block: str) -> str:

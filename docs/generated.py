@@ -351,6 +351,33 @@ def diagram(draw: Callable[[], str]) -> str:
     return f"```\n{draw()}```\n"
 
 
+# -- the benchmarks' results --------------------------------------------------------------------------------------
+
+BENCH_RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench", "results.json")
+
+
+def bench_results() -> str:
+    """Each benchmark's recorded figures (bench/results.json) as tables, with where they were measured."""
+    with open(BENCH_RESULTS) as results:
+        entries = json.load(results)
+    parts = []
+    for name, entry in entries.items():
+        packages = ", ".join(f"{package} {version}" for package, version in entry["packages"].items())
+        parts.append(
+            f"**{name}**: measured {entry['measured_at']} on commit `{entry['commit']}`, {entry['machine']}, load"
+            f" average {entry['load_average']}; {entry['python']}, PostgreSQL {entry['postgres']}, {packages}."
+        )
+        figures = entry["figures"]
+        scalars = [(key, code(value)) for key, value in figures.items() if not isinstance(value, dict)]
+        parts.append(table(("figure", "value"), scalars))
+        for key, rows in figures.items():
+            if isinstance(rows, dict):  # one row a query: its figures as columns
+                columns = list(next(iter(rows.values())))
+                lines = [(label, *(row[column] for column in columns)) for label, row in rows.items()]
+                parts.append(table(({"queries": "query", "commands": "command"}.get(key, key), *columns), lines))
+    return "\n\n".join(parts) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli,
     "parameters": parameters,
@@ -365,6 +392,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "sweep-flow": lambda: diagram(sweep_flow.diagram),
     "experiment-states": lambda: states(flows.EXPERIMENT),
     "sweep-states": lambda: states(flows.SWEEP),
+    "bench-results": bench_results,
 }
 
 

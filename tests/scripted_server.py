@@ -41,12 +41,14 @@ class Slow:
 
 @dataclass(frozen=True)
 class ScriptedRequest:
-    """One request the server received: header names are lower-case; ``body`` is the parsed JSON (or None)."""
+    """One request the server received: header names are lower-case; ``body`` is the parsed JSON (or None), ``raw``
+    the bytes as they arrived."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: object = field(default=None)
+    raw: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -185,21 +187,22 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self._serve(self._read_json())
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self._serve(self._json(raw), raw)
 
             def do_GET(self) -> None:
                 self._serve(None)
 
-            def _read_json(self) -> object:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            @staticmethod
+            def _json(raw: bytes) -> object:
                 try:
                     return json.loads(raw)
                 except ValueError:
                     return None
 
-            def _serve(self, body: object) -> None:
+            def _serve(self, body: object, raw: bytes = b"") -> None:
                 headers = {name.lower(): value for name, value in self.headers.items()}
-                answer = scripted._answer(ScriptedRequest(self.command, self.path, headers, body))
+                answer = scripted._answer(ScriptedRequest(self.command, self.path, headers, body, raw))
                 if isinstance(answer, Trickle):
                     self.close_connection = True
                     scripted._trickle(answer, self.wfile)

@@ -444,7 +444,6 @@ CATALOG: tuple[Parameter, ...] = (
         "servers) or max_completion_tokens (required by OpenAI's reasoning models).",
         choices=("max_tokens", "max_completion_tokens"),
         providers=("openai",),
-        experimental=False,
     ),
     Parameter(
         "openai/send-seed",
@@ -453,7 +452,6 @@ CATALOG: tuple[Parameter, ...] = (
         "Send the experiment's seed as the request's seed (OpenAI-compatible); false for a server that "
         "refuses the field.",
         providers=("openai",),
-        experimental=False,
     ),
     Parameter(
         "openai/parallel-tool-calls",

@@ -201,11 +201,16 @@ def did_you_mean(key: str) -> str:
     return f" (did you mean {found}?)"
 
 
-def resolve(stored: Mapping[str, str], overrides: Mapping[str, object]) -> dict[str, object]:
-    """The full configuration snapshot (camelCase keys) for one experiment.
+def resolve(
+    stored: Mapping[str, str], overrides: Mapping[str, object], provider: str | None = None
+) -> dict[str, object]:
+    """The configuration snapshot (camelCase keys) for one experiment.
 
     ``stored`` maps parameter names (``/oriole/...``) to Parameter Store strings; missing entries fall
-    back to the catalog default. ``overrides`` are the execution input's ``config``.
+    back to the catalog default. ``overrides`` are the execution input's ``config``. With ``provider``, the snapshot
+    holds only the keys that apply to it (the catalog's ``providers``: a baseline stores no model server, no
+    temperature), what applied to the experiment and nothing else, and an override of a key that does not apply is
+    refused; without, every key (a sweep cell's settings before its agent is known).
     """
     unknown = sorted(set(overrides) - set(BY_KEY))
     if unknown:
@@ -216,9 +221,15 @@ def resolve(stored: Mapping[str, str], overrides: Mapping[str, object]) -> dict[
     fixed = sorted(k for k in overrides if not BY_KEY[k].overridable)
     if fixed:
         raise InvalidConfig(f"config key(s) {', '.join(fixed)} are read at deploy time and cannot be overridden")
+    if provider is not None and (idle := sorted(k for k in overrides if provider not in BY_KEY[k].providers)):
+        raise InvalidConfig(
+            f"config key(s) {', '.join(idle)} do not apply to {provider} experiments (only to "
+            + "; ".join(f"{k}: {', '.join(BY_KEY[k].providers)}" for k in idle)
+            + "): leave them out"
+        )
     snapshot: dict[str, object] = {}
     for param in CATALOG:
-        if not param.overridable:
+        if not param.overridable or (provider is not None and provider not in param.providers):
             continue
         if param.key in overrides:
             snapshot[param.key] = check_override(param, overrides[param.key])

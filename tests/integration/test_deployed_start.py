@@ -147,6 +147,32 @@ def test_start_reads_only_the_catalog_the_prompt_and_the_price(store):
     assert not any(name.endswith("/") for name in names)  # names only, never a path
 
 
+def snapshot(store, experiment_id: int) -> dict:
+    return store.conn.execute("SELECT config FROM experiments WHERE id = %s", (experiment_id,)).fetchone()["config"]
+
+
+@pytest.mark.parametrize("provider, model", [("baseline", "random"), ("ollama", "qwen3:8b"), ("openai", "gpt-x")])
+def test_the_stored_configuration_holds_the_keys_of_its_provider_and_no_other(store, provider, model):
+    """What applied and nothing else: a baseline stores no model server, temperature or context size; a model its
+    own provider's keys, each with the value its requests carry (the defaults included: Ollama's repeat_penalty)."""
+    stored = snapshot(store, start(store, f"keys-{provider}", provider, model)["experimentId"])
+    applying = {p.key for p in catalog.CATALOG if p.overridable and provider in p.providers}
+    assert set(stored) == applying | {"pricing"}
+    if provider == "baseline":
+        assert not {"baseUrl", "endpoint", "temperature", "numCtx", "requestTimeoutSeconds"} & set(stored)
+    if provider == "ollama":
+        assert stored["repeatPenalty"] == catalog.BY_KEY["repeatPenalty"].default and "maxOutputTokens" not in stored
+
+
+def test_a_setting_of_another_provider_is_refused_naming_it_and_nothing_is_written(store):
+    before = rows(store)
+    with pytest.raises(InvalidConfig, match=r"temperature do not apply to baseline experiments.*leave them out"):
+        start(store, "baseline-with-temperature", temperature=0.0)
+    with pytest.raises(InvalidConfig, match=r"baseUrl do not apply to ollama.*baseUrl: openai"):
+        start(store, "ollama-with-base-url", "ollama", "qwen3:8b", baseUrl="http://127.0.0.1:8000/v1")
+    assert rows(store) == before
+
+
 # -- continuations ------------------------------------------------------------------------------------------------
 
 MACHINE = EXECUTIONS.replace(":execution:", ":stateMachine:").rstrip(":")

@@ -255,6 +255,7 @@ def numbers_at(end: str) -> dict:
         p.key: getattr(p, end)
         for p in catalog.CATALOG
         if p.overridable
+        and "baseline" in p.providers  # the oracle plays: a model's key is refused (it would not apply)
         and p.type in (int, float)
         and p.key not in ("numCtx", "temperature", "repeatPenalty", "requestTimeoutSeconds")
     }

@@ -201,16 +201,16 @@ def test_a_text_model_given_pictures_is_refused_at_start_with_the_reason(local, 
     assert data["status"] == "succeeded" and all(len(images) == 1 for images in server.pictures)
 
 
-def test_a_baseline_ignores_the_picture(local):
-    data = run(
-        local,
+def test_a_baseline_is_refused_a_picture_it_would_not_see(local):
+    """A baseline reads the maze, not a picture: observation and imageView do not apply to it, and asking for them
+    is refused by name (its stored configuration would otherwise claim a picture it never got)."""
+    data = local.run(
         {
             "mazeId": MAZE,
             "llmProvider": "baseline",
             "modelName": "explorer",
             "config": {"observation": "image", "imageView": "map"},
-        },
-    )
-    assert data["status"] == "succeeded"
-    calls = stored_calls(local, data["experiment_id"])
-    assert not sent_pictures(calls) and "visible" in str(calls[0]["request_messages"])
+        }
+    ).as_json()
+    assert data["status"] == "rejected" and data["experiment_id"] is None
+    assert "imageView, observation do not apply to baseline experiments" in data["failure_reason"]

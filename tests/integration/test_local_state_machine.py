@@ -122,13 +122,16 @@ def test_stored_aggregates_equal_a_recount_from_the_raw_actions_after_real_runs(
 
 
 def test_configuration_snapshot_and_overrides_are_stored(local):
-    data = local.run(baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1, temperature=0.0)).as_json()
+    data = local.run(
+        baseline("oracle", "perfect-7", maxActionsPerTurn=2, visionRange=1, repetitionThreshold=0)
+    ).as_json()
     row = local.store.conn.execute(
         "SELECT config, seed, prompt_version, prompt_hash, prompt_text FROM experiments WHERE id = %s",
         (data["experiment_id"],),
     ).fetchone()
     assert row["config"]["maxActionsPerTurn"] == 2 and row["config"]["visionRange"] == 1
-    assert row["config"]["temperature"] == 0.0  # a falsy value is stored, not dropped
+    assert row["config"]["repetitionThreshold"] == 0  # a falsy value is stored, not dropped
+    assert "temperature" not in row["config"]  # a baseline's snapshot holds the keys that applied to it only
     assert row["config"]["seed"] == row["seed"] >= 0
     assert row["prompt_version"] == "v1" and len(row["prompt_hash"]) == 64 and "maze" in row["prompt_text"]
     turns = local.store.conn.execute(
@@ -259,3 +262,25 @@ def test_a_long_one_action_per_turn_experiment_chains_executions_within_the_hist
     assert all(n <= 40 * 16 + 20 for n in events) and max(events) < 25_000
     assert events[:7] == [events[0]] * 7 and events[-1] < events[0]  # 7 full parts of 40 turns, then 20 turns
     assert_invariants(local.store, data["experiment_id"])
+
+
+def test_the_interpreter_gets_from_a_function_what_moto_s_lambda_would_give_it(local):
+    """The runner hands a Task state's invoke straight to the handler (bench/bench_local_run.py's speed); what the
+    state machine receives is what the invoke through moto's Lambda answers, an unhandled error included."""
+    import boto3
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+    arn = local.aws._substitutions["CheckProgressFunctionArn"]
+    request = json.dumps({"experimentId": "not a number"}).encode()
+    through_moto = boto3.client("lambda", region_name="us-east-1").invoke(FunctionName=arn, Payload=request)
+    direct = lambda_eval_utils._invoke_lambda_function({"FunctionName": arn, "Payload": request}, "us-east-1", None)
+    assert direct["FunctionError"] == through_moto["FunctionError"] == "Unhandled"
+    answer = json.loads(through_moto["Payload"].read())
+    assert direct["Payload"]["errorType"] == answer["errorType"] and "experimentId" in answer["errorMessage"]
+    assert direct["StatusCode"] == through_moto["StatusCode"] == 200
+
+
+def test_an_answer_over_lambda_s_response_limit_is_a_function_error(local, monkeypatch):
+    monkeypatch.setitem(local.aws._handlers, "oriole-Oversized", lambda event, context: {"text": "x" * 6_291_556})
+    payload, error = local.aws._invoke("oriole-Oversized", b"{}")
+    assert error == "Unhandled" and json.loads(payload)["errorType"] == "Function.ResponseSizeTooLarge"

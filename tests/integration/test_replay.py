@@ -87,6 +87,42 @@ def test_an_altered_answer_makes_the_replay_name_the_first_difference(local):
     assert difference["step"] == 2  # the turn started after two actions
 
 
+def drop_the_system_prompt(body: dict) -> dict:
+    return {**body, "messages": [m for m in body["messages"] if m["role"] != "system"]}
+
+
+def answer_every_tool_call_ok(body: dict) -> dict:
+    return {**body, "messages": [{**m, "content": "ok"} if m["role"] == "tool" else m for m in body["messages"]]}
+
+
+@pytest.mark.parametrize("alter", [drop_the_system_prompt, answer_every_tool_call_ok])
+def test_an_altered_adapter_replays_as_differing_at_the_first_call_it_changed(local, monkeypatch, alter):
+    """The provider-neutral request is the same, the bytes sent are not: the replay names the first call whose
+    rebuilt bytes differ from the hash the original stored when it sent them."""
+    from oriole.providers import openai
+
+    original = recorded(local, {})
+    calls = local.store.conn.execute(
+        "SELECT turn_number, call_index, request ->> 'sent_sha256' AS sent, request_messages FROM model_calls "
+        "WHERE experiment_id = %s ORDER BY turn_number, call_index",
+        (original,),
+    ).fetchall()
+    assert all(len(row["sent"]) == 64 for row in calls)
+    if alter is drop_the_system_prompt:  # every request carries the system prompt
+        first = calls[0]
+    else:  # the first request that carries a tool result
+        first = next(c for c in calls if any(m.get("role") == "tool" for m in c["request_messages"]))
+    wire = openai.wire_request
+    monkeypatch.setattr(openai, "wire_request", lambda request, settings: alter(wire(request, settings)))
+    difference = replayed(local, original).first_difference
+    assert difference is not None
+    assert (difference["turn"], difference["what"], difference["expected"]) == (
+        first["turn_number"],
+        f"call {first['call_index']} request bytes (sent_sha256)",
+        first["sent"],
+    )
+
+
 def test_what_cannot_be_replayed_is_refused_with_the_reason(local):
     ended_baseline = local.run(baseline("oracle", MAZE)).summary.experiment_id
     assert local.store.replay_problem(10**9) == "it does not exist"

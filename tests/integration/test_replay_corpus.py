@@ -15,7 +15,7 @@ from tests.conftest import scratch_database
 from tests.replay_corpus import record
 
 FIXTURES = sorted(Path(record.__file__).parent.glob("*.json"))
-JSON_KEYS = {"experiment_id", "replay_id", "identical", "turns", "actions", "first_difference"}
+JSON_KEYS = {"experiment_id", "replay_id", "identical", "turns", "actions", "first_difference", "recorded_end"}
 DIFFERENCE_KEYS = {"turn", "step", "what", "expected", "got"}
 
 

@@ -426,13 +426,14 @@ def test_an_item_whose_checks_keep_failing_gives_up_after_the_bound(local, store
 def test_an_items_waits_grow_with_the_time_it_has_followed_its_experiment(local, store):
     """An item told it has followed its experiment for 30 s already: each look adds the wait just done to the time
     followed (in the flow) and answers the next wait, a tenth of it (oriole.core.sweep_plan.next_check_wait), until the
-    experiment is closed."""
+    experiment is closed. The experiment is one that cannot end before the second wait: 400 turns of a random walk
+    (the oracle's shortest path on this maze is over before it, now that local runs are fast)."""
     item = item_state_machine(local)
     sweep = {
         "id": f"grow-{uuid.uuid4().hex[:8]}",
-        "agents": ["baseline/oracle"],
+        "agents": ["baseline/random"],
         "mazes": ["perfect-31"],
-        "configs": [{"maxActionsPerTurn": 1}],
+        "configs": [{"maxActionsPerTurn": 1, "maxMoves": 400}],
     }
     started = sweep_flow.item_input(0, sweep, wait_seconds=1)
     started["check"]["followedSeconds"] = 30

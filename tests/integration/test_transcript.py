@@ -5,6 +5,7 @@ sends them), with the memory modes that carry, trim and compact the conversation
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -22,6 +23,12 @@ from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 @pytest.fixture(scope="module")
 def local(bedrock_local):
     return bedrock_local
+
+
+def canonical_hash(raw: bytes) -> str:
+    """SHA-256 of a received body in canonical JSON (``oriole.providers.wire.sent_hash``), written out here."""
+    canonical = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def call_lines(local, experiment_id: int) -> list[dict]:
@@ -84,6 +91,9 @@ def test_an_openai_transcript_holds_every_request_the_server_received_and_every_
     assert result["status"] == "succeeded", result
     lines = call_lines(local, result["experiment_id"])
     assert [line["request"] for line in lines] == [r.body for r in server.requests]
+    # the hash stored at send time is the hash of the very body the server received, and the rebuild matches it
+    assert [line["sent_sha256"] for line in lines] == [canonical_hash(r.raw) for r in server.requests]
+    assert all(line["rebuilt_as_sent"] for line in lines)
     assert [line["answer"] for line in lines] == [json.loads(body) for _, body in server.answers]
     assert stored_answers(local, result["experiment_id"]) == [body for _, body in server.answers]
     if config.get("contextTokens"):  # the trimmed requests are rebuilt as trimmed, not as the full history
@@ -151,6 +161,7 @@ def test_a_bedrock_transcript_holds_the_parameters_botocore_sent(local, bedrock)
     lines = call_lines(local, result["experiment_id"])
     assert [line["request"] for line in lines] == sent
     assert [line["answer"] for line in lines] == replies
+    assert all(line["rebuilt_as_sent"] for line in lines)  # Converse's parameters, hashed as sent
 
 
 def test_the_html_transcript_shows_the_system_prompt_once_and_every_turn(local):
@@ -231,3 +242,22 @@ def test_a_picture_whose_record_no_longer_draws_it_is_refused_by_name(local):
             {r["hash"]: r["body"] for r in local.store.conn.execute("SELECT hash, body FROM request_parts")},
             mazeset.get_maze(MAZE).maze,
         )
+
+
+def test_a_call_whose_rebuild_differs_from_what_it_sent_is_marked(local, monkeypatch):
+    """A transcript made after the adapter changed shows today's rebuild and says it is not what was sent."""
+    from oriole.providers import openai
+
+    with openai_server.ScriptedOpenAI(*openai_script(shortest_moves(MAZE))) as server:
+        result = local.run(
+            {"mazeId": MAZE, "llmProvider": "openai", "modelName": OPENAI_MODEL, "config": {"baseUrl": server.base_url}}
+        ).as_json()
+    assert result["status"] == "succeeded", result
+    wire = openai.wire_request
+    monkeypatch.setattr(openai, "wire_request", lambda request, settings: {**wire(request, settings), "altered": True})
+    transcript = transcripts.load(local.store.conn, result["experiment_id"])
+    assert [line["rebuilt_as_sent"] for line in call_lines(local, result["experiment_id"])] == [False] * len(
+        server.requests
+    )
+    assert "REBUILT REQUEST DIFFERS from the one sent" in transcripts.render(transcript, "text")
+    assert 'class="sent differs"' in transcripts.page(transcript)

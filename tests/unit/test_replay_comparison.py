@@ -27,3 +27,87 @@ def test_any_other_difference_in_the_reason_still_counts():
     comparison = replays.compare(ended("agent_gave_up: lost at 12"), ended("agent_gave_up: lost at 31"), 12, 31)
     assert comparison.first_difference["what"] == "experiment failure_reason"
     assert comparison.first_difference["expected"] == "agent_gave_up: lost at 12"
+
+
+def turn(number: int) -> dict:
+    return {
+        "turn_number": number,
+        "first_step": number,
+        "action_count": 1,
+        "end_reason": "continue",
+        "closing_messages": [],
+    }
+
+
+def call(number: int, sent: str | None, response: str = "{}") -> dict:
+    request = {"system": "s", "tools": "t", "settings": "x"} | ({"sent_sha256": sent} if sent else {})
+    return {
+        "turn_number": number,
+        "call_index": 1,
+        "kind": "turn",
+        "request_messages": [],
+        "request": request,
+        "response": response,
+    }
+
+
+def played(turns: int, sent: list[str | None], **ending) -> replays.Stored:
+    end = {
+        "status": "succeeded",
+        "ending": "success",
+        "ending_cause": "goal",
+        "failure_reason": None,
+        "action_count": turns,
+        "turn_count": turns,
+        "input_tokens": 100 * turns,
+        **ending,
+    }
+    return replays.Stored(
+        end, [turn(n) for n in range(1, turns + 1)], [call(n, sent[n - 1]) for n in range(1, turns + 1)], []
+    )
+
+
+def test_the_bytes_a_call_sent_are_compared_first_and_name_the_first_call_they_differ_at():
+    comparison = replays.compare(played(3, ["a", "b", "c"]), played(3, ["a", "B", "C"]), 1, 2)
+    assert comparison.first_difference == {
+        "turn": 2,
+        "step": 1,
+        "what": "call 1 request bytes (sent_sha256)",
+        "expected": "b",
+        "got": "B",
+    }
+
+
+def test_a_call_stored_before_its_bytes_were_hashed_compares_on_the_rest():
+    assert replays.compare(played(2, [None, None]), played(2, ["a", "b"]), 1, 2).identical
+
+
+def test_every_scored_counter_is_compared():
+    comparison = replays.compare(played(2, ["a", "b"]), played(2, ["a", "b"], input_tokens=201), 1, 2)
+    assert comparison.first_difference["what"] == "experiment input_tokens"
+
+
+def test_a_run_ended_by_the_clock_replays_as_identical_up_to_its_recorded_end_and_says_so():
+    clock = {
+        "status": "timed_out",
+        "ending": "censored",
+        "ending_cause": "max_duration",
+        "failure_reason": "max duration reached",
+    }
+    broke = {
+        "status": "failed",
+        "ending": "error",
+        "ending_cause": "infrastructure",
+        "failure_reason": "the replay asked for call 1 of turn 3, which the recorded experiment never made",
+    }
+    comparison = replays.compare(played(2, ["a", "b"], **clock), played(2, ["a", "b"], **broke), 1, 2)
+    assert comparison.identical and comparison.recorded_end == "turn 2: censored (max_duration)"
+    assert "identical up to its recorded end (the original ended at turn 2: censored" in replays.describe(comparison)
+    differing = replays.compare(played(2, ["a", "b"], **clock), played(2, ["a", "x"], **broke), 1, 2)
+    assert differing.first_difference["turn"] == 2
+
+
+def test_a_run_the_agent_ended_is_compared_on_how_it_ended():
+    gave_up = {"status": "failed", "ending": "agent", "ending_cause": "gave_up"}
+    comparison = replays.compare(played(2, ["a", "b"], **gave_up), played(2, ["a", "b"]), 1, 2)
+    assert comparison.first_difference["what"] == "experiment status" and comparison.recorded_end is None

@@ -384,12 +384,15 @@ def test_provenance_names_where_the_numbers_come_from():
         "experiments",
         "mazes",
         "code versions",
+        "commits",
+        "harness",
         "prompts",
         "seeds",
         "query",
     ]
     assert "db.example:5432/oriole" in block and "<code>mixed</code> (18 experiments)" in block
     assert "<code>0.9.0+local</code> (18 experiments)" in block
+    assert block.count("<code>not recorded</code> (18 experiments)") == 2  # started before commits and harnesses
     assert "v1 sha256:" + "c0ffee" * 10 + "beef" in block
     assert "18 values, 1000 to 1017" in block and "4 different grids: dense-21@0, dense-21@1, perfect-11@0" in block
     assert (
@@ -481,3 +484,21 @@ def test_wrapping_keeps_every_character_and_fits(text, width):
     lines = drawing.wrap(text, width, 10)
     assert squeezed(" ".join(lines)) == squeezed(text)
     assert all(drawing.text_width(line, 10) <= width or len(line.strip()) == 1 for line in lines)
+
+
+def test_provenance_tells_a_commit_with_uncommitted_changes_from_the_clean_one_and_names_the_harness():
+    from oriole_workstation import provenance
+
+    _, experiments = build(BASELINES)
+    commit, harness = "ab12" * 10, "c0de" * 16
+    recorded = [
+        replace(e, code_commit=commit, code_dirty=n % 2 == 0, harness_version="1", harness_hash=harness)
+        for n, e in enumerate(experiments)
+    ]
+    origin = provenance.read(recorded, "everything", "SELECT 1", "db", NOW)
+    half = len(recorded) // 2
+    assert origin.commits == {f"{commit[:12]} + uncommitted changes": half, commit[:12]: len(recorded) - half}
+    assert origin.harnesses == {"1 sha256:c0dec0dec0de": len(recorded)}
+    assert "+ uncommitted changes" in origin.sentence() and origin.metadata()["harnesses"] == (
+        f"1 sha256:c0dec0dec0de ({len(recorded)})"
+    )

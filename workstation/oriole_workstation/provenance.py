@@ -2,8 +2,9 @@
 
 The HTML page lists it (``report_html``), a paper table puts it in its caption (``paper_tables``), a figure in its
 caption and its SVG metadata (``report_html.figures``), the viewer under its comparison. One reading of the
-experiments, so the four never disagree: the sweeps, the code versions, the prompts with their hashes, the seeds,
-how many experiments and mazes, when they started, when and by what the output was made, and the query.
+experiments, so the four never disagree: the sweeps, the code (versions, commits with their uncommitted changes,
+harnesses), the prompts with their hashes, the seeds, how many experiments and mazes, when they started, when and by
+what the output was made, and the query.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class Provenance:
     endings: Counter  # ending (or "running") -> experiments
     sweeps: Counter
     code_versions: Counter
+    commits: Counter  # "<commit's first 12>", with " + uncommitted changes" where its checkout held some
+    harnesses: Counter  # "<harness version> sha256:<hash's first 12>" (oriole.core.harness)
     prompts: Counter  # (version, SHA-256 of its text) -> experiments
     seeds: tuple[int, ...]
     mazes: tuple[str, ...]  # names, in natural order
@@ -73,7 +76,8 @@ class Provenance:
             f"{counted(self.endings['success'], 'success')}, {counted(self.endings['error'], 'error')}) "
             f"on {counted(self.grids, 'maze')}{started}; "
             f"{'sweeps' if len(self.sweeps) > 1 else 'sweep'} {listed(self.sweeps) or 'none'}; "
-            f"code {listed(self.code_versions)}; prompts {self.prompt_list(12) or 'none'}; "
+            f"code {listed(self.code_versions)}; commits {listed(self.commits)}; harness {listed(self.harnesses)}; "
+            f"prompts {self.prompt_list(12) or 'none'}; "
             f"generated {self.generated:%Y-%m-%d %H:%M} UTC by oriole {self.version} "
             f"from {self.database or 'a database'}; query: {self.query}"
         )
@@ -87,6 +91,8 @@ class Provenance:
             "scope": self.scope,
             "sweeps": listed(self.sweeps),
             "code-versions": listed(self.code_versions),
+            "commits": listed(self.commits),
+            "harnesses": listed(self.harnesses),
             "prompts": self.prompt_list(),
             "experiments": str(self.experiments),
             "runs": str(self.runs),
@@ -124,9 +130,25 @@ def read(experiments: Sequence[ComparedExperiment], scope: str, query: str, data
         endings=Counter(e.ending or ExperimentStatus.RUNNING.value for e in experiments),
         sweeps=counted([e.sweep_id for e in experiments if e.sweep_id]),
         code_versions=counted([e.code_version or "not recorded" for e in experiments]),
+        commits=counted([commit_text(e) for e in experiments]),
+        harnesses=counted(
+            [
+                f"{e.harness_version} sha256:{e.harness_hash[:12]}" if e.harness_hash else "not recorded"
+                for e in experiments
+            ]
+        ),
         prompts=Counter((terminal_safe(e.prompt_version), e.prompt_hash) for e in experiments),
         seeds=tuple(sorted({e.seed for e in experiments if e.seed is not None})),
         mazes=tuple(sorted({terminal_safe(e.maze) for e in experiments}, key=natural)),
         grids=len({e.maze_hash or e.maze for e in experiments}),
         started=(started[0], started[-1]) if started else None,
     )
+
+
+def commit_text(e: ComparedExperiment) -> str:
+    """The commit an experiment's code was built from, as a provenance lists it: its first 12 digits, marked where
+    the checkout held uncommitted changes (the commit alone does not name that code) or where that is unknown."""
+    if not e.code_commit:
+        return "not recorded"
+    changes = {True: " + uncommitted changes", False: "", None: " (changes unknown)"}[e.code_dirty]
+    return f"{e.code_commit[:12]}{changes}"

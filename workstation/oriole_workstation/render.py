@@ -45,9 +45,9 @@ MIN_WIDTH_PX = 480  # room for the header above a small maze
 MAX_TILE_PX = 80  # a 7x7 maze is drawn 560 px wide, not as a thumbnail
 PATH_CHUNKS = 48  # colour steps along the path
 GIF_FRAMES = 120
-MEMORY_PER_ACTION_BYTES = (
-    600  # how much more memory drawing a run takes per action (tests/integration/test_render_long.py)
-)
+# The memory budget: drawing a run's four files takes at most this much more resident memory than drawing a
+# three-action run's, plus this much per action (tests/integration/test_render_long.py)
+MEMORY_BASE_BYTES, MEMORY_PER_ACTION_BYTES = 100 * 2**20, 100
 CONVERSATION_MAX_ACTIONS = 10_000  # a replay page with a longer run's conversation would not open
 
 
@@ -71,9 +71,9 @@ class Step:
 
 
 class Steps(Sequence[Step]):
-    """A run's actions in order, column by column: about ``STEP_BYTES`` bytes an action beside its text (the
-    error and the reasoning, kept only for the actions that have some), so a run of a million actions is drawn
-    in tens of megabytes, not as a million objects."""
+    """A run's actions in order, column by column: about 30 bytes an action in arrays, beside the text (the
+    error and the reasoning) of the actions that have some, so a run of a million actions is held in tens of
+    megabytes, not as a million objects. A ``Step`` is made only when one is asked for."""
 
     def __init__(self) -> None:
         self._numbers, self._turns = array("i"), array("i")
@@ -134,7 +134,7 @@ class Steps(Sequence[Step]):
         """Each wall hit, once per tile and direction (the same cross drawn again is the same picture):
         (tile, action) -> (how many actions in it was first hit, that action's step number)."""
         found: dict[tuple[Position, str], tuple[int, int]] = {}
-        moves = {code for code, name in enumerate(self._names) if name.startswith("move_")}
+        moves = self._move_codes()
         for i in range(len(self)):
             if not self._success[i] and self._codes[i] in moves:
                 tile = self._xy[4 * i], self._xy[4 * i + 1]
@@ -143,8 +143,11 @@ class Steps(Sequence[Step]):
 
     def moved(self) -> int:
         """Moves that changed position (``path_length``)."""
-        moves = {code for code, name in enumerate(self._names) if name.startswith("move_")}
+        moves = self._move_codes()
         return sum(1 for i in range(len(self)) if self._success[i] and self._codes[i] in moves)
+
+    def _move_codes(self) -> set[int]:
+        return {code for code, name in enumerate(self._names) if name.startswith("move_")}
 
 
 @functools.lru_cache(maxsize=256)  # a long run repeats its errors ("cannot move north: ...") thousands of times

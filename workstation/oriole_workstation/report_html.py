@@ -430,7 +430,8 @@ def _listed(values: Sequence[object], shown: int = 12) -> str:
 
 def provenance(origin: Provenance, by: GroupBy) -> str:
     """Where the page's numbers come from: when and by which code it was made, the database, the scope, the
-    code versions, prompts and seeds of the experiments, how many of them and on how many mazes, the query."""
+    code (versions, commits, harnesses), prompts and seeds of the experiments, how many of them and on how many
+    mazes, the query."""
     endings, started = origin.endings, origin.started
     prompts = Counter({f"{version} sha256:{digest}": n for (version, digest), n in origin.prompts.items()})
     items = [
@@ -447,6 +448,8 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
         ),
         ("mazes", f"{origin.grids} different grid{'s' if origin.grids != 1 else ''}: {_listed(origin.mazes)}"),
         ("code versions", _counted(origin.code_versions)),
+        ("commits", _counted(origin.commits)),
+        ("harness", _counted(origin.harnesses)),
         ("prompts", _counted(prompts)),
         ("seeds", _listed(origin.seeds) or "none"),
         (

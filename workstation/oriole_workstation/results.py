@@ -366,10 +366,11 @@ class Results:
     def compared(self, filters: Filters = EVERYTHING) -> list[ComparedExperiment]:
         """The experiments the comparison counts (``experiment_results``), each with the configuration values that
         set its comparison group apart (``compared_config``), its maze's size and the code that started it
-        (``code_version``), oldest first."""
+        (``code_version`` and the rest of its identity), oldest first."""
         return self._rows(
             ComparedExperiment,
-            f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version FROM {_PICKED} c "
+            f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version, e.code_commit, "
+            f"e.code_dirty, e.code_hash, e.harness_version, e.harness_hash FROM {_PICKED} c "
             "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
             "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
             filters.arguments(),

@@ -204,6 +204,13 @@ class ComparedExperiment:
     compared_config: dict[str, Json]
     maze_tiles: int
     code_version: str | None
+    # the code in detail (migration 0029; None before it): the commit, its uncommitted changes, the runtime's hash,
+    # and the harness version with its hash (oriole.code_identity, oriole.core.harness)
+    code_commit: str | None = None
+    code_dirty: bool | None = None
+    code_hash: str | None = None
+    harness_version: str | None = None
+    harness_hash: str | None = None
 
     @property
     def compared(self) -> dict[str, Json]:

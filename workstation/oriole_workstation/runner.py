@@ -23,7 +23,7 @@ import traceback
 import uuid
 import weakref
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -77,15 +77,31 @@ class LambdaContext:
 
 
 def _faster_moto_patches() -> list:
-    """Two caches for moto's interpreter, which re-does constant work on every state.
+    """Caches for moto's interpreter, which re-does constant work on every state.
 
-    moto parses each JSONPath expression anew on every evaluation and builds a new boto3 client for
-    every Lambda invoke; together that was over half of a local turn. Parsed paths are immutable and
-    boto3 clients are thread-safe, so caching them changes nothing but the speed.
+    moto parses each JSONPath expression anew on every evaluation (a ResultPath through a second parser of its
+    own), builds a new boto3 client for every Lambda invoke and parses the whole definition again for every
+    execution (a long experiment is a chain of them), after parsing it to check it when the state machine is
+    created (as Step Functions does once); together that was over half of a local turn. Parsed paths
+    are immutable and boto3 clients are thread-safe, so caching them changes nothing but the speed. A parsed
+    definition is a tree of declarations that evaluation only reads (what an execution changes lives in its own
+    environment), save a key each declaration draws lazily to find its entries there: drawn before the tree is
+    shared, so that two executions starting at once cannot draw two.
     """
+    from jsonpath_ng import parse as parse_result_path
     from jsonpath_ng.ext import parse
+    from moto.stepfunctions.parser.asl.component.common.path import result_path
     from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
     from moto.stepfunctions.parser.asl.utils import json_path
+
+    new_parse = AmazonStateLanguageParser.parse
+
+    @functools.lru_cache(maxsize=16)
+    def parse_definition(definition: str):
+        program, tree = new_parse(definition)
+        _draw_heap_keys(program, set())
+        return program, tree
 
     new_client = lambda_eval_utils.boto_client_for
 
@@ -98,8 +114,32 @@ def _faster_moto_patches() -> list:
 
     return [
         mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=1024)(parse)),
+        mock.patch.object(result_path, "parse", functools.lru_cache(maxsize=1024)(parse_result_path)),
         mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client),
+        mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse_definition)),
     ]
+
+
+def _draw_heap_keys(node: object, seen: set[int]) -> None:
+    """Draw the heap key of every evaluation component under ``node`` (moto draws each on first use)."""
+    from moto.stepfunctions.parser.asl.component.component import Component
+    from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
+
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, EvalComponent):
+        node.heap_key  # noqa: B018 - drawn now, before the tree is shared
+    children: Iterable[object] = ()
+    if isinstance(node, Component):
+        children = vars(node).values()
+    elif isinstance(node, list | tuple):
+        children = node
+    elif isinstance(node, dict):
+        children = node.values()
+    for child in children:
+        if isinstance(child, Component | list | tuple | dict):
+            _draw_heap_keys(child, seen)
 
 
 def _scaled_waits(scale: float) -> list:
@@ -118,6 +158,18 @@ def _scaled_waits(scale: float) -> list:
         mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=lambda seconds: time.sleep(seconds * scale))),
         mock.patch.object(WaitFunction, "_wait_interval", wait_interval),
     ]
+
+
+UNHANDLED = "Unhandled"  # the FunctionError of a handler that raised, as the Lambda runtime reports it
+RESPONSE_LIMIT_BYTES = 6_291_556  # Lambda's limit on a synchronous invocation's response payload
+
+
+def _function_error(error_type: str, message: str, stack: list[str] | None = None) -> bytes:
+    """The payload the Lambda runtime returns for a failed invocation."""
+    error: dict[str, Any] = {"errorType": error_type, "errorMessage": message}
+    if stack is not None:
+        error["stackTrace"] = stack
+    return json.dumps(error).encode()
 
 
 class CountingCursor(psycopg.Cursor[Any]):
@@ -234,6 +286,7 @@ class LocalAws:
                 }
             ),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
+            *self._direct_task_invocations(),
             mock.patch.object(db, "connect", _counting_connect),
             *_faster_moto_patches(),
             *_scaled_waits(self.time_scale),
@@ -241,29 +294,61 @@ class LocalAws:
 
     def _make_invoke(self):
         def invoke(backend, function_name, qualifier, body, headers, response_headers):
-            """Run the real handler for ``function_name``; report an exception as Lambda does."""
-            name = function_name.rsplit(":", 1)[-1]
-            context = LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4()))
-            before = _statements()
-            try:
-                event = json.loads(body or "{}")
-                if name == START_FUNCTION:  # every execution starts here, a successor too: held from the start
-                    self._locks.hold(event["executionArn"])
-                result = self._handlers[name](event, context)
-                self._track(name, event, result)
-            except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
-                response_headers["x-amz-function-error"] = "Unhandled"
-                result = {
-                    "errorType": type(err).__name__,
-                    "errorMessage": str(err),
-                    "stackTrace": traceback.format_tb(err.__traceback__),
-                }
-            finally:
-                self.invocations[name] = self.invocations.get(name, 0) + 1
-                self.statements[name] = self.statements.get(name, 0) + _statements() - before
-            return json.dumps(result, default=str).encode()
+            """moto's Lambda backend: the real handler for ``function_name``, an exception reported as Lambda does."""
+            payload, error = self._invoke(function_name.rsplit(":", 1)[-1], body)
+            if error is not None:
+                response_headers["x-amz-function-error"] = error
+            return payload
 
         return invoke
+
+    def _direct_task_invocations(self) -> list:
+        """The state machine's Lambda tasks call the real handler for one of our functions straight from moto's
+        interpreter, as the payload bytes Lambda would carry, instead of through a signed boto3 request that moto
+        parses again, which was a fifth of a local turn. The response is what moto's Lambda gives the interpreter
+        (status, payload, function error); any other function (a version, an alias, a name we do not deploy) still
+        goes through moto."""
+        from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+        through_moto = lambda_eval_utils._invoke_lambda_function
+
+        def invoke(parameters: dict, region: str, state_credentials: Any) -> dict[str, Any]:
+            name = parameters["FunctionName"].rsplit(":", 1)[-1]
+            if name not in self._handlers or set(parameters) - {"FunctionName", "Payload"}:
+                return through_moto(parameters=parameters, region=region, state_credentials=state_credentials)
+            payload, error = self._invoke(name, parameters.get("Payload"))
+            response = {"StatusCode": 200, "Payload": lambda_eval_utils._from_payload(io.BytesIO(payload))}
+            if error is not None:
+                response["FunctionError"] = error
+            return response
+
+        return [mock.patch.object(lambda_eval_utils, "_invoke_lambda_function", invoke)]
+
+    def _invoke(self, name: str, body: bytes | None) -> tuple[bytes, str | None]:
+        """Run the real handler of function ``name`` on the request payload; the response payload and, when the
+        handler raised or its answer is over Lambda's limit, the function error, as the Lambda runtime reports
+        them."""
+        context = LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4()))
+        before = _statements()
+        try:
+            event = json.loads(body or "{}")
+            if name == START_FUNCTION:  # every execution starts here, a successor too: held from the start
+                self._locks.hold(event["executionArn"])
+            result = self._handlers[name](event, context)
+            self._track(name, event, result)
+        except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
+            return _function_error(type(err).__name__, str(err), traceback.format_tb(err.__traceback__)), UNHANDLED
+        finally:
+            self.invocations[name] = self.invocations.get(name, 0) + 1
+            self.statements[name] = self.statements.get(name, 0) + _statements() - before
+        payload = json.dumps(result, default=str).encode()
+        if len(payload) > RESPONSE_LIMIT_BYTES:
+            message = (
+                f"Response payload size ({len(payload)} bytes) exceeded maximum allowed payload size"
+                f" ({RESPONSE_LIMIT_BYTES} bytes)."
+            )
+            return _function_error("Function.ResponseSizeTooLarge", message), UNHANDLED
+        return payload, None
 
     def _track(self, function: str, event: dict, result: dict) -> None:
         """Tie a held execution to its experiment once started; let the experiment's executions go once closed."""

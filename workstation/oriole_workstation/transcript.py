@@ -5,7 +5,9 @@ and put in its provider's wire format by the provider's own ``wire_request``, so
 server received (a picture drawn again from its stored record, checked by its hash: ``oriole.core.picture``); the
 answer is the one the server returned, verbatim. Three forms: ``jsonl`` (one object per line:
 the experiment, then per turn its calls and the turn itself), ``text`` and ``html`` (a page of its own, and the
-conversation pane of the replay page). Model text is data: escaped in HTML, never interpreted.
+conversation pane of the replay page). Model text is data: escaped in HTML, never interpreted. A call that stored
+the hash of the bytes it sent (``sent_sha256``) is marked as shown as sent, or, where today's adapter rebuilds
+another body, as differing from what was sent.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, reb
 from oriole.core.turn_loop import message_as_json
 from oriole.errors import OrioleError
 from oriole.providers.contract import load_adapter
+from oriole.providers.wire import sent_hash
 from oriole.store.mazes import MAZE_COLUMNS, MazeRow
 from oriole_workstation.display import terminal_safe
 
@@ -49,6 +52,28 @@ class CallEntry:
         return self.rebuilt.call
 
     @property
+    def sent_sha256(self) -> str | None:
+        """The hash of the bytes the call sent, stored when it was sent (None: stored before issue 31)."""
+        return (self.call.record or {}).get("sent_sha256")
+
+    @property
+    def rebuilt_as_sent(self) -> bool | None:
+        """Whether the body rebuilt with today's adapter (``wire``) is the one sent, byte for byte: False marks a
+        call the transcript cannot show as it was (the adapter changed since); None when no hash was stored."""
+        return None if self.sent_sha256 is None else sent_hash(self.wire) == self.sent_sha256
+
+    def sent_note(self) -> str | None:
+        """What the transcript says of the body it shows, where the call stored the hash of what it sent."""
+        if self.sent_sha256 is None:
+            return None
+        if self.rebuilt_as_sent:
+            return f"request as sent (sha256:{self.sent_sha256[:12]})"
+        return (
+            f"REBUILT REQUEST DIFFERS from the one sent (sha256:{self.sent_sha256[:12]}, rebuilt "
+            f"sha256:{sent_hash(self.wire)[:12]}): today's adapter no longer sends what this call sent"
+        )
+
+    @property
     def sent_pictures(self) -> dict[str, pictures.Picture]:
         """The pictures the call sent, by their hash (drawn again from their records)."""
         return {m.picture.record["sha256"]: m.picture for m in self.rebuilt.request.messages if m.picture}
@@ -61,6 +86,8 @@ class CallEntry:
             "call": self.call.index,
             "kind": self.call.kind,
             "request": self.wire,
+            "sent_sha256": self.sent_sha256,
+            "rebuilt_as_sent": self.rebuilt_as_sent,
             "answer": self.answer,
             "response": self.call.response,
             "carried_turns": self.rebuilt.carried_turns,
@@ -272,6 +299,8 @@ def _call_text(call: CallEntry) -> list[str]:
         f"tokens, {row['latency_ms']} ms, stop {row['stop_reason']}, throttles {row['throttles']}, "
         f"retries {record.get('retries', 0)}"
     ]
+    if note := call.sent_note():
+        lines.append(f"   {note}")
     if call.rebuilt.carried_turns:
         lines.append(f"   carried turns: {', '.join(map(str, call.rebuilt.carried_turns))}")
     if record.get("context_actions") is not None:
@@ -333,6 +362,8 @@ def _call_html(call: CallEntry) -> str:
     if record.get("context_actions") is not None:
         meta += f" · context keeps {record['context_actions']} recent action(s)"
     body = [f'<div class="call"><p class="meta">{_e(meta)}</p>']
+    if note := call.sent_note():
+        body.append(f'<p class="{"sent" if call.rebuilt_as_sent else "sent differs"}">{_e(note)}</p>')
     if call.rebuilt.carried_turns:
         carried = call.rebuilt.request.messages[: call.carried]
         body.append(
@@ -384,6 +415,8 @@ CONVERSATION_CSS = """
 #conversation details.current { border: 2px solid #111827; }
 #conversation summary { cursor: pointer; font-weight: bold; }
 #conversation .meta { color: #374151; font-size: 12px; margin: 6px 0 2px; }
+#conversation .sent { color: #374151; font-size: 12px; margin: 0 0 2px; }
+#conversation .sent.differs { color: #991b1b; font-weight: bold; }
 #conversation .msg { margin: 2px 0 2px 8px; }
 #conversation .role { font-size: 12px; font-weight: bold; color: #1f2937; }
 #conversation .answer .role { text-decoration: underline; }

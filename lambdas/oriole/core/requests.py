@@ -70,6 +70,8 @@ def call_record(
         record["text_tool_calls"] = True
     if call.response.retries:
         record["retries"] = call.response.retries
+    if call.response.sent_sha256:
+        record["sent_sha256"] = call.response.sent_sha256
     return record, {hashes[kind]: body for kind, body in bodies.items()}
 
 

@@ -77,7 +77,9 @@ class ModelResponse:
     ``durations`` holds what the provider reports about its own timing (Ollama's nanosecond fields, for
     example), ``throttles`` how many throttled attempts preceded this answer and ``retries`` how many failed
     attempts did (throttles included). ``raw`` is the answer exactly as the provider sent it (None for a
-    baseline): stored, it is what a replay answers with (``oriole.providers.replay``).
+    baseline): stored, it is what a replay answers with (``oriole.providers.replay``). ``sent_sha256`` is the hash
+    of the request as it was sent (``oriole.providers.wire.sent_hash``: its canonical JSON; None for a baseline,
+    which sends nothing): stored in the call's request record, what a replay and a transcript hold a rebuild to.
     """
 
     tool_calls: tuple[ToolCall, ...] = ()
@@ -89,6 +91,7 @@ class ModelResponse:
     throttles: int = 0
     retries: int = 0
     raw: bytes | None = None
+    sent_sha256: str | None = None
 
 
 class Agent(Protocol):

@@ -138,7 +138,7 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
     provider = PROVIDERS[request.llmProvider]
     priced = provider.calls_model and request.prices is None  # given prices come first
     stored = read_parameters([*catalog.START_NAMES, prompt_name, *([pricing] if priced else [])])
-    config = resolve(stored, request.config)
+    config = resolve(stored, request.config, request.llmProvider)
     if provider.servers is not None:
         deployment.check_model_server(provider, str(config[provider.servers.key]))
     prompt = stored.get(prompt_name)

@@ -25,6 +25,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from oriole.catalog import default_of
@@ -42,6 +43,7 @@ from oriole.providers.wire import (
     excerpt,
     not_json,
     reported_count,
+    sent_hash,
 )
 from oriole.text import MAX_JSON_DEPTH, JsonObject, load_json, nesting_depth
 
@@ -449,13 +451,14 @@ class BedrockAgent:
         """Ask the model, retrying throttles by the adapters' backoff schedule (``oriole.providers.retry``) and
         counting them, all within ``timeout_seconds`` (each attempt's exchange gets what is left: ``_DEADLINE``)."""
         kwargs = self.converse_request(request)
+        sent = sent_hash(kwargs)
         throttles = 0
         deadline = None if self.timeout_seconds is None else time.monotonic() + self.timeout_seconds
         _DEADLINE.at = deadline
         try:
             while True:
                 try:
-                    return parse_response(self._converse(kwargs), throttles)
+                    return replace(parse_response(self._converse(kwargs), throttles), sent_sha256=sent)
                 except _Retryable as err:
                     throttles += 1
                     wait = self.backoff.wait(throttles)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from oriole.core.turn_loop import ModelRequest, ModelResponse
 from oriole.errors import InvalidModelResponse, ModelRequestRejected
 from oriole.providers.transport import JsonPoster, Server
-from oriole.providers.wire import excerpt, parse_json
+from oriole.providers.wire import excerpt, parse_json, sent_hash
 from oriole.text import JsonObject
 
 WireRequest = Callable[[ModelRequest, JsonObject], JsonObject]  # (request, an agent's settings) -> the body sent
@@ -82,8 +82,10 @@ class HttpChatAgent(ABC):
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """Ask the model once (retrying only failures a retry can fix) and translate its answer."""
-        reply = self.http.post(self.payload(request))
-        return self.chat_format.parse_response(reply.body, reply.latency_ms, reply.throttles, reply.retries)
+        payload = self.payload(request)
+        reply = self.http.post(payload)
+        answer = self.chat_format.parse_response(reply.body, reply.latency_ms, reply.throttles, reply.retries)
+        return replace(answer, sent_sha256=sent_hash(payload))  # the bytes post sent (request_bytes)
 
     def check_server(self, models: Sequence[str]) -> str:
         """Ask the server once for the models it serves (within ``CHECK_TIMEOUT_SECONDS``, or the request timeout

@@ -8,7 +8,9 @@ answers the turn's load brought (``AgentSetup.replay``: the original's calls of 
 A call the original never made is an error naming the turn and call: the harness has left the recorded trajectory.
 A recorded call that is not as oriole stores it (an answer that is not base64, counts that are not counts, an
 answer the original's parser no longer reads: the original's rows were altered) is ``RecordUnreadable``: the
-experiment cannot be replayed, which ``oriole replay`` says as such, not as a difference.
+experiment cannot be replayed, which ``oriole replay`` says as such, not as a difference. Each answer carries the
+hash of the request today's adapter would have sent (``sent_sha256``), which the comparison holds to the hash the
+original sent: a changed adapter replays as differing at the first call it changed.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
+from dataclasses import replace
 
 from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import InvalidModelResponse, OrioleError
 from oriole.experiment_config import ExperimentConfig
 from oriole.providers.contract import NotRecorded, load_adapter
+from oriole.providers.wire import sent_hash
 from oriole.text import JsonObject
 
 
@@ -40,7 +44,7 @@ class RecordedAgent:
         self.context_budget = original.context_budget
         self._recorded = list(recorded)
         self._made = 0
-        self._parse = load_adapter(provider).recorded_answer
+        self._adapter = load_adapter(provider)
 
     @property
     def settings(self) -> JsonObject:
@@ -64,9 +68,11 @@ class RecordedAgent:
         except (binascii.Error, KeyError, TypeError, ValueError):
             raise RecordUnreadable(f"{where} holds no stored answer: its rows were altered") from None
         try:
-            return self._parse(answer, *counts)
+            parsed = self._adapter.recorded_answer(answer, *counts)
         except InvalidModelResponse as err:
             raise RecordUnreadable(f"{where} is not an answer its provider's parser reads: {err}") from None
+        # what today's adapter would send for this request: the comparison holds it to the hash the original sent
+        return replace(parsed, sent_sha256=sent_hash(self._adapter.wire_request(request, self.settings)))
 
 
 def agent(setup: AgentSetup, api_key: str | None = None) -> RecordedAgent:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import socket
 import threading
 import time
@@ -53,7 +52,7 @@ from oriole.errors import (
 )
 from oriole.provider_registry import PROVIDERS
 from oriole.providers.retry import Backoff
-from oriole.providers.wire import EXCERPT_CHARS, MAX_ANSWER_DEPTH, excerpt, parse_json
+from oriole.providers.wire import EXCERPT_CHARS, MAX_ANSWER_DEPTH, excerpt, parse_json, request_bytes
 from oriole.text import JsonObject, Scrubber, ascii_int, bounded
 
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat answer is a few KB; this is room for very long reasoning
@@ -394,7 +393,7 @@ class JsonPoster:
     def post(self, payload: JsonObject) -> Reply:
         """Send ``payload`` (retrying only failures a retry can fix, while the request's time lasts) and return
         the answer's body."""
-        return self._exchange(json.dumps(payload).encode())
+        return self._exchange(request_bytes(payload))
 
     def get(self) -> Reply:
         """GET the URL, retried and bounded as a POST is (a listing of what the server serves)."""

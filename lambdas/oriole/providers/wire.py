@@ -4,6 +4,7 @@ of the adapters that speak HTTP is ``oriole.providers.transport``.
 """
 
 import base64
+import hashlib
 import json
 
 from oriole.core.picture import Picture
@@ -53,6 +54,29 @@ def excerpt(raw: bytes) -> str:
     """The start of a body, quoted, for a message that says what came back."""
     text = raw[:EXCERPT_CHARS].decode("utf-8", errors="replace")
     return repr(text + ("..." if len(raw) > EXCERPT_CHARS else ""))
+
+
+def request_bytes(body: JsonObject) -> bytes:
+    """A request body exactly as an HTTP adapter POSTs it: JSON as ``json.dumps`` writes it, in UTF-8."""
+    return json.dumps(body).encode()
+
+
+def sent_hash(body: JsonObject) -> str:
+    """SHA-256 of a request as it was sent (``model_calls.request.sent_sha256``), in canonical JSON (keys sorted, no
+    spaces, bytes such as a picture in base64): an HTTP adapter's body as ``request_bytes`` POSTs it, Bedrock's
+    ``converse`` parameters as botocore is given them. Every name, value and element in its order counts; only the
+    order of an object's keys, which JSON gives no meaning and a stored part (JSONB) does not keep, does not. Taken
+    when the call is sent, and again from a request rebuilt with today's adapter (a replay, ``oriole transcript``):
+    an adapter that drops the system prompt or words a tool result otherwise gives another hash, although the
+    provider-neutral request is the same."""
+    text = json.dumps(body, default=_base64_bytes, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _base64_bytes(value: object) -> str:
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"a request holds a {type(value).__name__}, which JSON cannot hold")
 
 
 def json_text(value: object) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from psycopg.rows import args_row, scalar_row
 from psycopg.types.json import Jsonb
 
+from oriole.catalog import BY_KEY
 from oriole.core.memory import carrying_modes
 from oriole.core.turn import WORLD_COUNTERS, WORLD_VALUES
 from oriole.store.base import StoreBase
@@ -87,8 +88,9 @@ _LOAD_TURN = (
                       FROM actions a
                      WHERE a.experiment_id = e.id
                      ORDER BY a.step_number DESC
-                     LIMIT greatest((e.config ->> 'historyActions')::int,
-                                    (e.config ->> 'maxRecallActions')::int)) r) AS recent_actions,
+                     LIMIT greatest(coalesce((e.config ->> 'historyActions')::int, {history_actions}),
+                                    coalesce((e.config ->> 'maxRecallActions')::int, {recall_actions}))) r)
+               AS recent_actions,
            (SELECT jsonb_agg(jsonb_build_object(
                        'number', w.turn_number, 'closing', w.closing_messages, 'message_tokens', w.message_tokens,
                        'calls', (SELECT coalesce(jsonb_agg(jsonb_build_object('request', c.request_messages,
@@ -119,6 +121,9 @@ _LOAD_TURN = (
     .replace("{maze}", LoadedTurn.MAZE_JSON)
     .replace("{committed}", LoadedTurn.COMMITTED_JSON)
     .replace("{action}", LoadedTurn.ACTION_JSON)
+    # a snapshot without the key (a baseline's, which applies neither; one taken before the key) reads the default
+    .replace("{history_actions}", str(BY_KEY["historyActions"].int_default))
+    .replace("{recall_actions}", str(BY_KEY["maxRecallActions"].int_default))
 )
 
 # The experiment's columns a turn advances (the turn state's own constants, never input): counters get this

@@ -29,6 +29,7 @@ from oriole_workstation.cli import (
     render,
     replay,
     report,
+    rerun,
     run,
     status,
     sweep,
@@ -69,6 +70,7 @@ app.command()(report.report)
 app.command()(render.render)
 app.command()(transcript.transcript)
 app.command()(replay.replay)
+app.command()(rerun.rerun)
 app.command("export")(export.export_command)
 app.command()(ls.ls)
 app.command()(watch.watch)

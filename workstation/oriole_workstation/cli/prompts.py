@@ -13,7 +13,8 @@ from oriole_workstation.cli.common import AwsParameterStore, Commands, out, prin
 app = Commands(help="Prompt versions (local, or Parameter Store with --aws).", no_args_is_help=True)
 
 
-def _prompt_store(aws: bool) -> dict[str, str]:
+def prompt_store(aws: bool) -> dict[str, str]:
+    """The prompt versions stored now (version -> text): Parameter Store's with ``aws``, else the local ones."""
     from oriole_workstation import prompts
 
     if aws:
@@ -33,7 +34,7 @@ def prompts_list(aws: AwsParameterStore = False) -> None:
         ("version", "bytes", "sha256", "first line"),
         [
             (v, len(t.encode()), catalog.prompt_hash(t)[:16], t.strip().splitlines()[0][:60])
-            for v, t in sorted(_prompt_store(aws).items())
+            for v, t in sorted(prompt_store(aws).items())
         ],
     )
 
@@ -44,7 +45,7 @@ def prompts_show(version: str, aws: AwsParameterStore = False) -> None:
     from oriole_workstation import prompts
     from oriole_workstation.display import terminal_safe
 
-    text = terminal_safe(prompts.get(_prompt_store(aws), version), lines=True)
+    text = terminal_safe(prompts.get(prompt_store(aws), version), lines=True)
     print(text, end="" if text.endswith("\n") else "\n")
 
 

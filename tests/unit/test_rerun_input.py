@@ -1,0 +1,61 @@
+"""The execution input of a rerun, from a recorded experiment's row (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from oriole import catalog
+from oriole_workstation import rerun
+
+V1 = catalog.shipped_prompt("v1")
+
+
+def record(**changes) -> dict:
+    row = {
+        "id": 17,
+        "maze_id": 4,
+        "llm_provider": "ollama",
+        "model_name": "qwen3:8b",
+        "prompt_version": "v1",
+        "prompt_hash": catalog.prompt_hash(V1),
+        "agent_id": None,
+        "agent_label": "small",
+        "config": {"maxMoves": 200, "seed": 99, "temperature": 0.0, "repeatPenalty": 1.4, "pricing": None},
+        "replay_of": None,
+    }
+    return {**row, **changes}
+
+
+def test_the_rerun_asks_for_the_recorded_maze_configuration_seed_and_prompt():
+    data = rerun.execution_input(record(), {"v1": V1})
+    assert data == {
+        "mazeId": 4,
+        "llmProvider": "ollama",
+        "modelName": "qwen3:8b",
+        "promptVersion": "v1",
+        "config": {"maxMoves": 200, "seed": 99, "temperature": 0.0, "repeatPenalty": 1.4},
+        "comment": "rerun of experiment 17",
+        "agentLabel": "small",
+    }
+
+
+def test_the_recorded_price_is_the_price_charged_and_keys_that_never_applied_are_left_out():
+    priced = {"maxMoves": 9, "seed": 1, "temperature": 0.5, "pricing": {"inputPerMTok": 1, "outputPerMTok": 2}}
+    data = rerun.execution_input(record(llm_provider="baseline", model_name="random", config=priced), {"v1": V1})
+    assert data["config"] == {"maxMoves": 9, "seed": 1}  # a snapshot from before issue 31 held a temperature
+    assert data["prices"] == {"inputPerMTok": 1, "outputPerMTok": 2, "source": "experiment 17's snapshot"}
+
+
+@pytest.mark.parametrize(
+    "changes, prompts, reason",
+    [
+        ({"replay_of": 3}, {"v1": V1}, "experiment 17 is the replay of experiment 3: rerun experiment 3"),
+        ({}, {"v1": V1 + "\nBe quick."}, "experiment 17 ran with prompt v1 sha256 "),
+        ({}, {}, "and v1 now holds none: store the recorded text"),
+        ({"config": {"maxMoves": "many"}}, {"v1": V1}, "its configuration snapshot was altered: config.maxMoves"),
+    ],
+    ids=["replay", "prompt-edited", "prompt-gone", "altered-snapshot"],
+)
+def test_what_could_not_be_what_ran_is_refused_with_the_reason(changes, prompts, reason):
+    with pytest.raises(rerun.RerunRefused, match=reason.replace("(", r"\(").replace(".", r"\.")):
+        rerun.execution_input(record(**changes), prompts)
