@@ -13,6 +13,8 @@
 #              import-linter, each from .venv).
 # make bootstrap: CDK's bootstrap stack, once per account and region.
 # make deploy: install the CDK toolchain and deploy both stacks to the AWS account of your credentials.
+# make idle-cost: synthesize (offline) and price what the deployment costs a month before any experiment runs
+#              (infra/idle_cost.py, its price table infra/aws_prices.toml); `make idle-cost PROFILE=lean`.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
 #              branches (lambdas/oriole/flows/render.py); the docs site draws their diagrams when it is built.
 # make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock, then
@@ -34,7 +36,8 @@ export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test test-unit test-integration test-infra test-examples typecheck hooks docs bootstrap deploy synth bench flows lock
+.PHONY: demo test test-unit test-integration test-infra test-examples typecheck hooks docs bootstrap deploy synth bench flows lock \
+	idle-cost
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -121,6 +124,11 @@ bootstrap: $(VENV)/.cdk-installed node_modules/.installed
 
 deploy: $(VENV)/.cdk-installed node_modules/.installed
 	npx cdk deploy --all
+
+PROFILE ?= standard
+idle-cost: $(VENV)/.cdk-installed node_modules/.installed
+	npx cdk synth --all -q -c skipBundling=true -c profile=$(PROFILE) -o cdk.out.$(PROFILE)
+	$(BIN)/python -m infra.idle_cost cdk.out.$(PROFILE)
 
 $(VENV)/.bench-installed: $(VENV)/.local-installed
 	$(INSTALL) -e ".[local,bench]"

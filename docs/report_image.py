@@ -94,38 +94,21 @@ def _typed(row: dict) -> dict:
 def load(path: Path = RECORD) -> dict:
     """The recorded page inputs and what was drawn from them, as the typed rows ``Results`` reads (an
     experiment's settings snapshot, left out of the record, as empty)."""
-    from oriole.core.endings import cause_of
-    from oriole_workstation.rows import ComparedExperiment, PooledComparisonRow
+    from oriole_workstation.analysis import GroupRow
+    from oriole_workstation.rows import ComparedExperiment
 
     record = json.loads(path.read_text(encoding="utf-8"))
-    unlabelled = {"agent_label": None}  # recorded before agents had labels (migration 0016): none has one
-    uncensored = {"censored": 0}  # recorded before the censored ending (migration 0020): the ladder has none
-
-    def caused(e: dict) -> dict:
-        """Recorded before migrations 0020 and 0021: the cause by the same rule, the path length and optimum of
-        these reach runs, the SPL of each."""
-        path = e["moves"] - e["failed_moves"]
-        return {
-            "ending_cause": cause_of(e["status"], e["failure_reason"]),
-            "path_length": path,
-            "optimal_path_length": e["shortest_path_length"],
-            "spl": e["path_efficiency"] if e["ending"] == "success" else 0,
-            **e,
-        }
-
     return {
         **record,
-        "rows": [PooledComparisonRow(**{**unlabelled, **uncensored, **_typed(r)}) for r in record["rows"]],
-        "experiments": [
-            ComparedExperiment(**{**unlabelled, **_typed(caused(e)), "config": {}}) for e in record["experiments"]
-        ],
+        "rows": [GroupRow(**{**_typed(r), "confounds": tuple(r["confounds"])}) for r in record["rows"]],
+        "experiments": [ComparedExperiment(**{**_typed(e), "config": {}}) for e in record["experiments"]],
         "now": datetime.fromisoformat(record["now"]),
     }
 
 
 def page_of(record: dict) -> str:
     """The page the record draws, with the code as it is now."""
-    from oriole_workstation.report import GroupBy
+    from oriole_workstation.grouping import GroupBy
     from oriole_workstation.report_html import page
     from oriole_workstation.results import Filters
 
@@ -145,8 +128,9 @@ def _run_the_sweep(home: Path) -> dict:
     os.environ["ORIOLE_HOME"] = str(home)
     os.environ.pop("DATABASE_URL", None)
     subprocess.run([str(Path(sys.executable).parent / "oriole"), "sweep", str(SWEEP), "--quiet"], check=True)
+    from oriole_workstation.analysis import groups
     from oriole_workstation.database import open_results
-    from oriole_workstation.report import GroupBy, comparison_rows
+    from oriole_workstation.grouping import GroupBy
     from oriole_workstation.results import Filters
 
     results = open_results(aws=False)
@@ -156,7 +140,7 @@ def _run_the_sweep(home: Path) -> dict:
         "filters": {"tags": [TAG]},
         "database": results.database().replace(str(home), "$ORIOLE_HOME"),
         "now": datetime.now(UTC).replace(microsecond=0),
-        "rows": [asdict(r) for r in comparison_rows(results, GroupBy.family, filters)],
+        "rows": [asdict(r) for r in groups(results, filters, GroupBy.family)],
         # without each experiment's settings snapshot: the page reads the compared configuration, not it
         "experiments": [{k: v for k, v in asdict(e).items() if k != "config"} for e in results.compared(filters)],
     }

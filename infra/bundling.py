@@ -111,7 +111,7 @@ def _sha256(path: Path) -> str:
 class PipBundling:
     """Builds the asset on this machine; returning True tells CDK no Docker bundling is needed."""
 
-    def try_bundle(self, output_dir: str, *, image=None, **_options) -> bool:
+    def try_bundle(self, output_dir: str, *, image: DockerImage, **_options: object) -> bool:
         install_requirements(Path(output_dir))
         copy_package(Path(output_dir))
         return True
@@ -140,19 +140,15 @@ def code_environment(root: Path = ROOT) -> dict[str, str]:
 
 def code_asset(skip_bundling: bool = False) -> lambda_.Code:
     """The shared asset, named by ``asset_hash`` whether or not it is bundled."""
-    source = {
-        "path": str(PACKAGE.parent),
-        "exclude": list(NOT_CODE),
-        "asset_hash_type": AssetHashType.CUSTOM,
-        "asset_hash": asset_hash(),
-    }
-    if skip_bundling:
-        return lambda_.Code.from_asset(**source)
+    bundling = BundlingOptions(
+        image=DockerImage.from_registry("local-bundling-only"),  # never pulled: local bundling succeeds
+        local=PipBundling(),
+        command=["false"],
+    )
     return lambda_.Code.from_asset(
-        **source,
-        bundling=BundlingOptions(
-            image=DockerImage.from_registry("local-bundling-only"),  # never pulled: local bundling succeeds
-            local=PipBundling(),
-            command=["false"],
-        ),
+        str(PACKAGE.parent),
+        exclude=list(NOT_CODE),
+        asset_hash_type=AssetHashType.CUSTOM,
+        asset_hash=asset_hash(),
+        bundling=None if skip_bundling else bundling,
     )

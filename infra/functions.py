@@ -28,11 +28,13 @@ from infra.settings import log_retention
 from oriole import catalog, flows
 from oriole.environment import (
     BEDROCK_MODEL_IDS,
+    CONNECT_PATIENCE,
     DATABASE_CA,
     DATABASE_HOST,
     DEPLOYMENT,
     EXECUTION_TIMEOUT,
     PRUNED_FUNCTIONS,
+    REQUIRE_SPEND_LIMIT,
     ROLE_SECRETS,
     STACK_ID,
     STATE_MACHINE_ARN,
@@ -48,6 +50,10 @@ WHOLE_SWEEP_TASKS = ("PlanSweep", "SummarizeSweep")  # each reads a whole sweep 
 WHOLE_SWEEP_SECONDS = 300
 TASK_SECONDS = 60
 MIGRATIONS_SECONDS = 300  # the migrations trigger waits longer than this (stacks.py)
+PRUNER_SECONDS = 300  # the version pruner's, which its trigger waits for too
+# How long a task waits for its database (oriole.store.db: never past its invocation's remaining time): Aurora
+# resumes from a pause in about 15 s, in 30 s or more after a long one; a proxy's target may still be starting.
+CONNECT_PATIENCE_SECONDS = 120
 # A version a running execution calls must outlive the deploy that publishes the next one; the version pruner
 # deletes it once no execution can call it any more.
 RETAINED_VERSIONS = lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN)
@@ -60,9 +66,10 @@ def geography(scope: Construct) -> str:
     word = Fn.select(0, Fn.split("-", stack.region))
     value = deployment.GLOBAL
     for region_word, prefix in sorted(deployment.GEOGRAPHIES.items()):
-        condition = stack.node.try_find_child(f"BedrockGeography{region_word.capitalize()}") or CfnCondition(
-            stack, f"BedrockGeography{region_word.capitalize()}", expression=Fn.condition_equals(word, region_word)
-        )
+        name = f"BedrockGeography{region_word.capitalize()}"
+        condition = stack.node.try_find_child(name)
+        if not isinstance(condition, CfnCondition):
+            condition = CfnCondition(stack, name, expression=Fn.condition_equals(word, region_word))
         value = Fn.condition_if(condition.logical_id, prefix, value).to_string()
     return value
 
@@ -84,14 +91,9 @@ class Functions(Construct):
     ):
         super().__init__(scope, construct_id)
         self._code = code_asset(skip_bundling=bool(self.node.try_get_context("skipBundling")))
-        self._common = {
-            "runtime": RUNTIME,
-            "architecture": ARCHITECTURE,
-            "vpc": database.vpc,
-            "vpc_subnets": subnets,
-            "security_groups": [database.client_security_group],
-            "tracing": lambda_.Tracing.ACTIVE,
-        }
+        self._vpc = database.vpc
+        self._subnets = subnets
+        self._security_groups: list[ec2.ISecurityGroup] = [database.client_security_group]
         self._environment = {
             "POWERTOOLS_SERVICE_NAME": "oriole",
             "POWERTOOLS_METRICS_NAMESPACE": "Oriole",
@@ -128,30 +130,41 @@ class Functions(Construct):
         self.migrations = self._function("Migrations", Duration.seconds(MIGRATIONS_SECONDS))
         self._connect(database)
 
-    def _function(self, name: str, timeout: Duration, in_vpc: bool = True, **options) -> lambda_.Function:
+    def _function(
+        self,
+        name: str,
+        timeout: Duration,
+        in_vpc: bool = True,
+        *,
+        function_name: str | None = None,
+        on_failure: lambda_.IDestination | None = None,
+        retry_attempts: int | None = None,
+    ) -> lambda_.Function:
         """The function ``name`` runs its handler in ``oriole.handlers.DEPLOYED`` (a function missing there
         cannot be made: the IAM contract's recorder knows the handlers from that table)."""
         log_group = logs.LogGroup(
             self, f"{name}Logs", retention=log_retention(self._retention), removal_policy=RemovalPolicy.DESTROY
-        )
-        common = (
-            self._common
-            if in_vpc
-            else {k: v for k, v in self._common.items() if k not in ("vpc", "vpc_subnets", "security_groups")}
         )
         return lambda_.Function(
             self,
             name,
             code=self._code,
             handler=DEPLOYED[name],
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            tracing=lambda_.Tracing.ACTIVE,
             timeout=timeout,
             memory_size=512,
             environment=dict(self._environment),
             log_group=log_group,
             description=f"Oriole {name}",
             current_version_options=RETAINED_VERSIONS,
-            **common,
-            **options,
+            vpc=self._vpc if in_vpc else None,
+            vpc_subnets=self._subnets if in_vpc else None,
+            security_groups=self._security_groups if in_vpc else None,
+            function_name=function_name,
+            on_failure=on_failure,
+            retry_attempts=retry_attempts,
         )
 
     def add_version_pruner(
@@ -163,7 +176,7 @@ class Functions(Construct):
         Lambda, Step Functions and CloudFormation, which ``egress=endpoints`` gives no endpoint for."""
         stack = Stack.of(self)
         name = f"{stack.stack_name}-VersionPruner"
-        pruner = self._function("VersionPruner", Duration.minutes(5), in_vpc=False, function_name=name)
+        pruner = self._function("VersionPruner", Duration.seconds(PRUNER_SECONDS), in_vpc=False, function_name=name)
         versioned = [*self.by_placeholder.values(), self.migrations]
         pruner.add_environment(PRUNED_FUNCTIONS, json.dumps([f.function_name for f in versioned] + [name]))
         pruner.add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))
@@ -191,17 +204,17 @@ class Functions(Construct):
         return [*self.by_placeholder.values(), self.status_finalizer, self.reconciler]
 
     def _connect(self, database: Database) -> None:
-        """Who connects how: through the proxy when the stack made the database (the application role's
-        secret for the functions, the owner's for the migrations); with the researcher's secret to an
-        existing database. The server is verified against ``ca_bundle`` when there is one."""
-        via_proxy = {DATABASE_HOST: database.proxy.endpoint} if database.proxy is not None else {}
+        """Who connects how: through the proxy when there is one (the application role's secret for the functions,
+        the owner's for the migrations); with the researcher's secret to an imported database. The server is
+        verified against ``ca_bundle`` when there is one, else TLS is required."""
+        via_proxy = {DATABASE_HOST: database.proxy_endpoint} if database.proxy_endpoint is not None else {}
         if database.ca_bundle:
             via_proxy[DATABASE_CA] = database.ca_bundle
         functions_secret = database.app_secret or database.secret
         for function in self.database_users:
             self._database_environment(function, functions_secret, via_proxy)
         self._database_environment(self.migrations, database.secret, via_proxy)
-        if database.app_secret is not None:
+        if database.app_secret is not None and database.reader_secret is not None:
             roles = {APP_ROLE: database.app_secret, READER_ROLE: database.reader_secret}
             for secret in roles.values():
                 secret.grant_read(self.migrations)
@@ -210,9 +223,12 @@ class Functions(Construct):
             )
 
     @staticmethod
-    def _database_environment(function: lambda_.Function, secret: secretsmanager.ISecret, via_proxy: dict) -> None:
+    def _database_environment(
+        function: lambda_.Function, secret: secretsmanager.ISecret, via_proxy: dict[str, str]
+    ) -> None:
         secret.grant_read(function)
         function.add_environment("DATABASE_SECRET_ARN", secret.secret_arn)
+        function.add_environment(CONNECT_PATIENCE, str(CONNECT_PATIENCE_SECONDS))
         for key, value in via_proxy.items():
             function.add_environment(key, value)
 
@@ -227,7 +243,8 @@ class Functions(Construct):
         """Parameter Store, under the deployment's prefix only (from its settings, never from the synthesizing
         shell's environment): StartExperiment reads the catalog, the chosen prompt and the model's price (by
         name, once per experiment); PlanSweep lists the prompt versions and the prices (two paths, not
-        recursive)."""
+        recursive) and reads the experiments' cost cap (by name). PlanSweep also learns the account's Lambda
+        concurrency, and that a sweep of models needs a spend limit here."""
         stack = Stack.of(self)
 
         def parameters(name: str) -> str:
@@ -238,12 +255,20 @@ class Functions(Construct):
                 actions=["ssm:GetParameters", "ssm:GetParameter"], resources=[parameters(f"{prefix}/*")]
             )
         )
-        self.task("PlanSweep").add_to_role_policy(
+        plan = self.task("PlanSweep")
+        plan.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["ssm:GetParametersByPath"],
                 resources=[parameters(catalog.prompts_path(prefix)), parameters(catalog.pricing_path(prefix))],
             )
         )
+        cost_cap = catalog.BY_KEY["maxCostUsd"].path  # what the spend limit counts an experiment at
+        plan.add_to_role_policy(
+            iam.PolicyStatement(actions=["ssm:GetParameters"], resources=[parameters(f"{prefix}/{cost_cap}")])
+        )
+        # how many functions the account runs at once: the sweep's caps stay within it (no resource of its own)
+        plan.add_to_role_policy(iam.PolicyStatement(actions=["lambda:GetAccountSettings"], resources=["*"]))
+        plan.add_environment(REQUIRE_SPEND_LIMIT, "true")  # a sweep of models on AWS has a spend limit
 
     def mark_vision_models(self, models: tuple[str, ...]) -> None:
         """Tell StartExperiment which models beyond the catalog's accept images (observation image or both)."""
@@ -282,6 +307,8 @@ class Functions(Construct):
         execution name (none listed: none), and the API key its agent task sends them. A secret encrypted with a
         customer-managed key (``kms_key_arn``) is readable only with kms:Decrypt on that key, which the agent gets
         through Secrets Manager only (the kms:ViaService condition)."""
+        if provider.servers is None or provider.api_key_secret is None:
+            raise ValueError(f"provider {provider.name} is sent to no model server")
         start = self.task("StartExperiment")
         start.add_environment(provider.servers.listed, json.dumps(list(urls)))
         if not secret_arn:
@@ -303,8 +330,9 @@ class Functions(Construct):
 
     def grant_executions(self, state_machine_arn: str, execution_arns: str, timeout_seconds: int) -> None:
         """ContinueAsNew starts the successor execution of this one state machine and nothing else; the
-        status-change finalizer and the reconciler may describe its executions (to see whether one runs);
-        CheckProgress learns the execution timeout, to continue as new before it."""
+        status-change finalizer and the reconciler may describe its executions (to see whether one runs), and the
+        reconciler list them; CheckProgress learns the execution timeout, to continue as new before it, and the
+        reconciler, to know how far back an execution that ended lately may have started."""
         self.task("ContinueAsNew").add_to_role_policy(
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[state_machine_arn])
         )
@@ -312,5 +340,10 @@ class Functions(Construct):
             function.add_to_role_policy(
                 iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[execution_arns])
             )
+        # the reconciler lists the executions first, to leave an idle deployment's database alone
+        self.reconciler.add_to_role_policy(
+            iam.PolicyStatement(actions=["states:ListExecutions"], resources=[state_machine_arn])
+        )
         self.reconciler.add_environment(STATE_MACHINE_ARN, state_machine_arn)
+        self.reconciler.add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))
         self.task("CheckProgress").add_environment(EXECUTION_TIMEOUT, str(timeout_seconds))

@@ -1,11 +1,13 @@
-"""Alarms on real trouble only, and a dashboard of what the experiments do.
+"""Alarms on real trouble only, a dashboard of what the experiments do, and an optional monthly AWS Budget.
 
-What pages (each alarm goes to the SNS topic): an execution that hit Step Functions' hard timeout (the
-graceful limits should always win), an experiment that failed for any reason but a stalled agent
-(``ExperimentsFailedByError``), Lambda throttles (the concurrency quota is too small), a status change the
-finalizer could not process (its dead letters), and the database running out of connections, CPU credits
-or storage. What does not: an agent that stalls, a limit reached, a throttle or a full database that the
-retries absorbed; the dashboard shows those.
+What pages (each alarm goes to the SNS topic, and to ``alarmEmail``): an execution that hit Step Functions' hard
+timeout (the graceful limits should always win), an experiment that failed for any reason but a stalled agent
+(``ExperimentsFailedByError``), a sweep execution that failed, Lambda throttles (the concurrency quota is too
+small), a status change the finalizer could not process (its dead letters), the NAT (a failing NAT instance, a NAT
+gateway out of ports), and the database's own (``Database.alarms``: connections, CPU credits, storage and the
+proxy's connections to it; the serverless database running at its most capacity). What does not: an agent that
+stalls, a limit reached, a throttle or a full database that the retries absorbed; the dashboard shows those. No
+alarm reads the database: a paused one stays paused, and no data is never trouble.
 
 Custom metrics come from the handlers through Powertools Metrics (namespace ``Oriole``, dimension
 ``service=oriole``): ExperimentsStarted/Succeeded/TimedOut/Failed/FailedByError/ClosedByStatusChange/
@@ -14,26 +16,22 @@ ClosedByReconciler, Turns, Actions, InputTokens, OutputTokens.
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Stack
+from aws_cdk import aws_budgets as budgets
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_rds as rds
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra.database import MAX_CONNECTIONS_ESTIMATE, PROXY_CONNECTIONS_PERCENT
+from infra.alarms import ABOVE, PERIOD, AlarmSpec
+from infra.settings import Settings
 
 NAMESPACE = "Oriole"
-PERIOD = Duration.minutes(5)
 MAX_ALARM_METRICS = 10  # CloudWatch: the metric math of one alarm holds at most 10 metrics
-CPU_CREDITS_LOW = 20
-FREE_STORAGE_LOW_BYTES = 2 * 1024**3
-ABOVE = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
-BELOW = cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD
 
 
 def oriole_metric(name: str, statistic: str = "Sum") -> cloudwatch.Metric:
@@ -58,82 +56,103 @@ class Monitoring(Construct):
         construct_id: str,
         *,
         state_machine: sfn.StateMachine,
+        sweeps: sfn.StateMachine,
         functions: list[lambda_.Function],
         dead_letters: sqs.IQueue,
-        database: rds.DatabaseInstance | None,
-        alarm_email: str | None,
+        alarms: list[AlarmSpec],
+        settings: Settings,
     ):
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "Alarms", display_name="Oriole alarms", enforce_ssl=True)
-        if alarm_email:
-            self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
-        alarms = [
-            self._alarm(
+        if settings.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarm_email))
+        specs = [
+            AlarmSpec(
                 "ExecutionsTimedOut",
                 state_machine.metric_timed_out(period=PERIOD),
                 1,
                 ABOVE,
                 "An execution hit Step Functions' execution timeout instead of ending by its limits",
             ),
-            self._alarm(
+            AlarmSpec(
                 "ExperimentsFailedByError",
                 oriole_metric("ExperimentsFailedByError"),
                 1,
                 ABOVE,
                 "An experiment failed after the retries (not a stalled agent): look up its failure_reason",
             ),
-            *(
-                self._alarm(
-                    "LambdaThrottles" + (f"{start // MAX_ALARM_METRICS + 1}" if start else ""),
-                    _sum(
-                        "Lambda throttles",
-                        [f.metric_throttles(period=PERIOD) for f in functions[start : start + MAX_ALARM_METRICS]],
-                    ),
-                    1,
-                    ABOVE,
-                    "Lambda throttled a function: raise the account's concurrency quota",
-                )
-                for start in range(0, len(functions), MAX_ALARM_METRICS)
+            AlarmSpec(
+                "SweepsFailed",
+                sweeps.metric_failed(period=PERIOD),
+                1,
+                ABOVE,
+                "A sweep execution failed: its failed state in the Step Functions console says why",
             ),
-            self._alarm(
+            *self._throttles(functions, itemized=settings.profile.itemized_alarms),
+            AlarmSpec(
                 "FinalizerDeadLetters",
                 dead_letters.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
                 1,
                 ABOVE,
                 "A status change was not processed; the reconciler closes its experiment within 15 minutes",
             ),
+            *alarms,
         ]
-        if database is not None:
-            alarms += self._database_alarms(database)
-        for alarm in alarms:
+        self.alarms = [self._alarm(spec) for spec in specs]
+        for alarm in self.alarms:
             alarm.add_alarm_action(actions.SnsAction(self.topic))
-        self._dashboard(state_machine, functions, alarms)
+        if settings.dashboard:
+            self._dashboard(state_machine, functions, self.alarms)
+        if settings.monthly_budget_usd is not None and settings.alarm_email:
+            self._budget(settings.monthly_budget_usd, settings.alarm_email)
 
-    def _database_alarms(self, database: rds.DatabaseInstance) -> list[cloudwatch.Alarm]:
-        budget = MAX_CONNECTIONS_ESTIMATE * PROXY_CONNECTIONS_PERCENT // 100
+    @staticmethod
+    def _throttles(functions: list[lambda_.Function], *, itemized: bool) -> list[AlarmSpec]:
+        """Lambda throttling a function past the flows' retries: of each function (in sums of at most
+        ``MAX_ALARM_METRICS``), or, in the lean profile, of the region's functions as one metric (one alarm metric
+        instead of two dozen)."""
+        description = "Lambda throttled a function: raise the account's concurrency quota"
+        if not itemized:
+            region = cloudwatch.Metric(namespace="AWS/Lambda", metric_name="Throttles", statistic="Sum", period=PERIOD)
+            return [AlarmSpec("LambdaThrottles", region, 1, ABOVE, description + " (any function of the region)")]
         return [
-            self._alarm(
-                "DatabaseConnections",
-                database.metric_database_connections(period=PERIOD, statistic="Maximum"),
-                budget,
+            AlarmSpec(
+                "LambdaThrottles" + (f"{start // MAX_ALARM_METRICS + 1}" if start else ""),
+                _sum(
+                    "Lambda throttles",
+                    [f.metric_throttles(period=PERIOD) for f in functions[start : start + MAX_ALARM_METRICS]],
+                ),
+                1,
                 ABOVE,
-                f"The database holds {budget} connections or more: the proxy's whole share",
-            ),
-            self._alarm(
-                "DatabaseCpuCredits",
-                database.metric("CPUCreditBalance", period=PERIOD, statistic="Minimum"),
-                CPU_CREDITS_LOW,
-                BELOW,
-                "The burstable database is running out of CPU credits",
-            ),
-            self._alarm(
-                "DatabaseFreeStorage",
-                database.metric_free_storage_space(period=PERIOD, statistic="Minimum"),
-                FREE_STORAGE_LOW_BYTES,
-                BELOW,
-                "The database has less than 2 GiB of storage left",
-            ),
+                description,
+            )
+            for start in range(0, len(functions), MAX_ALARM_METRICS)
         ]
+
+    def _budget(self, amount: float, email: str) -> None:
+        """An AWS Budget on the account's cost each month, mailed to the alarm address when the month's actual cost
+        passes 80% of it and when its forecast passes the whole (budgets are the account's: it counts everything
+        the account spends, Bedrock included)."""
+        subscribers = [budgets.CfnBudget.SubscriberProperty(subscription_type="EMAIL", address=email)]
+        budgets.CfnBudget(
+            self,
+            "MonthlyBudget",
+            budget=budgets.CfnBudget.BudgetDataProperty(
+                budget_name=f"{Stack.of(self).stack_name}-monthly",
+                budget_type="COST",
+                time_unit="MONTHLY",
+                budget_limit=budgets.CfnBudget.SpendProperty(amount=amount, unit="USD"),
+            ),
+            notifications_with_subscribers=[
+                budgets.CfnBudget.NotificationWithSubscribersProperty(
+                    notification=budgets.CfnBudget.NotificationProperty(
+                        notification_type=kind, comparison_operator="GREATER_THAN", threshold=percent
+                    ),
+                    subscribers=subscribers,
+                )
+                for kind, percent in (("ACTUAL", 80), ("FORECASTED", 100))
+            ],
+        )
 
     def _dashboard(
         self, state_machine: sfn.StateMachine, functions: list[lambda_.Function], alarms: list[cloudwatch.Alarm]
@@ -173,21 +192,14 @@ class Monitoring(Construct):
             cloudwatch.AlarmStatusWidget(title="Alarms", width=24, alarms=alarms),
         )
 
-    def _alarm(
-        self,
-        name: str,
-        metric: cloudwatch.IMetric,
-        threshold: float,
-        comparison: cloudwatch.ComparisonOperator,
-        description: str,
-    ) -> cloudwatch.Alarm:
+    def _alarm(self, spec: AlarmSpec) -> cloudwatch.Alarm:
         return cloudwatch.Alarm(
             self,
-            name,
-            metric=metric,
-            threshold=threshold,
+            spec.name,
+            metric=spec.metric,
+            threshold=spec.threshold,
             evaluation_periods=1,
-            comparison_operator=comparison,
+            comparison_operator=spec.comparison,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=description,
+            alarm_description=spec.description,
         )

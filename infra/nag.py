@@ -59,17 +59,37 @@ def suppress_data(stack: Stack) -> None:
                 id="AwsSolutions-RDS10",
                 reason=(
                     "Deletion protection is on, but set after the first create succeeded: the "
-                    "DatabaseDeletionProtection "
-                    "custom resource turns it on once every other resource of the stack exists, so that a failed first "
-                    "create can still delete the instance (infra/database.py)."
+                    "DatabaseDeletionProtection custom resource turns it on once every other resource of the stack "
+                    "exists, so that a failed first create can still delete the database "
+                    "(infra/deletion_protection.py)."
+                ),
+            ),
+            NagPackSuppression(
+                id="AwsSolutions-RDS6",
+                reason=(
+                    "The functions and researchers sign in with passwords from Secrets Manager (psycopg, TLS "
+                    "required); IAM authentication would add a token call per connection and a per-role grant."
                 ),
             ),
             NagPackSuppression(
                 id="AwsSolutions-IAM4",
                 applies_to=_LAMBDA_MANAGED[:1],
                 reason=(
-                    "The AWS-managed minimal Lambda policy (its own CloudWatch log group) of CDK's AwsCustomResource "
-                    "function, which turns the database's deletion protection on."
+                    "The AWS-managed minimal Lambda policy (its own CloudWatch log group) of the functions of CDK's "
+                    "custom resources: deletion protection's handler and provider, the default security group's "
+                    "restriction, and the log retention."
+                ),
+            ),
+            NagPackSuppression(
+                id="AwsSolutions-IAM5",
+                applies_to=[{"regex": "/^Resource::<DatabaseDeletionProtectionHandler.+\\.Arn>:\\*$/"}],
+                reason="CDK's provider framework invokes deletion protection's handler, any version of it.",
+            ),
+            NagPackSuppression(
+                id="AwsSolutions-L1",
+                reason=(
+                    "CDK's provider framework (deletion protection's) picks its own Node.js runtime; the handler "
+                    "itself runs the same Python as the functions."
                 ),
             ),
             NagPackSuppression(
@@ -101,8 +121,9 @@ def suppress_orchestrator(stack: Stack) -> None:
                 id="AwsSolutions-IAM5",
                 applies_to=["Resource::*"],
                 reason=(
-                    "X-Ray (xray:PutTraceSegments, PutTelemetryRecords) and the state machine's log delivery "
-                    "(logs:CreateLogDelivery and friends) accept no resource scope."
+                    "X-Ray (xray:PutTraceSegments, PutTelemetryRecords), the state machine's log delivery "
+                    "(logs:CreateLogDelivery and friends) and PlanSweep's lambda:GetAccountSettings (the account's "
+                    "concurrency) accept no resource scope."
                 ),
             ),
             NagPackSuppression(
@@ -136,6 +157,18 @@ def suppress_orchestrator(stack: Stack) -> None:
                 reason=(
                     "StartExperiment reads the catalog, the chosen prompt and the model's price by name: read-only, "
                     "under the deployment's prefix only (prompt and model names are chosen per experiment)."
+                ),
+            ),
+            NagPackSuppression(
+                id="AwsSolutions-IAM5",
+                applies_to=[{"regex": "/^Resource::<ParametersValuesHandler.+\\.Arn>:\\*$/"}],
+                reason="CDK's provider framework invokes the parameter values' handler, any version of it.",
+            ),
+            NagPackSuppression(
+                id="AwsSolutions-L1",
+                reason=(
+                    "CDK's provider frameworks (the parameter values', the triggers') pick their own Node.js runtime; "
+                    "the handlers themselves run the same Python as the functions."
                 ),
             ),
             NagPackSuppression(

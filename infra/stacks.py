@@ -4,11 +4,16 @@ touching the results."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import ArnFormat, CfnOutput, Duration, Stack, triggers
 from constructs import Construct
 
-from infra.database import PORT_FORWARD_DOCUMENT, Database
-from infra.functions import MIGRATIONS_SECONDS, Functions
+from infra.access import PortForward, bastion, relay
+from infra.database import Database, ImportedDatabase, InstanceDatabase, ManagedDatabase, ServerlessDatabase
+from infra.deletion_protection import DeletionProtection
+from infra.functions import MIGRATIONS_SECONDS, PRUNER_SECONDS, Functions
+from infra.log_groups import expire_log_groups
 from infra.monitoring import Monitoring
 from infra.network import Network
 from infra.parameters import Parameters
@@ -28,58 +33,89 @@ EXAMPLE_INPUT = (
 
 
 class DataStack(Stack):
-    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs):
+    """The network and the database of the profile (``settings.profile``), or an imported database; the
+    researchers' port forward; deletion protection last."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: Any):
         super().__init__(scope, construct_id, **kwargs)
+        ports = settings.model_server_ports
+        self.network: Network | None = None
         if settings.existing_database:
-            self.network = None
-            self.database = Database(
-                self, "Database", vpc=None, subnets=None, deletion_protection=False, existing=settings.existing_database
+            self.database: Database = ImportedDatabase(
+                self, "Database", existing=settings.existing_database, egress_ports=ports
             )
             return
-        self.network = Network(self, "Network", egress=settings.egress, log_retention_days=settings.log_retention_days)
-        self.database = Database(
+        self.network = Network(
             self,
-            "Database",
-            vpc=self.network.vpc,
-            subnets=self.network.database_subnets,
-            deletion_protection=settings.deletion_protection,
+            "Network",
+            egress=settings.egress,
+            availability_zones=settings.availability_zones,
+            egress_ports=ports,
+            log_retention_days=settings.log_retention_days,
         )
-        CfnOutput(self, "DatabaseEndpoint", value=self.database.endpoint)
+        managed = self._database(settings, self.network)
+        self.database = managed
+        assert managed.reader_secret is not None
+        CfnOutput(self, "DatabaseEndpoint", value=managed.endpoint)
         CfnOutput(
             self,
             "DatabaseSecretArn",
-            value=self.database.secret.secret_arn,
+            value=managed.secret.secret_arn,
             description="The owner's credentials (migrations only)",
         )
         CfnOutput(
             self,
             "ReaderSecretArn",
-            value=self.database.reader_secret.secret_arn,
+            value=managed.reader_secret.secret_arn,
             description="The read-only role's credentials: psql and oriole report --aws",
         )
-        CfnOutput(self, "DatabaseProxyEndpoint", value=self.database.proxy.endpoint)
-        CfnOutput(self, "DatabaseInstanceId", value=self.database.instance.instance_identifier)
-        if settings.bastion:  # Session Manager reaches it through the NAT gateway or its interface endpoints
-            bastion = self.database.add_bastion(self.network.function_subnets)
-            CfnOutput(
-                self,
-                "PsqlPortForward",
-                description="Run this, then psql on localhost:5432 (docs: how-to)",
-                value=f"aws ssm start-session --target {bastion.instance_id} --document-name "
-                f"{PORT_FORWARD_DOCUMENT} --parameters "
-                f"host={self.database.endpoint},portNumber=5432,localPortNumber=5432",
+        if managed.proxy_endpoint is not None:
+            CfnOutput(self, "DatabaseProxyEndpoint", value=managed.proxy_endpoint)
+        protected = managed.protected
+        CfnOutput(
+            self, "DatabaseIdentifier", value=protected.identifier, description=f"The database's {protected.kind}"
+        )
+        if settings.bastion:  # Session Manager reaches it through the NAT or its interface endpoints
+            instance = (
+                relay(self.network.nat_instance, managed)
+                if self.network.nat_instance is not None
+                else bastion(self, managed, self.network.function_subnets)
             )
-            CfnOutput(
+            PortForward(self, "PortForward", database=managed, instance=instance)
+        expire_log_groups(self, settings.log_retention_days)
+        DeletionProtection(
+            self,
+            "DatabaseDeletionProtection",
+            database=protected,
+            enabled=settings.deletion_protection,
+            log_retention_days=settings.log_retention_days,
+        )
+
+    def _database(self, settings: Settings, network: Network) -> ManagedDatabase:
+        if settings.profile.serverless:
+            return ServerlessDatabase(
                 self,
-                "AnalystPolicyArn",
-                value=self.database.analyst_policy(bastion).managed_policy_arn,
-                description="Attach to researchers: the port forward and the read-only role's secret",
+                "Database",
+                vpc=network.vpc,
+                subnets=network.database_subnets,
+                egress_ports=settings.model_server_ports,
+                deletion_protection=settings.deletion_protection,
+                log_retention_days=settings.log_retention_days,
+                max_acu=settings.max_acu,
             )
-        self.database.protect(self, settings.log_retention_days)
+        return InstanceDatabase(
+            self,
+            "Database",
+            vpc=network.vpc,
+            subnets=network.database_subnets,
+            egress_ports=settings.model_server_ports,
+            deletion_protection=settings.deletion_protection,
+            log_retention_days=settings.log_retention_days,
+        )
 
 
 class OrchestratorStack(Stack):
-    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, data: DataStack, **kwargs):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, data: DataStack, **kwargs: Any):
         super().__init__(scope, construct_id, **kwargs)
         database = data.database
         self.functions = Functions(
@@ -92,11 +128,11 @@ class OrchestratorStack(Stack):
         )
         prefix = parameter_prefix(settings.deployment)
         first = {
-            PROVIDERS[name].servers.key: servers.urls[0]
+            model_servers.key: servers.urls[0]
             for name, servers in settings.model_servers.items()
-            if servers.urls
+            if servers.urls and (model_servers := PROVIDERS[name].servers) is not None
         }  # a provider's first allowed server is its parameter's value
-        Parameters(self, "Parameters", prefix=prefix, values=first)
+        Parameters(self, "Parameters", prefix=prefix, values=first, log_retention_days=settings.log_retention_days)
         self.functions.grant_parameters(prefix)
         self.functions.grant_bedrock(settings.bedrock_model_ids)
         self.functions.mark_vision_models(settings.vision_models)
@@ -148,11 +184,13 @@ class OrchestratorStack(Stack):
             "Monitoring",
             state_machine=flow.state_machine,
             functions=[*self.functions.by_placeholder.values(), self.functions.status_finalizer],
+            sweeps=self.sweeps.state_machine,
             dead_letters=self.functions.dead_letters,
-            database=database.instance,
-            alarm_email=settings.alarm_email,
+            alarms=[*database.alarms(), *(data.network.alarms() if data.network else [])],
+            settings=settings,
         )
         self._outputs(flow, settings)
+        expire_log_groups(self, settings.log_retention_days)
 
     def _prune_versions(self, settings: Settings, flow: ExperimentStateMachine) -> None:
         """After each deploy that changes the code, delete the versions no execution can call any more."""
@@ -178,7 +216,7 @@ class OrchestratorStack(Stack):
             handler=pruner,
             execute_on_handler_change=True,
             execute_after=[flow.state_machine, self.sweeps.state_machine],
-            timeout=Duration.seconds(pruner.timeout.to_seconds() + TRIGGER_MARGIN_SECONDS),
+            timeout=Duration.seconds(PRUNER_SECONDS + TRIGGER_MARGIN_SECONDS),
         )
 
     def _outputs(self, flow: ExperimentStateMachine, settings: Settings) -> None:

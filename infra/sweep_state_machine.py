@@ -89,13 +89,14 @@ class SweepStateMachine(Construct):
 
     def _grant_distributed_maps(self, stack: Stack, name: str) -> None:
         """A distributed map runs each item as a child execution of this state machine
-        (``execution:<name>/<map run>:<id>``)."""
+        (``execution:<name>/<map run>:<id>``); a redriven sweep (the console's Redrive, ``aws stepfunctions
+        redrive-execution``) redrives its map runs, which redrive their failed children."""
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[_arn(stack, "stateMachine", name)])
         )
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(
-                actions=["states:DescribeExecution", "states:StopExecution"],
+                actions=["states:DescribeExecution", "states:StopExecution", "states:RedriveExecution"],
                 resources=[_arn(stack, "execution", f"{name}/*"), _arn(stack, "execution", f"{name}:*")],
             )
         )

@@ -130,6 +130,7 @@ ARNS: dict[tuple[str, str], tuple[str, Mapper]] = {
     ),
     ("lambda", "ListVersionsByFunction"): ("lambda:ListVersionsByFunction", lambda p, r: [function_arn(p, r)]),
     ("lambda", "DeleteFunction"): ("lambda:DeleteFunction", lambda p, r: [function_arn(p, r)]),
+    ("lambda", "GetAccountSettings"): ("lambda:GetAccountSettings", lambda p, r: ["*"]),  # no resource of its own
     ("cloudformation", "ListStackResources"): (
         "cloudformation:ListStackResources",
         lambda p, r: [stack_arn(p["StackName"])],

@@ -3,8 +3,9 @@
 flow must be one its state machine's role allows (``tests.iam_policy`` decides, offline).
 
 The deployment is the one ``tests/infra`` synthesizes (``CONTEXT`` there: the default deployment ``Oriole``, a
-Bedrock base model and a profile id, both model-server API keys), resolved for the local runner's region and
-account (us-east-1, 123456789012: the same on both sides).
+Bedrock base model and a profile id, both model-server API keys), in each profile (``PROFILES``: the lean one is
+``LEAN`` there), resolved for the local runner's region and account (us-east-1, 123456789012: the same on both
+sides). A call must be allowed in every profile.
 
 A local run names some resources differently; ``Deployment.translate`` maps them, and nothing else:
 
@@ -64,36 +65,38 @@ LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 START_EXPERIMENT = "oriole.handlers.start_experiment.handler"
 
 
-@functools.cache
-def contract_stacks() -> tuple:
-    """The data and orchestrator stacks of the contract deployment, synthesized once per test session."""
-    from tests.infra.conftest import CONTEXT, synthesize
-
-    return synthesize(**CONTEXT)
+PROFILES = ("standard", "lean")
 
 
 @functools.cache
-def contract_templates() -> dict:
-    """The contract deployment's templates (``data``, ``orchestrator``) and the orchestrator stack's name
-    (``stack``), from one synthesis a session: the session's xdist workers share it through their common folder,
-    the first to need it synthesizing while the others wait (``tests.isolation.shared_once``)."""
+def contract_stacks(profile: str = "standard") -> tuple:
+    """The data and orchestrator stacks of the contract deployment in ``profile``, synthesized once per session."""
+    from tests.infra.conftest import CONTEXT, LEAN, synthesize
+
+    return synthesize(**(LEAN if profile == "lean" else CONTEXT))
+
+
+def contract_templates(profile: str = "standard") -> dict:
+    """The contract deployment's templates in ``profile`` (``data``, ``orchestrator``) and the orchestrator stack's
+    name (``stack``), from one synthesis a session: the session's xdist workers share it through their common
+    folder, the first to need it synthesizing while the others wait (``tests.isolation.shared_once``)."""
 
     def synthesized() -> dict:
         from aws_cdk.assertions import Template
 
-        data, orchestrator = contract_stacks()
+        data, orchestrator = contract_stacks(profile)
         return {
             "data": Template.from_stack(data).to_json(),
             "orchestrator": Template.from_stack(orchestrator).to_json(),
             "stack": orchestrator.stack_name,
         }
 
-    return isolation.shared_once("contract-templates.json", synthesized)
+    return isolation.shared_once(f"contract-templates-{profile}.json", synthesized)
 
 
 @functools.cache
-def deployed(region: str = REGION) -> Deployment:
-    templates = contract_templates()
+def deployed(region: str = REGION, profile: str = "standard") -> Deployment:
+    templates = contract_templates(profile)
     return Deployment(templates["data"], templates["orchestrator"], region, stack=templates["stack"])
 
 
@@ -267,9 +270,9 @@ def _with_executions(local: str, ours: str) -> Iterator[tuple[str, str]]:
 
 
 def denials(calls: Iterable[Call]) -> list[str]:
-    """Each distinct refusal the deployed roles would give ``calls``."""
-    found = (deployed().denial(call) for call in set(calls))
-    return sorted({d for d in found if d})
+    """Each distinct refusal the deployed roles of either profile would give ``calls``."""
+    found = ((profile, deployed(profile=profile).denial(call)) for profile in PROFILES for call in set(calls))
+    return sorted({f"{profile}: {d}" for profile, d in found if d})
 
 
 def task_requirements(machine: StateMachine) -> Iterator[tuple[str, str, str]]:

@@ -61,19 +61,24 @@ CONDITIONS = {
     "StringLike": lambda expected, actual: _string_pattern(expected).fullmatch(actual) is not None,
     "ArnEquals": lambda expected, actual: actual == expected,
     "ArnLike": lambda expected, actual: _arn_pattern(expected).fullmatch(actual) is not None,
+    "Bool": lambda expected, actual: actual.lower() == str(expected).lower(),
 }
 
 
 def _conditions_hold(conditions: Mapping[str, Mapping], context: Mapping[str, str]) -> bool:
-    """Every operator block holds (AND); in a block every key holds (AND); a key holds if any value matches (OR)."""
+    """Every operator block holds (AND); in a block every key holds (AND); a key holds if any value matches (OR). An
+    operator ending in ``IfExists`` holds for a key the request does not carry."""
     keys = {k.lower(): v for k, v in context.items()}
     for operator, block in conditions.items():
-        if operator not in CONDITIONS:
+        base = operator.removesuffix("IfExists")
+        if base not in CONDITIONS:
             raise UnsupportedPolicy(f"condition operator {operator} is not evaluated here: add it to CONDITIONS")
         for key, expected in block.items():
             if key.lower() not in keys:
+                if base != operator:
+                    continue
                 raise UnsupportedPolicy(f"condition key {key} is not in the request context {sorted(context)}")
-            if not any(CONDITIONS[operator](value, keys[key.lower()]) for value in _listed(expected)):
+            if not any(CONDITIONS[base](value, keys[key.lower()]) for value in _listed(expected)):
                 return False
     return True
 

@@ -19,6 +19,14 @@ from oriole import memory_registry, provider_registry
 from oriole.environment import Environment
 
 
+def canonical_deployment(name: str) -> str:
+    """A deployment's one spelling: its name case-folded and capitalised (``ORIOLELAB2``, ``oriolelab2`` ->
+    ``Oriolelab2``; ``Oriole`` stays). Some of the names AWS keeps for a deployment ignore case (the parameter
+    prefix, RDS identifiers), so names that differ only in case are one deployment, spelt one way by the stacks and
+    the CLI alike."""
+    return name[:1].upper() + name[1:].lower()
+
+
 def parameter_prefix(deployment: str) -> str:
     """Where a deployment's parameters live: ``/oriole`` for the default deployment ``Oriole``, so that two
     deployments in one account and region keep their parameters apart."""
@@ -69,12 +77,18 @@ MAX_REQUEST_TIMEOUT_SECONDS = MODEL_TASK_SECONDS - 2 * DEADLINE_MARGIN_SECONDS
 TURN_ALLOWANCE_SECONDS = MODEL_TASK_SECONDS + 60
 _DURATION_MINUTES = 120.0
 # Step Functions keeps at most 25,000 events per execution. A turn writes 16 when nothing fails; in the worst
-# case every retrier of its agent task (13 attempts) and of CheckProgress (5) runs out, 3 events per failed
-# attempt: 16 + 18 x 3 = 70 events. 350 turns and the start and end of an execution (at most 200 events with
-# their own retries) stay under 25,000 (tests/integration/test_local_state_machine.py checks it from the ASL).
-MAX_TURNS_PER_EXECUTION = 350
+# case every retrier of its agent task (24 attempts: Lambda's throttling 10, its errors 3, the database 3, the
+# model's throttling 6 and absence 2) and of CheckProgress (16) runs out, 3 events per failed attempt:
+# 16 + 40 x 3 = 136 events. 180 turns and the start and end of an execution (about 300 events with their own
+# retries) stay under 25,000 (tests/integration/test_fault_table.py checks it from the ASL).
+MAX_TURNS_PER_EXECUTION = 180
 ALL_PROVIDERS = provider_registry.NAMES  # a parameter of every provider
 LLM_PROVIDERS = provider_registry.MODEL_PROVIDERS  # a parameter of every provider that calls a model
+# The safety caps on an experiment's spending (docs: explanation/aws-costs.md, "What a forgotten run costs"): with
+# the defaults, one experiment costs at most $5 and its last turn; its input tokens stop at 5 million whatever
+# their price (a model without a known price, whose cost is unknown).
+MAX_COST_USD = 5.0
+MAX_INPUT_TOKENS = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -170,6 +184,30 @@ CATALOG: tuple[Parameter, ...] = (
         maximum=365 * 24 * 3600,
     ),
     Parameter(
+        "experiments/max-input-tokens",
+        int,
+        MAX_INPUT_TOKENS,
+        "A safety cap on spending: once an experiment's model calls have read this many input tokens, it ends "
+        "censored (spend_cap) after the turn that crossed it. It bounds what a model without a known price "
+        "may use; raise it for long runs of large contexts.",
+        minimum=1,
+        maximum=10**11,
+        providers=LLM_PROVIDERS,
+        experimental=False,
+    ),
+    Parameter(
+        "experiments/max-cost-usd",
+        float,
+        MAX_COST_USD,
+        "A safety cap on spending, in USD at the experiment's prices: once it has cost this much, it ends "
+        "censored (spend_cap) after the turn that crossed it, so a forgotten run costs at most this and one "
+        "turn more. A sweep's spend limit counts each running experiment at this cap.",
+        minimum=0.000001,  # the cost columns' precision
+        maximum=100_000,
+        providers=LLM_PROVIDERS,
+        experimental=False,
+    ),
+    Parameter(
         "experiments/max-actions-per-turn",
         int,
         8,
@@ -182,7 +220,7 @@ CATALOG: tuple[Parameter, ...] = (
         int,
         MAX_TURNS_PER_EXECUTION,
         "Turns one execution runs before it continues as a new execution (16 history events per turn, "
-        "70 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
+        "136 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
         minimum=1,
         maximum=MAX_TURNS_PER_EXECUTION,
         experimental=False,

@@ -36,6 +36,8 @@ SWEEP_STATE_MACHINE_ARN = "ORIOLE_SWEEP_STATE_MACHINE_ARN"  # the version pruner
 STACK_ID = "ORIOLE_STACK_ID"  # the version pruner's: the versions its stack holds stay
 PRUNED_FUNCTIONS = "ORIOLE_PRUNED_FUNCTIONS"  # JSON list: the functions whose old versions the pruner deletes
 ROLE_SECRETS = "ORIOLE_ROLE_SECRETS"  # JSON: database role -> the secret of its password (the migrations)
+CONNECT_PATIENCE = "ORIOLE_CONNECT_PATIENCE_SECONDS"  # how long a deployed function waits for its database
+REQUIRE_SPEND_LIMIT = "ORIOLE_REQUIRE_SPEND_LIMIT"  # PlanSweep's on AWS: a sweep of models needs a spend limit
 # Each provider's own (``oriole.provider_registry``): the model servers a deployment allows (``ModelServers.listed``,
 # JSON), the secret of its API key on AWS (``Provider.api_key_secret``) and its API key locally (``Provider.api_key``).
 
@@ -102,6 +104,18 @@ class Environment:
     @property
     def database_ca(self) -> str | None:
         return self._text(DATABASE_CA)
+
+    @property
+    def connect_patience_seconds(self) -> float | None:
+        """How long a deployed function waits for a database that does not answer yet (``oriole.store.db``); None
+        locally, where a database is up or it is not."""
+        text = self._text(CONNECT_PATIENCE)
+        return float(text) if text else None
+
+    @property
+    def spend_limit_required(self) -> bool:
+        """Whether a sweep of models needs a spend limit (PlanSweep on AWS)."""
+        return self._text(REQUIRE_SPEND_LIMIT) is not None
 
     @property
     def code_version(self) -> str | None:

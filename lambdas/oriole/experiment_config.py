@@ -42,6 +42,8 @@ class ExperimentConfig(BaseModel):
     max_moves: int
     max_total_tokens: int
     max_duration_minutes: float
+    max_input_tokens: int
+    max_cost_usd: float
     max_actions_per_turn: int
     max_turns_per_execution: int
     max_stalled_turns: int

@@ -104,6 +104,11 @@ class ExecutionInput(BaseModel):
     sweepId: str | None = Field(
         None, pattern=SWEEP_ID, description="the sweep that starts it (set by the sweep flow; the sweep must exist)"
     )
+    archived: bool = Field(
+        False,
+        description="stored archived from its start, out of every view, report and export (a deployment check's "
+        "experiment: it tests the system, not the model)",
+    )
 
     @field_validator("mazeId")
     @classmethod

@@ -40,6 +40,7 @@ class EndingCause(StrEnum):
     EXECUTION_TIMEOUT = "execution_timeout"  # censored: Step Functions' hard execution timeout
     STOPPED = "stopped"  # censored: its execution was stopped (StopExecution, Ctrl-C, oriole doctor --fix)
     DEPLOYMENT_LIMIT = "deployment_limit"  # censored: throttled past every retry (a quota of the deployment)
+    SPEND_CAP = "spend_cap"  # censored: a safety cap on spending (maxInputTokens, maxCostUsd) reached
     PROVIDER = "provider"  # error: the model server failed, timed out, refused or answered nonsense
     INFRASTRUCTURE = "infrastructure"  # error: anything else that broke (a Lambda, the database, the flow)
 

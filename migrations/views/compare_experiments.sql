@@ -1,9 +1,12 @@
--- The comparison over the experiments matching the filters, one row per agent (model and sweep-file label: one model
--- served by two servers under two labels is two agents) x prompt x maze family and size (or maze) x compared
--- configuration, with on how many different mazes (grids) each rate rests. Runs are the success
--- and agent endings (agent failure: its budget used, gave up, stalled); censored and error endings are counted
--- apart and running experiments as running, and none of them enters a rate. The report adds, beside the Wilson
--- interval, a bootstrap over mazes where runs share mazes (oriole_workstation/intervals.py).
+-- The comparison over the experiments matching the filters, one row per group of compared_runs: agent (model and
+-- sweep-file label: one model served by two servers under two labels is two agents) x prompt x maze family and size
+-- (or maze) x compared configuration. Each repetition counts once, as its counted attempt (compared_experiments).
+-- Two rates, each with its 95% Wilson interval: over the decided runs (success and agent failure) and over all runs
+-- that ended (censored and errored runs as failures); the counts of each ending; a flag where censored and errored
+-- runs are more than 5% of the runs, and where the decided runs rest on fewer than 10 different mazes. Tokens and cost
+-- are every ended attempt's, retried ones included, per run and per success; cost is NULL where no run is priced and
+-- counts the priced runs only where some are not (unpriced_runs). The report adds an interval over mazes (a bootstrap,
+-- repetitions nested: oriole_workstation/intervals.py) beside each Wilson interval where runs share mazes.
 CREATE FUNCTION compare_experiments(
     model text DEFAULT NULL,         -- model_name
     prompt text DEFAULT NULL,        -- prompt_version
@@ -15,57 +18,74 @@ CREATE FUNCTION compare_experiments(
     experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (
     llm_provider text, model_name text, agent_label text, prompt_version text, prompt_hash text, maze_family text,
-    maze_size text,
-    maze text, mazes bigint,
-    config jsonb, runs bigint, successes bigint, success_rate numeric, success_rate_low numeric,
-    success_rate_high numeric, median_actions_to_goal numeric, median_path_efficiency numeric,
-    tokens_per_run numeric, tokens_per_success numeric, cost_per_run numeric, cost_per_success numeric,
-    mean_latency_ms numeric, errors bigint, running bigint, censored bigint
+    maze_size text, maze text, mazes bigint, few_mazes boolean, config jsonb,
+    all_runs bigint, runs bigint, successes bigint, agent_failures bigint, censored bigint, errors bigint,
+    running bigint, superseded bigint,
+    success_rate numeric, success_rate_low numeric, success_rate_high numeric,
+    success_rate_all numeric, success_rate_all_low numeric, success_rate_all_high numeric,
+    undecided_share numeric, many_undecided boolean,
+    median_actions_to_goal numeric, median_path_length numeric, median_path_efficiency numeric, spl numeric,
+    tokens numeric, tokens_per_run numeric, tokens_per_success numeric,
+    cost_usd numeric, unpriced_runs bigint, cost_per_run numeric, cost_per_success numeric,
+    mean_latency_ms numeric
 )
 LANGUAGE sql STABLE AS $$
     WITH grouped AS (
-        SELECT p.llm_provider, p.model_name, p.agent_label, p.prompt_version, p.prompt_hash, p.maze_family,
-               p.maze_size,
-               CASE WHEN compare_experiments.by_maze THEN p.maze END AS maze,
-               c.compared_config AS config,
-               min(p.maze_id) AS first_maze_id,
-               count(DISTINCT p.maze_hash) FILTER (WHERE p.ending IN ('success', 'agent')) AS mazes,
-               count(*) FILTER (WHERE p.ending IN ('success', 'agent')) AS runs,
-               count(*) FILTER (WHERE p.ending = 'success') AS successes,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY p.actions)
-                   FILTER (WHERE p.ending = 'success') AS median_actions_to_goal,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY p.path_efficiency)
-                   FILTER (WHERE p.ending = 'success') AS median_path_efficiency,
-               sum(p.input_tokens + p.output_tokens) FILTER (WHERE p.ending IN ('success', 'agent')) AS tokens,
-               sum(p.cost_usd) FILTER (WHERE p.ending IN ('success', 'agent')) AS cost,
-               sum(p.mean_latency_ms * p.model_calls) FILTER (WHERE p.ending IN ('success', 'agent'))
-                   / nullif(sum(p.model_calls) FILTER (WHERE p.ending IN ('success', 'agent')), 0)
-                   AS mean_latency_ms,
-               count(*) FILTER (WHERE p.ending = 'error') AS errors,
-               count(*) FILTER (WHERE p.ending IS NULL) AS running,
-               count(*) FILTER (WHERE p.ending = 'censored') AS censored
-          FROM compared_experiments(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
-                                    compare_experiments.since, compare_experiments.until, compare_experiments.tag,
-                                    compare_experiments.experiments) c
-          JOIN experiment_results p ON p.experiment_id = c.experiment_id
+        SELECT r.llm_provider, r.model_name, r.agent_label, r.prompt_version, r.prompt_hash, r.maze_family,
+               r.maze_size, r.maze, r.config,
+               min(r.maze_id) AS first_maze_id,
+               count(DISTINCT r.maze_hash) FILTER (WHERE r.counted AND r.ending IN ('success', 'agent')) AS mazes,
+               count(*) FILTER (WHERE r.counted AND r.ending = 'success') AS successes,
+               count(*) FILTER (WHERE r.counted AND r.ending = 'agent') AS agent_failures,
+               count(*) FILTER (WHERE r.counted AND r.ending = 'censored') AS censored,
+               count(*) FILTER (WHERE r.counted AND r.ending = 'error') AS errors,
+               count(*) FILTER (WHERE r.counted AND r.ending IS NULL) AS running,
+               count(*) FILTER (WHERE NOT r.counted) AS superseded,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.actions)
+                   FILTER (WHERE r.counted AND r.ending = 'success') AS median_actions_to_goal,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.path_length)
+                   FILTER (WHERE r.counted AND r.ending = 'success') AS median_path_length,
+               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.path_efficiency)
+                   FILTER (WHERE r.counted AND r.ending = 'success') AS median_path_efficiency,
+               avg(r.spl) FILTER (WHERE r.counted AND r.ending IN ('success', 'agent')) AS spl,
+               sum(r.tokens) FILTER (WHERE r.ending IS NOT NULL) AS tokens,
+               sum(r.cost_usd) FILTER (WHERE r.ending IS NOT NULL) AS cost,
+               count(*) FILTER (WHERE r.ending IS NOT NULL AND r.cost_usd IS NULL) AS unpriced_runs,
+               sum(r.mean_latency_ms * r.model_calls) FILTER (WHERE r.ending IS NOT NULL)
+                   / nullif(sum(r.model_calls) FILTER (WHERE r.ending IS NOT NULL), 0) AS mean_latency_ms
+          FROM compared_runs(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
+                             compare_experiments.since, compare_experiments.until, compare_experiments.tag,
+                             compare_experiments.by_maze, compare_experiments.experiments) r
          GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+    ), counted AS (
+        SELECT g.*, g.successes + g.agent_failures AS runs,
+               g.successes + g.agent_failures + g.censored + g.errors AS all_runs
+          FROM grouped g
     )
     SELECT g.llm_provider, g.model_name, g.agent_label, g.prompt_version, g.prompt_hash, g.maze_family, g.maze_size,
-           g.maze,
-           g.mazes, g.config,
-           g.runs, g.successes,
+           g.maze, g.mazes, g.mazes < 10, g.config,
+           g.all_runs, g.runs, g.successes, g.agent_failures, g.censored, g.errors, g.running, g.superseded,
            round(g.successes::numeric / nullif(g.runs, 0), 4),
            round(wilson_lower(g.successes, g.runs)::numeric, 4),
            round(wilson_upper(g.successes, g.runs)::numeric, 4),
+           round(g.successes::numeric / nullif(g.all_runs, 0), 4),
+           round(wilson_lower(g.successes, g.all_runs)::numeric, 4),
+           round(wilson_upper(g.successes, g.all_runs)::numeric, 4),
+           round((g.censored + g.errors)::numeric / nullif(g.all_runs, 0), 4),
+           (g.censored + g.errors) * 20 > g.all_runs,
            round(g.median_actions_to_goal::numeric, 1),
+           round(g.median_path_length::numeric, 1),
            round(g.median_path_efficiency::numeric, 4),
-           round(g.tokens::numeric / nullif(g.runs, 0), 1),
-           round(g.tokens::numeric / nullif(g.successes, 0), 1),
-           round(g.cost / nullif(g.runs, 0), 6),
+           round(g.spl, 4),
+           g.tokens,
+           round(g.tokens / nullif(g.all_runs, 0), 1),
+           round(g.tokens / nullif(g.successes, 0), 1),
+           round(g.cost, 6),
+           g.unpriced_runs,
+           round(g.cost / nullif(g.all_runs, 0), 6),
            round(g.cost / nullif(g.successes, 0), 6),
-           round(g.mean_latency_ms, 1),
-           g.errors, g.running, g.censored
-      FROM grouped g
+           round(g.mean_latency_ms, 1)
+      FROM counted g
       JOIN (SELECT family, min(id) AS first_id FROM mazes GROUP BY family) f ON f.family = g.maze_family
      ORDER BY f.first_id, length(g.maze_size), g.maze_size,
               CASE WHEN compare_experiments.by_maze THEN g.first_maze_id END,

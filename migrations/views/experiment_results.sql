@@ -79,11 +79,11 @@ COMMENT ON COLUMN experiment_results.shortest_path_length IS 'moves on a shortes
 COMMENT ON COLUMN experiment_results.status IS 'running, succeeded, timed_out, failed or aborted';
 COMMENT ON COLUMN experiment_results.ending IS
     'success; agent (agent failure: its action or token budget used, gave up, stalled); censored (stopped by '
-    'something outside the agent: the wall clock, the execution timeout, a stop, a deployment limit); error (a '
-    'provider or infrastructure failure); NULL while running';
+    'something outside the agent: the wall clock, the execution timeout, a stop, a deployment limit, a spend cap); '
+    'error (a provider or infrastructure failure); NULL while running';
 COMMENT ON COLUMN experiment_results.ending_cause IS
     'what ended it, within its ending: goal; max_moves, max_tokens, gave_up, stalled; max_duration, '
-    'execution_timeout, stopped, deployment_limit; provider, infrastructure; NULL while running';
+    'execution_timeout, stopped, deployment_limit, spend_cap; provider, infrastructure; NULL while running';
 COMMENT ON COLUMN experiment_results.goal_found IS 'whether the goal condition was met';
 COMMENT ON COLUMN experiment_results.goal_first_seen_step IS 'the step the goal was first visible (0: from the start)';
 COMMENT ON COLUMN experiment_results.goal_reached_step IS 'the step the agent first stood on the goal';

@@ -9,21 +9,43 @@ COMMENT ON COLUMN model_comparison.prompt_hash IS 'the group: SHA-256 of the pro
 COMMENT ON COLUMN model_comparison.maze_family IS 'the group: the maze family';
 COMMENT ON COLUMN model_comparison.maze_size IS 'the group: WIDTHxHEIGHT, e.g. 11x11';
 COMMENT ON COLUMN model_comparison.maze IS 'the maze, with by_maze; NULL otherwise';
-COMMENT ON COLUMN model_comparison.mazes IS 'how many different grids the group''s runs rest on';
+COMMENT ON COLUMN model_comparison.mazes IS 'how many different grids the group''s decided runs rest on';
+COMMENT ON COLUMN model_comparison.few_mazes IS
+    'fewer than 10 different mazes: a rate that says little about the family beyond these mazes';
 COMMENT ON COLUMN model_comparison.config IS 'the configuration values that differ among the compared experiments';
-COMMENT ON COLUMN model_comparison.runs IS 'runs: experiments with a success or agent ending';
-COMMENT ON COLUMN model_comparison.successes IS 'runs that found the goal';
-COMMENT ON COLUMN model_comparison.success_rate IS 'successes / runs';
-COMMENT ON COLUMN model_comparison.success_rate_low IS 'lower bound of the 95% Wilson score interval';
-COMMENT ON COLUMN model_comparison.success_rate_high IS 'upper bound of the 95% Wilson score interval';
-COMMENT ON COLUMN model_comparison.median_actions_to_goal IS 'median actions of the successes';
-COMMENT ON COLUMN model_comparison.median_path_efficiency IS 'median path efficiency of the successes';
-COMMENT ON COLUMN model_comparison.tokens_per_run IS 'input plus output tokens of the runs, per run';
-COMMENT ON COLUMN model_comparison.tokens_per_success IS 'input plus output tokens of the runs, per success';
-COMMENT ON COLUMN model_comparison.cost_per_run IS 'USD of the runs, per run';
-COMMENT ON COLUMN model_comparison.cost_per_success IS 'USD of the runs, per success';
-COMMENT ON COLUMN model_comparison.mean_latency_ms IS 'mean latency of the runs'' model calls';
-COMMENT ON COLUMN model_comparison.errors IS 'experiments with an error ending (infrastructure, provider, aborts)';
-COMMENT ON COLUMN model_comparison.running IS 'experiments still running';
+COMMENT ON COLUMN model_comparison.all_runs IS
+    'every repetition that ended, counted once: runs + censored + errors (running ones are not yet)';
+COMMENT ON COLUMN model_comparison.runs IS 'decided runs: successes and agent failures';
+COMMENT ON COLUMN model_comparison.successes IS 'runs that met the goal condition';
+COMMENT ON COLUMN model_comparison.agent_failures IS
+    'runs the agent ended without success: its action budget used, gave up or stalled';
 COMMENT ON COLUMN model_comparison.censored IS
-    'experiments stopped by something outside the agent (the wall clock, a timeout, a stop, a deployment limit)';
+    'runs stopped by something outside the agent: the wall clock, the execution timeout, a stop, a deployment limit';
+COMMENT ON COLUMN model_comparison.errors IS 'runs ended by a provider or infrastructure failure';
+COMMENT ON COLUMN model_comparison.running IS 'repetitions still running (in no count but this)';
+COMMENT ON COLUMN model_comparison.superseded IS
+    'attempts that errored or were censored and then run again: not counted in a rate, their spending is';
+COMMENT ON COLUMN model_comparison.success_rate IS 'successes / runs (the decided runs)';
+COMMENT ON COLUMN model_comparison.success_rate_low IS 'lower bound of its 95% Wilson score interval';
+COMMENT ON COLUMN model_comparison.success_rate_high IS 'upper bound of its 95% Wilson score interval';
+COMMENT ON COLUMN model_comparison.success_rate_all IS
+    'successes / all_runs: censored and errored runs counted as failures';
+COMMENT ON COLUMN model_comparison.success_rate_all_low IS 'lower bound of its 95% Wilson score interval';
+COMMENT ON COLUMN model_comparison.success_rate_all_high IS 'upper bound of its 95% Wilson score interval';
+COMMENT ON COLUMN model_comparison.undecided_share IS '(censored + errors) / all_runs';
+COMMENT ON COLUMN model_comparison.many_undecided IS
+    'censored and errored runs are more than 5% of all_runs: the two rates can tell different stories';
+COMMENT ON COLUMN model_comparison.median_actions_to_goal IS 'median actions of the successes';
+COMMENT ON COLUMN model_comparison.median_path_length IS 'median path_length of the successes';
+COMMENT ON COLUMN model_comparison.median_path_efficiency IS 'median path efficiency of the successes';
+COMMENT ON COLUMN model_comparison.spl IS
+    'mean SPL (success weighted by path length) over the decided runs: never above success_rate';
+COMMENT ON COLUMN model_comparison.tokens IS 'input plus output tokens of every ended attempt, retried ones included';
+COMMENT ON COLUMN model_comparison.tokens_per_run IS 'tokens / all_runs';
+COMMENT ON COLUMN model_comparison.tokens_per_success IS 'tokens / successes';
+COMMENT ON COLUMN model_comparison.cost_usd IS
+    'USD of every ended attempt that has a price (NULL: none has; at least this much when unpriced_runs > 0)';
+COMMENT ON COLUMN model_comparison.unpriced_runs IS 'ended attempts whose model had no price: their cost is unknown';
+COMMENT ON COLUMN model_comparison.cost_per_run IS 'cost_usd / all_runs';
+COMMENT ON COLUMN model_comparison.cost_per_success IS 'cost_usd / successes';
+COMMENT ON COLUMN model_comparison.mean_latency_ms IS 'mean latency of the model calls of every ended attempt';

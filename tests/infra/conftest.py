@@ -1,5 +1,6 @@
-"""Both stacks synthesized once per session, offline: bundling is skipped through the documented
-context ``aws:cdk:bundling-stacks=[]`` (no Docker, no registry), and cdk-nag runs as in ``app.py``."""
+"""Both stacks synthesized once per session, offline, for each profile: bundling is skipped through the documented
+context ``aws:cdk:bundling-stacks=[]`` (no Docker, no registry), and cdk-nag runs as in ``app.py``. What the tests
+ask of a template is in ``tests/infra/templates.py``."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ CONTEXT = {
     "openaiApiKeySecretArn": OPENAI_SECRET,
     "visionModels": VISION_MODELS,
 }
+LEAN = {**CONTEXT, "profile": "lean"}  # the same deployment in the lean profile
 
 
 def synthesize(**context):
@@ -69,6 +71,22 @@ def templates(stacks):
     from aws_cdk.assertions import Template
 
     return tuple(Template.from_stack(stack) for stack in stacks)
+
+
+@pytest.fixture(scope="session")
+def lean_stacks():
+    """The ``LEAN`` deployment (``CONTEXT`` in the lean profile), synthesized once per session for these tests and
+    the IAM contract alike."""
+    from tests.iam_contract import contract_stacks
+
+    return contract_stacks("lean")
+
+
+@pytest.fixture(scope="session")
+def lean_templates(lean_stacks):
+    from aws_cdk.assertions import Template
+
+    return tuple(Template.from_stack(stack) for stack in lean_stacks)
 
 
 @pytest.fixture(scope="session")
@@ -144,7 +162,7 @@ def _reference(logical_id: str, attribute: str | None, template: dict, where: st
     """A resource's Ref (``attribute`` None) or Fn::GetAtt, as a fake but well-formed value (``where`` is
     ``region:account``): a function is named by its FunctionName, else by its logical id; a version is version 1;
     a secret's ARN ends in ``-AbCdEf``; an instance's id is derived from its logical id, and so is a database
-    instance's identifier (lower case, as RDS keeps it)."""
+    instance's or cluster's identifier (lower case, as RDS keeps it)."""
     resource = template["Resources"][logical_id]
     kind, properties = resource["Type"], resource.get("Properties", {})
     if kind == "AWS::Lambda::Function":
@@ -162,8 +180,10 @@ def _reference(logical_id: str, attribute: str | None, template: dict, where: st
         return f"arn:aws:sqs:{where}:{logical_id}"
     if kind == "AWS::IAM::Role" and attribute == "Arn":
         return f"arn:aws:iam::{where.split(':')[1]}:role/{logical_id}"
+    if kind == "AWS::SSM::Document" and attribute is None:
+        return logical_id  # its generated name
     if kind == "AWS::EC2::Instance" and attribute is None:
         return "i-" + hashlib.sha256(logical_id.encode()).hexdigest()[:17]
-    if kind == "AWS::RDS::DBInstance" and attribute is None:
+    if kind in ("AWS::RDS::DBInstance", "AWS::RDS::DBCluster") and attribute is None:
         return logical_id.lower()
     raise ValueError(f"resolve has no fake value for {kind} {attribute or 'Ref'} ({logical_id})")

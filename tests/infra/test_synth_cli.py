@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -61,6 +62,17 @@ def assembly(tmp_path_factory) -> Path:
     return cdk_synth(tmp_path_factory.mktemp("cdk.out"))
 
 
+@pytest.fixture(scope="module")
+def lean_assembly(tmp_path_factory) -> Path:
+    return cdk_synth(tmp_path_factory.mktemp("cdk.out"), "profile=lean")
+
+
+@pytest.fixture(params=["assembly", "lean_assembly"])
+def each_profile(request) -> Path:
+    """The real synth of each profile (``-c profile=lean`` for the lean one)."""
+    return request.getfixturevalue(request.param)
+
+
 def test_cdk_synth_produces_both_templates(assembly):
     for stack in ("OrioleData", "OrioleOrchestrator"):
         template = json.loads((assembly / f"{stack}.template.json").read_text())
@@ -69,16 +81,18 @@ def test_cdk_synth_produces_both_templates(assembly):
     assert {"OrioleData", "OrioleOrchestrator"} <= set(manifest["artifacts"])
 
 
-def test_cfn_lint_reports_no_unexplained_finding(assembly):
-    """Every rule, informational ones included: no error, and no warning or note but the accepted ones. cfn-lint
-    floats within its major version on purpose: its RDS data follows what RDS creates (W3691 flags a pinned
-    engine version once RDS deprecates it, and a new deployment could no longer be created)."""
+@pytest.mark.parametrize("region", ["us-east-1", "eu-west-1"])
+def test_cfn_lint_reports_no_unexplained_finding(each_profile, region):
+    """Every rule, informational ones included, in both profiles and two regions: no error, and no warning or note
+    but the accepted ones. cfn-lint floats within its major version on purpose: its RDS data follows what RDS
+    creates (W3691 flags a pinned engine version once RDS deprecates it, and a new deployment could no longer be
+    created)."""
     from cfnlint.api import ManualArgs, lint
 
     found = {}
     for stack in ("OrioleData", "OrioleOrchestrator"):
-        text = (assembly / f"{stack}.template.json").read_text()
-        for match in lint(text, config=ManualArgs(regions=["us-east-1"], include_checks=["I"])):
+        text = (each_profile / f"{stack}.template.json").read_text()
+        for match in lint(text, config=ManualArgs(regions=[region], include_checks=["I"])):
             found.setdefault(match.rule.id, f"{stack}: {match.message}")
     unexplained = {rule: message for rule, message in found.items() if rule not in ACCEPTED_FINDINGS}
     assert not unexplained, unexplained
@@ -105,7 +119,9 @@ def test_a_second_deployment_takes_every_name_and_grant_from_its_settings(tmp_pa
     grants = [
         json.dumps(statement["Resource"]) for statement in statements if "ssm:" in json.dumps(statement["Action"])
     ]
-    assert len(grants) == 2  # StartExperiment's reads by name, PlanSweep's prompt listing
+    # StartExperiment's reads by name, PlanSweep's prompt and price listing and its read of the cost cap, the
+    # parameter values' reads (what a researcher set)
+    assert len(grants) == 4
     assert all(":parameter/other/" in grant for grant in grants)
     plan = [
         json.dumps(r["Properties"])
@@ -116,13 +132,29 @@ def test_a_second_deployment_takes_every_name_and_grant_from_its_settings(tmp_pa
     starts = [
         r["Properties"]["Environment"]["Variables"]
         for r in orchestrator.values()
-        if r["Type"] == "AWS::Lambda::Function" and "Variables" in r["Properties"].get("Environment", {})
+        if r["Type"] == "AWS::Lambda::Function" and str(r["Properties"].get("Handler", "")).startswith("oriole.")
     ]
     assert {env.get("ORIOLE_DEPLOYMENT") for env in starts} == {"Other"}  # what the functions read at run time
 
 
-def test_nag_reports_are_written_and_clean(assembly):
-    reports = sorted(assembly.glob("AwsSolutions-*-NagReport.csv"))
+def test_the_idle_cost_script_prices_what_cdk_synth_wrote(assembly, lean_assembly):
+    """``python -m infra.idle_cost cdk.out --json`` on the real synth of each profile (what ``make idle-cost``
+    runs): the lean profile under $10 a month, the standard one about $95."""
+    totals = {}
+    for name, out in (("standard", assembly), ("lean", lean_assembly)):
+        result = subprocess.run(
+            [sys.executable, "-m", "infra.idle_cost", str(out), "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        totals[name] = json.loads(result.stdout)["totalUsdPerMonth"]
+    assert totals["lean"] < 10 and 90 < totals["standard"] < 100, totals
+
+
+def test_nag_reports_are_written_and_clean(each_profile):
+    reports = sorted(each_profile.glob("AwsSolutions-*-NagReport.csv"))
     assert len(reports) == 2
     for report in reports:
         rows = list(csv.DictReader(report.read_text().splitlines()))

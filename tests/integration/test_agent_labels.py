@@ -93,7 +93,7 @@ def test_the_comparison_keeps_two_labels_of_one_model_apart(labelled):
 
 def test_the_report_shows_each_label_instead_of_provider_and_model(oriole):
     lines = oriole("report", "--sweep", "study").splitlines()
-    agents = [line.split("  ")[0].strip() for line in lines[1:] if line and not line.startswith("(")]
+    agents = [line.split("  ")[0].strip() for line in lines[1 : lines.index("")]]  # the footnotes follow a blank
     assert agents == ["ollama/qwen3-8b", GPU_A, GPU_B]
     pivot = oriole("report", "--sweep", "study", "--pivot").splitlines()
     assert [line[: len(GPU_A)] for line in pivot[1:4]] == ["ollama/qwen3-8b".ljust(len(GPU_A)), GPU_A, GPU_B]

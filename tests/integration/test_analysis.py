@@ -301,8 +301,11 @@ def test_comparison_rates_medians_and_per_run_figures(query):
     assert (float(m1["success_rate_low"]), float(m1["success_rate_high"])) == (0.4902, 0.9433)
     assert float(m1["median_actions_to_goal"]) == 15.0  # between 10 and 20
     assert float(m1["median_path_efficiency"]) == 0.375  # between 5/20 and 5/10
-    assert float(m1["tokens_per_run"]) == 1100.0 and float(m1["tokens_per_success"]) == 1375.0
-    assert float(m1["cost_per_run"]) == 0.01 and float(m1["cost_per_success"]) == 0.0125
+    # every run that ended spends: 10 runs of 1,100 tokens and 1 cent, the failed one 5,500 tokens and $1
+    assert (m1["all_runs"], float(m1["success_rate_all"])) == (11, round(8 / 11, 4))
+    assert float(m1["tokens"]) == 16_500 and float(m1["tokens_per_run"]) == 1500.0
+    assert float(m1["tokens_per_success"]) == 2062.5
+    assert float(m1["cost_usd"]) == 1.1 and float(m1["cost_per_run"]) == 0.1 and float(m1["cost_per_success"]) == 0.1375
     assert m1["config"] == {"temperature": 0.2, "visionRange": 3}
 
 
@@ -371,7 +374,8 @@ def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
     assert max(map(len, narrow)) <= 100
     [m1] = [line for line in narrow if line.startswith("ollama/m1 ")]
     [key] = [line.split()[1].rstrip(":") for line in narrow if line.endswith(": temperature=0.2 visionRange=3")]
-    assert m1.split() == [
+    # one maze: its Wilson intervals, both rates (a failed run among 11), the counts apart, the flags
+    assert m1.split()[:11] == [
         "ollama/m1",
         "v1",
         "handmade",
@@ -380,10 +384,16 @@ def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
         "10",
         "80.0%",
         "(49.0-94.3)",
-        "1,100",
-        "$0.0100",
-        "1",
+        "72.7%",
+        "(43.4-90.2)",
+        "0/1",
     ]
+    assert m1.split()[-1] == "muc"  # one maze; 1 of 11 runs errored; agents and settings vary in the panel
+    assert narrow[-3:-1] == [
+        "confound: handmade 4x3: besides the agent, the groups differ in prompt (v1, v2); temperature (0.0,",
+        "  0.2, 0.7); visionRange (2, 3)",
+    ]
+    assert "95% CI: Wilson score interval over runs (the runs share no mazes, or all rest on one maze)" in narrow
     lines = report("--wide").splitlines()
     assert lines[0].split()[:7] == ["agent", "prompt", "family", "size", "mazes", "config", "runs"]
     [m1] = [line for line in lines if line.startswith("ollama/m1 ")]
@@ -396,15 +406,28 @@ def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
         "temperature=0.2",
         "visionRange=3",
         "10",
+        "8",
+        "2",
+        "0",
+        "1",
         "80.0%",
-        "49.0%-94.3%",
         "-",
+        "49.0%-94.3%",
+        "11",
+        "72.7%",
+        "-",
+        "43.4%-90.2%",
+        "15",
         "15",
         "0.375",
-        "1,100",
-        "$0.0100",
-        "$0.0125",
-        "1",
+        "0.380",  # SPL: (1 + 1 + .5 + .5 + .25 + .25 + .2 + .1) / 10 decided runs
+        "1,500",
+        "$0.1000",
+        "$0.1375",
+        "$1.1000",
+        "m",
+        "u",
+        "c",
     ]
     assert lines[-1] == "(2 experiment(s) still running are not counted)"
 

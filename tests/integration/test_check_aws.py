@@ -96,9 +96,39 @@ def deployed(bedrock_local, checkout_version):
         boto3.client("cloudformation", region_name=REGION).delete_stack(StackName=name)
 
 
+QUOTAS = {  # the account's Bedrock quotas, as Service Quotas names them
+    "Cross-region model inference requests per minute for Anthropic Claude Haiku 4.5": 250.0,
+    "Cross-region model inference tokens per minute for Anthropic Claude Haiku 4.5": 2_000_000.0,
+    "On-demand model inference requests per minute for Anthropic Claude 3 Haiku": 1000.0,
+}
+CONTROL_PLANE = {  # what moto does not answer: Bedrock's model details and Service Quotas' list, by operation
+    "GetFoundationModel": {"modelDetails": {"modelName": "Claude Haiku 4.5", "providerName": "Anthropic"}},
+    "ListServiceQuotas": {
+        "Quotas": [{"ServiceCode": "bedrock", "QuotaName": name, "Value": value} for name, value in QUOTAS.items()]
+    },
+}
+
+
+def answer_control_plane(model, **_):
+    """botocore's ``before-call``: AWS's answer to an operation of ``CONTROL_PLANE``, as its service would give it."""
+    from botocore.awsrequest import AWSResponse, HTTPHeaders
+
+    answer = CONTROL_PLANE.get(model.name)
+    return None if answer is None else (AWSResponse("", 200, HTTPHeaders(), None), answer)
+
+
 @pytest.fixture
 def check(deployed, monkeypatch):
     """Run ``oriole check`` with the given arguments; the check looks at its executions five times a second."""
+    made = boto3.Session.client
+
+    def client(session, *args, **kwargs):
+        made_client = made(session, *args, **kwargs)
+        if made_client.meta.service_model.service_name in ("bedrock", "service-quotas"):
+            made_client.meta.events.register("before-call", answer_control_plane)
+        return made_client
+
+    monkeypatch.setattr(boto3.Session, "client", client)
     monkeypatch.setattr(check_command, "POLL_SECONDS", 0.2)
     monkeypatch.setenv("COLUMNS", "400")
 
@@ -145,7 +175,7 @@ def by_name(data: dict) -> dict[str, dict]:
 def experiments_since(deployed, first_id: int) -> list[dict]:
     return deployed.store.conn.execute(
         "SELECT id, llm_provider, model_name, status, action_count, agent_id, comment, "
-        "config->'maxMoves' AS max_moves "
+        "config->'maxMoves' AS max_moves, archived_at "
         "FROM experiments WHERE id > %s ORDER BY id",
         (first_id,),
     ).fetchall()
@@ -160,8 +190,8 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
     first = last_id(deployed)
     with ollama_listed(tool_calls(("move_south", {"reasoning": "check"}))) as ollama:
         result = check("--aws", "--json", "--ollama-model", "qwen2.5:7b")
-    bedrock.assert_no_pending_responses()
     assert result.exit_code == 0, result.output
+    bedrock.assert_no_pending_responses()
     data = json.loads(result.stdout)
     assert data["ok"] is True
     assert [(c["name"], c["status"]) for c in data["checks"]] == [
@@ -169,6 +199,8 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
         ("code", "ok"),
         ("parameters", "ok"),
         ("prompts", "ok"),
+        ("lambda", "ok"),
+        ("quotas", "ok"),
         ("database", "ok"),
         ("baseline", "ok"),
         ("bedrock", "ok"),
@@ -190,6 +222,13 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
     )
     assert checks[("openai", OPENAI_URL)]["detail"].endswith("pass --openai-model NAME")
     assert "1 planned: 0 already done, 1 succeeded" in checks[("sweep", None)]["detail"]
+    assert checks[("lambda", None)]["detail"] == (
+        "1000 concurrent executions (1000 unreserved): a sweep runs at most 900 experiments at once"
+    )
+    assert checks[("quotas", HAIKU)]["detail"] == (
+        "Cross-region model inference requests per minute: 250; Cross-region model inference tokens per minute: "
+        "2,000,000"
+    )
     assert [r.body["model"] for r in ollama.requests] == ["qwen2.5:7b"]
     assert sorted(
         (r["llm_provider"], r["model_name"], r["status"], r["action_count"], r["max_moves"])
@@ -202,6 +241,12 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
     ]
     [swept] = [r for r in ran if r["comment"].startswith("sweep:check-")]
     assert swept["status"] == "succeeded" and swept["agent_id"].startswith("check-")
+    # the check tests the system, not the models: its experiments, the sweep's too, are in no comparison or report
+    assert len(ran) == 4 and all(r["archived_at"] is not None for r in ran)
+    compared = deployed.store.conn.execute(
+        "SELECT count(*) AS n FROM compared_experiments(experiments => %s::bigint[])", ([r["id"] for r in ran],)
+    ).fetchone()
+    assert compared["n"] == 0
 
 
 @pytest.mark.parametrize(
@@ -309,17 +354,18 @@ def test_a_stack_whose_first_deploy_rolled_back_says_how_to_recover_and_checks_n
     assert lines[1].endswith(
         "delete it (`aws cloudformation delete-stack --stack-name OrioleData`) and `make deploy` again"
     )
-    assert [line.split()[:2] for line in lines[2:9]] == [
-        ["skip", name] for name in ("code", "parameters", "prompts", "database", "baseline", "bedrock", "sweep")
+    assert [line.split()[:2] for line in lines[2:10]] == [
+        ["skip", name]
+        for name in ("code", "parameters", "prompts", "lambda", "database", "baseline", "bedrock", "sweep")
     ]
-    assert lines[-1] == "0 ok, 1 failed, 7 skipped"
+    assert lines[-1] == "0 ok, 1 failed, 8 skipped"
 
 
 def test_without_a_deployment_it_says_which_one_there_is_or_how_to_deploy(check, monkeypatch):
-    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "OrioleLab2")
+    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "LAB2")
     result = check("--aws")
     assert result.exit_code == 2
-    assert "no deployment OrioleLab2 (stack OrioleLab2Orchestrator) in region us-east-1" in result.output
+    assert "no deployment Lab2 (stack Lab2Orchestrator) in region us-east-1" in result.output
     assert "run `ORIOLE_DEPLOYMENT=Oriole oriole check --aws`" in result.output
     assert "AWS_PROFILE and AWS_REGION" in result.output
     local = check()

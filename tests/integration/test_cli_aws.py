@@ -143,15 +143,15 @@ def test_a_sweep_submitted_with_aws_returns_at_once_and_a_second_submit_meets_it
 
 
 def test_every_aws_command_finds_the_stacks_of_the_deployment_oriole_deployment_names(local, monkeypatch, tmp_path):
-    """ORIOLE_DEPLOYMENT=OrioleLab2 (deployed with ``-c deployment=OrioleLab2``): `run`, `sweep` and `sweep status`
-    with --aws read the outputs of OrioleLab2Orchestrator; without it they look for OrioleOrchestrator, which this
-    account does not have."""
+    """ORIOLE_DEPLOYMENT=lab2 (deployed with ``-c deployment=Lab2``; the name's case does not matter): `run`,
+    `sweep` and `sweep status` with --aws read the outputs of Lab2Orchestrator; without it they look for
+    OrioleOrchestrator, which this account does not have."""
     monkeypatch.setenv("COLUMNS", "250")
-    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "OrioleLab2")
+    monkeypatch.setenv("ORIOLE_DEPLOYMENT", "lab2")
     sweep_id = f"lab2-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "sweep.json"
     file.write_text(json.dumps({"id": sweep_id, "agents": ["baseline/oracle"], "mazes": ["perfect-7"]}))
-    with orchestrator_stack(local, "OrioleLab2Orchestrator"):
+    with orchestrator_stack(local, "Lab2Orchestrator"):
         run = runner.invoke(app, ["run", "--aws", "--maze", "perfect-7", "--agent", "oracle", "--json"])
         assert run.exit_code == 0, run.output
         submitted = runner.invoke(app, ["sweep", str(file), "--aws", "--wait-seconds", "1"])

@@ -130,7 +130,7 @@ def test_the_migrations_wait_for_a_database_that_is_still_starting(monkeypatch, 
         if len(clock.waits) == 3:  # the database comes up
             monkeypatch.setenv("DATABASE_URL", database_url)
 
-    with db.connect_patiently(sleep=sleep, clock=clock) as conn:
+    with db.connect_patiently(240, sleep=sleep, clock=clock) as conn:
         assert conn.execute("SELECT 1 AS up").fetchone()["up"] == 1
     assert clock.waits == [1.0, 2.0, 4.0]  # backoff
 
@@ -139,6 +139,6 @@ def test_a_database_that_never_comes_up_fails_the_migrations_with_its_reason_in_
     clock = Clock()
     monkeypatch.setenv("DATABASE_URL", "postgresql://oriole@127.0.0.1:9/oriole?connect_timeout=2")
     with pytest.raises(psycopg.OperationalError, match="Connection refused"):
-        db.connect_patiently(budget_seconds=60, sleep=clock.sleep, clock=clock)
+        db.connect_patiently(60, sleep=clock.sleep, clock=clock)
     assert clock.waits == [1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0]  # capped backoff, all within the budget
     assert sum(clock.waits) <= 60

@@ -93,15 +93,15 @@ def test_the_read_only_role_reads_the_results_and_the_views(as_role):
 
 
 def test_the_read_only_role_sessions_are_read_only_by_default(database_url):
-    setting = (
+    settings = (
         db.connect(database_url)
         .execute(
             "SELECT setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
             "WHERE r.rolname = 'oriole_reader'"
         )
-        .fetchone()
-    )
-    assert "default_transaction_read_only=on" in setting["setconfig"]
+        .fetchall()
+    )  # the role's own settings, and those it has in this database (migration 0023)
+    assert "default_transaction_read_only=on" in [item for row in settings for item in row["setconfig"]]
 
 
 def test_the_migrations_give_the_roles_their_logins_from_their_secrets(database_url, monkeypatch):
@@ -174,6 +174,47 @@ def test_only_the_application_roles_sessions_end_when_idle(database_url):
         assert idle_timeout("oriole_reader") == "0"
         assert idle_timeout(None) == "0"  # the owner
     finally:
+        for role in ("oriole_app", "oriole_reader"):
+            owner.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(sql.Identifier(role)))
+        owner.close()
+
+
+def test_the_read_only_role_holds_a_few_sessions_and_no_statement_for_ever(database_url):
+    """Migration 0025: a reader (a researcher's psql, a notebook) may open at most 10 sessions, and a statement of
+    theirs is cancelled after 5 minutes; the functions' role and the owner are not limited so. The 11th session is
+    refused by the server, and a slow statement is cancelled (here under a shorter timeout of the session's own,
+    the same mechanism)."""
+    info = psycopg.conninfo.conninfo_to_dict(database_url)
+
+    def login(role: str) -> psycopg.Connection:
+        return psycopg.connect(psycopg.conninfo.make_conninfo(**(info | {"user": role, "password": "pw-" + role})))
+
+    owner = db.connect(database_url)
+    limits = {
+        row["rolname"]: row["rolconnlimit"]
+        for row in owner.execute(
+            "SELECT rolname, rolconnlimit FROM pg_roles WHERE rolname IN ('oriole_app', 'oriole_reader')"
+        ).fetchall()
+    }
+    assert limits == {"oriole_app": -1, "oriole_reader": 10}
+    opened = []
+    try:
+        for role in ("oriole_app", "oriole_reader"):
+            owner.execute(
+                sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal("pw-" + role))
+            )
+        opened = [login("oriole_reader") for _ in range(10)]
+        assert opened[0].execute("SHOW statement_timeout").fetchone()[0] == "5min"
+        with login("oriole_app") as app:
+            assert app.execute("SHOW statement_timeout").fetchone()[0] == "0"
+        with pytest.raises(psycopg.OperationalError, match="too many connections for role"):
+            login("oriole_reader")
+        opened[0].execute("SET statement_timeout = '100ms'")
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            opened[0].execute("SELECT pg_sleep(5)")
+    finally:
+        for conn in opened:
+            conn.close()
         for role in ("oriole_app", "oriole_reader"):
             owner.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(sql.Identifier(role)))
         owner.close()

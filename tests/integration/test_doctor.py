@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from oriole import catalog
-from oriole.environment import STATE_MACHINE_ARN
+from oriole.environment import EXECUTION_TIMEOUT, STATE_MACHINE_ARN
 from oriole.lifecycle import experiments
 from oriole.lifecycle.task_io import StartRequest
 from oriole_workstation.results import Results
@@ -137,6 +137,7 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
                 time.sleep(0.01)
         gone = start(store, ours.replace(":stateMachine:", ":execution:") + ":purged-from-history")
         monkeypatch.setenv(STATE_MACHINE_ARN, ours)
+        monkeypatch.setenv(EXECUTION_TIMEOUT, "3600")
         try:
             context = LambdaContext("oriole-Reconciler", "arn:aws:lambda:us-east-1:1:function:r", "r")
             first = reconcile.handler({}, context)
@@ -153,4 +154,27 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
     assert rows[failed]["failure_reason"] == "execution FAILED: lost-event failed (Boom: it broke)"
     assert rows[gone]["status"] == "aborted" and "no such execution" in rows[gone]["failure_reason"]
     assert rows[running]["status"] == rows[other]["status"] == "running"
-    assert first == {"found": 2, "closed": 2} and again == {"found": 0, "closed": 0}
+    assert first == {"found": 2, "closed": 2, "lookedAt": True}
+    assert again == {"found": 0, "closed": 0, "lookedAt": True}
+
+
+def test_an_idle_deployment_s_reconciler_leaves_its_database_alone(database_url, monkeypatch):
+    """Nothing ran on the state machine lately: the reconciler answers from Step Functions alone, without asking
+    for a connection, so a paused database stays paused."""
+    from oriole.handlers import reconcile
+    from oriole_workstation.runner import LambdaContext
+
+    def no_database(*args):
+        raise AssertionError("the idle reconciler asked for the database")
+
+    monkeypatch.setattr(reconcile, "shared_store", no_database)
+    with LocalAws(database_url) as aws:
+        idle = aws.sfn.create_state_machine(
+            name="idle",
+            roleArn="arn:aws:iam::123456789012:role/r",
+            definition=json.dumps({"StartAt": "S", "States": {"S": {"Type": "Pass", "End": True}}}),
+        )["stateMachineArn"]
+        monkeypatch.setenv(STATE_MACHINE_ARN, idle)
+        monkeypatch.setenv(EXECUTION_TIMEOUT, "3600")
+        context = LambdaContext("oriole-Reconciler", "arn:aws:lambda:us-east-1:1:function:r", "r")
+        assert reconcile.handler({}, context) == {"found": 0, "closed": 0, "lookedAt": False}

@@ -151,7 +151,7 @@ def test_the_most_turns_per_execution_keep_the_worst_case_history_under_25000_ev
     )
     closing = ("ContinueAsNew", "FinalizeSuccess", "FinalizeTimeout", "FinalizeFailure")
     once = (events[0] - 16 * turns) + per_attempt * attempts("StartExperiment", *closing) + 5 * len(closing)
-    assert per_turn == 70
+    assert per_turn == 136
     most = catalog.BY_KEY["maxTurnsPerExecution"].maximum
     assert most * per_turn + once < 25_000 and most == catalog.MAX_TURNS_PER_EXECUTION
     assert catalog.BY_KEY["maxTurnsPerExecution"].default <= most
@@ -159,11 +159,17 @@ def test_the_most_turns_per_execution_keep_the_worst_case_history_under_25000_ev
 
 def test_a_database_that_stays_away_fails_the_experiment_after_the_retries(local):
     """OperationalError is what a task raises when its one reconnect failed too; after the state machine's
-    retries the experiment fails and says so."""
-    with failing(local, AGENT, "OperationalError", after=False, on_call=2, times=3) as injected:
+    retries (the first attempt and every retry of the database's retrier) the experiment fails and says so."""
+    [retrier] = [
+        r
+        for r in flows.definition()["States"]["InvokeBaselineAgent"]["Retry"]
+        if "OperationalError" in r["ErrorEquals"]
+    ]
+    times = 1 + retrier["MaxAttempts"]
+    with failing(local, AGENT, "OperationalError", after=False, on_call=2, times=times) as injected:
         result = local.run(baseline("oracle", "perfect-9", maxActionsPerTurn=3))
     data = result.as_json()
-    assert len(injected) == 3 and result.execution["status"] == "FAILED"
+    assert len(injected) == times and result.execution["status"] == "FAILED"
     assert data["status"] == "failed" and data["failure_reason"].startswith("OperationalError: injected before")
     assert data["turns"] == 1 and data["actions"] == 3
     assert_invariants(local.store, data["experiment_id"])

@@ -26,7 +26,14 @@ import psycopg
 import pytest
 
 from oriole import catalog
-from oriole.environment import PRUNED_FUNCTIONS, ROLE_SECRETS, STACK_ID, STATE_MACHINE_ARN, SWEEP_STATE_MACHINE_ARN
+from oriole.environment import (
+    EXECUTION_TIMEOUT,
+    PRUNED_FUNCTIONS,
+    ROLE_SECRETS,
+    STACK_ID,
+    STATE_MACHINE_ARN,
+    SWEEP_STATE_MACHINE_ARN,
+)
 from oriole.handlers import FUNCTIONS, agents, migrate, reconcile, sweep_tasks, versions
 from oriole.lifecycle import experiments
 from oriole.lifecycle.task_io import StartRequest
@@ -36,7 +43,7 @@ from oriole_workstation import runner
 from oriole_workstation.results import Results
 from oriole_workstation.runner import ACCOUNT, EXECUTION_PREFIX, REGION, LambdaContext, LocalAws
 from tests import aws_calls, openai_server
-from tests.iam_contract import denials, deployed
+from tests.iam_contract import PROFILES, denials, deployed
 from tests.iam_policy import allows
 from tests.infra.conftest import BASE_MODEL
 from tests.integration.conftest import Local, baseline
@@ -54,7 +61,10 @@ PATHS = {
     ("ContinueAsNew", "states:StartExecution"),
     ("ExecutionStatusFinalizer", "states:DescribeExecution"),
     ("Reconciler", "states:DescribeExecution"),
+    ("Reconciler", "states:ListExecutions"),
     ("PlanSweep", "ssm:GetParametersByPath"),
+    ("PlanSweep", "ssm:GetParameters"),  # the experiments' cost cap
+    ("PlanSweep", "lambda:GetAccountSettings"),  # the account's concurrency
     ("StartRepetition", "states:StartExecution"),
     ("CheckRepetition", "states:DescribeExecution"),
     ("SummarizeSweep", "states:ListExecutions"),
@@ -74,10 +84,10 @@ def cold_containers() -> Iterator[None]:
 
     container = threading.local()  # moto runs each execution in a thread of its own
 
-    def connection() -> psycopg.Connection:
+    def connection(invocation: db.Invocation | None = None) -> psycopg.Connection:
         conn = getattr(container, "conn", None)
         if conn is None or conn.closed or conn.broken:
-            conn = container.conn = db.connect_when_free()
+            conn = container.conn = db.connect_within(invocation)
         return conn
 
     def cold(handler):
@@ -254,9 +264,12 @@ def close_what_ended_elsewhere(local: Local, store) -> None:
         roleArn=f"arn:aws:iam::{ACCOUNT}:role/r",
         definition=json.dumps({"StartAt": "S", "States": {"S": {"Type": "Pass", "End": True}}}),
     )["stateMachineArn"]
-    open_experiment(store, machine.replace(":stateMachine:", ":execution:") + ":lost-event")
-    with mock.patch.dict(os.environ, {STATE_MACHINE_ARN: machine}):
-        assert reconcile.handler({}, LambdaContext("oriole-Reconciler", "arn", "r")) == {"found": 1, "closed": 1}
+    lost = local.aws.sfn.start_execution(stateMachineArn=machine, name="lost-event")["executionArn"]
+    open_experiment(store, lost)
+    environment = {STATE_MACHINE_ARN: machine, EXECUTION_TIMEOUT: "3600"}
+    with mock.patch.dict(os.environ, environment):
+        found = reconcile.handler({}, LambdaContext("oriole-Reconciler", "arn", "r"))
+    assert found == {"found": 1, "closed": 1, "lookedAt": True}
 
 
 def sweep(local: Local) -> None:
@@ -327,16 +340,17 @@ def test_every_function_calls_only_what_its_role_allows_and_reads_its_secrets(se
 
     calls = aws_calls.since(mark)
     assert denials(calls) == []
-    contract = deployed()
-    checked = contract.checked(calls)
-    assert {(function, action) for function, action, _ in checked} >= PATHS
-    handed = {
-        (function.name, "secretsmanager:GetSecretValue", arn)
-        for handler, function in contract.functions.items()
-        for arn in handed_secrets(contract, handler)
-    }
-    assert handed <= checked, f"secrets never read: {sorted(handed - checked)}"
-    assert {function for function, _, _ in checked} == {f.name for f in contract.functions.values()}
+    for profile in PROFILES:
+        contract = deployed(profile=profile)
+        checked = contract.checked(calls)
+        assert {(function, action) for function, action, _ in checked} >= PATHS, profile
+        handed = {
+            (function.name, "secretsmanager:GetSecretValue", arn)
+            for handler, function in contract.functions.items()
+            for arn in handed_secrets(contract, handler)
+        }
+        assert handed <= checked, f"{profile}: secrets never read: {sorted(handed - checked)}"
+        assert {function for function, _, _ in checked} == {f.name for f in contract.functions.values()}, profile
 
 
 def handed_secrets(contract, handler: str) -> list[str]:

@@ -39,6 +39,10 @@ def assert_invariants(store, experiment_id: int) -> None:
     assert exp["turn_count"] == len(turns)
     assert exp["action_count"] == len(actions) == sum(t["action_count"] for t in turns)
     for total in ("input_tokens", "output_tokens", "cost_usd", "model_calls"):  # committed turns + failed attempts
+        if total == "cost_usd" and exp["cost_usd"] is None:  # unpriced: unknown in every row, never $0
+            assert all(t["cost_usd"] is None for t in turns) and all(c["cost_usd"] is None for c in failed)
+            assert exp["failed_cost_usd"] == 0
+            continue
         spent = len(failed) if total == "model_calls" else sum(c[total] for c in failed)
         assert exp[f"failed_{total}"] == spent, total
         assert exp[total] == sum(t[total] for t in turns) + spent, total

@@ -345,11 +345,7 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     held = definitions(store)
     assert set(held) == {view.name for view in ordered_views(view_files())}  # one file each, every one made
     with store.conn.transaction(force_rollback=True):  # the files alone, once more, give the same definitions
-        store.conn.execute("DROP VIEW experiment_status, model_comparison, experiment_results")
-        store.conn.execute(
-            "DROP FUNCTION compare_experiments, compared_experiments, chosen_experiments, comment_tags, wilson_lower, "
-            "wilson_upper, recount_experiments"
-        )
+        store._drop_views(set(held))  # every view and function the files make
         for view in ordered_views(view_files()):
             store.conn.execute(view.sql)
         assert definitions(store) == held

@@ -76,7 +76,7 @@ def test_the_html_report_is_one_page_with_a_table_and_charts_naming_every_agent(
     text = page_path.read_text(encoding="utf-8")
     page = parse(page_path)
     assert page.tags.count("table") == 3  # the leaderboard, the comparison, the experiments
-    assert page.tags.count("svg") == 3  # success, efficiency, actions: baselines spend no tokens
+    assert page.tags.count("svg") == 4  # success, success by step, efficiency, actions: baselines spend no tokens
     for agent in AGENTS:
         assert any(f"baseline/{agent}" in t for t in page.svg_text), agent
     assert "http://" not in text and "https://" not in text and not page.references  # nothing to fetch, no link
@@ -130,9 +130,9 @@ def test_pivot_prints_the_leaderboard(three_agents, cli):
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.stdout.splitlines()
     assert lines[0].split() == ["agent", "perfect", "7x7", "perfect", "9x9"]
-    assert lines[1].startswith("baseline/explorer") and "100.0% (20.6-100.0) 1/1" in lines[1]  # narrow cells
+    assert lines[1].startswith("baseline/explorer") and "100.0% (20.6-100.0) 1/1 m" in lines[1]  # one maze: m
     wide = cli("report", "--tag", TAG, "--pivot", "--wide").stdout.splitlines()
-    assert wide[1].startswith("baseline/explorer") and "100.0% (20.6%-100.0%) 1/1" in wide[1]
+    assert wide[1].startswith("baseline/explorer") and "100.0% (20.6-100.0) 1/1 m" in wide[1]
     refused = cli("report", "--pivot", "--format", "csv")
     assert refused.exit_code == 2 and "--pivot prints the leaderboard" in refused.stderr
 

@@ -39,6 +39,8 @@ ASL = flows.definition(flows.SWEEP)
 LONGEST_ARN = f"arn:aws-us-gov:states:ap-southeast-5:123456789012:execution:{'s' * 80}:{'e' * 80}"
 ERROR = {"Error": "E" * 256, "Cause": "c" * 32_768}
 
+WHERE = sweep_tasks.Deployment(lambda: ["v1"], dict, lambda: None)  # PlanSweep, where nothing else is known
+
 
 def size(value) -> int:
     return len(json.dumps(value, ensure_ascii=False).encode())
@@ -129,7 +131,7 @@ def largest_plan(store) -> tuple[dict, dict]:
         "repetitions": repetitions,
         "grid": {"maxMoves": moves},
     }
-    plan = sweep_tasks.plan_run(SweepRequest.model_validate(sweep), store, lambda: ["v1"], dict).as_state()
+    plan = sweep_tasks.plan_run(SweepRequest.model_validate(sweep), store, WHERE).as_state()
     assert plan["planned"] == MAX_EXPERIMENTS and plan["alreadyDone"] == 0
     assert sorted(i for indices in plan["indices"].values() for i in indices) == list(range(MAX_EXPERIMENTS))
     summary = sweep_tasks.summarize(
@@ -229,4 +231,4 @@ def test_a_sweep_that_would_carry_more_than_the_limit_is_refused_before_anything
     sweep["comment"] = "x" * (target - len(json.dumps(sweep)))
     assert len(json.dumps(sweep)) == target
     with pytest.raises(SweepFileError, match="larger than 65,536 bytes"):
-        sweep_tasks.plan_run(SweepRequest.model_validate(sweep), store, lambda: ["v1"], dict)
+        sweep_tasks.plan_run(SweepRequest.model_validate(sweep), store, WHERE)

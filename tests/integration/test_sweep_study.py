@@ -117,6 +117,7 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
         r["input_tokens"] + r["output_tokens"] == 0 and r["cost_usd"] == 0 for r in baselines
     )
 
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # a terminal of 100 columns
     monkeypatch.setenv("COLUMNS", "100")
     for command in (("ls", "--sweep", sweep_id), ("report", "--sweep", sweep_id)):
         shown = cli(*command)
@@ -127,14 +128,16 @@ def test_two_servers_and_a_baseline_each_get_only_their_own_requests_at_their_ow
 
 
 def test_a_spend_limit_stops_new_starts_and_overshoots_only_by_what_was_running(cli, store, tmp_path):
+    """Each experiment capped at what it costs (maxCostUsd): an experiment starts only while what ended before it
+    and its own cap fit in the limit, so the sweep ends within the limit."""
     sweep_id = f"limit-{uuid.uuid4().hex[:8]}"
     file = tmp_path / "limit.toml"
     per_experiment = MAX_MOVES * (TOKENS[0] * PRICES["model-a"][0] + TOKENS[1] * PRICES["model-a"][1]) / 1e6
-    limit = 2.5 * per_experiment  # the third start sees 2 experiments' spend, under it; the fourth is refused
+    limit = 2.5 * per_experiment  # the third start would need 3 experiments' caps: it is skipped
     with server("model-a") as a:
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 6\nconcurrency = 1\n'
-            f"spend_limit_usd = {limit}\n[[configs]]\nmaxMoves = {MAX_MOVES}\n"
+            f"spend_limit_usd = {limit}\n[[configs]]\nmaxMoves = {MAX_MOVES}\nmaxCostUsd = {per_experiment}\n"
             f'[[agents]]\nprovider = "openai"\nmodel = "model-a"\nconfig = {{ baseUrl = "{a.base_url}" }}\n'
             f"prices = {{ input_per_mtok = {PRICES['model-a'][0]}, "
             f"output_per_mtok = {PRICES['model-a'][1]} }}\n"
@@ -143,12 +146,12 @@ def test_a_spend_limit_stops_new_starts_and_overshoots_only_by_what_was_running(
     assert result.exit_code == 3, result.output
     rows = experiments(store, sweep_id)
     costs = [float(r["cost_usd"]) for r in rows]
-    assert len(rows) == 3 and "3 skipped" in result.stdout.splitlines()[0], result.stdout
-    for index, row in enumerate(rows):  # each started while what had ended before it was under the limit
+    assert len(rows) == 2 and "4 skipped" in result.stdout.splitlines()[0], result.stdout
+    for index, row in enumerate(rows):  # each started while what had ended before it and its cap fit
         ended_before = sum(c for r, c in zip(rows, costs, strict=True) if r["completed_at"] <= row["started_at"])
-        assert ended_before < limit, (index, ended_before)
-    assert sum(costs) >= limit and sum(costs) - limit <= max(costs)  # over it by at most the one running
-    assert json.loads(json.dumps(costs)) == [per_experiment] * 3
+        assert ended_before + per_experiment <= limit, (index, ended_before)
+    assert sum(costs) <= limit  # each experiment within its cap: the sweep within its limit
+    assert json.loads(json.dumps(costs)) == [per_experiment] * 2
 
 
 def test_prices_come_from_the_file_then_oriole_prices_and_an_unpriced_model_is_refused_under_a_limit(
@@ -159,7 +162,7 @@ def test_prices_come_from_the_file_then_oriole_prices_and_an_unpriced_model_is_r
     with server("model-c") as c:
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nspend_limit_usd = 1.0\n[[configs]]\n'
-            f'maxMoves = {MAX_MOVES}\n[[agents]]\nprovider = "openai"\nmodel = "model-c"\n'
+            f'maxMoves = {MAX_MOVES}\nmaxCostUsd = 0.5\n[[agents]]\nprovider = "openai"\nmodel = "model-c"\n'
             f'config = {{ baseUrl = "{c.base_url}" }}\n'
         )
         refused = cli("sweep", str(file), "--dry-run")
@@ -192,6 +195,7 @@ def test_a_spend_limit_counts_what_failed_attempts_spent_and_stops_new_starts(cl
         file = tmp_path / "failing.toml"
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-9"]\nrepetitions = 4\nconcurrency = 1\nspend_limit_usd = 0.05\n'
+            "[[configs]]\nmaxCostUsd = 0.04\n"  # the limit holds one experiment at its cap
             f'[[agents]]\nprovider = "openai"\nmodel = "model-a"\nconfig = {{ baseUrl = "{server.base_url}" }}\n'
             "prices = { input_per_mtok = 2.0, output_per_mtok = 8.0 }\n"
         )

@@ -94,6 +94,9 @@ def test_an_openai_transcript_holds_every_request_the_server_received_and_every_
     # the hash stored at send time is the hash of the very body the server received, and the rebuild matches it
     assert [line["sent_sha256"] for line in lines] == [canonical_hash(r.raw) for r in server.requests]
     assert all(line["rebuilt_as_sent"] for line in lines)
+    # who answered, as each answer said, kept beside it (model_calls.response)
+    reported = [(json.loads(body)["model"], json.loads(body)["system_fingerprint"]) for _, body in server.answers]
+    assert [(line["response"]["model"], line["response"]["system_fingerprint"]) for line in lines] == reported
     assert [line["answer"] for line in lines] == [json.loads(body) for _, body in server.answers]
     assert stored_answers(local, result["experiment_id"]) == [body for _, body in server.answers]
     if config.get("contextTokens"):  # the trimmed requests are rebuilt as trimmed, not as the full history
@@ -221,10 +224,17 @@ def test_an_image_transcript_holds_every_request_the_server_received_pictures_in
 
 
 def test_a_picture_whose_record_no_longer_draws_it_is_refused_by_name(local):
-    row = local.store.conn.execute(
-        "SELECT experiment_id FROM model_calls WHERE request_messages::text LIKE '%%\"sha256\"%%' "
-        "ORDER BY experiment_id DESC LIMIT 1"
-    ).fetchone()
+    with openai_server.ScriptedOpenAI(*openai_script(shortest_moves(MAZE))) as server:  # its own image experiment
+        row = local.run(
+            {
+                "mazeId": MAZE,
+                "llmProvider": "openai",
+                "modelName": VISION_MODEL,
+                "promptVersion": "v1-vision",
+                "config": {"baseUrl": server.base_url, "observation": "image"},
+            }
+        ).as_json()
+    assert row["status"] == "succeeded", row
     calls = local.store.conn.execute(
         "SELECT * FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index", (row["experiment_id"],)
     ).fetchall()

@@ -11,7 +11,7 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from oriole.environment import STATE_MACHINE_ARN
+from oriole.environment import EXECUTION_TIMEOUT, STATE_MACHINE_ARN
 from oriole.handlers import aws, reconcile
 from oriole.lifecycle import deployment
 from tests import aws_calls
@@ -35,7 +35,10 @@ def client(service: str):
 def reconciler_calling(monkeypatch, call) -> list[aws_calls.Call]:
     """The reconciler's handler with its store and its search replaced by ``call(describe)``: what it records."""
     monkeypatch.setenv(STATE_MACHINE_ARN, MACHINE)
-    monkeypatch.setattr(reconcile, "shared_store", lambda: None)
+    monkeypatch.setenv(EXECUTION_TIMEOUT, "3600")
+    monkeypatch.setattr(reconcile, "executions", lambda arn: iter(()))
+    monkeypatch.setattr(reconcile.reconcile, "worth_a_look", lambda executions, now, timeout: True)
+    monkeypatch.setattr(reconcile, "shared_store", lambda context: None)
     monkeypatch.setattr(reconcile.reconcile, "close_ended", lambda store, describe, belongs: call(describe) and [])
     mark = len(aws_calls.CALLS)
     inspect.unwrap(reconcile.handler)({}, None)

@@ -193,3 +193,40 @@ def test_the_database_line_reads_the_baselines_start():
     assert "`aws lambda invoke --function-name OrioleOrchestrator-FunctionsMigrations1234 out.json`" in line.fix
     refused = Outcome(False, "InvalidParameter: ...", "InvalidParameter", "InvalidParameter: ...")
     assert database_check(refused, proxy, "fn").status == "skip"
+
+
+QUOTAS = [
+    {"QuotaName": "Cross-region model inference requests per minute for Anthropic Claude Haiku 4.5", "Value": 0.0},
+    {"QuotaName": "Cross-region model inference tokens per minute for Anthropic Claude Haiku 4.5", "Value": 4e5},
+    {"QuotaName": "Cross-region model inference tokens per day for Anthropic Claude Haiku 4.5", "Value": 5e8},
+    {"QuotaName": "On-demand model inference tokens per minute for Anthropic Claude 3 Haiku", "Value": 1e6},
+]
+
+
+def test_a_granted_model_s_quota_of_zero_fails_with_the_increase_to_ask_for():
+    """A new account may get 0 requests a minute for a model: every call of the check's and the sweeps'
+    experiments would be throttled, so the line fails and names the quota; another model's quotas are not its."""
+    from oriole_workstation.check import SKIP, bedrock_quota_check
+
+    haiku = {"providerName": "Anthropic", "modelName": "Claude Haiku 4.5"}
+    line = bedrock_quota_check(f"us.{HAIKU}", haiku, QUOTAS)
+    assert line.status == FAIL and line.target == f"us.{HAIKU}"
+    assert line.detail == (
+        "Cross-region model inference requests per minute: 0; Cross-region model inference tokens per minute: 400,000"
+    )
+    assert line.fix.endswith("Cross-region model inference requests per minute for Anthropic Claude Haiku 4.5")
+    raised = bedrock_quota_check(f"us.{HAIKU}", haiku, [{**QUOTAS[0], "Value": 250.0}, *QUOTAS[1:]])
+    assert raised.status == OK
+    unknown = bedrock_quota_check("amazon.nova-lite-v1:0", {"providerName": "Amazon", "modelName": "Nova Lite"}, QUOTAS)
+    assert unknown.status == SKIP
+
+
+def test_the_lambda_line_says_how_many_experiments_a_sweep_runs_at_once():
+    from oriole_workstation.check import lambda_quota_check
+
+    new_account = lambda_quota_check({"ConcurrentExecutions": 10, "UnreservedConcurrentExecutions": 10})
+    assert new_account.status == OK and "at most 8 experiments at once" in new_account.detail
+    assert "ask for 1,000" in new_account.detail
+    assert "ask for" not in lambda_quota_check({"ConcurrentExecutions": 1000}).detail
+    starved = lambda_quota_check({"ConcurrentExecutions": 100, "UnreservedConcurrentExecutions": 2})
+    assert starved.status == FAIL and "Concurrent executions" in starved.fix

@@ -81,14 +81,16 @@ def test_shipped_prompt_is_seeded_with_the_defaults():
 
 def test_pricing_entries_parse_and_bad_ones_name_the_parameter():
     from oriole.config import parse_pricing
-    from oriole.core.prices import cost_usd
+    from oriole.core.prices import cost_usd, turn_cost
     from oriole.experiment_config import SnapshotPrice
 
     name = catalog.pricing_name("qwen2.5:7b")
     assert name == "/oriole/pricing/qwen2.5-7b"
     prices = parse_pricing(name, '{"inputPerMTok": 3, "outputPerMTok": 15}')
     assert cost_usd(1_000_000, 100_000, SnapshotPrice.model_validate(prices)) == pytest.approx(4.5)
-    assert parse_pricing(name, None) is None and cost_usd(10, 10, None) == 0.0
+    assert parse_pricing(name, None) is None and turn_cost((0, 0), (10, 10), None) is None  # unpriced: unknown, not $0
+    free = SnapshotPrice.model_validate({"inputPerMTok": 0.0, "outputPerMTok": 0.0})
+    assert turn_cost((0, 0), (10, 10), free) == 0.0  # free: $0
     for bad in ('{"inputPerMTok": 3}', "cheap", '{"inputPerMTok": -1, "outputPerMTok": 1}'):
         with pytest.raises(InvalidParameter, match=r"qwen2\.5-7b"):
             parse_pricing(name, bad)

@@ -156,3 +156,38 @@ def test_pictures_go_only_to_a_model_the_catalog_or_the_deployment_marks():
     ):
         deployment.check_image_model("qwen2.5:7b", "image", Environment.read({}))
     deployment.check_image_model("qwen2.5:7b", "image", Environment.read({"ORIOLE_VISION_MODELS": '["qwen2.5:7b"]'}))
+
+
+def test_the_reconciler_looks_while_an_execution_runs_or_ended_lately():
+    """From ListExecutions' page (newest first): a running execution, or one that stopped within the lookback
+    (EventBridge's 6 hours of retries and an hour more), is worth reading the database for; an older history is
+    not, and the reader stops at the first execution that started before any such could have."""
+    from datetime import UTC, datetime, timedelta
+
+    from oriole.lifecycle.reconcile import LOOKBACK, worth_a_look
+
+    now, timeout = datetime(2026, 3, 1, 12, tzinfo=UTC), timedelta(hours=2)
+
+    def ended(hours_ago: float, lasted: float = 0.5) -> dict:
+        stop = now - timedelta(hours=hours_ago)
+        return {"status": "SUCCEEDED", "startDate": stop - timedelta(hours=lasted), "stopDate": stop}
+
+    running = {"status": "RUNNING", "startDate": now - timedelta(days=3)}
+    assert worth_a_look([running], now, timeout)
+    assert worth_a_look([ended(1)], now, timeout)
+    assert worth_a_look([ended(LOOKBACK.total_seconds() / 3600 - 0.1)], now, timeout)
+    assert not worth_a_look([ended(8), ended(30)], now, timeout)
+    assert not worth_a_look([], now, timeout)
+    # a long execution that started before a newer short one but stopped lately is still found
+    assert worth_a_look([ended(7.5), ended(6.9, lasted=1.9)], now, timeout)
+
+    def newest_first():
+        yield ended(8)
+        yield {
+            "status": "SUCCEEDED",
+            "startDate": now - LOOKBACK - timeout - timedelta(minutes=1),
+            "stopDate": now - timedelta(days=1),
+        }
+        raise AssertionError("read past the horizon")
+
+    assert not worth_a_look(newest_first(), now, timeout)

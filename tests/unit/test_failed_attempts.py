@@ -84,7 +84,7 @@ def test_the_throttles_of_the_call_that_failed_are_counted_with_the_answered_cal
     loaded, turn = failing_turn("actions", {}, [(10, 1)], throttled)
     write = failed_attempt_write(loaded, 4, turn.answered, throttled, throttles=throttled.throttles)
     assert write.attempt["throttles"] == 3 and write.spent["throttles"] == 3 and write.spent["model_calls"] == 1
-    assert write.spent["cost_usd"] == 0  # unpriced here: its tokens are counted all the same
+    assert write.spent["cost_usd"] is None  # unpriced here: unknown, never $0; its tokens are counted all the same
     assert write.spent["input_tokens"] == 10
 
 

@@ -20,7 +20,7 @@ def test_a_closing_finalizer_counts_the_outcome_in_the_oriole_namespace(monkeypa
         "finalize",
         lambda event, store, status: Finalized(experiment_id=7, status=status, closed=True, failure_reason=None),
     )
-    monkeypatch.setattr(finalize, "shared_store", lambda: None)
+    monkeypatch.setattr(finalize, "shared_store", lambda context: None)
     finalize.success({"experimentId": 7}, Context())
     emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
     [record] = emitted
@@ -46,7 +46,7 @@ def test_only_a_failure_by_error_counts_for_the_failure_alarm(monkeypatch, capsy
     """A stalled agent is an outcome of the research, not trouble: it counts as failed but not as failed by
     error, which is what the alarm watches."""
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
-    monkeypatch.setattr(finalize, "shared_store", lambda: None)
+    monkeypatch.setattr(finalize, "shared_store", lambda context: None)
     reasons = iter(["agent_stalled: 3 turns in a row without a valid action", "ModelRequestRejected: no access"])
     monkeypatch.setattr(
         finalize.experiments,

@@ -49,9 +49,9 @@ from oriole.providers.wire import MAX_TOKENS_PER_CALL
 from oriole.store.turn_rows import COLUMNS, turn_write
 from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
 from oriole_workstation import prompts, sweep_runs
+from oriole_workstation.analysis import GroupRow
 from oriole_workstation.display import csv_safe, terminal_safe
 from oriole_workstation.report import as_csv, as_table
-from oriole_workstation.rows import ComparisonRow
 from tests.ollama_server import ScriptedOllama, error
 from tests.scripted_server import trickle
 
@@ -892,8 +892,8 @@ def test_control_characters_are_written_out_never_sent_to_the_terminal():
     assert terminal_safe("a\nb\tc\x1b", lines=True) == "a\nb\tc\\x1b"
 
 
-def comparison_row(**fields) -> ComparisonRow:
-    return ComparisonRow(
+def comparison_row(**fields) -> GroupRow:
+    return GroupRow(
         **{
             "llm_provider": "ollama",
             "model_name": "m",
@@ -903,23 +903,37 @@ def comparison_row(**fields) -> ComparisonRow:
             "maze_family": "perfect",
             "maze_size": "7x7",
             "mazes": 1,
+            "few_mazes": True,
             "maze": None,
             "config": {},
+            "all_runs": 1,
             "runs": 1,
             "successes": 1,
+            "agent_failures": 0,
+            "censored": 0,
+            "errors": 0,
+            "running": 0,
+            "superseded": 0,
             "success_rate": 1,
             "success_rate_low": 0.2,
             "success_rate_high": 1,
+            "success_rate_all": 1,
+            "success_rate_all_low": 0.2,
+            "success_rate_all_high": 1,
+            "undecided_share": 0,
+            "many_undecided": False,
             "median_actions_to_goal": 8,
+            "median_path_length": 8,
             "median_path_efficiency": 1,
+            "spl": 1,
+            "tokens": 10,
             "tokens_per_run": 10,
             "tokens_per_success": 10,
+            "cost_usd": 0,
+            "unpriced_runs": 0,
             "cost_per_run": 0,
             "cost_per_success": 0,
             "mean_latency_ms": 5,
-            "errors": 0,
-            "running": 0,
-            "censored": 0,
             **fields,
         }
     )

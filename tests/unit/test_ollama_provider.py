@@ -96,6 +96,7 @@ def test_a_text_answer_has_no_tool_calls():
     with ScriptedOllama(text_reply("I think I am stuck.")) as server:
         response = ask(agent_for(server))
     assert response.tool_calls == () and response.text == "I think I am stuck."
+    assert response.model == json.loads(server.answers[0][1])["model"]  # the model Ollama says answered
 
 
 def test_usage_durations_done_reason_and_thinking_are_mapped():

@@ -14,7 +14,7 @@ import pytest
 from oriole import catalog
 from oriole.core.mazeset import get_maze
 from oriole.core.tools import TOOL_SPECS, RecallWindow, Rules, ToolCall, WorldState
-from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, run_turn, turn_context
+from oriole.core.turn_loop import Message, ModelRequest, TurnSettings, response_as_json, run_turn, turn_context
 from oriole.errors import (
     InvalidModelResponse,
     ModelRequestRejected,
@@ -118,6 +118,19 @@ def test_an_answer_without_usage_counts_zero_tokens():
     with ScriptedOpenAI((200, json.dumps(body).encode())) as server:
         response = ask(agent_for(server))
     assert (response.usage.input_tokens, response.usage.output_tokens) == (0, 0) and response.text == "hi"
+    assert (response.model, response.system_fingerprint) == (None, None)  # what the answer did not say
+
+
+def test_the_model_and_fingerprint_the_server_reports_are_kept_beside_the_answer():
+    with ScriptedOpenAI(text_reply("ok")) as server:
+        response = ask(agent_for(server))
+    reported = json.loads(server.answers[0][1])
+    assert (response.model, response.system_fingerprint) == (reported["model"], "fp_scripted")
+    assert response_as_json(response)["system_fingerprint"] == "fp_scripted"
+    body = {**reported, "model": "resolved-build-2025-06-01", "system_fingerprint": 7}  # not a string: not kept
+    with ScriptedOpenAI((200, json.dumps(body).encode())) as server:
+        response = ask(agent_for(server))
+    assert (response.model, response.system_fingerprint) == ("resolved-build-2025-06-01", None)
 
 
 def test_latency_is_the_wall_time_of_the_http_call():

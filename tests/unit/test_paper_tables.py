@@ -81,13 +81,18 @@ def test_markdown_tables_read_back_as_the_rows_say_in_both_renderers():
         leaderboard, comparison = tables
         assert leaderboard[0] == ["agent", "perfect 7x7", "perfect 9x9"], name
         by_agent = {row[0]: row[1:] for row in leaderboard[1:]}
-        assert by_agent["baseline/oracle"] == ["100.0 51.0\N{EN DASH}100.0 4/4", "100.0 34.2\N{EN DASH}100.0 2/2"], name
-        assert by_agent["baseline/random"] == ["33.3 6.2\N{EN DASH}79.2 1/3", "no runs"], name
+        # the interval over mazes where runs share mazes, Wilson's (marked) elsewhere; the flags after the counts
+        assert by_agent["baseline/oracle"] == [
+            "100.0 100.0\N{EN DASH}100.0 4/4 m c",
+            "100.0 34.2\N{EN DASH}100.0\N{DAGGER} 2/2 m",
+        ], name
+        assert by_agent["baseline/random"] == ["33.3 0.0\N{EN DASH}50.0 1/3 m u c", "no runs"], name
         header = comparison[0]
-        assert header[:6] == ["agent", "family", "size", "mazes", "n", "successes"], name
+        assert header[:8] == ["agent", "family", "size", "mazes", "n", "successes", "censored", "errors"], name
         random = next(r for r in comparison[1:] if r[0] == "baseline/random")
         cells = dict(zip(header, random, strict=True))
         assert (cells["n"], cells["successes"], cells["success (%)"], cells["errors"]) == ("3", "1", "33.3", "1")
+        assert (cells["all runs (%)"], cells["95% CI Wilson, all"]) == ("25.0", "4.6\N{EN DASH}69.9")
 
 
 def test_a_hostile_agent_name_is_text_in_every_renderer():

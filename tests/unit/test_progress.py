@@ -2,6 +2,7 @@
 
 from oriole.core.progress import Progress, decide
 from oriole.experiment_config import ExperimentConfig
+from oriole.statuses import NextStep
 
 CONFIG = ExperimentConfig.of({"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10})
 
@@ -75,3 +76,40 @@ def test_an_execution_about_to_reach_its_timeout_continues_as_new():
     assert decide(Progress(False, 5, 1.0, 1, execution_seconds_left=room), CONFIG).decision == "continue"
     assert decide(Progress(False, 5, 1.0, 1, execution_seconds_left=tight), CONFIG).decision == "continue_as_new"
     assert decide(Progress(True, 5, 1.0, 1, execution_seconds_left=tight), CONFIG).decision == "success"
+
+
+def capped(**caps) -> ExperimentConfig:
+    return ExperimentConfig.of({"maxMoves": 100, "maxDurationMinutes": 2.0, "maxTurnsPerExecution": 10, **caps})
+
+
+def test_a_spend_cap_ends_the_run_censored_after_the_turn_that_crossed_it():
+    """maxInputTokens and maxCostUsd are safety caps: the turn whose commit crossed one is the last, and the run
+    is censored (spend_cap), never the agent's failure; under both, it goes on."""
+    from oriole.core.endings import closing
+    from oriole.statuses import Ending, EndingCause, ExperimentStatus
+
+    config = capped(maxInputTokens=1_000_000, maxCostUsd=2.0)
+    under = Progress(False, 10, 60, 1, input_tokens=999_999, cost_usd=1.99)
+    assert decide(under, config).decision == NextStep.CONTINUE
+    for crossed, words in (
+        (Progress(False, 10, 60, 1, input_tokens=1_000_000, cost_usd=0.5), "1,000,000 input tokens of the 1,000,000"),
+        (Progress(False, 10, 60, 1, input_tokens=10, cost_usd=2.0004), "$2.0004 spent of the $2.00 maxCostUsd"),
+    ):
+        decided = decide(crossed, config)
+        assert decided.decision == NextStep.TIMEOUT and words in decided.reason
+        ended = closing(ExperimentStatus.TIMED_OUT, decided.reason)
+        assert ended is not None and (ended.ending, ended.cause) == (Ending.CENSORED, EndingCause.SPEND_CAP)
+
+
+def test_an_unpriced_run_is_capped_by_its_tokens_and_an_old_snapshot_by_the_defaults():
+    config = capped(maxInputTokens=100, maxCostUsd=1.0)
+    assert decide(Progress(False, 1, 1, 1, input_tokens=50, cost_usd=None), config).decision == NextStep.CONTINUE
+    assert decide(Progress(False, 1, 1, 1, input_tokens=100, cost_usd=None), config).decision == NextStep.TIMEOUT
+    # a snapshot taken before the caps existed reads the catalog's ($5, 5,000,000 input tokens)
+    assert decide(Progress(False, 1, 1, 1, input_tokens=4_999_999, cost_usd=4.99), CONFIG).decision == NextStep.CONTINUE
+    assert decide(Progress(False, 1, 1, 1, input_tokens=10, cost_usd=5.0), CONFIG).decision == NextStep.TIMEOUT
+
+
+def test_the_action_budget_is_the_agents_even_when_a_cap_is_crossed_in_the_same_turn():
+    decided = decide(Progress(False, 100, 1, 1, input_tokens=500), capped(maxInputTokens=100))
+    assert decided.reason.startswith("max_moves reached")

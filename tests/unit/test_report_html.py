@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from oriole_workstation import charts, drawing, report_html
+from oriole_workstation.analysis import GroupRow, with_maze_intervals
+from oriole_workstation.confounds import confounds
 from oriole_workstation.report import (
     GroupBy,
     comparison_query,
     origin_of,
     pivot_cells,
     sql_literal,
-    with_maze_intervals,
 )
 from oriole_workstation.results import Filters
 from oriole_workstation.rows import ComparedExperiment, ComparisonRow
@@ -57,6 +58,7 @@ UNVARIED = {
     "turns": 1,
     "unique_tiles_visited": 1,
     "revisits": 0,
+    "counted": True,
     "path_length": 20,
     "optimal_path_length": 10,
     "last_action_at": None,
@@ -74,14 +76,14 @@ UNVARIED = {
 }
 
 
-def column_figures(built: tuple[list[ComparisonRow], list[ComparedExperiment]]) -> dict[str, drawing.Drawing]:
+def column_figures(built: tuple[list[GroupRow], list[ComparedExperiment]]) -> dict[str, drawing.Drawing]:
     """The paper figures of built rows, with their provenance."""
     rows, experiments = built
     origin = origin_of(experiments, Filters(), GroupBy.family, "test", NOW)
     return report_html.figures(rows, experiments, GroupBy.family, charts.COLUMN, origin)
 
 
-def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow], list[ComparedExperiment]]:
+def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[GroupRow], list[ComparedExperiment]]:
     """Comparison rows and experiments from ``(provider, model, config, family, size, endings, tokens)``, each
     ending on its own maze (``<family>-<size>@<n>``) twice, so the runs share mazes."""
     experiments = []
@@ -117,7 +119,9 @@ def build(spec: list[tuple], by_maze: bool = False) -> tuple[list[ComparisonRow]
                 }
             )
     typed = [ComparedExperiment(**UNVARIED, **e) for e in experiments]
-    return group(typed, by_maze), typed
+    by = GroupBy.maze if by_maze else GroupBy.family
+    per_maze = [] if by_maze else group(typed, by_maze=True)
+    return with_maze_intervals(group(typed, by_maze), per_maze, confounds(typed, by), by), typed
 
 
 def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[ComparisonRow]:
@@ -137,8 +141,14 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
     for (provider, model, family, size, maze, _), found in groups.items():
         runs = [e for e in found if e.ending in ("success", "agent")]
         wins = [e for e in runs if e.ending == "success"]
+        ended = [e for e in found if e.ending is not None]
         low, high = wilson(len(wins), len(runs)) if runs else (None, None)
-        cost = sum(e.cost_usd for e in runs)
+        all_low, all_high = wilson(len(wins), len(ended)) if ended else (None, None)
+        cost = sum(e.cost_usd for e in ended)
+        tokens = Decimal(sum(e.tokens for e in ended))
+        censored = sum(e.ending == "censored" for e in found)
+        errors = sum(e.ending == "error" for e in found)
+        mazes = len({e.maze for e in runs})
         rows.append(
             ComparisonRow(
                 **{
@@ -150,23 +160,37 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
                     "maze_family": family,
                     "maze_size": size,
                     "maze": maze,
-                    "mazes": len({e.maze for e in runs}),
+                    "mazes": mazes,
+                    "few_mazes": mazes < 10,
                     "config": found[0].compared_config,
+                    "all_runs": len(ended),
                     "runs": len(runs),
                     "successes": len(wins),
+                    "agent_failures": len(runs) - len(wins),
+                    "censored": censored,
+                    "errors": errors,
+                    "running": 0,
+                    "superseded": 0,
                     "success_rate": Decimal(len(wins)) / len(runs) if runs else None,
                     "success_rate_low": low,
                     "success_rate_high": high,
+                    "success_rate_all": Decimal(len(wins)) / len(ended) if ended else None,
+                    "success_rate_all_low": all_low,
+                    "success_rate_all_high": all_high,
+                    "undecided_share": Decimal(censored + errors) / len(ended) if ended else None,
+                    "many_undecided": (censored + errors) * 20 > len(ended),
                     "median_actions_to_goal": Decimal(20) if wins else None,
+                    "median_path_length": Decimal(20) if wins else None,
                     "median_path_efficiency": Decimal("0.5") if wins else None,
-                    "tokens_per_run": Decimal(sum(e.input_tokens for e in runs)) / len(runs) if runs else None,
-                    "tokens_per_success": None,
-                    "cost_per_run": cost / len(runs) if runs else None,
+                    "spl": Decimal("0.25") if runs else None,
+                    "tokens": tokens,
+                    "tokens_per_run": tokens / len(ended) if ended else None,
+                    "tokens_per_success": tokens / len(wins) if wins else None,
+                    "cost_usd": cost,
+                    "unpriced_runs": 0,
+                    "cost_per_run": cost / len(ended) if ended else None,
                     "cost_per_success": cost / len(wins) if wins else None,
                     "mean_latency_ms": None,
-                    "errors": len(found) - len(runs),
-                    "running": 0,
-                    "censored": 0,
                 }
             )
         )
@@ -184,8 +208,6 @@ LLM = ("ollama", "qwen2.5:7b", {}, "perfect", 11, ["success", "agent"], 5000)
 
 def page(spec: list[tuple], by: GroupBy = GroupBy.family, replays: dict | None = None) -> str:
     rows, experiments = build(spec, by_maze=by is GroupBy.maze)
-    if by is GroupBy.family:
-        rows = with_maze_intervals(rows, group(experiments, by_maze=True))
     return report_html.page(
         rows, experiments, by, Filters(tags=("sweep:mixed",)), replays or {}, database="db.example:5432/oriole", now=NOW
     )
@@ -297,7 +319,8 @@ def test_every_chart_has_a_caption_saying_what_a_point_and_a_whisker_are():
     text = page([*BASELINES, LLM])
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
     assert len(captions) == len(figures) and all(c.startswith("Each ") for c in captions)
-    assert "whisker is its 95% Wilson interval" in captions[0] and "bootstrap interval over mazes" in captions[0]
+    assert "the whisker is its 95% interval over mazes (a bootstrap, repetitions nested)" in captions[0]
+    assert "the grey band behind a whisker over mazes is the Wilson interval" in captions[0]
 
 
 def test_an_agent_whose_only_experiment_errored_has_no_runs_not_zero_percent():
@@ -351,14 +374,15 @@ def test_the_leaderboard_is_agent_by_family_and_size_with_intervals():
     assert re.findall(r'<th scope="col">(.*?)</th>', table) == ["agent", "perfect 11x11", "dense 21x21"]
     assert re.findall(r'<th scope="row">(.*?)</th>', table) == ["baseline/explorer", "baseline/random", "ollama/broken"]
     assert '<span class="rate">75.0%</span> <span class="runs">3/4</span>' in table
-    assert '<span class="interval">30.1%-95.4%</span>' in table and "maze " in table
+    assert '<span class="interval">maze 50.0%-100.0%</span>' in table  # the runs share two mazes
+    assert "few mazes" in table  # flagged: two mazes say little about their family
 
 
 def test_the_pivot_is_the_same_leaderboard_for_a_terminal():
     rows, _ = build([*BASELINES, ERRORED])
     headers, cells = pivot_cells(rows)
     assert headers == ("agent", "perfect 11x11", "dense 21x21")
-    assert cells[0] == ("baseline/explorer", "75.0% (30.1%-95.4%) 3/4", "75.0% (30.1%-95.4%) 3/4")
+    assert cells[0] == ("baseline/explorer", "75.0% (50.0-100.0) 3/4 m", "75.0% (50.0-100.0) 3/4 m")
     assert cells[2] == ("ollama/broken", "no runs (1 error)", "no runs")
 
 

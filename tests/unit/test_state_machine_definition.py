@@ -119,6 +119,17 @@ def test_an_agent_ending_fails_the_experiment_with_check_progress_reason_and_a_n
     }
 
 
+def states_of(asl: dict) -> list[dict]:
+    """Every state of a flow, those inside its Map and Parallel states included."""
+    found = []
+    for state in asl["States"].values():
+        found.append(state)
+        for inner in [state.get("ItemProcessor") or state.get("Iterator"), *state.get("Branches", [])]:
+            if inner:
+                found += states_of(inner)
+    return found
+
+
 def retried(state: dict) -> dict[str, dict]:
     return {name: retrier for retrier in state.get("Retry", []) for name in retrier["ErrorEquals"]}
 
@@ -134,14 +145,40 @@ def test_every_task_retries_transient_lambda_errors_with_backoff():
 
 
 def test_every_task_that_uses_the_database_retries_a_lost_connection():
-    """The store reconnects once in the task; a database that stays away fails the task with
-    OperationalError, which the state machine retries (every task is safe to run twice)."""
+    """The store reconnects once in the task (on AWS waiting within its connect budget for a database that resumes);
+    a database that stays away fails the task with OperationalError, which the state machine retries (every task is
+    safe to run twice). ContinueAsNew too: it records the continuation token's hash."""
     for name, state in STATES.items():
-        if state["Type"] != "Task" or name == "ContinueAsNew":
+        if state["Type"] != "Task":
             continue
         retrier = retried(state).get("OperationalError")
         assert retrier and retrier["MaxAttempts"] >= 2 and retrier["IntervalSeconds"] >= 2, name
         assert retried(state).get("DatabaseBusy") is retrier, name  # no free connection slot: the same retries
+
+
+def throttle_waits(retrier: dict) -> list[float]:
+    """The longest wait before each retry (full jitter waits anywhere from none to this)."""
+    cap = retrier.get("MaxDelaySeconds", float("inf"))
+    return [min(cap, retrier["IntervalSeconds"] * retrier["BackoffRate"] ** n) for n in range(retrier["MaxAttempts"])]
+
+
+@pytest.mark.parametrize("flow", [flows.EXPERIMENT, flows.SWEEP])
+def test_lambda_throttling_is_retried_first_seconds_apart_for_minutes(flow):
+    """A new account's concurrency is often 10: a task Lambda throttles waits for a slot (its first retries
+    seconds apart, minutes in all) instead of ending its experiment as an error, in both flows; the throttle's
+    retrier comes first (Step Functions uses the first that names the error) and names nothing else."""
+    tasks = [
+        state
+        for state in states_of(flows.definition(flow))
+        if state["Type"] == "Task" and state["Resource"] == "arn:aws:states:::lambda:invoke"
+    ]
+    assert tasks
+    for state in tasks:
+        first = state["Retry"][0]
+        assert first["ErrorEquals"] == ["Lambda.TooManyRequestsException"] and first["JitterStrategy"] == "FULL"
+        waits = throttle_waits(first)
+        assert waits[0] <= 5 and 180 <= sum(waits) <= 900, waits
+        assert all("Lambda.TooManyRequestsException" not in r["ErrorEquals"] for r in state["Retry"][1:])
 
 
 def test_throttled_aws_calls_are_retried_by_name():

@@ -292,7 +292,7 @@ def test_an_item_follows_the_longest_experiment_within_its_history():
         + STATE_EVENTS[item("ExperimentClosed")["Type"]]
         + 1
     )  # ExecutionStarted ... ExecutionSucceeded
-    assert (look, failed_look, ends) == (9, 26, 38)
+    assert (look, failed_look, ends) == (9, 59, 71)
 
     longest = int(BY_KEY["maxDurationMinutes"].maximum * 60) + BY_KEY["maxExecutionSeconds"].default
     shortest_wait = next(m.ge for m in SweepRun.model_fields["wait_seconds"].metadata if hasattr(m, "ge"))

@@ -459,3 +459,138 @@ def distributions(
         caption,
         lambda s, c, x, m, h, st: distribution_cell(s, c, x, m, h, st, axis.low),
     )
+
+
+# --- success by step -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One series' Kaplan-Meier curve in one panel: ``points`` (step, share that succeeded within it) where it
+    rises or runs were censored, in step order, ``censored`` the steps at which runs were censored."""
+
+    points: tuple[tuple[float, float], ...]
+    censored: tuple[float, ...] = ()
+
+
+MARKS_PER_CURVE = 6  # markers along a curve (besides its colour) so curves stay apart in grey
+
+
+def curves(
+    series: Sequence[Series],
+    panels: Sequence[tuple[str, dict[tuple, Curve]]],
+    style: Style,
+    title: str,
+    caption: str,
+) -> Drawing:
+    """Step curves of a share from 0 to 1 over steps, one panel per family and size (or maze), each series in its
+    colour with its marker spaced along the curve and at its end; a short vertical tick where runs were censored;
+    the series' labels listed below the panels."""
+    panel_width = style.panel_width * 2
+    columns = max(1, min(len(panels), int(style.width // panel_width)))
+    plot_height = style.font * 11
+    drawing = Drawing(style.width, 0, title, caption, style.unit)
+    y = style.font * 0.4
+    for first in range(0, len(panels), columns):
+        for column, (panel_title, drawn) in enumerate(panels[first : first + columns]):
+            _curve_panel(drawing, series, panel_title, drawn, column * panel_width, y, panel_width, plot_height, style)
+        y += plot_height + style.font * 5
+    drawing.height = _legend(drawing, series, style, y) + style.font * 0.4
+    return drawing
+
+
+def _curve_panel(
+    drawing: Drawing,
+    series: Sequence[Series],
+    title: str,
+    drawn: dict[tuple, Curve],
+    left_edge: float,
+    top: float,
+    width: float,
+    height: float,
+    style: Style,
+) -> None:
+    left, right = left_edge + style.font * 3, left_edge + width - style.font * 1.2
+    plot_top = top + style.line * 1.5
+    bottom = plot_top + height
+    last = max((p[0] for c in drawn.values() for p in c.points), default=1.0)
+    ticks = nice_ticks(0.0, max(last, 1.0), count=4)
+
+    def x(step: float) -> float:
+        return left + (right - left) * step / ticks[-1]
+
+    def y(share: float) -> float:
+        return bottom - height * share
+
+    drawing.add(Text(left, top + style.font, (title,), style.font, bold=True, role="panel-title"))
+    for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+        drawing.add(
+            Line(left, y(share), right, y(share), GRID, style.stroke),
+            Text(
+                left - style.font * 0.3,
+                y(share) + style.small * 0.35,
+                (f"{share * 100:.0f}",),
+                style.small,
+                MUTED,
+                anchor="end",
+                role="tick",
+            ),
+        )
+    for tick in ticks:
+        drawing.add(
+            Text(
+                x(tick),
+                bottom + style.small * 1.3,
+                (format_number(tick),),
+                style.small,
+                MUTED,
+                anchor="middle",
+                role="tick",
+            )
+        )
+    drawing.add(
+        Line(left, bottom, right, bottom, INK, style.stroke),
+        Text(
+            (left + right) / 2,
+            bottom + style.small * 2.8,
+            ("actions (steps)",),
+            style.small,
+            anchor="middle",
+            role="axis-title",
+        ),
+    )
+    for s in series:
+        curve = drawn.get(s.key)
+        if curve is None or not curve.points:
+            continue
+        shapes: list = []
+        at = (0.0, 0.0)
+        for step, share in curve.points:
+            shapes.append(Line(x(at[0]), y(at[1]), x(step), y(at[1]), s.colour, style.stroke * 2))
+            if share != at[1]:
+                shapes.append(Line(x(step), y(at[1]), x(step), y(share), s.colour, style.stroke * 2))
+            at = (step, share)
+        shares = dict(curve.points)
+        for step in curve.censored:
+            mark = y(shares.get(step, 0.0))
+            shapes.append(
+                Line(x(step), mark - style.font * 0.35, x(step), mark + style.font * 0.35, s.colour, style.stroke * 1.5)
+            )
+        spaced = curve.points[:: max(1, len(curve.points) // MARKS_PER_CURVE)]
+        for step, share in (*spaced, curve.points[-1]):
+            shapes.append(s.marker(x(step), y(share), style.font * 0.3))
+        end = curve.points[-1]
+        drawing.add(Group(tuple(shapes), tooltip=f"{s.label}: {end[1] * 100:.1f}% by step {end[0]:g}", role="curve"))
+
+
+def _legend(drawing: Drawing, series: Sequence[Series], style: Style, top: float) -> float:
+    """Each series' marker and whole label, one per line, wrapped to the width."""
+    y = top
+    for s in series:
+        lines = wrap(s.label, style.width - style.font * 2, style.small)
+        drawing.add(
+            s.marker(style.font * 0.7, y + style.small * 0.55, style.font * 0.34),
+            Text(style.font * 1.6, y + style.small * 0.9, tuple(lines), style.small, role="series-label"),
+        )
+        y += style.small * 1.2 * len(lines) + style.small * 0.35
+    return y

@@ -9,8 +9,10 @@ allow-listed model server, under the agent function's own role and network, and 
 are judged by Step Functions alone (no database connection is needed on this machine), and each failure's
 reason is mapped to its fix (``bedrock_fix``, ``server_fix``, ``stack_fix``).
 
-The experiments it runs stay in the database like any other, tagged ``check:<stamp>`` in their comment (the
-sweep's with ``sweep:check-<stamp>``).
+The experiments it runs are stored archived from their start (``archived`` in their input, the sweep file's for
+the sweep's): they test the system, not a model, so they leave every view, report, comparison and export, as
+``oriole experiments archive`` would have them. They keep their rows, tagged ``check:<stamp>`` in their comment
+(the sweep's with ``sweep:check-<stamp>``).
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from botocore.exceptions import ClientError
+
 from oriole import catalog
 from oriole.config import parse_stored
+from oriole.core import sweep_plan
 from oriole.core.sweep_plan import SweepFile, validate
 from oriole.environment import BEDROCK_MODEL_IDS
 from oriole.environment import CODE_VERSION as CODE_VERSION_VARIABLE
-from oriole.errors import InvalidParameter
+from oriole.errors import InvalidParameter, SweepFileError
 from oriole.lifecycle import deployment
 from oriole.lifecycle.experiments import failure_reason
 from oriole.lifecycle.task_io import CaughtError
@@ -42,8 +47,10 @@ from oriole_workstation.database import CHECKOUT
 from oriole_workstation.launcher import current_execution, execution_name
 
 if TYPE_CHECKING:
+    from mypy_boto3_bedrock import BedrockClient
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_lambda.type_defs import AccountLimitTypeDef
     from mypy_boto3_ssm import SSMClient
     from mypy_boto3_stepfunctions import SFNClient
 
@@ -104,6 +111,8 @@ class Aws:
     awslambda: LambdaClient
     ssm: SSMClient
     region: str
+    bedrock: BedrockClient
+    quotas: Any  # Service Quotas (its stubs are not among the project's)
 
 
 @dataclass(frozen=True)
@@ -289,6 +298,54 @@ def prompts_check(stored: dict[str, str]) -> Check:
     ]
     others = sorted(set(stored) - set(catalog.SHIPPED_PROMPT_VERSIONS))
     return ok("prompts", ", ".join(shipped) + (f"; also {', '.join(others)}" if others else ""))
+
+
+def lambda_quota_check(account_limit: AccountLimitTypeDef) -> Check:
+    """The account's Lambda concurrency (``GetAccountSettings``' ``AccountLimit``) and what it leaves a sweep:
+    PlanSweep shares a sweep's caps out within it (``sweep_plan.experiments_at_once``), so a new account's 10 runs a
+    sweep slowly rather than throttled; too little for one experiment at once is a failure with its fix."""
+    total = account_limit.get("ConcurrentExecutions", 0)
+    unreserved = account_limit.get("UnreservedConcurrentExecutions", total)
+    quota = f"{total} concurrent executions ({unreserved} unreserved)"
+    try:
+        at_once = sweep_plan.experiments_at_once(unreserved, 1)
+    except SweepFileError as err:
+        return failed("lambda", quota, str(err))
+    defaults = sum(p.sweep_cap for p in PROVIDERS.values())
+    detail = f"{quota}: a sweep runs at most {at_once} experiments at once"
+    if at_once is not None and at_once < defaults:
+        detail += (
+            f", fewer than the providers' default caps ({defaults}); before a large sweep ask for 1,000 "
+            "(Service Quotas, AWS Lambda, Concurrent executions)"
+        )
+    return ok("lambda", detail)
+
+
+def bedrock_quotas(service_quotas: Any) -> list[dict[str, Any]]:
+    """Every Amazon Bedrock quota of the account in this region (Service Quotas' ``ListServiceQuotas``)."""
+    pages = service_quotas.get_paginator("list_service_quotas").paginate(ServiceCode="bedrock")
+    return [quota for page in pages for quota in page["Quotas"]]
+
+
+def bedrock_quota_check(model_id: str, model: Mapping[str, Any], quotas: list[dict[str, Any]]) -> Check:
+    """The account's per-minute quotas for a granted model (``model``: its ``GetFoundationModel`` details), as
+    Service Quotas names them (``... per minute for Anthropic Claude Haiku 4.5``). A quota of 0 (what a new
+    account may get) throttles every call of the experiments: a failure with the increase to ask for."""
+    named = f" for {model.get('providerName', '')} {model.get('modelName', '')}".lower()
+    found = [q for q in quotas if q["QuotaName"].lower().endswith(named) and "per minute" in q["QuotaName"]]
+    if not found:
+        return skipped("quotas", f"Service Quotas names no per-minute quota{named}", model_id)
+    values = "; ".join(f"{q['QuotaName'].split(' for ')[0]}: {q['Value']:,.0f}" for q in found)
+    zero = [q["QuotaName"] for q in found if not q["Value"]]
+    if zero:
+        return failed(
+            "quotas",
+            values,
+            "every call of this model is throttled until these quotas are raised: ask for an increase in Service "
+            f"Quotas (Amazon Bedrock): {'; '.join(zero)}",
+            model_id,
+        )
+    return ok("quotas", values, model_id)
 
 
 # --- experiments through the deployed state machine -------------------------------------------------------------
@@ -569,7 +626,7 @@ class DeploymentCheck:
         missing = [key for key in REQUIRED_OUTPUTS if key not in outputs] if stacks_usable(statuses) else []
         yield stacks_check(statuses, missing)
         if not stacks_usable(statuses) or missing:
-            for name in ("code", "parameters", "prompts", "database", "baseline", "bedrock", "sweep"):
+            for name in ("code", "parameters", "prompts", "lambda", "database", "baseline", "bedrock", "sweep"):
                 yield skipped(name, "the stacks are not deployed (see stacks)")
             return
         functions = {
@@ -582,8 +639,28 @@ class DeploymentCheck:
         yield code_check(versions, checkout_code_version())
         yield parameters_check(cloud.parameter_values(self.aws.ssm), catalog.PREFIX)
         yield prompts_check(prompts.aws_prompts(self.aws.ssm))
+        yield lambda_quota_check(self.aws.awslambda.get_account_settings()["AccountLimit"])
+        yield from self._bedrock_quotas(_listed(environments[functions["StartExperiment"]], BEDROCK_MODEL_IDS))
         proxy = cloud.outputs(data).get("DatabaseProxyEndpoint") if data is not None else None
         yield from self._executions(outputs, environments[functions["StartExperiment"]], proxy)
+
+    def _bedrock_quotas(self, model_ids: list[str]) -> Iterator[Check]:
+        """One ``quotas`` line per granted Bedrock model; skipped when these credentials may not read them."""
+        if not model_ids:
+            return
+        try:
+            quotas = bedrock_quotas(self.aws.quotas)
+        except ClientError as err:
+            for model_id in model_ids:
+                yield skipped("quotas", f"Service Quotas could not be read: {err}", model_id)
+            return
+        for model_id in model_ids:
+            try:
+                model = self.aws.bedrock.get_foundation_model(modelIdentifier=deployment.base_model(model_id))
+            except ClientError as err:
+                yield skipped("quotas", f"Bedrock does not describe it: {err}", model_id)
+                continue
+            yield bedrock_quota_check(model_id, model["modelDetails"], quotas)
 
     def _executions(self, outputs: dict[str, str], environment: dict[str, str], proxy: str | None) -> Iterator[Check]:
         """Run every execution at once and judge each; ``environment`` is StartExperiment's, which lists the
@@ -634,13 +711,15 @@ class DeploymentCheck:
             yield line.judge(line) if isinstance(line, Probe) else line
 
     def _input(self, name: str, provider: str, model: str, **config) -> dict:
-        """An experiment's input, tagged as the check's (agent id ``<tag>/<name>``, comment ``check:<stamp>``)."""
+        """An experiment's input, tagged as the check's (agent id ``<tag>/<name>``, comment ``check:<stamp>``) and
+        archived from its start."""
         return {
             "mazeId": MAZE,
             "llmProvider": provider,
             "modelName": model,
             "agentId": f"{self.tag}/{name}",
             "comment": self.comment,
+            "archived": True,
             "config": config,
         }
 
@@ -671,7 +750,7 @@ class DeploymentCheck:
     def _sweep_probe(self, state_machine_arn: str) -> Probe:
         spec = validate(
             SweepFile,
-            {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1},
+            {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1, "archived": True},
             "the check's sweep",
         )
         execution_input = sweep_runs.run_input(

@@ -20,9 +20,10 @@ class DeploymentNotFound(OrioleError):
 
 def deployment_name() -> str:
     """The deployment the CLI works on, as ``cdk deploy -c deployment=<Name>`` named it: ``ORIOLE_DEPLOYMENT``,
-    else the default ``Oriole``. Its name decides its stacks' names (``catalog.data_stack``,
-    ``catalog.orchestrator_stack``) and, through the catalog, its parameter prefix."""
-    return os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT
+    else the default ``Oriole``, spelt as the stacks spell it (``catalog.canonical_deployment``: case does not
+    matter). Its name decides its stacks' names (``catalog.data_stack``, ``catalog.orchestrator_stack``) and,
+    through the catalog, its parameter prefix."""
+    return catalog.canonical_deployment(os.environ.get(DEPLOYMENT) or DEFAULT_DEPLOYMENT)
 
 
 def describe_stack(cloudformation, stack: str) -> dict | None:

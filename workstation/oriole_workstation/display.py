@@ -21,6 +21,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 # What is obeyed or hidden rather than shown: the Unicode categories Cc (C0, DEL, C1), Cf (format characters:
 # bidirectional marks, embeddings, overrides and isolates, zero-width characters, the byte-order mark, tags),
@@ -83,6 +84,30 @@ def short_maze(name: str) -> str:
 def shorten(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters, an ellipsis marking what was cut."""
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+UNPRICED = "unpriced"  # a cost no price is known for: unknown, never $0 (a free model's cost)
+
+
+def dollars(value: float | Decimal | None, digits: int = 4) -> str:
+    """``$0.0123``; ``unpriced`` for a cost without a price."""
+    return UNPRICED if value is None else f"${float(value):,.{digits}f}"
+
+
+def total_dollars(costs: Sequence[float | Decimal | None], digits: int = 4) -> str:
+    """What runs cost together: ``$0.0123``; ``at least $0.0123, 2 runs unpriced`` where some have no price (their
+    cost is unknown, so the sum is a lower bound); ``unpriced`` where none has one."""
+    known = [float(c) for c in costs if c is not None]
+    return priced_total(sum(known) if known else None, len(costs) - len(known), digits)
+
+
+def priced_total(priced: float | Decimal | None, unpriced: int, digits: int = 4) -> str:
+    """A total of ``priced`` dollars (None: no run has a price) over runs of which ``unpriced`` have no price."""
+    if priced is None:
+        return UNPRICED
+    if not unpriced:
+        return dollars(priced, digits)
+    return f"at least {dollars(priced, digits)}, {unpriced} run{'s' if unpriced != 1 else ''} unpriced"
 
 
 def shorten_middle(text: str, width: int) -> str:

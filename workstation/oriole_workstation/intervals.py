@@ -29,3 +29,20 @@ def maze_interval(per_maze: Sequence[tuple[int, int]], draws: int = DRAWS, seed:
     rates.sort()
     tail = (1 - LEVEL) / 2
     return rates[int(tail * (draws - 1))], rates[int((1 - tail) * (draws - 1))]
+
+
+def paired_interval(per_maze: Sequence[Sequence[int]], draws: int = DRAWS, seed: int = 0) -> tuple[float, float] | None:
+    """The 95% percentile interval of a paired difference in success (a's rate less b's over the shared runs) over
+    ``draws`` resamples of the mazes, each maze given as ``(pairs, only_a, only_b)`` and drawn with all its pairs
+    (the repetitions nested); None on fewer than two mazes, where resampling mazes says nothing."""
+    mazes = [(pairs, only_a - only_b) for pairs, only_a, only_b in per_maze if pairs]
+    if len(mazes) < 2:
+        return None
+    rng = random.Random(seed)
+    differences = []
+    for _ in range(draws):
+        sample = [mazes[rng.randrange(len(mazes))] for _ in mazes]
+        differences.append(sum(d for _, d in sample) / sum(n for n, _ in sample))
+    differences.sort()
+    tail = (1 - LEVEL) / 2
+    return differences[int(tail * (draws - 1))], differences[int((1 - tail) * (draws - 1))]

@@ -25,6 +25,7 @@ CAUSES: dict[EndingCause, str] = {
     EndingCause.EXECUTION_TIMEOUT: "execution timed out",
     EndingCause.STOPPED: "stopped",
     EndingCause.DEPLOYMENT_LIMIT: "throttled",
+    EndingCause.SPEND_CAP: "spend cap",
     EndingCause.PROVIDER: "provider failed",
     EndingCause.INFRASTRUCTURE: "failed",
 }
@@ -37,6 +38,7 @@ def ending_text(ending: str | None) -> str:
 
 def outcome_text(status: str, failure_reason: str | None) -> str:
     """``goal found``, ``out of moves``, ``gave up``, ``stalled``, ``out of time``, ``execution timed out``,
-    ``stopped``, ``throttled``, ``provider failed``, ``failed``, ``running``: the cause that ended it."""
+    ``stopped``, ``throttled``, ``spend cap``, ``provider failed``, ``failed``, ``running``: the cause that ended
+    it."""
     cause = cause_of(ExperimentStatus(status), failure_reason)
     return "running" if cause is None else CAUSES[cause]

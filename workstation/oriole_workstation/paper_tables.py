@@ -1,6 +1,6 @@
 """``oriole report --format markdown|latex``: the leaderboard and the comparison as tables a paper can take.
 
-The cells come from the report's own rows (``report.comparison_rows``: the comparison SQL and the maze interval
+The cells come from the report's own rows (``analysis.groups``: the comparison SQL and the intervals over mazes
 beside it), so the tables say what the terminal and the HTML page say. Each table carries a caption: what a cell
 is, which interval it shows, and the provenance of its numbers (``provenance``). Markdown is GitHub's pipe table
 with the caption as a paragraph above it; LaTeX is a ``table`` float with a ``tabular`` ruled by booktabs
@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
+from oriole_workstation.analysis import WILSON_MARK, GroupRow, IntervalKind, groups
 from oriole_workstation.display import terminal_safe
-from oriole_workstation.provenance import Provenance
-from oriole_workstation.report import (
+from oriole_workstation.grouping import (
     GroupBy,
     agent_text,
-    comparison_rows,
     detail_text,
-    origin_of,
     panel_key,
     panel_title,
     panels_in_order,
@@ -35,16 +33,14 @@ from oriole_workstation.report import (
     series_key,
     series_order,
 )
+from oriole_workstation.provenance import Provenance
+from oriole_workstation.report import no_runs, origin_of
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparisonRow
 
 
 class Markup(StrEnum):
     markdown = "markdown"
     latex = "latex"
-
-
-WILSON_MARK = "\N{DAGGER}"  # a leaderboard cell whose interval is Wilson's (its runs do not share mazes)
 
 
 @dataclass(frozen=True)
@@ -70,33 +66,32 @@ def _number(value: Decimal | None, digits: int) -> str:
     return "-" if value is None else f"{float(value):,.{digits}f}"
 
 
-def _agent(row: ComparisonRow, prompts: dict[tuple[str, str], str]) -> str:
+def _agent(row: GroupRow, prompts: dict[tuple[str, str], str]) -> str:
     detail = detail_text(row, prompts)
     return terminal_safe(agent_text(row) + (f" ({detail})" if detail else ""))
 
 
-def interval_of(row: ComparisonRow) -> tuple[float, float, bool] | None:
-    """The interval a leaderboard cell shows: the bootstrap over mazes where the report has one, else the Wilson
-    interval (``True``: it is Wilson's); None without runs."""
-    if not row.runs or row.success_rate_low is None or row.success_rate_high is None:
-        return None
-    if (band := row.maze_band) is not None:
-        return band[0], band[1], False
-    return float(row.success_rate_low), float(row.success_rate_high), True
+def interval_of(row: GroupRow) -> tuple[float, float, bool] | None:
+    """The interval a leaderboard cell shows (``GroupRow.interval``): the bootstrap over mazes where the report has
+    one, else the Wilson interval (``True``: it is Wilson's); None without runs."""
+    interval = row.interval if row.runs else None
+    return None if interval is None else (interval.low, interval.high, interval.kind is IntervalKind.WILSON)
 
 
-def _leaderboard_cell(row: ComparisonRow | None, mark: bool) -> str:
+def _leaderboard_cell(row: GroupRow | None, mark: bool) -> str:
     """``62.5 40.1-81.0 5/8`` (an en dash between the bounds); ``mark``: a Wilson interval among intervals over
     mazes carries the dagger."""
     if row is None or not row.runs:
-        errors = row.errors if row is not None else 0
-        return "no runs" + (f" ({errors} error{'s' * (errors != 1)})" if errors else "")
+        return no_runs(row)
     low, high, wilson = interval_of(row) or (None, None, False)
     dagger = WILSON_MARK if wilson and mark else ""
-    return f"{_percent(row.success_rate)} {_bounds(low, high)}{dagger} {row.successes}/{row.runs}"
+    flags = " ".join(row.flags)
+    return f"{_percent(row.success_rate)} {_bounds(low, high)}{dagger} {row.successes}/{row.runs}" + (
+        f" {flags}" if flags else ""
+    )
 
 
-def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) -> Table:
+def leaderboard(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance) -> Table:
     """One row per agent (with its prompt and compared configuration), one column per maze family and size (or
     maze): the success rate, its 95% interval and successes/runs."""
     prompts = prompt_labels(rows)
@@ -114,8 +109,10 @@ def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) 
         f"mazes, else ({WILSON_MARK}) the Wilson score interval"
     )
     caption = (
-        f"Success rate per agent and {where} (%). Each cell: the success rate over runs (successes and agent "
-        f"failures; errors are not runs), its 95% interval and successes/runs. The interval is {interval}. "
+        f"Success rate per agent and {where} (%). Each cell: the success rate over the decided runs (successes and "
+        "agent failures; censored and errored runs are counted apart), its 95% interval and successes/runs, and "
+        f"its flags (m: fewer than 10 mazes; u: over 5% of its runs censored or errored; $: some runs unpriced; c: "
+        f"confounded, see the comparison). The interval is {interval}. "
         f"Provenance: {origin.sentence()}."
     )
     return Table(
@@ -130,9 +127,9 @@ def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) 
     )
 
 
-def comparison(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) -> Table:
-    """One row per agent x prompt x maze family and size (or maze) x compared configuration, with n, the
-    successes, the rate with both intervals and what a success cost in actions and efficiency."""
+def comparison(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance) -> Table:
+    """One row per agent x prompt x maze family and size (or maze) x compared configuration, with n, the counts of
+    each ending, both rates with both intervals and what a success cost in actions and efficiency."""
     prompts = prompt_labels(rows)
     place = ("maze",) if by is GroupBy.maze else ("family", "size")
     headers = (
@@ -141,12 +138,17 @@ def comparison(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) -
         "mazes",
         "n",
         "successes",
+        "censored",
+        "errors",
         "success (%)",
         "95% CI Wilson",
         "95% CI mazes",
+        "all runs (%)",
+        "95% CI Wilson, all",
+        "95% CI mazes, all",
         "median actions",
         "median efficiency",
-        "errors",
+        "SPL",
     )
     cells = [
         (
@@ -155,23 +157,32 @@ def comparison(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance) -
             str(r.mazes),
             str(r.runs),
             str(r.successes),
+            str(r.censored),
+            str(r.errors),
             _percent(r.success_rate),
             _bounds(r.success_rate_low, r.success_rate_high),
-            _bounds(*(r.maze_band or (None, None))),
+            _bounds(r.maze_ci_low, r.maze_ci_high),
+            _percent(r.success_rate_all),
+            _bounds(r.success_rate_all_low, r.success_rate_all_high),
+            _bounds(r.maze_ci_all_low, r.maze_ci_all_high),
             _number(r.median_actions_to_goal, 0),
             _number(r.median_path_efficiency, 3),
-            str(r.errors),
+            _number(r.spl, 3),
         )
         for r in rows
     ]
     caption = (
         "Comparison per agent and "
         + ("maze" if by is GroupBy.maze else "maze family and size")
-        + ". n: runs (successes and agent failures; errors are counted apart and running experiments not at all); "
-        "mazes: the different grids the runs were on; 95% CI Wilson: the Wilson score interval, each run an "
-        "independent trial; 95% CI mazes: the bootstrap over mazes where the runs share mazes (at least two mazes, "
-        "more runs than mazes); median actions and path efficiency (shortest path / moves) over the successes. "
-        f"Provenance: {origin.sentence()}."
+        + ". n: the decided runs (successes and agent failures); censored: runs stopped by something outside the "
+        "agent (the wall clock, a timeout, a stop); errors: provider or infrastructure failures; each repetition "
+        "counts once. success: over the decided runs; all runs: over every run that ended, censored and errored "
+        "ones as failures. mazes: the different grids the decided runs were on; 95% CI Wilson: the Wilson score "
+        "interval, each run an independent trial; 95% CI mazes: the bootstrap over mazes where the runs share "
+        "mazes (at least two mazes, more runs than mazes); median actions and path efficiency (the optimum over "
+        "the path walked) over the successes; SPL: success weighted by path length over the decided runs. "
+        + "".join(f"Confound: {note}. " for note in dict.fromkeys(n for r in rows for n in r.confounds))
+        + f"Provenance: {origin.sentence()}."
     )
     return Table("comparison", caption, headers, tuple(h not in ("agent", *place) for h in headers), cells)
 
@@ -273,7 +284,7 @@ PREAMBLE = {
 }
 
 
-def render(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance, form: Markup) -> str:
+def render(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance, form: Markup) -> str:
     """The leaderboard, then the whole comparison, in ``form``; a line saying so when nothing matches."""
     if not rows:
         return "No finished experiments match.\n" if form is Markup.markdown else "% No finished experiments match.\n"
@@ -284,4 +295,4 @@ def render(rows: Sequence[ComparisonRow], by: GroupBy, origin: Provenance, form:
 def render_report(results: Results, form: Markup, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING) -> str:
     """The tables for the experiments matching ``filters``, captioned with where their numbers came from."""
     origin = origin_of(results.compared(filters), filters, by, results.database())
-    return render(comparison_rows(results, by, filters), by, origin, form)
+    return render(groups(results, filters, by), by, origin, form)

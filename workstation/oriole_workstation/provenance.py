@@ -72,8 +72,9 @@ class Provenance:
         first, last = self.started or (None, None)
         started = f", started {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC" if first and last else ""
         return (
-            f"{counted(self.experiments, 'experiment')} ({counted(self.runs, 'run')}, "
-            f"{counted(self.endings['success'], 'success')}, {counted(self.endings['error'], 'error')}) "
+            f"{counted(self.experiments, 'experiment')} ({counted(self.runs, 'decided run')}, "
+            f"{counted(self.endings['success'], 'success')}, {self.endings['censored']} censored, "
+            f"{counted(self.endings['error'], 'error')}) "
             f"on {counted(self.grids, 'maze')}{started}; "
             f"{'sweeps' if len(self.sweeps) > 1 else 'sweep'} {listed(self.sweeps) or 'none'}; "
             f"code {listed(self.code_versions)}; commits {listed(self.commits)}; harness {listed(self.harnesses)}; "

@@ -37,6 +37,9 @@ _ENDING = """SELECT status, ending, ending_cause, failure_reason, goal_found, go
 # agent. Its replay is compared up to the recorded end (and on every counter), not on the ending itself.
 _ENDED_FROM_OUTSIDE = ("censored", "error")
 _HOW_IT_ENDED = ("status", "ending", "ending_cause", "failure_reason")
+# what an answer reports of who answered, stored in a call's response since issue 31: an original stored before then
+# lacks it, and its replay (which reads the same answer) is compared without it
+_REPORTED = ("model", "system_fingerprint")
 _CALL_FIELDS = ("kind", "request_messages", "request", "response")
 _ACTION_FIELDS = (
     "action_type",
@@ -175,7 +178,10 @@ def _calls_difference(turn: int, step: int, expected: list[dict], got: list[dict
         if sent is not None and sent != rebuilt:  # the bytes first: what the server was really sent
             return _difference(turn, step, f"call {index + 1} request bytes (sent_sha256)", sent, rebuilt)
         for field in _CALL_FIELDS:
-            if (was := _field(expected[index], field)) != (now := _field(got[index], field)):
+            was, now = _field(expected[index], field), _field(got[index], field)
+            if field == "response" and isinstance(was, dict) and isinstance(now, dict):
+                now = {key: part for key, part in now.items() if key in was or key not in _REPORTED}
+            if was != now:
                 what = "request" if field.startswith("request") else field
                 return _difference(turn, step, f"call {index + 1} {what} ({field})", was, now)
     return None

@@ -16,31 +16,50 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
 
 from oriole_workstation import provenance
+from oriole_workstation.analysis import (
+    FLAG_TEXT,
+    INTERVAL_NOTES,
+    WILSON_MARK,
+    Flag,
+    GroupRow,
+    Interval,
+    IntervalKind,
+    PairRow,
+    groups,
+    pairs,
+)
 from oriole_workstation.display import (
     TERMINAL_COLUMNS,
+    UNPRICED,
     Shorten,
     columns,
     csv_safe,
     fit_columns,
+    priced_total,
     short_maze,
     shorten,
     table_width,
     terminal_safe,
 )
-from oriole_workstation.intervals import maze_interval
+from oriole_workstation.grouping import (
+    GroupBy,
+    PanelKey,
+    SeriesKey,
+    agent_text,
+    config_text,
+    detail_text,
+    panel_key,
+    panel_title,
+    panels_in_order,
+    prompt_labels,
+    series_key,
+    series_order,
+)
 from oriole_workstation.provenance import Provenance
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import (
-    ComparedExperiment,
-    ComparisonRow,
-    FailedSpend,
-    Grouped,
-    PooledComparisonRow,
-    agent_name,
-)
+from oriole_workstation.rows import ComparedExperiment, ComparisonRow, FailedSpend
 
 
 class Format(StrEnum):
@@ -52,11 +71,6 @@ class Format(StrEnum):
     latex = "latex"
 
 
-class GroupBy(StrEnum):
-    family = "family"
-    maze = "maze"
-
-
 def _plain(value: object) -> object:
     """A database value as JSON and CSV want it: numbers as numbers, JSON as JSON."""
     if isinstance(value, Decimal):
@@ -64,13 +78,14 @@ def _plain(value: object) -> object:
     return value
 
 
-def as_json(rows: Sequence[ComparisonRow]) -> str:
+def as_json(rows: Sequence[ComparisonRow | PairRow]) -> str:
+    """Every column of every group, numbers as numbers (``confounds`` a list)."""
     return json.dumps([{k: _plain(v) for k, v in asdict(row).items()} for row in rows], indent=2) + "\n"
 
 
-def as_csv(rows: Sequence[ComparisonRow]) -> str:
-    """Every column of the comparison, one row per group; ``config`` as a JSON object; a text cell is shown, never
-    obeyed, by a terminal or a spreadsheet (``csv_safe``)."""
+def as_csv(rows: Sequence[ComparisonRow | PairRow]) -> str:
+    """Every column of the comparison, one row per group; ``config`` as a JSON object, ``confounds`` as a JSON list;
+    a text cell is shown, never obeyed, by a terminal or a spreadsheet (``csv_safe``)."""
     if not rows:
         return ""
     buffer = io.StringIO()
@@ -78,13 +93,12 @@ def as_csv(rows: Sequence[ComparisonRow]) -> str:
     writer.writeheader()
     for row in rows:
         writer.writerow(
-            {k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v) for k, v in asdict(row).items()}
+            {
+                k: csv_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict | list | tuple) else v)
+                for k, v in asdict(row).items()
+            }
         )
     return buffer.getvalue()
-
-
-def config_text(config: dict[str, Any]) -> str:
-    return " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(config.items())) or "-"
 
 
 def _percent(value: Decimal | float | None) -> str:
@@ -103,23 +117,24 @@ def _dollars(value: Decimal | None) -> str:
     return "-" if value is None else f"${float(value):.4f}"
 
 
-def prompt_labels(rows: Sequence[Grouped]) -> dict[tuple[str, str], str]:
-    """Each (prompt version, hash) as shown: the version, with the hash's first characters when one version
-    was stored with two texts."""
-    hashes: dict[str, set[str]] = {}
-    for row in rows:
-        hashes.setdefault(row.prompt_version, set()).add(row.prompt_hash)
-    return {
-        (version, h): version + (f"@{h[:8]}" if len(known) > 1 else "")
-        for version, known in hashes.items()
-        for h in known
-    }
+def _rate(value: Decimal | float | None, interval: Interval | None, mark: bool) -> str:
+    """``80.0% (49.0-94.3)``: a rate and its 95% interval in percent; ``mark``: a Wilson interval among intervals
+    over mazes carries a dagger."""
+    if value is None or interval is None:
+        return "-"
+    dagger = WILSON_MARK if mark and interval.kind is IntervalKind.WILSON else ""
+    return f"{_percent(value)} ({interval.low * 100:.1f}-{interval.high * 100:.1f}){dagger}"
 
 
-def table_cells(
-    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family
-) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
-    """The comparison's headers and one tuple of cells per group, as the terminal and the HTML page show them."""
+def _mixed(rows: Sequence[GroupRow]) -> bool:
+    """Whether the rows show both kinds of interval (then a Wilson one is marked)."""
+    return len({i.kind for r in rows for i in (r.interval, r.interval_all) if i is not None}) > 1
+
+
+def table_cells(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family) -> tuple[tuple[str, ...], list[tuple]]:
+    """Every column of the comparison, as ``--wide`` and the HTML page show it: both rates, each with its interval
+    over mazes and its Wilson interval, the counts of each ending, the medians over successes, SPL, tokens and
+    cost, and the flags (``analysis.Flag``)."""
     prompts = prompt_labels(rows)
     headers = (
         "agent",
@@ -129,15 +144,26 @@ def table_cells(
         "mazes",
         "config",
         "runs",
+        "successes",
+        "agent failures",
+        "censored",
+        "errors",
         "success",
-        "95% CI",
         "maze CI",
+        "Wilson CI",
+        "all runs",
+        "success (all runs)",
+        "maze CI (all runs)",
+        "Wilson CI (all runs)",
         "median actions",
+        "median path",
         "median efficiency",
+        "SPL",
         "tokens/run",
         "cost/run",
         "cost/success",
-        "errors",
+        "cost",
+        "notes",
     )
     return headers, [
         (
@@ -148,72 +174,99 @@ def table_cells(
             r.mazes,
             config_text(r.config),
             r.runs,
-            _percent(r.success_rate),
-            _interval(r.success_rate_low, r.success_rate_high),
-            _interval(*(r.maze_band or (None, None))),
-            _number(r.median_actions_to_goal, 0),
-            _number(r.median_path_efficiency, 3),
-            _number(r.tokens_per_run, 0),
-            _dollars(r.cost_per_run),
-            _dollars(r.cost_per_success),
+            r.successes,
+            r.agent_failures,
+            r.censored,
             r.errors,
+            _percent(r.success_rate),
+            _interval(r.maze_ci_low, r.maze_ci_high),
+            _interval(r.success_rate_low, r.success_rate_high),
+            r.all_runs,
+            _percent(r.success_rate_all),
+            _interval(r.maze_ci_all_low, r.maze_ci_all_high),
+            _interval(r.success_rate_all_low, r.success_rate_all_high),
+            _number(r.median_actions_to_goal, 0),
+            _number(r.median_path_length, 0),
+            _number(r.median_path_efficiency, 3),
+            _number(r.spl, 3),
+            _number(r.tokens_per_run, 0),
+            _cost(r.cost_per_run, r),
+            _cost(r.cost_per_success, r),
+            priced_total(r.cost_usd, r.unpriced_runs),
+            " ".join(r.flags) or "-",
         )
         for r in rows
     ]
 
 
-MIN_SHRUNK = 12  # the narrowest an agent name is shortened to
+def _cost(value: Decimal | None, row: GroupRow) -> str:
+    """A cost per run or success: ``unpriced`` where no run has a price, ``>=$0.0100`` where some do not."""
+    if row.cost_usd is None:
+        return UNPRICED if row.unpriced_runs else "-"
+    return ("≥" if row.unpriced_runs else "") + _dollars(value)
+
+
+MIN_SHRUNK = 8  # the narrowest an agent name is shortened to
 PIVOT_AGENT_WIDTH = 36  # the narrow leaderboard: an agent's name at most this wide, its prompt and config after it
 
 
 def narrow_cells(
-    rows: Sequence[ComparisonRow], by: GroupBy = GroupBy.family, width: int | None = TERMINAL_COLUMNS
+    rows: Sequence[GroupRow], by: GroupBy = GroupBy.family, width: int | None = TERMINAL_COLUMNS
 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[str]]:
     """The comparison as a terminal shows it by default, in ``width`` columns (None: a pipe, nothing cut): the
-    agent, the mazes, the runs, the success rate with its 95% interval, tokens and cost per run, errors; the prompt
-    when the rows hold several; the compared configuration as a letter with a legend below the table (``config A:
-    temperature=0.2``); the median actions to the goal and path efficiency where they still fit. The agent name is
-    shortened only if the table would not fit otherwise (``display.fit_columns``). ``--wide`` gives
-    ``table_cells``."""
+    agent, the mazes, the decided runs and the success rate over them with its interval (over mazes where the runs
+    share mazes, else Wilson's); where any run was censored or errored, the rate over all runs with its interval
+    and those counts; the flags; the prompt when the rows hold several; the compared configuration as a letter
+    with a legend below the table (``config A: temperature=0.2``). SPL, cost and tokens per run and the medians of
+    the successes follow where they still fit. The agent name is shortened only if the table would not fit
+    otherwise (``display.fit_columns``). ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
     legend = config_legend(rows)
-    headers = (
-        "agent",
-        *(("prompt",) if several else ()),
-        "maze" if by is GroupBy.maze else "mazes",
-        *(("config",) if legend else ()),
-        "runs",
-        "success (95% CI)",
-        "tokens",
-        "cost/run",
-        "errors",
-    )
-    cells = [
-        (
-            agent_text(r),
-            *((prompts[r.prompt_version, r.prompt_hash],) if several else ()),
-            short_maze(panel_key(r, by)[0]) if by is GroupBy.maze else f"{r.maze_family} {r.maze_size}",
-            *((legend.get(config_text(r.config), "-"),) if legend else ()),
-            r.runs,
-            _rate_with_interval(r),
-            _number(r.tokens_per_run, 0),
-            _dollars(r.cost_per_run),
-            r.errors,
-        )
-        for r in rows
+    undecided = any(r.censored or r.errors for r in rows)
+    flagged = any(r.flags for r in rows)
+    mark = _mixed(rows)
+    panels = [short_maze(panel_key(r, by)[0]) if by is GroupBy.maze else f"{r.maze_family} {r.maze_size}" for r in rows]
+    required: list[tuple[str, Sequence[object]]] = [("agent", [agent_text(r) for r in rows])]
+    if several:
+        required.append(("prompt", [prompts[r.prompt_version, r.prompt_hash] for r in rows]))
+    required.append(("maze" if by is GroupBy.maze else "mazes", panels))
+    if legend:
+        required.append(("config", [legend.get(config_text(r.config), "-") for r in rows]))
+    required += [
+        ("runs", [r.runs for r in rows]),
+        ("success (95% CI)", [_rate(r.success_rate, r.interval, mark) for r in rows]),
     ]
-    notes = legend_notes(legend, width)
-    for header, values in (
+    if undecided:
+        required += [
+            ("all runs (95% CI)", [_rate(r.success_rate_all, r.interval_all, mark) for r in rows]),
+            ("c/e", [f"{r.censored}/{r.errors}" for r in rows]),
+        ]
+    optional: list[tuple[str, Sequence[object]]] = [
+        ("SPL", [_number(r.spl, 3) for r in rows]),
+        ("cost/run", [_cost(r.cost_per_run, r) for r in rows]),
+        ("tokens", [_number(r.tokens_per_run, 0) for r in rows]),
         ("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
         ("efficiency", [_number(r.median_path_efficiency, 3) for r in rows]),
-    ):
-        wider = (*headers[:-3], header, *headers[-3:])  # before tokens/run, cost/run and errors
-        cells_wider = [(*row[:-3], value, *row[-3:]) for row, value in zip(cells, values, strict=True)]
-        if width is not None and table_width(wider, _shown(cells_wider)) > width:
+    ]
+    last: list[tuple[str, Sequence[object]]] = [("flags", ["".join(r.flags) for r in rows])] if flagged else []
+    chosen = required
+    for column in optional:
+        wider = [*chosen, column]
+        headers, cells = _as_table([*wider, *last])
+        if width is not None and table_width(headers, _shown(cells)) > width:
             break
-        headers, cells = wider, cells_wider
-    return (*fit_columns(headers, _shown(cells), width, [Shorten("agent", MIN_SHRUNK, middle=True)]), notes)
+        chosen = wider
+    headers, cells = _as_table([*chosen, *last])
+    return (
+        *fit_columns(headers, _shown(cells), width, [Shorten("agent", MIN_SHRUNK, middle=True)]),
+        legend_notes(legend, width),
+    )
+
+
+def _as_table(named: list[tuple[str, Sequence[object]]]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
+    """Columns given as (header, cells) as a table's headers and rows."""
+    return tuple(h for h, _ in named), list(zip(*(cells for _, cells in named), strict=True))
 
 
 def config_legend(rows: Sequence[ComparisonRow]) -> dict[str, str]:
@@ -235,97 +288,38 @@ def _shown(rows: Sequence[tuple[object, ...]]) -> list[tuple[str, ...]]:
     return [tuple(terminal_safe(str(v)) for v in row) for row in rows]
 
 
-def _rate_with_interval(row: ComparisonRow) -> str:
-    """``80.0% (49.0-94.3)``: the success rate and its 95% Wilson interval, in percent."""
-    if row.success_rate is None or row.success_rate_low is None or row.success_rate_high is None:
-        return "-"
-    low, high = (f"{float(bound) * 100:.1f}" for bound in (row.success_rate_low, row.success_rate_high))
-    return f"{_percent(row.success_rate)} ({low}-{high})"
-
-
-def agent_text(row: Grouped) -> str:
-    """The agent as every table, page and figure names it: its sweep-file label, else ``provider/model``."""
-    return agent_name(row.agent_label, row.llm_provider, row.model_name)
-
-
-def detail_text(row: Grouped, prompts: dict[tuple[str, str], str]) -> str:
-    """What sets a group apart besides its agent: its prompt (when the rows hold several) and its compared
-    configuration; empty when nothing does."""
-    parts = [prompts[row.prompt_version, row.prompt_hash]] if len(prompts) > 1 else []
-    if row.compared:
-        parts.append(config_text(row.compared))
-    return " · ".join(parts)
-
-
-SeriesKey = tuple[str, str, str, str, str, str]  # provider, model, label, prompt version and hash, config as JSON
-PanelKey = tuple[str, ...]  # (family, size), or (maze,)
-
-
-def series_key(row: Grouped) -> SeriesKey:
-    """A series (an agent with its prompt and compared configuration): what every chart draws as one row."""
-    return (
-        row.llm_provider,
-        row.model_name,
-        row.agent_label or "",
-        row.prompt_version,
-        row.prompt_hash,
-        json.dumps(row.compared, sort_keys=True),
-    )
-
-
-def series_order(key: SeriesKey) -> tuple[object, ...]:
-    """Series sorted by agent, prompt, then configuration, numbers by value (maxMoves 400 before 1500)."""
-    config = json.loads(key[5])
-    return (
-        *key[:5],
-        tuple(
-            (k, (0, v, "") if isinstance(v, int | float) else (1, 0, json.dumps(v))) for k, v in sorted(config.items())
-        ),
-    )
-
-
-def panel_key(row: Grouped, by: GroupBy) -> PanelKey:
-    """The panel (a column of the leaderboard) a row or an experiment belongs to: its family and size, or its
-    maze (a comparison by maze, and every experiment, names one)."""
-    return (str(row.maze),) if by is GroupBy.maze else (row.maze_family, row.maze_size)
-
-
-def panel_title(key: PanelKey) -> str:
-    return " ".join(key)
-
-
-def panels_in_order(rows: Sequence[Grouped], by: GroupBy) -> list[PanelKey]:
-    """The panels in the comparison's order (family, then size, then maze)."""
-    return list(dict.fromkeys(panel_key(r, by) for r in rows))
-
-
-def rate_cell(row: ComparisonRow | None, narrow: bool = False) -> str:
-    """A leaderboard cell: the success rate, its 95% Wilson interval and successes/runs (``narrow``: the
-    interval's bounds without their percent signs); "no runs" without runs (an agent whose experiments all
-    failed for other reasons has no rate, not 0%)."""
+def rate_cell(row: GroupRow | None, mark: bool = False) -> str:
+    """A leaderboard cell: the success rate over the decided runs, its 95% interval (over mazes where the runs
+    share mazes, else Wilson's: ``mark`` puts a dagger on it among intervals over mazes), successes/runs and the
+    flags; "no runs" without decided runs (an agent whose experiments all ended censored or in errors has no
+    rate, not 0%)."""
     if row is None or not row.runs:
-        errors = row.errors if row else 0
-        return "no runs" + (f" ({errors} error{'s' if errors > 1 else ''})" if errors else "")
-    rate = (
-        _rate_with_interval(row)
-        if narrow
-        else f"{_percent(row.success_rate)} ({_interval(row.success_rate_low, row.success_rate_high)})"
-    )
-    return f"{rate} {row.successes}/{row.runs}"
+        return no_runs(row)
+    flags = " ".join(row.flags)
+    return f"{_rate(row.success_rate, row.interval, mark)} {row.successes}/{row.runs}" + (f" {flags}" if flags else "")
+
+
+def no_runs(row: ComparisonRow | None) -> str:
+    """``no runs``, with how many ended censored or in errors where some did: a group without decided runs has no
+    rate, not 0%."""
+    parts = [] if row is None else [f"{row.censored} censored"] * bool(row.censored)
+    if row is not None and row.errors:
+        parts.append(f"{row.errors} error{'s' if row.errors != 1 else ''}")
+    return "no runs" + (f" ({', '.join(parts)})" if parts else "")
 
 
 def pivot_cells(
-    rows: Sequence[ComparisonRow],
+    rows: Sequence[GroupRow],
     by: GroupBy = GroupBy.family,
     legend: dict[str, str] | None = None,
     agent_width: int | None = PIVOT_AGENT_WIDTH,
 ) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The leaderboard: one row per agent (with its prompt and configuration), one column per maze family and
     size (or maze), each cell a ``rate_cell``. With a ``legend`` (``config_legend``) the table is the narrow
-    one: configurations named by their letter, narrow cells, agents shortened to ``agent_width`` (None: whole)."""
+    one: configurations named by their letter, agents shortened to ``agent_width`` (None: whole)."""
     prompts = prompt_labels(rows)
     panels = panels_in_order(rows, by)
-    found: dict[SeriesKey, dict[PanelKey, ComparisonRow]] = {}
+    found: dict[SeriesKey, dict[PanelKey, GroupRow]] = {}
     labels: dict[SeriesKey, str] = {}
     for r in rows:
         key = series_key(r)
@@ -338,11 +332,11 @@ def pivot_cells(
             parts = [prompts[r.prompt_version, r.prompt_hash]] if len(prompts) > 1 else []
             detail = " · ".join([*parts, *([f"config {legend[config_text(r.config)]}"] if r.config else [])])
         labels[key] = agent + (f" · {detail}" if detail else "")
-    narrow = legend is not None
+    mark = _mixed(rows)
     return (
         ("agent", *map(panel_title, panels)),
         [
-            (labels[key], *(rate_cell(found[key].get(p), narrow) for p in panels))
+            (labels[key], *(rate_cell(found[key].get(p), mark) for p in panels))
             for key in sorted(found, key=series_order)
         ],
     )
@@ -376,13 +370,13 @@ def fit_pivot(
 
 
 def as_pivot(
-    rows: Sequence[ComparisonRow],
+    rows: Sequence[GroupRow],
     by: GroupBy = GroupBy.family,
     wide: bool = False,
     width: int | None = TERMINAL_COLUMNS,
 ) -> str:
-    """The leaderboard for a terminal, with what its intervals are: in ``width`` columns (configurations named by
-    a letter, the panels in as many tables as they need; None: one table, as wide as it is), or whole with
+    """The leaderboard for a terminal, with what its cells and intervals are: in ``width`` columns (configurations
+    named by a letter, the panels in as many tables as they need; None: one table, as wide as it is), or whole with
     ``wide``."""
     if not rows:
         return "no finished experiments match\n"
@@ -394,8 +388,8 @@ def as_pivot(
         text = "\n".join(columns(*table) for table in tables) + "".join(
             line + "\n" for line in legend_notes(legend, width)
         )
-    note = running_note(rows)
-    return text + "success rate (95% Wilson interval) successes/runs\n" + (note + "\n" if note else "")
+    lines = ["success rate over the decided runs (95% interval) successes/runs", *footnotes(rows, False)]
+    return text + "\n" + "".join(line + "\n" for line in lines)
 
 
 def sql_literal(value: object) -> str:
@@ -445,14 +439,36 @@ def running_note(rows: Sequence[ComparisonRow]) -> str:
     return f"({running} experiment(s) still running are not counted)" if running else ""
 
 
+def footnotes(rows: Sequence[GroupRow], columns_shown: bool = True) -> list[str]:
+    """What a terminal table's intervals, flags and groups mean, below it: the intervals shown, each flag used,
+    the table's columns for the runs that were censored or errored (``columns_shown``), the confounds, the
+    experiments still running."""
+    kinds = {i.kind for r in rows for i in (r.interval, r.interval_all) if i is not None}
+    lines = [INTERVAL_NOTES[frozenset(kinds)]] if kinds else []
+    used = {flag for r in rows for flag in r.flags}
+    lines += [f"{flag.value}: {FLAG_TEXT[flag]}" for flag in Flag if flag in used]
+    if columns_shown and any(r.censored or r.errors for r in rows):
+        lines.append("all runs: censored and errored runs count as failures; c/e: runs censored / ended in an error")
+    lines += [f"confound: {note}" for note in dict.fromkeys(note for r in rows for note in r.confounds)]
+    if not any(r.censored or r.errors for r in rows) and any(r.runs for r in rows):
+        lines.append("no run was censored or ended in an error: the rate over all runs is the same")
+    lines.append(running_note(rows))
+    return [
+        wrapped
+        for line in lines
+        if line
+        for wrapped in textwrap.wrap(terminal_safe(line), TERMINAL_COLUMNS, subsequent_indent="  ")
+    ]
+
+
 def as_table(
-    rows: Sequence[ComparisonRow],
+    rows: Sequence[GroupRow],
     by: GroupBy = GroupBy.family,
     wide: bool = False,
     width: int | None = TERMINAL_COLUMNS,
 ) -> str:
-    """The comparison for a terminal: one line per model x prompt x maze family (or maze) x config, in ``width``
-    columns (None: a pipe, nothing cut; ``wide``: every column)."""
+    """The comparison for a terminal: one line per agent x prompt x maze family (or maze) x config, in ``width``
+    columns (None: a pipe, nothing cut; ``wide``: every column), and what its intervals and flags mean below it."""
     if not rows:
         return "no finished experiments match\n"
     if wide:
@@ -460,35 +476,7 @@ def as_table(
     else:
         headers, cells, notes = narrow_cells(rows, by, width)
         text = columns(headers, cells) + "".join(note + "\n" for note in notes)
-    note = running_note(rows)
-    return text + (note + "\n" if note else "")
-
-
-def with_maze_intervals(rows: Sequence[ComparisonRow], by_maze: Sequence[ComparisonRow]) -> list[PooledComparisonRow]:
-    """Each group's rows with ``maze_ci_low``/``maze_ci_high``: the bootstrap over mazes (``intervals``), from
-    the same comparison per maze, where the runs share mazes (more runs than mazes) and there are at least two
-    mazes to resample (one maze says nothing about other mazes); None elsewhere."""
-    per_group: dict[tuple[object, ...], list[tuple[int, int]]] = {}
-    for row in by_maze:
-        per_group.setdefault(_group_key(row), []).append((row.runs, row.successes))
-    out = []
-    for row in rows:
-        shared = row.runs > row.mazes >= 2
-        interval = maze_interval(per_group.get(_group_key(row), [])) if shared else None
-        low, high = (round(interval[0], 4), round(interval[1], 4)) if interval else (None, None)
-        out.append(PooledComparisonRow(**vars(row), maze_ci_low=low, maze_ci_high=high))
-    return out
-
-
-def _group_key(row: ComparisonRow) -> tuple[object, ...]:
-    return (*series_key(row), row.maze_family, row.maze_size)
-
-
-def comparison_rows(results: Results, by: GroupBy, filters: Filters) -> Sequence[ComparisonRow]:
-    """The comparison as every format reports it: grouped by family and size (or maze), with the maze
-    bootstrap beside the Wilson interval."""
-    rows = results.comparison(filters, by_maze=by is GroupBy.maze)
-    return rows if by is GroupBy.maze else with_maze_intervals(rows, results.comparison(filters, by_maze=True))
+    return text + "\n" + "".join(line + "\n" for line in footnotes(rows))
 
 
 def render_report(
@@ -503,7 +491,7 @@ def render_report(
     """The comparison over the experiments matching ``filters``, as a table (with ``pivot``, the leaderboard) in
     ``width`` columns (None: a pipe, nothing cut), CSV or JSON (the HTML page is ``report_html.render`` and the
     Markdown and LaTeX tables are ``paper_tables.render_report``; both build on this module)."""
-    rows = comparison_rows(results, by, filters)
+    rows = groups(results, filters, by)
     if output is Format.csv:
         return as_csv(rows)
     if output is Format.json:
@@ -534,3 +522,70 @@ def failed_spend_note(spend: FailedSpend) -> str:
         f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
         f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
     )
+
+
+def pair_cells(rows: Sequence[PairRow]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
+    """The paired comparisons as a terminal shows them: the family and size (or maze), the two agents (with their
+    prompt and compared configuration where those differ), the shared runs and mazes, each agent's rate over them,
+    the difference with its paired bootstrap interval over mazes, and the exact McNemar p-value before and after
+    Holm's correction."""
+    headers = ("mazes", "a", "b", "pairs", "a %", "b %", "a-b (95% CI)", "McNemar", "Holm")
+    return headers, [
+        (
+            short_maze(r.maze) if r.maze else f"{r.maze_family} {r.maze_size}",
+            _pair_agent(r.a_name, r.a_prompt_version, r.a_config, rows),
+            _pair_agent(r.b_name, r.b_prompt_version, r.b_config, rows),
+            f"{r.pairs} on {r.mazes}",
+            _percent(r.a_success_rate).rstrip("%"),
+            _percent(r.b_success_rate).rstrip("%"),
+            _difference(r),
+            _p_value(r.mcnemar_p),
+            _p_value(r.holm_p),
+        )
+        for r in rows
+    ]
+
+
+def _pair_agent(name: str, prompt: str, config: dict, rows: Sequence[PairRow]) -> str:
+    several = len({p for r in rows for p in (r.a_prompt_version, r.b_prompt_version)}) > 1
+    return " ".join(
+        part for part in (name, f"[{prompt}]" if several else "", config_text(config) if config else "") if part
+    )
+
+
+def _difference(row: PairRow) -> str:
+    """``+12.5 (+3.1, +21.9)``: the difference in percentage points and its interval over mazes (``-`` on one
+    maze)."""
+    band = (
+        "-"
+        if row.difference_low is None or row.difference_high is None
+        else f"{row.difference_low * 100:+.1f}, {row.difference_high * 100:+.1f}"
+    )
+    return f"{float(row.difference) * 100:+.1f} ({band})"
+
+
+def _p_value(value: Decimal | float) -> str:
+    return "<0.0001" if float(value) < 0.0001 else f"{float(value):.4f}"
+
+
+PAIRS_NOTE = (
+    "pairs: runs two agents share (the same maze and seed; a sweep gives every agent the same seed for the same maze "
+    "and repetition), both decided, on so many mazes. a %, b %: each one's success rate over those pairs. a-b: the "
+    "difference in percentage points, its 95% interval a paired bootstrap over mazes (the pairs of a maze drawn "
+    "together; - on one maze). McNemar: the p-value of the exact McNemar test on the pairs only one agent solved; "
+    "Holm: that p-value corrected for every pair of agents of the same mazes (Holm's step-down)."
+)
+
+
+def render_pairs(
+    results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING
+) -> str:
+    """The paired comparisons (``oriole report --pairs``) as a table, CSV or JSON (the HTML page shows them too)."""
+    rows = pairs(results, filters, by)
+    if output is Format.csv:
+        return as_csv(rows)
+    if output is Format.json:
+        return as_json(rows)
+    if not rows:
+        return "no pairs: no two agents share a maze and a seed among the decided runs\n"
+    return columns(*pair_cells(rows)) + "\n" + "\n".join(textwrap.wrap(PAIRS_NOTE, TERMINAL_COLUMNS)) + "\n"

@@ -17,51 +17,59 @@ from decimal import Decimal
 from html import escape
 from pathlib import Path
 
-from oriole.statuses import Ending, ExperimentStatus
+from oriole.statuses import Ending
 from oriole_workstation import charts, drawing, files
+from oriole_workstation.analysis import (
+    FLAG_TEXT,
+    Flag,
+    GroupRow,
+    IntervalKind,
+    PairRow,
+    groups,
+    pairs,
+    success_by_step,
+)
 from oriole_workstation.charts import Cell, Panel, Sample, Series, Style
-from oriole_workstation.display import terminal_safe
-from oriole_workstation.intervals import DRAWS
-from oriole_workstation.provenance import Provenance, counted
-from oriole_workstation.report import (
+from oriole_workstation.display import UNPRICED, dollars, priced_total, terminal_safe
+from oriole_workstation.grouping import (
     GroupBy,
     PanelKey,
     SeriesKey,
     agent_text,
-    comparison_rows,
     detail_text,
-    origin_of,
     panel_key,
     panel_title,
     panels_in_order,
     prompt_labels,
-    rate_cell,
-    running_note,
     series_key,
     series_order,
-    table_cells,
 )
+from oriole_workstation.intervals import DRAWS
+from oriole_workstation.outcomes import ending_text, outcome_text
+from oriole_workstation.provenance import Provenance, counted
+from oriole_workstation.report import PAIRS_NOTE, origin_of, pair_cells, rate_cell, running_note
 from oriole_workstation.results import Filters, Results
-from oriole_workstation.rows import (
-    RUN_ENDINGS,
-    ComparedExperiment,
-    ComparisonRow,
-    Grouped,
-)
+from oriole_workstation.rows import ComparedExperiment, Grouped, StepRow
 
 RUN_DEFINITION = (
-    "Runs are the experiments that ended on the agent's merits: a success, a limit reached, or an "
-    "ending the agent caused (such as stalling). Infrastructure and provider failures are errors and "
-    "enter no rate; running experiments are not counted."
+    "Every run ends in one of four ways: success; agent failure (its action budget used, it gave up or stalled); "
+    "censored (stopped by something outside the agent: the wall clock, the execution timeout, a stop, a "
+    "deployment limit); error (a provider or the infrastructure failed). The success rate is over the decided "
+    "runs (successes and agent failures); the rate over all runs counts censored and errored runs as failures. "
+    "A repetition counts once, as its attempt that ended decided (else its latest); running experiments are not "
+    "counted."
 )
 INTERVALS = (
-    "Each success rate has a 95% Wilson score interval, which treats every run as an independent trial. "
-    "Repeated runs on one maze are not independent (an agent that solves a maze tends to solve it again), "
-    "so where the runs share mazes (more runs than mazes, at least two mazes) the maze interval is added: "
-    f"the 2.5th to 97.5th percentile of the rate over {DRAWS:,} resamples of the mazes with replacement, "
-    "each maze with all its runs (seeded, so the same data gives the same interval). An interval that "
-    "rests on one maze says nothing about other mazes of its family."
+    "Repeated runs on one maze are not independent (an agent that solves a maze tends to solve it again), so "
+    "where the runs share mazes (more runs than mazes, at least two mazes) the interval shown first is over "
+    f"mazes: the 2.5th to 97.5th percentile of the rate over {DRAWS:,} resamples of the mazes with replacement, "
+    "each maze with all its runs (repetitions nested; seeded, so the same data gives the same interval). The "
+    "95% Wilson score interval, which treats every run as an independent trial, is beside it, and is the one "
+    "shown where no runs share mazes. A rate on fewer than 10 different mazes is flagged: it says little about "
+    "other mazes of its family."
 )
+
+ENDED = frozenset(Ending)  # every run that ended: what tokens and cost count
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1240px; padding: 0 1rem; color: #222; }
@@ -76,6 +84,8 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; } td { overfl
 .detail { display: block; color: #555; font-size: 0.92em; overflow-wrap: anywhere; }
 .rate { font-weight: 600; } .interval { display: block; color: #555; font-size: 0.92em; white-space: nowrap; }
 .none { color: #777; font-style: italic; }
+.flag { display: inline-block; margin: 0.15rem 0.2rem 0 0; padding: 0 0.3rem; border: 1px solid #888;
+        border-radius: 0.2rem; font-size: 0.85em; color: #333; white-space: nowrap; }
 #comparison-table tbody th, #experiments-table tbody th { min-width: 11rem; }
 #leaderboard { width: auto; min-width: 50%; } .runs { color: #555; white-space: nowrap; }
 dl.provenance { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; font-size: 0.9rem; }
@@ -110,11 +120,11 @@ def _percent(value: Decimal | float | None) -> str:
     return "-" if value is None else f"{float(value) * 100:.1f}%"
 
 
-def _no_runs(row: ComparisonRow) -> str:
+def _no_runs(row: GroupRow) -> str:
     return "" if row.runs else rate_cell(row)
 
 
-def _panels(rows: Sequence[ComparisonRow], by: GroupBy, cell: Callable[[ComparisonRow], Cell]) -> list[Panel]:
+def _panels(rows: Sequence[GroupRow], by: GroupBy, cell: Callable[[GroupRow], Cell]) -> list[Panel]:
     """One panel per family and size (or maze), in the table's order, holding ``cell(row)`` for each series; a
     series with no row in a panel never ran there, and says so."""
     found: dict[PanelKey, dict[SeriesKey, Cell]] = {}
@@ -123,30 +133,37 @@ def _panels(rows: Sequence[ComparisonRow], by: GroupBy, cell: Callable[[Comparis
     return [Panel(terminal_safe(panel_title(key)), cells) for key, cells in found.items()]
 
 
-def _rate(r: ComparisonRow, by: GroupBy) -> Cell:
-    """A group's success rate with its Wilson interval and, where the runs share mazes, the maze interval."""
-    if not r.runs or r.success_rate is None or r.success_rate_low is None or r.success_rate_high is None:
-        return Cell(empty=_no_runs(r))  # a group with runs has all three
-    band = r.maze_band
+def _rate(r: GroupRow, by: GroupBy) -> Cell:
+    """A group's success rate over its decided runs with its interval as the whisker (over mazes where the runs
+    share mazes, else Wilson's) and, behind it, the Wilson interval where the whisker is over mazes."""
+    interval = r.interval
+    if not r.runs or r.success_rate is None or interval is None:
+        return Cell(empty=_no_runs(r))
+    wilson = (
+        (float(r.success_rate_low), float(r.success_rate_high))
+        if interval.kind is IntervalKind.MAZES and r.success_rate_low is not None and r.success_rate_high is not None
+        else None
+    )
     note = (
         f"{terminal_safe(agent_text(r))} on {terminal_safe(panel_title(panel_key(r, by)))}: {r.successes} "
-        f"of {r.runs} runs succeeded ({_percent(r.success_rate)}; 95% Wilson interval "
-        f"{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}"
-        + (f"; maze interval {_percent(band[0])}-{_percent(band[1])}" if band else "")
+        f"of {r.runs} decided runs succeeded ({_percent(r.success_rate)}; 95% interval "
+        f"{'over mazes' if wilson else 'Wilson'} {_percent(interval.low)}-{_percent(interval.high)}"
+        + (f"; Wilson {_percent(wilson[0])}-{_percent(wilson[1])}" if wilson else "")
+        + (f"; {r.censored} censored, {r.errors} errors" if r.censored or r.errors else "")
         + ")"
     )
     return Cell(
         float(r.success_rate),
-        float(r.success_rate_low),
-        float(r.success_rate_high),
-        None if band is None else (float(band[0]), float(band[1])),
+        interval.low,
+        interval.high,
+        wilson,
         note=note,
         count=f"{r.successes}/{r.runs}",
     )
 
 
 def sample_panels(
-    rows: Sequence[ComparisonRow],
+    rows: Sequence[GroupRow],
     experiments: Sequence[ComparedExperiment],
     by: GroupBy,
     value: Callable[[ComparedExperiment], Decimal | int | None],
@@ -169,7 +186,7 @@ def sample_panels(
             Sample(float(found), note, replays.get(e.experiment_id))
         )
 
-    def cell(r: ComparisonRow) -> Cell:
+    def cell(r: GroupRow) -> Cell:
         samples = tuple(grouped.get((panel_key(r, by), series_key(r)), ()))
         return Cell(samples=samples, count=f"n={len(samples)}" if samples else "", empty=_no_runs(r) or missing)
 
@@ -181,12 +198,17 @@ def _tokens(experiment: ComparedExperiment) -> int | None:
     return experiment.tokens or None
 
 
-def _cost(r: ComparisonRow) -> Cell:
-    """A group's dollars per success."""
+def _cost(r: GroupRow) -> Cell:
+    """A group's dollars per success (at least that where some runs are unpriced)."""
     cost = r.cost_per_success
     if cost is None:
-        return Cell(empty=_no_runs(r) or "no success")
-    return Cell(float(cost), note=f"${float(cost):.4f} per success", count=f"${float(cost):.3f}")
+        return Cell(empty=_no_runs(r) or ("unpriced" if r.unpriced_runs else "no success"))
+    least = "at least " if r.unpriced_runs else ""
+    return Cell(
+        float(cost),
+        note=f"{least}${float(cost):.4f} per success" + (f" ({r.unpriced_runs} runs unpriced)" if least else ""),
+        count=("≥" if least else "") + f"${float(cost):.3f}",
+    )
 
 
 # --- the charts --------------------------------------------------------------------------------------------
@@ -197,28 +219,30 @@ def _where(by: GroupBy) -> str:
 
 
 def figures(
-    rows: Sequence[ComparisonRow],
+    rows: Sequence[GroupRow],
     experiments: Sequence[ComparedExperiment],
     by: GroupBy,
     style: Style,
     origin: Provenance,
     replays: dict[int, str] | None = None,
+    steps: Sequence[StepRow] = (),
 ) -> dict[str, drawing.Drawing]:
     """Every chart of the report, by file name: the success rates; path efficiency and actions to the goal of
     the successes; tokens per run and cost per success only where there are tokens and dollars. Each carries
     its provenance: a line at the end of its caption and every item in its SVG metadata."""
     return {
         name: drawing.with_provenance(d, origin.short(), origin.metadata())
-        for name, d in _charts(rows, experiments, by, style, replays or {}).items()
+        for name, d in _charts(rows, experiments, by, style, replays or {}, steps).items()
     }
 
 
 def _charts(
-    rows: Sequence[ComparisonRow],
+    rows: Sequence[GroupRow],
     experiments: Sequence[ComparedExperiment],
     by: GroupBy,
     style: Style,
     replays: dict[int, str],
+    steps: Sequence[StepRow] = (),
 ) -> dict[str, drawing.Drawing]:
     series = list(series_of(rows).values())
     shared = any(r.maze_band is not None for r in rows)
@@ -226,23 +250,31 @@ def _charts(
         "success": charts.dots(
             series,
             _panels(rows, by, lambda r: _rate(r, by)),
-            charts.rate_axis("success rate"),
+            charts.rate_axis("success rate over decided runs"),
             style,
             "Success rate per agent",
-            f"Each dot is an agent's success rate on {_where(by)}; the whisker is its 95% Wilson interval"
-            + ("; the grey band, where the runs share mazes, the 95% bootstrap interval over mazes" if shared else "")
-            + "; the numbers at the right are successes/runs.",
+            f"Each dot is an agent's success rate over its decided runs on {_where(by)}; the whisker is its 95% "
+            + (
+                "interval over mazes (a bootstrap, repetitions nested) where the runs share mazes, else its Wilson "
+                "interval; the grey band behind a whisker over mazes is the Wilson interval"
+                if shared
+                else "Wilson interval"
+            )
+            + "; the numbers at the right are successes/decided runs.",
         ),
     }
+    if steps:
+        found["success-by-step"] = _success_by_step(series, steps, by, style)
     successes = frozenset({Ending.SUCCESS})
     efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success", replays)
     found["efficiency"] = charts.distributions(
         series,
         efficiency,
-        charts.value_axis([0.0, 1.0], "path efficiency (shortest path / moves)", False, charts.format_number),
+        charts.value_axis([0.0, 1.0], "path efficiency (optimum / path length)", False, charts.format_number),
         style,
         "Path efficiency of the successes",
-        "Each marker is one success's path efficiency (1 is the shortest path); the thin line is the range and, "
+        "Each marker is one success's path efficiency: the optimum of its goal condition over the length of the path "
+        "it walked (1 is a shortest run, nothing is above 1); the thin line is the range and, "
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
         "successes.",
     )
@@ -257,7 +289,7 @@ def _charts(
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
         "successes.",
     )
-    tokens = sample_panels(rows, experiments, by, _tokens, RUN_ENDINGS, "no tokens", replays)
+    tokens = sample_panels(rows, experiments, by, _tokens, ENDED, "no tokens", replays)
     spending = [s for s in series if any(s.key in p.cells and p.cells[s.key].samples for p in tokens)]
     left_out = "" if len(spending) == len(series) else "; agents without tokens (baselines) are left out"
     if spending:
@@ -267,7 +299,8 @@ def _charts(
             _axis(tokens, "input + output tokens per run"),
             style,
             "Tokens per run",
-            "Each marker is one run's input + output tokens; the thin line is the range and, from three runs on, "
+            "Each marker is one attempt's input + output tokens (every ended run, censored, errored and retried "
+            "ones included); the thin line is the range and, from three runs on, "
             f"the box spans the middle half and the thick line is the median; n counts the runs{left_out}.",
         )
     costs = [float(r.cost_per_success) for r in rows if r.cost_per_success]
@@ -278,17 +311,51 @@ def _charts(
             charts.value_axis(costs, "USD per success", False, lambda v: f"${v:g}"),
             style,
             "Cost per success",
-            "Each dot is the cost of an agent's runs divided by its successes (USD, from the price list stored "
-            f"with each experiment); the number at the right is that cost{left_out}.",
+            "Each dot is the cost of every attempt of an agent's runs divided by its successes (USD, from the price "
+            "list stored with each experiment; ≥: some runs have no price, so the cost is at least this); the "
+            f"number at the right is that cost{left_out}.",
         )
     return found
+
+
+def _success_by_step(
+    series: Sequence[charts.Series], steps: Sequence[StepRow], by: GroupBy, style: Style
+) -> drawing.Drawing:
+    """Each group's Kaplan-Meier curve (``success_by_step``), one panel per family and size (or maze)."""
+    points: dict[PanelKey, dict[SeriesKey, list[StepRow]]] = {}
+    for step in steps:
+        points.setdefault(panel_key(step, by), {}).setdefault(series_key(step), []).append(step)
+    panels = [
+        (
+            terminal_safe(panel_title(key)),
+            {
+                s: charts.Curve(
+                    tuple((float(r.step), float(r.success_share)) for r in found),
+                    tuple(float(r.step) for r in found if r.censored),
+                )
+                for s, found in drawn.items()
+            },
+        )
+        for key, drawn in points.items()
+    ]
+    return charts.curves(
+        [s for s in series if any(s.key in drawn for _, drawn in panels)],
+        panels,
+        style,
+        "Success by step",
+        "Each curve is an agent's Kaplan-Meier estimate of the share of its runs that reached the goal within so "
+        "many actions, on " + _where(by) + ". A run censored (the wall clock, a timeout, a stop, a spend cap) or "
+        "errored leaves the runs at risk at its step without counting as a failure (a short tick marks it); an "
+        "agent failure never reaches the goal. Without censoring a curve ends at the success rate over the decided "
+        "runs.",
+    )
 
 
 def write_figures(results: Results, by: GroupBy, filters: Filters, folder: Path) -> list[Path]:
     """Each chart as a standalone SVG sized for a paper column (``charts.COLUMN``), a PNG at 300 dpi beside it
     where Pillow can draw one, and ``captions.md`` with every caption; returns the files written."""
     files.make_folder(folder, files.OutputRefused, "--figures")
-    rows = comparison_rows(results, by, filters)
+    rows = groups(results, filters, by)
     if not rows:
         return []
     written, captions = [], []
@@ -330,9 +397,28 @@ def _agent_cell(agent: str, detail: str) -> str:
     )
 
 
-def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
+def _interval_text(interval, kind_shown: bool = True) -> str:
+    if interval is None:
+        return "-"
+    kind = ("maze " if interval.kind is IntervalKind.MAZES else "Wilson ") if kind_shown else ""
+    return f"{kind}{_percent(interval.low)}-{_percent(interval.high)}"
+
+
+def _flags(r: GroupRow) -> str:
+    """The group's flags as short labels, each explained in its tooltip (``FLAG_TEXT``)."""
+    labels = {
+        Flag.FEW_MAZES: "few mazes",
+        Flag.UNDECIDED: "censored/errors",
+        Flag.UNPRICED: "unpriced",
+        Flag.CONFOUND: "confounded",
+    }
+    return "".join(f'<span class="flag" title="{escape(FLAG_TEXT[flag])}">{labels[flag]}</span>' for flag in r.flags)
+
+
+def leaderboard(rows: Sequence[GroupRow], by: GroupBy) -> str:
     """One row per agent (prompt and configuration below its name), one column per family and size (or maze):
-    the success rate, its Wilson interval, the maze interval where there is one, and successes/runs."""
+    the success rate over the decided runs, successes/runs, its interval (over mazes where the runs share mazes,
+    else Wilson's), the rate over all runs where some were censored or errored, and the flags."""
     series = series_of(rows)
     panels = panels_in_order(rows, by)
     found = {(series_key(r), panel_key(r, by)): r for r in rows}
@@ -345,18 +431,33 @@ def leaderboard(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
             if r is None or not r.runs:
                 cells.append(f'<td class="none">{escape(rate_cell(r))}</td>')
                 continue
-            band = r.maze_band
-            maze = f'<span class="interval">maze {_percent(band[0])}-{_percent(band[1])}</span>' if band else ""
+            every = (
+                f'<span class="interval">all runs {_percent(r.success_rate_all)} '
+                f"({_interval_text(r.interval_all, False)}), {r.censored} censored, "
+                f"{counted(r.errors, 'error')}</span>"
+                if r.censored or r.errors
+                else ""
+            )
             cells.append(
                 f'<td class="number"><span class="rate">{_percent(r.success_rate)}</span> '
                 f'<span class="runs">{r.successes}/{r.runs}</span><span class="interval">'
-                f"{_percent(r.success_rate_low)}-{_percent(r.success_rate_high)}</span>{maze}</td>"
+                f"{_interval_text(r.interval)}</span>{every}{_flags(r)}</td>"
             )
         body.append(f"<tr>{_agent_cell(s.agent, s.detail)}{''.join(cells)}</tr>")
     return (
         f'<div class="wide"><table id="leaderboard"><thead><tr><th scope="col">agent</th>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
+
+
+def notes_list(rows: Sequence[GroupRow]) -> str:
+    """What the flags mean and what else differs between the groups (``confounds``), as a list; empty when the
+    rows raise nothing."""
+    used = [flag for flag in Flag if any(flag in r.flags for r in rows)]
+    confounded = list(dict.fromkeys(note for r in rows for note in r.confounds))
+    items = [f"<li><strong>{escape(flag.value)}</strong>: {escape(FLAG_TEXT[flag])}</li>" for flag in used]
+    items += [f"<li>{_shown(note)}</li>" for note in confounded]
+    return f'<ul id="notes">{"".join(items)}</ul>' if items else ""
 
 
 def _cell(value: object) -> str:
@@ -368,26 +469,122 @@ def _cell(value: object) -> str:
     return f'<td class="number">{text}</td>' if numeric else f"<td>{text}</td>"
 
 
-def comparison_table(rows: Sequence[ComparisonRow], by: GroupBy) -> str:
-    """The whole comparison, narrow enough for a 1,400 px screen: the configuration on a second line under the
-    agent instead of a column of its own."""
-    headers, cells = table_cells(rows, by)
-    config = headers.index("config")
-    head = "".join(f'<th scope="col">{escape(h)}</th>' for i, h in enumerate(headers) if i != config)
-    body = "".join(
-        f"<tr>{_agent_cell(str(row[0]), '' if row[config] == '-' else str(row[config]))}"
-        + "".join(_cell(v) for i, v in enumerate(row) if i not in (0, config))
-        + "</tr>"
-        for row in cells
+def _lines(*parts: str) -> str:
+    """A cell of several short lines (already escaped), the first one bold."""
+    first, *rest = parts
+    return f'<span class="rate">{first}</span>' + "".join(f'<span class="interval">{p}</span>' for p in rest)
+
+
+def _rate_lines(rate, maze_low, maze_high, wilson_low, wilson_high) -> str:
+    if rate is None:
+        return "-"
+    maze = [f"maze {_percent(maze_low)}-{_percent(maze_high)}"] if maze_low is not None else []
+    return _lines(_percent(rate), *maze, f"Wilson {_percent(wilson_low)}-{_percent(wilson_high)}")
+
+
+def comparison_table(rows: Sequence[GroupRow], by: GroupBy) -> str:
+    """The whole comparison, narrow enough for a 1,400 px screen: per group its mazes, runs and the count of each
+    ending, both rates with both intervals, efficiency (SPL, the medians of the successes), tokens, cost and
+    flags, a cell holding a few short lines (the prompt and configuration under the agent)."""
+    prompts = prompt_labels(rows)
+    head = "".join(
+        f'<th scope="col">{h}</th>'
+        for h in (
+            "agent",
+            "maze" if by is GroupBy.maze else "mazes",
+            "decided runs",
+            "endings",
+            "success (decided runs)",
+            "success (all runs)",
+            "efficiency",
+            "tokens/run",
+            "cost",
+            "flags",
+        )
     )
-    return f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    body = []
+    for r in rows:
+        place = _shown(panel_title(panel_key(r, by))) + ("" if by is GroupBy.maze else f" · {r.mazes} mazes")
+        cost = (
+            "-"
+            if not r.all_runs
+            else UNPRICED
+            if r.cost_usd is None
+            else _lines(
+                escape(_cost_text(r.cost_per_run, r)) + "/run",
+                escape(_cost_text(r.cost_per_success, r)) + "/success",
+                "total " + escape(priced_total(r.cost_usd, r.unpriced_runs)),
+            )
+        )
+        cells = [
+            place,
+            _lines(f"{r.runs} decided", f"of {r.all_runs}" + (f", {r.running} running" if r.running else "")),
+            _lines(
+                f"{r.successes} success",
+                f"{r.agent_failures} agent failure",
+                f"{r.censored} censored",
+                counted(r.errors, "error"),
+                *([f"{r.superseded} run again"] if r.superseded else []),
+            ),
+            _rate_lines(r.success_rate, r.maze_ci_low, r.maze_ci_high, r.success_rate_low, r.success_rate_high),
+            _rate_lines(
+                r.success_rate_all,
+                r.maze_ci_all_low,
+                r.maze_ci_all_high,
+                r.success_rate_all_low,
+                r.success_rate_all_high,
+            ),
+            _lines(
+                f"SPL {_number(r.spl, 3)}",
+                f"median efficiency {_number(r.median_path_efficiency, 3)}",
+                f"median path {_number(r.median_path_length, 0)}, actions {_number(r.median_actions_to_goal, 0)}",
+            ),
+            _number(r.tokens_per_run, 0),
+            cost,
+            _flags(r) or "-",
+        ]
+        agent = _agent_cell(agent_text(r), detail_text(r, prompts))
+        body.append(f"<tr>{agent}" + "".join(f'<td class="number">{c}</td>' for c in cells) + "</tr>")
+    return f'<table id="comparison-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def pairs_table(rows: Sequence[PairRow]) -> str:
+    """The paired comparisons (``report.pair_cells``): every two agents of the same mazes over the runs they
+    share, the difference with its paired interval over mazes, McNemar's exact p before and after Holm's."""
+    headers, cells = pair_cells(rows)
+    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
+    body = "".join("<tr>" + "".join(f'<td class="number">{_shown(c)}</td>' for c in row) + "</tr>" for row in cells)
+    return f'<table id="pairs-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _number(value: Decimal | float | None, digits: int) -> str:
+    return "-" if value is None else f"{float(value):,.{digits}f}"
+
+
+def _cost_text(value: Decimal | None, r: GroupRow) -> str:
+    if r.cost_usd is None:
+        return UNPRICED
+    return ("≥" if r.unpriced_runs else "") + dollars(value)
 
 
 def experiments_table(
     series: dict[SeriesKey, Series], experiments: Sequence[ComparedExperiment], replays: dict[int, str]
 ) -> str:
     """Every experiment the page counts, each linked to its replay when one was rendered."""
-    headers = ("experiment", "agent", "maze", "ending", "status", "actions", "path efficiency", "tokens", "cost")
+    headers = (
+        "experiment",
+        "agent",
+        "maze",
+        "ending",
+        "cause",
+        "counted",
+        "actions",
+        "path",
+        "optimum",
+        "path efficiency",
+        "tokens",
+        "cost",
+    )
     rows = []
     for e in experiments:
         link = replays.get(e.experiment_id)
@@ -396,12 +593,15 @@ def experiments_table(
         agent = _agent_cell(s.agent, s.detail) if s else _agent_cell(agent_text(e), "")
         cells = [
             e.maze,
-            e.ending or ExperimentStatus.RUNNING,
-            e.status,
+            ending_text(e.ending),
+            outcome_text(e.status, e.failure_reason),
+            "yes" if e.counted else "no (run again)",
             e.actions,
+            e.path_length,
+            e.optimal_path_length,
             "-" if e.path_efficiency is None else f"{float(e.path_efficiency):.3f}",
             e.tokens,
-            f"${float(e.cost_usd):.4f}",
+            dollars(e.cost_usd),
         ]
         rows.append(f'<tr><td class="number">{ident}</td>{agent}' + "".join(_cell(c) for c in cells) + "</tr>")
     head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headers)
@@ -441,9 +641,9 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
         ("sweeps", _counted(origin.sweeps) or "none (no experiment was started by a sweep)"),
         (
             "experiments",
-            f"{origin.experiments}: {counted(origin.runs, 'run')} "
-            f"({counted(endings['success'], 'success')}), {counted(endings['error'], 'error')}, "
-            f"{endings['running']} running"
+            f"{origin.experiments}: {counted(origin.runs, 'decided run')} "
+            f"({counted(endings['success'], 'success')}), {endings['censored']} censored, "
+            f"{counted(endings['error'], 'error')}, {endings['running']} running"
             + (f"; started {started[0]:%Y-%m-%d %H:%M} to {started[1]:%Y-%m-%d %H:%M} UTC" if started else ""),
         ),
         ("mazes", f"{origin.grids} different grid{'s' if origin.grids != 1 else ''}: {_listed(origin.mazes)}"),
@@ -471,44 +671,65 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
 def render(results: Results, by: GroupBy, filters: Filters, replays: dict[int, str] | None = None) -> str:
     """The page over the experiments matching ``filters``, each linked to ``replays[experiment_id]`` when given."""
     return page(
-        comparison_rows(results, by, filters),
+        groups(results, filters, by),
         results.compared(filters),
         by,
         filters,
         replays or {},
         database=results.database(),
+        steps=success_by_step(results, filters, by),
+        paired=pairs(results, filters, by),
     )
 
 
 def page(
-    rows: Sequence[ComparisonRow],
+    rows: Sequence[GroupRow],
     experiments: Sequence[ComparedExperiment],
     by: GroupBy,
     filters: Filters,
     replays: dict[int, str],
     database: str = "",
     now: datetime | None = None,
+    steps: Sequence[StepRow] = (),
+    paired: Sequence[PairRow] = (),
 ) -> str:
-    """The whole page. ``rows`` is the comparison as the table groups it (``report.comparison_rows``),
-    ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link."""
+    """The whole page. ``rows`` is the comparison as the table groups it (``analysis.groups``),
+    ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link, ``steps``
+    the success-by-step curves (``analysis.success_by_step``), ``paired`` the paired comparisons
+    (``analysis.pairs``)."""
     read = origin_of(experiments, filters, by, database, now)
     meta = f"{read.scope} · {len(experiments)} experiments · generated {read.generated:%Y-%m-%d %H:%M} UTC"
     origin = f'<section id="provenance"><h2>Provenance</h2>{provenance(read, by)}</section>'
     if not rows:
         body = f"<p>No finished experiments match.</p>{origin}"
     else:
-        drawn = figures(rows, experiments, by, charts.PAGE, read, replays)
+        drawn = figures(rows, experiments, by, charts.PAGE, read, replays, steps)
         distributions = "".join(
             _figure(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
         )
         body = (
             f'<section id="leaderboard-section"><h2>Success rate</h2>{leaderboard(rows, by)}'
-            f'<p class="note">Each cell: the success rate and successes/runs, its 95% Wilson interval below, '
-            f"and the maze interval where the runs share mazes. {escape(RUN_DEFINITION)}</p>"
+            f'<p class="note">Each cell: the success rate over the decided runs and successes/runs, its 95% '
+            "interval below (over mazes where the runs share mazes, else Wilson's), the rate over all runs where "
+            f"some were censored or errored, and the flags. {escape(RUN_DEFINITION)}</p>"
+            f"{notes_list(rows)}"
             f'<p class="note">{escape(running_note(rows))}</p></section>'
             f'{origin}<section id="intervals"><h2>The intervals</h2><p>{escape(INTERVALS)}</p></section>'
             f'<section id="success"><h2>Success rate per agent</h2>{_figure(drawn["success"], "success")}'
-            f'</section><section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
+            f"</section>"
+            + (
+                f'<section id="success-by-step"><h2>Success by step</h2>'
+                f"{_figure(drawn['success-by-step'], 'success-by-step')}</section>"
+                if "success-by-step" in drawn
+                else ""
+            )
+            + (
+                f'<section id="pairs"><h2>Paired comparisons</h2>{pairs_table(paired)}'
+                f'<p class="note">{escape(PAIRS_NOTE)}</p></section>'
+                if paired
+                else ""
+            )
+            + f'<section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
             + (
                 f'<section id="costs"><h2>Cost</h2>{_figure(drawn["cost"], "cost")}</section>'
                 if "cost" in drawn

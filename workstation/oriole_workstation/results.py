@@ -30,7 +30,9 @@ from oriole_workstation.rows import (
     FailedSpend,
     MazeCount,
     OverBudget,
+    PairedRow,
     StatusRow,
+    StepRow,
     SweepPlan,
 )
 
@@ -300,6 +302,24 @@ class Results:
             {**filters.arguments(), "by_maze": by_maze},
         )
 
+    def success_by_step(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[StepRow]:
+        """Each group's success by step (``success_by_step``: Kaplan-Meier, censored runs censored)."""
+        return self._rows(
+            StepRow,
+            f"SELECT * FROM success_by_step(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c), "
+            "by_maze => %(by_maze)s)",
+            {**filters.arguments(), "by_maze": by_maze},
+        )
+
+    def paired(self, filters: Filters = EVERYTHING, by_maze: bool = False) -> list[PairedRow]:
+        """Every two groups of a family and size (or maze) over their shared runs (``paired_comparison``)."""
+        return self._rows(
+            PairedRow,
+            f"SELECT * FROM paired_comparison(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c), "
+            "by_maze => %(by_maze)s)",
+            {**filters.arguments(), "by_maze": by_maze},
+        )
+
     def failed_spend(self, filters: Filters = EVERYTHING) -> FailedSpend:
         """What the failed attempts of the experiments matching the filters spent (``experiments.failed_*``)."""
         [spend] = self._rows(  # an aggregate: one row
@@ -369,8 +389,8 @@ class Results:
         (``code_version`` and the rest of its identity), oldest first."""
         return self._rows(
             ComparedExperiment,
-            f"SELECT r.*, c.compared_config, m.width * m.height AS maze_tiles, e.code_version, e.code_commit, "
-            f"e.code_dirty, e.code_hash, e.harness_version, e.harness_hash FROM {_PICKED} c "
+            "SELECT r.*, c.compared_config, c.counted, m.width * m.height AS maze_tiles, e.code_version, "
+            f"e.code_commit, e.code_dirty, e.code_hash, e.harness_version, e.harness_hash FROM {_PICKED} c "
             "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
             "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
             filters.arguments(),

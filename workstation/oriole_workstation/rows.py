@@ -18,8 +18,6 @@ from oriole.statuses import Ending, ExperimentStatus
 
 Json = Any  # a jsonb value as psycopg loads it (dict, list, str, number, bool or None)
 
-RUN_ENDINGS = frozenset({Ending.SUCCESS, Ending.AGENT})  # the decided runs a rate counts
-
 
 def agent_name(label: str | None, provider: str, model: str) -> str:
     """How tables, pages and figures name an agent: its sweep file's label (experiments.agent_label), else
@@ -53,7 +51,7 @@ class ExperimentSummary:
     path_efficiency: float | None
     input_tokens: int
     output_tokens: int
-    cost_usd: float
+    cost_usd: float | None  # None: unpriced
     failed_attempts: int  # attempts of its turns that failed after the server answered calls (retried or not)
     failed_tokens: int  # the tokens those calls used, within input_tokens and output_tokens
     failed_cost_usd: float  # what they cost, within cost_usd
@@ -96,8 +94,68 @@ class Grouped(Protocol):
 
 
 @dataclass(frozen=True)
+class StepRow:
+    """One step of a group's success-by-step curve (``success_by_step``, migrations/views/success_by_step.sql): the
+    Kaplan-Meier share of runs that reached the goal within ``step`` actions, censored runs censored."""
+
+    llm_provider: str
+    model_name: str
+    agent_label: str | None
+    prompt_version: str
+    prompt_hash: str
+    maze_family: str
+    maze_size: str
+    maze: str | None  # by maze only
+    config: dict[str, Json]
+    step: int
+    at_risk: int
+    successes: int
+    censored: int
+    success_share: Decimal
+
+    @property
+    def compared(self) -> dict[str, Json]:
+        return self.config
+
+
+@dataclass(frozen=True)
+class PairedRow:
+    """Two groups compared over the runs they share (``paired_comparison``, migrations/views/paired_comparison.sql):
+    the same maze and seed, both decided."""
+
+    maze_family: str
+    maze_size: str
+    maze: str | None  # by maze only
+    a_llm_provider: str
+    a_model_name: str
+    a_agent_label: str | None
+    a_prompt_version: str
+    a_prompt_hash: str
+    a_config: dict[str, Json]
+    b_llm_provider: str
+    b_model_name: str
+    b_agent_label: str | None
+    b_prompt_version: str
+    b_prompt_hash: str
+    b_config: dict[str, Json]
+    pairs: int
+    mazes: int
+    both_succeeded: int
+    only_a: int
+    only_b: int
+    neither: int
+    a_success_rate: Decimal
+    b_success_rate: Decimal
+    difference: Decimal
+    mcnemar_p: Decimal
+    holm_p: Decimal
+    per_maze: list[list[int]]
+
+
+@dataclass(frozen=True)
 class ComparisonRow:
-    """One group of ``compare_experiments`` (migrations/views/compare_experiments.sql)."""
+    """One group of ``compare_experiments`` (migrations/views/compare_experiments.sql; its columns are described
+    in ``model_comparison``'s comments)."""
 
     llm_provider: str
     model_name: str
@@ -108,22 +166,36 @@ class ComparisonRow:
     maze_size: str
     maze: str | None  # by maze only
     mazes: int
+    few_mazes: bool
     config: dict[str, Json]
+    all_runs: int
     runs: int
     successes: int
+    agent_failures: int
+    censored: int
+    errors: int
+    running: int
+    superseded: int
     success_rate: Decimal | None
     success_rate_low: Decimal | None
     success_rate_high: Decimal | None
+    success_rate_all: Decimal | None
+    success_rate_all_low: Decimal | None
+    success_rate_all_high: Decimal | None
+    undecided_share: Decimal | None
+    many_undecided: bool | None
     median_actions_to_goal: Decimal | None
+    median_path_length: Decimal | None
     median_path_efficiency: Decimal | None
+    spl: Decimal | None
+    tokens: Decimal | None
     tokens_per_run: Decimal | None
     tokens_per_success: Decimal | None
+    cost_usd: Decimal | None
+    unpriced_runs: int
     cost_per_run: Decimal | None
     cost_per_success: Decimal | None
     mean_latency_ms: Decimal | None
-    errors: int
-    running: int
-    censored: int
 
     @property
     def compared(self) -> dict[str, Json]:
@@ -131,21 +203,8 @@ class ComparisonRow:
 
     @property
     def maze_band(self) -> tuple[float, float] | None:
-        """The bootstrap interval over mazes, where the report computed one (``PooledComparisonRow``)."""
+        """The bootstrap interval over mazes of the decided rate, where the report computed one (``GroupRow``)."""
         return None
-
-
-@dataclass(frozen=True)
-class PooledComparisonRow(ComparisonRow):
-    """A group pooled over the mazes of a family and size, with the bootstrap over mazes beside the Wilson
-    interval (None where the runs do not share mazes or rest on one maze)."""
-
-    maze_ci_low: float | None
-    maze_ci_high: float | None
-
-    @property
-    def maze_band(self) -> tuple[float, float] | None:
-        return None if self.maze_ci_low is None or self.maze_ci_high is None else (self.maze_ci_low, self.maze_ci_high)
 
 
 @dataclass(frozen=True)
@@ -184,7 +243,7 @@ class ComparedExperiment:
     spl: Decimal | None
     input_tokens: int
     output_tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # None: unpriced
     started_at: datetime
     last_action_at: datetime | None
     completed_at: datetime | None
@@ -202,6 +261,7 @@ class ComparedExperiment:
     maze_size: str
     maze_hash: str
     compared_config: dict[str, Json]
+    counted: bool  # the attempt its repetition counts as (compared_experiments)
     maze_tiles: int
     code_version: str | None
     # the code in detail (migration 0029; None before it): the commit, its uncommitted changes, the runtime's hash,
@@ -243,7 +303,7 @@ class StatusRow:
     completed_at: datetime | None
     input_tokens: int
     output_tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # None: unpriced
     stale_after_minutes: float | None
     stale: bool | None
     agent_id: str | None

@@ -6,6 +6,10 @@ Everything but the AWS services is the production code path.
 EventBridge has no local counterpart: the runner's launcher sends the status change of an execution that
 ended with its experiment open to the status-change finalizer itself, and the runner holds every
 execution it runs (``run_locks``), so ``oriole doctor`` can tell an experiment whose process died.
+
+moto does not answer Lambda's GetAccountSettings, which PlanSweep asks (how many functions the account runs at
+once): the runner answers it for the account it stands for (``LocalAws(account_concurrency=...)``, by default a
+standard account's 1,000).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from unittest import mock
 
 import boto3
 import psycopg
+from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.handlers import BUILTIN_HANDLERS
 
 from oriole import catalog, flows
 from oriole.environment import EXECUTION_TIMEOUT
@@ -59,6 +65,22 @@ def function_name(placeholder: str) -> str:
 START_FUNCTION = function_name("StartExperimentFunctionArn")
 FINALIZERS = frozenset(function_name(f"Finalize{end}FunctionArn") for end in ("Success", "Timeout", "Failure"))
 MOTO_INTERPRETER_LOG = "moto.stepfunctions.parser"  # logs every caught task error with its whole payload
+STANDARD_CONCURRENCY = 1000  # Lambda's concurrent executions in a standard account (a new one's may be 10)
+_ACCOUNT: dict[str, int | None] = {"concurrency": None}  # the active LocalAws's account, while one runs
+
+
+def _account_settings(**_: object) -> tuple[AWSResponse, dict[str, Any]] | None:
+    """botocore's ``before-call`` of Lambda's GetAccountSettings (which moto does not implement), while a local run
+    is active: the account's concurrency, all of it unreserved. Registered once, like moto's own stubber, so every
+    client made under moto has it."""
+    concurrency = _ACCOUNT["concurrency"]
+    if concurrency is None:
+        return None
+    limit = {"ConcurrentExecutions": concurrency, "UnreservedConcurrentExecutions": concurrency}
+    return AWSResponse("", 200, HTTPHeaders(), None), {"AccountLimit": limit, "AccountUsage": {"FunctionCount": 0}}
+
+
+BUILTIN_HANDLERS.append(("before-call.lambda.GetAccountSettings", _account_settings))
 
 
 @dataclass(frozen=True)
@@ -215,6 +237,7 @@ class LocalAws:
         execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].int_default,
         functions_url: str | None = None,
         time_scale: float = 1.0,
+        account_concurrency: int = STANDARD_CONCURRENCY,
     ):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
         (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
@@ -223,12 +246,13 @@ class LocalAws:
         ``database_url`` (which the runner's own bookkeeping uses). ``time_scale``: the state machines' waits (a
         Retry's interval, a Wait state) last this fraction of what they ask for; 1, as on AWS, unless a test that
         must not wait on real time runs them faster (the flows' own numbers, waitSeconds and followedSeconds, stay
-        what the definition says)."""
+        what the definition says). ``account_concurrency``: the Lambda concurrency of the account it stands for."""
         self.database_url = database_url
         self.time_scale = time_scale
         self.functions_url = functions_url or database_url
         self.bedrock_client = bedrock_client
         self.execution_timeout_seconds = execution_timeout_seconds
+        self.account_concurrency = account_concurrency
         self._substitutions: dict[str, str] = {}
         self._handlers: dict[str, Callable] = {}
         self.invocations: dict[str, int] = {}
@@ -239,6 +263,7 @@ class LocalAws:
         failed start (a prompt file that cannot be read, a database that is away) leaves no patch behind."""
         with contextlib.ExitStack() as stack:
             stack.callback(db.reset)
+            stack.enter_context(mock.patch.dict(_ACCOUNT, {"concurrency": self.account_concurrency}))
             for patch in self._make_patches():
                 stack.enter_context(patch)
             if self.bedrock_client is not None:  # imported only now, so its logger sees the log level set above

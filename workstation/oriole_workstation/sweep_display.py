@@ -14,6 +14,7 @@ from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
 from oriole.provider_registry import PROVIDERS
 from oriole.statuses import Ending, ExperimentStatus
+from oriole_workstation.display import total_dollars
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import SweepPlan
 
@@ -26,7 +27,7 @@ def plan_line(item: Planned, spec: SweepFile, defaults: Mapping[str, object]) ->
 
 def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: bool) -> list[str]:
     """The price each model of the sweep is charged at, and where it comes from, once per agent; a model without
-    one says it counts as $0."""
+    one says its cost is unknown (shown ``unpriced``; $0 toward a spend limit only with --allow-unpriced)."""
     lines, seen = [], set()
     for cell in matrix:
         if not PROVIDERS[cell.provider].calls_model or (cell.agent, cell.prices) in seen:
@@ -37,7 +38,7 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
             lines.append(f"price of {cell.agent}: {found.describe()}")
         else:
             lines.append(
-                f"price of {cell.agent}: unknown, its tokens count as $0"
+                f"price of {cell.agent}: unknown, its cost shows as unpriced"
                 + (
                     " (--allow-unpriced)"
                     if allow_unpriced
@@ -58,7 +59,7 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
         for row in latest.values()
         if row.status != ExperimentStatus.RUNNING
     )
-    spent = sum(row.cost_usd for row in rows)
+    spent = total_dollars([row.cost_usd for row in rows])
     tokens = sum(row.tokens for row in rows)
     if plan is not None:
         left = max(plan.planned - done - running, 0)
@@ -75,7 +76,7 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
     why = [f"error ({n}): {reason}" for reason, n in errors.most_common(MAX_REASONS)]
     if len(errors) > MAX_REASONS:
         why.append(f"... and {len(errors) - MAX_REASONS} other error reason(s)")
-    return [head, f"done: {parts or 'none'}", *why, f"spent ${spent:,.4f}{limit} · {tokens:,} tokens"]
+    return [head, f"done: {parts or 'none'}", *why, f"spent {spent}{limit} · {tokens:,} tokens"]
 
 
 MAX_REASONS = 5  # the error reasons `oriole sweep status` lists, the most frequent first

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment
 from oriole.statuses import Ending, ExperimentStatus
-from oriole_workstation.display import shorten, terminal_safe
+from oriole_workstation.display import dollars, priced_total, shorten, terminal_safe
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
 
@@ -49,9 +49,10 @@ class Counts:
     running: int
     failed: int
     tokens: int
-    spent: float
+    spent: float  # the priced runs'
     elapsed: float
     spend_limit: float | None = None
+    unpriced: int = 0  # runs whose model has no price: their cost is unknown
 
     @property
     def left(self) -> int:
@@ -67,7 +68,7 @@ class Counts:
 
     def spend_text(self) -> str:
         limit = f" of ${self.spend_limit:,.2f}" if self.spend_limit is not None else ""
-        return f"${self.spent:,.4f}{limit}"
+        return priced_total(self.spent, self.unpriced) + limit
 
     def parts(self) -> tuple[str, ...]:
         """A status record part by part: ``12/72 done``, ``2 running``, ``1 failed``, ``58 left``, ...."""
@@ -109,9 +110,10 @@ def count(
         running=len(mine) - len(ended),
         failed=sum(row.ending == Ending.ERROR for row in ended),
         tokens=sum(row.tokens for row in rows),
-        spent=sum(row.cost_usd for row in rows),
+        spent=sum(row.cost_usd for row in rows if row.cost_usd is not None),
         elapsed=elapsed,
         spend_limit=spend_limit,
+        unpriced=sum(row.cost_usd is None for row in rows),
     )
 
 
@@ -216,7 +218,7 @@ class SweepProgress:
                 if summary
                 else "deleted, "
             )
-            + f"{row.tokens:,} tokens, ${row.cost_usd:.4f}"
+            + f"{row.tokens:,} tokens, {dollars(row.cost_usd)}"
         )
         explained = row.ending in (None, Ending.SUCCESS, Ending.AGENT)  # the outcome says why; else the reason does
         reason = "" if explained or not row.failure_reason else f": {row.failure_reason}"

@@ -6,7 +6,8 @@
   the agent's failure;
 - **censored**: something outside the agent stopped a run that was going fine: the wall clock
   (``maxDurationMinutes``, a safety limit), Step Functions' execution timeout, a stop (StopExecution, Ctrl-C on a
-  sweep, ``oriole doctor --fix``), a deployment's limit (throttled past every retry); whether the agent would have
+  sweep, ``oriole doctor --fix``), a deployment's limit (throttled past every retry), a safety cap on spending
+  (``maxInputTokens``, ``maxCostUsd``); whether the agent would have
   succeeded is unknown, so a censored run is in no decided rate and is censored in the success-by-step curve;
 - **error**: a provider or infrastructure failure.
 
@@ -38,6 +39,7 @@ MAX_TOKENS_REASON_PREFIX = "max_tokens reached"  # one that used its token budge
 MAX_DURATION_REASON_PREFIX = "max_duration_minutes reached"
 EXECUTION_TIMEOUT_REASON_PREFIX = "execution TIMED_OUT"  # the status-change finalizer's words
 STOPPED_REASON_PREFIX = "execution ABORTED"
+SPEND_CAP_REASON_PREFIX = "spend cap reached"  # maxInputTokens or maxCostUsd: a safety cap, not the study's budget
 
 ENDING_OF_CAUSE: dict[EndingCause, Ending] = {
     EndingCause.GOAL: Ending.SUCCESS,
@@ -49,6 +51,7 @@ ENDING_OF_CAUSE: dict[EndingCause, Ending] = {
     EndingCause.EXECUTION_TIMEOUT: Ending.CENSORED,
     EndingCause.STOPPED: Ending.CENSORED,
     EndingCause.DEPLOYMENT_LIMIT: Ending.CENSORED,
+    EndingCause.SPEND_CAP: Ending.CENSORED,
     EndingCause.PROVIDER: Ending.ERROR,
     EndingCause.INFRASTRUCTURE: Ending.ERROR,
 }
@@ -62,6 +65,7 @@ REASON_RULES: tuple[tuple[str, EndingCause], ...] = (
     (MAX_DURATION_REASON_PREFIX, EndingCause.MAX_DURATION),
     (EXECUTION_TIMEOUT_REASON_PREFIX, EndingCause.EXECUTION_TIMEOUT),
     (STOPPED_REASON_PREFIX, EndingCause.STOPPED),
+    (SPEND_CAP_REASON_PREFIX, EndingCause.SPEND_CAP),
 )
 # A caught error (its reason is ``Name: message``) by the error's name: a model server's failure is the provider's,
 # throttling past every retry is a limit of the deployment (Lambda's concurrency, a model quota), anything else

@@ -9,8 +9,9 @@ An experiment is charged at the first price found, in this order:
 3. the list prices shipped here, for the example Bedrock and OpenAI models (``LIST_PRICES``).
 
 A baseline plays no model and costs nothing. StartExperiment records the price and its source in the snapshot
-(``config.pricing``); every turn's cost comes from it. A model found nowhere is unpriced: its cost counts as 0,
-and a sweep with a spend limit refuses it (``unpriced``).
+(``config.pricing``); every turn's cost comes from it. A model found nowhere is unpriced: its cost is unknown
+(NULL, shown "unpriced", never $0), and a sweep with a spend limit refuses it (``unpriced``) unless told to count it
+at $0 (``--allow-unpriced``).
 """
 
 from __future__ import annotations
@@ -103,18 +104,18 @@ def unpriced(agents: Mapping[tuple[str, str], Price | None], stored: Mapping[str
     ]
 
 
-def cost_usd(input_tokens: int, output_tokens: int, pricing: SnapshotPrice | None) -> float:
-    """Dollars for the tokens at the price captured in the snapshot (0 without one), to the cent's ten-thousandth
-    the cost columns keep (6 decimals)."""
-    if pricing is None:
-        return 0.0
+def cost_usd(input_tokens: int, output_tokens: int, pricing: SnapshotPrice) -> float:
+    """Dollars for the tokens at the price captured in the snapshot, to the cent's ten-thousandth the cost columns
+    keep (6 decimals)."""
     return round((input_tokens * pricing.input_per_mtok + output_tokens * pricing.output_per_mtok) / 1_000_000, 6)
 
 
-def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: SnapshotPrice | None) -> float:
+def turn_cost(before: tuple[int, int], usage: tuple[int, int], pricing: SnapshotPrice | None) -> float | None:
     """A turn's cost: what the experiment's tokens cost after it, less what they cost before it (``before``: the
     experiment's input and output tokens so far). Each total is rounded once, so the turns' costs add up to
     exactly the cost of the experiment's tokens (rounding each turn's own cost would drift a millionth of a
-    dollar a turn)."""
+    dollar a turn). None without a price: unpriced is unknown, never $0 (the experiment's total stays NULL)."""
+    if pricing is None:
+        return None
     after = (before[0] + usage[0], before[1] + usage[1])
     return round(cost_usd(*after, pricing) - cost_usd(*before, pricing), 6)

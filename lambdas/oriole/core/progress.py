@@ -13,6 +13,7 @@ from oriole.core.endings import (
     MAX_DURATION_REASON_PREFIX,
     MAX_MOVES_REASON_PREFIX,
     MAX_TOKENS_REASON_PREFIX,
+    SPEND_CAP_REASON_PREFIX,
     STALL_REASON_PREFIX,
 )
 from oriole.experiment_config import ExperimentConfig
@@ -28,6 +29,8 @@ class Progress:
     stalled_turns: int = 0  # turns in a row, up to the just-played one, without a valid action
     execution_seconds_left: float | None = None  # before the execution's hard timeout; None when unknown
     gave_up_reason: str | None = None  # what the model said when it called give_up
+    input_tokens: int = 0  # read by the model calls of every turn so far
+    cost_usd: float | None = None  # at the experiment's prices; None when unknown (no price)
     tokens: int = 0  # input and output tokens of the committed turns' model calls (the token budget's count)
 
 
@@ -39,11 +42,15 @@ class Decision:
 
 def decide(progress: Progress, config: ExperimentConfig) -> Decision:
     """Goal found wins; then the agent giving up; then the action and token budgets and the time limit; then the
-    stall rule; then
-    the per-execution budgets: its turns, and its time before the hard execution timeout. Each reason starts
-    with the prefix that gives its ending (``oriole.core.endings``): the action and token budgets are the agent's
-    failure, the wall clock censors the run. The token budget (``maxTotalTokens``, 0: none) counts the committed
-    turns' calls: the turn that reaches it is the last (``run_turn`` ends a turn there too).
+    safety caps on spending; then the stall rule; then the per-execution budgets: its turns, and its time before the
+    hard execution timeout. Each reason starts with the prefix that gives its ending (``oriole.core.endings``): the
+    action and token budgets are the agent's failure, the wall clock and the spending caps censor the run. The token
+    budget (``maxTotalTokens``, 0: none) counts the committed turns' calls: the turn that reaches it is the last
+    (``run_turn`` ends a turn there too).
+
+    The caps (``maxInputTokens``, ``maxCostUsd``) are judged after every turn, on the totals its commit left (every
+    call a server answered, failed attempts included): the turn that crosses one is the last, so an experiment ends
+    at most one turn over its cap.
 
     A model that keeps answering without a usable tool call would otherwise burn turns (and tokens)
     until the time limit; after ``maxStalledTurns`` such turns in a row the experiment ends as failed.
@@ -70,6 +77,9 @@ def decide(progress: Progress, config: ExperimentConfig) -> Decision:
             NextStep.TIMEOUT,
             f"{MAX_DURATION_REASON_PREFIX}: ran {minutes:.1f} of {config.max_duration_minutes:g} minutes",
         )
+    capped = spend_cap(progress, config)
+    if capped is not None:
+        return Decision(NextStep.TIMEOUT, f"{SPEND_CAP_REASON_PREFIX}: {capped}")
     max_stalled = config.max_stalled_turns
     if progress.stalled_turns >= max_stalled:
         return Decision(
@@ -84,6 +94,16 @@ def decide(progress: Progress, config: ExperimentConfig) -> Decision:
     if left is not None and left < TURN_ALLOWANCE_SECONDS:
         return Decision(NextStep.CONTINUE_AS_NEW)
     return Decision(NextStep.CONTINUE)
+
+
+def spend_cap(progress: Progress, config: ExperimentConfig) -> str | None:
+    """Which safety cap the experiment has reached, in words; None while under both. A snapshot taken before the
+    caps existed has the catalog's defaults; an experiment without a known price is judged on its tokens alone."""
+    if progress.input_tokens >= config.max_input_tokens:
+        return f"{progress.input_tokens:,} input tokens of the {config.max_input_tokens:,} maxInputTokens allows"
+    if progress.cost_usd is not None and progress.cost_usd >= config.max_cost_usd:
+        return f"${progress.cost_usd:,.4f} spent of the ${config.max_cost_usd:,.2f} maxCostUsd allows"
+    return None
 
 
 def successor_name(experiment_id: int, part: int) -> str:

@@ -48,6 +48,7 @@ STOPPED = (ExperimentStatus.ABORTED,)  # stopped from outside (Ctrl-C, `oriole d
 # seeds; the server's report of its model build is provenance. A fixed seed stays: two fixed seeds are two cells.
 IDENTITY_LEAVES_OUT = frozenset(p.key for p in CATALOG if not p.experimental) - {"seed"}
 MAX_CONCURRENCY = 1000
+LAMBDA_HEADROOM = 2  # of the account's Lambda concurrency, left free beside a sweep's experiments (at least)
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
 MAX_SPEND_LIMIT_USD = 1_000_000_000.0  # far above any study's budget, far inside sweeps.spend_limit_usd
@@ -181,9 +182,23 @@ class SweepFile(BaseModel):
         default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)"
     )
     spend_limit_usd: float | None = Field(
-        None, ge=0, le=MAX_SPEND_LIMIT_USD, description="no experiment starts once the sweep has spent this much"
+        None,
+        ge=0,
+        le=MAX_SPEND_LIMIT_USD,
+        description="no experiment starts unless what the sweep spent, its running experiments counted at their "
+        "maxCostUsd, and the new one's maxCostUsd fit in this much",
+    )
+    unlimited_spend: bool = Field(
+        False,
+        description="on AWS, run a sweep of models without spend_limit_usd (each experiment is still capped by its "
+        "maxCostUsd and maxInputTokens)",
     )
     comment: str | None = Field(None, max_length=1000, description="added to every experiment's comment")
+    archived: bool = Field(
+        False,
+        description="its experiments are stored archived, out of every view, report and export (a deployment "
+        "check's sweep)",
+    )
 
 
 class SweepRun(SweepFile):
@@ -196,6 +211,13 @@ class SweepRun(SweepFile):
     allow_unpriced: bool = Field(False, description="under a spend limit, count a model without a known price at $0")
     wait_seconds: int = Field(
         30, ge=1, le=3600, description="the first waits between two looks at a running experiment's row"
+    )
+    cost_cap_usd: float | None = Field(
+        None,
+        ge=0.000001,
+        le=100_000,
+        description="the maxCostUsd of a model experiment whose configs name none: PlanSweep sets it from where the "
+        "sweep runs, and the spend limit counts each experiment at it",
     )
     pause_after_errors: int = Field(
         PAUSE_AFTER_ERRORS,
@@ -305,7 +327,7 @@ class Planned:
 
     def execution_input(self, spec: SweepFile) -> JsonObject:
         """The experiment's execution input: the cell, its seed, the agent's prices from the file, the tags."""
-        data = {
+        data: JsonObject = {
             "mazeId": self.cell.maze,
             "llmProvider": self.cell.provider,
             "modelName": self.cell.model,
@@ -317,6 +339,8 @@ class Planned:
         }
         if self.cell.label:
             data["agentLabel"] = self.cell.label
+        if spec.archived:
+            data["archived"] = True
         if self.cell.prices is not None:
             data["prices"] = {
                 "inputPerMTok": self.cell.prices.input_per_mtok,
@@ -570,6 +594,39 @@ def check_prices(spec: SweepFile, matrix: list[Cell], stored_prices: Mapping[str
         )
 
 
+def cost_cap(run: SweepRun, cell: Cell) -> float:
+    """What the spend limit counts an experiment of ``cell`` at: its maxCostUsd (the cell's own, else the run's),
+    nothing for an agent that calls no model."""
+    if not PROVIDERS[cell.provider].calls_model:
+        return 0.0
+    capped = cell.config.get("maxCostUsd", run.cost_cap_usd)
+    if capped is None:
+        raise InvalidExecutionInput(f"sweep {run.id}: no maxCostUsd is known for {cell.agent} (PlanSweep sets it)")
+    return float(capped)
+
+
+def check_spending(run: SweepRun, matrix: list[Cell], required: bool) -> None:
+    """What a sweep may spend, before anything starts: where a spend limit is ``required`` (on AWS) a sweep of
+    models without one is refused unless the file says ``unlimited_spend = true``; under a limit, an experiment
+    whose maxCostUsd alone is over it could never start, which is refused too."""
+    models = [c for c in matrix if PROVIDERS[c.provider].calls_model]
+    if run.spend_limit_usd is None:
+        if required and models and not run.unlimited_spend:
+            raise SweepFileError(
+                f"sweep {run.id} runs models ({models[0].agent}) without spend_limit_usd: on AWS a sweep's spend "
+                "is bounded by its limit; set spend_limit_usd = <USD> in the file, or unlimited_spend = true to "
+                "run with each experiment's maxCostUsd as the only bound"
+            )
+        return
+    over = [c for c in models if cost_cap(run, c) > run.spend_limit_usd]
+    if over:
+        raise SweepFileError(
+            f"sweep {run.id}: spend_limit_usd = {run.spend_limit_usd:g} is below one experiment's maxCostUsd "
+            f"({cost_cap(run, over[0]):g} for {over[0].agent}), so no experiment could start: set maxCostUsd lower "
+            "in the file's configs, or raise the limit"
+        )
+
+
 def plan(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Planned]:
     """Every experiment of the sweep, first repetitions first: stopped early (spend cap, a stopped execution),
     a sweep has covered every cell evenly."""
@@ -597,7 +654,7 @@ class SweepExperiment:
     origin_execution_arn: str
     last_execution_arn: str
     tokens: int
-    cost_usd: float
+    cost_usd: float | None  # None: its model has no price
     failure_reason: str | None
 
 
@@ -660,16 +717,35 @@ def pending(sweep_id: str, planned: list[Planned], rows: Iterable[SweepExperimen
     ]
 
 
-def caps(spec: SweepFile, providers: Iterable[str]) -> dict[str, int]:
+def caps(spec: SweepFile, providers: Iterable[str], at_once: int | None = None) -> dict[str, int]:
     """Experiments at once per provider: the defaults, then the file's ``provider_concurrency``; a total
-    ``concurrency`` is shared out among the ``providers`` the run uses (the largest cap gives first, none
-    below 1), because each provider runs in a map of its own."""
+    ``concurrency``, and the most the account lets run at once (``at_once``, ``experiments_at_once``), are shared
+    out among the ``providers`` the run uses (the largest cap gives first, none below 1), because each provider runs
+    in a map of its own."""
     limits = {p: spec.provider_concurrency.get(p, PROVIDERS[p].sweep_cap) for p in NAMES}
-    if spec.concurrency is None:
-        return limits
-    limits = {p: min(n, spec.concurrency) for p, n in limits.items()}
     used = [p for p in NAMES if p in set(providers)]
-    while sum(limits[p] for p in used) > spec.concurrency and any(limits[p] > 1 for p in used):
-        largest = max(used, key=lambda p: limits[p])
-        limits[largest] -= 1
+    for total in (spec.concurrency, at_once):
+        if total is not None:
+            limits = {p: min(n, total) for p, n in limits.items()}
+            while sum(limits[p] for p in used) > total and any(limits[p] > 1 for p in used):
+                largest = max(used, key=lambda p: limits[p])
+                limits[largest] -= 1
     return limits
+
+
+def experiments_at_once(concurrency: int | None, providers: int) -> int | None:
+    """The most experiments a sweep runs at once in an account whose Lambda runs at most ``concurrency`` functions at
+    once (its unreserved concurrency, ``lambda:GetAccountSettings``; None: not known, no limit): each running
+    experiment keeps about one function busy (a model turn for up to 15 minutes), and a tenth of the account's
+    (at least ``LAMBDA_HEADROOM``) stays free for the sweep's own looks, the status-change finalizer and the
+    reconciler. Fewer than one experiment per provider's map is refused."""
+    if concurrency is None:
+        return None
+    room = concurrency - max(LAMBDA_HEADROOM, concurrency // 10)
+    if room < max(1, providers):
+        raise SweepFileError(
+            f"the account's Lambda concurrency ({concurrency} functions at once) leaves room for {max(room, 0)} "
+            f"experiment(s) at once, fewer than the sweep's {providers} provider(s) need: ask for a higher "
+            "'Concurrent executions' quota (Service Quotas, AWS Lambda), or run the providers in separate sweeps"
+        )
+    return room

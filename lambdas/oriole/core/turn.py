@@ -155,7 +155,7 @@ class PlayedTurn:
     memory: JsonObject
     context: JsonObject | None
     carried: tuple[int, ...]
-    cost_usd: float
+    cost_usd: float | None  # None: the model has no price (unpriced)
     stalled: bool
 
 

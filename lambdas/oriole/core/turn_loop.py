@@ -92,6 +92,11 @@ class ModelResponse:
     retries: int = 0
     raw: bytes | None = None
     sent_sha256: str | None = None
+    # who answered, as the answer says: the model id the server reported (Ollama's and an OpenAI-compatible
+    # server's ``model``, which may name a build the request did not: an alias resolved) and the backend's
+    # configuration (an OpenAI-compatible ``system_fingerprint``); None where the answer does not say
+    model: str | None = None
+    system_fingerprint: str | None = None
 
 
 class Agent(Protocol):
@@ -277,11 +282,14 @@ def message_from_json(data: JsonObject) -> Message:
 
 
 def response_as_json(response: ModelResponse) -> JsonObject:
-    """A response as stored in ``model_calls.response``."""
+    """A response as stored in ``model_calls.response`` (the reported model and fingerprint where the answer gave
+    them: ``response ->> 'model'``)."""
+    identity = {"model": response.model, "system_fingerprint": response.system_fingerprint}
     return {
         "text": response.text,
         "thinking": response.thinking,
         "tool_calls": [_call_as_json(c) for c in response.tool_calls],
+        **{key: value for key, value in identity.items() if value is not None},
     }
 
 

@@ -1,29 +1,39 @@
-"""The experiment flow's provider branches, written once as code from ``oriole.provider_registry``: the
-AgentProviderRouter's choices and one ``Invoke<Label>Agent`` task per provider, each with the retriers of a model
-task (or of a baseline's) and the Catch every task has.
+"""The experiment flow's generated parts, written once as code: the provider branches from
+``oriole.provider_registry`` (the AgentProviderRouter's choices and one ``Invoke<Label>Agent`` task per provider,
+each with the retriers of a model task or of a baseline's, and the Catch every task has), and every other task's
+retriers (``TASK_RETRY`` and what its own AWS calls add, ``OWN_RETRY``), so that no task retries the database or
+Lambda's throttling differently from the others.
 
-Everything else in ``experiment.asl.json`` is written by hand; ``render`` puts these states into the file in place
-of the ones it holds (``make flows``), and ``tests/unit/test_state_machine_definition.py`` fails when the file and
-the registry disagree, so no provider can be missing from the flow.
+Everything else in ``experiment.asl.json`` is written by hand; ``render`` puts these into the file (``make
+flows``), and ``tests/unit/test_state_machine_definition.py`` fails when the file and the code disagree.
 """
 
 from __future__ import annotations
 
 import json
 
-from oriole.flows.states import DATABASE_ERRORS, LAMBDA_ERRORS, LAMBDA_INVOKE, MODEL_THROTTLED, MODEL_UNAVAILABLE
+from oriole.flows.states import (
+    LAMBDA_INVOKE,
+    MODEL_THROTTLED,
+    MODEL_UNAVAILABLE,
+    PARAMETER_STORE_THROTTLED,
+    START_THROTTLED,
+    TASK_RETRY,
+)
 from oriole.provider_registry import DEFAULT_PROVIDER, PROVIDERS, Provider
 from oriole.text import JsonObject
 
 ROUTER = "AgentProviderRouter"
 AFTER_TURN = "CheckProgress"
 ON_FAILURE = "FinalizeFailure"
+# What a hand-written task retries besides TASK_RETRY: its own AWS calls, throttled past botocore's retries.
+OWN_RETRY = {"StartExperiment": [PARAMETER_STORE_THROTTLED], "ContinueAsNew": [START_THROTTLED]}
 
 
 def agent_task(provider: Provider) -> JsonObject:
     """The task that plays one turn with ``provider``: a model's is retried when the model is throttled, away or
     slow; every task when Lambda or the database fails it; past the retries it goes to FinalizeFailure."""
-    retry = [LAMBDA_ERRORS, DATABASE_ERRORS, *((MODEL_THROTTLED, MODEL_UNAVAILABLE) if provider.calls_model else ())]
+    retry = [*TASK_RETRY, *((MODEL_THROTTLED, MODEL_UNAVAILABLE) if provider.calls_model else ())]
     return {
         "Type": "Task",
         "Resource": LAMBDA_INVOKE,
@@ -80,8 +90,8 @@ outside the flow: every terminal status change -> EventBridge -> the status-chan
 
 
 def render(text: str) -> str:
-    """``experiment.asl.json`` (``text``) with its provider branches as the registry gives them: the router and the
-    tasks it chose between are replaced, in the router's place."""
+    """``experiment.asl.json`` (``text``) with its provider branches as the registry gives them (the router and the
+    tasks it chose between are replaced, in the router's place) and every other task's retriers."""
     asl = json.loads(text)
     old = asl["States"][ROUTER]
     replaced = {ROUTER, old["Default"], *(choice["Next"] for choice in old["Choices"])}
@@ -90,5 +100,5 @@ def render(text: str) -> str:
         if name == ROUTER:
             states.update(provider_states())
         elif name not in replaced:
-            states[name] = state
+            states[name] = {**state, "Retry": [*TASK_RETRY, *OWN_RETRY.get(name, [])]} if "Retry" in state else state
     return json.dumps({**asl, "States": states}, indent=2, ensure_ascii=False) + "\n"

@@ -17,21 +17,28 @@ def retrier(errors: list[str], interval: int, attempts: int, max_delay: int | No
     return {**entry, "JitterStrategy": "FULL"}
 
 
+# Lambda throttling the invocation (the account's concurrency is spent: a new account's is often 10): retried for
+# minutes, seconds apart at first, so that a sweep at its caps waits for a slot instead of ending experiments as
+# errors. It comes first: Step Functions uses the first retrier that names an error.
+LAMBDA_THROTTLED = retrier(["Lambda.TooManyRequestsException"], interval=3, attempts=10, max_delay=60)
 # Lambda's own transient errors; a function that timed out or lost its connection, or found the database full
-# (DatabaseBusy); Step Functions throttling a start (StartExecutionThrottled); a model throttled past the
-# adapter's own retries; a model server away or too slow.
+# (DatabaseBusy) or away past its connect budget (a paused database resumes within it: oriole.store.db); Step
+# Functions throttling a start (StartExecutionThrottled) or Parameter Store a read (ParameterStoreThrottled); a
+# model throttled past the adapter's own retries; a model server away or too slow.
 LAMBDA_ERRORS = retrier(
     [
         "Lambda.ClientExecutionTimeoutException",
         "Lambda.ServiceException",
         "Lambda.AWSLambdaException",
         "Lambda.SdkClientException",
-        "Lambda.TooManyRequestsException",
     ],
     interval=1,
     attempts=3,
 )
-DATABASE_ERRORS = retrier(["Lambda.Unknown", "OperationalError", "DatabaseBusy"], interval=2, attempts=2)
+DATABASE_ERRORS = retrier(["Lambda.Unknown", "OperationalError", "DatabaseBusy"], interval=2, attempts=3)
 START_THROTTLED = retrier(["StartExecutionThrottled"], interval=2, attempts=4, max_delay=30)
+PARAMETER_STORE_THROTTLED = retrier(["ParameterStoreThrottled"], interval=2, attempts=4, max_delay=30)
 MODEL_THROTTLED = retrier(["ModelThrottled"], interval=2, attempts=6, max_delay=60)
 MODEL_UNAVAILABLE = retrier(["ModelUnavailable", "ModelTimeout"], interval=1, attempts=2)
+# Every task reads the database: each retries Lambda's throttling, its transient errors and the database's alike.
+TASK_RETRY = [LAMBDA_THROTTLED, LAMBDA_ERRORS, DATABASE_ERRORS]

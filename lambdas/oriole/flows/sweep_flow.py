@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS
-from oriole.flows.states import DATABASE_ERRORS, LAMBDA_ERRORS, LAMBDA_INVOKE, START_THROTTLED
+from oriole.flows.states import LAMBDA_INVOKE, START_THROTTLED, TASK_RETRY
 from oriole.provider_registry import PROVIDERS
 from oriole.text import JsonObject
 
@@ -36,9 +36,6 @@ FOLLOWED = "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"  # aft
 LABELS = {p.name: p.label for p in PROVIDERS.values() if p.chosen}  # the shipped file: every chosen provider
 
 
-RETRY = [LAMBDA_ERRORS, DATABASE_ERRORS]  # every task of the sweep reads the database
-
-
 def _task(
     function: str,
     payload: JsonObject | str,
@@ -46,7 +43,7 @@ def _task(
     result_path: str,
     *,
     comment: str | None = None,
-    retry: list[JsonObject] = RETRY,
+    retry: list[JsonObject] = TASK_RETRY,
     catch: str | None = None,
     next_state: str | None = None,
 ) -> JsonObject:
@@ -109,7 +106,7 @@ def item_states(label: str) -> JsonObject:
             "$.repetition",
             comment="Start the experiment of this plan index under a deterministic name, unless its repetition "
             "already ended or the sweep spent its limit.",
-            retry=[*RETRY, START_THROTTLED],
+            retry=[*TASK_RETRY, START_THROTTLED],
             catch=name("StartFailed"),
             next_state=name("IsStarted"),
         ),

@@ -63,7 +63,7 @@ def _play(request: TurnRequest, context: LambdaContext, provider: str) -> TurnRe
     logger.append_keys(experiment_id=request.experimentId, turn=request.turnNumber)
     result = experiments.play_turn(
         request,
-        shared_store(),
+        shared_store(context),
         functools.partial(_agent, provider),
         lambda: context.get_remaining_time_in_millis() / 1000,
     )

@@ -13,6 +13,7 @@ from oriole.text import JsonObject
 
 if TYPE_CHECKING:  # boto3's types come with the test extra's stubs; the Lambda never imports them
     from botocore.exceptions import ClientError
+    from mypy_boto3_lambda import LambdaClient
     from mypy_boto3_ssm import SSMClient
     from mypy_boto3_stepfunctions import SFNClient
 
@@ -27,6 +28,11 @@ def ssm() -> SSMClient:
 @functools.cache
 def stepfunctions() -> SFNClient:
     return boto3.client("stepfunctions", config=RETRIES)
+
+
+@functools.cache
+def awslambda() -> LambdaClient:
+    return boto3.client("lambda", config=RETRIES)
 
 
 def throttled(err: ClientError) -> bool:

@@ -11,4 +11,4 @@ from oriole.store import shared_store
 @logger.inject_lambda_context
 @task(ProgressRequest, ProgressDecision, "CheckProgress input")
 def handler(request: ProgressRequest, context: LambdaContext) -> ProgressDecision:
-    return experiments.check_progress(request, shared_store())
+    return experiments.check_progress(request, shared_store(context))

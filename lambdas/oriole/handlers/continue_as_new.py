@@ -19,7 +19,7 @@ from oriole.store import shared_store
 @logger.inject_lambda_context
 @task(ContinueRequest, Continued, "ContinueAsNew input")
 def handler(request: ContinueRequest, context: LambdaContext) -> Continued:
-    result = experiments.continue_as_new(request, shared_store(), start_named)
+    result = experiments.continue_as_new(request, shared_store(context), start_named)
     logger.info(
         "continued as new execution",
         extra={"experiment_id": request.experimentId, "successor": result.successor_execution_arn},

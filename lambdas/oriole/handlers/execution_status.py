@@ -22,7 +22,7 @@ def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     detail = parse(event=event, model=ExecutionStatusChange, envelope=envelopes.EventBridgeEnvelope)
     if not isinstance(detail, ExecutionStatusChange):  # the envelope's detail is an object: it gives the model
         raise TypeError(f"the status-change event's detail parsed as {type(detail).__name__}")
-    result = experiments.close_after_execution(detail, shared_store(), execution_status)
+    result = experiments.close_after_execution(detail, shared_store(context), execution_status)
     logger.info("execution status change", extra=result)
     if result["closed"]:
         count("ExperimentsClosedByStatusChange")

@@ -9,8 +9,8 @@ from oriole.statuses import ExperimentStatus
 from oriole.store import shared_store
 
 
-def _finalize(request: FinalizeRequest, status: ExperimentStatus) -> Finalized:
-    result = experiments.finalize(request, shared_store(), status)
+def _finalize(request: FinalizeRequest, context: LambdaContext, status: ExperimentStatus) -> Finalized:
+    result = experiments.finalize(request, shared_store(context), status)
     logger.info("experiment finalized", extra=result.as_state())
     if result.closed:
         count(_METRIC[status])
@@ -29,18 +29,18 @@ _METRIC = {
 @metrics.log_metrics
 @task(FinalizeRequest, Finalized, "FinalizeSuccess input")
 def success(request: FinalizeRequest, context: LambdaContext) -> Finalized:
-    return _finalize(request, ExperimentStatus.SUCCEEDED)
+    return _finalize(request, context, ExperimentStatus.SUCCEEDED)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 @task(FinalizeRequest, Finalized, "FinalizeTimeout input")
 def timeout(request: FinalizeRequest, context: LambdaContext) -> Finalized:
-    return _finalize(request, ExperimentStatus.TIMED_OUT)
+    return _finalize(request, context, ExperimentStatus.TIMED_OUT)
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 @task(FinalizeRequest, Finalized, "FinalizeFailure input")
 def failure(request: FinalizeRequest, context: LambdaContext) -> Finalized:
-    return _finalize(request, ExperimentStatus.FAILED)
+    return _finalize(request, context, ExperimentStatus.FAILED)

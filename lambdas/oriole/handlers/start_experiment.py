@@ -38,7 +38,7 @@ def read_parameters(names: Sequence[str]) -> dict[str, str]:
 @metrics.log_metrics
 @task(StartRequest, ExperimentStarted, "StartExperiment input")
 def handler(request: StartRequest, context: LambdaContext) -> ExperimentStarted:
-    started = experiments.start(request, shared_store(), read_parameters)
+    started = experiments.start(request, shared_store(context), read_parameters)
     logger.info("experiment started", extra={"experiment_id": started.experiment_id, "part": started.part})
     if started.part == 1:
         count("ExperimentsStarted")

@@ -6,7 +6,9 @@ from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from oriole import catalog
+from oriole.environment import Environment
 from oriole.errors import SweepFileError
+from oriole.handlers import aws
 from oriole.handlers.executions import execution_status, start_named
 from oriole.handlers.observability import logger
 from oriole.lifecycle import sweep_tasks
@@ -51,10 +53,32 @@ def failed_executions(state_machine_arn: str, prefix: str) -> set[str]:
     return {e["name"] for page in pages for e in page["executions"] if e["name"].startswith(prefix)}
 
 
+def cost_cap() -> str | None:
+    """The deployment's maxCostUsd (its parameter's text), fresh; None when the parameter does not exist."""
+    name = catalog.BY_KEY["maxCostUsd"].name
+    found = aws.ssm().get_parameters(Names=[name])["Parameters"]
+    return found[0]["Value"] if found else None
+
+
+def account_concurrency() -> int | None:
+    """How many functions the account's Lambda runs at once, beside the reserved (GetAccountSettings)."""
+    limit = aws.awslambda().get_account_settings()["AccountLimit"]
+    return limit.get("UnreservedConcurrentExecutions", limit.get("ConcurrentExecutions"))
+
+
+DEPLOYMENT = sweep_tasks.Deployment(
+    known_prompts,
+    known_prices,
+    cost_cap,
+    spend_limit_required=Environment.read().spend_limit_required,
+    concurrency=account_concurrency,
+)
+
+
 @logger.inject_lambda_context
 @task(SweepRequest, SweepPlanned, "sweep input", SweepFileError)
 def plan(run: SweepRequest, context: LambdaContext) -> SweepPlanned:
-    result = sweep_tasks.plan_run(run, shared_store(), known_prompts, known_prices)
+    result = sweep_tasks.plan_run(run, shared_store(context), DEPLOYMENT)
     logger.info(
         "sweep planned",
         extra={"sweep": run.id, "planned": result.planned, "already_done": result.already_done, "caps": result.caps},
@@ -65,18 +89,18 @@ def plan(run: SweepRequest, context: LambdaContext) -> SweepPlanned:
 @logger.inject_lambda_context
 @task(RepetitionRequest, RepetitionStarted, "sweep item")
 def start_repetition(request: RepetitionRequest, context: LambdaContext) -> RepetitionStarted:
-    return sweep_tasks.start_repetition(request, shared_store(), start_named)
+    return sweep_tasks.start_repetition(request, shared_store(context), start_named)
 
 
 @logger.inject_lambda_context
 @task(RepetitionCheck, RepetitionChecked, "sweep check")
 def check_repetition(request: RepetitionCheck, context: LambdaContext) -> RepetitionChecked:
-    return sweep_tasks.check_repetition(request, shared_store(), execution_status)
+    return sweep_tasks.check_repetition(request, shared_store(context), execution_status)
 
 
 @logger.inject_lambda_context
 @task(SweepSummaryRequest, SweepSummary, "sweep summary")
 def summarize(request: SweepSummaryRequest, context: LambdaContext) -> SweepSummary:
-    result = sweep_tasks.summarize(request, shared_store(), failed_executions)
+    result = sweep_tasks.summarize(request, shared_store(context), failed_executions)
     logger.info("sweep summarized", extra=result.as_state())
     return result

@@ -117,6 +117,7 @@ def _start_new(
             agent_id=request.agentId,
             agent_label=request.agentLabel,
             sweep_id=request.sweepId,
+            archived=request.archived,
             comment=request.comment,
             config=config,
             seed=settings.seed,
@@ -403,7 +404,9 @@ def check_progress(request: ProgressRequest, store: Store) -> ProgressDecision:
             row.stalled_turns,
             _execution_seconds_left(request.executionStartTime),
             row.gave_up_reason,
-            row.agent_tokens,
+            input_tokens=row.input_tokens,
+            cost_usd=row.cost_usd,
+            tokens=row.agent_tokens,
         ),
         ExperimentConfig.of(row.config),
     )

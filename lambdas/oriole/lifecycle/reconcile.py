@@ -5,11 +5,16 @@ EventBridge delivers each execution's end to the finalizer asynchronously; an ev
 deliver after its retries lands in a dead-letter queue. The scheduled reconciler (and ``oriole doctor
 --aws``) therefore looks at every open experiment itself: one whose latest execution is no longer RUNNING
 (or no longer exists) is handed to the same ``close_after_execution`` as the event would have been.
+
+The scheduled reconciler asks Step Functions first (``worth_a_look``) and reads the database only while an
+execution runs or ended within ``LOOKBACK`` (EventBridge retries a status change for up to 6 hours before its dead
+letters): an idle deployment's paused database stays paused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from oriole.inputs import ExecutionStatusChange
@@ -19,6 +24,9 @@ from oriole.store import Store
 from oriole.store.experiments import OpenExperiment
 from oriole.text import JsonObject
 
+# How long after the last execution ended the reconciler keeps looking: EventBridge's 6 hours of retries of its
+# status change, and one more hour of the reconciler's own runs.
+LOOKBACK = timedelta(hours=7)
 DETAIL_KEYS = ("executionArn", "stateMachineArn", "name", "status", "input", "output", "error", "cause")
 Describe = Callable[[str], JsonObject | None]  # DescribeExecution, None when the execution does not exist
 
@@ -29,6 +37,19 @@ def status_change_detail(execution: Mapping[str, Any]) -> JsonObject:
     detail = {k: execution[k] for k in DETAIL_KEYS if k in execution}
     detail.update({k: int(execution[k].timestamp() * 1000) for k in ("startDate", "stopDate") if k in execution})
     return detail
+
+
+def worth_a_look(executions: Iterable[Mapping[str, Any]], now: datetime, timeout: timedelta) -> bool:
+    """Whether an execution of the state machine runs or ended within ``LOOKBACK`` of ``now``, from its executions
+    newest first (ListExecutions' order); it reads no further than one that started before any such could have
+    (``LOOKBACK`` and the execution ``timeout`` ago), so an idle state machine costs one page."""
+    horizon = now - LOOKBACK
+    for execution in executions:
+        if execution["status"] == "RUNNING" or execution.get("stopDate", now) >= horizon:
+            return True
+        if execution["startDate"] < horizon - timeout:
+            return False
+    return False
 
 
 def gone(execution_arn: str) -> JsonObject:

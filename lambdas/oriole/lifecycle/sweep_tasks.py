@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from itertools import chain
 
 from oriole import labels
+from oriole.catalog import BY_KEY
+from oriole.config import parse_stored
 from oriole.core import sweep_plan
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepRun
 from oriole.errors import InvalidExecutionInput
@@ -65,34 +68,55 @@ def _matrix(run: SweepRun, store: Store) -> list[Cell]:
     return _MATRICES[key]
 
 
-def plan_run(
-    run: SweepRequest,
-    store: Store,
-    known_prompts: Callable[[], Mapping[str, str] | Iterable[str]],
-    known_prices: Callable[[], Mapping[str, str]],
-) -> SweepPlanned:
+@dataclass(frozen=True)
+class Deployment:
+    """What PlanSweep reads of where it runs: the prompt versions, the prices (Parameter Store's pricing entries
+    by name), the experiments' cost cap (``maxCostUsd``, as a parameter's text), whether a sweep of models needs a
+    spend limit (on AWS), and how many Lambda invocations the account may run at once (None: no limit known)."""
+
+    prompts: Callable[[], Mapping[str, str] | Iterable[str]]
+    prices: Callable[[], Mapping[str, str]]
+    cost_cap: Callable[[], str | None]
+    spend_limit_required: bool = False
+    concurrency: Callable[[], int | None] = lambda: None
+
+
+def plan_run(request: SweepRequest, store: Store, where: Deployment) -> SweepPlanned:
     """PlanSweep: check the sweep (the whole matrix, the prompt versions where it runs, a price for every model
-    under a spend limit: ``known_prices`` gives Parameter Store's pricing entries by name) and return, per
-    provider, the plan indices left to run (resume) and the provider's concurrency cap. The sweep is checked
-    for size as given (``SweepRequest``) and as carried (validated, its defaults filled in)."""
+    under a spend limit, what it may spend) and return, per provider, the plan indices left to run (resume) and the
+    provider's concurrency cap, within the account's Lambda concurrency. The sweep is checked for size as given
+    (``SweepRequest``) and as carried (validated, its defaults filled in, the experiments' cost cap fixed)."""
+    run: SweepRun = request
+    if run.cost_cap_usd is None:
+        run = run.model_copy(update={"cost_cap_usd": _cost_cap(where.cost_cap())})
     sweep = run.model_dump(mode="json")
     sweep_plan.check_input_size(sweep)
-    sweep_plan.check_prompts(run, known_prompts())
+    sweep_plan.check_prompts(run, where.prompts())
     planned = sweep_plan.plan(run, stored_maze_names(store))
+    sweep_plan.check_spending(run, _matrix(run, store), where.spend_limit_required)
     labels.check_against_stored([cell.agent for cell in _matrix(run, store)], store.agent_names)
     if run.spend_limit_usd is not None:
-        sweep_plan.check_prices(run, _matrix(run, store), known_prices(), run.allow_unpriced)
+        sweep_plan.check_prices(run, _matrix(run, store), where.prices(), run.allow_unpriced)
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     store.record_sweep_plan(run.id, len(planned), sweep)
     indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in NAMES}
+    used = [p for p in NAMES if indices[p]]
     return SweepPlanned(
         sweep=sweep,
         planned=len(planned),
         already_done=len(planned) - len(todo),
         indices=indices,
-        caps=sweep_plan.caps(run, [p for p in NAMES if indices[p]]),
+        caps=sweep_plan.caps(run, used, sweep_plan.experiments_at_once(where.concurrency(), len(used))),
         wait_seconds=run.wait_seconds,
     )
+
+
+def _cost_cap(text: str | None) -> float:
+    """The deployment's maxCostUsd (the catalog's default where none is stored)."""
+    param = BY_KEY["maxCostUsd"]
+    value = param.default if text is None else parse_stored(param, text)
+    assert isinstance(value, float)  # the catalog's type for it
+    return value
 
 
 def _item(run: SweepRun, store: Store, index: int) -> Planned:
@@ -116,13 +140,16 @@ def start_repetition(
     state = sweep_plan.repetition(store.repetition_attempts(run.id, item.agent_id(run.id)), run.retry_failed)
     if state.ended is not None:
         return RepetitionStarted(outcome=state.ended, execution_arn=None)
-    if run.spend_limit_usd is not None and store.sweep_spend(run.id) >= run.spend_limit_usd:
-        return RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
+    execution_input = item.execution_input(run)
+    if run.spend_limit_usd is not None:
+        cap = sweep_plan.cost_cap(run, item.cell)
+        if store.sweep_committed(run.id) + cap > run.spend_limit_usd:
+            return RepetitionStarted(outcome=RepetitionOutcome.SKIPPED, execution_arn=None)
+        if cap:  # the experiment's own cap is the one the limit counted it at
+            execution_input["config"]["maxCostUsd"] = cap
     if paused(run, store, item.cell) is not None:
         return RepetitionStarted(outcome=RepetitionOutcome.PAUSED, execution_arn=None)
-    arn = start(
-        request.experimentStateMachineArn, item.execution_name(run.id, state.attempt), item.execution_input(run)
-    )
+    arn = start(request.experimentStateMachineArn, item.execution_name(run.id, state.attempt), execution_input)
     return RepetitionStarted(outcome=RepetitionOutcome.STARTED, execution_arn=arn)
 
 

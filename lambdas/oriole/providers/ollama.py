@@ -29,6 +29,7 @@ from oriole.providers.wire import (
     parse_json,
     picture_base64,
     reported_count,
+    reported_text,
 )
 from oriole.text import JsonObject, bounded
 
@@ -96,6 +97,7 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
         throttles=throttles,
         retries=retries,
         raw=raw,
+        model=reported_text(body.get("model")),
     )
 
 

@@ -37,6 +37,7 @@ from oriole.providers.wire import (
     parse_json,
     picture_base64,
     reported_count,
+    reported_text,
 )
 from oriole.text import JsonObject, bounded
 
@@ -132,6 +133,8 @@ def parse_response(raw: bytes, latency_ms: int, throttles: int = 0, retries: int
         throttles=throttles,
         retries=retries,
         raw=raw,
+        model=reported_text(body.get("model")),
+        system_fingerprint=reported_text(body.get("system_fingerprint")),
     )
 
 

@@ -10,7 +10,7 @@ import json
 from oriole.core.picture import Picture
 from oriole.core.tools import MAX_ARGUMENT_DEPTH, ToolSpec
 from oriole.errors import InvalidModelResponse
-from oriole.text import JsonObject, NestedTooDeeply, load_json
+from oriole.text import JsonObject, NestedTooDeeply, bounded, load_json
 
 MAX_TOKENS_PER_CALL = 10_000_000  # far beyond any context window, far inside the integer columns
 MAX_LATENCY_MS = 3_600_000  # an hour: four times the longest request timeout the catalog allows
@@ -91,6 +91,12 @@ def content_text(content: str | JsonObject | None) -> str:
     if content is None:
         return ""
     return content if isinstance(content, str) else json_text(content)
+
+
+def reported_text(value: object) -> str | None:
+    """A name an answer reports about itself (its model, a fingerprint): kept, bounded, when it is a non-empty
+    string; anything else is nothing (it never fails an answer)."""
+    return bounded(value, EXCERPT_CHARS) if isinstance(value, str) and value else None
 
 
 def optional_text(value: object) -> str | None:

@@ -8,6 +8,8 @@ ship to Lambda.
 
 from __future__ import annotations
 
+import functools
+
 from oriole import catalog, provider_registry
 from oriole.core import mazeset
 from oriole.store import db
@@ -33,7 +35,7 @@ class Store(Schema, Mazes, Experiments, Turns, Sweeps):
         return {"applied": applied, "newMazes": new_mazes}
 
 
-def shared_store() -> Store:
-    """The store the handlers use: the warm container's connection, replaced once by a fresh one when a
-    statement finds it dropped."""
-    return Store(db.connection(), reconnect=db.connection)
+def shared_store(invocation: db.Invocation | None = None) -> Store:
+    """The store the handlers use: the warm container's connection, replaced once by a fresh one when a statement
+    finds it dropped; on AWS each connect waits for the database within the invocation's budget (``db``)."""
+    return Store(db.connection(invocation), reconnect=functools.partial(db.connection, invocation))

@@ -1,12 +1,19 @@
 """The database connection: one per warm container, opened lazily, replaced when it was closed.
 
-On AWS the functions connect through RDS Proxy (``ORIOLE_DATABASE_HOST``, read by ``oriole.environment``), which
-multiplexes every warm container's connection onto a bounded pool of server connections. The proxy's TLS
-certificate is verified (``sslmode=verify-full``) against the trust anchors shipped in ``oriole/certs``
-(``ORIOLE_DATABASE_CA`` names the file), and prepared statements are off (``prepare_threshold=None``): a prepared
-statement would pin a client to one server connection and defeat the pool. A connection refused because the server
-(or the proxy) has no slot left is retried a few times with backoff, then reported as ``DatabaseBusy``, which the
-state machine retries.
+On AWS the standard profile's functions connect through RDS Proxy (``ORIOLE_DATABASE_HOST``, read by
+``oriole.environment``), which multiplexes every warm container's connection onto a bounded pool of server
+connections. The proxy's TLS certificate is verified (``sslmode=verify-full``) against the trust anchors shipped in
+``oriole/certs`` (``ORIOLE_DATABASE_CA`` names the file), and prepared statements are off
+(``prepare_threshold=None``): a prepared statement would pin a client to one server connection and defeat the pool.
+
+Connect budget: a deployed function (CDK sets ``ORIOLE_CONNECT_PATIENCE_SECONDS``) waits for a database that does
+not answer yet (the lean profile's Aurora resuming from a pause, about 15 seconds, longer after a long pause; a
+proxy whose target is still starting; no free connection slot) with backoff, for at most that long and never past
+its invocation's remaining time less ``CONNECT_RESERVE_SECONDS`` (``connection(invocation)``); the migrations keep
+back what migrating takes (``handlers.migrate``). Then a full database is ``DatabaseBusy``, anything else the last
+error, both of which the state machine retries. A refusal that waiting cannot mend (a wrong password, an unknown
+role or database) is raised at once. Locally (no patience set) a full database is retried a few times and anything
+else raised at once: the embedded server is up or it is not.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 import psycopg
 from psycopg.rows import DictRow, dict_row
@@ -32,11 +40,11 @@ BUSY = (
     "remaining connection slots are reserved",
     "timed-out waiting to acquire database connection",
 )
+# What no wait mends: the server answered, and refused these credentials or this database.
+PERMANENT = ("password authentication failed", "does not exist", "no pg_hba.conf entry")
 CONNECT_ATTEMPTS = 5
 CONNECT_BACKOFF_SECONDS = 0.5
-# The migrations run right after CloudFormation created the database and its proxy: their first connection
-# waits this long (with backoff, at most MAX_BACKOFF_SECONDS between attempts) for a database still starting.
-FIRST_CONNECTION_SECONDS = 120
+CONNECT_RESERVE_SECONDS = 15  # of an invocation, kept for the work after connecting
 MAX_BACKOFF_SECONDS = 15
 
 log = logging.getLogger(__name__)  # a child of the handlers' Powertools logger "oriole"
@@ -98,6 +106,17 @@ def is_busy(err: psycopg.OperationalError) -> bool:
     return any(sign in message for sign in BUSY)
 
 
+def is_permanent(err: psycopg.OperationalError) -> bool:
+    message = str(err).lower()
+    return any(sign in message for sign in PERMANENT)
+
+
+class Invocation(Protocol):
+    """What the connect budget reads of a Lambda context."""
+
+    def get_remaining_time_in_millis(self) -> int: ...
+
+
 def connect_when_free(sleep: Callable[[float], None] = time.sleep) -> Connection:
     """``connect``, waiting with backoff and full jitter while the database has no free connection slot;
     ``DatabaseBusy`` when it still has none."""
@@ -116,25 +135,42 @@ def connect_when_free(sleep: Callable[[float], None] = time.sleep) -> Connection
 
 
 def connect_patiently(
-    budget_seconds: float = FIRST_CONNECTION_SECONDS,
+    budget_seconds: float,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> Connection:
-    """``connect`` for the migrations: a refused connection (the instance still starting, the proxy's target not
-    yet available, no free slot) is tried again with exponential backoff until ``budget_seconds`` are spent;
-    then the last error is raised, which fails the deploy with the reason."""
+    """``connect``, tried again with exponential backoff (at most ``MAX_BACKOFF_SECONDS`` apart) while the database
+    does not answer (still starting, resuming from a pause, the proxy's target not yet available, no free slot),
+    until ``budget_seconds`` are spent; then ``DatabaseBusy`` for a full database, else the last error. A refusal no
+    wait mends (``PERMANENT``) is raised at once."""
     deadline, delay = clock() + budget_seconds, 1.0
     while True:
         try:
             return connect()
         except psycopg.OperationalError as err:
-            if clock() + delay > deadline:
+            if is_permanent(err):
                 raise
-            log.warning(
-                "the database refused the connection; trying again", extra={"error": str(err), "waitSeconds": delay}
-            )
+            if clock() + delay > deadline:
+                if is_busy(err):
+                    raise DatabaseBusy(f"no database connection slot within {budget_seconds:.0f} s: {err}") from None
+                raise
+            log.warning("the database did not answer; trying again", extra={"error": str(err), "waitSeconds": delay})
             sleep(delay)
             delay = min(2 * delay, MAX_BACKOFF_SECONDS)
+
+
+def connect_within(
+    invocation: Invocation | None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Connection:
+    """The connection a task opens: on AWS patiently, within its connect budget (see the module docstring);
+    locally, or without an invocation to budget, ``connect_when_free``."""
+    patience = Environment.read().connect_patience_seconds
+    if invocation is None or patience is None:
+        return connect_when_free(sleep)
+    remaining = invocation.get_remaining_time_in_millis() / 1000 - CONNECT_RESERVE_SECONDS
+    return connect_patiently(max(0.0, min(patience, remaining)), sleep, clock)
 
 
 def current() -> Connection | None:
@@ -142,12 +178,13 @@ def current() -> Connection | None:
     return _connection
 
 
-def connection() -> Connection:
-    """The container's shared connection, reconnected if it was closed or broken since the last use."""
+def connection(invocation: Invocation | None = None) -> Connection:
+    """The container's shared connection, reconnected (within ``invocation``'s connect budget) if it was closed or
+    broken since the last use."""
     global _connection
     with _lock:
         if _connection is None or _connection.closed or _connection.broken:
-            _connection = connect_when_free()
+            _connection = connect_within(invocation)
         return _connection
 
 

@@ -43,6 +43,7 @@ class NewExperiment:
     harness: JsonObject  # oriole.core.harness.description(): stored once per hash in harnesses
     agent_label: str | None = None
     sweep_id: str | None = None
+    archived: bool = False  # archived from its start: a deployment check's, in no view, report or export
 
     def values(self) -> dict[str, Any]:
         """The statement's parameters: the fields, the code and the harness spelt out as columns."""
@@ -91,6 +92,8 @@ class ProgressRow:
     gave_up_reason: str | None
     config: dict[str, Any]
     elapsed_seconds: float
+    input_tokens: int
+    cost_usd: float | None
     agent_tokens: int  # the committed turns' tokens (every call's less those of failed attempts)
 
 
@@ -168,15 +171,16 @@ class Experiments(StoreBase):
             + """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length,
-                origin_execution_arn, execution_arns, continuation_hashes, agent_label, sweep_id, {code})
+                origin_execution_arn, execution_arns, continuation_hashes, agent_label, sweep_id, cost_usd, archived_at,
+                {code})
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
                 %(goal_first_seen_step)s, %(optimal_path_length)s, %(execution_arn)s, ARRAY[%(execution_arn)s],
-                '{}', %(agent_label)s, %(sweep_id)s, {code_values})
+                '{}', %(agent_label)s, %(sweep_id)s, %(cost)s, CASE WHEN %(archived)s THEN now() END, {code_values})
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """.replace("{code}", _CODE_COLUMNS).replace("{code_values}", _CODE_VALUES),
-            new.values(),
+            {**new.values(), "cost": None if new.config.get("pricing") is None else 0},  # unpriced: unknown
         )
         assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
         return row
@@ -281,6 +285,7 @@ class Experiments(StoreBase):
             class_row(ProgressRow),
             "SELECT status, goal_found, action_count, stalled_turns, gave_up_reason, config, "
             "extract(epoch FROM clock_timestamp() - started_at)::float AS elapsed_seconds, "
+            "input_tokens, cost_usd::float AS cost_usd, "
             "input_tokens + output_tokens - failed_input_tokens - failed_output_tokens AS agent_tokens "
             "FROM experiments WHERE id = %s",
             (experiment_id,),
@@ -381,11 +386,11 @@ _CREATE_REPLAY = (
     + """
     INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash, agent_id,
         comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length, origin_execution_arn,
-        execution_arns, continuation_hashes, agent_label, replay_of, {code})
+        execution_arns, continuation_hashes, agent_label, replay_of, cost_usd, {code})
     SELECT o.maze_id, %(provider)s, o.model_name, o.prompt_version, o.prompt_text, o.prompt_hash, o.agent_id,
            'replay of experiment ' || o.id, o.config, o.seed, m.start_x, m.start_y,
            CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, o.optimal_path_length, %(arn)s, ARRAY[%(arn)s],
-           '{}', o.agent_label, o.id, {code_values}
+           '{}', o.agent_label, o.id, CASE WHEN o.cost_usd IS NOT NULL THEN 0 END, {code_values}
       FROM experiments o JOIN mazes m ON m.id = o.maze_id
      WHERE o.id = %(id)s
     ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn

@@ -69,6 +69,20 @@ class Sweeps(StoreBase):
         )
         return spent or 0.0
 
+    def sweep_committed(self, sweep_id: str) -> float:
+        """Dollars a sweep has spent or may still spend: its closed experiments' costs and those deleted since,
+        and each running one at its cap (``maxCostUsd`` of its snapshot; what it spent when that is more, or when
+        it has none)."""
+        committed: float | None = self._one(
+            scalar_row,
+            "SELECT (coalesce((SELECT sum(CASE WHEN completed_at IS NULL "
+            "        THEN greatest(cost_usd, coalesce((config->>'maxCostUsd')::numeric, cost_usd)) "
+            "        ELSE cost_usd END) FROM experiments WHERE sweep_id = %(id)s), 0) "
+            "        + coalesce((SELECT deleted_cost_usd FROM sweeps WHERE id = %(id)s), 0))::float",
+            {"id": sweep_id},
+        )
+        return committed or 0.0
+
     def repetition_attempts(self, sweep_id: str, agent_id: str) -> list[SweepExperiment]:
         """The experiments of one repetition of a sweep (its agent id), oldest first."""
         return self._all(

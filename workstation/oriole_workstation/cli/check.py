@@ -137,6 +137,8 @@ def _deployment_check(options: Options, progress: Callable[[str], None]) -> Depl
         session.client("lambda"),
         session.client("ssm"),
         session.region_name,
+        session.client("bedrock"),
+        session.client("service-quotas"),
     )
     return checks.DeploymentCheck(aws, cloud.deployment_name(), options, progress)
 

@@ -30,7 +30,7 @@ from oriole_workstation.cli.common import (
     terminal_width,
     whole_number,
 )
-from oriole_workstation.display import Cells, Drop, Shorten, columns, fit_columns, short_maze, terminal_safe
+from oriole_workstation.display import Cells, Drop, Shorten, columns, dollars, fit_columns, short_maze, terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.rows import StatusRow
 
@@ -82,7 +82,7 @@ def status_cells(rows: list[StatusRow], now: datetime, wide: bool = False) -> tu
                 "-" if r.progress_percent is None else f"{float(r.progress_percent):.1f}%",
                 _ago(r.last_action_at, now),
                 f"{r.input_tokens + r.output_tokens:,}",
-                f"${float(r.cost_usd):.4f}",
+                dollars(r.cost_usd),
                 r.sweep_id or "-",
             )
         )

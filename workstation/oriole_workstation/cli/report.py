@@ -33,7 +33,7 @@ from oriole_workstation.cli.render import replay_run
 from oriole_workstation.display import terminal_safe, wrote
 from oriole_workstation.files import OutputRefused
 from oriole_workstation.render import write
-from oriole_workstation.report import Format, GroupBy, render_report
+from oriole_workstation.report import Format, GroupBy, render_pairs, render_report
 from oriole_workstation.results import Filters, Results
 
 REPLAYS = "replays"  # the folder beside an HTML report that holds its replays
@@ -84,6 +84,15 @@ def report(
             "configurations in full) however wide the table gets.",
         ),
     ] = False,
+    paired: Annotated[
+        bool,
+        typer.Option(
+            "--pairs",
+            help="Paired comparisons instead of the groups: every two agents of the same mazes over the runs they "
+            "share (same maze and seed), the difference in success with a paired bootstrap interval over mazes, "
+            "the exact McNemar test and Holm-corrected p-values (table, csv, json; the HTML page has them too).",
+        ),
+    ] = False,
     figures: Annotated[
         Path | None,
         typer.Option(
@@ -99,11 +108,14 @@ def report(
 
     As a table, CSV, JSON, a self-contained HTML page, or Markdown and LaTeX tables a paper can take.
 
-    Per group: success rate with its 95% Wilson interval, median actions to the goal, median path
-    efficiency, tokens and cost per run and per success. Runs are the experiments that ended on the agent's
-    merits (succeeded, a limit, or an ending the agent caused such as stalling); infrastructure and provider
-    failures are counted under errors. Each row is one model x prompt x maze family (or maze with --by maze)
-    x the configuration values that differ among the compared experiments. --pivot prints the leaderboard:
+    Every run ends in one of success, agent failure, censored (the wall clock, a timeout, a stop, a spend cap)
+    or error; a repetition counts once (its decided attempt, when an errored one was run again). Per group: the
+    success rate over the decided runs and over all runs, each with its 95% interval (over mazes where the runs
+    share mazes, Wilson's with --wide), the count of each ending, SPL and the medians of the successes, tokens
+    and cost over every attempt ("unpriced" where a model has no price), and flags: m fewer than 10 mazes, u
+    over 5% censored or errored, $ some runs unpriced, c a confound. Each row is one agent x prompt x maze
+    family (or maze with --by maze) x the configuration values that differ among the compared experiments.
+    --pairs compares every two agents over the runs they share. --pivot prints the leaderboard:
     the success rate with its interval per agent and family and size. The HTML page starts with that
     leaderboard and its provenance (database, sweeps, code versions, prompts, seeds, the query), then draws
     the charts (success rates with their intervals, efficiency, actions and tokens, cost) per family and size,
@@ -121,6 +133,8 @@ def report(
             "--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
             "first; CSV and JSON carry every column)"
         )
+    if paired and (pivot or output in (Format.markdown, Format.latex)):
+        raise fail("--pairs prints the paired comparisons as a table, csv, json or html: use it without --pivot")
     filters = selection(
         sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
     )
@@ -128,6 +142,8 @@ def report(
     replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
     if output is Format.html:
         text = report_html.render(results, by, filters, replays)
+    elif paired:
+        text = render_pairs(results, output, by, filters)
     elif output in (Format.markdown, Format.latex):
         text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters)
     else:

@@ -1,0 +1,202 @@
+"""The numbers a report shows, as typed rows every format renders the same way (the terminal table and leaderboard,
+CSV, JSON, the HTML page, Markdown and LaTeX, the viewer): the groups with both rates and their intervals, the paired
+comparisons of agents, success by step.
+
+The SQL counts, rates and tests (``compare_experiments``, ``paired_comparison``, ``success_by_step`` in
+migrations/views/); this module adds what resamples, the bootstrap intervals over mazes (``intervals``), and what
+compares groups with each other (``confounds``). Free of the CLI library and of any format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from oriole_workstation.confounds import confounds
+from oriole_workstation.grouping import GroupBy, panel_key, series_key
+from oriole_workstation.intervals import maze_interval, paired_interval
+from oriole_workstation.results import Filters, Results
+from oriole_workstation.rows import ComparisonRow, PairedRow, StepRow, agent_name
+
+WILSON_MARK = "\N{DAGGER}"  # a Wilson interval shown among intervals over mazes
+
+
+class Flag(StrEnum):
+    """What a group's numbers need said beside them, in every format (a code a table's notes column carries)."""
+
+    FEW_MAZES = "m"
+    UNDECIDED = "u"
+    UNPRICED = "$"
+    CONFOUND = "c"
+
+
+FLAG_TEXT = {
+    Flag.FEW_MAZES: "rests on fewer than 10 different mazes: says little about other mazes of its kind",
+    Flag.UNDECIDED: "over 5% of its runs were censored or errored: the rate over all runs may tell another story",
+    Flag.UNPRICED: "some runs' models have no price: its cost is at least what is shown",
+    Flag.CONFOUND: "differs from another group of its panel in more than the variable compared (listed below)",
+}
+
+
+class IntervalKind(StrEnum):
+    """Which 95% interval a rate shows: over mazes (a bootstrap resampling mazes, each with all its runs: the
+    repetitions nested), where the runs share mazes; else the Wilson score interval over runs."""
+
+    MAZES = "mazes"
+    WILSON = "wilson"
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+    kind: IntervalKind
+
+
+@dataclass(frozen=True)
+class GroupRow(ComparisonRow):
+    """A group of the comparison with what the SQL cannot compute: the bootstrap interval over mazes of each rate
+    (``maze_ci_*``: None where the runs do not share mazes or rest on one maze), and what it differs in from the
+    other groups of its panel besides the compared variable (``confounds``)."""
+
+    maze_ci_low: float | None = None
+    maze_ci_high: float | None = None
+    maze_ci_all_low: float | None = None
+    maze_ci_all_high: float | None = None
+    confounds: tuple[str, ...] = field(default=())
+
+    @property
+    def maze_band(self) -> tuple[float, float] | None:
+        return None if self.maze_ci_low is None or self.maze_ci_high is None else (self.maze_ci_low, self.maze_ci_high)
+
+    @property
+    def interval(self) -> Interval | None:
+        """The decided rate's interval a table shows first: over mazes where there is one, else Wilson's."""
+        return _primary(self.maze_ci_low, self.maze_ci_high, self.success_rate_low, self.success_rate_high)
+
+    @property
+    def flags(self) -> tuple[Flag, ...]:
+        """What its numbers need said beside them (``FLAG_TEXT``)."""
+        found = (
+            (Flag.FEW_MAZES, self.few_mazes and self.runs > 0),
+            (Flag.UNDECIDED, bool(self.many_undecided)),
+            (Flag.UNPRICED, self.unpriced_runs > 0),
+            (Flag.CONFOUND, bool(self.confounds)),
+        )
+        return tuple(flag for flag, raised in found if raised)
+
+    @property
+    def interval_all(self) -> Interval | None:
+        """The same for the rate over all runs."""
+        return _primary(
+            self.maze_ci_all_low, self.maze_ci_all_high, self.success_rate_all_low, self.success_rate_all_high
+        )
+
+
+INTERVAL_NOTES = {
+    frozenset({IntervalKind.MAZES}): "95% CI: over mazes (a bootstrap resampling the mazes, repetitions nested)",
+    frozenset({IntervalKind.WILSON}): (
+        "95% CI: Wilson score interval over runs (the runs share no mazes, or all rest on one maze)"
+    ),
+    frozenset({IntervalKind.MAZES, IntervalKind.WILSON}): (
+        f"95% CI: over mazes (a bootstrap, repetitions nested) where runs share mazes; {WILSON_MARK} Wilson's where "
+        "they share none or rest on one maze"
+    ),
+}
+
+
+def _primary(maze_low, maze_high, wilson_low, wilson_high) -> Interval | None:
+    if maze_low is not None and maze_high is not None:
+        return Interval(float(maze_low), float(maze_high), IntervalKind.MAZES)
+    if wilson_low is not None and wilson_high is not None:
+        return Interval(float(wilson_low), float(wilson_high), IntervalKind.WILSON)
+    return None
+
+
+def _key(row: ComparisonRow) -> tuple[object, ...]:
+    return (*series_key(row), row.maze_family, row.maze_size)
+
+
+def _band(per_maze: list[tuple[int, int]]) -> tuple[float | None, float | None]:
+    """The bootstrap interval over these mazes ((runs, successes) each) where runs share mazes: more runs than
+    mazes, and at least two mazes (one maze says nothing about other mazes)."""
+    mazes = [m for m in per_maze if m[0]]
+    if not (sum(runs for runs, _ in mazes) > len(mazes) >= 2):
+        return None, None
+    interval = maze_interval(mazes)
+    return (None, None) if interval is None else (round(interval[0], 4), round(interval[1], 4))
+
+
+def with_maze_intervals(
+    rows: Sequence[ComparisonRow],
+    by_maze: Sequence[ComparisonRow],
+    notes: dict | None = None,
+    by: GroupBy = GroupBy.family,
+) -> list[GroupRow]:
+    """Each group with the bootstrap over mazes of both rates, from the same comparison per maze (``by_maze``:
+    empty for a comparison by maze, whose groups rest on one maze each), and its confounds (``notes``, from
+    ``confounds.confounds``)."""
+    decided: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+    every: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+    for row in by_maze:
+        decided.setdefault(_key(row), []).append((row.runs, row.successes))
+        every.setdefault(_key(row), []).append((row.all_runs, row.successes))
+    out = []
+    for row in rows:
+        low, high = _band(decided.get(_key(row), []))
+        all_low, all_high = _band(every.get(_key(row), []))
+        found = tuple((notes or {}).get((panel_key(row, by), series_key(row)), ()))
+        out.append(
+            GroupRow(
+                **vars(row),
+                maze_ci_low=low,
+                maze_ci_high=high,
+                maze_ci_all_low=all_low,
+                maze_ci_all_high=all_high,
+                confounds=found,
+            )
+        )
+    return out
+
+
+def groups(results: Results, filters: Filters, by: GroupBy) -> list[GroupRow]:
+    """The comparison as every format reports it: one row per group (family and size, or maze), both rates with
+    their intervals, the counts of each ending, the flags, the confounds."""
+    rows = results.comparison(filters, by_maze=by is GroupBy.maze)
+    per_maze = [] if by is GroupBy.maze else results.comparison(filters, by_maze=True)
+    return with_maze_intervals(rows, per_maze, confounds(results.compared(filters), by), by)
+
+
+@dataclass(frozen=True)
+class PairRow(PairedRow):
+    """Two agents compared over their shared (maze, seed) runs, with the paired bootstrap interval over mazes of the
+    difference in success (``difference_low``/``_high``: None on fewer than two mazes)."""
+
+    difference_low: float | None = None
+    difference_high: float | None = None
+
+    @property
+    def a_name(self) -> str:
+        return agent_name(self.a_agent_label, self.a_llm_provider, self.a_model_name)
+
+    @property
+    def b_name(self) -> str:
+        return agent_name(self.b_agent_label, self.b_llm_provider, self.b_model_name)
+
+
+def pairs(results: Results, filters: Filters, by: GroupBy) -> list[PairRow]:
+    """Every two agents (agent, prompt and compared configuration) of a family and size (or maze) over the runs
+    they share: the difference in success with its paired bootstrap interval over mazes, the exact McNemar test and
+    its Holm-corrected p-value (``paired_comparison``)."""
+    out = []
+    for row in results.paired(filters, by_maze=by is GroupBy.maze):
+        band = paired_interval(row.per_maze)
+        low, high = (None, None) if band is None else (round(band[0], 4), round(band[1], 4))
+        out.append(PairRow(**vars(row), difference_low=low, difference_high=high))
+    return out
+
+
+def success_by_step(results: Results, filters: Filters, by: GroupBy) -> list[StepRow]:
+    """Each group's Kaplan-Meier curve of success by step, censored and errored runs censored (``success_by_step``)."""
+    return results.success_by_step(filters, by_maze=by is GroupBy.maze)
