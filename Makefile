@@ -127,7 +127,7 @@ deploy: $(VENV)/.cdk-installed node_modules/.installed
 
 PROFILE ?= standard
 idle-cost: $(VENV)/.cdk-installed node_modules/.installed
-	npx cdk synth --all -q -c skipBundling=true -c profile=$(PROFILE) -o cdk.out.$(PROFILE)
+	npx cdk synth -q -c skipBundling=true -c profile=$(PROFILE) -o cdk.out.$(PROFILE)
 	$(BIN)/python -m infra.idle_cost cdk.out.$(PROFILE)
 
 $(VENV)/.bench-installed: $(VENV)/.local-installed
