@@ -37,6 +37,7 @@ from oriole_workstation.rows import (
     ListingChoices,
     MazeCount,
     Neighbours,
+    OverBudget,
     PairedRow,
     StatusRow,
     StepRow,
@@ -381,6 +382,18 @@ class Results:
             filters.arguments(),
         )
         return spend
+
+    def over_budget(self, filters: Filters = EVERYTHING) -> tuple[int, int]:
+        """The model calls, and the experiments they are in, whose prompt the server counted over the context budget
+        (``over_budget`` in ``turns.context``), among the experiments matching the filters."""
+        [found] = self._rows(  # an aggregate: one row
+            OverBudget,
+            "SELECT count(*) AS calls, count(DISTINCT t.experiment_id) AS runs "
+            f"FROM {_PICKED} c JOIN turns t ON t.experiment_id = c.experiment_id "
+            "CROSS JOIN LATERAL jsonb_array_elements(coalesce(t.context -> 'over_budget', '[]')) f",
+            filters.arguments(),
+        )
+        return found.calls, found.runs
 
     def chosen(self, filters: Filters) -> list[int]:
         """The ids of the experiments the filters choose (``chosen_experiments``), in order."""

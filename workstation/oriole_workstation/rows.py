@@ -361,6 +361,14 @@ class FailedSpend:
 
 
 @dataclass(frozen=True)
+class OverBudget:
+    """Model calls whose prompt the server counted over the context budget, and the experiments they are in."""
+
+    calls: int
+    runs: int
+
+
+@dataclass(frozen=True)
 class MazeCount:
     """Per family and size: how many mazes the database holds, by source, with the first few names."""
 

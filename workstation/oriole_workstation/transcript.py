@@ -294,6 +294,7 @@ def text(transcript: Transcript) -> str:
         out.append(f"\n== turn {turn.number}: {len(turn.actions)} action(s), {turn_ending(turn.end_reason)} ==")
         if turn.context:
             out.append(f"   context: {json.dumps(turn.context)}")
+        out += [f"   ! {flag}" for flag in over_budget_flags(turn.context)]
         for call in turn.calls:
             out += _call_text(call)
         out += [f"   > {m['role']} (no call read it): {_shown(m.get('content'))}" for m in turn.closing]
@@ -303,6 +304,16 @@ def text(transcript: Transcript) -> str:
                 f"({a['to_x']}, {a['to_y']}) {'ok' if a['success'] else 'failed: ' + (a['error'] or '')}"
             )
     return terminal_safe("\n".join(out), lines=True) + "\n"
+
+
+def over_budget_flags(context: dict | None) -> list[str]:
+    """A warning per call of the turn whose prompt the server counted over the context budget (``over_budget`` in
+    ``turns.context``, written by ``oriole.core.turn_loop.over_budget``): the server may have cut what it read."""
+    return [
+        f"call {flag['call']}: the server counted {flag['prompt_tokens']:,} prompt tokens, over the context budget "
+        f"of {flag['budget']:,}: it may have cut the prompt, so what the model saw may not be what is stored"
+        for flag in (context or {}).get("over_budget", ())
+    ]
 
 
 def _call_text(call: CallEntry) -> list[str]:
@@ -471,6 +482,7 @@ def turn_body(turn: TurnEntry) -> str:
             + "</div>"
         )
     context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
+    context += "".join(f'<p class="meta over-budget">{_e(flag)}</p>' for flag in over_budget_flags(turn.context))
     return context + calls
 
 
