@@ -2,7 +2,8 @@
 # make test:   install what the tests need (Python extras, the pinned CDK CLI, and Debian's TeX Live and Chromium
 #              when missing), then run mypy, ruff (the formatter's check and the linter) and the whole suite, on
 #              parallel workers (TEST_WORKERS, pytest-xdist).
-# make test-unit | test-integration | test-infra: one tier of the suite alone (tests/unit, tests/integration,
+# make test-unit | test-integration | test-browser | test-infra: one tier of the suite alone (tests/unit,
+#              tests/integration, tests/browser: the pages in Chromium,
 #              tests/infra), on the same workers.
 # make test-examples: the docs' worked sweeps (docs/examples.py) run again in fresh databases and compared with
 #              the pages that show them (minutes; make test checks the single runs the pages show).
@@ -36,7 +37,7 @@ export NO_MKDOCS_2_WARNING := 1
 # jsii prints a banner for Node releases past their end of life; the pinned CDK still works with them.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 
-.PHONY: demo test test-unit test-integration test-infra test-examples typecheck hooks docs bootstrap deploy synth bench flows lock \
+.PHONY: demo test test-unit test-integration test-browser test-infra test-examples typecheck hooks docs bootstrap deploy synth bench flows lock \
 	idle-cost
 
 $(BIN)/python:
@@ -75,6 +76,16 @@ $(VENV)/.debian-installed: Makefile | $(BIN)/python
 	fi
 	touch $@
 
+# Inspect AI (oriole export --format inspect) in a venv of its own, installed as a researcher would: it needs
+# aiobotocore, whose releases all pin botocore below the Lambda lock's, so it cannot join the test venv.
+# tests/integration/test_inspect_export.py runs the export and Inspect's reader there.
+INSPECT_VENV := .venv-inspect
+$(INSPECT_VENV)/.installed: pyproject.toml requirements.txt
+	$(PYTHON) -m venv $(INSPECT_VENV)
+	$(INSPECT_VENV)/bin/pip install --quiet --upgrade pip
+	$(INSPECT_VENV)/bin/pip install --quiet -e ".[local,analysis,inspect]" "pandas>=2,<4"
+	touch $@
+
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -88,7 +99,7 @@ demo: $(VENV)/.local-installed
 TEST_WORKERS ?= auto
 PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --max-worker-restart 0
 
-test: $(VENV)/.test-installed $(VENV)/.debian-installed node_modules/.installed typecheck
+test: $(VENV)/.test-installed $(VENV)/.debian-installed $(INSPECT_VENV)/.installed node_modules/.installed typecheck
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(PYTEST)
@@ -99,8 +110,11 @@ typecheck: $(VENV)/.test-installed
 test-unit: $(VENV)/.test-installed
 	$(PYTEST) tests/unit -q
 
-test-integration: $(VENV)/.test-installed $(VENV)/.debian-installed node_modules/.installed
+test-integration: $(VENV)/.test-installed $(VENV)/.debian-installed $(INSPECT_VENV)/.installed node_modules/.installed
 	$(PYTEST) tests/integration
+
+test-browser: $(VENV)/.test-installed $(VENV)/.debian-installed
+	$(PYTEST) tests/browser
 
 test-infra: $(VENV)/.test-installed node_modules/.installed
 	$(PYTEST) tests/infra
@@ -143,12 +157,14 @@ flows: $(VENV)/.local-installed
 # uv is a tool of this target only; each lock keeps its pins until its inputs ask for others (or
 # LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs. The development
 # lock is universal (markers where a platform or a Python differs) from the oldest Python supported, and takes the
-# runtime's versions from the Lambda lock, so the tests run what ships.
+# runtime's versions from the Lambda lock, so the tests run what ships. It holds every extra but inspect, whose
+# aiobotocore pins a botocore older than the Lambda lock's (.venv-inspect installs it as a researcher would).
 LOCK_FLAGS ?=
+DEV_EXTRAS := $(foreach extra,local cdk analysis view docs test bench,--extra $(extra))
 lock: $(BIN)/python
 	$(BIN)/pip install --quiet "uv>=0.5,<1"
 	$(BIN)/uv pip compile requirements.txt --python-platform aarch64-manylinux_2_28 --python-version 3.14 \
 		--generate-hashes --custom-compile-command "make lock" --output-file requirements-lambda.lock $(LOCK_FLAGS)
 	sed -n 's/^\([A-Za-z0-9._-]*==[^ ]*\).*/\1/p' requirements-lambda.lock > $(CONSTRAINTS)
-	$(BIN)/uv pip compile pyproject.toml --all-extras --universal --python-version 3.11 --constraint $(CONSTRAINTS) \
+	$(BIN)/uv pip compile pyproject.toml $(DEV_EXTRAS) --universal --python-version 3.11 --constraint $(CONSTRAINTS) \
 		--custom-compile-command "make lock" --output-file $(DEV_LOCK) $(LOCK_FLAGS)

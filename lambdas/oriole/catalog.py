@@ -310,8 +310,9 @@ CATALOG: tuple[Parameter, ...] = (
         "agent/context-tokens",
         int,
         32768,
-        "Context budget in tokens for providers without their own (Bedrock, OpenAI-compatible); Ollama uses "
-        "numCtx. Requests are trimmed to it: earlier turns first, then the oldest recent actions.",
+        "Context window in tokens for providers without their own (Bedrock, OpenAI-compatible); Ollama uses "
+        "numCtx. Requests are trimmed to it less the answer's room (maxTokens, maxOutputTokens; up to half of "
+        "it): earlier turns first, then the oldest recent actions.",
         minimum=256,
         maximum=2_000_000,
         providers=("bedrock", "openai"),
@@ -390,8 +391,18 @@ CATALOG: tuple[Parameter, ...] = (
         "ollama/num-ctx",
         int,
         32768,
-        "Ollama context window (options.num_ctx).",
+        "Ollama context window (options.num_ctx): requests are trimmed to it less the answer's room (numPredict).",
         minimum=256,
+        maximum=1_048_576,
+        providers=("ollama",),
+    ),
+    Parameter(
+        "ollama/num-predict",
+        int,
+        1024,
+        "Ollama options.num_predict: the most tokens one answer may hold, kept free in numCtx when requests are "
+        "trimmed (up to half of it).",
+        minimum=1,
         maximum=1_048_576,
         providers=("ollama",),
     ),

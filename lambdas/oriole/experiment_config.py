@@ -69,6 +69,7 @@ class ExperimentConfig(BaseModel):
     # the model providers'
     endpoint: str
     num_ctx: int
+    num_predict: int
     temperature: float
     repeat_penalty: float
     request_timeout_seconds: float

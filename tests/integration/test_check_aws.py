@@ -175,7 +175,7 @@ def by_name(data: dict) -> dict[str, dict]:
 def experiments_since(deployed, first_id: int) -> list[dict]:
     return deployed.store.conn.execute(
         "SELECT id, llm_provider, model_name, status, action_count, agent_id, comment, "
-        "config->'maxMoves' AS max_moves, archived_at "
+        "config->'maxMoves' AS max_moves, archived_at, cardinality(execution_arns) AS executions "
         "FROM experiments WHERE id > %s ORDER BY id",
         (first_id,),
     ).fetchall()
@@ -239,6 +239,8 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
         ("bedrock", f"us.{HAIKU}", "timed_out", 1, 1),
         ("ollama", "qwen2.5:7b", "timed_out", 1, 1),
     ]
+    [baseline_row] = [r for r in ran if r["llm_provider"] == "baseline" and r["comment"].startswith("check:")]
+    assert baseline_row["executions"] == -(-baseline_row["action_count"] // 4) > 1  # a turn an execution: continued
     [swept] = [r for r in ran if r["comment"].startswith("sweep:check-")]
     assert swept["status"] == "succeeded" and swept["agent_id"].startswith("check-")
     # the check tests the system, not the models: its experiments, the sweep's too, are in no comparison or report

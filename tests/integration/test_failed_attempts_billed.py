@@ -134,3 +134,28 @@ def test_the_token_budget_ends_the_run_as_the_agents_failure_counting_the_commit
     assert turn.fetchone()["end_reason"] == "max_tokens"
     assert (row["input_tokens"], row["output_tokens"]) == billed == (450, 50)  # every call is still counted
     assert_invariants(local.store, data["experiment_id"])
+
+
+def test_a_prompt_the_server_counts_over_the_context_budget_is_flagged_in_the_transcript_and_the_report(local):
+    """Trimming estimates tokens; the server counts them. A window of 2,000 with answers of up to 1,024 tokens
+    leaves 1,000 for the prompt (half the window kept for the answer); the server counting 1,500 is flagged."""
+    from oriole_workstation import transcript
+    from oriole_workstation.report import render_report
+    from oriole_workstation.results import Filters, Results
+
+    moves = shortest_moves(MAZE)
+    with openai_server.ScriptedOpenAI(
+        openai_server.tool_calls((moves[0], {}), prompt_tokens=1500, completion_tokens=10),
+        *[openai_server.tool_calls((m, {}), prompt_tokens=900, completion_tokens=10) for m in moves[1:]],
+    ) as server:
+        config = {"baseUrl": server.base_url, "contextTokens": 2000, "maxOutputTokens": 1024}
+        data = local.run({"mazeId": MAZE, "llmProvider": "openai", "modelName": "scripted", "config": config})
+        data = data.as_json()
+    [context] = local.store.conn.execute(
+        "SELECT context FROM turns WHERE experiment_id = %s AND context ? 'over_budget'", (data["experiment_id"],)
+    ).fetchall()
+    assert context["context"]["over_budget"] == [{"call": 1, "prompt_tokens": 1500, "budget": 1000}]
+    text = transcript.text(transcript.load(local.store.conn, data["experiment_id"]))
+    assert "call 1: the server counted 1,500 prompt tokens, over the context budget of 1,000" in text
+    report = render_report(Results(local.store.conn), filters=Filters(ids=(data["experiment_id"],)), width=None)
+    assert "1 model call(s) in 1 run(s) had a prompt the server counted over the context budget" in report

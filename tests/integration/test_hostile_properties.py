@@ -576,7 +576,14 @@ def invocations(draw) -> list[str]:
 @pytest.fixture
 def command_line(database_url, tmp_path, monkeypatch):
     """The environment a researcher's hostile command line meets: the test database, a private home and working
-    folder (a FIFO and a folder in it), and AWS pointed at a closed port (no credentials leave, nothing waits)."""
+    folder (a FIFO and a folder in it), AWS pointed at a closed port (no credentials leave, nothing waits), and a
+    Ctrl-C as soon as ``oriole view`` serves (it serves until one)."""
+    from werkzeug.serving import BaseWSGIServer
+
+    def interrupted(server: BaseWSGIServer, *args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(BaseWSGIServer, "serve_forever", interrupted)
     os.mkfifo(tmp_path / "FIFO")
     (tmp_path / "FOLDER").mkdir()
     monkeypatch.chdir(tmp_path)

@@ -246,7 +246,7 @@ def test_a_picture_whose_record_no_longer_draws_it_is_refused_by_name(local):
     with pytest.raises(transcripts.TranscriptUnavailable, match=r"turn 1 call 1: the .* view of step 0 drawn again"):
         transcripts.build(
             experiment,
-            local.store.conn.execute(transcripts._TURNS, (row["experiment_id"],)).fetchall(),
+            local.store.conn.execute(transcripts._TURNS, {"id": row["experiment_id"], "upto": None}).fetchall(),
             calls,
             [],
             {r["hash"]: r["body"] for r in local.store.conn.execute("SELECT hash, body FROM request_parts")},

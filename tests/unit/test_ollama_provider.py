@@ -204,7 +204,8 @@ def test_from_config_reads_the_snapshot_keys():
     }
     agent = OllamaAgent.from_config("llama3.2", ExperimentConfig.of(config), api_key="k")
     assert agent.model == "llama3.2" and agent.url == "http://ollama.internal:11434/api/chat"
-    assert agent.options == {"num_ctx": 8192, "temperature": 0.0, "repeat_penalty": 1.1, "seed": 7}
+    assert agent.options == {"num_ctx": 8192, "num_predict": 1024, "temperature": 0.0, "repeat_penalty": 1.1, "seed": 7}
+    assert agent.context_budget == 8192 - 1024  # the answer's room kept free in the window
     assert isinstance(agent.options["temperature"], float)
     assert agent.http.timeout_seconds == 30.0 and agent.http.api_key == "k"
 
@@ -214,13 +215,15 @@ def test_from_config_sends_the_options_on_the_wire():
         config = {
             "endpoint": server.url,
             "numCtx": 2048,
+            "numPredict": 1500,
             "temperature": 0.0,
             "repeatPenalty": 1.4,
             "requestTimeoutSeconds": 5,
             "seed": 3,
         }
         ask(OllamaAgent.from_config(MODEL, ExperimentConfig.of(config), None))
-    assert server.requests[0].body["options"] == {"num_ctx": 2048, "temperature": 0.0, "repeat_penalty": 1.4, "seed": 3}
+    options = {"num_ctx": 2048, "num_predict": 1500, "temperature": 0.0, "repeat_penalty": 1.4, "seed": 3}
+    assert server.requests[0].body["options"] == options
     assert "authorization" not in server.requests[0].headers
 
 

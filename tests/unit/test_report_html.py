@@ -372,7 +372,9 @@ def test_the_leaderboard_is_agent_by_family_and_size_with_intervals():
     text = page([*BASELINES, ERRORED])
     table = re.search(r'<table id="leaderboard">.*?</table>', text, re.S)[0]
     assert re.findall(r'<th scope="col">(.*?)</th>', table) == ["agent", "perfect 11x11", "dense 21x21"]
-    assert re.findall(r'<th scope="row">(.*?)</th>', table) == ["baseline/explorer", "baseline/random", "ollama/broken"]
+    agents = [cell.replace("<wbr>", "") for cell in re.findall(r'<th scope="row">(.*?)</th>', table)]
+    assert agents == ["baseline/explorer", "baseline/random", "ollama/broken"]
+    assert '<th scope="row">baseline/<wbr>explorer</th>' in table  # a break allowed between the name's parts
     assert '<span class="rate">75.0%</span> <span class="runs">3/4</span>' in table
     assert '<span class="interval">maze 50.0%-100.0%</span>' in table  # the runs share two mazes
     assert "few mazes" in table  # flagged: two mazes say little about their family
@@ -393,7 +395,7 @@ def test_the_comparison_table_puts_the_configuration_under_the_agent():
     ]
     table = re.search(r'<table id="comparison-table">.*?</table>', page(spec), re.S)[0]
     assert ">config<" not in table
-    assert '<th scope="row">baseline/explorer<span class="detail">maxMoves=900</span></th>' in table
+    assert '<th scope="row">baseline/<wbr>explorer<span class="detail">maxMoves=900</span></th>' in table
 
 
 def test_provenance_names_where_the_numbers_come_from():
@@ -508,6 +510,48 @@ def test_wrapping_keeps_every_character_and_fits(text, width):
     lines = drawing.wrap(text, width, 10)
     assert squeezed(" ".join(lines)) == squeezed(text)
     assert all(drawing.text_width(line, 10) <= width or len(line.strip()) == 1 for line in lines)
+
+
+# --- what a figure lets a reader see ------------------------------------------------------------------------
+
+
+def column_chart(labels: list[str], titles: list[str], cell: charts.Cell) -> ET.Element:
+    series = [charts.Series((label,), label, "", n) for n, label in enumerate(labels)]
+    panels = [charts.Panel(title, {(label,): cell for label in labels}) for title in titles]
+    axis = charts.rate_axis("success rate")
+    return ET.fromstring(drawing.to_svg(charts.distributions(series, panels, axis, charts.COLUMN, "t", "c")))
+
+
+def texts(root: ET.Element, role: str) -> list[list[str]]:
+    """Each text of a role as its lines."""
+    return [list(t.itertext()) for t in root.iter(f"{SVG}text") if t.get("class") == role]
+
+
+SAMPLES = charts.Cell(samples=tuple(charts.Sample(v, "") for v in (0.2, 0.4, 0.4, 0.5, 0.5, 0.5, 0.6, 0.8)))
+
+
+def test_a_paper_figure_names_its_rows_in_full_where_the_names_fit():
+    short = ["GPT-4o", "Qwen 8B", "oracle", "random"]
+    root = column_chart(short, ["perfect 11x11"], SAMPLES)
+    assert [" ".join(lines) for lines in texts(root, "series-label")] == short and not texts(root, "key-code")
+    long = ["bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0", "openai/Qwen/Qwen3-8B-Instruct-AWQ"]
+    root = column_chart(long, ["perfect 11x11"], SAMPLES)
+    assert [lines for lines in texts(root, "key-code")] == [["A"], ["B"]]  # keyed, every label in full below
+
+
+def test_a_seeded_maze_keeps_its_seed_whole_in_a_panel_title():
+    root = column_chart(["oracle"], ["perfect-11@1234567890", "perfect-11@987654321"], SAMPLES)
+    titles = texts(root, "panel-title")
+    assert titles[0][-1] == "@1234567890" and titles[1][-1] == "@987654321", titles
+
+
+def test_the_box_and_the_median_are_drawn_over_the_markers():
+    root = column_chart(["oracle"], ["perfect 11x11"], SAMPLES)
+    group = next(g for g in root.iter(f"{SVG}g") if g.get("class") == "distribution")
+    kinds = [child.tag.removeprefix(SVG) for child in group]
+    assert kinds[-4:] == ["rect", "rect", "line", "line"] and "g" not in kinds[-4:]  # after every marker
+    median = list(group)[-1]
+    assert float(median.get("x1")) == pytest.approx(float(median.get("x2")))
 
 
 def test_provenance_tells_a_commit_with_uncommitted_changes_from_the_clean_one_and_names_the_harness():

@@ -308,3 +308,11 @@ def test_with_pictures_each_request_carries_only_the_newest_view_and_no_tiles_in
     # a call's new messages keep their picture (stored as its record); a later request drops the older ones
     assert agent.requests[2].messages[0].picture is None and "picture" in agent.requests[2].messages[0].content
     assert [m.role for m in outcome.calls[1].new_messages] == ["tool", "tool", "user"]
+
+
+def test_the_prompt_budget_keeps_the_answers_room_free_up_to_half_the_window():
+    from oriole.core.turn_loop import prompt_budget
+
+    assert prompt_budget(32768, 1024) == 31744
+    assert prompt_budget(2000, 1024) == 1000  # an answer limit past half the window: half is kept
+    assert prompt_budget(4096, 0) == 4096

@@ -199,6 +199,7 @@ class _Grid:
     """Where things go: the label column, the panels per grid row, each series' row label and height."""
 
     style: Style
+    keyed: bool  # rows labelled by their series' code, the labels listed below
     label_width: float
     count_width: float
     columns: int
@@ -215,13 +216,20 @@ class _Grid:
         return left, left + self.panel_width - self.count_width - self.style.font * 1.9
 
 
+LABEL_SHARE = 0.3  # at most this share of a page chart's width for its row labels
+KEYED_LABEL_SHARE = 0.4  # a paper figure's: whole labels where they fit in it, else codes and a key below
+
+
 def _grid(series: Sequence[Series], panels: Sequence[Panel], style: Style, min_row: float) -> _Grid:
+    """Where things go. A keyed style (a paper column) labels its rows by code only when the whole labels do not
+    fit beside the panels on one line each."""
     marker_room = style.font * 1.6
-    if style.keyed:
+    room = style.width * (KEYED_LABEL_SHARE if style.keyed else LABEL_SHARE) - marker_room
+    keyed = style.keyed and any(text_width(s.label, style.font) > room for s in series)
+    if keyed:
         labels: dict[tuple, tuple[str, ...]] = {s.key: (s.code,) for s in series}
         label_width = marker_room + max(text_width(s.code, style.font) for s in series) + style.font
     else:
-        room = style.width * 0.3 - marker_room
         labels = {
             s.key: tuple(wrap(s.agent, room, style.font) + (wrap(s.detail, room, style.small) if s.detail else []))
             for s in series
@@ -232,7 +240,7 @@ def _grid(series: Sequence[Series], panels: Sequence[Panel], style: Style, min_r
     count_width = max((text_width(c, style.small) for c in counts), default=0.0)
     columns = max(1, min(len(panels), int((style.width - label_width) // style.panel_width)))
     heights = {s.key: max(min_row, style.line * len(labels[s.key]) + style.font * 0.5) for s in series}
-    return _Grid(style, label_width, count_width, columns, labels, heights)
+    return _Grid(style, keyed, label_width, count_width, columns, labels, heights)
 
 
 def panel_chart(
@@ -247,7 +255,7 @@ def panel_chart(
     """Panels in rows of as many as fit the width, each with one row per series; ``cell_shapes`` draws a
     series' cell given its x scale, its row's middle and height."""
     spread = any(c.samples for p in panels for c in p.cells.values())
-    min_row = style.font * ((2.2 if spread else 1.6) if style.keyed else (2.6 if spread else 1.9))
+    min_row = style.font * (2.2 if spread else 1.6) if style.keyed else style.font * (2.6 if spread else 1.9)
     grid = _grid(series, panels, style, min_row)
     drawing = Drawing(style.width, 0, title, caption, style.unit)
     y = style.font * 0.4
@@ -262,7 +270,7 @@ def panel_chart(
         )
     )
     y += style.font * 1.8
-    if style.keyed:
+    if grid.keyed:
         y = _key(drawing, series, style, y)
     drawing.height = y + style.font * 0.4
     return drawing
@@ -408,22 +416,26 @@ def distribution_cell(
     axis_low: float = 0.0,
 ) -> list:
     """Every sample as a dot (linked to its replay), the range as a thin line and, from three samples on, a box
-    from the first to the third quartile with the median as a thick line."""
+    from the first to the third quartile with the median as a thick line, both drawn over the dots with a white
+    edge, so that no pile of markers hides them."""
     if not cell.samples:
         return _empty(cell, x, middle, style, axis_low)
     values = [sample.value for sample in cell.samples]
     box = height * 0.28
     shapes: list = [Line(x(min(values)), middle, x(max(values)), middle, MUTED, style.stroke)]
-    if len(values) >= 3:  # fewer samples have no middle half to show
-        q1, median, q3 = quartiles(values)
-        shapes += [
-            Rect(x(q1), middle - box, max(x(q3) - x(q1), style.stroke), 2 * box, stroke=INK, stroke_width=style.stroke),
-            Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, INK, style.stroke * 2.5),
-        ]
     for n, sample in enumerate(cell.samples):
         jitter = ((n * 7919) % 9 - 4) / 4 * box * 0.8 if len(values) > 1 else 0.0
         dot = Group((s.marker(x(sample.value), middle + jitter, style.font * 0.27),), tooltip=sample.note)
         shapes.append(Group((dot,), link=sample.link) if sample.link else dot)
+    if len(values) >= 3:  # fewer samples have no middle half to show; drawn over the markers, which never hide it
+        q1, median, q3 = quartiles(values)
+        left, width = x(q1), max(x(q3) - x(q1), style.stroke)
+        shapes += [
+            Rect(left, middle - box, width, 2 * box, stroke="#ffffff", stroke_width=style.stroke * 3),
+            Rect(left, middle - box, width, 2 * box, stroke=INK, stroke_width=style.stroke),
+            Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, "#ffffff", style.stroke * 5),
+            Line(x(median), middle - box * 1.15, x(median), middle + box * 1.15, INK, style.stroke * 2.5),
+        ]
     return [Group(tuple(shapes), role="distribution")]
 
 

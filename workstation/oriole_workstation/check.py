@@ -68,6 +68,9 @@ MAZE = "perfect-7"
 # A turn of one action and nothing more: the model answers once; a model that answers without a tool call ends
 # the experiment after that one turn (maxStalledTurns 1), which still shows that it answered.
 ONE_ACTION = {"maxMoves": 1, "maxActionsPerTurn": 1, "maxStalledTurns": 1}
+# The baseline's few turns each in an execution of its own: every turn after the first exercises ContinueAsNew
+# (the successor's start, the hand-over of the experiment) on the deployed state machine.
+CONTINUED = {"maxMoves": 100, "maxActionsPerTurn": 4, "maxTurnsPerExecution": 1}
 AGENT_ENDINGS = ("AgentStalled", "AgentGaveUp")  # the model answered, without a move: the path works
 DATABASE_ERRORS = ("OperationalError", "InterfaceError", "DatabaseBusy", "DatabaseNotConfigured")
 CHECKOUT_VERSION_SECONDS = 120
@@ -670,7 +673,7 @@ class DeploymentCheck:
             experiments,
             "baseline",
             None,
-            [self._input("baseline", "baseline", "oracle", maxMoves=100)],
+            [self._input("baseline", "baseline", "oracle", **CONTINUED)],
             lambda model, outcome: SEE_EXECUTION,
         )
         lines: list[Probe | Check] = [baseline]

@@ -67,9 +67,13 @@ def wrap(text: str, width: float, size: float) -> list[str]:
 
 
 def _pieces(word: str, width: float, size: float) -> list[str]:
-    """A word cut after its separators, and a piece still too wide cut into characters that fit."""
+    """A word cut after its separators and before an ``@`` (a seeded maze's seed stays whole: ``perfect-11`` /
+    ``@1234567890``), and a piece still too wide cut into characters that fit."""
     pieces, current = [], ""
     for c in word:
+        if c == "@" and current:
+            pieces.append(current)
+            current = ""
         current += c
         if c in "/.-_·":
             pieces.append(current)

@@ -53,6 +53,7 @@ class Format(StrEnum):
     parquet = "parquet"
     jsonl = "jsonl"
     csv = "csv"
+    inspect = "inspect"  # Inspect AI evaluation logs (inspect_logs), not tables
 
 
 class MissingExtra(OrioleError):

@@ -25,7 +25,7 @@ from typing import Any, overload
 from oriole.core.maze import DIRECTIONS, WALL, Maze, Position, vision
 from oriole.errors import OrioleError
 from oriole.statuses import ExperimentStatus
-from oriole_workstation import files
+from oriole_workstation import assets, files
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.drawing import wrap
 from oriole_workstation.outcomes import outcome_text
@@ -34,10 +34,12 @@ from oriole_workstation.rows import ExperimentRun
 OPEN_SEEN, OPEN_UNSEEN = "#ffffff", "#e2e5ea"
 WALL_SEEN, WALL_UNSEEN = "#2f3542", "#9aa3ae"
 GOAL_FILL, START_FILL = "#b45309", "#15803d"  # dark enough for a white letter, apart in grey
-PATH_FIRST, PATH_LAST = (37, 99, 235), (219, 39, 119)  # the path fades from blue (first move) to pink (last)
+# The path darkens from light blue (first move) to dark indigo (last): its order shows in lightness, so it survives
+# greyscale and colour-blindness (the luminance falls from about 0.45 to 0.02).
+PATH_FIRST, PATH_LAST = (56, 189, 248), (30, 27, 75)
 BUMP, SIGHT, INK = "#dc2626", "#f59e0b", "#111827"
 LEGEND = (
-    "path: blue first, pink last · x: move into a wall · orange ring: where the goal was first seen · "
+    "path: light blue first, dark indigo last · x: move into a wall · orange ring: where the goal was first seen · "
     "square: the agent · pale: never seen"
 )
 HEADER = (("title", 14, INK), ("outcome", 12, "#4b5563"), ("legend", 11, "#6b7280"))  # kind, font px, colour
@@ -624,8 +626,6 @@ def replay_html_parts(run: Run) -> Iterator[str]:
     """A self-contained page (no network): the maze, step controls, and for each step the action, its
     result, the reasoning and the turn's model text; below, the conversation (the transcript), whose turn of
     the current step is opened and outlined. In pieces to write one after the other."""
-    from oriole_workstation.transcript import CONVERSATION_CSS
-
     conversation = (
         (f'<section id="conversation" aria-label="conversation"><h2>conversation</h2>\n{run.conversation}\n</section>')
         if run.conversation
@@ -634,14 +634,15 @@ def replay_html_parts(run: Run) -> Iterator[str]:
     values: dict[str, Iterable[str]] = {
         "title": [html.escape(run.title)],
         "outcome": [html.escape(run.outcome)],
-        "buttons": [_BUTTONS],
+        "controls": [CONTROLS],
         "svg": svg_parts(run, interactive=True),
         "data": replay_data(run),
         "conversation": [conversation],
-        "css": [CONVERSATION_CSS],
+        "css": [assets.text("replay.css"), assets.text("transcript.css")],
+        "script": [assets.inline_script("replay.js"), "\n", assets.inline_script("transcript.js")],
     }
     # the template cut at its placeholders: text put in is never searched for placeholders again
-    for n, piece in enumerate(re.split(r"\{(title|outcome|buttons|svg|data|conversation|css)\}", _HTML)):
+    for n, piece in enumerate(re.split(r"\{(title|outcome|controls|svg|data|conversation|css|script)\}", _HTML)):
         yield from (values[piece] if n % 2 else [piece])
 
 
@@ -675,41 +676,34 @@ _BUTTONS = "\n".join(
     )
 )
 
+# The replay's controls (replay.js drives them): the static page and oriole view's experiment page show these.
+CONTROLS = (
+    """<div id="controls">
+"""
+    + _BUTTONS
+    + """
+  <input id="slider" type="range" min="0" value="0" aria-label="step">
+  <label>step <input id="goto" type="number" min="0" value="0" aria-label="go to step"></label>
+  <select id="speed" aria-label="speed"><option value="400">slow</option><option value="120" selected>normal</option>
+  <option value="25">fast</option></select>
+  <span id="counter"></span>
+</div>
+"""
+)
+
 _HTML = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>{title}</title>
 <style>
-body { font-family: sans-serif; margin: 16px; color: #111827; }
-h1 { font-size: 18px; overflow-wrap: anywhere; }
-#controls { margin: 8px 0; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
-#controls button { display: inline-flex; align-items: center; justify-content: center; width: 34px; height: 30px;
-                   padding: 0; color: #111827; }
-#controls input[type=range] { width: 320px; max-width: 100%; }
-#icon-pause { display: none; }
-#replay { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
-#maze svg { max-width: 100%; height: auto; display: block; }
-#panel { flex: 1 1 360px; max-width: 760px; }
-#panel .label { color: #6b7280; font-size: 12px; margin-top: 8px; }
-#panel pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 8px; margin: 2px 0;
-             font-size: 13px; }
-.failed { color: #dc2626; }
-#conversation h2 { font-size: 16px; }
 {css}
 </style>
 </head>
 <body>
 <h1>{title}</h1>
 <p>{outcome}</p>
-<div id="controls">
-{buttons}
-  <input id="slider" type="range" min="0" value="0" aria-label="step">
-  <select id="speed" aria-label="speed"><option value="400">slow</option><option value="120" selected>normal</option>
-  <option value="25">fast</option></select>
-  <span id="counter"></span>
-</div>
-<div id="replay">
+{controls}<div id="replay">
 <div id="maze">
 {svg}
 </div>
@@ -721,74 +715,7 @@ h1 { font-size: 18px; overflow-wrap: anywhere; }
 {conversation}
 </div>
 <script id="run-data" type="application/json">{data}</script>
-<script>
-"use strict";
-const run = JSON.parse(document.getElementById("run-data").textContent);
-const total = run.steps.length;
-const slider = document.getElementById("slider");
-slider.max = total;
-const fog = Array.from(document.querySelectorAll(".fog rect"), el => [el, Number(el.dataset.seen)]);
-const marks = Array.from(document.querySelectorAll("[data-step]"), el => [el, Number(el.dataset.step)]);
-const agent = document.getElementById("agent");
-const end = run.centres[total];
-let step = 0, timer = null;
-
-function show(k) {
-  step = Math.max(0, Math.min(total, k));
-  slider.value = step;
-  document.getElementById("counter").textContent = "step " + step + " of " + total;
-  for (const [el, seen] of fog) el.style.display = (seen >= 0 && seen <= step) ? "none" : "";
-  for (const [el, at] of marks) el.style.display = at <= step ? "" : "none";
-  agent.setAttribute("transform", "translate(" + (run.centres[step][0] - end[0]) + "," +
-                     (run.centres[step][1] - end[1]) + ")");
-  const action = document.getElementById("action");
-  if (step === 0) {
-    action.textContent = "start";
-    action.className = "";
-    document.getElementById("reasoning").textContent = "";
-    document.getElementById("model-text").textContent = "";
-    return;
-  }
-  const s = run.steps[step - 1];
-  for (const turn of document.querySelectorAll("#conversation details.turn")) {
-    const current = turn.dataset.turn === String(s.turn);
-    turn.classList.toggle("current", current);
-    if (current) turn.open = true;
-  }
-  action.textContent = "step " + s.n + " (turn " + s.turn + "): " + s.action + " from (" + s.from.join(", ") +
-    ") to (" + s.to.join(", ") + ")" + (s.success ? "" : " failed: " + (s.error || ""));
-  action.className = s.success ? "" : "failed";
-  document.getElementById("reasoning").textContent = s.reasoning || "";
-  document.getElementById("model-text").textContent = run.modelText[String(s.turn)] || "";
-}
-
-function playing(on) {
-  document.getElementById("icon-play").style.display = on ? "none" : "inline";
-  document.getElementById("icon-pause").style.display = on ? "inline" : "none";
-}
-function pause() { clearInterval(timer); timer = null; playing(false); }
-function play() {
-  if (step >= total) show(0);
-  playing(true);
-  timer = setInterval(() => { if (step >= total) pause(); else show(step + 1); },
-                      Number(document.getElementById("speed").value));
-}
-document.getElementById("play").onclick = () => (timer ? pause() : play());
-document.getElementById("first").onclick = () => { pause(); show(0); };
-document.getElementById("prev").onclick = () => { pause(); show(step - 1); };
-document.getElementById("next").onclick = () => { pause(); show(step + 1); };
-document.getElementById("last").onclick = () => { pause(); show(total); };
-document.getElementById("speed").onchange = () => { if (timer) { pause(); play(); } };
-slider.oninput = () => { pause(); show(Number(slider.value)); };
-document.addEventListener("keydown", e => {
-  if (e.key === "ArrowRight") { pause(); show(step + 1); }
-  else if (e.key === "ArrowLeft") { pause(); show(step - 1); }
-  else if (e.key === "Home") { pause(); show(0); }
-  else if (e.key === "End") { pause(); show(total); }
-  else if (e.key === " ") { e.preventDefault(); timer ? pause() : play(); }
-});
-show(0);
-</script>
+{script}
 </body>
 </html>
 """

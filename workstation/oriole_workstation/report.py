@@ -497,8 +497,20 @@ def render_report(
     if output is Format.json:
         return as_json(rows)
     table = as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
-    note = failed_spend_note(results.failed_spend(filters))
-    return table + "".join(line + "\n" for line in (textwrap.wrap(note, width) if width else [note] if note else []))
+    notes = [failed_spend_note(results.failed_spend(filters)), over_budget_note(*results.over_budget(filters))]
+    lines = [line for note in notes if note for line in (textwrap.wrap(note, width) if width else [note])]
+    return table + "".join(line + "\n" for line in lines)
+
+
+def over_budget_note(calls: int, runs: int) -> str:
+    """A warning below a table when servers counted prompts over the context budget (``transcript`` shows which)."""
+    if not calls:
+        return ""
+    return (
+        f"{calls} model call(s) in {runs} run(s) had a prompt the server counted over the context budget: a server "
+        "may cut such a prompt silently, so what the model saw may not be what is stored (oriole transcript shows "
+        "them)"
+    )
 
 
 def failed_spend_note(spend: FailedSpend) -> str:

@@ -10,6 +10,7 @@ column, are what ``oriole report --figures DIR`` writes (``figures``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -72,21 +73,22 @@ INTERVALS = (
 ENDED = frozenset(Ending)  # every run that ended: what tokens and cost count
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1240px; padding: 0 1rem; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1360px; padding: 0 1rem; color: #222; }
 h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2rem; }
 .meta, figcaption, .note { color: #555; font-size: 0.9rem; }
 figcaption { margin-top: 0.3rem; }
 table { border-collapse: collapse; font-size: 0.8rem; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.4rem; text-align: left; vertical-align: top; }
 thead th { background: #f2f2f2; } tbody th { font-weight: normal; }
-td.number { text-align: right; font-variant-numeric: tabular-nums; } td { overflow-wrap: anywhere; }
-.wide { overflow-x: auto; } thead th { overflow-wrap: anywhere; }
-.detail { display: block; color: #555; font-size: 0.92em; overflow-wrap: anywhere; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.wide { overflow-x: auto; } thead th { hyphens: none; }
+.detail { display: block; color: #555; font-size: 0.92em; }
 .rate { font-weight: 600; } .interval { display: block; color: #555; font-size: 0.92em; white-space: nowrap; }
 .none { color: #777; font-style: italic; }
 .flag { display: inline-block; margin: 0.15rem 0.2rem 0 0; padding: 0 0.3rem; border: 1px solid #888;
         border-radius: 0.2rem; font-size: 0.85em; color: #333; white-space: nowrap; }
 #comparison-table tbody th, #experiments-table tbody th { min-width: 11rem; }
+#experiments-table td:nth-child(3) { white-space: nowrap; }  /* a maze's name (perfect-11@0) stays whole */
 #leaderboard { width: auto; min-width: 50%; } .runs { color: #555; white-space: nowrap; }
 dl.provenance { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; font-size: 0.9rem; }
 dl.provenance dt { font-weight: 600; } dl.provenance dd { margin: 0; overflow-wrap: anywhere; }
@@ -379,7 +381,7 @@ def _axis(panels: Sequence[Panel], title: str) -> charts.Axis:
     return charts.value_axis(values, title, wide, charts.format_number)
 
 
-def _figure(d: drawing.Drawing, chart_id: str) -> str:
+def figure_html(d: drawing.Drawing, chart_id: str) -> str:
     return (
         f'<figure id="figure-{chart_id}">{drawing.to_svg(d, element_id=chart_id)}'
         f"<figcaption>{escape(d.caption)}</figcaption></figure>"
@@ -389,10 +391,16 @@ def _figure(d: drawing.Drawing, chart_id: str) -> str:
 # --- tables ------------------------------------------------------------------------------------------------
 
 
+def breakable(text: str) -> str:
+    """Stored text shown (``_shown``) with a line-break opportunity after each ``/ . : _ - @``: a long model id
+    (``bedrock/us.anthropic.claude-haiku-4-5``) wraps between its parts, never inside a word or a number."""
+    return re.sub(r"([/.:_@-])(?=\w)", r"\1<wbr>", _shown(text))
+
+
 def _agent_cell(agent: str, detail: str) -> str:
     return (
-        f'<th scope="row">{_shown(agent)}'
-        + (f'<span class="detail">{_shown(detail)}</span>' if detail else "")
+        f'<th scope="row">{breakable(agent)}'
+        + (f'<span class="detail">{breakable(detail)}</span>' if detail else "")
         + "</th>"
     )
 
@@ -705,7 +713,7 @@ def page(
     else:
         drawn = figures(rows, experiments, by, charts.PAGE, read, replays, steps)
         distributions = "".join(
-            _figure(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
+            figure_html(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
         )
         body = (
             f'<section id="leaderboard-section"><h2>Success rate</h2>{leaderboard(rows, by)}'
@@ -715,11 +723,11 @@ def page(
             f"{notes_list(rows)}"
             f'<p class="note">{escape(running_note(rows))}</p></section>'
             f'{origin}<section id="intervals"><h2>The intervals</h2><p>{escape(INTERVALS)}</p></section>'
-            f'<section id="success"><h2>Success rate per agent</h2>{_figure(drawn["success"], "success")}'
+            f'<section id="success"><h2>Success rate per agent</h2>{figure_html(drawn["success"], "success")}'
             f"</section>"
             + (
                 f'<section id="success-by-step"><h2>Success by step</h2>'
-                f"{_figure(drawn['success-by-step'], 'success-by-step')}</section>"
+                f"{figure_html(drawn['success-by-step'], 'success-by-step')}</section>"
                 if "success-by-step" in drawn
                 else ""
             )
@@ -731,7 +739,7 @@ def page(
             )
             + f'<section id="distributions"><h2>Efficiency and effort</h2>{distributions}</section>'
             + (
-                f'<section id="costs"><h2>Cost</h2>{_figure(drawn["cost"], "cost")}</section>'
+                f'<section id="costs"><h2>Cost</h2>{figure_html(drawn["cost"], "cost")}</section>'
                 if "cost" in drawn
                 else ""
             )

@@ -5,13 +5,15 @@ machine's tasks need) stay in the runtime package (``oriole.store``); none of th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import sql
 from psycopg.abc import AdaptContext, Buffer
 from psycopg.adapt import Loader
 from psycopg.rows import class_row, scalar_row, tuple_row
@@ -19,20 +21,28 @@ from psycopg.types.numeric import FloatLoader
 from psycopg.types.string import ByteaLoader, TextLoader
 
 from oriole.errors import OrioleError
+from oriole.statuses import Ending
 from oriole.store import Store
 from oriole_workstation.display import terminal_safe
+from oriole_workstation.provenance import natural
 from oriole_workstation.rows import (
     ColumnDescription,
     ComparedExperiment,
     ComparisonRow,
+    ExperimentDetail,
     ExperimentRun,
     ExperimentSummary,
     FailedSpend,
+    ListedExperiment,
+    ListingChoices,
     MazeCount,
+    Neighbours,
+    OverBudget,
     PairedRow,
     StatusRow,
     StepRow,
     SweepPlan,
+    SweepRow,
 )
 
 Row = TypeVar("Row")
@@ -144,6 +154,46 @@ class Filters:
 
 
 EVERYTHING = Filters()  # no filter
+
+
+# What the viewer's experiment list sorts by: its names -> the expression over experiment_results.
+LISTING_ORDER = {
+    "id": "experiment_id",
+    "agent": "agent",
+    "model": "model_name",
+    "maze": "maze",
+    "ending": "ending",
+    "started": "started_at",
+    "actions": "actions",
+    "efficiency": "path_efficiency",
+    "tokens": "tokens",
+    "cost": "cost_usd",
+}
+ENDINGS_LISTED = (*(e.value for e in Ending), "running")  # what the viewer's ending filter offers
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The viewer's experiment list: its filters (None: any; ``agent`` is the name tables show, ``maze`` a maze
+    or a family, ``ending`` one of ``ENDINGS_LISTED``), a search over the id, agent, model, maze, failure reason
+    and comment, the order (a key of ``LISTING_ORDER``) and the page."""
+
+    agent: str | None = None
+    model: str | None = None
+    maze: str | None = None
+    ending: str | None = None
+    tag: str | None = None
+    sweep: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    search: str | None = None
+    order: str = "id"
+    descending: bool = True
+    limit: int = 100
+    offset: int = 0
+
+
+_AGENT = "coalesce(r.agent_label, r.llm_provider || '/' || r.model_name)"
 
 
 @dataclass(frozen=True)
@@ -332,6 +382,18 @@ class Results:
             filters.arguments(),
         )
         return spend
+
+    def over_budget(self, filters: Filters = EVERYTHING) -> tuple[int, int]:
+        """The model calls, and the experiments they are in, whose prompt the server counted over the context budget
+        (``over_budget`` in ``turns.context``), among the experiments matching the filters."""
+        [found] = self._rows(  # an aggregate: one row
+            OverBudget,
+            "SELECT count(*) AS calls, count(DISTINCT t.experiment_id) AS runs "
+            f"FROM {_PICKED} c JOIN turns t ON t.experiment_id = c.experiment_id "
+            "CROSS JOIN LATERAL jsonb_array_elements(coalesce(t.context -> 'over_budget', '[]')) f",
+            filters.arguments(),
+        )
+        return found.calls, found.runs
 
     def chosen(self, filters: Filters) -> list[int]:
         """The ids of the experiments the filters choose (``chosen_experiments``), in order."""
@@ -522,6 +584,112 @@ class Results:
                 {"id": experiment_id},
             )
             yield from cursor
+
+    def listing(self, chosen: Listing) -> list[ListedExperiment]:
+        """A page of the experiments ``chosen`` selects, in its order (then by id), each with the count of every
+        match (``total``)."""
+        order = sql.SQL(LISTING_ORDER.get(chosen.order, "experiment_id"))
+        query = sql.SQL(
+            f"""
+            SELECT * FROM (
+                SELECT r.experiment_id, {_AGENT} AS agent, r.llm_provider, r.model_name, r.maze, r.maze_family,
+                       r.maze_size, r.status, r.ending, r.actions, r.path_efficiency,
+                       r.input_tokens + r.output_tokens AS tokens, r.cost_usd, r.started_at, r.completed_at,
+                       r.sweep_id, r.failure_reason, count(*) OVER () AS total
+                  FROM experiment_results r
+                 WHERE (%(agent)s::text IS NULL OR {_AGENT} = %(agent)s)
+                   AND (%(model)s::text IS NULL OR r.model_name = %(model)s)
+                   AND (%(maze)s::text IS NULL OR %(maze)s IN (r.maze, r.maze_family))
+                   AND (%(ending)s::text IS NULL OR coalesce(r.ending, 'running') = %(ending)s)
+                   AND (%(tag)s::text IS NULL OR %(tag)s = ANY (r.tags))
+                   AND (%(sweep)s::text IS NULL OR r.sweep_id = %(sweep)s)
+                   AND (%(since)s::timestamptz IS NULL OR r.started_at >= %(since)s)
+                   AND (%(until)s::timestamptz IS NULL OR r.started_at < %(until)s)
+                   AND (%(search)s::text IS NULL OR concat_ws(' ', r.experiment_id, {_AGENT}, r.model_name, r.maze,
+                                                              r.failure_reason, r.comment) ILIKE %(pattern)s)
+            ) listed
+            ORDER BY {{order}} {"DESC" if chosen.descending else "ASC"} NULLS LAST, experiment_id
+            LIMIT %(limit)s OFFSET %(offset)s
+            """
+        ).format(order=order)
+        search = chosen.search or None
+        pattern = None if search is None else "%" + re.sub(r"([\\%_])", r"\\\1", search) + "%"
+        with self.conn.cursor(row_factory=class_row(ListedExperiment)) as cursor:
+            return cursor.execute(query, {**asdict(chosen), "search": search, "pattern": pattern}).fetchall()
+
+    def listing_choices(self) -> dict[str, list[str]]:
+        """What the viewer's filters offer: every agent, model, maze family, maze, tag and sweep the results hold."""
+        row = self._row(
+            ListingChoices,
+            f"""
+            SELECT array_agg(DISTINCT {_AGENT}) AS agents, array_agg(DISTINCT r.model_name) AS models,
+                   array_agg(DISTINCT r.maze_family) AS families, array_agg(DISTINCT r.maze) AS mazes,
+                   (SELECT array_agg(DISTINCT t) FROM experiment_results x, unnest(x.tags) t) AS tags,
+                   array_agg(DISTINCT r.sweep_id) FILTER (WHERE r.sweep_id IS NOT NULL) AS sweeps
+              FROM experiment_results r
+            """,
+        )
+        return {name: sorted(values or (), key=natural) for name, values in asdict(row).items()} if row else {}
+
+    def sweeps(self) -> list[SweepRow]:
+        """Every sweep, newest activity first: those PlanSweep recorded and those only their experiments' tags
+        name."""
+        return self._rows(
+            SweepRow,
+            """
+            WITH tagged AS (
+                SELECT r.sweep_id, count(*) AS experiments, count(*) FILTER (WHERE r.status = 'running') AS running,
+                       count(*) FILTER (WHERE r.ending = 'success') AS successes,
+                       count(*) FILTER (WHERE r.ending = 'error') AS errors,
+                       count(DISTINCT coalesce(r.agent_label, r.llm_provider || '/' || r.model_name)) AS agents,
+                       count(DISTINCT r.maze_hash) AS mazes, min(r.started_at) AS first_started,
+                       max(coalesce(r.last_action_at, r.started_at)) AS last_activity,
+                       sum(r.input_tokens + r.output_tokens) AS tokens, sum(r.cost_usd) AS cost_usd
+                  FROM experiment_results r WHERE r.sweep_id IS NOT NULL GROUP BY r.sweep_id
+            )
+            SELECT coalesce(t.sweep_id, s.id) AS id, s.planned, coalesce(t.experiments, 0) AS experiments,
+                   coalesce(t.running, 0) AS running, coalesce(t.successes, 0) AS successes,
+                   coalesce(t.errors, 0) AS errors, coalesce(t.agents, 0) AS agents, coalesce(t.mazes, 0) AS mazes,
+                   coalesce(t.first_started, s.first_planned_at) AS first_started,
+                   greatest(t.last_activity, s.planned_at) AS last_activity,
+                   coalesce(t.tokens, 0) AS tokens, coalesce(t.cost_usd, 0) AS cost_usd
+              FROM tagged t FULL JOIN sweeps s ON s.id = t.sweep_id
+             ORDER BY 10 DESC NULLS LAST, 1
+            """,
+        )
+
+    def detail(self, experiment_id: int) -> ExperimentDetail | None:
+        """Where an experiment came from: its agent, prompt, configuration, seed, code, maze and executions."""
+        return self._row(
+            ExperimentDetail,
+            """
+            SELECT e.id AS experiment_id, coalesce(e.agent_label, e.llm_provider || '/' || e.model_name) AS agent,
+                   e.llm_provider, e.model_name, e.prompt_version, e.prompt_hash, e.status, e.ending,
+                   e.failure_reason, e.goal_found, e.seed, e.code_version, e.config, e.agent_id, e.comment,
+                   e.sweep_id, e.started_at, e.completed_at,
+                   e.execution_arns, m.name AS maze, m.family AS maze_family, m.width || 'x' || m.height AS maze_size,
+                   m.content_hash AS maze_hash, m.source AS maze_source, m.generator AS maze_generator,
+                   m.seed AS maze_seed, m.shortest_path_length, e.action_count AS actions, e.turn_count AS turns,
+                   e.input_tokens, e.output_tokens, e.cost_usd
+              FROM experiments e JOIN mazes m ON m.id = e.maze_id
+             WHERE e.id = %s AND e.replay_of IS NULL
+            """,
+            (experiment_id,),
+        )
+
+    def neighbours(self, experiment_id: int, sweep_id: str | None) -> tuple[int | None, int | None]:
+        """The experiments before and after this one: in its sweep when it has one, else among all results."""
+        row = self._row(
+            Neighbours,
+            """
+            SELECT (SELECT max(experiment_id) FROM experiment_results
+                     WHERE experiment_id < %(id)s AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s)) AS previous,
+                   (SELECT min(experiment_id) FROM experiment_results
+                     WHERE experiment_id > %(id)s AND (%(sweep)s::text IS NULL OR sweep_id = %(sweep)s)) AS next
+            """,
+            {"id": experiment_id, "sweep": sweep_id},
+        )
+        return (row.previous, row.next) if row else (None, None)
 
     def maze_counts(self) -> list[MazeCount]:
         """Per family and size: how many mazes the database holds, by source, with a few names."""

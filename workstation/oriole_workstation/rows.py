@@ -361,6 +361,14 @@ class FailedSpend:
 
 
 @dataclass(frozen=True)
+class OverBudget:
+    """Model calls whose prompt the server counted over the context budget, and the experiments they are in."""
+
+    calls: int
+    runs: int
+
+
+@dataclass(frozen=True)
 class MazeCount:
     """Per family and size: how many mazes the database holds, by source, with the first few names."""
 
@@ -392,3 +400,104 @@ class SweepPlan:
     seed_from: str | None
     first_planned_at: datetime
     planned_at: datetime
+
+
+@dataclass(frozen=True)
+class ListedExperiment:
+    """One experiment as the viewer's lists show it (``Results.listing``); ``total`` counts every match."""
+
+    experiment_id: int
+    agent: str
+    llm_provider: str
+    model_name: str
+    maze: str
+    maze_family: str
+    maze_size: str
+    status: str
+    ending: str | None
+    actions: int
+    path_efficiency: Decimal | None
+    tokens: int
+    cost_usd: Decimal
+    started_at: datetime
+    completed_at: datetime | None
+    sweep_id: str | None
+    failure_reason: str | None
+    total: int
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """A sweep as the viewer lists it: its plan where PlanSweep recorded one, and its experiments (by their
+    ``sweep:ID`` tag) counted (``Results.sweeps``)."""
+
+    id: str
+    planned: int | None
+    experiments: int
+    running: int
+    successes: int
+    errors: int
+    agents: int
+    mazes: int
+    first_started: datetime | None
+    last_activity: datetime | None
+    tokens: int
+    cost_usd: Decimal
+
+
+@dataclass(frozen=True)
+class ExperimentDetail:
+    """Everything an experiment's page says about where it came from (``Results.detail``)."""
+
+    experiment_id: int
+    agent: str
+    llm_provider: str
+    model_name: str
+    prompt_version: str
+    prompt_hash: str
+    status: str
+    ending: str | None
+    failure_reason: str | None
+    goal_found: bool
+    seed: int | None
+    code_version: str | None
+    config: dict[str, Json]
+    agent_id: str | None
+    comment: str | None
+    sweep_id: str | None
+    started_at: datetime
+    completed_at: datetime | None
+    execution_arns: list[str]
+    maze: str
+    maze_family: str
+    maze_size: str
+    maze_hash: str
+    maze_source: str
+    maze_generator: str | None
+    maze_seed: int | None
+    shortest_path_length: int
+    actions: int
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: Decimal
+
+
+@dataclass(frozen=True)
+class ListingChoices:
+    """What the viewer's filters offer (``Results.listing_choices``): the values the results hold."""
+
+    agents: list[str] | None
+    models: list[str] | None
+    families: list[str] | None
+    mazes: list[str] | None
+    tags: list[str] | None
+    sweeps: list[str] | None
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """The experiments before and after one (``Results.neighbours``)."""
+
+    previous: int | None
+    next: int | None

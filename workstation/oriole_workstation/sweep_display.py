@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from oriole import catalog
@@ -48,9 +49,29 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
     return lines
 
 
-def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperiment]) -> list[str]:
-    """Where a sweep stands, from its latest plan (``sweeps``, None when it was never planned here) and its
-    experiments (oldest first): each repetition by its latest experiment."""
+@dataclass(frozen=True)
+class SweepStatus:
+    """Where a sweep stands, each repetition by its latest experiment: what ``oriole sweep status`` prints and
+    the viewer's sweep page shows (and updates live). ``planned`` and ``left`` are None when the sweep's plan is
+    not recorded in this database."""
+
+    sweep_id: str
+    planned: int | None
+    done: int
+    running: int
+    left: int | None
+    outcomes: dict[str, int]  # an ending in words -> repetitions, most first
+    errors: dict[str, int]  # the failure reason of an error ending -> repetitions, most first
+    spent: str  # what its runs cost, in words (``total_dollars``: a sum, a lower bound, or unpriced)
+    tokens: int
+    spend_limit: float | None
+    first_planned_at: datetime | None
+    planned_at: datetime | None
+
+
+def sweep_status(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperiment]) -> SweepStatus:
+    """The status from the sweep's latest plan (``sweeps``, None when it was never planned here) and its
+    experiments (oldest first)."""
     latest = {row.agent_id: row for row in rows}
     running = sum(row.status == ExperimentStatus.RUNNING for row in latest.values())
     done = len(latest) - running
@@ -59,24 +80,45 @@ def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperime
         for row in latest.values()
         if row.status != ExperimentStatus.RUNNING
     )
-    spent = total_dollars([row.cost_usd for row in rows])
-    tokens = sum(row.tokens for row in rows)
-    if plan is not None:
-        left = max(plan.planned - done - running, 0)
+    return SweepStatus(
+        sweep_id=sweep_id,
+        planned=plan.planned if plan else None,
+        done=done,
+        running=running,
+        left=max(plan.planned - done - running, 0) if plan else None,
+        outcomes=dict(sorted(outcomes.items(), key=lambda item: -item[1])),
+        errors=dict(
+            Counter(
+                row.failure_reason or "no reason" for row in latest.values() if row.ending == Ending.ERROR
+            ).most_common()
+        ),
+        spent=total_dollars([row.cost_usd for row in rows]),
+        tokens=sum(row.tokens for row in rows),
+        spend_limit=float(plan.spend_limit_usd) if plan and plan.spend_limit_usd is not None else None,
+        first_planned_at=plan.first_planned_at if plan else None,
+        planned_at=plan.planned_at if plan else None,
+    )
+
+
+def status_lines(sweep_id: str, plan: SweepPlan | None, rows: list[SweepExperiment]) -> list[str]:
+    """Where a sweep stands, in three lines: the counts, the endings, the spending."""
+    status = sweep_status(sweep_id, plan, rows)
+    if status.first_planned_at is not None and status.planned_at is not None:
         head = (
-            f"sweep {sweep_id}: {plan.planned} planned, {done} done, {running} running, {left} left "
-            f"(planned {_when(plan.first_planned_at)}, last run {_when(plan.planned_at)})"
+            f"sweep {sweep_id}: {status.planned} planned, {status.done} done, {status.running} running, "
+            f"{status.left} left (planned {_when(status.first_planned_at)}, last run {_when(status.planned_at)})"
         )
-        limit = f" of ${float(plan.spend_limit_usd):,.2f}" if plan.spend_limit_usd is not None else ""
     else:
-        head = f"sweep {sweep_id}: {done} done, {running} running (its plan is not recorded in this database)"
-        limit = ""
-    parts = ", ".join(f"{n} {words}" for words, n in sorted(outcomes.items(), key=lambda item: -item[1]))
-    errors = Counter(row.failure_reason or "no reason" for row in latest.values() if row.ending == Ending.ERROR)
-    why = [f"error ({n}): {reason}" for reason, n in errors.most_common(MAX_REASONS)]
-    if len(errors) > MAX_REASONS:
-        why.append(f"... and {len(errors) - MAX_REASONS} other error reason(s)")
-    return [head, f"done: {parts or 'none'}", *why, f"spent {spent}{limit} · {tokens:,} tokens"]
+        head = (
+            f"sweep {sweep_id}: {status.done} done, {status.running} running (its plan is not recorded in this "
+            "database)"
+        )
+    limit = f" of ${status.spend_limit:,.2f}" if status.spend_limit is not None else ""
+    parts = ", ".join(f"{n} {words}" for words, n in status.outcomes.items())
+    why = [f"error ({n}): {reason}" for reason, n in list(status.errors.items())[:MAX_REASONS]]
+    if len(status.errors) > MAX_REASONS:
+        why.append(f"... and {len(status.errors) - MAX_REASONS} other error reason(s)")
+    return [head, f"done: {parts or 'none'}", *why, f"spent {status.spent}{limit} · {status.tokens:,} tokens"]
 
 
 MAX_REASONS = 5  # the error reasons `oriole sweep status` lists, the most frequent first

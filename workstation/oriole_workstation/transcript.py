@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from psycopg.rows import class_row
@@ -24,13 +24,17 @@ from oriole.catalog import prompt_hash
 from oriole.core import picture as pictures
 from oriole.core.maze import Maze
 from oriole.core.memory import StoredTurn
-from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, rebuild_turn
+from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, rebuild_turn, tool_json
+from oriole.core.tools import ToolSpec
 from oriole.core.turn_loop import message_as_json
 from oriole.errors import OrioleError
 from oriole.providers.contract import load_adapter
 from oriole.providers.wire import sent_hash
+from oriole.statuses import TurnEnd
 from oriole.store.mazes import MAZE_COLUMNS, MazeRow
+from oriole_workstation import assets
 from oriole_workstation.display import terminal_safe
+from oriole_workstation.outcomes import ending_text, outcome_text
 
 
 class TranscriptUnavailable(OrioleError):
@@ -136,14 +140,16 @@ class Transcript:
             yield turn.as_json()
 
 
-def load(conn, experiment_id: int) -> Transcript:
-    """The transcript of one experiment from the database (a few reads: the workstation's, not the turn path's)."""
+def load(conn, experiment_id: int, only: int | None = None) -> Transcript:
+    """The transcript of one experiment from the database (a few reads: the workstation's, not the turn path's);
+    ``only``: of that turn alone (what it carries from earlier turns read too), as the viewer opens a turn."""
     experiment = conn.execute(_EXPERIMENT, (experiment_id,)).fetchone()
     if experiment is None:
         raise TranscriptUnavailable(f"experiment {experiment_id} does not exist")
-    turns = conn.execute(_TURNS, (experiment_id,)).fetchall()
-    calls = conn.execute(_CALLS, (experiment_id,)).fetchall()
-    actions = conn.execute(_ACTIONS, (experiment_id,)).fetchall()
+    upto = {"id": experiment_id, "upto": only}
+    turns = conn.execute(_TURNS, upto).fetchall()
+    calls = conn.execute(_CALLS, upto).fetchall()
+    actions = conn.execute(_ACTIONS, upto).fetchall()
     hashes = sorted(
         {
             h
@@ -159,14 +165,26 @@ def load(conn, experiment_id: int) -> Transcript:
     maze_row = conn.cursor(row_factory=class_row(MazeRow)).execute(_MAZE, (experiment["maze_id"],)).fetchone()
     assert maze_row is not None, "experiments.maze_id references mazes"
     maze = maze_row.stored().maze
-    return build(experiment, turns, calls, actions, parts, maze)
+    return build(experiment, turns, calls, actions, parts, maze, only)
+
+
+def turn_list(conn, experiment_id: int) -> list[dict]:
+    """Each turn's number, why it ended and how many actions and calls it holds: a transcript's outline, read
+    without its messages."""
+    return conn.execute(_OUTLINE, (experiment_id,)).fetchall()
 
 
 def build(
-    experiment: dict, turns: list[dict], calls: list[dict], actions: list[dict], parts: dict, maze: Maze | None = None
+    experiment: dict,
+    turns: list[dict],
+    calls: list[dict],
+    actions: list[dict],
+    parts: dict,
+    maze: Maze | None = None,
+    only: int | None = None,
 ) -> Transcript:
     """The transcript from the stored rows (pure: tested without a database); ``maze`` draws its pictures again
-    (with each action's ``tiles_seen``, which the transcript itself does not show)."""
+    (with each action's ``tiles_seen``, which the transcript itself does not show); ``only``: that turn alone."""
     sightings = [a.pop("tiles_seen", None) for a in actions]
 
     def draw(record: dict) -> pictures.Picture:
@@ -194,6 +212,8 @@ def build(
     entries: list[TurnEntry] = []
     systems: dict[str, str] = {}
     for t in turns:
+        if only is not None and t["turn_number"] != only:
+            continue
         rows = by_turn.get(t["turn_number"], [])
         if any(r["request"] is None for r in rows):
             raise TranscriptUnavailable(
@@ -236,19 +256,25 @@ def _answer(raw: bytes | None) -> object:
 
 _EXPERIMENT = """
     SELECT e.id AS experiment_id, e.llm_provider, coalesce(o.llm_provider, e.llm_provider) AS wire_provider,
-           e.model_name, e.prompt_version, e.prompt_hash, e.status, e.failure_reason, e.replay_of, e.seed,
-           e.config, e.maze_id, m.name AS maze
+           e.model_name, e.agent_label, e.prompt_version, e.prompt_hash, e.status, e.ending, e.failure_reason,
+           e.replay_of, e.seed, e.config, e.maze_id, m.name AS maze, e.action_count AS actions,
+           e.turn_count AS turns
       FROM experiments e JOIN mazes m ON m.id = e.maze_id LEFT JOIN experiments o ON o.id = e.replay_of
      WHERE e.id = %s
 """
-_TURNS = """SELECT turn_number, end_reason, context, closing_messages, message_tokens, action_count
-              FROM turns WHERE experiment_id = %s ORDER BY turn_number"""
-_CALLS = """SELECT turn_number, call_index, kind, request_messages, response, request, answer, input_tokens,
+_UPTO = "experiment_id = %(id)s AND (%(upto)s::int IS NULL OR turn_number <= %(upto)s)"
+_TURNS = f"""SELECT turn_number, end_reason, context, closing_messages, message_tokens, action_count
+              FROM turns WHERE {_UPTO} ORDER BY turn_number"""
+_CALLS = f"""SELECT turn_number, call_index, kind, request_messages, response, request, answer, input_tokens,
                    output_tokens, latency_ms, stop_reason, throttles, durations
-              FROM model_calls WHERE experiment_id = %s ORDER BY turn_number, call_index"""
-_ACTIONS = """SELECT step_number, turn_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
+              FROM model_calls WHERE {_UPTO} ORDER BY turn_number, call_index"""
+_ACTIONS = f"""SELECT step_number, turn_number, action_type, tool_name, arguments, reasoning, from_x, from_y, to_x,
                      to_y, success, error, tiles_seen
-                FROM actions WHERE experiment_id = %s ORDER BY step_number"""
+                FROM actions WHERE {_UPTO} ORDER BY step_number"""
+_OUTLINE = """SELECT t.turn_number, t.end_reason, t.action_count AS actions,
+                     (SELECT count(*) FROM model_calls c
+                       WHERE c.experiment_id = t.experiment_id AND c.turn_number = t.turn_number) AS calls
+                FROM turns t WHERE t.experiment_id = %s ORDER BY t.turn_number"""
 _MAZE = f"SELECT {MAZE_COLUMNS} FROM mazes WHERE id = %s"
 
 
@@ -265,9 +291,10 @@ def text(transcript: Transcript) -> str:
     for digest, system in transcript.systems.items():
         out += [f"\n== system prompt sha256:{digest[:12]} ==", system]
     for turn in transcript.turns:
-        out.append(f"\n== turn {turn.number}: {turn.end_reason}, {len(turn.actions)} action(s) ==")
+        out.append(f"\n== turn {turn.number}: {len(turn.actions)} action(s), {turn_ending(turn.end_reason)} ==")
         if turn.context:
             out.append(f"   context: {json.dumps(turn.context)}")
+        out += [f"   ! {flag}" for flag in over_budget_flags(turn.context)]
         for call in turn.calls:
             out += _call_text(call)
         out += [f"   > {m['role']} (no call read it): {_shown(m.get('content'))}" for m in turn.closing]
@@ -277,6 +304,16 @@ def text(transcript: Transcript) -> str:
                 f"({a['to_x']}, {a['to_y']}) {'ok' if a['success'] else 'failed: ' + (a['error'] or '')}"
             )
     return terminal_safe("\n".join(out), lines=True) + "\n"
+
+
+def over_budget_flags(context: dict | None) -> list[str]:
+    """A warning per call of the turn whose prompt the server counted over the context budget (``over_budget`` in
+    ``turns.context``, written by ``oriole.core.turn_loop.over_budget``): the server may have cut what it read."""
+    return [
+        f"call {flag['call']}: the server counted {flag['prompt_tokens']:,} prompt tokens, over the context budget "
+        f"of {flag['budget']:,}: it may have cut the prompt, so what the model saw may not be what is stored"
+        for flag in (context or {}).get("over_budget", ())
+    ]
 
 
 def _call_text(call: CallEntry) -> list[str]:
@@ -315,29 +352,138 @@ def _shown(value: object) -> str:
 # --- HTML ------------------------------------------------------------------------------------------------
 
 
-def conversation_html(transcript: Transcript) -> str:
-    """The conversation as HTML: the system prompt once, then one ``<details>`` per turn (``data-turn``)."""
-    parts = []
-    for digest, system in transcript.systems.items():
-        parts.append(
-            f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
-            f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>"
-        )
+TURN_ENDINGS = {
+    TurnEnd.NO_TOOL_CALL: "answered without calling a tool (the usual end of a turn)",
+    TurnEnd.ACTION_BUDGET: "used the turn's actions",
+    TurnEnd.MAX_MOVES: "reached the experiment's action limit",
+    TurnEnd.GOAL_FOUND: "found the goal",
+    TurnEnd.GAVE_UP: "gave up",
+    TurnEnd.CIRCUIT_BREAKER: "stopped after three invalid calls in a row (circuit breaker)",
+    TurnEnd.REPETITION: "stopped repeating itself",
+    TurnEnd.DEADLINE: "ended before the task's time ran out",
+}
+
+
+def turn_ending(end_reason: str) -> str:
+    """Why a turn ended, in words (``turns.end_reason``; an unknown one as it is stored)."""
+    return TURN_ENDINGS.get(end_reason, end_reason)  # type: ignore[call-overload]
+
+
+def tools_of(transcript: Transcript) -> list[ToolSpec]:
+    """Every tool the model was offered, each once, in the order first offered."""
+    found: dict[str, ToolSpec] = {}
     for turn in transcript.turns:
-        calls = "".join(_call_html(call) for call in turn.calls)
-        if turn.closing:  # what the last answer's calls got back, which no call of the turn read
-            calls += (
-                '<div class="call"><p class="meta">results no call read</p>'
-                + "".join(_message_html(m) for m in turn.closing)
-                + "</div>"
-            )
-        context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
-        parts.append(
-            f'<details class="turn" data-turn="{turn.number}"><summary>turn {turn.number}: '
-            f"{_e(turn.end_reason)}, {len(turn.actions)} action(s), {len(turn.calls)} call(s)</summary>"
-            f"{context}{calls}</details>"
+        for call in turn.calls:
+            for tool in call.rebuilt.request.tools:
+                found.setdefault(json.dumps(tool_json(tool), sort_keys=True), tool)
+    return list(found.values())
+
+
+def header_html(transcript: Transcript) -> str:
+    """What the transcript is of, before its turns: the outcome, the agent, the maze, the prompt, the seed, the
+    configuration and every tool with its schema."""
+    e = transcript.experiment
+    agent = e.get("agent_label") or f"{e['llm_provider']}/{e['model_name']}"
+    facts = [
+        (
+            "outcome",
+            f"{outcome_text(e['status'], e['failure_reason'])} ({ending_text(e.get('ending'))}) after "
+            f"{e.get('actions', 0)} action(s) in {e.get('turns', 0)} turn(s)"
+            + (f": {e['failure_reason']}" if e["failure_reason"] else ""),
+        ),
+        ("agent", agent + (f" ({e['llm_provider']}/{e['model_name']})" if e.get("agent_label") else "")),
+        ("maze", e["maze"]),
+        ("prompt", f"{e['prompt_version']} sha256:{e['prompt_hash']}"),
+        ("seed", "none" if e["seed"] is None else str(e["seed"])),
+    ]
+    rows = "".join(
+        f'<tr><th scope="row">{_e(key)}</th><td><code>{_e(json.dumps(value))}</code></td></tr>'
+        for key, value in sorted((e.get("config") or {}).items())
+    )
+    tools = "".join(
+        f'<details class="tool"><summary><code>{_e(t.name)}</code>: {_e(t.description)}</summary>'
+        f"<pre>{_e(json.dumps(t.parameters, indent=2, sort_keys=True))}</pre></details>"
+        for t in tools_of(transcript)
+    )
+    return (
+        '<section id="transcript-header" aria-label="experiment"><dl class="facts">'
+        + "".join(f"<dt>{_e(term)}</dt><dd>{_e(value)}</dd>" for term, value in facts)
+        + f'<dt>configuration</dt><dd><details class="config"><summary>{len(e.get("config") or {})} settings, '
+        f'as stored at the start</summary><table class="config">{rows}</table></details></dd>'
+        + f"<dt>tools</dt><dd>{tools or 'none offered'}</dd></dl></section>"
+    )
+
+
+EXPAND = (
+    '<p class="expand"><button type="button" id="expand-all">expand all</button> '
+    '<button type="button" id="collapse-all">collapse all</button></p>'
+)
+
+
+def conversation_html(transcript: Transcript) -> str:
+    """The conversation as HTML: buttons that open and close every turn (``transcript.js``), the system prompt
+    once, then one ``<details>`` per turn (``data-turn``), its summary saying why it ended in words."""
+    return "\n".join(
+        [
+            EXPAND,
+            *systems_html(transcript),
+            *(
+                turn_details(turn.number, len(turn.actions), len(turn.calls), turn.end_reason, turn_body(turn))
+                for turn in transcript.turns
+            ),
+        ]
+    )
+
+
+def outline_html(transcript: Transcript, turns: list[dict], source: Callable[[int], str]) -> str:
+    """The conversation with every turn closed and empty: ``transcript.js`` reads a turn from ``source(number)``
+    when it is opened (the viewer, for experiments of any length). ``transcript`` gives the system prompt (its
+    first turn is enough); ``turns``: ``turn_list``."""
+    return "\n".join(
+        [
+            EXPAND,
+            *systems_html(transcript),
+            *(
+                turn_details(
+                    t["turn_number"], t["actions"], t["calls"], t["end_reason"], source=source(t["turn_number"])
+                )
+                for t in turns
+            ),
+        ]
+    )
+
+
+def systems_html(transcript: Transcript) -> list[str]:
+    return [
+        f'<details class="system"><summary>system prompt {_e(transcript.experiment["prompt_version"])} '
+        f"sha256:{digest[:12]}</summary><pre>{_e(system)}</pre></details>"
+        for digest, system in transcript.systems.items()
+    ]
+
+
+def turn_details(number: int, actions: int, calls: int, end_reason: str, body: str = "", source: str = "") -> str:
+    """A turn as a closed ``<details>``: its summary (actions, calls, why it ended in words) and its body, or the
+    address it is read from when opened (``data-src``)."""
+    src = f' data-src="{html.escape(source)}"' if source else ""
+    return (
+        f'<details class="turn" data-turn="{number}"{src}><summary>turn {number}: {actions} action(s), '
+        f'{calls} call(s); <span class="ending" data-end="{_e(end_reason)}">{_e(turn_ending(end_reason))}</span>'
+        f"</summary>{body}</details>"
+    )
+
+
+def turn_body(turn: TurnEntry) -> str:
+    """What a turn's ``<details>`` holds: its context, each call, and the results no call read."""
+    calls = "".join(_call_html(call) for call in turn.calls)
+    if turn.closing:  # what the last answer's calls got back, which no call of the turn read
+        calls += (
+            '<div class="call"><p class="meta">results no call read</p>'
+            + "".join(_message_html(m) for m in turn.closing)
+            + "</div>"
         )
-    return "\n".join(parts)
+    context = f'<p class="meta">{_e(json.dumps(turn.context))}</p>' if turn.context else ""
+    context += "".join(f'<p class="meta over-budget">{_e(flag)}</p>' for flag in over_budget_flags(turn.context))
+    return context + calls
 
 
 def _call_html(call: CallEntry) -> str:
@@ -397,36 +543,22 @@ def _e(value: str) -> str:
     return html.escape(terminal_safe(value, lines=True))
 
 
-CONVERSATION_CSS = """
-#conversation { flex: 1 1 100%; max-width: 1100px; }
-#conversation details { border: 1px solid #d1d5db; margin: 4px 0; padding: 4px 8px; }
-#conversation details.current { border: 2px solid #111827; }
-#conversation summary { cursor: pointer; font-weight: bold; }
-#conversation .meta { color: #374151; font-size: 12px; margin: 6px 0 2px; }
-#conversation .sent { color: #374151; font-size: 12px; margin: 0 0 2px; }
-#conversation .sent.differs { color: #991b1b; font-weight: bold; }
-#conversation .msg { margin: 2px 0 2px 8px; }
-#conversation .role { font-size: 12px; font-weight: bold; color: #1f2937; }
-#conversation .answer .role { text-decoration: underline; }
-#conversation img.picture { image-rendering: pixelated; border: 1px solid #6b7280; margin: 2px 0 2px 8px; }
-#conversation pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f3f4f6; padding: 6px; margin: 2px 0;
-                    font-size: 12px; }
-"""
-
-
 def page(transcript: Transcript) -> str:
-    """The transcript as a page of its own (no network, no script)."""
+    """The transcript as a page of its own (no network; its one script opens and closes every turn): the
+    header, then the conversation."""
     e = transcript.experiment
-    title = _e(f"transcript of experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on {e['maze']}")
+    agent = e.get("agent_label") or f"{e['llm_provider']}/{e['model_name']}"
+    title = _e(f"transcript of experiment {e['experiment_id']}: {agent} on {e['maze']}")
+    css = "body { font-family: sans-serif; margin: 16px; color: #111827; }\n" + assets.text("transcript.css")
     return (
         f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
-        f"<style>body {{ font-family: sans-serif; margin: 16px; color: #111827; }}{CONVERSATION_CSS}</style>\n"
-        f'</head>\n<body>\n<h1>{title}</h1>\n<section id="conversation" aria-label="conversation">\n'
-        f"{conversation_html(transcript)}\n</section>\n</body>\n</html>\n"
+        f"<style>{css}</style>\n</head>\n<body>\n<h1>{title}</h1>\n{header_html(transcript)}\n"
+        f'<section id="conversation" aria-label="conversation">\n{conversation_html(transcript)}\n</section>\n'
+        f"{assets.inline_script('transcript.js')}\n</body>\n</html>\n"
     )
 
 
-def _json_value(value: object) -> str:
+def json_value(value: object) -> str:
     """Bytes in a wire body (Bedrock's image block) as the base64 the service's JSON carries; the rest as text."""
     return base64.b64encode(value).decode() if isinstance(value, bytes) else str(value)
 
@@ -436,5 +568,5 @@ FORMATS = ("html", "text", "jsonl")
 
 def render(transcript: Transcript, form: str) -> str:
     if form == "jsonl":
-        return "".join(json.dumps(line, default=_json_value) + "\n" for line in transcript.lines())
+        return "".join(json.dumps(line, default=json_value) + "\n" for line in transcript.lines())
     return text(transcript) if form == "text" else page(transcript)

@@ -28,6 +28,7 @@ from oriole.core.turn_loop import (
     Replay,
     TurnOutcome,
     TurnSettings,
+    over_budget,
     run_turn,
     turn_context,
 )
@@ -251,6 +252,8 @@ class Turn:
         )
         outcome = replace(outcome, calls=[*recollection.calls, *outcome.calls])
         record = {**(outcome.trim.as_json() if outcome.trim else {}), **(recollection.record or {})}
+        if over := over_budget(outcome.calls, agent.context_budget):
+            record["over_budget"] = over
         experiment = self.state.experiment
         usage = outcome.usage
         return PlayedTurn(

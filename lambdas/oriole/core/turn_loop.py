@@ -241,6 +241,12 @@ class TurnOutcome:
         return sum(r.throttles for r in self.responses)
 
 
+def prompt_budget(window: int, answer_tokens: int) -> int:
+    """What a request's prompt may hold in a context ``window``: the room the answer may take (its limit) is kept
+    free, up to half the window, so that a server never has to cut the prompt, or the answer, to fit."""
+    return window - min(answer_tokens, window // 2)
+
+
 def estimate_tokens(value: object) -> int:
     """A provider-neutral estimate (about four characters of JSON per token), used only to trim history."""
     return len(json.dumps(value, default=str, separators=(",", ":"))) // 4 + 1
@@ -489,6 +495,20 @@ def run_turn(
         conversation.current.extend(results)
         if end is not None:
             return TurnOutcome(actions, calls, end, tuple(results), _trim(conversation))
+
+
+def over_budget(calls: Sequence[ModelCall], budget: int | None) -> list[JsonObject]:
+    """The calls (numbered from 1, as stored) whose prompt the server counted over the context budget the requests
+    were trimmed to: trimming estimates tokens, the server counts them, and a server whose window a prompt overflows
+    may cut it silently, so that what the model saw is not what was stored. Recorded on the turn (``over_budget``
+    in ``turns.context``), shown by the transcript and counted by the report."""
+    if budget is None:
+        return []
+    return [
+        {"call": index, "prompt_tokens": call.response.usage.input_tokens, "budget": budget}
+        for index, call in enumerate(calls, 1)
+        if call.response.usage.input_tokens > budget
+    ]
 
 
 def _tokens_left(settings: TurnSettings, calls: Sequence[ModelCall]) -> int | None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from oriole.catalog import default_of
 from oriole.core.tools import ToolCall, ToolSpec, model_call
-from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage, prompt_budget
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.experiment_config import ExperimentConfig
 from oriole.providers.retry import Backoff
@@ -423,7 +423,7 @@ class BedrockAgent:
             config.temperature,
             config.max_tokens,
             config.top_p,
-            context_budget=config.context_tokens,
+            context_budget=prompt_budget(config.context_tokens, config.max_tokens),
             timeout_seconds=config.request_timeout_seconds,
         )
 

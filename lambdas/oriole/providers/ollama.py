@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from oriole.core.tools import ToolCall, model_call
-from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage, prompt_budget
 from oriole.errors import InvalidModelResponse
 from oriole.experiment_config import ExperimentConfig
 from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
@@ -124,7 +124,7 @@ OLLAMA = ChatFormat("Ollama", CHAT_PATH, wire_request, parse_response, "/api/tag
 
 class OllamaAgent(HttpChatAgent):
     """An Agent (see ``oriole.core.turn_loop``) backed by a model served by Ollama; its context budget is Ollama's
-    context window (``options.num_ctx``)."""
+    context window (``options.num_ctx``) less the answer's room (``options.num_predict``, ``prompt_budget``)."""
 
     chat_format = OLLAMA
 
@@ -143,7 +143,9 @@ class OllamaAgent(HttpChatAgent):
             f"Check that Ollama is running and reachable at {endpoint.rstrip('/')}, or point oriole at the right "
             "server with --ollama-url or the /oriole/ollama/endpoint parameter"
         )
-        super().__init__(model, endpoint, timeout_seconds, reach, api_key, self.options.get("num_ctx"), **retries)
+        window, answer = self.options.get("num_ctx"), self.options.get("num_predict")
+        budget = prompt_budget(window, answer or 0) if isinstance(window, int) else None
+        super().__init__(model, endpoint, timeout_seconds, reach, api_key, budget, **retries)
 
     @classmethod
     def from_config(
@@ -152,6 +154,7 @@ class OllamaAgent(HttpChatAgent):
         """An agent from an experiment's configuration."""
         options = {
             "num_ctx": config.num_ctx,
+            "num_predict": config.num_predict,
             "temperature": config.temperature,
             "repeat_penalty": config.repeat_penalty,
             "seed": config.seed,

@@ -21,7 +21,7 @@ from typing import Any
 
 from oriole.core.picture import MEDIA_TYPE
 from oriole.core.tools import ToolCall, model_call
-from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage
+from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage, prompt_budget
 from oriole.errors import InvalidModelResponse
 from oriole.experiment_config import ExperimentConfig
 from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
@@ -205,7 +205,7 @@ class OpenAIAgent(HttpChatAgent):
             config.request_timeout_seconds,
             api_key=api_key,
             parallel_tool_calls=config.parallel_tool_calls,
-            context_budget=config.context_tokens,
+            context_budget=prompt_budget(config.context_tokens, config.max_output_tokens),
             **kwargs,
         )
 

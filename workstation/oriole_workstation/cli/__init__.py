@@ -34,6 +34,7 @@ from oriole_workstation.cli import (
     status,
     sweep,
     transcript,
+    view,
     watch,
 )
 from oriole_workstation.cli.common import Commands, OneLineErrors, err
@@ -74,6 +75,7 @@ app.command()(rerun.rerun)
 app.command("export")(export.export_command)
 app.command()(ls.ls)
 app.command()(watch.watch)
+app.command()(view.view)
 app.add_typer(prompts.app, name="prompts")
 app.add_typer(mazes.app, name="mazes")
 app.add_typer(db.app, name="db")
