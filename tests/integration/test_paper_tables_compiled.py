@@ -3,6 +3,7 @@ with pdflatex (Debian's TeX Live, installed by the Makefile) whatever an agent i
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -20,13 +21,13 @@ HOSTILE = "Ünï 中文 50% $x^2$ & #1 {a}_b ~ \\end{document} <b>"
 
 @pytest.fixture(scope="module")
 def runs(local) -> list[int]:
-    """The oracle and a short random walk, twice on each of two mazes; the random walk
-    labelled with every character LaTeX or Markdown would read as syntax, and some beyond ASCII."""
+    """The oracle and a short random walk, twice on each of two mazes with the same two seeds (so they pair); the
+    random walk labelled with every character LaTeX or Markdown would read as syntax, and some beyond ASCII."""
     ids = [
-        local.run(baseline(agent, maze, maxMoves=12) | {"comment": TAG}).as_json()["experiment_id"]
+        local.run(baseline(agent, maze, maxMoves=12, seed=seed) | {"comment": TAG}).as_json()["experiment_id"]
         for agent in ("oracle", "random")
         for maze in ("perfect-7", "perfect-9")
-        for _ in range(2)
+        for seed in (1, 2)
     ]
     local.store.conn.execute(
         "UPDATE experiments SET agent_label = %s WHERE id = ANY(%s) AND model_name = 'random'", (HOSTILE, ids)
@@ -52,10 +53,26 @@ def test_markdown_cells_are_the_databases_counts(runs, cli, local):
     assert oracle["95% CI mazes"] == "-"  # one maze per family and size: nothing to resample
 
 
+def test_the_paired_comparisons_are_the_tables_third_and_say_what_pairs_does(runs, cli):
+    as_json = json.loads(cli("report", "--tag", TAG, "--pairs", "--format", "json").stdout)
+    everything, alone = (
+        read_back(MarkdownIt("commonmark").enable("table").render(cli(*command).stdout)).tables
+        for command in (
+            ("report", "--tag", TAG, "--format", "markdown"),
+            ("report", "--tag", TAG, "--pairs", "--format", "markdown"),
+        )
+    )
+    assert len(everything) == 3 and alone == everything[2:]
+    header, *rows = alone[0]
+    assert header[:4] == ["mazes", "a", "b", "pairs"]
+    shown = sorted((row[3], round(float(row[7]), 4)) for row in rows)  # "pairs on mazes", McNemar
+    assert shown and shown == sorted((f"{p['pairs']} on {p['mazes']}", round(p["mcnemar_p"], 4)) for p in as_json)
+
+
 def test_latex_compiles_with_pdflatex_and_booktabs(runs, cli, tmp_path):
     outcome = cli("report", "--tag", TAG, "--format", "latex")
     assert outcome.exit_code == 0, outcome.output
-    assert outcome.stdout.count(r"\toprule") == 2
+    assert outcome.stdout.count(r"\toprule") == 3  # the leaderboard, the comparison, the paired comparisons
     document = tmp_path / "tables.tex"
     document.write_text(
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\begin{document}\n"

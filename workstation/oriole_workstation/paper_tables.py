@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 
-from oriole_workstation.analysis import WILSON_MARK, GroupRow, IntervalKind, groups
+from oriole_workstation.analysis import WILSON_MARK, GroupRow, IntervalKind, PairRow, groups, pairs
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.grouping import (
     GroupBy,
@@ -34,7 +34,7 @@ from oriole_workstation.grouping import (
     series_order,
 )
 from oriole_workstation.provenance import Provenance
-from oriole_workstation.report import no_runs, origin_of
+from oriole_workstation.report import PAIRS_NOTE, no_runs, origin_of, pair_cells
 from oriole_workstation.results import EVERYTHING, Filters, Results
 
 
@@ -284,15 +284,46 @@ PREAMBLE = {
 }
 
 
-def render(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance, form: Markup) -> str:
-    """The leaderboard, then the whole comparison, in ``form``; a line saying so when nothing matches."""
+def paired(rows: Sequence[PairRow], origin: Provenance) -> Table:
+    """Every two agents over the runs they share, as ``oriole report --pairs`` prints them."""
+    headers, cells = pair_cells(rows)
+    caption = f"Paired comparisons of every two agents over the runs they share. {PAIRS_NOTE} Provenance: "
+    return Table(
+        "pairs",
+        caption + f"{origin.sentence()}.",
+        headers,
+        (False, False, False, *(True for _ in headers[3:])),
+        [tuple(str(cell) for cell in row) for row in cells],
+    )
+
+
+def render(
+    rows: Sequence[GroupRow],
+    by: GroupBy,
+    origin: Provenance,
+    form: Markup,
+    pair_rows: Sequence[PairRow] = (),
+    only_pairs: bool = False,
+) -> str:
+    """The leaderboard, the whole comparison and the paired comparisons where two agents share runs (with
+    ``only_pairs``, those alone), in ``form``; a line saying so when nothing matches."""
     if not rows:
         return "No finished experiments match.\n" if form is Markup.markdown else "% No finished experiments match.\n"
-    tables = [leaderboard(rows, by, origin), comparison(rows, by, origin)]
+    tables = [] if only_pairs else [leaderboard(rows, by, origin), comparison(rows, by, origin)]
+    tables += [paired(pair_rows, origin)] if pair_rows else []
+    if not tables:
+        line = "No pairs: no two agents share a maze and a seed among the decided runs.\n"
+        return line if form is Markup.markdown else f"% {line}"
     return PREAMBLE[form] + "\n".join(WRITERS[form](table, n) for n, table in enumerate(tables, 1))
 
 
-def render_report(results: Results, form: Markup, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING) -> str:
+def render_report(
+    results: Results,
+    form: Markup,
+    by: GroupBy = GroupBy.family,
+    filters: Filters = EVERYTHING,
+    only_pairs: bool = False,
+) -> str:
     """The tables for the experiments matching ``filters``, captioned with where their numbers came from."""
     origin = origin_of(results.compared(filters), filters, by, results.database())
-    return render(groups(results, filters, by), by, origin, form)
+    return render(groups(results, filters, by), by, origin, form, pairs(results, filters, by), only_pairs)

@@ -119,9 +119,9 @@ def report(
     the success rate with its interval per agent and family and size. The HTML page starts with that
     leaderboard and its provenance (database, sweeps, code versions, prompts, seeds, the query), then draws
     the charts (success rates with their intervals, efficiency, actions and tokens, cost) per family and size,
-    and lists every experiment it counts. --format markdown and --format latex write the leaderboard and the
-    comparison as captioned tables (LaTeX: booktabs rules, needs booktabs and graphicx), each caption ending
-    with the provenance of its numbers.
+    and lists every experiment it counts. --format markdown and --format latex write the leaderboard, the
+    comparison and the paired comparisons (with --pairs, those alone) as captioned tables (LaTeX: booktabs
+    rules, needs booktabs and graphicx), each caption ending with the provenance of its numbers.
 
     Repeat a filter for any of its values (--sweep a --sweep b); different filters must all hold. A value that
     matches no experiment is refused (exit status 2) with the closest values that exist.
@@ -133,8 +133,8 @@ def report(
             "--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
             "first; CSV and JSON carry every column)"
         )
-    if paired and (pivot or output in (Format.markdown, Format.latex)):
-        raise fail("--pairs prints the paired comparisons as a table, csv, json or html: use it without --pivot")
+    if paired and pivot:
+        raise fail("--pairs prints the paired comparisons, not the leaderboard: use it without --pivot")
     filters = selection(
         sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
     )
@@ -142,10 +142,10 @@ def report(
     replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
     if output is Format.html:
         text = report_html.render(results, by, filters, replays)
+    elif output in (Format.markdown, Format.latex):
+        text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters, paired)
     elif paired:
         text = render_pairs(results, output, by, filters)
-    elif output in (Format.markdown, Format.latex):
-        text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters)
     else:
         text = render_report(results, output, by, filters, pivot, wide, terminal_width() if file is None else None)
     if figures is not None:
