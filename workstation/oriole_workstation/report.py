@@ -388,7 +388,7 @@ def as_pivot(
         text = "\n".join(columns(*table) for table in tables) + "".join(
             line + "\n" for line in legend_notes(legend, width)
         )
-    lines = ["success rate over the decided runs (95% interval) successes/runs", *footnotes(rows, False)]
+    lines = ["success rate over the decided runs (95% interval) successes/runs", *footnotes(rows, False, width)]
     return text + "\n" + "".join(line + "\n" for line in lines)
 
 
@@ -439,10 +439,10 @@ def running_note(rows: Sequence[ComparisonRow]) -> str:
     return f"({running} experiment(s) still running are not counted)" if running else ""
 
 
-def footnotes(rows: Sequence[GroupRow], columns_shown: bool = True) -> list[str]:
+def footnotes(rows: Sequence[GroupRow], columns_shown: bool = True, width: int | None = TERMINAL_COLUMNS) -> list[str]:
     """What a terminal table's intervals, flags and groups mean, below it: the intervals shown, each flag used,
     the table's columns for the runs that were censored or errored (``columns_shown``), the confounds, the
-    experiments still running."""
+    experiments still running; wrapped to ``width`` (None: a pipe, a line per note)."""
     kinds = {i.kind for r in rows for i in (r.interval, r.interval_all) if i is not None}
     lines = [INTERVAL_NOTES[frozenset(kinds)]] if kinds else []
     used = {flag for r in rows for flag in r.flags}
@@ -453,12 +453,10 @@ def footnotes(rows: Sequence[GroupRow], columns_shown: bool = True) -> list[str]
     if not any(r.censored or r.errors for r in rows) and any(r.runs for r in rows):
         lines.append("no run was censored or ended in an error: the rate over all runs is the same")
     lines.append(running_note(rows))
-    return [
-        wrapped
-        for line in lines
-        if line
-        for wrapped in textwrap.wrap(terminal_safe(line), TERMINAL_COLUMNS, subsequent_indent="  ")
-    ]
+    shown = [terminal_safe(line) for line in lines if line]
+    if width is None:
+        return shown
+    return [wrapped for line in shown for wrapped in textwrap.wrap(line, width, subsequent_indent="  ")]
 
 
 def as_table(
@@ -476,7 +474,7 @@ def as_table(
     else:
         headers, cells, notes = narrow_cells(rows, by, width)
         text = columns(headers, cells) + "".join(note + "\n" for note in notes)
-    return text + "\n" + "".join(line + "\n" for line in footnotes(rows))
+    return text + "\n" + "".join(line + "\n" for line in footnotes(rows, width=width))
 
 
 def render_report(
