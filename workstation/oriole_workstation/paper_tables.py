@@ -287,10 +287,10 @@ PREAMBLE = {
 def paired(rows: Sequence[PairRow], origin: Provenance) -> Table:
     """Every two agents over the runs they share, as ``oriole report --pairs`` prints them."""
     headers, cells = pair_cells(rows)
-    caption = f"Paired comparisons of every two agents over the runs they share. {PAIRS_NOTE} Provenance: "
+    caption = "Paired comparisons of every two agents over the runs they share. " + PAIRS_NOTE
     return Table(
         "pairs",
-        caption + f"{origin.sentence()}.",
+        f"{caption} Provenance: {origin.sentence()}.",
         headers,
         (False, False, False, *(True for _ in headers[3:])),
         [tuple(str(cell) for cell in row) for row in cells],
