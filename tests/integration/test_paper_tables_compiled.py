@@ -65,6 +65,8 @@ def test_the_paired_comparisons_are_the_tables_third_and_say_what_pairs_does(run
     assert len(everything) == 3 and alone == everything[2:]
     header, *rows = alone[0]
     assert header[:4] == ["mazes", "a", "b", "pairs"]
+    markdown = cli("report", "--tag", TAG, "--pairs", "--format", "markdown").stdout
+    assert "SELECT \\* FROM paired\\_comparison(" in markdown  # the caption names the pairs' own query
     shown = sorted((row[3], round(float(row[7]), 4)) for row in rows)  # "pairs on mazes", McNemar
     assert shown and shown == sorted((f"{p['pairs']} on {p['mazes']}", round(p["mcnemar_p"], 4)) for p in as_json)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import StrEnum
 
@@ -34,7 +34,7 @@ from oriole_workstation.grouping import (
     series_order,
 )
 from oriole_workstation.provenance import Provenance
-from oriole_workstation.report import PAIRS_NOTE, no_runs, origin_of, pair_cells
+from oriole_workstation.report import PAIRS_NOTE, comparison_query, no_runs, origin_of, pair_cells
 from oriole_workstation.results import EVERYTHING, Filters, Results
 
 
@@ -304,13 +304,15 @@ def render(
     form: Markup,
     pair_rows: Sequence[PairRow] = (),
     only_pairs: bool = False,
+    paired_origin: Provenance | None = None,
 ) -> str:
     """The leaderboard, the whole comparison and the paired comparisons where two agents share runs (with
-    ``only_pairs``, those alone), in ``form``; a line saying so when nothing matches."""
+    ``only_pairs``, those alone; ``paired_origin``: their provenance, else ``origin``), in ``form``; a line saying
+    so when nothing matches."""
     if not rows:
         return "No finished experiments match.\n" if form is Markup.markdown else "% No finished experiments match.\n"
     tables = [] if only_pairs else [leaderboard(rows, by, origin), comparison(rows, by, origin)]
-    tables += [paired(pair_rows, origin)] if pair_rows else []
+    tables += [paired(pair_rows, paired_origin or origin)] if pair_rows else []
     if not tables:
         line = "No pairs: no two agents share a maze and a seed among the decided runs.\n"
         return line if form is Markup.markdown else f"% {line}"
@@ -324,6 +326,9 @@ def render_report(
     filters: Filters = EVERYTHING,
     only_pairs: bool = False,
 ) -> str:
-    """The tables for the experiments matching ``filters``, captioned with where their numbers came from."""
+    """The tables for the experiments matching ``filters``, captioned with where their numbers came from (the
+    pairs' caption names their own query)."""
     origin = origin_of(results.compared(filters), filters, by, results.database())
-    return render(groups(results, filters, by), by, origin, form, pairs(results, filters, by), only_pairs)
+    paired_origin = replace(origin, query=comparison_query(filters, by, "paired_comparison"))
+    rows, pair_rows = groups(results, filters, by), pairs(results, filters, by)
+    return render(rows, by, origin, form, pair_rows, only_pairs, paired_origin)

@@ -408,12 +408,13 @@ def sql_literal(value: object) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def comparison_query(filters: Filters, by: GroupBy) -> str:
-    """The query behind the comparison, with the filters written in: what a researcher runs to check a number."""
+def comparison_query(filters: Filters, by: GroupBy, function: str = "compare_experiments") -> str:
+    """The query behind the comparison (or the paired comparisons, ``paired_comparison``), with the filters written
+    in: what a researcher runs to check a number."""
     chosen = [f"{name} => {sql_literal(value)}" for name, value in filters.arguments().items() if value is not None]
     arguments = [f"experiments => ARRAY(SELECT id FROM chosen_experiments({', '.join(chosen)}))"] if chosen else []
     arguments.append(f"by_maze => {sql_literal(by is GroupBy.maze)}")
-    return f"SELECT * FROM compare_experiments({', '.join(arguments)});"
+    return f"SELECT * FROM {function}({', '.join(arguments)});"
 
 
 def scope_text(filters: Filters, by: GroupBy) -> str:
