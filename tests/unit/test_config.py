@@ -173,6 +173,6 @@ def test_a_snapshot_is_read_under_the_limits_it_ran_with_and_a_new_input_under_t
     from oriole.config import snapshot_problem
 
     assert snapshot_problem({**_written_snapshot(), "maxTurnsPerExecution": 350}) is None
-    with pytest.raises(InvalidConfig, match="config.maxTurnsPerExecution must be at most 180"):
+    with pytest.raises(InvalidConfig, match=r"config\.maxTurnsPerExecution must be at most 180"):
         resolve({}, {"maxTurnsPerExecution": 350})
     assert "at most 350" in (snapshot_problem({**_written_snapshot(), "maxTurnsPerExecution": 351}) or "")
