@@ -406,8 +406,9 @@ CATALOG: tuple[Parameter, ...] = (
         int,
         1024,
         "Ollama options.num_predict: the most tokens one answer may hold, kept free in numCtx when requests are "
-        "trimmed (up to half of it).",
-        minimum=1,
+        "trimmed (up to half of it). 0: no cap sent (options carries no num_predict; the model's own default "
+        "applies, as for every Ollama experiment started before this setting existed).",
+        minimum=0,
         maximum=1_048_576,
         providers=("ollama",),
     ),
