@@ -518,7 +518,8 @@ def failed_spend_note(spend: FailedSpend) -> str:
     if not spend.attempts:
         return ""
     return (
-        f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
+        f"spent on failed attempts: {spend.tokens:,} tokens, {priced_total(spend.cost_usd, spend.unpriced_runs)} in "
+        f"{spend.calls} call(s) of "
         f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
     )
 
