@@ -71,7 +71,7 @@ def execution_input(
     overrides = dict(parse_assignment(item) for item in config)
     if max_moves is not None:
         overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
-    data = {
+    data: dict[str, object] = {
         "mazeId": maze,
         "llmProvider": BASELINE if agent else provider or DEFAULT_PROVIDER,
         "modelName": agent or model,
