@@ -408,9 +408,14 @@ def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
         "0/1",
     ]
     assert m1.split()[-1] == "muc"  # one maze; 1 of 11 runs errored; agents and settings vary in the panel
-    assert narrow[-3:-1] == [
+    # the transport (server, request timeout) is not split on, and named where it differs between groups
+    assert narrow[-7:-1] == [
+        "confound: handmade 4x3: transport, not a condition: request timeouts differ (ollama/remote (v1) 300",
+        "  s, 60 s; 9 groups 120 s)",
         "confound: handmade 4x3: besides the agent, the groups differ in prompt (v1, v2); temperature (0.0,",
         "  0.2, 0.7); visionRange (2, 3)",
+        "confound: handmade 4x3: transport, not a condition: model servers differ (ollama/remote (v1)",
+        "  http://gpu-a:11434, http://gpu-b:11434; 8 groups http://localhost:11434)",
     ]
     assert "95% CI: Wilson score interval over runs (the runs share no mazes, or all rest on one maze)" in narrow
     lines = report("--wide").splitlines()

@@ -33,6 +33,7 @@ from oriole_workstation.analysis import (
 from oriole_workstation.display import (
     TERMINAL_COLUMNS,
     UNPRICED,
+    Drop,
     Shorten,
     columns,
     csv_safe,
@@ -518,7 +519,8 @@ def failed_spend_note(spend: FailedSpend) -> str:
     if not spend.attempts:
         return ""
     return (
-        f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
+        f"spent on failed attempts: {spend.tokens:,} tokens, {priced_total(spend.cost_usd, spend.unpriced_runs)} in "
+        f"{spend.calls} call(s) of "
         f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
     )
 
@@ -576,10 +578,31 @@ PAIRS_NOTE = (
 )
 
 
+# How a terminal too narrow for the paired comparisons gets them (``display.fit_columns``): the agents' names
+# shortened in their middle (their model is at the end) to 20, the uncorrected McNemar p-value left out (Holm's is
+# the one to read when agents are many; with two, they are equal), then the mazes in their middle (the size is at
+# the end) to 12, the names to the narrowest and the mazes to 8. The counts, the rates and the difference with its
+# interval are never cut.
+PAIRS_FIT: tuple[Shorten | Drop, ...] = (
+    Shorten("a", 20, middle=True),
+    Shorten("b", 20, middle=True),
+    Drop("McNemar"),
+    Shorten("mazes", 12, middle=True),
+    Shorten("a", MIN_SHRUNK, middle=True),
+    Shorten("b", MIN_SHRUNK, middle=True),
+    Shorten("mazes", MIN_SHRUNK, middle=True),
+)
+
+
 def render_pairs(
-    results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING
+    results: Results,
+    output: Format = Format.table,
+    by: GroupBy = GroupBy.family,
+    filters: Filters = EVERYTHING,
+    width: int | None = TERMINAL_COLUMNS,
 ) -> str:
-    """The paired comparisons (``oriole report --pairs``) as a table, CSV or JSON (the HTML page shows them too)."""
+    """The paired comparisons (``oriole report --pairs``) as a table in ``width`` columns (None: a pipe, every cell
+    whole and the note on one line), CSV or JSON (the HTML page shows them too)."""
     rows = pairs(results, filters, by)
     if output is Format.csv:
         return as_csv(rows)
@@ -587,4 +610,6 @@ def render_pairs(
         return as_json(rows)
     if not rows:
         return "no pairs: no two agents share a maze and a seed among the decided runs\n"
-    return columns(*pair_cells(rows)) + "\n" + "\n".join(textwrap.wrap(PAIRS_NOTE, TERMINAL_COLUMNS)) + "\n"
+    headers, cells = pair_cells(rows)
+    table = columns(*fit_columns(headers, _shown(cells), width, PAIRS_FIT))
+    return table + "\n" + "\n".join(textwrap.wrap(PAIRS_NOTE, width) if width else [PAIRS_NOTE]) + "\n"

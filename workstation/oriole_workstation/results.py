@@ -380,7 +380,8 @@ class Results:
             "coalesce(sum(e.failed_attempts), 0)::bigint AS attempts, "
             "coalesce(sum(e.failed_model_calls), 0)::bigint AS calls, "
             "coalesce(sum(e.failed_input_tokens + e.failed_output_tokens), 0)::bigint AS tokens, "
-            "coalesce(sum(e.failed_cost_usd), 0) AS cost_usd "
+            "sum(e.failed_cost_usd) FILTER (WHERE e.failed_attempts > 0) AS cost_usd, "
+            "count(*) FILTER (WHERE e.failed_attempts > 0 AND e.failed_cost_usd IS NULL) AS unpriced_runs "
             f"FROM {_PICKED} c JOIN experiments e ON e.id = c.experiment_id",
             filters.arguments(),
         )

@@ -54,7 +54,7 @@ class ExperimentSummary:
     cost_usd: float | None  # None: unpriced
     failed_attempts: int  # attempts of its turns that failed after the server answered calls (retried or not)
     failed_tokens: int  # the tokens those calls used, within input_tokens and output_tokens
-    failed_cost_usd: float  # what they cost, within cost_usd
+    failed_cost_usd: float | None  # what they cost, within cost_usd; None: unpriced
     duration_seconds: float
     completed: bool
     execution_arns: list[str]
@@ -357,7 +357,8 @@ class FailedSpend:
     attempts: int
     calls: int
     tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
+    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
 
 
 @dataclass(frozen=True)
@@ -418,7 +419,8 @@ class ListedExperiment:
     actions: int
     path_efficiency: Decimal | None
     tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
+    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
     started_at: datetime
     completed_at: datetime | None
     sweep_id: str | None
@@ -442,7 +444,8 @@ class SweepRow:
     first_started: datetime | None
     last_activity: datetime | None
     tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
+    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
 
 
 @dataclass(frozen=True)

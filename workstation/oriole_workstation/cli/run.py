@@ -22,7 +22,7 @@ from oriole_workstation.cli.common import (
     print_json,
     whole_number,
 )
-from oriole_workstation.display import terminal_safe
+from oriole_workstation.display import dollars, terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
@@ -269,9 +269,9 @@ def _sight(s: ExperimentSummary) -> str:
 
 def failed_attempts_text(s: ExperimentSummary) -> str:
     """``1,240 tokens, $0.0031 in 2 attempts``: what the calls a server answered in turns that then failed (and were
-    retried, or ended the run) spent; counted in the experiment's tokens and cost."""
+    retried, or ended the run) spent; counted in the experiment's tokens and cost (``unpriced`` without a price)."""
     attempts = f"{s.failed_attempts} attempt{'s' if s.failed_attempts > 1 else ''}"
-    return f"{s.failed_tokens:,} tokens, ${s.failed_cost_usd:.4f} in {attempts} (in the experiment's totals)"
+    return f"{s.failed_tokens:,} tokens, {dollars(s.failed_cost_usd)} in {attempts} (in the experiment's totals)"
 
 
 def print_result(result: RunResult) -> None:
