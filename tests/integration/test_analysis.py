@@ -4,6 +4,7 @@ configuration, medians, per-run and per-success figures and the Wilson interval.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -18,6 +19,7 @@ from oriole.core.endings import closing
 from oriole.store import db
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare
+from oriole_workstation.results import Filters, Results
 from tests.conftest import scratch_database
 
 # A 4x3 maze: start (0, 0), goal (3, 2), shortest path 5 (east 3, south 2).
@@ -277,6 +279,23 @@ def test_varied_config_holds_only_the_keys_that_differ_and_never_the_seed(query,
     walker = result(query, seeded[1]["walker"])
     assert walker["varied_config"] == {"temperature": 0.7, "visionRange": 3}
     assert walker["config"]["seed"] != result(query, seeded[1]["one-step"])["config"]["seed"]
+
+
+def test_an_export_and_a_report_compare_the_settings_of_the_experiments_they_select(seeded, query, tmp_path):
+    """One definition of varied_config: the settings that differ among the experiments compared. The view compares
+    every experiment of the database; an export compares those its filters select, as the report's groups do."""
+    conn = db.connect(seeded[0])
+    results = Results(conn)
+    m2 = Filters(models=("m2",))
+    with results.snapshot(), contextlib.closing(results.exported("experiments", m2)) as cursor:
+        column = cursor.names.index("varied_config")
+        exported = {row[0]: json.loads(row[column]) for batch in cursor.batches() for row in batch}
+    compared = {e.experiment_id: e.compared_config for e in results.compared(m2)}
+    conn.close()
+    assert exported == compared
+    assert sorted(exported.values(), key=str) == [{"visionRange": 2}] + [{"visionRange": 3}] * 3
+    every = {r["experiment_id"]: r["varied_config"] for r in query("SELECT * FROM experiment_results")}
+    assert all("temperature" in every[i] for i in exported)  # over the database, m1 and walker set it apart
 
 
 @pytest.mark.parametrize(
