@@ -41,6 +41,8 @@ COMMENT ON COLUMN agent_comparison.median_path_length IS 'median path_length of 
 COMMENT ON COLUMN agent_comparison.median_path_efficiency IS 'median path efficiency of the successes';
 COMMENT ON COLUMN agent_comparison.spl IS
     'mean SPL (success weighted by path length) over the decided runs: never above success_rate';
+COMMENT ON COLUMN agent_comparison.spl_all IS
+    'mean SPL over all_runs, censored and errored runs scoring 0 (as in success_rate_all): never above spl';
 COMMENT ON COLUMN agent_comparison.tokens IS 'input plus output tokens of every ended attempt, retried ones included';
 COMMENT ON COLUMN agent_comparison.tokens_per_run IS 'tokens / all_runs';
 COMMENT ON COLUMN agent_comparison.tokens_per_success IS 'tokens / successes';

@@ -187,7 +187,8 @@ class ComparisonRow:
     median_actions_to_goal: Decimal | None
     median_path_length: Decimal | None
     median_path_efficiency: Decimal | None
-    spl: Decimal | None
+    spl: Decimal | None  # over the decided runs
+    spl_all: Decimal | None  # over all runs that ended (censored and errored ones score 0)
     tokens: Decimal | None
     tokens_per_run: Decimal | None
     tokens_per_success: Decimal | None
