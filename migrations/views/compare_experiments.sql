@@ -1,6 +1,6 @@
 -- The comparison over the experiments matching the filters, one row per group of compared_runs: agent (model and
 -- sweep-file label: one model served by two servers under two labels is two agents) x prompt x maze family and size
--- (or maze) x compared configuration. Each repetition counts once, as its counted attempt (compared_experiments).
+-- (or maze) x compared configuration. Each repetition counts once, as its counted attempt (comparison_scope).
 -- Two rates, each with its 95% Wilson interval: over the decided runs (success and agent failure) and over all runs
 -- that ended (censored and errored runs as failures); the counts of each ending; a flag where censored and errored
 -- runs are more than 5% of the runs, and where the decided runs rest on fewer than 10 different mazes. Tokens and cost
