@@ -13,7 +13,7 @@
 CREATE TABLE experiment_kinds (
     llm_provider text NOT NULL,
     settings jsonb NOT NULL,
-    experiments bigint NOT NULL CHECK (experiments >= 0),
+    experiments bigint NOT NULL,
     PRIMARY KEY (llm_provider, settings)
 );
 COMMENT ON TABLE experiment_kinds IS

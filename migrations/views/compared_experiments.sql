@@ -38,13 +38,16 @@ LANGUAGE sql STABLE AS $$
                    until => compared_experiments.until) e
          WHERE e.replay_of IS NULL
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
+    ), everything AS (  -- no filter
+        SELECT num_nonnulls(compared_experiments.model, compared_experiments.prompt, compared_experiments.maze,
+                            compared_experiments.since, compared_experiments.until, compared_experiments.tag,
+                            compared_experiments.experiments) = 0 AS everything
     ), kinds AS (  -- the distinct (provider, experimental settings) pairs: without a filter, those the triggers keep
         SELECT array_agg(d.llm_provider) AS providers, array_agg(d.settings) AS settings
-          FROM (SELECT DISTINCT p.llm_provider, p.settings FROM picked p
-                 WHERE num_nonnulls(model, prompt, maze, since, until, tag, experiments) > 0
+          FROM (SELECT DISTINCT p.llm_provider, p.settings FROM picked p, everything f WHERE NOT f.everything
                  UNION ALL
-                SELECT k.llm_provider, k.settings FROM experiment_kinds k
-                 WHERE num_nonnulls(model, prompt, maze, since, until, tag, experiments) = 0 AND k.experiments > 0) d
+                SELECT k.llm_provider, k.settings FROM experiment_kinds k, everything f
+                 WHERE f.everything AND k.experiments > 0) d
     ), varied AS (
         SELECT v.* FROM kinds d CROSS JOIN LATERAL varied_settings(d.providers, d.settings) v
     )
