@@ -233,15 +233,15 @@ class Schema(StoreBase):
         recounts the kinds of experiment (migration 0036's triggers): so the table is written only when it
         differs, and in one statement.
         """
+        wanted = sorted((p for p in parameters if p.overridable), key=lambda p: p.key)
         rows = [
             {"key": p.key, "providers": list(p.providers), "experimental": p.experimental, "default_value": p.default}
-            for p in parameters
-            if p.overridable
+            for p in wanted
         ]
         stored = self.conn.execute(
-            "SELECT key, providers, experimental, default_value FROM config_keys ORDER BY key"
+            'SELECT key, providers, experimental, default_value FROM config_keys ORDER BY key COLLATE "C"'
         ).fetchall()
-        if stored == sorted(rows, key=lambda row: row["key"]):
+        if stored == rows:
             return
         self.conn.execute(  # one statement: its triggers see the new keys whole, never a table half written
             """
