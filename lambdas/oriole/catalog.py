@@ -103,6 +103,10 @@ class Parameter:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None  # numbers: what the code, the columns and the services can hold
+    # numbers whose maximum was lowered since a release that stored experiments: the highest value such a stored
+    # snapshot holds. A new execution's input is held to ``maximum``; reading a record (a replay) to this, so that a
+    # recorded run replays under the limits it ran with (``oriole.config.snapshot_problem``).
+    recorded_maximum: float | None = None
     max_length: int | None = None  # strings without choices: the longest value accepted
     url_schemes: tuple[str, ...] = ()  # strings that are URLs: the only schemes accepted
     # The providers whose experiments the value changes, and whether it is an experimental variable (what the
@@ -223,6 +227,7 @@ CATALOG: tuple[Parameter, ...] = (
         "136 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
         minimum=1,
         maximum=MAX_TURNS_PER_EXECUTION,
+        recorded_maximum=350,  # the maximum until the history budget was recounted (136 events a turn at worst)
         experimental=False,
     ),
     Parameter(
@@ -401,8 +406,9 @@ CATALOG: tuple[Parameter, ...] = (
         int,
         1024,
         "Ollama options.num_predict: the most tokens one answer may hold, kept free in numCtx when requests are "
-        "trimmed (up to half of it).",
-        minimum=1,
+        "trimmed (up to half of it). 0: no cap sent (options carries no num_predict; the model's own default "
+        "applies, as for every Ollama experiment started before this setting existed).",
+        minimum=0,
         maximum=1_048_576,
         providers=("ollama",),
     ),

@@ -1,7 +1,7 @@
 -- Add experiments (parallel arrays: provider, configuration snapshot) to the counts of their kinds (`sign` 1), or
 -- take them away (-1): the rows grouped by kind first, so a bulk insert or delete costs one pass. A kind is the
 -- provider and the snapshot without the keys that are never compared (config_keys.experimental false), as
--- compared_experiments reads it. Called by keep_experiment_kinds and recount_experiment_kinds only.
+-- comparison_scope reads it. Called by keep_experiment_kinds and recount_experiment_kinds only.
 CREATE FUNCTION count_experiment_kinds(providers text[], configs jsonb[], sign integer) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO experiment_kinds AS k (llm_provider, settings, experiments)

@@ -1,7 +1,7 @@
 -- Of the given kinds of experiment (parallel arrays: a provider and its experimental settings, the snapshot without
 -- the keys that are never compared), each kind with its experimental settings (config_keys: the keys that apply to
 -- its provider, the catalog default where its snapshot predates a key) whose value differs among these kinds; a
--- kind none of whose settings differ is left out. The one definition of "varied": compared_experiments applies it
+-- kind none of whose settings differ is left out. The one definition of "varied": comparison_scope applies it
 -- to the experiments it compares, experiment_results to every compared experiment (experiment_kinds).
 -- Built for few kinds: a study varies few values, so the settings are spread into rows only for the kinds.
 CREATE FUNCTION varied_settings(kind_providers text[], kind_settings jsonb[])
