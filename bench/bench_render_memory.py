@@ -112,14 +112,14 @@ def measure(database_url: str, sizes: list[int], folder: Path) -> dict[str, Any]
         short = launcher.follow(launcher.start(SHORT_RUN), results).as_json()["experiment_id"]
         long = launcher.follow(launcher.start(LONG_RUN), results).as_json()["experiment_id"]
     small, _ = drawn(database_url, folder, str(short), *every_format(folder, "short"))
-    figures: dict[str, Any] = {"three_actions_peak_kib": small, "runs": {}}
+    figures: dict[str, Any] = {"three_actions_peak_kib": small, "actions": {}}
     for actions in sizes:
         lengthen(conn, long, actions)
         started = time.perf_counter()
         peak, _ = drawn(database_url, folder, str(long), *every_format(folder, f"long-{actions}"))
         growth = (peak - small) * 1024
         budget = render.MEMORY_BASE_BYTES + render.MEMORY_PER_ACTION_BYTES * actions
-        figures["runs"][str(actions)] = {
+        figures["actions"][f"{actions:,}"] = {
             "peak_kib": peak,
             "growth_mib": round(growth / 2**20, 1),
             "budget_mib": round(budget / 2**20, 1),
