@@ -9,7 +9,7 @@ by its entry in ``oriole.memory_registry`` (the table the catalog's choices come
   summary the turn context carries, by its ``compaction`` (``COMPACTIONS`` in the registry): ``map``
   (``MapCompaction``) is deterministic (the map the agent has seen, the tiles it stood on, the frontier, kept up to
   date on the experiment turn by turn), ``model`` (``ModelCompaction``) asks the model to summarise its own
-  history in a separate call that is stored and accounted like any other.
+  earlier turns in a separate call that is stored and accounted like any other.
 
 A mode reads what the experiment remembers when the turn starts (``Remembered``), says which earlier turns the
 turn carries (``carried``), what it adds before the turn is played (``recollect``: a summary and the calls that
@@ -82,7 +82,7 @@ def answer_message(response: JsonObject, text_tool_calls: bool = False) -> Messa
 
 
 def message_tokens(messages: Iterable[Message]) -> int:
-    """The estimated tokens of messages (what a compaction leaves out, what a turn adds to the history)."""
+    """The estimated tokens of messages (what a compaction leaves out, what a turn adds to the earlier turns)."""
     return sum(estimate_tokens(message_as_json(m)) for m in messages)
 
 
