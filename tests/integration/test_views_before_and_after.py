@@ -176,17 +176,17 @@ def test_the_views_answer_as_before_through_every_change_a_lab_makes(database):
     # ended as the finalizer ends them, one statement each: the running gpt runs, then a running retry of a sweep's
     # repetition (which attempt counts changes)
     running = [r["id"] for r in conn.execute("SELECT id FROM experiments WHERE ending IS NULL AND replay_of IS NULL")]
-    retry = insert(conn, 1, 100, sweep="s1")[0]  # s1's repetition of agent 4 again, as a new attempt
+    retry = insert(conn, 1, 100, sweep="s1")[0]  # s1's random r1 on the first maze, attempted again
     conn.execute(
         "UPDATE experiments SET ending = NULL, status = 'running', ending_cause = NULL, completed_at = NULL, "
         "failure_reason = NULL, goal_found = false WHERE id = %s",
         (retry,),
     )
     same_both_ways(database)
-    for one in running[:3] + [retry]:
+    for one in [*running[:3], retry]:
         conn.execute(
-            "UPDATE experiments SET status = 'succeeded', ending = 'success', ending_cause = 'goal', goal_found = true, "
-            "completed_at = now() WHERE id = %s",
+            "UPDATE experiments SET status = 'succeeded', ending = 'success', ending_cause = 'goal', "
+            "goal_found = true, completed_at = now() WHERE id = %s",
             (one,),
         )
         same_both_ways(database)
