@@ -50,6 +50,7 @@ from oriole.lifecycle.task_io import (
     TurnResult,
 )
 from oriole.provider_registry import PROVIDERS
+from oriole.providers.identity import ModelIdentity
 from oriole.statuses import ExecutionStatus, ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
@@ -63,16 +64,21 @@ _MAZE_CACHE_SIZE = 64
 
 
 ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
+# (provider, model, the experiment's configuration) -> what the model's server reports (oriole.providers.identity)
+Identify = Callable[[str, str, ExperimentConfig], ModelIdentity | None]
 
 
-def start(request: StartRequest, store: Store, read_parameters: ParameterReader) -> ExperimentStarted:
+def start(
+    request: StartRequest, store: Store, read_parameters: ParameterReader, identify: Identify | None = None
+) -> ExperimentStarted:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
     ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
     prompt, the model's price) and returns the values of those that exist (it may return more). A
     successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
     Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
-    checks include what the deployment allows (``oriole.lifecycle.deployment``).
+    checks include what the deployment allows (``oriole.lifecycle.deployment``). ``identify`` asks the model's
+    server which build it serves (once, here: never per turn), after every check and before the row is written.
     """
     raw, execution_arn = request.input, request.executionArn
     if isinstance(raw, dict) and "experimentId" in raw:
@@ -80,12 +86,16 @@ def start(request: StartRequest, store: Store, read_parameters: ParameterReader)
     if isinstance(raw, dict) and "replayOf" in raw:
         return _replay(inputs.parse(inputs.ReplayInput, raw, "replay input"), execution_arn, store)
     return _start_new(
-        inputs.parse(inputs.ExecutionInput, raw, "execution input"), execution_arn, store, read_parameters
+        inputs.parse(inputs.ExecutionInput, raw, "execution input"), execution_arn, store, read_parameters, identify
     )
 
 
 def _start_new(
-    request: inputs.ExecutionInput, execution_arn: str, store: Store, read_parameters: ParameterReader
+    request: inputs.ExecutionInput,
+    execution_arn: str,
+    store: Store,
+    read_parameters: ParameterReader,
+    identify: Identify | None,
 ) -> ExperimentStarted:
     """A new experiment: every check first (the maze, the model, the configuration, the prompt, what the deployment
     allows), then its row."""
@@ -103,6 +113,7 @@ def _start_new(
     config, prompt = _snapshot(request, read_parameters)
     settings = ExperimentConfig.of(config)
     _check_observation(request, settings, chosen.maze)
+    model = identify(request.llmProvider, request.modelName, settings) if identify else None
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
@@ -127,6 +138,7 @@ def _start_new(
             execution_arn=execution_arn,
             code=code_identity.current(),
             harness=harness.description(),
+            model=model,
         )
     )
     return _state(row)
