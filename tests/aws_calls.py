@@ -101,6 +101,12 @@ def profile_arn(profile: str, region: str) -> str:
     return profile if profile.startswith("arn:") else f"arn:aws:bedrock:{region}:{ACCOUNT}:inference-profile/{profile}"
 
 
+def _model_named(params: dict) -> str | None:
+    """The model or profile id a Bedrock call names: an invocation's ``modelId``, a lookup's identifier."""
+    named = params.get("modelId") or params.get("modelIdentifier") or params.get("inferenceProfileIdentifier")
+    return named if isinstance(named, str) else None
+
+
 def function_arn(params: dict, region: str) -> str:
     """The function (or, with a ``Qualifier``, the version) a Lambda request names by name or ARN."""
     name = params["FunctionName"]
@@ -189,7 +195,7 @@ def _record(params: dict, model, context: dict, **_) -> None:
     service, operation = model.service_model.service_name, model.name
     region = context.get("client_region") or ""
     environment = tuple((name, os.environ[name]) for name in NAMING_VARIABLES if name in os.environ)
-    seen = functools.partial(Call, function, region=region, environment=environment, model_id=params.get("modelId"))
+    seen = functools.partial(Call, function, region=region, environment=environment, model_id=_model_named(params))
     action, arns = ARNS.get((service, operation), (f"{model.service_model.signing_name}:{operation}", None))
     if arns is None:
         CALLS.append(

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from oriole.errors import ModelTimeout, ModelUnavailable
 from oriole.text import JsonObject, bounded, stored_message
 
 UNKNOWN = "unknown"  # a field the server was asked for and did not tell
@@ -83,14 +84,21 @@ class Asking:
     def __init__(self) -> None:
         self.answers: JsonObject = {}
         self.unknown: JsonObject = {}
+        self.unreachable: str | None = None  # the first question the server could not be reached for
 
     def ask(self, endpoint: str, call: Callable[[], Any], failures: tuple[type[BaseException], ...]) -> Any:
         """``call()``'s answer, kept under ``endpoint``; None when it raised one of ``failures`` (its message kept
-        as the reason, the experiment goes on)."""
+        as the reason, the experiment goes on). Once the server could not be reached (refused, timed out), the
+        questions after are not asked: a start waits for a dead server once, not once a question."""
+        if self.unreachable is not None:
+            self.unknown[endpoint] = f"not asked: the server did not answer {self.unreachable}"
+            return None
         try:
             answer = call()
         except failures as err:
             self.unknown[endpoint] = stored_message(f"{type(err).__name__}: {err}")
+            if isinstance(err, ModelUnavailable | ModelTimeout):
+                self.unreachable = endpoint
             return None
         self.answers[endpoint] = kept(answer)
         return answer
