@@ -1,7 +1,8 @@
 -- The experiments matching the filters (NULL: no filter; chosen_experiments applies them), replays and archived ones
 -- left out, each with `compared_config`: its experimental settings (config_keys: the keys that apply to its provider,
 -- the catalog default where its snapshot predates a key) whose value differs among these experiments, so settings
--- never get mixed in one group; and `counted`: whether it is the attempt its repetition counts as. A repetition of
+-- never get mixed in one group (and `modelBuild`, the build its server reported, where experiments of one model
+-- name ran on more than one build); and `counted`: whether it is the attempt its repetition counts as. A repetition of
 -- a sweep (the sweep recorded at its start, and its agent id <sweep>/<cell>/r<n>) counts once in every rate: its
 -- attempt that ended decided (success or agent failure), else its latest; an attempt that errored or was censored
 -- and then run again is not counted, though what it spent is. An experiment outside a sweep is a repetition of its
@@ -19,16 +20,8 @@ CREATE FUNCTION compared_experiments(
     experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
 ) RETURNS TABLE (experiment_id bigint, compared_config jsonb, counted boolean)
 LANGUAGE sql STABLE AS $$
-    WITH picked AS MATERIALIZED (
-        -- the snapshot without the keys that are never compared (transport, the seed, bookkeeping)
-        SELECT e.id, e.llm_provider,
-               e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
-                   AS settings,
-               row_number() OVER (
-                   PARTITION BY CASE WHEN e.sweep_id IS NOT NULL AND e.agent_id IS NOT NULL
-                                     THEN e.sweep_id || ' ' || e.agent_id ELSE e.id::text END
-                   ORDER BY coalesce(e.ending IN ('success', 'agent'), false) DESC, e.id DESC) = 1 AS counted
-          FROM chosen_experiments(
+    WITH chosen AS MATERIALIZED (
+        SELECT e.* FROM chosen_experiments(
                    ids => compared_experiments.experiments,
                    models => nullif(ARRAY[compared_experiments.model], '{NULL}'),
                    mazes => nullif(ARRAY[compared_experiments.maze], '{NULL}'),
@@ -38,11 +31,32 @@ LANGUAGE sql STABLE AS $$
                    until => compared_experiments.until) e
          WHERE e.replay_of IS NULL
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
+    ), rebuilt AS MATERIALIZED (
+        -- a model its server reported more than one build of (experiments.model_build: an Ollama tag pulled again,
+        -- another quantisation behind one name): its experiments are split on the build, named modelBuild
+        SELECT c.llm_provider, c.model_name FROM chosen c
+         GROUP BY c.llm_provider, c.model_name HAVING count(DISTINCT coalesce(c.model_build, '')) > 1
+    ), picked AS MATERIALIZED (
+        -- the snapshot without the keys that are never compared (transport, the seed, bookkeeping)
+        SELECT e.id, e.llm_provider,
+               e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
+               || CASE WHEN (e.llm_provider, e.model_name) IN (SELECT r.llm_provider, r.model_name FROM rebuilt r)
+                       THEN jsonb_build_object('modelBuild', coalesce(e.model_build, 'not recorded'))
+                       ELSE '{}' END
+                   AS settings,
+               row_number() OVER (
+                   PARTITION BY CASE WHEN e.sweep_id IS NOT NULL AND e.agent_id IS NOT NULL
+                                     THEN e.sweep_id || ' ' || e.agent_id ELSE e.id::text END
+                   ORDER BY coalesce(e.ending IN ('success', 'agent'), false) DESC, e.id DESC) = 1 AS counted
+          FROM chosen e
     ), kinds AS MATERIALIZED (
         SELECT DISTINCT p.llm_provider, p.settings FROM picked p
     ), spread AS MATERIALIZED (  -- each kind's experimental settings that apply to its provider
         SELECT d.llm_provider, d.settings, k.key, coalesce(d.settings -> k.key, k.default_value) AS value
           FROM kinds d JOIN config_keys k ON k.experimental AND d.llm_provider = ANY (k.providers)
+        UNION ALL  -- the build, where a model has more than one (rebuilt)
+        SELECT d.llm_provider, d.settings, 'modelBuild', d.settings -> 'modelBuild' FROM kinds d
+         WHERE d.settings ? 'modelBuild'
     ), varied AS (
         SELECT s.llm_provider, s.settings, jsonb_object_agg(s.key, s.value) AS config
           FROM spread s

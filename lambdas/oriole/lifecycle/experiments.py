@@ -50,7 +50,7 @@ from oriole.lifecycle.task_io import (
     TurnResult,
 )
 from oriole.provider_registry import PROVIDERS
-from oriole.providers.identity import ModelIdentity
+from oriole.providers.identity import UNKNOWN, ModelIdentity
 from oriole.statuses import ExecutionStatus, ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
@@ -114,6 +114,8 @@ def _start_new(
     settings = ExperimentConfig.of(config)
     _check_observation(request, settings, chosen.maze)
     model = identify(request.llmProvider, request.modelName, settings) if identify else None
+    if request.modelBuild is not None:
+        _check_build(request, model)
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
@@ -142,6 +144,19 @@ def _start_new(
         )
     )
     return _state(row)
+
+
+def _check_build(request: inputs.ExecutionInput, model: ModelIdentity | None) -> None:
+    """A start that asks for a model build (``modelBuild``: a rerun of a recorded experiment) runs only on that
+    build: refused, naming both, when the server now reports another (a tag pulled again, another quantisation
+    behind the name) or does not tell its build."""
+    asked = f"the execution input asks for build {request.modelBuild} of {request.modelName}"
+    override = "; start it without modelBuild (`oriole rerun --any-build`) to run on what the server serves now"
+    if model is None or model.model_build == UNKNOWN:
+        why = "; ".join(f"{k}: {v}" for k, v in sorted((model.unknown if model else {}).items())) or "not asked"
+        raise InvalidExecutionInput(f"{asked}, and the server did not tell its build ({why}){override}")
+    if model.model_build != request.modelBuild:
+        raise InvalidExecutionInput(f"{asked}, and the server now serves build {model.model_build}{override}")
 
 
 def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[JsonObject, str]:
