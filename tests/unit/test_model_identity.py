@@ -164,3 +164,15 @@ def test_bedrock_credentials_that_may_not_look_models_up_leave_the_build_unknown
     found = bedrock.model_identity(config(), BASE)
     assert found.model_build == UNKNOWN and found.inference_profile is None
     assert "AccessDeniedException" in found.unknown["GetFoundationModel"]
+
+
+def test_what_a_hostile_server_reports_is_kept_storable_and_bounded():
+    """A NUL (which PostgreSQL text cannot hold), a lone surrogate, a huge version: kept storable and cut, so the
+    start writes its row whatever the server said."""
+    with ScriptedOllama(models=("m",)) as server:
+        server.listing = lambda request: (
+            (200, b'{"version": "1.0\\u0000\\ud800' + b"9" * 5000 + b'"}') if request.path == "/api/version" else None
+        )
+        found = ollama.model_identity(config(endpoint=server.url), "m")
+    assert "\x00" not in found.server_version and len(found.server_version) <= 400
+    assert "\x00" not in str(found.answers) and len(str(found.answers)) < 3000

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oriole.errors import ModelTimeout, ModelUnavailable
-from oriole.text import JsonObject, bounded, stored_message
+from oriole.text import JsonObject, bounded, replaced, stored_message
 
 UNKNOWN = "unknown"  # a field the server was asked for and did not tell
 MAX_FIELD_CHARS = 400  # one reported value (a digest, a version, an ARN): far above any real one
@@ -60,21 +60,22 @@ def text(value: object) -> str | None:
     """A reported value as a stored field: a non-empty string or number, bounded; anything else None."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return None
-    shown = bounded(str(value).strip(), MAX_FIELD_CHARS)
+    shown = replaced(bounded(str(value).strip(), MAX_FIELD_CHARS))  # storable, whatever the server put in it
     return shown or None
 
 
 def kept(value: Any, depth: int = 0) -> Any:
-    """A reported answer as it is kept: strings bounded, containers at most a few levels deep and long."""
+    """A reported answer as it is kept: strings bounded and storable, containers at most a few levels deep and
+    long."""
     if isinstance(value, str):
-        return bounded(value, MAX_TEXT_CHARS)
+        return replaced(bounded(value, MAX_TEXT_CHARS))
     if depth >= 4:
         return None
     if isinstance(value, Mapping):
-        return {str(k)[:MAX_FIELD_CHARS]: kept(v, depth + 1) for k, v in list(value.items())[:64]}
+        return {replaced(str(k)[:MAX_FIELD_CHARS]): kept(v, depth + 1) for k, v in list(value.items())[:64]}
     if isinstance(value, list | tuple):
         return [kept(v, depth + 1) for v in list(value)[:64]]
-    return value if value is None or isinstance(value, bool | int | float) else str(value)[:MAX_FIELD_CHARS]
+    return value if value is None or isinstance(value, bool | int | float) else replaced(str(value)[:MAX_FIELD_CHARS])
 
 
 class Asking:
