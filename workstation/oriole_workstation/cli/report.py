@@ -149,7 +149,7 @@ def report(
     elif output in (Format.markdown, Format.latex):
         text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters, paired)
     elif paired:
-        text = render_pairs(results, output, by, filters)
+        text = render_pairs(results, output, by, filters, terminal_width() if file is None else None)
     else:
         text = render_report(results, output, by, filters, pivot, wide, terminal_width() if file is None else None)
     if figures is not None:

@@ -28,6 +28,7 @@ from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
 
 MAX_MOVES = tuple(map(int, catalog.BY_KEY["maxMoves"].bounds))
+EXPLORATORY = "exploratory"  # the tag (a word of the comment) of a run `--exploratory` leaves out of reports
 
 
 def real_bedrock_client(execution_input: dict):
@@ -62,8 +63,11 @@ def execution_input(
     config: list[str],
     max_moves: int | None,
     comment: str | None,
+    exploratory: bool = False,
 ) -> dict:
-    """The execution input the options describe, exactly what the console would take."""
+    """The execution input the options describe, exactly what the console would take. An exploratory run is
+    tagged so (the word ``exploratory`` first in its comment) and stored archived from its start: out of every
+    report, comparison and export until ``oriole experiments restore`` brings it in."""
     if agent and (provider or model):
         raise fail("--agent is a baseline agent; use either --agent or --provider/--model")
     if provider and provider not in MODEL_PROVIDERS:
@@ -75,13 +79,16 @@ def execution_input(
     overrides = dict(parse_assignment(item) for item in config)
     if max_moves is not None:
         overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
-    data = {
+    data: dict[str, object] = {
         "mazeId": maze,
         "llmProvider": BASELINE if agent else provider or DEFAULT_PROVIDER,
         "modelName": agent or model,
         "promptVersion": prompt,
         "config": overrides,
     }
+    if exploratory:
+        comment = " ".join(filter(None, (EXPLORATORY, comment)))
+        data["archived"] = True
     if comment:
         data["comment"] = comment
     return data
@@ -166,6 +173,14 @@ def run(
         ),
     ] = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
+    exploratory: Annotated[
+        bool,
+        typer.Option(
+            "--exploratory",
+            help="A try, not a result: tag it exploratory and leave it out of every report, comparison and export "
+            "(oriole ls lists it; oriole experiments restore ID counts it).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
     aws: Annotated[
         bool,
@@ -189,7 +204,7 @@ def run(
         *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
         *([f"seed={seed}"] if seed is not None else []),
     ]
-    data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
+    data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment, exploratory)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({data["llmProvider"]})
     results = open_results(aws)
@@ -203,7 +218,16 @@ def run(
         print_json(result.as_json())
     else:
         print_result(result)
+        if exploratory and result.summary is not None:
+            out.print(exploratory_note(result.summary.experiment_id), soft_wrap=True, markup=False)
     raise typer.Exit(exit_status(result))
+
+
+def exploratory_note(experiment_id: int) -> str:
+    return (
+        f"Exploratory: left out of every report, comparison and export; "
+        f"`oriole experiments restore {experiment_id}` counts it."
+    )
 
 
 def exit_status(result: RunResult) -> int:
