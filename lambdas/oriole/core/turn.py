@@ -215,7 +215,7 @@ class Turn:
             )
         )
         self.observation = (
-            Observation(self.config.observation, self.config.image_view)
+            Observation(self.config.observation, self.config.image_view, self.config.text_view)
             if PROVIDERS[experiment.llm_provider].calls_model
             else TEXT_ONLY  # a baseline reads text whatever the setting (it ignores pictures)
         )
@@ -236,6 +236,8 @@ class Turn:
         context = turn_context(self.world, self.rules, self.history(), self.config.max_moves)
         if recollection.summary is not None:
             context["memory_summary"] = recollection.summary
+        if self.config.map_aid and known is not None:  # the planning aid, named for what it is (not a memory)
+            context["map_aid"] = known.summary(self.world.position)
         carried = self.memory.carried()
         settings = self.settings(sum(c.response.usage.tokens for c in recollection.calls))  # from before the turn
         if settings.tokens_left is not None:
@@ -297,6 +299,7 @@ class Turn:
             deadline=self.deadline,
             observation=self.observation,
             camera=self.camera(),
+            mapped=self._kept_map().known if self.observation.map_text else None,
         )
 
     def camera(self) -> Camera | None:
@@ -324,9 +327,14 @@ class Turn:
         )
 
     def _keeps_map(self) -> bool:
-        """Whether the experiment's memory carries the map the agent has seen: for its memory mode (the map
-        compaction) or for map pictures."""
-        return self.memory.keeps_map or (self.observation.pictures and self.observation.view == ImageView.MAP)
+        """Whether the experiment's memory carries the map the agent has seen: for the map aid, for its memory mode
+        (the retired map compaction), for map pictures or for the text map view."""
+        return (
+            self.config.map_aid
+            or self.memory.keeps_map
+            or (self.observation.pictures and self.observation.view == ImageView.MAP)
+            or self.observation.map_text
+        )
 
     def _kept_map(self) -> MapMemory:
         return MapMemory.kept(self.maze, self.state.experiment.memory, self.config.vision_range)

@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from oriole.core.known_map import KnownMap
 from oriole.core.maze import Maze
-from oriole.core.picture import TEXT_ONLY, Camera, Observation, Picture
+from oriole.core.picture import TEXT_ONLY, Camera, Observation, Picture, text_map_view
 from oriole.core.text_tool_calls import instructions, parse_tool_calls
 from oriole.core.tools import (
     INVALID_ACTION,
@@ -178,7 +179,9 @@ class TurnSettings:
     ``repetition_limit`` identical failing actions in a row (0: off), end the turn; ``text_tool_calls`` reads tool
     calls from JSON in the answer's text (the tools are then described in the system prompt, not sent as tools).
     With ``observation`` image or both, ``camera`` draws the view each request ends with; with image alone, what the
-    agent sees is not written in text.
+    agent sees is not written in text. With the text view ``map`` (``observation.map_text``), ``mapped`` is the map
+    seen so far, written as text (``map_view``) where the map picture would be sent, and each move's result
+    carries no ``visible`` tiles (as with the map picture alone).
     """
 
     budget: int
@@ -192,6 +195,7 @@ class TurnSettings:
     deadline: Callable[[], bool] | None = None  # True once another model call would outlive the task
     observation: Observation = TEXT_ONLY  # text, image or both; the camera draws the pictures
     camera: Camera | None = None
+    mapped: KnownMap | None = None  # the map the text map view writes (textView map), extended by each action
 
 
 @dataclass(frozen=True)
@@ -452,8 +456,8 @@ def run_turn(
             return TurnOutcome(actions, calls, TurnEnd.DEADLINE, tuple(results), _trim(conversation))
         if calls and _tokens_left(settings, calls) == 0:
             return TurnOutcome(actions, calls, TurnEnd.MAX_TOKENS, tuple(results), _trim(conversation))
-        if calls and settings.camera is not None:
-            conversation.current.append(_view_message(settings.camera, world))
+        if calls and (settings.camera is not None or settings.mapped is not None):
+            conversation.current.append(_view_message(settings, world))
         conversation.fit(prompt, offered, agent.context_budget)
         response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, conversation.request())), settings)
         calls.append(
@@ -480,6 +484,8 @@ def run_turn(
             actions.append(record)
             if settings.camera is not None:
                 settings.camera.learn(record.tiles_seen)
+            if settings.mapped is not None:
+                settings.mapped.see(record.tiles_seen)
             end = _end_reason(record, world, breakers, len(actions), settings)
             result = {
                 **_shown(record.result, settings),
@@ -519,25 +525,35 @@ def _tokens_left(settings: TurnSettings, calls: Sequence[ModelCall]) -> int | No
 
 
 def _shown(observed: JsonObject, settings: TurnSettings) -> JsonObject:
-    """A context or a tool result as the agent reads it: without the tiles in text when it observes images only."""
-    return observed if settings.observation.text else {k: v for k, v in observed.items() if k != "visible"}
+    """A context or a tool result as the agent reads it: without the tiles in sight in text unless it observes
+    them so (text or both, the local text view)."""
+    if settings.observation.local_text:
+        return observed
+    return {k: v for k, v in observed.items() if k != "visible"}
+
+
+def _views(world: WorldState, settings: TurnSettings) -> tuple[JsonObject, Picture | None]:
+    """The views from where the agent stands: the text map (``map_view``) and the picture's caption with the
+    picture, each where the experiment observes it."""
+    shown: JsonObject = {}
+    if settings.mapped is not None:
+        shown["map_view"] = text_map_view(settings.mapped, world.step)
+    if settings.camera is None:
+        return shown, None
+    picture = settings.camera.picture(world.position, world.step)
+    return {**shown, "picture": picture.caption}, picture
 
 
 def _opening(context: JsonObject, world: WorldState, settings: TurnSettings) -> tuple[JsonObject, Picture | None]:
-    """The turn's context message: its content and, with pictures, the view from where the agent stands."""
-    context = _shown(context, settings)
-    if settings.camera is None:
-        return context, None
-    picture = settings.camera.picture(world.position, world.step)
-    return {**context, "picture": picture.caption}, picture
+    """The turn's context message: its content and the views from where the agent stands."""
+    views, picture = _views(world, settings)
+    return {**_shown(context, settings), **views}, picture
 
 
-def _view_message(camera: Camera, world: WorldState) -> Message:
-    """The view after the last answer's actions, ending the next request (user content, after the tool results)."""
-    picture = camera.picture(world.position, world.step)
-    return Message(
-        "user", {"position": list(world.position), "step": world.step, "picture": picture.caption}, picture=picture
-    )
+def _view_message(settings: TurnSettings, world: WorldState) -> Message:
+    """The views after the last answer's actions, ending the next request (user content, after the tool results)."""
+    views, picture = _views(world, settings)
+    return Message("user", {"position": list(world.position), "step": world.step, **views}, picture=picture)
 
 
 def _end_reason(
