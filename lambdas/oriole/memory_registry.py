@@ -54,7 +54,7 @@ COMPACTIONS: dict[str, Entry] = _table(
     Entry(
         "model",
         "oriole.core.memory.ModelCompaction",
-        "the model summarises its own history in a separate, accounted call",
+        "the model summarises its own earlier turns in a separate, accounted call",
     ),
     Entry(
         "map",

@@ -7,7 +7,7 @@ by its entry in ``oriole.memory_registry`` (the table the catalog's choices come
   whole turns: the last ``historyTurns`` of them.
 - ``summary`` (``SummaryMemory``): the last ``historyTurns`` turns' messages, and everything older compacted into a
   summary the turn context carries, by its ``compaction`` (``COMPACTIONS`` in the registry): ``model``
-  (``ModelCompaction``) asks the model to summarise its own history in a separate call that is stored and
+  (``ModelCompaction``) asks the model to summarise its own earlier turns in a separate call that is stored and
   accounted like any other. ``map`` (``MapCompaction``, retired: kept so that the experiments that chose it replay
   as they ran) handed over the map the agent has seen, the tiles it stood on and the frontier: a planning aid, not a
   memory, now the setting ``mapAid`` whatever the mode (``MapMemory.summary`` in every turn's context, as
@@ -83,7 +83,7 @@ def answer_message(response: JsonObject, text_tool_calls: bool = False) -> Messa
 
 
 def message_tokens(messages: Iterable[Message]) -> int:
-    """The estimated tokens of messages (what a compaction leaves out, what a turn adds to the history)."""
+    """The estimated tokens of messages (what a compaction leaves out, what a turn adds to the earlier turns)."""
     return sum(estimate_tokens(message_as_json(m)) for m in messages)
 
 

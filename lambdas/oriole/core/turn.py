@@ -130,9 +130,10 @@ class CommittedTurn:
 
 @dataclass(frozen=True)
 class TurnState:
-    """Everything one turn starts from: the experiment, its recent actions (oldest first, as many as its history and
-    recall window read), the earlier turns (the newest ones, oldest first: only for a memory mode that carries
-    them), what a replay answers from, and the turn's committed row (when a previous attempt already wrote it)."""
+    """Everything one turn starts from: the experiment, its recent actions (oldest first, as many as its
+    historyActions and recall window read), the earlier turns (the newest ones, oldest first: only for a memory
+    mode that carries them), what a replay answers from, and the turn's committed row (when a previous attempt
+    already wrote it)."""
 
     experiment: ExperimentState
     recent_actions: tuple[RecentAction, ...]
@@ -233,7 +234,7 @@ class Turn:
         leaves. The world (``self.world``) is advanced in place."""
         known = self._kept_map() if self._keeps_map() else None
         recollection = self.memory.recollect(_Answering(agent, self.answered, "compaction"), known, self.world.position)
-        context = turn_context(self.world, self.rules, self.history(), self.config.max_moves)
+        context = turn_context(self.world, self.rules, self.recent_actions(), self.config.max_moves)
         if recollection.summary is not None:
             context["memory_summary"] = recollection.summary
         if self.config.map_aid and known is not None:  # the planning aid, named for what it is (not a memory)
@@ -309,10 +310,10 @@ class Turn:
         known = self._kept_map().known if self.observation.view == ImageView.MAP else None
         return Camera(self.observation.view, self.maze, self.config.vision_range, known)
 
-    def history(self) -> list[JsonObject]:
+    def recent_actions(self) -> list[JsonObject]:
         """The last ``historyActions`` actions as the model reads them in its turn context."""
         count = self.config.history_actions
-        return [_history_entry(a) for a in self.state.recent_actions[-count:]] if count else []
+        return [_recent_action(a) for a in self.state.recent_actions[-count:]] if count else []
 
     def recall_window(self) -> RecallWindow:
         """What ``recall_all`` summarises: the last ``maxRecallActions`` actions' positions and sightings, and the
@@ -348,7 +349,7 @@ class Turn:
         return known.state()
 
 
-def _history_entry(action: RecentAction) -> JsonObject:
+def _recent_action(action: RecentAction) -> JsonObject:
     entry: JsonObject = {
         "step": action.step_number,
         "action": action.action_type,

@@ -8,7 +8,7 @@ to its wire format and back.
 
 The loop's design choices are experimental variables (``TurnSettings``): the breakers' thresholds,
 whether ``give_up`` is offered, whether tool calls are read from JSON in the text for models without
-native tool calling, and the context budget that earlier turns' messages (``history``) are trimmed to.
+native tool calling, and the context budget that earlier turns' messages (``earlier_turns``) are trimmed to.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class ModelResponse:
 class Agent(Protocol):
     """Anything that answers a model request: an LLM provider adapter or a baseline agent.
 
-    ``context_budget`` is how many tokens one request may hold (the history is trimmed to fit), or None
+    ``context_budget`` is how many tokens one request may hold (the earlier turns are trimmed to fit), or None
     when the agent has no such limit; each agent states its own, so the turn loop never asks who it is.
     """
 
@@ -159,7 +159,7 @@ class Sent:
 @dataclass(frozen=True)
 class ModelCall:
     """One call of the turn: the messages it added since the previous call, and the answer. ``kind`` is
-    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history; ``sent`` is
+    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its earlier turns; ``sent`` is
     the rest of its request (``oriole.core.requests`` stores it and rebuilds the request from it)."""
 
     new_messages: tuple[Message, ...]
@@ -252,7 +252,7 @@ def prompt_budget(window: int, answer_tokens: int) -> int:
 
 
 def estimate_tokens(value: object) -> int:
-    """A provider-neutral estimate (about four characters of JSON per token), used only to trim history."""
+    """A provider-neutral estimate (about four characters of JSON per token), used only to trim the earlier turns."""
     return len(json.dumps(value, default=str, separators=(",", ":"))) // 4 + 1
 
 
@@ -297,7 +297,7 @@ def response_as_json(response: ModelResponse) -> JsonObject:
     }
 
 
-def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], max_moves: int) -> JsonObject:
+def turn_context(world: WorldState, game: Rules, recent_actions: Sequence[JsonObject], max_moves: int) -> JsonObject:
     """The opening user message of a turn: where the agent is, what it sees, what it did lately."""
     _, seen = observation(game.maze, world.position, game.vision_range)
     return {
@@ -306,7 +306,7 @@ def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], 
         "step": world.step,
         "actions_left": max_moves - world.step,
         "goal_condition": game.goal_condition,
-        "recent_actions": list(history),
+        "recent_actions": list(recent_actions),
     }
 
 
@@ -323,8 +323,8 @@ class _Conversation:
     never loses its result), then the oldest ``recent_actions`` of the context; never the system prompt,
     the tools or the current turn's messages."""
 
-    def __init__(self, history: Sequence[Sequence[Message]], context: JsonObject, picture: Picture | None = None):
-        self.history = [list(turn) for turn in history]
+    def __init__(self, earlier_turns: Sequence[Sequence[Message]], context: JsonObject, picture: Picture | None = None):
+        self.earlier_turns = [list(turn) for turn in earlier_turns]
         self.context = context
         self.picture = picture
         self.current: list[Message] = []
@@ -332,7 +332,7 @@ class _Conversation:
         self.trim = ContextTrim()
 
     def messages(self) -> list[Message]:
-        return [*(m for turn in self.history for m in turn), self._opening(), *self.current]
+        return [*(m for turn in self.earlier_turns for m in turn), self._opening(), *self.current]
 
     def _opening(self) -> Message:
         return Message("user", self.context, picture=self.picture)
@@ -348,7 +348,7 @@ class _Conversation:
     def sent_with(self, system_prompt: str, tools: tuple[ToolSpec, ...], text_tool_calls: bool) -> Sent:
         """What the call about to be recorded sent beyond its new messages."""
         return Sent(
-            system_prompt, tools, len(self.history), len(self.context.get("recent_actions", ())), text_tool_calls
+            system_prompt, tools, len(self.earlier_turns), len(self.context.get("recent_actions", ())), text_tool_calls
         )
 
     def answered(self, answer: Message) -> None:
@@ -363,8 +363,8 @@ class _Conversation:
         before = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
         size = before
         turns, actions = 0, 0
-        while size > budget and self.history:
-            self.history.pop(0)
+        while size > budget and self.earlier_turns:
+            self.earlier_turns.pop(0)
             turns += 1
             size = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
         recent = list(self.context.get("recent_actions", ()))
@@ -429,11 +429,11 @@ def run_turn(
     recall: RecallWindow,
     context: JsonObject,
     settings: TurnSettings,
-    history: Sequence[Sequence[Message]] = (),
+    earlier_turns: Sequence[Sequence[Message]] = (),
 ) -> TurnOutcome:
     """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``recall``.
 
-    ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
+    ``earlier_turns`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
     oldest first, to the agent's context budget before each call. ``settings.deadline`` says, before each
     call after the first, whether another call would no longer fit in the time the task has (its Lambda's);
     the turn then ends with the end reason ``deadline`` and is written, instead of dying with its Lambda
@@ -446,7 +446,7 @@ def run_turn(
         if settings.text_tool_calls
         else (system_prompt, settings.tools)
     )
-    conversation = _Conversation(history, *_opening(context, world, settings))
+    conversation = _Conversation(earlier_turns, *_opening(context, world, settings))
     actions: list[ActionRecord] = []
     calls: list[ModelCall] = []
     breakers = _Breakers(settings)

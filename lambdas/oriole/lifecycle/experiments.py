@@ -282,7 +282,7 @@ def continue_as_new(request: ContinueRequest, store: Store, start_execution: Sta
 
 
 def _state(row: ExperimentRef) -> ExperimentStarted:
-    """The small state the execution carries between tasks: ids and counters, never history."""
+    """The small state the execution carries between tasks: ids and counters, never actions or messages."""
     return ExperimentStarted(
         experiment_id=row.id,
         llm_provider=row.llm_provider,
