@@ -114,6 +114,9 @@ class Parameter:
     # compare experiments only on experimental values that apply to their provider (table config_keys).
     providers: tuple[str, ...] = ALL_PROVIDERS
     experimental: bool = True
+    # The path it had before a rename (issue 34: one name per thing): a deploy carries a researcher's value over
+    # from the old name (infra/parameters.py), and ``oriole params set`` and ``--config`` still take it.
+    renamed_from: str = ""
 
     @property
     def key(self) -> str:
@@ -124,6 +127,11 @@ class Parameter:
     @property
     def name(self) -> str:
         return f"{PREFIX}/{self.path}"
+
+    @property
+    def previous_name(self) -> str:
+        """Its full name before a rename, or empty."""
+        return f"{PREFIX}/{self.renamed_from}" if self.renamed_from else ""
 
     @property
     def overridable(self) -> bool:
@@ -431,7 +439,7 @@ CATALOG: tuple[Parameter, ...] = (
         providers=("ollama",),
     ),
     Parameter(
-        "ollama/request-timeout-seconds",
+        "models/request-timeout-seconds",
         float,
         120.0,
         "Timeout of one model request (every model provider); one request must fit in the model task's "
@@ -440,6 +448,7 @@ CATALOG: tuple[Parameter, ...] = (
         maximum=MAX_REQUEST_TIMEOUT_SECONDS,
         providers=LLM_PROVIDERS,
         experimental=False,
+        renamed_from="ollama/request-timeout-seconds",  # it applies to every provider, not Ollama's alone
     ),
     Parameter(
         "bedrock/max-tokens",

@@ -245,7 +245,8 @@ def parse_assignment(text: str) -> tuple[str, object]:
     """Turn a CLI ``KEY=VALUE`` into a config override, typed and checked against the catalog (the same check
     as an execution input's ``config``, so ``--config`` and ``oriole params set`` refuse what a start would).
 
-    KEY may be the camelCase key or the parameter's path (``max-moves``, ``experiments/max-moves``).
+    KEY may be the camelCase key or the parameter's path (``max-moves``, ``experiments/max-moves``), or the path or
+    name it had before a rename (``Parameter.renamed_from``).
     """
     key, sep, raw = text.partition("=")
     if not sep or not key:
@@ -254,6 +255,7 @@ def parse_assignment(text: str) -> tuple[str, object]:
         BY_KEY.get(key)
         or BY_NAME.get(key)
         or next((p for p in CATALOG if p.path == key or p.path.endswith("/" + key)), None)
+        or next((p for p in CATALOG if p.renamed_from and key in (p.renamed_from, p.previous_name)), None)
     )
     if param is None:
         raise InvalidConfig(f"unknown config key {_shown(key)}{did_you_mean(key)}; see `oriole params list`")

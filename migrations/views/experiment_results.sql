@@ -62,7 +62,7 @@ SELECT e.id AS experiment_id,
   -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
   -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
   LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
-               FROM compared_experiments() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id
+               FROM comparison_scope() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id
  WHERE e.replay_of IS NULL;  -- a replay's scratch experiment is no result
 
 COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';

@@ -314,7 +314,7 @@ def test_wilson_interval_of_no_trials_is_unknown(query):
 
 
 def test_comparison_rates_medians_and_per_run_figures(query):
-    m1 = group(query("SELECT * FROM model_comparison"), "m1")
+    m1 = group(query("SELECT * FROM agent_comparison"), "m1")
     assert (m1["runs"], m1["successes"], m1["errors"], m1["running"]) == (10, 8, 1, 1)
     assert float(m1["success_rate"]) == 0.8
     assert (float(m1["success_rate_low"]), float(m1["success_rate_high"])) == (0.4902, 0.9433)
@@ -350,12 +350,12 @@ def test_transport_and_other_providers_settings_never_split_a_comparison(query, 
     assert (explorer["runs"], explorer["config"]) == (2, {})
     [one] = query("SELECT * FROM compare_experiments(model => 'remote')")
     assert (one["runs"], one["config"]) == (2, {})
-    [per_experiment] = query("SELECT compared_config FROM compared_experiments(model => 'remote') GROUP BY 1")
+    [per_experiment] = query("SELECT compared_config FROM comparison_scope(model => 'remote') GROUP BY 1")
     assert per_experiment["compared_config"] == {}
 
 
 def test_comparison_keeps_settings_apart_and_filters_before_grouping(query):
-    m2 = [r for r in query("SELECT * FROM model_comparison") if r["model_name"] == "m2"]
+    m2 = [r for r in query("SELECT * FROM agent_comparison") if r["model_name"] == "m2"]
     assert sorted((r["prompt_version"], r["config"]["visionRange"], r["runs"]) for r in m2) == [
         ("v1", 2, 1),
         ("v1", 3, 2),

@@ -388,6 +388,13 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     assert recorded == set(held)
 
 
+def test_a_renamed_view_is_dropped_by_its_old_name_and_made_by_its_new_one():
+    from oriole.store.schema import RENAMED_VIEWS
+
+    names = {view.name for view in ordered_views(view_files())}
+    assert set(RENAMED_VIEWS.values()) <= names and not set(RENAMED_VIEWS) & names
+
+
 def test_numbered_migrations_hold_table_changes_only_and_the_sql_lives_under_migrations():
     import re
 
@@ -409,7 +416,7 @@ def test_a_changed_view_file_is_made_again_and_a_removed_one_dropped(empty_datab
     unchanged = store.conn.execute("SELECT max(applied_at) AS at FROM schema_views").fetchone()["at"]
     status = views / "experiment_status.sql"
     status.write_text(status.read_text().replace("stale_after_minutes", "stale_minutes"))
-    (views / "model_comparison.sql").unlink()
+    (views / "agent_comparison.sql").unlink()
     assert store.apply_migrations(views=views.glob("*.sql")) == []  # no migration, only the views
     columns = {
         r["column_name"]
@@ -418,7 +425,7 @@ def test_a_changed_view_file_is_made_again_and_a_removed_one_dropped(empty_datab
         )
     }
     assert "stale_minutes" in columns and "stale_after_minutes" not in columns
-    assert "model_comparison" not in definitions(store)
+    assert "agent_comparison" not in definitions(store)
     assert store.conn.execute("SELECT min(applied_at) AS at FROM schema_views").fetchone()["at"] > unchanged
 
 

@@ -61,6 +61,9 @@ def test_a_bad_stored_value_names_the_parameter():
         ("experiments/max-moves=200", ("maxMoves", 200)),
         ("temperature=0", ("temperature", 0.0)),
         ("goal-condition=sight", ("goalCondition", "sight")),
+        ("models/request-timeout-seconds=300", ("requestTimeoutSeconds", 300.0)),
+        ("ollama/request-timeout-seconds=300", ("requestTimeoutSeconds", 300.0)),  # its name before the rename
+        ("/oriole/ollama/request-timeout-seconds=300", ("requestTimeoutSeconds", 300.0)),
     ],
 )
 def test_cli_assignments_are_typed_by_the_catalog(text, expected):

@@ -183,6 +183,7 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
                     "median_path_length": Decimal(20) if wins else None,
                     "median_path_efficiency": Decimal("0.5") if wins else None,
                     "spl": Decimal("0.25") if runs else None,
+                    "spl_all": Decimal("0.2") if ended else None,
                     "tokens": tokens,
                     "tokens_per_run": tokens / len(ended) if ended else None,
                     "tokens_per_success": tokens / len(wins) if wins else None,

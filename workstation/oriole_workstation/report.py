@@ -160,6 +160,7 @@ def table_cells(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family) -> tuple
         "median path",
         "median efficiency",
         "SPL",
+        "SPL (all runs)",
         "tokens/run",
         "cost/run",
         "cost/success",
@@ -190,6 +191,7 @@ def table_cells(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family) -> tuple
             _number(r.median_path_length, 0),
             _number(r.median_path_efficiency, 3),
             _number(r.spl, 3),
+            _number(r.spl_all, 3),
             _number(r.tokens_per_run, 0),
             _cost(r.cost_per_run, r),
             _cost(r.cost_per_success, r),
@@ -218,8 +220,9 @@ def narrow_cells(
     agent, the mazes, the decided runs and the success rate over them with its interval (over mazes where the runs
     share mazes, else Wilson's); where any run was censored or errored, the rate over all runs with its interval
     and those counts; the flags; the prompt when the rows hold several; the compared configuration as a letter
-    with a legend below the table (``config A: temperature=0.2``). SPL, cost and tokens per run and the medians of
-    the successes follow where they still fit. The agent name is shortened only if the table would not fit
+    with a legend below the table (``config A: temperature=0.2``). SPL (over the decided runs, and over all runs
+    where any was censored or errored), cost and tokens per run and the medians of the successes follow where they
+    still fit. The agent name is shortened only if the table would not fit
     otherwise (``display.fit_columns``). ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
@@ -243,8 +246,11 @@ def narrow_cells(
             ("all runs (95% CI)", [_rate(r.success_rate_all, r.interval_all, mark) for r in rows]),
             ("c/e", [f"{r.censored}/{r.errors}" for r in rows]),
         ]
+    spl: list[tuple[str, Sequence[object]]] = [("SPL", [_number(r.spl, 3) for r in rows])]
+    if undecided:  # over all runs beside it, as the rates are
+        spl.append(("SPL all", [_number(r.spl_all, 3) for r in rows]))
     optional: list[tuple[str, Sequence[object]]] = [
-        ("SPL", [_number(r.spl, 3) for r in rows]),
+        *spl,
         ("cost/run", [_cost(r.cost_per_run, r) for r in rows]),
         ("tokens", [_number(r.tokens_per_run, 0) for r in rows]),
         ("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),

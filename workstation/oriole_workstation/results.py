@@ -54,7 +54,7 @@ _CHOSEN = (
     "chosen_experiments(ids => %(ids)s, sweeps => %(sweeps)s, models => %(models)s, agents => %(agents)s, "
     "mazes => %(mazes)s, prompts => %(prompts)s, tags => %(tags)s, since => %(since)s, until => %(until)s)"
 )
-_PICKED = f"compared_experiments(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c))"
+_PICKED = f"comparison_scope(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c))"
 # Each exported table over the picked experiments, in a stable order; the experiments file is the view, its
 # varied_config over the picked experiments (their compared_config), as the report's: the view alone compares
 # every experiment of the database, an export or a report those its filters select.

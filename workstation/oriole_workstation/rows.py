@@ -155,7 +155,7 @@ class PairedRow:
 @dataclass(frozen=True)
 class ComparisonRow:
     """One group of ``compare_experiments`` (migrations/views/compare_experiments.sql; its columns are described
-    in ``model_comparison``'s comments)."""
+    in ``agent_comparison``'s comments)."""
 
     llm_provider: str
     model_name: str
@@ -187,7 +187,8 @@ class ComparisonRow:
     median_actions_to_goal: Decimal | None
     median_path_length: Decimal | None
     median_path_efficiency: Decimal | None
-    spl: Decimal | None
+    spl: Decimal | None  # over the decided runs
+    spl_all: Decimal | None  # over all runs that ended (censored and errored ones score 0)
     tokens: Decimal | None
     tokens_per_run: Decimal | None
     tokens_per_success: Decimal | None
@@ -261,7 +262,7 @@ class ComparedExperiment:
     maze_size: str
     maze_hash: str
     compared_config: dict[str, Json]
-    counted: bool  # the attempt its repetition counts as (compared_experiments)
+    counted: bool  # the attempt its repetition counts as (comparison_scope)
     maze_tiles: int
     code_version: str | None
     # the code in detail (migration 0029; None before it): the commit, its uncommitted changes, the runtime's hash,
