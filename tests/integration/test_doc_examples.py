@@ -232,7 +232,10 @@ def test_a_sweep_example_page_shows_what_its_record_adds_up_to(example):
             rate, low, high = map(float, re.findall(r"[\d.]+", cells["success (95% CI)"]))
             assert int(cells["runs"]) == len(decided), (where, row)
             expected = (len(won) / len(decided), *_wilson(len(won), len(decided)))
-            assert (rate, low, high) == pytest.approx([100 * v for v in expected], abs=0.051), (where, row)
+            assert (rate, low, high) == pytest.approx([100 * v for v in expected], abs=0.06), (
+                where,
+                row,
+            )  # 4 digits, then 1
             # the page rounds to 3 decimals (half up, as numeric does) what the record holds to 4
             assert _number(cells["SPL"]) == pytest.approx(statistics.fmean(e["spl"] for e in group), abs=6e-4)
             for column, key, tolerance in (("actions", "actions", 0.5), ("efficiency", "path_efficiency", 6e-4)):
