@@ -151,6 +151,7 @@ $(VENV)/.bench-installed: $(VENV)/.local-installed
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/python bench/bench_local_run.py
+	$(BIN)/python bench/bench_render_memory.py
 
 flows: $(VENV)/.local-installed
 	$(BIN)/python -m oriole.flows.generate

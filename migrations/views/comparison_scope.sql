@@ -8,7 +8,7 @@
 -- is a repetition of its own. The scope of every report: compare_experiments, experiment_results.varied_config (no
 -- filter), `oriole report --format html` and `oriole export`.
 -- Built for many experiments: each one costs a jsonb subtraction and a hash; the settings are spread into rows
--- only for the few distinct (provider, experimental configuration) pairs, since a study varies few values.
+-- only for the few distinct (provider, experimental configuration) pairs (varied_settings).
 CREATE FUNCTION comparison_scope(
     model text DEFAULT NULL,         -- model_name
     prompt text DEFAULT NULL,        -- prompt_version
@@ -38,16 +38,18 @@ LANGUAGE sql STABLE AS $$
                    until => comparison_scope.until) e
          WHERE e.replay_of IS NULL
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
-    ), kinds AS MATERIALIZED (
-        SELECT DISTINCT p.llm_provider, p.settings FROM picked p
-    ), spread AS MATERIALIZED (  -- each kind's experimental settings that apply to its provider
-        SELECT d.llm_provider, d.settings, k.key, coalesce(d.settings -> k.key, k.default_value) AS value
-          FROM kinds d JOIN config_keys k ON k.experimental AND d.llm_provider = ANY (k.providers)
+    ), everything AS (  -- no filter
+        SELECT num_nonnulls(comparison_scope.model, comparison_scope.prompt, comparison_scope.maze,
+                            comparison_scope.since, comparison_scope.until, comparison_scope.tag,
+                            comparison_scope.experiments) = 0 AS everything
+    ), kinds AS (  -- the distinct (provider, experimental settings) pairs: without a filter, those the triggers keep
+        SELECT array_agg(d.llm_provider) AS providers, array_agg(d.settings) AS settings
+          FROM (SELECT DISTINCT p.llm_provider, p.settings FROM picked p, everything f WHERE NOT f.everything
+                 UNION ALL
+                SELECT k.llm_provider, k.settings FROM experiment_kinds k, everything f
+                 WHERE f.everything AND k.experiments > 0) d
     ), varied AS (
-        SELECT s.llm_provider, s.settings, jsonb_object_agg(s.key, s.value) AS config
-          FROM spread s
-         WHERE s.key IN (SELECT v.key FROM spread v GROUP BY v.key HAVING count(DISTINCT v.value) > 1)
-         GROUP BY s.llm_provider, s.settings
+        SELECT v.* FROM kinds d CROSS JOIN LATERAL varied_settings(d.providers, d.settings) v
     )
     SELECT p.id, coalesce(v.config, '{}'), p.counted
       FROM picked p

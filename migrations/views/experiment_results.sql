@@ -59,10 +59,18 @@ SELECT e.id AS experiment_id,
                             / nullif(greatest(e.optimal_path_length, e.move_count - e.failed_move_count), 0), 4),
                       1) AS value
   ) efficiency
-  -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
-  -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
-  LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
-               FROM comparison_scope() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id
+  -- its experimental settings whose value is not the same in every compared experiment of the database: worked
+  -- out on the distinct kinds of experiment the triggers keep (experiment_kinds), a few rows whatever the lab's size;
+  -- an archived experiment is compared with none (grouped by kind so that the planner knows one row per experiment
+  -- and drops the join from queries that do not read it)
+  CROSS JOIN (SELECT coalesce(array_agg(n.key), '{}') AS keys FROM config_keys n WHERE NOT n.experimental) never
+  LEFT JOIN (SELECT v.llm_provider, v.settings, (array_agg(v.config))[1] AS compared_config
+               FROM (SELECT array_agg(k.llm_provider) AS providers, array_agg(k.settings) AS settings
+                       FROM experiment_kinds k WHERE k.experiments > 0) kinds
+              CROSS JOIN LATERAL varied_settings(kinds.providers, kinds.settings) v
+              GROUP BY v.llm_provider, v.settings) everything
+         ON everything.llm_provider = e.llm_provider AND everything.settings = e.config - never.keys
+        AND e.archived_at IS NULL
  WHERE e.replay_of IS NULL;  -- a replay's scratch experiment is no result
 
 COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';
@@ -115,8 +123,7 @@ COMMENT ON COLUMN experiment_results.duration_seconds IS 'completed_at - started
 COMMENT ON COLUMN experiment_results.model_calls IS 'model calls';
 COMMENT ON COLUMN experiment_results.mean_latency_ms IS 'mean latency of its model calls (NULL without calls)';
 COMMENT ON COLUMN experiment_results.varied_config IS
-    'its experimental settings (for its provider) whose value is not the same in every experiment compared: here, '
-    'every experiment of the database; in `oriole export` and `oriole report`, the experiments their filters select';
+    'its experimental settings (for its provider) whose value is not the same in every experiment of the database';
 COMMENT ON COLUMN experiment_results.config IS 'the whole configuration snapshot (JSON)';
 COMMENT ON COLUMN experiment_results.seed IS
     'the experiment''s seed: a baseline agent''s, Ollama''s, an OpenAI-compatible server''s with sendSeed';

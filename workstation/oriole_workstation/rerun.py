@@ -20,11 +20,15 @@ from typing import Any
 from oriole import catalog
 from oriole.config import SNAPSHOT_EXTRAS, check_override, snapshot_problem
 from oriole.errors import InvalidConfig, OrioleError
+from oriole.memory_registry import COMPACTIONS, retired
 
 # what a rerun reads of the recorded experiment (experiments' columns)
 RECORD = """SELECT id, maze_id, llm_provider, model_name, prompt_version, prompt_hash, agent_id, agent_label, config,
                    replay_of
               FROM experiments WHERE id = %s"""
+
+
+RETIRED_COMPACTIONS = retired(COMPACTIONS)
 
 
 class RerunRefused(OrioleError):
@@ -56,13 +60,15 @@ def execution_input(record: Mapping[str, Any], prompts: Mapping[str, str]) -> di
         for key, value in snapshot.items()
         if key not in SNAPSHOT_EXTRAS and provider in catalog.BY_KEY[key].providers
     }
-    try:  # a record may hold what a release since refuses to new experiments (a lowered maximum)
+    if config.get("historyMode") != "summary" and config.get("compaction") in dict(RETIRED_COMPACTIONS):
+        del config["compaction"]  # a retired compaction that played no part (no summary): the rerun runs the same
+    try:  # a record may hold what a release since refuses to new experiments (a lowered maximum, a retired choice)
         for key, value in config.items():
             check_override(catalog.BY_KEY[key], value)
     except InvalidConfig as err:
         raise RerunRefused(
-            f"experiment {number} cannot be rerun as it ran: a new experiment may no longer use its {err} "
-            "(the bound was lowered since it ran; `oriole replay` still reads it)"
+            f"experiment {number} cannot be rerun as it ran: a new experiment may no longer use its {err}; "
+            "`oriole replay` still reads it"
         ) from None
     data: dict = {
         "mazeId": record["maze_id"],

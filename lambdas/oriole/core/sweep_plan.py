@@ -713,20 +713,20 @@ _NUMBERS = re.compile(r"\d+")
 
 def by_repetition(rows: Iterable[SweepExperiment]) -> dict[str, list[SweepExperiment]]:
     """A sweep's experiments (oldest first) by repetition (their agent id)."""
-    history: dict[str, list[SweepExperiment]] = {}
+    attempts: dict[str, list[SweepExperiment]] = {}
     for row in rows:
-        history.setdefault(row.agent_id, []).append(row)
-    return history
+        attempts.setdefault(row.agent_id, []).append(row)
+    return attempts
 
 
 def pending(sweep_id: str, planned: list[Planned], rows: Iterable[SweepExperiment], retry_failed: bool) -> list[int]:
     """The plan indices left to run, given the sweep's stored experiments (oldest first): every repetition
     without a run (a success or an agent ending) nor, unless ``retry_failed``, an error ending."""
-    history = by_repetition(rows)
+    attempts = by_repetition(rows)
     return [
         index
         for index, item in enumerate(planned)
-        if repetition(history.get(item.agent_id(sweep_id), []), retry_failed).ended is None
+        if repetition(attempts.get(item.agent_id(sweep_id), []), retry_failed).ended is None
     ]
 
 

@@ -204,14 +204,14 @@ def summarize(
     name prefix)``, failed before making it) or skipped (never started: the spend limit, or the sweep was
     stopped)."""
     run = request.sweep
-    history = sweep_plan.by_repetition(store.sweep_experiments(run.id))
+    attempts_of = sweep_plan.by_repetition(store.sweep_experiments(run.id))
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
     endings: Counter[Ending] = Counter()
     pauses: dict[str, str | None] = {}  # agent -> why it is paused (None: it is not)
     for index in chain.from_iterable(request.indices.values()):
         item = _item(run, store, index)
-        attempts = history.get(item.agent_id(run.id), [])
+        attempts = attempts_of.get(item.agent_id(run.id), [])
         outcome = _outcome(run.id, item, attempts, rejected)
         if outcome != RepetitionOutcome.REJECTED and _unstarted(attempts):
             if item.cell.agent not in pauses:

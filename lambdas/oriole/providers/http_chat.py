@@ -44,7 +44,7 @@ class ChatFormat:
 class HttpChatAgent(ABC):
     """An Agent (see ``oriole.core.turn_loop``) asking one model behind a chat endpoint over HTTP.
 
-    ``context_budget`` is how many tokens one request may hold (the history is trimmed to fit it); ``retries``
+    ``context_budget`` is how many tokens one request may hold (the earlier turns are trimmed to fit it); ``retries``
     (``max_attempts``, ``backoff_seconds``, ``sleep``, ``clock``) go to the ``JsonPoster``.
     """
 
