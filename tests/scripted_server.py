@@ -13,7 +13,8 @@ test writes itself (status line, headers and body), one piece every ``pause`` se
 last (they may be endless) and the client listens. Every request is kept in ``requests``, and every answer
 written whole in ``answers`` (status and body bytes, in the order of the requests). ``billed`` is the server's own
 ledger: the tokens its 2xx answers reported, summed over the answers it finished writing (``usage_of`` reads them in
-the protocol's fields), to be held against what the client stored.
+the protocol's fields), to be held against what the client stored. ``most_in_flight`` is the most scripted requests
+it was answering at once: how many clients it served together (a concurrency cap is held against it).
 
 The models a server serves (``models``) are what its protocol's listing answers (``listing``: Ollama's ``GET
 /api/tags``, ``/api/show`` and ``/api/version``, ``GET /v1/models``): a listing is answered out of the script and
@@ -87,6 +88,8 @@ class ScriptedServer:
         self.listings: list[ScriptedRequest] = []
         self.answers: list[tuple[int, bytes]] = []
         self.delivered: list[tuple[int, bytes]] = []  # the answers written to the end without the client leaving
+        self.in_flight = 0  # scripted requests being answered now
+        self.most_in_flight = 0  # the most at once so far: how many clients the server served together
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -172,12 +175,19 @@ class ScriptedServer:
         number = self._record(request)
         if problem:
             return problem
-        reply = self._next(number)
-        if isinstance(reply, Slow):
-            if self._stopping.wait(reply.seconds):
-                return self.error(503, f"{type(self).__name__}: shutting down")
-            reply = reply.reply
-        return reply if isinstance(reply, tuple | Trickle) else self.render(reply, request)
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            reply = self._next(number)
+            if isinstance(reply, Slow):
+                if self._stopping.wait(reply.seconds):
+                    return self.error(503, f"{type(self).__name__}: shutting down")
+                reply = reply.reply
+            return reply if isinstance(reply, tuple | Trickle) else self.render(reply, request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
 
     def _trickle(self, answer: Trickle, out) -> None:
         """Write the pieces one by one until they run out, the client leaves or the server stops."""

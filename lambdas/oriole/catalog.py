@@ -61,7 +61,7 @@ def pricing_path(prefix: str) -> str:
 PREFIX = parameter_prefix(Environment.read().deployment)
 PROMPTS_PATH = prompts_path(PREFIX)
 PRICING_PATH = pricing_path(PREFIX)
-SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
+SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision", "v1-text")
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
 
 # Time limits that must agree with each other (docs: explanation/architecture.md, "Time limits").

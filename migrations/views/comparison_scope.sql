@@ -49,7 +49,7 @@ LANGUAGE sql STABLE AS $$
                  UNION ALL
                 SELECT k.llm_provider, k.settings FROM experiment_kinds k, everything f
                  WHERE f.everything AND k.experiments > 0) d
-    ), varied AS (
+    ), varied AS MATERIALIZED (  -- once, whatever the plan of the join below
         SELECT v.* FROM kinds d CROSS JOIN LATERAL varied_settings(d.providers, d.settings) v
     ), rebuilt AS (
         -- a model its server reported more than one build of among these experiments (experiments.model_build: an

@@ -130,7 +130,8 @@ COMMENT ON COLUMN experiment_results.duration_seconds IS 'completed_at - started
 COMMENT ON COLUMN experiment_results.model_calls IS 'model calls';
 COMMENT ON COLUMN experiment_results.mean_latency_ms IS 'mean latency of its model calls (NULL without calls)';
 COMMENT ON COLUMN experiment_results.varied_config IS
-    'its experimental settings (for its provider) whose value is not the same in every experiment of the database';
+    'its experimental settings (for its provider) whose value is not the same in every experiment compared: here, '
+    'every experiment of the database; in `oriole export` and `oriole report`, the experiments their filters select';
 COMMENT ON COLUMN experiment_results.config IS 'the whole configuration snapshot (JSON)';
 COMMENT ON COLUMN experiment_results.seed IS
     'the experiment''s seed: a baseline agent''s, Ollama''s, an OpenAI-compatible server''s with sendSeed';

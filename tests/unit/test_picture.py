@@ -145,6 +145,21 @@ def test_the_vision_prompt_describes_the_legend_the_pictures_use():
     assert catalog.BY_KEY["imageView"].choices == tuple(picture.ImageView)
 
 
+def test_the_text_views_prompt_is_the_vision_prompt_with_text_for_pictures():
+    """v1-text against v1-vision varies the modality alone: the same world, tools and advice, the views described
+    as the text twins show them (the map view's legend is the one its messages carry)."""
+    from oriole.core.known_map import TEXT_LEGEND
+
+    text, vision_ = catalog.shipped_prompt("v1-text"), catalog.shipped_prompt("v1-vision")
+    shown = slice(text.index("What you are shown:"), text.index("Your tools:"))
+    assert text[: shown.start] == vision_[: vision_.index("What you are shown:")]
+    assert text[shown.stop :] == vision_[vision_.index("Your tools:") :].replace("picture", "view")
+    described = {"wall": "a wall", "open": "open floor", "goal": "the goal", "not seen": "unseen"}
+    for mark, name in (part.split(" ", 1) for part in TEXT_LEGEND.split(";")[0].split(", ")):
+        assert f"{mark} is {described[name]}" in text[shown], mark
+    assert '"visible"' in text and '"map_view"' in text and "picture" not in text
+
+
 def test_the_palette_reads_in_grey():
     """Wall, goal, unseen and open floor are far apart in lightness (the agent is also a shape)."""
     grey = sorted(round(0.299 * r + 0.587 * g + 0.114 * b) for r, g, b in (WALL, GOAL, UNSEEN, OPEN))

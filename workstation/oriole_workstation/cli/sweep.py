@@ -85,6 +85,14 @@ def run(
         list[str],
         typer.Option(metavar="PROVIDER=N", help="Experiments at once of one provider (repeatable)."),
     ] = [],  # noqa: B006
+    server_concurrency: Annotated[
+        list[str],
+        typer.Option(
+            metavar="URL=N",
+            help="Experiments at once against one model server, by the URL its agents name (repeatable; "
+            "at most 4 servers).",
+        ),
+    ] = [],  # noqa: B006
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -170,6 +178,7 @@ def run(
         concurrency=concurrency or local_default,
         retry_failed=retry_failed,
         provider_concurrency=sweep_runs.provider_caps(spec, provider_concurrency),
+        server_concurrency=sweep_runs.server_caps(spec, server_concurrency),
         wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS),
         seed_from=seed_from,
         allow_unpriced=allow_unpriced,
