@@ -76,6 +76,8 @@ CONTINUED = {"maxMoves": 100, "maxActionsPerTurn": 4, "maxTurnsPerExecution": 1}
 # (thousands of moves from the goal), a move a turn; the wall clock ends it if the check is gone before it stops it.
 STOP_MAZE = "perfect-31"
 STOPPED = {"maxActionsPerTurn": 1, "maxDurationMinutes": 15}
+START_STATE = "StartExperiment"
+EARLY_EVENTS = 50  # an execution's first events, which hold StartExperiment's end (its retries included)
 STOP_CAUSE = "oriole check --aws: the status-change finalizer closes the experiment of a stopped execution"
 # The spend sweep (--paid): a cap far below one model call, and a limit that the first run's cost uses up, so the
 # first experiment is censored by its maxCostUsd after one call and the spend limit keeps the second from starting.
@@ -708,6 +710,13 @@ def _running(sfn: SFNClient, state_machine_arn: str, prefix: str) -> list[str]:
     return [e["executionArn"] for page in pages for e in page["executions"] if e["name"].startswith(prefix)]
 
 
+def _started_experiment(sfn: SFNClient, execution_arn: str) -> bool:
+    """Whether an execution has left ``StartExperiment`` (its experiment exists and is its own): one stopped before
+    would leave the finalizer no experiment to close, and the run's row to the reconciler."""
+    events = sfn.get_execution_history(executionArn=execution_arn, maxResults=EARLY_EVENTS)["events"]
+    return any(e.get("stateExitedEventDetails", {}).get("name") == START_STATE for e in events)
+
+
 def _json_object(text: str | bytes) -> dict[str, Any]:
     """A JSON object from text (a message body, a function's answer); anything else as {}."""
     try:
@@ -961,8 +970,9 @@ class DeploymentCheck:
             sweep = self.aws.sfn.describe_execution(executionArn=arn)
             if not stopped and sweep["status"] == ExecutionStatus.RUNNING:
                 for execution_arn in _running(self.aws.sfn, experiments_arn, f"{sweep_id}-"):
-                    self.aws.sfn.stop_execution(executionArn=execution_arn, error="OrioleCheck", cause=STOP_CAUSE)
-                    stopped[execution_arn] = time.monotonic()
+                    if _started_experiment(self.aws.sfn, execution_arn):
+                        self.aws.sfn.stop_execution(executionArn=execution_arn, error="OrioleCheck", cause=STOP_CAUSE)
+                        stopped[execution_arn] = time.monotonic()
             return sweep
 
         def judge(probe: Probe) -> Check:

@@ -263,7 +263,6 @@ class LocalAws:
         self.account_concurrency = account_concurrency
         self._substitutions: dict[str, str] = {}
         self._handlers: dict[str, Callable] = {}
-        self._environments: dict[str, dict[str, str]] = {}  # a function's own variables, beside the shared ones
         self.invocations: dict[str, int] = {}
         self.statements: dict[str, int] = {}
 
@@ -404,8 +403,7 @@ class LocalAws:
             event = json.loads(body or "{}")
             if name == START_FUNCTION:  # every execution starts here, a successor too: held from the start
                 self._locks.hold(event["executionArn"])
-            with mock.patch.dict(os.environ, self._environments.get(name, {})):
-                result = self._handlers[name](event, context)
+            result = self._handlers[name](event, context)
             self._track(name, event, result)
         except Exception as err:  # noqa: BLE001 - reported to the state machine like the Lambda runtime does
             return _function_error(type(err).__name__, str(err), traceback.format_tb(err.__traceback__)), UNHANDLED
@@ -468,7 +466,7 @@ class LocalAws:
             target = OUTSIDE_FLOWS[name.removeprefix("oriole-")]
             module, attribute = target.rsplit(".", 1)
             self._handlers[name] = getattr(importlib.import_module(module), attribute)
-            self._environments[name] = variables
+            os.environ.update(variables)  # the handlers share this process's environment (restored on exit)
             awslambda.create_function(
                 FunctionName=name,
                 Runtime="python3.12",
