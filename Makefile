@@ -17,7 +17,7 @@
 # make idle-cost: synthesize (offline) and price what the deployment costs a month before any experiment runs
 #              (infra/idle_cost.py, its price table infra/aws_prices.toml); `make idle-cost PROFILE=lean`.
 # make flows:  rewrite what the provider registry generates: sweep.asl.json and the experiment flow's provider
-#              branches (lambdas/oriole/flows/render.py); the docs site draws their diagrams when it is built.
+#              branches (lambdas/oriole/flows/generate.py); the docs site draws their diagrams when it is built.
 # make lock:   re-resolve requirements.txt for Lambda (Linux arm64, CPython 3.14) into requirements-lambda.lock, then
 #              every extra of pyproject.toml (the workstation, the CDK app, the docs, the test toolchain) into
 #              requirements-dev.lock (keeps their pins; `make lock LOCK_FLAGS=--upgrade` moves every pin).
@@ -152,7 +152,7 @@ bench: $(VENV)/.bench-installed
 	$(BIN)/python bench/bench_local_run.py
 
 flows: $(VENV)/.local-installed
-	$(BIN)/python -m oriole.flows.render
+	$(BIN)/python -m oriole.flows.generate
 
 # uv is a tool of this target only; each lock keeps its pins until its inputs ask for others (or
 # LOCK_FLAGS=--upgrade). manylinux_2_28: the wheels Lambda's Amazon Linux 2023 (glibc 2.34) runs. The development

@@ -6,7 +6,7 @@ per-experiment aggregates from the raw rows (``recount_experiments()``, what mig
 database), runs ``VACUUM ANALYZE`` (what autovacuum does on a live database) and times each view query: the
 whole comparison, filtered comparisons, the per-experiment view whole, filtered on a model and on one
 experiment, and the live status. The database is dropped at the end. The views read the aggregates the turn's
-write keeps, never the actions, so they scale with the experiments: model_comparison and
+write keeps, never the actions, so they scale with the experiments: agent_comparison and
 compare_experiments(...) answer in under 200 ms. Run with ``python bench/bench_views.py``
 (``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database;
 ``--record`` keeps the figures in ``bench/results.json``).
@@ -46,7 +46,7 @@ SWEEP = "bench-3"  # one sweep of the seeded 40: experiments / 40 of them (1,000
 ORIOLE = os.path.join(os.path.dirname(sys.executable), "oriole")  # the CLI installed beside this interpreter
 
 QUERIES = {
-    "model_comparison (all)": "SELECT * FROM model_comparison",
+    "agent_comparison (all)": "SELECT * FROM agent_comparison",
     "compare_experiments(tag => one sweep)": "SELECT * FROM compare_experiments(tag => 'sweep:bench-3')",
     "compare_experiments(by_maze => true)": "SELECT * FROM compare_experiments(by_maze => true)",
     "report --sweep one --sweep another": "SELECT * FROM compare_experiments(experiments => ARRAY(SELECT id FROM "

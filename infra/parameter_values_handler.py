@@ -3,7 +3,8 @@ for each parameter its new default, unless a researcher set another value (``ori
 
 A value is the researcher's when it differs from the default the previous deploy wrote (``OldResourceProperties``):
 a deploy that changes a default then moves only the parameters still at the old one. Before any deploy of this
-resource knew the defaults (its create), an existing value is kept as it is.
+resource knew the defaults (its create), an existing value is kept as it is. A renamed parameter's value is read
+from its old name (``PreviousNames``) until the new name exists.
 """
 
 import json
@@ -27,9 +28,10 @@ def stored(ssm: Any, names: list[str]) -> dict[str, str]:
 def values(props: dict[str, Any], old: dict[str, Any], current: dict[str, str]) -> dict[str, str]:
     """Each key's value to deploy: the researcher's where they set one, else the new default."""
     names, defaults, before = props["Names"], props["Defaults"], old.get("Defaults", {})
+    previous = props.get("PreviousNames", {})  # a renamed parameter's old name: its value, until the new one exists
     kept: dict[str, str] = {}
     for key, name in names.items():
-        value = current.get(name)
+        value = current.get(name, current.get(previous.get(key, "")))
         researchers = value is not None and (key not in before or value != before[key])
         kept[key] = value if value is not None and researchers else str(defaults[key])
     return kept
@@ -40,7 +42,7 @@ def handler(event: dict[str, Any], context: Any, ssm: Any = None) -> dict[str, A
     if event["RequestType"] == "Delete":  # the parameters go with their own resources
         return {"PhysicalResourceId": physical}
     props = event["ResourceProperties"]
-    current = stored(ssm or boto3.client("ssm"), list(props["Names"].values()))
+    current = stored(ssm or boto3.client("ssm"), [*props["Names"].values(), *props.get("PreviousNames", {}).values()])
     data = values(props, event.get("OldResourceProperties", {}), current)
     size = len(json.dumps(data))
     if size > MOST_BYTES:

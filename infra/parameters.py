@@ -4,7 +4,9 @@ deployment's prefix (``/oriole`` for the default deployment).
 A deploy never undoes ``oriole params set``: each catalog parameter's value comes from a custom resource
 (``parameter_values_handler.py``) that gives the new default to a parameter still at the default the previous
 deploy wrote, and the researcher's value to one they changed; CloudFormation then changes a parameter only when
-that value changed. The shipped prompt versions are written as they ship (a changed prompt is a new version).
+that value changed. A renamed parameter (``Parameter.renamed_from``) gets the researcher's value from its old name,
+which CloudFormation then deletes. The shipped prompt versions are written as they ship (a changed prompt is a new
+version).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Parameters(Construct):
             resource_type="Custom::ParameterValues",
             properties={
                 "Names": names,
+                "PreviousNames": {p.key: prefix + "/" + p.renamed_from for p in overridable if p.renamed_from},
                 "Defaults": {param.key: values.get(param.key, param.default_text) for param in overridable},
             },
         )

@@ -103,6 +103,10 @@ class Parameter:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None  # numbers: what the code, the columns and the services can hold
+    # numbers whose maximum was lowered since a release that stored experiments: the highest value such a stored
+    # snapshot holds. A new execution's input is held to ``maximum``; reading a record (a replay) to this, so that a
+    # recorded run replays under the limits it ran with (``oriole.config.snapshot_problem``).
+    recorded_maximum: float | None = None
     max_length: int | None = None  # strings without choices: the longest value accepted
     url_schemes: tuple[str, ...] = ()  # strings that are URLs: the only schemes accepted
     # The providers whose experiments the value changes, and whether it is an experimental variable (what the
@@ -110,6 +114,9 @@ class Parameter:
     # compare experiments only on experimental values that apply to their provider (table config_keys).
     providers: tuple[str, ...] = ALL_PROVIDERS
     experimental: bool = True
+    # The path it had before a rename (issue 34: one name per thing): a deploy carries a researcher's value over
+    # from the old name (infra/parameters.py), and ``oriole params set`` and ``--config`` still take it.
+    renamed_from: str = ""
 
     @property
     def key(self) -> str:
@@ -120,6 +127,11 @@ class Parameter:
     @property
     def name(self) -> str:
         return f"{PREFIX}/{self.path}"
+
+    @property
+    def previous_name(self) -> str:
+        """Its full name before a rename, or empty."""
+        return f"{PREFIX}/{self.renamed_from}" if self.renamed_from else ""
 
     @property
     def overridable(self) -> bool:
@@ -223,6 +235,7 @@ CATALOG: tuple[Parameter, ...] = (
         "136 if every retry is spent: the maximum keeps an execution under the 25,000-event limit).",
         minimum=1,
         maximum=MAX_TURNS_PER_EXECUTION,
+        recorded_maximum=350,  # the maximum until the history budget was recounted (136 events a turn at worst)
         experimental=False,
     ),
     Parameter(
@@ -401,8 +414,9 @@ CATALOG: tuple[Parameter, ...] = (
         int,
         1024,
         "Ollama options.num_predict: the most tokens one answer may hold, kept free in numCtx when requests are "
-        "trimmed (up to half of it).",
-        minimum=1,
+        "trimmed (up to half of it). 0: no cap sent (options carries no num_predict; the model's own default "
+        "applies, as for every Ollama experiment started before this setting existed).",
+        minimum=0,
         maximum=1_048_576,
         providers=("ollama",),
     ),
@@ -425,7 +439,7 @@ CATALOG: tuple[Parameter, ...] = (
         providers=("ollama",),
     ),
     Parameter(
-        "ollama/request-timeout-seconds",
+        "models/request-timeout-seconds",
         float,
         120.0,
         "Timeout of one model request (every model provider); one request must fit in the model task's "
@@ -434,6 +448,7 @@ CATALOG: tuple[Parameter, ...] = (
         maximum=MAX_REQUEST_TIMEOUT_SECONDS,
         providers=LLM_PROVIDERS,
         experimental=False,
+        renamed_from="ollama/request-timeout-seconds",  # it applies to every provider, not Ollama's alone
     ),
     Parameter(
         "bedrock/max-tokens",

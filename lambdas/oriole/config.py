@@ -10,6 +10,7 @@ import ipaddress
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 
 from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
 from oriole.errors import InvalidConfig, InvalidParameter
@@ -244,7 +245,8 @@ def parse_assignment(text: str) -> tuple[str, object]:
     """Turn a CLI ``KEY=VALUE`` into a config override, typed and checked against the catalog (the same check
     as an execution input's ``config``, so ``--config`` and ``oriole params set`` refuse what a start would).
 
-    KEY may be the camelCase key or the parameter's path (``max-moves``, ``experiments/max-moves``).
+    KEY may be the camelCase key or the parameter's path (``max-moves``, ``experiments/max-moves``), or the path or
+    name it had before a rename (``Parameter.renamed_from``).
     """
     key, sep, raw = text.partition("=")
     if not sep or not key:
@@ -253,6 +255,7 @@ def parse_assignment(text: str) -> tuple[str, object]:
         BY_KEY.get(key)
         or BY_NAME.get(key)
         or next((p for p in CATALOG if p.path == key or p.path.endswith("/" + key)), None)
+        or next((p for p in CATALOG if p.renamed_from and key in (p.renamed_from, p.previous_name)), None)
     )
     if param is None:
         raise InvalidConfig(f"unknown config key {_shown(key)}{did_you_mean(key)}; see `oriole params list`")
@@ -273,7 +276,9 @@ def snapshot_problem(snapshot: object) -> str | None:
     """Why a stored configuration snapshot (``experiments.config``) is not one StartExperiment could have written,
     or None when it is: a JSON object of catalog keys, each value of its type and range (``check_override``), and
     the captured price. A snapshot may lack keys (taken before they existed); anything else means its row was
-    altered, and an experiment read from it would not be the one that ran."""
+    altered, and an experiment read from it would not be the one that ran. A number is held to the largest value
+    any release accepted (``Parameter.recorded_maximum`` where a maximum was lowered since), not to today's: a bound
+    applies to new executions' inputs, and a recorded run is read, and replayed, under the limits it ran with."""
     if not isinstance(snapshot, dict):
         return f"its configuration snapshot was altered: it is {_shown(snapshot)}, not a JSON object"
     unknown = sorted(set(snapshot) - {p.key for p in CATALOG if p.overridable} - set(SNAPSHOT_EXTRAS))
@@ -286,10 +291,15 @@ def snapshot_problem(snapshot: object) -> str | None:
             if key in SNAPSHOT_EXTRAS:
                 _check_snapshot_price(value)
             else:
-                check_override(BY_KEY[key], value)
+                check_override(recorded(BY_KEY[key]), value)
         except InvalidConfig as err:
             return f"its configuration snapshot was altered: {err}"
     return None
+
+
+def recorded(param: Parameter) -> Parameter:
+    """``param`` with the bounds a stored snapshot was written under: its ``recorded_maximum`` where it has one."""
+    return param if param.recorded_maximum is None else replace(param, maximum=param.recorded_maximum)
 
 
 def _check_snapshot_price(value: object) -> None:

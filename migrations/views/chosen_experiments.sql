@@ -2,7 +2,7 @@
 -- --sweep b`: either sweep), the filters an intersection (`--sweep a --model m`: the model's runs in that sweep).
 -- Its rows are the experiments' rows; replays and archived experiments are left to the caller. The one definition of
 -- the filters: every command that selects experiments (`oriole report`, `export`, `ls`, `watch`, `render`, `replay`,
--- `experiments`) and compared_experiments apply it.
+-- `experiments`) and comparison_scope apply it.
 CREATE FUNCTION chosen_experiments(
     ids bigint[] DEFAULT NULL,       -- experiments.id
     sweeps text[] DEFAULT NULL,      -- a sweep's id: the experiments it started (experiments.sweep_id)

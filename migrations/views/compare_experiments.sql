@@ -1,12 +1,14 @@
 -- The comparison over the experiments matching the filters, one row per group of compared_runs: agent (model and
 -- sweep-file label: one model served by two servers under two labels is two agents) x prompt x maze family and size
--- (or maze) x compared configuration. Each repetition counts once, as its counted attempt (compared_experiments).
+-- (or maze) x compared configuration. Each repetition counts once, as its counted attempt (comparison_scope).
 -- Two rates, each with its 95% Wilson interval: over the decided runs (success and agent failure) and over all runs
 -- that ended (censored and errored runs as failures); the counts of each ending; a flag where censored and errored
 -- runs are more than 5% of the runs, and where the decided runs rest on fewer than 10 different mazes. Tokens and cost
 -- are every ended attempt's, retried ones included, per run and per success; cost is NULL where no run is priced and
--- counts the priced runs only where some are not (unpriced_runs). The report adds an interval over mazes (a bootstrap,
--- repetitions nested: oriole_workstation/intervals.py) beside each Wilson interval where runs share mazes.
+-- counts the priced runs only where some are not (unpriced_runs). SPL, like the rate, twice: over the decided runs
+-- (spl) and over all runs that ended (spl_all: a censored or errored run scores 0, as a failure does). The report
+-- adds an interval over mazes (a bootstrap, repetitions nested: oriole_workstation/intervals.py) beside each Wilson
+-- interval where runs share mazes.
 CREATE FUNCTION compare_experiments(
     model text DEFAULT NULL,         -- model_name
     prompt text DEFAULT NULL,        -- prompt_version
@@ -25,7 +27,7 @@ CREATE FUNCTION compare_experiments(
     success_rate_all numeric, success_rate_all_low numeric, success_rate_all_high numeric,
     undecided_share numeric, many_undecided boolean,
     median_actions_to_goal numeric, median_path_length numeric, median_path_efficiency numeric, spl numeric,
-    tokens numeric, tokens_per_run numeric, tokens_per_success numeric,
+    spl_all numeric, tokens numeric, tokens_per_run numeric, tokens_per_success numeric,
     cost_usd numeric, unpriced_runs bigint, cost_per_run numeric, cost_per_success numeric,
     mean_latency_ms numeric
 )
@@ -48,6 +50,7 @@ LANGUAGE sql STABLE AS $$
                percentile_cont(0.5) WITHIN GROUP (ORDER BY r.path_efficiency)
                    FILTER (WHERE r.counted AND r.ending = 'success') AS median_path_efficiency,
                avg(r.spl) FILTER (WHERE r.counted AND r.ending IN ('success', 'agent')) AS spl,
+               avg(r.spl) FILTER (WHERE r.counted AND r.ending IS NOT NULL) AS spl_all,
                sum(r.tokens) FILTER (WHERE r.ending IS NOT NULL) AS tokens,
                sum(r.cost_usd) FILTER (WHERE r.ending IS NOT NULL) AS cost,
                count(*) FILTER (WHERE r.ending IS NOT NULL AND r.cost_usd IS NULL) AS unpriced_runs,
@@ -77,6 +80,7 @@ LANGUAGE sql STABLE AS $$
            round(g.median_path_length::numeric, 1),
            round(g.median_path_efficiency::numeric, 4),
            round(g.spl, 4),
+           round(g.spl_all, 4),
            g.tokens,
            round(g.tokens / nullif(g.all_runs, 0), 1),
            round(g.tokens / nullif(g.successes, 0), 1),

@@ -1,4 +1,4 @@
--- The runs the comparisons group, one row per experiment matching the filters (compared_experiments): what puts it
+-- The runs the comparisons group, one row per experiment matching the filters (comparison_scope): what puts it
 -- in a group (the agent: provider, model and sweep-file label; the prompt, version and hash; the maze family and
 -- size, or the maze with by_maze; the compared configuration), whether it counts for its repetition, and what the
 -- comparisons measure. The one definition of a group for compare_experiments, paired_comparison and success_by_step.
@@ -22,7 +22,7 @@ LANGUAGE sql STABLE AS $$
            r.maze_family, r.maze_size, CASE WHEN compared_runs.by_maze THEN r.maze END, c.compared_config,
            c.counted, r.ending, r.maze_id, r.maze_hash, r.seed, r.actions, r.path_length, r.path_efficiency, r.spl,
            r.input_tokens + r.output_tokens, r.cost_usd, r.model_calls, r.mean_latency_ms
-      FROM compared_experiments(compared_runs.model, compared_runs.prompt, compared_runs.maze, compared_runs.since,
+      FROM comparison_scope(compared_runs.model, compared_runs.prompt, compared_runs.maze, compared_runs.since,
                                 compared_runs.until, compared_runs.tag, compared_runs.experiments) c
       JOIN experiment_results r ON r.experiment_id = c.experiment_id
 $$;

@@ -62,7 +62,7 @@ SELECT e.id AS experiment_id,
   -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
   -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
   LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
-               FROM compared_experiments() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id
+               FROM comparison_scope() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id
  WHERE e.replay_of IS NULL;  -- a replay's scratch experiment is no result
 
 COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';
@@ -115,7 +115,8 @@ COMMENT ON COLUMN experiment_results.duration_seconds IS 'completed_at - started
 COMMENT ON COLUMN experiment_results.model_calls IS 'model calls';
 COMMENT ON COLUMN experiment_results.mean_latency_ms IS 'mean latency of its model calls (NULL without calls)';
 COMMENT ON COLUMN experiment_results.varied_config IS
-    'its experimental settings (for its provider) whose value is not the same in every experiment of the database';
+    'its experimental settings (for its provider) whose value is not the same in every experiment compared: here, '
+    'every experiment of the database; in `oriole export` and `oriole report`, the experiments their filters select';
 COMMENT ON COLUMN experiment_results.config IS 'the whole configuration snapshot (JSON)';
 COMMENT ON COLUMN experiment_results.seed IS
     'the experiment''s seed: a baseline agent''s, Ollama''s, an OpenAI-compatible server''s with sendSeed';

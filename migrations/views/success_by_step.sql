@@ -4,7 +4,7 @@
 -- errored is censored at its step: it leaves the runs at risk without counting as a failure, so a slow server or a
 -- stopped sweep does not read as the agent failing. An agent failure (its budget spent, it gave up or stalled) never
 -- reaches the goal: it stays at risk at every step, so without censoring the last row's estimate is the success rate
--- over the decided runs. Running experiments are left out. Each repetition counts once (compared_experiments).
+-- over the decided runs. Running experiments are left out. Each repetition counts once (comparison_scope).
 CREATE FUNCTION success_by_step(
     model text DEFAULT NULL,         -- model_name
     prompt text DEFAULT NULL,        -- prompt_version

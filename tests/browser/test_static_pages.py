@@ -1,4 +1,4 @@
-"""The self-contained pages (a replay, a transcript, the report) opened from a file in Chromium: the replay's
+"""The self-contained pages (an animation, a transcript, the report) opened from a file in Chromium: the animation's
 controls step, play and jump; the transcript opens and closes every turn; nothing a model wrote becomes markup."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tests.unit.test_report_html import page as report_page
 
 
 @pytest.fixture
-def replay(tmp_path) -> tuple[Path, render.Run]:
+def animation(tmp_path) -> tuple[Path, render.Run]:
     conversation = (
         '<p class="expand"><button type="button" id="expand-all">expand all</button> '
         '<button type="button" id="collapse-all">collapse all</button></p>'
@@ -23,8 +23,8 @@ def replay(tmp_path) -> tuple[Path, render.Run]:
         )
     )
     run = render.Run.from_record(record(), conversation)
-    path = tmp_path / "replay.html"
-    path.write_text(render.replay_html(run), encoding="utf-8")
+    path = tmp_path / "animation.html"
+    path.write_text(render.animation_html(run), encoding="utf-8")
     return path, run
 
 
@@ -32,8 +32,8 @@ def visible(page, selector: str) -> int:
     return page.eval_on_selector_all(selector, "els => els.filter(e => e.style.display !== 'none').length")
 
 
-def test_the_replay_steps_moves_the_agent_lifts_the_fog_and_shows_each_turns_text(page, replay):
-    path, run = replay
+def test_the_animation_steps_moves_the_agent_lifts_the_fog_and_shows_each_turns_text(page, animation):
+    path, run = animation
     page.goto(path.as_uri())
     assert page.text_content("#counter") == f"step 0 of {len(run.steps)}"
     assert page.text_content("#action") == "start" and visible(page, ".trail line") == 0
@@ -61,8 +61,8 @@ def test_the_replay_steps_moves_the_agent_lifts_the_fog_and_shows_each_turns_tex
     assert page.text_content("#counter") == f"step 1 of {len(run.steps)}"
 
 
-def test_play_runs_to_the_end_and_a_step_link_opens_there(page, replay):
-    path, run = replay
+def test_play_runs_to_the_end_and_a_step_link_opens_there(page, animation):
+    path, run = animation
     page.goto(path.as_uri() + "#step-3")
     assert page.text_content("#counter") == f"step 3 of {len(run.steps)}"
     page.select_option("#speed", "25")
@@ -73,8 +73,8 @@ def test_play_runs_to_the_end_and_a_step_link_opens_there(page, replay):
     assert page.is_visible("#icon-play") and not page.is_visible("#icon-pause")  # stopped at the end
 
 
-def test_expand_all_opens_every_turn_and_collapse_all_closes_them(page, replay):
-    path, _ = replay
+def test_expand_all_opens_every_turn_and_collapse_all_closes_them(page, animation):
+    path, _ = animation
     page.goto(path.as_uri())
     page.click("#expand-all")
     assert page.eval_on_selector_all("#conversation details", "els => els.every(d => d.open)")

@@ -4,6 +4,7 @@ configuration, medians, per-run and per-success figures and the Wilson interval.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -18,6 +19,7 @@ from oriole.core.endings import closing
 from oriole.store import db
 from oriole_workstation.cli import app
 from oriole_workstation.database import prepare
+from oriole_workstation.results import Filters, Results
 from tests.conftest import scratch_database
 
 # A 4x3 maze: start (0, 0), goal (3, 2), shortest path 5 (east 3, south 2).
@@ -279,6 +281,23 @@ def test_varied_config_holds_only_the_keys_that_differ_and_never_the_seed(query,
     assert walker["config"]["seed"] != result(query, seeded[1]["one-step"])["config"]["seed"]
 
 
+def test_an_export_and_a_report_compare_the_settings_of_the_experiments_they_select(seeded, query, tmp_path):
+    """One definition of varied_config: the settings that differ among the experiments compared. The view compares
+    every experiment of the database; an export compares those its filters select, as the report's groups do."""
+    conn = db.connect(seeded[0])
+    results = Results(conn)
+    m2 = Filters(models=("m2",))
+    with results.snapshot(), contextlib.closing(results.exported("experiments", m2)) as cursor:
+        column = cursor.names.index("varied_config")
+        exported = {row[0]: json.loads(row[column]) for batch in cursor.batches() for row in batch}
+    compared = {e.experiment_id: e.compared_config for e in results.compared(m2)}
+    conn.close()
+    assert exported == compared
+    assert sorted(exported.values(), key=str) == [{"visionRange": 2}] + [{"visionRange": 3}] * 3
+    every = {r["experiment_id"]: r["varied_config"] for r in query("SELECT * FROM experiment_results")}
+    assert all("temperature" in every[i] for i in exported)  # over the database, m1 and walker set it apart
+
+
 @pytest.mark.parametrize(
     "successes, trials, low, high",
     [(8, 10, 0.4902, 0.9433), (0, 3, 0.0, 0.5615), (10, 10, 0.7225, 1.0), (0, 10, 0.0, 0.2775)],
@@ -295,7 +314,7 @@ def test_wilson_interval_of_no_trials_is_unknown(query):
 
 
 def test_comparison_rates_medians_and_per_run_figures(query):
-    m1 = group(query("SELECT * FROM model_comparison"), "m1")
+    m1 = group(query("SELECT * FROM agent_comparison"), "m1")
     assert (m1["runs"], m1["successes"], m1["errors"], m1["running"]) == (10, 8, 1, 1)
     assert float(m1["success_rate"]) == 0.8
     assert (float(m1["success_rate_low"]), float(m1["success_rate_high"])) == (0.4902, 0.9433)
@@ -331,12 +350,12 @@ def test_transport_and_other_providers_settings_never_split_a_comparison(query, 
     assert (explorer["runs"], explorer["config"]) == (2, {})
     [one] = query("SELECT * FROM compare_experiments(model => 'remote')")
     assert (one["runs"], one["config"]) == (2, {})
-    [per_experiment] = query("SELECT compared_config FROM compared_experiments(model => 'remote') GROUP BY 1")
+    [per_experiment] = query("SELECT compared_config FROM comparison_scope(model => 'remote') GROUP BY 1")
     assert per_experiment["compared_config"] == {}
 
 
 def test_comparison_keeps_settings_apart_and_filters_before_grouping(query):
-    m2 = [r for r in query("SELECT * FROM model_comparison") if r["model_name"] == "m2"]
+    m2 = [r for r in query("SELECT * FROM agent_comparison") if r["model_name"] == "m2"]
     assert sorted((r["prompt_version"], r["config"]["visionRange"], r["runs"]) for r in m2) == [
         ("v1", 2, 1),
         ("v1", 3, 2),
@@ -389,9 +408,14 @@ def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
         "0/1",
     ]
     assert m1.split()[-1] == "muc"  # one maze; 1 of 11 runs errored; agents and settings vary in the panel
-    assert narrow[-3:-1] == [
+    # the transport (server, request timeout) is not split on, and named where it differs between groups
+    assert narrow[-7:-1] == [
+        "confound: handmade 4x3: transport, not a condition: request timeouts differ (ollama/remote (v1) 300",
+        "  s, 60 s; 9 groups 120 s)",
         "confound: handmade 4x3: besides the agent, the groups differ in prompt (v1, v2); temperature (0.0,",
         "  0.2, 0.7); visionRange (2, 3)",
+        "confound: handmade 4x3: transport, not a condition: model servers differ (ollama/remote (v1)",
+        "  http://gpu-a:11434, http://gpu-b:11434; 8 groups http://localhost:11434)",
     ]
     assert "95% CI: Wilson score interval over runs (the runs share no mazes, or all rest on one maze)" in narrow
     lines = report("--wide").splitlines()

@@ -332,7 +332,7 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
     # the check tests the system, not the models: its experiments, the sweeps' too, are in no comparison or report
     assert len(ran) == 7 and all(r["archived_at"] is not None for r in ran)
     compared = deployed.store.conn.execute(
-        "SELECT count(*) AS n FROM compared_experiments(experiments => %s::bigint[])", ([r["id"] for r in ran],)
+        "SELECT count(*) AS n FROM comparison_scope(experiments => %s::bigint[])", ([r["id"] for r in ran],)
     ).fetchone()
     assert compared["n"] == 0
 

@@ -1,6 +1,7 @@
 """The ``oriole`` command in process, against the test database (DATABASE_URL)."""
 
 import json
+import re
 
 import pytest
 
@@ -292,6 +293,30 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
     gone = cli("report", "--tag", tag, "--format", "json")
     assert gone.exit_code == 2 and f"--tag {tag} matches no experiment" in gone.stderr
     assert "No such option: --aws" in cli("experiments", "delete", "1", "--aws").stderr
+
+
+def test_an_exploratory_run_is_tagged_and_left_out_of_reports_and_exports_until_restored(cli, tmp_path):
+    tag = "explore-once"
+    counted = json.loads(cli("run", "--agent", "oracle", "--maze", "perfect-7", "--comment", tag, "--json").stdout)
+    tried = cli("run", "--agent", "explorer", "--maze", "perfect-7", "--comment", tag, "--exploratory")
+    assert tried.exit_code == 0, tried.output
+    explored = int(re.search(r"^experiment\s+(\d+)$", tried.stdout, re.M)[1])
+    assert (
+        f"Exploratory: left out of every report, comparison and export; `oriole experiments restore {explored}` "
+        "counts it." in tried.stdout
+    )
+
+    def reported() -> set[str]:
+        return {row["model_name"] for row in json.loads(cli("report", "--tag", tag, "--format", "json").stdout)}
+
+    assert reported() == {"oracle"}
+    cli("export", "--format", "jsonl", "-o", str(tmp_path / "out"), "--tag", tag)
+    exported = [json.loads(line) for line in (tmp_path / "out" / "experiments.jsonl").read_text().splitlines()]
+    assert [row["experiment_id"] for row in exported] == [counted["experiment_id"]]
+    listed = {row["experiment_id"] for row in json.loads(cli("ls", "--json", "--limit", "0").stdout)}
+    assert {explored, counted["experiment_id"]} <= listed  # ls lists every experiment, exploratory ones too
+    assert cli("experiments", "restore", str(explored)).exit_code == 0
+    assert reported() == {"oracle", "explorer"}
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from decimal import Decimal
 
+import pytest
+
 from tests import openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.integration.test_providers_local import shortest_moves
@@ -82,7 +84,13 @@ def test_a_turn_retried_after_a_stall_keeps_the_calls_its_failed_attempt_got_ans
     assert_invariants(local.store, data["experiment_id"])
 
 
-def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_call(local):
+@pytest.mark.parametrize("prices", [PRICES, None], ids=["priced", "unpriced"])
+def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_call(local, prices):
+    """Priced, the failed attempts' cost is in the run's and apart; unpriced, both are unknown (NULL), never $0, and
+    the report's note says the sum over runs leaves it out."""
+    from oriole_workstation.report import render_report
+    from oriole_workstation.results import Filters, Results
+
     moves = shortest_moves(MAZE)
     failing = [ollama_error(500, "out of memory")] * 3  # what the transport retries within one call
     attempt = [ollama_calls((moves[0], {}), prompt_eval_count=700, eval_count=7), *failing]
@@ -92,7 +100,7 @@ def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_ca
                 "mazeId": MAZE,
                 "llmProvider": "ollama",
                 "modelName": "scripted",
-                "prices": PRICES,
+                **({"prices": prices} if prices else {}),
                 "config": {"endpoint": server.url},
             }
         )
@@ -103,7 +111,13 @@ def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_ca
     assert data["turns"] == 0 and data["actions"] == 0  # nothing committed
     assert (row["input_tokens"], row["output_tokens"]) == billed == (3 * 700, 3 * 7)
     assert (row["failed_input_tokens"], row["failed_output_tokens"], row["failed_attempts"]) == (2100, 21, 3)
-    assert row["cost_usd"] == row["failed_cost_usd"] == cost(*billed) > 0
+    if prices:
+        assert row["cost_usd"] == row["failed_cost_usd"] == cost(*billed) > 0
+    else:
+        assert row["cost_usd"] is None and row["failed_cost_usd"] is None and data["failed_cost_usd"] is None
+    report = render_report(Results(local.store.conn), filters=Filters(ids=(data["experiment_id"],)), width=None)
+    spent = f"${float(cost(*billed)):.4f}" if prices else "unpriced"
+    assert f"spent on failed attempts: 2,121 tokens, {spent} in 3 call(s) of 3 attempt(s) in 1 run(s)" in report
     assert [a["error"].split(":")[0] for a in failed_attempts(local, data["experiment_id"])] == ["ModelUnavailable"] * 3
     assert_invariants(local.store, data["experiment_id"])
 

@@ -566,7 +566,7 @@ def test_stored_text_is_shown_and_never_obeyed_in_every_output(cli, store, tmp_p
     for output_format in ("csv", "jsonl"):
         assert cli("export", "--format", output_format, "-o", str(tmp_path / output_format)).exit_code == 0
         outputs.update({str(p): p.read_text(encoding="utf-8") for p in (tmp_path / output_format).iterdir()})
-    assert cli("render", str(experiment), "--replay", "--dir", str(tmp_path)).exit_code == 0
+    assert cli("render", str(experiment), "--animate", "--dir", str(tmp_path)).exit_code == 0
     outputs.update({str(p): p.read_text(encoding="utf-8") for p in tmp_path.glob("experiment-*.html")})
     assert len(outputs) > 15
     for where, output in outputs.items():

@@ -293,6 +293,40 @@ def test_0021_gives_every_stored_experiment_the_optimum_of_its_goal_condition(em
     assert {r["optimal_path_length"] for r in stored[-8:]} >= {0, 1}  # both start-sees-goal cases met
 
 
+def test_0033_records_that_ollama_experiments_before_num_predict_sent_no_cap(empty_database):
+    """An Ollama snapshot taken before numPredict existed ran without options.num_predict: it gets numPredict 0 (no
+    cap sent), as does its replay's copy; a snapshot holding the key and another provider's are left as they are."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations([f for f in migration_files() if f.name < "0033"], views=())
+    store.load_providers(PROVIDERS.values())
+    store.load_mazes(mazeset.maze_set())
+    maze = mazeset.maze_set()[0]
+    rows = [("ollama", {"numCtx": 8}), ("ollama", {"numPredict": 64}), ("openai", {"maxOutputTokens": 9})]
+    for n, (provider, config) in enumerate(rows, 1):
+        store.conn.execute(
+            "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+            "config, seed, current_x, current_y, origin_execution_arn, execution_arns, optimal_path_length) "
+            "VALUES (%s, %s, 'm', 'v1', 'h', 't', %s, 1, 0, 0, %s, ARRAY[%s], 1)",
+            (maze.id, provider, Jsonb(config), f"arn:{n}", f"arn:{n}"),
+        )
+    store.conn.execute(
+        "INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_hash, prompt_text, "
+        "config, seed, current_x, current_y, origin_execution_arn, execution_arns, replay_of, optimal_path_length) "
+        "SELECT maze_id, 'replay', model_name, 'v1', 'h', 't', config, 1, 0, 0, 'arn:r', ARRAY['arn:r'], id, 1 "
+        "FROM experiments WHERE id = 1"
+    )
+    assert "0033_ollama_output_cap" in store.apply_migrations(
+        [f for f in migration_files() if f.name < "0034"], views=()
+    )
+    configs = [r["config"] for r in store.conn.execute("SELECT config FROM experiments ORDER BY id")]
+    assert configs == [
+        {"numCtx": 8, "numPredict": 0},
+        {"numPredict": 64},
+        {"maxOutputTokens": 9},
+        {"numCtx": 8, "numPredict": 0},
+    ]
+
+
 def test_the_catalog_is_written_as_config_keys_on_every_load(empty_database):
     from oriole import catalog
 
@@ -354,6 +388,13 @@ def test_the_views_and_functions_in_the_database_are_their_files(empty_database)
     assert recorded == set(held)
 
 
+def test_a_renamed_view_is_dropped_by_its_old_name_and_made_by_its_new_one():
+    from oriole.store.schema import RENAMED_VIEWS
+
+    names = {view.name for view in ordered_views(view_files())}
+    assert set(RENAMED_VIEWS.values()) <= names and not set(RENAMED_VIEWS) & names
+
+
 def test_numbered_migrations_hold_table_changes_only_and_the_sql_lives_under_migrations():
     import re
 
@@ -375,7 +416,7 @@ def test_a_changed_view_file_is_made_again_and_a_removed_one_dropped(empty_datab
     unchanged = store.conn.execute("SELECT max(applied_at) AS at FROM schema_views").fetchone()["at"]
     status = views / "experiment_status.sql"
     status.write_text(status.read_text().replace("stale_after_minutes", "stale_minutes"))
-    (views / "model_comparison.sql").unlink()
+    (views / "agent_comparison.sql").unlink()
     assert store.apply_migrations(views=views.glob("*.sql")) == []  # no migration, only the views
     columns = {
         r["column_name"]
@@ -384,7 +425,7 @@ def test_a_changed_view_file_is_made_again_and_a_removed_one_dropped(empty_datab
         )
     }
     assert "stale_minutes" in columns and "stale_after_minutes" not in columns
-    assert "model_comparison" not in definitions(store)
+    assert "agent_comparison" not in definitions(store)
     assert store.conn.execute("SELECT min(applied_at) AS at FROM schema_views").fetchone()["at"] > unchanged
 
 

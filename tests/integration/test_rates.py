@@ -27,6 +27,7 @@ from oriole.core.endings import closing
 from oriole.statuses import ExperimentStatus
 from oriole.store import db
 from oriole_workstation.database import prepare
+from oriole_workstation.report import PAIRS_NOTE
 from tests.conftest import scratch_database
 
 SWEEP = "rates"
@@ -226,6 +227,7 @@ def expected(attempts: list[Attempt], agent: str) -> dict:
             [(len(runs), sum(a.ending == "success" for a in runs)) for runs in per_maze.values()]
         ),
         "spl": sum(efficiency) / len(decided),
+        "spl_all": sum(efficiency) / len(counted),  # a censored or errored run scores 0
         "tokens": sum(a.tokens for a in mine),
         "cost": sum(priced) if priced else None,
         "unpriced": sum(a.cost is None for a in mine),
@@ -259,6 +261,8 @@ def test_each_group_counts_every_run_once_and_both_rates_equal_the_independent_c
     assert close(row["success_rate_all_low"], want["wilson_all"][0])
     assert close(row["success_rate_all_high"], want["wilson_all"][1])
     assert close(row["spl"], want["spl"]) and float(row["spl"]) <= float(row["success_rate"])
+    assert close(row["spl_all"], want["spl_all"]) and float(row["spl_all"]) <= float(row["spl"])
+    assert (want["spl_all"] < want["spl"]) == (want["all_runs"] > want["runs"] and want["successes"] > 0)
     assert float(row["tokens"]) == want["tokens"] and close(row["cost_usd"], want["cost"], 6)
     assert row["unpriced_runs"] == want["unpriced"] and row["many_undecided"] == want["many_undecided"]
     assert row["few_mazes"] == (want["mazes"] < 10)
@@ -443,8 +447,8 @@ def test_paired_comparisons_equal_mcnemar_holm_and_the_paired_bootstrap_by_hand(
             (None, None) if interval is None else (round(interval[0], 4), round(interval[1], 4))
         )
     assert wants["ollama/a", "ollama/b"]["pairs"] == 21  # 24 repetitions less a's 3 censored or errored
-    table = report("--pairs")
-    assert "McNemar" in table and max(map(len, table.splitlines())) <= 100
+    table = report("--pairs")  # piped: every cell whole, the note on one line (the widths: test_terminal_widths.py)
+    assert "McNemar" in table and PAIRS_NOTE in table.splitlines()
     rows_csv = list(csv.DictReader(io.StringIO(report("--pairs", "--format", "csv"))))
     assert sorted(float(r["holm_p"]) for r in rows_csv) == sorted(r["holm_p"] for r in found)
 

@@ -1,5 +1,5 @@
 """`oriole render` on a run that went through the local state machine: a scripted model bumps into a wall,
-walks two tiles and says things that must stay text in the HTML replay."""
+walks two tiles and says things that must stay text in the HTML animation."""
 
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ def test_render_writes_a_png_and_an_svg_with_the_path(cli, scripted_run, databas
     assert [b.get("data-step") for b in root.findall(".//s:path[@class='bump']", ns)] == ["1"]
 
 
-def test_render_replay_writes_a_gif_and_an_html_page_that_keeps_model_text_as_text(cli, scripted_run, tmp_path):
-    outcome = cli(scripted_run, "--replay", "-o", tmp_path / "run.gif", "-o", tmp_path / "run.html")
+def test_render_animate_writes_a_gif_and_an_html_page_that_keeps_model_text_as_text(cli, scripted_run, tmp_path):
+    outcome = cli(scripted_run, "--animate", "-o", tmp_path / "run.gif", "-o", tmp_path / "run.html")
     assert outcome.exit_code == 0, outcome.output
     assert Image.open(io.BytesIO((tmp_path / "run.gif").read_bytes())).n_frames == len(PATH)
     page_text = (tmp_path / "run.html").read_text()
@@ -87,6 +87,17 @@ def test_render_replay_writes_a_gif_and_an_html_page_that_keeps_model_text_as_te
     data = json.loads(page.scripts[0][1])
     assert data["modelText"]["1"] == EVIL + " heading south\nTurn over </script><img src=x onerror=alert(1)>"
     assert data["steps"][0]["reasoning"] == "<b>up</b> & away" and data["steps"][0]["success"] is False
+
+
+def test_the_old_spelling_replay_still_animates_and_names_the_new_one(cli, scripted_run, tmp_path):
+    outcome = cli(scripted_run, "--replay", "--dir", tmp_path)
+    assert outcome.exit_code == 0, outcome.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"experiment-{scripted_run}.gif",
+        f"experiment-{scripted_run}.html",
+    ]
+    assert "--replay is now --animate" in outcome.stderr
+    assert "--replay" not in CliRunner().invoke(app, ["render", "--help"]).output  # hidden: one name in help
 
 
 def test_render_refuses_unknown_formats_and_experiments(cli, scripted_run, tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from oriole import catalog
 from tests.conftest import scratch_database
 from tests.replay_corpus import record
 
@@ -92,6 +93,8 @@ def test_the_corpus_covers_every_provider_memory_mode_and_ending():
     assert reasons == {"agent_stalled", "agent_gave_up"}
     ends = {t["end_reason"] for path in FIXTURES for t in fixture(path.stem)["turns"]}
     assert {"circuit_breaker", "gave_up", "goal_found", "no_tool_call"} <= ends
+    # recorded under limits lowered since (maxTurnsPerExecution up to 350 then, 180 now): replayed as recorded
+    assert any(c["maxTurnsPerExecution"] > catalog.MAX_TURNS_PER_EXECUTION for c in configs)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[path.stem for path in FIXTURES])

@@ -83,13 +83,13 @@ def test_the_html_report_is_one_page_with_a_table_and_charts_naming_every_agent(
     assert not {"script", "link", "img", "iframe"} & set(page.tags)
 
 
-def test_with_replays_every_experiment_links_to_its_replay_beside_the_page(three_agents, cli, tmp_path):
+def test_with_animations_every_experiment_links_to_its_animation_beside_the_page(three_agents, cli, tmp_path):
     page_path = tmp_path / "out" / "report.html"
     page_path.parent.mkdir()
-    outcome = cli("report", "--tag", TAG, "--format", "html", "-o", str(page_path), "--with-replays")
+    outcome = cli("report", "--tag", TAG, "--format", "html", "-o", str(page_path), "--with-animations")
     assert outcome.exit_code == 0, outcome.output
     links = set(parse(page_path).references)
-    assert links == {f"replays/experiment-{i}.html" for i in three_agents}
+    assert links == {f"animations/experiment-{i}.html" for i in three_agents}
     assert all((page_path.parent / link).is_file() for link in links)
 
 
@@ -137,9 +137,11 @@ def test_pivot_prints_the_leaderboard(three_agents, cli):
     assert refused.exit_code == 2 and "--pivot prints the leaderboard" in refused.stderr
 
 
-def test_with_replays_needs_an_html_file(cli):
-    refused = cli("report", "--format", "table", "--with-replays")
+def test_with_animations_needs_an_html_file(cli):
+    refused = cli("report", "--format", "table", "--with-animations")
     assert refused.exit_code == 2 and "--format html -o FILE" in refused.stderr
+    old = cli("report", "--format", "table", "--with-replays")  # the old spelling, hidden, means the same
+    assert old.exit_code == 2 and "--with-replays is now --with-animations" in old.stderr
 
 
 def count(store, table: str, experiment_ids: list[int]) -> int:

@@ -48,7 +48,7 @@ def shown(cli, monkeypatch, columns: int | None, *args: str) -> list[str]:
 
 
 @pytest.mark.parametrize("columns", [80, 100, 120])
-@pytest.mark.parametrize("command", [("ls",), ("report",), ("report", "--pivot")])
+@pytest.mark.parametrize("command", [("ls",), ("report",), ("report", "--pivot"), ("report", "--pairs")])
 def test_on_a_terminal_every_table_fits_and_keeps_its_ids_and_counts(sweep_id, cli, monkeypatch, columns, command):
     lines = shown(cli, monkeypatch, columns, *command, "--sweep", sweep_id)
     assert max(map(len, lines)) <= columns, "\n".join(lines)
@@ -56,11 +56,15 @@ def test_on_a_terminal_every_table_fits_and_keeps_its_ids_and_counts(sweep_id, c
         ids = [line.split()[0] for line in lines[1:]]
         assert len(ids) == 4 and all(i.isdigit() for i in ids)  # every id, whole
         assert all(re.search(r"\b\d+/40\b", line) for line in lines[1:])  # every count of the action budget
+    elif command == ("report", "--pairs"):
+        assert any(re.search(r"\b1 on 1\b.*\(-\)", line) for line in lines[1:]), "\n".join(lines)  # counts, a-b
     else:
         assert any("/1" in line or " 1  " in line for line in lines[1:])  # the runs
 
 
-@pytest.mark.parametrize("command", [("ls",), ("report",), ("report", "--pivot"), ("mazes", "show", "perfect-11")])
+@pytest.mark.parametrize(
+    "command", [("ls",), ("report",), ("report", "--pivot"), ("report", "--pairs"), ("mazes", "show", "perfect-11")]
+)
 def test_piped_every_cell_is_whole_and_no_line_padded(sweep_id, cli, monkeypatch, command):
     lines = shown(cli, monkeypatch, None, *command, *(("--sweep", sweep_id) if command[0] != "mazes" else ()))
     assert not [line for line in lines if line != line.rstrip()], "a line ends with spaces"

@@ -183,7 +183,7 @@ def test_a_query_it_cannot_use_is_refused_with_the_reason(client, query, said):
     assert answer.status_code == 400 and said in answer.text
 
 
-def test_an_experiment_page_has_its_replay_transcript_provenance_and_links_up_and_across(client, viewed):
+def test_an_experiment_page_has_its_animation_transcript_provenance_and_links_up_and_across(client, viewed):
     middle = viewed.sweep[1]
     page = get(client, f"/experiments/{middle}")
     links = page.links()
@@ -194,7 +194,7 @@ def test_an_experiment_page_has_its_replay_transcript_provenance_and_links_up_an
     ids = {a.get("id") for _, a in page.tags}
     assert {"maze", "controls", "slider", "goto", "conversation", "provenance", "run-data"} <= ids
     scripts = [a.get("src") for tag, a in page.tags if tag == "script"]
-    assert scripts == [None, "/static/replay.js", "/static/transcript.js"]  # the run as JSON, then the assets
+    assert scripts == [None, "/static/animation.js", "/static/transcript.js"]  # the run as JSON, then the assets
     turns = [a for tag, a in page.tags if tag == "details" and a.get("class") == "turn"]
     assert turns and all(a["data-src"] == f"/experiments/{middle}/turns/{a['data-turn']}" for a in turns)
     one = client.get(turns[0]["data-src"])  # each turn is read when it is opened
@@ -224,7 +224,7 @@ def test_a_hostile_model_answer_is_text_everywhere(client, viewed):
     page = Page(text)
     assert [a.get("src") for tag, a in page.tags if tag == "script"] == [
         None,
-        "/static/replay.js",
+        "/static/animation.js",
         "/static/transcript.js",
     ]
     assert not [a for tag, a in page.tags if tag == "img" and BEACON in a.get("src", "")]

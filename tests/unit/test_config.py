@@ -61,6 +61,9 @@ def test_a_bad_stored_value_names_the_parameter():
         ("experiments/max-moves=200", ("maxMoves", 200)),
         ("temperature=0", ("temperature", 0.0)),
         ("goal-condition=sight", ("goalCondition", "sight")),
+        ("models/request-timeout-seconds=300", ("requestTimeoutSeconds", 300.0)),
+        ("ollama/request-timeout-seconds=300", ("requestTimeoutSeconds", 300.0)),  # its name before the rename
+        ("/oriole/ollama/request-timeout-seconds=300", ("requestTimeoutSeconds", 300.0)),
     ],
 )
 def test_cli_assignments_are_typed_by_the_catalog(text, expected):
@@ -164,3 +167,15 @@ def test_a_snapshot_as_written_or_older_and_unpriced_is_sound():
     assert snapshot_problem(_written_snapshot()) is None
     assert snapshot_problem({"maxMoves": 5, "pricing": None}) is None  # taken before the other keys existed
     assert "not a JSON object" in (snapshot_problem([1]) or "")
+
+
+def test_a_snapshot_is_read_under_the_limits_it_ran_with_and_a_new_input_under_todays():
+    """maxTurnsPerExecution was at most 350 before the history budget was recounted (180 now): a record holding 350
+    is sound (a replay reads it), a new execution's input is refused, and a value no release accepted is an
+    alteration."""
+    from oriole.config import snapshot_problem
+
+    assert snapshot_problem({**_written_snapshot(), "maxTurnsPerExecution": 350}) is None
+    with pytest.raises(InvalidConfig, match=r"config\.maxTurnsPerExecution must be at most 180"):
+        resolve({}, {"maxTurnsPerExecution": 350})
+    assert "at most 350" in (snapshot_problem({**_written_snapshot(), "maxTurnsPerExecution": 351}) or "")

@@ -227,6 +227,17 @@ def test_from_config_sends_the_options_on_the_wire():
     assert "authorization" not in server.requests[0].headers
 
 
+def test_no_output_cap_sends_no_num_predict_and_keeps_the_whole_window():
+    """numPredict 0 is the absence of a cap: options carry no num_predict (the model's own default applies), as
+    Ollama requests did before the setting existed, and no room is kept for the answer."""
+    with ScriptedOllama(text_reply("ok")) as server:
+        config = {"endpoint": server.url, "numCtx": 2048, "numPredict": 0, "seed": 3}
+        agent = OllamaAgent.from_config(MODEL, ExperimentConfig.of(config), None)
+        ask(agent)
+    assert "num_predict" not in server.requests[0].body["options"]
+    assert agent.context_budget == 2048
+
+
 # --- failures --------------------------------------------------------------------------------------------------
 
 

@@ -54,6 +54,30 @@ def test_a_first_deploy_writes_the_defaults_and_keeps_what_exists(ssm):
     assert answer["Data"] == {"maxMoves": "10000", "temperature": "0.7"}
 
 
+def test_a_renamed_parameter_keeps_the_value_a_researcher_set_under_its_old_name(ssm):
+    """The first deploy after a rename reads the old name too; CloudFormation deletes the old parameter after."""
+    client, stub = ssm
+    old, new = "/oriole/ollama/request-timeout-seconds", "/oriole/models/request-timeout-seconds"
+    found = [{"Name": old, "Value": "300", "Type": "String"}, {"Name": NAMES["maxMoves"], "Value": "10000"}]
+    stub.add_response("get_parameters", {"Parameters": found}, {"Names": [*NAMES.values(), new, old]})
+    names, defaults = {**NAMES, "requestTimeoutSeconds": new}, {"maxMoves": "10000", "requestTimeoutSeconds": "120"}
+    properties = {"Names": names, "Defaults": {**defaults, "temperature": "0.2"}}
+    request = {
+        "RequestType": "Update",
+        "PhysicalResourceId": "parameter-values",
+        "ResourceProperties": {**properties, "PreviousNames": {"requestTimeoutSeconds": old}},
+        "OldResourceProperties": {"Names": {**NAMES, "requestTimeoutSeconds": old}, "Defaults": properties["Defaults"]},
+    }
+    answer = handler.handler(request, None, client)["Data"]
+    assert answer == {"maxMoves": "10000", "temperature": "0.2", "requestTimeoutSeconds": "300"}
+
+
+def test_the_catalog_names_its_renamed_parameters_old_names_for_the_deploy():
+    renamed = {p.key: p.previous_name for p in catalog.CATALOG if p.renamed_from}
+    assert renamed == {"requestTimeoutSeconds": "/oriole/ollama/request-timeout-seconds"}
+    assert catalog.BY_KEY["requestTimeoutSeconds"].name == "/oriole/models/request-timeout-seconds"
+
+
 def test_deleting_the_resource_reads_and_writes_nothing(ssm):
     client, _ = ssm
     assert handler.handler({**event("Delete", {}), "PhysicalResourceId": "p"}, None, client) == {

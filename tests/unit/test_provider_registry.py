@@ -17,7 +17,7 @@ import pytest
 from oriole import catalog, flows, inputs
 from oriole.core import sweep_plan
 from oriole.core.turn_loop import ModelRequest
-from oriole.flows import experiment_flow, render, sweep_flow
+from oriole.flows import experiment_flow, generate, sweep_flow
 from oriole.handlers import FUNCTIONS, agents
 from oriole.lifecycle.task_io import TurnRequest
 from oriole.provider_registry import DEFAULT_PROVIDER, MODEL_PROVIDERS, NAMES, PROVIDERS, Provider
@@ -28,9 +28,9 @@ ACME = Provider("acme", "Acme", "oriole.providers.openai", sweep_cap=2, api_key=
 
 
 def test_the_generated_files_are_what_make_flows_writes():
-    for path, text in render.outputs().items():
+    for path, text in generate.outputs().items():
         assert path.read_text(encoding="utf-8") == text, f"{path.name} differs from its code: run `make flows`"
-    assert set(render.outputs()) == {sweep_flow.FILE, Path(flows.__file__).parent / "experiment.asl.json"}
+    assert set(generate.outputs()) == {sweep_flow.FILE, Path(flows.__file__).parent / "experiment.asl.json"}
 
 
 @pytest.mark.parametrize("provider", PROVIDERS.values(), ids=tuple(PROVIDERS))
@@ -77,7 +77,7 @@ def test_a_provider_added_to_the_registry_reaches_both_flows_and_the_diagrams(mo
     """What `make flows` would write after one more registration: the router's choice and its task in the
     experiment flow, its map in the sweep flow, and its line in each diagram."""
     monkeypatch.setattr(experiment_flow, "PROVIDERS", {**PROVIDERS, ACME.name: ACME})
-    text = experiment_flow.render(flows.definition_text(flows.EXPERIMENT))
+    text = experiment_flow.generate(flows.definition_text(flows.EXPERIMENT))
     states = json.loads(text)["States"]
     assert {"Variable": "$.llmProvider", "StringEquals": "acme", "Next": "InvokeAcmeAgent"} in states[
         "AgentProviderRouter"

@@ -151,7 +151,7 @@ def test_png_decodes_with_the_path_on_every_tile_walked_the_start_on_top_and_uns
     assert colour((2 * at.cell + 2, at.top + 2 * at.cell + 2)) == render.OPEN_SEEN  # (2, 2): seen, not walked
 
 
-def test_gif_replays_every_step_of_a_short_run(run):
+def test_gif_animates_every_step_of_a_short_run(run):
     image = Image.open(io.BytesIO(render.gif(run)))
     assert image.format == "GIF" and image.n_frames == len(run.steps) + 1
 
@@ -162,12 +162,12 @@ def test_frame_steps_keep_the_start_and_the_end():
     assert len(steps) == 50 and steps[0] == 0 and steps[-1] == 10_000 and steps == sorted(steps)
 
 
-def test_html_replay_is_self_contained_and_carries_the_run_as_data(run):
-    page_text = render.replay_html(run)
+def test_html_animation_is_self_contained_and_carries_the_run_as_data(run):
+    page_text = render.animation_html(run)
     page = Page()
     page.feed(page_text)
-    assert [name for name, _ in page.scripts] == ["run-data", None, None]  # the run, replay.js, transcript.js
-    assert json.loads(page.scripts[0][1]) == json.loads("".join(render.replay_data(run)))
+    assert [name for name, _ in page.scripts] == ["run-data", None, None]  # the run, animation.js, transcript.js
+    assert json.loads(page.scripts[0][1]) == json.loads("".join(render.animation_data(run)))
     assert page.titles == [run.title, run.title]
     data = json.loads(page.scripts[0][1])
     assert data["centres"] == [list(centre(p, run)) for p in run.positions()]
@@ -176,8 +176,8 @@ def test_html_replay_is_self_contained_and_carries_the_run_as_data(run):
     assert not re.search(r"(src|href)=", page_text)  # nothing loaded from elsewhere
 
 
-def test_html_replay_escapes_model_text(run):
-    page_text = render.replay_html(run)
+def test_html_animation_escapes_model_text(run):
+    page_text = render.animation_html(run)
     assert EVIL not in page_text and "<b>bold</b>" not in page_text and "qwen<&>" not in page_text
     assert page_text.count("<script") == 3 and page_text.count("</script>") == 3
     page = Page()
@@ -214,9 +214,9 @@ def test_a_failure_reason_with_control_characters_still_makes_a_valid_svg():
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def test_replay_buttons_are_drawn_as_svg_not_as_font_glyphs(run):
+def test_animation_buttons_are_drawn_as_svg_not_as_font_glyphs(run):
     """Debian's Chromium draws U+23EE and U+23ED as empty boxes: the buttons carry their own icons."""
-    page_text = render.replay_html(run)
+    page_text = render.animation_html(run)
     for button in ("first", "prev", "play", "next", "last"):
         opened = re.search(rf'<button id="{button}"[^>]*>(.*?)</button>', page_text, re.S)
         assert opened and "<svg" in opened[1] and not re.sub(r"<[^>]+>", "", opened[1]).strip(), button
@@ -234,7 +234,7 @@ def luminance(colour: str) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def test_the_replay_path_darkens_step_by_step_so_its_order_survives_greyscale(run):
+def test_the_animation_path_darkens_step_by_step_so_its_order_survives_greyscale(run):
     root = ET.fromstring(render.svg(run, interactive=True))
     lines = root.findall(f".//{SVG}g[@class='trail']/{SVG}line")
     assert [int(line.get("data-step")) for line in lines] == [1, 3, 4, 5, 6]  # the wall hit (2) drew no line
@@ -274,7 +274,7 @@ def test_a_long_title_is_wrapped_never_clipped():
     assert at.top > max(y for _, y, _, _, _ in at.header)  # the maze starts below the header
 
 
-def test_the_replay_keeps_a_place_for_the_conversation(run):
+def test_the_animation_keeps_a_place_for_the_conversation(run):
     page = Page()
-    page.feed(render.replay_html(run))
+    page.feed(render.animation_html(run))
     assert "conversation" in page.ids

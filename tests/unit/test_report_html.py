@@ -183,6 +183,7 @@ def group(experiments: list[ComparedExperiment], by_maze: bool) -> list[Comparis
                     "median_path_length": Decimal(20) if wins else None,
                     "median_path_efficiency": Decimal("0.5") if wins else None,
                     "spl": Decimal("0.25") if runs else None,
+                    "spl_all": Decimal("0.2") if ended else None,
                     "tokens": tokens,
                     "tokens_per_run": tokens / len(ended) if ended else None,
                     "tokens_per_success": tokens / len(wins) if wins else None,
@@ -206,10 +207,16 @@ ERRORED = ("ollama", "broken", {}, "perfect", 11, ["error"], 0)
 LLM = ("ollama", "qwen2.5:7b", {}, "perfect", 11, ["success", "agent"], 5000)
 
 
-def page(spec: list[tuple], by: GroupBy = GroupBy.family, replays: dict | None = None) -> str:
+def page(spec: list[tuple], by: GroupBy = GroupBy.family, animations: dict | None = None) -> str:
     rows, experiments = build(spec, by_maze=by is GroupBy.maze)
     return report_html.page(
-        rows, experiments, by, Filters(tags=("sweep:mixed",)), replays or {}, database="db.example:5432/oriole", now=NOW
+        rows,
+        experiments,
+        by,
+        Filters(tags=("sweep:mixed",)),
+        animations or {},
+        database="db.example:5432/oriole",
+        now=NOW,
     )
 
 
@@ -352,10 +359,10 @@ def test_distributions_are_split_like_the_table():
     assert [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "count"] == ["n=3"] * 4
 
 
-def test_a_success_dot_links_its_replay():
-    text = page(BASELINES, replays={1: "replays/experiment-1.html"})
-    assert 'href="replays/experiment-1.html"' in Parsed(text).svgs["efficiency"]
-    assert '<a href="replays/experiment-1.html">1</a>' in text
+def test_a_success_dot_links_its_animation():
+    text = page(BASELINES, animations={1: "animations/experiment-1.html"})
+    assert 'href="animations/experiment-1.html"' in Parsed(text).svgs["efficiency"]
+    assert '<a href="animations/experiment-1.html">1</a>' in text
 
 
 # --- a page that stands on its own -----------------------------------------------------------------------

@@ -53,8 +53,14 @@ def test_the_recorded_price_is_the_price_charged_and_keys_that_never_applied_are
         ({}, {"v1": V1 + "\nBe quick."}, "experiment 17 ran with prompt v1 sha256 "),
         ({}, {}, "and v1 now holds none: store the recorded text"),
         ({"config": {"maxMoves": "many"}}, {"v1": V1}, "its configuration snapshot was altered: config.maxMoves"),
+        (
+            {"config": {"maxTurnsPerExecution": 350}},
+            {"v1": V1},
+            "a new experiment may no longer use its config.maxTurnsPerExecution must be at most 180",
+        ),
+        ({"config": {"maxTurnsPerExecution": 351}}, {"v1": V1}, "snapshot was altered: config.maxTurnsPerExecution"),
     ],
-    ids=["replay", "prompt-edited", "prompt-gone", "altered-snapshot"],
+    ids=["replay", "prompt-edited", "prompt-gone", "altered-snapshot", "bound-lowered-since", "above-any-release"],
 )
 def test_what_could_not_be_what_ran_is_refused_with_the_reason(changes, prompts, reason):
     with pytest.raises(rerun.RerunRefused, match=reason.replace("(", r"\(").replace(".", r"\.")):

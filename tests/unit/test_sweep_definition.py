@@ -1,4 +1,4 @@
-"""The sweep flow's ASL file: rendered from ``oriole.flows.sweep_flow`` (the file and the generator agree), a plan,
+"""The sweep flow's ASL file: generated from ``oriole.flows.sweep_flow`` (the file and the generator agree), a plan,
 then a Parallel of one distributed map per provider, each capped from the plan, whose items catch every
 failure, retry as the experiment flow's tasks do, keep their output tiny, loop Wait/check until the experiment
 ends and keep their slot while a check fails; every state name unique in the whole state machine."""
@@ -21,8 +21,8 @@ STATES = ASL["States"]
 MAPS = {branch["StartAt"]: branch["States"][branch["StartAt"]] for branch in STATES["RunRepetitions"]["Branches"]}
 
 
-def test_the_shipped_file_is_the_generators_rendering():
-    assert flows.definition_text(flows.SWEEP) == sweep_flow.render(), (
+def test_the_shipped_file_is_what_the_generator_writes():
+    assert flows.definition_text(flows.SWEEP) == sweep_flow.generate(), (
         "sweep.asl.json and oriole/flows/sweep_flow.py disagree: run `make flows` and commit the file"
     )
 
@@ -91,7 +91,7 @@ def test_every_providers_map_runs_the_same_item_flow_but_for_its_names():
 
 
 def test_the_providers_are_data():
-    """The generator renders a map for each provider it is given (a later provider registry feeds it)."""
+    """The generator writes a map for each provider it is given (a later provider registry feeds it)."""
     two = sweep_flow.definition({"baseline": "Baseline", "acme": "AcmeCloud"})
     maps = [b["States"][b["StartAt"]] for b in two["States"]["RunRepetitions"]["Branches"]]
     assert [m["ItemsPath"] for m in maps] == ["$.indices.baseline", "$.indices.acme"]

@@ -1,5 +1,5 @@
 """The scripts and styles that the static pages inline and ``oriole view`` serves as files: one copy of each, in
-``assets/`` (package data), so a replay or a transcript behaves alike in a file and in the viewer."""
+``assets/`` (package data), so an animation or a transcript behaves alike in a file and in the viewer."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ FOLDER = resources.files("oriole_workstation").joinpath("assets")
 
 
 def text(name: str) -> str:
-    """An asset's text (``replay.js``, ``transcript.js``, ...)."""
+    """An asset's text (``animation.js``, ``transcript.js``, ...)."""
     return FOLDER.joinpath(name).read_text(encoding="utf-8")
 
 

@@ -111,12 +111,9 @@ def epochs(experiments: Sequence[ComparedExperiment]) -> list[tuple[ComparedExpe
 
 
 def spl(e: ComparedExperiment) -> float:
-    """Success weighted by path length: for a success, the shortest path over the larger of it and the moves that
-    changed position; 0 otherwise (at most 1)."""
-    if e.ending != Ending.SUCCESS:
-        return 0.0
-    walked = e.moves - e.failed_moves
-    return e.shortest_path_length / max(walked, e.shortest_path_length, 1)
+    """Success weighted by path length, as ``experiment_results.spl`` computes it: for a success, the optimum under
+    its goal condition over the larger of it and the path walked; 0 otherwise (at most 1)."""
+    return 0.0 if e.ending != Ending.SUCCESS or e.spl is None else float(e.spl)
 
 
 # --- messages ------------------------------------------------------------------------------------------------

@@ -149,6 +149,7 @@ def comparison(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance) -> Tab
         "median actions",
         "median efficiency",
         "SPL",
+        "SPL, all",
     )
     cells = [
         (
@@ -168,6 +169,7 @@ def comparison(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance) -> Tab
             _number(r.median_actions_to_goal, 0),
             _number(r.median_path_efficiency, 3),
             _number(r.spl, 3),
+            _number(r.spl_all, 3),
         )
         for r in rows
     ]
@@ -180,7 +182,8 @@ def comparison(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance) -> Tab
         "ones as failures. mazes: the different grids the decided runs were on; 95% CI Wilson: the Wilson score "
         "interval, each run an independent trial; 95% CI mazes: the bootstrap over mazes where the runs share "
         "mazes (at least two mazes, more runs than mazes); median actions and path efficiency (the optimum over "
-        "the path walked) over the successes; SPL: success weighted by path length over the decided runs. "
+        "the path walked) over the successes; SPL: success weighted by path length over the decided runs; SPL, "
+        "all: over all runs, censored and errored ones scoring 0. "
         + "".join(f"Confound: {note}. " for note in dict.fromkeys(n for r in rows for n in r.confounds))
         + f"Provenance: {origin.sentence()}."
     )

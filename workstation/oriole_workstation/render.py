@@ -1,10 +1,10 @@
 """Pictures of a run: the maze, the path in the order it was walked, the tiles the agent saw, where it first
-saw the goal and every move into a wall; as PNG and SVG, and as replays (an animated GIF, and a
+saw the goal and every move into a wall; as PNG and SVG, and as animations (an animated GIF, and a
 self-contained HTML page with step controls).
 
 Rendering is pure: a ``Run`` (plain data built from the stored experiment) goes in, bytes or text come out,
 so every format is tested without a database. ``oriole render`` loads the run through the store and
-writes the files. Model text in the HTML replay is data, never markup: it travels as escaped JSON and is
+writes the files. Model text in the HTML animation is data, never markup: it travels as escaped JSON and is
 shown through ``textContent``.
 """
 
@@ -50,7 +50,7 @@ GIF_FRAMES = 120
 # The memory budget: drawing a run's four files takes at most this much more resident memory than drawing a
 # three-action run's, plus this much per action (tests/integration/test_render_long.py)
 MEMORY_BASE_BYTES, MEMORY_PER_ACTION_BYTES = 100 * 2**20, 100
-CONVERSATION_MAX_ACTIONS = 10_000  # a replay page with a longer run's conversation would not open
+CONVERSATION_MAX_ACTIONS = 10_000  # an animation page with a longer run's conversation would not open
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ class Steps(Sequence[Step]):
 
 @functools.lru_cache(maxsize=256)  # a long run repeats its errors ("cannot move north: ...") thousands of times
 def _shown(text: str | None) -> str | None:
-    """Model text as the replay shows it: whole, with what a browser would obey or hide written out."""
+    """Model text as the animation shows it: whole, with what a browser would obey or hide written out."""
     return None if text is None else terminal_safe(text, lines=True)
 
 
@@ -345,7 +345,7 @@ def svg_parts(run: Run, interactive: bool = False) -> Iterator[str]:
     """The whole run as one SVG document, in pieces to write one after the other (a long run's is never one
     string): its size grows with the maze, not with the number of actions.
 
-    ``interactive`` (for the HTML replay) draws every tile as seen, with a fog shape over each tile that
+    ``interactive`` (for the HTML animation) draws every tile as seen, with a fog shape over each tile that
     records the step it was first seen at (``data-seen``; -1: never), draws the path as one line per stretch
     between two tiles in the colour of the step that first walked it, and tags those lines, the failed-move
     crosses and the first-sight marks with their step (``data-step``), so a script can show the run at any step.
@@ -387,7 +387,7 @@ def svg_parts(run: Run, interactive: bool = False) -> Iterator[str]:
 
 
 def _trail(run: Run) -> Iterator[tuple[int, Position, Position]]:
-    """Each stretch between two tiles, once, with the step that first walked it (the replay's lines: a run that
+    """Each stretch between two tiles, once, with the step that first walked it (the animation's lines: a run that
     walks a corridor a thousand times draws it once)."""
     walked: set[tuple[Position, Position]] = set()
     here = run.maze.start
@@ -464,7 +464,7 @@ def _svg_marks(run: Run, at: Layout, interactive: bool) -> Iterator[str]:
 
 def _draw_path(pen, run: Run, at: Layout, start: int, end: int) -> None:
     """The path from after ``start`` actions to after ``end``, each stretch in its colour, with ``pen`` (a Pillow
-    ``ImageDraw``): a replay draws each frame's new stretch onto the last frame's path, so a run of a million
+    ``ImageDraw``): an animation draws each frame's new stretch onto the last frame's path, so a run of a million
     actions is walked once, not once a frame."""
     line = max(2, round(at.cell * 0.18))
     for first, last, colour in _path_chunks(len(run.steps)):
@@ -491,7 +491,7 @@ def _paint(run: Run, upto: int | None, at: Layout, path=None):
     draw = ImageDraw.Draw(image)
     status_shown = False
     for kind, y, size, colour, text in at.header:
-        if kind == "outcome" and upto < len(run.steps):  # a replay's frame says where it is instead
+        if kind == "outcome" and upto < len(run.steps):  # an animation's frame says where it is instead
             text, status_shown = ("" if status_shown else f"step {upto} of {len(run.steps)}"), True
         draw.text((6, y), text, fill=colour, font=ImageFont.load_default(size), anchor="ls")
     seen = {pos for pos, step in run.seen_at.items() if step <= upto}
@@ -550,7 +550,7 @@ def png(run: Run) -> bytes:
 
 
 def frame_steps(steps: int, frames: int = GIF_FRAMES) -> list[int]:
-    """The steps a replay shows: every step of a short run, else ``frames`` evenly spaced ones; always the
+    """The steps an animation shows: every step of a short run, else ``frames`` evenly spaced ones; always the
     start (0) and the end."""
     if steps + 1 <= frames:
         return list(range(steps + 1))
@@ -558,7 +558,7 @@ def frame_steps(steps: int, frames: int = GIF_FRAMES) -> list[int]:
 
 
 def gif(run: Run) -> bytes:
-    """An animated replay: the run at evenly spaced steps, the last frame held."""
+    """An animated GIF: the run at evenly spaced steps, the last frame held."""
     from PIL import Image, ImageDraw
 
     at = layout(run, target_px=480)
@@ -580,7 +580,7 @@ def gif(run: Run) -> bytes:
     return buffer.getvalue()
 
 
-# --- HTML replay -----------------------------------------------------------------------------------------
+# --- HTML animation -----------------------------------------------------------------------------------------
 
 
 def _json_for_script(data: object) -> str:
@@ -594,8 +594,8 @@ def _batched(pieces: Iterator[str], size: int = 4096) -> Iterator[str]:
         yield "".join(batch)
 
 
-def replay_data(run: Run) -> Iterator[str]:
-    """What the replay's script reads, as JSON in pieces that are safe inside a <script> element: positions (tile
+def animation_data(run: Run) -> Iterator[str]:
+    """What the animation's script reads, as JSON in pieces that are safe inside a <script> element: positions (tile
     centres), the actions and each turn's model text (all as data). Written piece by piece, a run of a million
     actions is never one string."""
     at = layout(run)
@@ -617,12 +617,12 @@ def replay_data(run: Run) -> Iterator[str]:
     yield "}"
 
 
-def replay_html(run: Run) -> str:
-    """The replay page (``replay_html_parts`` joined)."""
-    return "".join(replay_html_parts(run))
+def animation_html(run: Run) -> str:
+    """The animation page (``animation_html_parts`` joined)."""
+    return "".join(animation_html_parts(run))
 
 
-def replay_html_parts(run: Run) -> Iterator[str]:
+def animation_html_parts(run: Run) -> Iterator[str]:
     """A self-contained page (no network): the maze, step controls, and for each step the action, its
     result, the reasoning and the turn's model text; below, the conversation (the transcript), whose turn of
     the current step is opened and outlined. In pieces to write one after the other."""
@@ -636,10 +636,10 @@ def replay_html_parts(run: Run) -> Iterator[str]:
         "outcome": [html.escape(run.outcome)],
         "controls": [CONTROLS],
         "svg": svg_parts(run, interactive=True),
-        "data": replay_data(run),
+        "data": animation_data(run),
         "conversation": [conversation],
-        "css": [assets.text("replay.css"), assets.text("transcript.css")],
-        "script": [assets.inline_script("replay.js"), "\n", assets.inline_script("transcript.js")],
+        "css": [assets.text("animation.css"), assets.text("transcript.css")],
+        "script": [assets.inline_script("animation.js"), "\n", assets.inline_script("transcript.js")],
     }
     # the template cut at its placeholders: text put in is never searched for placeholders again
     for n, piece in enumerate(re.split(r"\{(title|outcome|controls|svg|data|conversation|css|script)\}", _HTML)):
@@ -676,7 +676,7 @@ _BUTTONS = "\n".join(
     )
 )
 
-# The replay's controls (replay.js drives them): the static page and oriole view's experiment page show these.
+# The animation's controls (animation.js drives them): the static page and oriole view's experiment page show these.
 CONTROLS = (
     """<div id="controls">
 """
@@ -703,7 +703,7 @@ _HTML = """<!DOCTYPE html>
 <body>
 <h1>{title}</h1>
 <p>{outcome}</p>
-{controls}<div id="replay">
+{controls}<div id="animation">
 <div id="maze">
 {svg}
 </div>
@@ -732,7 +732,7 @@ WRITERS: dict[str, Callable[[Run], bytes | Iterable[str]]] = {
     ".png": png,
     ".svg": svg_parts,
     ".gif": gif,
-    ".html": replay_html_parts,
+    ".html": animation_html_parts,
 }
 
 

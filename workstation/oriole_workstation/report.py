@@ -33,6 +33,7 @@ from oriole_workstation.analysis import (
 from oriole_workstation.display import (
     TERMINAL_COLUMNS,
     UNPRICED,
+    Drop,
     Shorten,
     columns,
     csv_safe,
@@ -159,6 +160,7 @@ def table_cells(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family) -> tuple
         "median path",
         "median efficiency",
         "SPL",
+        "SPL (all runs)",
         "tokens/run",
         "cost/run",
         "cost/success",
@@ -189,6 +191,7 @@ def table_cells(rows: Sequence[GroupRow], by: GroupBy = GroupBy.family) -> tuple
             _number(r.median_path_length, 0),
             _number(r.median_path_efficiency, 3),
             _number(r.spl, 3),
+            _number(r.spl_all, 3),
             _number(r.tokens_per_run, 0),
             _cost(r.cost_per_run, r),
             _cost(r.cost_per_success, r),
@@ -217,8 +220,9 @@ def narrow_cells(
     agent, the mazes, the decided runs and the success rate over them with its interval (over mazes where the runs
     share mazes, else Wilson's); where any run was censored or errored, the rate over all runs with its interval
     and those counts; the flags; the prompt when the rows hold several; the compared configuration as a letter
-    with a legend below the table (``config A: temperature=0.2``). SPL, cost and tokens per run and the medians of
-    the successes follow where they still fit. The agent name is shortened only if the table would not fit
+    with a legend below the table (``config A: temperature=0.2``). SPL (over the decided runs, and over all runs
+    where any was censored or errored), cost and tokens per run and the medians of the successes follow where they
+    still fit. The agent name is shortened only if the table would not fit
     otherwise (``display.fit_columns``). ``--wide`` gives ``table_cells``."""
     prompts = prompt_labels(rows)
     several = len(prompts) > 1
@@ -242,8 +246,11 @@ def narrow_cells(
             ("all runs (95% CI)", [_rate(r.success_rate_all, r.interval_all, mark) for r in rows]),
             ("c/e", [f"{r.censored}/{r.errors}" for r in rows]),
         ]
+    spl: list[tuple[str, Sequence[object]]] = [("SPL", [_number(r.spl, 3) for r in rows])]
+    if undecided:  # over all runs beside it, as the rates are
+        spl.append(("SPL all", [_number(r.spl_all, 3) for r in rows]))
     optional: list[tuple[str, Sequence[object]]] = [
-        ("SPL", [_number(r.spl, 3) for r in rows]),
+        *spl,
         ("cost/run", [_cost(r.cost_per_run, r) for r in rows]),
         ("tokens", [_number(r.tokens_per_run, 0) for r in rows]),
         ("actions", [_number(r.median_actions_to_goal, 0) for r in rows]),
@@ -518,7 +525,8 @@ def failed_spend_note(spend: FailedSpend) -> str:
     if not spend.attempts:
         return ""
     return (
-        f"spent on failed attempts: {spend.tokens:,} tokens, {_dollars(spend.cost_usd)} in {spend.calls} call(s) of "
+        f"spent on failed attempts: {spend.tokens:,} tokens, {priced_total(spend.cost_usd, spend.unpriced_runs)} in "
+        f"{spend.calls} call(s) of "
         f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
     )
 
@@ -576,10 +584,31 @@ PAIRS_NOTE = (
 )
 
 
+# How a terminal too narrow for the paired comparisons gets them (``display.fit_columns``): the agents' names
+# shortened in their middle (their model is at the end) to 20, the uncorrected McNemar p-value left out (Holm's is
+# the one to read when agents are many; with two, they are equal), then the mazes in their middle (the size is at
+# the end) to 12, the names to the narrowest and the mazes to 8. The counts, the rates and the difference with its
+# interval are never cut.
+PAIRS_FIT: tuple[Shorten | Drop, ...] = (
+    Shorten("a", 20, middle=True),
+    Shorten("b", 20, middle=True),
+    Drop("McNemar"),
+    Shorten("mazes", 12, middle=True),
+    Shorten("a", MIN_SHRUNK, middle=True),
+    Shorten("b", MIN_SHRUNK, middle=True),
+    Shorten("mazes", MIN_SHRUNK, middle=True),
+)
+
+
 def render_pairs(
-    results: Results, output: Format = Format.table, by: GroupBy = GroupBy.family, filters: Filters = EVERYTHING
+    results: Results,
+    output: Format = Format.table,
+    by: GroupBy = GroupBy.family,
+    filters: Filters = EVERYTHING,
+    width: int | None = TERMINAL_COLUMNS,
 ) -> str:
-    """The paired comparisons (``oriole report --pairs``) as a table, CSV or JSON (the HTML page shows them too)."""
+    """The paired comparisons (``oriole report --pairs``) as a table in ``width`` columns (None: a pipe, every cell
+    whole and the note on one line), CSV or JSON (the HTML page shows them too)."""
     rows = pairs(results, filters, by)
     if output is Format.csv:
         return as_csv(rows)
@@ -587,4 +616,6 @@ def render_pairs(
         return as_json(rows)
     if not rows:
         return "no pairs: no two agents share a maze and a seed among the decided runs\n"
-    return columns(*pair_cells(rows)) + "\n" + "\n".join(textwrap.wrap(PAIRS_NOTE, TERMINAL_COLUMNS)) + "\n"
+    headers, cells = pair_cells(rows)
+    table = columns(*fit_columns(headers, _shown(cells), width, PAIRS_FIT))
+    return table + "\n" + "\n".join(textwrap.wrap(PAIRS_NOTE, width) if width else [PAIRS_NOTE]) + "\n"

@@ -1,6 +1,6 @@
 """``oriole report --format html``: one self-contained page (no network, no script, nothing fetched) that stands
 on its own: the leaderboard first, where the numbers come from (provenance) and what the intervals mean, the
-charts as small multiples, the whole comparison and every experiment it counts, linked to its replay.
+charts as small multiples, the whole comparison and every experiment it counts, linked to its animation.
 
 Pure over the rows ``Results`` reads, so it is tested without a database. Stored text (model names, maze names,
 configurations) is shown, never obeyed: control characters and bidirectional overrides written out
@@ -171,7 +171,7 @@ def sample_panels(
     value: Callable[[ComparedExperiment], Decimal | int | None],
     endings: frozenset[str],
     missing: str,
-    replays: dict[int, str],
+    animations: dict[int, str],
 ) -> list[Panel]:
     """The experiments with one of ``endings`` that have a ``value``, split as the table is; a series says
     "no runs" where it has none and ``missing`` where it has runs but no sample."""
@@ -185,7 +185,7 @@ def sample_panels(
             + f" · {e.tokens:,} tokens"
         )
         grouped.setdefault((panel_key(e, by), series_key(e)), []).append(
-            Sample(float(found), note, replays.get(e.experiment_id))
+            Sample(float(found), note, animations.get(e.experiment_id))
         )
 
     def cell(r: GroupRow) -> Cell:
@@ -226,7 +226,7 @@ def figures(
     by: GroupBy,
     style: Style,
     origin: Provenance,
-    replays: dict[int, str] | None = None,
+    animations: dict[int, str] | None = None,
     steps: Sequence[StepRow] = (),
 ) -> dict[str, drawing.Drawing]:
     """Every chart of the report, by file name: the success rates; path efficiency and actions to the goal of
@@ -234,7 +234,7 @@ def figures(
     its provenance: a line at the end of its caption and every item in its SVG metadata."""
     return {
         name: drawing.with_provenance(d, origin.short(), origin.metadata())
-        for name, d in _charts(rows, experiments, by, style, replays or {}, steps).items()
+        for name, d in _charts(rows, experiments, by, style, animations or {}, steps).items()
     }
 
 
@@ -243,7 +243,7 @@ def _charts(
     experiments: Sequence[ComparedExperiment],
     by: GroupBy,
     style: Style,
-    replays: dict[int, str],
+    animations: dict[int, str],
     steps: Sequence[StepRow] = (),
 ) -> dict[str, drawing.Drawing]:
     series = list(series_of(rows).values())
@@ -268,7 +268,7 @@ def _charts(
     if steps:
         found["success-by-step"] = _success_by_step(series, steps, by, style)
     successes = frozenset({Ending.SUCCESS})
-    efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success", replays)
+    efficiency = sample_panels(rows, experiments, by, lambda e: e.path_efficiency, successes, "no success", animations)
     found["efficiency"] = charts.distributions(
         series,
         efficiency,
@@ -280,7 +280,7 @@ def _charts(
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
         "successes.",
     )
-    actions = sample_panels(rows, experiments, by, lambda e: e.actions, successes, "no success", replays)
+    actions = sample_panels(rows, experiments, by, lambda e: e.actions, successes, "no success", animations)
     found["actions"] = charts.distributions(
         series,
         actions,
@@ -291,7 +291,7 @@ def _charts(
         "from three successes on, the box spans the middle half and the thick line is the median; n counts the "
         "successes.",
     )
-    tokens = sample_panels(rows, experiments, by, _tokens, ENDED, "no tokens", replays)
+    tokens = sample_panels(rows, experiments, by, _tokens, ENDED, "no tokens", animations)
     spending = [s for s in series if any(s.key in p.cells and p.cells[s.key].samples for p in tokens)]
     left_out = "" if len(spending) == len(series) else "; agents without tokens (baselines) are left out"
     if spending:
@@ -543,7 +543,7 @@ def comparison_table(rows: Sequence[GroupRow], by: GroupBy) -> str:
                 r.success_rate_all_high,
             ),
             _lines(
-                f"SPL {_number(r.spl, 3)}",
+                f"SPL {_number(r.spl, 3)} decided, {_number(r.spl_all, 3)} all runs",
                 f"median efficiency {_number(r.median_path_efficiency, 3)}",
                 f"median path {_number(r.median_path_length, 0)}, actions {_number(r.median_actions_to_goal, 0)}",
             ),
@@ -576,9 +576,9 @@ def _cost_text(value: Decimal | None, r: GroupRow) -> str:
 
 
 def experiments_table(
-    series: dict[SeriesKey, Series], experiments: Sequence[ComparedExperiment], replays: dict[int, str]
+    series: dict[SeriesKey, Series], experiments: Sequence[ComparedExperiment], animations: dict[int, str]
 ) -> str:
-    """Every experiment the page counts, each linked to its replay when one was rendered."""
+    """Every experiment the page counts, each linked to its animation when one was rendered."""
     headers = (
         "experiment",
         "agent",
@@ -595,7 +595,7 @@ def experiments_table(
     )
     rows = []
     for e in experiments:
-        link = replays.get(e.experiment_id)
+        link = animations.get(e.experiment_id)
         ident = f'<a href="{escape(link)}">{e.experiment_id}</a>' if link else str(e.experiment_id)
         s = series.get(series_key(e))
         agent = _agent_cell(s.agent, s.detail) if s else _agent_cell(agent_text(e), "")
@@ -676,14 +676,14 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
 # --- the page ----------------------------------------------------------------------------------------------
 
 
-def render(results: Results, by: GroupBy, filters: Filters, replays: dict[int, str] | None = None) -> str:
-    """The page over the experiments matching ``filters``, each linked to ``replays[experiment_id]`` when given."""
+def render(results: Results, by: GroupBy, filters: Filters, animations: dict[int, str] | None = None) -> str:
+    """The page over the experiments matching ``filters``, each linked to ``animations[experiment_id]`` when given."""
     return page(
         groups(results, filters, by),
         results.compared(filters),
         by,
         filters,
-        replays or {},
+        animations or {},
         database=results.database(),
         steps=success_by_step(results, filters, by),
         paired=pairs(results, filters, by),
@@ -695,14 +695,14 @@ def page(
     experiments: Sequence[ComparedExperiment],
     by: GroupBy,
     filters: Filters,
-    replays: dict[int, str],
+    animations: dict[int, str],
     database: str = "",
     now: datetime | None = None,
     steps: Sequence[StepRow] = (),
     paired: Sequence[PairRow] = (),
 ) -> str:
     """The whole page. ``rows`` is the comparison as the table groups it (``analysis.groups``),
-    ``experiments`` what it counts (``Results.compared``), ``replays`` experiment id -> relative link, ``steps``
+    ``experiments`` what it counts (``Results.compared``), ``animations`` experiment id -> relative link, ``steps``
     the success-by-step curves (``analysis.success_by_step``), ``paired`` the paired comparisons
     (``analysis.pairs``)."""
     read = origin_of(experiments, filters, by, database, now)
@@ -711,7 +711,7 @@ def page(
     if not rows:
         body = f"<p>No finished experiments match.</p>{origin}"
     else:
-        drawn = figures(rows, experiments, by, charts.PAGE, read, replays, steps)
+        drawn = figures(rows, experiments, by, charts.PAGE, read, animations, steps)
         distributions = "".join(
             figure_html(drawn[name], name) for name in ("efficiency", "actions", "tokens") if name in drawn
         )
@@ -746,8 +746,8 @@ def page(
             + f'<section id="comparison"><h2>Comparison</h2>{comparison_table(rows, by)}'
             f'<p class="note">{escape(running_note(rows))}</p></section>'
             f'<section id="experiments"><h2>Experiments</h2><p class="note">'
-            f"{'Each id opens its replay.' if replays else 'Render replays with --with-replays to link them.'}"
-            f"</p>{experiments_table(series_of(rows), experiments, replays)}</section>"
+            f"{'Each id opens its animation.' if animations else 'Link them with --with-animations.'}"
+            f"</p>{experiments_table(series_of(rows), experiments, animations)}</section>"
         )
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Oriole report</title>'

@@ -7,8 +7,9 @@ the maze by its id (the very grid), the provider and model, the configuration sn
 included, so the maze's randomness and a seeded server's sampling are the same; the keys of its provider only: a
 snapshot taken before issue 31 may hold other providers' keys, which never applied), the price it was charged at,
 and the prompt version, refused unless the text stored under that version today is the recorded text (by hash).
-Refused with the reason, too: a replay's scratch experiment, and a snapshot that StartExperiment could not have
-written (its row was altered). Pure: the caller reads the row and the stored prompts.
+Refused with the reason, too: a replay's scratch experiment, a snapshot that StartExperiment could not have
+written (its row was altered), and one holding a value a new experiment may no longer use (a maximum lowered since
+it ran: ``Parameter.recorded_maximum``). Pure: the caller reads the row and the stored prompts.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from oriole import catalog
-from oriole.config import SNAPSHOT_EXTRAS, snapshot_problem
-from oriole.errors import OrioleError
+from oriole.config import SNAPSHOT_EXTRAS, check_override, snapshot_problem
+from oriole.errors import InvalidConfig, OrioleError
 
 # what a rerun reads of the recorded experiment (experiments' columns)
 RECORD = """SELECT id, maze_id, llm_provider, model_name, prompt_version, prompt_hash, agent_id, agent_label, config,
@@ -55,6 +56,14 @@ def execution_input(record: Mapping[str, Any], prompts: Mapping[str, str]) -> di
         for key, value in snapshot.items()
         if key not in SNAPSHOT_EXTRAS and provider in catalog.BY_KEY[key].providers
     }
+    try:  # a record may hold what a release since refuses to new experiments (a lowered maximum)
+        for key, value in config.items():
+            check_override(catalog.BY_KEY[key], value)
+    except InvalidConfig as err:
+        raise RerunRefused(
+            f"experiment {number} cannot be rerun as it ran: a new experiment may no longer use its {err} "
+            "(the bound was lowered since it ran; `oriole replay` still reads it)"
+        ) from None
     data: dict = {
         "mazeId": record["maze_id"],
         "llmProvider": provider,

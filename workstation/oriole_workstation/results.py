@@ -54,11 +54,14 @@ _CHOSEN = (
     "chosen_experiments(ids => %(ids)s, sweeps => %(sweeps)s, models => %(models)s, agents => %(agents)s, "
     "mazes => %(mazes)s, prompts => %(prompts)s, tags => %(tags)s, since => %(since)s, until => %(until)s)"
 )
-_PICKED = f"compared_experiments(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c))"
-# Each exported table over the picked experiments, in a stable order; the experiments file is the view.
+_PICKED = f"comparison_scope(experiments => ARRAY(SELECT c.id FROM {_CHOSEN} c))"
+# Each exported table over the picked experiments, in a stable order; the experiments file is the view, its
+# varied_config over the picked experiments (their compared_config), as the report's: the view alone compares
+# every experiment of the database, an export or a report those its filters select.
 _EXPORTS = {
-    "experiments": f"SELECT r.* FROM {_PICKED} c JOIN experiment_results r USING (experiment_id) "
-    "ORDER BY r.experiment_id",
+    "experiments": f"SELECT scoped.* FROM {_PICKED} c JOIN experiment_results r USING (experiment_id), "
+    "LATERAL jsonb_populate_record(r, jsonb_build_object('varied_config', c.compared_config)) scoped "
+    "ORDER BY scoped.experiment_id",
     **{
         table: f"SELECT t.* FROM {table} t WHERE t.experiment_id IN (SELECT experiment_id FROM {_PICKED}) "
         f"ORDER BY {order}"
@@ -377,7 +380,8 @@ class Results:
             "coalesce(sum(e.failed_attempts), 0)::bigint AS attempts, "
             "coalesce(sum(e.failed_model_calls), 0)::bigint AS calls, "
             "coalesce(sum(e.failed_input_tokens + e.failed_output_tokens), 0)::bigint AS tokens, "
-            "coalesce(sum(e.failed_cost_usd), 0) AS cost_usd "
+            "sum(e.failed_cost_usd) FILTER (WHERE e.failed_attempts > 0) AS cost_usd, "
+            "count(*) FILTER (WHERE e.failed_attempts > 0 AND e.failed_cost_usd IS NULL) AS unpriced_runs "
             f"FROM {_PICKED} c JOIN experiments e ON e.id = c.experiment_id",
             filters.arguments(),
         )

@@ -54,7 +54,7 @@ class ExperimentSummary:
     cost_usd: float | None  # None: unpriced
     failed_attempts: int  # attempts of its turns that failed after the server answered calls (retried or not)
     failed_tokens: int  # the tokens those calls used, within input_tokens and output_tokens
-    failed_cost_usd: float  # what they cost, within cost_usd
+    failed_cost_usd: float | None  # what they cost, within cost_usd; None: unpriced
     duration_seconds: float
     completed: bool
     execution_arns: list[str]
@@ -155,7 +155,7 @@ class PairedRow:
 @dataclass(frozen=True)
 class ComparisonRow:
     """One group of ``compare_experiments`` (migrations/views/compare_experiments.sql; its columns are described
-    in ``model_comparison``'s comments)."""
+    in ``agent_comparison``'s comments)."""
 
     llm_provider: str
     model_name: str
@@ -187,7 +187,8 @@ class ComparisonRow:
     median_actions_to_goal: Decimal | None
     median_path_length: Decimal | None
     median_path_efficiency: Decimal | None
-    spl: Decimal | None
+    spl: Decimal | None  # over the decided runs
+    spl_all: Decimal | None  # over all runs that ended (censored and errored ones score 0)
     tokens: Decimal | None
     tokens_per_run: Decimal | None
     tokens_per_success: Decimal | None
@@ -261,7 +262,7 @@ class ComparedExperiment:
     maze_size: str
     maze_hash: str
     compared_config: dict[str, Json]
-    counted: bool  # the attempt its repetition counts as (compared_experiments)
+    counted: bool  # the attempt its repetition counts as (comparison_scope)
     maze_tiles: int
     code_version: str | None
     # the code in detail (migration 0029; None before it): the commit, its uncommitted changes, the runtime's hash,
@@ -357,7 +358,8 @@ class FailedSpend:
     attempts: int
     calls: int
     tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
+    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
 
 
 @dataclass(frozen=True)
@@ -418,7 +420,8 @@ class ListedExperiment:
     actions: int
     path_efficiency: Decimal | None
     tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
+    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
     started_at: datetime
     completed_at: datetime | None
     sweep_id: str | None
@@ -442,7 +445,8 @@ class SweepRow:
     first_started: datetime | None
     last_activity: datetime | None
     tokens: int
-    cost_usd: Decimal
+    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
+    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
 
 
 @dataclass(frozen=True)

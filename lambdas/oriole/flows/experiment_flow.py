@@ -4,7 +4,7 @@ each with the retriers of a model task or of a baseline's, and the Catch every t
 retriers (``TASK_RETRY`` and what its own AWS calls add, ``OWN_RETRY``), so that no task retries the database or
 Lambda's throttling differently from the others.
 
-Everything else in ``experiment.asl.json`` is written by hand; ``render`` puts these into the file (``make
+Everything else in ``experiment.asl.json`` is written by hand; ``generate`` puts these into the file (``make
 flows``), and ``tests/unit/test_state_machine_definition.py`` fails when the file and the code disagree.
 """
 
@@ -89,7 +89,7 @@ outside the flow: every terminal status change -> EventBridge -> the status-chan
 """
 
 
-def render(text: str) -> str:
+def generate(text: str) -> str:
     """``experiment.asl.json`` (``text``) with its provider branches as the registry gives them (the router and the
     tasks it chose between are replaced, in the router's place) and every other task's retriers."""
     asl = json.loads(text)

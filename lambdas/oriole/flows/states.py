@@ -1,5 +1,5 @@
 """The pieces of States Language both generated parts of the flows use: a Lambda task's resource and the retriers
-the experiment flow's tasks and the sweep's share (``experiment_flow`` renders the experiment flow's provider
+the experiment flow's tasks and the sweep's share (``experiment_flow`` generates the experiment flow's provider
 branches, ``sweep_flow`` the whole sweep flow)."""
 
 from __future__ import annotations

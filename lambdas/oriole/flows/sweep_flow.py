@@ -1,16 +1,16 @@
-"""The sweep flow, written once as code: ``sweep.asl.json`` is this module's rendering.
+"""The sweep flow, written once as code: ``sweep.asl.json`` is what this module generates.
 
 The flow runs one distributed map per provider, and the maps differ only in their provider; Step Functions
 wants every state name unique in the whole state machine, the maps' item states included, so each map's
 states carry the provider's label as a prefix (``BedrockStartRepetition``, ``OllamaStartRepetition``...).
 Writing the four maps by hand repeated everything four times; here the item flow, its retry policy and its
-failure handling are written once and rendered for each provider of the list given.
+failure handling are written once and generated for each provider of the list given.
 
 The JSON file stays the one definition CDK deploys and the local runner hands to moto; it is committed, and
 ``tests/unit/test_sweep_definition.py`` fails when it and this module disagree. After editing this module, or the
-provider registry it renders a map for:
+provider registry it generates a map for:
 
-    make flows     # python -m oriole.flows.render: rewrites sweep.asl.json (and the other generated parts)
+    make flows     # python -m oriole.flows.generate: rewrites sweep.asl.json (and the other generated parts)
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ def definition(providers: Mapping[str, str] = LABELS) -> JsonObject:
     }
 
 
-def render(providers: Mapping[str, str] = LABELS) -> str:
+def generate(providers: Mapping[str, str] = LABELS) -> str:
     """``sweep.asl.json`` as it is committed."""
     return json.dumps(definition(providers), indent=2, ensure_ascii=False) + "\n"
 

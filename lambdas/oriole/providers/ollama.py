@@ -154,7 +154,7 @@ class OllamaAgent(HttpChatAgent):
         """An agent from an experiment's configuration."""
         options = {
             "num_ctx": config.num_ctx,
-            "num_predict": config.num_predict,
+            **({"num_predict": config.num_predict} if config.num_predict else {}),  # 0: no cap, none sent
             "temperature": config.temperature,
             "repeat_penalty": config.repeat_penalty,
             "seed": config.seed,

@@ -71,7 +71,7 @@ class Server:
     base_url: str
     model: str
     reach_hint: str
-    timeout_hint: str = "raise requestTimeoutSeconds (/oriole/ollama/request-timeout-seconds) or use a smaller model"
+    timeout_hint: str = "raise requestTimeoutSeconds (/oriole/models/request-timeout-seconds) or use a smaller model"
 
     @property
     def asked(self) -> str:

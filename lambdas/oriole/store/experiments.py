@@ -171,12 +171,13 @@ class Experiments(StoreBase):
             + """
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length,
-                origin_execution_arn, execution_arns, continuation_hashes, agent_label, sweep_id, cost_usd, archived_at,
-                {code})
+                origin_execution_arn, execution_arns, continuation_hashes, agent_label, sweep_id, cost_usd,
+                failed_cost_usd, archived_at, {code})
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
                 %(goal_first_seen_step)s, %(optimal_path_length)s, %(execution_arn)s, ARRAY[%(execution_arn)s],
-                '{}', %(agent_label)s, %(sweep_id)s, %(cost)s, CASE WHEN %(archived)s THEN now() END, {code_values})
+                '{}', %(agent_label)s, %(sweep_id)s, %(cost)s, %(cost)s, CASE WHEN %(archived)s THEN now() END,
+                {code_values})
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
             """.replace("{code}", _CODE_COLUMNS).replace("{code_values}", _CODE_VALUES),
@@ -386,11 +387,12 @@ _CREATE_REPLAY = (
     + """
     INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash, agent_id,
         comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length, origin_execution_arn,
-        execution_arns, continuation_hashes, agent_label, replay_of, cost_usd, {code})
+        execution_arns, continuation_hashes, agent_label, replay_of, cost_usd, failed_cost_usd, {code})
     SELECT o.maze_id, %(provider)s, o.model_name, o.prompt_version, o.prompt_text, o.prompt_hash, o.agent_id,
            'replay of experiment ' || o.id, o.config, o.seed, m.start_x, m.start_y,
            CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, o.optimal_path_length, %(arn)s, ARRAY[%(arn)s],
-           '{}', o.agent_label, o.id, CASE WHEN o.cost_usd IS NOT NULL THEN 0 END, {code_values}
+           '{}', o.agent_label, o.id, CASE WHEN o.cost_usd IS NOT NULL THEN 0 END,
+           CASE WHEN o.cost_usd IS NOT NULL THEN 0 END, {code_values}
       FROM experiments o JOIN mazes m ON m.id = o.maze_id
      WHERE o.id = %(id)s
     ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn

@@ -51,6 +51,9 @@ PREVIOUS_CHECKSUMS = {
     "0011_mazes_in_results": "52fa02677dd8a424a35f98b1318461023689171944d51fcb1a154dfc527f9428",
     "0014_totals_fit_their_columns": "2699ac922254ffcbf1432d081f0d9ec3fa5de2933ac87dd97121fe048dfea374",
 }
+# Views and functions whose file was renamed (issue 34: one name per thing), dropped with the others wherever they
+# still exist: a database whose views predate schema_views never recorded them, and they depend on today's.
+RENAMED_VIEWS = {"model_comparison": "agent_comparison", "compared_experiments": "comparison_scope"}
 # What the roles of migration 0007 may do with a view (its default privileges: views count as tables).
 VIEW_RIGHTS = {"oriole_app": "SELECT, INSERT, UPDATE", "oriole_reader": "SELECT"}
 _NOT_CODE = re.compile(r"--[^\n]*|'(?:[^']|'')*'")  # comments and string literals: no dependency hides there
@@ -123,7 +126,7 @@ class Schema(StoreBase):
             if pending or views_changed:
                 with self.conn.transaction():
                     if ordered:
-                        self._drop_views({*recorded, *(view.name for view in ordered)})
+                        self._drop_views({*recorded, *RENAMED_VIEWS, *(view.name for view in ordered)})
                     for migration in pending:
                         self.conn.execute(migration.sql)
                         self.conn.execute(

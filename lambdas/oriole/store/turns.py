@@ -229,7 +229,7 @@ _RECORD_FAILED_ATTEMPT = """
             failed_model_calls = failed_model_calls + %(spent_model_calls)s,
             failed_input_tokens = failed_input_tokens + %(spent_input_tokens)s,
             failed_output_tokens = failed_output_tokens + %(spent_output_tokens)s,
-            failed_cost_usd = failed_cost_usd + coalesce(%(spent_cost_usd)s, 0)  -- NULL: unpriced (cost_usd stays NULL)
+            failed_cost_usd = failed_cost_usd + %(spent_cost_usd)s  -- NULL: unpriced (and NULL stays NULL)
          WHERE id = %(id)s AND EXISTS (SELECT 1 FROM attempt)
         RETURNING 1
     )

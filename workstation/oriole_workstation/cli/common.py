@@ -128,6 +128,19 @@ AwsParameterStore = Annotated[bool, typer.Option("--aws", help="Use Parameter St
 AwsDatabase = Annotated[bool, typer.Option("--aws", help="Read the deployed database (DATABASE_URL).")]
 
 
+def renamed_flag(old: str) -> Any:
+    """A flag's old spelling, kept hidden (out of help and the reference) so that a command typed before the rename
+    still runs; ``old_spelling`` says what it is called now."""
+    return typer.Option(old, hidden=True)
+
+
+def old_spelling(used: bool, old: str, new: str) -> bool:
+    """Whether a flag's hidden old spelling (``renamed_flag``) was given; if so, a note on stderr names the new one."""
+    if used:
+        err.print(f"note: {old} is now {new}; the old spelling still works for now", highlight=False, markup=False)
+    return used
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print one clear line on stderr (whatever text it quotes, shown, not obeyed); the caller raises the
     returned exit."""

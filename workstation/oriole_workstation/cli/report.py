@@ -1,4 +1,4 @@
-"""``oriole report``: compare the stored experiments as a table, CSV, JSON, an HTML page (with its replays), or
+"""``oriole report``: compare the stored experiments as a table, CSV, JSON, an HTML page (with its animations), or
 Markdown and LaTeX tables for a paper.
 
 The logic lives in ``oriole_workstation.report``, ``report_html`` and ``paper_tables`` (free of the CLI library);
@@ -25,18 +25,20 @@ from oriole_workstation.cli.common import (
     UntilFilter,
     err,
     fail,
+    old_spelling,
     opened,
+    renamed_flag,
     selection,
     terminal_width,
 )
-from oriole_workstation.cli.render import replay_run
+from oriole_workstation.cli.render import run_to_draw
 from oriole_workstation.display import terminal_safe, wrote
 from oriole_workstation.files import OutputRefused
 from oriole_workstation.render import write
 from oriole_workstation.report import Format, GroupBy, render_pairs, render_report
 from oriole_workstation.results import Filters, Results
 
-REPLAYS = "replays"  # the folder beside an HTML report that holds its replays
+ANIMATIONS = "animations"  # the folder beside an HTML report that holds its animations
 
 
 def report(
@@ -60,14 +62,15 @@ def report(
     file: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of printing.")
     ] = None,
-    with_replays: Annotated[
+    with_animations: Annotated[
         bool,
         typer.Option(
-            "--with-replays",
-            help="With --format html -o FILE: render each experiment's replay "
-            "into replays/ beside the page and link it.",
+            "--with-animations",
+            help="With --format html -o FILE: render each experiment's animation "
+            "into animations/ beside the page and link it.",
         ),
     ] = False,
+    with_replays: Annotated[bool, renamed_flag("--with-replays")] = False,
     pivot: Annotated[
         bool,
         typer.Option(
@@ -126,8 +129,9 @@ def report(
     Repeat a filter for any of its values (--sweep a --sweep b); different filters must all hold. A value that
     matches no experiment is refused (exit status 2) with the closest values that exist.
     """
-    if with_replays and (output is not Format.html or file is None):
-        raise fail("--with-replays writes replays beside the page: use it with --format html -o FILE")
+    with_animations = with_animations or old_spelling(with_replays, "--with-replays", "--with-animations")
+    if with_animations and (output is not Format.html or file is None):
+        raise fail("--with-animations writes animations beside the page: use it with --format html -o FILE")
     if pivot and output is not Format.table:
         raise fail(
             "--pivot prints the leaderboard as a table: use it without --format (the HTML page has it "
@@ -139,13 +143,13 @@ def report(
         sweep=sweep, model=model, agent=agent, maze=maze, prompt=prompt, tag=tag, since=since, until=until
     )
     results = opened(filters, aws)
-    replays = write_replays(results, filters, file.parent) if with_replays and file is not None else None
+    animations = write_animations(results, filters, file.parent) if with_animations and file is not None else None
     if output is Format.html:
-        text = report_html.render(results, by, filters, replays)
+        text = report_html.render(results, by, filters, animations)
     elif output in (Format.markdown, Format.latex):
         text = paper_tables.render_report(results, paper_tables.Markup(output.value), by, filters, paired)
     elif paired:
-        text = render_pairs(results, output, by, filters)
+        text = render_pairs(results, output, by, filters, terminal_width() if file is None else None)
     else:
         text = render_report(results, output, by, filters, pivot, wide, terminal_width() if file is None else None)
     if figures is not None:
@@ -162,21 +166,21 @@ def report(
         return
     files.write_text(file, text, OutputRefused)
     err.print(
-        wrote(file, f" and {len(replays)} replays in {file.parent / REPLAYS}" if replays else ""),
+        wrote(file, f" and {len(animations)} animations in {file.parent / ANIMATIONS}" if animations else ""),
         highlight=False,
         markup=False,
     )
 
 
-def write_replays(results: Results, filters: Filters, folder: Path) -> dict[int, str]:
-    """Each experiment of the report as an HTML replay in ``folder/replays``; experiment id -> relative link."""
-    files.make_folder(folder / REPLAYS, OutputRefused, "--with-replays")
+def write_animations(results: Results, filters: Filters, folder: Path) -> dict[int, str]:
+    """Each experiment of the report as an HTML animation in ``folder/animations``; experiment id -> relative link."""
+    files.make_folder(folder / ANIMATIONS, OutputRefused, "--with-animations")
     links = {}
     for row in results.compared(filters):
         record = results.experiment_run(row.experiment_id)
-        if record is None:  # deleted since the comparison was read: nothing to replay
+        if record is None:  # deleted since the comparison was read: nothing to draw
             continue
-        name = f"{REPLAYS}/experiment-{row.experiment_id}.html"
-        write(replay_run(results, row.experiment_id, record), [folder / name])
+        name = f"{ANIMATIONS}/experiment-{row.experiment_id}.html"
+        write(run_to_draw(results, row.experiment_id, record), [folder / name])
         links[row.experiment_id] = name
     return links

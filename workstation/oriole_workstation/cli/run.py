@@ -22,12 +22,13 @@ from oriole_workstation.cli.common import (
     print_json,
     whole_number,
 )
-from oriole_workstation.display import terminal_safe
+from oriole_workstation.display import dollars, terminal_safe
 from oriole_workstation.launcher import Launcher, RunResult
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
 
 MAX_MOVES = tuple(map(int, catalog.BY_KEY["maxMoves"].bounds))
+EXPLORATORY = "exploratory"  # the tag (a word of the comment) of a run `--exploratory` leaves out of reports
 
 
 def real_bedrock_client(execution_input: dict):
@@ -54,8 +55,11 @@ def execution_input(
     config: list[str],
     max_moves: int | None,
     comment: str | None,
+    exploratory: bool = False,
 ) -> dict:
-    """The execution input the options describe, exactly what the console would take."""
+    """The execution input the options describe, exactly what the console would take. An exploratory run is
+    tagged so (the word ``exploratory`` first in its comment) and stored archived from its start: out of every
+    report, comparison and export until ``oriole experiments restore`` brings it in."""
     if agent and (provider or model):
         raise fail("--agent is a baseline agent; use either --agent or --provider/--model")
     if provider and provider not in MODEL_PROVIDERS:
@@ -67,13 +71,16 @@ def execution_input(
     overrides = dict(parse_assignment(item) for item in config)
     if max_moves is not None:
         overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
-    data = {
+    data: dict[str, object] = {
         "mazeId": maze,
         "llmProvider": BASELINE if agent else provider or DEFAULT_PROVIDER,
         "modelName": agent or model,
         "promptVersion": prompt,
         "config": overrides,
     }
+    if exploratory:
+        comment = " ".join(filter(None, (EXPLORATORY, comment)))
+        data["archived"] = True
     if comment:
         data["comment"] = comment
     return data
@@ -157,6 +164,14 @@ def run(
         ),
     ] = None,
     comment: Annotated[str | None, typer.Option(help="Free text stored on the experiment.")] = None,
+    exploratory: Annotated[
+        bool,
+        typer.Option(
+            "--exploratory",
+            help="A try, not a result: tag it exploratory and leave it out of every report, comparison and export "
+            "(oriole ls lists it; oriole experiments restore ID counts it).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the summary.")] = False,
     aws: Annotated[
         bool,
@@ -180,7 +195,7 @@ def run(
         *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
         *([f"seed={seed}"] if seed is not None else []),
     ]
-    data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment)
+    data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment, exploratory)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({data["llmProvider"]})
     results = open_results(aws)
@@ -194,7 +209,16 @@ def run(
         print_json(result.as_json())
     else:
         print_result(result)
+        if exploratory and result.summary is not None:
+            out.print(exploratory_note(result.summary.experiment_id), soft_wrap=True, markup=False)
     raise typer.Exit(exit_status(result))
+
+
+def exploratory_note(experiment_id: int) -> str:
+    return (
+        f"Exploratory: left out of every report, comparison and export; "
+        f"`oriole experiments restore {experiment_id}` counts it."
+    )
 
 
 def exit_status(result: RunResult) -> int:
@@ -245,9 +269,9 @@ def _sight(s: ExperimentSummary) -> str:
 
 def failed_attempts_text(s: ExperimentSummary) -> str:
     """``1,240 tokens, $0.0031 in 2 attempts``: what the calls a server answered in turns that then failed (and were
-    retried, or ended the run) spent; counted in the experiment's tokens and cost."""
+    retried, or ended the run) spent; counted in the experiment's tokens and cost (``unpriced`` without a price)."""
     attempts = f"{s.failed_attempts} attempt{'s' if s.failed_attempts > 1 else ''}"
-    return f"{s.failed_tokens:,} tokens, ${s.failed_cost_usd:.4f} in {attempts} (in the experiment's totals)"
+    return f"{s.failed_tokens:,} tokens, {dollars(s.failed_cost_usd)} in {attempts} (in the experiment's totals)"
 
 
 def print_result(result: RunResult) -> None:

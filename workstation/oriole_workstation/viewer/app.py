@@ -1,7 +1,7 @@
 """The viewer's pages (Flask, Jinja2 templates autoescaped): sweeps, experiments, one experiment, a comparison.
 
 Each route reads through the read-only connection (``reader``), builds plain values, and hands them to a template;
-the pictures and tables are the report's and the replay's own (``report_html``, ``render``, ``transcript``), so a
+the pictures and tables are the report's and the animation's own (``report_html``, ``render``, ``transcript``), so a
 page of the viewer and a static page never draw a thing two ways. Whatever a model or a sweep file wrote reaches a
 page as text: the templates escape it, the shared renderers escape it, and the Content-Security-Policy lets no
 inline script, no style attribute and no other origin run or load (a page fetches only from its own server).
@@ -182,7 +182,7 @@ def create_app(
             run=run,
             maze=Markup(render.svg(run, interactive=True)),
             controls=Markup(render.CONTROLS),
-            data=Markup("".join(render.replay_data(run))),  # JSON safe inside <script>
+            data=Markup("".join(render.animation_data(run))),  # JSON safe inside <script>
             header=Markup(transcript.header_html(first)) if first else None,
             conversation=Markup(
                 transcript.outline_html(

@@ -1,4 +1,4 @@
-"""``make flows`` (``python -m oriole.flows.render``): write every generated part of the flow files from the code
+"""``make flows`` (``python -m oriole.flows.generate``): write every generated part of the flow files from the code
 that generates it, so that a new provider (one entry in ``oriole.provider_registry``) reaches each of them:
 ``sweep.asl.json`` whole (``sweep_flow``) and the provider branches of ``experiment.asl.json``
 (``experiment_flow``). The two flow diagrams are drawn by the same modules when the docs site is built
@@ -18,8 +18,8 @@ def outputs() -> dict[Path, str]:
     """Each generated file and what it must hold."""
     experiment = FOLDER / (EXPERIMENT + SUFFIX)
     return {
-        sweep_flow.FILE: sweep_flow.render(),
-        experiment: experiment_flow.render(experiment.read_text(encoding="utf-8")),
+        sweep_flow.FILE: sweep_flow.generate(),
+        experiment: experiment_flow.generate(experiment.read_text(encoding="utf-8")),
     }
 
 

@@ -1,15 +1,15 @@
--- The experiments matching the filters (NULL: no filter; chosen_experiments applies them), replays and archived ones
--- left out, each with `compared_config`: its experimental settings (config_keys: the keys that apply to its provider,
--- the catalog default where its snapshot predates a key) whose value differs among these experiments, so settings
--- never get mixed in one group; and `counted`: whether it is the attempt its repetition counts as. A repetition of
--- a sweep (the sweep recorded at its start, and its agent id <sweep>/<cell>/r<n>) counts once in every rate: its
--- attempt that ended decided (success or agent failure), else its latest; an attempt that errored or was censored
--- and then run again is not counted, though what it spent is. An experiment outside a sweep is a repetition of its
--- own. The scope of every report: compare_experiments, experiment_results.varied_config (no filter), `oriole report
--- --format html` and `oriole export`.
+-- The comparison's scope: the experiments matching the filters (NULL: no filter; chosen_experiments applies them),
+-- replays and archived ones left out, each with `compared_config`: its experimental settings (config_keys: the keys
+-- that apply to its provider, the catalog default where its snapshot predates a key) whose value differs among these
+-- experiments, so settings never get mixed in one group; and `counted`: whether it is the attempt its repetition
+-- counts as. A repetition of a sweep (the sweep recorded at its start, and its agent id <sweep>/<cell>/r<n>) counts
+-- once in every rate: its attempt that ended decided (success or agent failure), else its latest; an attempt that
+-- errored or was censored and then run again is not counted, though what it spent is. An experiment outside a sweep
+-- is a repetition of its own. The scope of every report: compare_experiments, experiment_results.varied_config (no
+-- filter), `oriole report --format html` and `oriole export`.
 -- Built for many experiments: each one costs a jsonb subtraction and a hash; the settings are spread into rows
 -- only for the few distinct (provider, experimental configuration) pairs, since a study varies few values.
-CREATE FUNCTION compared_experiments(
+CREATE FUNCTION comparison_scope(
     model text DEFAULT NULL,         -- model_name
     prompt text DEFAULT NULL,        -- prompt_version
     maze text DEFAULT NULL,          -- a maze name or a maze family
@@ -29,13 +29,13 @@ LANGUAGE sql STABLE AS $$
                                      THEN e.sweep_id || ' ' || e.agent_id ELSE e.id::text END
                    ORDER BY coalesce(e.ending IN ('success', 'agent'), false) DESC, e.id DESC) = 1 AS counted
           FROM chosen_experiments(
-                   ids => compared_experiments.experiments,
-                   models => nullif(ARRAY[compared_experiments.model], '{NULL}'),
-                   mazes => nullif(ARRAY[compared_experiments.maze], '{NULL}'),
-                   prompts => nullif(ARRAY[compared_experiments.prompt], '{NULL}'),
-                   tags => nullif(ARRAY[compared_experiments.tag], '{NULL}'),
-                   since => compared_experiments.since,
-                   until => compared_experiments.until) e
+                   ids => comparison_scope.experiments,
+                   models => nullif(ARRAY[comparison_scope.model], '{NULL}'),
+                   mazes => nullif(ARRAY[comparison_scope.maze], '{NULL}'),
+                   prompts => nullif(ARRAY[comparison_scope.prompt], '{NULL}'),
+                   tags => nullif(ARRAY[comparison_scope.tag], '{NULL}'),
+                   since => comparison_scope.since,
+                   until => comparison_scope.until) e
          WHERE e.replay_of IS NULL
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
     ), kinds AS MATERIALIZED (

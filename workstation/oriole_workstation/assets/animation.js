@@ -1,4 +1,4 @@
-// The replay's controls, shared by the static replay page (render.replay_html inlines it) and `oriole view`'s
+// The animation's controls, shared by the static animation page (render.animation_html inlines it) and `oriole view`'s
 // experiment page (served as a file under its Content-Security-Policy). It reads the run from the JSON block
 // #run-data and the maze's SVG (fog tiles with data-seen, marks with data-step, the #agent frame), and writes only
 // text (textContent) and attributes: whatever a model wrote stays text.
