@@ -17,7 +17,8 @@ the protocol's fields), to be held against what the client stored. ``most_in_fli
 it was answering at once: how many clients it served together (a concurrency cap is held against it).
 
 The models a server serves (``models``) are what its protocol's listing answers (``listing``: Ollama's ``GET
-/api/tags``, ``GET /v1/models``): a listing is answered out of the script and kept apart, in ``listings``.
+/api/tags``, ``/api/show`` and ``/api/version``, ``GET /v1/models``): a listing is answered out of the script and
+kept apart, its request in ``listings``, its answer out of ``answers`` and the ledger.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ class ScriptedRequest:
     headers: dict[str, str]
     body: object = field(default=None)
     raw: bytes = b""
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A listing's answer (``ScriptedServer.listing``): written like any, kept out of ``answers`` and the ledger."""
+
+    raw: Raw
 
 
 @dataclass(frozen=True)
@@ -156,13 +164,13 @@ class ScriptedServer:
                 return self._script.popleft()
         return self.error(500, f"{type(self).__name__}: request #{number} was not scripted (the script is exhausted)")
 
-    def _answer(self, request: ScriptedRequest) -> Raw | Trickle:
+    def _answer(self, request: ScriptedRequest) -> Raw | Trickle | Listed:
         """The status, body and headers for one request, waiting first if the reply is slow (a trickle is
-        written as it is)."""
+        written as it is); a listing's, marked as such."""
         if (listed := self.listing(request)) is not None:
             with self._lock:
                 self.listings.append(request)
-            return listed
+            return Listed(listed)
         problem = self.problem(request)
         number = self._record(request)
         if problem:
@@ -217,9 +225,11 @@ class ScriptedServer:
                     self.close_connection = True
                     scripted._trickle(answer, self.wfile)
                     return
-                status, payload, *extra = answer
+                chat = not isinstance(answer, Listed)  # a listing is kept apart: not an answer, never billed
+                status, payload, *extra = answer.raw if isinstance(answer, Listed) else answer
                 with scripted._lock:
-                    scripted.answers.append((status, payload))
+                    if chat:
+                        scripted.answers.append((status, payload))
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -231,8 +241,9 @@ class ScriptedServer:
                     self.wfile.flush()
                 except OSError:
                     return  # the client gave up (a timeout test); nothing left to tell it
-                with scripted._lock:
-                    scripted.delivered.append((status, payload))
+                if chat:
+                    with scripted._lock:
+                        scripted.delivered.append((status, payload))
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

@@ -332,7 +332,7 @@ def _run_locally(
     execution_input: dict, planned: list[plans.Planned], to_run: int, results: Results, by: GroupBy, quiet: bool
 ) -> None:
     from oriole.lifecycle.sweep_tasks import paused
-    from oriole_workstation.cli.run import real_bedrock_client
+    from oriole_workstation.cli.run import real_bedrock_client, real_bedrock_control
     from oriole_workstation.database import local_url
     from oriole_workstation.runner import LocalAws
 
@@ -362,7 +362,8 @@ def _run_locally(
         open_before=sweep_runs.left_open(results, sweep_id),
     )
     try:
-        with LocalAws(local_url(), bedrock_client=bedrock) as local, progress:
+        control = real_bedrock_control() if bedrock is not None else None
+        with LocalAws(local_url(), bedrock_client=bedrock, bedrock_control=control) as local, progress:
             execution_arn, _ = sweep_runs.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
             execution = sweep_runs.follow_local(local, execution_arn, sweep_id, results, progress, stopping)
     except KeyboardInterrupt:
