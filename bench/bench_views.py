@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -179,21 +180,30 @@ def commands(sweep: str) -> dict[str, list[str]]:
     }
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of the finished child processes so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def time_commands(url: str, sweep: str, repeats: int) -> dict[str, dict]:
     """Each command's wall time, as the researcher waits for it (a fresh process: interpreter start included)."""
     figures = {}
     with tempfile.TemporaryDirectory() as home:
         environment = {**os.environ, "DATABASE_URL": url, "ORIOLE_HOME": home, "COLUMNS": "120"}
         for label, arguments in commands(sweep).items():
-            walls = []
+            walls, cpus = [], []
             for _ in range(repeats):
                 shutil.rmtree(os.path.join(home, "out"), ignore_errors=True)
+                used = _children_cpu()
                 started = time.perf_counter()
                 subprocess.run([ORIOLE, *arguments], cwd=home, env=environment, check=True, capture_output=True)
                 walls.append(time.perf_counter() - started)
+                cpus.append(_children_cpu() - used)
             figures[label] = {
                 "median_ms": round(statistics.median(walls) * 1000),
                 "min_ms": round(min(walls) * 1000),
+                "cpu_ms": round(statistics.median(cpus) * 1000),  # the command's own CPU: the load changes it little
             }
     return figures
 
@@ -266,9 +276,9 @@ def main() -> None:
     print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
     for label, f in figures["queries"].items():
         print(f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['explain_ms']:>20}")
-    print(f"{'command':<52}{'median ms':>11}{'min ms':>9}")
+    print(f"{'command':<52}{'median ms':>11}{'min ms':>9}{'CPU ms':>9}")
     for label, f in figures["commands"].items():
-        print(f"{label:<52}{f['median_ms']:>11}{f['min_ms']:>9}")
+        print(f"{label:<52}{f['median_ms']:>11}{f['min_ms']:>9}{f['cpu_ms']:>9}")
     for key, value in where.items():
         print(f"{key:<46}{value}")
     if figures["kept_database"]:

@@ -103,7 +103,8 @@ def number(value: float) -> str:
 
 def bounds(parameter: catalog.Parameter) -> str:
     if parameter.choices:
-        return ", ".join(code(choice) for choice in parameter.choices)
+        retired = [f"{code(value)} retired ({why})" for value, why in parameter.retired_choices]
+        return ", ".join([*(code(choice) for choice in parameter.choices), *retired])
     if parameter.minimum is not None or parameter.maximum is not None:
         return f"{number(parameter.minimum)} to {number(parameter.maximum)}"
     if parameter.url_schemes:

@@ -61,7 +61,7 @@ def pricing_path(prefix: str) -> str:
 PREFIX = parameter_prefix(Environment.read().deployment)
 PROMPTS_PATH = prompts_path(PREFIX)
 PRICING_PATH = pricing_path(PREFIX)
-SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision")
+SHIPPED_PROMPT_VERSIONS = ("v1", "v1-vision", "v1-text")
 MAX_PRICE_PER_MTOK = 10_000.0  # USD per million tokens: far above any list price, low enough for the cost columns
 
 # Time limits that must agree with each other (docs: explanation/architecture.md, "Time limits").
@@ -107,6 +107,9 @@ class Parameter:
     # snapshot holds. A new execution's input is held to ``maximum``; reading a record (a replay) to this, so that a
     # recorded run replays under the limits it ran with (``oriole.config.snapshot_problem``).
     recorded_maximum: float | None = None
+    # strings with choices: values no new execution may give, each with what to use instead, that a stored snapshot
+    # may hold (the experiments that gave them read and replay as they ran: ``oriole.config.recorded``)
+    retired_choices: tuple[tuple[str, str], ...] = ()
     max_length: int | None = None  # strings without choices: the longest value accepted
     url_schemes: tuple[str, ...] = ()  # strings that are URLs: the only schemes accepted
     # The providers whose experiments the value changes, and whether it is an experimental variable (what the
@@ -314,9 +317,19 @@ CATALOG: tuple[Parameter, ...] = (
     Parameter(
         "agent/compaction",
         str,
-        "map",
+        "model",
         f"How historyMode summary summarises older turns: {memory_registry.described(memory_registry.COMPACTIONS)}.",
-        choices=tuple(memory_registry.COMPACTIONS),
+        choices=memory_registry.choices(memory_registry.COMPACTIONS),
+        retired_choices=memory_registry.retired(memory_registry.COMPACTIONS),
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/map-aid",
+        bool,
+        False,
+        "A planning aid, not a memory: each turn's context carries map_aid, the map of every tile the agent has "
+        "seen (text rows), the tiles it stood on and the 20 nearest unexplored tiles, computed by the harness, "
+        "whatever the historyMode. Text: refused with observation image.",
         providers=LLM_PROVIDERS,
     ),
     Parameter(
@@ -379,6 +392,16 @@ CATALOG: tuple[Parameter, ...] = (
         "local",
         "What the picture shows (observation image or both): local (the tiles within vision range around the "
         "agent) or map (everything it has seen so far, where it is, the goal once seen).",
+        choices=("local", "map"),
+        providers=LLM_PROVIDERS,
+    ),
+    Parameter(
+        "agent/text-view",
+        str,
+        "local",
+        "What the text shows (observation text or both), the twin of imageView: local (visible: the tiles in "
+        "sight, in each move's result) or map (map_view: everything it has seen so far as text rows, at the "
+        "turn's start and after each answer's actions, as the map picture is).",
         choices=("local", "map"),
         providers=LLM_PROVIDERS,
     ),

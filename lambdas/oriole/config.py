@@ -146,7 +146,9 @@ def _check_range(param: Parameter, value: object, where: str) -> object:
     """Choices, text, finiteness and the catalog's bounds: every value that passes fits the columns and the
     code."""
     if param.choices and value not in param.choices:
-        raise InvalidConfig(f"{where} must be one of {', '.join(param.choices)}; got {_shown(value)}")
+        instead = dict(param.retired_choices).get(value) if isinstance(value, str) else None
+        why = f" ({value} is retired: {instead})" if instead else ""
+        raise InvalidConfig(f"{where} must be one of {', '.join(param.choices)}; got {_shown(value)}{why}")
     if isinstance(value, str):
         _check_text(param, value, where)
     if isinstance(value, float) and not math.isfinite(value):
@@ -298,8 +300,13 @@ def snapshot_problem(snapshot: object) -> str | None:
 
 
 def recorded(param: Parameter) -> Parameter:
-    """``param`` with the bounds a stored snapshot was written under: its ``recorded_maximum`` where it has one."""
-    return param if param.recorded_maximum is None else replace(param, maximum=param.recorded_maximum)
+    """``param`` with the bounds a stored snapshot was written under: its ``recorded_maximum`` where it has one, and
+    its retired choices among its choices."""
+    if param.recorded_maximum is not None:
+        param = replace(param, maximum=param.recorded_maximum)
+    if param.retired_choices:
+        param = replace(param, choices=(*param.choices, *(value for value, _ in param.retired_choices)))
+    return param
 
 
 def _check_snapshot_price(value: object) -> None:

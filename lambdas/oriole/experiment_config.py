@@ -56,6 +56,7 @@ class ExperimentConfig(BaseModel):
     history_mode: str
     history_turns: int
     compaction: str
+    map_aid: bool
     context_tokens: int
     circuit_breaker_threshold: int
     repetition_threshold: int
@@ -63,6 +64,7 @@ class ExperimentConfig(BaseModel):
     text_tool_calls: bool
     observation: str
     image_view: str
+    text_view: str
     # gameplay/
     vision_range: int
     goal_condition: str

@@ -23,6 +23,9 @@ class Entry:
     name: str
     implementation: str  # "oriole.core.memory.ConversationMemory"
     description: str
+    # A choice no new experiment may make, kept so that the experiments that made it read and replay as they ran:
+    # what to use instead (the catalog refuses it at the boundary with these words).
+    retired: str = ""
 
 
 def _table(*entries: Entry) -> dict[str, Entry]:
@@ -49,19 +52,32 @@ MEMORY_MODES: dict[str, Entry] = _table(
 
 COMPACTIONS: dict[str, Entry] = _table(
     Entry(
-        "map",
-        "oriole.core.memory.MapCompaction",
-        "deterministic: the map the agent has seen, the tiles it visited, the frontier",
-    ),
-    Entry(
         "model",
         "oriole.core.memory.ModelCompaction",
-        "the model summarises its own history in a separate, accounted call",
+        "the model summarises its own earlier turns in a separate, accounted call",
+    ),
+    Entry(
+        "map",
+        "oriole.core.memory.MapCompaction",
+        "the map the agent has seen, the tiles it visited, the frontier, past the window (before harness 3)",
+        retired="it handed the agent a computed map and frontier, a planning aid rather than a memory: that aid is "
+        "now mapAid (true: in every turn's context), beside any memory mode",
     ),
 )
 
 
+def choices(entries: dict[str, Entry]) -> tuple[str, ...]:
+    """The values a new experiment may give (the retired ones left out)."""
+    return tuple(name for name, entry in entries.items() if not entry.retired)
+
+
+def retired(entries: dict[str, Entry]) -> tuple[tuple[str, str], ...]:
+    """The retired values, each with what to use instead: a stored snapshot may hold one, an input may not."""
+    return tuple((name, entry.retired) for name, entry in entries.items() if entry.retired)
+
+
 def described(entries: dict[str, Entry]) -> str:
-    """The choices as a parameter's description lists them: ``a (what a is), b (what b is) or c (...)``."""
-    parts = [f"{entry.name} ({entry.description})" for entry in entries.values()]
+    """The choices a new experiment may give as a parameter's description lists them: ``a (what a is), b (what b
+    is) or c (...)``."""
+    parts = [f"{entry.name} ({entry.description})" for entry in entries.values() if not entry.retired]
     return ", ".join(parts[:-1]) + " or " + parts[-1] if len(parts) > 1 else parts[0]

@@ -1,14 +1,15 @@
 -- The comparison's scope: the experiments matching the filters (NULL: no filter; chosen_experiments applies them),
 -- replays and archived ones left out, each with `compared_config`: its experimental settings (config_keys: the keys
 -- that apply to its provider, the catalog default where its snapshot predates a key) whose value differs among these
--- experiments, so settings never get mixed in one group; and `counted`: whether it is the attempt its repetition
+-- experiments, so settings never get mixed in one group (and `modelBuild`, the build its server reported, where
+-- experiments of one model name ran on more than one build); and `counted`: whether it is the attempt its repetition
 -- counts as. A repetition of a sweep (the sweep recorded at its start, and its agent id <sweep>/<cell>/r<n>) counts
 -- once in every rate: its attempt that ended decided (success or agent failure), else its latest; an attempt that
 -- errored or was censored and then run again is not counted, though what it spent is. An experiment outside a sweep
 -- is a repetition of its own. The scope of every report: compare_experiments, experiment_results.varied_config (no
 -- filter), `oriole report --format html` and `oriole export`.
 -- Built for many experiments: each one costs a jsonb subtraction and a hash; the settings are spread into rows
--- only for the few distinct (provider, experimental configuration) pairs, since a study varies few values.
+-- only for the few distinct (provider, experimental configuration) pairs (varied_settings).
 CREATE FUNCTION comparison_scope(
     model text DEFAULT NULL,         -- model_name
     prompt text DEFAULT NULL,        -- prompt_version
@@ -21,7 +22,7 @@ CREATE FUNCTION comparison_scope(
 LANGUAGE sql STABLE AS $$
     WITH picked AS MATERIALIZED (
         -- the snapshot without the keys that are never compared (transport, the seed, bookkeeping)
-        SELECT e.id, e.llm_provider,
+        SELECT e.id, e.llm_provider, e.model_name, e.model_build,
                e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
                    AS settings,
                row_number() OVER (
@@ -38,18 +39,29 @@ LANGUAGE sql STABLE AS $$
                    until => comparison_scope.until) e
          WHERE e.replay_of IS NULL
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
-    ), kinds AS MATERIALIZED (
-        SELECT DISTINCT p.llm_provider, p.settings FROM picked p
-    ), spread AS MATERIALIZED (  -- each kind's experimental settings that apply to its provider
-        SELECT d.llm_provider, d.settings, k.key, coalesce(d.settings -> k.key, k.default_value) AS value
-          FROM kinds d JOIN config_keys k ON k.experimental AND d.llm_provider = ANY (k.providers)
-    ), varied AS (
-        SELECT s.llm_provider, s.settings, jsonb_object_agg(s.key, s.value) AS config
-          FROM spread s
-         WHERE s.key IN (SELECT v.key FROM spread v GROUP BY v.key HAVING count(DISTINCT v.value) > 1)
-         GROUP BY s.llm_provider, s.settings
+    ), everything AS (  -- no filter
+        SELECT num_nonnulls(comparison_scope.model, comparison_scope.prompt, comparison_scope.maze,
+                            comparison_scope.since, comparison_scope.until, comparison_scope.tag,
+                            comparison_scope.experiments) = 0 AS everything
+    ), kinds AS (  -- the distinct (provider, experimental settings) pairs: without a filter, those the triggers keep
+        SELECT array_agg(d.llm_provider) AS providers, array_agg(d.settings) AS settings
+          FROM (SELECT DISTINCT p.llm_provider, p.settings FROM picked p, everything f WHERE NOT f.everything
+                 UNION ALL
+                SELECT k.llm_provider, k.settings FROM experiment_kinds k, everything f
+                 WHERE f.everything AND k.experiments > 0) d
+    ), varied AS MATERIALIZED (  -- once, whatever the plan of the join below
+        SELECT v.* FROM kinds d CROSS JOIN LATERAL varied_settings(d.providers, d.settings) v
+    ), rebuilt AS (
+        -- a model its server reported more than one build of among these experiments (experiments.model_build: an
+        -- Ollama tag pulled again, another quantisation behind one name): split on the build, named modelBuild
+        SELECT p.llm_provider, p.model_name FROM picked p
+         GROUP BY p.llm_provider, p.model_name HAVING count(DISTINCT coalesce(p.model_build, '')) > 1
     )
-    SELECT p.id, coalesce(v.config, '{}'), p.counted
+    SELECT p.id,
+           coalesce(v.config, '{}')
+           || CASE WHEN (p.llm_provider, p.model_name) IN (SELECT r.llm_provider, r.model_name FROM rebuilt r)
+                   THEN jsonb_build_object('modelBuild', coalesce(p.model_build, 'not recorded')) ELSE '{}' END,
+           p.counted
       FROM picked p
       LEFT JOIN varied v ON v.llm_provider = p.llm_provider AND v.settings = p.settings
 $$;

@@ -49,7 +49,14 @@ SELECT e.id AS experiment_id,
        e.sweep_id,
        e.failure_reason,
        m.width || 'x' || m.height AS maze_size,
-       m.content_hash AS maze_hash
+       m.content_hash AS maze_hash,
+       e.model_build,
+       e.reported_model,
+       e.server_software,
+       e.server_version,
+       e.model_parameter_size,
+       e.model_quantization,
+       e.inference_profile
   FROM experiments e
   JOIN mazes m ON m.id = e.maze_id
   -- optimum / max(optimum, path length): 1 on a shortest run, never above (a run without a move that changes
@@ -59,10 +66,18 @@ SELECT e.id AS experiment_id,
                             / nullif(greatest(e.optimal_path_length, e.move_count - e.failed_move_count), 0), 4),
                       1) AS value
   ) efficiency
-  -- its experimental settings whose value is not the same in every experiment of the database (grouped by id
-  -- so that the planner knows one row per experiment and drops the join from queries that do not read it)
-  LEFT JOIN (SELECT c.experiment_id, (array_agg(c.compared_config))[1] AS compared_config
-               FROM comparison_scope() c GROUP BY c.experiment_id) everything ON everything.experiment_id = e.id
+  -- its experimental settings whose value is not the same in every compared experiment of the database: worked
+  -- out on the distinct kinds of experiment the triggers keep (experiment_kinds), a few rows whatever the lab's size;
+  -- an archived experiment is compared with none (grouped by kind so that the planner knows one row per experiment
+  -- and drops the join from queries that do not read it)
+  CROSS JOIN (SELECT coalesce(array_agg(n.key), '{}') AS keys FROM config_keys n WHERE NOT n.experimental) never
+  LEFT JOIN (SELECT v.llm_provider, v.settings, (array_agg(v.config))[1] AS compared_config
+               FROM (SELECT array_agg(k.llm_provider) AS providers, array_agg(k.settings) AS settings
+                       FROM experiment_kinds k WHERE k.experiments > 0) kinds
+              CROSS JOIN LATERAL varied_settings(kinds.providers, kinds.settings) v
+              GROUP BY v.llm_provider, v.settings) everything
+         ON everything.llm_provider = e.llm_provider AND everything.settings = e.config - never.keys
+        AND e.archived_at IS NULL
  WHERE e.replay_of IS NULL;  -- a replay's scratch experiment is no result
 
 COMMENT ON COLUMN experiment_results.experiment_id IS 'experiments.id';
@@ -127,3 +142,12 @@ COMMENT ON COLUMN experiment_results.sweep_id IS 'the sweep that started it (exp
 COMMENT ON COLUMN experiment_results.failure_reason IS 'why it did not succeed';
 COMMENT ON COLUMN experiment_results.maze_size IS 'the maze''s width x height, e.g. 11x11';
 COMMENT ON COLUMN experiment_results.maze_hash IS 'the maze''s content hash: two experiments on the same grid share it';
+COMMENT ON COLUMN experiment_results.model_build IS
+    'the model build its server reported at the start (experiments.model_build: an Ollama digest, a /models entry''s '
+    'root or id, a Bedrock foundation model ARN); ''unknown'' when not told; NULL when not asked (a baseline)';
+COMMENT ON COLUMN experiment_results.reported_model IS 'the model as its server names it (experiments.reported_model)';
+COMMENT ON COLUMN experiment_results.server_software IS 'the model server''s software (experiments.server_software)';
+COMMENT ON COLUMN experiment_results.server_version IS 'its version (experiments.server_version)';
+COMMENT ON COLUMN experiment_results.model_parameter_size IS 'the parameter size Ollama reported (8.2B)';
+COMMENT ON COLUMN experiment_results.model_quantization IS 'the quantisation level Ollama reported (Q4_K_M)';
+COMMENT ON COLUMN experiment_results.inference_profile IS 'the Bedrock inference profile''s ARN, if one was named';

@@ -100,24 +100,26 @@ def test_a_small_context_budget_drops_whole_earlier_turns_and_records_it(local):
     assert last[1]["role"] == "user" and "position" in json.loads(last[1]["content"])  # starts on a whole turn
 
 
-def test_summary_map_compacts_older_turns_into_the_known_map(local):
+def test_the_map_aid_hands_every_turn_the_known_map_and_frontier_apart_from_memory(local):
+    """The computed map and frontier are a planning aid named for what it is (mapAid), off by default, in every
+    turn's context whatever the memory: not a summary (the retired compaction map, which the replay corpus holds)."""
     moves = shortest_moves(MAZE)
     script = [tool_calls(*[(m, {}) for m in moves[i : i + 2]]) for i in range(0, 8, 2)]
     with ScriptedOllama(*script) as server:
-        data = run(local, ollama(server, historyMode="summary", historyTurns=1, maxActionsPerTurn=2))
+        data = run(local, ollama(server, mapAid=True, maxActionsPerTurn=2))
     assert data["status"] == "succeeded" and data["actions"] == 8
-    contexts = [json.loads(opening(server, [0, 1, 2, 3], n)[-1]["content"]) for n in (1, 2, 3, 4)]
-    assert "memory_summary" not in contexts[0] and "memory_summary" not in contexts[1]
-    summary = contexts[2]["memory_summary"]
-    assert len(summary["known_map"]) == 7 and all(len(row) == 7 for row in summary["known_map"])
-    assert summary["known_map"][1][1] == "*" and summary["visited_tiles"] >= 3  # the start, visited
-    assert [m["role"] for m in opening(server, [0, 1, 2, 3], 3)] == ["user", "assistant", "tool", "tool", "user"]
-    records = rows(
-        local, "SELECT context FROM turns WHERE experiment_id = %s ORDER BY turn_number", data["experiment_id"]
-    )
-    assert records[0]["context"] is None and records[1]["context"] is None
-    assert records[2]["context"]["compaction"] == "map" and records[2]["context"]["turns_summarised"] == 1
-    assert records[3]["context"]["turns_summarised"] == 2 and records[3]["context"]["tokens_before"] > 0
+    contexts = [json.loads(server.requests[n].body["messages"][1]["content"]) for n in range(4)]
+    assert all("memory_summary" not in c for c in contexts)
+    aids = [c["map_aid"] for c in contexts]
+    assert all(len(a["known_map"]) == 7 and all(len(row) == 7 for row in a["known_map"]) for a in aids)
+    assert aids[0]["visited_tiles"] == 1 and aids[2]["known_map"][1][1] == "*" and aids[2]["visited_tiles"] >= 5
+    assert all(a["frontier"] for a in aids[:3])
+    [config] = rows(local, "SELECT config FROM experiments WHERE id = %s", data["experiment_id"])
+    assert config["config"]["mapAid"] is True and config["config"]["compaction"] == "model"
+    with ScriptedOllama() as server:
+        refused = local.run(ollama(server, historyMode="summary", compaction="map")).as_json()
+    assert refused["status"] == "rejected" and not server.requests
+    assert "config.compaction must be one of model; got 'map' (map is retired: " in refused["failure_reason"]
 
 
 def test_summary_model_asks_the_model_for_a_summary_in_an_accounted_call(local):

@@ -201,6 +201,16 @@ def test_a_text_model_given_pictures_is_refused_at_start_with_the_reason(local, 
     assert data["status"] == "succeeded" and all(len(images) == 1 for images in server.pictures)
 
 
+def test_an_image_condition_gets_no_text_map(local, monkeypatch):
+    """observation image is the condition without text views: the map aid, text, is refused by name with it."""
+    monkeypatch.setenv("ORIOLE_VISION_MODELS", '["qwen2.5:7b"]')
+    with ScriptedOllama() as server:
+        config = {"endpoint": server.url, "observation": "image", "mapAid": True}
+        data = run(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b", "config": config})
+    assert data["status"] == "rejected" and not server.requests
+    assert data["failure_reason"].startswith("InvalidConfig: config.mapAid writes the map the agent has seen as text")
+
+
 def test_a_baseline_is_refused_a_picture_it_would_not_see(local):
     """A baseline reads the maze, not a picture: observation and imageView do not apply to it, and asking for them
     is refused by name (its stored configuration would otherwise claim a picture it never got)."""

@@ -1,112 +1,57 @@
-"""A long run drawn within a stated memory budget (issue 37): 200,000 actions seeded by SQL, not played, drawn by
-``oriole render`` in a process of its own whose peak memory is compared with drawing a three-action run."""
+"""A long run drawn within a stated memory budget (issue 37): runs seeded by SQL, not played, drawn by ``oriole
+render`` in a process of its own whose peak memory is compared with drawing a three-action run's
+(``bench/bench_render_memory.py``, whose functions these are).
+
+Two sizes, so that what the budget guards is checked in seconds: the budget itself at 50,000 actions, and the slope
+between 10,000 and 50,000 actions, which is what grows with a run. Drawing costs about 130 B an action at these
+sizes (arrays growing in steps), 56 B from 50,000 to 100,000; holding a ``Step`` object an action would add about
+320 B, reading the run whole about 50 KB. The benchmark measures 200,000 actions and more (``make bench``,
+``bench/results.json``)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
+from bench import bench_render_memory as bench
 from oriole.store import db
 from oriole_workstation import render
-from oriole_workstation.results import Results
+from oriole_workstation.results import Filters, Results
 
-ACTIONS = 200_000
-PER_TURN = 50
-# perfect-7 from its start (1, 1): north is a wall, south is open. Each cycle of three: a wall hit, south, north.
-TURNS_SQL = """
-INSERT INTO turns (experiment_id, turn_number, first_step, action_count, end_reason, started_at)
-SELECT %(id)s, t, (t - 1) * %(per_turn)s + 1, %(per_turn)s, 'action_budget', now()
-  FROM generate_series(1, %(n)s / %(per_turn)s) t
-"""
-ACTIONS_SQL = """
-INSERT INTO actions (experiment_id, step_number, turn_number, action_type, reasoning, from_x, from_y, to_x, to_y,
-                     success, error, tiles_seen)
-SELECT %(id)s, k, (k - 1) / %(per_turn)s + 1,
-       CASE k %% 3 WHEN 1 THEN 'move_north' WHEN 2 THEN 'move_south' ELSE 'move_north' END,
-       CASE WHEN k %% 1000 = 0 THEN 'thinking about step ' || k END,
-       1, CASE k %% 3 WHEN 0 THEN 2 ELSE 1 END,
-       1, CASE k %% 3 WHEN 2 THEN 2 ELSE 1 END,
-       k %% 3 <> 1, CASE WHEN k %% 3 = 1 THEN 'cannot move north: wall at the target tile' END,
-       '[[1, 1, 0], [1, 2, 0], [1, 3, 0], [0, 1, 1], [2, 1, 1], [1, 0, 1]]'::jsonb
-  FROM generate_series(1, %(n)s) k
-"""
-PEAK = """
-import sys
-from oriole_workstation.command import main
-
-def status(field):
-    with open("/proc/self/status") as lines:
-        return next(int(line.split()[1]) for line in lines if line.startswith(field + ":"))
-
-before = status("VmRSS")
-with open("/proc/self/clear_refs", "w") as refs:
-    refs.write("5")  # the peak (VmHWM) starts again from here: what the command itself adds
-try:
-    main()
-finally:
-    sys.stderr.write(f"\\npeak-rss-kib {status('VmHWM') - before}\\n")
-"""
-
-
-def drawn(database_url: str, home: Path, *args: str) -> tuple[int, str]:
-    """``oriole render ARGS`` in a process of its own: how far its resident memory rose above what the process held
-    before the command ran (KiB; Linux's VmHWM, reset through clear_refs), and what it printed."""
-    env = {**os.environ, "DATABASE_URL": database_url, "ORIOLE_HOME": str(home), "COLUMNS": "200"}
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK, "render", *args], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr
-    peak = int(done.stderr.rsplit("peak-rss-kib ", 1)[1].split()[0])
-    return peak, done.stdout
+SHORT, LONG = 10_000, 50_000
+SLOPE_BYTES = 250  # per action between the two sizes: the measured 130 with room, below a Step object's 320
 
 
 @pytest.fixture(scope="module")
-def long_run(local) -> int:
-    ran = local.run({"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "wall-follower"}).as_json()
-    experiment = ran["experiment_id"]
-    conn = local.store.conn
-    conn.execute("DELETE FROM actions WHERE experiment_id = %s", (experiment,))
-    conn.execute("DELETE FROM turns WHERE experiment_id = %s", (experiment,))
-    params = {"id": experiment, "n": ACTIONS, "per_turn": PER_TURN}
-    conn.execute(TURNS_SQL, params)
-    conn.execute(ACTIONS_SQL, params)
-    conn.execute(
-        "UPDATE experiments SET action_count = %s, turn_count = %s, goal_first_seen_step = NULL WHERE id = %s",
-        (ACTIONS, ACTIONS // PER_TURN, experiment),
-    )
-    return experiment
+def runs(local) -> Iterator[dict[str, int]]:
+    """A three-action run, and a run to lengthen by SQL; both deleted afterwards, so the tests that run next in
+    this worker's database (exports, reports of every experiment) do not read 50,000 more actions."""
+    short = local.run(bench.SHORT_RUN).as_json()["experiment_id"]
+    long = local.run(bench.LONG_RUN).as_json()["experiment_id"]
+    yield {"three": short, "long": long}
+    assert local.results.delete(Filters(ids=(short, long))) == sorted((short, long))
 
 
-@pytest.fixture(scope="module")
-def short_run(local) -> int:
-    ran = local.run(
-        {"mazeId": "perfect-7", "llmProvider": "baseline", "modelName": "oracle", "config": {"maxMoves": 3}}
-    ).as_json()
-    return ran["experiment_id"]
-
-
-@pytest.mark.serial
-def test_a_replay_of_200000_actions_is_drawn_within_the_memory_budget(database_url, long_run, short_run, tmp_path):
-    every_format = [[f"-o{tmp_path / name}.{suffix}" for suffix in ("html", "svg", "png", "gif")] for name in "sl"]
-    small, _ = drawn(database_url, tmp_path, str(short_run), *every_format[0])
-    peak, printed = drawn(database_url, tmp_path, str(long_run), *every_format[1])
-    growth_bytes = (peak - small) * 1024
-    print(
-        f"peak RSS growth: {small} KiB for 3 actions, {peak} KiB for {ACTIONS:,}: {growth_bytes / ACTIONS:.1f} B/action"
-    )
-    assert growth_bytes <= render.MEMORY_BASE_BYTES + render.MEMORY_PER_ACTION_BYTES * ACTIONS, (small, peak)
+def test_a_long_replay_is_drawn_within_the_memory_budget_and_its_slope(database_url, local, runs, tmp_path):
+    three, _ = bench.drawn(database_url, tmp_path, str(runs["three"]), *bench.every_format(tmp_path, "three"))
+    bench.lengthen(local.store.conn, runs["long"], SHORT)
+    shorter, _ = bench.drawn(database_url, tmp_path, str(runs["long"]), *bench.every_format(tmp_path, "s"))
+    bench.lengthen(local.store.conn, runs["long"], LONG)
+    peak, printed = bench.drawn(database_url, tmp_path, str(runs["long"]), *bench.every_format(tmp_path, "l"))
+    growth_bytes, slope = (peak - three) * 1024, (peak - shorter) * 1024 / (LONG - SHORT)
+    print(f"peak RSS: {three} KiB for 3 actions, {shorter} for {SHORT:,}, {peak} for {LONG:,}: {slope:.0f} B/action")
+    assert growth_bytes <= render.MEMORY_BASE_BYTES + render.MEMORY_PER_ACTION_BYTES * LONG, (three, peak)
+    assert slope <= SLOPE_BYTES, (shorter, peak)
     assert printed.count("wrote ") == 4
     page = (tmp_path / "l.html").read_text(encoding="utf-8")
     data = json.loads(page.split('<script id="run-data" type="application/json">', 1)[1].split("</script>", 1)[0])
-    assert len(data["steps"]) == ACTIONS and data["steps"][-1]["to"] == [1, 2]  # a cycle ends one south
+    end = (1, 2)  # 50,000 = 3 x 16,666 + 2: the last cycle ends after its wall hit and its step south
+    assert len(data["steps"]) == LONG and data["steps"][-1]["to"] == list(end)
     with db.connect(database_url) as conn:
-        run = render.Run.from_record(Results(conn).experiment_run(long_run))
-    assert len(run.steps) == ACTIONS and run.position(ACTIONS) == (1, 2)
-    assert data["centres"][-1] == [round(c, 1) for c in render.layout(run).centre((1, 2))]  # the agent's last tile
+        run = render.Run.from_record(Results(conn).experiment_run(runs["long"]))
+    assert len(run.steps) == LONG and run.position(LONG) == end
+    assert data["centres"][-1] == [round(c, 1) for c in render.layout(run).centre(end)]  # the agent's last tile
     assert data["steps"][999]["reasoning"] == "thinking about step 1000"
-    assert page.count('<path class="bump"') == 1  # one wall, hit 66,667 times, drawn once
+    assert page.count('<path class="bump"') == 1  # one wall, hit 16,667 times, drawn once

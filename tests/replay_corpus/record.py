@@ -44,6 +44,8 @@ _DUMPS = {
         table: f"SELECT to_jsonb(t) AS row FROM {table} t WHERE t.experiment_id = %s ORDER BY t.ctid"
         for table in _CHILD_TABLES
     },
+    "harness": """SELECT to_jsonb(h) AS row FROM harnesses h JOIN experiments e ON e.harness_hash = h.hash
+                   WHERE e.id = %s""",
     "request_parts": """SELECT to_jsonb(p) AS row FROM request_parts p WHERE EXISTS (
                           SELECT 1 FROM model_calls c WHERE c.experiment_id = %s
                                                       AND strpos(c.request::text, p.hash) > 0) ORDER BY p.hash""",
@@ -74,6 +76,8 @@ def load(conn, fixture: dict) -> int:
         maze_id = found["id"]
     for part in fixture["request_parts"]:
         _insert(conn, "request_parts", part, on_conflict=True)
+    for harness in fixture.get("harness", ()):  # the loop that ran it, as described then (a fixture's own)
+        _insert(conn, "harnesses", harness, on_conflict=True)
     experiment, copy = fixture["experiment"], uuid.uuid4().hex[:8]
     experiment_id = _insert(
         conn,
@@ -95,9 +99,12 @@ def load(conn, fixture: dict) -> int:
 
 def _rewritten_since(experiment: dict, table: str = "experiments") -> dict:
     """What the migrations since a fixture was recorded rewrote in stored rows, by the same rules: an unpriced
-    model's cost is unknown, NULL in the experiment and its turns (0024), not the $0 recorded before."""
+    model's cost is unknown, NULL in the experiment and its turns (0024), and its failed attempts' cost in the
+    experiment (0032), not the $0 recorded before."""
     unpriced = experiment["llm_provider"] != "baseline" and not isinstance(experiment["config"].get("pricing"), dict)
-    return {"cost_usd": None} if unpriced and table in ("experiments", "turns") else {}
+    if not unpriced or table not in ("experiments", "turns"):
+        return {}
+    return {"cost_usd": None, **({"failed_cost_usd": None} if table == "experiments" else {})}
 
 
 def _computed_since(experiment: dict, maze: dict) -> dict:

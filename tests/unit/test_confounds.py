@@ -66,3 +66,15 @@ def test_the_same_transport_everywhere_or_a_provider_without_servers_is_no_confo
     bedrock = experiment(3, "bedrock", "us.anthropic.claude-haiku-4-5-20251001-v1:0", {"requestTimeoutSeconds": 120})
     baseline = experiment(4, "baseline", "random", {})
     assert panel_notes(confounds([*same, bedrock, baseline], GroupBy.family)) == []
+
+
+def test_the_map_aid_that_differs_between_agents_is_named():
+    """mapAid (the computed map and frontier, a planning aid) is a setting like any other: groups of two agents
+    that differ in it too say so, in every format that lists the confounds."""
+    from dataclasses import replace
+
+    aided = [replace(experiment(n, "ollama", "qwen3:8b", {}), compared_config={"mapAid": True}) for n in (1, 2)]
+    bare = [replace(experiment(3, "ollama", "llama3.2", {}), compared_config={"mapAid": False})]
+    assert panel_notes(confounds([*aided, *bare], GroupBy.family)) == [
+        "perfect 11x11: besides the agent, the groups differ in mapAid (false, true)"
+    ]

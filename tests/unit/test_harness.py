@@ -7,13 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from oriole.core import harness, memory, tools, turn_loop
+from oriole.core import harness, known_map, memory, tools, turn_loop
 
 # Every harness version and its hash. A change to the harness fails here until it is named: give HARNESS_VERSION a
 # new name and add it with its hash (an experiment records both; reports tell groups of different harnesses apart).
 KNOWN = {
     "1": "108df36f8ed57baa2c6d5b38f73c8f07d14182d65f8d0cb17190b028cc6d57be",
     "2": "9de65d0521af1f346a80c3d7c5424c88414c02735d42647966b92f1a04196516",  # text tool calls: <tool_call> blocks
+    "3": "08679163c825925393e4cd8b5907222f36094b70ef15577b03a90c4557e8fe3e",  # mapAid, textView map
 }
 
 
@@ -28,6 +29,7 @@ def test_it_holds_what_the_loop_says_and_does_beside_the_settings():
     assert [t["name"] for t in body["tools"]] == [t.name for t in tools.tool_specs(give_up=True)]
     assert body["compaction_prompt"] == memory.COMPACTION_PROMPT
     assert body["frontier_tiles"] == memory.FRONTIER_TILES
+    assert body["map_view_legend"] == known_map.TEXT_LEGEND
     assert "give_up" in body["text_tool_instructions"]
     assert set(body["not_executed"]) == {str(reason) for reason in turn_loop.WHY_NOT_EXECUTED}
     assert body["token_estimator"]["probes"] == [turn_loop.estimate_tokens(p) for p in harness.ESTIMATOR_PROBES]

@@ -926,6 +926,7 @@ def comparison_row(**fields) -> GroupRow:
             "median_path_length": 8,
             "median_path_efficiency": 1,
             "spl": 1,
+            "spl_all": 1,
             "tokens": 10,
             "tokens_per_run": 10,
             "tokens_per_success": 10,

@@ -85,6 +85,34 @@ def test_the_map_view_shows_what_was_seen_and_the_goal_only_once_seen():
             assert tile(image, x, y) == expected
 
 
+@pytest.mark.parametrize("seen", [1, 4, 12])
+def test_each_picture_has_a_text_twin_holding_the_same_tiles(seen):
+    """Image against text varies the modality alone: the map picture and the text map view (textView map) show the
+    same tiles, tile for tile; the local picture and the visible tiles of the local text view the same sighting."""
+    from oriole.core.tools import observation
+
+    path = MAZE.shortest_path()[:seen]
+    known = picture.known_map(MAZE, [[t.as_list() for t in vision(MAZE, p, 3)] for p in path])
+    image = decode_png(picture.map_view(known, path[-1], seen, 3).png)
+    rows = picture.text_map_view(known, seen)["rows"]
+    assert len(rows) == MAZE.height and {len(row) for row in rows} == {MAZE.width}
+    colour = {"?": UNSEEN, ".": OPEN, "#": WALL, "G": GOAL}
+    for y, row in enumerate(rows):
+        for x, mark in enumerate(row):
+            if (x, y) != path[-1]:  # the agent's disc covers its tile: its position travels beside, in text too
+                assert tile(image, x, y) == colour[mark], (x, y)
+    local = decode_png(picture.local_view(MAZE, path[-1], 3, seen).png)
+    _, text = observation(MAZE, path[-1], 3)
+    shown = {(x, y): mark for mark, key in ((".", "open"), ("#", "walls")) for x, y in text["visible"].get(key, ())}
+    if text["visible"].get("goal"):
+        shown[tuple(text["visible"]["goal"])] = "G"
+    (x0, y0) = (path[-1][0] - 3, path[-1][1] - 3)
+    for ty in range(7):
+        for tx in range(7):
+            if (tx, ty) != (3, 3):
+                assert tile(local, tx, ty) == colour[shown.get((x0 + tx, y0 + ty), "?")], (tx, ty)
+
+
 def test_a_view_larger_than_the_bound_is_refused_with_the_reason():
     assert picture.view_problem("local", 3, (60, 60)) is None and picture.view_problem("map", 3, (60, 60)) is None
     assert "visionRange 49 makes it 99 tiles a side" in picture.view_problem("local", 49, (7, 7))
@@ -115,6 +143,21 @@ def test_the_vision_prompt_describes_the_legend_the_pictures_use():
     assert {"observation", "imageView"} <= set(catalog.BY_KEY)
     assert catalog.BY_KEY["observation"].choices == (picture.TEXT, picture.IMAGE, picture.BOTH)
     assert catalog.BY_KEY["imageView"].choices == tuple(picture.ImageView)
+
+
+def test_the_text_views_prompt_is_the_vision_prompt_with_text_for_pictures():
+    """v1-text against v1-vision varies the modality alone: the same world, tools and advice, the views described
+    as the text twins show them (the map view's legend is the one its messages carry)."""
+    from oriole.core.known_map import TEXT_LEGEND
+
+    text, vision_ = catalog.shipped_prompt("v1-text"), catalog.shipped_prompt("v1-vision")
+    shown = slice(text.index("What you are shown:"), text.index("Your tools:"))
+    assert text[: shown.start] == vision_[: vision_.index("What you are shown:")]
+    assert text[shown.stop :] == vision_[vision_.index("Your tools:") :].replace("picture", "view")
+    described = {"wall": "a wall", "open": "open floor", "goal": "the goal", "not seen": "unseen"}
+    for mark, name in (part.split(" ", 1) for part in TEXT_LEGEND.split(";")[0].split(", ")):
+        assert f"{mark} is {described[name]}" in text[shown], mark
+    assert '"visible"' in text and '"map_view"' in text and "picture" not in text
 
 
 def test_the_palette_reads_in_grey():

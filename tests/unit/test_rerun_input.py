@@ -65,3 +65,17 @@ def test_the_recorded_price_is_the_price_charged_and_keys_that_never_applied_are
 def test_what_could_not_be_what_ran_is_refused_with_the_reason(changes, prompts, reason):
     with pytest.raises(rerun.RerunRefused, match=reason.replace("(", r"\(").replace(".", r"\.")):
         rerun.execution_input(record(**changes), prompts)
+
+
+def test_a_retired_compaction_reruns_where_it_played_no_part_and_is_refused_where_it_did():
+    """compaction map (retired: the map aid is mapAid now) was every snapshot's default: where the memory had no
+    summary it changed nothing, and the rerun runs without it; under summary it was what the agent read."""
+    actions = record(config={"maxMoves": 200, "seed": 99, "historyMode": "actions", "compaction": "map"})
+    assert rerun.execution_input(actions, {"v1": V1})["config"] == {
+        "maxMoves": 200,
+        "seed": 99,
+        "historyMode": "actions",
+    }
+    summary = record(config={"maxMoves": 200, "seed": 99, "historyMode": "summary", "compaction": "map"})
+    with pytest.raises(rerun.RerunRefused, match=r"compaction must be one of model; got 'map' \(map is retired: "):
+        rerun.execution_input(summary, {"v1": V1})

@@ -310,6 +310,23 @@ def test_with_pictures_each_request_carries_only_the_newest_view_and_no_tiles_in
     assert [m.role for m in outcome.calls[1].new_messages] == ["tool", "tool", "user"]
 
 
+def test_the_text_map_view_writes_the_map_where_the_map_picture_goes_and_no_tiles_in_the_results():
+    from oriole.core.known_map import KnownMap
+    from oriole.core.picture import TEXT, ImageView, Observation
+
+    agent = Scripted(calls("move_east", "move_east"), calls("move_east"), ModelResponse(text="done"))
+    mapped = KnownMap((MAZE.width, MAZE.height))
+    outcome, world = turn(agent, observation=Observation(TEXT, text_view=ImageView.MAP), mapped=mapped)
+    assert outcome.end_reason == "no_tool_call" and world.position == (3, 0)
+    sent = agent.requests[-1].messages  # the whole turn: its opening, the answers, results and views
+    views = [m.content["map_view"] for m in sent if isinstance(m.content, dict) and "map_view" in m.content]
+    assert len(views) == 3 and all(v["view"] == "map" and len(v["rows"]) == MAZE.height for v in views)
+    assert "visible" not in str([m.content for r in agent.requests for m in r.messages])
+    assert views[0]["rows"][0][3] == "?" and views[1]["rows"][0][3] == "."  # the second move saw (3, 0)
+    assert [r.messages[-1].content["position"] for r in agent.requests[1:]] == [[2, 0], [3, 0]]
+    assert [m.role for m in outcome.calls[1].new_messages] == ["tool", "tool", "user"]  # as the picture's message
+
+
 def test_the_prompt_budget_keeps_the_answers_room_free_up_to_half_the_window():
     from oriole.core.turn_loop import prompt_budget
 

@@ -242,14 +242,17 @@ class LocalAws:
         self,
         database_url: str,
         bedrock_client=None,
+        bedrock_control=None,
         execution_timeout_seconds: int = catalog.BY_KEY["maxExecutionSeconds"].int_default,
         functions_url: str | None = None,
         time_scale: float = 1.0,
         account_concurrency: int = STANDARD_CONCURRENCY,
     ):
         """``bedrock_client`` replaces the agents' Bedrock client: one holding the user's real credentials
-        (its endpoint then passes through moto), or a stubbed client in tests. ``execution_timeout_seconds``
-        is the deploy-time ``max-execution-seconds``, set as the state machine's ``TimeoutSeconds``.
+        (its endpoint then passes through moto), or a stubbed client in tests; ``bedrock_control`` the control-plane
+        client StartExperiment looks the model up with (its model identity), made likewise.
+        ``execution_timeout_seconds`` is the deploy-time ``max-execution-seconds``, the state machine's
+        ``TimeoutSeconds``.
         ``functions_url`` is what the functions connect with (on AWS the application role), when it is not
         ``database_url`` (which the runner's own bookkeeping uses). ``time_scale``: the state machines' waits (a
         Retry's interval, a Wait state) last this fraction of what they ask for; 1, as on AWS, unless a test that
@@ -259,6 +262,7 @@ class LocalAws:
         self.time_scale = time_scale
         self.functions_url = functions_url or database_url
         self.bedrock_client = bedrock_client
+        self.bedrock_control = bedrock_control
         self.execution_timeout_seconds = execution_timeout_seconds
         self.account_concurrency = account_concurrency
         self._substitutions: dict[str, str] = {}
@@ -278,6 +282,10 @@ class LocalAws:
                 from oriole.providers import bedrock
 
                 stack.enter_context(mock.patch.object(bedrock, "shared_client", lambda timeout: self.bedrock_client))
+            if self.bedrock_control is not None:
+                from oriole.providers import bedrock
+
+                stack.enter_context(mock.patch.object(bedrock, "control_client", lambda timeout: self.bedrock_control))
             db.reset()
             self._locks = RunLocks(self.database_url)
             stack.callback(self._locks.close)
@@ -297,9 +305,11 @@ class LocalAws:
         from moto import mock_aws
         from moto.awslambda_simple.models import LambdaSimpleBackend
 
-        passthrough = []
-        if self.bedrock_client is not None:
-            passthrough = [re.escape(self.bedrock_client.meta.endpoint_url) + ".*"]
+        passthrough = [
+            re.escape(client.meta.endpoint_url) + ".*"
+            for client in (self.bedrock_client, self.bedrock_control)
+            if client is not None
+        ]
         return [
             mock.patch.dict(
                 os.environ,

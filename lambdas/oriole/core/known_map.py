@@ -3,12 +3,16 @@ compaction's (``oriole.core.memory``) and the map picture's (``oriole.core.pictu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from oriole.core.maze import DIRECTIONS, Position
+from oriole.core.maze import DIRECTIONS, EMPTY, Position
+from oriole.core.maze import GOAL as GOAL_CELL
+from oriole.core.maze import WALL as WALL_CELL
 from oriole.text import JsonObject
 
 UNKNOWN, OPEN, WALL, GOAL = "?", ".", "#", "G"
+MARK_OF_CELL = {EMPTY: OPEN, WALL_CELL: WALL, GOAL_CELL: GOAL}  # a maze cell as the map marks it
+TEXT_LEGEND = f"{WALL} wall, {OPEN} open, {GOAL} goal, {UNKNOWN} not seen; row y, column x"  # the map as text
 
 
 class KnownMap:
@@ -31,6 +35,15 @@ class KnownMap:
         x, y = pos
         if 0 <= x < self.width and 0 <= y < self.height:
             self.cells[y * self.width + x] = value
+
+    def see(self, tiles: Iterable[Sequence[int]]) -> None:
+        """What one sighting showed (an action's ``tiles_seen``: ``[x, y, cell]``)."""
+        for x, y, cell in tiles:
+            self.set((x, y), MARK_OF_CELL[cell])
+
+    def rows(self) -> list[str]:
+        """The map as text, one string per row (y), one character per tile (x)."""
+        return ["".join(self.cells[y * self.width : (y + 1) * self.width]) for y in range(self.height)]
 
     def learn(self, observation: JsonObject) -> None:
         visible = observation.get("visible") or {}

@@ -6,10 +6,12 @@ by its entry in ``oriole.memory_registry`` (the table the catalog's choices come
 - ``conversation`` (``ConversationMemory``): the earlier turns' messages, rebuilt from the stored model calls,
   whole turns: the last ``historyTurns`` of them.
 - ``summary`` (``SummaryMemory``): the last ``historyTurns`` turns' messages, and everything older compacted into a
-  summary the turn context carries, by its ``compaction`` (``COMPACTIONS`` in the registry): ``map``
-  (``MapCompaction``) is deterministic (the map the agent has seen, the tiles it stood on, the frontier, kept up to
-  date on the experiment turn by turn), ``model`` (``ModelCompaction``) asks the model to summarise its own
-  history in a separate call that is stored and accounted like any other.
+  summary the turn context carries, by its ``compaction`` (``COMPACTIONS`` in the registry): ``model``
+  (``ModelCompaction``) asks the model to summarise its own earlier turns in a separate call that is stored and
+  accounted like any other. ``map`` (``MapCompaction``, retired: kept so that the experiments that chose it replay
+  as they ran) handed over the map the agent has seen, the tiles it stood on and the frontier: a planning aid, not a
+  memory, now the setting ``mapAid`` whatever the mode (``MapMemory.summary`` in every turn's context, as
+  ``map_aid``: ``oriole.core.turn``).
 
 A mode reads what the experiment remembers when the turn starts (``Remembered``), says which earlier turns the
 turn carries (``carried``), what it adds before the turn is played (``recollect``: a summary and the calls that
@@ -41,7 +43,6 @@ from oriole.memory_registry import COMPACTIONS, MEMORY_MODES, Entry
 from oriole.text import JsonObject
 
 FRONTIER_TILES = 20
-_CELLS = {0: OPEN, 1: WALL, 2: GOAL}
 COMPACTION_PROMPT = (
     "You summarise an agent's progress in a 2D grid maze so that it can continue without its full history. "
     "Keep what matters for finding the goal: where it has been, walls and dead ends it found, open branches it "
@@ -82,7 +83,7 @@ def answer_message(response: JsonObject, text_tool_calls: bool = False) -> Messa
 
 
 def message_tokens(messages: Iterable[Message]) -> int:
-    """The estimated tokens of messages (what a compaction leaves out, what a turn adds to the history)."""
+    """The estimated tokens of messages (what a compaction leaves out, what a turn adds to the earlier turns)."""
     return sum(estimate_tokens(message_as_json(m)) for m in messages)
 
 
@@ -90,7 +91,9 @@ def message_tokens(messages: Iterable[Message]) -> int:
 
 
 class MapMemory:
-    """The map the agent has seen and the tiles it stood on, one character per tile (compact to store)."""
+    """The map the agent has seen and the tiles it stood on, one character per tile (compact to store): what the map
+    aid (``mapAid``), the map views (``imageView``/``textView`` map) and the retired map compaction read, kept in
+    the experiment's memory turn by turn."""
 
     def __init__(self, size: Sequence[int], state: JsonObject | None = None):
         state = state or {}
@@ -110,14 +113,14 @@ class MapMemory:
 
     def learn(self, position: Position, tiles: Iterable[Sequence[int]]) -> None:
         """What one action (or the start) showed: the tiles seen, and where the agent stood."""
-        for x, y, cell in tiles:
-            self.known.set((x, y), _CELLS[cell])
+        self.known.see(tiles)
         x, y = position
         if 0 <= x < self.known.width and 0 <= y < self.known.height:
             self.visited[y * self.known.width + x] = "1"
 
     def summary(self, position: Position) -> JsonObject:
-        """The summary message's content: the known map as text rows, how much was visited, the frontier."""
+        """The map aid (and the retired map compaction's summary): the known map as text rows, how much was
+        visited, the frontier."""
         width = self.known.width
         rows = []
         for y in range(self.known.height):
@@ -268,7 +271,9 @@ class Compaction(Protocol):
 
 
 class MapCompaction:
-    """``map``: the known map as text rows, how much was visited and the frontier, from where the turn starts."""
+    """``map`` (retired, for the experiments that chose it): the known map as text rows, how much was visited and
+    the frontier, from where the turn starts, once turns leave the window. The map aid (``mapAid``) is this
+    content in every turn's context, named for what it is."""
 
     keeps_map: ClassVar[bool] = True
 

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from oriole.core import png
-from oriole.core.known_map import GOAL, OPEN, UNKNOWN, WALL, KnownMap
-from oriole.core.maze import EMPTY, Maze, Position, vision
-from oriole.core.maze import GOAL as GOAL_CELL
-from oriole.core.maze import WALL as WALL_CELL
+from oriole.core.known_map import GOAL, MARK_OF_CELL, OPEN, TEXT_LEGEND, UNKNOWN, WALL, KnownMap
+from oriole.core.maze import Maze, Position, vision
 from oriole.text import JsonObject
 
 TEXT, IMAGE, BOTH = "text", "image", "both"  # observation
@@ -34,8 +32,10 @@ MEDIA_TYPE = "image/png"
 
 
 class ImageView(StrEnum):
-    """What a picture shows (``imageView``): the tiles in sight around the agent, or the map it has seen so far (not
-    the ``map`` memory mode, which keeps that map in text)."""
+    """What a view shows (``imageView`` for the picture, ``textView`` for the text, the same choices): the tiles in
+    sight around the agent, or the map it has seen so far. Each picture has its text twin holding the same
+    information: ``local``, the ``visible`` tiles of each move's result; ``map``, ``map_view`` (``text_map_view``),
+    sent where the map picture is, so that image against text varies the modality alone."""
 
     LOCAL = "local"
     MAP = "map"
@@ -64,20 +64,31 @@ LEGEND: dict[str, str] = {
     "goal": "orange-red",
 }
 _PALETTE_OF = {UNKNOWN: _UNSEEN, OPEN: _OPEN, WALL: _WALL, GOAL: _GOAL}
-_MARK_OF_CELL = {EMPTY: OPEN, WALL_CELL: WALL, GOAL_CELL: GOAL}
 
 
 @dataclass(frozen=True)
 class Observation:
-    """How the agent observes the maze: ``mode`` text, image or both; ``view`` local or map (images only)."""
+    """How the agent observes the maze: ``mode`` text, image or both; ``view`` what the picture shows, local or map
+    (images only); ``text_view`` what the text shows, local or map (text only)."""
 
     mode: str = TEXT
     view: str = ImageView.LOCAL
+    text_view: str = ImageView.LOCAL
 
     @property
     def text(self) -> bool:
-        """The tiles it sees are written in its messages (``visible``)."""
+        """The tiles it sees are written in its messages (``visible``, or ``map_view``)."""
         return self.mode != IMAGE
+
+    @property
+    def local_text(self) -> bool:
+        """Each move's result writes the tiles in sight (``visible``): the local text view."""
+        return self.text and self.text_view == ImageView.LOCAL
+
+    @property
+    def map_text(self) -> bool:
+        """The map seen so far is written as text rows (``map_view``) where a map picture would be sent."""
+        return self.text and self.text_view == ImageView.MAP
 
     @property
     def pictures(self) -> bool:
@@ -200,7 +211,7 @@ def _draw(params: JsonObject, mark: Callable[[Position], str]) -> Picture:
 
 def local_view(maze: Maze, position: Position, vision_range: int, step: int) -> Picture:
     """The square around the agent with only the tiles it sees now (the grid's outside is never seen)."""
-    seen = {(t.x, t.y): _MARK_OF_CELL[t.cell] for t in vision(maze, position, vision_range)}
+    seen = {(t.x, t.y): MARK_OF_CELL[t.cell] for t in vision(maze, position, vision_range)}
     side = 2 * vision_range + 1
     params = {
         "view": ImageView.LOCAL,
@@ -224,6 +235,12 @@ def map_view(known: KnownMap, position: Position, step: int, vision_range: int) 
         "vision_range": vision_range,
     }
     return _draw(params, known.get)
+
+
+def text_map_view(known: KnownMap, step: int) -> JsonObject:
+    """The map view's text twin (``textView`` map): every tile the agent has seen so far as text rows, the rest
+    unseen, whatever they are; the agent's position travels beside it, as it does beside the picture."""
+    return {"view": ImageView.MAP, "step": step, "top_left": [0, 0], "rows": known.rows(), "legend": TEXT_LEGEND}
 
 
 def known_map(maze: Maze, sightings: Iterable[Sequence[Sequence[int]]]) -> KnownMap:
@@ -268,8 +285,7 @@ class Camera:
 
     def learn(self, tiles: Iterable[Sequence[int]]) -> None:
         """What one action showed (its ``tiles_seen``)."""
-        for x, y, cell in tiles:
-            self.known.set((x, y), _MARK_OF_CELL[cell])
+        self.known.see(tiles)
 
     def picture(self, position: Position, step: int) -> Picture:
         if self.view == ImageView.LOCAL:

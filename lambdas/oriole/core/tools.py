@@ -89,7 +89,7 @@ class ToolCall:
 
 def model_call(name: str, arguments: object, call_id: str | None = None, source: str = NATIVE) -> ToolCall:
     """A call as a model sent it, kept as it came unless its arguments nest deeper than ``MAX_ARGUMENT_DEPTH``:
-    those are dropped (no recursive code meets them: escaping, storing, the history) and the call is answered
+    those are dropped (no recursive code meets them: escaping, storing, the earlier turns) and the call is answered
     as invalid, saying why."""
     if nesting_depth(arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
         return ToolCall(

@@ -130,9 +130,10 @@ class CommittedTurn:
 
 @dataclass(frozen=True)
 class TurnState:
-    """Everything one turn starts from: the experiment, its recent actions (oldest first, as many as its history and
-    recall window read), the earlier turns (the newest ones, oldest first: only for a memory mode that carries
-    them), what a replay answers from, and the turn's committed row (when a previous attempt already wrote it)."""
+    """Everything one turn starts from: the experiment, its recent actions (oldest first, as many as its
+    historyActions and recall window read), the earlier turns (the newest ones, oldest first: only for a memory
+    mode that carries them), what a replay answers from, and the turn's committed row (when a previous attempt
+    already wrote it)."""
 
     experiment: ExperimentState
     recent_actions: tuple[RecentAction, ...]
@@ -215,7 +216,7 @@ class Turn:
             )
         )
         self.observation = (
-            Observation(self.config.observation, self.config.image_view)
+            Observation(self.config.observation, self.config.image_view, self.config.text_view)
             if PROVIDERS[experiment.llm_provider].calls_model
             else TEXT_ONLY  # a baseline reads text whatever the setting (it ignores pictures)
         )
@@ -233,9 +234,11 @@ class Turn:
         leaves. The world (``self.world``) is advanced in place."""
         known = self._kept_map() if self._keeps_map() else None
         recollection = self.memory.recollect(_Answering(agent, self.answered, "compaction"), known, self.world.position)
-        context = turn_context(self.world, self.rules, self.history(), self.config.max_moves)
+        context = turn_context(self.world, self.rules, self.recent_actions(), self.config.max_moves)
         if recollection.summary is not None:
             context["memory_summary"] = recollection.summary
+        if self.config.map_aid and known is not None:  # the planning aid, named for what it is (not a memory)
+            context["map_aid"] = known.summary(self.world.position)
         carried = self.memory.carried()
         settings = self.settings(sum(c.response.usage.tokens for c in recollection.calls))  # from before the turn
         if settings.tokens_left is not None:
@@ -297,6 +300,7 @@ class Turn:
             deadline=self.deadline,
             observation=self.observation,
             camera=self.camera(),
+            mapped=self._kept_map().known if self.observation.map_text else None,
         )
 
     def camera(self) -> Camera | None:
@@ -306,10 +310,10 @@ class Turn:
         known = self._kept_map().known if self.observation.view == ImageView.MAP else None
         return Camera(self.observation.view, self.maze, self.config.vision_range, known)
 
-    def history(self) -> list[JsonObject]:
+    def recent_actions(self) -> list[JsonObject]:
         """The last ``historyActions`` actions as the model reads them in its turn context."""
         count = self.config.history_actions
-        return [_history_entry(a) for a in self.state.recent_actions[-count:]] if count else []
+        return [_recent_action(a) for a in self.state.recent_actions[-count:]] if count else []
 
     def recall_window(self) -> RecallWindow:
         """What ``recall_all`` summarises: the last ``maxRecallActions`` actions' positions and sightings, and the
@@ -324,9 +328,14 @@ class Turn:
         )
 
     def _keeps_map(self) -> bool:
-        """Whether the experiment's memory carries the map the agent has seen: for its memory mode (the map
-        compaction) or for map pictures."""
-        return self.memory.keeps_map or (self.observation.pictures and self.observation.view == ImageView.MAP)
+        """Whether the experiment's memory carries the map the agent has seen: for the map aid, for its memory mode
+        (the retired map compaction), for map pictures or for the text map view."""
+        return (
+            self.config.map_aid
+            or self.memory.keeps_map
+            or (self.observation.pictures and self.observation.view == ImageView.MAP)
+            or self.observation.map_text
+        )
 
     def _kept_map(self) -> MapMemory:
         return MapMemory.kept(self.maze, self.state.experiment.memory, self.config.vision_range)
@@ -340,7 +349,7 @@ class Turn:
         return known.state()
 
 
-def _history_entry(action: RecentAction) -> JsonObject:
+def _recent_action(action: RecentAction) -> JsonObject:
     entry: JsonObject = {
         "step": action.step_number,
         "action": action.action_type,

@@ -8,7 +8,7 @@ to its wire format and back.
 
 The loop's design choices are experimental variables (``TurnSettings``): the breakers' thresholds,
 whether ``give_up`` is offered, whether tool calls are read from JSON in the text for models without
-native tool calling, and the context budget that earlier turns' messages (``history``) are trimmed to.
+native tool calling, and the context budget that earlier turns' messages (``earlier_turns``) are trimmed to.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from oriole.core.known_map import KnownMap
 from oriole.core.maze import Maze
-from oriole.core.picture import TEXT_ONLY, Camera, Observation, Picture
+from oriole.core.picture import TEXT_ONLY, Camera, Observation, Picture, text_map_view
 from oriole.core.text_tool_calls import instructions, parse_tool_calls
 from oriole.core.tools import (
     INVALID_ACTION,
@@ -102,7 +103,7 @@ class ModelResponse:
 class Agent(Protocol):
     """Anything that answers a model request: an LLM provider adapter or a baseline agent.
 
-    ``context_budget`` is how many tokens one request may hold (the history is trimmed to fit), or None
+    ``context_budget`` is how many tokens one request may hold (the earlier turns are trimmed to fit), or None
     when the agent has no such limit; each agent states its own, so the turn loop never asks who it is.
     """
 
@@ -158,7 +159,7 @@ class Sent:
 @dataclass(frozen=True)
 class ModelCall:
     """One call of the turn: the messages it added since the previous call, and the answer. ``kind`` is
-    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its history; ``sent`` is
+    ``turn`` for the agent's own calls and ``compaction`` for a call that summarised its earlier turns; ``sent`` is
     the rest of its request (``oriole.core.requests`` stores it and rebuilds the request from it)."""
 
     new_messages: tuple[Message, ...]
@@ -178,7 +179,9 @@ class TurnSettings:
     ``repetition_limit`` identical failing actions in a row (0: off), end the turn; ``text_tool_calls`` reads tool
     calls from JSON in the answer's text (the tools are then described in the system prompt, not sent as tools).
     With ``observation`` image or both, ``camera`` draws the view each request ends with; with image alone, what the
-    agent sees is not written in text.
+    agent sees is not written in text. With the text view ``map`` (``observation.map_text``), ``mapped`` is the map
+    seen so far, written as text (``map_view``) where the map picture would be sent, and each move's result
+    carries no ``visible`` tiles (as with the map picture alone).
     """
 
     budget: int
@@ -192,6 +195,7 @@ class TurnSettings:
     deadline: Callable[[], bool] | None = None  # True once another model call would outlive the task
     observation: Observation = TEXT_ONLY  # text, image or both; the camera draws the pictures
     camera: Camera | None = None
+    mapped: KnownMap | None = None  # the map the text map view writes (textView map), extended by each action
 
 
 @dataclass(frozen=True)
@@ -248,7 +252,7 @@ def prompt_budget(window: int, answer_tokens: int) -> int:
 
 
 def estimate_tokens(value: object) -> int:
-    """A provider-neutral estimate (about four characters of JSON per token), used only to trim history."""
+    """A provider-neutral estimate (about four characters of JSON per token), used only to trim the earlier turns."""
     return len(json.dumps(value, default=str, separators=(",", ":"))) // 4 + 1
 
 
@@ -293,7 +297,7 @@ def response_as_json(response: ModelResponse) -> JsonObject:
     }
 
 
-def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], max_moves: int) -> JsonObject:
+def turn_context(world: WorldState, game: Rules, recent_actions: Sequence[JsonObject], max_moves: int) -> JsonObject:
     """The opening user message of a turn: where the agent is, what it sees, what it did lately."""
     _, seen = observation(game.maze, world.position, game.vision_range)
     return {
@@ -302,7 +306,7 @@ def turn_context(world: WorldState, game: Rules, history: Sequence[JsonObject], 
         "step": world.step,
         "actions_left": max_moves - world.step,
         "goal_condition": game.goal_condition,
-        "recent_actions": list(history),
+        "recent_actions": list(recent_actions),
     }
 
 
@@ -319,8 +323,8 @@ class _Conversation:
     never loses its result), then the oldest ``recent_actions`` of the context; never the system prompt,
     the tools or the current turn's messages."""
 
-    def __init__(self, history: Sequence[Sequence[Message]], context: JsonObject, picture: Picture | None = None):
-        self.history = [list(turn) for turn in history]
+    def __init__(self, earlier_turns: Sequence[Sequence[Message]], context: JsonObject, picture: Picture | None = None):
+        self.earlier_turns = [list(turn) for turn in earlier_turns]
         self.context = context
         self.picture = picture
         self.current: list[Message] = []
@@ -328,7 +332,7 @@ class _Conversation:
         self.trim = ContextTrim()
 
     def messages(self) -> list[Message]:
-        return [*(m for turn in self.history for m in turn), self._opening(), *self.current]
+        return [*(m for turn in self.earlier_turns for m in turn), self._opening(), *self.current]
 
     def _opening(self) -> Message:
         return Message("user", self.context, picture=self.picture)
@@ -344,7 +348,7 @@ class _Conversation:
     def sent_with(self, system_prompt: str, tools: tuple[ToolSpec, ...], text_tool_calls: bool) -> Sent:
         """What the call about to be recorded sent beyond its new messages."""
         return Sent(
-            system_prompt, tools, len(self.history), len(self.context.get("recent_actions", ())), text_tool_calls
+            system_prompt, tools, len(self.earlier_turns), len(self.context.get("recent_actions", ())), text_tool_calls
         )
 
     def answered(self, answer: Message) -> None:
@@ -359,8 +363,8 @@ class _Conversation:
         before = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
         size = before
         turns, actions = 0, 0
-        while size > budget and self.history:
-            self.history.pop(0)
+        while size > budget and self.earlier_turns:
+            self.earlier_turns.pop(0)
             turns += 1
             size = fixed + sum(estimate_tokens(message_as_json(m)) for m in self.messages())
         recent = list(self.context.get("recent_actions", ()))
@@ -425,11 +429,11 @@ def run_turn(
     recall: RecallWindow,
     context: JsonObject,
     settings: TurnSettings,
-    history: Sequence[Sequence[Message]] = (),
+    earlier_turns: Sequence[Sequence[Message]] = (),
 ) -> TurnOutcome:
     """Play one turn of at most ``settings.budget`` actions, mutating ``world`` and ``recall``.
 
-    ``history`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
+    ``earlier_turns`` holds earlier turns' messages (conversation memory), each turn whole; they are trimmed,
     oldest first, to the agent's context budget before each call. ``settings.deadline`` says, before each
     call after the first, whether another call would no longer fit in the time the task has (its Lambda's);
     the turn then ends with the end reason ``deadline`` and is written, instead of dying with its Lambda
@@ -442,7 +446,7 @@ def run_turn(
         if settings.text_tool_calls
         else (system_prompt, settings.tools)
     )
-    conversation = _Conversation(history, *_opening(context, world, settings))
+    conversation = _Conversation(earlier_turns, *_opening(context, world, settings))
     actions: list[ActionRecord] = []
     calls: list[ModelCall] = []
     breakers = _Breakers(settings)
@@ -452,8 +456,8 @@ def run_turn(
             return TurnOutcome(actions, calls, TurnEnd.DEADLINE, tuple(results), _trim(conversation))
         if calls and _tokens_left(settings, calls) == 0:
             return TurnOutcome(actions, calls, TurnEnd.MAX_TOKENS, tuple(results), _trim(conversation))
-        if calls and settings.camera is not None:
-            conversation.current.append(_view_message(settings.camera, world))
+        if calls and (settings.camera is not None or settings.mapped is not None):
+            conversation.current.append(_view_message(settings, world))
         conversation.fit(prompt, offered, agent.context_budget)
         response = _read_text_calls(agent.respond(ModelRequest(prompt, offered, conversation.request())), settings)
         calls.append(
@@ -480,6 +484,8 @@ def run_turn(
             actions.append(record)
             if settings.camera is not None:
                 settings.camera.learn(record.tiles_seen)
+            if settings.mapped is not None:
+                settings.mapped.see(record.tiles_seen)
             end = _end_reason(record, world, breakers, len(actions), settings)
             result = {
                 **_shown(record.result, settings),
@@ -519,25 +525,35 @@ def _tokens_left(settings: TurnSettings, calls: Sequence[ModelCall]) -> int | No
 
 
 def _shown(observed: JsonObject, settings: TurnSettings) -> JsonObject:
-    """A context or a tool result as the agent reads it: without the tiles in text when it observes images only."""
-    return observed if settings.observation.text else {k: v for k, v in observed.items() if k != "visible"}
+    """A context or a tool result as the agent reads it: without the tiles in sight in text unless it observes
+    them so (text or both, the local text view)."""
+    if settings.observation.local_text:
+        return observed
+    return {k: v for k, v in observed.items() if k != "visible"}
+
+
+def _views(world: WorldState, settings: TurnSettings) -> tuple[JsonObject, Picture | None]:
+    """The views from where the agent stands: the text map (``map_view``) and the picture's caption with the
+    picture, each where the experiment observes it."""
+    shown: JsonObject = {}
+    if settings.mapped is not None:
+        shown["map_view"] = text_map_view(settings.mapped, world.step)
+    if settings.camera is None:
+        return shown, None
+    picture = settings.camera.picture(world.position, world.step)
+    return {**shown, "picture": picture.caption}, picture
 
 
 def _opening(context: JsonObject, world: WorldState, settings: TurnSettings) -> tuple[JsonObject, Picture | None]:
-    """The turn's context message: its content and, with pictures, the view from where the agent stands."""
-    context = _shown(context, settings)
-    if settings.camera is None:
-        return context, None
-    picture = settings.camera.picture(world.position, world.step)
-    return {**context, "picture": picture.caption}, picture
+    """The turn's context message: its content and the views from where the agent stands."""
+    views, picture = _views(world, settings)
+    return {**_shown(context, settings), **views}, picture
 
 
-def _view_message(camera: Camera, world: WorldState) -> Message:
-    """The view after the last answer's actions, ending the next request (user content, after the tool results)."""
-    picture = camera.picture(world.position, world.step)
-    return Message(
-        "user", {"position": list(world.position), "step": world.step, "picture": picture.caption}, picture=picture
-    )
+def _view_message(settings: TurnSettings, world: WorldState) -> Message:
+    """The views after the last answer's actions, ending the next request (user content, after the tool results)."""
+    views, picture = _views(world, settings)
+    return Message("user", {"position": list(world.position), "step": world.step, **views}, picture=picture)
 
 
 def _end_reason(

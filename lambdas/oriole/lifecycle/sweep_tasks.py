@@ -99,14 +99,17 @@ def plan_run(request: SweepRequest, store: Store, where: Deployment) -> SweepPla
         sweep_plan.check_prices(run, _matrix(run, store), where.prices(), run.allow_unpriced)
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     store.record_sweep_plan(run.id, len(planned), sweep)
-    indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in NAMES}
-    used = [p for p in NAMES if indices[p]]
+    lanes = sweep_plan.server_lanes(run, _matrix(run, store))
+    indices: dict[str, list[int]] = {group: [] for group in (*NAMES, *sweep_plan.LANES)}  # every map reads its own
+    for i in todo:
+        indices[sweep_plan.lane_of(planned[i].cell, lanes)].append(i)
+    used = [group for group, found in indices.items() if found]
     return SweepPlanned(
         sweep=sweep,
         planned=len(planned),
         already_done=len(planned) - len(todo),
         indices=indices,
-        caps=sweep_plan.caps(run, used, sweep_plan.experiments_at_once(where.concurrency(), len(used))),
+        caps=sweep_plan.caps(run, used, sweep_plan.experiments_at_once(where.concurrency(), len(used)), lanes),
         wait_seconds=run.wait_seconds,
     )
 
@@ -201,14 +204,14 @@ def summarize(
     name prefix)``, failed before making it) or skipped (never started: the spend limit, or the sweep was
     stopped)."""
     run = request.sweep
-    history = sweep_plan.by_repetition(store.sweep_experiments(run.id))
+    attempts_of = sweep_plan.by_repetition(store.sweep_experiments(run.id))
     rejected = failed_executions(request.experimentStateMachineArn, f"{run.id}-")
     counts: Counter[str] = Counter()
     endings: Counter[Ending] = Counter()
     pauses: dict[str, str | None] = {}  # agent -> why it is paused (None: it is not)
     for index in chain.from_iterable(request.indices.values()):
         item = _item(run, store, index)
-        attempts = history.get(item.agent_id(run.id), [])
+        attempts = attempts_of.get(item.agent_id(run.id), [])
         outcome = _outcome(run.id, item, attempts, rejected)
         if outcome != RepetitionOutcome.REJECTED and _unstarted(attempts):
             if item.cell.agent not in pauses:

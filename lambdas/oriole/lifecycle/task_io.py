@@ -165,7 +165,7 @@ class TaskOutput(BaseModel):
 
 class ExperimentStarted(TaskOutput):
     """StartExperiment's answer, the small state the execution carries between tasks: ids and counters, never
-    history."""
+    actions or messages."""
 
     experiment_id: int
     llm_provider: str

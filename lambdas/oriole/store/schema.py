@@ -152,17 +152,23 @@ class Schema(StoreBase):
 
     def _drop_views(self, names: set[str]) -> None:
         """Drop the views and functions of these names (those that exist): the views in one statement, so that
-        one depending on another is no obstacle, then the functions (every signature of each name). A view of
-        someone else's built on one of them stops the migration, with PostgreSQL's message naming it."""
-        views, functions = self.conn.cursor(row_factory=tuple_row).execute(
+        one depending on another is no obstacle, the triggers that call one of the functions (its file makes them
+        again), then the functions (every signature of each name). A view of someone else's built on one of them
+        stops the migration, with PostgreSQL's message naming it."""
+        views, triggers, functions = self.conn.cursor(row_factory=tuple_row).execute(
             "SELECT (SELECT array_agg(c.oid::regclass::text) FROM pg_class c WHERE c.relkind = 'v' "
             "          AND c.relname = ANY (%(names)s) AND c.relnamespace = 'public'::regnamespace) AS views, "
+            "       (SELECT array_agg(format('%%I ON %%s', t.tgname, t.tgrelid::regclass)) FROM pg_trigger t "
+            "          JOIN pg_proc p ON p.oid = t.tgfoid WHERE NOT t.tgisinternal "
+            "           AND p.proname = ANY (%(names)s) AND p.pronamespace = 'public'::regnamespace) AS triggers, "
             "       (SELECT array_agg(p.oid::regprocedure::text) FROM pg_proc p "
             "         WHERE p.proname = ANY (%(names)s) AND p.pronamespace = 'public'::regnamespace) AS functions",
             {"names": sorted(names)},
-        ).fetchone() or (None, None)
+        ).fetchone() or (None, None, None)
         if views:
             self.conn.execute("DROP VIEW " + ", ".join(views))
+        for trigger in triggers or ():
+            self.conn.execute("DROP TRIGGER " + trigger)
         if functions:
             self.conn.execute("DROP FUNCTION " + ", ".join(functions))
 
@@ -226,13 +232,32 @@ class Schema(StoreBase):
         to, whether it is an experimental variable, its default), replacing what was there.
 
         The analysis views compare experiments on these keys only, so the catalog stays the one place that
-        says what a setting is; a new catalog entry needs nothing else.
+        says what a setting is; a new catalog entry needs nothing else. Every local command loads it, and a change
+        recounts the kinds of experiment (migration 0036's triggers): so the table is written only when it
+        differs, and in one statement.
         """
-        rows = [(p.key, list(p.providers), p.experimental, Jsonb(p.default)) for p in parameters if p.overridable]
-        with self.conn.transaction():
-            self.conn.execute("DELETE FROM config_keys")
-            with self.conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO config_keys (key, providers, experimental, default_value) VALUES (%s, %s, %s, %s)",
-                    rows,
-                )
+        wanted = sorted((p for p in parameters if p.overridable), key=lambda p: p.key)
+        rows = [
+            {"key": p.key, "providers": list(p.providers), "experimental": p.experimental, "default_value": p.default}
+            for p in wanted
+        ]
+        stored = self.conn.execute(
+            'SELECT key, providers, experimental, default_value FROM config_keys ORDER BY key COLLATE "C"'
+        ).fetchall()
+        if stored == rows:
+            return
+        self.conn.execute(  # one statement: its triggers see the new keys whole, never a table half written
+            """
+            WITH wanted AS (
+                SELECT r.key, r.providers, r.experimental, r.default_value
+                  FROM jsonb_to_recordset(%(rows)s) AS r (key text, providers text[], experimental boolean,
+                                                          default_value jsonb)
+            ), gone AS (
+                DELETE FROM config_keys k WHERE k.key NOT IN (SELECT w.key FROM wanted w)
+            )
+            INSERT INTO config_keys (key, providers, experimental, default_value) SELECT * FROM wanted
+                ON CONFLICT (key) DO UPDATE SET providers = excluded.providers, experimental = excluded.experimental,
+                                                default_value = excluded.default_value
+            """,
+            {"rows": Jsonb(rows)},
+        )

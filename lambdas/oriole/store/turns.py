@@ -21,7 +21,7 @@ class Turns(StoreBase):
 
     def load_turn(self, experiment_id: int, turn_number: int, with_maze: bool) -> LoadedTurn | None:
         """Everything one turn needs, in one round trip: the experiment, its recent actions (as many as
-        the history and the recall window of its configuration need), the earlier turns when its memory mode
+        its historyActions and recall window need), the earlier turns when its memory mode
         carries them (``carrying_modes``: the statement asks the memory modes, never names one), the maze when
         the caller has not cached it, and the turn's row if it was already committed."""
         return self._one(
