@@ -468,6 +468,7 @@ def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
         "15",
         "0.375",
         "0.380",  # SPL: (1 + 1 + .5 + .5 + .25 + .25 + .2 + .1) / 10 decided runs
+        "0.345",  # SPL all: the same over all 11 runs that ended
         "1,500",
         "$0.1000",
         "$0.1375",
