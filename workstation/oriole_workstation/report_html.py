@@ -639,8 +639,8 @@ def _listed(values: Sequence[object], shown: int = 12) -> str:
 
 def provenance(origin: Provenance, by: GroupBy) -> str:
     """Where the page's numbers come from: when and by which code it was made, the database, the scope, the
-    code (versions, commits, harnesses), prompts and seeds of the experiments, how many of them and on how many
-    mazes, the query."""
+    code (versions, commits, harnesses), model builds, prompts and seeds of the experiments, how many of them and on
+    how many mazes, the query."""
     endings, started = origin.endings, origin.started
     prompts = Counter({f"{version} sha256:{digest}": n for (version, digest), n in origin.prompts.items()})
     items = [
@@ -659,6 +659,7 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
         ("code versions", _counted(origin.code_versions)),
         ("commits", _counted(origin.commits)),
         ("harness", _counted(origin.harnesses)),
+        ("model builds", _counted(origin.models) or "none (no model called)"),
         ("prompts", _counted(prompts)),
         ("seeds", _listed(origin.seeds) or "none"),
         (

@@ -272,6 +272,14 @@ class ComparedExperiment:
     code_hash: str | None = None
     harness_version: str | None = None
     harness_hash: str | None = None
+    # the model build its server reported at the start (migration 0034; None: not asked, or before it)
+    model_build: str | None = None
+    reported_model: str | None = None
+    server_software: str | None = None
+    server_version: str | None = None
+    model_parameter_size: str | None = None
+    model_quantization: str | None = None
+    inference_profile: str | None = None
 
     @property
     def compared(self) -> dict[str, Json]:
