@@ -6,7 +6,8 @@
 #              tests/integration, tests/browser: the pages in Chromium,
 #              tests/infra), on the same workers.
 # make test-examples: the docs' worked sweeps (docs/examples.py) run again in fresh databases and compared with
-#              the pages that show them (minutes; make test checks the single runs the pages show).
+#              the pages that show them (minutes; make test checks the single runs the pages show, and the sweeps
+#              from their records, docs/example-runs/: a sample of cells run again, the tables added up).
 # make docs:   install the docs extra and build the site into site/ (mkdocs build --strict); its reference pages
 #              are generated from the code (docs/generated.py, an mkdocs hook). `make docs SERVE=1` serves it on :8000.
 # make typecheck: mypy over the runtime (strict) and the workstation (mypy's default checks), as pyproject.toml sets.

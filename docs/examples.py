@@ -11,10 +11,16 @@ A figure an example draws is copied where the pages show it. ``make test-example
 (``tests/integration/test_doc_examples.py``) runs the same commands in a fresh database and fails when a page, or
 a figure, and the run disagree (timings and clock times aside, which no two machines share); the README's report
 picture (``docs/report_image.py``) is checked against the same run's comparison.
+
+A sweep example also records what each of its experiments did (``docs/example-runs/NAME.jsonl``: one line per
+experiment, the deterministic columns of ``oriole export --sweep ID --format jsonl``). ``make test`` checks the
+sweeps cheaply from it: the sweep file still plans those seeds, a sample of its cells run again gives the same
+lines, and the page's table is what those lines add up to; ``make test-examples`` still reruns them whole.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -33,6 +39,35 @@ PAGES = (
     CHECKOUT / "docs" / "tutorial" / "first-comparison.md",
     CHECKOUT / "docs" / "explanation" / "statistics.md",
     CHECKOUT / "docs" / "reference" / "results.md",
+)
+RUNS = CHECKOUT / "docs" / "example-runs"  # each sweep example's experiments, one JSON line each
+# What a sweep example's record keeps of each experiment: what the same file, run again anywhere, gives again (its id,
+# times, code version and database do not come back).
+RUN_COLUMNS = (
+    "agent_id",
+    "llm_provider",
+    "model_name",
+    "maze",
+    "maze_family",
+    "maze_size",
+    "maze_hash",
+    "seed",
+    "status",
+    "ending",
+    "ending_cause",
+    "goal_first_seen_step",
+    "goal_reached_step",
+    "actions",
+    "moves",
+    "failed_moves",
+    "unique_tiles_visited",
+    "path_length",
+    "optimal_path_length",
+    "path_efficiency",
+    "spl",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
 )
 BLOCK = re.compile(r"(<!-- example: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- /example -->)", re.S)
 TIMING = "# took "  # the line that says how long an example's run took
@@ -55,6 +90,17 @@ class Example:
     setup: tuple[str, ...] = ()
     timed: bool = False
     figure: tuple[str, Path] | None = None
+    sweep: str | None = None  # the sweep whose experiments the example records (docs/example-runs/NAME.jsonl)
+
+    @property
+    def record(self) -> Path:
+        return RUNS / f"{self.name}.jsonl"
+
+    @property
+    def sweep_file(self) -> Path:
+        """The committed sweep file the example runs (its ``oriole sweep FILE`` command)."""
+        words = next(shlex.split(c) for c in self.shown if c.startswith("oriole sweep "))
+        return CHECKOUT / words[2]
 
 
 EXAMPLES = (
@@ -72,8 +118,15 @@ EXAMPLES = (
             "oriole render --sweep baseline-ladder --agent baseline/explorer --maze perfect-21 --dir {folder}",
             CHECKOUT / "docs" / "explorer-perfect-21.png",
         ),
+        sweep="baseline-ladder",
     ),
-    Example("samples", ("oriole sweep sweeps/maze-samples.toml --quiet",), timed=True),
+    Example("samples", ("oriole sweep sweeps/maze-samples.toml --quiet",), timed=True, sweep="maze-samples"),
+    Example(
+        "report",
+        ("oriole sweep sweeps/tutorial.toml --quiet", "oriole report --sweep tutorial --pairs"),
+        timed=True,
+        sweep="tutorial",
+    ),
 )
 BY_NAME = {example.name: example for example in EXAMPLES}
 
@@ -104,6 +157,20 @@ def run(example: Example, env: Mapping[str, str], figures: Path | None = None) -
     if figures is not None and example.figure is not None:
         oriole(example.figure[0].format(folder=figures), env)
     return "".join(parts)
+
+
+def run_line(experiment: Mapping[str, object]) -> str:
+    """One experiment as its example's record holds it: the deterministic columns (``RUN_COLUMNS``), as JSON."""
+    return json.dumps({column: experiment[column] for column in RUN_COLUMNS})
+
+
+def recorded_runs(example: Example, env: Mapping[str, str]) -> str:
+    """The record of a sweep example's experiments, from ``oriole export``: a line each, by agent id."""
+    folder = Path(env["ORIOLE_HOME"]) / "export"
+    oriole(f"oriole export --sweep {example.sweep} --format jsonl -o {folder}", env)
+    with (folder / "experiments.jsonl").open(encoding="utf-8") as exported:
+        experiments = sorted((json.loads(line) for line in exported), key=lambda e: str(e["agent_id"]))
+    return "".join(run_line(e) + "\n" for e in experiments)
 
 
 def drawn(folder: Path) -> Path:
@@ -175,6 +242,10 @@ def main(names: list[str]) -> None:
         try:
             block = run(example, env, figures)
             changed = write(name, block)
+            if example.sweep is not None:
+                RUNS.mkdir(exist_ok=True)
+                example.record.write_text(recorded_runs(example, env), encoding="utf-8")
+                changed.append(example.record)
             if example.figure is not None:
                 shutil.copyfile(drawn(figures), example.figure[1])
                 changed.append(example.figure[1])

@@ -276,7 +276,7 @@ class Functions(Construct):
             self.task("StartExperiment").add_environment(VISION_MODELS, json.dumps(list(models)))
 
     def grant_bedrock(self, model_ids: tuple[str, ...]) -> None:
-        """Invoke only the configured models, and tell StartExperiment which ones they are.
+        """Invoke only the configured models, tell StartExperiment which ones they are and let it look them up.
 
         A base model id is granted through the inference profiles of the deployment's geography and the
         global one (in this region and account), and as the foundation model in any region: a profile routes
@@ -299,14 +299,22 @@ class Functions(Construct):
                 resources=[*profiles, *dict.fromkeys(models)],
             )
         )
+        # StartExperiment records which build answers (oriole.providers.identity): it looks the models up, never
+        # invokes them
+        start = self.task("StartExperiment")
+        start.add_to_role_policy(iam.PolicyStatement(actions=["bedrock:GetInferenceProfile"], resources=profiles))
+        start.add_to_role_policy(
+            iam.PolicyStatement(actions=["bedrock:GetFoundationModel"], resources=list(dict.fromkeys(models)))
+        )
 
     def allow_model_servers(
         self, provider: Provider, urls: tuple[str, ...], secret_arn: str | None, kms_key_arn: str | None = None
     ) -> None:
         """The model servers of ``provider`` (Ollama endpoints, OpenAI-compatible base URLs) StartExperiment lets an
-        execution name (none listed: none), and the API key its agent task sends them. A secret encrypted with a
-        customer-managed key (``kms_key_arn``) is readable only with kms:Decrypt on that key, which the agent gets
-        through Secrets Manager only (the kms:ViaService condition)."""
+        execution name (none listed: none), and the API key its agent task and StartExperiment (asking the server
+        which model build it serves) send them. A secret encrypted with a customer-managed key (``kms_key_arn``) is
+        readable only with kms:Decrypt on that key, which they get through Secrets Manager only (the
+        kms:ViaService condition)."""
         if provider.servers is None or provider.api_key_secret is None:
             raise ValueError(f"provider {provider.name} is sent to no model server")
         start = self.task("StartExperiment")
@@ -315,17 +323,19 @@ class Functions(Construct):
             return
         secret = secretsmanager.Secret.from_secret_complete_arn(self, f"{provider.label}ApiKey", secret_arn)
         function = self.task(provider.task)
-        secret.grant_read(function)
-        if kms_key_arn:
-            via_secrets_manager = f"secretsmanager.{Stack.of(self).region}.amazonaws.com"
-            function.add_to_role_policy(
-                iam.PolicyStatement(
-                    actions=["kms:Decrypt"],
-                    resources=[kms_key_arn],
-                    conditions={"StringEquals": {"kms:ViaService": via_secrets_manager}},
+        # the agent sends the key with every request; StartExperiment with the questions it asks the server once,
+        # which build it serves (oriole.providers.identity: the server's listing sits behind the same key)
+        for reader in (function, start):
+            secret.grant_read(reader)
+            if kms_key_arn:
+                via_secrets_manager = f"secretsmanager.{Stack.of(self).region}.amazonaws.com"
+                reader.add_to_role_policy(
+                    iam.PolicyStatement(
+                        actions=["kms:Decrypt"],
+                        resources=[kms_key_arn],
+                        conditions={"StringEquals": {"kms:ViaService": via_secrets_manager}},
+                    )
                 )
-            )
-        for reader in (function, start):  # StartExperiment only learns that a key is sent, it cannot read it
             reader.add_environment(provider.api_key_secret, secret_arn)
 
     def grant_executions(self, state_machine_arn: str, execution_arns: str, timeout_seconds: int) -> None:

@@ -103,13 +103,18 @@ CREATE TABLE comparison_settings (
     varied jsonb NOT NULL
 );
 COMMENT ON TABLE comparison_settings IS
-    'the settings that varied among the experiments when comparison_groups was last worked out whole (one row)';
+    'the settings that varied among the experiments, and the models split on their build, when comparison_groups was '
+    'last worked out whole (one row)';
 COMMENT ON COLUMN comparison_settings.varied IS
-    'each kind of experiment (provider, experimental settings) with its varied settings, as varied_settings gives them';
+    'settings: each kind of experiment (provider, experimental settings) with its varied settings (varied_settings); '
+    'builds: each model reported in more than one build (compared_builds)';
 
 -- a group's experiments found through the index: experiments_model_idx with the maze
 CREATE INDEX experiments_group_idx ON experiments (llm_provider, model_name, prompt_version, maze_id);
 DROP INDEX experiments_model_idx;
+-- the models reported in more than one build among the compared experiments (compared_builds), from the index alone
+CREATE INDEX experiments_build_idx ON experiments (llm_provider, model_name, model_build)
+    WHERE replay_of IS NULL AND archived_at IS NULL;
 
 DO $$
 BEGIN

@@ -91,6 +91,22 @@ def model_arns(model_id: str, region: str, account: str = ACCOUNT) -> list[str]:
     return [profile, *dict.fromkeys(foundation(r) for r in (region, *deployment.DESTINATION_REGIONS[prefix]))]
 
 
+def foundation_model_arn(model: str, region: str) -> str:
+    """The foundation model a lookup names by id or ARN."""
+    return model if model.startswith("arn:") else f"arn:aws:bedrock:{region}::foundation-model/{model}"
+
+
+def profile_arn(profile: str, region: str) -> str:
+    """The inference profile a lookup names by id or ARN."""
+    return profile if profile.startswith("arn:") else f"arn:aws:bedrock:{region}:{ACCOUNT}:inference-profile/{profile}"
+
+
+def _model_named(params: dict) -> str | None:
+    """The model or profile id a Bedrock call names: an invocation's ``modelId``, a lookup's identifier."""
+    named = params.get("modelId") or params.get("modelIdentifier") or params.get("inferenceProfileIdentifier")
+    return named if isinstance(named, str) else None
+
+
 def function_arn(params: dict, region: str) -> str:
     """The function (or, with a ``Qualifier``, the version) a Lambda request names by name or ARN."""
     name = params["FunctionName"]
@@ -142,6 +158,15 @@ ARNS: dict[tuple[str, str], tuple[str, Mapper]] = {
         lambda p, r: model_arns(p["modelId"], r),
     ),
     ("bedrock-runtime", "InvokeModel"): ("bedrock:InvokeModel", lambda p, r: model_arns(p["modelId"], r)),
+    # the model lookups of an experiment's start (its model identity): on the foundation model, on the profile
+    ("bedrock", "GetFoundationModel"): (
+        "bedrock:GetFoundationModel",
+        lambda p, r: [foundation_model_arn(p["modelIdentifier"], r)],
+    ),
+    ("bedrock", "GetInferenceProfile"): (
+        "bedrock:GetInferenceProfile",
+        lambda p, r: [profile_arn(p["inferenceProfileIdentifier"], r)],
+    ),
 }
 
 CALLS: list[Call] = []  # every call of the session, in order; a test slices it with ``since``
@@ -170,7 +195,7 @@ def _record(params: dict, model, context: dict, **_) -> None:
     service, operation = model.service_model.service_name, model.name
     region = context.get("client_region") or ""
     environment = tuple((name, os.environ[name]) for name in NAMING_VARIABLES if name in os.environ)
-    seen = functools.partial(Call, function, region=region, environment=environment, model_id=params.get("modelId"))
+    seen = functools.partial(Call, function, region=region, environment=environment, model_id=_model_named(params))
     action, arns = ARNS.get((service, operation), (f"{model.service_model.signing_name}:{operation}", None))
     if arns is None:
         CALLS.append(

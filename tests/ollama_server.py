@@ -1,5 +1,8 @@
 """A scripted stand-in for an Ollama server: real HTTP on loopback (see ``tests.scripted_server``), answering
-``POST /api/chat`` from a script, and ``GET /api/tags`` with the models it is given.
+``POST /api/chat`` from a script; and what Ollama documents about the models it is given and itself, out of the
+script: ``GET /api/tags`` (each model's digest and details), ``POST /api/show`` (a model's details, 404 for one it
+does not serve) and ``GET /api/version``. A model's digest is ``digests[name]`` (by default the SHA-256 of its
+name): a test changes it to stand for a model pulled again.
 
 The server speaks only what Ollama documents for a non-streaming chat request; anything else (another path, a
 streaming request, a body without a model, a message's ``images`` that are not base64 PNGs that decode) is
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -26,6 +30,17 @@ __all__ = ["ScriptedOllama", "chat_response", "error", "slow", "text_reply", "to
 
 CHAT_PATH = "/api/chat"
 TAGS_PATH = "/api/tags"
+SHOW_PATH = "/api/show"
+VERSION_PATH = "/api/version"
+VERSION = "0.12.6"
+DETAILS = {
+    "parent_model": "",
+    "format": "gguf",
+    "family": "qwen3",
+    "families": ["qwen3"],
+    "parameter_size": "8.2B",
+    "quantization_level": "Q4_K_M",
+}
 
 
 def chat_response(reply: dict, model: str) -> dict:
@@ -82,14 +97,48 @@ class ScriptedOllama(ScriptedServer):
 
     def __init__(self, *replies: dict | tuple, models: Iterable[str] = ()):
         super().__init__(*replies, models=models)
+        self.digests: dict[str, str] = {}  # a model (with its tag) pulled again: its new digest
         self.pictures: list[list[DecodedPng]] = []  # per request received, the images it carried, decoded
 
     def listing(self, request: ScriptedRequest) -> tuple[int, bytes] | None:
-        """``GET /api/tags``: the pulled models, named with their tag as Ollama names them."""
-        if (request.method, request.path) != ("GET", TAGS_PATH):
-            return None
+        """What Ollama says of its models and itself (``GET /api/tags``, ``POST /api/show``, ``GET /api/version``),
+        the models named with their tag as Ollama names them."""
         named = [model if ":" in model else f"{model}:latest" for model in self.models]
-        return 200, json.dumps({"models": [{"name": name, "model": name, "size": 1} for name in named]}).encode()
+        if (request.method, request.path) == ("GET", TAGS_PATH):
+            entries = [
+                {
+                    "name": name,
+                    "model": name,
+                    "modified_at": "2025-10-03T23:34:03.409490317-07:00",
+                    "size": 5_225_376_047,
+                    "digest": self.digest(name),
+                    "details": DETAILS,
+                }
+                for name in named
+            ]
+            return 200, json.dumps({"models": entries}).encode()
+        if (request.method, request.path) == ("GET", VERSION_PATH):
+            return 200, json.dumps({"version": VERSION}).encode()
+        if (request.method, request.path) == ("POST", SHOW_PATH):
+            wanted = request.body.get("model") if isinstance(request.body, dict) else None
+            name = wanted if isinstance(wanted, str) and ":" in wanted else f"{wanted}:latest"
+            if name not in named:
+                return error(404, f"model '{wanted}' not found")
+            shown = {
+                "modelfile": f"FROM {name}",
+                "parameters": "temperature 0.6",
+                "template": "{{ .Prompt }}",
+                "details": DETAILS,
+                "model_info": {"general.architecture": "qwen3", "general.parameter_count": 8_190_735_360},
+                "capabilities": ["completion", "tools"],
+                "modified_at": "2025-10-03T23:34:03.409490317-07:00",
+            }
+            return 200, json.dumps(shown).encode()
+        return None
+
+    def digest(self, name: str) -> str:
+        """The digest of a pulled model (``name`` with its tag)."""
+        return self.digests.get(name) or hashlib.sha256(name.encode()).hexdigest()
 
     def problem(self, request: ScriptedRequest) -> tuple[int, bytes] | None:
         problem = _protocol_problem(request)

@@ -13,10 +13,12 @@ test writes itself (status line, headers and body), one piece every ``pause`` se
 last (they may be endless) and the client listens. Every request is kept in ``requests``, and every answer
 written whole in ``answers`` (status and body bytes, in the order of the requests). ``billed`` is the server's own
 ledger: the tokens its 2xx answers reported, summed over the answers it finished writing (``usage_of`` reads them in
-the protocol's fields), to be held against what the client stored.
+the protocol's fields), to be held against what the client stored. ``most_in_flight`` is the most scripted requests
+it was answering at once: how many clients it served together (a concurrency cap is held against it).
 
 The models a server serves (``models``) are what its protocol's listing answers (``listing``: Ollama's ``GET
-/api/tags``, ``GET /v1/models``): a listing is answered out of the script and kept apart, in ``listings``.
+/api/tags``, ``/api/show`` and ``/api/version``, ``GET /v1/models``): a listing is answered out of the script and
+kept apart, its request in ``listings``, its answer out of ``answers`` and the ledger.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ class ScriptedRequest:
 
 
 @dataclass(frozen=True)
+class Listed:
+    """A listing's answer (``ScriptedServer.listing``): written like any, kept out of ``answers`` and the ledger."""
+
+    raw: Raw
+
+
+@dataclass(frozen=True)
 class Trickle:
     """Write ``pieces`` (raw bytes: the whole answer, as a hostile server writes it) ``pause`` seconds apart."""
 
@@ -79,6 +88,8 @@ class ScriptedServer:
         self.listings: list[ScriptedRequest] = []
         self.answers: list[tuple[int, bytes]] = []
         self.delivered: list[tuple[int, bytes]] = []  # the answers written to the end without the client leaving
+        self.in_flight = 0  # scripted requests being answered now
+        self.most_in_flight = 0  # the most at once so far: how many clients the server served together
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -153,23 +164,30 @@ class ScriptedServer:
                 return self._script.popleft()
         return self.error(500, f"{type(self).__name__}: request #{number} was not scripted (the script is exhausted)")
 
-    def _answer(self, request: ScriptedRequest) -> Raw | Trickle:
+    def _answer(self, request: ScriptedRequest) -> Raw | Trickle | Listed:
         """The status, body and headers for one request, waiting first if the reply is slow (a trickle is
-        written as it is)."""
+        written as it is); a listing's, marked as such."""
         if (listed := self.listing(request)) is not None:
             with self._lock:
                 self.listings.append(request)
-            return listed
+            return Listed(listed)
         problem = self.problem(request)
         number = self._record(request)
         if problem:
             return problem
-        reply = self._next(number)
-        if isinstance(reply, Slow):
-            if self._stopping.wait(reply.seconds):
-                return self.error(503, f"{type(self).__name__}: shutting down")
-            reply = reply.reply
-        return reply if isinstance(reply, tuple | Trickle) else self.render(reply, request)
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            reply = self._next(number)
+            if isinstance(reply, Slow):
+                if self._stopping.wait(reply.seconds):
+                    return self.error(503, f"{type(self).__name__}: shutting down")
+                reply = reply.reply
+            return reply if isinstance(reply, tuple | Trickle) else self.render(reply, request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
 
     def _trickle(self, answer: Trickle, out) -> None:
         """Write the pieces one by one until they run out, the client leaves or the server stops."""
@@ -207,9 +225,11 @@ class ScriptedServer:
                     self.close_connection = True
                     scripted._trickle(answer, self.wfile)
                     return
-                status, payload, *extra = answer
+                chat = not isinstance(answer, Listed)  # a listing is kept apart: not an answer, never billed
+                status, payload, *extra = answer.raw if isinstance(answer, Listed) else answer
                 with scripted._lock:
-                    scripted.answers.append((status, payload))
+                    if chat:
+                        scripted.answers.append((status, payload))
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -221,8 +241,9 @@ class ScriptedServer:
                     self.wfile.flush()
                 except OSError:
                     return  # the client gave up (a timeout test); nothing left to tell it
-                with scripted._lock:
-                    scripted.delivered.append((status, payload))
+                if chat:
+                    with scripted._lock:
+                        scripted.delivered.append((status, payload))
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

@@ -109,6 +109,12 @@ class ExecutionInput(BaseModel):
         description="stored archived from its start, out of every view, report and export (a deployment check's "
         "experiment: it tests the system, not the model)",
     )
+    modelBuild: Name | None = Field(
+        None,
+        max_length=400,
+        description="the model build the experiment must run on (experiments.model_build, as `oriole rerun` asks): "
+        "refused, naming both builds, when the server reports another or does not tell its build",
+    )
 
     @field_validator("mazeId")
     @classmethod

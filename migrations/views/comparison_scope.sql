@@ -1,7 +1,8 @@
 -- The comparison's scope: the experiments matching the filters (NULL: no filter; chosen_experiments applies them),
 -- replays and archived ones left out, each with `compared_config`: its experimental settings (config_keys: the keys
 -- that apply to its provider, the catalog default where its snapshot predates a key) whose value differs among these
--- experiments, so settings never get mixed in one group; and `counted`: whether it is the attempt its repetition
+-- experiments, so settings never get mixed in one group (and `modelBuild`, the build its server reported, where
+-- experiments of one model name ran on more than one build); and `counted`: whether it is the attempt its repetition
 -- counts as. A repetition of a sweep (the sweep recorded at its start, and its agent id <sweep>/<cell>/r<n>) counts
 -- once in every rate: its attempt that ended decided (success or agent failure), else its latest; an attempt that
 -- errored or was censored and then run again is not counted, though what it spent is. An experiment outside a sweep
@@ -25,7 +26,7 @@ CREATE FUNCTION comparison_scope(
 LANGUAGE sql STABLE AS $$
     WITH picked AS MATERIALIZED (
         -- the snapshot without the keys that are never compared (transport, the seed, bookkeeping)
-        SELECT e.id, e.llm_provider,
+        SELECT e.id, e.llm_provider, e.model_name, e.model_build,
                comparison_scope.groups IS NULL OR jsonb_build_array(e.llm_provider, e.model_name, e.agent_label,
                    e.prompt_version, e.prompt_hash, m.family, m.width || 'x' || m.height) = ANY (comparison_scope.groups)
                    AS in_groups,
@@ -59,8 +60,20 @@ LANGUAGE sql STABLE AS $$
                  WHERE f.everything AND k.experiments > 0) d
     ), varied AS MATERIALIZED (  -- once, whatever the plan of the join below
         SELECT v.* FROM kinds d CROSS JOIN LATERAL varied_settings(d.providers, d.settings) v
+    ), rebuilt AS (
+        -- a model its server reported more than one build of among these experiments (experiments.model_build: an
+        -- Ollama tag pulled again, another quantisation behind one name): split on the build, named modelBuild
+        -- (with groups: among every compared experiment of the database, as the whole comparison finds them)
+        SELECT p.llm_provider, p.model_name FROM picked p WHERE comparison_scope.groups IS NULL
+         GROUP BY p.llm_provider, p.model_name HAVING count(DISTINCT coalesce(p.model_build, '')) > 1
+         UNION ALL
+        SELECT b.llm_provider, b.model_name FROM compared_builds() b WHERE comparison_scope.groups IS NOT NULL
     )
-    SELECT p.id, coalesce(v.config, '{}'), p.counted
+    SELECT p.id,
+           coalesce(v.config, '{}')
+           || CASE WHEN (p.llm_provider, p.model_name) IN (SELECT r.llm_provider, r.model_name FROM rebuilt r)
+                   THEN jsonb_build_object('modelBuild', coalesce(p.model_build, 'not recorded')) ELSE '{}' END,
+           p.counted
       FROM picked p
       LEFT JOIN varied v ON v.llm_provider = p.llm_provider AND v.settings = p.settings
      WHERE p.in_groups

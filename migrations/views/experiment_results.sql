@@ -49,7 +49,14 @@ SELECT e.id AS experiment_id,
        e.sweep_id,
        e.failure_reason,
        m.width || 'x' || m.height AS maze_size,
-       m.content_hash AS maze_hash
+       m.content_hash AS maze_hash,
+       e.model_build,
+       e.reported_model,
+       e.server_software,
+       e.server_version,
+       e.model_parameter_size,
+       e.model_quantization,
+       e.inference_profile
   FROM experiments e
   JOIN mazes m ON m.id = e.maze_id
   -- optimum / max(optimum, path length): 1 on a shortest run, never above (a run without a move that changes
@@ -123,7 +130,8 @@ COMMENT ON COLUMN experiment_results.duration_seconds IS 'completed_at - started
 COMMENT ON COLUMN experiment_results.model_calls IS 'model calls';
 COMMENT ON COLUMN experiment_results.mean_latency_ms IS 'mean latency of its model calls (NULL without calls)';
 COMMENT ON COLUMN experiment_results.varied_config IS
-    'its experimental settings (for its provider) whose value is not the same in every experiment of the database';
+    'its experimental settings (for its provider) whose value is not the same in every experiment compared: here, '
+    'every experiment of the database; in `oriole export` and `oriole report`, the experiments their filters select';
 COMMENT ON COLUMN experiment_results.config IS 'the whole configuration snapshot (JSON)';
 COMMENT ON COLUMN experiment_results.seed IS
     'the experiment''s seed: a baseline agent''s, Ollama''s, an OpenAI-compatible server''s with sendSeed';
@@ -134,3 +142,12 @@ COMMENT ON COLUMN experiment_results.sweep_id IS 'the sweep that started it (exp
 COMMENT ON COLUMN experiment_results.failure_reason IS 'why it did not succeed';
 COMMENT ON COLUMN experiment_results.maze_size IS 'the maze''s width x height, e.g. 11x11';
 COMMENT ON COLUMN experiment_results.maze_hash IS 'the maze''s content hash: two experiments on the same grid share it';
+COMMENT ON COLUMN experiment_results.model_build IS
+    'the model build its server reported at the start (experiments.model_build: an Ollama digest, a /models entry''s '
+    'root or id, a Bedrock foundation model ARN); ''unknown'' when not told; NULL when not asked (a baseline)';
+COMMENT ON COLUMN experiment_results.reported_model IS 'the model as its server names it (experiments.reported_model)';
+COMMENT ON COLUMN experiment_results.server_software IS 'the model server''s software (experiments.server_software)';
+COMMENT ON COLUMN experiment_results.server_version IS 'its version (experiments.server_version)';
+COMMENT ON COLUMN experiment_results.model_parameter_size IS 'the parameter size Ollama reported (8.2B)';
+COMMENT ON COLUMN experiment_results.model_quantization IS 'the quantisation level Ollama reported (Q4_K_M)';
+COMMENT ON COLUMN experiment_results.inference_profile IS 'the Bedrock inference profile''s ARN, if one was named';

@@ -27,9 +27,9 @@ BEGIN
          WHERE (o.replay_of IS NULL AND o.archived_at IS NULL OR n.replay_of IS NULL AND n.archived_at IS NULL)
            AND ((o.archived_at IS NULL) <> (n.archived_at IS NULL) OR (o.replay_of IS NULL) <> (n.replay_of IS NULL)
                 OR (o.llm_provider, o.model_name, o.agent_label, o.prompt_version, o.prompt_hash, o.maze_id,
-                    o.config, o.sweep_id, o.agent_id, o.ending)
+                    o.config, o.sweep_id, o.agent_id, o.ending, o.model_build)
                    IS DISTINCT FROM (n.llm_provider, n.model_name, n.agent_label, n.prompt_version, n.prompt_hash,
-                                     n.maze_id, n.config, n.sweep_id, n.agent_id, n.ending)
+                                     n.maze_id, n.config, n.sweep_id, n.agent_id, n.ending, n.model_build)
                 OR n.ending IS NOT NULL
                    AND (o.status, o.action_count, o.move_count, o.failed_move_count, o.optimal_path_length,
                         o.input_tokens, o.output_tokens, o.cost_usd, o.model_calls, o.latency_ms)

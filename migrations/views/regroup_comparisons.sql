@@ -1,9 +1,10 @@
 -- Work the kept comparison (comparison_groups) out again from the experiments: the groups of the given agents (each
 -- jsonb_build_array(llm_provider, model_name, agent_label, prompt_version, prompt_hash, maze family, maze size)),
 -- both per maze family and size and per maze; or every group when `agents` is NULL or the settings that vary among
--- the experiments are no longer those the kept groups were worked out with (comparison_settings): a group's
--- compared configuration is then another. One keeper at a time (the table's lock), each after the one before has
--- committed, so that a group is always worked out from every committed change. Called by keep_comparison_groups.
+-- the experiments, or the models split on their build (compared_builds), are no longer those the kept groups were
+-- worked out with (comparison_settings): a group's compared configuration is then another. One keeper at a time
+-- (the table's lock), each after the one before has committed, so that a group is always worked out from every
+-- committed change. Called by keep_comparison_groups.
 CREATE FUNCTION regroup_comparisons(agents jsonb[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -11,12 +12,16 @@ DECLARE
     ids bigint[];
 BEGIN
     LOCK TABLE comparison_groups IN SHARE ROW EXCLUSIVE MODE;
-    SELECT coalesce(jsonb_agg(jsonb_build_array(v.llm_provider, v.settings, v.config)
-                              ORDER BY v.llm_provider, v.settings), '[]')
-      INTO varied
-      FROM (SELECT array_agg(k.llm_provider) AS providers, array_agg(k.settings) AS settings
-              FROM experiment_kinds k WHERE k.experiments > 0) d
-     CROSS JOIN LATERAL varied_settings(d.providers, d.settings) v;
+    SELECT jsonb_build_object(
+               'settings', (SELECT coalesce(jsonb_agg(jsonb_build_array(v.llm_provider, v.settings, v.config)
+                                                      ORDER BY v.llm_provider, v.settings), '[]')
+                              FROM (SELECT array_agg(k.llm_provider) AS providers, array_agg(k.settings) AS settings
+                                      FROM experiment_kinds k WHERE k.experiments > 0) d
+                             CROSS JOIN LATERAL varied_settings(d.providers, d.settings) v),
+               'builds', (SELECT coalesce(jsonb_agg(jsonb_build_array(b.llm_provider, b.model_name)
+                                                    ORDER BY b.llm_provider, b.model_name), '[]')
+                            FROM compared_builds() b))
+      INTO varied;
     IF agents IS NULL OR varied IS DISTINCT FROM (SELECT s.varied FROM comparison_settings s) THEN
         DELETE FROM comparison_groups;
         INSERT INTO comparison_groups SELECT false, g.* FROM compared_groups(by_maze => false) g;

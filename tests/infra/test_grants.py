@@ -49,10 +49,17 @@ def test_a_base_model_is_granted_through_its_geographys_profiles_and_a_profile_i
     assert f"{account}:inference-profile/{BASE_MODEL}" not in granted  # no such profile exists
     assert {f"arn:aws:bedrock:*::foundation-model/{m}" for m in (BASE_MODEL, PROFILE.split(".", 1)[1])} <= set(granted)
     assert not any(r.endswith("foundation-model/*") or r.endswith("inference-profile/*") for r in granted)
-    others = [
-        s for name in ("InvokeOllamaAgent", "StartExperiment", "CheckProgress") for s in policies_of(orchestrator, name)
-    ]
+    others = [s for name in ("InvokeOllamaAgent", "CheckProgress") for s in policies_of(orchestrator, name)]
     assert "bedrock:" not in json.dumps(others)
+    # StartExperiment looks the granted models up (the model identity), never invokes one
+    lookups = [s for s in policies_of(orchestrator, "StartExperiment") if "bedrock:" in json.dumps(s)]
+    assert {s["Action"] for s in lookups} == {"bedrock:GetInferenceProfile", "bedrock:GetFoundationModel"}
+    looked_up = [
+        resolve(r, orchestrator.to_json(), region)
+        for s in lookups
+        for r in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])
+    ]
+    assert looked_up and set(looked_up) <= set(granted)  # only the models it may invoke
 
 
 def test_start_experiment_knows_the_allowed_models_and_ollama_endpoints(templates):
@@ -62,7 +69,8 @@ def test_start_experiment_knows_the_allowed_models_and_ollama_endpoints(template
     assert json.loads(env["ORIOLE_OLLAMA_ENDPOINTS"]) == OLLAMA_ENDPOINTS
     assert json.loads(env["ORIOLE_VISION_MODELS"]) == VISION_MODELS  # models marked as accepting images
     assert env["OLLAMA_API_KEY_SECRET_ARN"] == OLLAMA_SECRET
-    assert "secretsmanager" not in json.dumps(
+    # it reads the key to ask the server which model build it serves (its listing sits behind the key)
+    assert "secretsmanager:GetSecretValue" in json.dumps(
         [s for s in policies_of(orchestrator, "FunctionsStartExperiment") if OLLAMA_SECRET[:40] in json.dumps(s)]
     )
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from oriole import flows
+from oriole.core.sweep_plan import LANES
 from oriole.provider_registry import NAMES
 from tests.infra.conftest import synthesize
 from tests.infra.templates import function_ids, one_function_env, policies_of, resources, state_machine
@@ -105,13 +106,13 @@ def test_an_execution_timeout_too_short_for_a_turn_is_refused_at_synth():
         synthesize(maxExecutionSeconds=600)
 
 
-def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_provider(templates):
+def test_a_second_state_machine_runs_sweeps_with_a_capped_distributed_map_per_provider_and_server_lane(templates):
     _, orchestrator = templates
     sm = state_machine(orchestrator, flows.SWEEP)
     deployed = json.loads(sm["DefinitionString"])
     assert deployed == flows.definition(flows.SWEEP) and "TimeoutSeconds" not in deployed
     maps = [branch["States"][branch["StartAt"]] for branch in deployed["States"]["RunRepetitions"]["Branches"]]
-    assert len(maps) == len(NAMES)
+    assert len(maps) == len(NAMES) + len(LANES)
     for state in maps:
         assert state["Type"] == "Map" and state["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
         assert state["MaxConcurrencyPath"].startswith("$.caps.")

@@ -341,6 +341,29 @@ def test_an_agent_ending_is_a_run_without_success_and_a_stop_censors_the_run(que
     ] == [("agent", "stalled"), ("success", "goal"), ("censored", "stopped")]
 
 
+def test_a_model_its_server_reported_two_builds_of_is_split_on_the_build(seeded):
+    """The two "remote" runs ran on servers that reported other builds of one model name (a tag pulled again on one
+    of them): the comparison splits them on modelBuild; one build on both, or none recorded, splits nothing."""
+    conn = db.connect(seeded[0])
+    ids = [seeded[1]["http://gpu-a:11434"], seeded[1]["http://gpu-b:11434"]]
+    compared = "SELECT * FROM compare_experiments(model => 'remote') ORDER BY config::text"
+    try:
+        with conn.transaction(force_rollback=True):
+            for build, number in zip(("sha256:aaa", "sha256:bbb"), ids, strict=True):
+                conn.execute("UPDATE experiments SET model_build = %s WHERE id = %s", (build, number))
+            split = conn.execute(compared).fetchall()
+        with conn.transaction(force_rollback=True):
+            conn.execute("UPDATE experiments SET model_build = 'sha256:aaa' WHERE id = ANY(%s)", (ids,))
+            same = conn.execute(compared).fetchall()
+    finally:
+        conn.close()
+    assert [(r["runs"], r["config"]) for r in split] == [
+        (1, {"modelBuild": "sha256:aaa"}),
+        (1, {"modelBuild": "sha256:bbb"}),
+    ]
+    assert [(r["runs"], r["config"]) for r in same] == [(2, {})]
+
+
 def test_transport_and_other_providers_settings_never_split_a_comparison(query, seeded):
     baseline = result(query, seeded[1]["baseline"])
     assert baseline["varied_config"] == {"visionRange": 3}  # no temperature, numCtx or repeatPenalty
@@ -445,6 +468,7 @@ def test_report_table_shows_each_group_with_its_interval(report, monkeypatch):
         "15",
         "0.375",
         "0.380",  # SPL: (1 + 1 + .5 + .5 + .25 + .25 + .2 + .1) / 10 decided runs
+        "0.345",  # SPL all: the same over all 11 runs that ended
         "1,500",
         "$0.1000",
         "$0.1375",

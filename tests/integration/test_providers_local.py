@@ -14,7 +14,7 @@ from oriole import catalog
 from oriole.core import mazeset
 from oriole.handlers import agents
 from oriole.provider_registry import PROVIDERS
-from tests import openai_server
+from tests import ollama_server, openai_server
 from tests.integration.test_local_state_machine import assert_invariants
 from tests.ollama_server import ScriptedOllama, text_reply, tool_calls
 
@@ -64,7 +64,7 @@ def test_an_ollama_experiment_reaches_the_goal_and_stores_what_the_server_sent(l
         Type="String",
         Overwrite=True,
     )
-    with ScriptedOllama(*script) as server:
+    with ScriptedOllama(*script, models=["qwen2.5:7b"]) as server:
         data = run(
             local,
             {
@@ -97,6 +97,17 @@ def test_an_ollama_experiment_reaches_the_goal_and_stores_what_the_server_sent(l
     assert first["options"]["temperature"] == 0.0 and first["options"]["num_ctx"] == 32768
     assert first["messages"][0] == {"role": "system", "content": catalog.shipped_prompt("v1")}
     assert "experiment" not in str(first["messages"][1:])  # the model never sees or chooses an experiment id
+    # the build the server reported, asked once at the start (out of the chat script), in columns
+    identity = rows(local, "SELECT * FROM experiments WHERE id = %s", exp_id)[0]
+    assert (identity["model_build"], identity["reported_model"]) == (server.digest("qwen2.5:7b"), "qwen2.5:7b")
+    assert (identity["server_software"], identity["server_version"]) == ("Ollama", ollama_server.VERSION)
+    assert (identity["model_parameter_size"], identity["model_quantization"]) == ("8.2B", "Q4_K_M")
+    assert identity["model_identity"]["unknown"] == {}
+    assert [(r.method, r.path) for r in server.listings] == [
+        ("GET", "/api/version"),
+        ("GET", "/api/tags"),
+        ("POST", "/api/show"),
+    ]
     assert_invariants(local.store, exp_id)
 
 
@@ -136,7 +147,7 @@ def test_an_openai_experiment_walks_the_shortest_path_and_stores_the_usage_the_s
         Type="String",
         Overwrite=True,
     )
-    with openai_server.ScriptedOpenAI(*replies, api_key=openai_key) as server:
+    with openai_server.ScriptedOpenAI(*replies, api_key=openai_key, models=[OPENAI_MODEL]) as server:
         data = run(local, openai(server, temperature=0.0))
     assert data["status"] == "succeeded" and data["goal_found"] and data["turns"] == 2
     assert data["actions"] == data["moves"] == data["shortest_path_length"] == 8
@@ -160,6 +171,10 @@ def test_an_openai_experiment_walks_the_shortest_path_and_stores_the_usage_the_s
         assert (body["model"], body["temperature"], body["max_tokens"], body["seed"]) == (OPENAI_MODEL, 0.0, 1024, seed)
         assert body["parallel_tool_calls"] is False and body["stream"] is False
         assert body["messages"][0] == {"role": "system", "content": catalog.shipped_prompt("v1")}
+    identity = rows(local, "SELECT * FROM experiments WHERE id = %s", exp_id)[0]
+    assert (identity["model_build"], identity["reported_model"]) == (OPENAI_MODEL, OPENAI_MODEL)
+    assert identity["server_software"].startswith("BaseHTTP/")  # the listing's Server header, as sent
+    assert server.listings[0].headers["authorization"] == f"Bearer {openai_key}"  # asked with the chat's key
     assert_invariants(local.store, exp_id)
 
 

@@ -42,3 +42,42 @@ def test_a_prompt_version_that_no_longer_holds_the_recorded_text_is_refused_sayi
     assert result.exit_code == 2
     assert f"experiment {original} ran with prompt lab sha256" in result.output
     assert "store the recorded text (experiments.prompt_text) as lab again" in result.output
+
+
+def test_a_rerun_runs_only_on_the_recorded_model_build_unless_told_otherwise(cli, database_url):
+    """The build the server reported at the start (the Ollama digest) is asked for again: a model pulled again
+    since is refused, naming both builds and the override; --any-build runs on what is served now."""
+    from tests.ollama_server import ScriptedOllama, tool_calls
+
+    step = tool_calls(("move_east", {}), ("move_west", {}))
+    with ScriptedOllama(step, step, step, models=("qwen3:8b",)) as server:
+        original = ran(
+            cli,
+            "--maze",
+            "perfect-7",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3:8b",
+            "--ollama-url",
+            server.url,
+            "--max-moves",
+            "2",
+        )
+        with db.connect(database_url) as conn:
+            recorded = conn.execute("SELECT model_build FROM experiments WHERE id = %s", (original,)).fetchone()
+        assert recorded["model_build"] == server.digest("qwen3:8b")
+        same = cli("rerun", str(original), "--json")
+        assert same.exit_code == 0, same.output  # the same build: run again
+        server.digests["qwen3:8b"] = "e" * 64  # pulled again since
+        refused = cli("rerun", str(original), "--json")
+        assert refused.exit_code == 1, refused.output
+        reason = json.loads(refused.output)["failure_reason"]
+        assert f"asks for build {recorded['model_build']} of qwen3:8b" in reason
+        assert f"now serves build {'e' * 64}" in reason and "oriole rerun --any-build" in reason
+        anyway = cli("rerun", str(original), "--json", "--any-build")
+        assert anyway.exit_code == 0, anyway.output
+        rerun_id = json.loads(anyway.output)["rerun_id"]
+        with db.connect(database_url) as conn:
+            built = conn.execute("SELECT model_build FROM experiments WHERE id = %s", (rerun_id,)).fetchone()
+        assert built["model_build"] == "e" * 64  # the build it ran on, recorded

@@ -281,7 +281,8 @@ def test_watch_follows_an_experiment_live_until_it_ends(local, cli):
     assert "baseline/random" in outcome.stdout and "600/600" in outcome.stdout
 
 
-def test_watch_a_sweep_until_none_of_its_experiments_runs(local, cli):
+def test_watch_a_sweep_until_none_of_its_experiments_runs(local, cli, monkeypatch):
+    monkeypatch.delenv("COLUMNS")  # a pipe of no width: the table comes whole, once, with every column
     local.store.record_sweep_plan("watched", 2, {"id": "watched"})  # as PlanSweep does
     arns = [
         local.start(baseline(agent, "perfect-9", maxActionsPerTurn=1) | {"sweepId": "watched"})
@@ -297,6 +298,9 @@ def test_watch_a_sweep_until_none_of_its_experiments_runs(local, cli):
         follower.join()
     assert outcome.exit_code == 0, outcome.output
     assert outcome.stdout.rstrip().endswith("ended: 2 success")
+    *table, last = outcome.stdout.splitlines()
+    assert last == "ended: 2 success" and table[0].split()[-2:] == ["tokens", "cost"]
+    assert len(table) == 3 and all(line.endswith("$0.0000") for line in table[1:])
 
 
 def test_watching_a_sweep_before_its_first_experiment_waits_for_it(local, cli):

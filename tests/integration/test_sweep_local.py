@@ -27,7 +27,9 @@ from tests.integration.conftest import TIME_SCALE, Local
 from tests.integration.test_fault_table import failing
 from tests.ollama_server import ScriptedOllama, slow, tool_calls
 
-PARENT_EVENTS = 48  # a sweep's own history, whatever its size: the items run as child executions
+# a sweep's own history, whatever its size: the items run as child executions; each of its maps (a provider's or a
+# server lane's) adds a few events, used or not
+PARENT_EVENTS = 80
 
 
 def max_overlap(rows: list[dict]) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 
 from tests.integration.test_sweep_local import experiments
-from tests.ollama_server import ScriptedOllama, error, text_reply
+from tests.ollama_server import ScriptedOllama, error, slow, text_reply
 from tests.openai_server import ScriptedOpenAI
 from tests.unit.test_ollama_provider import closed_port_url
 
@@ -89,3 +89,42 @@ def test_an_agent_whose_server_fails_alike_is_paused_and_the_rest_of_the_sweep_g
         # the errors stay (--retry-failed); a stalled agent's execution fails with its experiment, never "rejected"
         assert again.stdout.startswith("10 planned: 8 already done, 2 agent failures;")
     assert sum(r["llm_provider"] == "ollama" for r in experiments(store, sweep_id)) == 5
+
+
+def test_a_server_cap_holds_for_its_server_alone_while_the_providers_other_server_runs_wider(cli, store, tmp_path):
+    """Two Ollama servers, two models each: the one the sweep caps at 1 never answers two requests at once, while
+    the other serves several experiments together under the provider's cap (the servers count their clients)."""
+    sweep_id = f"server-cap-{uuid.uuid4().hex[:8]}"
+    replies = [slow(0.3, text_reply("I see walls."))] * 40  # every experiment stalls after a few slow answers
+    with ScriptedOllama(*replies, models=("a1", "a2")) as capped, ScriptedOllama(*replies, models=("b1", "b2")) as wide:
+        agents = "".join(
+            f'[[agents]]\nprovider = "ollama"\nmodel = "{model}"\nconfig = {{ endpoint = "{server.url}" }}\n'
+            for server, model in ((capped, "a1"), (capped, "a2"), (wide, "b1"), (wide, "b2"))
+        )
+        file = tmp_path / f"{sweep_id}.toml"
+        file.write_text(
+            f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nrepetitions = 2\n[[configs]]\nmaxMoves = 20\n{agents}'
+            f'[server_concurrency]\n"{capped.url}/" = 1\n'  # another spelling of the agents' URL: the same server
+        )
+        result = cli("sweep", str(file), "--quiet", "--concurrency", "8", "--provider-concurrency", "ollama=4")
+        assert result.exit_code == 0, result.output
+        assert len(capped.requests) >= 8 and len(wide.requests) >= 8  # four experiments each, several calls each
+        assert capped.most_in_flight == 1
+        assert wide.most_in_flight >= 2
+    assert [r["status"] for r in experiments(store, sweep_id)] == ["failed"] * 8  # stalled: agent failures
+
+
+def test_a_server_cap_must_name_a_server_the_sweep_uses(cli, tmp_path):
+    file = tmp_path / "unused-cap.toml"
+    file.write_text(
+        'id = "unused-cap"\nmazes = ["perfect-7"]\nagents = ["baseline/oracle", "ollama/q"]\n'
+        '[server_concurrency]\n"http://gpu-b:11434" = 2\n'
+    )
+    refused = cli("sweep", str(file), "--dry-run", "--no-server-check")
+    assert refused.exit_code == 2, refused.output
+    assert (
+        "server_concurrency names http://gpu-b:11434, which no agent of the sweep sends to; its model servers: "
+        "http://localhost:11434" in refused.stderr
+    )
+    refused = cli("sweep", str(file), "--dry-run", "--server-concurrency", "http://gpu-b:11434=0")
+    assert refused.exit_code == 2 and "--server-concurrency expects URL=N" in refused.stderr

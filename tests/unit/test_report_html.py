@@ -419,10 +419,13 @@ def test_provenance_names_where_the_numbers_come_from():
         "code versions",
         "commits",
         "harness",
+        "model builds",
         "prompts",
         "seeds",
         "query",
     ]
+    assert re.search(r"<code>\w+/[^<]+ build not recorded</code>", block)  # a model's, started before issue 31
+    assert "baseline/" not in block.split("<dt>model builds</dt>")[1].split("</dd>")[0]  # a baseline calls none
     assert "db.example:5432/oriole" in block and "<code>mixed</code> (18 experiments)" in block
     assert "<code>0.9.0+local</code> (18 experiments)" in block
     assert block.count("<code>not recorded</code> (18 experiments)") == 2  # started before commits and harnesses

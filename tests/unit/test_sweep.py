@@ -4,6 +4,7 @@ carries, what resume leaves to run, the caps per provider, and the input and sum
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -276,9 +277,55 @@ def test_every_plan_index_gives_back_its_entry_without_the_plan(fields):
 )
 def test_caps_per_provider_share_out_a_total(fields, used, expected):
     caps = sweep_plan.caps(spec(**fields), used)
-    assert caps == expected
+    assert caps == expected | dict.fromkeys(sweep_plan.LANES, 1)  # a lane no server uses: 1, never read
     if "concurrency" in fields and fields["concurrency"] >= len(used):
         assert sum(caps[p] for p in used) <= fields["concurrency"]
+
+
+def two_servers(**caps) -> sweep_plan.SweepFile:
+    """Two OpenAI-compatible servers (one agent each), a baseline, and ``server_concurrency``."""
+    return spec(
+        agents=[
+            {"provider": "openai", "model": "m", "label": "box-a", "config": {"baseUrl": "http://box-a:8000/v1"}},
+            {"provider": "openai", "model": "m", "label": "box-b", "config": {"baseUrl": "HTTP://Box-B:8000/v1/"}},
+            "baseline/oracle",
+        ],
+        server_concurrency=caps,
+    )
+
+
+def test_a_capped_server_runs_in_a_lane_of_its_own_with_its_cap_beside_its_provider():
+    file = two_servers(**{"http://box-b:8000/v1": 3})
+    matrix = sweep_plan.cells(file)
+    lanes = sweep_plan.server_lanes(file, matrix)
+    assert lanes == {"http://box-b:8000/v1": "server1"}  # the agent's spelling and the cap's are one server
+    assert [sweep_plan.lane_of(cell, lanes) for cell in matrix] == ["openai", "server1", "baseline"]
+    caps = sweep_plan.caps(file, ["openai", "server1", "baseline"], lanes=lanes)
+    assert (caps["openai"], caps["server1"], caps["baseline"]) == (4, 3, 8)  # box-a keeps the provider's cap
+    shared = sweep_plan.caps(file.model_copy(update={"concurrency": 4}), ["openai", "server1"], lanes=lanes)
+    assert shared["openai"] + shared["server1"] <= 4 and min(shared["openai"], shared["server1"]) >= 1
+
+
+@pytest.mark.parametrize(
+    "caps, message",
+    [
+        (
+            {"http://box-c:8000/v1": 1},
+            "server_concurrency names http://box-c:8000/v1, which no agent of the sweep "
+            "sends to; its model servers: http://box-a:8000/v1, http://box-b:8000/v1",
+        ),
+        ({"box-a": 1}, "server_concurrency: 'box-a'"),
+        ({"http://box-a:8000/v1": 1, "http://BOX-A:8000/v1/": 2}, "names one server twice"),
+    ],
+)
+def test_a_server_cap_names_a_server_the_sweep_uses_once(caps, message):
+    with pytest.raises(SweepFileError, match=re.escape(message)):
+        sweep_plan.cells(two_servers(**caps))
+
+
+def test_at_most_four_servers_have_caps_of_their_own():
+    with pytest.raises(ValidationError, match="server_concurrency"):
+        two_servers(**{f"http://box-{n}:8000/v1": 1 for n in range(5)})
 
 
 def test_the_command_line_makes_the_input_the_console_takes():

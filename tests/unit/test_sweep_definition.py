@@ -87,15 +87,21 @@ def test_every_state_name_is_unique_in_the_whole_state_machine():
 
 def test_every_providers_map_runs_the_same_item_flow_but_for_its_names():
     processors = {json.dumps(m["ItemProcessor"], sort_keys=True).replace(f'"{m["Label"]}', '"') for m in MAPS.values()}
-    assert len(MAPS) == len(NAMES) and len(processors) == 1
+    assert len(MAPS) == len(NAMES) + len(sweep_plan.LANES) and len(processors) == 1
 
 
 def test_the_providers_are_data():
-    """The generator writes a map for each provider it is given (a later provider registry feeds it)."""
+    """The generator writes a map for each provider it is given (a later provider registry feeds it), then one for
+    each server lane."""
     two = sweep_flow.definition({"baseline": "Baseline", "acme": "AcmeCloud"})
     maps = [b["States"][b["StartAt"]] for b in two["States"]["RunRepetitions"]["Branches"]]
-    assert [m["ItemsPath"] for m in maps] == ["$.indices.baseline", "$.indices.acme"]
-    assert [m["ItemProcessor"]["StartAt"] for m in maps] == ["BaselineStartRepetition", "AcmeCloudStartRepetition"]
+    lanes = list(sweep_plan.LANES)
+    assert [m["ItemsPath"] for m in maps] == [f"$.indices.{g}" for g in ("baseline", "acme", *lanes)]
+    assert [m["ItemProcessor"]["StartAt"] for m in maps][:3] == [
+        "BaselineStartRepetition",
+        "AcmeCloudStartRepetition",
+        "Server1StartRepetition",
+    ]
     names = state_names(two["States"])
     assert len(names) == len(set(names))
 
@@ -197,7 +203,7 @@ def test_every_sweep_task_retries_as_the_experiment_flows_tasks_do():
     experiment = tasks_of(flows.definition(flows.EXPERIMENT)["States"])
     known = {json.dumps(retrier, sort_keys=True) for task in experiment.values() for retrier in task["Retry"]}
     sweep = tasks_of(STATES)
-    assert len(sweep) == 2 + 2 * len(NAMES)
+    assert len(sweep) == 2 + 2 * (len(NAMES) + len(sweep_plan.LANES))
     for name, task in sweep.items():
         assert {json.dumps(retrier, sort_keys=True) for retrier in task["Retry"]} <= known, name
         assert {

@@ -278,6 +278,9 @@ def _metadata(e: ComparedExperiment) -> dict[str, Any]:
             "shortest_path_length": e.shortest_path_length,
             "seed": e.seed,
             "code_version": e.code_version,
+            "model_build": e.model_build,  # what the model's server reported at the start
+            "server_software": e.server_software,
+            "server_version": e.server_version,
             "status": e.status,
             "ending": e.ending,
             "failure_reason": e.failure_reason,

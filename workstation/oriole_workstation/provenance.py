@@ -3,8 +3,8 @@
 The HTML page lists it (``report_html``), a paper table puts it in its caption (``paper_tables``), a figure in its
 caption and its SVG metadata (``report_html.figures``), the viewer under its comparison. One reading of the
 experiments, so the four never disagree: the sweeps, the code (versions, commits with their uncommitted changes,
-harnesses), the prompts with their hashes, the seeds, how many experiments and mazes, when they started, when and by
-what the output was made, and the query.
+harnesses), the model builds their servers reported, the prompts with their hashes, the seeds, how many experiments
+and mazes, when they started, when and by what the output was made, and the query.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import oriole
+from oriole.provider_registry import PROVIDERS
 from oriole.statuses import ExperimentStatus
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.rows import ComparedExperiment
@@ -41,6 +42,7 @@ class Provenance:
     code_versions: Counter
     commits: Counter  # "<commit's first 12>", with " + uncommitted changes" where its checkout held some
     harnesses: Counter  # "<harness version> sha256:<hash's first 12>" (oriole.core.harness)
+    models: Counter  # "<provider>/<model> <the build its server reported>" (model_text), models only
     prompts: Counter  # (version, SHA-256 of its text) -> experiments
     seeds: tuple[int, ...]
     mazes: tuple[str, ...]  # names, in natural order
@@ -78,6 +80,7 @@ class Provenance:
             f"on {counted(self.grids, 'maze')}{started}; "
             f"{'sweeps' if len(self.sweeps) > 1 else 'sweep'} {listed(self.sweeps) or 'none'}; "
             f"code {listed(self.code_versions)}; commits {listed(self.commits)}; harness {listed(self.harnesses)}; "
+            f"model builds {listed(self.models) or 'none (no model called)'}; "
             f"prompts {self.prompt_list(12) or 'none'}; "
             f"generated {self.generated:%Y-%m-%d %H:%M} UTC by oriole {self.version} "
             f"from {self.database or 'a database'}; query: {self.query}"
@@ -94,6 +97,7 @@ class Provenance:
             "code-versions": listed(self.code_versions),
             "commits": listed(self.commits),
             "harnesses": listed(self.harnesses),
+            "model-builds": listed(self.models),
             "prompts": self.prompt_list(),
             "experiments": str(self.experiments),
             "runs": str(self.runs),
@@ -138,6 +142,7 @@ def read(experiments: Sequence[ComparedExperiment], scope: str, query: str, data
                 for e in experiments
             ]
         ),
+        models=counted([model_text(e) for e in experiments if PROVIDERS[e.llm_provider].calls_model]),
         prompts=Counter((terminal_safe(e.prompt_version), e.prompt_hash) for e in experiments),
         seeds=tuple(sorted({e.seed for e in experiments if e.seed is not None})),
         mazes=tuple(sorted({terminal_safe(e.maze) for e in experiments}, key=natural)),
@@ -153,3 +158,42 @@ def commit_text(e: ComparedExperiment) -> str:
         return "not recorded"
     changes = {True: " + uncommitted changes", False: "", None: " (changes unknown)"}[e.code_dirty]
     return f"{e.code_commit[:12]}{changes}"
+
+
+HEX_DIGEST = re.compile(r"(?:sha256:)?([0-9a-f]{64})")
+
+
+def build_text(
+    build: str | None,
+    software: str | None = None,
+    version: str | None = None,
+    size: str | None = None,
+    quantization: str | None = None,
+    profile: str | None = None,
+) -> str:
+    """The model build a server reported, as a provenance shows it: a digest by its first 12 digits, with the
+    server's software and version, the parameter size, the quantisation and an inference profile where told;
+    ``build unknown`` where the server was asked and did not say, ``build not recorded`` where it was not asked."""
+    if build is None:
+        return "build not recorded"
+    digest = HEX_DIGEST.fullmatch(build)
+    shown = f"sha256:{digest.group(1)[:12]}" if digest else build
+    details = [
+        " ".join(part for part in (software, version) if part),
+        " ".join(part for part in (size, quantization) if part),
+        f"via {profile.rsplit('/', 1)[-1]}" if profile else "",
+    ]
+    extra = "; ".join(d for d in details if d)
+    return ("build unknown" if build == "unknown" else f"build {shown}") + (f" ({extra})" if extra else "")
+
+
+def model_text(e: ComparedExperiment) -> str:
+    """``ollama/qwen3:8b build sha256:1a2b3c4d5e6f (Ollama 0.12.6; 8.2B Q4_K_M)``: the agent's model and its build."""
+    return f"{e.llm_provider}/{e.model_name} " + build_text(
+        e.model_build,
+        e.server_software,
+        e.server_version,
+        e.model_parameter_size,
+        e.model_quantization,
+        e.inference_profile,
+    )

@@ -543,7 +543,8 @@ def comparison_table(rows: Sequence[GroupRow], by: GroupBy) -> str:
                 r.success_rate_all_high,
             ),
             _lines(
-                f"SPL {_number(r.spl, 3)} decided, {_number(r.spl_all, 3)} all runs",
+                f"SPL {_number(r.spl, 3)} decided",
+                f"SPL {_number(r.spl_all, 3)} all runs",
                 f"median efficiency {_number(r.median_path_efficiency, 3)}",
                 f"median path {_number(r.median_path_length, 0)}, actions {_number(r.median_actions_to_goal, 0)}",
             ),
@@ -638,8 +639,8 @@ def _listed(values: Sequence[object], shown: int = 12) -> str:
 
 def provenance(origin: Provenance, by: GroupBy) -> str:
     """Where the page's numbers come from: when and by which code it was made, the database, the scope, the
-    code (versions, commits, harnesses), prompts and seeds of the experiments, how many of them and on how many
-    mazes, the query."""
+    code (versions, commits, harnesses), model builds, prompts and seeds of the experiments, how many of them and on
+    how many mazes, the query."""
     endings, started = origin.endings, origin.started
     prompts = Counter({f"{version} sha256:{digest}": n for (version, digest), n in origin.prompts.items()})
     items = [
@@ -658,6 +659,7 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
         ("code versions", _counted(origin.code_versions)),
         ("commits", _counted(origin.commits)),
         ("harness", _counted(origin.harnesses)),
+        ("model builds", _counted(origin.models) or "none (no model called)"),
         ("prompts", _counted(prompts)),
         ("seeds", _listed(origin.seeds) or "none"),
         (

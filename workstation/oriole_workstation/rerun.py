@@ -6,7 +6,8 @@ again: a new experiment, compared with the original as any two experiments are. 
 the maze by its id (the very grid), the provider and model, the configuration snapshot as overrides (the seed
 included, so the maze's randomness and a seeded server's sampling are the same; the keys of its provider only: a
 snapshot taken before issue 31 may hold other providers' keys, which never applied), the price it was charged at,
-and the prompt version, refused unless the text stored under that version today is the recorded text (by hash).
+and the prompt version, refused unless the text stored under that version today is the recorded text (by hash), and
+the model build its server reported (StartExperiment refuses the rerun when the server now serves another).
 Refused with the reason, too: a replay's scratch experiment, a snapshot that StartExperiment could not have
 written (its row was altered), and one holding a value a new experiment may no longer use (a maximum lowered since
 it ran: ``Parameter.recorded_maximum``). Pure: the caller reads the row and the stored prompts.
@@ -21,10 +22,11 @@ from oriole import catalog
 from oriole.config import SNAPSHOT_EXTRAS, check_override, snapshot_problem
 from oriole.errors import InvalidConfig, OrioleError
 from oriole.memory_registry import COMPACTIONS, retired
+from oriole.providers.identity import UNKNOWN
 
 # what a rerun reads of the recorded experiment (experiments' columns)
 RECORD = """SELECT id, maze_id, llm_provider, model_name, prompt_version, prompt_hash, agent_id, agent_label, config,
-                   replay_of
+                   replay_of, model_build
               FROM experiments WHERE id = %s"""
 
 
@@ -35,9 +37,11 @@ class RerunRefused(OrioleError):
     """A recorded experiment that cannot be run again exactly as it ran."""
 
 
-def execution_input(record: Mapping[str, Any], prompts: Mapping[str, str]) -> dict:
+def execution_input(record: Mapping[str, Any], prompts: Mapping[str, str], any_build: bool = False) -> dict:
     """The execution input of the rerun of ``record`` (a ``RECORD`` row), given the prompt versions stored now
-    (version -> text); ``RerunRefused`` saying why when the rerun could not be what ran."""
+    (version -> text); ``RerunRefused`` saying why when the rerun could not be what ran. The recorded model build,
+    where the server told one, is asked for (``modelBuild``: StartExperiment refuses the rerun, with the reason,
+    when the server now serves another), unless ``any_build``."""
     number, snapshot = record["id"], record["config"]
     if record["replay_of"] is not None:
         raise RerunRefused(
@@ -84,6 +88,9 @@ def execution_input(record: Mapping[str, Any], prompts: Mapping[str, str]) -> di
             "outputPerMTok": price["outputPerMTok"],
             "source": f"experiment {number}'s snapshot",
         }
+    build = record.get("model_build")
+    if build is not None and build != UNKNOWN and not any_build:
+        data["modelBuild"] = build
     for field, column in (("agentId", "agent_id"), ("agentLabel", "agent_label")):
         if record[column] is not None:
             data[field] = record[column]

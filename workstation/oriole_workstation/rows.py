@@ -272,6 +272,14 @@ class ComparedExperiment:
     code_hash: str | None = None
     harness_version: str | None = None
     harness_hash: str | None = None
+    # the model build its server reported at the start (migration 0034; None: not asked, or before it)
+    model_build: str | None = None
+    reported_model: str | None = None
+    server_software: str | None = None
+    server_version: str | None = None
+    model_parameter_size: str | None = None
+    model_quantization: str | None = None
+    inference_profile: str | None = None
 
     @property
     def compared(self) -> dict[str, Json]:
@@ -420,8 +428,7 @@ class ListedExperiment:
     actions: int
     path_efficiency: Decimal | None
     tokens: int
-    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
-    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
+    cost_usd: Decimal
     started_at: datetime
     completed_at: datetime | None
     sweep_id: str | None
@@ -445,8 +452,7 @@ class SweepRow:
     first_started: datetime | None
     last_activity: datetime | None
     tokens: int
-    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
-    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
+    cost_usd: Decimal
 
 
 @dataclass(frozen=True)

@@ -86,11 +86,28 @@ def provider_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
     return caps
 
 
+def server_caps(spec: SweepFile, options: list[str]) -> dict[str, int]:
+    """The file's ``server_concurrency`` with ``URL=N`` options on top (the URL as the agents write it: PlanSweep
+    compares servers in canonical form)."""
+    caps = dict(spec.server_concurrency)
+    for option in options:
+        server, _, value = option.rpartition("=")
+        count = ascii_int(value, 4, signed=False) or 0
+        if not server or not 1 <= count <= MAX_CONCURRENCY:
+            raise SweepFileError(
+                f"--server-concurrency expects URL=N, a model server's URL and N from 1 to {MAX_CONCURRENCY}; "
+                f"got {option!r}"
+            )
+        caps[server] = count
+    return caps
+
+
 def run_input(
     spec: SweepFile,
     *,
     concurrency: int | None,
     provider_concurrency: dict[str, int],
+    server_concurrency: dict[str, int] | None = None,
     retry_failed: bool,
     wait_seconds: int | None,
     seed_from: str | None = None,
@@ -101,6 +118,7 @@ def run_input(
     console would take), refused here if PlanSweep would refuse its size. ``seed_from`` replaces the file's."""
     data = spec.model_dump(mode="json", exclude_none=True) | {
         "provider_concurrency": provider_concurrency,
+        "server_concurrency": spec.server_concurrency if server_concurrency is None else server_concurrency,
         "retry_failed": retry_failed,
         "allow_unpriced": allow_unpriced,
         "pause_after_errors": pause_after_errors,

@@ -28,6 +28,7 @@ from oriole.core.requests import NotRebuildable, RebuiltRequest, StoredCall, reb
 from oriole.core.tools import ToolSpec
 from oriole.core.turn_loop import message_as_json
 from oriole.errors import OrioleError
+from oriole.provider_registry import PROVIDERS
 from oriole.providers.contract import load_adapter
 from oriole.providers.wire import sent_hash
 from oriole.statuses import TurnEnd
@@ -35,6 +36,7 @@ from oriole.store.mazes import MAZE_COLUMNS, MazeRow
 from oriole_workstation import assets
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
+from oriole_workstation.provenance import build_text
 
 
 class TranscriptUnavailable(OrioleError):
@@ -258,7 +260,8 @@ _EXPERIMENT = """
     SELECT e.id AS experiment_id, e.llm_provider, coalesce(o.llm_provider, e.llm_provider) AS wire_provider,
            e.model_name, e.agent_label, e.prompt_version, e.prompt_hash, e.status, e.ending, e.failure_reason,
            e.replay_of, e.seed, e.config, e.maze_id, m.name AS maze, e.action_count AS actions,
-           e.turn_count AS turns
+           e.turn_count AS turns, e.model_build, e.server_software, e.server_version, e.model_parameter_size,
+           e.model_quantization, e.inference_profile, e.model_identity -> 'unknown' AS identity_unknown
       FROM experiments e JOIN mazes m ON m.id = e.maze_id LEFT JOIN experiments o ON o.id = e.replay_of
      WHERE e.id = %s
 """
@@ -286,7 +289,8 @@ def text(transcript: Transcript) -> str:
     e = transcript.experiment
     out = [
         f"experiment {e['experiment_id']}: {e['llm_provider']}/{e['model_name']} on {e['maze']} "
-        f"(prompt {e['prompt_version']}, {e['status']})"
+        f"(prompt {e['prompt_version']}, {e['status']})",
+        f"model {model_build(e)}",
     ]
     for digest, system in transcript.systems.items():
         out += [f"\n== system prompt sha256:{digest[:12]} ==", system]
@@ -379,6 +383,22 @@ def tools_of(transcript: Transcript) -> list[ToolSpec]:
     return list(found.values())
 
 
+def model_build(e: Mapping) -> str:
+    """The build the model's server reported at the start (``provenance.build_text``), with why it is unknown."""
+    if not PROVIDERS[e.get("wire_provider") or e["llm_provider"]].calls_model:
+        return "none (a baseline calls no model)"
+    shown = build_text(
+        e.get("model_build"),
+        e.get("server_software"),
+        e.get("server_version"),
+        e.get("model_parameter_size"),
+        e.get("model_quantization"),
+        e.get("inference_profile"),
+    )
+    unknown = e.get("identity_unknown") or {}
+    return shown + (f"; not told: {'; '.join(f'{k}: {v}' for k, v in sorted(unknown.items()))}" if unknown else "")
+
+
 def header_html(transcript: Transcript) -> str:
     """What the transcript is of, before its turns: the outcome, the agent, the maze, the prompt, the seed, the
     configuration and every tool with its schema."""
@@ -395,6 +415,7 @@ def header_html(transcript: Transcript) -> str:
         ("maze", e["maze"]),
         ("prompt", f"{e['prompt_version']} sha256:{e['prompt_hash']}"),
         ("seed", "none" if e["seed"] is None else str(e["seed"])),
+        ("model", model_build(e)),
     ]
     rows = "".join(
         f'<tr><th scope="row">{_e(key)}</th><td><code>{_e(json.dumps(value))}</code></td></tr>'

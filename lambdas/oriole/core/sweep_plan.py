@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from oriole import inputs
 from oriole.catalog import BY_KEY, CATALOG
-from oriole.config import canonical_value, resolve
+from oriole.config import canonical_value, resolve, url_problem
 from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
 from oriole.core.sweep_agents import AGENTS_KEY, AgentEntry, SweepAgent, agents_of, check_applies, for_agents
@@ -48,6 +48,10 @@ STOPPED = (ExperimentStatus.ABORTED,)  # stopped from outside (Ctrl-C, `oriole d
 # seeds; the server's report of its model build is provenance. A fixed seed stays: two fixed seeds are two cells.
 IDENTITY_LEAVES_OUT = frozenset(p.key for p in CATALOG if not p.experimental) - {"seed"}
 MAX_CONCURRENCY = 1000
+# The sweep flow's maps for servers with a cap of their own (server_concurrency): lanes server1..serverN beside the
+# providers' maps, each capped alone; a server's experiments run in its lane, the rest in their provider's map.
+SERVER_LANES = 4
+LANES = tuple(f"server{n}" for n in range(1, SERVER_LANES + 1))
 LAMBDA_HEADROOM = 2  # of the account's Lambda concurrency, left free beside a sweep's experiments (at least)
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
@@ -180,6 +184,14 @@ class SweepFile(BaseModel):
     )
     provider_concurrency: dict[ProviderName, Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
         default_factory=dict, description="experiments at once per provider (defaults: the registry's caps)"
+    )
+    server_concurrency: dict[
+        Annotated[str, Field(min_length=1, max_length=2048)], Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
+    ] = Field(
+        default_factory=dict,
+        max_length=SERVER_LANES,
+        description=f"experiments at once per model server, by its URL (an agent's endpoint or baseUrl; at most "
+        f"{SERVER_LANES} servers): its experiments run beside the providers' under this cap alone",
     )
     spend_limit_usd: float | None = Field(
         None,
@@ -514,6 +526,7 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
             _check_seed(spec, cell)
             found[identity] = run[(agent.provider, agent.model, prompt, maze, sent)] = cell
             _check_input(spec, cell)
+    server_lanes(spec, list(found.values()))  # a cap for a server no agent uses is refused here
     return list(found.values())
 
 
@@ -717,13 +730,63 @@ def pending(sweep_id: str, planned: list[Planned], rows: Iterable[SweepExperimen
     ]
 
 
-def caps(spec: SweepFile, providers: Iterable[str], at_once: int | None = None) -> dict[str, int]:
-    """Experiments at once per provider: the defaults, then the file's ``provider_concurrency``; a total
-    ``concurrency``, and the most the account lets run at once (``at_once``, ``experiments_at_once``), are shared
-    out among the ``providers`` the run uses (the largest cap gives first, none below 1), because each provider runs
-    in a map of its own."""
+def cell_server(cell: Cell) -> str | None:
+    """The model server a cell's experiments send to, as a sweep names it (its URL in canonical form: the agent's
+    endpoint or baseUrl, else the catalog's default); None for a provider that has no servers to name."""
+    servers = PROVIDERS[cell.provider].servers
+    if servers is None:
+        return None
+    key = BY_KEY[servers.key]
+    return str(canonical_value(key, cell.config.get(servers.key, key.default)))
+
+
+def server_lanes(spec: SweepFile, matrix: Sequence[Cell]) -> dict[str, str]:
+    """Each server the file caps (``server_concurrency``, in canonical form) -> its lane of the sweep flow
+    (``LANES``, in the order of the servers' URLs), each checked: a URL no agent of the sweep sends to is refused,
+    with the servers that the sweep's agents do use."""
+    used = sorted({server for server in map(cell_server, matrix) if server is not None})
+    capped = [_server_url(written) for written in spec.server_concurrency]
+    for written, server in zip(spec.server_concurrency, capped, strict=True):
+        if server not in used:
+            raise SweepFileError(
+                f"server_concurrency names {written}, which no agent of the sweep sends to; its model servers: "
+                + (", ".join(used) or "none (no agent calls a model)")
+            )
+    if len(set(capped)) < len(capped):
+        raise SweepFileError("server_concurrency names one server twice (two spellings of its URL)")
+    return dict(zip(sorted(capped), LANES, strict=False))
+
+
+def _server_url(written: str) -> str:
+    """A server_concurrency key as a URL in canonical form (how ``cell_server`` names a server)."""
+    param = BY_KEY["baseUrl"]
+    if problem := url_problem(written, param.url_schemes):
+        raise SweepFileError(f"server_concurrency: {written!r} {problem}, like {param.default}")
+    return str(canonical_value(param, written))
+
+
+def server_cap(spec: SweepFile, server: str) -> int:
+    """The cap the file gives ``server`` (a canonical URL that ``server_lanes`` knows)."""
+    return next(n for written, n in spec.server_concurrency.items() if _server_url(written) == server)
+
+
+def lane_of(cell: Cell, lanes: Mapping[str, str]) -> str:
+    """The map a cell's experiments run in: its server's lane when the file caps the server, else its provider's."""
+    return lanes.get(cell_server(cell) or "", cell.provider)
+
+
+def caps(
+    spec: SweepFile, providers: Iterable[str], at_once: int | None = None, lanes: Mapping[str, str] | None = None
+) -> dict[str, int]:
+    """Experiments at once per map: per provider the defaults, then the file's ``provider_concurrency``; per
+    server lane (``lanes``: capped server -> lane) its server's ``server_concurrency``, and 1 for a lane no server
+    uses. A total ``concurrency``, and the most the account lets run at once (``at_once``,
+    ``experiments_at_once``), are shared out among the maps the run uses (``providers``: providers and lanes; the
+    largest cap gives first, none below 1), because each runs on its own."""
     limits = {p: spec.provider_concurrency.get(p, PROVIDERS[p].sweep_cap) for p in NAMES}
-    used = [p for p in NAMES if p in set(providers)]
+    by_lane = {lane: server for server, lane in (lanes or {}).items()}
+    limits.update({lane: server_cap(spec, by_lane[lane]) if lane in by_lane else 1 for lane in LANES})
+    used = [p for p in (*NAMES, *LANES) if p in set(providers)]
     for total in (spec.concurrency, at_once):
         if total is not None:
             limits = {p: min(n, total) for p, n in limits.items()}

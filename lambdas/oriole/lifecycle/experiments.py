@@ -50,6 +50,7 @@ from oriole.lifecycle.task_io import (
     TurnResult,
 )
 from oriole.provider_registry import PROVIDERS
+from oriole.providers.identity import UNKNOWN, ModelIdentity
 from oriole.statuses import ExecutionStatus, ExperimentStatus
 from oriole.store import Store
 from oriole.store.experiments import ExperimentRef, NewExperiment
@@ -63,16 +64,21 @@ _MAZE_CACHE_SIZE = 64
 
 
 ParameterReader = Callable[[Sequence[str]], Mapping[str, str]]
+# (provider, model, the experiment's configuration) -> what the model's server reports (oriole.providers.identity)
+Identify = Callable[[str, str, ExperimentConfig], ModelIdentity | None]
 
 
-def start(request: StartRequest, store: Store, read_parameters: ParameterReader) -> ExperimentStarted:
+def start(
+    request: StartRequest, store: Store, read_parameters: ParameterReader, identify: Identify | None = None
+) -> ExperimentStarted:
     """StartExperiment: validate the input, snapshot the configuration, create the experiment row.
 
     ``read_parameters`` is given the Parameter Store names the experiment needs (the catalog, the chosen
     prompt, the model's price) and returns the values of those that exist (it may return more). A
     successor execution (input ``{"experimentId": N}``) attaches itself to its experiment instead.
     Nothing is written until every check has passed, so a bad input leaves no row behind; on AWS the
-    checks include what the deployment allows (``oriole.lifecycle.deployment``).
+    checks include what the deployment allows (``oriole.lifecycle.deployment``). ``identify`` asks the model's
+    server which build it serves (once, here: never per turn), after every check and before the row is written.
     """
     raw, execution_arn = request.input, request.executionArn
     if isinstance(raw, dict) and "experimentId" in raw:
@@ -80,12 +86,16 @@ def start(request: StartRequest, store: Store, read_parameters: ParameterReader)
     if isinstance(raw, dict) and "replayOf" in raw:
         return _replay(inputs.parse(inputs.ReplayInput, raw, "replay input"), execution_arn, store)
     return _start_new(
-        inputs.parse(inputs.ExecutionInput, raw, "execution input"), execution_arn, store, read_parameters
+        inputs.parse(inputs.ExecutionInput, raw, "execution input"), execution_arn, store, read_parameters, identify
     )
 
 
 def _start_new(
-    request: inputs.ExecutionInput, execution_arn: str, store: Store, read_parameters: ParameterReader
+    request: inputs.ExecutionInput,
+    execution_arn: str,
+    store: Store,
+    read_parameters: ParameterReader,
+    identify: Identify | None,
 ) -> ExperimentStarted:
     """A new experiment: every check first (the maze, the model, the configuration, the prompt, what the deployment
     allows), then its row."""
@@ -103,6 +113,9 @@ def _start_new(
     config, prompt = _snapshot(request, read_parameters)
     settings = ExperimentConfig.of(config)
     _check_observation(request, settings, chosen.maze)
+    model = identify(request.llmProvider, request.modelName, settings) if identify else None
+    if request.modelBuild is not None:
+        _check_build(request, model)
     if isinstance(chosen, MazeEntry):  # stored only once every check has passed
         chosen = store.add_maze(chosen, "generated")
     maze = chosen.maze
@@ -127,9 +140,23 @@ def _start_new(
             execution_arn=execution_arn,
             code=code_identity.current(),
             harness=harness.description(),
+            model=model,
         )
     )
     return _state(row)
+
+
+def _check_build(request: inputs.ExecutionInput, model: ModelIdentity | None) -> None:
+    """A start that asks for a model build (``modelBuild``: a rerun of a recorded experiment) runs only on that
+    build: refused, naming both, when the server now reports another (a tag pulled again, another quantisation
+    behind the name) or does not tell its build."""
+    asked = f"the execution input asks for build {request.modelBuild} of {request.modelName}"
+    override = "; start it without modelBuild (`oriole rerun --any-build`) to run on what the server serves now"
+    if model is None or model.model_build == UNKNOWN:
+        why = "; ".join(f"{k}: {v}" for k, v in sorted((model.unknown if model else {}).items())) or "not asked"
+        raise InvalidExecutionInput(f"{asked}, and the server did not tell its build ({why}){override}")
+    if model.model_build != request.modelBuild:
+        raise InvalidExecutionInput(f"{asked}, and the server now serves build {model.model_build}{override}")
 
 
 def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) -> tuple[JsonObject, str]:

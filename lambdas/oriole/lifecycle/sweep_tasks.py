@@ -99,14 +99,17 @@ def plan_run(request: SweepRequest, store: Store, where: Deployment) -> SweepPla
         sweep_plan.check_prices(run, _matrix(run, store), where.prices(), run.allow_unpriced)
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     store.record_sweep_plan(run.id, len(planned), sweep)
-    indices = {provider: [i for i in todo if planned[i].cell.provider == provider] for provider in NAMES}
-    used = [p for p in NAMES if indices[p]]
+    lanes = sweep_plan.server_lanes(run, _matrix(run, store))
+    indices: dict[str, list[int]] = {group: [] for group in (*NAMES, *sweep_plan.LANES)}  # every map reads its own
+    for i in todo:
+        indices[sweep_plan.lane_of(planned[i].cell, lanes)].append(i)
+    used = [group for group, found in indices.items() if found]
     return SweepPlanned(
         sweep=sweep,
         planned=len(planned),
         already_done=len(planned) - len(todo),
         indices=indices,
-        caps=sweep_plan.caps(run, used, sweep_plan.experiments_at_once(where.concurrency(), len(used))),
+        caps=sweep_plan.caps(run, used, sweep_plan.experiments_at_once(where.concurrency(), len(used)), lanes),
         wait_seconds=run.wait_seconds,
     )
 

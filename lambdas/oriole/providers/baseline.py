@@ -10,6 +10,7 @@ from oriole.core.requests import request_json
 from oriole.core.turn_loop import AgentSetup, ModelRequest, ModelResponse
 from oriole.experiment_config import ExperimentConfig
 from oriole.providers.contract import NotRecorded
+from oriole.providers.identity import ModelIdentity
 from oriole.text import JsonObject
 
 
@@ -40,3 +41,8 @@ def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -
 def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
     """A baseline has no model server to ask."""
     return "no model server"
+
+
+def model_identity(config: ExperimentConfig, model: str, api_key: str | None = None) -> ModelIdentity | None:
+    """A baseline calls no model: no build to record."""
+    return None

@@ -33,6 +33,8 @@ from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage, prompt_budget
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.experiment_config import ExperimentConfig
+from oriole.lifecycle import deployment
+from oriole.providers.identity import Asking, ModelIdentity, text
 from oriole.providers.retry import Backoff
 from oriole.providers.transport import Answer, exchange
 from oriole.providers.wire import (
@@ -594,6 +596,51 @@ def _availability(bedrock: BedrockClient, model: str, region: str) -> str:
     if problems:
         raise ModelRequestRejected(f"Amazon Bedrock in {region} will not serve {shown}: {'; '.join(problems)}")
     return shown
+
+
+def model_identity(config: ExperimentConfig, model: str, api_key: str | None = None) -> ModelIdentity:
+    """What Amazon Bedrock reports about the model an experiment invokes, asked once at its start through the control
+    plane (``control_client``): an inference profile id (``us.anthropic...``) resolved with ``GetInferenceProfile``
+    (its ARN, and the foundation model it routes to), then ``GetFoundationModel`` of that model (its ARN, the
+    build; its name, provider and lifecycle status). Credentials that may invoke a model but not look one up, or a
+    region without the lookup, leave the fields unknown, with the reason."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    failures = (ClientError, BotoCoreError, NotImplementedError)  # moto (a local run) implements no lookup
+    asking = Asking()
+    timeout = min(config.request_timeout_seconds, CHECK_TIMEOUT_SECONDS)
+    client = asking.ask("client", lambda: control_client(timeout), failures)
+    if client is None:
+        return asking.identity(server_software=BEDROCK)
+    asking.answers.pop("client", None)
+    profile, base = None, model
+    if deployment.profile_prefix(model):
+        profile = asking.ask(
+            "GetInferenceProfile",
+            lambda: _plain(client.get_inference_profile(inferenceProfileIdentifier=model)),
+            failures,
+        )
+        routed = [m.get("modelArn") for m in (profile or {}).get("models") or () if isinstance(m, dict)]
+        base = routed[0].rsplit("/", 1)[-1] if routed and isinstance(routed[0], str) else deployment.base_model(model)
+    found = asking.ask(
+        "GetFoundationModel", lambda: _plain(client.get_foundation_model(modelIdentifier=base)), failures
+    )
+    details = (found or {}).get("modelDetails") or {}
+    return asking.identity(
+        model_build=text(details.get("modelArn")),
+        reported_model=text(details.get("modelId")),
+        server_software=BEDROCK,
+        server_version=text(client.meta.region_name),
+        inference_profile=text((profile or {}).get("inferenceProfileArn")),
+    )
+
+
+BEDROCK = "Amazon Bedrock"
+
+
+def _plain(answer: Mapping[str, Any]) -> JsonObject:
+    """A control-plane answer without botocore's ``ResponseMetadata`` (request ids, retries: not the model's)."""
+    return {key: value for key, value in answer.items() if key != "ResponseMetadata"}
 
 
 def control_client(timeout_seconds: float) -> BedrockClient:

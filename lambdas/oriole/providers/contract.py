@@ -1,4 +1,4 @@
-"""The provider contract: the three functions every adapter module defines, and the one function that loads one.
+"""The provider contract: the functions every adapter module defines, and the one function that loads one.
 
 A provider is its adapter module (named by its registration in ``oriole.provider_registry``), its catalog entries
 and its registration. The rest of the system asks the module only for what ``Adapter`` lists, through
@@ -12,7 +12,9 @@ and its registration. The rest of the system asks the module only for what ``Ada
   exactly as the first time (a replay's recorded agent, ``oriole.providers.replay``);
 - ``check_server(config, models, api_key)``: whether the model server an experiment with ``config`` goes to
   answers and serves ``models``, asked once with the provider's cheapest documented call (a sweep's check before
-  it spends: ``oriole sweep``, ``--dry-run``): what it answered, in a line, or a named error.
+  it spends: ``oriole sweep``, ``--dry-run``): what it answered, in a line, or a named error;
+- ``model_identity(config, model, api_key)``: what the server reports about the model build and itself, asked
+  once when an experiment starts (``oriole.providers.identity``); None for a provider that calls no server.
 
 Two registered providers have no answers of their own to read again, and say so with ``NotRecorded``: a baseline
 (it calls no model; it is reproduced by running it again with its seed), and the replay (its calls are its
@@ -29,6 +31,7 @@ from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import OrioleError
 from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
+from oriole.providers.identity import ModelIdentity
 from oriole.text import JsonObject
 
 
@@ -53,8 +56,13 @@ class Adapter(Protocol):
         with the reason when not."""
         ...
 
+    def model_identity(self, config: ExperimentConfig, model: str, api_key: str | None = None) -> ModelIdentity | None:
+        """What the server reports about ``model``'s build and itself; an endpoint that does not answer is recorded
+        as unknown with the reason, never raised."""
+        ...
 
-CONTRACT: tuple[str, ...] = ("agent", "wire_request", "recorded_answer", "check_server")
+
+CONTRACT: tuple[str, ...] = ("agent", "wire_request", "recorded_answer", "check_server", "model_identity")
 
 
 class NotRecorded(OrioleError):
@@ -69,7 +77,7 @@ def load_adapter(provider: str) -> Adapter:
     if missing:
         raise TypeError(
             f"the adapter {module.__name__} of provider {provider!r} does not define {', '.join(missing)}: every "
-            "adapter defines agent, wire_request, recorded_answer and check_server (oriole.providers.contract)"
+            f"adapter defines {', '.join(CONTRACT)} (oriole.providers.contract)"
         )
     return cast(Adapter, module)
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from oriole.core.turn_loop import ModelRequest, ModelResponse
-from oriole.errors import InvalidModelResponse, ModelRequestRejected
-from oriole.providers.transport import JsonPoster, Server
+from oriole.errors import InvalidModelResponse, ModelRequestRejected, OrioleError
+from oriole.providers.transport import JsonPoster, Reply, Server
 from oriole.providers.wire import excerpt, parse_json, sent_hash
 from oriole.text import JsonObject
 
@@ -109,6 +109,25 @@ class HttpChatAgent(ABC):
                 f"{_served_text(missing[0], served)}"
             )
         return f"{self.chat_format.service} at {self.base_url} serves {', '.join(models)} ({reply.latency_ms} ms)"
+
+    def ask_get(self, path: str) -> Reply:
+        """``GET`` a path under the base URL once (no retry: an identity question, ``IDENTITY_TIMEOUT_SECONDS`` at
+        most), with the API key the chat sends."""
+        return self._once(path).get()
+
+    def ask_post(self, path: str, payload: JsonObject) -> Reply:
+        """``POST`` JSON to a path under the base URL once, as ``ask_get``."""
+        return self._once(path).post(payload)
+
+    def _once(self, path: str) -> JsonPoster:
+        timeout = min(self.http.timeout_seconds, IDENTITY_TIMEOUT_SECONDS)
+        return JsonPoster(self.http.server, self.base_url + path, timeout, self.http.api_key, max_attempts=1)
+
+
+IDENTITY_TIMEOUT_SECONDS = 5.0  # answered at once by a server that serves; three fit StartExperiment's time
+# what an identity question may meet and record as the reason it told nothing: a named transport error (refused,
+# timed out, rejected, a body too large) or an answer that is not JSON
+IDENTITY_FAILURES: tuple[type[BaseException], ...] = (OrioleError, ValueError)
 
 
 def listing(raw: bytes) -> Any:

@@ -16,7 +16,8 @@ from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage, prompt_budget
 from oriole.errors import InvalidModelResponse
 from oriole.experiment_config import ExperimentConfig
-from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
+from oriole.providers.http_chat import IDENTITY_FAILURES, ChatFormat, HttpChatAgent, listing
+from oriole.providers.identity import Asking, ModelIdentity, text
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     MAX_DURATION_NS,
@@ -176,3 +177,44 @@ def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str |
 def agent(setup: AgentSetup, api_key: str | None = None) -> OllamaAgent:
     """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
     return OllamaAgent.from_config(setup.model, setup.config, api_key)
+
+
+def model_identity(config: ExperimentConfig, model: str, api_key: str | None = None) -> ModelIdentity:
+    """What the Ollama server an experiment goes to reports, asked once at its start: its version (``GET
+    /api/version``), the model's digest as pulled (its ``GET /api/tags`` entry: the build, which a tag such as
+    ``qwen3:8b`` may point elsewhere after the next pull) and its details (``POST /api/show``: parameter size,
+    quantisation, family). An endpoint that does not answer leaves its fields unknown, with the reason."""
+    agent = OllamaAgent.from_config(model, config, api_key)
+    asking = Asking()
+    version = asking.ask("/api/version", lambda: parse_json(agent.ask_get("/api/version").body), IDENTITY_FAILURES)
+    tags = asking.ask("/api/tags", lambda: parse_json(agent.ask_get("/api/tags").body), IDENTITY_FAILURES)
+    shown = asking.ask(
+        "/api/show", lambda: parse_json(agent.ask_post("/api/show", {"model": model}).body), IDENTITY_FAILURES
+    )
+    entry = _tags_entry(tags, model)
+    if tags is not None and entry is None:
+        asking.missing("/api/tags", f"the listing has no model named {model!r}")
+    details = _object_field(shown, "details") or _object_field(entry, "details")
+    return asking.identity(
+        model_build=text(entry.get("digest")) if entry else None,
+        reported_model=text(entry.get("model") or entry.get("name")) if entry else None,
+        server_software="Ollama" if isinstance(version, dict) and "version" in version else None,
+        server_version=text(version.get("version")) if isinstance(version, dict) else None,
+        parameter_size=text(details.get("parameter_size")),
+        quantization=text(details.get("quantization_level")),
+    )
+
+
+def _tags_entry(tags: object, model: str) -> JsonObject | None:
+    """The ``/api/tags`` entry of ``model`` (``llama3`` is ``llama3:latest``), or None."""
+    names = {model, model if ":" in model else f"{model}:latest"}
+    entries = tags.get("models") if isinstance(tags, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, dict) and (entry.get("name") in names or entry.get("model") in names):
+            return entry
+    return None
+
+
+def _object_field(value: object, key: str) -> JsonObject:
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}

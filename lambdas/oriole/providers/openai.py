@@ -24,7 +24,8 @@ from oriole.core.tools import ToolCall, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage, prompt_budget
 from oriole.errors import InvalidModelResponse
 from oriole.experiment_config import ExperimentConfig
-from oriole.providers.http_chat import ChatFormat, HttpChatAgent, listing
+from oriole.providers.http_chat import IDENTITY_FAILURES, ChatFormat, HttpChatAgent, listing
+from oriole.providers.identity import Asking, ModelIdentity, text
 from oriole.providers.wire import (
     EXCERPT_CHARS,
     arguments_object,
@@ -227,3 +228,40 @@ def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str |
 def agent(setup: AgentSetup, api_key: str | None = None) -> OpenAIAgent:
     """The provider's agent for an experiment's turn (its entry in ``oriole.provider_registry`` names this module)."""
     return OpenAIAgent.from_config(setup.model, setup.config, api_key)
+
+
+SHOWN_HEADERS = ("server", "openai-version", "x-powered-by", "via")  # what a listing's headers say of the software
+
+
+def model_identity(config: ExperimentConfig, model: str, api_key: str | None = None) -> ModelIdentity:
+    """What the OpenAI-compatible server an experiment goes to reports, asked once at its start: the model's entry
+    in ``GET {base URL}/models`` (``id``, ``owned_by``, ``created``; vLLM adds ``root``, the weights it loaded, and
+    ``max_model_len``) and the answer's headers that name the software (``Server``: ``uvicorn`` for vLLM and SGLang,
+    ``llama.cpp``...). The build is the entry's ``root`` where the server gives one, else its ``id``; each answer's
+    ``system_fingerprint`` is kept per call (``model_calls.response``). An endpoint that does not answer leaves its
+    fields unknown, with the reason."""
+    agent = OpenAIAgent.from_config(model, config, api_key)
+    asking = Asking()
+    answer = asking.ask("/models", lambda: _listing_answer(agent), IDENTITY_FAILURES) or {}
+    entries, headers = answer.get("body", {}).get("data"), answer.get("headers", {})
+    found = [e for e in entries if isinstance(e, dict) and e.get("id") == model] if isinstance(entries, list) else []
+    if answer and not found:
+        asking.missing("/models", f"the listing has no model with id {model!r}")
+    entry = found[0] if found else {}
+    return asking.identity(
+        model_build=text(entry.get("root")) or text(entry.get("id")),
+        reported_model=text(entry.get("id")),
+        server_software=text(headers.get("server")) or text(entry.get("owned_by")),
+        server_version=text(headers.get("openai-version")),
+    )
+
+
+def _listing_answer(agent: OpenAIAgent) -> JsonObject:
+    """``GET {base URL}/models`` once: its JSON body (an object, else ``ValueError``) and the headers that name the
+    software."""
+    reply = agent.ask_get("/models")
+    body = listing(reply.body)
+    if not isinstance(body, dict):
+        raise ValueError(f"the listing is not a JSON object: {excerpt(reply.body)}")
+    shown = {name.lower(): value for name, value in reply.headers if name.lower() in SHOWN_HEADERS}
+    return {"body": body, "headers": shown}

@@ -24,6 +24,7 @@ from oriole.core.turn_loop import Agent, AgentSetup, ModelRequest, ModelResponse
 from oriole.errors import InvalidModelResponse, OrioleError
 from oriole.experiment_config import ExperimentConfig
 from oriole.providers.contract import NotRecorded, load_adapter
+from oriole.providers.identity import ModelIdentity
 from oriole.providers.wire import sent_hash
 from oriole.text import JsonObject
 
@@ -97,3 +98,8 @@ def recorded_answer(raw: bytes, latency_ms: int, throttles: int, retries: int) -
 def check_server(config: ExperimentConfig, models: Sequence[str], api_key: str | None = None) -> str:
     """A replay answers from stored answers: no model server to ask."""
     return "no model server (recorded answers)"
+
+
+def model_identity(config: ExperimentConfig, model: str, api_key: str | None = None) -> ModelIdentity | None:
+    """A replay asks no server: the build its answers came from is its original's (``experiments.replay_of``)."""
+    return None

@@ -87,6 +87,7 @@ class Reply:
     latency_ms: int
     throttles: int = 0
     retries: int = 0
+    headers: tuple[tuple[str, str], ...] = ()  # the answer's headers, as the server sent them (a ``Server`` header)
 
 
 class _Retryable(Exception):
@@ -406,7 +407,7 @@ class JsonPoster:
             if deadline is None:
                 deadline = started + self.timeout_seconds
             try:
-                body = self._attempt(data, deadline - started)
+                body, headers = self._attempt(data, deadline - started)
             except _Retryable as err:
                 wait = self.backoff.wait(attempt)
                 if not self.backoff.allows(attempt) or self._clock() + wait >= deadline:
@@ -432,7 +433,13 @@ class JsonPoster:
                 elapsed = self._clock() - started
                 if elapsed > deadline - started:  # complete, but after the request's time was up
                     raise self._timeout()
-                return Reply(self._keys.body(body, MAX_ANSWER_DEPTH), int(elapsed * 1000), throttles, attempt - 1)
+                return Reply(
+                    self._keys.body(body, MAX_ANSWER_DEPTH),
+                    int(elapsed * 1000),
+                    throttles,
+                    attempt - 1,
+                    tuple((name, self._scrubbed(value)) for name, value in headers),
+                )
             attempt += 1
 
     def _scrubbed(self, text: str) -> str:
@@ -445,27 +452,27 @@ class JsonPoster:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def _attempt(self, data: bytes | None, seconds: float) -> bytes:
+    def _attempt(self, data: bytes | None, seconds: float) -> tuple[bytes, list[tuple[str, str]]]:
         """One HTTP attempt of at most ``seconds``, from connecting to the last byte of the body (or of an error
-        body): the body, or a named error."""
+        body): the body and the headers, or a named error."""
         if seconds <= 0:
             raise self._timeout()
         with _Exchange(seconds) as exchange:
             request = _ExchangeRequest(self.url, exchange, data, self._headers(data), "GET" if data is None else "POST")
             try:
-                body = self._send(request, seconds)
+                answer = self._send(request, seconds)
             except (OrioleError, _Retryable, _Throttled):
                 if exchange.expired:
                     raise self._timeout() from None
                 raise
             if exchange.expired:  # a body without a length, cut short, reads like a whole one
                 raise self._timeout()
-            return body
+            return answer
 
-    def _send(self, request: urllib.request.Request, seconds: float) -> bytes:
+    def _send(self, request: urllib.request.Request, seconds: float) -> tuple[bytes, list[tuple[str, str]]]:
         try:
             with self._opener.open(request, timeout=seconds) as response:
-                return self._read(response)
+                return self._read(response), list(response.headers.items())
         except urllib.error.HTTPError as err:
             raise self._http_error(err) from None
         except urllib.error.URLError as err:

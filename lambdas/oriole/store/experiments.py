@@ -18,6 +18,7 @@ from oriole.core.endings import closing
 from oriole.core.harness import harness_hash
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import PROVIDERS, REPLAY
+from oriole.providers.identity import ModelIdentity
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
 from oriole.text import JsonObject
@@ -44,12 +45,15 @@ class NewExperiment:
     agent_label: str | None = None
     sweep_id: str | None = None
     archived: bool = False  # archived from its start: a deployment check's, in no view, report or export
+    model: ModelIdentity | None = None  # what the server reported at start; None: not asked (a baseline)
 
     def values(self) -> dict[str, Any]:
-        """The statement's parameters: the fields, the code and the harness spelt out as columns."""
+        """The statement's parameters: the fields, the code, the harness and the model identity spelt out as
+        columns."""
         return {
-            **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("code", "harness")},
+            **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("code", "harness", "model")},
             **_code_columns(self.code, self.harness),
+            **_identity_columns(self.model),
             "config": Jsonb(self.config),
             "x": self.start[0],
             "y": self.start[1],
@@ -68,6 +72,24 @@ def _code_columns(code: CodeIdentity, harness: JsonObject) -> dict[str, Any]:
         "harness_hash": harness_hash(harness),
         "harness_body": Jsonb(harness),
     }
+
+
+def _identity_columns(model: ModelIdentity | None) -> dict[str, Any]:
+    """The model identity's columns (migration 0034); all NULL when it was not asked."""
+    columns = dict.fromkeys(IDENTITY_COLUMNS) if model is None else model.columns()
+    return {**columns, "model_identity": None if model is None else Jsonb(columns["model_identity"])}
+
+
+IDENTITY_COLUMNS = (
+    "model_build",
+    "reported_model",
+    "server_software",
+    "server_version",
+    "model_parameter_size",
+    "model_quantization",
+    "inference_profile",
+    "model_identity",
+)
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
@@ -172,15 +194,18 @@ class Experiments(StoreBase):
             INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash,
                 agent_id, comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length,
                 origin_execution_arn, execution_arns, continuation_hashes, agent_label, sweep_id, cost_usd,
-                failed_cost_usd, archived_at, {code})
+                failed_cost_usd, archived_at, {code}, {identity})
             VALUES (%(maze_id)s, %(llm_provider)s, %(model_name)s, %(prompt_version)s, %(prompt_text)s,
                 %(prompt_hash)s, %(agent_id)s, %(comment)s, %(config)s, %(seed)s, %(x)s, %(y)s,
                 %(goal_first_seen_step)s, %(optimal_path_length)s, %(execution_arn)s, ARRAY[%(execution_arn)s],
                 '{}', %(agent_label)s, %(sweep_id)s, %(cost)s, %(cost)s, CASE WHEN %(archived)s THEN now() END,
-                {code_values})
+                {code_values}, {identity_values})
             ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
             RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
-            """.replace("{code}", _CODE_COLUMNS).replace("{code_values}", _CODE_VALUES),
+            """.replace("{code}", _CODE_COLUMNS)
+            .replace("{code_values}", _CODE_VALUES)
+            .replace("{identity}", ", ".join(IDENTITY_COLUMNS))
+            .replace("{identity_values}", ", ".join(f"%({c})s" for c in IDENTITY_COLUMNS)),
             {**new.values(), "cost": None if new.config.get("pricing") is None else 0},  # unpriced: unknown
         )
         assert row is not None, "an INSERT ... ON CONFLICT DO UPDATE ... RETURNING returns its row"
@@ -387,15 +412,20 @@ _CREATE_REPLAY = (
     + """
     INSERT INTO experiments (maze_id, llm_provider, model_name, prompt_version, prompt_text, prompt_hash, agent_id,
         comment, config, seed, current_x, current_y, goal_first_seen_step, optimal_path_length, origin_execution_arn,
-        execution_arns, continuation_hashes, agent_label, replay_of, cost_usd, failed_cost_usd, {code})
+        execution_arns, continuation_hashes, agent_label, replay_of, cost_usd, failed_cost_usd, {code},
+        {identity})
     SELECT o.maze_id, %(provider)s, o.model_name, o.prompt_version, o.prompt_text, o.prompt_hash, o.agent_id,
            'replay of experiment ' || o.id, o.config, o.seed, m.start_x, m.start_y,
            CASE WHEN o.goal_first_seen_step = 0 THEN 0 END, o.optimal_path_length, %(arn)s, ARRAY[%(arn)s],
            '{}', o.agent_label, o.id, CASE WHEN o.cost_usd IS NOT NULL THEN 0 END,
-           CASE WHEN o.cost_usd IS NOT NULL THEN 0 END, {code_values}
+           CASE WHEN o.cost_usd IS NOT NULL THEN 0 END, {code_values},
+           {original_identity}  -- the build its answers came from
       FROM experiments o JOIN mazes m ON m.id = o.maze_id
      WHERE o.id = %(id)s
     ON CONFLICT (origin_execution_arn) DO UPDATE SET origin_execution_arn = EXCLUDED.origin_execution_arn
     RETURNING id, llm_provider, status, turn_count, cardinality(execution_arns) AS parts
-""".replace("{code}", _CODE_COLUMNS).replace("{code_values}", _CODE_VALUES)
+""".replace("{code}", _CODE_COLUMNS)
+    .replace("{code_values}", _CODE_VALUES)
+    .replace("{identity}", ", ".join(IDENTITY_COLUMNS))
+    .replace("{original_identity}", ", ".join(f"o.{c}" for c in IDENTITY_COLUMNS))
 )

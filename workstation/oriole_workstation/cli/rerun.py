@@ -25,13 +25,22 @@ def rerun(
     ] = None,
     sweep: SweepFilter = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per experiment.")] = False,
+    any_build: Annotated[
+        bool,
+        typer.Option(
+            "--any-build",
+            help="Run on whatever build the model's server serves now, not only the one the experiment recorded.",
+        ),
+    ] = False,
     aws: AwsDatabase = False,
 ) -> None:
     """Start recorded experiments again, from their record.
 
     Each new experiment gets exactly the recorded configuration (the seed included), prompt text, maze and price,
     and asks its model again (compare them with `oriole report`; `oriole replay` checks the harness instead). An
-    experiment whose prompt version no longer holds the recorded text is refused with the reason.
+    experiment whose prompt version no longer holds the recorded text is refused with the reason, and so is one
+    whose model's server now reports another build than the recorded one (a tag pulled again): --any-build runs it
+    on the build served now.
 
     The experiments are the EXPERIMENT ids and those of --sweep ID. Exit status: 0 when every rerun was started
     and ended, 1 when one failed to start or errored, 2 when one named alone cannot be rerun (several: those are
@@ -49,7 +58,7 @@ def rerun(
         row = results.store.conn.execute(reruns.RECORD, (number,)).fetchone()
         assert row is not None, "chosen experiments exist"
         try:
-            inputs[number] = reruns.execution_input(row, stored)
+            inputs[number] = reruns.execution_input(row, stored, any_build)
         except reruns.RerunRefused as refused:
             problems[number] = str(refused)
     if filters.fixed and len(chosen) == 1 and problems:

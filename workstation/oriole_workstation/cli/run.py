@@ -46,6 +46,14 @@ def real_bedrock_client(execution_input: dict):
     return runtime_client(float(timeout))
 
 
+def real_bedrock_control():
+    """A Bedrock control-plane client with the user's own credentials (StartExperiment looks the model up with it:
+    its model identity), made before moto replaces them."""
+    from oriole.providers.bedrock import CHECK_TIMEOUT_SECONDS, control_client
+
+    return control_client(CHECK_TIMEOUT_SECONDS)
+
+
 def execution_input(
     maze: str,
     agent: str | None,
@@ -120,7 +128,8 @@ def launcher_for(
     from oriole_workstation.runner import LocalAws
 
     bedrock = real_bedrock_client(data) if PROVIDERS[data["llmProvider"]].aws_service else None
-    with LocalAws(local_url(), bedrock_client=bedrock) as local:
+    control = real_bedrock_control() if bedrock is not None else None
+    with LocalAws(local_url(), bedrock_client=bedrock, bedrock_control=control) as local:
         yield local.launcher(poll_seconds or 0.2)
 
 

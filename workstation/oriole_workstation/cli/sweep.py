@@ -85,6 +85,14 @@ def run(
         list[str],
         typer.Option(metavar="PROVIDER=N", help="Experiments at once of one provider (repeatable)."),
     ] = [],  # noqa: B006
+    server_concurrency: Annotated[
+        list[str],
+        typer.Option(
+            metavar="URL=N",
+            help="Experiments at once against one model server, by the URL its agents name (repeatable; "
+            "at most 4 servers).",
+        ),
+    ] = [],  # noqa: B006
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -170,6 +178,7 @@ def run(
         concurrency=concurrency or local_default,
         retry_failed=retry_failed,
         provider_concurrency=sweep_runs.provider_caps(spec, provider_concurrency),
+        server_concurrency=sweep_runs.server_caps(spec, server_concurrency),
         wait_seconds=wait_seconds or (None if aws else sweep_runs.LOCAL_WAIT_SECONDS),
         seed_from=seed_from,
         allow_unpriced=allow_unpriced,
@@ -323,7 +332,7 @@ def _run_locally(
     execution_input: dict, planned: list[plans.Planned], to_run: int, results: Results, by: GroupBy, quiet: bool
 ) -> None:
     from oriole.lifecycle.sweep_tasks import paused
-    from oriole_workstation.cli.run import real_bedrock_client
+    from oriole_workstation.cli.run import real_bedrock_client, real_bedrock_control
     from oriole_workstation.database import local_url
     from oriole_workstation.runner import LocalAws
 
@@ -353,7 +362,8 @@ def _run_locally(
         open_before=sweep_runs.left_open(results, sweep_id),
     )
     try:
-        with LocalAws(local_url(), bedrock_client=bedrock) as local, progress:
+        control = real_bedrock_control() if bedrock is not None else None
+        with LocalAws(local_url(), bedrock_client=bedrock, bedrock_control=control) as local, progress:
             execution_arn, _ = sweep_runs.submit(local.sfn, local.sweep_state_machine_arn, execution_input)
             execution = sweep_runs.follow_local(local, execution_arn, sweep_id, results, progress, stopping)
     except KeyboardInterrupt:

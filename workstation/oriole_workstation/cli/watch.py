@@ -116,11 +116,17 @@ def watch(
                 )
             time.sleep(interval)
             rows = watcher.rows()
-        with Live(status_table(rows, width=terminal_width()), console=out, refresh_per_second=4) as live:
+        if out.is_terminal:
+            with Live(status_table(rows, width=terminal_width()), console=out, refresh_per_second=4) as live:
+                while not watcher.ended(rows):
+                    time.sleep(interval)
+                    rows = watcher.rows()
+                    live.update(status_table(rows, width=terminal_width()))  # the terminal may have been resized
+        else:  # a pipe gets the last table once and whole, as `oriole ls` prints it (a live one is cut to 80 columns)
             while not watcher.ended(rows):
                 time.sleep(interval)
                 rows = watcher.rows()
-                live.update(status_table(rows, width=terminal_width()))  # the terminal may have been resized
+            out.print(status_table(rows, width=terminal_width()), soft_wrap=True)
     except KeyboardInterrupt:
         err.print("stopped watching; the experiments go on")
         raise typer.Exit(130) from None
