@@ -237,6 +237,10 @@ class OrchestratorStack(Stack):
             description="Paste into the sweep state machine's Start execution (the worked example)",
         )
         CfnOutput(self, "MigrationsFunction", value=self.functions.migrations.function_name)
+        CfnOutput(  # what `oriole check --aws` invokes: the finalizer's dead letters, the reconciler's run
+            self, "StatusFinalizerFunction", value=self.functions.status_finalizer.function_name
+        )
+        CfnOutput(self, "ReconcilerFunction", value=self.functions.reconciler.function_name)
         CfnOutput(
             self,
             "Deployment",

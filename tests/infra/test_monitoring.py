@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from oriole.handlers import FUNCTIONS
+from oriole.handlers import FUNCTIONS, OUTSIDE_FLOWS
 from tests.infra.conftest import synthesize
 from tests.infra.templates import alarm_metric_count, alarm_metrics, resources
 
@@ -87,6 +87,13 @@ def test_alarms_dashboard_and_outputs(templates):
         "SweepStateMachineArn",
         "ExampleSweepInput",
     } <= set(outputs)
+    handlers = {
+        key: function["Properties"]["Handler"]
+        for key, function in resources(orchestrator, "AWS::Lambda::Function").items()
+    }
+    # what `oriole check --aws` invokes: the finalizer (its dead letters) and the reconciler
+    for output, name in (("StatusFinalizerFunction", "ExecutionStatusFinalizer"), ("ReconcilerFunction", "Reconciler")):
+        assert handlers[outputs[output]["Value"]["Ref"]] == OUTSIDE_FLOWS[name]
     example = json.loads(outputs["ExampleExecutionInput"]["Value"])
     assert example["mazeId"] == "perfect-11"
     assert {

@@ -1,11 +1,15 @@
 """``oriole check --aws`` against a deployment in moto: the stacks in CloudFormation, the functions with the
 environment CDK gives them, the catalog in Parameter Store, and real executions of the experiment and sweep
 state machines (moto's interpreter, the real handlers, PostgreSQL, Bedrock through a stubbed boto3 client, Ollama
-over real HTTP). Each failure case breaks one part as AWS would show it and reads the fix the check prints."""
+over real HTTP); the finalizer and the reconciler are the real handlers behind moto's Lambda, the finalizer's dead
+letters a moto SQS queue. EventBridge, which moto's Step Functions does not feed, is played by a thread that sends
+each stopped execution's status change to the finalizer. Each failure case breaks one part as AWS would show it
+and reads the fix the check prints."""
 
 from __future__ import annotations
 
 import json
+import threading
 from contextlib import contextmanager
 
 import boto3
@@ -14,11 +18,12 @@ from typer.testing import CliRunner
 
 from oriole import flows
 from oriole.core import mazeset
-from oriole.environment import BEDROCK_MODEL_IDS, CODE_VERSION
+from oriole.environment import BEDROCK_MODEL_IDS, CODE_VERSION, REQUIRE_SPEND_LIMIT
 from oriole.provider_registry import PROVIDERS
 from oriole_workstation import check as check_module
 from oriole_workstation.cli import app
 from oriole_workstation.cli import check as check_command
+from oriole_workstation.runner import DEAD_LETTERS, RECONCILER, STATUS_FINALIZER
 from tests.ollama_server import ScriptedOllama, error, tool_calls
 
 runner = CliRunner()
@@ -79,6 +84,8 @@ def deployed(bedrock_local, checkout_version):
             "StateMachineArn": aws.state_machine_arn,
             "SweepStateMachineArn": aws.sweep_state_machine_arn,
             "Deployment": "Oriole",
+            "StatusFinalizerFunction": STATUS_FINALIZER,
+            "ReconcilerFunction": RECONCILER,
         },
     )
     for function in boto3.client("lambda", region_name=REGION).list_functions()["Functions"]:
@@ -91,9 +98,40 @@ def deployed(bedrock_local, checkout_version):
             PROVIDERS["openai"].servers.listed: json.dumps([OPENAI_URL]),
         },
     )
+    set_environment("oriole-PlanSweep", **{REQUIRE_SPEND_LIMIT: "true"})
     yield bedrock_local
     for name in ("OrioleData", "OrioleOrchestrator"):
         boto3.client("cloudformation", region_name=REGION).delete_stack(StackName=name)
+
+
+class EventBridge:
+    """EventBridge's rule on the experiment state machine's status changes, for what moto's Step Functions lets end
+    without its flow closing the experiment (a stopped execution): each one's change sent to the finalizer, unless
+    ``paused`` (a rule that delivers nothing)."""
+
+    def __init__(self, aws):
+        self.aws, self.sent, self.paused = aws, set(), threading.Event()
+        self.sfn = boto3.client("stepfunctions", region_name=REGION)
+
+    def deliver(self, done: threading.Event) -> None:
+        while not done.wait(0.05):
+            if self.paused.is_set():
+                continue
+            ended = self.sfn.list_executions(stateMachineArn=self.aws.state_machine_arn, statusFilter="ABORTED")
+            for execution in ended["executions"]:
+                if execution["executionArn"] not in self.sent:
+                    self.sent.add(execution["executionArn"])
+                    self.aws.report_status_change(self.sfn.describe_execution(executionArn=execution["executionArn"]))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def eventbridge(deployed):
+    rule, done = EventBridge(deployed.aws), threading.Event()
+    thread = threading.Thread(target=rule.deliver, args=(done,), daemon=True)
+    thread.start()
+    yield rule
+    done.set()
+    thread.join()
 
 
 QUOTAS = {  # the account's Bedrock quotas, as Service Quotas names them
@@ -172,9 +210,24 @@ def by_name(data: dict) -> dict[str, dict]:
     return {(c["name"], c["target"]): c for c in data["checks"]}
 
 
+def dead_letters() -> list[dict]:
+    """The messages waiting in the finalizer's dead-letter queue (looked at, left there)."""
+    sqs = boto3.client("sqs", region_name=REGION)
+    queue = sqs.get_queue_url(QueueName=DEAD_LETTERS)["QueueUrl"]
+    messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, VisibilityTimeout=0).get("Messages", [])
+    return [json.loads(m["Body"]) for m in messages]
+
+
+def sweep_of(row: dict) -> str:
+    """Which of the check's sweeps ran an experiment: ``sweep``, ``stop`` or ``spend``."""
+    sweep_id = row["agent_id"].split("/")[0]
+    return next((step for step in ("stop", "spend") if sweep_id.endswith(f"-{step}")), "sweep")
+
+
 def experiments_since(deployed, first_id: int) -> list[dict]:
     return deployed.store.conn.execute(
-        "SELECT id, llm_provider, model_name, status, action_count, agent_id, comment, "
+        "SELECT id, llm_provider, model_name, status, ending, failure_reason, cost_usd, action_count, agent_id, "
+        "comment, "
         "config->'maxMoves' AS max_moves, archived_at, cardinality(execution_arns) AS executions "
         "FROM experiments WHERE id > %s ORDER BY id",
         (first_id,),
@@ -186,10 +239,11 @@ def last_id(deployed) -> int:
 
 
 def test_a_healthy_deployment_passes_every_check_through_real_executions(check, deployed, bedrock, checkout_version):
-    bedrock.add_response("converse", converse_move())
+    for _ in ("us.", "global.", "the spend sweep's first run"):
+        bedrock.add_response("converse", converse_move())
     first = last_id(deployed)
     with ollama_listed(tool_calls(("move_south", {"reasoning": "check"}))) as ollama:
-        result = check("--aws", "--json", "--ollama-model", "qwen2.5:7b")
+        result = check("--aws", "--json", "--paid", "--ollama-model", "qwen2.5:7b")
     assert result.exit_code == 0, result.output
     bedrock.assert_no_pending_responses()
     data = json.loads(result.stdout)
@@ -207,10 +261,17 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
         ("ollama", "ok"),
         ("openai", "skip"),
         ("sweep", "ok"),
+        ("finalizer", "ok"),
+        ("deadletter", "ok"),
+        ("prices", "ok"),
+        ("global", "ok"),
+        ("spend", "ok"),
+        ("reconciler", "ok"),
+        ("limit", "ok"),
     ]
     checks = by_name(data)
     ran = experiments_since(deployed, first)
-    [bedrock_row] = [r for r in ran if r["llm_provider"] == "bedrock"]
+    [bedrock_row] = [r for r in ran if r["model_name"] == f"us.{HAIKU}" and r["comment"].startswith("check:")]
     assert checks[("stacks", None)]["detail"] == "OrioleData CREATE_COMPLETE, OrioleOrchestrator CREATE_COMPLETE"
     assert checks[("code", None)]["detail"].startswith(f"{checkout_version} in all {len(flow_functions())} functions")
     assert checks[("code", None)]["detail"].endswith("as this checkout would deploy")
@@ -236,19 +297,82 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
         if r["comment"].startswith("check:")
     ) == [
         ("baseline", "oracle", "succeeded", mazeset.get_maze(check_module.MAZE).shortest_path_length, 100),
+        ("bedrock", f"global.{HAIKU}", "timed_out", 1, 1),
         ("bedrock", f"us.{HAIKU}", "timed_out", 1, 1),
         ("ollama", "qwen2.5:7b", "timed_out", 1, 1),
     ]
     [baseline_row] = [r for r in ran if r["llm_provider"] == "baseline" and r["comment"].startswith("check:")]
     assert baseline_row["executions"] == -(-baseline_row["action_count"] // 4) > 1  # a turn an execution: continued
-    [swept] = [r for r in ran if r["comment"].startswith("sweep:check-")]
-    assert swept["status"] == "succeeded" and swept["agent_id"].startswith("check-")
-    # the check tests the system, not the models: its experiments, the sweep's too, are in no comparison or report
-    assert len(ran) == 4 and all(r["archived_at"] is not None for r in ran)
+    swept = {sweep_of(r): r for r in ran if r["comment"].startswith("sweep:")}
+    assert set(swept) == {"sweep", "stop", "spend"}
+    assert swept["sweep"]["status"] == "succeeded" and swept["sweep"]["agent_id"].startswith("check-")
+    # the stopped run, closed by the finalizer as EventBridge delivered its end
+    assert swept["stop"]["status"] == "aborted" and swept["stop"]["ending"] == "censored"
+    assert swept["stop"]["failure_reason"].endswith("-stop-fe1c3dc752fe-r1-a0 was stopped")
+    assert (
+        "the status-change finalizer closed its experiment (aborted, censored)" in checks[("finalizer", None)]["detail"]
+    )
+    # the spend sweep: one run, priced, censored by its cap after one call; the second never started
+    spent = swept["spend"]
+    assert spent["model_name"] == f"us.{HAIKU}" and spent["ending"] == "censored"
+    assert spent["failure_reason"].startswith("spend cap reached: $0.0004 spent")
+    assert float(spent["cost_usd"]) == pytest.approx((300 * 1.1 + 20 * 5.5) / 1e6)
+    assert checks[("spend", f"us.{HAIKU}")]["detail"].startswith(
+        "its first run cost $0.000440 at its price and was censored by maxCostUsd $0.000001; the spend limit "
+        "$0.000010 kept the second from starting: 2 planned: 0 already done, 1 censored, 1 skipped"
+    )
+    assert checks[("prices", HAIKU)]["detail"].startswith(f"us.{HAIKU}: $1.1 / $5.5 per million tokens in/out")
+    # the finalizer's refused event went through Lambda's retries to its queue, which the check left empty
+    assert checks[("deadletter", None)]["detail"] == (
+        f"an event {STATUS_FINALIZER} refuses reached its dead-letter queue {DEAD_LETTERS} after 3 attempts, and "
+        "the check removed it"
+    )
+    assert dead_letters() == []
+    assert checks[("reconciler", None)]["detail"].endswith("none left for it to close")
+    # the check tests the system, not the models: its experiments, the sweeps' too, are in no comparison or report
+    assert len(ran) == 7 and all(r["archived_at"] is not None for r in ran)
     compared = deployed.store.conn.execute(
         "SELECT count(*) AS n FROM comparison_scope(experiments => %s::bigint[])", ([r["id"] for r in ran],)
     ).fetchone()
     assert compared["n"] == 0
+
+
+def test_status_changes_that_never_reach_the_finalizer_fail_its_lines_and_the_reconciler_closes_the_run(
+    check, deployed, eventbridge
+):
+    """The rule delivers nothing and the finalizer has lost its dead-letter queue: the stopped run stays open, the
+    check says where to look, and the reconciler, run by the check, closes it."""
+    awslambda = boto3.client("lambda", region_name=REGION)
+    config = awslambda.get_function_event_invoke_config(FunctionName=STATUS_FINALIZER)
+    awslambda.delete_function_event_invoke_config(FunctionName=STATUS_FINALIZER)
+    set_environment("oriole-StartExperiment", **{BEDROCK_MODEL_IDS: "[]"})
+    first = last_id(deployed)
+    eventbridge.paused.set()
+    try:
+        result = check("--aws", "--json", "--timeout-seconds", "15")
+    finally:
+        eventbridge.paused.clear()
+        awslambda.put_function_event_invoke_config(
+            FunctionName=STATUS_FINALIZER,
+            MaximumRetryAttempts=config["MaximumRetryAttempts"],
+            DestinationConfig=config["DestinationConfig"],
+        )
+        set_environment("oriole-StartExperiment", **{BEDROCK_MODEL_IDS: json.dumps([HAIKU])})
+    assert result.exit_code == 1, result.output
+    failures = {c["name"]: c for c in json.loads(result.stdout)["checks"] if c["status"] == "FAIL"}
+    assert set(failures) == {"finalizer", "deadletter", "reconciler"}
+    [stopped] = [r for r in experiments_since(deployed, first) if sweep_of(r) == "stop"]
+    name = stopped["failure_reason"].removeprefix("execution ABORTED: ").removesuffix(" was stopped")
+    assert failures["finalizer"]["detail"].startswith(f"the check stopped {name} ")
+    assert failures["finalizer"]["detail"].endswith(" s ago and its experiment is still open")
+    assert "`aws events list-rules --name-prefix OrioleOrchestrator`" in failures["finalizer"]["fix"]
+    assert failures["deadletter"]["detail"] == (
+        f"{STATUS_FINALIZER} has no dead-letter queue: a status change it cannot process would be lost"
+    )
+    assert failures["reconciler"]["detail"] == (
+        "it closed 1 experiment(s) whose execution had ended without the finalizer closing them"
+    )
+    assert stopped["status"] == "aborted" and stopped["archived_at"] is not None  # closed by the reconciler
 
 
 @pytest.mark.parametrize(
@@ -332,7 +456,12 @@ def test_a_missing_or_invalid_parameter_and_mixed_code_versions_print_their_fixe
     # the experiments snapshot the parameters: the invalid one fails the baseline at its start
     assert "FAIL  baseline    InvalidParameter: Parameter Store value of /oriole/gameplay/vision-range" in result.stdout
     assert "skip  database    not shown: the baseline experiment failed before it" in result.stdout
-    assert result.stdout.rstrip().endswith("failed, 2 skipped")
+    # nor does the stopped run start: there is nothing for the finalizer to close
+    assert "FAIL  finalizer   sweep check-" in result.stdout
+    assert "-stop ended before the check could stop its experiment: 1 planned: 0 already done, 1 rejected" in (
+        result.stdout
+    )
+    assert result.stdout.rstrip().endswith("6 ok, 5 failed, 4 skipped")
 
 
 def test_a_stack_whose_first_deploy_rolled_back_says_how_to_recover_and_checks_nothing_else(check):
@@ -356,11 +485,9 @@ def test_a_stack_whose_first_deploy_rolled_back_says_how_to_recover_and_checks_n
     assert lines[1].endswith(
         "delete it (`aws cloudformation delete-stack --stack-name OrioleData`) and `make deploy` again"
     )
-    assert [line.split()[:2] for line in lines[2:10]] == [
-        ["skip", name]
-        for name in ("code", "parameters", "prompts", "lambda", "database", "baseline", "bedrock", "sweep")
-    ]
-    assert lines[-1] == "0 ok, 1 failed, 8 skipped"
+    skipped = ("code", "parameters", "prompts", "lambda", *check_module.EXECUTION_LINES)
+    assert [line.split()[:2] for line in lines[2:-2]] == [["skip", name] for name in skipped]
+    assert lines[-1] == f"0 ok, 1 failed, {len(skipped)} skipped"
 
 
 def test_without_a_deployment_it_says_which_one_there_is_or_how_to_deploy(check, monkeypatch):

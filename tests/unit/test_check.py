@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from oriole.catalog import pricing_name
+from oriole.environment import REQUIRE_SPEND_LIMIT
 from oriole_workstation.check import (
     FAIL,
     OK,
@@ -18,7 +20,9 @@ from oriole_workstation.check import (
     database_check,
     experiment_outcome,
     not_served_by_that_id,
+    price_check,
     server_fix,
+    spend_limit_check,
     stack_fix,
     stacks_check,
 )
@@ -230,3 +234,23 @@ def test_the_lambda_line_says_how_many_experiments_a_sweep_runs_at_once():
     assert "ask for" not in lambda_quota_check({"ConcurrentExecutions": 1000}).detail
     starved = lambda_quota_check({"ConcurrentExecutions": 100, "UnreservedConcurrentExecutions": 2})
     assert starved.status == FAIL and "Concurrent executions" in starved.fix
+
+
+def test_a_granted_model_is_priced_as_the_bedrock_line_calls_it_and_unpriced_fails_with_how_to_price_it():
+    listed = price_check(HAIKU, "eu-west-1", {})
+    assert listed.status == OK and listed.target == HAIKU
+    assert listed.detail.startswith(f"eu.{HAIKU}: $1.1 / $5.5 per million tokens in/out (list price read ")
+    stored = price_check(
+        f"global.{HAIKU}", "eu-west-1", {pricing_name(f"global.{HAIKU}"): '{"inputPerMTok": 0.5, "outputPerMTok": 2.5}'}
+    )
+    assert stored.status == OK and stored.detail.startswith(f"global.{HAIKU}: $0.5 / $2.5 per million tokens")
+    llama = "meta.llama3-8b-instruct-v1:0"
+    unpriced = price_check(llama, "us-east-1", {})
+    assert unpriced.status == FAIL and unpriced.detail.startswith(f"no price is known for us.{llama}: ")
+    assert unpriced.fix is not None and unpriced.fix.startswith(f"`oriole prices set us.{llama} --input USD --output")
+
+
+def test_the_limit_line_reads_whether_plansweep_requires_a_spend_limit():
+    assert spend_limit_check({REQUIRE_SPEND_LIMIT: "true"}).status == OK
+    missing = spend_limit_check({})
+    assert missing.status == FAIL and missing.detail == "PlanSweep runs a sweep of models without a spend limit"

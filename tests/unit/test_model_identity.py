@@ -176,3 +176,22 @@ def test_what_a_hostile_server_reports_is_kept_storable_and_bounded():
         found = ollama.model_identity(config(endpoint=server.url), "m")
     assert "\x00" not in found.server_version and len(found.server_version) <= 400
     assert "\x00" not in str(found.answers) and len(str(found.answers)) < 3000
+
+
+def test_the_transcript_and_the_provenance_name_the_build_or_why_it_is_unknown():
+    from oriole_workstation.transcript import model_build
+
+    ollama_row = {
+        "llm_provider": "ollama",
+        "wire_provider": "ollama",
+        "model_build": "a" * 64,
+        "server_software": "Ollama",
+        "server_version": "0.12.6",
+        "model_parameter_size": "8.2B",
+        "model_quantization": "Q4_K_M",
+    }
+    assert model_build(ollama_row) == "build sha256:aaaaaaaaaaaa (Ollama 0.12.6; 8.2B Q4_K_M)"
+    unknown = {"llm_provider": "openai", "model_build": UNKNOWN, "identity_unknown": {"/models": "HTTP 404"}}
+    assert model_build(unknown) == "build unknown; not told: /models: HTTP 404"
+    assert model_build({"llm_provider": "ollama", "model_build": None}) == "build not recorded"
+    assert model_build({"llm_provider": "baseline", "wire_provider": "baseline"}) == "none (a baseline calls no model)"

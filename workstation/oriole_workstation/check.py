@@ -32,9 +32,9 @@ from botocore.exceptions import ClientError
 
 from oriole import catalog
 from oriole.config import parse_stored
-from oriole.core import sweep_plan
+from oriole.core import prices, sweep_plan
 from oriole.core.sweep_plan import SweepFile, validate
-from oriole.environment import BEDROCK_MODEL_IDS
+from oriole.environment import BEDROCK_MODEL_IDS, Environment
 from oriole.environment import CODE_VERSION as CODE_VERSION_VARIABLE
 from oriole.errors import InvalidParameter, SweepFileError
 from oriole.lifecycle import deployment
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_lambda import LambdaClient
     from mypy_boto3_lambda.type_defs import AccountLimitTypeDef
+    from mypy_boto3_sqs import SQSClient
     from mypy_boto3_ssm import SSMClient
     from mypy_boto3_stepfunctions import SFNClient
 
@@ -71,6 +72,20 @@ ONE_ACTION = {"maxMoves": 1, "maxActionsPerTurn": 1, "maxStalledTurns": 1}
 # The baseline's few turns each in an execution of its own: every turn after the first exercises ContinueAsNew
 # (the successor's start, the hand-over of the experiment) on the deployed state machine.
 CONTINUED = {"maxMoves": 100, "maxActionsPerTurn": 4, "maxTurnsPerExecution": 1}
+# The run the check stops to see the status-change finalizer close it: a random walk on the largest perfect maze
+# (thousands of moves from the goal), a move a turn; the wall clock ends it if the check is gone before it stops it.
+STOP_MAZE = "perfect-31"
+STOPPED = {"maxActionsPerTurn": 1, "maxDurationMinutes": 15}
+START_STATE = "StartExperiment"
+EARLY_EVENTS = 50  # an execution's first events, which hold StartExperiment's end (its retries included)
+STOP_CAUSE = "oriole check --aws: the status-change finalizer closes the experiment of a stopped execution"
+# The spend sweep (--paid): a cap far below one model call, and a limit that the first run's cost uses up, so the
+# first experiment is censored by its maxCostUsd after one call and the spend limit keeps the second from starting.
+SPEND_CAP_USD = 0.000001  # the least maxCostUsd (the cost columns' precision)
+SPEND_LIMIT_USD = 0.00001
+CAPPED = {"maxMoves": 2, "maxActionsPerTurn": 1, "maxStalledTurns": 1, "maxCostUsd": SPEND_CAP_USD}
+TEST_EVENT_SOURCE = "oriole.check"  # the event the finalizer refuses, sent to see its dead letters
+OUTPUT_MISSING = "this deployment has no output {output}: deploy this checkout (`make deploy`) to check it"
 AGENT_ENDINGS = ("AgentStalled", "AgentGaveUp")  # the model answered, without a move: the path works
 DATABASE_ERRORS = ("OperationalError", "InterfaceError", "DatabaseBusy", "DatabaseNotConfigured")
 CHECKOUT_VERSION_SECONDS = 120
@@ -116,6 +131,7 @@ class Aws:
     region: str
     bedrock: BedrockClient
     quotas: Any  # Service Quotas (its stubs are not among the project's)
+    sqs: SQSClient
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,7 @@ class Options:
     server_models: Mapping[str, str] = field(default_factory=dict)  # provider -> the model its servers are asked for
     timeout_seconds: float = 900.0
     poll_seconds: float = 5.0
+    paid: bool = False  # also the steps that call a model beyond one call per granted model (--paid)
 
 
 # --- the stacks ------------------------------------------------------------------------------------------------
@@ -607,6 +624,108 @@ def _experiment_judge(fix: Callable[[str, Outcome], str], region: str) -> Callab
     return judge
 
 
+# --- closing what ended, and spending ---------------------------------------------------------------------------
+
+# The lines the executions decide, in order (each skipped when the stacks are not deployed).
+EXECUTION_LINES = (
+    "database",
+    "baseline",
+    "bedrock",
+    "sweep",
+    "finalizer",
+    "deadletter",
+    "prices",
+    "global",
+    "spend",
+    "reconciler",
+    "limit",
+)
+NO_MODEL = "no Bedrock model is granted (bedrockModelIds)"
+
+
+def finalizer_fix(stack: str) -> str:
+    """What to do when a stopped execution's experiment stays open."""
+    return (
+        "the status-change finalizer did not close it: the EventBridge rule on the state machine's status changes "
+        f"must be enabled (`aws events list-rules --name-prefix {stack}`), and the deadletter line and the "
+        "finalizer's log group say why it failed; the reconciler closes the experiment within 15 minutes, and "
+        "the sweep ends then"
+    )
+
+
+def dead_letter_fix(queue: str) -> str:
+    """What to do when the finalizer's refused event is not in its dead-letter queue."""
+    return (
+        "Lambda retries a failed asynchronous invoke twice, a minute and then two minutes apart: give the check "
+        "more time (--timeout-seconds); otherwise the finalizer may not send to the queue (`make deploy` restores "
+        "its on-failure destination and the grant). Should the event arrive later, it waits there and its alarm "
+        f"goes off: `aws sqs receive-message --queue-url {queue}` shows it (source oriole.check)"
+    )
+
+
+def take_record(sqs: SQSClient, queue: str, detail: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The on-failure record of the check's own event (its ``detail``) among the messages of ``queue``, deleted
+    from it; the others are only looked at (received with no visibility timeout, so they stay as they were)."""
+    answer = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, VisibilityTimeout=0, WaitTimeSeconds=1)
+    for message in answer.get("Messages", []):
+        record = _json_object(message.get("Body", ""))
+        if (record.get("requestPayload") or {}).get("detail") == detail:
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+            return [record]
+    return []
+
+
+def price_check(model_id: str, region: str, stored: Mapping[str, str]) -> Check:
+    """The price the bedrock line's experiment is charged at (``oriole.core.prices``: Parameter Store's, else the
+    list price shipped); without one its cost is unknown and a sweep with a spend limit refuses it."""
+    called = bedrock_candidates(model_id, region)[0]
+    found = prices.price("bedrock", called, None, stored.get(catalog.pricing_name(called)))
+    if found is None:
+        return failed(
+            "prices",
+            f"no price is known for {called}: its experiments' cost is unknown, and a sweep with a spend limit "
+            "refuses it",
+            f"`oriole prices set {called} --input USD --output USD --aws` (per million tokens, from "
+            f"{prices.BEDROCK_PRICING})",
+            model_id,
+        )
+    return ok("prices", f"{called}: {found.describe()}", model_id)
+
+
+def spend_limit_check(planner: Mapping[str, str]) -> Check:
+    """PlanSweep's environment says whether it refuses a sweep of models without a spend limit (the check does not
+    submit one: the refused sweep's failed execution would set off the SweepsFailed alarm)."""
+    if Environment.read(planner).spend_limit_required:
+        return ok("limit", "PlanSweep refuses a sweep of models without spend_limit_usd (or unlimited_spend = true)")
+    return failed(
+        "limit",
+        "PlanSweep runs a sweep of models without a spend limit",
+        "deploy this checkout (`make deploy`): it requires a spend limit on AWS",
+    )
+
+
+def _running(sfn: SFNClient, state_machine_arn: str, prefix: str) -> list[str]:
+    """The running executions of a state machine whose names start with ``prefix``."""
+    pages = sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn, statusFilter="RUNNING")
+    return [e["executionArn"] for page in pages for e in page["executions"] if e["name"].startswith(prefix)]
+
+
+def _started_experiment(sfn: SFNClient, execution_arn: str) -> bool:
+    """Whether an execution has left ``StartExperiment`` (its experiment exists and is its own): one stopped before
+    would leave the finalizer no experiment to close, and the run's row to the reconciler."""
+    events = sfn.get_execution_history(executionArn=execution_arn, maxResults=EARLY_EVENTS)["events"]
+    return any(e.get("stateExitedEventDetails", {}).get("name") == START_STATE for e in events)
+
+
+def _json_object(text: str | bytes) -> dict[str, Any]:
+    """A JSON object from text (a message body, a function's answer); anything else as {}."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 class DeploymentCheck:
     """The checks of one deployment, yielded one by one as they are decided."""
 
@@ -629,7 +748,7 @@ class DeploymentCheck:
         missing = [key for key in REQUIRED_OUTPUTS if key not in outputs] if stacks_usable(statuses) else []
         yield stacks_check(statuses, missing)
         if not stacks_usable(statuses) or missing:
-            for name in ("code", "parameters", "prompts", "lambda", "database", "baseline", "bedrock", "sweep"):
+            for name in ("code", "parameters", "prompts", "lambda", *EXECUTION_LINES):
                 yield skipped(name, "the stacks are not deployed (see stacks)")
             return
         functions = {
@@ -640,12 +759,15 @@ class DeploymentCheck:
         versions = {arn.split(":function:", 1)[-1]: env.get(CODE_VERSION_VARIABLE) for arn, env in environments.items()}
         self.progress("computing the code version of this checkout")
         yield code_check(versions, checkout_code_version())
-        yield parameters_check(cloud.parameter_values(self.aws.ssm), catalog.PREFIX)
+        stored = cloud.parameter_values(self.aws.ssm)
+        yield parameters_check(stored, catalog.PREFIX)
         yield prompts_check(prompts.aws_prompts(self.aws.ssm))
         yield lambda_quota_check(self.aws.awslambda.get_account_settings()["AccountLimit"])
         yield from self._bedrock_quotas(_listed(environments[functions["StartExperiment"]], BEDROCK_MODEL_IDS))
         proxy = cloud.outputs(data).get("DatabaseProxyEndpoint") if data is not None else None
-        yield from self._executions(outputs, environments[functions["StartExperiment"]], proxy)
+        yield from self._executions(
+            outputs, environments[functions["StartExperiment"]], environments[functions["PlanSweep"]], proxy, stored
+        )
 
     def _bedrock_quotas(self, model_ids: list[str]) -> Iterator[Check]:
         """One ``quotas`` line per granted Bedrock model; skipped when these credentials may not read them."""
@@ -665,9 +787,18 @@ class DeploymentCheck:
                 continue
             yield bedrock_quota_check(model_id, model["modelDetails"], quotas)
 
-    def _executions(self, outputs: dict[str, str], environment: dict[str, str], proxy: str | None) -> Iterator[Check]:
+    def _executions(
+        self,
+        outputs: dict[str, str],
+        environment: dict[str, str],
+        planner: dict[str, str],
+        proxy: str | None,
+        stored: dict[str, str],
+    ) -> Iterator[Check]:
         """Run every execution at once and judge each; ``environment`` is StartExperiment's, which lists the
-        granted models and the allow-listed servers. Lines in order: database, baseline, models, servers, sweep."""
+        granted models and the allow-listed servers, ``planner`` PlanSweep's, ``stored`` the deployment's
+        parameters (its prices among them). Lines in order: database, baseline, models, servers, sweep, then the
+        steps of ``EXECUTION_LINES`` after them."""
         experiments = outputs["StateMachineArn"]
         baseline = self._probe(
             experiments,
@@ -677,7 +808,8 @@ class DeploymentCheck:
             lambda model, outcome: SEE_EXECUTION,
         )
         lines: list[Probe | Check] = [baseline]
-        for model_id in _listed(environment, BEDROCK_MODEL_IDS):
+        granted = _listed(environment, BEDROCK_MODEL_IDS)
+        for model_id in granted:
             candidates = bedrock_candidates(model_id, self.aws.region)
             lines.append(
                 self._probe(
@@ -704,6 +836,16 @@ class DeploymentCheck:
                     )
                 )
         lines.append(self._sweep_probe(outputs["SweepStateMachineArn"]))
+        lines.append(self._stop_probe(outputs["SweepStateMachineArn"], experiments))
+        finalizer = outputs.get("StatusFinalizerFunction")
+        lines.append(
+            self._dead_letter_probe(finalizer)
+            if finalizer
+            else skipped("deadletter", OUTPUT_MISSING.format(output="StatusFinalizerFunction"))
+        )
+        priced = [price_check(model_id, self.aws.region, stored) for model_id in granted]
+        lines += priced
+        lines += self._paid_lines(outputs, granted, priced)
         probes = [line for line in lines if isinstance(line, Probe)]
         self.progress(f"running {len(probes)} executions")
         settle(probes, self.options.timeout_seconds, self.options.poll_seconds, self.progress)
@@ -712,6 +854,23 @@ class DeploymentCheck:
         )
         for line in lines:
             yield line.judge(line) if isinstance(line, Probe) else line
+        self.progress("invoking the reconciler")
+        yield self._reconciler_check(outputs.get("ReconcilerFunction"))
+        yield spend_limit_check(planner)
+
+    def _paid_lines(self, outputs: dict[str, str], granted: list[str], priced: list[Check]) -> list[Probe | Check]:
+        """With ``--paid``: each granted model called once through its ``global.`` profile, and the spend sweep of
+        the first priced one; without it, a line that says how to run them."""
+        if not self.options.paid:
+            return [skipped(name, "pass --paid to run it (a few Bedrock calls)") for name in ("global", "spend")]
+        lines: list[Probe | Check] = [self._global_line(outputs["StateMachineArn"], m) for m in granted]
+        first_priced = next((line.target for line in priced if line.status == OK and line.target), None)
+        lines.append(
+            self._spend_probe(outputs["SweepStateMachineArn"], bedrock_candidates(first_priced, self.aws.region)[0])
+            if first_priced
+            else skipped("spend", "no granted Bedrock model has a known price (see prices)" if granted else NO_MODEL)
+        )
+        return lines
 
     def _input(self, name: str, provider: str, model: str, **config) -> dict:
         """An experiment's input, tagged as the check's (agent id ``<tag>/<name>``, comment ``check:<stamp>``) and
@@ -756,13 +915,7 @@ class DeploymentCheck:
             {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1, "archived": True},
             "the check's sweep",
         )
-        execution_input = sweep_runs.run_input(
-            spec,
-            concurrency=1,
-            provider_concurrency={},
-            retry_failed=False,
-            wait_seconds=max(1, round(self.options.poll_seconds)),
-        )
+        execution_input = sweep_runs.run_input(spec, **self._sweep_settings())
 
         def judge(probe: Probe) -> Check:
             execution = probe.execution
@@ -791,6 +944,257 @@ class DeploymentCheck:
             None,
             [execution_input],
             lambda sweep_input: sweep_runs.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
+            judge,
+            lambda arn: self.aws.sfn.describe_execution(executionArn=arn),
+        )
+
+    def _stop_probe(self, sweeps_arn: str, experiments_arn: str) -> Probe:
+        """A one-item sweep of a long baseline run whose execution the check stops once it runs: the sweep ends
+        only once its item sees the experiment closed, which for a stopped execution only the status-change
+        finalizer does (EventBridge delivers the execution's end to it)."""
+        sweep_id = f"{self.tag}-stop"
+        spec = validate(
+            SweepFile,
+            {
+                "id": sweep_id,
+                "agents": ["baseline/random"],
+                "mazes": [STOP_MAZE],
+                "configs": [STOPPED],
+                "archived": True,
+            },
+            "the check's sweep",
+        )
+        stopped: dict[str, float] = {}  # the experiment's execution the check stopped -> when
+
+        def follow(arn: str) -> Execution:
+            sweep = self.aws.sfn.describe_execution(executionArn=arn)
+            if not stopped and sweep["status"] == ExecutionStatus.RUNNING:
+                for execution_arn in _running(self.aws.sfn, experiments_arn, f"{sweep_id}-"):
+                    if _started_experiment(self.aws.sfn, execution_arn):
+                        self.aws.sfn.stop_execution(executionArn=execution_arn, error="OrioleCheck", cause=STOP_CAUSE)
+                        stopped[execution_arn] = time.monotonic()
+            return sweep
+
+        def judge(probe: Probe) -> Check:
+            link = console_link(self.aws.region, probe.started)
+            follow_it = f"`oriole sweep status {sweep_id} --aws` shows its repetition ({link})"
+            if not stopped:
+                if probe.execution is None:
+                    return failed("finalizer", f"{sweep_id} started no experiment in {probe.waited:.0f} s", follow_it)
+                try:
+                    seen = sweep_runs.summary_line(sweep_runs.outcome(probe.execution)).strip()
+                except sweep_runs.SweepFailed as err:
+                    seen = str(err)
+                return failed(
+                    "finalizer",
+                    f"sweep {sweep_id} ended before the check could stop its experiment: {seen}",
+                    f"the sweep line says why the check's experiments do not run; {follow_it}",
+                )
+            [(execution_arn, when)] = stopped.items()
+            name = execution_arn.rsplit(":", 1)[-1]
+            if probe.execution is None:
+                return failed(
+                    "finalizer",
+                    f"the check stopped {name} {time.monotonic() - when:.0f} s ago and its experiment is still open",
+                    finalizer_fix(self.orchestrator_stack),
+                )
+            try:
+                summary = sweep_runs.outcome(probe.execution)
+            except sweep_runs.SweepFailed as err:
+                return failed(
+                    "finalizer", str(err), f"open the sweep's execution in the Step Functions console ({link})"
+                )
+            line = sweep_runs.summary_line(summary).strip()
+            if summary.get("aborted") != 1:
+                return failed("finalizer", f"the check stopped {name}; the sweep saw {line}", follow_it)
+            return ok(
+                "finalizer",
+                f"the check stopped {name}; the status-change finalizer closed its experiment (aborted, censored) "
+                f"and the sweep saw it: {line}",
+            )
+
+        return Probe(
+            "finalizer",
+            None,
+            [sweep_runs.run_input(spec, **self._sweep_settings())],
+            lambda sweep_input: sweep_runs.submit(self.aws.sfn, sweeps_arn, sweep_input)[0],
+            judge,
+            follow,
+        )
+
+    def _sweep_settings(self) -> dict[str, Any]:
+        """How the check runs its sweeps: one experiment at once, its row looked at as often as the check looks."""
+        return {
+            "concurrency": 1,
+            "provider_concurrency": {},
+            "retry_failed": False,
+            "wait_seconds": max(1, round(self.options.poll_seconds)),
+        }
+
+    def _dead_letter_probe(self, finalizer: str) -> Probe | Check:
+        """An event the finalizer refuses, invoked asynchronously as EventBridge invokes it: after Lambda's two
+        retries (about three minutes on AWS) its on-failure destination, the dead-letter queue, holds it; the check
+        takes it out again (its alarm watches the messages that wait there)."""
+        try:
+            config = self.aws.awslambda.get_function_event_invoke_config(FunctionName=finalizer)
+            destination = config.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination", "")
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
+            destination = ""
+        if ":sqs:" not in destination:
+            return failed(
+                "deadletter",
+                f"{finalizer} has no dead-letter queue: a status change it cannot process would be lost",
+                "deploy this checkout: `make deploy`",
+            )
+        *_, account, queue_name = destination.split(":")
+        queue = self.aws.sqs.get_queue_url(QueueName=queue_name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        detail = {"check": self.tag}
+        event = {"source": TEST_EVENT_SOURCE, "detail-type": "oriole check", "detail": detail}
+        found: list[dict[str, Any]] = []  # the record Lambda sent there, once seen
+
+        def start(_: dict) -> str:
+            self.aws.awslambda.invoke(FunctionName=finalizer, InvocationType="Event", Payload=json.dumps(event))
+            return queue
+
+        def follow(_: str) -> Execution:
+            if not found:
+                found.extend(take_record(self.aws.sqs, queue, detail))
+            return {"status": ExecutionStatus.SUCCEEDED if found else ExecutionStatus.RUNNING}
+
+        def judge(probe: Probe) -> Check:
+            attributes = self.aws.sqs.get_queue_attributes(
+                QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages"]
+            )
+            others = int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+            waiting = (
+                f"; {others} other message(s) wait there: status changes it could not process, whose experiments "
+                f"the reconciler closed (read them: `aws sqs receive-message --queue-url {queue}`)"
+                if others
+                else ""
+            )
+            if not found:
+                return failed(
+                    "deadletter",
+                    f"an event {finalizer} refuses did not reach its dead-letter queue {queue_name} in "
+                    f"{probe.waited:.0f} s{waiting}",
+                    dead_letter_fix(queue),
+                )
+            context = found[0].get("requestContext") or {}
+            return ok(
+                "deadletter",
+                f"an event {finalizer} refuses reached its dead-letter queue {queue_name} after "
+                f"{context.get('approximateInvokeCount')} attempts, and the check removed it{waiting}",
+            )
+
+        return Probe("deadletter", None, [event], start, judge, follow)
+
+    def _reconciler_check(self, reconciler: str | None) -> Check:
+        """The reconciler run now, as its schedule runs it: once the check's executions have ended it must look
+        (they ran lately) and find none of them left open (the finalizer closed them all)."""
+        if reconciler is None:
+            return skipped("reconciler", OUTPUT_MISSING.format(output="ReconcilerFunction"))
+        answer = self.aws.awslambda.invoke(FunctionName=reconciler, Payload=b"{}")
+        result = _json_object(answer["Payload"].read())
+        if answer.get("FunctionError"):
+            return failed(
+                "reconciler",
+                f"{result.get('errorType')}: {result.get('errorMessage')}",
+                f"its log group (/aws/lambda/{reconciler}) says why; the database line says whether the functions "
+                "reach the database",
+            )
+        if not result.get("lookedAt"):
+            return failed(
+                "reconciler",
+                "it saw no execution of the last hours, though the check has just run some",
+                "it looks after another state machine than the check ran: deploy this checkout (`make deploy`)",
+            )
+        if result.get("closed"):
+            return failed(
+                "reconciler",
+                f"it closed {result['closed']} experiment(s) whose execution had ended without the finalizer closing "
+                "them",
+                "their status changes were lost: the deadletter line and the finalizer's log group say why",
+            )
+        return ok(
+            "reconciler",
+            f"it read Step Functions and the database: {result.get('found')} open experiment(s) whose execution "
+            "had ended, none left for it to close",
+        )
+
+    def _global_line(self, experiments_arn: str, model_id: str) -> Probe | Check:
+        """A granted model called once through its ``global.`` profile (which routes to any commercial region, and
+        costs Anthropic's list price), when the deployment grants it and the bedrock line did not already call it."""
+        if deployment.geography(self.aws.region) == deployment.GLOBAL or deployment.profile_prefix(model_id):
+            why = (
+                f"this region's geography is {deployment.GLOBAL}: the bedrock line called that profile"
+                if deployment.geography(self.aws.region) == deployment.GLOBAL
+                else f"granted as this profile only: grant {deployment.base_model(model_id)} to allow its "
+                f"{deployment.GLOBAL}. profile too"
+            )
+            return skipped("global", why, model_id)
+        profile = f"{deployment.GLOBAL}.{model_id}"
+        probe = self._probe(
+            experiments_arn,
+            "global",
+            model_id,
+            [self._input("global", "bedrock", profile, **ONE_ACTION)],
+            lambda model, outcome: bedrock_fix(model, outcome, self.aws.region),
+        )
+        judge = probe.judge
+
+        def judged(ended: Probe) -> Check:
+            if ended.execution is not None and not_served_by_that_id(ended.execution):
+                return skipped("global", f"Bedrock serves no {profile} in {self.aws.region}", model_id)
+            return judge(ended)
+
+        probe.judge = judged
+        return probe
+
+    def _spend_probe(self, sweeps_arn: str, model: str) -> Probe:
+        """A sweep of two runs of ``model`` under a cap below one call's cost and a spend limit the first run uses
+        up: the first is censored by its maxCostUsd after one call (its cost landed, at its price), the spend limit
+        keeps the second from starting."""
+        sweep_id = f"{self.tag}-spend"
+        spec = validate(
+            SweepFile,
+            {
+                "id": sweep_id,
+                "agents": [f"bedrock/{model}"],
+                "mazes": [MAZE],
+                "repetitions": 2,
+                "configs": [CAPPED],
+                "spend_limit_usd": SPEND_LIMIT_USD,
+                "archived": True,
+            },
+            "the check's sweep",
+        )
+
+        def judge(probe: Probe) -> Check:
+            link = console_link(self.aws.region, probe.started)
+            follow_it = f"`oriole sweep status {sweep_id} --aws` shows its repetitions ({link})"
+            if probe.execution is None:
+                return failed("spend", f"{sweep_id} still running after {probe.waited:.0f} s", follow_it, model)
+            try:
+                summary = sweep_runs.outcome(probe.execution)
+            except sweep_runs.SweepFailed as err:
+                return failed("spend", str(err), f"open the sweep's execution in the Step Functions console ({link})")
+            line = sweep_runs.summary_line(summary).strip()
+            if summary.get("censored") != 1 or summary.get("skipped") != 1 or not summary.get("spentUsd"):
+                return failed("spend", f"{sweep_id}: {line}", follow_it, model)
+            return ok(
+                "spend",
+                f"its first run cost ${summary['spentUsd']:.6f} at its price and was censored by maxCostUsd "
+                f"${SPEND_CAP_USD:.6f}; the spend limit ${SPEND_LIMIT_USD:.6f} kept the second from starting: {line}",
+                model,
+            )
+
+        return Probe(
+            "spend",
+            model,
+            [sweep_runs.run_input(spec, **self._sweep_settings())],
+            lambda sweep_input: sweep_runs.submit(self.aws.sfn, sweeps_arn, sweep_input)[0],
             judge,
             lambda arn: self.aws.sfn.describe_execution(executionArn=arn),
         )

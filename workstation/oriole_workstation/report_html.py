@@ -543,7 +543,8 @@ def comparison_table(rows: Sequence[GroupRow], by: GroupBy) -> str:
                 r.success_rate_all_high,
             ),
             _lines(
-                f"SPL {_number(r.spl, 3)} decided, {_number(r.spl_all, 3)} all runs",
+                f"SPL {_number(r.spl, 3)} decided",
+                f"SPL {_number(r.spl_all, 3)} all runs",
                 f"median efficiency {_number(r.median_path_efficiency, 3)}",
                 f"median path {_number(r.median_path_length, 0)}, actions {_number(r.median_actions_to_goal, 0)}",
             ),

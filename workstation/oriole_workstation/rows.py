@@ -428,8 +428,7 @@ class ListedExperiment:
     actions: int
     path_efficiency: Decimal | None
     tokens: int
-    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
-    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
+    cost_usd: Decimal
     started_at: datetime
     completed_at: datetime | None
     sweep_id: str | None
@@ -453,8 +452,7 @@ class SweepRow:
     first_started: datetime | None
     last_activity: datetime | None
     tokens: int
-    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
-    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
+    cost_usd: Decimal
 
 
 @dataclass(frozen=True)

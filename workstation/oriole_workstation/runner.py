@@ -5,7 +5,11 @@ Everything but the AWS services is the production code path.
 
 EventBridge has no local counterpart: the runner's launcher sends the status change of an execution that
 ended with its experiment open to the status-change finalizer itself, and the runner holds every
-execution it runs (``run_locks``), so ``oriole doctor`` can tell an experiment whose process died.
+execution it runs (``run_locks``), so ``oriole doctor`` can tell an experiment whose process died. The
+finalizer and the reconciler are deployed beside the flows as CDK deploys them (the reconciler with its state
+machine in its environment; the finalizer retried twice on an asynchronous invoke, then sent to its dead-letter
+queue), so what invokes them by name (``oriole check --aws``) meets them as on AWS: moto keeps a function's
+event-invoke configuration but does not act on it, so the runner does, at once instead of minutes apart.
 
 moto does not answer Lambda's GetAccountSettings, which PlanSweep asks (how many functions the account runs at
 once): the runner answers it for the account it stands for (``LocalAws(account_concurrency=...)``, by default a
@@ -39,8 +43,8 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.handlers import BUILTIN_HANDLERS
 
 from oriole import catalog, flows
-from oriole.environment import EXECUTION_TIMEOUT
-from oriole.handlers import FUNCTIONS
+from oriole.environment import EXECUTION_TIMEOUT, STATE_MACHINE_ARN
+from oriole.handlers import FUNCTIONS, OUTSIDE_FLOWS
 from oriole.lifecycle.reconcile import status_change_detail
 from oriole.store import db
 from oriole_workstation import price_list, prompts
@@ -63,6 +67,10 @@ def function_name(placeholder: str) -> str:
 
 
 START_FUNCTION = function_name("StartExperimentFunctionArn")
+STATUS_FINALIZER = "oriole-ExecutionStatusFinalizer"
+RECONCILER = "oriole-Reconciler"
+DEAD_LETTERS = "oriole-FinalizerDeadLetters"
+FINALIZER_RETRIES = 2  # infra.functions: the finalizer's retries of an asynchronous invoke before its dead letters
 FINALIZERS = frozenset(function_name(f"Finalize{end}FunctionArn") for end in ("Success", "Timeout", "Failure"))
 MOTO_INTERPRETER_LOG = "moto.stepfunctions.parser"  # logs every caught task error with its whole payload
 STANDARD_CONCURRENCY = 1000  # Lambda's concurrent executions in a standard account (a new one's may be 10)
@@ -329,13 +337,49 @@ class LocalAws:
 
     def _make_invoke(self):
         def invoke(backend, function_name, qualifier, body, headers, response_headers):
-            """moto's Lambda backend: the real handler for ``function_name``, an exception reported as Lambda does."""
-            payload, error = self._invoke(function_name.rsplit(":", 1)[-1], body)
+            """moto's Lambda backend: the real handler for ``function_name``, an exception reported as Lambda does;
+            an asynchronous invoke is retried and its failure sent on as Lambda's event-invoke configuration says."""
+            name = function_name.rsplit(":", 1)[-1]
+            if headers.get("X-Amz-Invocation-Type") == "Event":
+                self._invoke_async(backend, name, body)
+                return b""
+            payload, error = self._invoke(name, body)
             if error is not None:
                 response_headers["x-amz-function-error"] = error
             return payload
 
         return invoke
+
+    def _invoke_async(self, backend: Any, name: str, body: bytes | None) -> None:
+        """Lambda's asynchronous invoke: the handler, retried as often as the function's event-invoke configuration
+        says (twice by default); when every attempt failed, the record Lambda sends to the on-failure destination,
+        sent there (an SQS queue)."""
+        configs = backend.get_function(name).event_invoke_config
+        config = configs[0].config if configs else {}
+        attempts = 1 + config.get("MaximumRetryAttempts", 2)
+        for _ in range(attempts):
+            payload, error = self._invoke(name, body)
+            if error is None:
+                return
+        destination = config.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
+        if destination is None:
+            return
+        record = {
+            "version": "1.0",
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+            "requestContext": {
+                "requestId": str(uuid.uuid4()),
+                "functionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}:$LATEST",
+                "condition": "RetriesExhausted",
+                "approximateInvokeCount": attempts,
+            },
+            "requestPayload": json.loads(body or "{}"),
+            "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": error},
+            "responsePayload": json.loads(payload),
+        }
+        sqs = boto3.client("sqs", region_name=REGION)
+        queue = sqs.get_queue_url(QueueName=destination.rsplit(":", 1)[-1])["QueueUrl"]
+        sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(record))
 
     def _direct_task_invocations(self) -> list:
         """The state machine's Lambda tasks call the real handler for one of our functions straight from moto's
@@ -423,6 +467,31 @@ class LocalAws:
             definition=json.dumps(flows.definition(flows.SWEEP, substitutions=self._substitutions)),
             roleArn=role,
         )["stateMachineArn"]
+        self._deploy_outside_flows(awslambda, role, code.getvalue())
+
+    def _deploy_outside_flows(self, awslambda: Any, role: str, code: bytes) -> None:
+        """The status-change finalizer (retried twice, then its dead-letter queue) and the reconciler (which looks
+        after the experiment state machine), as ``infra.functions`` deploys them."""
+        for name, variables in ((STATUS_FINALIZER, {}), (RECONCILER, {STATE_MACHINE_ARN: self.state_machine_arn})):
+            target = OUTSIDE_FLOWS[name.removeprefix("oriole-")]
+            module, attribute = target.rsplit(".", 1)
+            self._handlers[name] = getattr(importlib.import_module(module), attribute)
+            os.environ.update(variables)  # the handlers share this process's environment (restored on exit)
+            awslambda.create_function(
+                FunctionName=name,
+                Runtime="python3.12",
+                Role=role,
+                Handler=target,
+                Code={"ZipFile": code},
+                Environment={"Variables": variables},
+            )
+        queue = boto3.client("sqs", region_name=REGION).create_queue(QueueName=DEAD_LETTERS)["QueueUrl"]
+        queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue.rsplit('/', 1)[-1]}"
+        awslambda.put_function_event_invoke_config(
+            FunctionName=STATUS_FINALIZER,
+            MaximumRetryAttempts=FINALIZER_RETRIES,
+            DestinationConfig={"OnFailure": {"Destination": queue_arn}},
+        )
 
     def definition(self, execution_timeout_seconds: int) -> str:
         """The experiment flow's ASL file with the function ARNs substituted and the execution timeout set,
@@ -453,7 +522,7 @@ class LocalAws:
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "detail": status_change_detail(execution),
         }
-        name = "oriole-ExecutionStatusFinalizer"
+        name = STATUS_FINALIZER
         result = execution_status.handler(
             event, LambdaContext(name, f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}", str(uuid.uuid4()))
         )

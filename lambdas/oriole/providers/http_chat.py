@@ -124,7 +124,7 @@ class HttpChatAgent(ABC):
         return JsonPoster(self.http.server, self.base_url + path, timeout, self.http.api_key, max_attempts=1)
 
 
-IDENTITY_TIMEOUT_SECONDS = 10.0  # an identity question is answered at once by a server that serves
+IDENTITY_TIMEOUT_SECONDS = 5.0  # answered at once by a server that serves; three fit StartExperiment's time
 # what an identity question may meet and record as the reason it told nothing: a named transport error (refused,
 # timed out, rejected, a body too large) or an answer that is not JSON
 IDENTITY_FAILURES: tuple[type[BaseException], ...] = (OrioleError, ValueError)

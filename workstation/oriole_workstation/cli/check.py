@@ -42,13 +42,25 @@ def check(
     timeout_seconds: Annotated[
         int, typer.Option(min=10, max=7200, help="How long to wait for the experiments and the sweep.")
     ] = 900,
+    paid: Annotated[
+        bool,
+        typer.Option(
+            "--paid",
+            help="Also call each granted Bedrock model through its global. profile, and run a two-run sweep that "
+            "its cost cap censors and its spend limit stops (a few calls, under a cent each).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the lines.")] = False,
 ) -> None:
     """Check a deployment end to end.
 
     The stacks and the code version, the parameters and prompts, a short
     baseline experiment (the database through the proxy), one minimal call to each granted Bedrock model and
-    each allow-listed model server, and a one-item sweep; one line per check, each failure with its fix.
+    each allow-listed model server, and a one-item sweep; a stopped run that the status-change finalizer must
+    close, an event it refuses that must reach its dead-letter queue, the reconciler run once, each model's
+    price and the sweeps' spend limit (with --paid, a run censored by its cost cap and a sweep stopped by its
+    limit). One line per check, each failure with its fix; what the check runs is archived, and it removes
+    its test event from the queue.
 
     Exit status: 0 when every check passed (or was skipped), 1 when one failed, 2 when there is nothing to
     check (no credentials, no region, no deployment).
@@ -64,7 +76,9 @@ def check(
     from oriole_workstation.check import FAIL, OK, SKIP
 
     models = {provider: model for provider, model in (("ollama", ollama_model), ("openai", openai_model)) if model}
-    options = checks.Options(server_models=models, timeout_seconds=timeout_seconds, poll_seconds=POLL_SECONDS)
+    options = checks.Options(
+        server_models=models, timeout_seconds=timeout_seconds, poll_seconds=POLL_SECONDS, paid=paid
+    )
     found: list[Check] = []
     with Spinner(disable=as_json) as spinner:
         try:
@@ -76,8 +90,9 @@ def check(
             operation = error.operation_name
             raise fail(
                 f"AWS refused {operation} ({error.response['Error'].get('Message', '')}); the check needs "
-                "credentials that may read CloudFormation, Step Functions, Lambda and Parameter Store, and "
-                "start executions (an administrator's or a PowerUser's)"
+                "credentials that may read CloudFormation, Step Functions, Lambda and Parameter Store, start and "
+                "stop executions, invoke the finalizer and the reconciler and read their dead-letter queue (an "
+                "administrator's or a PowerUser's)"
             ) from None
     failures = sum(c.status == FAIL for c in found)
     if as_json:
@@ -139,6 +154,7 @@ def _deployment_check(options: Options, progress: Callable[[str], None]) -> Depl
         session.region_name,
         session.client("bedrock"),
         session.client("service-quotas"),
+        session.client("sqs"),
     )
     return checks.DeploymentCheck(aws, cloud.deployment_name(), options, progress)
 
