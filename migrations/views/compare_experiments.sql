@@ -8,7 +8,8 @@
 -- counts the priced runs only where some are not (unpriced_runs). SPL, like the rate, twice: over the decided runs
 -- (spl) and over all runs that ended (spl_all: a censored or errored run scores 0, as a failure does). The report
 -- adds an interval over mazes (a bootstrap, repetitions nested: oriole_workstation/intervals.py) beside each Wilson
--- interval where runs share mazes.
+-- interval where runs share mazes. Without a filter the groups are read from comparison_groups, which triggers keep
+-- (keep_comparison_groups); with one they are worked out from the experiments selected (compared_groups).
 CREATE FUNCTION compare_experiments(
     model text DEFAULT NULL,         -- model_name
     prompt text DEFAULT NULL,        -- prompt_version
@@ -32,64 +33,27 @@ CREATE FUNCTION compare_experiments(
     mean_latency_ms numeric
 )
 LANGUAGE sql STABLE AS $$
-    WITH grouped AS (
-        SELECT r.llm_provider, r.model_name, r.agent_label, r.prompt_version, r.prompt_hash, r.maze_family,
-               r.maze_size, r.maze, r.config,
-               min(r.maze_id) AS first_maze_id,
-               count(DISTINCT r.maze_hash) FILTER (WHERE r.counted AND r.ending IN ('success', 'agent')) AS mazes,
-               count(*) FILTER (WHERE r.counted AND r.ending = 'success') AS successes,
-               count(*) FILTER (WHERE r.counted AND r.ending = 'agent') AS agent_failures,
-               count(*) FILTER (WHERE r.counted AND r.ending = 'censored') AS censored,
-               count(*) FILTER (WHERE r.counted AND r.ending = 'error') AS errors,
-               count(*) FILTER (WHERE r.counted AND r.ending IS NULL) AS running,
-               count(*) FILTER (WHERE NOT r.counted) AS superseded,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.actions)
-                   FILTER (WHERE r.counted AND r.ending = 'success') AS median_actions_to_goal,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.path_length)
-                   FILTER (WHERE r.counted AND r.ending = 'success') AS median_path_length,
-               percentile_cont(0.5) WITHIN GROUP (ORDER BY r.path_efficiency)
-                   FILTER (WHERE r.counted AND r.ending = 'success') AS median_path_efficiency,
-               avg(r.spl) FILTER (WHERE r.counted AND r.ending IN ('success', 'agent')) AS spl,
-               avg(r.spl) FILTER (WHERE r.counted AND r.ending IS NOT NULL) AS spl_all,
-               sum(r.tokens) FILTER (WHERE r.ending IS NOT NULL) AS tokens,
-               sum(r.cost_usd) FILTER (WHERE r.ending IS NOT NULL) AS cost,
-               count(*) FILTER (WHERE r.ending IS NOT NULL AND r.cost_usd IS NULL) AS unpriced_runs,
-               sum(r.mean_latency_ms * r.model_calls) FILTER (WHERE r.ending IS NOT NULL)
-                   / nullif(sum(r.model_calls) FILTER (WHERE r.ending IS NOT NULL), 0) AS mean_latency_ms
-          FROM compared_runs(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
-                             compare_experiments.since, compare_experiments.until, compare_experiments.tag,
-                             compare_experiments.by_maze, compare_experiments.experiments) r
-         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-    ), counted AS (
-        SELECT g.*, g.successes + g.agent_failures AS runs,
-               g.successes + g.agent_failures + g.censored + g.errors AS all_runs
-          FROM grouped g
-    )
-    SELECT g.llm_provider, g.model_name, g.agent_label, g.prompt_version, g.prompt_hash, g.maze_family, g.maze_size,
-           g.maze, g.mazes, g.mazes < 10, g.config,
-           g.all_runs, g.runs, g.successes, g.agent_failures, g.censored, g.errors, g.running, g.superseded,
-           round(g.successes::numeric / nullif(g.runs, 0), 4),
-           round(wilson_lower(g.successes, g.runs)::numeric, 4),
-           round(wilson_upper(g.successes, g.runs)::numeric, 4),
-           round(g.successes::numeric / nullif(g.all_runs, 0), 4),
-           round(wilson_lower(g.successes, g.all_runs)::numeric, 4),
-           round(wilson_upper(g.successes, g.all_runs)::numeric, 4),
-           round((g.censored + g.errors)::numeric / nullif(g.all_runs, 0), 4),
-           (g.censored + g.errors) * 20 > g.all_runs,
-           round(g.median_actions_to_goal::numeric, 1),
-           round(g.median_path_length::numeric, 1),
-           round(g.median_path_efficiency::numeric, 4),
-           round(g.spl, 4),
-           round(g.spl_all, 4),
-           g.tokens,
-           round(g.tokens / nullif(g.all_runs, 0), 1),
-           round(g.tokens / nullif(g.successes, 0), 1),
-           round(g.cost, 6),
-           g.unpriced_runs,
-           round(g.cost / nullif(g.all_runs, 0), 6),
-           round(g.cost / nullif(g.successes, 0), 6),
-           round(g.mean_latency_ms, 1)
-      FROM counted g
+    SELECT g.llm_provider, g.model_name, g.agent_label, g.prompt_version, g.prompt_hash, g.maze_family,
+           g.maze_size, g.maze, g.mazes, g.few_mazes, g.config, g.all_runs, g.runs, g.successes,
+           g.agent_failures, g.censored, g.errors, g.running, g.superseded, g.success_rate, g.success_rate_low,
+           g.success_rate_high, g.success_rate_all, g.success_rate_all_low, g.success_rate_all_high,
+           g.undecided_share, g.many_undecided, g.median_actions_to_goal, g.median_path_length,
+           g.median_path_efficiency, g.spl, g.spl_all, g.tokens, g.tokens_per_run, g.tokens_per_success,
+           g.cost_usd, g.unpriced_runs, g.cost_per_run, g.cost_per_success, g.mean_latency_ms
+      FROM (SELECT s.*  -- without a filter: the groups kept for the whole database (comparison_groups)
+              FROM comparison_groups s
+             WHERE s.by_maze = compare_experiments.by_maze
+               AND num_nonnulls(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
+                                compare_experiments.since, compare_experiments.until, compare_experiments.tag,
+                                compare_experiments.experiments) = 0
+             UNION ALL
+            SELECT compare_experiments.by_maze, l.*  -- with one: worked out from the experiments it selects
+              FROM compared_groups(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
+                                   compare_experiments.since, compare_experiments.until, compare_experiments.tag,
+                                   compare_experiments.by_maze, compare_experiments.experiments) l
+             WHERE num_nonnulls(compare_experiments.model, compare_experiments.prompt, compare_experiments.maze,
+                                compare_experiments.since, compare_experiments.until, compare_experiments.tag,
+                                compare_experiments.experiments) > 0) g
       JOIN (SELECT family, min(id) AS first_id FROM mazes GROUP BY family) f ON f.family = g.maze_family
      ORDER BY f.first_id, length(g.maze_size), g.maze_size,
               CASE WHEN compare_experiments.by_maze THEN g.first_maze_id END,

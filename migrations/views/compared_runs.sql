@@ -10,7 +10,8 @@ CREATE FUNCTION compared_runs(
     until timestamptz DEFAULT NULL,  -- started_at < until
     tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'sweep:ladder'
     by_maze boolean DEFAULT false,   -- the group's maze is the experiment's maze (else NULL: its family and size)
-    experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
+    experiments bigint[] DEFAULT NULL,  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
+    groups jsonb[] DEFAULT NULL      -- only these agents' groups, compared as in the whole database (comparison_scope)
 ) RETURNS TABLE (
     experiment_id bigint, llm_provider text, model_name text, agent_label text, prompt_version text,
     prompt_hash text, maze_family text, maze_size text, maze text, config jsonb, counted boolean, ending text,
@@ -23,6 +24,7 @@ LANGUAGE sql STABLE AS $$
            c.counted, r.ending, r.maze_id, r.maze_hash, r.seed, r.actions, r.path_length, r.path_efficiency, r.spl,
            r.input_tokens + r.output_tokens, r.cost_usd, r.model_calls, r.mean_latency_ms
       FROM comparison_scope(compared_runs.model, compared_runs.prompt, compared_runs.maze, compared_runs.since,
-                                compared_runs.until, compared_runs.tag, compared_runs.experiments) c
+                                compared_runs.until, compared_runs.tag, compared_runs.experiments,
+                                compared_runs.groups) c
       JOIN experiment_results r ON r.experiment_id = c.experiment_id
 $$;

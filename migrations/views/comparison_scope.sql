@@ -17,12 +17,19 @@ CREATE FUNCTION comparison_scope(
     since timestamptz DEFAULT NULL,  -- started_at >= since
     until timestamptz DEFAULT NULL,  -- started_at < until
     tag text DEFAULT NULL,           -- a whitespace-separated word of the comment, e.g. 'baseline'
-    experiments bigint[] DEFAULT NULL  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
+    experiments bigint[] DEFAULT NULL,  -- only these (the CLI's selection: ARRAY(SELECT id FROM chosen_experiments(...)))
+    -- only the experiments of these agents, each jsonb_build_array(llm_provider, model_name, agent_label,
+    -- prompt_version, prompt_hash, maze family, maze size), whose settings are compared with the whole database's
+    -- (what comparison_groups keeps: keep_comparison_groups); `experiments` then names them and their repetitions
+    groups jsonb[] DEFAULT NULL
 ) RETURNS TABLE (experiment_id bigint, compared_config jsonb, counted boolean)
 LANGUAGE sql STABLE AS $$
     WITH picked AS MATERIALIZED (
         -- the snapshot without the keys that are never compared (transport, the seed, bookkeeping)
         SELECT e.id, e.llm_provider, e.model_name, e.model_build,
+               comparison_scope.groups IS NULL OR jsonb_build_array(e.llm_provider, e.model_name, e.agent_label,
+                   e.prompt_version, e.prompt_hash, m.family, m.width || 'x' || m.height) = ANY (comparison_scope.groups)
+                   AS in_groups,
                e.config - (SELECT coalesce(array_agg(k.key), '{}') FROM config_keys k WHERE NOT k.experimental)
                    AS settings,
                row_number() OVER (
@@ -37,12 +44,14 @@ LANGUAGE sql STABLE AS $$
                    tags => nullif(ARRAY[comparison_scope.tag], '{NULL}'),
                    since => comparison_scope.since,
                    until => comparison_scope.until) e
+          JOIN mazes m ON m.id = e.maze_id
          WHERE e.replay_of IS NULL
            AND e.archived_at IS NULL  -- archived (`oriole experiments archive`): out of every comparison and export
-    ), everything AS (  -- no filter
-        SELECT num_nonnulls(comparison_scope.model, comparison_scope.prompt, comparison_scope.maze,
-                            comparison_scope.since, comparison_scope.until, comparison_scope.tag,
-                            comparison_scope.experiments) = 0 AS everything
+    ), everything AS (  -- no filter, or settings compared with the whole database's
+        SELECT comparison_scope.groups IS NOT NULL
+               OR num_nonnulls(comparison_scope.model, comparison_scope.prompt, comparison_scope.maze,
+                               comparison_scope.since, comparison_scope.until, comparison_scope.tag,
+                               comparison_scope.experiments) = 0 AS everything
     ), kinds AS (  -- the distinct (provider, experimental settings) pairs: without a filter, those the triggers keep
         SELECT array_agg(d.llm_provider) AS providers, array_agg(d.settings) AS settings
           FROM (SELECT DISTINCT p.llm_provider, p.settings FROM picked p, everything f WHERE NOT f.everything
@@ -54,8 +63,11 @@ LANGUAGE sql STABLE AS $$
     ), rebuilt AS (
         -- a model its server reported more than one build of among these experiments (experiments.model_build: an
         -- Ollama tag pulled again, another quantisation behind one name): split on the build, named modelBuild
-        SELECT p.llm_provider, p.model_name FROM picked p
+        -- (with groups: among every compared experiment of the database, as the whole comparison finds them)
+        SELECT p.llm_provider, p.model_name FROM picked p WHERE comparison_scope.groups IS NULL
          GROUP BY p.llm_provider, p.model_name HAVING count(DISTINCT coalesce(p.model_build, '')) > 1
+         UNION ALL
+        SELECT b.llm_provider, b.model_name FROM compared_builds() b WHERE comparison_scope.groups IS NOT NULL
     )
     SELECT p.id,
            coalesce(v.config, '{}')
@@ -64,4 +76,5 @@ LANGUAGE sql STABLE AS $$
            p.counted
       FROM picked p
       LEFT JOIN varied v ON v.llm_provider = p.llm_provider AND v.settings = p.settings
+     WHERE p.in_groups
 $$;

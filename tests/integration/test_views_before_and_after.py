@@ -1,12 +1,14 @@
 """The views made fast at lab scale (issue 33) answer exactly what their definitions before answered.
 
-The two definitions the issue changed (comparison_scope and experiment_results), as main held them before the kinds
+The definitions the issue changed (comparison_scope, experiment_results, and the comparison, compare_experiments and
+agent_comparison, now read from the groups triggers keep: migration 0037), as main held them before the kinds
 of experiment were kept by triggers (migration 0036), are read from the repository's history and made again in a
 schema of their own, beside today's, on one database; the functions that use them find the old ones through the
 search path, and the view bound to experiment_results (experiment_status) is made again beside it. A varied
 fixture of experiments (four providers, settings that vary and snapshots that predate a key, sweeps with a retried
 repetition, every ending, running and unpriced runs, a replay) changed the ways a lab changes it (experiments
-inserted one by one and in bulk, archived, brought back, deleted, a configuration key no longer compared). After
+inserted one by one and in bulk, running ones ended as the finalizer ends them, a retried repetition's attempt
+ended, archived, brought back, deleted, a setting that starts to vary, a configuration key no longer compared). After
 each change, every view and comparison is read both ways and must be the same, row for row.
 """
 
@@ -27,7 +29,8 @@ from tests.conftest import scratch_database
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = "90fdeee"  # main before migration 0036
-CHANGED = ("comparison_scope", "experiment_results")  # made from the history; the rest from today's files
+# made from the history, in this order (a view binds to the functions there when made); the rest from today's files
+CHANGED = ("comparison_scope", "experiment_results", "compared_runs", "compare_experiments", "agent_comparison")
 BOUND = ("experiment_status",)  # a view bound to experiment_results when made: made again beside the old one
 QUERIES = (
     "SELECT * FROM experiment_results ORDER BY experiment_id",
@@ -167,6 +170,30 @@ def test_the_views_answer_as_before_through_every_change_a_lab_makes(database):
         "config || '{\"temperature\": 1.5}', seed, 'running', 0, 0, 'arn:replay', ARRAY['arn:replay'], id, 6 "
         "FROM experiments WHERE id = %s",
         (ids[1],),
+    )
+    same_both_ways(database)
+
+    # ended as the finalizer ends them, one statement each: the running gpt runs, then a running retry of a sweep's
+    # repetition (which attempt counts changes)
+    running = [r["id"] for r in conn.execute("SELECT id FROM experiments WHERE ending IS NULL AND replay_of IS NULL")]
+    retry = insert(conn, 1, 100, sweep="s1")[0]  # s1's random r1 on the first maze, attempted again
+    conn.execute(
+        "UPDATE experiments SET ending = NULL, status = 'running', ending_cause = NULL, completed_at = NULL, "
+        "failure_reason = NULL, goal_found = false WHERE id = %s",
+        (retry,),
+    )
+    same_both_ways(database)
+    for one in [*running[:3], retry]:
+        conn.execute(
+            "UPDATE experiments SET status = 'succeeded', ending = 'success', ending_cause = 'goal', "
+            "goal_found = true, completed_at = now() WHERE id = %s",
+            (one,),
+        )
+        same_both_ways(database)
+    # a setting that starts to vary: every group's compared configuration is another
+    insert(conn, 2, 41, sweep=None)
+    conn.execute(
+        "UPDATE experiments SET config = config || '{\"visionRange\": 2}' WHERE id = (SELECT max(id) FROM experiments)"
     )
     same_both_ways(database)
 
