@@ -11,7 +11,9 @@ import json
 import pytest
 
 from oriole import flows
+from oriole.core.sweep_plan import LANES
 from oriole.environment import PRUNED_FUNCTIONS, ROLE_SECRETS, STACK_ID, STATE_MACHINE_ARN, SWEEP_STATE_MACHINE_ARN
+from oriole.flows import sweep_flow
 from oriole.handlers import DEPLOYED, FUNCTIONS
 from oriole.lifecycle import deployment
 from oriole.provider_registry import PROVIDERS
@@ -20,6 +22,8 @@ from tests.aws_calls import ENTRY_POINTS, Call, model_arns
 from tests.iam_contract import Deployment, deployed, state_machine_denials, task_requirements
 from tests.iam_policy import allows
 from tests.infra.conftest import BASE_MODEL, MODEL_IDS, OLLAMA_SECRET, OPENAI_SECRET
+
+SWEEP_MAPS = len(sweep_flow.LABELS) + len(LANES)  # a distributed map per provider and per server lane
 
 LOCAL = f"arn:aws:states:{runner.REGION}:{runner.ACCOUNT}:"
 CONTINUE = FUNCTIONS["ContinueAsNewFunctionArn"]
@@ -50,7 +54,7 @@ def test_every_task_state_is_a_call_its_state_machines_role_allows(contract, flo
     assert invoked == {"1"}  # a version, never $LATEST
     assert len({r for _, a, r in required if a == "lambda:InvokeFunction"}) == len(flows.functions(flow))
     maps = {where for where, action, _ in required if action == "states:StopExecution"}
-    assert len(maps) == (4 if flow == flows.SWEEP else 0)
+    assert len(maps) == (SWEEP_MAPS if flow == flows.SWEEP else 0)
 
 
 def test_a_task_state_its_role_does_not_allow_is_named(contract):
@@ -59,7 +63,7 @@ def test_a_task_state_its_role_does_not_allow_is_named(contract):
         machine, statements=[s for s in machine.statements if "states:DescribeExecution" not in json.dumps(s["Action"])]
     )
     refused = state_machine_denials(narrowed)
-    assert len(refused) == 8  # four maps' children, described and stopped
+    assert len(refused) == 2 * SWEEP_MAPS  # every map's children, described and stopped
     assert refused[0].startswith(f"state machine {machine.name}, state RunRepetitions/")
     assert (
         f"would be denied states:DescribeExecution on {machine.arn.replace(':stateMachine:', ':execution:')}/"

@@ -59,7 +59,8 @@ def test_the_names_every_part_accepts_come_from_the_registry():
     assert "baseline" not in MODEL_PROVIDERS and set(MODEL_PROVIDERS) < set(NAMES)
     assert inputs.ExecutionInput.model_fields["llmProvider"].default == DEFAULT_PROVIDER
     spec = sweep_plan.SweepFile(id="s", agents=["baseline/oracle"], mazes=["perfect-7"])
-    assert sweep_plan.caps(spec, NAMES) == {name: PROVIDERS[name].sweep_cap for name in NAMES}
+    caps = sweep_plan.caps(spec, NAMES)
+    assert {name: caps[name] for name in NAMES} == {name: PROVIDERS[name].sweep_cap for name in NAMES}
     assert {p.servers.listed for p in PROVIDERS.values() if p.servers} == {
         "ORIOLE_OLLAMA_ENDPOINTS",
         "ORIOLE_OPENAI_BASE_URLS",
@@ -90,7 +91,8 @@ def test_a_provider_added_to_the_registry_reaches_both_flows_and_the_diagrams(mo
     assert "| InvokeReplayAgent | InvokeAcmeAgent" in experiment_flow.diagram()
     labels = {**sweep_flow.LABELS, "acme": "Acme"}
     branches = sweep_flow.definition(labels)["States"]["RunRepetitions"]["Branches"]
-    assert [next(iter(branch["States"])) for branch in branches][-1] == "AcmeRepetitions"
+    maps = [next(iter(branch["States"])) for branch in branches]
+    assert maps[-1 - len(sweep_plan.LANES)] == "AcmeRepetitions"  # the last provider's, before the server lanes
     line = r"\n +AcmeRepetitions +distributed Map, MaxConcurrencyPath \$\.caps\.acme\n"
     assert re.search(line, sweep_flow.diagram(labels))
 
