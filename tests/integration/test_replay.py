@@ -32,8 +32,14 @@ def replayed(local, experiment_id: int) -> replays.Comparison:
     )
 
 
-def recorded(local, config: dict, model: str = OPENAI_MODEL, **extra) -> int:
-    with openai_server.ScriptedOpenAI(*openai_script(shortest_moves(MAZE))) as server:
+def summary_script(moves: list[str]) -> list[dict]:
+    """openai_script with the compaction call summary memory makes before turn 3 (turn 1 leaves the window)."""
+    script = openai_script(moves)
+    return [*script[:6], openai_server.text_reply("Summary: went east twice."), *script[6:]]
+
+
+def recorded(local, config: dict, model: str = OPENAI_MODEL, script=openai_script, **extra) -> int:
+    with openai_server.ScriptedOpenAI(*script(shortest_moves(MAZE))) as server:
         result = local.run(
             {
                 "mazeId": MAZE,
@@ -51,7 +57,10 @@ def recorded(local, config: dict, model: str = OPENAI_MODEL, **extra) -> int:
     "config, extra",
     [
         ({"historyMode": "conversation", "historyTurns": 2}, {}),
-        ({"historyMode": "summary", "historyTurns": 1, "contextTokens": 1400}, {}),
+        (
+            {"historyMode": "summary", "compaction": "model", "historyTurns": 1, "contextTokens": 1400},
+            {"script": summary_script},
+        ),
         ({"observation": "both", "imageView": "map"}, {"modelName": VISION_MODEL, "promptVersion": "v1-vision"}),
     ],
     ids=["conversation", "summary", "image-map"],
