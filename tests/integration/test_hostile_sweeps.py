@@ -155,8 +155,12 @@ def test_a_second_run_of_a_running_sweep_is_refused_and_a_resume_after_ctrl_c_tw
     path = long_sweep(tmp_path, "twice", repetitions=4)
     first = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
     wait_for(lambda: len([s for _, s in experiments(own_database, "twice") if s == "running"]) == 2)
-    second = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
-    _, refused = second.communicate(timeout=120)
+    first.send_signal(signal.SIGSTOP)  # held still, lock and all, so a loaded machine cannot let it finish first
+    try:
+        second = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")
+        _, refused = second.communicate(timeout=120)
+    finally:
+        first.send_signal(signal.SIGCONT)
     assert second.returncode == 2 and "sweep twice is already running in another oriole process" in refused, refused
     assert "Traceback" not in refused
     first.send_signal(signal.SIGINT)
