@@ -27,8 +27,9 @@ import uuid
 import pytest
 
 from oriole import flows
-from oriole.core.sweep_plan import MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
+from oriole.core.sweep_plan import LANES, MAX_CHECK_WAIT_SECONDS, MAX_EXPERIMENTS, MAX_INPUT_BYTES
 from oriole.errors import SweepFileError
+from oriole.flows.sweep_flow import LANE_LABELS
 from oriole.lifecycle import sweep_tasks
 from oriole.lifecycle.task_io import SweepRequest, SweepSummaryRequest
 from oriole.provider_registry import NAMES
@@ -208,7 +209,9 @@ def child_payloads(mapped: dict, state: dict, index: int) -> dict[str, int]:
 def test_every_state_of_the_largest_sweep_stays_far_below_256_kib(store):
     plan, summary = largest_plan(store)
     found = payloads(plan, summary)
-    assert len(found) == 11 + 9 * len(NAMES)  # every state of the flow was measured
+    # every state of the flow was measured: 11 of the sweep, 9 of each map, a provider's or a server lane's
+    assert len(found) == 11 + 9 * (len(NAMES) + len(LANES))
+    assert all(f"{LANE_LABELS[lane]} child's largest state" in found for lane in LANES)  # the lanes' maps too
     largest = max(found, key=found.get)
     table = "\n".join(f"{name:<45} {value:>9,}" for name, value in found.items())
     assert found[largest] <= LIMIT - MARGIN, f"{largest} is {found[largest]:,} bytes:\n{table}"
