@@ -125,3 +125,18 @@ if TYPE_CHECKING:
 else:
     ProviderName = Literal[NAMES]  # to pydantic, exactly the names one may choose (its error lists them)
 MODEL_PROVIDERS: tuple[str, ...] = tuple(name for name in NAMES if PROVIDERS[name].calls_model)
+
+
+# Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
+PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
+
+
+def profile_prefix(model_id: str) -> str | None:
+    """``us`` for ``us.anthropic.claude-...``; None for a base model id."""
+    head, dot, _ = model_id.partition(".")
+    return head if dot and head in PROFILE_PREFIXES else None
+
+
+def base_model(model_id: str) -> str:
+    """The foundation model an id names: a profile id without its prefix, a base id as it is."""
+    return model_id.split(".", 1)[1] if profile_prefix(model_id) else model_id

@@ -17,13 +17,18 @@ from datetime import datetime, timedelta
 from oriole.catalog import BY_KEY, IMAGE_MODELS
 from oriole.environment import VISION_MODELS, Environment
 from oriole.errors import InvalidConfig, ModelNotAllowed
+from oriole.provider_registry import PROFILE_PREFIXES as PROFILE_PREFIXES
 from oriole.provider_registry import Provider
+from oriole.provider_registry import base_model as base_model
+from oriole.provider_registry import profile_prefix as profile_prefix
+
+# A Bedrock model id's profile prefix and base model are read here (the deployment's grants) and by the Bedrock
+# adapter (which model a profile resolves to), so they live in ``oriole.provider_registry``, below both layers;
+# they are re-exported here for the infrastructure, the workstation and the tests.
 
 # The variables CDK sets on the functions are named and read by ``oriole.environment`` (each provider's model
 # servers and API key's secret by its entry in ``oriole.provider_registry``).
 
-# Prefixes of Bedrock's system-defined cross-region inference profiles (``us.anthropic...``).
-PROFILE_PREFIXES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
 # A region's first word -> the geographic profile prefix callable from it; other regions use ``global``.
 GEOGRAPHIES = {"us": "us", "eu": "eu", "ap": "apac"}
 GLOBAL = "global"
@@ -69,17 +74,6 @@ DESTINATION_REGIONS = {
 def geography(region: str) -> str:
     """The inference-profile prefix of a region's geography (``us-east-1`` -> ``us``)."""
     return GEOGRAPHIES.get(region.split("-", 1)[0], GLOBAL)
-
-
-def profile_prefix(model_id: str) -> str | None:
-    """``us`` for ``us.anthropic.claude-...``; None for a base model id."""
-    head, dot, _ = model_id.partition(".")
-    return head if dot and head in PROFILE_PREFIXES else None
-
-
-def base_model(model_id: str) -> str:
-    """The foundation model an id names: a profile id without its prefix, a base id as it is."""
-    return model_id.split(".", 1)[1] if profile_prefix(model_id) else model_id
 
 
 def invocable_ids(model_ids: tuple[str, ...] | list[str], region_geography: str) -> list[str]:

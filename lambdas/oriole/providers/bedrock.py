@@ -33,7 +33,7 @@ from oriole.core.tools import ToolCall, ToolSpec, model_call
 from oriole.core.turn_loop import AgentSetup, Message, ModelRequest, ModelResponse, Usage, prompt_budget
 from oriole.errors import InvalidModelResponse, ModelRequestRejected, ModelThrottled, ModelTimeout, ModelUnavailable
 from oriole.experiment_config import ExperimentConfig
-from oriole.lifecycle import deployment
+from oriole.provider_registry import base_model, profile_prefix
 from oriole.providers.identity import Asking, ModelIdentity, text
 from oriole.providers.retry import Backoff
 from oriole.providers.transport import Answer, exchange
@@ -614,14 +614,14 @@ def model_identity(config: ExperimentConfig, model: str, api_key: str | None = N
         return asking.identity(server_software=BEDROCK)
     asking.answers.pop("client", None)
     profile, base = None, model
-    if deployment.profile_prefix(model):
+    if profile_prefix(model):
         profile = asking.ask(
             "GetInferenceProfile",
             lambda: _plain(client.get_inference_profile(inferenceProfileIdentifier=model)),
             failures,
         )
         routed = [m.get("modelArn") for m in (profile or {}).get("models") or () if isinstance(m, dict)]
-        base = routed[0].rsplit("/", 1)[-1] if routed and isinstance(routed[0], str) else deployment.base_model(model)
+        base = routed[0].rsplit("/", 1)[-1] if routed and isinstance(routed[0], str) else base_model(model)
     found = asking.ask(
         "GetFoundationModel", lambda: _plain(client.get_foundation_model(modelIdentifier=base)), failures
     )

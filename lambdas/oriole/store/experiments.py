@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 import pydantic.dataclasses
@@ -18,10 +18,16 @@ from oriole.core.endings import closing
 from oriole.core.harness import harness_hash
 from oriole.errors import InvalidExecutionInput
 from oriole.provider_registry import PROVIDERS, REPLAY
-from oriole.providers.identity import ModelIdentity
 from oriole.statuses import ExperimentStatus
 from oriole.store.base import StoreBase
 from oriole.text import JsonObject
+
+
+class IdentityColumns(Protocol):
+    """What the store needs of ``oriole.providers.identity.ModelIdentity``: its columns. The store sits beside the
+    providers in the runtime's layers and never imports them."""
+
+    def columns(self) -> JsonObject: ...
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ class NewExperiment:
     agent_label: str | None = None
     sweep_id: str | None = None
     archived: bool = False  # archived from its start: a deployment check's, in no view, report or export
-    model: ModelIdentity | None = None  # what the server reported at start; None: not asked (a baseline)
+    model: IdentityColumns | None = None  # what the server reported at start; None: not asked (a baseline)
 
     def values(self) -> dict[str, Any]:
         """The statement's parameters: the fields, the code, the harness and the model identity spelt out as
@@ -74,7 +80,7 @@ def _code_columns(code: CodeIdentity, harness: JsonObject) -> dict[str, Any]:
     }
 
 
-def _identity_columns(model: ModelIdentity | None) -> dict[str, Any]:
+def _identity_columns(model: IdentityColumns | None) -> dict[str, Any]:
     """The model identity's columns (migration 0034); all NULL when it was not asked."""
     columns = dict.fromkeys(IDENTITY_COLUMNS) if model is None else model.columns()
     return {**columns, "model_identity": None if model is None else Jsonb(columns["model_identity"])}
