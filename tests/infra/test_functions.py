@@ -163,13 +163,13 @@ def test_the_openai_key_goes_only_to_its_task_and_only_listed_base_urls_are_allo
     start = one_function_env(orchestrator, "StartExperiment")
     assert json.loads(start["ORIOLE_OPENAI_BASE_URLS"]) == OPENAI_BASE_URLS
     assert one_function_env(orchestrator, "InvokeOpenAIAgent")["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET
-    assert start["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET  # it learns that a key is sent, cannot read it
+    assert start["OPENAI_API_KEY_SECRET_ARN"] == OPENAI_SECRET  # it asks the server's model listing with the key
     readers = {
         name
         for name in function_ids(orchestrator)
         if OPENAI_SECRET.rsplit("-", 1)[0] in json.dumps(policies_of(orchestrator, f"Functions{name}"))
     }
-    assert readers == {"InvokeOpenAIAgent"}
+    assert readers == {"InvokeOpenAIAgent", "StartExperiment"}  # the agent, and the model identity asked at start
     timeouts = {
         name: resources(orchestrator, "AWS::Lambda::Function")[logical]["Properties"]["Timeout"]
         for name, logical in function_ids(orchestrator).items()
@@ -195,26 +195,28 @@ def test_an_openai_base_url_list_that_would_leak_the_key_or_open_a_file_is_refus
 
 
 def test_an_api_key_secret_under_a_customer_managed_key_is_decrypted_through_secrets_manager_only():
-    """``openaiApiKeyKmsKeyArn``: the agent that reads the secret may use that key to decrypt, through Secrets
-    Manager in the stack's region only (kms:ViaService); no other function may, and no other key."""
+    """``openaiApiKeyKmsKeyArn``: the functions that read the secret (the agent, and StartExperiment asking the
+    model's identity) may use that key to decrypt, through Secrets Manager in the stack's region only
+    (kms:ViaService); no other function may, and no other key."""
     from aws_cdk.assertions import Template
 
     key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     data, orchestrator = synthesize(**{**CONTEXT, "openaiApiKeyKmsKeyArn": key})
     template = Template.from_stack(orchestrator)
     users = {name for name in function_ids(template) if "kms:" in json.dumps(policies_of(template, f"Functions{name}"))}
-    assert users == {"InvokeOpenAIAgent"}
-    statements = resolve(
-        policies_of(template, "FunctionsInvokeOpenAIAgent"),
-        template.to_json(),
-        REGION,
-        exporter=Template.from_stack(data).to_json(),
-    )
+    assert users == {"InvokeOpenAIAgent", "StartExperiment"}
     secrets_manager = {"kms:ViaService": f"secretsmanager.{REGION}.amazonaws.com"}
-    assert allows(statements, "kms:Decrypt", key, secrets_manager)
-    assert not allows(statements, "kms:Decrypt", key, {"kms:ViaService": f"s3.{REGION}.amazonaws.com"})
-    assert not allows(statements, "kms:Decrypt", key.replace("1234abcd", "9999abcd"), secrets_manager)
-    assert allows(statements, "secretsmanager:GetSecretValue", OPENAI_SECRET)
+    for name in users:
+        statements = resolve(
+            policies_of(template, f"Functions{name}"),
+            template.to_json(),
+            REGION,
+            exporter=Template.from_stack(data).to_json(),
+        )
+        assert allows(statements, "kms:Decrypt", key, secrets_manager), name
+        assert not allows(statements, "kms:Decrypt", key, {"kms:ViaService": f"s3.{REGION}.amazonaws.com"}), name
+        assert not allows(statements, "kms:Decrypt", key.replace("1234abcd", "9999abcd"), secrets_manager), name
+        assert allows(statements, "secretsmanager:GetSecretValue", OPENAI_SECRET), name
 
 
 def test_without_a_list_no_openai_base_url_is_allowed_on_aws():
