@@ -87,12 +87,14 @@ def _code_versions(by_series: dict[SeriesKey, set[str]], names: dict[SeriesKey, 
 def _transport_of(e: ComparedExperiment) -> list[tuple[str, str]]:
     """What carried the experiment's requests, as its snapshot stored it: the model server's address (its
     provider's server key: Ollama's endpoint, the OpenAI-compatible base URL) and the request timeout; nothing for a
-    provider that names no server (Bedrock) or a key its snapshot lacks."""
+    provider that names no server (Bedrock), a key its snapshot lacks, or a snapshot that is no JSON object (a
+    tampered row: the report still reads the rest of the database)."""
     servers = PROVIDERS[e.llm_provider].servers if e.llm_provider in PROVIDERS else None
+    config = e.config if isinstance(e.config, dict) else {}
     found = []
-    if servers is not None and isinstance(address := e.config.get(servers.key), str):
+    if servers is not None and isinstance(address := config.get(servers.key), str):
         found.append(("model servers", address))
-    if isinstance(timeout := e.config.get("requestTimeoutSeconds"), int | float):
+    if isinstance(timeout := config.get("requestTimeoutSeconds"), int | float):
         found.append(("request timeouts", f"{timeout:g} s"))
     return found
 
