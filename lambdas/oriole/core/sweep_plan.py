@@ -176,7 +176,7 @@ class SweepFile(BaseModel):
     agents: list[Agent] = Field(
         min_length=1,
         description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
-        "own settings and prices",
+        "own settings, prices and cap",
     )
     prompts: list[str] = Field(["v1"], min_length=1, description="prompt versions")
     mazes: list[str | MazeId | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
