@@ -7,11 +7,14 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from oriole.catalog import CATALOG
 from oriole.core import mazeset, sweep_plan
 from oriole.errors import InvalidConfig, SweepFileError
+from oriole.provider_registry import NAMES, PROVIDERS
 from oriole_workstation import sweep_runs
 
 
@@ -376,6 +379,60 @@ def test_agents_of_a_capped_server_share_its_cap_with_its_other_agents():
 def test_an_agents_cap_that_cannot_hold_is_refused_with_what_to_change(server_caps, caps, message):
     with pytest.raises(SweepFileError, match=re.escape(message)):
         sweep_plan.cells(capped_agents(server_caps, *caps))
+
+
+SERVERS = ["http://gpu-a:11434", "http://gpu-b:11434", "HTTP://GPU-A:11434/"]
+CAPPED_AGENTS = st.lists(
+    st.tuples(st.sampled_from(["ollama", "baseline"]), st.sampled_from(SERVERS), st.none() | st.integers(1, 6)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@given(
+    agents=CAPPED_AGENTS,
+    server_caps=st.dictionaries(st.sampled_from(SERVERS[:2]), st.integers(1, 6), max_size=2),
+    total=st.none() | st.integers(1, 12),
+    left=st.sets(st.sampled_from([*sweep_plan.LANES, "ollama", "baseline"])),
+)
+@settings(max_examples=300, deadline=None)  # the first call draws a maze: slow on a loaded machine
+def test_every_cap_holds_together_or_the_file_is_refused(agents, server_caps, total, left):
+    """Whatever agents, servers and caps a file names, PlanSweep's caps keep each capped agent within its own cap,
+    each capped server's lanes within the server's, and every map the run uses within the total, whether the run
+    uses every map or only some (``left``: a resume)."""
+    file = spec(
+        agents=[
+            {
+                "label": f"a{n}",
+                "provider": provider,
+                "model": f"q{n}" if provider == "ollama" else PROVIDERS["baseline"].models[n % 4],
+                **({"config": {"endpoint": server}} if provider == "ollama" else {}),
+                **({} if cap is None else {"concurrency": cap}),
+            }
+            for n, (provider, server, cap) in enumerate(agents)
+        ],
+        server_concurrency=server_caps,
+        concurrency=total,
+    )
+    try:
+        lanes = sweep_plan.capped_lanes(file, sweep_plan.cells(file))
+    except SweepFileError:
+        return
+    for used in ({*NAMES, *sweep_plan.LANES}, left):
+        _caps_hold(lanes, used, sweep_plan.caps(file, used, lanes=lanes), total)
+
+
+def _caps_hold(lanes: list[sweep_plan.Lane], used: set[str], caps: dict[str, int], total: int | None) -> None:
+    running = [group for group in caps if group in used]
+    assert all(caps[group] >= 1 for group in caps)
+    for lane in lanes:
+        assert caps[lane.name] <= lane.cap
+        if lane.server_cap is not None:
+            assert sum(caps[other.name] for other in lanes if other.server == lane.server and other.name in used) <= (
+                lane.server_cap
+            )
+    if total is not None and total >= len(running):
+        assert sum(caps[group] for group in running) <= total
 
 
 @pytest.mark.parametrize("cap", [0, -1, 1001, 1.5, "2", True])
