@@ -1,4 +1,5 @@
--- Keep comparison_groups as the experiments change, once per statement: the groups of the agents (provider, model,
+-- Keep comparison_groups as the experiments change, once per statement (and experiment_kinds as an update moves
+-- experiments between kinds, before the groups that read them: see keep_experiment_kinds): the groups of the agents (provider, model,
 -- label, prompt, maze family and size) of the experiments an insert or a delete touched, or an update changed in
 -- what a comparison reads (its group, its ending, archived or brought back, its repetition; an ended one's counts),
 -- with those of every attempt of their repetitions, are worked out again (regroup_comparisons), each group once
@@ -64,6 +65,20 @@ BEGIN
                        IS DISTINCT FROM (n.status, n.action_count, n.move_count, n.failed_move_count,
                                          n.optimal_path_length, n.input_tokens, n.output_tokens, n.cost_usd,
                                          n.model_calls, n.latency_ms));
+        IF NOT settled THEN  -- the experiments whose kind or membership changed: out of their old kind, into their new
+            PERFORM count_experiment_kinds(array_agg(o.llm_provider), array_agg(o.config), -1)
+               FROM before_update o JOIN after_update n ON n.id = o.id
+              WHERE o.replay_of IS NULL AND o.archived_at IS NULL
+                AND (o.llm_provider, o.config, o.archived_at IS NULL, o.replay_of IS NULL)
+                    IS DISTINCT FROM (n.llm_provider, n.config, n.archived_at IS NULL, n.replay_of IS NULL)
+             HAVING count(*) > 0;
+            PERFORM count_experiment_kinds(array_agg(n.llm_provider), array_agg(n.config), 1)
+               FROM before_update o JOIN after_update n ON n.id = o.id
+              WHERE n.replay_of IS NULL AND n.archived_at IS NULL
+                AND (o.llm_provider, o.config, o.archived_at IS NULL, o.replay_of IS NULL)
+                    IS DISTINCT FROM (n.llm_provider, n.config, n.archived_at IS NULL, n.replay_of IS NULL)
+             HAVING count(*) > 0;
+        END IF;
     END IF;
     IF touched IS NULL THEN
         RETURN NULL;

@@ -1,9 +1,10 @@
 -- Keep experiment_kinds as the experiments change, once per statement: an insert or a delete adds or takes away the
--- kinds of the rows it touched; an update that moves experiments in or out of the comparisons (archived, brought
--- back) or changes their provider or snapshot moves them between kinds, grouped by kind (archiving a sweep of 1,000
--- is two passes, not 1,000 calls), and only when one of those columns is set: never the turn's write. A change to
--- config_keys recounts every kind, and so does a TRUNCATE of the experiments (none left). Made with its triggers,
--- after which every kind is recounted (nothing inserted while the triggers were away is missed).
+-- kinds of the rows it touched; a change to config_keys recounts every kind, and so does a TRUNCATE of the
+-- experiments (none left). An update that moves experiments in or out of the comparisons (archived, brought back) or
+-- changes their provider or snapshot moves them between kinds in keep_comparison_groups, the one statement trigger an
+-- update of the experiments fires (a trigger of its own would be called by every turn's write too, for nothing),
+-- grouped by kind and before the groups that read the kinds are worked out. Made with its triggers, after which every
+-- kind is recounted (nothing inserted while the triggers were away is missed).
 CREATE FUNCTION keep_experiment_kinds() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -15,19 +16,6 @@ BEGIN
     ELSIF TG_OP = 'DELETE' THEN
         PERFORM count_experiment_kinds(array_agg(o.llm_provider), array_agg(o.config), -1)
            FROM removed o WHERE o.replay_of IS NULL AND o.archived_at IS NULL HAVING count(*) > 0;
-    ELSE  -- the updated experiments whose kind or membership changed: out of their old kind, into their new one
-        PERFORM count_experiment_kinds(array_agg(o.llm_provider), array_agg(o.config), -1)
-           FROM before_update o JOIN after_update n ON n.id = o.id
-          WHERE o.replay_of IS NULL AND o.archived_at IS NULL
-            AND (o.llm_provider, o.config, o.archived_at IS NULL, o.replay_of IS NULL)
-                IS DISTINCT FROM (n.llm_provider, n.config, n.archived_at IS NULL, n.replay_of IS NULL)
-         HAVING count(*) > 0;
-        PERFORM count_experiment_kinds(array_agg(n.llm_provider), array_agg(n.config), 1)
-           FROM before_update o JOIN after_update n ON n.id = o.id
-          WHERE n.replay_of IS NULL AND n.archived_at IS NULL
-            AND (o.llm_provider, o.config, o.archived_at IS NULL, o.replay_of IS NULL)
-                IS DISTINCT FROM (n.llm_provider, n.config, n.archived_at IS NULL, n.replay_of IS NULL)
-         HAVING count(*) > 0;
     END IF;
     RETURN NULL;
 END
@@ -37,9 +25,6 @@ CREATE TRIGGER keep_experiment_kinds_insert AFTER INSERT ON experiments
     REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION keep_experiment_kinds();
 CREATE TRIGGER keep_experiment_kinds_delete AFTER DELETE ON experiments
     REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION keep_experiment_kinds();
-CREATE TRIGGER keep_experiment_kinds_update AFTER UPDATE ON experiments
-    REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update
-    FOR EACH STATEMENT EXECUTE FUNCTION keep_experiment_kinds();
 CREATE TRIGGER keep_experiment_kinds_truncate AFTER TRUNCATE ON experiments
     FOR EACH STATEMENT EXECUTE FUNCTION keep_experiment_kinds();
 CREATE TRIGGER keep_experiment_kinds_keys AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON config_keys
