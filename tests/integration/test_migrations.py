@@ -583,6 +583,17 @@ def test_0038_a_selection_by_tag_reads_the_tagged_experiments_through_the_index_
         assert "experiments_tags_idx" in plan, plan
 
 
+def test_0039_deleting_an_experiment_looks_for_its_replays_through_an_index(empty_database):
+    """The reference check of experiments.replay_of, run for every experiment deleted (a sweep's 1,000 in one
+    statement), reaches the partial index of the replays instead of scanning every experiment."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations()
+    store.conn.execute("SET enable_seqscan = off")  # an empty table: the planner would scan it whatever the indexes
+    store.conn.execute("SET enable_indexscan = off")  # nor walk another index whole
+    plan = store.conn.execute("EXPLAIN SELECT 1 FROM experiments WHERE replay_of = 42").fetchall()
+    assert "experiments_replay_of_idx" in "\n".join(row["QUERY PLAN"] for row in plan)
+
+
 def test_the_ending_columns_comments_name_every_ending_and_cause(empty_database):
     """Two migrations rewrote these comments from their own sides; the last one applied must still name them all."""
     store = Store(db.connect(empty_database))
