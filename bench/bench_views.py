@@ -145,16 +145,18 @@ def seed(conn: psycopg.Connection, experiments: int, actions: int) -> dict[str, 
 
 
 def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
+    """Each query's wall time as a client streams it (``Cursor.stream``: every row decoded by psycopg, JSON
+    included, none kept), beside the server's own (``EXPLAIN ANALYZE``)."""
     figures = {}
     for label, query in QUERIES.items():
         walls = []
         for _ in range(repeats):
             started = time.perf_counter()
-            rows = conn.execute(query).fetchall()
+            rows = sum(1 for _ in conn.cursor().stream(query))
             walls.append(time.perf_counter() - started)
         plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query).fetchone()[0][0]
         figures[label] = {
-            "rows": len(rows),
+            "rows": rows,
             "median_ms": round(statistics.median(walls) * 1000, 1),
             "min_ms": round(min(walls) * 1000, 1),
             "explain_ms": round(plan["Execution Time"], 1),
@@ -187,12 +189,21 @@ def _children_cpu() -> float:
 
 
 def time_commands(url: str, sweep: str, repeats: int) -> dict[str, dict]:
-    """Each command's wall time, as the researcher waits for it (a fresh process: interpreter start included)."""
+    """Each command's wall time, as the researcher waits for it (a fresh process: interpreter start included), its
+    modules compiled once as an installed package's are (``pip install`` compiles them; a first run untimed, the
+    bytecode kept in a scratch folder whatever ``PYTHONDONTWRITEBYTECODE`` says)."""
     figures = {}
     with tempfile.TemporaryDirectory() as home:
-        environment = {**os.environ, "DATABASE_URL": url, "ORIOLE_HOME": home, "COLUMNS": "120"}
+        environment = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        environment |= {
+            "DATABASE_URL": url,
+            "ORIOLE_HOME": home,
+            "COLUMNS": "120",
+            "PYTHONPYCACHEPREFIX": os.path.join(home, "bytecode"),
+        }
         for label, arguments in commands(sweep).items():
             walls, cpus = [], []
+            subprocess.run([ORIOLE, *arguments], cwd=home, env=environment, check=True, capture_output=True)
             for _ in range(repeats):
                 shutil.rmtree(os.path.join(home, "out"), ignore_errors=True)
                 used = _children_cpu()

@@ -136,8 +136,8 @@ def parameters() -> str:
 def schema_type(spec: dict | bool) -> str:
     if not isinstance(spec, dict):
         return "any"
-    if "anyOf" in spec:
-        return " or ".join(schema_type(option) for option in spec["anyOf"])
+    if options := spec.get("anyOf", spec.get("oneOf")):
+        return " or ".join(schema_type(option) for option in options)
     if "enum" in spec:
         return " or ".join(code(json.dumps(value)) for value in spec["enum"])
     if "const" in spec:
@@ -166,7 +166,7 @@ def constraints(spec: dict) -> str:
     found = [
         f"{word} {code(spec[key]) if key == 'pattern' else spec[key]}" for key, word in words.items() if key in spec
     ]
-    for option in spec.get("anyOf", []):
+    for option in spec.get("anyOf", spec.get("oneOf", [])):
         found += [constraints(option)] if constraints(option) else []
     return ", ".join(found)
 

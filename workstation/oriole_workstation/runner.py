@@ -124,6 +124,24 @@ def _scaled_waits(scale: float) -> list:
     ]
 
 
+def _stops_that_stay_stopped() -> list:
+    """Step Functions ends a stopped execution ABORTED, whatever its running task does after the stop. moto's
+    interpreter lets an error that the stop itself provokes in that task (its frame is pulled away mid-invoke:
+    "'dict' object has no attribute 'region'") replace the stop, so the execution ends FAILED, and an EventBridge
+    rule on ABORTED never fires. Here an error raised after the stop leaves the stop standing."""
+    from moto.stepfunctions.parser.asl.eval.environment import Environment
+    from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
+
+    set_error = Environment.set_error
+
+    def keep_the_stop(env: Environment, error: Any) -> None:
+        with env._state_mutex:  # re-entrant: set_error takes it again, so no stop can come in between
+            if not isinstance(env._program_state, ProgramStopped):
+                set_error(env, error)
+
+    return [mock.patch.object(Environment, "set_error", keep_the_stop)]
+
+
 UNHANDLED = "Unhandled"  # the FunctionError of a handler that raised, as the Lambda runtime reports it
 RESPONSE_LIMIT_BYTES = 6_291_556  # Lambda's limit on a synchronous invocation's response payload
 
@@ -267,6 +285,7 @@ class LocalAws:
             mock.patch.object(db, "connect", _counting_connect),
             *interpreter_patches(),
             *_scaled_waits(self.time_scale),
+            *_stops_that_stay_stopped(),
         ]
 
     def _make_invoke(self):
