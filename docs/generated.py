@@ -136,8 +136,8 @@ def parameters() -> str:
 def schema_type(spec: dict | bool) -> str:
     if not isinstance(spec, dict):
         return "any"
-    if "anyOf" in spec:
-        return " or ".join(schema_type(option) for option in spec["anyOf"])
+    if options := spec.get("anyOf", spec.get("oneOf")):
+        return " or ".join(schema_type(option) for option in options)
     if "enum" in spec:
         return " or ".join(code(json.dumps(value)) for value in spec["enum"])
     if "const" in spec:
@@ -166,7 +166,7 @@ def constraints(spec: dict) -> str:
     found = [
         f"{word} {code(spec[key]) if key == 'pattern' else spec[key]}" for key, word in words.items() if key in spec
     ]
-    for option in spec.get("anyOf", []):
+    for option in spec.get("anyOf", spec.get("oneOf", [])):
         found += [constraints(option)] if constraints(option) else []
     return ", ".join(found)
 
@@ -375,7 +375,11 @@ def bench_results() -> str:
             if isinstance(rows, dict):  # one row a query: its figures as columns
                 columns = list(next(iter(rows.values())))
                 lines = [(label, *(row[column] for column in columns)) for label, row in rows.items()]
-                parts.append(table(({"queries": "query", "commands": "command"}.get(key, key), *columns), lines))
+                parts.append(
+                    table(
+                        ({"queries": "query", "writes": "write", "commands": "command"}.get(key, key), *columns), lines
+                    )
+                )
     return "\n\n".join(parts) + "\n"
 
 

@@ -14,7 +14,8 @@ last (they may be endless) and the client listens. Every request is kept in ``re
 written whole in ``answers`` (status and body bytes, in the order of the requests). ``billed`` is the server's own
 ledger: the tokens its 2xx answers reported, summed over the answers it finished writing (``usage_of`` reads them in
 the protocol's fields), to be held against what the client stored. ``most_in_flight`` is the most scripted requests
-it was answering at once: how many clients it served together (a concurrency cap is held against it).
+it was answering at once: how many clients it served together (a concurrency cap is held against it);
+``most_in_flight_by_model`` the same per model the requests named (an agent's cap).
 
 The models a server serves (``models``) are what its protocol's listing answers (``listing``: Ollama's ``GET
 /api/tags``, ``/api/show`` and ``/api/version``, ``GET /v1/models``): a listing is answered out of the script and
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,6 +91,8 @@ class ScriptedServer:
         self.delivered: list[tuple[int, bytes]] = []  # the answers written to the end without the client leaving
         self.in_flight = 0  # scripted requests being answered now
         self.most_in_flight = 0  # the most at once so far: how many clients the server served together
+        self.in_flight_by_model: Counter[str] = Counter()  # the same, per model a request names ("model")
+        self.most_in_flight_by_model: dict[str, int] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -175,9 +178,14 @@ class ScriptedServer:
         number = self._record(request)
         if problem:
             return problem
+        model = str(request.body.get("model")) if isinstance(request.body, dict) else ""
         with self._lock:
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            self.in_flight_by_model[model] += 1
+            self.most_in_flight_by_model[model] = max(
+                self.most_in_flight_by_model.get(model, 0), self.in_flight_by_model[model]
+            )
         try:
             reply = self._next(number)
             if isinstance(reply, Slow):
@@ -188,6 +196,7 @@ class ScriptedServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+                self.in_flight_by_model[model] -= 1
 
     def _trickle(self, answer: Trickle, out) -> None:
         """Write the pieces one by one until they run out, the client leaves or the server stops."""

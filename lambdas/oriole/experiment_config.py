@@ -1,11 +1,12 @@
 """An experiment's configuration snapshot (``experiments.config``) as a frozen, typed model: how runtime code reads a
-setting (``config.max_moves``), never by its string key.
+setting (``config.max_actions``), never by its string key.
 
 StartExperiment writes the snapshot (``oriole.config.resolve``: the catalog's values, Parameter Store's, the
 execution input's overrides, and the price it captured); that JSON is stored as it is, and this model only reads
 it. There is one field per catalog key read at start, under the key's snake_case name (the camelCase key is its
-alias), typed as the catalog declares it (``tests/unit/test_experiment_config.py`` holds the two together); a new
-catalog key needs its field here. A snapshot taken before a key existed reads it as the catalog's default, so
+alias; ``maxMoves`` is read as ``max_actions``, the name of what it caps: docs/reference/glossary.md), typed as the
+catalog declares it (``tests/unit/test_experiment_config.py`` holds the two together); a new catalog key needs its
+field here. A snapshot taken before a key existed reads it as the catalog's default, so
 experiments started by older code still run (``ExperimentConfig.of``); keys the catalog no longer has are ignored.
 """
 
@@ -39,7 +40,7 @@ class ExperimentConfig(BaseModel):
     model_config = ConfigDict(**_READ, extra="ignore")
 
     # experiments/
-    max_moves: int
+    max_actions: int = Field(alias="maxMoves")  # every action counts, not only moves: the key keeps its stored name
     max_total_tokens: int
     max_duration_minutes: float
     max_input_tokens: int

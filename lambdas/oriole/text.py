@@ -74,14 +74,30 @@ def _walk(value: object, change: Callable[[str], str]) -> object:
 
 
 def _has_unstorable(value: object) -> bool:
+    """Whether anything in ``value`` cannot be stored. Every turn asks this of each row it writes, so the common
+    answer (nothing) comes from one pass of the C JSON encoder: its text holds a NUL as ``\\u0000`` and a lone
+    surrogate as itself, and it refuses a non-finite number or a value JSON cannot hold. Only a row that may hold
+    one (or that a backslash makes look so) is walked value by value for the exact answer."""
+    if isinstance(value, str):
+        return UNSTORABLE.search(value) is not None
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return _has_unstorable_walk(value)
+    if "\\u0000" not in text and UNSTORABLE.search(text) is None:
+        return False
+    return _has_unstorable_walk(value)
+
+
+def _has_unstorable_walk(value: object) -> bool:
     if isinstance(value, str):
         return UNSTORABLE.search(value) is not None
     if isinstance(value, float):
         return not math.isfinite(value)
     if isinstance(value, dict):
-        return any(_has_unstorable(k) or _has_unstorable(v) for k, v in value.items())
+        return any(_has_unstorable_walk(k) or _has_unstorable_walk(v) for k, v in value.items())
     if isinstance(value, list | tuple):
-        return any(map(_has_unstorable, value))
+        return any(map(_has_unstorable_walk, value))
     return False
 
 

@@ -16,11 +16,15 @@ CREATE FUNCTION chosen_experiments(
 ) RETURNS SETOF experiments
 LANGUAGE sql STABLE AS $$
     SELECT e.*
-      -- by id through the primary key, even in the plan a function's body gets (made for any value of the
-      -- arguments): the CLI's selections arrive as ids, and a sweep's 1,000 of 40,000 are read, not all of them
+      -- by id through the primary key, and by tag through the index of the comments' words (experiments_tags_idx),
+      -- even in the plan a function's body gets (made for any value of the arguments): the CLI's selections arrive
+      -- as ids, compare_experiments(tag => ...) as a tag, and a sweep's 1,000 of 40,000 are read, not all of them
       FROM (SELECT * FROM experiments WHERE id = ANY (chosen_experiments.ids)
             UNION ALL
-            SELECT * FROM experiments WHERE chosen_experiments.ids IS NULL) e
+            SELECT * FROM experiments
+             WHERE chosen_experiments.ids IS NULL AND comment_tags(comment) && chosen_experiments.tags
+            UNION ALL
+            SELECT * FROM experiments WHERE chosen_experiments.ids IS NULL AND chosen_experiments.tags IS NULL) e
      WHERE (chosen_experiments.sweeps IS NULL OR e.sweep_id = ANY (chosen_experiments.sweeps))
        AND (chosen_experiments.models IS NULL OR e.model_name = ANY (chosen_experiments.models))
        AND (chosen_experiments.agents IS NULL OR e.agent_label = ANY (chosen_experiments.agents)

@@ -23,7 +23,7 @@ from tests.iam_contract import Deployment, deployed, state_machine_denials, task
 from tests.iam_policy import allows
 from tests.infra.conftest import BASE_MODEL, MODEL_IDS, OLLAMA_SECRET, OPENAI_SECRET
 
-SWEEP_MAPS = len(sweep_flow.LABELS) + len(LANES)  # a distributed map per provider and per server lane
+SWEEP_MAPS = len(sweep_flow.LABELS) + len(LANES)  # a distributed map per provider and per lane
 
 LOCAL = f"arn:aws:states:{runner.REGION}:{runner.ACCOUNT}:"
 CONTINUE = FUNCTIONS["ContinueAsNewFunctionArn"]

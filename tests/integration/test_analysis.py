@@ -532,3 +532,16 @@ def test_report_with_aws_reads_the_database_that_database_url_names(report, monk
     monkeypatch.delenv("DATABASE_URL")
     refused = CliRunner().invoke(app, ["report", "--aws"])
     assert refused.exit_code == 2 and "set DATABASE_URL" in refused.stderr
+
+
+def test_an_export_plans_its_cursors_for_every_row_and_only_inside_its_snapshot(seeded):
+    """A cursor is planned for its first rows by default, which walked every action of the database in key order to
+    send a sweep's first ones early (a 1,000-experiment sweep's actions: 623 ms of 40,000 experiments' instead of
+    140); the export reads every row, so its cursors are planned for all of them, for its snapshot alone."""
+    conn = db.connect(seeded[0])
+    results = Results(conn)
+    fraction = "SELECT current_setting('cursor_tuple_fraction') AS f"
+    with results.snapshot(), contextlib.closing(results.exported("actions", Filters())):
+        assert conn.execute(fraction).fetchone()["f"] == "1"
+    assert conn.execute(fraction).fetchone()["f"] == "0.1"
+    conn.close()

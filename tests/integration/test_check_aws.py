@@ -9,6 +9,7 @@ and reads the fix the check prints."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from contextlib import contextmanager
 
@@ -16,10 +17,13 @@ import boto3
 import pytest
 from typer.testing import CliRunner
 
-from oriole import flows
+from oriole import catalog, flows
 from oriole.core import mazeset
 from oriole.environment import BEDROCK_MODEL_IDS, CODE_VERSION, REQUIRE_SPEND_LIMIT
+from oriole.lifecycle import experiments
+from oriole.lifecycle.task_io import StartRequest
 from oriole.provider_registry import PROVIDERS
+from oriole.statuses import TERMINAL_EXECUTION_STATUSES
 from oriole_workstation import check as check_module
 from oriole_workstation.cli import app
 from oriole_workstation.cli import check as check_command
@@ -105,23 +109,37 @@ def deployed(bedrock_local, checkout_version):
 
 
 class EventBridge:
-    """EventBridge's rule on the experiment state machine's status changes, for what moto's Step Functions lets end
-    without its flow closing the experiment (a stopped execution): each one's change sent to the finalizer, unless
-    ``paused`` (a rule that delivers nothing)."""
+    """EventBridge's rule on the experiment state machine's status changes (moto's Step Functions emits none): each
+    ended execution's change sent once to the finalizer, whatever ended it, as the deployed rule matches every
+    terminal status, unless ``paused`` (a rule that delivers nothing). A delivery the finalizer fails is tried
+    again on the next look, as EventBridge retries its target; each failure is kept in ``failed`` (execution ARN,
+    error), so a test can say which delivery never went through instead of waiting for a run nobody closes."""
 
     def __init__(self, aws):
         self.aws, self.sent, self.paused = aws, set(), threading.Event()
+        self.failed: list[tuple[str, str]] = []
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
 
     def deliver(self, done: threading.Event) -> None:
         while not done.wait(0.05):
             if self.paused.is_set():
                 continue
-            ended = self.sfn.list_executions(stateMachineArn=self.aws.state_machine_arn, statusFilter="ABORTED")
-            for execution in ended["executions"]:
-                if execution["executionArn"] not in self.sent:
-                    self.sent.add(execution["executionArn"])
-                    self.aws.report_status_change(self.sfn.describe_execution(executionArn=execution["executionArn"]))
+            pages = self.sfn.get_paginator("list_executions").paginate(stateMachineArn=self.aws.state_machine_arn)
+            for execution in (e for page in pages for e in page["executions"]):
+                if execution["status"] in TERMINAL_EXECUTION_STATUSES and execution["executionArn"] not in self.sent:
+                    self.send(execution["executionArn"])
+
+    def send(self, execution_arn: str) -> None:
+        try:
+            self.aws.report_status_change(self.sfn.describe_execution(executionArn=execution_arn))
+        except Exception as err:  # noqa: BLE001 - kept in ``failed`` and tried again, as EventBridge retries
+            self.failed.append((execution_arn, repr(err)))
+            return
+        self.sent.add(execution_arn)
+
+    def undelivered(self) -> list[tuple[str, str]]:
+        """The failed deliveries that no later try made good."""
+        return [(arn, error) for arn, error in self.failed if arn not in self.sent]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -156,7 +174,7 @@ def answer_control_plane(model, **_):
 
 
 @pytest.fixture
-def check(deployed, monkeypatch):
+def check(deployed, monkeypatch, eventbridge):
     """Run ``oriole check`` with the given arguments; the check looks at its executions five times a second."""
     made = boto3.Session.client
 
@@ -173,7 +191,8 @@ def check(deployed, monkeypatch):
     def invoke(*args: str):
         return runner.invoke(app, ["check", *args])
 
-    return invoke
+    yield invoke
+    assert not eventbridge.undelivered(), "status changes the finalizer failed and no retry delivered"
 
 
 @contextmanager
@@ -234,13 +253,34 @@ def experiments_since(deployed, first_id: int) -> list[dict]:
     ).fetchall()
 
 
+def open_experiment(deployed, execution_name: str) -> int:
+    """An experiment left running by an execution of the experiment state machine that Step Functions no longer
+    knows: what a lost status change leaves behind."""
+    arn = deployed.aws.state_machine_arn.replace(":stateMachine:", ":execution:", 1) + f":{execution_name}"
+    event = {
+        "input": {"mazeId": check_module.MAZE, "llmProvider": "baseline", "modelName": "random"},
+        "executionArn": arn,
+    }
+    started = experiments.start(StartRequest.model_validate(event), deployed.store, lambda names: catalog.defaults())
+    return started.as_state()["experimentId"]
+
+
+def status_of(deployed, experiment_id: int) -> str:
+    return deployed.store.conn.execute("SELECT status FROM experiments WHERE id = %s", (experiment_id,)).fetchone()[
+        "status"
+    ]
+
+
 def last_id(deployed) -> int:
     return deployed.store.conn.execute("SELECT coalesce(max(id), 0) AS id FROM experiments").fetchone()["id"]
 
 
 def test_a_healthy_deployment_passes_every_check_through_real_executions(check, deployed, bedrock, checkout_version):
+    """Every line ok; an experiment left open before the check began (its execution long gone) is closed by the
+    reconciler line and named as an older loss, not as the check's."""
     for _ in ("us.", "global.", "the spend sweep's first run"):
         bedrock.add_response("converse", converse_move())
+    left_open = open_experiment(deployed, "left-open-before-the-check")
     first = last_id(deployed)
     with ollama_listed(tool_calls(("move_south", {"reasoning": "check"}))) as ollama:
         result = check("--aws", "--json", "--paid", "--ollama-model", "qwen2.5:7b")
@@ -328,7 +368,10 @@ def test_a_healthy_deployment_passes_every_check_through_real_executions(check, 
         "the check removed it"
     )
     assert dead_letters() == []
-    assert checks[("reconciler", None)]["detail"].endswith("none left for it to close")
+    reconciled = checks[("reconciler", None)]["detail"]
+    assert reconciled.startswith("it read Step Functions and the database: none of the check's experiments was left")
+    assert re.search(r"; it also closed [1-9]\d* older experiment\(s\) left open before the check began", reconciled)
+    assert status_of(deployed, left_open) == "aborted"
     # the check tests the system, not the models: its experiments, the sweeps' too, are in no comparison or report
     assert len(ran) == 7 and all(r["archived_at"] is not None for r in ran)
     compared = deployed.store.conn.execute(
@@ -369,8 +412,9 @@ def test_status_changes_that_never_reach_the_finalizer_fail_its_lines_and_the_re
     assert failures["deadletter"]["detail"] == (
         f"{STATUS_FINALIZER} has no dead-letter queue: a status change it cannot process would be lost"
     )
-    assert failures["reconciler"]["detail"] == (
-        "it closed 1 experiment(s) whose execution had ended without the finalizer closing them"
+    assert failures["reconciler"]["detail"].startswith(
+        f"it closed 1 of the check's experiment(s) (#{stopped['id']}) whose execution had ended without the finalizer "
+        "closing them"
     )
     assert stopped["status"] == "aborted" and stopped["archived_at"] is not None  # closed by the reconciler
 

@@ -86,6 +86,42 @@ def test_every_hidden_option_is_an_old_spelling_the_vocabulary_page_names():
     assert [h for h in hidden if h not in text] == []
 
 
+# Names the action counter went by in code besides its one name per meaning (action_count, step_number,
+# max_actions): none may come back as an identifier of the runtime or the workstation.
+RETIRED_COUNTER_NAMES = {"max_moves", "max_steps", "step_count", "steps_taken", "moves_taken"}
+
+
+def test_the_action_counter_has_one_name_per_meaning_and_the_vocabulary_maps_the_stored_ones():
+    """Issue 34: one counter was called step, action_count, maxMoves and max_actions. The code says action_count
+    (how many), step_number (which one) and max_actions (the cap); what is stored keeps its name (the maxMoves key,
+    actions.step_number, experiment_status.max_actions), and the vocabulary page maps one to the other."""
+    import dataclasses
+    import tokenize
+
+    from oriole.core.progress import Progress
+    from oriole.core.tools import ActionRecord, WorldState
+    from oriole.experiment_config import ExperimentConfig
+
+    text = (DOCS / "reference" / "glossary.md").read_text(encoding="utf-8")
+    [action] = [line for line in text.splitlines() if line.startswith("| action |")]
+    for name in ("experiments.action_count", "actions.step_number", "experiment_status.max_actions", "`maxMoves`"):
+        assert name in action, name
+    assert ExperimentConfig.model_fields["max_actions"].alias == "maxMoves"
+    assert "action_count" in {f.name for f in dataclasses.fields(WorldState)} & {
+        f.name for f in dataclasses.fields(Progress)
+    }
+    assert "step_number" in {f.name for f in dataclasses.fields(ActionRecord)}
+    found = []
+    for path in [*(ROOT / "lambdas" / "oriole").rglob("*.py"), *(ROOT / "workstation").rglob("*.py")]:
+        with tokenize.open(path) as source:
+            found += [
+                f"{path.relative_to(ROOT)}:{token.start[0]} {token.string}"
+                for token in tokenize.generate_tokens(source.readline)
+                if token.type == tokenize.NAME and token.string in RETIRED_COUNTER_NAMES
+            ]
+    assert found == []
+
+
 def test_every_catalog_parameter_is_in_the_reference(site):
     html = page(site, "reference/parameters")
     for parameter in catalog.CATALOG:

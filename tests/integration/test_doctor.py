@@ -135,6 +135,7 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
         for arn in (failed_arn, foreign_arn):
             while aws.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
                 time.sleep(0.01)
+        aws_started = aws.sfn.describe_execution(executionArn=failed_arn)["startDate"]
         gone = start(store, ours.replace(":stateMachine:", ":execution:") + ":purged-from-history")
         monkeypatch.setenv(STATE_MACHINE_ARN, ours)
         monkeypatch.setenv(EXECUTION_TIMEOUT, "3600")
@@ -154,8 +155,17 @@ def test_the_scheduled_reconciler_closes_what_the_doctor_would(store, database_u
     assert rows[failed]["failure_reason"] == "execution FAILED: lost-event failed (Boom: it broke)"
     assert rows[gone]["status"] == "aborted" and "no such execution" in rows[gone]["failure_reason"]
     assert rows[running]["status"] == rows[other]["status"] == "running"
-    assert first == {"found": 2, "closed": 2, "lookedAt": True}
-    assert again == {"found": 0, "closed": 0, "lookedAt": True}
+    started = int(aws_started.timestamp() * 1000)
+    assert first == {
+        "found": 2,
+        "closed": 2,
+        "lookedAt": True,
+        "closedExperiments": [
+            {"experimentId": failed, "startDate": started},
+            {"experimentId": gone, "startDate": None},
+        ],
+    }
+    assert again == {"found": 0, "closed": 0, "lookedAt": True, "closedExperiments": []}
 
 
 def test_an_idle_deployment_s_reconciler_leaves_its_database_alone(database_url, monkeypatch):
@@ -177,4 +187,4 @@ def test_an_idle_deployment_s_reconciler_leaves_its_database_alone(database_url,
         monkeypatch.setenv(STATE_MACHINE_ARN, idle)
         monkeypatch.setenv(EXECUTION_TIMEOUT, "3600")
         context = LambdaContext("oriole-Reconciler", "arn:aws:lambda:us-east-1:1:function:r", "r")
-        assert reconcile.handler({}, context) == {"found": 0, "closed": 0, "lookedAt": False}
+        assert reconcile.handler({}, context) == {"found": 0, "closed": 0, "lookedAt": False, "closedExperiments": []}

@@ -166,8 +166,8 @@ def test_a_second_run_of_a_running_sweep_is_refused_and_a_resume_after_ctrl_c_tw
     first.send_signal(signal.SIGINT)
     time.sleep(1.0)
     first.send_signal(signal.SIGINT)  # the second Ctrl-C leaves the running experiments open
-    first.communicate(timeout=120)
-    assert first.returncode == 130
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 130, f"the first run, stopped twice, exited {first.returncode}:\n{out}\n{err}"
     left = [i for i, s in experiments(own_database, "twice") if s == "running"]
     assert left, "the test needs experiments left open by the stopped run"
     resumed = oriole(own_database, tmp_path, "sweep", str(path), "--quiet")

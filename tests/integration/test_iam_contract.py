@@ -269,7 +269,7 @@ def close_what_ended_elsewhere(local: Local, store) -> None:
     environment = {STATE_MACHINE_ARN: machine, EXECUTION_TIMEOUT: "3600"}
     with mock.patch.dict(os.environ, environment):
         found = reconcile.handler({}, LambdaContext("oriole-Reconciler", "arn", "r"))
-    assert found == {"found": 1, "closed": 1, "lookedAt": True}
+    assert {k: found[k] for k in ("found", "closed", "lookedAt")} == {"found": 1, "closed": 1, "lookedAt": True}
 
 
 def sweep(local: Local) -> None:

@@ -132,6 +132,21 @@ def test_a_stored_maze_that_differs_from_the_code_is_reported(empty_database):
         store.load_mazes(mazeset.maze_set())
 
 
+def test_prepare_generates_the_maze_set_only_when_the_database_does_not_store_it_as_pinned(empty_database):
+    """Every CLI command prepares the database: one that holds the shipped set as the code pins it is not made to
+    generate it again (a third of a second of each command); one that holds a maze otherwise still is, and says so."""
+    store = Store(db.connect(empty_database))
+    mazeset.maze_set.cache_clear()
+    assert store.prepare()["newMazes"] == len(mazeset.pinned_set())
+    assert mazeset.maze_set.cache_info().misses == 1
+    mazeset.maze_set.cache_clear()
+    assert store.prepare() == {"applied": [], "newMazes": 0}
+    assert mazeset.maze_set.cache_info().misses == 0
+    store.conn.execute("UPDATE mazes SET content_hash = 'tampered' WHERE name = 'perfect-7'")
+    with pytest.raises(MazeSetMismatch, match="perfect-7"):
+        store.prepare()
+
+
 def test_0005_backfills_the_ending_and_the_aggregates_of_rows_stored_before_it(empty_database):
     """Rows closed before the ending existed get it by the rule of 0005 (aborts as errors; 0020 classifies them
     again); their aggregates are recounted from their actions and turns."""
@@ -545,6 +560,38 @@ def test_0030_live_status_reads_only_the_running_experiments(empty_database):
     store.conn.execute("SET enable_seqscan = off")  # an empty table: the planner would scan it whatever the indexes
     plan = store.conn.execute("EXPLAIN SELECT * FROM experiment_status WHERE status = 'running'").fetchall()
     assert "experiments_running_idx" in "\n".join(row["QUERY PLAN"] for row in plan)
+
+
+def test_0038_a_selection_by_tag_reads_the_tagged_experiments_through_the_index_of_the_comments_words(empty_database):
+    """compare_experiments(tag => ...) and every selection by tag reach experiments_tags_idx, in the plan made for
+    any tag (what comparison_scope's body gets) as well as with the tag written out: the index's expression is
+    comment_tags' own, and this fails when views/comment_tags.sql and migration 0038 part (bench/bench_views.py times
+    it at 40,000)."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations()
+    # an empty table: the planner would scan it, or walk any index whole, whatever the indexes; a bitmap scan needs
+    # an index the condition reaches
+    store.conn.execute("SET enable_seqscan = off")
+    store.conn.execute("SET enable_indexscan = off")
+    store.conn.execute("SET plan_cache_mode = force_generic_plan")
+    store.conn.execute("PREPARE tagged (text[]) AS SELECT * FROM chosen_experiments(tags => $1)")
+    for query in (
+        "EXPLAIN SELECT * FROM chosen_experiments(tags => ARRAY['sweep:a'])",
+        "EXPLAIN EXECUTE tagged('{a}')",
+    ):
+        plan = "\n".join(row["QUERY PLAN"] for row in store.conn.execute(query).fetchall())
+        assert "experiments_tags_idx" in plan, plan
+
+
+def test_0039_deleting_an_experiment_looks_for_its_replays_through_an_index(empty_database):
+    """The reference check of experiments.replay_of, run for every experiment deleted (a sweep's 1,000 in one
+    statement), reaches the partial index of the replays instead of scanning every experiment."""
+    store = Store(db.connect(empty_database))
+    store.apply_migrations()
+    store.conn.execute("SET enable_seqscan = off")  # an empty table: the planner would scan it whatever the indexes
+    store.conn.execute("SET enable_indexscan = off")  # nor walk another index whole
+    plan = store.conn.execute("EXPLAIN SELECT 1 FROM experiments WHERE replay_of = 42").fetchall()
+    assert "experiments_replay_of_idx" in "\n".join(row["QUERY PLAN"] for row in plan)
 
 
 def test_the_ending_columns_comments_name_every_ending_and_cause(empty_database):

@@ -28,7 +28,7 @@ from tests.integration.test_fault_table import failing
 from tests.ollama_server import ScriptedOllama, slow, tool_calls
 
 # a sweep's own history, whatever its size: the items run as child executions; each of its maps (a provider's or a
-# server lane's) adds a few events, used or not
+# lane's) adds a few events, used or not
 PARENT_EVENTS = 80
 
 

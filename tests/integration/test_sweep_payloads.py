@@ -209,7 +209,7 @@ def child_payloads(mapped: dict, state: dict, index: int) -> dict[str, int]:
 def test_every_state_of_the_largest_sweep_stays_far_below_256_kib(store):
     plan, summary = largest_plan(store)
     found = payloads(plan, summary)
-    # every state of the flow was measured: 11 of the sweep, 9 of each map, a provider's or a server lane's
+    # every state of the flow was measured: 11 of the sweep, 9 of each map, a provider's or a lane's
     assert len(found) == 11 + 9 * (len(NAMES) + len(LANES))
     assert all(f"{LANE_LABELS[lane]} child's largest state" in found for lane in LANES)  # the lanes' maps too
     largest = max(found, key=found.get)

@@ -91,26 +91,38 @@ def test_an_agent_whose_server_fails_alike_is_paused_and_the_rest_of_the_sweep_g
     assert sum(r["llm_provider"] == "ollama" for r in experiments(store, sweep_id)) == 5
 
 
-def test_a_server_cap_holds_for_its_server_alone_while_the_providers_other_server_runs_wider(cli, store, tmp_path):
-    """Two Ollama servers, two models each: the one the sweep caps at 1 never answers two requests at once, while
-    the other serves several experiments together under the provider's cap (the servers count their clients)."""
+def test_server_and_agent_caps_hold_each_alone_beside_the_providers_cap(cli, store, tmp_path):
+    """Two Ollama servers, two models each, counted by the servers (one request in flight per running
+    experiment). The first is capped at 2 and its agent a1 at 1: a1 and the server's other agent share the 2, one
+    experiment each at once. On the second, b1's own cap of 3 runs its repetitions together although the provider's
+    cap is 1, which b2 keeps."""
     sweep_id = f"server-cap-{uuid.uuid4().hex[:8]}"
     replies = [slow(0.3, text_reply("I see walls."))] * 40  # every experiment stalls after a few slow answers
     with ScriptedOllama(*replies, models=("a1", "a2")) as capped, ScriptedOllama(*replies, models=("b1", "b2")) as wide:
         agents = "".join(
-            f'[[agents]]\nprovider = "ollama"\nmodel = "{model}"\nconfig = {{ endpoint = "{server.url}" }}\n'
-            for server, model in ((capped, "a1"), (capped, "a2"), (wide, "b1"), (wide, "b2"))
+            f'[[agents]]\nprovider = "ollama"\nmodel = "{model}"\nconfig = {{ endpoint = "{server.url}" }}\n{cap}'
+            for server, model, cap in (
+                (capped, "a1", "concurrency = 1\n"),
+                (capped, "a2", ""),
+                (wide, "b1", "concurrency = 3\n"),
+                (wide, "b2", ""),
+            )
         )
         file = tmp_path / f"{sweep_id}.toml"
         file.write_text(
             f'id = "{sweep_id}"\nmazes = ["perfect-7"]\nrepetitions = 2\n[[configs]]\nmaxMoves = 20\n{agents}'
-            f'[server_concurrency]\n"{capped.url}/" = 1\n'  # another spelling of the agents' URL: the same server
+            f'[server_concurrency]\n"{capped.url}/" = 2\n'  # another spelling of the agents' URL: the same server
         )
-        result = cli("sweep", str(file), "--quiet", "--concurrency", "8", "--provider-concurrency", "ollama=4")
+        planned = cli("sweep", str(file), "--dry-run", "--no-server-check", "--concurrency", "8")
+        assert (
+            f"experiments at once: ollama 1, agent ollama/a1 1, agent ollama/b1 3, server {capped.url} 1 (8 in all)"
+            in planned.stderr
+        ), planned.stderr
+        result = cli("sweep", str(file), "--quiet", "--concurrency", "8")
         assert result.exit_code == 0, result.output
         assert len(capped.requests) >= 8 and len(wide.requests) >= 8  # four experiments each, several calls each
-        assert capped.most_in_flight == 1
-        assert wide.most_in_flight >= 2
+        assert capped.most_in_flight_by_model == {"a1": 1, "a2": 1}
+        assert wide.most_in_flight_by_model == {"b1": 2, "b2": 1}
     assert [r["status"] for r in experiments(store, sweep_id)] == ["failed"] * 8  # stalled: agent failures
 
 

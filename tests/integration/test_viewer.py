@@ -280,7 +280,8 @@ def test_oriole_view_serves_on_loopback_until_ctrl_c_and_refuses_an_address_in_u
         said = server.stdout.readline() if server.stdout else ""
         address = re.search(r"http://127\.0\.0\.1:(\d+)/", said)
         assert address, (said, server.stderr.read() if server.poll() is not None and server.stderr else "")
-        with urllib.request.urlopen(f"{address[0]}experiments/{viewed.sweep[0]}", timeout=60) as answer:
+        # generous: the first answer once took over a minute on a machine other suites loaded
+        with urllib.request.urlopen(f"{address[0]}experiments/{viewed.sweep[0]}", timeout=240) as answer:
             assert answer.status == 200 and answer.headers["Content-Security-Policy"] == POLICY
         taken = subprocess.run([*command, address[1]], env=env, capture_output=True, text=True, timeout=120)
         assert taken.returncode == 2, taken.stderr

@@ -8,8 +8,9 @@ search path, and the view bound to experiment_results (experiment_status) is mad
 fixture of experiments (four providers, settings that vary and snapshots that predate a key, sweeps with a retried
 repetition, every ending, running and unpriced runs, a replay) changed the ways a lab changes it (experiments
 inserted one by one and in bulk, running ones ended as the finalizer ends them, a retried repetition's attempt
-ended, archived, brought back, deleted, a setting that starts to vary, a configuration key no longer compared). After
-each change, every view and comparison is read both ways and must be the same, row for row.
+ended, archived, brought back, deleted, a setting that starts to vary, a configuration key no longer compared, a
+maze renamed into another family, a sweep archived in one statement, every experiment truncated). After each change,
+every view and comparison is read both ways and must be the same, row for row.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
@@ -218,7 +220,51 @@ def test_the_views_answer_as_before_through_every_change_a_lab_makes(database):
         "SELECT count(*) AS n FROM experiments WHERE replay_of IS NULL AND archived_at IS NULL"
     ).fetchone()["n"]
     assert counted == live
+
+    # a maze the experiments ran on renamed into another family (what names and counts a group), then a sweep
+    # archived in one statement, then every experiment gone at once
+    conn.execute(
+        "UPDATE mazes SET name = name || '-renamed', family = 'renamed' "
+        "WHERE id = (SELECT min(maze_id) FROM experiments)"
+    )
+    same_both_ways(database)
+    conn.execute("UPDATE experiments SET archived_at = now() WHERE sweep_id = 's2'")
+    same_both_ways(database)
+    conn.execute("TRUNCATE experiments CASCADE")
+    assert conn.execute("SELECT count(*) AS n FROM comparison_groups").fetchone()["n"] == 0
+    assert conn.execute("SELECT coalesce(sum(experiments), 0) AS n FROM experiment_kinds").fetchone()["n"] == 0
     conn.close()
+
+
+def test_finalizers_of_different_agents_do_not_wait_for_one_another_and_those_of_one_agent_do(database):
+    """Ending a run works its agent's groups out again under a lock of those groups alone: a finalizer of another
+    agent goes ahead while the first has not committed; one of the same agent waits for it, then counts its run."""
+    ended = (
+        "UPDATE experiments SET status = 'succeeded', ending = 'success', ending_cause = 'goal', goal_found = true, "
+        "failure_reason = NULL, completed_at = now() WHERE id = %s"
+    )
+    first, second, third = db.connect(database), db.connect(database), db.connect(database)
+    cycle = 4 * len(AGENTS)  # insert() cycles through the agents on four mazes
+    ids = insert(first, cycle + 1, 700)
+    first.execute(
+        "UPDATE experiments SET status = 'running', ending = NULL, ending_cause = NULL, completed_at = NULL, "
+        "failure_reason = NULL, goal_found = false WHERE id = ANY (%s)",
+        (ids,),
+    )
+    random, qwen, other_random = ids[0], ids[4], ids[cycle]  # the last: random again, on the same maze
+    try:
+        with first.transaction():
+            first.execute(ended, (random,))
+            second.execute("SET lock_timeout = '5s'")
+            second.execute(ended, (qwen,))  # another agent: no wait (a wait would raise after 5 s)
+            third.execute("SET lock_timeout = '200ms'")
+            with pytest.raises(psycopg.errors.LockNotAvailable):
+                third.execute(ended, (other_random,))  # the same agent: waits for the first finalizer
+        third.execute(ended, (other_random,))
+        same_both_ways(database)
+    finally:
+        for conn in (first, second, third):
+            conn.close()
 
 
 def test_the_turn_write_leaves_the_kinds_alone_and_an_archive_moves_them(database):

@@ -13,9 +13,9 @@ def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int =
     entry = mazeset.get_maze(maze_name)
     rules = Rules(entry.maze, vision, condition, 10, 50)
     world, memory, state = WorldState(position=entry.maze.start), RecallWindow(50), None
-    while not world.goal_found and world.step < max_moves:
+    while not world.goal_found and world.action_count < max_moves:
         agent = make_baseline(name, entry.maze, seed, state, goal_condition=condition, vision_range=vision)
-        budget = min(8, max_moves - world.step)
+        budget = min(8, max_moves - world.action_count)
         run_turn(
             agent,
             "",
@@ -23,7 +23,7 @@ def play(name: str, maze_name: str, max_moves: int, seed: int = 7, vision: int =
             rules,
             memory,
             turn_context(world, rules, [], max_moves),
-            TurnSettings(budget=budget, actions_left=max_moves - world.step),
+            TurnSettings(budget=budget, actions_left=max_moves - world.action_count),
         )
         state = agent.state
     return entry, world
@@ -57,7 +57,7 @@ def test_random_agent_is_reproducible_from_its_seed_and_never_walks_into_seen_wa
     _, first = play("random", "sparse-60", 400, seed=3)
     _, again = play("random", "sparse-60", 400, seed=3)
     _, other = play("random", "sparse-60", 400, seed=4)
-    assert first.position == again.position and first.step == 400
+    assert first.position == again.position and first.action_count == 400
     assert first.position != other.position
     assert first.failed_moves == 0
 

@@ -367,7 +367,7 @@ def test_a_turn_walks_the_shortest_path_and_sends_every_result_back(client, stub
     )
     rules = Rules(maze, vision_range=3, goal_condition="reach", recall_interval=10, max_recall_actions=50)
     world = WorldState(position=maze.start)
-    context = turn_context(world, rules, [], max_moves=100)
+    context = turn_context(world, rules, [], max_actions=100)
 
     outcome = run_turn(
         agent(client),

@@ -5,6 +5,7 @@ tests/integration/test_check_aws.py."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
@@ -23,6 +24,7 @@ from oriole_workstation.check import (
     price_check,
     server_fix,
     spend_limit_check,
+    split_by_start,
     stack_fix,
     stacks_check,
 )
@@ -254,3 +256,18 @@ def test_the_limit_line_reads_whether_plansweep_requires_a_spend_limit():
     assert spend_limit_check({REQUIRE_SPEND_LIMIT: "true"}).status == OK
     missing = spend_limit_check({})
     assert missing.status == FAIL and missing.detail == "PlanSweep runs a sweep of models without a spend limit"
+
+
+def test_the_reconciler_line_tells_the_check_s_runs_from_older_losses_by_step_functions_start_dates():
+    began = datetime(2026, 11, 28, 8, 0, tzinfo=UTC)
+    at = int(began.timestamp() * 1000)
+    closed = [
+        {"experimentId": 1, "startDate": at - 1},  # started a millisecond before the check's first execution
+        {"experimentId": 2, "startDate": None},  # an execution Step Functions no longer knows
+        {"experimentId": 3, "startDate": at},
+        {"experimentId": 4, "startDate": at + 60_000},
+    ]
+    ours, older = split_by_start(closed, began)
+    assert [e["experimentId"] for e in ours] == [3, 4]
+    assert [e["experimentId"] for e in older] == [1, 2]
+    assert split_by_start(closed, None) == (closed, [])  # no execution of the check ended: every closure counts

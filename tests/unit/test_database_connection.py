@@ -1,6 +1,7 @@
 """How the functions connect on AWS: through the proxy, the server's certificate verified against the trust
 anchors shipped in the package, no prepared statements; a full database is waited for, then named."""
 
+import re
 import ssl
 
 import psycopg
@@ -163,3 +164,17 @@ def test_the_migrations_wait_for_as_long_as_their_invocation_leaves_them(monkeyp
     with pytest.raises(psycopg.OperationalError, match="stop here"):
         migrate.handler({}, context)
     assert budgets == [299 - migrate.MIGRATING_SECONDS]
+
+
+def test_the_turn_s_statements_are_short_enough_for_psycopg_to_parse_them_once():
+    """psycopg remembers a statement's parse only under its limits (4,096 characters, 50 parameters): above them
+    the turn's commit was parsed again on every turn. ``compact`` keeps the indented, commented text under them."""
+    from psycopg import _queries
+
+    from oriole.store import turns
+    from oriole.store.base import compact
+
+    for statement in (turns._COMMIT_TURN, turns._LOAD_TURN):
+        assert len(statement) <= _queries.MAX_CACHED_STATEMENT_LENGTH
+        assert len(set(re.findall(r"%\((\w+)\)s", statement))) <= _queries.MAX_CACHED_STATEMENT_PARAMS
+    assert compact("  SELECT 1\n    -- a note\n  FROM t  -- kept\n\n") == "SELECT 1\nFROM t  -- kept"

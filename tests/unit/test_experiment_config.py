@@ -29,7 +29,7 @@ def test_a_resolved_snapshot_reads_back_exactly_and_its_json_is_unchanged():
     config = ExperimentConfig.of(snapshot)
     assert json.dumps(snapshot) == stored  # reading never changes the stored JSON
     assert config.model_dump(mode="json", by_alias=True) == snapshot
-    assert (config.max_moves, config.temperature, config.history_mode, config.enable_give_up) == (
+    assert (config.max_actions, config.temperature, config.history_mode, config.enable_give_up) == (
         77,
         0.0,
         "summary",
@@ -43,11 +43,11 @@ def test_a_resolved_snapshot_reads_back_exactly_and_its_json_is_unchanged():
 def test_a_snapshot_taken_before_a_key_existed_reads_its_catalog_default():
     old = {"maxMoves": 500, "visionRange": 2, "pricing": None, "aKeyNoLongerInTheCatalog": 1}
     config = ExperimentConfig.of(old)
-    assert (config.max_moves, config.vision_range, config.pricing) == (500, 2, None)
+    assert (config.max_actions, config.vision_range, config.pricing) == (500, 2, None)
     assert config.model_dump(by_alias=True, exclude={"pricing"}) == DEFAULTS | {"maxMoves": 500, "visionRange": 2}
 
 
 def test_the_model_is_frozen():
     config = ExperimentConfig.of({})
     with pytest.raises(ValueError, match="frozen"):
-        config.max_moves = 1
+        config.max_actions = 1

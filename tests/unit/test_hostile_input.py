@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oriole import catalog
 from oriole.catalog import BY_KEY, CATALOG
@@ -47,7 +49,15 @@ from oriole.providers.ollama import OllamaAgent
 from oriole.providers.transport import MAX_RESPONSE_BYTES
 from oriole.providers.wire import MAX_TOKENS_PER_CALL
 from oriole.store.turn_rows import COLUMNS, turn_write
-from oriole.text import MAX_MESSAGE_CHARS, escaped, replaced, unescape, unstorable
+from oriole.text import (
+    MAX_MESSAGE_CHARS,
+    _has_unstorable,
+    _has_unstorable_walk,
+    escaped,
+    replaced,
+    unescape,
+    unstorable,
+)
 from oriole_workstation import prompts, sweep_runs
 from oriole_workstation.analysis import GroupRow
 from oriole_workstation.display import csv_safe, terminal_safe
@@ -74,6 +84,22 @@ def test_an_escaped_row_gives_back_every_string_exactly(text):
         assert [unescape(k) for k in stored["nested"][0]] == ["key " + text]
     else:
         assert stored is row
+
+
+_HOSTILE_CHARS = st.sampled_from(["\x00", "\ud800", "\udfff", "\\", "\\u0000", "u0000", "\x01", "\U0001f600", "a"])
+_TEXT = st.lists(_HOSTILE_CHARS | st.characters(), max_size=6).map("".join)
+_LEAF = _TEXT | st.integers() | st.floats() | st.booleans() | st.none()
+_KEY = _TEXT | st.integers() | st.floats()
+JSONISH = st.recursive(
+    _LEAF, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner) | st.dictionaries(_KEY, inner, max_size=4)
+)
+
+
+@given(JSONISH)
+def test_the_encoder_s_answer_on_what_cannot_be_stored_is_the_walk_s(value):
+    """The fast check (one JSON encoding of the row) answers exactly as the walk over every string, key and number,
+    NULs, lone surrogates, backslashes that look like escapes and non-finite numbers included."""
+    assert _has_unstorable(value) == _has_unstorable_walk(value)
 
 
 def test_replaced_keeps_a_readable_copy():

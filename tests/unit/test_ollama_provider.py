@@ -356,7 +356,7 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_through_ollama():
     moves = _moves(path)
     game = Rules(maze, vision_range=3, goal_condition="reach", recall_interval=10, max_recall_actions=50)
     world = WorldState(position=maze.start)
-    context = turn_context(world, game, [], max_moves=100)
+    context = turn_context(world, game, [], max_actions=100)
     script = [tool_calls((moves[0], {"reasoning": "first"}))]
     script += [tool_calls(*[(m, {}) for m in moves[i : i + 3]]) for i in range(1, len(moves), 3)]
     with ScriptedOllama(*script) as server:

@@ -389,7 +389,7 @@ def test_a_turn_of_the_shared_loop_walks_the_shortest_path_carrying_the_servers_
     moves = _moves(maze.shortest_path())
     game = Rules(maze, vision_range=3, goal_condition="reach", recall_interval=10, max_recall_actions=50)
     world = WorldState(position=maze.start)
-    context = turn_context(world, game, [], max_moves=100)
+    context = turn_context(world, game, [], max_actions=100)
     script = [tool_calls((m, {"reasoning": "on"}), prompt_tokens=100 + i) for i, m in enumerate(moves)]
     with ScriptedOpenAI(*script) as server:
         outcome = run_turn(

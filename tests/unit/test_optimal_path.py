@@ -65,9 +65,11 @@ def play(agent_name: str, maze: Maze, condition: str, vision_range: int, max_mov
     """A baseline through the real turn loop until the goal condition or the action budget."""
     rules = Rules(maze, vision_range, condition, 10, 50)
     world, memory, state = WorldState(position=maze.start), RecallWindow(50), None
-    while not world.goal_found and world.step < max_moves:
+    while not world.goal_found and world.action_count < max_moves:
         agent = make_baseline(agent_name, maze, seed, state, goal_condition=condition, vision_range=vision_range)
-        settings_ = TurnSettings(budget=min(8, max_moves - world.step), actions_left=max_moves - world.step)
+        settings_ = TurnSettings(
+            budget=min(8, max_moves - world.action_count), actions_left=max_moves - world.action_count
+        )
         run_turn(agent, "", world, rules, memory, turn_context(world, rules, [], max_moves), settings_)
         state = agent.state
     return world

@@ -92,7 +92,7 @@ def test_a_provider_added_to_the_registry_reaches_both_flows_and_the_diagrams(mo
     labels = {**sweep_flow.LABELS, "acme": "Acme"}
     branches = sweep_flow.definition(labels)["States"]["RunRepetitions"]["Branches"]
     maps = [next(iter(branch["States"])) for branch in branches]
-    assert maps[-1 - len(sweep_plan.LANES)] == "AcmeRepetitions"  # the last provider's, before the server lanes
+    assert maps[-1 - len(sweep_plan.LANES)] == "AcmeRepetitions"  # the last provider's, before the lanes
     line = r"\n +AcmeRepetitions +distributed Map, MaxConcurrencyPath \$\.caps\.acme\n"
     assert re.search(line, sweep_flow.diagram(labels))
 

@@ -7,11 +7,14 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from oriole.catalog import CATALOG
 from oriole.core import mazeset, sweep_plan
 from oriole.errors import InvalidConfig, SweepFileError
+from oriole.provider_registry import NAMES, PROVIDERS
 from oriole_workstation import sweep_runs
 
 
@@ -297,13 +300,153 @@ def two_servers(**caps) -> sweep_plan.SweepFile:
 def test_a_capped_server_runs_in_a_lane_of_its_own_with_its_cap_beside_its_provider():
     file = two_servers(**{"http://box-b:8000/v1": 3})
     matrix = sweep_plan.cells(file)
-    lanes = sweep_plan.server_lanes(file, matrix)
-    assert lanes == {"http://box-b:8000/v1": "server1"}  # the agent's spelling and the cap's are one server
-    assert [sweep_plan.lane_of(cell, lanes) for cell in matrix] == ["openai", "server1", "baseline"]
-    caps = sweep_plan.caps(file, ["openai", "server1", "baseline"], lanes=lanes)
-    assert (caps["openai"], caps["server1"], caps["baseline"]) == (4, 3, 8)  # box-a keeps the provider's cap
-    shared = sweep_plan.caps(file.model_copy(update={"concurrency": 4}), ["openai", "server1"], lanes=lanes)
-    assert shared["openai"] + shared["server1"] <= 4 and min(shared["openai"], shared["server1"]) >= 1
+    lanes = sweep_plan.capped_lanes(file, matrix)
+    # the agent's spelling and the cap's are one server
+    assert lanes == [sweep_plan.Lane("lane1", 3, "http://box-b:8000/v1", 3)]
+    assert [sweep_plan.lane_of(cell, lanes) for cell in matrix] == ["openai", "lane1", "baseline"]
+    caps = sweep_plan.caps(file, ["openai", "lane1", "baseline"], lanes=lanes)
+    assert (caps["openai"], caps["lane1"], caps["baseline"]) == (4, 3, 8)  # box-a keeps the provider's cap
+    shared = sweep_plan.caps(file.model_copy(update={"concurrency": 4}), ["openai", "lane1"], lanes=lanes)
+    assert shared["openai"] + shared["lane1"] <= 4 and min(shared["openai"], shared["lane1"]) >= 1
+
+
+def capped_agents(server_caps: dict[str, int], *caps: int | None) -> sweep_plan.SweepFile:
+    """Three agents of one OpenAI-compatible server (``caps``: each one's own concurrency) and a baseline."""
+    return spec(
+        agents=[
+            {
+                "provider": "openai",
+                "model": f"m{n}",
+                "config": {"baseUrl": "http://box:8000/v1"},
+                **({} if cap is None else {"concurrency": cap}),
+            }
+            for n, cap in enumerate(caps)
+        ]
+        + [{"provider": "baseline", "model": "oracle", "concurrency": 2}],
+        server_concurrency=server_caps,
+    )
+
+
+def test_an_agents_own_cap_is_a_lane_of_its_own_beside_its_provider_even_above_the_providers_cap():
+    file = capped_agents({}, 6, None)
+    matrix = sweep_plan.cells(file)
+    lanes = sweep_plan.capped_lanes(file, matrix)
+    assert lanes == [
+        sweep_plan.Lane("lane1", 6, agent="openai/m0"),
+        sweep_plan.Lane("lane2", 2, agent="baseline/oracle"),
+    ]
+    assert [sweep_plan.lane_of(cell, lanes) for cell in matrix] == ["lane1", "openai", "lane2"]
+    caps = sweep_plan.caps(file, ["lane1", "openai", "lane2"], lanes=lanes)
+    assert (caps["lane1"], caps["openai"], caps["lane2"]) == (6, 4, 2)
+    shared = sweep_plan.caps(file.model_copy(update={"concurrency": 5}), ["lane1", "openai", "lane2"], lanes=lanes)
+    assert sum(shared[group] for group in ("lane1", "openai", "lane2")) == 5
+
+
+def test_agents_of_a_capped_server_share_its_cap_with_its_other_agents():
+    file = capped_agents({"http://box:8000/v1": 4}, 3, 2, None)
+    lanes = sweep_plan.capped_lanes(file, sweep_plan.cells(file))
+    assert [(lane.name, lane.cap, lane.server_cap, lane.agent) for lane in lanes] == [
+        ("lane1", 3, 4, "openai/m0"),
+        ("lane2", 2, 4, "openai/m1"),
+        ("lane3", 2, None, "baseline/oracle"),
+        ("lane4", 4, 4, None),  # the server's other agent: m2
+    ]
+    caps = sweep_plan.caps(file, ["lane1", "lane2", "lane3", "lane4"], lanes=lanes)
+    assert caps["lane1"] + caps["lane2"] + caps["lane4"] == 4 and caps["lane3"] == 2
+    assert caps["lane1"] <= 3 and caps["lane2"] <= 2 and min(caps.values()) >= 1
+    resumed = sweep_plan.caps(file, ["lane1"], lanes=lanes)  # only m0 left to run: its own cap, within the server's
+    assert resumed["lane1"] == 3
+
+
+@pytest.mark.parametrize(
+    "server_caps, caps, message",
+    [
+        (
+            {"http://box:8000/v1": 2},
+            (3, None),
+            "agent openai/m0: concurrency = 3 is above the cap of its server http://box:8000/v1 (server_concurrency "
+            "2): lower the agent's to at most 2, or raise the server's",
+        ),
+        (
+            {"http://box:8000/v1": 2},
+            (1, 1, None),
+            "server_concurrency caps http://box:8000/v1 at 2, fewer than the lanes that share it, each running at "
+            "least one experiment at once (openai/m0, openai/m1, its other agents)",
+        ),
+        ({}, (1, 1, 1, 1), "the sweep caps 5 groups of experiments on their own (agent openai/m0, "),
+    ],
+)
+def test_an_agents_cap_that_cannot_hold_is_refused_with_what_to_change(server_caps, caps, message):
+    with pytest.raises(SweepFileError, match=re.escape(message)):
+        sweep_plan.cells(capped_agents(server_caps, *caps))
+
+
+SERVERS = ["http://gpu-a:11434", "http://gpu-b:11434", "HTTP://GPU-A:11434/"]
+CAPPED_AGENTS = st.lists(
+    st.tuples(st.sampled_from(["ollama", "baseline"]), st.sampled_from(SERVERS), st.none() | st.integers(1, 6)),
+    min_size=1,
+    max_size=4,
+)
+
+
+@given(
+    agents=CAPPED_AGENTS,
+    server_caps=st.dictionaries(st.sampled_from(SERVERS[:2]), st.integers(1, 6), max_size=2),
+    total=st.none() | st.integers(1, 12),
+    left=st.sets(st.sampled_from([*sweep_plan.LANES, "ollama", "baseline"])),
+)
+@settings(max_examples=300, deadline=None)  # the first call draws a maze: slow on a loaded machine
+def test_every_cap_holds_together_or_the_file_is_refused(agents, server_caps, total, left):
+    """Whatever agents, servers and caps a file names, PlanSweep's caps keep each capped agent within its own cap,
+    each capped server's lanes within the server's, and every map the run uses within the total, whether the run
+    uses every map or only some (``left``: a resume)."""
+    file = spec(
+        agents=[
+            {
+                "label": f"a{n}",
+                "provider": provider,
+                "model": f"q{n}" if provider == "ollama" else PROVIDERS["baseline"].models[n % 4],
+                **({"config": {"endpoint": server}} if provider == "ollama" else {}),
+                **({} if cap is None else {"concurrency": cap}),
+            }
+            for n, (provider, server, cap) in enumerate(agents)
+        ],
+        server_concurrency=server_caps,
+        concurrency=total,
+    )
+    try:
+        lanes = sweep_plan.capped_lanes(file, sweep_plan.cells(file))
+    except SweepFileError:
+        return
+    for used in ({*NAMES, *sweep_plan.LANES}, left):
+        _caps_hold(lanes, used, sweep_plan.caps(file, used, lanes=lanes), total)
+
+
+def _caps_hold(lanes: list[sweep_plan.Lane], used: set[str], caps: dict[str, int], total: int | None) -> None:
+    running = [group for group in caps if group in used]
+    assert all(caps[group] >= 1 for group in caps)
+    for lane in lanes:
+        assert caps[lane.name] <= lane.cap
+        if lane.server_cap is not None:
+            assert sum(caps[other.name] for other in lanes if other.server == lane.server and other.name in used) <= (
+                lane.server_cap
+            )
+    if total is not None and total >= len(running):
+        assert sum(caps[group] for group in running) <= total
+
+
+@pytest.mark.parametrize("cap", [0, -1, 1001, 1.5, "2", True])
+def test_an_agents_cap_is_a_whole_number_from_1_to_the_most(cap):
+    with pytest.raises(SweepFileError, match=r"agents\.0\..*concurrency"):
+        sweep_plan.validate(
+            sweep_plan.SweepFile,
+            {
+                "id": "s",
+                "mazes": ["perfect-7"],
+                "agents": [{"provider": "baseline", "model": "oracle", "concurrency": cap}],
+            },
+            "sweep.toml",
+        )
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,7 @@ def test_every_providers_map_runs_the_same_item_flow_but_for_its_names():
 
 def test_the_providers_are_data():
     """The generator writes a map for each provider it is given (a later provider registry feeds it), then one for
-    each server lane."""
+    each lane."""
     two = sweep_flow.definition({"baseline": "Baseline", "acme": "AcmeCloud"})
     maps = [b["States"][b["StartAt"]] for b in two["States"]["RunRepetitions"]["Branches"]]
     lanes = list(sweep_plan.LANES)
@@ -100,7 +100,7 @@ def test_the_providers_are_data():
     assert [m["ItemProcessor"]["StartAt"] for m in maps][:3] == [
         "BaselineStartRepetition",
         "AcmeCloudStartRepetition",
-        "Server1StartRepetition",
+        "Lane1StartRepetition",
     ]
     names = state_names(two["States"])
     assert len(names) == len(set(names))

@@ -55,17 +55,24 @@ TASK_STATES = [
 ]
 
 
+def handler_of(state: dict) -> str:
+    """The dotted handler a task state's function runs, its module imported: decorating registers its models, so
+    each test sees them whichever ran first."""
+    handler = FUNCTIONS[state["Parameters"]["FunctionName"][2:-1]]
+    importlib.import_module(handler.rsplit(".", 1)[0])
+    return handler
+
+
 def test_every_flow_task_is_a_decorated_handler_with_its_models():
     assert len(TASK_STATES) >= 11
     for _flow, name, state in TASK_STATES:
-        handler = FUNCTIONS[state["Parameters"]["FunctionName"][2:-1]]
-        importlib.import_module(handler.rsplit(".", 1)[0])  # decorating registers the handler's models
+        handler = handler_of(state)
         assert handler in TASKS, f"{name}: {handler} is not a @task handler"
 
 
 @pytest.mark.parametrize(("flow", "name", "state"), TASK_STATES, ids=[n for _, n, _ in TASK_STATES])
 def test_each_task_state_sends_its_request_fields_and_reads_its_result_fields(flow, name, state):
-    request, result = TASKS[FUNCTIONS[state["Parameters"]["FunctionName"][2:-1]]]
+    request, result = TASKS[handler_of(state)]
     payload = state["Parameters"].get("Payload")
     if payload is None:
         assert state["Parameters"]["Payload.$"] == WHOLE_STATE, name

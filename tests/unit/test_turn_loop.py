@@ -30,7 +30,7 @@ def calls(*names):
 
 def turn(agent, budget=8, position=(0, 0), **settings):
     world = WorldState(position=position)
-    context = turn_context(world, RULES, [], max_moves=100)
+    context = turn_context(world, RULES, [], max_actions=100)
     return run_turn(
         agent,
         "system",
@@ -82,8 +82,8 @@ def test_usage_is_summed_over_the_model_calls_of_the_turn():
 
 
 def test_context_tells_position_view_size_and_history_but_no_experiment_id():
-    world = WorldState(position=(3, 0), step=5)
-    context = turn_context(world, RULES, [{"step": 5, "action": "move_east"}], max_moves=100)
+    world = WorldState(position=(3, 0), action_count=5)
+    context = turn_context(world, RULES, [{"step": 5, "action": "move_east"}], max_actions=100)
     assert context["position"] == [3, 0] and context["step"] == 5 and context["actions_left"] == 95
     assert context["maze_size"] == [12, 1]
     assert context["visible"]["open"] == [[1, 0], [2, 0], [3, 0], [4, 0], [5, 0]]
@@ -93,7 +93,7 @@ def test_context_tells_position_view_size_and_history_but_no_experiment_id():
 def test_history_is_trimmed_oldest_first_to_the_context_budget_never_the_system_prompt():
     world = WorldState(position=(0, 0))
     history = [{"step": i, "action": "move_east", "position": [i, 0], "success": True} for i in range(1, 201)]
-    context = turn_context(world, RULES, history, max_moves=1000)
+    context = turn_context(world, RULES, history, max_actions=1000)
     system = "You are in a maze. " * 50
     agent = Scripted(ModelResponse(text="done"), context_budget=1500)
     run_turn(agent, system, world, RULES, RecallWindow(50), context, TurnSettings(budget=8, actions_left=1000))
@@ -128,7 +128,7 @@ WALLED_RULES = Rules(WALLED, vision_range=1, goal_condition="reach", recall_inte
 
 def test_calls_beyond_the_turns_end_get_a_result_but_are_not_actions():
     outcome, world = turn(Scripted(calls(*["move_east"] * 5)), budget=3)
-    assert outcome.end_reason == "action_budget" and len(outcome.actions) == 3 and world.step == 3
+    assert outcome.end_reason == "action_budget" and len(outcome.actions) == 3 and world.action_count == 3
     assert [m.role for m in outcome.closing] == ["tool"] * 5
     assert [m.tool_call_id for m in outcome.closing] == ["c0", "c1", "c2", "c3", "c4"]
     skipped = [m.content for m in outcome.closing[3:]]
@@ -238,7 +238,7 @@ def test_without_a_budget_every_earlier_turn_is_carried():
 
 def turn_with(agent, history):
     world = WorldState(position=(0, 0))
-    context = turn_context(world, RULES, [], max_moves=100)
+    context = turn_context(world, RULES, [], max_actions=100)
     return run_turn(
         agent, "system", world, RULES, RecallWindow(50), context, TurnSettings(budget=8, actions_left=100), history
     ), world

@@ -26,6 +26,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from botocore.exceptions import ClientError
@@ -570,6 +571,27 @@ class Probe:
         return True
 
 
+def first_start(probes: list[Probe]) -> datetime | None:
+    """When the check's first execution started, by Step Functions' clock (None when none was followed to its end)."""
+    starts = [probe.execution["startDate"] for probe in probes if probe.execution and "startDate" in probe.execution]
+    return min(starts, default=None)
+
+
+def split_by_start(closed: list[dict], began: datetime | None) -> tuple[list[dict], list[dict]]:
+    """The reconciler's closed experiments split into those whose execution started at or after ``began`` (the
+    check's own runs, or runs beside it) and older ones (started before, or unknown to Step Functions any more)."""
+    if began is None:
+        return closed, []
+    since = began.timestamp() * 1000
+    ours = [e for e in closed if e.get("startDate") is not None and e["startDate"] >= since]
+    return ours, [e for e in closed if e not in ours]
+
+
+def _id_list(closed: list[dict], shown: int = 5) -> str:
+    ids = [f"#{e.get('experimentId')}" for e in closed[:shown]]
+    return ", ".join(ids) + (f" and {len(closed) - shown} more" if len(closed) > shown else "")
+
+
 def settle(probes: list[Probe], timeout_seconds: float, poll_seconds: float, progress: Callable[[str], None]) -> None:
     """Start every probe, then follow them all until each ended or the time is up."""
     for probe in probes:
@@ -855,7 +877,7 @@ class DeploymentCheck:
         for line in lines:
             yield line.judge(line) if isinstance(line, Probe) else line
         self.progress("invoking the reconciler")
-        yield self._reconciler_check(outputs.get("ReconcilerFunction"))
+        yield self._reconciler_check(outputs.get("ReconcilerFunction"), first_start(probes))
         yield spend_limit_check(planner)
 
     def _paid_lines(self, outputs: dict[str, str], granted: list[str], priced: list[Check]) -> list[Probe | Check]:
@@ -1090,9 +1112,10 @@ class DeploymentCheck:
 
         return Probe("deadletter", None, [event], start, judge, follow)
 
-    def _reconciler_check(self, reconciler: str | None) -> Check:
+    def _reconciler_check(self, reconciler: str | None, began: datetime | None) -> Check:
         """The reconciler run now, as its schedule runs it: once the check's executions have ended it must look
-        (they ran lately) and find none of them left open (the finalizer closed them all)."""
+        (they ran lately) and find none of them left open (the finalizer closed them all). An experiment it closes
+        whose execution started before the check's first (``began``) is an older loss, named but not the check's."""
         if reconciler is None:
             return skipped("reconciler", OUTPUT_MISSING.format(output="ReconcilerFunction"))
         answer = self.aws.awslambda.invoke(FunctionName=reconciler, Payload=b"{}")
@@ -1110,17 +1133,24 @@ class DeploymentCheck:
                 "it saw no execution of the last hours, though the check has just run some",
                 "it looks after another state machine than the check ran: deploy this checkout (`make deploy`)",
             )
-        if result.get("closed"):
+        ours, older = split_by_start(result.get("closedExperiments") or [], began)
+        earlier = (
+            f"; it also closed {len(older)} older experiment(s) left open before the check began "
+            f"({_id_list(older)}): their status changes were lost earlier"
+            if older
+            else ""
+        )
+        if ours:
             return failed(
                 "reconciler",
-                f"it closed {result['closed']} experiment(s) whose execution had ended without the finalizer closing "
-                "them",
+                f"it closed {len(ours)} of the check's experiment(s) ({_id_list(ours)}) whose execution had ended "
+                f"without the finalizer closing them{earlier}",
                 "their status changes were lost: the deadletter line and the finalizer's log group say why",
             )
         return ok(
             "reconciler",
-            f"it read Step Functions and the database: {result.get('found')} open experiment(s) whose execution "
-            "had ended, none left for it to close",
+            f"it read Step Functions and the database: none of the check's experiments was left for it to close"
+            f"{earlier}",
         )
 
     def _global_line(self, experiments_arn: str, model_id: str) -> Probe | Check:

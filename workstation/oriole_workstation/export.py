@@ -12,6 +12,7 @@ same data), and a CSV cell is written out as ``display.csv_safe`` shows it (no e
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from collections.abc import Callable
 from contextlib import closing
@@ -133,8 +134,15 @@ def write_jsonl(cursor: ExportCursor, path: Path) -> int:
 
 def _csv_value(value: object, json_text: bool) -> object:
     if isinstance(value, list):
-        return csv_safe(json.dumps(value, ensure_ascii=False), json_text=True)
+        return _safe_text(json.dumps(value, ensure_ascii=False), True)
     return csv_safe(_plain(value), json_text=json_text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _safe_text(text: str, json_text: bool) -> object:
+    """A text cell made safe once for the texts that repeat down a column (an action's type and tool, a status, a
+    model's reasoning when it repeats itself), the memory bounded whatever the export's size."""
+    return csv_safe(text, json_text=json_text)
 
 
 # Columns whose values the CSV writer takes as they come (numbers, booleans, NULL): no text to make safe, so a
@@ -154,8 +162,11 @@ def write_csv(cursor: ExportCursor, path: Path) -> int:
             cells = [list(row) for row in batch]
             for row in cells:
                 for n in made_safe:
-                    if row[n] is not None:
-                        row[n] = _csv_value(row[n], json_columns[n])
+                    value = row[n]
+                    if isinstance(value, str):
+                        row[n] = _safe_text(value, json_columns[n])
+                    elif value is not None:
+                        row[n] = _csv_value(value, json_columns[n])
             writer.writerows(cells)
             rows += len(batch)
     return rows

@@ -529,6 +529,9 @@ class Results:
             cursor.adapters.register_loader(json_type, TextLoader)
         cursor.adapters.register_loader("numeric", FloatLoader)
         cursor.adapters.register_loader("bytea", _AnswerText)
+        # every row is read: planned for the whole result, not for the first rows as a cursor is by default (which
+        # walked all the actions of the database in their key's order to send a sweep's first ones early)
+        self.conn.execute("SET LOCAL cursor_tuple_fraction = 1")
         cursor.execute(_EXPORTS[table], filters.arguments())
         return ExportCursor(cursor, batch_rows)
 

@@ -19,7 +19,6 @@ standard account's 1,000).
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 import io
 import json
@@ -31,7 +30,7 @@ import traceback
 import uuid
 import weakref
 import zipfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -48,6 +47,7 @@ from oriole.handlers import FUNCTIONS, OUTSIDE_FLOWS
 from oriole.lifecycle.reconcile import status_change_detail
 from oriole.store import db
 from oriole_workstation import price_list, prompts
+from oriole_workstation.interpreter_speed import interpreter_patches
 from oriole_workstation.launcher import Launcher
 from oriole_workstation.run_locks import RunLocks
 
@@ -106,72 +106,6 @@ class LambdaContext:
         return max(0, int((self.deadline - time.monotonic()) * 1000))
 
 
-def _faster_moto_patches() -> list:
-    """Caches for moto's interpreter, which re-does constant work on every state.
-
-    moto parses each JSONPath expression anew on every evaluation (a ResultPath through a second parser of its
-    own), builds a new boto3 client for every Lambda invoke and parses the whole definition again for every
-    execution (a long experiment is a chain of them), after parsing it to check it when the state machine is
-    created (as Step Functions does once); together that was over half of a local turn. Parsed paths
-    are immutable and boto3 clients are thread-safe, so caching them changes nothing but the speed. A parsed
-    definition is a tree of declarations that evaluation only reads (what an execution changes lives in its own
-    environment), save a key each declaration draws lazily to find its entries there: drawn before the tree is
-    shared, so that two executions starting at once cannot draw two.
-    """
-    from jsonpath_ng import parse as parse_result_path
-    from jsonpath_ng.ext import parse
-    from moto.stepfunctions.parser.asl.component.common.path import result_path
-    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
-    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
-    from moto.stepfunctions.parser.asl.utils import json_path
-
-    new_parse = AmazonStateLanguageParser.parse
-
-    @functools.lru_cache(maxsize=16)
-    def parse_definition(definition: str):
-        program, tree = new_parse(definition)
-        _draw_heap_keys(program, set())
-        return program, tree
-
-    new_client = lambda_eval_utils.boto_client_for
-
-    @functools.cache
-    def client_for(region: str, service: str):
-        return new_client(region=region, service=service)
-
-    def cached_client(region: str, service: str, state_credentials=None):
-        return client_for(region, service)  # moto signs every call with fixed test keys anyway
-
-    return [
-        mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=1024)(parse)),
-        mock.patch.object(result_path, "parse", functools.lru_cache(maxsize=1024)(parse_result_path)),
-        mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client),
-        mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(parse_definition)),
-    ]
-
-
-def _draw_heap_keys(node: object, seen: set[int]) -> None:
-    """Draw the heap key of every evaluation component under ``node`` (moto draws each on first use)."""
-    from moto.stepfunctions.parser.asl.component.component import Component
-    from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
-
-    if id(node) in seen:
-        return
-    seen.add(id(node))
-    if isinstance(node, EvalComponent):
-        node.heap_key  # noqa: B018 - drawn now, before the tree is shared
-    children: Iterable[object] = ()
-    if isinstance(node, Component):
-        children = vars(node).values()
-    elif isinstance(node, list | tuple):
-        children = node
-    elif isinstance(node, dict):
-        children = node.values()
-    for child in children:
-        if isinstance(child, Component | list | tuple | dict):
-            _draw_heap_keys(child, seen)
-
-
 def _scaled_waits(scale: float) -> list:
     """moto's interpreter waits out a Retry's interval with ``time.sleep`` in its retrier, and a Wait state on the
     execution's stop event (a stop ends the wait): both for ``scale`` times the seconds asked."""
@@ -188,6 +122,24 @@ def _scaled_waits(scale: float) -> list:
         mock.patch.object(retrier_decl, "time", SimpleNamespace(sleep=lambda seconds: time.sleep(seconds * scale))),
         mock.patch.object(WaitFunction, "_wait_interval", wait_interval),
     ]
+
+
+def _stops_that_stay_stopped() -> list:
+    """Step Functions ends a stopped execution ABORTED, whatever its running task does after the stop. moto's
+    interpreter lets an error that the stop itself provokes in that task (its frame is pulled away mid-invoke:
+    "'dict' object has no attribute 'region'") replace the stop, so the execution ends FAILED, and an EventBridge
+    rule on ABORTED never fires. Here an error raised after the stop leaves the stop standing."""
+    from moto.stepfunctions.parser.asl.eval.environment import Environment
+    from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
+
+    set_error = Environment.set_error
+
+    def keep_the_stop(env: Environment, error: Any) -> None:
+        with env._state_mutex:  # re-entrant: set_error takes it again, so no stop can come in between
+            if not isinstance(env._program_state, ProgramStopped):
+                set_error(env, error)
+
+    return [mock.patch.object(Environment, "set_error", keep_the_stop)]
 
 
 UNHANDLED = "Unhandled"  # the FunctionError of a handler that raised, as the Lambda runtime reports it
@@ -331,8 +283,9 @@ class LocalAws:
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
             *self._direct_task_invocations(),
             mock.patch.object(db, "connect", _counting_connect),
-            *_faster_moto_patches(),
+            *interpreter_patches(),
             *_scaled_waits(self.time_scale),
+            *_stops_that_stay_stopped(),
         ]
 
     def _make_invoke(self):

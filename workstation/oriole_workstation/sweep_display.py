@@ -1,6 +1,6 @@
 """What ``oriole sweep`` tells before and after a run: the cells as they will run (a dry run: one line each, with
-its seed and the server its model is sent to), the price each model is charged at, and where a sweep stands
-(``oriole sweep status``: planned, done, running, left, spent)."""
+its seed and the server its model is sent to), the price each model is charged at, the caps they run under, and
+where a sweep stands (``oriole sweep status``: planned, done, running, left, spent)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from oriole import catalog
-from oriole.core import prices
+from oriole.core import prices, sweep_plan
 from oriole.core.sweep_agents import model_server
 from oriole.core.sweep_plan import Cell, Planned, SweepExperiment, SweepFile
 from oriole.provider_registry import PROVIDERS
@@ -47,6 +47,21 @@ def price_lines(matrix: list[Cell], stored: Mapping[str, str], allow_unpriced: b
                 )
             )
     return lines
+
+
+def caps_line(spec: SweepFile, matrix: list[Cell], todo: list[Cell], aws: bool) -> str:
+    """The caps the sweep's experiments left to run (``todo``) run under, as PlanSweep sets them: per provider's
+    map and per lane (a capped agent or server), then the total, e.g. ``experiments at once: baseline 2, agent
+    qwen @ gpu-a 1, server http://gpu-b:11434 2 (2 in all)``."""
+    lanes = sweep_plan.capped_lanes(spec, matrix)
+    used = {sweep_plan.lane_of(cell, lanes) for cell in set(todo)}
+    caps = sweep_plan.caps(spec, used, None, lanes)
+    named = {lane.name: lane.describe() for lane in lanes}
+    groups = [group for group in caps if group in used]
+    total = f"{spec.concurrency} in all" if spec.concurrency else "no total cap"
+    where = ", within the account's Lambda concurrency" if aws else ""
+    shown = ", ".join(f"{named.get(group, group)} {caps[group]}" for group in groups) or "nothing to run"
+    return f"experiments at once: {shown} ({total}{where})"
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oriole.core.sweep_agents import MAX_CONCURRENCY
 from oriole.core.sweep_plan import (
-    MAX_CONCURRENCY,
     PAUSE_AFTER_ERRORS,
     SweepExperiment,
     SweepFile,

@@ -447,6 +447,12 @@ def maze_set() -> tuple[MazeEntry, ...]:
     return tuple(_generate(spec) for spec in sorted(_TABLE, key=lambda spec: spec.id))
 
 
+def pinned_set() -> frozenset[tuple[int, str, str]]:
+    """Each shipped maze's id, name and pinned content hash, without generating it: what a database that already
+    holds the set must store (``Store.prepare`` generates the set only when it does not)."""
+    return frozenset((spec.id, spec.name, spec.pinned_hash) for spec in _TABLE)
+
+
 def get_maze(name_or_id: str | int) -> MazeEntry:
     """A maze of the shipped set by name or id (an int, or a string of digits as a CLI passes it), or the maze
     a seeded name stands for."""

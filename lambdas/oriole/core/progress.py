@@ -23,7 +23,7 @@ from oriole.statuses import NextStep
 @dataclass(frozen=True)
 class Progress:
     goal_found: bool
-    actions: int
+    action_count: int  # the experiment's actions so far (experiments.action_count)
     elapsed_seconds: float
     turn_in_execution: int  # the just-played turn's number within the current execution, from 1
     stalled_turns: int = 0  # turns in a row, up to the just-played one, without a valid action
@@ -61,10 +61,10 @@ def decide(progress: Progress, config: ExperimentConfig) -> Decision:
         return Decision(NextStep.SUCCESS)
     if progress.gave_up_reason is not None:
         return Decision(NextStep.GAVE_UP, f"{GAVE_UP_REASON_PREFIX}: {progress.gave_up_reason}")
-    max_moves = config.max_moves
-    if progress.actions >= max_moves:
+    max_actions = config.max_actions
+    if progress.action_count >= max_actions:
         return Decision(
-            NextStep.TIMEOUT, f"{MAX_MOVES_REASON_PREFIX}: {progress.actions} actions of {max_moves} allowed"
+            NextStep.TIMEOUT, f"{MAX_MOVES_REASON_PREFIX}: {progress.action_count} actions of {max_actions} allowed"
         )
     max_tokens = config.max_total_tokens
     if max_tokens and progress.tokens >= max_tokens:

@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from oriole.core.memory import StoredTurn, answer_message
@@ -46,6 +47,32 @@ def tool_json(spec: ToolSpec) -> JsonObject:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
+@lru_cache(maxsize=32)
+def _system_hash(system_prompt: str) -> str:
+    """The system prompt's part hash: every call of an experiment sends the same prompt, hashed once."""
+    return part_hash({"system": system_prompt})
+
+
+def _tools_part(tools: tuple[ToolSpec, ...]) -> JsonObject:
+    return {"tools": [tool_json(t) for t in tools]}
+
+
+_TOOLS_HASHES: dict[int, tuple[tuple[ToolSpec, ...], str]] = {}  # id -> (the tools, their hash), the tools kept alive
+
+
+def _tools_hash(tools: tuple[ToolSpec, ...]) -> str:
+    """The tools' part hash, once per tuple of tools (an experiment's calls all send one; a tool's specification is
+    a constant): every action of a baseline is a call, and hashing its tools was most of storing it."""
+    known = _TOOLS_HASHES.get(id(tools))
+    if known is not None and known[0] is tools:
+        return known[1]
+    if len(_TOOLS_HASHES) >= 32:
+        _TOOLS_HASHES.clear()
+    digest = part_hash(_tools_part(tools))
+    _TOOLS_HASHES[id(tools)] = (tools, digest)
+    return digest
+
+
 def call_record(
     call: ModelCall, settings: Mapping[str, Any], carried: Sequence[int]
 ) -> tuple[JsonObject, dict[str, JsonObject]]:
@@ -56,10 +83,14 @@ def call_record(
         raise ValueError("a model call without what it sent cannot be stored")
     bodies: dict[str, JsonObject] = {
         SYSTEM: {"system": sent.system_prompt},
-        TOOLS: {"tools": [tool_json(t) for t in sent.tools]},
+        TOOLS: _tools_part(sent.tools),
         SETTINGS: {"settings": dict(settings)},
     }
-    hashes = {kind: part_hash(body) for kind, body in bodies.items()}
+    hashes = {
+        SYSTEM: _system_hash(sent.system_prompt),
+        TOOLS: _tools_hash(sent.tools),
+        SETTINGS: part_hash(bodies[SETTINGS]),
+    }
     record: JsonObject = {
         **hashes,
         "carried_turns": list(carried[len(carried) - sent.carried_turns :]) if sent.carried_turns else [],

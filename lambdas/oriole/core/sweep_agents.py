@@ -8,6 +8,7 @@ An agent is ``"provider/model"`` or a table::
     model = "gpt-4.1-mini"
     config = { baseUrl = "https://api.openai.com/v1", temperature = 0 }
     prices = { input_per_mtok = 0.40, output_per_mtok = 1.60 }
+    concurrency = 2                   # optional; its experiments at once (a lane of the sweep flow of its own)
 
 ``configs`` and ``grid`` cross with every agent, but a key that does not apply to an agent's provider (the
 catalog's ``providers``) is refused for that agent, with the reason, unless the entry or grid names the agents
@@ -32,6 +33,7 @@ from oriole.labels import label_problem, look_alike
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.text import JsonObject
 
+MAX_CONCURRENCY = 1000  # experiments at once: the most any cap of a sweep may name
 AGENTS_KEY = "agents"  # in a configs entry or a grid: the labels of the agents it is for
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
@@ -55,18 +57,27 @@ class AgentEntry(BaseModel):
     model: Annotated[Name, Field(min_length=1, max_length=200)]
     config: dict[str, Any] = Field(default_factory=dict)
     prices: SweepPrices | None = None
+    concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="its experiments at once, under this cap alone (not its provider's); within its server's "
+        "cap when server_concurrency caps its server",
+    )
 
 
 @dataclass(frozen=True)
 class SweepAgent:
     """One agent of the sweep: its label (``provider/model`` unless the file names it), its own overrides (as
-    canonical JSON) and the prices the file gives it."""
+    canonical JSON), the prices the file gives it and its own cap on experiments at once (None: its server's or
+    its provider's)."""
 
     label: str
     provider: str
     model: str
     config_json: str = "{}"
     prices: Price | None = None
+    concurrency: int | None = None
 
     @property
     def config(self) -> JsonObject:
@@ -94,7 +105,8 @@ def _from_entry(entry: AgentEntry) -> SweepAgent:
     )
     if not PROVIDERS[entry.provider].calls_model and prices is not None:
         raise SweepFileError(f"agent {label}: a baseline plays no model and costs nothing; remove its prices")
-    agent = SweepAgent(label, entry.provider, entry.model, json.dumps(entry.config, sort_keys=True), prices)
+    config = json.dumps(entry.config, sort_keys=True)
+    agent = SweepAgent(label, entry.provider, entry.model, config, prices, entry.concurrency)
     check_applies(agent, entry.config, f"agent {label}: config")
     return agent
 

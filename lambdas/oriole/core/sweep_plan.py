@@ -26,14 +26,22 @@ from itertools import product
 from typing import Annotated, Any, TypeVar
 
 import pydantic.dataclasses
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from oriole import inputs
 from oriole.catalog import BY_KEY, CATALOG
 from oriole.config import canonical_value, resolve, url_problem
 from oriole.core import mazeset, prices, seeds
 from oriole.core.prices import Price
-from oriole.core.sweep_agents import AGENTS_KEY, AgentEntry, SweepAgent, agents_of, check_applies, for_agents
+from oriole.core.sweep_agents import (
+    AGENTS_KEY,
+    MAX_CONCURRENCY,
+    AgentEntry,
+    SweepAgent,
+    agents_of,
+    check_applies,
+    for_agents,
+)
 from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.inputs import SWEEP_ID, MazeId
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
@@ -47,11 +55,10 @@ STOPPED = (ExperimentStatus.ABORTED,)  # stopped from outside (Ctrl-C, `oriole d
 # keys: baseUrl, endpoint, requestTimeoutSeconds, ...). Fixing a server's URL resumes the same cells with the same
 # seeds; the server's report of its model build is provenance. A fixed seed stays: two fixed seeds are two cells.
 IDENTITY_LEAVES_OUT = frozenset(p.key for p in CATALOG if not p.experimental) - {"seed"}
-MAX_CONCURRENCY = 1000
-# The sweep flow's maps for servers with a cap of their own (server_concurrency): lanes server1..serverN beside the
-# providers' maps, each capped alone; a server's experiments run in its lane, the rest in their provider's map.
-SERVER_LANES = 4
-LANES = tuple(f"server{n}" for n in range(1, SERVER_LANES + 1))
+# The sweep flow's maps for experiments capped on their own (``Lane``): a capped server's (server_concurrency) or an
+# agent's (its concurrency). Lanes lane1..laneN run beside the providers' maps, each capped alone; the rest of the
+# experiments run in their provider's map.
+LANES = tuple(f"lane{n}" for n in range(1, 5))
 LAMBDA_HEADROOM = 2  # of the account's Lambda concurrency, left free beside a sweep's experiments (at least)
 MAX_EXPERIMENTS = 20_000  # per file, counted before the matrix is built: a typo in a grid cannot eat the memory
 MAX_INPUT_BYTES = 64 * 1024  # the sweep rides in the state beside its plan's indices, under the 256 KB limit
@@ -150,6 +157,15 @@ class MazeSample(BaseModel):
 Grid = dict[str, Annotated[list[Any], Field(min_length=1)]]
 
 
+def _agent_form(value: object) -> str:
+    """Which form of an agent ``value`` is meant to be: a table (a mapping) or ``"provider/model"``, so that a
+    mistake in a table is named for the table alone."""
+    return "AgentEntry" if isinstance(value, dict | AgentEntry) else "str"
+
+
+Agent = Annotated[Annotated[str, Tag("str")] | Annotated[AgentEntry, Tag("AgentEntry")], Discriminator(_agent_form)]
+
+
 class SweepFile(BaseModel):
     """The sweep file (TOML or JSON); see docs/reference/sweep-file.md. Strict: a number is a number (not
     ``"3"``, not ``true``, not ``3.0`` where a count is meant), a name a string."""
@@ -157,10 +173,10 @@ class SweepFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     id: str = Field(pattern=SWEEP_ID, description="recorded on every experiment it starts, and the key to resume")
-    agents: list[str | AgentEntry] = Field(
+    agents: list[Agent] = Field(
         min_length=1,
         description='"provider/model" ("baseline/explorer", "ollama/qwen2.5:7b"), or a table with its '
-        "own settings and prices",
+        "own settings, prices and cap",
     )
     prompts: list[str] = Field(["v1"], min_length=1, description="prompt versions")
     mazes: list[str | MazeId | MazeSample] = Field(min_length=1, description="names, ids, or samples of a family")
@@ -189,9 +205,10 @@ class SweepFile(BaseModel):
         Annotated[str, Field(min_length=1, max_length=2048)], Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
     ] = Field(
         default_factory=dict,
-        max_length=SERVER_LANES,
+        max_length=len(LANES),
         description=f"experiments at once per model server, by its URL (an agent's endpoint or baseUrl; at most "
-        f"{SERVER_LANES} servers): its experiments run beside the providers' under this cap alone",
+        f"{len(LANES)} servers and agents with caps of their own): its experiments run beside the providers' under "
+        "this cap alone",
     )
     spend_limit_usd: float | None = Field(
         None,
@@ -526,7 +543,9 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
             _check_seed(spec, cell)
             found[identity] = run[(agent.provider, agent.model, prompt, maze, sent)] = cell
             _check_input(spec, cell)
-    server_lanes(spec, list(found.values()))  # a cap for a server no agent uses is refused here
+    capped_lanes(
+        spec, list(found.values())
+    )  # a cap for a server no agent uses, or an agent's above its server's: refused
     return list(found.values())
 
 
@@ -740,21 +759,92 @@ def cell_server(cell: Cell) -> str | None:
     return str(canonical_value(key, cell.config.get(servers.key, key.default)))
 
 
-def server_lanes(spec: SweepFile, matrix: Sequence[Cell]) -> dict[str, str]:
-    """Each server the file caps (``server_concurrency``, in canonical form) -> its lane of the sweep flow
-    (``LANES``, in the order of the servers' URLs), each checked: a URL no agent of the sweep sends to is refused,
-    with the servers that the sweep's agents do use."""
+@dataclass(frozen=True)
+class Lane:
+    """A map of the sweep flow (``name``, one of ``LANES``) for experiments capped on their own, beside the
+    providers' maps: a capped agent's (``agent``, its label) or a capped server's other agents' (``agent`` None).
+    ``cap`` is the cap the file names; ``server`` and ``server_cap`` the capped server (``server_concurrency``)
+    whose cap the lane shares with the server's other lanes (None: an agent whose server has no cap of its own)."""
+
+    name: str
+    cap: int
+    server: str | None = None
+    server_cap: int | None = None
+    agent: str | None = None
+
+    def describe(self) -> str:
+        return f"agent {self.agent}" if self.agent is not None else f"server {self.server}"
+
+
+def capped_lanes(spec: SweepFile, matrix: Sequence[Cell]) -> list[Lane]:
+    """The sweep's lanes, each checked: an agent with a ``concurrency`` of its own runs in a lane under that cap
+    alone (not its provider's), and a server the file caps (``server_concurrency``) runs its other agents in a lane
+    of its own; a capped server's cap is shared among its lanes (``caps``). An agent's cap above its server's, an
+    agent with a cap sending to a capped server and to another, a server whose cap is smaller than its lanes, and
+    more lanes than ``LANES`` are refused, each with what to change."""
+    servers = _server_caps(spec, matrix)
+    own = {agent.label: agent.concurrency for agent in agents_of(spec.agents) if agent.concurrency is not None}
+    sends_to: dict[str, set[str | None]] = {}
+    for cell in matrix:
+        sends_to.setdefault(cell.agent, set()).add(cell_server(cell))
+    found: list[tuple[int, str | None, str | None]] = [
+        (cap, _capped_server(label, cap, sends_to.get(label, set()), servers), label) for label, cap in own.items()
+    ]
+    rest = {cell_server(cell) for cell in matrix if cell.agent not in own}
+    found += [(cap, server, None) for server, cap in sorted(servers.items()) if server in rest]
+    if len(found) > len(LANES):
+        named = ", ".join(f"agent {label}" if label else f"server {server}" for _, server, label in found)
+        raise SweepFileError(
+            f"the sweep caps {len(found)} groups of experiments on their own ({named}); at most {len(LANES)} fit "
+            "(each runs in a lane of its own): drop some agents' concurrency or some servers' server_concurrency"
+        )
+    for server, server_cap in servers.items():
+        sharing = [label or "its other agents" for _, at, label in found if at == server]
+        if len(sharing) > server_cap:
+            raise SweepFileError(
+                f"server_concurrency caps {server} at {server_cap}, fewer than the lanes that share it, each running "
+                f"at least one experiment at once ({', '.join(sharing)}): raise the server's cap, or drop the "
+                "agents' own concurrency"
+            )
+    return [
+        Lane(name, cap, server, servers.get(server or ""), label)
+        for name, (cap, server, label) in zip(LANES, found, strict=False)
+    ]
+
+
+def _capped_server(label: str, cap: int, sends_to: set[str | None], servers: Mapping[str, int]) -> str | None:
+    """The capped server an agent with a cap of its own shares (None: its server has no cap), checked."""
+    capped = sorted(server for server in sends_to if server is not None and server in servers)
+    if not capped:
+        return None
+    server = capped[0]
+    if len(sends_to) > 1:
+        raise SweepFileError(
+            f"agent {label} has a concurrency of its own and sends to {len(sends_to)} model servers, {server} "
+            "capped by server_concurrency: list the agent once per server (a label each)"
+        )
+    if cap > servers[server]:
+        raise SweepFileError(
+            f"agent {label}: concurrency = {cap} is above the cap of its server {server} (server_concurrency "
+            f"{servers[server]}): lower the agent's to at most {servers[server]}, or raise the server's"
+        )
+    return server
+
+
+def _server_caps(spec: SweepFile, matrix: Sequence[Cell]) -> dict[str, int]:
+    """The servers the file caps (``server_concurrency``, in canonical form) -> their caps, each checked: a URL no
+    agent of the sweep sends to is refused, with the servers that the sweep's agents do use."""
     used = sorted({server for server in map(cell_server, matrix) if server is not None})
-    capped = [_server_url(written) for written in spec.server_concurrency]
-    for written, server in zip(spec.server_concurrency, capped, strict=True):
-        if server not in used:
+    capped = {_server_url(written): n for written, n in spec.server_concurrency.items()}
+    for written in spec.server_concurrency:
+        if _server_url(written) not in used:
             raise SweepFileError(
                 f"server_concurrency names {written}, which no agent of the sweep sends to; its model servers: "
                 + (", ".join(used) or "none (no agent calls a model)")
             )
-    if len(set(capped)) < len(capped):
+    if len(capped) < len(spec.server_concurrency):
         raise SweepFileError("server_concurrency names one server twice (two spellings of its URL)")
-    return dict(zip(sorted(capped), LANES, strict=False))
+    return capped
 
 
 def _server_url(written: str) -> str:
@@ -765,35 +855,42 @@ def _server_url(written: str) -> str:
     return str(canonical_value(param, written))
 
 
-def server_cap(spec: SweepFile, server: str) -> int:
-    """The cap the file gives ``server`` (a canonical URL that ``server_lanes`` knows)."""
-    return next(n for written, n in spec.server_concurrency.items() if _server_url(written) == server)
-
-
-def lane_of(cell: Cell, lanes: Mapping[str, str]) -> str:
-    """The map a cell's experiments run in: its server's lane when the file caps the server, else its provider's."""
-    return lanes.get(cell_server(cell) or "", cell.provider)
+def lane_of(cell: Cell, lanes: Sequence[Lane]) -> str:
+    """The map a cell's experiments run in: its agent's lane when the agent has a cap of its own, else its server's
+    lane when the file caps the server, else its provider's map."""
+    server = cell_server(cell)
+    by_agent = next((lane.name for lane in lanes if lane.agent == cell.agent), None)
+    by_server = next((lane.name for lane in lanes if lane.agent is None and lane.server == server), None)
+    return by_agent or by_server or cell.provider
 
 
 def caps(
-    spec: SweepFile, providers: Iterable[str], at_once: int | None = None, lanes: Mapping[str, str] | None = None
+    spec: SweepFile, providers: Iterable[str], at_once: int | None = None, lanes: Sequence[Lane] = ()
 ) -> dict[str, int]:
-    """Experiments at once per map: per provider the defaults, then the file's ``provider_concurrency``; per
-    server lane (``lanes``: capped server -> lane) its server's ``server_concurrency``, and 1 for a lane no server
-    uses. A total ``concurrency``, and the most the account lets run at once (``at_once``,
-    ``experiments_at_once``), are shared out among the maps the run uses (``providers``: providers and lanes; the
-    largest cap gives first, none below 1), because each runs on its own."""
+    """Experiments at once per map: per provider the defaults, then the file's ``provider_concurrency``; per lane
+    (``lanes``) the cap it names, and 1 for a lane no group uses. A capped server's cap is shared out among its
+    lanes the run uses (``providers``: providers and lanes), and so are a total ``concurrency`` and the most the
+    account lets run at once (``at_once``, ``experiments_at_once``) among all the maps the run uses, because each
+    map runs on its own (the largest cap gives first, none below 1)."""
     limits = {p: spec.provider_concurrency.get(p, PROVIDERS[p].sweep_cap) for p in NAMES}
-    by_lane = {lane: server for server, lane in (lanes or {}).items()}
-    limits.update({lane: server_cap(spec, by_lane[lane]) if lane in by_lane else 1 for lane in LANES})
+    limits.update({lane: 1 for lane in LANES} | {lane.name: lane.cap for lane in lanes})
     used = [p for p in (*NAMES, *LANES) if p in set(providers)]
+    for server_cap, server in sorted({(lane.server_cap, lane.server) for lane in lanes if lane.server_cap}):
+        _share(limits, [lane.name for lane in lanes if lane.server == server and lane.name in used], server_cap)
     for total in (spec.concurrency, at_once):
         if total is not None:
-            limits = {p: min(n, total) for p, n in limits.items()}
-            while sum(limits[p] for p in used) > total and any(limits[p] > 1 for p in used):
-                largest = max(used, key=lambda p: limits[p])
-                limits[largest] -= 1
+            limits = {group: min(n, total) for group, n in limits.items()}
+            _share(limits, used, total)
     return limits
+
+
+def _share(limits: dict[str, int], maps: Sequence[str], total: int) -> None:
+    """Cap ``maps`` at ``total`` together: none above it, then the largest gives one until they fit (none below 1)."""
+    for group in maps:
+        limits[group] = min(limits[group], total)
+    while sum(limits[group] for group in maps) > total and any(limits[group] > 1 for group in maps):
+        largest = max(maps, key=lambda group: limits[group])
+        limits[largest] -= 1
 
 
 def experiments_at_once(concurrency: int | None, providers: int) -> int | None:

@@ -118,7 +118,7 @@ class WorldState:
     """Where the agent is and what it has done so far; advanced by every action."""
 
     position: Position
-    step: int = 0
+    action_count: int = 0  # the actions so far; the latest one's step_number
     moves: int = 0
     failed_moves: int = 0
     recalls: int = 0
@@ -233,7 +233,7 @@ def execute(
 
     ``tools`` are the tools this experiment offers: a tool it does not offer is an invalid call.
     """
-    world.step += 1
+    world.action_count += 1
     start = world.position
     try:
         if call.problem:  # unreadable before its name means anything (a text near miss, arguments too deep)
@@ -266,9 +266,9 @@ def _move(world: WorldState, call: ToolCall, arguments: JsonObject, game: Rules)
     tiles, seen = observation(game.maze, end, game.vision_range)
     goal_seen = rules.goal_visible(tiles)
     if goal_seen and world.goal_first_seen_step is None:
-        world.goal_first_seen_step = world.step
+        world.goal_first_seen_step = world.action_count
     if end == game.maze.goal and world.goal_reached_step is None:
-        world.goal_reached_step = world.step
+        world.goal_reached_step = world.action_count
     if rules.goal_met(game.goal_condition, game.maze, end, tiles):
         world.goal_found = True
     error = None if success else f"cannot move {MOVE_TOOLS[call.name]}: wall at the target tile"
@@ -308,8 +308,9 @@ def _record(
     result = {"success": success, "position": list(end)}
     if error:
         result["error"] = error
+    number = world.action_count  # this action's step_number: the latest of the actions counted
     return ActionRecord(
-        world.step, action_type, call.name, arguments, reasoning, start, end, success, error, tiles, goal_seen, result
+        number, action_type, call.name, arguments, reasoning, start, end, success, error, tiles, goal_seen, result
     )
 
 

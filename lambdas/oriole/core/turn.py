@@ -39,7 +39,7 @@ from oriole.text import JsonObject
 
 # ExperimentState field (an experiments column) -> WorldState field: counters a turn advances
 WORLD_COUNTERS: dict[str, str] = {
-    "action_count": "step",
+    "action_count": "action_count",
     "move_count": "moves",
     "failed_move_count": "failed_moves",
     "recall_count": "recalls",
@@ -234,7 +234,7 @@ class Turn:
         leaves. The world (``self.world``) is advanced in place."""
         known = self._kept_map() if self._keeps_map() else None
         recollection = self.memory.recollect(_Answering(agent, self.answered, "compaction"), known, self.world.position)
-        context = turn_context(self.world, self.rules, self.recent_actions(), self.config.max_moves)
+        context = turn_context(self.world, self.rules, self.recent_actions(), self.config.max_actions)
         if recollection.summary is not None:
             context["memory_summary"] = recollection.summary
         if self.config.map_aid and known is not None:  # the planning aid, named for what it is (not a memory)
@@ -285,7 +285,7 @@ class Turn:
             if config.max_total_tokens
             else None
         )
-        remaining = config.max_moves - self.world.step
+        remaining = config.max_actions - self.world.action_count
         per_turn = config.max_actions_per_turn
         budget, reason = (per_turn, TurnEnd.ACTION_BUDGET) if per_turn < remaining else (remaining, TurnEnd.MAX_MOVES)
         return TurnSettings(

@@ -297,14 +297,14 @@ def response_as_json(response: ModelResponse) -> JsonObject:
     }
 
 
-def turn_context(world: WorldState, game: Rules, recent_actions: Sequence[JsonObject], max_moves: int) -> JsonObject:
+def turn_context(world: WorldState, game: Rules, recent_actions: Sequence[JsonObject], max_actions: int) -> JsonObject:
     """The opening user message of a turn: where the agent is, what it sees, what it did lately."""
     _, seen = observation(game.maze, world.position, game.vision_range)
     return {
         **seen,
         "maze_size": [game.maze.width, game.maze.height],
-        "step": world.step,
-        "actions_left": max_moves - world.step,
+        "step": world.action_count,
+        "actions_left": max_actions - world.action_count,
         "goal_condition": game.goal_condition,
         "recent_actions": list(recent_actions),
     }
@@ -537,10 +537,10 @@ def _views(world: WorldState, settings: TurnSettings) -> tuple[JsonObject, Pictu
     picture, each where the experiment observes it."""
     shown: JsonObject = {}
     if settings.mapped is not None:
-        shown["map_view"] = text_map_view(settings.mapped, world.step)
+        shown["map_view"] = text_map_view(settings.mapped, world.action_count)
     if settings.camera is None:
         return shown, None
-    picture = settings.camera.picture(world.position, world.step)
+    picture = settings.camera.picture(world.position, world.action_count)
     return {**shown, "picture": picture.caption}, picture
 
 
@@ -553,7 +553,7 @@ def _opening(context: JsonObject, world: WorldState, settings: TurnSettings) -> 
 def _view_message(settings: TurnSettings, world: WorldState) -> Message:
     """The views after the last answer's actions, ending the next request (user content, after the tool results)."""
     views, picture = _views(world, settings)
-    return Message("user", {"position": list(world.position), "step": world.step, **views}, picture=picture)
+    return Message("user", {"position": list(world.position), "step": world.action_count, **views}, picture=picture)
 
 
 def _end_reason(

@@ -34,7 +34,8 @@ MAX_FAILED_CHECKS = 120
 FIRST_CHECK = {"failedChecks": 0, "followedSeconds": 0}
 FOLLOWED = "States.MathAdd($.check.followedSeconds, $.check.waitSeconds)"  # after the wait just done
 LABELS = {p.name: p.label for p in PROVIDERS.values() if p.chosen}  # the shipped file: every chosen provider
-# The maps of the servers a sweep caps on their own (server_concurrency), beside the providers': lane -> label.
+# The maps of the experiments a sweep caps on their own (an agent's concurrency, a server's server_concurrency),
+# beside the providers': lane -> label.
 LANE_LABELS = {lane: lane.capitalize() for lane in LANES}
 
 
@@ -185,8 +186,8 @@ def item_states(label: str) -> JsonObject:
 
 
 def provider_map(provider: str, label: str) -> JsonObject:
-    """The Parallel branch of one provider (or one capped server's lane): a distributed map over its plan indices,
-    capped by its cap.
+    """The Parallel branch of one provider (or one lane: a capped agent's or server's): a distributed map over its
+    plan indices, capped by its cap.
 
     The map hands the Parallel nothing (OutputPath null): the Parallel's result is every branch's output, and
     each would otherwise be the whole plan. Items end in success by design; should one fail all the same (a
@@ -201,9 +202,10 @@ def provider_map(provider: str, label: str) -> JsonObject:
                 "Type": "Map",
                 "Label": label,
                 "Comment": (
-                    f"The experiments of the plan sent to the server PlanSweep gave {provider} (server_concurrency), "
+                    f"The experiments of the plan PlanSweep gave {provider} (an agent's concurrency or a server's "
+                    "server_concurrency), "
                     if provider in LANES
-                    else f"The {provider} experiments of the plan (but a capped server's), "
+                    else f"The {provider} experiments of the plan (but a capped agent's or server's), "
                 )
                 + f"at most caps.{provider} at once; each item is a child execution.",
                 "ItemsPath": f"$.indices.{provider}",
@@ -230,10 +232,10 @@ def provider_map(provider: str, label: str) -> JsonObject:
 
 def definition(providers: Mapping[str, str] = LABELS) -> JsonObject:
     """The sweep flow for ``providers`` (provider -> label, the prefix of its map's state names), with a map for
-    each server lane (``LANE_LABELS``)."""
+    each lane (``LANE_LABELS``)."""
     return {
-        "Comment": "Oriole sweep: plan the run, then one distributed map per provider and per server the sweep "
-        "caps (each with its own concurrency cap) starts each planned experiment on the experiment state "
+        "Comment": "Oriole sweep: plan the run, then one distributed map per provider and per agent or server the "
+        "sweep caps (each with its own concurrency cap) starts each planned experiment on the experiment state "
         "machine and waits for its row to close; the summary counts the outcomes from the database. An "
         "item ends only when its experiment is closed or nothing was started (a failed check waits and checks again, "
         f"up to {MAX_FAILED_CHECKS} times in a row), so the caps hold through failures; the waits "
@@ -255,8 +257,8 @@ def definition(providers: Mapping[str, str] = LABELS) -> JsonObject:
             ),
             "RunRepetitions": {
                 "Type": "Parallel",
-                "Comment": "The providers, and the servers capped on their own, run side by side, each capped on "
-                "its own.",
+                "Comment": "The providers, and the agents and servers capped on their own, run side by side, each "
+                "capped on its own.",
                 "Branches": [provider_map(group, label) for group, label in {**providers, **LANE_LABELS}.items()],
                 "ResultPath": None,
                 "Next": "SummarizeSweep",

@@ -1,7 +1,9 @@
 """The reconciler: on a schedule (EventBridge), close every experiment of this state machine whose latest
 execution is no longer running although the experiment is still open: an execution's end whose status-change
 event was lost (the finalizer's retries ran out; the event waits in the dead-letter queue). It asks Step Functions
-first, and leaves the database alone (a paused one paused) when nothing ran lately (``reconcile.worth_a_look``)."""
+first, and leaves the database alone (a paused one paused) when nothing ran lately (``reconcile.worth_a_look``).
+It answers with what it found and closed, each closed experiment with its execution's start: ``oriole check --aws``
+tells the runs it started from older ones by it."""
 
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
@@ -37,7 +39,7 @@ def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
     timeout = timedelta(seconds=env.execution_timeout)
     if not reconcile.worth_a_look(executions(state_machine_arn), datetime.now(UTC), timeout):
         logger.info("nothing ran lately: the database is left alone")
-        return {"found": 0, "closed": 0, "lookedAt": False}
+        return {"found": 0, "closed": 0, "lookedAt": False, "closedExperiments": []}
     prefix = execution_prefix(state_machine_arn)
     results = reconcile.close_ended(shared_store(context), aws.describe_execution, lambda arn: arn.startswith(prefix))
     closed = [r for r in results if r["closed"]]
@@ -46,4 +48,9 @@ def handler(event: JsonObject, context: LambdaContext) -> JsonObject:
         count_failure(result["experimentStatus"], result["failureReason"])
     if closed:
         count("ExperimentsClosedByReconciler", len(closed))
-    return {"found": len(results), "closed": len(closed), "lookedAt": True}
+    return {
+        "found": len(results),
+        "closed": len(closed),
+        "lookedAt": True,
+        "closedExperiments": [{"experimentId": r["experimentId"], "startDate": r["startDate"]} for r in closed],
+    }

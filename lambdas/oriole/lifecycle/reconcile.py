@@ -83,7 +83,9 @@ def close(store: Store, detail: JsonObject, execution_status: Callable[[str], st
 
 
 def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]) -> list[JsonObject]:
-    """Close every open experiment whose execution ended; what was found and what became of it."""
+    """Close every open experiment whose execution ended; what was found and what became of it (``startDate``:
+    when its execution started, in milliseconds as the status-change event gives it; None for one Step Functions
+    no longer knows)."""
 
     def status(arn: str) -> str | None:
         execution = describe(arn)
@@ -94,6 +96,7 @@ def close_ended(store: Store, describe: Describe, belongs: Callable[[str], bool]
             "experimentId": row.experiment_id,
             "lastExecution": row.last_execution,
             "executionStatus": detail["status"],
+            "startDate": detail.get("startDate"),
             **_outcome(close(store, detail, status)),
         }
         for row, detail in ended(store, describe, belongs)

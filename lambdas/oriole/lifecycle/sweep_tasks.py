@@ -99,10 +99,11 @@ def plan_run(request: SweepRequest, store: Store, where: Deployment) -> SweepPla
         sweep_plan.check_prices(run, _matrix(run, store), where.prices(), run.allow_unpriced)
     todo = sweep_plan.pending(run.id, planned, store.sweep_experiments(run.id), run.retry_failed)
     store.record_sweep_plan(run.id, len(planned), sweep)
-    lanes = sweep_plan.server_lanes(run, _matrix(run, store))
+    lanes = sweep_plan.capped_lanes(run, _matrix(run, store))
+    map_of = {cell: sweep_plan.lane_of(cell, lanes) for cell in _matrix(run, store)}
     indices: dict[str, list[int]] = {group: [] for group in (*NAMES, *sweep_plan.LANES)}  # every map reads its own
     for i in todo:
-        indices[sweep_plan.lane_of(planned[i].cell, lanes)].append(i)
+        indices[map_of[planned[i].cell]].append(i)
     used = [group for group, found in indices.items() if found]
     return SweepPlanned(
         sweep=sweep,

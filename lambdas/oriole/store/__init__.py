@@ -26,10 +26,11 @@ class Store(Schema, Mazes, Experiments, Turns, Sweeps):
 
     def prepare(self) -> JsonObject:
         """What a deploy (the migration trigger) and every local run do before the first experiment, all of it
-        idempotent: migrate, load the shipped maze set (checked against the code), the registry's providers and the
-        catalog's configuration keys. Returns the migrations applied and how many mazes were new."""
+        idempotent: migrate, load the shipped maze set (checked against the code; generated only when the database
+        does not already store it as the code pins it: every CLI command opens the database this way), the registry's
+        providers and the catalog's configuration keys. Returns the migrations applied and how many mazes were new."""
         applied = self.apply_migrations()
-        new_mazes = self.load_mazes(mazeset.maze_set())
+        new_mazes = 0 if self.holds_maze_set() else self.load_mazes(mazeset.maze_set())
         self.load_providers(provider_registry.PROVIDERS.values())
         self.load_catalog(catalog.CATALOG)
         return {"applied": applied, "newMazes": new_mazes}

@@ -24,6 +24,15 @@ Query = str | sql.SQL | sql.Composed
 Connect = Callable[[], "psycopg.Connection[Any]"]
 
 
+def compact(statement: str) -> str:
+    """``statement`` without its indentation and its comment lines, one clause a line as written. psycopg parses a
+    statement's ``%(name)s`` placeholders on every execution unless the statement is at most 4,096 characters (and
+    its parameters 50), when it remembers the parse: the turn's commit, indented and commented for its readers, was
+    over that and parsed anew on every turn. Safe for statements without multi-line string literals (none has one)."""
+    lines = (line.strip() for line in statement.splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("--"))
+
+
 class StoreBase:
     """One psycopg connection (autocommit), replaced once when a statement finds it dropped. The connection's own
     row factory is never used: each statement names the type of its rows."""

@@ -151,7 +151,7 @@ def turn_write(state: TurnState, played: PlayedTurn, started_at: datetime) -> Tu
 def _turn_row(played: PlayedTurn, started_at: datetime) -> JsonObject:
     outcome, usage = played.outcome, played.outcome.usage
     return {
-        "first_step": played.world.step - len(outcome.actions) + 1,
+        "first_step": played.world.action_count - len(outcome.actions) + 1,
         "action_count": len(outcome.actions),
         "model_calls": len(outcome.calls),
         "input_tokens": usage.input_tokens,

@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 from oriole.catalog import BY_KEY
 from oriole.core.memory import carrying_modes
 from oriole.core.turn import WORLD_COUNTERS, WORLD_VALUES
-from oriole.store.base import StoreBase
+from oriole.store.base import StoreBase, compact
 from oriole.store.turn_rows import COLUMNS, FailedAttemptWrite, LoadedTurn, TurnWrite
 
 
@@ -135,7 +135,9 @@ _ADVANCE = ", ".join(
     ]
 )
 
-_COMMIT_TURN = """
+# compact: parsed once per process by psycopg, not once a turn (see ``compact``)
+_COMMIT_TURN = compact(
+    """
     WITH advanced AS (
         UPDATE experiments SET
             {advance},
@@ -201,6 +203,7 @@ _COMMIT_TURN = """
     )
     SELECT count(*) AS committed FROM turn
 """.replace("{advance}", _ADVANCE)
+)
 
 _RECORD_FAILED_ATTEMPT = """
     WITH attempt AS (

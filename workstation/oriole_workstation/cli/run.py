@@ -61,7 +61,7 @@ def execution_input(
     model: str | None,
     prompt: str,
     config: list[str],
-    max_moves: int | None,
+    max_actions: int | None,
     comment: str | None,
     exploratory: bool = False,
 ) -> dict:
@@ -77,8 +77,8 @@ def execution_input(
     if not agent and not model:
         raise fail("say what runs the maze: --agent NAME (a baseline) or --provider P --model M")
     overrides = dict(parse_assignment(item) for item in config)
-    if max_moves is not None:
-        overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_moves)
+    if max_actions is not None:
+        overrides["maxMoves"] = check_override(catalog.BY_KEY["maxMoves"], max_actions)
     data: dict[str, object] = {
         "mazeId": maze,
         "llmProvider": BASELINE if agent else provider or DEFAULT_PROVIDER,
@@ -148,9 +148,11 @@ def run(
     config: Annotated[
         list[str], typer.Option("--config", "-c", metavar="KEY=VALUE", help="A catalog override (repeatable).")
     ] = [],  # noqa: B006 - typer reads the default, never mutates it
-    max_moves: Annotated[
+    max_actions: Annotated[
         int | None,
-        typer.Option(help="Shorthand for --config maxMoves=N.", metavar="N", parser=whole_number(*MAX_MOVES)),
+        typer.Option(
+            "--max-moves", help="Shorthand for --config maxMoves=N.", metavar="N", parser=whole_number(*MAX_MOVES)
+        ),
     ] = None,
     ollama_url: Annotated[
         str | None, typer.Option(help="Ollama endpoint (shorthand for --config endpoint=URL).")
@@ -204,7 +206,7 @@ def run(
         *(f"{key}={url}" for key, url in (("endpoint", ollama_url), ("baseUrl", openai_url)) if url),
         *([f"seed={seed}"] if seed is not None else []),
     ]
-    data = execution_input(maze, agent, provider, model, prompt, config, max_moves, comment, exploratory)
+    data = execution_input(maze, agent, provider, model, prompt, config, max_actions, comment, exploratory)
     if not aws:  # on AWS the deployed functions read the keys from their secrets
         check_api_keys({data["llmProvider"]})
     results = open_results(aws)

@@ -90,7 +90,7 @@ def run(
         typer.Option(
             metavar="URL=N",
             help="Experiments at once against one model server, by the URL its agents name (repeatable; "
-            "at most 4 servers).",
+            "at most 4 servers and agents with caps of their own).",
         ),
     ] = [],  # noqa: B006
     retry_failed: Annotated[
@@ -210,6 +210,7 @@ def run(
     )
     for line in display.price_lines(matrix, stored_prices, allow_unpriced):
         _note(line)
+    _note(display.caps_line(run_spec, matrix, [planned[index].cell for index in todo], aws))
     defaults = _server_defaults(aws)
     if not no_server_check:
         _check_servers([planned[index].cell for index in todo], defaults, aws)
