@@ -38,6 +38,7 @@ _import_the_cli_with_a_live_width()
 
 RUN_APART = pytest.StashKey[isolation.RunApart]()
 BASETEMP_CLAIM = pytest.StashKey[int]()
+HELD_ALONE = pytest.StashKey[bool]()  # a serial test's: the serial test before it on this worker left the lock held
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,15 +70,30 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.close(config.stash[BASETEMP_CLAIM])
 
 
+def _serial(item: pytest.Item | None) -> bool:
+    return item is not None and item.get_closest_marker("serial") is not None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Under xdist, each test (its fixtures' setup and teardown included) holds the session's lock: shared, or
-    alone when marked ``serial``."""
+    alone when marked ``serial``. Serial tests that follow one another on a worker (a serial file's) hold it alone
+    once, from the first one's start to the last one's end: taken again for each, every one of them would wait for
+    the test the other workers had started meanwhile, while they wait in turn."""
     lock = item.config.stash.get(RUN_APART, None)
     if lock is None:
         return (yield)
-    with lock.holding(alone=item.get_closest_marker("serial") is not None):
+    alone = _serial(item)
+    if not (alone and item.stash.get(HELD_ALONE, False)):
+        lock.enter(alone)
+    keep = alone and _serial(nextitem)
+    if keep:
+        nextitem.stash[HELD_ALONE] = True
+    try:
         return (yield)
+    finally:
+        if not keep:
+            lock.leave(alone)
 
 
 @pytest.fixture(autouse=True)

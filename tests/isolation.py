@@ -134,15 +134,22 @@ class RunApart:
 
     @contextmanager
     def holding(self, alone: bool) -> Iterator[None]:
+        self.enter(alone)
+        try:
+            yield
+        finally:
+            self.leave(alone)
+
+    def enter(self, alone: bool) -> None:
+        """Wait for the gate: shared, or alone (holding the turnstile until ``leave``)."""
         fcntl.flock(self.turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(self.gate, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         finally:
             if not alone:
                 fcntl.flock(self.turnstile, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(self.gate, fcntl.LOCK_UN)
-            if alone:
-                fcntl.flock(self.turnstile, fcntl.LOCK_UN)
+
+    def leave(self, alone: bool) -> None:
+        fcntl.flock(self.gate, fcntl.LOCK_UN)
+        if alone:
+            fcntl.flock(self.turnstile, fcntl.LOCK_UN)
