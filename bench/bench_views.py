@@ -5,7 +5,10 @@ migrates it, seeds experiments, turns and actions in SQL (``INSERT ... SELECT ge
 per-experiment aggregates from the raw rows (``recount_experiments()``, what migration 0005 does to a stored
 database), runs ``VACUUM ANALYZE`` (what autovacuum does on a live database) and times each view query: the
 whole comparison, filtered comparisons, the per-experiment view whole, filtered on a model and on one
-experiment, and the live status. The database is dropped at the end. The views read the aggregates the turn's
+experiment, and the live status, each streamed as a client reads it; then writes under the triggers that keep the
+comparison (a finalizer's statement, a sweep archived, a sweep deleted: each rolled back) and the researcher's
+commands on one sweep (``oriole ls``, ``report``, ``report --format html``, ``export``). The database is dropped at
+the end. The views read the aggregates the turn's
 write keeps, never the actions, so they scale with the experiments: agent_comparison and
 compare_experiments(...) answer in under 200 ms. Run with ``python bench/bench_views.py``
 (``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database;
@@ -56,6 +59,17 @@ QUERIES = {
     "experiment_results WHERE model_name = ...": "SELECT * FROM experiment_results WHERE model_name = 'qwen2.5:7b'",
     "experiment_results WHERE experiment_id = ...": "SELECT * FROM experiment_results WHERE experiment_id = 1234",
     "experiment_status WHERE status = 'running'": "SELECT * FROM experiment_status WHERE status = 'running'",
+}
+
+# Writes under the triggers that keep the kinds and the comparison's groups, each in a transaction rolled back
+WRITES = {
+    "end one experiment (a finalizer's statement)": "UPDATE experiments SET status = 'timed_out', ending = 'agent', "
+    "ending_cause = 'max_moves', goal_found = false, goal_reached_step = NULL, failure_reason = 'max_moves reached' "
+    "WHERE id = 1235",
+    f"archive a sweep ({SWEEP}, one statement)": (
+        f"UPDATE experiments SET archived_at = now() WHERE sweep_id = '{SWEEP}'"
+    ),
+    f"delete a sweep ({SWEEP}, its turns and actions)": f"DELETE FROM experiments WHERE sweep_id = '{SWEEP}'",
 }
 
 SEED_SQL = """
@@ -164,6 +178,24 @@ def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
     return figures
 
 
+def time_writes(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
+    """Each write's wall time, its triggers included, in a transaction rolled back (the database is left as it was)."""
+    figures = {}
+    for label, statement in WRITES.items():
+        walls = []
+        for _ in range(repeats):
+            with conn.transaction(force_rollback=True):
+                started = time.perf_counter()
+                rows = conn.execute(statement).rowcount
+                walls.append(time.perf_counter() - started)
+        figures[label] = {
+            "rows": rows,
+            "median_ms": round(statistics.median(walls) * 1000, 1),
+            "min_ms": round(min(walls) * 1000, 1),
+        }
+    return figures
+
+
 def commands(sweep: str) -> dict[str, list[str]]:
     """The researcher's commands on one sweep (``oriole ls``, ``report`` in the terminal and as HTML, ``export``)."""
     return {
@@ -236,6 +268,7 @@ def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
             "database_size": counts[3],
             **seconds,
             "queries": time_queries(conn, repeats),
+            "writes": time_writes(conn, min(repeats, 3)),
             "commands": time_commands(url, SWEEP, min(repeats, 3)),
         }
 
@@ -287,6 +320,9 @@ def main() -> None:
     print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
     for label, f in figures["queries"].items():
         print(f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['explain_ms']:>20}")
+    print(f"{'write':<52}{'rows':>6}{'median ms':>11}{'min ms':>9}")
+    for label, f in figures["writes"].items():
+        print(f"{label:<52}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}")
     print(f"{'command':<52}{'median ms':>11}{'min ms':>9}{'CPU ms':>9}")
     for label, f in figures["commands"].items():
         print(f"{label:<52}{f['median_ms']:>11}{f['min_ms']:>9}{f['cpu_ms']:>9}")

@@ -375,7 +375,11 @@ def bench_results() -> str:
             if isinstance(rows, dict):  # one row a query: its figures as columns
                 columns = list(next(iter(rows.values())))
                 lines = [(label, *(row[column] for column in columns)) for label, row in rows.items()]
-                parts.append(table(({"queries": "query", "commands": "command"}.get(key, key), *columns), lines))
+                parts.append(
+                    table(
+                        ({"queries": "query", "writes": "write", "commands": "command"}.get(key, key), *columns), lines
+                    )
+                )
     return "\n\n".join(parts) + "\n"
 
 

@@ -85,14 +85,26 @@ def baseline(agent: str, maze: str, **config) -> dict:
     return {"mazeId": maze, "llmProvider": "baseline", "modelName": agent, "config": config}
 
 
+class ScaledLocalAws(LocalAws):
+    """The local AWS of ``oriole run`` and ``oriole sweep`` invoked by a test: its state machines wait
+    ``TIME_SCALE`` of what their Retry intervals and Wait states ask, as the ``local`` fixture's do (a sweep item
+    looks at its experiment every second, a real second otherwise)."""
+
+    def __init__(self, *args, time_scale: float = TIME_SCALE, **kwargs):
+        super().__init__(*args, time_scale=time_scale, **kwargs)
+
+
 @pytest.fixture
 def cli(database_url, monkeypatch, tmp_path):
     """Invoke the ``oriole`` command in process against the test database, with a private ORIOLE_HOME
-    and a wide terminal so tables are not wrapped."""
+    and a wide terminal so tables are not wrapped; the local state machines it runs wait ``TIME_SCALE`` of their
+    intervals."""
     from typer.testing import CliRunner
 
+    from oriole_workstation import runner
     from oriole_workstation.cli import app
 
+    monkeypatch.setattr(runner, "LocalAws", ScaledLocalAws)
     monkeypatch.setenv("DATABASE_URL", database_url)
     monkeypatch.setenv("ORIOLE_HOME", str(tmp_path))
     monkeypatch.setenv("COLUMNS", "250")

@@ -14,9 +14,8 @@ import pytest
 from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
-from oriole.store import db
+from oriole.store import Store, db
 from oriole_workstation.cli import app
-from oriole_workstation.database import prepare
 from tests.conftest import scratch_database
 from tests.integration.test_analysis import CORRIDOR, Seeder
 
@@ -24,11 +23,11 @@ GPU_A, GPU_B = "qwen3-8b @ gpu-a", "qwen3-8b @ gpu-b"
 
 
 @pytest.fixture(scope="module")
-def labelled(server_url) -> Iterator[str]:
+def labelled(server_url, migrated_template) -> Iterator[str]:
     """A database holding one model's runs under two labels and without one, on one maze, plus enough other
     agents and configurations that a whole leaderboard is wider than 100 columns."""
-    with scratch_database(server_url) as url:
-        store = prepare(url)
+    with scratch_database(server_url, migrated_template) as url:
+        store = Store(db.connect(url))
         conn = store.conn
         conn.execute(
             "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "

@@ -16,9 +16,8 @@ from typer.testing import CliRunner
 
 from oriole.config import resolve
 from oriole.core.endings import closing
-from oriole.store import db
+from oriole.store import Store, db
 from oriole_workstation.cli import app
-from oriole_workstation.database import prepare
 from oriole_workstation.results import Filters, Results
 from tests.conftest import scratch_database
 
@@ -152,10 +151,10 @@ class Seeder:
 
 
 @pytest.fixture(scope="module")
-def seeded(server_url) -> Iterator[tuple[str, dict]]:
+def seeded(server_url, migrated_template) -> Iterator[tuple[str, dict]]:
     """A database of its own holding the hand-built experiments; yields its URL and their ids."""
-    with scratch_database(server_url) as url:
-        store = prepare(url)
+    with scratch_database(server_url, migrated_template) as url:
+        store = Store(db.connect(url))
         conn = store.conn
         conn.execute(
             "INSERT INTO mazes (id, name, family, width, height, start_x, start_y, goal_x, goal_y, "

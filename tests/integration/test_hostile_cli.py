@@ -45,6 +45,12 @@ def one_clean_line(output: str) -> str:
 # -- class 8: a rejected input is one line and no row -----------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def database_url(module_database):
+    """A database of this file's own: its tests list, report, export and read every stored text of the database."""
+    return module_database
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -32,6 +32,12 @@ def hostile(rng: random.Random, plain: str) -> str:
     return text
 
 
+@pytest.fixture(scope="module")
+def database_url(module_database):
+    """A database of this file's own: the test reports and exports every experiment of the database."""
+    return module_database
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_prices_set_and_unset_write_the_model_name_out(cli, seed):
     model = hostile(random.Random(seed), "my-model")

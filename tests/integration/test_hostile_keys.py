@@ -15,6 +15,12 @@ from tests.openai_server import text_reply as openai_text
 from tests.unit.test_key_scrubbing import answer_echoing, leaked, random_key, spelt
 
 
+@pytest.fixture(scope="module")
+def database_url(module_database):
+    """A database of this file's own: the test reports, exports and reads every stored text of the database."""
+    return module_database
+
+
 @pytest.mark.parametrize("seed", [7])
 def test_no_part_of_a_key_leaves_as_text_whatever_a_server_spells(cli, store, monkeypatch, tmp_path, seed):
     rng = random.Random(seed)

@@ -25,8 +25,7 @@ from oriole.config import resolve
 from oriole.core import mazeset
 from oriole.core.endings import closing
 from oriole.statuses import ExperimentStatus
-from oriole.store import db
-from oriole_workstation.database import prepare
+from oriole.store import Store, db
 from oriole_workstation.report import PAIRS_NOTE
 from tests.conftest import scratch_database
 
@@ -136,9 +135,9 @@ def store_attempts(conn, attempts: list[Attempt]) -> None:
 
 
 @pytest.fixture(scope="module")
-def sweep(server_url) -> Iterator[tuple[str, list[Attempt]]]:
-    with scratch_database(server_url) as url:
-        store = prepare(url)
+def sweep(server_url, migrated_template) -> Iterator[tuple[str, list[Attempt]]]:
+    with scratch_database(server_url, migrated_template) as url:
+        store = Store(db.connect(url))
         for entry in MAZES:
             store.add_maze(entry, "generated")
         attempts = plan()

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from oriole import catalog
-from tests.conftest import scratch_database
 from tests.replay_corpus import record
 
 FIXTURES = sorted(Path(record.__file__).parent.glob("*.json"))
@@ -25,12 +24,8 @@ def fixture(name: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def corpus_url(server_url):
-    from oriole_workstation.database import prepare
-
-    with scratch_database(server_url) as url:
-        prepare(url).conn.close()
-        yield url
+def corpus_url(module_database):
+    return module_database
 
 
 @pytest.fixture(scope="module")

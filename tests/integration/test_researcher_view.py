@@ -19,8 +19,8 @@ from psycopg.types.json import Jsonb
 from typer.testing import CliRunner
 
 from oriole.config import resolve
+from oriole.store import db
 from oriole_workstation.cli import app
-from oriole_workstation.database import prepare
 from tests.conftest import scratch_database
 from tests.integration.conftest import baseline
 
@@ -205,10 +205,10 @@ def test_export_parquet_without_pyarrow_says_how_to_install_it(cli, tmp_path, mo
 
 
 @pytest.fixture
-def status_database(server_url, monkeypatch, tmp_path):
+def status_database(server_url, migrated_template, monkeypatch, tmp_path):
     """A database of its own with one stale running experiment, one fresh running one and one that ended."""
-    with scratch_database(server_url) as url:
-        conn = prepare(url).conn
+    with scratch_database(server_url, migrated_template) as url:
+        conn = db.connect(url)
         for n, (status, started, minutes_ago) in enumerate(
             (("succeeded", "3 hours", None), ("running", "1 hour", 30), ("running", "1 minute", 0)), 1
         ):

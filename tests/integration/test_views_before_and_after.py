@@ -25,8 +25,7 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from oriole.config import resolve
-from oriole.store import db
-from oriole_workstation.database import prepare
+from oriole.store import Store, db
 from tests.conftest import scratch_database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,9 +64,9 @@ def definitions_before(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def database(server_url) -> Iterator[str]:
-    with scratch_database(server_url) as url:
-        store = prepare(url)
+def database(server_url, migrated_template) -> Iterator[str]:
+    with scratch_database(server_url, migrated_template) as url:
+        store = Store(db.connect(url))
         with store.conn.transaction():
             store.conn.execute("CREATE SCHEMA before_kinds")
             store.conn.execute("SET LOCAL search_path TO before_kinds, public")
