@@ -2,7 +2,9 @@
 
 Reports the figures of DESIGN section 10 for the local mode: wall time, and the CPU seconds of this process (the
 state machine interpreter and the handlers) and of its database backend, which a loaded machine does not inflate as
-it does the wall time; database round trips per turn (statements counted on the handlers' connection, agent task
+it does the wall time (``--runs 3``: the experiment run three times, each run's figures and their medians, with
+the load average; compare CPU seconds between checkouts, and wall seconds only at a like load); database round
+trips per turn (statements counted on the handlers' connection, agent task
 plus CheckProgress), state transitions and history events per turn and per execution. Run with ``make bench`` or
 ``python bench/bench_local_run.py --max-moves 10000 --actions-per-turn 8``; ``--record`` keeps the figures in
 ``bench/results.json`` (``results_file.py``).
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import time
 
 import psycopg
@@ -87,16 +90,39 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
         }
 
 
+TIMES = ("wall_seconds", "cpu_seconds", "database_cpu_seconds")
+
+
+def runs(maze: str, max_moves: int, actions_per_turn: int, seed: int, count: int) -> dict:
+    """``count`` runs' figures: the last run's counts, each time's median and every run's time (``<time>_runs``),
+    and the load average before each run (``load_averages``)."""
+    measured, loads = [], []
+    for _ in range(count):
+        loads.append(round(os.getloadavg()[0], 1))
+        measured.append(run(maze, max_moves, actions_per_turn, seed))
+    figures = dict(measured[-1])
+    if count == 1:
+        return figures
+    for name in TIMES:
+        values = [m[name] for m in measured]
+        figures[name] = None if None in values else statistics.median(values)
+        figures[f"{name}_runs"] = values
+    figures["actions_per_second"] = round(figures["actions"] / figures["wall_seconds"])
+    figures["load_averages"] = loads
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--maze", default="medium-60")
     parser.add_argument("--max-moves", type=int, default=10_000)
     parser.add_argument("--actions-per-turn", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=1, help="run the experiment this many times: medians and each run")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--record", action="store_true", help="keep the figures in bench/results.json")
     args = parser.parse_args()
-    figures = run(args.maze, args.max_moves, args.actions_per_turn, args.seed)
+    figures = runs(args.maze, args.max_moves, args.actions_per_turn, args.seed, args.runs)
     with psycopg.connect(local_url()) as conn:
         where = results_file.environment(conn)
     if args.record:

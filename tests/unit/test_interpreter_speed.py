@@ -7,10 +7,11 @@ import copy
 import datetime
 import threading
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError, extract_json
 
-from oriole_workstation.interpreter_speed import TaskThreads, json_copy
+from oriole_workstation.interpreter_speed import TaskThreads, fields_first, json_copy
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
@@ -41,6 +42,28 @@ def test_what_is_not_json_is_deep_copied_as_before():
     assert copied["when"] == value["when"]
     assert copied["pair"][0] == inner and copied["pair"][0] is not inner
     assert copied["object"][0] is not value["object"][0]
+
+
+NAMES = st.sampled_from(["a", "b", "turnNumber", "_x"])
+
+
+@given(
+    st.recursive(JSON, lambda inner: st.dictionaries(NAMES, inner, max_size=3), max_leaves=12),
+    st.lists(NAMES | st.sampled_from(["a[0]", "*", "a-b"]), max_size=3),
+)
+@settings(deadline=None)  # moto's JSONPath parser builds its tables on a path's first use: slow on a busy machine
+def test_a_path_is_answered_as_moto_s_jsonpath_answers_it(data, names):
+    """Found or not, a field-only path or another: the same value, or the same error, as moto's own evaluation."""
+    path = "".join(["$", *(f".{name}" for name in names)])
+    outcomes = []
+    for extract in (extract_json, fields_first(extract_json)):
+        try:
+            outcomes.append(("value", extract(path, data)))
+        except NoSuchJsonPathError as error:
+            outcomes.append(("error", str(error)))
+        except Exception as error:  # noqa: BLE001 - a parse error: both must raise the same
+            outcomes.append(("raised", type(error).__name__))
+    assert outcomes[0] == outcomes[1]
 
 
 def test_a_task_never_waits_for_a_busy_one_and_an_idle_thread_is_reused():

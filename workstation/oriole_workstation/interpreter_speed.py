@@ -9,6 +9,9 @@ The local runner (``runner.LocalAws``) runs the real ASL files in moto's interpr
   call with fixed test keys anyway);
 - a definition is parsed once, not again for every execution of a chain (after being parsed to check it when the
   state machine was created, as Step Functions does once);
+- a path that only names fields (``$``, ``$.experimentId``, ``$.progress.decision``: every path of the flows) is
+  followed through the input's objects directly; any other path, or one that does not lead to a value, goes to
+  moto's JSONPath evaluation, which gives its answer or its error as before;
 - the thread moto runs each Task state in (so that the state's ``TimeoutSeconds`` holds while the task goes on)
   is a reused one, not a new one per state: a waiting worker takes the next task at once, a new worker is started
   only when every one is busy, so no task ever waits for another and the timeout holds as before;
@@ -26,6 +29,7 @@ from __future__ import annotations
 import copy
 import functools
 import queue
+import re
 import threading
 from collections.abc import Callable, Iterable
 from types import SimpleNamespace
@@ -37,7 +41,7 @@ IDLE_WORKER_SECONDS = 30.0  # a task thread left idle this long ends (a new one 
 
 def interpreter_patches() -> list:
     """The patches, in the order they start."""
-    return [*_parsed_once(), *_reused_task_threads(), *_json_copies()]
+    return [*_parsed_once(), *_simple_paths(), *_reused_task_threads(), *_json_copies()]
 
 
 def _parsed_once() -> list:
@@ -97,6 +101,54 @@ def _draw_heap_keys(node: object, seen: set[int]) -> None:
     for child in children:
         if isinstance(child, Component | list | tuple | dict):
             _draw_heap_keys(child, seen)
+
+
+_FIELDS_ONLY = re.compile(r"\$(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+@functools.lru_cache(maxsize=1024)
+def _field_names(path: str) -> tuple[str, ...] | None:
+    """The field names of a path that names only fields (``$.a.b`` -> ``("a", "b")``); None for any other path."""
+    if _FIELDS_ONLY.fullmatch(path) is None:
+        return None
+    return tuple(path.split(".")[1:])
+
+
+def fields_first(extract_json: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    """``extract_json`` (moto's JSONPath evaluation) with a path of field names followed directly through objects:
+    the one value JSONPath finds there. Anything else (a list on the way, a missing field, any other path) is
+    ``extract_json``'s to answer, its errors included."""
+
+    def extract(path: str, data: Any) -> Any:
+        names = _field_names(path)
+        if names is None:
+            return extract_json(path, data)
+        value = data
+        for name in names:
+            if type(value) is not dict or name not in value:
+                return extract_json(path, data)
+            value = value[name]
+        return value
+
+    return extract
+
+
+def _simple_paths() -> list:
+    """Field-only paths followed directly (see the module's text), wherever moto's interpreter evaluates one."""
+    from moto.stepfunctions.parser.asl.component.common.string import string_expression
+    from moto.stepfunctions.parser.asl.component.intrinsic.argument import argument
+    from moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations import (
+        boolean_equals,
+        numeric,
+        string_operators,
+        timestamp_operators,
+    )
+    from moto.stepfunctions.parser.asl.eval import states
+    from moto.stepfunctions.parser.asl.utils import json_path
+
+    extract = fields_first(json_path.extract_json)
+    modules = (json_path, states, string_expression, argument, boolean_equals, numeric, string_operators)
+    return [mock.patch.object(module, "extract_json", extract) for module in (*modules, timestamp_operators)]
 
 
 class _Worker:

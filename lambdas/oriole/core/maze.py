@@ -14,7 +14,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from oriole.text import JsonObject
 
@@ -59,11 +59,11 @@ class Maze:
     def from_rows(cls, rows: Sequence[Sequence[int]], start: Position, goal: Position) -> Maze:
         return cls(tuple(tuple(int(c) for c in row) for row in rows), (start[0], start[1]), (goal[0], goal[1]))
 
-    @property
+    @cached_property
     def width(self) -> int:
         return len(self.grid[0]) if self.grid else 0
 
-    @property
+    @cached_property
     def height(self) -> int:
         return len(self.grid)
 
@@ -160,14 +160,16 @@ def vision(maze: Maze, pos: Position, vision_range: int) -> list[Tile]:
     A ray includes the first wall it meets and stops there; it also stops at the grid edge
     (nothing outside the grid is ever reported).
     """
+    grid, width, height = maze.grid, maze.width, maze.height  # every action looks: read once, not per tile
     tiles = [Tile(pos[0], pos[1], maze.cell(pos))]
     for dx, dy in DIRECTIONS.values():
-        for distance in range(1, vision_range + 1):
-            target = (pos[0] + dx * distance, pos[1] + dy * distance)
-            if not maze.inside(target):
+        x, y = pos
+        for _ in range(vision_range):
+            x, y = x + dx, y + dy
+            if not (0 <= x < width and 0 <= y < height):
                 break
-            cell = maze.cell(target)
-            tiles.append(Tile(target[0], target[1], cell))
+            cell = grid[y][x]
+            tiles.append(Tile(x, y, cell))
             if cell == WALL:
                 break
     return tiles
