@@ -15,6 +15,7 @@ from oriole_workstation.check import (
     FAIL,
     OK,
     Outcome,
+    _id_list,
     bedrock_candidates,
     bedrock_fix,
     code_check,
@@ -271,3 +272,9 @@ def test_the_reconciler_line_tells_the_check_s_runs_from_older_losses_by_step_fu
     assert [e["experimentId"] for e in ours] == [3, 4]
     assert [e["experimentId"] for e in older] == [1, 2]
     assert split_by_start(closed, None) == (closed, [])  # no execution of the check ended: every closure counts
+
+
+def test_the_id_list_shows_five_ids_then_a_count_and_says_when_a_reconciler_gave_none():
+    closed = [{"experimentId": n, "startDate": None} for n in range(1, 8)]
+    assert _id_list(closed) == "#1, #2, #3, #4, #5 and 2 more"
+    assert _id_list([{}, {}]) == "their ids not reported"  # a reconciler deployed before it listed them

@@ -588,8 +588,10 @@ def split_by_start(closed: list[dict], began: datetime | None) -> tuple[list[dic
 
 
 def _id_list(closed: list[dict], shown: int = 5) -> str:
-    ids = [f"#{e.get('experimentId')}" for e in closed[:shown]]
-    return ", ".join(ids) + (f" and {len(closed) - shown} more" if len(closed) > shown else "")
+    ids = [f"#{e['experimentId']}" for e in closed if "experimentId" in e]
+    if not ids:
+        return "their ids not reported"
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 def settle(probes: list[Probe], timeout_seconds: float, poll_seconds: float, progress: Callable[[str], None]) -> None:
@@ -1133,7 +1135,10 @@ class DeploymentCheck:
                 "it saw no execution of the last hours, though the check has just run some",
                 "it looks after another state machine than the check ran: deploy this checkout (`make deploy`)",
             )
-        ours, older = split_by_start(result.get("closedExperiments") or [], began)
+        listed = result.get("closedExperiments")
+        if listed is None:  # a reconciler deployed before it listed what it closed: every closure counts
+            listed, began = [{} for _ in range(result.get("closed") or 0)], None
+        ours, older = split_by_start(listed, began)
         earlier = (
             f"; it also closed {len(older)} older experiment(s) left open before the check began "
             f"({_id_list(older)}): their status changes were lost earlier"
