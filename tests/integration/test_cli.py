@@ -217,9 +217,15 @@ def test_a_typod_config_key_gets_a_did_you_mean(cli):
     assert refused.exit_code == 2 and "unknown config key 'maxMove' (did you mean maxMoves?)" in refused.stderr
 
 
+def printed_json(result):
+    """What a command printed on stdout, read as JSON once it exited 0: a refusal fails here, naming why."""
+    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr}"
+    return json.loads(result.stdout)
+
+
 def test_json_output_has_numbers_as_numbers_and_iso_timestamps(cli):
     cli("run", "--agent", "oracle", "--maze", "perfect-7", "--json")
-    [row] = json.loads(cli("ls", "--limit", "1", "--json").stdout)
+    [row] = printed_json(cli("ls", "--limit", "1", "--json"))
     assert isinstance(row["cost_usd"], float) and isinstance(row["progress_percent"], float)
     assert "T" in row["started_at"] and row["started_at"].endswith("+00:00")
 
@@ -246,14 +252,12 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
 ):
     tag = "archive-me"
     ids = [
-        json.loads(cli("run", "--agent", agent, "--maze", "perfect-7", "--comment", tag, "--json").stdout)[
-            "experiment_id"
-        ]
+        printed_json(cli("run", "--agent", agent, "--maze", "perfect-7", "--comment", tag, "--json"))["experiment_id"]
         for agent in ("oracle", "explorer", "wall-follower")
     ]
 
     def reported() -> set[str]:
-        return {row["model_name"] for row in json.loads(cli("report", "--tag", tag, "--format", "json").stdout)}
+        return {row["model_name"] for row in printed_json(cli("report", "--tag", tag, "--format", "json"))}
 
     assert reported() == {"oracle", "explorer", "wall-follower"}
     archived = cli("experiments", "archive", str(ids[0]), str(ids[1]))
@@ -297,7 +301,7 @@ def test_archived_experiments_leave_reports_and_exports_and_come_back_and_delete
 
 def test_an_exploratory_run_is_tagged_and_left_out_of_reports_and_exports_until_restored(cli, tmp_path):
     tag = "explore-once"
-    counted = json.loads(cli("run", "--agent", "oracle", "--maze", "perfect-7", "--comment", tag, "--json").stdout)
+    counted = printed_json(cli("run", "--agent", "oracle", "--maze", "perfect-7", "--comment", tag, "--json"))
     tried = cli("run", "--agent", "explorer", "--maze", "perfect-7", "--comment", tag, "--exploratory")
     assert tried.exit_code == 0, tried.output
     explored = int(re.search(r"^experiment\s+(\d+)$", tried.stdout, re.M)[1])
@@ -307,13 +311,13 @@ def test_an_exploratory_run_is_tagged_and_left_out_of_reports_and_exports_until_
     )
 
     def reported() -> set[str]:
-        return {row["model_name"] for row in json.loads(cli("report", "--tag", tag, "--format", "json").stdout)}
+        return {row["model_name"] for row in printed_json(cli("report", "--tag", tag, "--format", "json"))}
 
     assert reported() == {"oracle"}
     cli("export", "--format", "jsonl", "-o", str(tmp_path / "out"), "--tag", tag)
     exported = [json.loads(line) for line in (tmp_path / "out" / "experiments.jsonl").read_text().splitlines()]
     assert [row["experiment_id"] for row in exported] == [counted["experiment_id"]]
-    listed = {row["experiment_id"] for row in json.loads(cli("ls", "--json", "--limit", "0").stdout)}
+    listed = {row["experiment_id"] for row in printed_json(cli("ls", "--json", "--limit", "0"))}
     assert {explored, counted["experiment_id"]} <= listed  # ls lists every experiment, exploratory ones too
     assert cli("experiments", "restore", str(explored)).exit_code == 0
     assert reported() == {"oracle", "explorer"}
