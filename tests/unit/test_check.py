@@ -15,9 +15,9 @@ from oriole_workstation.check import (
     FAIL,
     OK,
     Outcome,
-    _id_list,
     bedrock_candidates,
     bedrock_fix,
+    closed_ids,
     code_check,
     database_check,
     experiment_outcome,
@@ -276,5 +276,5 @@ def test_the_reconciler_line_tells_the_check_s_runs_from_older_losses_by_step_fu
 
 def test_the_id_list_shows_five_ids_then_a_count_and_says_when_a_reconciler_gave_none():
     closed = [{"experimentId": n, "startDate": None} for n in range(1, 8)]
-    assert _id_list(closed) == "#1, #2, #3, #4, #5 and 2 more"
-    assert _id_list([{}, {}]) == "their ids not reported"  # a reconciler deployed before it listed them
+    assert closed_ids(closed) == "#1, #2, #3, #4, #5 and 2 more"
+    assert closed_ids([{}, {}]) == "their ids not reported"  # a reconciler deployed before it listed them

@@ -10,7 +10,6 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from oriole.experiment_config import ExperimentConfig
 from oriole.provider_registry import PROVIDERS
 from oriole.providers import baseline, bedrock, ollama, openai
 from oriole.providers.contract import CONTRACT, load_adapter
@@ -19,14 +18,11 @@ from tests import ollama_server
 from tests.ollama_server import ScriptedOllama
 from tests.openai_server import ScriptedOpenAI
 from tests.unit.test_ollama_provider import closed_port_url
+from tests.unit.test_server_checks import config
 
 BASE = "anthropic.claude-haiku-4-5-20251001-v1:0"
 MODEL_ARN = f"arn:aws:bedrock:us-east-1::foundation-model/{BASE}"
 PROFILE_ARN = f"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.{BASE}"
-
-
-def config(**overrides: object) -> ExperimentConfig:
-    return ExperimentConfig.of(overrides)
 
 
 def test_every_adapter_says_what_its_server_reports_and_a_baseline_asks_nothing():

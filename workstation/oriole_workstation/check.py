@@ -587,7 +587,8 @@ def split_by_start(closed: list[dict], began: datetime | None) -> tuple[list[dic
     return ours, [e for e in closed if e not in ours]
 
 
-def _id_list(closed: list[dict], shown: int = 5) -> str:
+def closed_ids(closed: list[dict], shown: int = 5) -> str:
+    """The ids of closed experiments as the reconciler line names them: the first ``shown``, then a count."""
     ids = [f"#{e['experimentId']}" for e in closed if "experimentId" in e]
     if not ids:
         return "their ids not reported"
@@ -939,7 +940,6 @@ class DeploymentCheck:
             {"id": self.tag, "agents": ["baseline/oracle"], "mazes": [MAZE], "repetitions": 1, "archived": True},
             "the check's sweep",
         )
-        execution_input = sweep_runs.run_input(spec, **self._sweep_settings())
 
         def judge(probe: Probe) -> Check:
             execution = probe.execution
@@ -963,14 +963,7 @@ class DeploymentCheck:
                 )
             return ok("sweep", f"{self.tag}: {line}")
 
-        return Probe(
-            "sweep",
-            None,
-            [execution_input],
-            lambda sweep_input: sweep_runs.submit(self.aws.sfn, state_machine_arn, sweep_input)[0],
-            judge,
-            lambda arn: self.aws.sfn.describe_execution(executionArn=arn),
-        )
+        return self._sweep_of("sweep", None, state_machine_arn, spec, judge)
 
     def _stop_probe(self, sweeps_arn: str, experiments_arn: str) -> Probe:
         """A one-item sweep of a long baseline run whose execution the check stops once it runs: the sweep ends
@@ -1037,13 +1030,26 @@ class DeploymentCheck:
                 f"and the sweep saw it: {line}",
             )
 
+        return self._sweep_of("finalizer", None, sweeps_arn, spec, judge, follow)
+
+    def _sweep_of(
+        self,
+        name: str,
+        target: str | None,
+        sweeps_arn: str,
+        spec: SweepFile,
+        judge: Callable[[Probe], Check],
+        follow: Callable[[str], Execution] | None = None,
+    ) -> Probe:
+        """A probe that runs ``spec`` through the sweep state machine as the check runs its sweeps, followed by
+        DescribeExecution unless ``follow`` says otherwise."""
         return Probe(
-            "finalizer",
-            None,
+            name,
+            target,
             [sweep_runs.run_input(spec, **self._sweep_settings())],
             lambda sweep_input: sweep_runs.submit(self.aws.sfn, sweeps_arn, sweep_input)[0],
             judge,
-            follow,
+            follow or (lambda arn: self.aws.sfn.describe_execution(executionArn=arn)),
         )
 
     def _sweep_settings(self) -> dict[str, Any]:
@@ -1141,14 +1147,14 @@ class DeploymentCheck:
         ours, older = split_by_start(listed, began)
         earlier = (
             f"; it also closed {len(older)} older experiment(s) left open before the check began "
-            f"({_id_list(older)}): their status changes were lost earlier"
+            f"({closed_ids(older)}): their status changes were lost earlier"
             if older
             else ""
         )
         if ours:
             return failed(
                 "reconciler",
-                f"it closed {len(ours)} of the check's experiment(s) ({_id_list(ours)}) whose execution had ended "
+                f"it closed {len(ours)} of the check's experiment(s) ({closed_ids(ours)}) whose execution had ended "
                 f"without the finalizer closing them{earlier}",
                 "their status changes were lost: the deadletter line and the finalizer's log group say why",
             )
@@ -1225,14 +1231,7 @@ class DeploymentCheck:
                 model,
             )
 
-        return Probe(
-            "spend",
-            model,
-            [sweep_runs.run_input(spec, **self._sweep_settings())],
-            lambda sweep_input: sweep_runs.submit(self.aws.sfn, sweeps_arn, sweep_input)[0],
-            judge,
-            lambda arn: self.aws.sfn.describe_execution(executionArn=arn),
-        )
+        return self._sweep_of("spend", model, sweeps_arn, spec, judge)
 
 
 def _listed(environment: dict[str, str], variable: str) -> list[str]:
