@@ -546,3 +546,22 @@ def test_bad_maze_samples_are_refused_before_anything_starts(sample, message):
         sweep_plan.plan(
             sweep_plan.SweepFile.model_validate({"id": "s", "agents": ["baseline/oracle"], "mazes": [sample]})
         )
+
+
+def test_the_first_ctrl_c_while_following_a_sweep_only_marks_it_and_the_second_interrupts():
+    """The first Ctrl-C must not interrupt a statement on its way (the connection would be left busy and the sweep
+    could no longer be followed); the second stops the command; the previous handler comes back after."""
+    import os
+    import signal
+    import threading
+
+    from oriole_workstation.sweep_runs import FirstCtrlC
+
+    before = signal.getsignal(signal.SIGINT)
+    with FirstCtrlC() as ctrl_c:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert ctrl_c.pressed.wait(5)
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            threading.Event().wait(5)  # the handler runs in this wait and raises; 5 s only if it never does
+    assert signal.getsignal(signal.SIGINT) is before

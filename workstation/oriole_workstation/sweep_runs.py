@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -215,8 +217,8 @@ def follow_local(
     """
     rows: list[SweepExperiment] = []
     stopping = False
-    while True:
-        try:
+    with FirstCtrlC() as ctrl_c:
+        while True:
             execution = local.sfn.describe_execution(executionArn=execution_arn)
             rows = results.store.sweep_experiments(sweep_id)
             still_open = _report_lost_ends(local, [row for row in rows if progress.of_this_run(row)])
@@ -224,13 +226,37 @@ def follow_local(
             if execution["status"] in TERMINAL_EXECUTION_STATUSES and not still_open and not _starting(local, sweep_id):
                 progress.finish(progress.update(results.store.sweep_experiments(sweep_id), results.summary))
                 return execution
-            time.sleep(POLL_SECONDS)
-        except KeyboardInterrupt:
             if stopping:
-                raise
-            stopping = True
-            local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
-            on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if progress.of_this_run(row)))
+                time.sleep(POLL_SECONDS)
+            elif ctrl_c.pressed.wait(POLL_SECONDS):
+                stopping = True
+                local.sfn.stop_execution(executionArn=execution_arn, cause="stopped from the command line (Ctrl-C)")
+                on_interrupt(sum(row.status == ExperimentStatus.RUNNING for row in rows if progress.of_this_run(row)))
+
+
+class FirstCtrlC:
+    """Within it, the first Ctrl-C only sets ``pressed`` (read between two looks at the sweep), and the second
+    raises KeyboardInterrupt. A KeyboardInterrupt raised while a statement is on its way leaves the connection
+    busy ("another command is already in progress"), so the first, after which the sweep is still followed, must
+    not interrupt a statement. Outside the main thread (where Python runs signal handlers) nothing changes."""
+
+    def __init__(self) -> None:
+        self.pressed = threading.Event()
+        self._previous: Any = None
+
+    def __enter__(self) -> FirstCtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _press(self, signum: int, frame: object) -> None:
+        if self.pressed.is_set():
+            raise KeyboardInterrupt
+        self.pressed.set()
 
 
 def _starting(local: LocalAws, sweep_id: str) -> bool:
