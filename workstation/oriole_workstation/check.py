@@ -736,10 +736,12 @@ def _running(sfn: SFNClient, state_machine_arn: str, prefix: str) -> list[str]:
 
 
 def _started_experiment(sfn: SFNClient, execution_arn: str) -> bool:
-    """Whether an execution has left ``StartExperiment`` (its experiment exists and is its own): one stopped before
-    would leave the finalizer no experiment to close, and the run's row to the reconciler."""
+    """Whether an execution has left ``StartExperiment`` with its experiment (it exists and is its own): one stopped
+    before would leave the finalizer no experiment to close, and the run's row to the reconciler. A start that
+    failed leaves the state too, its error caught for FinalizeFailure, but without an ``experimentId``."""
     events = sfn.get_execution_history(executionArn=execution_arn, maxResults=EARLY_EVENTS)["events"]
-    return any(e.get("stateExitedEventDetails", {}).get("name") == START_STATE for e in events)
+    exits = (e["stateExitedEventDetails"] for e in events if "stateExitedEventDetails" in e)
+    return any(x["name"] == START_STATE and "experimentId" in _json_object(x.get("output", "")) for x in exits)
 
 
 def _json_object(text: str | bytes) -> dict[str, Any]:
