@@ -10,6 +10,13 @@ from oriole.lifecycle import experiments
 from oriole.lifecycle.task_io import StartRequest
 
 
+@pytest.fixture(scope="module")
+def database_url(module_database):
+    """A database of this file's own: ``ls --json`` and the exports read every experiment of the database, and a
+    row another file left there on purpose (a tampered snapshot, in a replay test) is not this file's to read."""
+    return module_database
+
+
 def test_run_json_prints_one_object_with_the_documented_keys(cli):
     result = cli("run", "--maze", "perfect-11", "--agent", "oracle", "--json")
     assert result.exit_code == 0, result.output

@@ -44,6 +44,13 @@ def experiments(url: str, sweep: str) -> list[tuple]:
         return conn.execute("SELECT id, status FROM experiments WHERE agent_id LIKE %s", (f"{sweep}/%",)).fetchall()
 
 
+@pytest.fixture(scope="module")
+def database_url(module_database):
+    """A database of this file's own: its replay tests tamper with stored rows on purpose (a snapshot whose
+    ``maxMoves`` reads "many"), which no other file's listing of every experiment should meet."""
+    return module_database
+
+
 @pytest.fixture
 def local(database_url):
     """The local state machine for one test (the module's commands start their own, which must not meet it)."""
