@@ -5,14 +5,16 @@ migrates it, seeds experiments, turns and actions in SQL (``INSERT ... SELECT ge
 per-experiment aggregates from the raw rows (``recount_experiments()``, what migration 0005 does to a stored
 database), runs ``VACUUM ANALYZE`` (what autovacuum does on a live database) and times each view query: the
 whole comparison, filtered comparisons, the per-experiment view whole, filtered on a model and on one
-experiment, and the live status, each streamed as a client reads it; then writes under the triggers that keep the
+experiment, and the live status, each streamed as a client reads it (on the project's connection, ``db.connect``,
+with its JSON decoder; the client's CPU beside the wall); then writes under the triggers that keep the
 comparison (a finalizer's statement, a sweep archived, a sweep deleted: each rolled back) and the researcher's
 commands on one sweep (``oriole ls``, ``report``, ``report --format html``, ``export``). The database is dropped at
 the end. The views read the aggregates the turn's
 write keeps, never the actions, so they scale with the experiments: agent_comparison and
 compare_experiments(...) answer in under 200 ms. Run with ``python bench/bench_views.py``
 (``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database;
-``--record`` keeps the figures in ``bench/results.json``).
+``--record`` keeps the figures in ``bench/results.json``; ``--database URL`` times a database ``--keep`` left, without
+seeding it).
 """
 
 from __future__ import annotations
