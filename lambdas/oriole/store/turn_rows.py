@@ -67,8 +67,15 @@ class FailedAttemptWrite:
 
 
 def _json_object_of(columns: Iterable[str], alias: str) -> str:
-    """SQL building a JSON object of ``alias``'s ``columns``, each under its own name."""
-    return "jsonb_build_object(" + ", ".join(f"'{c}', {alias}.{c}" for c in columns) + ")"
+    """SQL building a JSON object of ``alias``'s ``columns``, each under its own name: ``json``, not ``jsonb``,
+    since it is only read back (``jsonb`` would be built, its keys sorted, then printed again as text)."""
+    return "json_build_object(" + ", ".join(f"'{c}', {alias}.{c}" for c in columns) + ")"
+
+
+def _json_array_of(columns: Iterable[str], alias: str) -> str:
+    """SQL building a JSON array of ``alias``'s ``columns`` in order: a row read many times a turn, without its
+    names (the dataclass whose fields these are takes them in the same order)."""
+    return "json_build_array(" + ", ".join(f"{alias}.{c}" for c in columns) + ")"
 
 
 @dataclass(frozen=True)
@@ -79,10 +86,11 @@ class LoadedTurn:
     maze_row: MazeRow | None
 
     # What ``Store.load_turn`` selects besides the experiment's columns, in ``from_values``' order: the maze's
-    # row, the committed turn's, the recent actions' (each a JSON object of its dataclass's fields), earlier turns.
+    # row, the committed turn's (each a JSON object of its dataclass's fields), the recent actions' (each a JSON
+    # array of its dataclass's fields: up to 50 a turn), earlier turns.
     MAZE_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(MazeRow)), "m")
     COMMITTED_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(CommittedTurn)), "t")
-    ACTION_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(RecentAction)), "r")
+    ACTION_JSON: ClassVar[str] = _json_array_of((f.name for f in fields(RecentAction)), "r")
 
     @classmethod
     def from_values(cls, *values: Any) -> LoadedTurn:
@@ -97,7 +105,7 @@ class LoadedTurn:
         return cls(
             TurnState(
                 experiment=state,
-                recent_actions=tuple(RecentAction(**action) for action in recent),
+                recent_actions=tuple(RecentAction(*action) for action in recent),
                 committed=None if committed is None else CommittedTurn(**committed),
                 earlier_turns=tuple(StoredTurn(**turn) for turn in earlier or ()),
                 replay=None

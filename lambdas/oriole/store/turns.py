@@ -83,7 +83,7 @@ _LOAD_TURN = (
     SELECT {columns},
            CASE WHEN %(with_maze)s THEN {maze} END AS maze,
            CASE WHEN t.turn_number IS NOT NULL THEN {committed} END AS committed_turn,
-           (SELECT coalesce(jsonb_agg({action} ORDER BY r.step_number), '[]'::jsonb)
+           (SELECT coalesce(json_agg({action} ORDER BY r.step_number), '[]'::json)
               FROM (SELECT a.step_number, a.action_type, a.to_x, a.to_y, a.success, a.error, a.tiles_seen
                       FROM actions a
                      WHERE a.experiment_id = e.id
