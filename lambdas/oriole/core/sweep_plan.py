@@ -567,7 +567,8 @@ def _cell_settings(agent: SweepAgent, overrides: JsonObject) -> tuple[str, str]:
     try:
         return _typed(overrides), _typed(overrides, transport=True)
     except InvalidConfig as error:
-        shown = " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(overrides.items()))
+        settings = {key: value for key, value in overrides.items() if key not in IDENTITY_LEAVES_OUT}
+        shown = " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(settings.items()))
         raise InvalidConfig(f"agent {agent.label} with {shown or 'the defaults'}: {error}") from None
 
 
