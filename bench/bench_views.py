@@ -5,14 +5,16 @@ migrates it, seeds experiments, turns and actions in SQL (``INSERT ... SELECT ge
 per-experiment aggregates from the raw rows (``recount_experiments()``, what migration 0005 does to a stored
 database), runs ``VACUUM ANALYZE`` (what autovacuum does on a live database) and times each view query: the
 whole comparison, filtered comparisons, the per-experiment view whole, filtered on a model and on one
-experiment, and the live status, each streamed as a client reads it; then writes under the triggers that keep the
+experiment, and the live status, each streamed as a client reads it (on the project's connection, ``db.connect``,
+with its JSON decoder; the client's CPU beside the wall); then writes under the triggers that keep the
 comparison (a finalizer's statement, a sweep archived, a sweep deleted: each rolled back) and the researcher's
 commands on one sweep (``oriole ls``, ``report``, ``report --format html``, ``export``). The database is dropped at
 the end. The views read the aggregates the turn's
 write keeps, never the actions, so they scale with the experiments: agent_comparison and
 compare_experiments(...) answer in under 200 ms. Run with ``python bench/bench_views.py``
 (``--experiments 4000 --actions 2500`` by default; ``--keep`` prints the URL instead of dropping the database;
-``--record`` keeps the figures in ``bench/results.json``).
+``--record`` keeps the figures in ``bench/results.json``; ``--database URL`` times a database ``--keep`` left, without
+seeding it).
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ import uuid
 import psycopg
 import results_file
 from psycopg import sql
+from psycopg.rows import tuple_row
 
+from oriole.store import db
 from oriole_workstation.database import local_url, prepare
 
 MODELS = (
@@ -160,19 +164,22 @@ def seed(conn: psycopg.Connection, experiments: int, actions: int) -> dict[str, 
 
 def time_queries(conn: psycopg.Connection, repeats: int) -> dict[str, dict]:
     """Each query's wall time as a client streams it (``Cursor.stream``: every row decoded by psycopg, JSON
-    included, none kept), beside the server's own (``EXPLAIN ANALYZE``)."""
+    included, none kept) on the project's connection (``db.connect``: its JSON decoder), the client's CPU time (which
+    the load changes little), beside the server's own (``EXPLAIN ANALYZE``)."""
     figures = {}
     for label, query in QUERIES.items():
-        walls = []
+        walls, cpus = [], []
         for _ in range(repeats):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             rows = sum(1 for _ in conn.cursor().stream(query))
             walls.append(time.perf_counter() - started)
+            cpus.append(time.process_time() - cpu_started)
         plan = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query).fetchone()[0][0]
         figures[label] = {
             "rows": rows,
             "median_ms": round(statistics.median(walls) * 1000, 1),
             "min_ms": round(min(walls) * 1000, 1),
+            "client_cpu_ms": round(statistics.median(cpus) * 1000, 1),
             "explain_ms": round(plan["Execution Time"], 1),
         }
     return figures
@@ -251,11 +258,20 @@ def time_commands(url: str, sweep: str, repeats: int) -> dict[str, dict]:
     return figures
 
 
-def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
-    """Migrate and seed the database at ``url``, then time the queries on it."""
+def _project_connection(url: str) -> psycopg.Connection:
+    """The connection the project's commands read through (``db.connect``: autocommit, its JSON decoder), its rows
+    as tuples."""
+    conn = db.connect(url)
+    conn.row_factory = tuple_row
+    return conn
+
+
+def measure(url: str, experiments: int, actions: int, repeats: int, seeded: bool = False) -> dict:
+    """Migrate and seed the database at ``url`` (unless ``seeded``: a database this benchmark seeded and kept,
+    migrated again), then time the queries on it."""
     prepare(url).conn.close()
-    with psycopg.connect(url, autocommit=True) as conn:
-        seconds = seed(conn, experiments, actions)
+    with _project_connection(url) as conn:
+        seconds = {} if seeded else seed(conn, experiments, actions)
         counts = conn.execute(
             "SELECT (SELECT count(*) FROM experiments), (SELECT count(*) FROM turns), "
             "(SELECT count(*) FROM actions), "
@@ -273,8 +289,11 @@ def measure(url: str, experiments: int, actions: int, repeats: int) -> dict:
         }
 
 
-def run(experiments: int, actions: int, repeats: int, keep: bool = False) -> dict:
-    """The figures on a scratch database, dropped afterwards unless ``keep`` (then its URL is in the figures)."""
+def run(experiments: int, actions: int, repeats: int, keep: bool = False, database: str | None = None) -> dict:
+    """The figures on a scratch database, dropped afterwards unless ``keep`` (then its URL is in the figures), or on
+    ``database``, one kept by an earlier run (left as it is)."""
+    if database:
+        return measure(database, experiments, actions, repeats, seeded=True) | {"kept_database": database}
     server = local_url()
     name = f"oriole_bench_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server, autocommit=True) as admin:
@@ -297,8 +316,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--keep", action="store_true", help="keep the seeded database and print its URL")
     parser.add_argument("--record", action="store_true", help="keep the figures in bench/results.json")
+    parser.add_argument(
+        "--database",
+        metavar="URL",
+        help="time the queries on a database an earlier run kept (--keep printed its URL) instead of seeding one",
+    )
     args = parser.parse_args()
-    figures = run(args.experiments, args.actions, args.repeats, args.keep)
+    figures = run(args.experiments, args.actions, args.repeats, args.keep, args.database)
     with psycopg.connect(local_url()) as conn:
         where = results_file.environment(conn)
     if args.record:
@@ -316,10 +340,12 @@ def main() -> None:
         "recount_seconds",
         "vacuum_analyze_seconds",
     ):
-        print(f"{key:<46}{figures[key]}")
-    print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'EXPLAIN ANALYZE ms':>20}")
+        print(f"{key:<46}{figures.get(key, '-')}")
+    print(f"{'query':<46}{'rows':>6}{'median ms':>11}{'min ms':>9}{'CPU ms':>9}{'EXPLAIN ANALYZE ms':>20}")
     for label, f in figures["queries"].items():
-        print(f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['explain_ms']:>20}")
+        print(
+            f"{label:<46}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}{f['client_cpu_ms']:>9}{f['explain_ms']:>20}"
+        )
     print(f"{'write':<52}{'rows':>6}{'median ms':>11}{'min ms':>9}")
     for label, f in figures["writes"].items():
         print(f"{label:<52}{f['rows']:>6}{f['median_ms']:>11}{f['min_ms']:>9}")

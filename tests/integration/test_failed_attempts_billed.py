@@ -7,7 +7,9 @@ checked in ``test_sweep_study.py``."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 from decimal import Decimal
 
 import pytest
@@ -40,6 +42,11 @@ def failed_attempts(local, experiment_id: int) -> list[dict]:
         " WHERE f.experiment_id = %s GROUP BY f.attempt ORDER BY min(f.recorded_at)",
         (experiment_id,),
     ).fetchall()
+
+
+def canonical_sha256(body: dict) -> str:
+    """SHA-256 of a request body in canonical JSON (keys sorted, no spaces), as the docs define ``sent_sha256``."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def cost(input_tokens: int, output_tokens: int) -> Decimal:
@@ -88,7 +95,8 @@ def test_a_turn_retried_after_a_stall_keeps_the_calls_its_failed_attempt_got_ans
 def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_call(local, prices):
     """Priced, the failed attempts' cost is in the run's and apart; unpriced, both are unknown (NULL), never $0, and
     the report's note says the sum over runs leaves it out."""
-    from oriole_workstation.report import render_report
+    from oriole_workstation import report_html
+    from oriole_workstation.report import GroupBy, render_report
     from oriole_workstation.results import Filters, Results
 
     moves = shortest_moves(MAZE)
@@ -115,10 +123,19 @@ def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_ca
         assert row["cost_usd"] == row["failed_cost_usd"] == cost(*billed) > 0
     else:
         assert row["cost_usd"] is None and row["failed_cost_usd"] is None and data["failed_cost_usd"] is None
-    report = render_report(Results(local.store.conn), filters=Filters(ids=(data["experiment_id"],)), width=None)
+    chosen = Filters(ids=(data["experiment_id"],))
     spent = f"${float(cost(*billed)):.4f}" if prices else "unpriced"
-    assert f"spent on failed attempts: 2,121 tokens, {spent} in 3 call(s) of 3 attempt(s) in 1 run(s)" in report
+    note = f"spent on failed attempts: 2,121 tokens, {spent} in 3 call(s) of 3 attempt(s) in 1 run(s)"
+    assert note in render_report(Results(local.store.conn), filters=chosen, width=None)
+    assert f"<li>{note}" in report_html.render(Results(local.store.conn), GroupBy.family, chosen)  # the page too
     assert [a["error"].split(":")[0] for a in failed_attempts(local, data["experiment_id"])] == ["ModelUnavailable"] * 3
+    stored = local.store.conn.execute(
+        "SELECT c.response ->> 'sent_sha256' AS sent FROM failed_attempt_calls c JOIN failed_attempts f USING (attempt)"
+        " WHERE f.experiment_id = %s",
+        (data["experiment_id"],),
+    ).fetchall()
+    received = {canonical_sha256(r.body) for r in server.requests}  # every body the server got, hashed here
+    assert len(stored) == 3 and all(row["sent"] in received for row in stored)  # each answered call's request
     assert_invariants(local.store, data["experiment_id"])
 
 
@@ -153,8 +170,8 @@ def test_the_token_budget_ends_the_run_as_the_agents_failure_counting_the_commit
 def test_a_prompt_the_server_counts_over_the_context_budget_is_flagged_in_the_transcript_and_the_report(local):
     """Trimming estimates tokens; the server counts them. A window of 2,000 with answers of up to 1,024 tokens
     leaves 1,000 for the prompt (half the window kept for the answer); the server counting 1,500 is flagged."""
-    from oriole_workstation import transcript
-    from oriole_workstation.report import render_report
+    from oriole_workstation import report_html, transcript
+    from oriole_workstation.report import GroupBy, render_report
     from oriole_workstation.results import Filters, Results
 
     moves = shortest_moves(MAZE)
@@ -171,5 +188,7 @@ def test_a_prompt_the_server_counts_over_the_context_budget_is_flagged_in_the_tr
     assert context["context"]["over_budget"] == [{"call": 1, "prompt_tokens": 1500, "budget": 1000}]
     text = transcript.text(transcript.load(local.store.conn, data["experiment_id"]))
     assert "call 1: the server counted 1,500 prompt tokens, over the context budget of 1,000" in text
-    report = render_report(Results(local.store.conn), filters=Filters(ids=(data["experiment_id"],)), width=None)
-    assert "1 model call(s) in 1 run(s) had a prompt the server counted over the context budget" in report
+    chosen = Filters(ids=(data["experiment_id"],))
+    note = "1 model call(s) in 1 run(s) had a prompt the server counted over the context budget"
+    assert note in render_report(Results(local.store.conn), filters=chosen, width=None)
+    assert f"<li>{note}" in report_html.render(Results(local.store.conn), GroupBy.family, chosen)  # the page too

@@ -75,6 +75,8 @@ def test_a_rerun_runs_only_on_the_recorded_model_build_unless_told_otherwise(cli
         reason = json.loads(refused.output)["failure_reason"]
         assert f"asks for build {recorded['model_build']} of qwen3:8b" in reason
         assert f"now serves build {'e' * 64}" in reason and "oriole rerun --any-build" in reason
+        said = cli("rerun", str(original))  # the line a terminal shows: no new experiment, and no "None"
+        assert said.exit_code == 1 and f"experiment {original} not rerun: rejected (" in said.output, said.output
         anyway = cli("rerun", str(original), "--json", "--any-build")
         assert anyway.exit_code == 0, anyway.output
         rerun_id = json.loads(anyway.output)["rerun_id"]

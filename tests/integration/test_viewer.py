@@ -289,4 +289,6 @@ def test_oriole_view_serves_on_loopback_until_ctrl_c_and_refuses_an_address_in_u
         assert f"cannot listen on 127.0.0.1:{address[1]}" in taken.stderr and "--port" in taken.stderr
     finally:
         server.send_signal(signal.SIGINT)
-        assert server.wait(timeout=60) == 0
+        # its pipes read while it stops (a child blocked writing to a full pipe never exits), and shown if it fails
+        said, logged = server.communicate(timeout=120)
+        assert server.returncode == 0, (server.returncode, said, logged)

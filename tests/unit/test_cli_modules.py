@@ -24,3 +24,18 @@ def test_each_command_lives_in_the_module_named_after_it():
     assert modules == set(commands) | set(groups)
     assert set(commands) >= {"run", "status", "doctor", "report", "render", "export", "ls", "watch", "check"}
     assert set(groups) == {"prompts", "mazes", "db", "params", "prices", "experiments", "sweep"}
+
+
+def test_every_command_honours_aws_region_which_boto3_alone_ignores(monkeypatch, tmp_path):
+    """The docs say `export AWS_REGION=...`; boto3 reads AWS_DEFAULT_REGION only. Any command adopts AWS_REGION,
+    which wins over AWS_DEFAULT_REGION as in the AWS CLI, so a Bedrock run or an --aws command finds its region."""
+    import boto3
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))  # no profile's region in the way
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_REGION", "eu-west-2")
+    assert boto3.Session().region_name == "us-east-1"  # boto3 alone: AWS_REGION ignored
+    result = CliRunner().invoke(app, ["params", "list"])
+    assert result.exit_code == 0, result.output
+    assert boto3.Session().region_name == "eu-west-2"

@@ -78,3 +78,28 @@ def test_the_map_aid_that_differs_between_agents_is_named():
     assert panel_notes(confounds([*aided, *bare], GroupBy.family)) == [
         "perfect 11x11: besides the agent, the groups differ in mapAid (false, true)"
     ]
+
+
+def test_groups_whose_decided_runs_rest_on_other_mazes_say_so():
+    """An error left one agent's decided runs on fewer mazes than the other's: its rate is over other mazes."""
+    from dataclasses import replace
+
+    steady = [replace(experiment(n, "ollama", "qwen3:8b", {}), maze_hash=f"grid-{n}") for n in (1, 2)]
+    errored = replace(experiment(4, "ollama", "llama3.2", {}), maze_hash="grid-2", ending="error")
+    flaky = [replace(experiment(3, "ollama", "llama3.2", {}), maze_hash="grid-1"), errored]
+    assert panel_notes(confounds([*steady, *flaky], GroupBy.family)) == [
+        "perfect 11x11: maze sets differ (ollama/llama3.2 1, ollama/qwen3:8b 2 mazes; 1 shared by all)"
+    ]
+
+
+def test_groups_run_by_other_code_say_so():
+    """Another runtime hash is another code version (a checkout with uncommitted changes has its own), named with
+    the groups that ran it."""
+    from dataclasses import replace
+
+    clean = replace(experiment(1, "ollama", "qwen3:8b", {}), code_version="0.9.0+local.aaaaaaaaaaaa")
+    edited = replace(experiment(2, "ollama", "llama3.2", {}), code_version="0.9.0+local.bbbbbbbbbbbb")
+    assert panel_notes(confounds([clean, edited], GroupBy.family)) == [
+        "perfect 11x11: code versions differ (ollama/llama3.2 0.9.0+local.bbbbbbbbbbbb; "
+        "ollama/qwen3:8b 0.9.0+local.aaaaaaaaaaaa)"
+    ]

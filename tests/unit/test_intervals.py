@@ -22,3 +22,18 @@ def test_runs_that_share_few_mazes_get_a_wider_interval_than_the_same_runs_on_ma
 
 def test_no_runs_no_interval():
     assert maze_interval([]) is None and maze_interval([(0, 0)]) is None
+
+
+def test_the_bounds_are_the_50th_and_1950th_of_the_sorted_resampled_rates_as_the_docs_say():
+    """docs/explanation/statistics.md: 2,000 resamples of the mazes (seeded with 0), no interpolation: an
+    independent computation that draws the same mazes gets the same bounds."""
+    import random
+
+    mazes = [(3, 3), (3, 0), (3, 2), (4, 4), (2, 1), (3, 1)]
+    draws = random.Random(0)
+    rates = []
+    for _ in range(2000):
+        sample = [mazes[draws.randrange(len(mazes))] for _ in mazes]
+        rates.append(sum(s for _, s in sample) / sum(r for r, _ in sample))
+    rates.sort()
+    assert maze_interval(mazes) == (rates[49], rates[1949])

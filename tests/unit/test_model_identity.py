@@ -6,6 +6,8 @@ with the reason, never raised."""
 
 from __future__ import annotations
 
+import json
+
 import boto3
 import pytest
 from botocore.stub import Stubber
@@ -46,6 +48,7 @@ def test_ollama_reports_its_version_and_the_models_digest_size_and_quantisation(
     assert (found.parameter_size, found.quantization) == ("8.2B", "Q4_K_M")
     assert found.unknown == {} and set(found.answers) == {"/api/version", "/api/tags", "/api/show"}
     assert found.answers["/api/show"]["model_info"]["general.architecture"] == "qwen3"
+    assert found.answers["/api/tags"]["models"][0]["details"]["families"] == ["qwen3"]  # kept as it was reported
     assert requests == [
         ("GET", "/api/version", None),
         ("GET", "/api/tags", None),
@@ -77,14 +80,19 @@ def test_an_ollama_that_does_not_have_the_model_or_cannot_be_reached_is_unknown_
 
 
 def test_an_openai_compatible_server_reports_the_models_entry_and_its_server_header():
+    sent: list[bytes] = []
     with ScriptedOpenAI(models=("Qwen/Qwen3-8B",), api_key="sk-x") as server:
         server_listing = server.listing
 
-        def vllm_listing(request):  # vLLM's entry names the weights it loaded (root)
+        def vllm_listing(request):  # vLLM's entry names the weights it loaded (root), its window, its permissions
             status, body = server_listing(request)[:2]
+            sent.append(body.replace(b'"owned_by"', b'"root": "/models/qwen3-8b-awq", "owned_by"'))
+            sent[-1] = sent[-1].replace(
+                b'"created"', b'"max_model_len": 32768, "permission": [{"id": "p1"}], "created"'
+            )
             return (
                 status,
-                body.replace(b'"owned_by"', b'"root": "/models/qwen3-8b-awq", "owned_by"'),
+                sent[-1],
                 {
                     "Server": "uvicorn",
                     "X-Request-Id": "r1",
@@ -99,6 +107,7 @@ def test_an_openai_compatible_server_reports_the_models_entry_and_its_server_hea
         "uvicorn",
     )
     assert found.answers["/models"]["headers"] == {"server": "uvicorn"}  # only the headers that name software
+    assert found.answers["/models"]["body"] == json.loads(sent[-1])  # the entry as reported, numbers included
     assert found.unknown == {}
 
 

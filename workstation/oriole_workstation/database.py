@@ -128,6 +128,4 @@ def open_results(aws: bool) -> Results:
     """The results on ``results_url(aws)``: the local database is migrated first, the deployed one is migrated
     on deploy."""
     url = results_url(aws)
-    if not aws:
-        prepare(url).conn.close()
-    return Results(connect(url))
+    return Results(connect(url) if aws else prepare(url).conn)  # locally, on the connection that migrated it

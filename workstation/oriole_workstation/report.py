@@ -503,9 +503,17 @@ def render_report(
     if output is Format.json:
         return as_json(rows)
     table = as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
-    notes = [failed_spend_note(results.failed_spend(filters)), over_budget_note(*results.over_budget(filters))]
-    lines = [line for note in notes if note for line in (textwrap.wrap(note, width) if width else [note])]
+    lines = [
+        line for note in spending_notes(results, filters) for line in (textwrap.wrap(note, width) if width else [note])
+    ]
     return table + "".join(line + "\n" for line in lines)
+
+
+def spending_notes(results: Results, filters: Filters = EVERYTHING) -> list[str]:
+    """What the experiments matching ``filters`` spent that a group's row does not show, as the notes a table and
+    the HTML page end with: failed attempts' spend, prompts the server counted over the context budget."""
+    notes = [failed_spend_note(results.failed_spend(filters)), over_budget_note(*results.over_budget(filters))]
+    return [note for note in notes if note]
 
 
 def over_budget_note(calls: int, runs: int) -> str:

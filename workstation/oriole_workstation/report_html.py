@@ -48,7 +48,7 @@ from oriole_workstation.grouping import (
 from oriole_workstation.intervals import DRAWS
 from oriole_workstation.outcomes import ending_text, outcome_text
 from oriole_workstation.provenance import Provenance, counted
-from oriole_workstation.report import PAIRS_NOTE, origin_of, pair_cells, rate_cell, running_note
+from oriole_workstation.report import PAIRS_NOTE, origin_of, pair_cells, rate_cell, running_note, spending_notes
 from oriole_workstation.results import Filters, Results
 from oriole_workstation.rows import ComparedExperiment, Grouped, StepRow
 
@@ -458,13 +458,15 @@ def leaderboard(rows: Sequence[GroupRow], by: GroupBy) -> str:
     )
 
 
-def notes_list(rows: Sequence[GroupRow]) -> str:
-    """What the flags mean and what else differs between the groups (``confounds``), as a list; empty when the
-    rows raise nothing."""
+def notes_list(rows: Sequence[GroupRow], spent: Sequence[str] = ()) -> str:
+    """What the flags mean, what else differs between the groups (``confounds``) and what was spent beside the
+    groups' rows (``spent``: ``report.spending_notes``, failed attempts and prompts over the context budget), as a
+    list; empty when nothing is raised."""
     used = [flag for flag in Flag if any(flag in r.flags for r in rows)]
     confounded = list(dict.fromkeys(note for r in rows for note in r.confounds))
     items = [f"<li><strong>{escape(flag.value)}</strong>: {escape(FLAG_TEXT[flag])}</li>" for flag in used]
     items += [f"<li>{_shown(note)}</li>" for note in confounded]
+    items += [f"<li>{_shown(note)}</li>" for note in spent]
     return f'<ul id="notes">{"".join(items)}</ul>' if items else ""
 
 
@@ -689,6 +691,7 @@ def render(results: Results, by: GroupBy, filters: Filters, animations: dict[int
         database=results.database(),
         steps=success_by_step(results, filters, by),
         paired=pairs(results, filters, by),
+        spent=spending_notes(results, filters),
     )
 
 
@@ -702,11 +705,13 @@ def page(
     now: datetime | None = None,
     steps: Sequence[StepRow] = (),
     paired: Sequence[PairRow] = (),
+    spent: Sequence[str] = (),
 ) -> str:
     """The whole page. ``rows`` is the comparison as the table groups it (``analysis.groups``),
     ``experiments`` what it counts (``Results.compared``), ``animations`` experiment id -> relative link, ``steps``
     the success-by-step curves (``analysis.success_by_step``), ``paired`` the paired comparisons
-    (``analysis.pairs``)."""
+    (``analysis.pairs``), ``spent`` the notes on what was spent beside the groups' rows
+    (``report.spending_notes``)."""
     read = origin_of(experiments, filters, by, database, now)
     meta = f"{read.scope} · {len(experiments)} experiments · generated {read.generated:%Y-%m-%d %H:%M} UTC"
     origin = f'<section id="provenance"><h2>Provenance</h2>{provenance(read, by)}</section>'
@@ -722,7 +727,7 @@ def page(
             f'<p class="note">Each cell: the success rate over the decided runs and successes/runs, its 95% '
             "interval below (over mazes where the runs share mazes, else Wilson's), the rate over all runs where "
             f"some were censored or errored, and the flags. {escape(RUN_DEFINITION)}</p>"
-            f"{notes_list(rows)}"
+            f"{notes_list(rows, spent)}"
             f'<p class="note">{escape(running_note(rows))}</p></section>'
             f'{origin}<section id="intervals"><h2>The intervals</h2><p>{escape(INTERVALS)}</p></section>'
             f'<section id="success"><h2>Success rate per agent</h2>{figure_html(drawn["success"], "success")}'

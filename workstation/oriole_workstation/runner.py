@@ -19,6 +19,7 @@ standard account's 1,000).
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import io
 import json
@@ -37,6 +38,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from unittest import mock
 
 import boto3
+import botocore.loaders
+import botocore.session
 import psycopg
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.handlers import BUILTIN_HANDLERS
@@ -187,6 +190,21 @@ def _statements() -> int:
     return 0 if conn is None else CountingCursor.sent.get(conn, 0)
 
 
+@functools.cache
+def _service_models() -> botocore.loaders.Loader:
+    """One loader of botocore's service models for the process: each JSON model read once, not by every session."""
+    return botocore.loaders.create_loader()
+
+
+def _session_sharing_service_models() -> boto3.Session:
+    """A new default session (moto clears boto3's, so that clients take its test credentials) that reads the
+    service models through the process's one loader: a ``LocalAws`` makes five clients and the handlers more, and
+    reading their models again for each was a fifth of starting one."""
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _service_models())
+    return boto3.Session(botocore_session=core)
+
+
 class LocalAws:
     """A context manager holding moto's AWS, the state machine and the handler routing."""
 
@@ -280,6 +298,7 @@ class LocalAws:
                     "core": {"passthrough": {"urls": passthrough, "services": []}},
                 }
             ),
+            mock.patch.object(boto3, "DEFAULT_SESSION", _session_sharing_service_models()),
             mock.patch.object(LambdaSimpleBackend, "invoke", self._make_invoke()),
             *self._direct_task_invocations(),
             mock.patch.object(db, "connect", _counting_connect),

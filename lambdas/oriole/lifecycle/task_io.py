@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
@@ -26,6 +25,9 @@ from oriole.errors import InvalidExecutionInput, OrioleError
 from oriole.inputs import parse
 from oriole.statuses import ExperimentStatus, NextStep, RepetitionOutcome, TurnEnd
 from oriole.text import JsonObject
+
+if TYPE_CHECKING:  # a handler's context, named in types only: the workstation imports this module without Powertools
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 _REQUEST = ConfigDict(extra="ignore", strict=True, frozen=True)
 
@@ -269,7 +271,7 @@ class SweepSummary(TaskOutput):
 
 Request = TypeVar("Request", bound=BaseModel)
 Result = TypeVar("Result", bound=TaskOutput)
-Handler = Callable[[JsonObject, LambdaContext], JsonObject]
+Handler = Callable[[JsonObject, "LambdaContext"], JsonObject]
 TASKS: dict[str, tuple[type[BaseModel], type[TaskOutput]]] = {}  # handler "module.name" -> its request and result
 
 

@@ -26,6 +26,10 @@ from oriole.text import JsonObject, bounded, replaced, stored_message
 UNKNOWN = "unknown"  # a field the server was asked for and did not tell
 MAX_FIELD_CHARS = 400  # one reported value (a digest, a version, an ARN): far above any real one
 MAX_TEXT_CHARS = 2_000  # a long reported text kept in the answers (a license, a modelfile), cut to this
+# How deep containers are kept in the answers: a vLLM /models entry's permission objects sit 5 deep (body, data,
+# entry, permission, object), Ollama's details.families 4 (models, entry, details, families). A container nested
+# deeper is cut (a body is bounded by the transport's MAX_RESPONSE_BYTES, so its size is bounded whatever the depth).
+MAX_KEPT_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -65,17 +69,19 @@ def text(value: object) -> str | None:
 
 
 def kept(value: Any, depth: int = 0) -> Any:
-    """A reported answer as it is kept: strings bounded and storable, containers at most a few levels deep and
-    long."""
+    """A reported answer as it is kept: strings bounded and storable, numbers, booleans and nulls as reported,
+    containers at most ``MAX_KEPT_DEPTH`` levels deep and 64 long."""
     if isinstance(value, str):
         return replaced(bounded(value, MAX_TEXT_CHARS))
-    if depth >= 4:
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= MAX_KEPT_DEPTH:
         return None
     if isinstance(value, Mapping):
         return {replaced(str(k)[:MAX_FIELD_CHARS]): kept(v, depth + 1) for k, v in list(value.items())[:64]}
     if isinstance(value, list | tuple):
         return [kept(v, depth + 1) for v in list(value)[:64]]
-    return value if value is None or isinstance(value, bool | int | float) else replaced(str(value)[:MAX_FIELD_CHARS])
+    return replaced(str(value)[:MAX_FIELD_CHARS])
 
 
 class Asking:

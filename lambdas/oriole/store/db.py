@@ -32,6 +32,7 @@ from psycopg.rows import DictRow, dict_row
 
 from oriole.environment import Environment
 from oriole.errors import DatabaseBusy, DatabaseNotConfigured
+from oriole.store.json_values import read_json_with_loads
 from oriole.text import JsonObject
 
 # What PostgreSQL and RDS Proxy say when no connection slot is left.
@@ -93,9 +94,11 @@ def database_url() -> str:
 
 
 def connect(url: str | None = None) -> Connection:
-    """A new autocommit connection returning rows as dicts; each statement is its own transaction. Through a
-    proxy (on AWS) no statement is ever prepared."""
+    """A new autocommit connection returning rows as dicts; each statement is its own transaction; JSON values
+    decoded as ``json.loads`` decodes them, in less time (``json_values``). Through a proxy (on AWS) no statement is
+    ever prepared."""
     conn = psycopg.Connection.connect(url or database_url(), autocommit=True, row_factory=dict_row)
+    read_json_with_loads(conn)
     if Environment.read().database_host:
         conn.prepare_threshold = None
     return conn

@@ -254,7 +254,8 @@ def failed_attempt_write(
             "latency_ms": r.usage.latency_ms,
             "stop_reason": r.stop_reason,
             "throttles": r.throttles,
-            "response": response_as_json(r),
+            # no request is stored for a failed attempt's call: the hash of the bytes it sent rides with its answer
+            "response": response_as_json(r) | ({"sent_sha256": r.sent_sha256} if r.sent_sha256 else {}),
             "answer": None if r.raw is None else base64.b64encode(r.raw).decode(),
         }
         calls.append(_stored_call(row))

@@ -37,7 +37,7 @@ from oriole_workstation.cli import (
     view,
     watch,
 )
-from oriole_workstation.cli.common import Commands, OneLineErrors, err
+from oriole_workstation.cli.common import Commands, OneLineErrors, adopt_aws_region, err
 from oriole_workstation.display import terminal_safe
 
 app = Commands(
@@ -61,6 +61,7 @@ def _options(
     ] = False,
 ) -> None:
     """Run LLM maze experiments locally through the real state machine, or on AWS."""
+    adopt_aws_region()
 
 
 app.command()(run.run)

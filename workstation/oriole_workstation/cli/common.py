@@ -261,6 +261,15 @@ def print_columns(headers: tuple[str, ...], rows: list[tuple]) -> None:
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
+def adopt_aws_region() -> None:
+    """Honour ``AWS_REGION``, as the docs and every message here ask for it: boto3 reads only ``AWS_DEFAULT_REGION``
+    (boto/boto3#3620), so ``export AWS_REGION=us-east-1`` alone left a Bedrock run or an ``--aws`` command without a
+    region. Where both are set, ``AWS_REGION`` wins, as in the AWS CLI and the other SDKs (and in Lambda, which sets
+    both the same)."""
+    if region := os.environ.get("AWS_REGION"):
+        os.environ["AWS_DEFAULT_REGION"] = region
+
+
 def reported(function: Command) -> Command:
     """The command, with every error raised on purpose (an ``OrioleError``), every file the system refuses (a
     folder or a device where a file is written, a missing folder, no permission), every AWS call that fails

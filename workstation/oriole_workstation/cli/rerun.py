@@ -83,7 +83,9 @@ def rerun(
                 print_json(line)
             else:
                 reason = f" ({summary['failure_reason']})" if summary["failure_reason"] else ""
-                typer.echo(f"experiment {number} rerun as {summary['experiment_id']}: {summary['status']}{reason}")
+                new = summary["experiment_id"]  # None: refused before a row was written (another build served)
+                rerun_as = f"rerun as {new}" if new is not None else "not rerun"
+                typer.echo(f"experiment {number} {rerun_as}: {summary['status']}{reason}")
     if len(chosen) > 1 and not as_json:
         typer.echo(f"{filters.describe()}: {len(inputs)} rerun, {len(problems)} refused")
     raise typer.Exit(0 if inputs and started == len(inputs) and not problems else 1 if inputs else 2)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -23,9 +23,11 @@ from oriole_workstation.cli.common import (
     whole_number,
 )
 from oriole_workstation.display import dollars, terminal_safe
-from oriole_workstation.launcher import Launcher, RunResult
 from oriole_workstation.outcomes import outcome_text
 from oriole_workstation.rows import ExperimentSummary
+
+if TYPE_CHECKING:  # imported where an experiment is launched: the lifecycle and Powertools are no other command's
+    from oriole_workstation.launcher import RunResult
 
 MAX_MOVES = tuple(map(int, catalog.BY_KEY["maxMoves"].bounds))
 EXPLORATORY = "exploratory"  # the tag (a word of the comment) of a run `--exploratory` leaves out of reports
@@ -120,6 +122,8 @@ def launcher_for(
     """
     if aws:
         import boto3
+
+        from oriole_workstation.launcher import Launcher
 
         arn = state_machine_arn or cloud.stack_outputs(boto3.client("cloudformation"), stack)["StateMachineArn"]
         yield Launcher(boto3.client("stepfunctions"), arn, poll_seconds=poll_seconds or 5.0)

@@ -27,7 +27,7 @@ from oriole_workstation import charts, render, report_html, transcript
 from oriole_workstation.analysis import groups, pairs, success_by_step
 from oriole_workstation.display import terminal_safe
 from oriole_workstation.outcomes import ending_text, outcome_text
-from oriole_workstation.report import PAIRS_NOTE, GroupBy, origin_of
+from oriole_workstation.report import PAIRS_NOTE, GroupBy, origin_of, spending_notes
 from oriole_workstation.results import ENDINGS_LISTED, LISTING_ORDER, Filters, Listing
 from oriole_workstation.sweep_display import sweep_status
 from oriole_workstation.viewer.reader import Reader
@@ -217,6 +217,7 @@ def create_app(
             origin = origin_of(experiments, filters, by, results.database())
             steps = success_by_step(results, filters, by) if rows else []
             paired = pairs(results, filters, by) if rows else []
+            spent = spending_notes(results, filters)
         links = {e.experiment_id: url_for("experiment", experiment_id=e.experiment_id) for e in experiments}
         drawn = report_html.figures(rows, experiments, by, charts.PAGE, origin, links, steps) if rows else {}
         return render_template(
@@ -229,7 +230,7 @@ def create_app(
             leaderboard=Markup(report_html.leaderboard(rows, by)) if rows else None,
             figures=[Markup(report_html.figure_html(d, name)) for name, d in drawn.items()],
             table=Markup(report_html.comparison_table(rows, by)) if rows else None,
-            notes=Markup(report_html.notes_list(rows)),
+            notes=Markup(report_html.notes_list(rows, spent)),
             pairs=Markup(report_html.pairs_table(paired)) if paired else None,
             pairs_note=PAIRS_NOTE,
             experiments=Markup(report_html.experiments_table(report_html.series_of(rows), experiments, links)),
