@@ -7,7 +7,9 @@ checked in ``test_sweep_study.py``."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 from decimal import Decimal
 
 import pytest
@@ -40,6 +42,11 @@ def failed_attempts(local, experiment_id: int) -> list[dict]:
         " WHERE f.experiment_id = %s GROUP BY f.attempt ORDER BY min(f.recorded_at)",
         (experiment_id,),
     ).fetchall()
+
+
+def canonical_sha256(body: dict) -> str:
+    """SHA-256 of a request body in canonical JSON (keys sorted, no spaces), as the docs define ``sent_sha256``."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def cost(input_tokens: int, output_tokens: int) -> Decimal:
@@ -122,6 +129,13 @@ def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_ca
     assert note in render_report(Results(local.store.conn), filters=chosen, width=None)
     assert f"<li>{note}" in report_html.render(Results(local.store.conn), GroupBy.family, chosen)  # the page too
     assert [a["error"].split(":")[0] for a in failed_attempts(local, data["experiment_id"])] == ["ModelUnavailable"] * 3
+    stored = local.store.conn.execute(
+        "SELECT c.response ->> 'sent_sha256' AS sent FROM failed_attempt_calls c JOIN failed_attempts f USING (attempt)"
+        " WHERE f.experiment_id = %s",
+        (data["experiment_id"],),
+    ).fetchall()
+    received = {canonical_sha256(r.body) for r in server.requests}  # every body the server got, hashed here
+    assert len(stored) == 3 and all(row["sent"] in received for row in stored)  # each answered call's request
     assert_invariants(local.store, data["experiment_id"])
 
 
