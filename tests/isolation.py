@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # gw0, gw1...: this process is an xdist worker
@@ -68,11 +69,23 @@ def embedded_server() -> Iterator[str]:
 
         server = pgserver.get_server(folder / "data", cleanup_mode="delete")
     try:
+        _disposable(server.get_uri())
         yield server.get_uri()
     finally:
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
         os.close(owner)
+
+
+def _disposable(url: str) -> None:
+    """The test server writes without waiting for the disk (no fsync, no full pages, commits not awaited): what it
+    holds is thrown away with it, and on a machine whose disk other suites keep busy, each commit's flush and the
+    stop's checkpoint were the wait (a session's stop once took minutes). The project's own servers keep their
+    durability: a test of a committed turn surviving a crash would need a crash, which no test makes."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        for setting in ("fsync", "full_page_writes", "synchronous_commit"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
 
 
 def reap_abandoned_servers() -> list[Path]:

@@ -73,20 +73,27 @@ def _walk(value: object, change: Callable[[str], str]) -> object:
     return value
 
 
-def _has_unstorable(value: object) -> bool:
-    """Whether anything in ``value`` cannot be stored. Every turn asks this of each row it writes, so the common
-    answer (nothing) comes from one pass of the C JSON encoder: its text holds a NUL as ``\\u0000`` and a lone
-    surrogate as itself, and it refuses a non-finite number or a value JSON cannot hold. Only a row that may hold
-    one (or that a backslash makes look so) is walked value by value for the exact answer."""
-    if isinstance(value, str):
-        return UNSTORABLE.search(value) is not None
+def storable_json(value: object) -> str | None:
+    """``value``'s JSON text when PostgreSQL can store all of it as it is; None when it may not. One pass of the C
+    JSON encoder: its text holds a NUL as ``\\u0000`` and a lone surrogate as itself, and it refuses a non-finite
+    number or a value JSON cannot hold. None is not the last word (a backslash can make a text look so): the exact
+    answer is ``_has_unstorable``'s. The turn's commit sends this text, so that its rows are encoded once."""
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
-        return _has_unstorable_walk(value)
-    if "\\u0000" not in text and UNSTORABLE.search(text) is None:
-        return False
-    return _has_unstorable_walk(value)
+        return None
+    if "\\u0000" in text or UNSTORABLE.search(text) is not None:
+        return None
+    return text
+
+
+def _has_unstorable(value: object) -> bool:
+    """Whether anything in ``value`` cannot be stored. Every turn asks this of each row it writes, so the common
+    answer (nothing) comes from ``storable_json``; only a row that may hold such a value is walked value by value
+    for the exact answer."""
+    if isinstance(value, str):
+        return UNSTORABLE.search(value) is not None
+    return storable_json(value) is None and _has_unstorable_walk(value)
 
 
 def _has_unstorable_walk(value: object) -> bool:

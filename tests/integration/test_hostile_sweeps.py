@@ -108,7 +108,8 @@ def small_sweep(tmp_path: Path, sweep_id: str, extra: str = "") -> Path:
 def test_a_comment_naming_a_sweep_puts_no_run_into_it(cli, store, tmp_path):
     assert cli("sweep", str(small_sweep(tmp_path, "members")), "--quiet").exit_code == 0
     for comment in ("sweep:members", "sweep:members sweep:other", "  sweep:members\t"):
-        ran = cli("run", "--agent", "random", "--maze", "perfect-9", "--comment", comment)
+        # a few moves: the runs are here for their comment, not their walk (a random walk of perfect-9 is hundreds)
+        ran = cli("run", "--agent", "random", "--maze", "perfect-9", "--max-moves", "5", "--comment", comment)
         assert ran.exit_code == 0, ran.output
     members = {row.id for row in store.sweep_experiments("members")}
     assert len(members) == 2

@@ -163,6 +163,25 @@ def test_a_turn_with_unstorable_model_text_keeps_every_action_and_stores_it_reco
     assert unescape(call["response"]["tool_calls"][0]["arguments"]["reasoning"]) == "east \x00 \ud800"
     for rows in (write.actions, write.calls):
         assert unstorable(json.dumps(rows, ensure_ascii=False)) is None
+    # what the commit sends is the rows as made storable, encoded once
+    sent = {name: json.loads(text) for name, text in write.encoded.items()}
+    assert sent == {"actions": write.actions, "calls": write.calls, "parts": write.parts}
+    assert all(unstorable(text) is None for text in write.encoded.values())
+
+
+class Plain(Hostile):
+    """An agent whose text every column accepts as it is (non-ASCII included): it walks east."""
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        return ModelResponse(tool_calls=(ToolCall("move_east", {"reasoning": "est \u00e9 \u2192"}),), text="\u00e9")
+
+
+def test_a_storable_turn_sends_the_text_its_check_encoded():
+    state = turn_state()
+    played = Turn(state, get_maze("perfect-7").maze).play(Plain())
+    write = turn_write(state, played, datetime.now(UTC))
+    for name, rows in (("actions", write.actions), ("calls", write.calls), ("parts", write.parts)):
+        assert write.encoded[name] == json.dumps(rows, ensure_ascii=False, allow_nan=False)
 
 
 @pytest.mark.parametrize(

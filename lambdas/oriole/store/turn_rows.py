@@ -15,8 +15,9 @@ keep a readable copy with U+FFFD in place of such characters. The turn is kept e
 from __future__ import annotations
 
 import base64
+import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar
@@ -39,20 +40,23 @@ from oriole.core.turn_loop import Message, ModelCall, ModelResponse, Replay, mes
 from oriole.experiment_config import ExperimentConfig
 from oriole.statuses import ExperimentStatus
 from oriole.store.mazes import MazeRow
-from oriole.text import JsonObject, escaped, replaced, stored_message
+from oriole.text import JsonObject, escaped, replaced, storable_json, stored_message
 
 COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(ExperimentState))  # what a turn reads, in order
 
 
 @dataclass(frozen=True)
 class TurnWrite:
-    """Everything one turn writes, in the shapes ``Store.commit_turn`` sends as one statement."""
+    """Everything one turn writes, in the shapes ``Store.commit_turn`` sends as one statement. ``encoded`` holds the
+    JSON text of the three lists of rows (``actions``, ``calls``, ``parts``) as sent: each list is encoded once, by
+    the check that finds it storable (``_storable_rows``), not again by the driver."""
 
     turn: JsonObject
     actions: list[JsonObject]
     calls: list[JsonObject]
     experiment: JsonObject
     parts: list[JsonObject]  # what the calls' request records name by hash: {"hash", "body"}
+    encoded: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -141,19 +145,30 @@ def turn_write(state: TurnState, played: PlayedTurn, started_at: datetime) -> Tu
         "memory": replaced(played.memory),
         "stalled": played.stalled,
     }
-    calls: list[JsonObject] = []
-    parts: JsonObject = {}
+    call_rows: list[JsonObject] = []
+    named_parts: JsonObject = {}
     for index, call in enumerate(outcome.calls, 1):
         record, named = call_record(call, played.agent_settings, played.carried)
-        calls.append(_stored_call(_call_row(index, call) | {"request": record}))
-        parts |= named
+        call_rows.append(_call_row(index, call) | {"request": record})
+        named_parts |= named
+    actions, actions_json = _storable_rows([_action_row(a) for a in outcome.actions], replaced)
+    calls, calls_json = _storable_rows(call_rows, _stored_call)
+    parts, parts_json = _storable_rows([{"hash": h, "body": body} for h, body in named_parts.items()], replaced)
     return TurnWrite(
-        turn,
-        [replaced(_action_row(a)) for a in outcome.actions],
-        calls,
-        delta,
-        [{"hash": h, "body": body} for h, body in replaced(parts).items()],
+        turn, actions, calls, delta, parts, {"actions": actions_json, "calls": calls_json, "parts": parts_json}
     )
+
+
+def _storable_rows(
+    rows: list[JsonObject], storable: Callable[[JsonObject], JsonObject]
+) -> tuple[list[JsonObject], str]:
+    """``rows`` as they can be stored, and their JSON text. The encoding that finds nothing to make storable (nearly
+    always) is the text sent; otherwise each row is made storable (``storable``) and the rows encoded again."""
+    text = storable_json(rows)
+    if text is None:
+        rows = [storable(row) for row in rows]
+        text = json.dumps(rows)
+    return rows, text
 
 
 def _turn_row(played: PlayedTurn, started_at: datetime) -> JsonObject:

@@ -52,9 +52,7 @@ class Turns(StoreBase):
                 "memory": Jsonb(write.experiment["memory"]),
                 "closing_messages": Jsonb(write.turn["closing_messages"]),
                 "context": None if write.turn["context"] is None else Jsonb(write.turn["context"]),
-                "actions": Jsonb(write.actions),
-                "calls": Jsonb(write.calls),
-                "parts": Jsonb(write.parts),
+                **{rows: Jsonb(text, dumps=_as_encoded) for rows, text in write.encoded.items()},
             },
         )
         return bool(committed == 1)
@@ -75,6 +73,11 @@ class Turns(StoreBase):
             },
         )
         return bool(written == 1)
+
+
+def _as_encoded(text: str) -> str:
+    """The ``dumps`` of a jsonb parameter whose JSON text is made already (``TurnWrite.encoded``)."""
+    return text
 
 
 _CARRYING = list(carrying_modes())  # the memory modes whose turns carry earlier turns' messages
