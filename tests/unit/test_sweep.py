@@ -584,7 +584,32 @@ RESUMABLE = {
     ],
     "grid": {"visionRange": [1, 3]},
 }
-RESUMABLE_KEYS = "4d691f455675 1f16bfa93124 eb3dd61361f2 f2d920e9c1a2 fd6b5ac2209e 944eba16f446 d74d0a2c8df7 6502b5598c06 0ffd4d50e704 e94b9b6d45d6 9bddebb2c52e 75703f0e9505 b3ef12b6d916 b6866b0d530d dc45e798ec4d b1cd945f191f 44bf22ff93fc 226a360a705b 2483c8e8b3ab 91ece8b52f64 30b4e9fd058e 7747269bc851 f001614cc8a0 d6f8f19c1d58 ".split()
+RESUMABLE_KEYS = [
+    "4d691f455675",
+    "1f16bfa93124",
+    "eb3dd61361f2",
+    "f2d920e9c1a2",
+    "fd6b5ac2209e",
+    "944eba16f446",
+    "d74d0a2c8df7",
+    "6502b5598c06",
+    "0ffd4d50e704",
+    "e94b9b6d45d6",
+    "9bddebb2c52e",
+    "75703f0e9505",
+    "b3ef12b6d916",
+    "b6866b0d530d",
+    "dc45e798ec4d",
+    "b1cd945f191f",
+    "44bf22ff93fc",
+    "226a360a705b",
+    "2483c8e8b3ab",
+    "91ece8b52f64",
+    "30b4e9fd058e",
+    "7747269bc851",
+    "f001614cc8a0",
+    "d6f8f19c1d58",
+]
 
 
 def test_the_cells_of_a_sweep_that_sets_nothing_idle_keep_their_keys():
