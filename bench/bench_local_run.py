@@ -3,9 +3,11 @@
 Reports the figures of DESIGN section 10 for the local mode: wall time, and the CPU seconds of this process (the
 state machine interpreter and the handlers) and of its database backend, which a loaded machine does not inflate as
 it does the wall time (``--runs 3``: the experiment run three times, each run's figures and their medians, with
-the load average; compare CPU seconds between checkouts, and wall seconds only at a like load); database round
-trips per turn (statements counted on the handlers' connection, agent task
-plus CheckProgress), state transitions and history events per turn and per execution. Run with ``make bench`` or
+the load average; compare CPU seconds between checkouts, and wall seconds only at a like load); the seconds the
+handlers waited for their statements (``database_wait_seconds``: the server's CPU, each commit's WAL flush, the
+trips and, under load, the server's wait for a core: what the wall time holds beside this process's CPU);
+database round trips per turn (statements counted on the handlers' connection, agent task plus CheckProgress),
+state transitions and history events per turn and per execution. Run with ``make bench`` or
 ``python bench/bench_local_run.py --max-moves 10000 --actions-per-turn 8``; ``--record`` keeps the figures in
 ``bench/results.json`` (``results_file.py``).
 
@@ -28,7 +30,7 @@ import results_file
 from oriole.store import db
 from oriole_workstation.database import local_url, prepare
 from oriole_workstation.results import Results
-from oriole_workstation.runner import LocalAws
+from oriole_workstation.runner import LocalAws, statement_seconds
 
 AGENT, CHECK = "oriole-InvokeBaselineAgent", "oriole-CheckProgress"
 
@@ -56,12 +58,12 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
     }
     with LocalAws(url) as aws:
         backend = db.connection().execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
-        server_before = server_cpu_seconds(backend)
+        server_before, waited_before = server_cpu_seconds(backend), statement_seconds()
         started, cpu_started = time.perf_counter(), time.process_time()
         launcher = aws.launcher(poll_seconds=0.5)
         result = launcher.follow(launcher.start(execution_input), Results(db.connect(url)))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-        server_after = server_cpu_seconds(backend)
+        server_after, waited = server_cpu_seconds(backend), statement_seconds() - waited_before
         server = None if server_before is None or server_after is None else server_after - server_before
         summary = result.summary
         histories = [aws.history(arn) for arn in summary.execution_arns]
@@ -75,6 +77,7 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
             "wall_seconds": round(wall, 2),
             "cpu_seconds": round(cpu, 2),
             "database_cpu_seconds": None if server is None else round(server, 2),
+            "database_wait_seconds": round(waited, 2),
             "actions_per_second": round(summary.actions / wall),
             "db_round_trips_per_turn": round((aws.statements[AGENT] + aws.statements[CHECK]) / turns, 2),
             "db_round_trips_agent_task": round(aws.statements[AGENT] / aws.invocations[AGENT], 2),
@@ -90,7 +93,7 @@ def run(maze: str, max_moves: int, actions_per_turn: int, seed: int) -> dict:
         }
 
 
-TIMES = ("wall_seconds", "cpu_seconds", "database_cpu_seconds")
+TIMES = ("wall_seconds", "cpu_seconds", "database_cpu_seconds", "database_wait_seconds")
 
 
 def runs(maze: str, max_moves: int, actions_per_turn: int, seed: int, count: int) -> dict:

@@ -56,7 +56,13 @@ SELECT e.id AS experiment_id,
        e.server_version,
        e.model_parameter_size,
        e.model_quantization,
-       e.inference_profile
+       e.inference_profile,
+       e.code_version,
+       e.code_commit,
+       e.code_dirty,
+       e.code_hash,
+       e.harness_version,
+       e.harness_hash
   FROM experiments e
   JOIN mazes m ON m.id = e.maze_id
   -- optimum / max(optimum, path length): 1 on a shortest run, never above (a run without a move that changes
@@ -151,3 +157,18 @@ COMMENT ON COLUMN experiment_results.server_version IS 'its version (experiments
 COMMENT ON COLUMN experiment_results.model_parameter_size IS 'the parameter size Ollama reported (8.2B)';
 COMMENT ON COLUMN experiment_results.model_quantization IS 'the quantisation level Ollama reported (Q4_K_M)';
 COMMENT ON COLUMN experiment_results.inference_profile IS 'the Bedrock inference profile''s ARN, if one was named';
+COMMENT ON COLUMN experiment_results.code_version IS
+    'the code that started it (experiments.code_version): the package version and, on AWS, the Lambda asset''s '
+    'hash (<version>+<12 hex>); locally <version>+local.<first 12 hex of code_hash>';
+COMMENT ON COLUMN experiment_results.code_commit IS
+    'the git commit its code was built from (experiments.code_commit); NULL when not recorded';
+COMMENT ON COLUMN experiment_results.code_dirty IS
+    'whether that checkout held uncommitted changes (experiments.code_dirty); NULL when not recorded';
+COMMENT ON COLUMN experiment_results.code_hash IS
+    'SHA-256 of the runtime package''s files as imported, the same for a checkout, a wheel and the Lambda asset of '
+    'the same code (experiments.code_hash)';
+COMMENT ON COLUMN experiment_results.harness_version IS
+    'the harness version: the agent loop''s details that are no setting (tool wording, compaction prompt, '
+    'text-tool instructions, frontier size, token estimator) named as one (experiments.harness_version)';
+COMMENT ON COLUMN experiment_results.harness_hash IS
+    'SHA-256 of that harness''s description, kept once in harnesses (experiments.harness_hash)';

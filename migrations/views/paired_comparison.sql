@@ -30,8 +30,8 @@ CREATE FUNCTION paired_comparison(
     a_success_rate numeric,    -- over the pairs
     b_success_rate numeric,    -- over the pairs
     difference numeric,        -- a_success_rate - b_success_rate
-    mcnemar_p numeric,         -- exact McNemar (mcnemar_exact)
-    holm_p numeric,            -- mcnemar_p after Holm's correction over the rows of its family and size (or maze)
+    mcnemar_p double precision,  -- exact McNemar (mcnemar_exact), unrounded: a p of 1e-7 stays 1e-7
+    holm_p double precision,     -- mcnemar_p after Holm's correction over the rows of its family and size (or maze)
     per_maze jsonb             -- [[pairs, only_a, only_b], ...], one per maze: what a bootstrap over mazes draws
 )
 LANGUAGE sql STABLE AS $$
@@ -95,9 +95,9 @@ LANGUAGE sql STABLE AS $$
            round((t.both_succeeded + t.only_a)::numeric / t.pairs, 4),
            round((t.both_succeeded + t.only_b)::numeric / t.pairs, 4),
            round((t.only_a - t.only_b)::numeric / t.pairs, 4),
-           round(t.p::numeric, 6),
-           round(max(least(1.0, (t.m - t.rank + 1) * t.p)) OVER (
-               PARTITION BY t.maze_family, t.maze_size, t.maze ORDER BY t.rank ROWS UNBOUNDED PRECEDING)::numeric, 6),
+           t.p,
+           max(least(1.0, (t.m - t.rank + 1) * t.p)) OVER (
+               PARTITION BY t.maze_family, t.maze_size, t.maze ORDER BY t.rank ROWS UNBOUNDED PRECEDING),
            t.per_maze
       FROM tested t
      ORDER BY t.maze_family, t.maze_size, t.maze NULLS FIRST, t.rank

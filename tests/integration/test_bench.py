@@ -33,6 +33,8 @@ def test_the_local_benchmark_runs_and_keeps_three_round_trips_a_turn(empty_datab
     assert figures["db_round_trips_per_turn"] == 3.0
     assert figures["db_round_trips_agent_task"] == 2.0 and figures["db_round_trips_check_progress"] == 1.0
     assert figures["turns"] > 0 and figures["executions"] == 1
+    # the handlers' wait for their statements is part of the run's wall time, and never nothing (3 a turn)
+    assert 0 < figures["database_wait_seconds"] <= figures["wall_seconds"]
 
 
 def test_a_recorded_result_keeps_the_others_and_says_where_it_was_measured(database_url, tmp_path):

@@ -87,8 +87,8 @@ def optimum(a: Attempt) -> int:
     return min(MAZES[a.maze].shortest_path_length, a.path)
 
 
-def store_attempts(conn, attempts: list[Attempt]) -> None:
-    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES (%s, %s, '{}')", (SWEEP, len(attempts)))
+def store_attempts(conn, attempts: list[Attempt], sweep: str = SWEEP) -> None:
+    conn.execute("INSERT INTO sweeps (id, planned, run_input) VALUES (%s, %s, '{}')", (sweep, len(attempts)))
     ids = {}
     for entry in MAZES:
         ids[entry.name] = conn.execute("SELECT id FROM mazes WHERE name = %s", (entry.name,)).fetchone()["id"]
@@ -115,9 +115,9 @@ def store_attempts(conn, attempts: list[Attempt]) -> None:
                 "maze": ids[entry.name],
                 "provider": provider,
                 "model": model,
-                "agent_id": f"{SWEEP}/{model}-{a.maze}/r{a.repetition}",
-                "comment": f"sweep:{SWEEP}",
-                "sweep": SWEEP,
+                "agent_id": f"{sweep}/{model}-{a.maze}/r{a.repetition}",
+                "comment": f"sweep:{sweep}",
+                "sweep": sweep,
                 "config": Jsonb(config),
                 "seed": config["seed"],
                 "status": status,
@@ -128,7 +128,7 @@ def store_attempts(conn, attempts: list[Attempt]) -> None:
                 "tokens": a.tokens,
                 "cost": a.cost,
                 "reason": reason,
-                "arn": f"arn:rates:{n}",
+                "arn": f"arn:{sweep}:{n}",
                 "optimum": optimum(a),
             },
         ).fetchone()["id"]
@@ -146,13 +146,32 @@ def sweep(server_url, migrated_template) -> Iterator[tuple[str, list[Attempt]]]:
         yield url, attempts
 
 
+# A second sweep in the same database where nothing varies within a maze: agent c solves all 24 runs on 12 mazes,
+# agent d none. Every resample of its mazes gives one rate, and the McNemar p-value of c against d is 2 / 2**24.
+CERTAIN = "certain"
+
+
+@pytest.fixture(scope="module")
+def certain(sweep) -> list[Attempt]:
+    url, _ = sweep
+    attempts = [
+        Attempt(f"ollama/{agent}", maze, rep, ending)
+        for maze in range(12)
+        for rep in (1, 2)
+        for agent, ending in (("c", "success"), ("d", "agent"))
+    ]
+    with db.connect(url) as conn:
+        store_attempts(conn, attempts, CERTAIN)
+    return attempts
+
+
 @pytest.fixture
 def report(sweep, cli, monkeypatch):
     url, _ = sweep
     monkeypatch.setenv("DATABASE_URL", url)
 
-    def invoke(*args: str) -> str:
-        result = cli("report", "--sweep", SWEEP, *args)
+    def invoke(*args: str, sweep: str = SWEEP) -> str:
+        result = cli("report", "--sweep", sweep, *args)
         assert result.exit_code == 0, result.output
         return result.stdout
 
@@ -174,10 +193,13 @@ def wilson(successes: int, n: int) -> tuple[float, float] | None:
 def maze_bootstrap(per_maze: list[tuple[int, int]]) -> tuple[float, float] | None:
     """The documented procedure: 2,000 resamples of the mazes with replacement (a generator seeded with 0), each
     maze with all its runs; the 2.5th and 97.5th percentiles (the draws' sorted values at 2.5% and 97.5% of the
-    way), where runs share mazes (more runs than mazes, at least two mazes)."""
+    way), where runs share mazes (more runs than mazes, at least two mazes); where every maze has the same rate
+    (every resample too), the Wilson interval with the mazes as its trials."""
     mazes = [m for m in per_maze if m[0]]
     if not (sum(r for r, _ in mazes) > len(mazes) >= 2):
         return None
+    if len({s / r for r, s in mazes}) == 1:  # every resample the same rate: Wilson's, each maze one trial
+        return wilson(len(mazes) * mazes[0][1] / mazes[0][0], len(mazes))
     rng = random.Random(0)
     rates = sorted(
         sum(s for _, s in sample) / sum(r for r, _ in sample)
@@ -450,6 +472,50 @@ def test_paired_comparisons_equal_mcnemar_holm_and_the_paired_bootstrap_by_hand(
     assert "McNemar" in table and PAIRS_NOTE in table.splitlines()
     rows_csv = list(csv.DictReader(io.StringIO(report("--pairs", "--format", "csv"))))
     assert sorted(float(r["holm_p"]) for r in rows_csv) == sorted(r["holm_p"] for r in found)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_mazes_all_solved_or_all_failed_get_wilson_over_the_mazes_flagged_in_every_format(certain, report, fmt):
+    text = report("--format", fmt, sweep=CERTAIN)
+    found = json.loads(text) if fmt == "json" else list(csv.DictReader(io.StringIO(text)))
+    by_agent = {f"{r['llm_provider']}/{r['model_name']}": r for r in found}
+    for agent, solved in (("ollama/c", 12), ("ollama/d", 0)):
+        row, want = by_agent[agent], wilson(solved, 12)  # 24 runs on 12 mazes: n = 12, not 24
+        for column in ("maze_ci", "maze_ci_all"):
+            assert (float(row[f"{column}_low"]), float(row[f"{column}_high"])) == (round(want[0], 4), round(want[1], 4))
+            assert row[f"{column}_method"] == "wilson over mazes"
+        assert float(row["maze_ci_high"]) - float(row["maze_ci_low"]) > 0.1  # not 100.0-100.0
+    table = report("--wide", sweep=CERTAIN).splitlines()
+    [c] = [line for line in table if line.startswith("ollama/c ")]
+    assert "75.8%-100.0%" in c and c.endswith("  w")  # its interval Wilson's over the 12 mazes
+    assert any(line.startswith("w: every maze has the same rate") for line in table)
+
+
+def test_wilson_in_python_equals_wilson_in_sql(sweep):
+    """The interval over mazes that falls back to Wilson's (intervals.wilson) computes what the SQL's Wilson
+    columns do (wilson_lower, wilson_upper)."""
+    from oriole_workstation.intervals import wilson as twin
+
+    url, _ = sweep
+    with db.connect(url) as conn:
+        for successes, trials in [(0, 1), (1, 1), (0, 12), (12, 12), (5, 12), (7, 24), (1, 3), (499, 1000)]:
+            row = conn.execute(
+                "SELECT wilson_lower(%s, %s) AS low, wilson_upper(%s, %s) AS high",
+                (successes, trials, successes, trials),
+            ).fetchone()
+            assert twin(successes, trials) == pytest.approx((row["low"], row["high"]), rel=1e-12, abs=1e-15)
+            assert twin(successes, trials) == pytest.approx(wilson(successes, trials), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_p_values_keep_full_precision_in_every_machine_readable_format(certain, report, fmt):
+    text = report("--pairs", "--format", fmt, sweep=CERTAIN)
+    [row] = json.loads(text) if fmt == "json" else list(csv.DictReader(io.StringIO(text)))
+    assert (row["only_a"], row["only_b"]) in ((24, 0), ("24", "0"))
+    want = mcnemar(24, 0)  # 1.19e-07: six decimals would read 0
+    assert float(row["mcnemar_p"]) == pytest.approx(want, rel=1e-12)
+    assert float(row["holm_p"]) == pytest.approx(want, rel=1e-12)  # one pair: Holm leaves it
+    assert "<0.0001" in report("--pairs", sweep=CERTAIN)  # only the display rounds
 
 
 def test_mcnemar_exact_in_sql_matches_the_binomial_by_hand(sweep):

@@ -184,6 +184,16 @@ def test_export_jsonl_and_csv_keep_every_row(three_agents, local, cli, tmp_path,
         rows = [json.loads(line) for line in handle] if output == "jsonl" else list(csv.DictReader(handle))
     assert len(rows) == count(local.store, "actions", oracle)
     assert rows[0]["created_at"].endswith("+00:00") and json.loads(rows[0]["tiles_seen"])
+    with (tmp_path / f"experiments.{output}").open(encoding="utf-8") as handle:
+        exported = [json.loads(line) for line in handle] if output == "jsonl" else list(csv.DictReader(handle))
+    identity = ("code_version", "code_commit", "code_dirty", "code_hash", "harness_version", "harness_hash")
+    for row in exported:  # the code that ran each one, as the experiments table recorded it
+        stored = local.store.conn.execute(
+            f"SELECT {', '.join(identity)} FROM experiments WHERE id = %s", (int(row["experiment_id"]),)
+        ).fetchone()
+        assert stored["code_hash"] and stored["harness_hash"]
+        as_text = {k: "" if v is None else str(v) for k, v in stored.items()}  # CSV: a boolean as Python writes it
+        assert {k: row[k] for k in identity} == (stored if output == "jsonl" else as_text)
 
 
 def test_export_parquet_without_pyarrow_says_how_to_install_it(cli, tmp_path, monkeypatch):

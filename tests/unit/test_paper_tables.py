@@ -83,7 +83,7 @@ def test_markdown_tables_read_back_as_the_rows_say_in_both_renderers():
         by_agent = {row[0]: row[1:] for row in leaderboard[1:]}
         # the interval over mazes where runs share mazes, Wilson's (marked) elsewhere; the flags after the counts
         assert by_agent["baseline/oracle"] == [
-            "100.0 100.0\N{EN DASH}100.0 4/4 m c",
+            "100.0 34.2\N{EN DASH}100.0 4/4 m c w",  # two mazes, all solved: Wilson's over the 2 mazes
             "100.0 34.2\N{EN DASH}100.0\N{DAGGER} 2/2 m",
         ], name
         assert by_agent["baseline/random"] == ["33.3 0.0\N{EN DASH}50.0 1/3 m u c", "no runs"], name

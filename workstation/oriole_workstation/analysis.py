@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from oriole_workstation.confounds import confounds
 from oriole_workstation.grouping import GroupBy, panel_key, series_key
-from oriole_workstation.intervals import maze_interval, paired_interval
+from oriole_workstation.intervals import Method, maze_band, paired_interval
 from oriole_workstation.results import Filters, Results
 from oriole_workstation.rows import ComparisonRow, PairedRow, StepRow, agent_name
 
@@ -29,6 +29,7 @@ class Flag(StrEnum):
     UNDECIDED = "u"
     UNPRICED = "$"
     CONFOUND = "c"
+    MAZES_AS_TRIALS = "w"
 
 
 FLAG_TEXT = {
@@ -36,6 +37,10 @@ FLAG_TEXT = {
     Flag.UNDECIDED: "over 5% of its runs were censored or errored: the rate over all runs may tell another story",
     Flag.UNPRICED: "some runs' models have no price: its cost is at least what is shown",
     Flag.CONFOUND: "differs from another group of its panel in more than the variable compared (listed below)",
+    Flag.MAZES_AS_TRIALS: (
+        "every maze has the same rate (all successes or all failures), where resampling mazes gives no interval: "
+        "its interval over mazes is Wilson's with each maze one trial (n = mazes)"
+    ),
 }
 
 
@@ -57,13 +62,16 @@ class Interval:
 @dataclass(frozen=True)
 class GroupRow(ComparisonRow):
     """A group of the comparison with what the SQL cannot compute: the bootstrap interval over mazes of each rate
-    (``maze_ci_*``: None where the runs do not share mazes or rest on one maze), and what it differs in from the
-    other groups of its panel besides the compared variable (``confounds``)."""
+    (``maze_ci_*``: None where the runs do not share mazes or rest on one maze) and how it was found
+    (``maze_ci_method``, ``maze_ci_all_method``: ``intervals.Method``), and what it differs in from the other groups
+    of its panel besides the compared variable (``confounds``)."""
 
     maze_ci_low: float | None = None
     maze_ci_high: float | None = None
     maze_ci_all_low: float | None = None
     maze_ci_all_high: float | None = None
+    maze_ci_method: Method | None = None
+    maze_ci_all_method: Method | None = None
     confounds: tuple[str, ...] = field(default=())
 
     @property
@@ -83,6 +91,7 @@ class GroupRow(ComparisonRow):
             (Flag.UNDECIDED, bool(self.many_undecided)),
             (Flag.UNPRICED, self.unpriced_runs > 0),
             (Flag.CONFOUND, bool(self.confounds)),
+            (Flag.MAZES_AS_TRIALS, Method.WILSON_MAZES in (self.maze_ci_method, self.maze_ci_all_method)),
         )
         return tuple(flag for flag, raised in found if raised)
 
@@ -118,14 +127,14 @@ def _key(row: ComparisonRow) -> tuple[object, ...]:
     return (*series_key(row), row.maze_family, row.maze_size)
 
 
-def _band(per_maze: list[tuple[int, int]]) -> tuple[float | None, float | None]:
-    """The bootstrap interval over these mazes ((runs, successes) each) where runs share mazes: more runs than
-    mazes, and at least two mazes (one maze says nothing about other mazes)."""
+def _band(per_maze: list[tuple[int, int]]) -> tuple[float | None, float | None, Method | None]:
+    """The interval over these mazes ((runs, successes) each) and its method (``intervals.maze_band``) where runs
+    share mazes: more runs than mazes, and at least two mazes (one maze says nothing about other mazes)."""
     mazes = [m for m in per_maze if m[0]]
     if not (sum(runs for runs, _ in mazes) > len(mazes) >= 2):
-        return None, None
-    interval = maze_interval(mazes)
-    return (None, None) if interval is None else (round(interval[0], 4), round(interval[1], 4))
+        return None, None, None
+    band = maze_band(mazes)
+    return (None, None, None) if band is None else (round(band[0], 4), round(band[1], 4), band[2])
 
 
 def with_maze_intervals(
@@ -144,8 +153,8 @@ def with_maze_intervals(
         every.setdefault(_key(row), []).append((row.all_runs, row.successes))
     out = []
     for row in rows:
-        low, high = _band(decided.get(_key(row), []))
-        all_low, all_high = _band(every.get(_key(row), []))
+        low, high, method = _band(decided.get(_key(row), []))
+        all_low, all_high, all_method = _band(every.get(_key(row), []))
         found = tuple((notes or {}).get((panel_key(row, by), series_key(row)), ()))
         out.append(
             GroupRow(
@@ -154,6 +163,8 @@ def with_maze_intervals(
                 maze_ci_high=high,
                 maze_ci_all_low=all_low,
                 maze_ci_all_high=all_high,
+                maze_ci_method=method,
+                maze_ci_all_method=all_method,
                 confounds=found,
             )
         )

@@ -112,7 +112,8 @@ def leaderboard(rows: Sequence[GroupRow], by: GroupBy, origin: Provenance) -> Ta
         f"Success rate per agent and {where} (%). Each cell: the success rate over the decided runs (successes and "
         "agent failures; censored and errored runs are counted apart), its 95% interval and successes/runs, and "
         f"its flags (m: fewer than 10 mazes; u: over 5% of its runs censored or errored; $: some runs unpriced; c: "
-        f"confounded, see the comparison). The interval is {interval}. "
+        "confounded, see the comparison; w: every maze the same rate, its interval Wilson's with each maze one "
+        f"trial). The interval is {interval}. "
         f"Provenance: {origin.sentence()}."
     )
     return Table(

@@ -419,6 +419,7 @@ def _flags(r: GroupRow) -> str:
         Flag.UNDECIDED: "censored/errors",
         Flag.UNPRICED: "unpriced",
         Flag.CONFOUND: "confounded",
+        Flag.MAZES_AS_TRIALS: "mazes as trials",
     }
     return "".join(f'<span class="flag" title="{escape(FLAG_TEXT[flag])}">{labels[flag]}</span>' for flag in r.flags)
 

@@ -442,10 +442,9 @@ class Results:
         (``code_version`` and the rest of its identity), oldest first."""
         return self._rows(
             ComparedExperiment,
-            "SELECT r.*, c.compared_config, c.counted, m.width * m.height AS maze_tiles, e.code_version, "
-            f"e.code_commit, e.code_dirty, e.code_hash, e.harness_version, e.harness_hash FROM {_PICKED} c "
+            f"SELECT r.*, c.compared_config, c.counted, m.width * m.height AS maze_tiles FROM {_PICKED} c "
             "JOIN experiment_results r USING (experiment_id) JOIN mazes m ON m.id = r.maze_id "
-            "JOIN experiments e ON e.id = r.experiment_id ORDER BY r.experiment_id",
+            "ORDER BY r.experiment_id",
             filters.arguments(),
         )
 

@@ -147,8 +147,8 @@ class PairedRow:
     a_success_rate: Decimal
     b_success_rate: Decimal
     difference: Decimal
-    mcnemar_p: Decimal
-    holm_p: Decimal
+    mcnemar_p: float  # unrounded (double precision): only a display rounds
+    holm_p: float
     per_maze: list[list[int]]
 
 

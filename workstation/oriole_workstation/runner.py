@@ -159,20 +159,29 @@ def _function_error(error_type: str, message: str, stack: list[str] | None = Non
 
 class CountingCursor(psycopg.Cursor[Any]):
     """Counts the statements sent through its connection (one round trip each in autocommit), so the
-    benchmark reports database round trips per turn from the handlers' own connection."""
+    benchmark reports database round trips per turn from the handlers' own connection, and the seconds the
+    handlers waited for them (the server's work, its commit's WAL flush and the trip: ``waited``)."""
 
     sent: ClassVar[weakref.WeakKeyDictionary[psycopg.Connection[Any], int]] = weakref.WeakKeyDictionary()
+    waited: ClassVar[weakref.WeakKeyDictionary[psycopg.Connection[Any], float]] = weakref.WeakKeyDictionary()
 
-    def _count(self) -> None:
+    def _count(self, started: float) -> None:
         self.sent[self.connection] = self.sent.get(self.connection, 0) + 1
+        self.waited[self.connection] = self.waited.get(self.connection, 0.0) + time.perf_counter() - started
 
     def execute(self, *args: Any, **kwargs: Any) -> Self:
-        self._count()
-        return super().execute(*args, **kwargs)
+        started = time.perf_counter()
+        try:
+            return super().execute(*args, **kwargs)
+        finally:
+            self._count(started)
 
     def executemany(self, *args: Any, **kwargs: Any) -> None:
-        self._count()
-        super().executemany(*args, **kwargs)
+        started = time.perf_counter()
+        try:
+            super().executemany(*args, **kwargs)
+        finally:
+            self._count(started)
 
 
 _connect = db.connect
@@ -188,6 +197,12 @@ def _statements() -> int:
     """Statements sent so far through the handlers' shared connection."""
     conn = db.current()
     return 0 if conn is None else CountingCursor.sent.get(conn, 0)
+
+
+def statement_seconds() -> float:
+    """Seconds the handlers have waited so far for the statements of their shared connection."""
+    conn = db.current()
+    return 0.0 if conn is None else CountingCursor.waited.get(conn, 0.0)
 
 
 @functools.cache
