@@ -71,6 +71,8 @@ def test_mazes_list_and_show(cli):
 def test_params_list_and_db_url(cli, database_url):
     params = cli("params", "list")
     assert params.exit_code == 0 and "/oriole/experiments/max-moves" in params.stdout
+    shown = " ".join(params.stdout.split())
+    assert "Applies only with historyMode = conversation or summary." in shown  # historyTurns says when it applies
     assert cli("db", "url").stdout.strip() == database_url
 
 
