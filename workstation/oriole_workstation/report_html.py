@@ -683,8 +683,9 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
 
 def render(results: Results, by: GroupBy, filters: Filters, animations: dict[int, str] | None = None) -> str:
     """The page over the experiments matching ``filters``, each linked to ``animations[experiment_id]`` when given."""
+    rows = groups(results, filters, by)
     return page(
-        groups(results, filters, by),
+        rows,
         results.compared(filters),
         by,
         filters,
@@ -692,7 +693,7 @@ def render(results: Results, by: GroupBy, filters: Filters, animations: dict[int
         database=results.database(),
         steps=success_by_step(results, filters, by),
         paired=pairs(results, filters, by),
-        spent=spending_notes(results, filters),
+        spent=spending_notes(rows),
     )
 
 
