@@ -226,6 +226,14 @@ def test_a_typod_config_key_gets_a_did_you_mean(cli):
     assert refused.exit_code == 2 and "unknown config key 'maxMove' (did you mean maxMoves?)" in refused.stderr
 
 
+def test_a_config_key_that_would_play_no_part_is_refused_with_exit_2_before_the_model_is_asked(cli):
+    """historyTurns under the default historyMode (actions) carries nothing: `--config` refuses it, exit 2, with
+    what it needs; no experiment is stored (the model server, never reached, need not exist)."""
+    refused = cli("run", "--provider", "ollama", "--model", "qwen3:8b", "-c", "historyTurns=3")
+    assert refused.exit_code == 2, refused.output
+    assert "config.historyTurns applies only with historyMode = conversation or summary" in refused.output
+
+
 def printed_json(result):
     """What a command printed on stdout, read as JSON once it exited 0: a refusal fails here, naming why."""
     assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr}"
