@@ -610,6 +610,16 @@ def applies(param: Parameter, values: Mapping[str, object]) -> bool:
     return applies(controller, values) and values.get(when.key, controller.default) in when.values
 
 
+def conditions(param: Parameter) -> dict[str, tuple[object, ...]]:
+    """Every setting ``param`` depends on, with the values of it under which ``param`` plays a part: its own
+    condition and those of the settings it depends on, since ``applies`` asks all of them (``{}``: none). What the
+    comparisons ask, in SQL, of a snapshot that lacks the key (``config_keys.applies_when``)."""
+    when = param.applies_when
+    if when is None:
+        return {}
+    return {when.key: when.values, **conditions(BY_KEY[when.key])}
+
+
 def applying(values: Mapping[str, object]) -> dict[str, object]:
     """``values`` less the catalog keys that play no part under them (``applies``); other keys kept."""
     return {key: value for key, value in values.items() if key not in BY_KEY or applies(BY_KEY[key], values)}

@@ -356,6 +356,9 @@ def test_the_catalog_is_written_as_config_keys_on_every_load(empty_database):
     assert keys["temperature"]["providers"] == ["bedrock", "ollama", "openai"]
     assert keys["maxMoves"]["default_value"] == 10000
     assert (keys["baseUrl"]["providers"], keys["baseUrl"]["experimental"]) == (["openai"], False)
+    assert keys["historyTurns"]["applies_when"] == {"historyMode": ["conversation", "summary"]}
+    assert keys["parallelToolCalls"]["applies_when"] == {"textToolCalls": [False]}
+    assert keys["historyMode"]["applies_when"] is None
 
 
 def definitions(store: Store) -> dict[str, str]:

@@ -254,3 +254,30 @@ def test_agents_differing_only_in_a_setting_that_plays_no_part_are_refused_and_w
     assert not any({"compaction", "imageView"} & set(r["config"]) for r in stored)  # no summary, no picture
     report = " ".join(cli("report", "--sweep", carried).stdout.split())
     assert "historyTurns" in report and "compaction" not in report and "imageView" not in report, report
+
+
+def test_a_setting_that_plays_no_part_in_one_group_is_not_named_with_its_default(cli, store, tmp_path):
+    """Agents "act" (historyMode actions) and "conv" (conversation, historyTurns 2): historyTurns played no part in
+    act's runs, so its snapshot lacks it, and the report reads it there as not applicable, as for a key a provider
+    does not use: neither act's idle default (10) nor a confound "historyTurns (10, 2)" is named."""
+    sweep_id = f"idle-{uuid.uuid4().hex[:8]}"
+    file = tmp_path / "idle.toml"
+    with server("model-a") as a:
+        agents = "".join(
+            f'[[agents]]\nlabel = "{label}"\nprovider = "openai"\nmodel = "model-a"\n'
+            f'config = {{ baseUrl = "{a.base_url}", {config} }}\n'
+            for label, config in (
+                ("act", 'historyMode = "actions"'),
+                ("conv", 'historyMode = "conversation", historyTurns = 2'),
+            )
+        )
+        file.write_text(f'id = "{sweep_id}"\nmazes = ["perfect-7"]\n[[configs]]\nmaxMoves = {MAX_MOVES}\n{agents}')
+        ran = cli("sweep", str(file), "--quiet")
+        assert ran.exit_code == 0, ran.output
+    lines = cli("report", "--sweep", sweep_id).stdout.splitlines()
+    configs = [line for line in lines if line.startswith("config ")]
+    assert configs == ['config A: historyMode="actions"', 'config B: historyMode="conversation"'], lines
+    confounds = [line for line in lines if line.startswith("confound")]
+    assert confounds == [
+        'confound: perfect 7x7: besides the agent, the groups differ in historyMode ("actions", "conversation")'
+    ], lines

@@ -20,7 +20,7 @@ from psycopg import sql
 from psycopg.rows import scalar_row, tuple_row
 from psycopg.types.json import Jsonb
 
-from oriole.catalog import Parameter
+from oriole.catalog import Parameter, conditions
 from oriole.errors import OrioleError
 from oriole.provider_registry import Provider
 from oriole.store.base import StoreBase
@@ -237,7 +237,8 @@ class Schema(StoreBase):
 
     def load_catalog(self, parameters: Iterable[Parameter]) -> None:
         """Write the catalog's view of each configuration key into ``config_keys`` (which providers it applies
-        to, whether it is an experimental variable, its default), replacing what was there.
+        to, whether it is an experimental variable, its default, the settings it depends on: ``catalog.conditions``),
+        replacing what was there.
 
         The analysis views compare experiments on these keys only, so the catalog stays the one place that
         says what a setting is; a new catalog entry needs nothing else. Every local command loads it, and a change
@@ -246,26 +247,33 @@ class Schema(StoreBase):
         """
         wanted = sorted((p for p in parameters if p.overridable), key=lambda p: p.key)
         rows = [
-            {"key": p.key, "providers": list(p.providers), "experimental": p.experimental, "default_value": p.default}
+            {
+                "key": p.key,
+                "providers": list(p.providers),
+                "experimental": p.experimental,
+                "default_value": p.default,
+                "applies_when": {key: list(values) for key, values in conditions(p).items()} or None,
+            }
             for p in wanted
         ]
         stored = self.conn.execute(
-            'SELECT key, providers, experimental, default_value FROM config_keys ORDER BY key COLLATE "C"'
+            'SELECT key, providers, experimental, default_value, applies_when FROM config_keys ORDER BY key COLLATE "C"'
         ).fetchall()
         if stored == rows:
             return
         self.conn.execute(  # one statement: its triggers see the new keys whole, never a table half written
             """
             WITH wanted AS (
-                SELECT r.key, r.providers, r.experimental, r.default_value
+                SELECT r.key, r.providers, r.experimental, r.default_value, r.applies_when
                   FROM jsonb_to_recordset(%(rows)s) AS r (key text, providers text[], experimental boolean,
-                                                          default_value jsonb)
+                                                          default_value jsonb, applies_when jsonb)
             ), gone AS (
                 DELETE FROM config_keys k WHERE k.key NOT IN (SELECT w.key FROM wanted w)
             )
-            INSERT INTO config_keys (key, providers, experimental, default_value) SELECT * FROM wanted
+            INSERT INTO config_keys (key, providers, experimental, default_value, applies_when) SELECT * FROM wanted
                 ON CONFLICT (key) DO UPDATE SET providers = excluded.providers, experimental = excluded.experimental,
-                                                default_value = excluded.default_value
+                                                default_value = excluded.default_value,
+                                                applies_when = excluded.applies_when
             """,
             {"rows": Jsonb(rows)},
         )
