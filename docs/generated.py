@@ -124,6 +124,9 @@ def parameters() -> str:
         facts = [f"Parameter Store {code(p.name)}", f"type {p.type.__name__}", f"default {code(p.default_text)}"]
         facts += [f"accepted {bounds(p)}"] if bounds(p) else []
         facts += ["every provider" if set(p.providers) == every else "providers " + ", ".join(p.providers)]
+        facts += (
+            [f"applies only with {code(p.applies_when)}: otherwise not stored, and refused"] if p.applies_when else []
+        )
         facts += ["experimental: comparisons split on it" if p.experimental else "not experimental"]
         facts += [] if p.overridable else [f"read at {p.read_at}; no `config` key"]
         sections.append(f"### {title}\n\n{cell(p.description)}\n\n" + " · ".join(facts))

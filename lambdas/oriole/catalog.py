@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import TypeVar
@@ -92,6 +93,24 @@ MAX_INPUT_TOKENS = 5_000_000
 
 
 @dataclass(frozen=True)
+class When:
+    """The setting a parameter depends on and the values of it under which the parameter plays a part: ``imageView``
+    applies only with ``observation`` image or both (``When("observation", ("image", "both"))``)."""
+
+    key: str
+    values: tuple[object, ...]
+
+    def __str__(self) -> str:
+        """As a message and the reference say it: ``historyMode = conversation or summary``."""
+        return f"{self.key} = " + " or ".join(map(setting_text, self.values))
+
+
+def setting_text(value: object) -> str:
+    """A setting's value as a message writes it: ``actions``, ``false``, ``10``."""
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
 class Parameter:
     """One tunable value: where it lives, its type, its default and when the system reads it."""
 
@@ -116,6 +135,10 @@ class Parameter:
     # agent faces or how the model is asked) rather than transport or bookkeeping. The analysis views
     # compare experiments only on experimental values that apply to their provider (table config_keys).
     providers: tuple[str, ...] = ALL_PROVIDERS
+    # Where it depends on another setting: the only values of that setting under which it plays a part (None:
+    # whenever its provider does). Where it does not apply, an experiment's snapshot does not hold it and an input
+    # that sets it is refused (``oriole.config.resolve``), so that nothing that played no part is stored or compared.
+    applies_when: When | None = None
     experimental: bool = True
     # The path it had before a rename (issue 34: one name per thing): a deploy carries a researcher's value over
     # from the old name (infra/parameters.py), and ``oriole params set`` and ``--config`` still take it.
@@ -313,6 +336,7 @@ CATALOG: tuple[Parameter, ...] = (
         minimum=1,
         maximum=1000,
         providers=LLM_PROVIDERS,
+        applies_when=When("historyMode", ("conversation", "summary")),
     ),
     Parameter(
         "agent/compaction",
@@ -322,6 +346,7 @@ CATALOG: tuple[Parameter, ...] = (
         choices=memory_registry.choices(memory_registry.COMPACTIONS),
         retired_choices=memory_registry.retired(memory_registry.COMPACTIONS),
         providers=LLM_PROVIDERS,
+        applies_when=When("historyMode", ("summary",)),
     ),
     Parameter(
         "agent/map-aid",
@@ -329,8 +354,9 @@ CATALOG: tuple[Parameter, ...] = (
         False,
         "A planning aid, not a memory: each turn's context carries map_aid, the map of every tile the agent has "
         "seen (text rows), the tiles it stood on and the 20 nearest unexplored tiles, computed by the harness, "
-        "whatever the historyMode. Text: refused with observation image.",
+        "whatever the historyMode; text, so not part of observation image.",
         providers=LLM_PROVIDERS,
+        applies_when=When("observation", ("text", "both")),
     ),
     Parameter(
         "agent/context-tokens",
@@ -394,6 +420,7 @@ CATALOG: tuple[Parameter, ...] = (
         "agent) or map (everything it has seen so far, where it is, the goal once seen).",
         choices=("local", "map"),
         providers=LLM_PROVIDERS,
+        applies_when=When("observation", ("image", "both")),
     ),
     Parameter(
         "agent/text-view",
@@ -404,6 +431,7 @@ CATALOG: tuple[Parameter, ...] = (
         "turn's start and after each answer's actions, as the map picture is).",
         choices=("local", "map"),
         providers=LLM_PROVIDERS,
+        applies_when=When("observation", ("text", "both")),
     ),
     Parameter("gameplay/vision-range", int, 3, "Tiles the agent sees along each cardinal ray.", minimum=0, maximum=100),
     Parameter(
@@ -536,6 +564,7 @@ CATALOG: tuple[Parameter, ...] = (
         "parallel_tool_calls, sent with the tools: false asks for at most one tool call per answer (as the v1 "
         "prompt says), true lets the model return several.",
         providers=("openai",),
+        applies_when=When("textToolCalls", (False,)),
     ),
 )
 
@@ -568,6 +597,22 @@ BY_NAME: dict[str, Parameter] = {p.name: p for p in CATALOG}
 
 
 Value = TypeVar("Value", bool, int, float, str)
+
+
+def applies(param: Parameter, values: Mapping[str, object]) -> bool:
+    """Whether ``param`` plays a part in an experiment whose settings are ``values`` (a snapshot: the keys of its
+    provider): it has no condition, or the setting it depends on applies and holds one of its values (its default
+    where ``values`` lack it, as a snapshot taken before the key existed is read: ``ExperimentConfig.of``)."""
+    when = param.applies_when
+    if when is None:
+        return True
+    controller = BY_KEY[when.key]
+    return applies(controller, values) and values.get(when.key, controller.default) in when.values
+
+
+def applying(values: Mapping[str, object]) -> dict[str, object]:
+    """``values`` less the catalog keys that play no part under them (``applies``); other keys kept."""
+    return {key: value for key, value in values.items() if key not in BY_KEY or applies(BY_KEY[key], values)}
 
 
 def default_of(key: str, kind: type[Value]) -> Value:

@@ -9,10 +9,10 @@ import difflib
 import ipaddress
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter
+from oriole.catalog import BY_KEY, BY_NAME, CATALOG, MAX_PRICE_PER_MTOK, Parameter, applies, applying, setting_text
 from oriole.errors import InvalidConfig, InvalidParameter
 from oriole.text import JsonObject, ascii_float, ascii_int, bounded, load_json, unstorable
 
@@ -213,7 +213,10 @@ def resolve(
     back to the catalog default. ``overrides`` are the execution input's ``config``. With ``provider``, the snapshot
     holds only the keys that apply to it (the catalog's ``providers``: a baseline stores no model server, no
     temperature), what applied to the experiment and nothing else, and an override of a key that does not apply is
-    refused; without, every key (a sweep cell's settings before its agent is known).
+    refused; without, every provider's key (a sweep cell's settings before its agent is known). Either way a key that
+    depends on another setting (the catalog's ``applies_when``) is held only where that setting lets it play a part
+    (no ``historyTurns`` under ``historyMode`` actions), and an override that sets it elsewhere is refused
+    (``inapplicable``).
     """
     unknown = sorted(set(overrides) - set(BY_KEY))
     if unknown:
@@ -240,7 +243,26 @@ def resolve(
             snapshot[param.key] = parse_stored(param, stored[param.name])
         else:
             snapshot[param.key] = param.default
-    return snapshot
+    if problem := inapplicable(overrides, snapshot):
+        raise InvalidConfig(problem)
+    return applying(snapshot)
+
+
+def inapplicable(overrides: Iterable[str], values: Mapping[str, object]) -> str | None:
+    """Why ``overrides`` (keys an input sets) set a key that plays no part under ``values`` (the settings they
+    resolve to), or None when they do not: ``config.historyTurns applies only with historyMode = conversation or
+    summary (here historyMode is actions): leave it out, or set historyMode``."""
+    for key in sorted(overrides):
+        param = BY_KEY.get(key)
+        if param is None or param.applies_when is None or applies(param, values):
+            continue
+        when = param.applies_when
+        here = setting_text(values.get(when.key, BY_KEY[when.key].default))
+        return (
+            f"config.{key} applies only with {when} (here {when.key} is {here}): it would play no part; leave it "
+            f"out, or set {when.key}"
+        )
+    return None
 
 
 def parse_assignment(text: str) -> tuple[str, object]:

@@ -34,6 +34,11 @@ SELECT e.id AS experiment_id,
        e.input_tokens,
        e.output_tokens,
        e.cost_usd,
+       e.failed_attempts,
+       e.failed_model_calls,
+       e.failed_input_tokens,
+       e.failed_output_tokens,
+       e.failed_cost_usd,
        e.started_at,
        e.last_action_at,
        e.completed_at,
@@ -129,6 +134,14 @@ COMMENT ON COLUMN experiment_results.spl IS
 COMMENT ON COLUMN experiment_results.input_tokens IS 'input tokens of every model call';
 COMMENT ON COLUMN experiment_results.output_tokens IS 'output tokens of every model call';
 COMMENT ON COLUMN experiment_results.cost_usd IS 'USD at the prices captured in the snapshot';
+COMMENT ON COLUMN experiment_results.failed_attempts IS 'attempts of its turns that failed (retried, or ending the run)';
+COMMENT ON COLUMN experiment_results.failed_model_calls IS
+    'model calls a server answered in those failed attempts (in model_calls too)';
+COMMENT ON COLUMN experiment_results.failed_input_tokens IS 'input tokens spent on failed attempts (in input_tokens too)';
+COMMENT ON COLUMN experiment_results.failed_output_tokens IS
+    'output tokens spent on failed attempts (in output_tokens too)';
+COMMENT ON COLUMN experiment_results.failed_cost_usd IS
+    'USD spent on failed attempts (in cost_usd too); NULL: its model has no price (unpriced), like cost_usd';
 COMMENT ON COLUMN experiment_results.started_at IS 'when the experiment started';
 COMMENT ON COLUMN experiment_results.last_action_at IS 'when its last action was written (NULL: none yet)';
 COMMENT ON COLUMN experiment_results.completed_at IS 'when it was closed (NULL while running)';

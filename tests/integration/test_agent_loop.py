@@ -115,11 +115,35 @@ def test_the_map_aid_hands_every_turn_the_known_map_and_frontier_apart_from_memo
     assert aids[0]["visited_tiles"] == 1 and aids[2]["known_map"][1][1] == "*" and aids[2]["visited_tiles"] >= 5
     assert all(a["frontier"] for a in aids[:3])
     [config] = rows(local, "SELECT config FROM experiments WHERE id = %s", data["experiment_id"])
-    assert config["config"]["mapAid"] is True and config["config"]["compaction"] == "model"
+    assert config["config"]["mapAid"] is True and "compaction" not in config["config"]  # no summary: no compaction
     with ScriptedOllama() as server:
         refused = local.run(ollama(server, historyMode="summary", compaction="map")).as_json()
     assert refused["status"] == "rejected" and not server.requests
     assert "config.compaction must be one of model; got 'map' (map is retired: " in refused["failure_reason"]
+
+
+def test_a_setting_stored_only_where_it_plays_a_part_and_refused_where_it_would_not(local):
+    """Through the local state machine: under historyMode actions and observation text no earlier turn is carried,
+    nothing summarised and no picture drawn, so the snapshot holds no historyTurns, compaction or imageView (no
+    comparison splits on them); an input that sets historyTurns there is rejected before anything starts (no row,
+    no request), naming the key and what it needs; under conversation it is stored as given."""
+    moves = shortest_moves(MAZE)
+    with ScriptedOllama(tool_calls(*[(m, {}) for m in moves])) as server:
+        data = run(local, ollama(server))
+    [row] = rows(local, "SELECT config FROM experiments WHERE id = %s", data["experiment_id"])
+    assert data["status"] == "succeeded" and row["config"]["historyMode"] == "actions"
+    assert not {"historyTurns", "compaction", "imageView"} & set(row["config"]) and "textView" in row["config"]
+    with ScriptedOllama() as server:
+        refused = local.run(ollama(server, historyTurns=3)).as_json()
+    assert refused["status"] == "rejected" and refused["experiment_id"] is None and not server.requests
+    assert refused["failure_reason"] == (
+        "InvalidConfig: config.historyTurns applies only with historyMode = conversation or summary (here "
+        "historyMode is actions): it would play no part; leave it out, or set historyMode"
+    )
+    with ScriptedOllama(tool_calls(*[(m, {}) for m in moves])) as server:
+        carried = run(local, ollama(server, historyMode="conversation", historyTurns=3))
+    [row] = rows(local, "SELECT config FROM experiments WHERE id = %s", carried["experiment_id"])
+    assert row["config"]["historyTurns"] == 3 and "compaction" not in row["config"]
 
 
 def test_summary_model_asks_the_model_for_a_summary_in_an_accounted_call(local):

@@ -71,6 +71,8 @@ def test_mazes_list_and_show(cli):
 def test_params_list_and_db_url(cli, database_url):
     params = cli("params", "list")
     assert params.exit_code == 0 and "/oriole/experiments/max-moves" in params.stdout
+    shown = " ".join(params.stdout.split())
+    assert "Applies only with historyMode = conversation or summary." in shown  # historyTurns says when it applies
     assert cli("db", "url").stdout.strip() == database_url
 
 
@@ -222,6 +224,14 @@ def test_run_takes_a_seed_stores_it_and_the_same_seed_walks_the_same_path(cli, s
 def test_a_typod_config_key_gets_a_did_you_mean(cli):
     refused = cli("run", "--agent", "random", "-c", "maxMove=3")
     assert refused.exit_code == 2 and "unknown config key 'maxMove' (did you mean maxMoves?)" in refused.stderr
+
+
+def test_a_config_key_that_would_play_no_part_is_refused_with_exit_2_before_the_model_is_asked(cli):
+    """historyTurns under the default historyMode (actions) carries nothing: `--config` refuses it, exit 2, with
+    what it needs; no experiment is stored (the model server, never reached, need not exist)."""
+    refused = cli("run", "--provider", "ollama", "--model", "qwen3:8b", "-c", "historyTurns=3")
+    assert refused.exit_code == 2, refused.output
+    assert "config.historyTurns applies only with historyMode = conversation or summary" in refused.output
 
 
 def printed_json(result):

@@ -7,7 +7,9 @@ checked in ``test_sweep_study.py``."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import itertools
 import json
 from decimal import Decimal
@@ -96,7 +98,7 @@ def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_ca
     """Priced, the failed attempts' cost is in the run's and apart; unpriced, both are unknown (NULL), never $0, and
     the report's note says the sum over runs leaves it out."""
     from oriole_workstation import report_html
-    from oriole_workstation.report import GroupBy, render_report
+    from oriole_workstation.report import Format, GroupBy, render_report
     from oriole_workstation.results import Filters, Results
 
     moves = shortest_moves(MAZE)
@@ -128,6 +130,12 @@ def test_an_experiment_whose_turn_fails_on_every_attempt_keeps_every_answered_ca
     note = f"spent on failed attempts: 2,121 tokens, {spent} in 3 call(s) of 3 attempt(s) in 1 run(s)"
     assert note in render_report(Results(local.store.conn), filters=chosen, width=None)
     assert f"<li>{note}" in report_html.render(Results(local.store.conn), GroupBy.family, chosen)  # the page too
+    [as_json] = json.loads(render_report(Results(local.store.conn), Format.json, filters=chosen))
+    [as_csv] = csv.DictReader(io.StringIO(render_report(Results(local.store.conn), Format.csv, filters=chosen)))
+    fields = {"failed_runs": 1, "failed_attempts": 3, "failed_calls": 3, "failed_tokens": 2121}
+    fields |= {"failed_cost_usd": float(cost(*billed)) if prices else None, "failed_unpriced_runs": 0 if prices else 1}
+    assert {k: as_json[k] for k in fields} == fields  # the note's figures as fields of the group's row
+    assert {k: as_csv[k] for k in fields} == {k: "" if v is None else str(v) for k, v in fields.items()}
     assert [a["error"].split(":")[0] for a in failed_attempts(local, data["experiment_id"])] == ["ModelUnavailable"] * 3
     stored = local.store.conn.execute(
         "SELECT c.response ->> 'sent_sha256' AS sent FROM failed_attempt_calls c JOIN failed_attempts f USING (attempt)"
@@ -171,7 +179,7 @@ def test_a_prompt_the_server_counts_over_the_context_budget_is_flagged_in_the_tr
     """Trimming estimates tokens; the server counts them. A window of 2,000 with answers of up to 1,024 tokens
     leaves 1,000 for the prompt (half the window kept for the answer); the server counting 1,500 is flagged."""
     from oriole_workstation import report_html, transcript
-    from oriole_workstation.report import GroupBy, render_report
+    from oriole_workstation.report import Format, GroupBy, render_report
     from oriole_workstation.results import Filters, Results
 
     moves = shortest_moves(MAZE)
@@ -191,4 +199,8 @@ def test_a_prompt_the_server_counts_over_the_context_budget_is_flagged_in_the_tr
     chosen = Filters(ids=(data["experiment_id"],))
     note = "1 model call(s) in 1 run(s) had a prompt the server counted over the context budget"
     assert note in render_report(Results(local.store.conn), filters=chosen, width=None)
+    for output in (Format.json, Format.csv):
+        text = render_report(Results(local.store.conn), output, filters=chosen)
+        [row] = json.loads(text) if output is Format.json else csv.DictReader(io.StringIO(text))
+        assert (int(row["over_budget_calls"]), int(row["over_budget_runs"])) == (1, 1)
     assert f"<li>{note}" in report_html.render(Results(local.store.conn), GroupBy.family, chosen)  # the page too

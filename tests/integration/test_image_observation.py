@@ -202,13 +202,16 @@ def test_a_text_model_given_pictures_is_refused_at_start_with_the_reason(local, 
 
 
 def test_an_image_condition_gets_no_text_map(local, monkeypatch):
-    """observation image is the condition without text views: the map aid, text, is refused by name with it."""
+    """observation image is the condition without text views: the map aid, text, applies only with text, and
+    setting it with image is refused by name, saying what it needs."""
     monkeypatch.setenv("ORIOLE_VISION_MODELS", '["qwen2.5:7b"]')
     with ScriptedOllama() as server:
         config = {"endpoint": server.url, "observation": "image", "mapAid": True}
         data = run(local, {"mazeId": MAZE, "llmProvider": "ollama", "modelName": "qwen2.5:7b", "config": config})
     assert data["status"] == "rejected" and not server.requests
-    assert data["failure_reason"].startswith("InvalidConfig: config.mapAid writes the map the agent has seen as text")
+    assert data["failure_reason"].startswith(
+        "InvalidConfig: config.mapAid applies only with observation = text or both (here observation is image)"
+    )
 
 
 def test_a_baseline_is_refused_a_picture_it_would_not_see(local):

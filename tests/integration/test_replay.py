@@ -93,7 +93,7 @@ def test_an_altered_answer_makes_the_replay_name_the_first_difference(local):
     assert not comparison.identical
     difference = comparison.first_difference
     assert (difference["turn"], difference["what"]) == (2, "call 1 response (response)")
-    assert difference["step"] == 2  # the turn started after two actions
+    assert (difference["at"], difference["step"]) == ("before step", 3)  # the turn started after two actions
 
 
 def drop_the_system_prompt(body: dict) -> dict:

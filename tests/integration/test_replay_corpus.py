@@ -16,7 +16,7 @@ from tests.replay_corpus import record
 
 FIXTURES = sorted(Path(record.__file__).parent.glob("*.json"))
 JSON_KEYS = {"experiment_id", "replay_id", "identical", "turns", "actions", "first_difference", "recorded_end"}
-DIFFERENCE_KEYS = {"turn", "step", "what", "expected", "got"}
+DIFFERENCE_KEYS = {"turn", "step", "at", "what", "expected", "got"}
 
 
 def fixture(name: str) -> dict:
@@ -137,7 +137,8 @@ def test_an_altered_answer_fails_the_replay_with_the_first_difference(conn, repl
     assert set(result) == JSON_KEYS and set(result["first_difference"]) == DIFFERENCE_KEYS
     assert result["identical"] is False
     difference = result["first_difference"]
-    assert (difference["turn"], difference["step"], difference["what"]) == (1, 0, "call 1 response (response)")
+    assert (difference["turn"], difference["at"], difference["step"]) == (1, "before step", 1)  # a call: before it
+    assert difference["what"] == "call 1 response (response)"
     # the original read its answer as the move it made; the replay reads the altered answer
     assert difference["expected"]["tool_calls"][0]["name"] == stored["actions"][0]["action_type"]
     assert difference["got"]["tool_calls"][0]["name"] == "move_west"
@@ -192,7 +193,7 @@ def test_a_sweep_replays_every_experiment_and_sums_them_up(conn, replay):
     assert f"experiment {ids[2]} skipped: it is still running" in outcome.output
     assert any(line.startswith(f"experiment {ids[0]} replayed as") and line.endswith("identical") for line in lines)
     assert any(
-        line.startswith(f"experiment {ids[1]} replayed as") and "differs first at turn 1 step 0" in line
+        line.startswith(f"experiment {ids[1]} replayed as") and "differs first at turn 1, before step 1, call 1" in line
         for line in lines
     )
     as_json = json_lines(replay("--sweep", sweep, "--json"))

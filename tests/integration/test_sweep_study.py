@@ -214,3 +214,43 @@ def test_a_spend_limit_counts_what_failed_attempts_spent_and_stops_new_starts(cl
     assert store.sweep_spend(sweep_id) == float(spent)
     report = " ".join(cli("report", "--sweep", sweep_id).stdout.split())
     assert f"spent on failed attempts: 60,300 tokens, ${spent:.4f} in 3 call(s) of 3 attempt(s) in 1 run(s)" in report
+
+
+def memory_study(sweep_id: str, url: str, mode: str) -> str:
+    """One model as two agents that differ only in how many earlier turns they carry, under historyMode ``mode``."""
+    agents = "".join(
+        f'[[agents]]\nlabel = "{label}"\nprovider = "openai"\nmodel = "model-a"\n'
+        f'config = {{ baseUrl = "{url}", historyMode = "{mode}", historyTurns = {turns} }}\n'
+        for label, turns in (("short", 1), ("long", 10))
+    )
+    return f'id = "{sweep_id}"\nmazes = ["perfect-7"]\n[[configs]]\nmaxMoves = {MAX_MOVES}\n{agents}'
+
+
+def test_agents_differing_only_in_a_setting_that_plays_no_part_are_refused_and_where_it_does_they_split(
+    cli, store, tmp_path
+):
+    """historyTurns plays a part only when a memory mode carries turns: a sweep whose agents differ only in it under
+    historyMode actions would show two groups of one condition, so `oriole sweep` refuses it before anything starts
+    (exit 2, naming the agent, the key and what it needs); under conversation it is the variable, stored, and the
+    report splits on it by name."""
+    idle, carried = (f"turns-{uuid.uuid4().hex[:8]}-{mode}" for mode in ("actions", "conversation"))
+    file = tmp_path / "memory.toml"
+    with server("model-a") as a:
+        file.write_text(memory_study(idle, a.base_url, "actions"))
+        refused = cli("sweep", str(file), "--quiet")
+        assert refused.exit_code == 2 and not a.requests and not experiments(store, idle)
+        assert " ".join(refused.stderr.split()) == (
+            'error: InvalidConfig: agent short with historyMode="actions" historyTurns=1 maxMoves=3: '
+            "config.historyTurns applies only with historyMode = conversation or summary (here historyMode is "
+            "actions): it would play no part; leave it out, or set historyMode"
+        )
+        file.write_text(memory_study(carried, a.base_url, "conversation"))
+        ran = cli("sweep", str(file), "--quiet")
+        assert ran.exit_code == 0, ran.output
+    stored = store.conn.execute(
+        "SELECT agent_label, config FROM experiments WHERE sweep_id = %s ORDER BY agent_label", (carried,)
+    ).fetchall()
+    assert [(r["agent_label"], r["config"]["historyTurns"]) for r in stored] == [("long", 10), ("short", 1)]
+    assert not any({"compaction", "imageView"} & set(r["config"]) for r in stored)  # no summary, no picture
+    report = " ".join(cli("report", "--sweep", carried).stdout.split())
+    assert "historyTurns" in report and "compaction" not in report and "imageView" not in report, report

@@ -179,3 +179,91 @@ def test_a_snapshot_is_read_under_the_limits_it_ran_with_and_a_new_input_under_t
     with pytest.raises(InvalidConfig, match=r"config\.maxTurnsPerExecution must be at most 180"):
         resolve({}, {"maxTurnsPerExecution": 350})
     assert "at most 350" in (snapshot_problem({**_written_snapshot(), "maxTurnsPerExecution": 351}) or "")
+
+
+# -- settings that depend on another (the catalog's applies_when) -------------------------------------------------
+
+DEPENDENT = {p.key: p.applies_when for p in CATALOG if p.applies_when is not None}
+
+
+def test_each_setting_that_depends_on_another_says_on_which_values_and_its_controller_is_always_there():
+    """The keys whose part depends on another setting, each declared in the catalog: the setting it depends on is a
+    choice (or true/false) of every provider the key applies to (so a snapshot that holds the key holds it too)."""
+    assert {key: (when.key, when.values) for key, when in DEPENDENT.items()} == {
+        "historyTurns": ("historyMode", ("conversation", "summary")),
+        "compaction": ("historyMode", ("summary",)),
+        "mapAid": ("observation", ("text", "both")),
+        "imageView": ("observation", ("image", "both")),
+        "textView": ("observation", ("text", "both")),
+        "parallelToolCalls": ("textToolCalls", (False,)),
+    }
+    for key, when in DEPENDENT.items():
+        controller = BY_KEY[when.key]
+        assert set(BY_KEY[key].providers) <= set(controller.providers), key
+        assert set(when.values) <= set(controller.choices or (True, False)), key
+
+
+@pytest.mark.parametrize(
+    "provider, overrides, left_out, kept",
+    [
+        ("ollama", {}, {"historyTurns", "compaction", "imageView"}, {"mapAid", "textView"}),
+        ("ollama", {"historyMode": "conversation"}, {"compaction"}, {"historyTurns"}),
+        ("ollama", {"historyMode": "summary"}, set(), {"historyTurns", "compaction"}),
+        ("ollama", {"observation": "image"}, {"mapAid", "textView"}, {"imageView"}),
+        ("ollama", {"observation": "both"}, set(), {"mapAid", "textView", "imageView"}),
+        ("openai", {}, set(), {"parallelToolCalls"}),
+        ("openai", {"textToolCalls": True}, {"parallelToolCalls"}, set()),
+        (None, {}, {"historyTurns", "compaction", "imageView"}, {"parallelToolCalls", "textView"}),
+    ],
+)
+def test_the_snapshot_holds_a_dependent_key_only_where_it_plays_a_part(provider, overrides, left_out, kept):
+    snapshot = resolve({}, overrides, provider)
+    assert not left_out & set(snapshot) and kept <= set(snapshot), sorted(snapshot)
+
+
+def test_a_stored_value_of_a_key_that_plays_no_part_is_left_out_and_one_that_does_is_kept():
+    """Parameter Store's historyTurns (the deployment's) is nobody's explicit choice: left out where the memory mode
+    carries no turns, kept where it does."""
+    stored = {BY_KEY["historyTurns"].name: "4"}
+    assert "historyTurns" not in resolve(stored, {}, "ollama")
+    assert resolve(stored, {"historyMode": "summary"}, "ollama")["historyTurns"] == 4
+    # and a stored controller decides for an override: historyMode conversation in Parameter Store
+    mode = {BY_KEY["historyMode"].name: "conversation"}
+    assert resolve(mode, {"historyTurns": 3}, "ollama")["historyTurns"] == 3
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (
+            {"historyTurns": 5},
+            "config.historyTurns applies only with historyMode = conversation or summary (here historyMode is "
+            "actions): it would play no part; leave it out, or set historyMode",
+        ),
+        ({"historyMode": "conversation", "compaction": "model"}, "compaction applies only with historyMode = summary"),
+        ({"observation": "text", "imageView": "map"}, "imageView applies only with observation = image or both"),
+        ({"observation": "image", "mapAid": False}, "mapAid applies only with observation = text or both"),
+        ({"observation": "image", "textView": "local"}, "(here observation is image)"),
+        (
+            {"textToolCalls": True, "parallelToolCalls": False},
+            "parallelToolCalls applies only with textToolCalls = false",
+        ),
+    ],
+)
+def test_an_input_setting_a_key_where_it_plays_no_part_is_refused_naming_what_it_needs(overrides, message):
+    provider = "openai" if "parallelToolCalls" in overrides else "ollama"
+    with pytest.raises(InvalidConfig) as refused:
+        resolve({}, overrides, provider)
+    assert message in str(refused.value)
+    with pytest.raises(InvalidConfig):  # a sweep cell's settings, before its agent is known, alike
+        resolve({}, overrides)
+
+
+def test_a_snapshot_older_than_the_rule_is_still_sound_and_applying_keeps_what_played_a_part():
+    """A snapshot written before applies_when holds historyTurns under actions: sound (replay reads it as it ran);
+    ``applying`` is what played a part in it, reading a key it lacks (observation) at its default."""
+    from oriole.config import snapshot_problem
+
+    old = {"maxMoves": 5, "historyMode": "actions", "historyTurns": 3, "imageView": "map", "mapAid": True}
+    assert snapshot_problem(old) is None
+    assert catalog.applying(old) == {"maxMoves": 5, "historyMode": "actions", "mapAid": True}

@@ -28,7 +28,8 @@ def test_a_resolved_snapshot_reads_back_exactly_and_its_json_is_unchanged():
     stored = json.dumps(snapshot)
     config = ExperimentConfig.of(snapshot)
     assert json.dumps(snapshot) == stored  # reading never changes the stored JSON
-    assert config.model_dump(mode="json", by_alias=True) == snapshot
+    assert "imageView" not in snapshot  # observation text: no picture, so no picture's view is stored (read as default)
+    assert config.model_dump(mode="json", by_alias=True) == DEFAULTS | snapshot
     assert (config.max_actions, config.temperature, config.history_mode, config.enable_give_up) == (
         77,
         0.0,

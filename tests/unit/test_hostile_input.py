@@ -888,7 +888,7 @@ def test_prices_must_be_finite_and_bounded(text):
 def test_every_setting_at_its_bound_gives_working_agents_limits_and_timestamps(end, monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     numbers = {p.key: getattr(p, end) for p in CATALOG if p.overridable and p.type in (int, float)}
-    config = resolve({}, numbers)
+    config = resolve({}, {"historyMode": "summary", **numbers})  # historyTurns plays a part: its bound is set too
     assert (
         OllamaAgent.from_config("m", ExperimentConfig.of(config)).http.timeout_seconds
         == config["requestTimeoutSeconds"]

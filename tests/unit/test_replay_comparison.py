@@ -71,7 +71,8 @@ def test_the_bytes_a_call_sent_are_compared_first_and_name_the_first_call_they_d
     comparison = replays.compare(played(3, ["a", "b", "c"]), played(3, ["a", "B", "C"]), 1, 2)
     assert comparison.first_difference == {
         "turn": 2,
-        "step": 1,
+        "step": 2,
+        "at": "before step",
         "what": "call 1 request bytes (sent_sha256)",
         "expected": "b",
         "got": "B",
@@ -111,3 +112,22 @@ def test_a_run_the_agent_ended_is_compared_on_how_it_ended():
     gave_up = {"status": "failed", "ending": "agent", "ending_cause": "gave_up"}
     comparison = replays.compare(played(2, ["a", "b"], **gave_up), played(2, ["a", "b"]), 1, 2)
     assert comparison.first_difference["what"] == "experiment status" and comparison.recorded_end is None
+
+
+def test_the_description_counts_in_words_and_places_a_call_before_its_turns_first_step():
+    one = replays.describe(replays.compare(played(1, ["a"]), played(1, ["a"]), 7, 8))
+    assert one == "experiment 7 replayed as 8: 1 turn, 0 actions, identical"
+    differs = replays.describe(replays.compare(played(3, ["a", "b", "c"]), played(3, ["a", "B", "C"]), 7, 8))
+    assert differs.startswith(
+        "experiment 7 replayed as 8: 3 turns, 0 actions, differs first at turn 2, before step 2, call 1 request bytes"
+    )
+    ending = replays.describe(replays.compare(played(2, ["a", "b"]), played(2, ["a", "b"], input_tokens=1), 7, 8))
+    assert "differs first at turn 2, after step 2, experiment input_tokens" in ending
+
+
+def test_several_experiments_named_read_as_a_list_not_alternatives():
+    from oriole_workstation.results import Filters
+
+    assert Filters(ids=(9,)).describe() == "experiment 9"
+    assert Filters(ids=(9, 3, 5)).describe() == "experiments 9, 3 and 5"
+    assert Filters(sweeps=("a", "b")).describe() == "sweep a or b"

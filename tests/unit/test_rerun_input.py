@@ -79,3 +79,16 @@ def test_a_retired_compaction_reruns_where_it_played_no_part_and_is_refused_wher
     summary = record(config={"maxMoves": 200, "seed": 99, "historyMode": "summary", "compaction": "map"})
     with pytest.raises(rerun.RerunRefused, match=r"compaction must be one of model; got 'map' \(map is retired: "):
         rerun.execution_input(summary, {"v1": V1})
+
+
+def test_a_snapshot_older_than_applies_when_reruns_without_what_played_no_part():
+    """Before the catalog said which settings depend on others, every snapshot held historyTurns, imageView,
+    textView, and an OpenAI one parallelToolCalls: the rerun sets only what played a part (StartExperiment refuses an
+    input that sets the others), so it runs as the recorded experiment ran."""
+    old = {"maxMoves": 200, "seed": 99, "historyMode": "actions", "historyTurns": 10, "compaction": "model"}
+    old |= {"observation": "image", "imageView": "map", "textView": "local", "mapAid": False}
+    config = rerun.execution_input(record(config=old), {"v1": V1})["config"]
+    assert config == {"maxMoves": 200, "seed": 99, "historyMode": "actions", "observation": "image", "imageView": "map"}
+    openai = {"maxMoves": 200, "textToolCalls": True, "parallelToolCalls": False, "sendSeed": True}
+    again = rerun.execution_input(record(llm_provider="openai", config=openai), {"v1": V1})["config"]
+    assert again == {"maxMoves": 200, "textToolCalls": True, "sendSeed": True}

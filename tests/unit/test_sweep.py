@@ -565,3 +565,76 @@ def test_the_first_ctrl_c_while_following_a_sweep_only_marks_it_and_the_second_i
             os.kill(os.getpid(), signal.SIGINT)
             threading.Event().wait(5)  # the handler runs in this wait and raises; 5 s only if it never does
     assert signal.getsignal(signal.SIGINT) is before
+
+
+# A sweep file that sets nothing where it plays no part, and the cell keys it had before the catalog said which
+# settings depend on others (computed on main at c2cfcee): resume finds its experiments by these.
+RESUMABLE = {
+    "id": "resumable",
+    "agents": [
+        "baseline/explorer",
+        {"label": "qwen", "provider": "ollama", "model": "qwen3:8b", "config": {"endpoint": "http://gpu:11434"}},
+        {"provider": "openai", "model": "gpt-4.1-mini", "config": {"textToolCalls": True}},
+    ],
+    "mazes": ["perfect-7", "perfect-9"],
+    "configs": [
+        {},
+        {"agents": ["qwen", "openai/gpt-4.1-mini"], "historyMode": "summary", "historyTurns": 2, "compaction": "model"},
+        {"agents": ["qwen"], "observation": "both", "imageView": "map", "mapAid": True},
+    ],
+    "grid": {"visionRange": [1, 3]},
+}
+RESUMABLE_KEYS = [
+    "4d691f455675",
+    "1f16bfa93124",
+    "eb3dd61361f2",
+    "f2d920e9c1a2",
+    "fd6b5ac2209e",
+    "944eba16f446",
+    "d74d0a2c8df7",
+    "6502b5598c06",
+    "0ffd4d50e704",
+    "e94b9b6d45d6",
+    "9bddebb2c52e",
+    "75703f0e9505",
+    "b3ef12b6d916",
+    "b6866b0d530d",
+    "dc45e798ec4d",
+    "b1cd945f191f",
+    "44bf22ff93fc",
+    "226a360a705b",
+    "2483c8e8b3ab",
+    "91ece8b52f64",
+    "30b4e9fd058e",
+    "7747269bc851",
+    "f001614cc8a0",
+    "d6f8f19c1d58",
+]
+
+
+def test_the_cells_of_a_sweep_that_sets_nothing_idle_keep_their_keys():
+    assert [cell.key for cell in sweep_plan.cells(sweep_plan.SweepFile.model_validate(RESUMABLE))] == RESUMABLE_KEYS
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (
+            {"agents": ["ollama/q"], "grid": {"historyMode": ["actions", "conversation"], "historyTurns": [2, 10]}},
+            'agent ollama/q with historyMode="actions" historyTurns=2: config.historyTurns applies only with '
+            "historyMode = conversation or summary (here historyMode is actions)",
+        ),
+        (
+            {
+                "agents": [{"provider": "openai", "model": "m", "config": {"textToolCalls": True}}],
+                "configs": [{"parallelToolCalls": True}],
+            },
+            "parallelToolCalls applies only with textToolCalls = false",
+        ),
+        ({"agents": ["ollama/q"], "configs": [{"imageView": "map"}]}, "imageView applies only with observation"),
+    ],
+)
+def test_a_cell_that_sets_a_key_where_it_plays_no_part_is_refused_naming_the_agent_and_what_it_needs(fields, message):
+    with pytest.raises(InvalidConfig) as refused:
+        sweep_plan.plan(spec(**fields))
+    assert message in str(refused.value)

@@ -17,7 +17,7 @@ from oriole_workstation.confounds import confounds
 from oriole_workstation.grouping import GroupBy, panel_key, series_key
 from oriole_workstation.intervals import Method, maze_band, paired_interval
 from oriole_workstation.results import Filters, Results
-from oriole_workstation.rows import ComparisonRow, PairedRow, StepRow, agent_name
+from oriole_workstation.rows import ComparedExperiment, ComparisonRow, PairedRow, StepRow, agent_name
 
 WILSON_MARK = "\N{DAGGER}"  # a Wilson interval shown among intervals over mazes
 
@@ -73,6 +73,20 @@ class GroupRow(ComparisonRow):
     maze_ci_method: Method | None = None
     maze_ci_all_method: Method | None = None
     confounds: tuple[str, ...] = field(default=())
+    # What its runs' failed attempts spent (``Spend``; in its tokens and cost too), and its calls whose prompt the
+    # server counted over the context budget: the notes under a table, per group (JSON and CSV carry them)
+    failed_runs: int = 0  # runs with a failed attempt
+    failed_attempts: int = 0
+    failed_calls: int = 0
+    failed_tokens: int = 0
+    failed_cost_usd: float | None = None  # of its priced runs; None: none of them priced
+    failed_unpriced_runs: int = 0
+    over_budget_calls: int = 0
+    over_budget_runs: int = 0
+
+    @property
+    def spend(self) -> Spend:
+        return Spend(**{name: getattr(self, name) for name in Spend.__dataclass_fields__})
 
     @property
     def maze_band(self) -> tuple[float, float] | None:
@@ -137,15 +151,60 @@ def _band(per_maze: list[tuple[int, int]]) -> tuple[float | None, float | None, 
     return (None, None, None) if band is None else (round(band[0], 4), round(band[1], 4), band[2])
 
 
+@dataclass(frozen=True)
+class Spend:
+    """What a group's experiments spent beyond what its row's columns say: their failed attempts (calls a server
+    answered in turns that then failed, billed and counted in the tokens and cost all the same) and their calls
+    whose prompt the server counted over the context budget."""
+
+    failed_runs: int = 0
+    failed_attempts: int = 0
+    failed_calls: int = 0
+    failed_tokens: int = 0
+    failed_cost_usd: float | None = None
+    failed_unpriced_runs: int = 0
+    over_budget_calls: int = 0
+    over_budget_runs: int = 0
+
+
+def spend_of(experiments: Sequence[ComparedExperiment], over_budget: dict[int, int]) -> Spend:
+    """The ``Spend`` of these experiments, ``over_budget`` their calls over the context budget by experiment id
+    (``Results.over_budget_calls``); the failed cost sums the priced runs, and a run with failed attempts and no
+    price counts as unpriced."""
+    failed = [e for e in experiments if e.failed_attempts]
+    priced = [float(e.failed_cost_usd) for e in failed if e.failed_cost_usd is not None]
+    over = [over_budget[e.experiment_id] for e in experiments if over_budget.get(e.experiment_id)]
+    return Spend(
+        failed_runs=len(failed),
+        failed_attempts=sum(e.failed_attempts for e in failed),
+        failed_calls=sum(e.failed_model_calls for e in failed),
+        failed_tokens=sum(e.failed_input_tokens + e.failed_output_tokens for e in failed),
+        failed_cost_usd=round(sum(priced), 6) if priced else None,
+        failed_unpriced_runs=len(failed) - len(priced),
+        over_budget_calls=sum(over),
+        over_budget_runs=len(over),
+    )
+
+
+def total_spend(spends: Sequence[Spend]) -> Spend:
+    """The ``Spend`` of several groups together (a group's experiments are no other group's)."""
+    costs = [s.failed_cost_usd for s in spends if s.failed_cost_usd is not None]
+    summed = {
+        name: sum(getattr(s, name) for s in spends) for name in Spend.__dataclass_fields__ if name != "failed_cost_usd"
+    }
+    return Spend(**summed, failed_cost_usd=round(sum(costs), 6) if costs else None)
+
+
 def with_maze_intervals(
     rows: Sequence[ComparisonRow],
     by_maze: Sequence[ComparisonRow],
     notes: dict | None = None,
     by: GroupBy = GroupBy.family,
+    spent: dict | None = None,
 ) -> list[GroupRow]:
     """Each group with the bootstrap over mazes of both rates, from the same comparison per maze (``by_maze``:
-    empty for a comparison by maze, whose groups rest on one maze each), and its confounds (``notes``, from
-    ``confounds.confounds``)."""
+    empty for a comparison by maze, whose groups rest on one maze each), its confounds (``notes``, from
+    ``confounds.confounds``) and its ``Spend`` (``spent``, keyed as ``notes``)."""
     decided: dict[tuple[object, ...], list[tuple[int, int]]] = {}
     every: dict[tuple[object, ...], list[tuple[int, int]]] = {}
     for row in by_maze:
@@ -166,6 +225,7 @@ def with_maze_intervals(
                 maze_ci_method=method,
                 maze_ci_all_method=all_method,
                 confounds=found,
+                **vars((spent or {}).get((panel_key(row, by), series_key(row)), Spend())),
             )
         )
     return out
@@ -176,7 +236,13 @@ def groups(results: Results, filters: Filters, by: GroupBy) -> list[GroupRow]:
     their intervals, the counts of each ending, the flags, the confounds."""
     rows = results.comparison(filters, by_maze=by is GroupBy.maze)
     per_maze = [] if by is GroupBy.maze else results.comparison(filters, by_maze=True)
-    return with_maze_intervals(rows, per_maze, confounds(results.compared(filters), by), by)
+    experiments = results.compared(filters)
+    over_budget = results.over_budget_calls(filters)
+    members: dict[tuple[object, ...], list[ComparedExperiment]] = {}
+    for e in experiments:
+        members.setdefault((panel_key(e, by), series_key(e)), []).append(e)
+    spent = {key: spend_of(group, over_budget) for key, group in members.items()}
+    return with_maze_intervals(rows, per_maze, confounds(experiments, by), by, spent)
 
 
 @dataclass(frozen=True)

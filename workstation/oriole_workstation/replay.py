@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from oriole_workstation.provenance import counted
+
 _TURNS = """SELECT turn_number, first_step, action_count, end_reason, closing_messages
               FROM turns WHERE experiment_id = %s ORDER BY turn_number"""
 _CALLS = """SELECT turn_number, call_index, kind, request_messages, request, response
@@ -144,9 +146,11 @@ def _without_own_id(stored: Stored, experiment_id: int | None) -> Stored:
 def _first_difference(original: Stored, replayed: Stored, skip: tuple[str, ...] = ()) -> dict | None:
     for number in range(1, max(len(original.turns), len(replayed.turns)) + 1):
         expected, got = original.of_turn(original.turns, number), replayed.of_turn(replayed.turns, number)
-        step = (expected or got)[0]["first_step"] - 1
+        step = (expected or got)[0]["first_step"]  # the turn's calls come before its first action
         if not expected or not got:  # one played a turn the other did not
-            return _difference(number, step, "turn", _turn_summary(expected, original), _turn_summary(got, replayed))
+            return _difference(
+                number, step, "turn", _turn_summary(expected, original), _turn_summary(got, replayed), BEFORE
+            )
         if found := (
             _calls_difference(
                 number, step, original.of_turn(original.calls, number), replayed.of_turn(replayed.calls, number)
@@ -159,13 +163,18 @@ def _first_difference(original: Stored, replayed: Stored, skip: tuple[str, ...] 
         for field in ("end_reason", "closing_messages"):
             if expected[0][field] != got[0][field]:
                 return _difference(
-                    number, step + expected[0]["action_count"], f"turn {field}", expected[0][field], got[0][field]
+                    number,
+                    step - 1 + expected[0]["action_count"],
+                    f"turn {field}",
+                    expected[0][field],
+                    got[0][field],
+                    AFTER,
                 )
     for field, expected in original.ending.items():
         if field not in skip and replayed.ending[field] != expected:
             last = original.turns[-1]["turn_number"] if original.turns else 0
             return _difference(
-                last, original.ending["action_count"], f"experiment {field}", expected, replayed.ending[field]
+                last, original.ending["action_count"], f"experiment {field}", expected, replayed.ending[field], AFTER
             )
     return None
 
@@ -173,17 +182,17 @@ def _first_difference(original: Stored, replayed: Stored, skip: tuple[str, ...] 
 def _calls_difference(turn: int, step: int, expected: list[dict], got: list[dict]) -> dict | None:
     for index in range(max(len(expected), len(got))):
         if index >= len(expected) or index >= len(got):
-            return _difference(turn, step, f"call {index + 1}", _call(expected, index), _call(got, index))
+            return _difference(turn, step, f"call {index + 1}", _call(expected, index), _call(got, index), BEFORE)
         sent, rebuilt = _sent(expected[index]), _sent(got[index])
         if sent is not None and sent != rebuilt:  # the bytes first: what the server was really sent
-            return _difference(turn, step, f"call {index + 1} request bytes (sent_sha256)", sent, rebuilt)
+            return _difference(turn, step, f"call {index + 1} request bytes (sent_sha256)", sent, rebuilt, BEFORE)
         for field in _CALL_FIELDS:
             was, now = _field(expected[index], field), _field(got[index], field)
             if field == "response" and isinstance(was, dict) and isinstance(now, dict):
                 now = {key: part for key, part in now.items() if key in was or key not in _REPORTED}
             if was != now:
                 what = "request" if field.startswith("request") else field
-                return _difference(turn, step, f"call {index + 1} {what} ({field})", was, now)
+                return _difference(turn, step, f"call {index + 1} {what} ({field})", was, now, BEFORE)
     return None
 
 
@@ -230,15 +239,20 @@ def _turn_summary(turn: list[dict], stored: Stored) -> dict | None:
     return {"status": stored.ending["status"], "failure_reason": stored.ending["failure_reason"]}
 
 
-def _difference(turn: int, step: int, what: str, expected: object, got: object) -> dict:
-    return {"turn": turn, "step": step, "what": what, "expected": expected, "got": got}
+# Where a difference lies against the steps (its ``at``): a model call and a turn played come before the turn's first
+# step, an action is at its step, a turn's end and the experiment's after its last.
+BEFORE, AT, AFTER = "before step", "step", "after step"
+
+
+def _difference(turn: int, step: int, what: str, expected: object, got: object, at: str = AT) -> dict:
+    return {"turn": turn, "step": step, "at": at, "what": what, "expected": expected, "got": got}
 
 
 def describe(comparison: Comparison) -> str:
     """The comparison in a line or two, for a person."""
     head = (
-        f"experiment {comparison.experiment_id} replayed as {comparison.replay_id}: {comparison.turns} turns, "
-        f"{comparison.actions} actions, "
+        f"experiment {comparison.experiment_id} replayed as {comparison.replay_id}: "
+        f"{counted(comparison.turns, 'turn')}, {counted(comparison.actions, 'action')}, "
     )
     d = comparison.first_difference
     if d is None and comparison.recorded_end:
@@ -246,6 +260,6 @@ def describe(comparison: Comparison) -> str:
     if d is None:
         return head + "identical"
     return (
-        head + f"differs first at turn {d['turn']} step {d['step']}, {d['what']}:\n"
+        head + f"differs first at turn {d['turn']}, {d['at']} {d['step']}, {d['what']}:\n"
         f"  expected {d['expected']!r}\n  got      {d['got']!r}"
     )

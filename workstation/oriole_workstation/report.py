@@ -27,8 +27,10 @@ from oriole_workstation.analysis import (
     Interval,
     IntervalKind,
     PairRow,
+    Spend,
     groups,
     pairs,
+    total_spend,
 )
 from oriole_workstation.display import (
     TERMINAL_COLUMNS,
@@ -60,7 +62,7 @@ from oriole_workstation.grouping import (
 )
 from oriole_workstation.provenance import Provenance
 from oriole_workstation.results import EVERYTHING, Filters, Results
-from oriole_workstation.rows import ComparedExperiment, ComparisonRow, FailedSpend
+from oriole_workstation.rows import ComparedExperiment, ComparisonRow
 
 
 class Format(StrEnum):
@@ -503,16 +505,16 @@ def render_report(
     if output is Format.json:
         return as_json(rows)
     table = as_pivot(rows, by, wide, width) if pivot else as_table(rows, by, wide, width)
-    lines = [
-        line for note in spending_notes(results, filters) for line in (textwrap.wrap(note, width) if width else [note])
-    ]
+    lines = [line for note in spending_notes(rows) for line in (textwrap.wrap(note, width) if width else [note])]
     return table + "".join(line + "\n" for line in lines)
 
 
-def spending_notes(results: Results, filters: Filters = EVERYTHING) -> list[str]:
-    """What the experiments matching ``filters`` spent that a group's row does not show, as the notes a table and
-    the HTML page end with: failed attempts' spend, prompts the server counted over the context budget."""
-    notes = [failed_spend_note(results.failed_spend(filters)), over_budget_note(*results.over_budget(filters))]
+def spending_notes(rows: Sequence[GroupRow]) -> list[str]:
+    """What the groups' experiments spent that a table's columns do not show, as the notes a table and the HTML page
+    end with (each group's share is in its JSON and CSV row): failed attempts' spend, prompts the server counted
+    over the context budget."""
+    spent = total_spend([r.spend for r in rows])
+    notes = [failed_spend_note(spent), over_budget_note(spent.over_budget_calls, spent.over_budget_runs)]
     return [note for note in notes if note]
 
 
@@ -527,15 +529,15 @@ def over_budget_note(calls: int, runs: int) -> str:
     )
 
 
-def failed_spend_note(spend: FailedSpend) -> str:
+def failed_spend_note(spend: Spend) -> str:
     """``spent on failed attempts: ...`` below a table, where any was: the calls a server answered in turns that
     then failed (retried, or ending the run in an error) are billed, and each run's tokens and cost count them."""
-    if not spend.attempts:
+    if not spend.failed_attempts:
         return ""
+    cost = priced_total(spend.failed_cost_usd, spend.failed_unpriced_runs)
     return (
-        f"spent on failed attempts: {spend.tokens:,} tokens, {priced_total(spend.cost_usd, spend.unpriced_runs)} in "
-        f"{spend.calls} call(s) of "
-        f"{spend.attempts} attempt(s) in {spend.runs} run(s); in their runs' tokens and cost"
+        f"spent on failed attempts: {spend.failed_tokens:,} tokens, {cost} in {spend.failed_calls} call(s) of "
+        f"{spend.failed_attempts} attempt(s) in {spend.failed_runs} run(s); in their runs' tokens and cost"
     )
 
 

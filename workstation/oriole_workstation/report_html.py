@@ -64,7 +64,9 @@ INTERVALS = (
     "Repeated runs on one maze are not independent (an agent that solves a maze tends to solve it again), so "
     "where the runs share mazes (more runs than mazes, at least two mazes) the interval shown first is over "
     f"mazes: the 2.5th to 97.5th percentile of the rate over {DRAWS:,} resamples of the mazes with replacement, "
-    "each maze with all its runs (repetitions nested; seeded, so the same data gives the same interval). The "
+    "each maze with all its runs (repetitions nested; seeded, so the same data gives the same interval). Where "
+    "every maze has the same rate (all successes or all failures), every resample has it too, so the interval "
+    "over mazes is instead Wilson's with each maze one trial (flagged w). The "
     "95% Wilson score interval, which treats every run as an independent trial, is beside it, and is the one "
     "shown where no runs share mazes. A rate on fewer than 10 different mazes is flagged: it says little about "
     "other mazes of its family."
@@ -683,8 +685,9 @@ def provenance(origin: Provenance, by: GroupBy) -> str:
 
 def render(results: Results, by: GroupBy, filters: Filters, animations: dict[int, str] | None = None) -> str:
     """The page over the experiments matching ``filters``, each linked to ``animations[experiment_id]`` when given."""
+    rows = groups(results, filters, by)
     return page(
-        groups(results, filters, by),
+        rows,
         results.compared(filters),
         by,
         filters,
@@ -692,7 +695,7 @@ def render(results: Results, by: GroupBy, filters: Filters, animations: dict[int
         database=results.database(),
         steps=success_by_step(results, filters, by),
         paired=pairs(results, filters, by),
-        spent=spending_notes(results, filters),
+        spent=spending_notes(rows),
     )
 
 

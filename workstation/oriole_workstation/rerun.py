@@ -21,16 +21,12 @@ from typing import Any
 from oriole import catalog
 from oriole.config import SNAPSHOT_EXTRAS, check_override, snapshot_problem
 from oriole.errors import InvalidConfig, OrioleError
-from oriole.memory_registry import COMPACTIONS, retired
 from oriole.providers.identity import UNKNOWN
 
 # what a rerun reads of the recorded experiment (experiments' columns)
 RECORD = """SELECT id, maze_id, llm_provider, model_name, prompt_version, prompt_hash, agent_id, agent_label, config,
                    replay_of, model_build
               FROM experiments WHERE id = %s"""
-
-
-RETIRED_COMPACTIONS = retired(COMPACTIONS)
 
 
 class RerunRefused(OrioleError):
@@ -59,13 +55,16 @@ def execution_input(record: Mapping[str, Any], prompts: Mapping[str, str], any_b
             f"store the recorded text (experiments.prompt_text) as {version} again (`oriole prompts put`) to rerun it"
         )
     provider = record["llm_provider"]
-    config = {
-        key: value
-        for key, value in snapshot.items()
-        if key not in SNAPSHOT_EXTRAS and provider in catalog.BY_KEY[key].providers
-    }
-    if config.get("historyMode") != "summary" and config.get("compaction") in dict(RETIRED_COMPACTIONS):
-        del config["compaction"]  # a retired compaction that played no part (no summary): the rerun runs the same
+    # the keys that played a part, the only ones a new experiment may set (a snapshot taken before issue 31 may hold
+    # another provider's keys, and one taken before the catalog's applies_when a key its other settings left idle,
+    # historyTurns under historyMode actions, a retired compaction without summary): the rerun runs the same
+    config = catalog.applying(
+        {
+            key: value
+            for key, value in snapshot.items()
+            if key not in SNAPSHOT_EXTRAS and provider in catalog.BY_KEY[key].providers
+        }
+    )
     try:  # a record may hold what a release since refuses to new experiments (a lowered maximum, a retired choice)
         for key, value in config.items():
             check_override(catalog.BY_KEY[key], value)

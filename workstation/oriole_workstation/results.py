@@ -32,7 +32,6 @@ from oriole_workstation.rows import (
     ExperimentDetail,
     ExperimentRun,
     ExperimentSummary,
-    FailedSpend,
     ListedExperiment,
     ListingChoices,
     MazeCount,
@@ -146,9 +145,10 @@ class Filters:
         return bool(self.ids) and not any(value for name, value in vars(self).items() if name != "ids")
 
     def describe(self) -> str:
-        """``sweep a or b, model m, since 2026-01-02 00:00``; ``every experiment`` when none is set."""
+        """``sweep a or b, model m, since 2026-01-02 00:00``; ids named as a list (``experiments 9, 3 and 5``: each
+        one, not a choice among them); ``every experiment`` when none is set."""
         parts = [
-            f"{FILTER_KINDS[name].lstrip('-')} {' or '.join(map(str, values))}"
+            _listed(values) if name == "ids" else f"{FILTER_KINDS[name].lstrip('-')} {' or '.join(map(str, values))}"
             for name, values in vars(self).items()
             if name in FILTER_KINDS and values
         ]
@@ -157,6 +157,13 @@ class Filters:
 
 
 EVERYTHING = Filters()  # no filter
+
+
+def _listed(ids: tuple[int, ...]) -> str:
+    """``experiment 9``; ``experiments 9, 3 and 5``."""
+    if len(ids) == 1:
+        return f"experiment {ids[0]}"
+    return f"experiments {', '.join(map(str, ids[:-1]))} and {ids[-1]}"
 
 
 # What the viewer's experiment list sorts by: its names -> the expression over experiment_results.
@@ -372,32 +379,18 @@ class Results:
             {**filters.arguments(), "by_maze": by_maze},
         )
 
-    def failed_spend(self, filters: Filters = EVERYTHING) -> FailedSpend:
-        """What the failed attempts of the experiments matching the filters spent (``experiments.failed_*``)."""
-        [spend] = self._rows(  # an aggregate: one row
-            FailedSpend,
-            "SELECT count(*) FILTER (WHERE e.failed_attempts > 0) AS runs, "
-            "coalesce(sum(e.failed_attempts), 0)::bigint AS attempts, "
-            "coalesce(sum(e.failed_model_calls), 0)::bigint AS calls, "
-            "coalesce(sum(e.failed_input_tokens + e.failed_output_tokens), 0)::bigint AS tokens, "
-            "sum(e.failed_cost_usd) FILTER (WHERE e.failed_attempts > 0) AS cost_usd, "
-            "count(*) FILTER (WHERE e.failed_attempts > 0 AND e.failed_cost_usd IS NULL) AS unpriced_runs "
-            f"FROM {_PICKED} c JOIN experiments e ON e.id = c.experiment_id",
-            filters.arguments(),
-        )
-        return spend
-
-    def over_budget(self, filters: Filters = EVERYTHING) -> tuple[int, int]:
-        """The model calls, and the experiments they are in, whose prompt the server counted over the context budget
-        (``over_budget`` in ``turns.context``), among the experiments matching the filters."""
-        [found] = self._rows(  # an aggregate: one row
+    def over_budget_calls(self, filters: Filters = EVERYTHING) -> dict[int, int]:
+        """Per experiment matching the filters with any: its model calls whose prompt the server counted over the
+        context budget."""
+        rows = self._rows(
             OverBudget,
-            "SELECT count(*) AS calls, count(DISTINCT t.experiment_id) AS runs "
+            "SELECT t.experiment_id, count(*) AS calls "
             f"FROM {_PICKED} c JOIN turns t ON t.experiment_id = c.experiment_id "
-            "CROSS JOIN LATERAL jsonb_array_elements(coalesce(t.context -> 'over_budget', '[]')) f",
+            "CROSS JOIN LATERAL jsonb_array_elements(coalesce(t.context -> 'over_budget', '[]')) f "
+            "GROUP BY t.experiment_id",
             filters.arguments(),
         )
-        return found.calls, found.runs
+        return {row.experiment_id: row.calls for row in rows}
 
     def chosen(self, filters: Filters) -> list[int]:
         """The ids of the experiments the filters choose (``chosen_experiments``), in order."""

@@ -280,6 +280,12 @@ class ComparedExperiment:
     model_parameter_size: str | None = None
     model_quantization: str | None = None
     inference_profile: str | None = None
+    # what its failed attempts spent (migration 0027), in its tokens and cost too; failed_cost_usd None: unpriced
+    failed_attempts: int = 0
+    failed_model_calls: int = 0
+    failed_input_tokens: int = 0
+    failed_output_tokens: int = 0
+    failed_cost_usd: Decimal | None = None
 
     @property
     def compared(self) -> dict[str, Json]:
@@ -358,24 +364,11 @@ class ExperimentRun:
 
 
 @dataclass(frozen=True)
-class FailedSpend:
-    """What the failed attempts of the chosen experiments spent (``Results.failed_spend``): calls a server answered
-    in turns that then failed, counted in the experiments' tokens and cost all the same."""
-
-    runs: int  # experiments with at least one failed attempt
-    attempts: int
-    calls: int
-    tokens: int
-    cost_usd: Decimal | None  # of the priced runs among them; None: none has a price
-    unpriced_runs: int  # runs with failed attempts and no price: their cost is unknown, not in cost_usd
-
-
-@dataclass(frozen=True)
 class OverBudget:
-    """Model calls whose prompt the server counted over the context budget, and the experiments they are in."""
+    """An experiment's model calls whose prompt the server counted over the context budget."""
 
+    experiment_id: int
     calls: int
-    runs: int
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from oriole.core.sweep_agents import (
     check_applies,
     for_agents,
 )
-from oriole.errors import InvalidExecutionInput, SweepFileError, UnknownMaze
+from oriole.errors import InvalidConfig, InvalidExecutionInput, SweepFileError, UnknownMaze
 from oriole.inputs import SWEEP_ID, MazeId
 from oriole.provider_registry import NAMES, PROVIDERS, ProviderName
 from oriole.statuses import Ending, ExperimentStatus
@@ -514,7 +514,7 @@ def cells(spec: SweepFile, stored: StoredMaze = _not_stored) -> list[Cell]:
     run: dict[tuple[Any, ...], Cell] = {}  # what each cell sends, server and all: the same twice is one agent twice
     for agent in agents:
         configs = agent_configs(spec, agent, known)
-        typed = [(_typed(overrides), _typed(overrides, transport=True)) for overrides in configs]
+        typed = [_cell_settings(agent, overrides) for overrides in configs]
         for prompt, maze, (overrides, (canonical, sent)) in product(
             spec.prompts, mazes, zip(configs, typed, strict=True)
         ):
@@ -558,6 +558,18 @@ def _check_seed(spec: SweepFile, cell: Cell) -> None:
             "repetitions: they would all be the same run. Leave seed out (each repetition gets its "
             "own, derived from the sweep id, the cell and the repetition), or set repetitions = 1"
         )
+
+
+def _cell_settings(agent: SweepAgent, overrides: JsonObject) -> tuple[str, str]:
+    """What makes a cell of ``agent`` with ``overrides``, and all it sends (``_typed``); a setting refused (a bad
+    value, one that plays no part under the others: ``historyTurns`` without a historyMode that carries turns) names
+    the agent and the combination, since a grid makes combinations the file never writes out."""
+    try:
+        return _typed(overrides), _typed(overrides, transport=True)
+    except InvalidConfig as error:
+        settings = {key: value for key, value in overrides.items() if key not in IDENTITY_LEAVES_OUT}
+        shown = " ".join(f"{key}={json.dumps(value)}" for key, value in sorted(settings.items()))
+        raise InvalidConfig(f"agent {agent.label} with {shown or 'the defaults'}: {error}") from None
 
 
 def _typed(overrides: JsonObject, transport: bool = False) -> str:

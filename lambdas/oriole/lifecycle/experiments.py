@@ -193,15 +193,11 @@ def _snapshot(request: inputs.ExecutionInput, read_parameters: ParameterReader) 
 
 
 def _check_observation(request: inputs.ExecutionInput, config: ExperimentConfig, maze: Maze) -> None:
-    """Pictures go only to a model marked as accepting images, and only in a size the picture bound allows; an image
-    condition gets no text map (a baseline ignores pictures: nothing to check)."""
+    """Pictures go only to a model marked as accepting images, and only in a size the picture bound allows (a
+    baseline ignores pictures: nothing to check). An image condition gets no text map: mapAid applies only with
+    text (the catalog's ``applies_when``, checked by ``resolve``)."""
     if not PROVIDERS[request.llmProvider].calls_model or config.observation == picture.TEXT:
         return
-    if config.observation == picture.IMAGE and config.map_aid:
-        raise InvalidConfig(
-            "config.mapAid writes the map the agent has seen as text into every turn, and observation image is "
-            "the condition without text views: use observation both (pictures and text), or mapAid false"
-        )
     deployment.check_image_model(request.modelName, config.observation)
     if problem := picture.view_problem(config.image_view, config.vision_range, (maze.width, maze.height)):
         raise InvalidConfig(f"config.{problem}")

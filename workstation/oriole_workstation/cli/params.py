@@ -33,7 +33,7 @@ def params_list(
             values.get(p.name, "(not deployed)") if aws else p.default,
             p.key if p.overridable else "-",
             p.read_at,
-            p.description,
+            p.description + (f" Applies only with {p.applies_when}." if p.applies_when else ""),
         )
         for p in catalog.CATALOG
     ]

@@ -217,7 +217,7 @@ def create_app(
             origin = origin_of(experiments, filters, by, results.database())
             steps = success_by_step(results, filters, by) if rows else []
             paired = pairs(results, filters, by) if rows else []
-            spent = spending_notes(results, filters)
+            spent = spending_notes(rows)
         links = {e.experiment_id: url_for("experiment", experiment_id=e.experiment_id) for e in experiments}
         drawn = report_html.figures(rows, experiments, by, charts.PAGE, origin, links, steps) if rows else {}
         return render_template(
