@@ -3,6 +3,8 @@ statement sent again, a turn whose commit reached the database but whose answer 
 again, and the migrations wait (within bounds) for a database still starting. Drops are real: the server
 ends the backend (``pg_terminate_backend``); refusals too: nothing listens on the port."""
 
+import threading
+
 import psycopg
 import pytest
 
@@ -142,3 +144,41 @@ def test_a_database_that_never_comes_up_fails_the_migrations_with_its_reason_in_
         db.connect_patiently(60, sleep=clock.sleep, clock=clock)
     assert clock.waits == [1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0]  # capped backoff, all within the budget
     assert sum(clock.waits) <= 60
+
+
+def _statement_on_the_shared_connection(database_url: str, monkeypatch, sql: str) -> tuple[threading.Thread, list]:
+    """A thread sending ``sql`` on the shared connection, started once the statement is on its way."""
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    db.reset()
+    conn, answered, sent = db.connection(), [], threading.Event()
+
+    def send() -> None:
+        try:
+            with conn.lock:  # what psycopg's execute holds for the statement: taken here to know it is on its way
+                sent.set()
+                answered.append(conn.pgconn.exec_(sql.encode()).status)
+        except psycopg.Error as error:
+            answered.append(error)
+
+    thread = threading.Thread(target=send)
+    thread.start()
+    assert sent.wait(10)
+    return thread, answered
+
+
+def test_the_shared_connection_closes_after_another_threads_statement_ends(database_url, monkeypatch):
+    """A sweep's executions write their turns on the shared connection from their own threads; the runner closes
+    it when it stops (a second Ctrl-C), and closing under a statement freed what libpq was reading (a SIGABRT)."""
+    thread, answered = _statement_on_the_shared_connection(database_url, monkeypatch, "SELECT pg_sleep(0.5)")
+    db.reset()
+    assert answered == [psycopg.pq.ExecStatus.TUPLES_OK]  # the statement ended before the close
+    thread.join(10)
+    assert db.current() is None
+
+
+def test_a_statement_that_does_not_end_is_cancelled_before_the_close(database_url, monkeypatch):
+    monkeypatch.setattr(db, "CLOSE_PATIENCE_SECONDS", 0.2)
+    thread, answered = _statement_on_the_shared_connection(database_url, monkeypatch, "SELECT pg_sleep(60)")
+    db.reset()
+    thread.join(10)
+    assert not thread.is_alive() and answered == [psycopg.pq.ExecStatus.FATAL_ERROR]  # canceled, not waited out

@@ -47,6 +47,7 @@ CONNECT_ATTEMPTS = 5
 CONNECT_BACKOFF_SECONDS = 0.5
 CONNECT_RESERVE_SECONDS = 15  # of an invocation, kept for the work after connecting
 MAX_BACKOFF_SECONDS = 15
+CLOSE_PATIENCE_SECONDS = 5  # for another thread's statement to end before the shared connection is closed
 
 log = logging.getLogger(__name__)  # a child of the handlers' Powertools logger "oriole"
 Connection = psycopg.Connection[DictRow]  # autocommit, rows as dicts (the store's statements name their own)
@@ -192,9 +193,24 @@ def connection(invocation: Invocation | None = None) -> Connection:
 
 
 def reset() -> None:
-    """Close the shared connection (the next call to ``connection`` opens a new one)."""
+    """Close the shared connection (the next call to ``connection`` opens a new one), once no statement of another
+    thread is on it: psycopg's ``close`` does not wait for one (its statements hold ``Connection.lock``, its close
+    does not), and libpq's connection freed under a statement corrupted the heap of a sweep left by a second Ctrl-C
+    ("corrupted double-linked list", SIGABRT) while its executions' threads still wrote their turns. A statement
+    still going after ``CLOSE_PATIENCE_SECONDS`` is cancelled first; the thread that sent it gets an error, as it
+    would from a closed connection."""
     global _connection
     with _lock:
         if _connection is not None:
-            _connection.close()
+            _close_when_idle(_connection)
         _connection = None
+
+
+def _close_when_idle(conn: Connection) -> None:
+    if not conn.lock.acquire(timeout=CLOSE_PATIENCE_SECONDS):
+        conn.cancel_safe()
+        conn.lock.acquire()
+    try:
+        conn.close()
+    finally:
+        conn.lock.release()
