@@ -7,6 +7,7 @@ the IAM contract). ``tests.isolation`` says what keeps two sessions, or two work
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,7 +42,17 @@ BASETEMP_CLAIM = pytest.StashKey[int]()
 HELD_ALONE = pytest.StashKey[bool]()  # a serial test's: the serial test before it on this worker left the lock held
 
 
+def _started_as_from_a_terminal() -> None:
+    """A suite started in the background by a non-interactive shell (``make test &``) inherits SIGINT ignored, as
+    POSIX has such a shell do, and so would every process it starts: an ``oriole view`` that a test stops with
+    Ctrl-C then served on (test_viewer waited out 120 s in such runs, and passed in the foreground). The suite's
+    processes start as a researcher's terminal starts them."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _started_as_from_a_terminal()
     config.addinivalue_line("markers", "serial: runs while no other test of the session runs (xdist workers wait)")
     if config.option.basetemp and not isolation.WORKER:  # a worker's is a folder inside its session's own
         config.stash[BASETEMP_CLAIM] = isolation.claim_basetemp(config.option.basetemp)

@@ -298,7 +298,7 @@ def test_oriole_view_serves_on_loopback_until_ctrl_c_and_refuses_an_address_in_u
         # its pipes read while it stops (a child blocked writing to a full pipe never exits), and shown if it fails
         try:
             said, logged = server.communicate(timeout=120)
-        except subprocess.TimeoutExpired:  # twice in full runs under load, never alone: where was it?
+        except subprocess.TimeoutExpired:  # where it was, rather than a bare timeout
             server.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: every thread's stack on stderr
             said, logged = server.communicate(timeout=60)
         if server.returncode != 0:  # whole, not cut as an assertion's operands are
