@@ -60,21 +60,11 @@ class Interval:
 
 
 @dataclass(frozen=True)
-class GroupRow(ComparisonRow):
-    """A group of the comparison with what the SQL cannot compute: the bootstrap interval over mazes of each rate
-    (``maze_ci_*``: None where the runs do not share mazes or rest on one maze) and how it was found
-    (``maze_ci_method``, ``maze_ci_all_method``: ``intervals.Method``), and what it differs in from the other groups
-    of its panel besides the compared variable (``confounds``)."""
+class Spend:
+    """What a group's experiments spent beyond what its row's columns say: their failed attempts (calls a server
+    answered in turns that then failed, billed and counted in the tokens and cost all the same) and their calls
+    whose prompt the server counted over the context budget."""
 
-    maze_ci_low: float | None = None
-    maze_ci_high: float | None = None
-    maze_ci_all_low: float | None = None
-    maze_ci_all_high: float | None = None
-    maze_ci_method: Method | None = None
-    maze_ci_all_method: Method | None = None
-    confounds: tuple[str, ...] = field(default=())
-    # What its runs' failed attempts spent (``Spend``; in its tokens and cost too), and its calls whose prompt the
-    # server counted over the context budget: the notes under a table, per group (JSON and CSV carry them)
     failed_runs: int = 0  # runs with a failed attempt
     failed_attempts: int = 0
     failed_calls: int = 0
@@ -84,9 +74,22 @@ class GroupRow(ComparisonRow):
     over_budget_calls: int = 0
     over_budget_runs: int = 0
 
-    @property
-    def spend(self) -> Spend:
-        return Spend(**{name: getattr(self, name) for name in Spend.__dataclass_fields__})
+
+@dataclass(frozen=True)
+class GroupRow(Spend, ComparisonRow):
+    """A group of the comparison with what the SQL cannot compute: the bootstrap interval over mazes of each rate
+    (``maze_ci_*``: None where the runs do not share mazes or rest on one maze) and how it was found
+    (``maze_ci_method``, ``maze_ci_all_method``: ``intervals.Method``), what it differs in from the other groups
+    of its panel besides the compared variable (``confounds``), and its experiments' ``Spend`` (the notes under a
+    table, per group: JSON and CSV carry them)."""
+
+    maze_ci_low: float | None = None
+    maze_ci_high: float | None = None
+    maze_ci_all_low: float | None = None
+    maze_ci_all_high: float | None = None
+    maze_ci_method: Method | None = None
+    maze_ci_all_method: Method | None = None
+    confounds: tuple[str, ...] = field(default=())
 
     @property
     def maze_band(self) -> tuple[float, float] | None:
@@ -149,22 +152,6 @@ def _band(per_maze: list[tuple[int, int]]) -> tuple[float | None, float | None, 
         return None, None, None
     band = maze_band(mazes)
     return (None, None, None) if band is None else (round(band[0], 4), round(band[1], 4), band[2])
-
-
-@dataclass(frozen=True)
-class Spend:
-    """What a group's experiments spent beyond what its row's columns say: their failed attempts (calls a server
-    answered in turns that then failed, billed and counted in the tokens and cost all the same) and their calls
-    whose prompt the server counted over the context budget."""
-
-    failed_runs: int = 0
-    failed_attempts: int = 0
-    failed_calls: int = 0
-    failed_tokens: int = 0
-    failed_cost_usd: float | None = None
-    failed_unpriced_runs: int = 0
-    over_budget_calls: int = 0
-    over_budget_runs: int = 0
 
 
 def spend_of(experiments: Sequence[ComparedExperiment], over_budget: dict[int, int]) -> Spend:

@@ -513,7 +513,7 @@ def spending_notes(rows: Sequence[GroupRow]) -> list[str]:
     """What the groups' experiments spent that a table's columns do not show, as the notes a table and the HTML page
     end with (each group's share is in its JSON and CSV row): failed attempts' spend, prompts the server counted
     over the context budget."""
-    spent = total_spend([r.spend for r in rows])
+    spent = total_spend(rows)
     notes = [failed_spend_note(spent), over_budget_note(spent.over_budget_calls, spent.over_budget_runs)]
     return [note for note in notes if note]
 
