@@ -4,8 +4,9 @@
 -- kind none of whose settings differ is left out. A key that depends on another setting (config_keys.applies_when)
 -- and that the snapshot lacks is filled only where it applies: elsewhere it played no part (historyTurns under
 -- historyMode actions), and the kind goes without it, as it does without a key its provider does not use. A
--- snapshot that holds such a key (one stored before the catalog said when the key applies) keeps it as it ran. The one definition of "varied": comparison_scope applies it
--- to the experiments it compares, experiment_results to every compared experiment (experiment_kinds).
+-- snapshot that holds such a key (one stored before the catalog said when the key applies) keeps it as it ran.
+-- The one definition of "varied": comparison_scope applies it to the experiments it compares, experiment_results
+-- to every compared experiment (experiment_kinds).
 -- Built for few kinds: a study varies few values, so the settings are spread into rows only for the kinds.
 CREATE FUNCTION varied_settings(kind_providers text[], kind_settings jsonb[])
 RETURNS TABLE (llm_provider text, settings jsonb, config jsonb)

@@ -326,7 +326,10 @@ def test_every_chart_has_a_caption_saying_what_a_point_and_a_whisker_are():
     text = page([*BASELINES, LLM])
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", text)
     assert len(captions) == len(figures) and all(c.startswith("Each ") for c in captions)
-    assert "the whisker is its 95% interval over mazes (a bootstrap, repetitions nested)" in captions[0]
+    assert (
+        "the whisker is its 95% interval over mazes (a bootstrap, repetitions nested; Wilson&#x27;s with the mazes as "
+        "trials where every maze has the same rate, flag w)" in captions[0]
+    )
     assert "the grey band behind a whisker over mazes is the Wilson interval" in captions[0]
 
 

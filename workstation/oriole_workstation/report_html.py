@@ -259,8 +259,9 @@ def _charts(
             "Success rate per agent",
             f"Each dot is an agent's success rate over its decided runs on {_where(by)}; the whisker is its 95% "
             + (
-                "interval over mazes (a bootstrap, repetitions nested) where the runs share mazes, else its Wilson "
-                "interval; the grey band behind a whisker over mazes is the Wilson interval"
+                "interval over mazes (a bootstrap, repetitions nested; Wilson's with the mazes as trials where "
+                "every maze has the same rate, flag w) where the runs share mazes, else its Wilson interval; the "
+                "grey band behind a whisker over mazes is the Wilson interval"
                 if shared
                 else "Wilson interval"
             )
