@@ -1,5 +1,6 @@
 """The ``oriole`` command in process, against the test database (DATABASE_URL)."""
 
+import gc
 import json
 import re
 
@@ -33,6 +34,14 @@ def test_run_json_prints_one_object_with_the_documented_keys(cli):
     ):
         assert key in data
     assert data["status"] == "succeeded" and data["actions"] == data["shortest_path_length"]
+
+
+def test_a_run_hands_the_set_up_it_froze_back_to_the_collector_when_it_closes(cli):
+    """The runner freezes its set-up out of full collections while it runs (test_local_state_machine); once the
+    command is done, nothing is left frozen."""
+    gc.unfreeze()  # whatever an earlier runner of this process left: this run's own freeze is what is checked
+    assert cli("run", "--agent", "oracle", "--maze", "perfect-7").exit_code == 0
+    assert gc.get_freeze_count() == 0
 
 
 def test_run_prints_a_summary_and_how_to_query_it(cli):

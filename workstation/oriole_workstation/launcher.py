@@ -118,11 +118,15 @@ class Launcher:
         *,
         poll_seconds: float,
         report_status_change: Callable[[dict], object] | None = None,
+        wait: Callable[[float], object] = time.sleep,
     ):
+        """``wait`` sleeps between two looks at the executions (``poll_seconds``): it may return early, when it knows
+        an execution ended (the local runner's does)."""
         self.sfn = sfn
         self.state_machine_arn = state_machine_arn
         self.poll_seconds = poll_seconds
         self.report_status_change = report_status_change
+        self.wait = wait
 
     def start(self, execution_input: dict, name: str | None = None) -> str:
         return self.sfn.start_execution(
@@ -150,7 +154,7 @@ class Launcher:
                 ended = self._ended(experiment_id, results, on_progress)
                 if ended is not None:
                     return RunResult(execution_arn, *ended)
-            time.sleep(self.poll_seconds)
+            self.wait(self.poll_seconds)
 
     def _ended(
         self, experiment_id: int, results: Results, on_progress: Callable[[ExperimentSummary], None] | None
