@@ -82,7 +82,7 @@ def storable_json(value: object) -> str | None:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return None
-    if "\\u0000" in text or UNSTORABLE.search(text) is not None:
+    if "\\u0000" in text or (not text.isascii() and UNSTORABLE.search(text) is not None):  # a surrogate is not ASCII
         return None
     return text
 

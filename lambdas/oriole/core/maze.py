@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from operator import itemgetter
+from typing import NamedTuple
 
 from oriole.text import JsonObject
 
@@ -35,9 +37,10 @@ class InvalidMaze(ValueError):
     """A maze definition breaks a rule every experiment relies on (shape, start, goal, reachability)."""
 
 
-@dataclass(frozen=True)
-class Tile:
-    """One tile an agent saw: its position and what is there."""
+class Tile(NamedTuple):
+    """One tile an agent saw: its position and what is there; as a sequence, ``[x, y, cell]`` (what ``group_tiles``
+    reads). A named tuple: every action sees up to 4 x visionRange + 1 of them, and building them as frozen
+    dataclasses was a third of an observation's time."""
 
     x: int
     y: int
@@ -261,10 +264,13 @@ def recall_moves_remaining(moves: int, moves_at_last_recall: int | None, interva
     return max(0, interval - (moves - moves_at_last_recall))
 
 
+_ROW_MAJOR = itemgetter(1, 0)  # a tile's (y, x): the order a model reads tiles in
+
+
 def group_tiles(tiles: Iterable[Sequence[int]]) -> JsonObject:
     """Tiles (``[x, y, cell]``) grouped the way a model reads them: open tiles, walls and the goal."""
     by_kind: dict[int, list[list[int]]] = {EMPTY: [], WALL: [], GOAL: []}
-    for x, y, cell in sorted(tiles, key=lambda t: (t[1], t[0])):
+    for x, y, cell in sorted(tiles, key=_ROW_MAJOR):
         by_kind[cell].append([x, y])
     return {"open": by_kind[EMPTY], "walls": by_kind[WALL], "goal": by_kind[GOAL][0] if by_kind[GOAL] else None}
 

@@ -196,7 +196,7 @@ def _check_reason(reason: object) -> None:
 def observation(maze: Maze, pos: Position, vision_range: int) -> tuple[list[Tile], JsonObject]:
     """What the agent sees at ``pos``: the raw tiles and the compact form a model reads."""
     tiles = rules.vision(maze, pos, vision_range)
-    return tiles, {"position": list(pos), "visible": rules.group_tiles(tile.as_list() for tile in tiles)}
+    return tiles, {"position": list(pos), "visible": rules.group_tiles(tiles)}
 
 
 class RecallWindow:

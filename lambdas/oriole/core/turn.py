@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from oriole.core import prices
 from oriole.core.maze import Maze, vision
@@ -105,9 +106,9 @@ class ExperimentState:
         return WorldState(position=self.position, **values)
 
 
-@dataclass(frozen=True)
-class RecentAction:
-    """One of the experiment's latest actions, as the turn context and the recall window read it."""
+class RecentAction(NamedTuple):
+    """One of the experiment's latest actions, as the turn context and the recall window read it. A named tuple:
+    every turn loads up to 50 of them (``LoadedTurn``), each made at once from the JSON array the load sends."""
 
     step_number: int
     action_type: str

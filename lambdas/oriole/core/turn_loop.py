@@ -251,9 +251,12 @@ def prompt_budget(window: int, answer_tokens: int) -> int:
     return window - min(answer_tokens, window // 2)
 
 
+_ESTIMATE_ENCODER = json.JSONEncoder(default=str, separators=(",", ":"))  # one, not one per estimate (each turn's)
+
+
 def estimate_tokens(value: object) -> int:
     """A provider-neutral estimate (about four characters of JSON per token), used only to trim the earlier turns."""
-    return len(json.dumps(value, default=str, separators=(",", ":"))) // 4 + 1
+    return len(_ESTIMATE_ENCODER.encode(value)) // 4 + 1
 
 
 def message_as_json(message: Message) -> JsonObject:

@@ -94,7 +94,7 @@ class LoadedTurn:
     # array of its dataclass's fields: up to 50 a turn), earlier turns.
     MAZE_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(MazeRow)), "m")
     COMMITTED_JSON: ClassVar[str] = _json_object_of((f.name for f in fields(CommittedTurn)), "t")
-    ACTION_JSON: ClassVar[str] = _json_array_of((f.name for f in fields(RecentAction)), "r")
+    ACTION_JSON: ClassVar[str] = _json_array_of(RecentAction._fields, "r")
 
     @classmethod
     def from_values(cls, *values: Any) -> LoadedTurn:
@@ -109,7 +109,7 @@ class LoadedTurn:
         return cls(
             TurnState(
                 experiment=state,
-                recent_actions=tuple(RecentAction(*action) for action in recent),
+                recent_actions=tuple(map(RecentAction._make, recent)),
                 committed=None if committed is None else CommittedTurn(**committed),
                 earlier_turns=tuple(StoredTurn(**turn) for turn in earlier or ()),
                 replay=None
